@@ -1,0 +1,144 @@
+package dev.ember.autograd;
+
+import dev.ember.tensor.Check;
+import dev.ember.tensor.Tensor;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Records the graph during the forward and runs the reverse pass. */
+public final class Autograd {
+  private Autograd() {}
+
+  /**
+   * Records {@code out} as produced by op {@code name} from {@code inputs}, if recording is on and
+   * any input requires grad (PyTorch's rule: the output requires grad iff an input does). Returns
+   * {@code out}.
+   */
+  public static Tensor record(String name, Tensor out, Backward backward, Tensor[] inputs, Object... extras) {
+    if (!Grad.enabled()) return out;
+    Tensor[] edges = null;
+    for (int i = 0; i < inputs.length; i++) {
+      Tensor t = inputs[i];
+      if (t != null && t.requiresGrad()) {
+        if (edges == null) edges = new Tensor[inputs.length];
+        edges[i] = t;
+      }
+    }
+    if (edges == null) return out;
+    Ctx ctx = new Ctx(name, inputs, out, extras);
+    out.setGradFn(new Node(name, backward, ctx, edges));
+    return out;
+  }
+
+  public static Tensor record(String name, Tensor out, Backward backward, Tensor a) {
+    return record(name, out, backward, new Tensor[] {a});
+  }
+
+  /**
+   * Back-propagates {@code grad} (the gradient of some scalar with respect to {@code root}) to every
+   * leaf that requires grad, accumulating into their {@code grad()}. Runs without recording.
+   */
+  public static void backward(Tensor root, Tensor grad, boolean retainGraph) {
+    if (!root.requiresGrad()) {
+      throw new IllegalStateException("backward: tensor " + Arrays.toString(root.shape())
+          + " does not require grad and has no grad_fn; hint: create leaves with requiresGrad(true)"
+          + " and do not compute under Grad.off()");
+    }
+    if (!Arrays.equals(root.shape(), grad.shape())) {
+      throw Check.fail("backward", "gradient shape differs from the tensor's", "tensor", root, "grad", grad);
+    }
+    try (Grad ignored = Grad.off()) {
+      run(root, grad, retainGraph);
+    }
+  }
+
+  private static void run(Tensor root, Tensor grad, boolean retainGraph) {
+    Node rootNode = root.gradFn();
+    if (rootNode == null) { // a leaf
+      accumulate(root, applyHooks(root, grad));
+      return;
+    }
+    List<Node> order = topologicalOrder(rootNode);
+    Map<Node, Tensor> pending = new IdentityHashMap<>();
+    Map<Node, Tensor> owners = new IdentityHashMap<>();
+    pending.put(rootNode, grad);
+    owners.put(rootNode, root);
+    for (Node node : order) {
+      Tensor g = pending.remove(node);
+      if (g == null) continue; // no gradient reached this node (e.g. all paths had null grads)
+      Tensor owner = owners.remove(node);
+      if (owner != null) g = applyHooks(owner, g);
+      if (node.ctx.released()) {
+        throw new IllegalStateException(node.name() + ": trying to backward through the graph a second time"
+            + " (its saved tensors were freed after the first backward); hint: call backward(retainGraph=true)"
+            + " the first time");
+      }
+      Tensor[] grads = node.apply(g);
+      if (!retainGraph) node.ctx.release();
+      for (int i = 0; i < node.edges.length; i++) {
+        Tensor input = node.edges[i];
+        if (input == null || grads[i] == null) continue;
+        Tensor gi = grads[i];
+        if (!Arrays.equals(gi.shape(), input.shape())) {
+          throw new IllegalStateException(node.name() + ": backward produced gradient " + Arrays.toString(gi.shape())
+              + " for input " + i + " of shape " + Arrays.toString(input.shape()) + " (internal error)");
+        }
+        if (gi.dtype() != input.dtype()) gi = gi.to(input.dtype());
+        Node next = input.gradFn();
+        if (next == null) {
+          accumulate(input, applyHooks(input, gi));
+        } else {
+          Tensor prev = pending.get(next);
+          pending.put(next, prev == null ? gi : prev.add(gi));
+          owners.put(next, input);
+        }
+      }
+    }
+  }
+
+  private static Tensor applyHooks(Tensor t, Tensor g) {
+    for (var hook : t.gradHooks()) {
+      Tensor r = hook.apply(g);
+      if (r != null) g = r;
+    }
+    return g;
+  }
+
+  private static void accumulate(Tensor leaf, Tensor g) {
+    Tensor existing = leaf.grad();
+    if (existing == null) {
+      leaf.setGrad(g.cloneContiguous());
+    } else {
+      existing.add_(g);
+    }
+  }
+
+  /** Nodes in an order where every node comes before the nodes it feeds gradients to (iterative DFS). */
+  private static List<Node> topologicalOrder(Node root) {
+    List<Node> post = new ArrayList<>();
+    IdentityHashMap<Node, Boolean> seen = new IdentityHashMap<>();
+    ArrayDeque<Object[]> stack = new ArrayDeque<>();
+    stack.push(new Object[] {root, 0});
+    seen.put(root, true);
+    while (!stack.isEmpty()) {
+      Object[] top = stack.peek();
+      Node n = (Node) top[0];
+      int i = (Integer) top[1];
+      if (i < n.edges.length) {
+        top[1] = i + 1;
+        Tensor in = n.edges[i];
+        Node child = in == null ? null : in.gradFn();
+        if (child != null && seen.put(child, true) == null) stack.push(new Object[] {child, 0});
+      } else {
+        stack.pop();
+        post.add(n);
+      }
+    }
+    java.util.Collections.reverse(post);
+    return post;
+  }
+}

@@ -1,0 +1,36 @@
+package dev.ember.autograd;
+
+import dev.ember.tensor.Tensor;
+
+/**
+ * One recorded op in the graph: its backward rule, its context, and the inputs gradients flow to.
+ * Created by {@link Autograd#record}; users see it as {@link Tensor#gradFn()}.
+ */
+public final class Node {
+  private final String name;
+  private final Backward backward;
+  final Ctx ctx;
+  /** The inputs as edges: a gradient flows to input i only if edges[i] != null (it requires grad). */
+  final Tensor[] edges;
+
+  Node(String name, Backward backward, Ctx ctx, Tensor[] edges) {
+    this.name = name;
+    this.backward = backward;
+    this.ctx = ctx;
+    this.edges = edges;
+  }
+
+  /** The op's name, e.g. {@code "matmul"}. */
+  public String name() {
+    return name;
+  }
+
+  Tensor[] apply(Tensor grad) {
+    return backward.apply(ctx, grad);
+  }
+
+  @Override
+  public String toString() {
+    return name + "Backward";
+  }
+}

@@ -1,0 +1,58 @@
+package dev.ember.backend;
+
+import dev.ember.tensor.Tensor;
+
+/**
+ * The primitives a device implements. Tensors passed in are already validated by the op layer
+ * (shapes broadcast, axes normalised, dtypes promoted), so implementations trust their input.
+ * Outputs are preallocated by the caller and may be strided views (in-place ops write through
+ * them). A CUDA or other backend implements the same interface and passes the same conformance
+ * suite ({@code BackendConformanceTest}).
+ */
+public interface Backend {
+  /** e.g. {@code "cpu-vector"}, {@code "cpu-scalar"}. */
+  String name();
+
+  /** out = op(x) elementwise, same shape; {@code param} is the op's scalar parameter if it has one. */
+  void unary(UnaryOp op, double param, Tensor x, Tensor out);
+
+  /** out = a op b; a and b are already expanded (stride 0) to out's shape. Comparisons and logical ops write BOOL. */
+  void binary(BinaryOp op, Tensor a, Tensor b, Tensor out);
+
+  /** dst = src converted to dst's dtype, same shape. */
+  void copy(Tensor src, Tensor dst);
+
+  void fill(Tensor dst, double value);
+
+  /** out = cond ? a : b with all three expanded to out's shape. */
+  void where(Tensor cond, Tensor a, Tensor b, Tensor out);
+
+  /**
+   * Reduces {@code x} over {@code axes} (sorted, distinct) into {@code out}, whose shape is x's with
+   * the reduced axes set to 1. The order of accumulation is fixed (independent of thread count).
+   */
+  void reduce(ReduceOp op, Tensor x, int[] axes, Tensor out);
+
+  /** Index (I64) of the first max (or min) along {@code axis}; NaN counts as the largest. out has size 1 at axis. */
+  void argReduce(boolean max, Tensor x, int axis, Tensor out);
+
+  /** Numerically stable softmax or log-softmax along {@code axis}. */
+  void softmax(Tensor x, int axis, boolean log, Tensor out);
+
+  void cumsum(Tensor x, int axis, Tensor out);
+
+  /** out[b] (+)= a[b] @ b[b] (accumulate: add to out, e.g. a pre-filled bias) for rank-3 operands [B, m, k] x [B, k, n] -> [B, m, n]; a and b may be transposed views. */
+  void matmul(Tensor a, Tensor b, Tensor out, boolean accumulate);
+
+  /** out[..i..] = x[..index[..i..]..] along dim (index I64, same rank as x). */
+  void gather(Tensor x, int dim, Tensor index, Tensor out);
+
+  /** out[..index[..i..]..] (+)= src[..i..] along dim; out is modified in place. */
+  void scatter(Tensor out, int dim, Tensor index, Tensor src, boolean accumulate);
+
+  /** out = x selected at positions {@code index} (1-d I64) along dim. */
+  void indexSelect(Tensor x, int dim, Tensor index, Tensor out);
+
+  /** out[.., index[i], ..] += src[.., i, ..] along dim (the backward of indexSelect). */
+  void indexAdd(Tensor out, int dim, Tensor index, Tensor src);
+}

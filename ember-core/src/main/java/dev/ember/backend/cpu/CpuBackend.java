@@ -1,0 +1,332 @@
+package dev.ember.backend.cpu;
+
+import dev.ember.backend.Backend;
+import dev.ember.backend.BinaryOp;
+import dev.ember.backend.ReduceOp;
+import dev.ember.backend.UnaryOp;
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Shapes;
+import dev.ember.tensor.Storage;
+import dev.ember.tensor.Tensor;
+
+/**
+ * The CPU backend: strided iteration, broadcasting, dtype dispatch and threading, on top of a
+ * {@link FloatKernels} set for the contiguous float32 inner loops. Float64 runs the scalar double
+ * kernels (it is for gradient checks); integer and bool tensors take a generic element loop.
+ *
+ * <p>Threading: work is cut into tasks of a fixed number of elements ({@link #CHUNK}), never by the
+ * thread count, and reductions combine per-task partials in task order, so results are bitwise the
+ * same on any number of threads. Ops under {@link #PARALLEL_MIN} elements stay on the calling thread.
+ */
+public final class CpuBackend implements Backend {
+  static final int CHUNK = 1 << 15;
+  static final int PARALLEL_MIN = 1 << 16;
+  private final FloatKernels k;
+
+  public CpuBackend(FloatKernels kernels) {
+    this.k = kernels;
+  }
+
+  @Override
+  public String name() {
+    return k.name();
+  }
+
+  public FloatKernels floatKernels() {
+    return k;
+  }
+
+  /** A piece of one "row" (all dims but the last) of an elementwise op: columns [j0, j1). */
+  @FunctionalInterface
+  private interface Segment {
+    void run(int row, int j0, int j1);
+  }
+
+  /** Runs {@code body} over rows x inner, split into fixed-size tasks when the op is large. */
+  private static void segments(int rows, int inner, Segment body) {
+    long total = (long) rows * inner;
+    if (total < PARALLEL_MIN) {
+      for (int r = 0; r < rows; r++) body.run(r, 0, inner);
+    } else if (inner >= CHUNK) {
+      int pieces = Parallel.chunks(inner, CHUNK);
+      Parallel.forEach(rows * pieces, t -> {
+        int r = t / pieces;
+        int j0 = (t % pieces) * CHUNK;
+        body.run(r, j0, Math.min(inner, j0 + CHUNK));
+      });
+    } else {
+      int rowsPerTask = Math.max(1, CHUNK / inner);
+      Parallel.forEach(Parallel.chunks(rows, rowsPerTask), t -> {
+        int r1 = Math.min(rows, (t + 1) * rowsPerTask);
+        for (int r = t * rowsPerTask; r < r1; r++) body.run(r, 0, inner);
+      });
+    }
+  }
+
+  // ------------------------------------------------------------------ elementwise
+
+  @Override
+  public void unary(UnaryOp op, double param, Tensor x, Tensor out) {
+    int[][] c = Strided.coalesce(out.shapeRef(), out.stridesRef(), x.stridesRef());
+    int[] shape = c[0];
+    int[] so = c[1];
+    int[] sx = c[2];
+    int last = shape.length - 1;
+    int inner = shape[last];
+    int rows = (int) (Shapes.numel(shape) / Math.max(inner, 1));
+    int iso = so[last];
+    int isx = sx[last];
+    Storage xs = x.storage();
+    Storage os = out.storage();
+    if (xs.dtype() == DType.F32 && os.dtype() == DType.F32) {
+      float[] xa = xs.floats();
+      float[] oa = os.floats();
+      float p = (float) param;
+      segments(rows, inner, (r, j0, j1) -> {
+        int oo = Strided.rowOffset(r, shape, so, out.offset()) + j0 * iso;
+        int xo = Strided.rowOffset(r, shape, sx, x.offset()) + j0 * isx;
+        if (iso == 1 && isx == 1) {
+          k.unary(op, p, xa, xo, oa, oo, j1 - j0);
+        } else {
+          for (int j = 0; j < j1 - j0; j++) oa[oo + j * iso] = (float) ScalarKernels.apply(op, xa[xo + j * isx], p);
+        }
+      });
+    } else if (xs.dtype() == DType.F64 && os.dtype() == DType.F64) {
+      double[] xa = xs.doubles();
+      double[] oa = os.doubles();
+      segments(rows, inner, (r, j0, j1) -> {
+        int oo = Strided.rowOffset(r, shape, so, out.offset()) + j0 * iso;
+        int xo = Strided.rowOffset(r, shape, sx, x.offset()) + j0 * isx;
+        if (iso == 1 && isx == 1) {
+          ScalarKernels.unary(op, param, xa, xo, oa, oo, j1 - j0);
+        } else {
+          for (int j = 0; j < j1 - j0; j++) oa[oo + j * iso] = ScalarKernels.apply(op, xa[xo + j * isx], param);
+        }
+      });
+    } else {
+      segments(rows, inner, (r, j0, j1) -> {
+        int oo = Strided.rowOffset(r, shape, so, out.offset());
+        int xo = Strided.rowOffset(r, shape, sx, x.offset());
+        for (int j = j0; j < j1; j++) os.setDouble(oo + j * iso, ScalarKernels.apply(op, xs.getDouble(xo + j * isx), param));
+      });
+    }
+  }
+
+  @Override
+  public void binary(BinaryOp op, Tensor a, Tensor b, Tensor out) {
+    int[][] c = Strided.coalesce(out.shapeRef(), out.stridesRef(), a.stridesRef(), b.stridesRef());
+    int[] shape = c[0];
+    int[] so = c[1];
+    int[] sa = c[2];
+    int[] sb = c[3];
+    int last = shape.length - 1;
+    int inner = shape[last];
+    int rows = (int) (Shapes.numel(shape) / Math.max(inner, 1));
+    int iso = so[last];
+    int isa = sa[last];
+    int isb = sb[last];
+    Storage as = a.storage();
+    Storage bs = b.storage();
+    Storage os = out.storage();
+    if (!op.returnsBool() && as.dtype() == DType.F32 && bs.dtype() == DType.F32 && os.dtype() == DType.F32) {
+      float[] aa = as.floats();
+      float[] ba = bs.floats();
+      float[] oa = os.floats();
+      segments(rows, inner, (r, j0, j1) -> {
+        int oo = Strided.rowOffset(r, shape, so, out.offset()) + j0 * iso;
+        int ao = Strided.rowOffset(r, shape, sa, a.offset()) + j0 * isa;
+        int bo = Strided.rowOffset(r, shape, sb, b.offset()) + j0 * isb;
+        int n = j1 - j0;
+        if (iso == 1 && isa == 1 && isb == 1) {
+          k.binary(op, aa, ao, ba, bo, oa, oo, n);
+        } else if (iso == 1 && isa == 1 && isb == 0) {
+          k.binaryScalarRight(op, aa, ao, ba[bo], oa, oo, n);
+        } else if (iso == 1 && isa == 0 && isb == 1) {
+          k.binaryScalarLeft(op, aa[ao], ba, bo, oa, oo, n);
+        } else {
+          for (int j = 0; j < n; j++) {
+            oa[oo + j * iso] = (float) ScalarKernels.apply(op, aa[ao + j * isa], ba[bo + j * isb]);
+          }
+        }
+      });
+    } else if (!op.returnsBool() && as.dtype() == DType.F64 && bs.dtype() == DType.F64 && os.dtype() == DType.F64) {
+      double[] aa = as.doubles();
+      double[] ba = bs.doubles();
+      double[] oa = os.doubles();
+      segments(rows, inner, (r, j0, j1) -> {
+        int oo = Strided.rowOffset(r, shape, so, out.offset()) + j0 * iso;
+        int ao = Strided.rowOffset(r, shape, sa, a.offset()) + j0 * isa;
+        int bo = Strided.rowOffset(r, shape, sb, b.offset()) + j0 * isb;
+        int n = j1 - j0;
+        if (iso == 1 && isa == 1 && isb == 1) {
+          ScalarKernels.binary(op, aa, ao, ba, bo, oa, oo, n);
+        } else {
+          for (int j = 0; j < n; j++) oa[oo + j * iso] = ScalarKernels.apply(op, aa[ao + j * isa], ba[bo + j * isb]);
+        }
+      });
+    } else {
+      boolean integral = !os.dtype().isFloatingPoint() && !op.returnsBool();
+      segments(rows, inner, (r, j0, j1) -> {
+        int oo = Strided.rowOffset(r, shape, so, out.offset());
+        int ao = Strided.rowOffset(r, shape, sa, a.offset());
+        int bo = Strided.rowOffset(r, shape, sb, b.offset());
+        for (int j = j0; j < j1; j++) {
+          if (integral) {
+            os.setLong(oo + j * iso, integerOp(op, as.getLong(ao + j * isa), bs.getLong(bo + j * isb)));
+          } else {
+            os.setDouble(oo + j * iso, ScalarKernels.apply(op, as.getDouble(ao + j * isa), bs.getDouble(bo + j * isb)));
+          }
+        }
+      });
+    }
+  }
+
+  /** Integer arithmetic in 64 bits (exact beyond 2^53, unlike going through double); DIV is floor division's sibling trunc, as C. */
+  private static long integerOp(BinaryOp op, long a, long b) {
+    return switch (op) {
+      case ADD -> a + b;
+      case SUB -> a - b;
+      case MUL -> a * b;
+      case DIV -> b == 0 ? 0 : a / b;
+      case POW -> (long) Math.pow(a, b);
+      case MAXIMUM -> Math.max(a, b);
+      case MINIMUM -> Math.min(a, b);
+      default -> (long) ScalarKernels.apply(op, a, b);
+    };
+  }
+
+  @Override
+  public void copy(Tensor src, Tensor dst) {
+    int[][] c = Strided.coalesce(dst.shapeRef(), dst.stridesRef(), src.stridesRef());
+    int[] shape = c[0];
+    int[] sd = c[1];
+    int[] ss = c[2];
+    int last = shape.length - 1;
+    int inner = shape[last];
+    int rows = (int) (Shapes.numel(shape) / Math.max(inner, 1));
+    int isd = sd[last];
+    int iss = ss[last];
+    Storage s = src.storage();
+    Storage d = dst.storage();
+    boolean sameType = s.dtype() == d.dtype();
+    segments(rows, inner, (r, j0, j1) -> {
+      int doff = Strided.rowOffset(r, shape, sd, dst.offset()) + j0 * isd;
+      int soff = Strided.rowOffset(r, shape, ss, src.offset()) + j0 * iss;
+      int n = j1 - j0;
+      if (sameType && isd == 1 && iss == 1) {
+        System.arraycopy(array(s), soff, array(d), doff, n);
+      } else if (s.dtype() == DType.F32 && d.dtype() == DType.F32) {
+        float[] sa = s.floats();
+        float[] da = d.floats();
+        for (int j = 0; j < n; j++) da[doff + j * isd] = sa[soff + j * iss];
+      } else if (s.dtype() == DType.I64 || d.dtype() == DType.I64) {
+        for (int j = 0; j < n; j++) d.setLong(doff + j * isd, s.dtype().isFloatingPoint()
+            ? (long) s.getDouble(soff + j * iss) : s.getLong(soff + j * iss));
+      } else {
+        for (int j = 0; j < n; j++) d.setDouble(doff + j * isd, s.getDouble(soff + j * iss));
+      }
+    });
+  }
+
+  private static Object array(Storage s) {
+    return switch (s.dtype()) {
+      case F32 -> s.floats();
+      case F64 -> s.doubles();
+      case I64 -> s.longs();
+      case I32 -> s.ints();
+      case BOOL -> s.bools();
+    };
+  }
+
+  @Override
+  public void fill(Tensor dst, double value) {
+    int[][] c = Strided.coalesce(dst.shapeRef(), dst.stridesRef());
+    int[] shape = c[0];
+    int[] sd = c[1];
+    int last = shape.length - 1;
+    int inner = shape[last];
+    int rows = (int) (Shapes.numel(shape) / Math.max(inner, 1));
+    int isd = sd[last];
+    Storage d = dst.storage();
+    segments(rows, inner, (r, j0, j1) -> {
+      int off = Strided.rowOffset(r, shape, sd, dst.offset());
+      if (d.dtype() == DType.F32 && isd == 1) {
+        java.util.Arrays.fill(d.floats(), off + j0, off + j1, (float) value);
+      } else {
+        for (int j = j0; j < j1; j++) d.setDouble(off + j * isd, value);
+      }
+    });
+  }
+
+  @Override
+  public void where(Tensor cond, Tensor a, Tensor b, Tensor out) {
+    int[][] c = Strided.coalesce(out.shapeRef(), out.stridesRef(), cond.stridesRef(), a.stridesRef(), b.stridesRef());
+    int[] shape = c[0];
+    int last = shape.length - 1;
+    int inner = shape[last];
+    int rows = (int) (Shapes.numel(shape) / Math.max(inner, 1));
+    Storage os = out.storage();
+    Storage cs = cond.storage();
+    Storage as = a.storage();
+    Storage bs = b.storage();
+    segments(rows, inner, (r, j0, j1) -> {
+      int oo = Strided.rowOffset(r, shape, c[1], out.offset());
+      int co = Strided.rowOffset(r, shape, c[2], cond.offset());
+      int ao = Strided.rowOffset(r, shape, c[3], a.offset());
+      int bo = Strided.rowOffset(r, shape, c[4], b.offset());
+      for (int j = j0; j < j1; j++) {
+        boolean take = cs.getDouble(co + j * c[2][last]) != 0;
+        os.setDouble(oo + j * c[1][last], take ? as.getDouble(ao + j * c[3][last]) : bs.getDouble(bo + j * c[4][last]));
+      }
+    });
+  }
+
+  // ------------------------------------------------------------------ reductions
+
+  @Override
+  public void reduce(ReduceOp op, Tensor x, int[] axes, Tensor out) {
+    Reductions.reduce(k, op, x, axes, out);
+  }
+
+  @Override
+  public void argReduce(boolean max, Tensor x, int axis, Tensor out) {
+    Reductions.argReduce(max, x, axis, out);
+  }
+
+  @Override
+  public void softmax(Tensor x, int axis, boolean log, Tensor out) {
+    Reductions.softmax(k, x, axis, log, out);
+  }
+
+  @Override
+  public void cumsum(Tensor x, int axis, Tensor out) {
+    Reductions.cumsum(x, axis, out);
+  }
+
+  // ------------------------------------------------------------------ matmul and indexing
+
+  @Override
+  public void matmul(Tensor a, Tensor b, Tensor out, boolean accumulate) {
+    Matmul.run(k, a, b, out, accumulate);
+  }
+
+  @Override
+  public void gather(Tensor x, int dim, Tensor index, Tensor out) {
+    Indexing.gather(x, dim, index, out);
+  }
+
+  @Override
+  public void scatter(Tensor out, int dim, Tensor index, Tensor src, boolean accumulate) {
+    Indexing.scatter(out, dim, index, src, accumulate);
+  }
+
+  @Override
+  public void indexSelect(Tensor x, int dim, Tensor index, Tensor out) {
+    Indexing.indexSelect(x, dim, index, out);
+  }
+
+  @Override
+  public void indexAdd(Tensor out, int dim, Tensor index, Tensor src) {
+    Indexing.indexAdd(out, dim, index, src);
+  }
+}

@@ -1,0 +1,33 @@
+package dev.ember.backend.cpu;
+
+import dev.ember.backend.BinaryOp;
+import dev.ember.backend.UnaryOp;
+
+/**
+ * The contiguous float32 kernels the CPU backend is built on: one implementation in plain Java
+ * ({@link ScalarFloatKernels}, the reference and fallback) and one on the Vector API. Everything
+ * strided, broadcast or threaded is handled above this level by {@link CpuBackend}.
+ */
+public interface FloatKernels {
+  String name();
+
+  void unary(UnaryOp op, float p, float[] x, int xo, float[] out, int oo, int n);
+
+  void binary(BinaryOp op, float[] a, int ao, float[] b, int bo, float[] out, int oo, int n);
+
+  void binaryScalarRight(BinaryOp op, float[] a, int ao, float s, float[] out, int oo, int n);
+
+  void binaryScalarLeft(BinaryOp op, float s, float[] b, int bo, float[] out, int oo, int n);
+
+  float sum(float[] x, int xo, int n);
+
+  float max(float[] x, int xo, int n);
+
+  float min(float[] x, int xo, int n);
+
+  void softmaxRows(float[] x, int xo, float[] out, int oo, int rows, int cols, boolean log);
+
+  /** Row-major C = alpha * op(A) op(B) + beta * C (see ScalarGemm for the argument convention). */
+  void sgemm(boolean transA, boolean transB, int m, int n, int k, float alpha,
+      float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc);
+}

@@ -1,0 +1,79 @@
+package dev.ember.backend.cpu;
+
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Tensor;
+
+/**
+ * Batched matmul on rank-3 operands. A transposed operand (unit stride on its first matrix axis)
+ * is passed to GEMM as such, so A^T B and A B^T never materialise the transpose; any other
+ * layout is copied to contiguous first.
+ */
+final class Matmul {
+  private Matmul() {}
+
+  static void run(FloatKernels k, Tensor a, Tensor b, Tensor out, boolean accumulate) {
+    int batch = a.shapeRef()[0];
+    int m = a.shapeRef()[1];
+    int kk = a.shapeRef()[2];
+    int n = b.shapeRef()[2];
+    if (batch == 0 || m == 0 || n == 0) return;
+    if (kk == 0) {
+      if (!accumulate) out.device().backend().fill(out, 0);
+      return;
+    }
+    Tensor a2 = gemmable(a);
+    Tensor b2 = gemmable(b);
+    boolean ta = isTransposed(a2);
+    boolean tb = isTransposed(b2);
+    int lda = ld(a2, ta);
+    int ldb = ld(b2, tb);
+    int ldc = out.stridesRef()[1];
+    int sa = a2.stridesRef()[0];
+    int sb = b2.stridesRef()[0];
+    int sc = out.stridesRef()[0];
+    // one GEMM per batch element; GEMM threads internally, and small batched products spread over batches
+    boolean spreadBatches = batch > 1 && (long) m * n * kk < 64L * 64 * 64;
+    java.util.function.IntConsumer one = i -> {
+      int ao = a2.offset() + i * sa;
+      int bo = b2.offset() + i * sb;
+      int co = out.offset() + i * sc;
+      if (out.dtype() == DType.F32) {
+        k.sgemm(ta, tb, m, n, kk, 1f, a2.storage().floats(), ao, lda, b2.storage().floats(), bo, ldb,
+            accumulate ? 1f : 0f, out.storage().floats(), co, ldc);
+      } else {
+        ScalarGemm.dgemm(ta, tb, m, n, kk, 1.0, a2.storage().doubles(), ao, lda, b2.storage().doubles(), bo, ldb,
+            accumulate ? 1.0 : 0.0, out.storage().doubles(), co, ldc);
+      }
+    };
+    if (spreadBatches) {
+      Parallel.forEach(batch, one);
+    } else {
+      for (int i = 0; i < batch; i++) one.accept(i);
+    }
+  }
+
+  /** A layout GEMM reads directly (row-major or transposed matrices), or a contiguous copy. */
+  private static Tensor gemmable(Tensor t) {
+    int[] s = t.stridesRef();
+    int[] sh = t.shapeRef();
+    boolean rowMajor = s[2] == 1 || sh[2] == 1;
+    boolean colMajor = s[1] == 1 || sh[1] == 1;
+    if ((rowMajor && s[1] >= Math.max(1, sh[2])) || (colMajor && s[2] >= Math.max(1, sh[1]))) return t;
+    Tensor c = Tensor.empty(t.dtype(), sh);
+    t.device().backend().copy(t, c);
+    return c;
+  }
+
+  private static boolean isTransposed(Tensor t) {
+    int[] s = t.stridesRef();
+    int[] sh = t.shapeRef();
+    boolean rowMajor = (s[2] == 1 || sh[2] == 1) && s[1] >= Math.max(1, sh[2]);
+    return !rowMajor;
+  }
+
+  private static int ld(Tensor t, boolean transposed) {
+    int[] s = t.stridesRef();
+    int[] sh = t.shapeRef();
+    return transposed ? Math.max(s[2], Math.max(1, sh[1])) : Math.max(s[1], Math.max(1, sh[2]));
+  }
+}

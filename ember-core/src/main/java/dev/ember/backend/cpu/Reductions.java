@@ -1,0 +1,275 @@
+package dev.ember.backend.cpu;
+
+import dev.ember.backend.BinaryOp;
+import dev.ember.backend.ReduceOp;
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Shapes;
+import dev.ember.tensor.Storage;
+import dev.ember.tensor.Tensor;
+import dev.ember.tensor.Views;
+
+/**
+ * Reductions, softmax and cumsum. Three shapes of work, chosen after moving the reduced axes last
+ * and coalescing: contiguous rows (a kernel per output element), columns (the kept axes are the
+ * contiguous ones, e.g. a bias gradient summing [B, N] over B: accumulate whole rows with the
+ * vector add), and a generic strided loop. Each output element is always accumulated in the same
+ * order, and a full reduction sums fixed-size chunks whose partials are added in chunk order, so
+ * results do not depend on the thread count.
+ */
+final class Reductions {
+  private Reductions() {}
+
+  static void reduce(FloatKernels k, ReduceOp op, Tensor x, int[] axes, Tensor out) {
+    int r = x.dim();
+    boolean[] red = new boolean[r];
+    for (int a : axes) red[a] = true;
+    int nk = r - axes.length;
+    int[] oShape = new int[nk];
+    int[] oxs = new int[nk];
+    int[] oos = new int[nk];
+    int[] iShape = new int[axes.length];
+    int[] ixs = new int[axes.length];
+    int ko = 0;
+    int ki = 0;
+    for (int d = 0; d < r; d++) {
+      if (red[d]) {
+        iShape[ki] = x.shapeRef()[d];
+        ixs[ki++] = x.stridesRef()[d];
+      } else {
+        oShape[ko] = x.shapeRef()[d];
+        oxs[ko] = x.stridesRef()[d];
+        oos[ko++] = out.stridesRef()[d];
+      }
+    }
+    int[][] co = Strided.coalesce(oShape, oxs, oos);
+    int[][] ci = Strided.coalesce(iShape, ixs);
+    long nOuter = Shapes.numel(oShape);
+    long nInner = Shapes.numel(iShape);
+    Storage xs = x.storage();
+    Storage os = out.storage();
+    boolean f32 = xs.dtype() == DType.F32 && os.dtype() == DType.F32;
+    if (nInner == 0) {
+      double identity = op == ReduceOp.SUM ? 0 : op == ReduceOp.PROD ? 1
+          : op == ReduceOp.MAX ? Double.NEGATIVE_INFINITY : Double.POSITIVE_INFINITY;
+      for (long o = 0; o < nOuter; o++) os.setDouble(Strided.elementOffset(o, co[0], co[2], out.offset()), identity);
+      return;
+    }
+    boolean innerContiguous = ci[0].length == 1 && ci[1][0] == 1;
+    if (f32 && op != ReduceOp.PROD && innerContiguous) {
+      rowsKernel(k, op, x, out, co, (int) nOuter, (int) nInner);
+    } else if (f32 && co[0].length == 1 && co[1][0] == 1 && co[2][0] == 1 && nOuter > 1) {
+      columns(k, op, x, out, ci, (int) nOuter, (int) nInner);
+    } else {
+      generic(op, x, out, co, ci, nOuter, nInner);
+    }
+  }
+
+  private static void rowsKernel(FloatKernels k, ReduceOp op, Tensor x, Tensor out, int[][] co, int nOuter, int nInner) {
+    float[] xa = x.storage().floats();
+    float[] oa = out.storage().floats();
+    if (nOuter == 1 && nInner >= CpuBackend.PARALLEL_MIN) {
+      int chunks = Parallel.chunks(nInner, CpuBackend.CHUNK);
+      float[] partial = new float[chunks];
+      int base = x.offset();
+      Parallel.forEach(chunks, t -> {
+        int j0 = t * CpuBackend.CHUNK;
+        partial[t] = rowOp(k, op, xa, base + j0, Math.min(nInner, j0 + CpuBackend.CHUNK) - j0);
+      });
+      float acc = partial[0];
+      for (int t = 1; t < chunks; t++) acc = combine(op, acc, partial[t]);
+      oa[out.offset()] = acc;
+      return;
+    }
+    boolean small = (long) nOuter * nInner < CpuBackend.PARALLEL_MIN;
+    int perTask = small ? nOuter : Math.max(1, CpuBackend.CHUNK / nInner);
+    Parallel.forEach(Parallel.chunks(nOuter, perTask), t -> {
+      int o0 = t * perTask;
+      int o1 = Math.min(nOuter, o0 + perTask);
+      for (int o = o0; o < o1; o++) {
+        int xo = Strided.elementOffset(o, co[0], co[1], x.offset());
+        int oo = Strided.elementOffset(o, co[0], co[2], out.offset());
+        oa[oo] = rowOp(k, op, xa, xo, nInner);
+      }
+    });
+  }
+
+  private static float rowOp(FloatKernels k, ReduceOp op, float[] x, int off, int n) {
+    return switch (op) {
+      case SUM -> k.sum(x, off, n);
+      case MAX -> k.max(x, off, n);
+      case MIN -> k.min(x, off, n);
+      case PROD -> throw new AssertionError("PROD takes the generic path");
+    };
+  }
+
+  private static float combine(ReduceOp op, float a, float b) {
+    return switch (op) {
+      case SUM -> a + b;
+      case PROD -> a * b;
+      case MAX -> Float.isNaN(a) || Float.isNaN(b) ? Float.NaN : Math.max(a, b);
+      case MIN -> Float.isNaN(a) || Float.isNaN(b) ? Float.NaN : Math.min(a, b);
+    };
+  }
+
+  /** out[j] = op over reduced positions p (in order) of x[p + j]: whole contiguous rows at a time. */
+  private static void columns(FloatKernels k, ReduceOp op, Tensor x, Tensor out, int[][] ci, int nOuter, int nInner) {
+    float[] xa = x.storage().floats();
+    float[] oa = out.storage().floats();
+    BinaryOp bop = switch (op) {
+      case SUM -> BinaryOp.ADD;
+      case PROD -> BinaryOp.MUL;
+      case MAX -> BinaryOp.MAXIMUM;
+      case MIN -> BinaryOp.MINIMUM;
+    };
+    int oo = out.offset();
+    boolean big = (long) nOuter * nInner >= CpuBackend.PARALLEL_MIN;
+    int pieces = big ? Parallel.chunks(nOuter, 1024) : 1;
+    int width = big ? 1024 : nOuter;
+    Parallel.forEach(pieces, t -> {
+      int j0 = t * width;
+      int n = Math.min(nOuter, j0 + width) - j0;
+      System.arraycopy(xa, Strided.elementOffset(0, ci[0], ci[1], x.offset()) + j0, oa, oo + j0, n);
+      for (int p = 1; p < nInner; p++) {
+        int xo = Strided.elementOffset(p, ci[0], ci[1], x.offset()) + j0;
+        k.binary(bop, oa, oo + j0, xa, xo, oa, oo + j0, n);
+      }
+    });
+  }
+
+  private static void generic(ReduceOp op, Tensor x, Tensor out, int[][] co, int[][] ci, long nOuter, long nInner) {
+    Storage xs = x.storage();
+    Storage os = out.storage();
+    boolean integral = !xs.dtype().isFloatingPoint() && op != ReduceOp.MAX && op != ReduceOp.MIN;
+    int tasks = nOuter * nInner < CpuBackend.PARALLEL_MIN ? 1 : (int) Math.min(nOuter, 256);
+    Parallel.forEach(tasks, t -> {
+      long o0 = nOuter * t / tasks;
+      long o1 = nOuter * (t + 1) / tasks;
+      for (long o = o0; o < o1; o++) {
+        int xo = Strided.elementOffset(o, co[0], co[1], x.offset());
+        int oo = Strided.elementOffset(o, co[0], co[2], out.offset());
+        if (integral) {
+          long acc = op == ReduceOp.PROD ? 1 : 0;
+          for (long p = 0; p < nInner; p++) {
+            long v = xs.getLong(Strided.elementOffset(p, ci[0], ci[1], xo));
+            acc = op == ReduceOp.PROD ? acc * v : acc + v;
+          }
+          os.setLong(oo, acc);
+          continue;
+        }
+        double acc = switch (op) {
+          case SUM -> 0;
+          case PROD -> 1;
+          case MAX -> Double.NEGATIVE_INFINITY;
+          case MIN -> Double.POSITIVE_INFINITY;
+        };
+        for (long p = 0; p < nInner; p++) {
+          double v = xs.getDouble(Strided.elementOffset(p, ci[0], ci[1], xo));
+          acc = switch (op) {
+            case SUM -> acc + v;
+            case PROD -> acc * v;
+            case MAX -> Double.isNaN(v) || Double.isNaN(acc) ? Double.NaN : Math.max(acc, v);
+            case MIN -> Double.isNaN(v) || Double.isNaN(acc) ? Double.NaN : Math.min(acc, v);
+          };
+        }
+        os.setDouble(oo, acc);
+      }
+    });
+  }
+
+  static void argReduce(boolean max, Tensor x, int axis, Tensor out) {
+    Tensor xm = Views.transpose(x, axis, -1);
+    Tensor om = Views.transpose(out, axis, -1);
+    int n = xm.shapeRef()[xm.dim() - 1];
+    int step = xm.stridesRef()[xm.dim() - 1];
+    int[] oShape = java.util.Arrays.copyOf(xm.shapeRef(), xm.dim() - 1);
+    int[] oxs = java.util.Arrays.copyOf(xm.stridesRef(), xm.dim() - 1);
+    int[] oos = java.util.Arrays.copyOf(om.stridesRef(), om.dim() - 1);
+    long nOuter = Shapes.numel(oShape);
+    Storage xs = x.storage();
+    Storage os = out.storage();
+    for (long o = 0; o < nOuter; o++) {
+      int xo = Strided.elementOffset(o, oShape, oxs, x.offset());
+      int best = 0;
+      double bv = xs.getDouble(xo);
+      for (int j = 1; j < n && !Double.isNaN(bv); j++) {
+        double v = xs.getDouble(xo + j * step);
+        if (Double.isNaN(v) || (max ? v > bv : v < bv)) {
+          best = j;
+          bv = v;
+        }
+      }
+      os.setLong(Strided.elementOffset(o, oShape, oos, out.offset()), best);
+    }
+  }
+
+  static void softmax(FloatKernels k, Tensor x, int axis, boolean log, Tensor out) {
+    int last = x.dim() - 1;
+    if (axis != last || !x.isContiguous() || !out.isContiguous()) {
+      // move the axis last, compute on contiguous rows, write back through the permuted view
+      Tensor xt = Tensor.empty(x.dtype(), Views.transpose(x, axis, -1).shape());
+      copyInto(Views.transpose(x, axis, -1), xt);
+      Tensor ot = Tensor.empty(out.dtype(), xt.shape());
+      softmax(k, xt, xt.dim() - 1, log, ot);
+      copyInto(ot, Views.transpose(out, axis, -1));
+      return;
+    }
+    int cols = x.shapeRef()[last];
+    if (cols == 0 || x.numel() == 0) return;
+    int rows = (int) (x.numel() / cols);
+    int perTask = Math.max(1, CpuBackend.CHUNK / cols);
+    int tasks = x.numel() < CpuBackend.PARALLEL_MIN ? 1 : Parallel.chunks(rows, perTask);
+    int per = tasks == 1 ? rows : perTask;
+    Parallel.forEach(tasks, t -> {
+      int r0 = t * per;
+      int n = Math.min(rows, r0 + per) - r0;
+      if (x.dtype() == DType.F32) {
+        k.softmaxRows(x.storage().floats(), x.offset() + r0 * cols, out.storage().floats(), out.offset() + r0 * cols, n, cols, log);
+      } else {
+        ScalarKernels.softmaxRows(x.storage().doubles(), x.offset() + r0 * cols, out.storage().doubles(),
+            out.offset() + r0 * cols, n, cols, log);
+      }
+    });
+  }
+
+  private static void copyInto(Tensor src, Tensor dst) {
+    dst.device().backend().copy(src, dst);
+  }
+
+  static void cumsum(Tensor x, int axis, Tensor out) {
+    Tensor xm = Views.transpose(x, axis, -1);
+    Tensor om = Views.transpose(out, axis, -1);
+    int n = xm.shapeRef()[xm.dim() - 1];
+    int xstep = xm.stridesRef()[xm.dim() - 1];
+    int ostep = om.stridesRef()[om.dim() - 1];
+    int[] oShape = java.util.Arrays.copyOf(xm.shapeRef(), xm.dim() - 1);
+    int[] oxs = java.util.Arrays.copyOf(xm.stridesRef(), xm.dim() - 1);
+    int[] oos = java.util.Arrays.copyOf(om.stridesRef(), om.dim() - 1);
+    long nOuter = n == 0 ? 0 : Shapes.numel(oShape);
+    Storage xs = x.storage();
+    Storage os = out.storage();
+    boolean integral = !os.dtype().isFloatingPoint();
+    for (long o = 0; o < nOuter; o++) {
+      int xo = Strided.elementOffset(o, oShape, oxs, x.offset());
+      int oo = Strided.elementOffset(o, oShape, oos, out.offset());
+      if (integral) {
+        long acc = 0;
+        for (int j = 0; j < n; j++) {
+          acc += xs.getLong(xo + j * xstep);
+          os.setLong(oo + j * ostep, acc);
+        }
+      } else if (os.dtype() == DType.F32) {
+        float acc = 0; // float accumulation, as PyTorch's CPU cumsum of float32
+        for (int j = 0; j < n; j++) {
+          acc += (float) xs.getDouble(xo + j * xstep);
+          os.setDouble(oo + j * ostep, acc);
+        }
+      } else {
+        double acc = 0;
+        for (int j = 0; j < n; j++) {
+          acc += xs.getDouble(xo + j * xstep);
+          os.setDouble(oo + j * ostep, acc);
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,325 @@
+package dev.ember.backend.cpu.vector;
+
+import dev.ember.backend.cpu.Parallel;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * Packed, cache-blocked SGEMM on the Vector API (same contract as {@code ScalarGemm.sgemm}).
+ *
+ * <p>Goto-style loops: a KC x NC block of op(B) is packed into NR-wide micro-panels, an MC x KC
+ * block of op(A) into rows of fixed stride KC, and an MR x NR register tile accumulates over the
+ * K block. Packed buffers are zero-padded to whole tiles so the micro-kernel never needs masks;
+ * edge tiles are written back through a scalar path.
+ *
+ * <p>Determinism: work is split into tasks over fixed blocks of C whose boundaries depend only on
+ * m, n and k, and every C element goes through the same K blocking in the same order whichever
+ * task owns it, so results are bitwise identical for any {@link Parallel#threads()}.
+ */
+public final class VectorGemm {
+  private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
+  private static final int L = S.length();
+  /** 12x(2 vectors) tile: 24 accumulators + 2 B vectors + 1 A broadcast fit in 32 zmm registers. */
+  private static final int MR = 12;
+  private static final int NR = 2 * L;
+  /** A micro-panel (12 x 256 floats, 12 KiB) plus a B micro-panel (256 x 32, 32 KiB) stay in L1. */
+  private static final int KC = 256;
+  /** A block (120 x 256 floats, 120 KiB) stays in L2 while the B panels stream past it. */
+  private static final int MC = 120;
+  /** B block (256 x 4096 floats, 4 MiB) is packed once and reused by all row blocks of a task. */
+  private static final int NC = 4096;
+  /** Below this many multiply-adds the pool hand-off costs more than it saves. */
+  private static final long SERIAL_WORK = 1L << 18;
+
+  private static final ThreadLocal<Workspace> WORKSPACE = ThreadLocal.withInitial(Workspace::new);
+
+  private VectorGemm() {}
+
+  /** Per-thread packing buffers, grown on demand and reused across calls. */
+  private static final class Workspace {
+    final float[] aPack = new float[MC * KC];
+    final float[] tile = new float[MR * NR];
+    float[] bPack = new float[0];
+
+    float[] bPack(int size) {
+      if (bPack.length < size) bPack = new float[size];
+      return bPack;
+    }
+  }
+
+  public static void sgemm(boolean transA, boolean transB, int m, int n, int k, float alpha,
+      float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
+    if (m <= 0 || n <= 0) return;
+    if (k <= 0 || alpha == 0) {
+      scaleC(m, n, beta, c, cOff, ldc);
+      return;
+    }
+    // Equal K blocks (e.g. 784 -> 4 x 196) avoid a short last block that runs the kernel at low efficiency.
+    int kBlocks = (k + KC - 1) / KC;
+    int kc = (k + kBlocks - 1) / kBlocks;
+
+    long work = (long) m * n * k;
+    int tm = 1;
+    int tn = 1;
+    int mChunk = m;
+    int nChunk = n;
+    if (work >= SERIAL_WORK) {
+      int want = work < (1L << 24) ? 2 : work < (1L << 28) ? 4 : 8;
+      // Splitting M repacks B once per task and splitting N repacks A: split the dimension whose
+      // duplicate costs less, in whole tiles.
+      if (m >= n) {
+        mChunk = roundUp((m + want - 1) / want, MR);
+        tm = (m + mChunk - 1) / mChunk;
+      } else {
+        nChunk = roundUp((n + want - 1) / want, NR);
+        tn = (n + nChunk - 1) / nChunk;
+      }
+    }
+    final int fmChunk = mChunk;
+    final int fnChunk = nChunk;
+    final int ftn = tn;
+    Parallel.forEach(tm * tn, t -> {
+      int i0 = (t / ftn) * fmChunk;
+      int j0 = (t % ftn) * fnChunk;
+      block(transA, transB, i0, Math.min(m, i0 + fmChunk), j0, Math.min(n, j0 + fnChunk), k, kc, alpha,
+          a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
+    });
+  }
+
+  /** The full Goto loop nest for C[i0:i1, j0:j1]. */
+  private static void block(boolean transA, boolean transB, int i0, int i1, int j0, int j1, int k, int kcMax,
+      float alpha, float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta,
+      float[] c, int cOff, int ldc) {
+    Workspace ws = WORKSPACE.get();
+    float[] aPack = ws.aPack;
+    for (int jc = j0; jc < j1; jc += NC) {
+      int nc = Math.min(NC, j1 - jc);
+      int ncPad = roundUp(nc, NR);
+      float[] bPack = ws.bPack(kcMax * ncPad);
+      for (int pc = 0; pc < k; pc += kcMax) {
+        int kc = Math.min(kcMax, k - pc);
+        boolean first = pc == 0;
+        if (transB) packBT(b, bOff, ldb, pc, kc, jc, nc, bPack);
+        else packB(b, bOff, ldb, pc, kc, jc, nc, bPack);
+        for (int ic = i0; ic < i1; ic += MC) {
+          int mc = Math.min(MC, i1 - ic);
+          if (transA) packAT(a, aOff, lda, ic, mc, pc, kc, aPack);
+          else packA(a, aOff, lda, ic, mc, pc, kc, aPack);
+          for (int jr = 0; jr < nc; jr += NR) {
+            int cols = Math.min(NR, nc - jr);
+            int bBase = jr * kc;
+            for (int ir = 0; ir < mc; ir += MR) {
+              int rows = Math.min(MR, mc - ir);
+              int cIdx = cOff + (ic + ir) * ldc + jc + jr;
+              if (rows == MR && cols == NR) {
+                kernel(kc, aPack, ir * KC, bPack, bBase, c, cIdx, ldc, alpha, beta, first);
+              } else {
+                kernelEdge(kc, aPack, ir * KC, bPack, bBase, ws.tile);
+                storeEdge(ws.tile, rows, cols, c, cIdx, ldc, alpha, beta, first);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+
+  /** Rows of op(A) = A are contiguous: copy them; pad the last tile with zero rows. */
+  private static void packA(float[] a, int aOff, int lda, int ic, int mc, int pc, int kc, float[] dst) {
+    for (int r = 0; r < mc; r++) System.arraycopy(a, aOff + (ic + r) * lda + pc, dst, r * KC, kc);
+    zeroRows(mc, kc, dst);
+  }
+
+  /** op(A) = A^T: transpose in 16 x 16 tiles so both the strided reads and writes stay in L1. */
+  private static void packAT(float[] a, int aOff, int lda, int ic, int mc, int pc, int kc, float[] dst) {
+    for (int r0 = 0; r0 < mc; r0 += 16) {
+      int r1 = Math.min(mc, r0 + 16);
+      for (int p0 = 0; p0 < kc; p0 += 16) {
+        int p1 = Math.min(kc, p0 + 16);
+        for (int r = r0; r < r1; r++) {
+          int src = aOff + pc * lda + ic + r;
+          int d = r * KC;
+          for (int p = p0; p < p1; p++) dst[d + p] = a[src + p * lda];
+        }
+      }
+    }
+    zeroRows(mc, kc, dst);
+  }
+
+  private static void zeroRows(int mc, int kc, float[] dst) {
+    int mPad = roundUp(mc, MR);
+    for (int r = mc; r < mPad; r++) java.util.Arrays.fill(dst, r * KC, r * KC + kc, 0f);
+  }
+
+  /** op(B) = B: each micro-panel row is NR contiguous floats of a B row. */
+  private static void packB(float[] b, int bOff, int ldb, int pc, int kc, int jc, int nc, float[] dst) {
+    for (int jr = 0; jr < nc; jr += NR) {
+      int cols = Math.min(NR, nc - jr);
+      int d = jr * kc;
+      int src = bOff + pc * ldb + jc + jr;
+      if (cols == NR) {
+        for (int p = 0; p < kc; p++, d += NR, src += ldb) {
+          FloatVector.fromArray(S, b, src).intoArray(dst, d);
+          FloatVector.fromArray(S, b, src + L).intoArray(dst, d + L);
+        }
+      } else {
+        for (int p = 0; p < kc; p++, d += NR, src += ldb) {
+          System.arraycopy(b, src, dst, d, cols);
+          java.util.Arrays.fill(dst, d + cols, d + NR, 0f);
+        }
+      }
+    }
+  }
+
+  /** op(B) = B^T: column j of op(B) is row j of b; transpose in 16-deep strips of K. */
+  private static void packBT(float[] b, int bOff, int ldb, int pc, int kc, int jc, int nc, float[] dst) {
+    for (int jr = 0; jr < nc; jr += NR) {
+      int cols = Math.min(NR, nc - jr);
+      int base = jr * kc;
+      for (int p0 = 0; p0 < kc; p0 += 16) {
+        int p1 = Math.min(kc, p0 + 16);
+        for (int j = 0; j < cols; j++) {
+          int src = bOff + (jc + jr + j) * ldb + pc;
+          for (int p = p0; p < p1; p++) dst[base + p * NR + j] = b[src + p];
+        }
+        for (int j = cols; j < NR; j++) {
+          for (int p = p0; p < p1; p++) dst[base + p * NR + j] = 0f;
+        }
+      }
+    }
+  }
+
+  /**
+   * Full 12 x NR tile. The accumulators start from FloatVector.zero inside the method: a static
+   * final zero vector stops C2 from keeping them in registers.
+   */
+  private static void kernel(int kc, float[] ap, int aBase, float[] bp, int bBase,
+      float[] c, int cIdx, int ldc, float alpha, float beta, boolean first) {
+    FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+    FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+    FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+    FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+    FloatVector c40 = FloatVector.zero(S), c41 = FloatVector.zero(S);
+    FloatVector c50 = FloatVector.zero(S), c51 = FloatVector.zero(S);
+    FloatVector c60 = FloatVector.zero(S), c61 = FloatVector.zero(S);
+    FloatVector c70 = FloatVector.zero(S), c71 = FloatVector.zero(S);
+    FloatVector c80 = FloatVector.zero(S), c81 = FloatVector.zero(S);
+    FloatVector c90 = FloatVector.zero(S), c91 = FloatVector.zero(S);
+    FloatVector ca0 = FloatVector.zero(S), ca1 = FloatVector.zero(S);
+    FloatVector cb0 = FloatVector.zero(S), cb1 = FloatVector.zero(S);
+    for (int p = 0, bi = bBase; p < kc; p++, bi += NR) {
+      FloatVector b0 = FloatVector.fromArray(S, bp, bi);
+      FloatVector b1 = FloatVector.fromArray(S, bp, bi + L);
+      int ai = aBase + p;
+      FloatVector av = FloatVector.broadcast(S, ap[ai]);
+      c00 = av.fma(b0, c00); c01 = av.fma(b1, c01);
+      av = FloatVector.broadcast(S, ap[ai + KC]);
+      c10 = av.fma(b0, c10); c11 = av.fma(b1, c11);
+      av = FloatVector.broadcast(S, ap[ai + 2 * KC]);
+      c20 = av.fma(b0, c20); c21 = av.fma(b1, c21);
+      av = FloatVector.broadcast(S, ap[ai + 3 * KC]);
+      c30 = av.fma(b0, c30); c31 = av.fma(b1, c31);
+      av = FloatVector.broadcast(S, ap[ai + 4 * KC]);
+      c40 = av.fma(b0, c40); c41 = av.fma(b1, c41);
+      av = FloatVector.broadcast(S, ap[ai + 5 * KC]);
+      c50 = av.fma(b0, c50); c51 = av.fma(b1, c51);
+      av = FloatVector.broadcast(S, ap[ai + 6 * KC]);
+      c60 = av.fma(b0, c60); c61 = av.fma(b1, c61);
+      av = FloatVector.broadcast(S, ap[ai + 7 * KC]);
+      c70 = av.fma(b0, c70); c71 = av.fma(b1, c71);
+      av = FloatVector.broadcast(S, ap[ai + 8 * KC]);
+      c80 = av.fma(b0, c80); c81 = av.fma(b1, c81);
+      av = FloatVector.broadcast(S, ap[ai + 9 * KC]);
+      c90 = av.fma(b0, c90); c91 = av.fma(b1, c91);
+      av = FloatVector.broadcast(S, ap[ai + 10 * KC]);
+      ca0 = av.fma(b0, ca0); ca1 = av.fma(b1, ca1);
+      av = FloatVector.broadcast(S, ap[ai + 11 * KC]);
+      cb0 = av.fma(b0, cb0); cb1 = av.fma(b1, cb1);
+    }
+    FloatVector al = FloatVector.broadcast(S, alpha);
+    store(c00, c01, c, cIdx, al, beta, first);
+    store(c10, c11, c, cIdx + ldc, al, beta, first);
+    store(c20, c21, c, cIdx + 2 * ldc, al, beta, first);
+    store(c30, c31, c, cIdx + 3 * ldc, al, beta, first);
+    store(c40, c41, c, cIdx + 4 * ldc, al, beta, first);
+    store(c50, c51, c, cIdx + 5 * ldc, al, beta, first);
+    store(c60, c61, c, cIdx + 6 * ldc, al, beta, first);
+    store(c70, c71, c, cIdx + 7 * ldc, al, beta, first);
+    store(c80, c81, c, cIdx + 8 * ldc, al, beta, first);
+    store(c90, c91, c, cIdx + 9 * ldc, al, beta, first);
+    store(ca0, ca1, c, cIdx + 10 * ldc, al, beta, first);
+    store(cb0, cb1, c, cIdx + 11 * ldc, al, beta, first);
+  }
+
+  /**
+   * C = alpha*acc + beta*C on the first K block (beta == 0 ignores the old C), C += alpha*acc after;
+   * storeEdge applies the same fused operations element by element.
+   */
+  private static void store(FloatVector v0, FloatVector v1, float[] c, int i, FloatVector al, float beta,
+      boolean first) {
+    if (!first) {
+      v0.fma(al, FloatVector.fromArray(S, c, i)).intoArray(c, i);
+      v1.fma(al, FloatVector.fromArray(S, c, i + L)).intoArray(c, i + L);
+    } else if (beta == 0) {
+      v0.mul(al).intoArray(c, i);
+      v1.mul(al).intoArray(c, i + L);
+    } else {
+      v0.fma(al, FloatVector.fromArray(S, c, i).mul(beta)).intoArray(c, i);
+      v1.fma(al, FloatVector.fromArray(S, c, i + L).mul(beta)).intoArray(c, i + L);
+    }
+  }
+
+  /** Same arithmetic as {@link #kernel} (zero-padded operands), results left in {@code tile}. */
+  private static void kernelEdge(int kc, float[] ap, int aBase, float[] bp, int bBase, float[] tile) {
+    for (int r = 0; r < MR; r += 4) {
+      FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+      FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+      FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+      FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+      int a0 = aBase + r * KC;
+      for (int p = 0, bi = bBase; p < kc; p++, bi += NR) {
+        FloatVector b0 = FloatVector.fromArray(S, bp, bi);
+        FloatVector b1 = FloatVector.fromArray(S, bp, bi + L);
+        FloatVector av = FloatVector.broadcast(S, ap[a0 + p]);
+        c00 = av.fma(b0, c00); c01 = av.fma(b1, c01);
+        av = FloatVector.broadcast(S, ap[a0 + KC + p]);
+        c10 = av.fma(b0, c10); c11 = av.fma(b1, c11);
+        av = FloatVector.broadcast(S, ap[a0 + 2 * KC + p]);
+        c20 = av.fma(b0, c20); c21 = av.fma(b1, c21);
+        av = FloatVector.broadcast(S, ap[a0 + 3 * KC + p]);
+        c30 = av.fma(b0, c30); c31 = av.fma(b1, c31);
+      }
+      int t = r * NR;
+      c00.intoArray(tile, t); c01.intoArray(tile, t + L);
+      c10.intoArray(tile, t + NR); c11.intoArray(tile, t + NR + L);
+      c20.intoArray(tile, t + 2 * NR); c21.intoArray(tile, t + 2 * NR + L);
+      c30.intoArray(tile, t + 3 * NR); c31.intoArray(tile, t + 3 * NR + L);
+    }
+  }
+
+  private static void storeEdge(float[] tile, int rows, int cols, float[] c, int cIdx, int ldc,
+      float alpha, float beta, boolean first) {
+    for (int r = 0; r < rows; r++) {
+      int ci = cIdx + r * ldc;
+      int t = r * NR;
+      for (int j = 0; j < cols; j++) {
+        float v = tile[t + j];
+        if (!first) c[ci + j] = Math.fma(v, alpha, c[ci + j]);
+        else if (beta == 0) c[ci + j] = v * alpha;
+        else c[ci + j] = Math.fma(v, alpha, c[ci + j] * beta);
+      }
+    }
+  }
+
+  private static void scaleC(int m, int n, float beta, float[] c, int cOff, int ldc) {
+    if (beta == 1) return;
+    for (int i = 0; i < m; i++) {
+      int ci = cOff + i * ldc;
+      for (int j = 0; j < n; j++) c[ci + j] = beta == 0 ? 0f : beta * c[ci + j];
+    }
+  }
+
+  private static int roundUp(int x, int multiple) {
+    return (x + multiple - 1) / multiple * multiple;
+  }
+}

@@ -1,0 +1,184 @@
+package dev.ember.ops;
+
+import dev.ember.autograd.Autograd;
+import dev.ember.tensor.Check;
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Shapes;
+import dev.ember.tensor.Storage;
+import dev.ember.tensor.Tensor;
+import dev.ember.tensor.Views;
+import java.util.Arrays;
+
+/** Gather/scatter, index_select, masking, one-hot and embedding lookup. Indices are I64 or I32. */
+public final class IndexOps {
+  private IndexOps() {}
+
+  private static void checkIndexType(String op, Tensor index) {
+    if (index.dtype() != DType.I64 && index.dtype() != DType.I32) {
+      throw Check.fail(op, "index must be int64 or int32, got " + index.dtype().torchName(), "index", index);
+    }
+  }
+
+  /** Every index in [0, size) (negative indices are not accepted), or an error naming the first bad one. */
+  private static void checkBounds(String op, Tensor index, int size, String what, Tensor x) {
+    Tensor c = index.contiguous();
+    Storage s = c.storage();
+    long n = c.numel();
+    for (int i = 0; i < n; i++) {
+      long v = s.getLong(c.offset() + i);
+      if (v < 0 || v >= size) {
+        throw Check.fail(op, "index " + v + " out of range [0, " + size + ") for " + what + " at flat position " + i,
+            "x", x, "index", index);
+      }
+    }
+  }
+
+  private static void checkGatherShapes(String op, Tensor x, int axis, Tensor index) {
+    if (index.dim() != x.dim()) {
+      throw Check.fail(op, "index must have the same rank as the input (" + index.dim() + " vs " + x.dim() + ")",
+          "x", x, "index", index);
+    }
+    for (int d = 0; d < x.dim(); d++) {
+      if (d != axis && index.shapeRef()[d] > x.shapeRef()[d]) {
+        throw Check.fail(op, "index size " + index.shapeRef()[d] + " exceeds input size " + x.shapeRef()[d]
+            + " at dim " + d, "x", x, "index", index);
+      }
+    }
+  }
+
+  /** out[i][j] = x[index[i][j]][j] (dim 0), etc. */
+  public static Tensor gather(Tensor x, int dim, Tensor index) {
+    checkIndexType("gather", index);
+    int axis = x.dim() == 0 ? 0 : Check.axis("gather", dim, x.dim(), x);
+    checkGatherShapes("gather", x, axis, index);
+    checkBounds("gather", index, x.dim() == 0 ? 1 : x.shapeRef()[axis], "dim " + axis, x);
+    Tensor out = Tensor.empty(x.dtype(), index.shapeRef());
+    ElementwiseOps.backend().gather(x, axis, index, out);
+    int[] inShape = x.shape();
+    return Autograd.record("gather", out, (ctx, g) -> {
+      Tensor gi = Tensor.zeros(g.dtype(), inShape);
+      ElementwiseOps.backend().scatter(gi, axis, index, g, true);
+      return new Tensor[] {gi};
+    }, new Tensor[] {x});
+  }
+
+  /** A copy of x with src written (or added, when accumulate) at index positions along dim. */
+  public static Tensor scatter(Tensor x, int dim, Tensor index, Tensor src, boolean accumulate) {
+    String name = accumulate ? "scatter_add" : "scatter";
+    checkIndexType(name, index);
+    int axis = Check.axis(name, dim, x.dim(), x);
+    checkGatherShapes(name, x, axis, index);
+    if (src.dim() != index.dim()) throw Check.fail(name, "src must have the index's rank", "src", src, "index", index);
+    for (int d = 0; d < index.dim(); d++) {
+      if (index.shapeRef()[d] > src.shapeRef()[d]) {
+        throw Check.fail(name, "index is larger than src at dim " + d, "src", src, "index", index);
+      }
+    }
+    checkBounds(name, index, x.shapeRef()[axis], "dim " + axis, x);
+    Tensor s = src.to(x.dtype());
+    Tensor out = Tensor.empty(x.dtype(), x.shapeRef());
+    ElementwiseOps.backend().copy(x, out);
+    ElementwiseOps.backend().scatter(out, axis, index, s, accumulate);
+    return Autograd.record(name, out, (ctx, g) -> {
+      Tensor gx = g;
+      if (!accumulate) { // overwritten positions get no gradient
+        gx = g.clone();
+        ElementwiseOps.backend().scatter(gx, axis, index, Tensor.zeros(g.dtype(), index.shapeRef()), false);
+      }
+      Tensor gs = g.gather(axis, index);
+      Tensor gsFull = Arrays.equals(gs.shapeRef(), s.shapeRef()) ? gs : padTo(gs, s.shapeRef());
+      return new Tensor[] {gx, gsFull};
+    }, new Tensor[] {x, s});
+  }
+
+  private static Tensor padTo(Tensor g, int[] shape) {
+    Tensor out = Tensor.zeros(g.dtype(), shape);
+    Tensor view = out;
+    for (int d = 0; d < shape.length; d++) view = Views.slice(view, d, 0, g.shapeRef()[d], 1);
+    ElementwiseOps.backend().copy(g, view);
+    return out;
+  }
+
+  public static Tensor scatterAdd(Tensor x, int dim, Tensor index, Tensor src) {
+    return scatter(x, dim, index, src, true);
+  }
+
+  /** Rows (or slices along dim) of x at the positions of a 1-d index. */
+  public static Tensor indexSelect(Tensor x, int dim, Tensor index) {
+    checkIndexType("index_select", index);
+    if (index.dim() > 1) throw Check.fail("index_select", "index must be 1-d", "x", x, "index", index);
+    int axis = Check.axis("index_select", dim, x.dim(), x);
+    Tensor idx = index.dim() == 0 ? index.reshape(1) : index;
+    checkBounds("index_select", idx, x.shapeRef()[axis], "dim " + axis, x);
+    int[] shape = x.shape();
+    shape[axis] = idx.shapeRef()[0];
+    Tensor out = Tensor.empty(x.dtype(), shape);
+    ElementwiseOps.backend().indexSelect(x, axis, idx, out);
+    int[] inShape = x.shape();
+    return Autograd.record("index_select", out, (ctx, g) -> {
+      Tensor gi = Tensor.zeros(g.dtype(), inShape);
+      ElementwiseOps.backend().indexAdd(gi, axis, idx, g);
+      return new Tensor[] {gi};
+    }, new Tensor[] {x});
+  }
+
+  /** x with {@code value} where mask (BOOL, broadcast to x) is true. */
+  public static Tensor maskedFill(Tensor x, Tensor mask, double value) {
+    if (mask.dtype() != DType.BOOL) throw Check.fail("masked_fill", "mask must be bool, got " + mask.dtype().torchName(), "x", x, "mask", mask);
+    int[] shape = Shapes.broadcast("masked_fill", x.shapeRef(), mask.shapeRef());
+    if (!Arrays.equals(shape, x.shapeRef())) throw Check.fail("masked_fill", "mask does not broadcast to the input", "x", x, "mask", mask);
+    return ElementwiseOps.where(mask, Tensor.scalar(value, x.dtype()), x);
+  }
+
+  /** The elements of x where mask is true, as a 1-d tensor. */
+  public static Tensor maskedSelect(Tensor x, Tensor mask) {
+    if (mask.dtype() != DType.BOOL) throw Check.fail("masked_select", "mask must be bool, got " + mask.dtype().torchName(), "x", x, "mask", mask);
+    int[] shape = Shapes.broadcast("masked_select", x.shapeRef(), mask.shapeRef());
+    Tensor xe = x.expand(shape).contiguous();
+    Tensor me = Views.expand(mask, shape).contiguous();
+    int n = (int) me.numel();
+    long[] pos = new long[n];
+    int count = 0;
+    for (int i = 0; i < n; i++) if (me.storage().getDouble(me.offset() + i) != 0) pos[count++] = i;
+    Tensor idx = Tensor.of(Arrays.copyOf(pos, count), count);
+    return indexSelect(xe.reshape(-1), 0, idx);
+  }
+
+  /** One-hot I64 encoding with a trailing dim of numClasses. */
+  public static Tensor oneHot(Tensor labels, int numClasses) {
+    checkIndexType("one_hot", labels);
+    if (numClasses <= 0) throw Check.fail("one_hot", "numClasses must be positive, got " + numClasses, "labels", labels);
+    checkBounds("one_hot", labels, numClasses, "numClasses " + numClasses, labels);
+    int[] shape = Arrays.copyOf(labels.shapeRef(), labels.dim() + 1);
+    shape[labels.dim()] = numClasses;
+    Tensor out = Tensor.zeros(DType.I64, shape);
+    Tensor idx = labels.unsqueeze(-1).to(DType.I64);
+    ElementwiseOps.backend().scatter(out, labels.dim(), idx, Tensor.ones(DType.I64, idx.shapeRef()), false);
+    return out;
+  }
+
+  /** gather with the index broadcast against x except along dim, as torch.take_along_dim. */
+  public static Tensor takeAlongDim(Tensor x, Tensor index, int dim) {
+    checkIndexType("take_along_dim", index);
+    int axis = Check.axis("take_along_dim", dim, x.dim(), x);
+    if (index.dim() != x.dim()) throw Check.fail("take_along_dim", "index must have the input's rank", "x", x, "index", index);
+    int[] xs = x.shape();
+    int[] is = index.shape();
+    xs[axis] = 1;
+    is[axis] = 1;
+    int[] b = Shapes.broadcast("take_along_dim", xs, is);
+    int[] xShape = b.clone();
+    xShape[axis] = x.shapeRef()[axis];
+    int[] iShape = b.clone();
+    iShape[axis] = index.shapeRef()[axis];
+    return gather(x.expand(xShape), axis, Views.expand(index, iShape));
+  }
+
+  /** Rows of an embedding table [V, D] for indices of any shape: result shape indices + [D]. */
+  public static Tensor embedding(Tensor weight, Tensor indices) {
+    if (weight.dim() != 2) throw Check.fail("embedding", "weight must be 2-d [numEmbeddings, dim]", "weight", weight);
+    int[] shape = Arrays.copyOf(indices.shapeRef(), indices.dim() + 1);
+    shape[indices.dim()] = weight.shapeRef()[1];
+    return indexSelect(weight, 0, indices.reshape(-1)).reshape(shape);
+  }
+}

@@ -1,0 +1,133 @@
+package dev.ember.ops;
+
+import dev.ember.autograd.Autograd;
+import dev.ember.tensor.Check;
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Shapes;
+import dev.ember.tensor.Tensor;
+import dev.ember.tensor.Views;
+import java.util.Arrays;
+
+/** matmul with NumPy semantics, bmm, outer, and addmm (bias fused into the GEMM's C). */
+public final class LinalgOps {
+  private LinalgOps() {}
+
+  private static void checkFloat(String op, Tensor a, Tensor b) {
+    if (!a.dtype().isFloatingPoint() || !b.dtype().isFloatingPoint()) {
+      throw Check.fail(op, "expected floating-point operands, got " + a.dtype().torchName() + " and "
+          + b.dtype().torchName(), "a", a, "b", b);
+    }
+    if (a.dtype() != b.dtype()) {
+      throw Check.fail(op, "operands have different dtypes (" + a.dtype().torchName() + " vs " + b.dtype().torchName()
+          + ")", "a", a, "b", b, "hint", "convert one with to()");
+    }
+  }
+
+  /**
+   * NumPy/PyTorch matmul: 1-d operands are promoted to a row (left) or column (right) and the
+   * added dim removed afterwards; leading batch dims broadcast.
+   */
+  public static Tensor matmul(Tensor a, Tensor b) {
+    checkFloat("matmul", a, b);
+    if (a.dim() == 0 || b.dim() == 0) {
+      throw Check.fail("matmul", "both arguments need at least 1 dimension", "a", a, "b", b);
+    }
+    Tensor a2 = a.dim() == 1 ? a.unsqueeze(0) : a;
+    Tensor b2 = b.dim() == 1 ? b.unsqueeze(1) : b;
+    int m = a2.shapeRef()[a2.dim() - 2];
+    int k = a2.shapeRef()[a2.dim() - 1];
+    int kb = b2.shapeRef()[b2.dim() - 2];
+    int n = b2.shapeRef()[b2.dim() - 1];
+    if (k != kb) {
+      throw Check.fail("matmul", "inner dimensions differ (" + k + " vs " + kb + ")", "a", a, "b", b);
+    }
+    int[] batchA = Arrays.copyOf(a2.shapeRef(), a2.dim() - 2);
+    int[] batchB = Arrays.copyOf(b2.shapeRef(), b2.dim() - 2);
+    int[] batch = Shapes.broadcast("matmul", batchA, batchB);
+    int nb = (int) Shapes.numel(batch);
+    Tensor a3 = a2.expand(concat(batch, m, k)).reshape(nb, m, k);
+    Tensor b3 = b2.expand(concat(batch, kb, n)).reshape(nb, kb, n);
+    Tensor out = bmm3(a3, b3).reshape(concat(batch, m, n));
+    if (a.dim() == 1) out = out.squeeze(-2);
+    if (b.dim() == 1) out = out.squeeze(-1);
+    return out;
+  }
+
+  private static int[] concat(int[] batch, int x, int y) {
+    int[] s = Arrays.copyOf(batch, batch.length + 2);
+    s[batch.length] = x;
+    s[batch.length + 1] = y;
+    return s;
+  }
+
+  /** Batched [B, m, k] x [B, k, n] -> [B, m, n]. */
+  public static Tensor bmm(Tensor a, Tensor b) {
+    checkFloat("bmm", a, b);
+    if (a.dim() != 3 || b.dim() != 3) throw Check.fail("bmm", "expects 3-d tensors", "a", a, "b", b);
+    if (a.shapeRef()[0] != b.shapeRef()[0]) {
+      throw Check.fail("bmm", "batch sizes differ (" + a.shapeRef()[0] + " vs " + b.shapeRef()[0] + ")", "a", a, "b", b);
+    }
+    if (a.shapeRef()[2] != b.shapeRef()[1]) {
+      throw Check.fail("bmm", "inner dimensions differ (" + a.shapeRef()[2] + " vs " + b.shapeRef()[1] + ")", "a", a, "b", b);
+    }
+    return bmm3(a, b);
+  }
+
+  private static Tensor bmm3(Tensor a, Tensor b) {
+    Tensor out = Tensor.empty(a.dtype(), a.shapeRef()[0], a.shapeRef()[1], b.shapeRef()[2]);
+    ElementwiseOps.backend().matmul(a, b, out, false);
+    return Autograd.record("matmul", out, (ctx, g) -> {
+      // dA = G B^T, dB = A^T G: transposed views, which GEMM reads by packing
+      Tensor ga = ctx.edgeNeeded(0) ? bmm3(g, Views.transpose(ctx.in(1), 1, 2)) : null;
+      Tensor gb = ctx.edgeNeeded(1) ? bmm3(Views.transpose(ctx.in(0), 1, 2), g) : null;
+      return new Tensor[] {ga, gb};
+    }, new Tensor[] {a, b});
+  }
+
+  /** Outer product of two vectors. */
+  public static Tensor outer(Tensor a, Tensor b) {
+    if (a.dim() != 1 || b.dim() != 1) throw Check.fail("outer", "expects 1-d tensors", "a", a, "b", b);
+    return a.unsqueeze(1).mul(b.unsqueeze(0));
+  }
+
+  /** bias + a @ b for 2-d a, b, with the bias (broadcast to [m, n]) as GEMM's starting C. */
+  public static Tensor addmm(Tensor bias, Tensor a, Tensor b) {
+    checkFloat("addmm", a, b);
+    if (a.dim() != 2 || b.dim() != 2) throw Check.fail("addmm", "expects 2-d matrices", "a", a, "b", b);
+    int m = a.shapeRef()[0];
+    int k = a.shapeRef()[1];
+    int n = b.shapeRef()[1];
+    if (k != b.shapeRef()[0]) {
+      throw Check.fail("addmm", "inner dimensions differ (" + k + " vs " + b.shapeRef()[0] + ")", "a", a, "b", b);
+    }
+    int[] outShape = {m, n};
+    int[] bs = Shapes.broadcast("addmm", bias.shapeRef(), outShape);
+    if (!Arrays.equals(bs, outShape)) {
+      throw Check.fail("addmm", "bias does not broadcast to the product's shape " + Arrays.toString(outShape),
+          "bias", bias, "a", a, "b", b);
+    }
+    Tensor biasT = bias.to(a.dtype());
+    Tensor out = Tensor.empty(a.dtype(), m, n);
+    ElementwiseOps.backend().copy(Views.expand(biasT, outShape), out);
+    ElementwiseOps.backend().matmul(Views.of(a, new int[] {1, m, k}, new int[] {0, a.stridesRef()[0], a.stridesRef()[1]},
+        a.offset()), Views.of(b, new int[] {1, k, n}, new int[] {0, b.stridesRef()[0], b.stridesRef()[1]}, b.offset()),
+        Views.of(out, new int[] {1, m, n}, new int[] {0, n, 1}, 0), true);
+    int[] biasShape = bias.shape();
+    return Autograd.record("addmm", out, (ctx, g) -> new Tensor[] {
+        ctx.edgeNeeded(0) ? g.sumTo(biasShape) : null,
+        ctx.edgeNeeded(1) ? g.matmul(ctx.in(2).t()) : null,
+        ctx.edgeNeeded(2) ? ctx.in(1).t().matmul(g) : null}, new Tensor[] {biasT, a, b});
+  }
+
+  /** Dot product of two vectors. */
+  public static Tensor dot(Tensor a, Tensor b) {
+    if (a.dim() != 1 || b.dim() != 1 || a.shapeRef()[0] != b.shapeRef()[0]) {
+      throw Check.fail("dot", "expects two 1-d tensors of the same length", "a", a, "b", b);
+    }
+    return matmul(a, b);
+  }
+
+  static boolean isF64(Tensor t) {
+    return t.dtype() == DType.F64;
+  }
+}

@@ -1,0 +1,256 @@
+package dev.ember.ops;
+
+import dev.ember.autograd.Autograd;
+import dev.ember.tensor.Check;
+import dev.ember.tensor.Shapes;
+import dev.ember.tensor.Tensor;
+import dev.ember.tensor.Views;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/** Views (share storage, no copy) and the ops that assemble or split tensors. */
+public final class MovementOps {
+  private MovementOps() {}
+
+  public static Tensor contiguousCopy(Tensor x) {
+    Tensor out = Tensor.empty(x.dtype(), x.shapeRef());
+    ElementwiseOps.backend().copy(x, out);
+    return Autograd.record("clone", out, (ctx, g) -> new Tensor[] {g}, new Tensor[] {x});
+  }
+
+  /** A view when the strides allow it, else a copy (as torch.reshape). */
+  public static Tensor reshape(Tensor x, int[] shape) {
+    int[] target = Shapes.inferShape("reshape", shape, x.numel(), x.shapeRef());
+    int[] strides = Shapes.viewStrides(x.shapeRef(), x.stridesRef(), target);
+    Tensor src = strides == null ? contiguousCopy(x) : x;
+    int[] st = strides == null ? Shapes.contiguousStrides(target) : strides;
+    return viewAs("reshape", src, target, st, src.offset());
+  }
+
+  public static Tensor view(Tensor x, int[] shape) {
+    int[] target = Shapes.inferShape("view", shape, x.numel(), x.shapeRef());
+    int[] strides = Shapes.viewStrides(x.shapeRef(), x.stridesRef(), target);
+    if (strides == null) {
+      throw Check.fail("view", "size " + Arrays.toString(target) + " is not compatible with the strides "
+          + Arrays.toString(x.stridesRef()) + " (at least one dimension spans two contiguous subspaces)", "x", x,
+          "hint", "use reshape(), or contiguous() first");
+    }
+    return viewAs("view", x, target, strides, x.offset());
+  }
+
+  private static Tensor viewAs(String name, Tensor x, int[] shape, int[] strides, int offset) {
+    Tensor out = Views.of(x, shape, strides, offset);
+    int[] inShape = x.shape();
+    return Autograd.record(name, out, (ctx, g) -> new Tensor[] {g.reshape(inShape)}, new Tensor[] {x});
+  }
+
+  public static Tensor permute(Tensor x, int[] dims) {
+    int r = x.dim();
+    if (dims.length != r) {
+      throw Check.fail("permute", "expected " + r + " dims, got " + Arrays.toString(dims), "x", x);
+    }
+    int[] norm = new int[r];
+    boolean[] seen = new boolean[r];
+    for (int i = 0; i < r; i++) {
+      norm[i] = Check.axis("permute", dims[i], r, x);
+      if (seen[norm[i]]) throw Check.fail("permute", "repeated dim " + dims[i] + " in " + Arrays.toString(dims), "x", x);
+      seen[norm[i]] = true;
+    }
+    int[] inverse = new int[r];
+    for (int i = 0; i < r; i++) inverse[norm[i]] = i;
+    Tensor out = Views.permute(x, norm);
+    return Autograd.record("permute", out, (ctx, g) -> new Tensor[] {g.permute(inverse)}, new Tensor[] {x});
+  }
+
+  public static Tensor transpose(Tensor x, int d0, int d1) {
+    int r = x.dim();
+    if (r == 0) return x;
+    int a = Check.axis("transpose", d0, r, x);
+    int b = Check.axis("transpose", d1, r, x);
+    int[] perm = new int[r];
+    for (int i = 0; i < r; i++) perm[i] = i;
+    perm[a] = b;
+    perm[b] = a;
+    return permute(x, perm);
+  }
+
+  public static Tensor expand(Tensor x, int[] shape) {
+    int r = shape.length;
+    int lead = r - x.dim();
+    if (lead < 0) {
+      throw Check.fail("expand", "the target has fewer dimensions (" + r + ") than the tensor (" + x.dim() + ")",
+          "x", x, "target", shape);
+    }
+    int[] target = shape.clone();
+    for (int d = 0; d < r; d++) {
+      int sd = d - lead;
+      int have = sd < 0 ? 1 : x.shapeRef()[sd];
+      if (target[d] == -1 && sd >= 0) target[d] = have;
+      if (target[d] < 0 || (have != 1 && have != target[d])) {
+        throw Check.fail("expand", "size " + have + " at dim " + sd + " cannot expand to " + shape[d], "x", x,
+            "target", shape);
+      }
+    }
+    if (Arrays.equals(target, x.shapeRef())) return x;
+    Tensor out = Views.expand(x, target);
+    int[] inShape = x.shape();
+    return Autograd.record("expand", out, (ctx, g) -> new Tensor[] {g.sumTo(inShape)}, new Tensor[] {x});
+  }
+
+  /** Elements start, start+step, ... below end along dim; start/end are clamped like Python slices. */
+  public static Tensor slice(Tensor x, int dim, int start, int end, int step) {
+    int axis = Check.axis("slice", dim, x.dim(), x);
+    if (step <= 0) throw Check.fail("slice", "step must be positive, got " + step, "x", x);
+    int n = x.shapeRef()[axis];
+    int s = clampIndex(start, n);
+    int e = clampIndex(end, n);
+    int len = e > s ? (e - s + step - 1) / step : 0;
+    Tensor out = Views.slice(x, axis, s, len, step);
+    int[] inShape = x.shape();
+    return Autograd.record("slice", out, (ctx, g) -> {
+      Tensor gi = Tensor.zeros(g.dtype(), inShape);
+      ElementwiseOps.backend().copy(g, Views.slice(gi, axis, s, len, step));
+      return new Tensor[] {gi};
+    }, new Tensor[] {x});
+  }
+
+  private static int clampIndex(int i, int n) {
+    int v = i < 0 ? i + n : i;
+    return Math.max(0, Math.min(n, v));
+  }
+
+  public static Tensor select(Tensor x, int dim, int index) {
+    int axis = Check.axis("select", dim, x.dim(), x);
+    int n = x.shapeRef()[axis];
+    if (index < -n || index >= n) {
+      throw Check.fail("select", "index " + index + " out of range for dimension " + axis + " of size " + n, "x", x);
+    }
+    int i = index < 0 ? index + n : index;
+    Tensor out = Views.select(x, axis, i);
+    int[] inShape = x.shape();
+    return Autograd.record("select", out, (ctx, g) -> {
+      Tensor gi = Tensor.zeros(g.dtype(), inShape);
+      ElementwiseOps.backend().copy(g, Views.select(gi, axis, i));
+      return new Tensor[] {gi};
+    }, new Tensor[] {x});
+  }
+
+  public static Tensor squeeze(Tensor x) {
+    int[] s = Arrays.stream(x.shapeRef()).filter(d -> d != 1).toArray();
+    return s.length == x.dim() ? x : reshape(x, s);
+  }
+
+  public static Tensor squeeze(Tensor x, int dim) {
+    if (x.dim() == 0) return x;
+    int axis = Check.axis("squeeze", dim, x.dim(), x);
+    if (x.shapeRef()[axis] != 1) return x;
+    int[] s = new int[x.dim() - 1];
+    for (int d = 0, j = 0; d < x.dim(); d++) if (d != axis) s[j++] = x.shapeRef()[d];
+    return reshape(x, s);
+  }
+
+  public static Tensor unsqueeze(Tensor x, int dim) {
+    int axis = Check.axis("unsqueeze", dim, x.dim() + 1, x);
+    int[] s = new int[x.dim() + 1];
+    for (int d = 0, j = 0; d < s.length; d++) s[d] = d == axis ? 1 : x.shapeRef()[j++];
+    return reshape(x, s);
+  }
+
+  public static Tensor flatten(Tensor x, int startDim, int endDim) {
+    if (x.dim() == 0) return reshape(x, new int[] {1});
+    int a = Check.axis("flatten", startDim, x.dim(), x);
+    int b = Check.axis("flatten", endDim, x.dim(), x);
+    if (a > b) throw Check.fail("flatten", "start dim " + startDim + " comes after end dim " + endDim, "x", x);
+    int[] s = new int[x.dim() - (b - a)];
+    int j = 0;
+    for (int d = 0; d < a; d++) s[j++] = x.shapeRef()[d];
+    int merged = 1;
+    for (int d = a; d <= b; d++) merged *= x.shapeRef()[d];
+    s[j++] = merged;
+    for (int d = b + 1; d < x.dim(); d++) s[j++] = x.shapeRef()[d];
+    return reshape(x, s);
+  }
+
+  /** Concatenation along an existing dim; shapes must agree elsewhere. */
+  public static Tensor cat(List<Tensor> tensors, int dim) {
+    if (tensors.isEmpty()) throw Check.fail("cat", "expected a non-empty list of tensors");
+    Tensor first = tensors.get(0);
+    if (first.dim() == 0) throw Check.fail("cat", "zero-dimensional tensors cannot be concatenated", "t0", first);
+    int axis = Check.axis("cat", dim, first.dim(), first);
+    int total = 0;
+    dev.ember.tensor.DType dt = first.dtype();
+    for (int i = 0; i < tensors.size(); i++) {
+      Tensor t = tensors.get(i);
+      if (t.dim() != first.dim()) {
+        throw Check.fail("cat", "tensors must have the same rank (" + first.dim() + " vs " + t.dim() + ")",
+            "t0", first, "t" + i, t);
+      }
+      for (int d = 0; d < t.dim(); d++) {
+        if (d != axis && t.shapeRef()[d] != first.shapeRef()[d]) {
+          throw Check.fail("cat", "sizes must match except in dim " + axis + " (" + first.shapeRef()[d] + " vs "
+              + t.shapeRef()[d] + " at dim " + d + ")", "t0", first, "t" + i, t);
+        }
+      }
+      total += t.shapeRef()[axis];
+      dt = dev.ember.tensor.DType.promote(dt, t.dtype());
+    }
+    int[] shape = first.shape();
+    shape[axis] = total;
+    Tensor out = Tensor.empty(dt, shape);
+    int[] sizes = new int[tensors.size()];
+    int at = 0;
+    for (int i = 0; i < tensors.size(); i++) {
+      Tensor t = tensors.get(i);
+      sizes[i] = t.shapeRef()[axis];
+      ElementwiseOps.backend().copy(t, Views.slice(out, axis, at, sizes[i], 1));
+      at += sizes[i];
+    }
+    return Autograd.record("cat", out, (ctx, g) -> {
+      Tensor[] grads = new Tensor[sizes.length];
+      int pos = 0;
+      for (int i = 0; i < sizes.length; i++) {
+        grads[i] = Views.slice(g, axis, pos, sizes[i], 1).to(ctx.in(i).dtype());
+        pos += sizes[i];
+      }
+      return grads;
+    }, tensors.toArray(new Tensor[0]));
+  }
+
+  /** Joins tensors of equal shape along a new dim. */
+  public static Tensor stack(List<Tensor> tensors, int dim) {
+    if (tensors.isEmpty()) throw Check.fail("stack", "expected a non-empty list of tensors");
+    Tensor first = tensors.get(0);
+    int axis = Check.axis("stack", dim, first.dim() + 1, first);
+    List<Tensor> parts = new ArrayList<>(tensors.size());
+    for (int i = 0; i < tensors.size(); i++) {
+      Tensor t = tensors.get(i);
+      if (!Arrays.equals(t.shapeRef(), first.shapeRef())) {
+        throw Check.fail("stack", "all tensors must have the same shape", "t0", first, "t" + i, t);
+      }
+      parts.add(unsqueeze(t, axis));
+    }
+    return cat(parts, axis);
+  }
+
+  /** Pieces of {@code splitSize} along dim (the last may be smaller); each is a view. */
+  public static List<Tensor> split(Tensor x, int splitSize, int dim) {
+    int axis = Check.axis("split", dim, x.dim(), x);
+    if (splitSize <= 0) throw Check.fail("split", "split size must be positive, got " + splitSize, "x", x);
+    int n = x.shapeRef()[axis];
+    List<Tensor> out = new ArrayList<>();
+    for (int s = 0; s < n || (n == 0 && out.isEmpty()); s += splitSize) {
+      out.add(slice(x, axis, s, Math.min(n, s + splitSize), 1));
+      if (n == 0) break;
+    }
+    return out;
+  }
+
+  /** At most {@code chunks} pieces of equal size (ceil), as torch.chunk. */
+  public static List<Tensor> chunk(Tensor x, int chunks, int dim) {
+    if (chunks <= 0) throw Check.fail("chunk", "number of chunks must be positive, got " + chunks, "x", x);
+    int axis = Check.axis("chunk", dim, x.dim(), x);
+    int n = x.shapeRef()[axis];
+    return split(x, Math.max(1, (n + chunks - 1) / chunks), axis);
+  }
+}

@@ -1,0 +1,273 @@
+package dev.ember.ops;
+
+import dev.ember.autograd.Autograd;
+import dev.ember.autograd.Grad;
+import dev.ember.backend.ReduceOp;
+import dev.ember.tensor.Check;
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Tensor;
+import java.util.Arrays;
+
+/** Reductions over any set of axes (with keepDim), softmax, log-softmax and cumsum. */
+public final class ReduceOps {
+  private ReduceOps() {}
+
+  /** Sorted, distinct, non-negative axes; null means all axes. */
+  static int[] normAxes(String op, Tensor x, int[] dims) {
+    int r = x.dim();
+    if (dims == null) {
+      int[] all = new int[r];
+      for (int i = 0; i < r; i++) all[i] = i;
+      return all;
+    }
+    boolean[] seen = new boolean[Math.max(r, 1)];
+    for (int d : dims) {
+      int a = Check.axis(op, d, r, x);
+      if (seen[a]) throw Check.fail(op, "axis " + d + " appears more than once in " + Arrays.toString(dims), "x", x);
+      seen[a] = true;
+    }
+    int[] out = new int[dims.length];
+    int j = 0;
+    for (int a = 0; a < seen.length; a++) if (seen[a] && (a < r)) out[j++] = a;
+    return Arrays.copyOf(out, j);
+  }
+
+  static int[] keepShape(int[] shape, int[] axes) {
+    int[] s = shape.clone();
+    for (int a : axes) s[a] = 1;
+    return s;
+  }
+
+  static int[] dropShape(int[] shape, int[] axes) {
+    int[] s = new int[shape.length - axes.length];
+    int j = 0;
+    outer:
+    for (int d = 0; d < shape.length; d++) {
+      for (int a : axes) if (a == d) continue outer;
+      s[j++] = shape[d];
+    }
+    return s;
+  }
+
+  private static Tensor reduceRaw(ReduceOp op, Tensor x, int[] axes, boolean keepDim, DType outType) {
+    int[] ks = keepShape(x.shapeRef(), axes);
+    Tensor out = Tensor.empty(outType, ks);
+    ElementwiseOps.backend().reduce(op, x, axes, out);
+    return keepDim ? out : dev.ember.tensor.Views.of(out, dropShape(x.shapeRef(), axes),
+        dev.ember.tensor.Shapes.contiguousStrides(dropShape(x.shapeRef(), axes)), 0);
+  }
+
+  /** Sum over dims (null: all). Integers and bools sum to I64, as PyTorch. */
+  public static Tensor sum(Tensor x, int[] dims, boolean keepDim) {
+    int[] axes = normAxes("sum", x, dims);
+    DType dt = x.dtype().isFloatingPoint() ? x.dtype() : DType.I64;
+    Tensor out = reduceRaw(ReduceOp.SUM, x, axes, keepDim, dt);
+    int[] inShape = x.shape();
+    return Autograd.record("sum", out, (ctx, g) -> new Tensor[] {g.reshape(keepShape(inShape, axes)).expand(inShape)},
+        new Tensor[] {x});
+  }
+
+  public static Tensor mean(Tensor x, int[] dims, boolean keepDim) {
+    Check.floating("mean", x);
+    int[] axes = normAxes("mean", x, dims);
+    long count = 1;
+    for (int a : axes) count *= x.shapeRef()[a];
+    return sum(x, axes, keepDim).div(count);
+  }
+
+  /** Variance with Bessel's correction when {@code unbiased}. */
+  public static Tensor var(Tensor x, int[] dims, boolean unbiased, boolean keepDim) {
+    Check.floating("var", x);
+    int[] axes = normAxes("var", x, dims);
+    long count = 1;
+    for (int a : axes) count *= x.shapeRef()[a];
+    Tensor centered = x.sub(mean(x, axes, true));
+    return sum(centered.square(), axes, keepDim).div(Math.max(0, count - (unbiased ? 1 : 0)));
+  }
+
+  public static Tensor std(Tensor x, int[] dims, boolean unbiased, boolean keepDim) {
+    return var(x, dims, unbiased, keepDim).sqrt();
+  }
+
+  /** Product; the gradient is exact with zeros present (no division by zero). */
+  public static Tensor prod(Tensor x, int[] dims, boolean keepDim) {
+    int[] axes = normAxes("prod", x, dims);
+    DType dt = x.dtype().isFloatingPoint() ? x.dtype() : DType.I64;
+    Tensor out = reduceRaw(ReduceOp.PROD, x, axes, keepDim, dt);
+    int[] inShape = x.shape();
+    return Autograd.record("prod", out, (ctx, g) -> {
+      Tensor xi = ctx.in(0);
+      Tensor zero = Tensor.scalar(0, xi.dtype());
+      Tensor one = Tensor.scalar(1, xi.dtype());
+      Tensor isZero = xi.eq(0);
+      Tensor zeros = sum(isZero.to(xi.dtype()), axes, true);
+      Tensor prodNonZero = prod(ElementwiseOps.where(isZero, one, xi), axes, true);
+      Tensor outK = ctx.out().reshape(keepShape(inShape, axes));
+      Tensor noZero = outK.div(ElementwiseOps.where(isZero, one, xi));
+      Tensor oneZero = ElementwiseOps.where(isZero, prodNonZero.expand(inShape), zero);
+      Tensor local = ElementwiseOps.where(zeros.eq(0), noZero,
+          ElementwiseOps.where(zeros.eq(1), oneZero, zero));
+      return new Tensor[] {g.reshape(keepShape(inShape, axes)).mul(local)};
+    }, new Tensor[] {x});
+  }
+
+  /** Max over dims (values only); the gradient is shared evenly among ties, as torch.amax. */
+  public static Tensor amax(Tensor x, int[] dims, boolean keepDim) {
+    return extreme("amax", ReduceOp.MAX, x, dims, keepDim);
+  }
+
+  public static Tensor amin(Tensor x, int[] dims, boolean keepDim) {
+    return extreme("amin", ReduceOp.MIN, x, dims, keepDim);
+  }
+
+  private static Tensor extreme(String name, ReduceOp op, Tensor x, int[] dims, boolean keepDim) {
+    int[] axes = normAxes(name, x, dims);
+    for (int a : axes) {
+      if (x.shapeRef()[a] == 0) {
+        throw Check.fail(name, "cannot reduce over an empty dimension " + a + " (no identity)", "x", x);
+      }
+    }
+    if (x.numel() == 0 && axes.length == x.dim() && x.dim() == 0) {
+      throw Check.fail(name, "cannot reduce an empty tensor", "x", x);
+    }
+    Tensor out = reduceRaw(op, x, axes, keepDim, x.dtype());
+    int[] inShape = x.shape();
+    return Autograd.record(name, out, (ctx, g) -> {
+      Tensor mask = ctx.in(0).eq(ctx.out().reshape(keepShape(inShape, axes))).to(g.dtype());
+      Tensor count = sum(mask, axes, true);
+      return new Tensor[] {g.reshape(keepShape(inShape, axes)).mul(mask).div(count)};
+    }, new Tensor[] {x});
+  }
+
+  /** Values and indices of the max along one dim; the gradient goes to the chosen index, as torch.max(dim). */
+  public static Tensor[] max(Tensor x, int dim, boolean keepDim) {
+    return extremeWithIndex("max", true, x, dim, keepDim);
+  }
+
+  public static Tensor[] min(Tensor x, int dim, boolean keepDim) {
+    return extremeWithIndex("min", false, x, dim, keepDim);
+  }
+
+  private static Tensor[] extremeWithIndex(String name, boolean max, Tensor x, int dim, boolean keepDim) {
+    Tensor idx = argReduce(name, max, x, dim, true);
+    int axis = Check.axis(name, dim, x.dim(), x);
+    Tensor values;
+    try (Grad ignored = Grad.off()) {
+      values = x.dim() == 0 ? x.clone() : x.gather(axis, idx);
+    }
+    int[] inShape = x.shape();
+    Tensor idxK = idx;
+    values = Autograd.record(name, values, (ctx, g) -> {
+      Tensor gi = Tensor.zeros(g.dtype(), inShape);
+      return new Tensor[] {x.dim() == 0 ? g : IndexOps.scatter(gi, axis, idxK, g, true)};
+    }, new Tensor[] {x});
+    if (!keepDim && x.dim() > 0) {
+      values = values.squeeze(axis);
+      idx = idx.squeeze(axis);
+    }
+    return new Tensor[] {values, idx};
+  }
+
+  public static Tensor argmax(Tensor x, int dim, boolean keepDim) {
+    return argReduce("argmax", true, x, dim, keepDim);
+  }
+
+  public static Tensor argmin(Tensor x, int dim, boolean keepDim) {
+    return argReduce("argmin", false, x, dim, keepDim);
+  }
+
+  private static Tensor argReduce(String name, boolean max, Tensor x, int dim, boolean keepDim) {
+    if (x.dim() == 0) return Tensor.scalar(0, DType.I64);
+    int axis = Check.axis(name, dim, x.dim(), x);
+    if (x.shapeRef()[axis] == 0) throw Check.fail(name, "cannot reduce over an empty dimension " + axis, "x", x);
+    int[] ks = keepShape(x.shapeRef(), new int[] {axis});
+    Tensor out = Tensor.empty(DType.I64, ks);
+    ElementwiseOps.backend().argReduce(max, x, axis, out);
+    return keepDim ? out : out.squeeze(axis);
+  }
+
+  /** log(sum(exp(x))) computed stably by subtracting the max. */
+  public static Tensor logsumexp(Tensor x, int[] dims, boolean keepDim) {
+    Check.floating("logsumexp", x);
+    int[] axes = normAxes("logsumexp", x, dims);
+    Tensor m;
+    try (Grad ignored = Grad.off()) {
+      m = amax(x, axes, true);
+      m = ElementwiseOps.where(ElementwiseOps.isinf(m), Tensor.scalar(0, x.dtype()), m);
+    }
+    Tensor s = sum(x.sub(m).exp(), axes, true).log().add(m);
+    return keepDim ? s : s.reshape(dropShape(x.shapeRef(), axes));
+  }
+
+  /** Vector norm over dims: p = 1, 2 or infinity. */
+  public static Tensor norm(Tensor x, double p, int[] dims, boolean keepDim) {
+    Check.floating("norm", x);
+    if (p == 1) return sum(x.abs(), dims, keepDim);
+    if (p == 2) return sum(x.square(), dims, keepDim).sqrt();
+    if (p == Double.POSITIVE_INFINITY) return amax(x.abs(), dims, keepDim);
+    throw Check.fail("norm", "unsupported order p=" + p + " (supported: 1, 2, inf)", "x", x);
+  }
+
+  /** True where every element (over dims) is non-zero. */
+  public static Tensor all(Tensor x, int[] dims, boolean keepDim) {
+    int[] axes = normAxes("all", x, dims);
+    return reduceRaw(ReduceOp.MIN, x.ne(0), axes, keepDim, DType.BOOL);
+  }
+
+  public static Tensor any(Tensor x, int[] dims, boolean keepDim) {
+    int[] axes = normAxes("any", x, dims);
+    return reduceRaw(ReduceOp.MAX, x.ne(0), axes, keepDim, DType.BOOL);
+  }
+
+  /** softmax (log=false) or log_softmax along dim, numerically stable. */
+  public static Tensor softmax(Tensor x, int dim, boolean log) {
+    String name = log ? "log_softmax" : "softmax";
+    Check.floating(name, x);
+    int axis = x.dim() == 0 ? 0 : Check.axis(name, dim, x.dim(), x);
+    Tensor xv = x.dim() == 0 ? x.reshape(1) : x;
+    Tensor out = Tensor.empty(x.dtype(), xv.shapeRef());
+    ElementwiseOps.backend().softmax(xv, axis, log, out);
+    if (x.dim() == 0) out = out.reshape();
+    return Autograd.record(name, out, (ctx, g) -> {
+      Tensor y = ctx.out();
+      int ax = y.dim() == 0 ? 0 : axis;
+      if (y.dim() == 0) return new Tensor[] {g.mul(0)};
+      if (log) return new Tensor[] {g.sub(y.exp().mul(g.sum(ax, true)))};
+      return new Tensor[] {y.mul(g.sub(g.mul(y).sum(ax, true)))};
+    }, new Tensor[] {x});
+  }
+
+  public static Tensor cumsum(Tensor x, int dim) {
+    if (x.dim() == 0) return x.clone();
+    int axis = Check.axis("cumsum", dim, x.dim(), x);
+    DType dt = x.dtype().isFloatingPoint() ? x.dtype() : DType.I64;
+    Tensor out = Tensor.empty(dt, x.shapeRef());
+    ElementwiseOps.backend().cumsum(x, axis, out);
+    return Autograd.record("cumsum", out, (ctx, g) -> {
+      // reverse cumulative sum: total - cumsum + g
+      return new Tensor[] {g.sum(axis, true).sub(cumsum(g, axis)).add(g)};
+    }, new Tensor[] {x});
+  }
+
+  /** Sums broadcast dimensions away so the result has {@code target}'s shape. */
+  public static Tensor sumTo(Tensor x, int[] target) {
+    int[] shape = x.shapeRef();
+    if (Arrays.equals(shape, target)) return x;
+    int lead = shape.length - target.length;
+    if (lead < 0) throw Check.fail("sumTo", "target has more dimensions than the tensor", "x", x, "target", target);
+    int[] axes = new int[shape.length];
+    int n = 0;
+    for (int d = 0; d < shape.length; d++) {
+      if (d < lead) {
+        axes[n++] = d;
+      } else if (target[d - lead] == 1 && shape[d] != 1) {
+        axes[n++] = d;
+      } else if (target[d - lead] != shape[d]) {
+        throw Check.fail("sumTo", "shape does not broadcast to the target (" + shape[d] + " vs " + target[d - lead]
+            + " at axis " + d + ")", "x", x, "target", target);
+      }
+    }
+    Tensor s = sum(x, Arrays.copyOf(axes, n), true);
+    return s.reshape(target);
+  }
+}

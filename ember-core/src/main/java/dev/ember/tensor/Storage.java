@@ -1,0 +1,149 @@
+package dev.ember.tensor;
+
+/**
+ * A flat typed buffer shared by a tensor and all its views.
+ *
+ * <p>Heap arrays rather than {@code MemorySegment}s: the measured probe (DESIGN.md section 9) saw
+ * Vector API kernels over {@code MemorySegment}s stay in tier-2 code for whole runs in 5 of 22
+ * launches while {@code float[]} kernels reached C2 every time, and the JIT eliminates bounds
+ * checks on arrays in the kernels' counted loops. Memory-mapped datasets copy batches into
+ * arrays, and a native/GPU backend will own its own storage kind.
+ *
+ * <p>The version counter is bumped by every in-place write; autograd compares it against the
+ * value seen at forward time to reject gradients computed from modified tensors.
+ */
+public final class Storage {
+  private final DType dtype;
+  private final int size;
+  final float[] f32;
+  final double[] f64;
+  final long[] i64;
+  final int[] i32;
+  final byte[] bool;
+  private int version;
+
+  private Storage(DType dtype, int size, float[] f32, double[] f64, long[] i64, int[] i32, byte[] bool) {
+    this.dtype = dtype;
+    this.size = size;
+    this.f32 = f32;
+    this.f64 = f64;
+    this.i64 = i64;
+    this.i32 = i32;
+    this.bool = bool;
+  }
+
+  /** A zero-filled buffer of {@code size} elements. */
+  public static Storage allocate(DType dtype, long size) {
+    if (size < 0 || size > Integer.MAX_VALUE - 64) {
+      throw new IllegalArgumentException("allocate: " + size + " elements of " + dtype.torchName()
+          + " do not fit in one CPU buffer (max " + (Integer.MAX_VALUE - 64) + ")");
+    }
+    int n = (int) size;
+    return switch (dtype) {
+      case F32 -> new Storage(dtype, n, new float[n], null, null, null, null);
+      case F64 -> new Storage(dtype, n, null, new double[n], null, null, null);
+      case I64 -> new Storage(dtype, n, null, null, new long[n], null, null);
+      case I32 -> new Storage(dtype, n, null, null, null, new int[n], null);
+      case BOOL -> new Storage(dtype, n, null, null, null, null, new byte[n]);
+    };
+  }
+
+  public static Storage wrap(float[] a) {
+    return new Storage(DType.F32, a.length, a, null, null, null, null);
+  }
+
+  public static Storage wrap(double[] a) {
+    return new Storage(DType.F64, a.length, null, a, null, null, null);
+  }
+
+  public static Storage wrap(long[] a) {
+    return new Storage(DType.I64, a.length, null, null, a, null, null);
+  }
+
+  public static Storage wrap(int[] a) {
+    return new Storage(DType.I32, a.length, null, null, null, a, null);
+  }
+
+  public static Storage wrapBool(byte[] a) {
+    return new Storage(DType.BOOL, a.length, null, null, null, null, a);
+  }
+
+  public DType dtype() {
+    return dtype;
+  }
+
+  public int size() {
+    return size;
+  }
+
+  /** The backing array of an F32 storage (kernels only). */
+  public float[] floats() {
+    return f32;
+  }
+
+  public double[] doubles() {
+    return f64;
+  }
+
+  public long[] longs() {
+    return i64;
+  }
+
+  public int[] ints() {
+    return i32;
+  }
+
+  public byte[] bools() {
+    return bool;
+  }
+
+  public double getDouble(int i) {
+    return switch (dtype) {
+      case F32 -> f32[i];
+      case F64 -> f64[i];
+      case I64 -> i64[i];
+      case I32 -> i32[i];
+      case BOOL -> bool[i];
+    };
+  }
+
+  public long getLong(int i) {
+    return switch (dtype) {
+      case F32 -> (long) f32[i];
+      case F64 -> (long) f64[i];
+      case I64 -> i64[i];
+      case I32 -> i32[i];
+      case BOOL -> bool[i];
+    };
+  }
+
+  /** Stores {@code v} converted to this storage's type (floats truncate toward zero for integers, bool is v != 0). */
+  public void setDouble(int i, double v) {
+    switch (dtype) {
+      case F32 -> f32[i] = (float) v;
+      case F64 -> f64[i] = v;
+      case I64 -> i64[i] = (long) v;
+      case I32 -> i32[i] = (int) v;
+      case BOOL -> bool[i] = (byte) (v != 0 ? 1 : 0);
+    }
+  }
+
+  public void setLong(int i, long v) {
+    switch (dtype) {
+      case F32 -> f32[i] = v;
+      case F64 -> f64[i] = v;
+      case I64 -> i64[i] = v;
+      case I32 -> i32[i] = (int) v;
+      case BOOL -> bool[i] = (byte) (v != 0 ? 1 : 0);
+    }
+  }
+
+  /** Counter of in-place modifications, for autograd's saved-tensor checks. */
+  public int version() {
+    return version;
+  }
+
+  public void bumpVersion() {
+    version++;
+  }
+}

@@ -1,0 +1,824 @@
+package dev.ember.tensor;
+
+import dev.ember.autograd.Autograd;
+import dev.ember.autograd.Node;
+import dev.ember.backend.UnaryOp;
+import dev.ember.ops.ElementwiseOps;
+import dev.ember.ops.IndexOps;
+import dev.ember.ops.LinalgOps;
+import dev.ember.ops.MovementOps;
+import dev.ember.ops.ReduceOps;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.UnaryOperator;
+
+/**
+ * An n-dimensional strided view over a {@link Storage}: {@code shape}, {@code strides} and
+ * {@code offset} (in elements), plus a dtype and device. Views share storage; ops return new
+ * tensors. The API reads like PyTorch: {@code x.matmul(w).add(b).relu()}, {@code x.sum(1, true)},
+ * {@code x.reshape(-1, 784)}. The long tail lives in the op classes of {@code dev.ember.ops}.
+ */
+public final class Tensor {
+  private final Storage storage;
+  private final int[] shape;
+  private final int[] strides;
+  private final int offset;
+  private final Device device;
+  private boolean requiresGrad;
+  private Tensor grad;
+  private Node gradFn;
+  private List<UnaryOperator<Tensor>> hooks;
+
+  /** Kernel-level constructor: a view with the given geometry over {@code storage}. */
+  public Tensor(Storage storage, int[] shape, int[] strides, int offset) {
+    this.storage = storage;
+    this.shape = shape;
+    this.strides = strides;
+    this.offset = offset;
+    this.device = Device.CPU;
+  }
+
+  // ------------------------------------------------------------------ creation
+
+  /** A new contiguous, zero-filled tensor (the fill is free: Java arrays start zeroed). */
+  public static Tensor empty(DType dtype, int... shape) {
+    checkShape("empty", shape);
+    return new Tensor(Storage.allocate(dtype, Shapes.numel(shape)), shape.clone(), Shapes.contiguousStrides(shape), 0);
+  }
+
+  public static Tensor empty(int... shape) {
+    return empty(DType.F32, shape);
+  }
+
+  public static Tensor zeros(int... shape) {
+    return empty(DType.F32, shape);
+  }
+
+  public static Tensor zeros(DType dtype, int... shape) {
+    return empty(dtype, shape);
+  }
+
+  public static Tensor ones(int... shape) {
+    return full(1, DType.F32, shape);
+  }
+
+  public static Tensor ones(DType dtype, int... shape) {
+    return full(1, dtype, shape);
+  }
+
+  public static Tensor full(double value, int... shape) {
+    return full(value, DType.F32, shape);
+  }
+
+  public static Tensor full(double value, DType dtype, int... shape) {
+    return empty(dtype, shape).fill_(value);
+  }
+
+  /** A 0-d tensor holding {@code value}. */
+  public static Tensor scalar(double value) {
+    return full(value, DType.F32);
+  }
+
+  public static Tensor scalar(double value, DType dtype) {
+    return full(value, dtype);
+  }
+
+  public static Tensor zerosLike(Tensor t) {
+    return empty(t.dtype(), t.shape);
+  }
+
+  public static Tensor onesLike(Tensor t) {
+    return full(1, t.dtype(), t.shape);
+  }
+
+  public static Tensor fullLike(Tensor t, double value) {
+    return full(value, t.dtype(), t.shape);
+  }
+
+  public static Tensor emptyLike(Tensor t) {
+    return empty(t.dtype(), t.shape);
+  }
+
+  /** {@code [start, end)} in steps of {@code step}, as torch.arange; integer arguments give I64. */
+  public static Tensor arange(double start, double end, double step) {
+    return Factory.arange(start, end, step, isIntegral(start) && isIntegral(end) && isIntegral(step) ? DType.I64 : DType.F32);
+  }
+
+  public static Tensor arange(double start, double end, double step, DType dtype) {
+    return Factory.arange(start, end, step, dtype);
+  }
+
+  public static Tensor arange(long end) {
+    return Factory.arange(0, end, 1, DType.I64);
+  }
+
+  public static Tensor linspace(double start, double end, int steps) {
+    return Factory.linspace(start, end, steps, DType.F32);
+  }
+
+  public static Tensor linspace(double start, double end, int steps, DType dtype) {
+    return Factory.linspace(start, end, steps, dtype);
+  }
+
+  public static Tensor eye(int n) {
+    return Factory.eye(n, n, DType.F32);
+  }
+
+  public static Tensor eye(int n, int m, DType dtype) {
+    return Factory.eye(n, m, dtype);
+  }
+
+  /** Wraps a copy of {@code data} with the given shape (default: 1-d). */
+  public static Tensor of(float[] data, int... shape) {
+    return Factory.fromArray(Storage.wrap(data.clone()), shape, data.length);
+  }
+
+  public static Tensor of(double[] data, int... shape) {
+    return Factory.fromArray(Storage.wrap(data.clone()), shape, data.length);
+  }
+
+  public static Tensor of(long[] data, int... shape) {
+    return Factory.fromArray(Storage.wrap(data.clone()), shape, data.length);
+  }
+
+  public static Tensor of(int[] data, int... shape) {
+    return Factory.fromArray(Storage.wrap(data.clone()), shape, data.length);
+  }
+
+  public static Tensor of(boolean[] data, int... shape) {
+    byte[] b = new byte[data.length];
+    for (int i = 0; i < b.length; i++) b[i] = (byte) (data[i] ? 1 : 0);
+    return Factory.fromArray(Storage.wrapBool(b), shape, data.length);
+  }
+
+  /** A 2-d tensor from nested rows (all rows must have the same length). */
+  public static Tensor of(float[][] rows) {
+    return Factory.fromRows(rows);
+  }
+
+  public static Tensor of(double[][] rows) {
+    return Factory.fromRows(rows);
+  }
+
+  /** Uniform in [0, 1). */
+  public static Tensor rand(Generator gen, int... shape) {
+    return Factory.rand(gen, DType.F32, shape);
+  }
+
+  public static Tensor rand(Generator gen, DType dtype, int... shape) {
+    return Factory.rand(gen, dtype, shape);
+  }
+
+  public static Tensor rand(int... shape) {
+    return Factory.rand(Generator.global(), DType.F32, shape);
+  }
+
+  /** Standard normal. */
+  public static Tensor randn(Generator gen, int... shape) {
+    return Factory.randn(gen, DType.F32, shape);
+  }
+
+  public static Tensor randn(Generator gen, DType dtype, int... shape) {
+    return Factory.randn(gen, dtype, shape);
+  }
+
+  public static Tensor randn(int... shape) {
+    return Factory.randn(Generator.global(), DType.F32, shape);
+  }
+
+  /** Integers uniform in {@code [low, high)}, as I64. */
+  public static Tensor randint(Generator gen, long low, long high, int... shape) {
+    return Factory.randint(gen, low, high, shape);
+  }
+
+  /** A random permutation of {@code 0..n-1}, as I64 (Fisher-Yates). */
+  public static Tensor randperm(Generator gen, int n) {
+    return Factory.randperm(gen, n);
+  }
+
+  /** 1 with probability {@code p[i]}, else 0, in p's dtype. */
+  public static Tensor bernoulli(Generator gen, Tensor p) {
+    return Factory.bernoulli(gen, p);
+  }
+
+  // ------------------------------------------------------------------ geometry
+
+  public int[] shape() {
+    return shape.clone();
+  }
+
+  /** Size of dimension {@code d} (negative counts from the end). */
+  public int size(int d) {
+    return shape[Check.axis("size", d, shape.length, this)];
+  }
+
+  public int dim() {
+    return shape.length;
+  }
+
+  public long numel() {
+    return Shapes.numel(shape);
+  }
+
+  public int[] strides() {
+    return strides.clone();
+  }
+
+  public int offset() {
+    return offset;
+  }
+
+  public Storage storage() {
+    return storage;
+  }
+
+  public DType dtype() {
+    return storage.dtype();
+  }
+
+  public Device device() {
+    return device;
+  }
+
+  /** Read-only access to the shape array for kernels (do not modify). */
+  public int[] shapeRef() {
+    return shape;
+  }
+
+  /** Read-only access to the strides array for kernels (do not modify). */
+  public int[] stridesRef() {
+    return strides;
+  }
+
+  public boolean isContiguous() {
+    int expected = 1;
+    for (int i = shape.length - 1; i >= 0; i--) {
+      if (shape[i] != 1 && strides[i] != expected) return false;
+      expected *= shape[i];
+    }
+    return true;
+  }
+
+  /** The in-place modification counter of the underlying storage. */
+  public int version() {
+    return storage.version();
+  }
+
+  // ------------------------------------------------------------------ autograd
+
+  public boolean requiresGrad() {
+    return requiresGrad || gradFn != null;
+  }
+
+  /** Marks a leaf as needing gradients (as {@code requires_grad_}). */
+  public Tensor requiresGrad(boolean flag) {
+    if (gradFn != null && !flag) {
+      throw new IllegalStateException("requiresGrad: cannot turn off gradients of a non-leaf tensor "
+          + java.util.Arrays.toString(shape) + " (produced by " + gradFn.name() + "); hint: use detach()");
+    }
+    if (flag && !dtype().isFloatingPoint()) {
+      throw Check.fail("requiresGrad", "only floating-point tensors can require gradients, got "
+          + dtype().torchName(), "x", this);
+    }
+    this.requiresGrad = flag;
+    return this;
+  }
+
+  public boolean isLeaf() {
+    return gradFn == null;
+  }
+
+  public Tensor grad() {
+    return grad;
+  }
+
+  public void setGrad(Tensor g) {
+    this.grad = g;
+  }
+
+  public Node gradFn() {
+    return gradFn;
+  }
+
+  /** Set by {@link Autograd#record}. */
+  public void setGradFn(Node node) {
+    this.gradFn = node;
+  }
+
+  /** Registers a hook called with this tensor's gradient during backward; it may return a replacement (or null to keep it). */
+  public Tensor registerHook(UnaryOperator<Tensor> hook) {
+    if (!requiresGrad()) {
+      throw new IllegalStateException("registerHook: tensor " + java.util.Arrays.toString(shape)
+          + " does not require grad, so no gradient will reach the hook");
+    }
+    if (hooks == null) hooks = new ArrayList<>();
+    hooks.add(hook);
+    return this;
+  }
+
+  public List<UnaryOperator<Tensor>> gradHooks() {
+    return hooks == null ? List.of() : hooks;
+  }
+
+  /** Back-propagates from a scalar (a 0-d or one-element tensor). */
+  public void backward() {
+    if (numel() != 1) {
+      throw Check.fail("backward", "grad can be implicitly created only for scalar outputs (numel " + numel() + ")",
+          "x", this, "hint", "pass the upstream gradient: backward(grad)");
+    }
+    Autograd.backward(this, onesLike(this), false);
+  }
+
+  public void backward(Tensor upstream) {
+    Autograd.backward(this, upstream, false);
+  }
+
+  public void backward(Tensor upstream, boolean retainGraph) {
+    Autograd.backward(this, upstream, retainGraph);
+  }
+
+  /** A view sharing storage, cut from the graph. */
+  public Tensor detach() {
+    return new Tensor(storage, shape, strides, offset);
+  }
+
+  // ------------------------------------------------------------------ data access
+
+  public double item() {
+    if (numel() != 1) {
+      throw Check.fail("item", "only one-element tensors can be converted to a number (numel " + numel() + ")", "x", this);
+    }
+    return storage.getDouble(offset);
+  }
+
+  /** Element at a full index. */
+  public double getDouble(int... index) {
+    return storage.getDouble(flatIndex("getDouble", index));
+  }
+
+  public long getLong(int... index) {
+    return storage.getLong(flatIndex("getLong", index));
+  }
+
+  private int flatIndex(String op, int[] index) {
+    if (index.length != shape.length) {
+      throw Check.fail(op, "expected " + shape.length + " indices, got " + index.length, "x", this);
+    }
+    int off = offset;
+    for (int i = 0; i < index.length; i++) {
+      int ix = index[i] < 0 ? index[i] + shape[i] : index[i];
+      if (ix < 0 || ix >= shape[i]) {
+        throw Check.fail(op, "index " + index[i] + " out of range for dimension " + i + " of size " + shape[i], "x", this);
+      }
+      off += ix * strides[i];
+    }
+    return off;
+  }
+
+  /** The elements in row-major order, as floats. */
+  public float[] toFloatArray() {
+    Tensor c = to(DType.F32).contiguous();
+    float[] out = new float[(int) numel()];
+    System.arraycopy(c.storage.floats(), c.offset, out, 0, out.length);
+    return out;
+  }
+
+  public double[] toDoubleArray() {
+    Tensor c = to(DType.F64).contiguous();
+    double[] out = new double[(int) numel()];
+    System.arraycopy(c.storage.doubles(), c.offset, out, 0, out.length);
+    return out;
+  }
+
+  public long[] toLongArray() {
+    Tensor c = to(DType.I64).contiguous();
+    long[] out = new long[(int) numel()];
+    System.arraycopy(c.storage.longs(), c.offset, out, 0, out.length);
+    return out;
+  }
+
+  @Override
+  public String toString() {
+    return TensorFormat.format(this);
+  }
+
+  // ------------------------------------------------------------------ conversion and copies
+
+  /** This tensor in {@code dtype} (itself when already that type). Differentiable between float types. */
+  public Tensor to(DType dtype) {
+    return dtype == dtype() ? this : ElementwiseOps.cast(this, dtype);
+  }
+
+  /** Itself if contiguous, else a contiguous copy (differentiable). */
+  public Tensor contiguous() {
+    return isContiguous() ? this : MovementOps.contiguousCopy(this);
+  }
+
+  /** A contiguous copy that never shares storage (differentiable). */
+  public Tensor cloneContiguous() {
+    return MovementOps.contiguousCopy(this);
+  }
+
+  public Tensor clone() {
+    return MovementOps.contiguousCopy(this);
+  }
+
+  // ------------------------------------------------------------------ views
+
+  public Tensor reshape(int... newShape) {
+    return MovementOps.reshape(this, newShape);
+  }
+
+  /** A view with a new shape; fails (naming the strides) when the data cannot be viewed that way. */
+  public Tensor view(int... newShape) {
+    return MovementOps.view(this, newShape);
+  }
+
+  public Tensor permute(int... dims) {
+    return MovementOps.permute(this, dims);
+  }
+
+  public Tensor transpose(int d0, int d1) {
+    return MovementOps.transpose(this, d0, d1);
+  }
+
+  /** Transpose of a 2-d tensor (as {@code x.t()}). */
+  public Tensor t() {
+    if (dim() != 2) throw Check.fail("t", "expects a 2-d tensor, got rank " + dim(), "x", this);
+    return MovementOps.transpose(this, 0, 1);
+  }
+
+  public Tensor mT() {
+    return MovementOps.transpose(this, -2, -1);
+  }
+
+  public Tensor expand(int... newShape) {
+    return MovementOps.expand(this, newShape);
+  }
+
+  public Tensor broadcastTo(int... newShape) {
+    return MovementOps.expand(this, newShape);
+  }
+
+  public Tensor expandAs(Tensor other) {
+    return MovementOps.expand(this, other.shape);
+  }
+
+  public Tensor narrow(int dim, int start, int length) {
+    return MovementOps.slice(this, dim, start, start + length, 1);
+  }
+
+  /** Elements {@code start, start+step, ...} below {@code end} along {@code dim} (negative start/end count from the end). */
+  public Tensor slice(int dim, int start, int end, int step) {
+    return MovementOps.slice(this, dim, start, end, step);
+  }
+
+  public Tensor select(int dim, int index) {
+    return MovementOps.select(this, dim, index);
+  }
+
+  public Tensor squeeze() {
+    return MovementOps.squeeze(this);
+  }
+
+  public Tensor squeeze(int dim) {
+    return MovementOps.squeeze(this, dim);
+  }
+
+  public Tensor unsqueeze(int dim) {
+    return MovementOps.unsqueeze(this, dim);
+  }
+
+  public Tensor flatten() {
+    return MovementOps.flatten(this, 0, -1);
+  }
+
+  public Tensor flatten(int startDim, int endDim) {
+    return MovementOps.flatten(this, startDim, endDim);
+  }
+
+  public List<Tensor> split(int splitSize, int dim) {
+    return MovementOps.split(this, splitSize, dim);
+  }
+
+  public List<Tensor> chunk(int chunks, int dim) {
+    return MovementOps.chunk(this, chunks, dim);
+  }
+
+  public static Tensor cat(List<Tensor> tensors, int dim) {
+    return MovementOps.cat(tensors, dim);
+  }
+
+  public static Tensor stack(List<Tensor> tensors, int dim) {
+    return MovementOps.stack(tensors, dim);
+  }
+
+  // ------------------------------------------------------------------ elementwise
+
+  public Tensor add(Tensor o) {
+    return ElementwiseOps.add(this, o);
+  }
+
+  public Tensor add(double s) {
+    return ElementwiseOps.addScalar(this, s);
+  }
+
+  public Tensor sub(Tensor o) {
+    return ElementwiseOps.sub(this, o);
+  }
+
+  public Tensor sub(double s) {
+    return ElementwiseOps.addScalar(this, -s);
+  }
+
+  public Tensor mul(Tensor o) {
+    return ElementwiseOps.mul(this, o);
+  }
+
+  public Tensor mul(double s) {
+    return ElementwiseOps.mulScalar(this, s);
+  }
+
+  public Tensor div(Tensor o) {
+    return ElementwiseOps.div(this, o);
+  }
+
+  public Tensor div(double s) {
+    return ElementwiseOps.divScalar(this, s);
+  }
+
+  public Tensor pow(Tensor o) {
+    return ElementwiseOps.pow(this, o);
+  }
+
+  public Tensor pow(double exponent) {
+    return ElementwiseOps.powScalar(this, exponent);
+  }
+
+  public Tensor maximum(Tensor o) {
+    return ElementwiseOps.maximum(this, o);
+  }
+
+  public Tensor minimum(Tensor o) {
+    return ElementwiseOps.minimum(this, o);
+  }
+
+  public Tensor neg() {
+    return ElementwiseOps.unary(UnaryOp.NEG, this);
+  }
+
+  public Tensor abs() {
+    return ElementwiseOps.unary(UnaryOp.ABS, this);
+  }
+
+  public Tensor sign() {
+    return ElementwiseOps.unary(UnaryOp.SIGN, this);
+  }
+
+  public Tensor exp() {
+    return ElementwiseOps.unary(UnaryOp.EXP, this);
+  }
+
+  public Tensor log() {
+    return ElementwiseOps.unary(UnaryOp.LOG, this);
+  }
+
+  public Tensor log1p() {
+    return ElementwiseOps.unary(UnaryOp.LOG1P, this);
+  }
+
+  public Tensor expm1() {
+    return ElementwiseOps.unary(UnaryOp.EXPM1, this);
+  }
+
+  public Tensor sqrt() {
+    return ElementwiseOps.unary(UnaryOp.SQRT, this);
+  }
+
+  public Tensor rsqrt() {
+    return ElementwiseOps.unary(UnaryOp.RSQRT, this);
+  }
+
+  public Tensor square() {
+    return ElementwiseOps.unary(UnaryOp.SQUARE, this);
+  }
+
+  public Tensor reciprocal() {
+    return ElementwiseOps.unary(UnaryOp.RECIPROCAL, this);
+  }
+
+  public Tensor sin() {
+    return ElementwiseOps.unary(UnaryOp.SIN, this);
+  }
+
+  public Tensor cos() {
+    return ElementwiseOps.unary(UnaryOp.COS, this);
+  }
+
+  public Tensor tanh() {
+    return ElementwiseOps.unary(UnaryOp.TANH, this);
+  }
+
+  public Tensor sigmoid() {
+    return ElementwiseOps.unary(UnaryOp.SIGMOID, this);
+  }
+
+  public Tensor relu() {
+    return ElementwiseOps.unary(UnaryOp.RELU, this);
+  }
+
+  public Tensor floor() {
+    return ElementwiseOps.unary(UnaryOp.FLOOR, this);
+  }
+
+  public Tensor ceil() {
+    return ElementwiseOps.unary(UnaryOp.CEIL, this);
+  }
+
+  public Tensor round() {
+    return ElementwiseOps.unary(UnaryOp.ROUND, this);
+  }
+
+  public Tensor trunc() {
+    return ElementwiseOps.unary(UnaryOp.TRUNC, this);
+  }
+
+  public Tensor clamp(double min, double max) {
+    return ElementwiseOps.clamp(this, min, max);
+  }
+
+  public Tensor eq(Tensor o) {
+    return ElementwiseOps.compare(dev.ember.backend.BinaryOp.EQ, this, o);
+  }
+
+  public Tensor ne(Tensor o) {
+    return ElementwiseOps.compare(dev.ember.backend.BinaryOp.NE, this, o);
+  }
+
+  public Tensor lt(Tensor o) {
+    return ElementwiseOps.compare(dev.ember.backend.BinaryOp.LT, this, o);
+  }
+
+  public Tensor le(Tensor o) {
+    return ElementwiseOps.compare(dev.ember.backend.BinaryOp.LE, this, o);
+  }
+
+  public Tensor gt(Tensor o) {
+    return ElementwiseOps.compare(dev.ember.backend.BinaryOp.GT, this, o);
+  }
+
+  public Tensor ge(Tensor o) {
+    return ElementwiseOps.compare(dev.ember.backend.BinaryOp.GE, this, o);
+  }
+
+  public Tensor eq(double s) {
+    return eq(scalar(s, dtype()));
+  }
+
+  public Tensor gt(double s) {
+    return gt(scalar(s, dtype()));
+  }
+
+  public Tensor lt(double s) {
+    return lt(scalar(s, dtype()));
+  }
+
+  public Tensor ge(double s) {
+    return ge(scalar(s, dtype()));
+  }
+
+  public Tensor le(double s) {
+    return le(scalar(s, dtype()));
+  }
+
+  public Tensor ne(double s) {
+    return ne(scalar(s, dtype()));
+  }
+
+  // ------------------------------------------------------------------ in place (bump the version)
+
+  public Tensor add_(Tensor o) {
+    return ElementwiseOps.inPlace(dev.ember.backend.BinaryOp.ADD, this, o);
+  }
+
+  public Tensor add_(double s) {
+    return ElementwiseOps.inPlace(dev.ember.backend.BinaryOp.ADD, this, scalar(s, dtype()));
+  }
+
+  public Tensor sub_(Tensor o) {
+    return ElementwiseOps.inPlace(dev.ember.backend.BinaryOp.SUB, this, o);
+  }
+
+  public Tensor mul_(Tensor o) {
+    return ElementwiseOps.inPlace(dev.ember.backend.BinaryOp.MUL, this, o);
+  }
+
+  public Tensor mul_(double s) {
+    return ElementwiseOps.inPlace(dev.ember.backend.BinaryOp.MUL, this, scalar(s, dtype()));
+  }
+
+  public Tensor div_(double s) {
+    return ElementwiseOps.inPlace(dev.ember.backend.BinaryOp.DIV, this, scalar(s, dtype()));
+  }
+
+  public Tensor copy_(Tensor src) {
+    return ElementwiseOps.copy_(this, src);
+  }
+
+  public Tensor fill_(double value) {
+    return ElementwiseOps.fill_(this, value);
+  }
+
+  public Tensor zero_() {
+    return ElementwiseOps.fill_(this, 0);
+  }
+
+  public Tensor clamp_(double min, double max) {
+    return ElementwiseOps.clamp_(this, min, max);
+  }
+
+  // ------------------------------------------------------------------ reductions
+
+  public Tensor sum() {
+    return ReduceOps.sum(this, null, false);
+  }
+
+  public Tensor sum(int dim, boolean keepDim) {
+    return ReduceOps.sum(this, new int[] {dim}, keepDim);
+  }
+
+  public Tensor sum(int[] dims, boolean keepDim) {
+    return ReduceOps.sum(this, dims, keepDim);
+  }
+
+  public Tensor mean() {
+    return ReduceOps.mean(this, null, false);
+  }
+
+  public Tensor mean(int dim, boolean keepDim) {
+    return ReduceOps.mean(this, new int[] {dim}, keepDim);
+  }
+
+  public Tensor mean(int[] dims, boolean keepDim) {
+    return ReduceOps.mean(this, dims, keepDim);
+  }
+
+  /** Reduces to {@code targetShape} by summing broadcast dimensions (the backward of broadcasting). */
+  public Tensor sumTo(int... targetShape) {
+    return ReduceOps.sumTo(this, targetShape);
+  }
+
+  public Tensor max() {
+    return ReduceOps.amax(this, null, false);
+  }
+
+  public Tensor min() {
+    return ReduceOps.amin(this, null, false);
+  }
+
+  public Tensor argmax(int dim, boolean keepDim) {
+    return ReduceOps.argmax(this, dim, keepDim);
+  }
+
+  public Tensor argmin(int dim, boolean keepDim) {
+    return ReduceOps.argmin(this, dim, keepDim);
+  }
+
+  // ------------------------------------------------------------------ linear algebra and indexing
+
+  public Tensor matmul(Tensor o) {
+    return LinalgOps.matmul(this, o);
+  }
+
+  public Tensor softmax(int dim) {
+    return ReduceOps.softmax(this, dim, false);
+  }
+
+  public Tensor logSoftmax(int dim) {
+    return ReduceOps.softmax(this, dim, true);
+  }
+
+  public Tensor gather(int dim, Tensor index) {
+    return IndexOps.gather(this, dim, index);
+  }
+
+  public Tensor indexSelect(int dim, Tensor index) {
+    return IndexOps.indexSelect(this, dim, index);
+  }
+
+  public Tensor maskedFill(Tensor mask, double value) {
+    return IndexOps.maskedFill(this, mask, value);
+  }
+
+  // ------------------------------------------------------------------ helpers
+
+  private static boolean isIntegral(double v) {
+    return v == Math.rint(v) && !Double.isInfinite(v);
+  }
+
+  static void checkShape(String op, int[] shape) {
+    for (int d : shape) {
+      if (d < 0) throw Check.fail(op, "negative dimension " + d + " in shape " + java.util.Arrays.toString(shape), "shape", shape);
+    }
+  }
+}

@@ -1,0 +1,71 @@
+package dev.ember.tensor;
+
+/**
+ * Raw strided views without autograd recording or argument checks, for kernels and op
+ * implementations that have already validated their input. Users call the Tensor methods.
+ */
+public final class Views {
+  private Views() {}
+
+  public static Tensor of(Tensor t, int[] shape, int[] strides, int offset) {
+    return new Tensor(t.storage(), shape, strides, offset);
+  }
+
+  public static Tensor transpose(Tensor t, int d0, int d1) {
+    int r = t.dim();
+    d0 = d0 < 0 ? d0 + r : d0;
+    d1 = d1 < 0 ? d1 + r : d1;
+    int[] sh = t.shape();
+    int[] st = t.strides();
+    int tmp = sh[d0];
+    sh[d0] = sh[d1];
+    sh[d1] = tmp;
+    tmp = st[d0];
+    st[d0] = st[d1];
+    st[d1] = tmp;
+    return new Tensor(t.storage(), sh, st, t.offset());
+  }
+
+  public static Tensor permute(Tensor t, int[] dims) {
+    int[] sh = new int[dims.length];
+    int[] st = new int[dims.length];
+    for (int i = 0; i < dims.length; i++) {
+      sh[i] = t.shapeRef()[dims[i]];
+      st[i] = t.stridesRef()[dims[i]];
+    }
+    return new Tensor(t.storage(), sh, st, t.offset());
+  }
+
+  public static Tensor select(Tensor t, int dim, int index) {
+    int r = t.dim();
+    int[] sh = new int[r - 1];
+    int[] st = new int[r - 1];
+    for (int d = 0, j = 0; d < r; d++) {
+      if (d == dim) continue;
+      sh[j] = t.shapeRef()[d];
+      st[j++] = t.stridesRef()[d];
+    }
+    return new Tensor(t.storage(), sh, st, t.offset() + index * t.stridesRef()[dim]);
+  }
+
+  public static Tensor slice(Tensor t, int dim, int start, int length, int step) {
+    int[] sh = t.shape();
+    int[] st = t.strides();
+    int off = t.offset() + (length > 0 ? start * st[dim] : 0);
+    sh[dim] = length;
+    st[dim] = st[dim] * step;
+    return new Tensor(t.storage(), sh, st, off);
+  }
+
+  /** Broadcast view: size-1 (or missing leading) dims get stride 0. Shapes must be compatible. */
+  public static Tensor expand(Tensor t, int[] shape) {
+    int r = shape.length;
+    int off = r - t.dim();
+    int[] st = new int[r];
+    for (int d = 0; d < r; d++) {
+      int sd = d - off;
+      st[d] = sd < 0 || (t.shapeRef()[sd] == 1 && shape[d] != 1) ? 0 : t.stridesRef()[sd];
+    }
+    return new Tensor(t.storage(), shape.clone(), st, t.offset());
+  }
+}

@@ -1,0 +1,191 @@
+package dev.ember.backend.cpu;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.ember.backend.cpu.vector.VectorGemm;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+class GemmTest {
+  private static final int[][] SHAPES = {
+      {0, 5, 3}, {5, 0, 3}, {4, 6, 0}, {1, 1, 1}, {3, 3, 3}, {7, 7, 7}, {15, 15, 15}, {16, 16, 16},
+      {17, 17, 17}, {33, 33, 33}, {100, 100, 100}, {13, 37, 19}, {1, 1000, 3}, {130, 70, 300},
+      {12, 32, 256}, {25, 65, 513}, {121, 33, 257}, {64, 160, 40}, {3, 7, 1}, {200, 9, 100}};
+  private static final float[][] ALPHA_BETA = {{1f, 0f}, {1f, 1f}, {1.5f, 0.5f}, {-0.75f, 0f}};
+
+  private interface Sgemm {
+    void run(boolean transA, boolean transB, int m, int n, int k, float alpha, float[] a, int aOff, int lda,
+        float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc);
+  }
+
+  /** Operands laid out with offsets and padded leading dimensions, so overruns show up. */
+  private record Case(boolean transA, boolean transB, int m, int n, int k, float alpha, float beta,
+      float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float[] c, int cOff, int ldc) {
+    static Case make(boolean transA, boolean transB, int m, int n, int k, float alpha, float beta, long seed,
+        boolean nanC) {
+      SplittableRandom rnd = new SplittableRandom(seed);
+      int aRows = transA ? k : m;
+      int aCols = transA ? m : k;
+      int bRows = transB ? n : k;
+      int bCols = transB ? k : n;
+      int lda = aCols + 3;
+      int ldb = bCols + 5;
+      int ldc = n + 2;
+      int aOff = 7;
+      int bOff = 11;
+      int cOff = 4;
+      float[] a = fill(aOff + aRows * lda + 3, rnd);
+      float[] b = fill(bOff + bRows * ldb + 3, rnd);
+      float[] c = fill(cOff + m * ldc + 3, rnd);
+      if (nanC) Arrays.fill(c, Float.NaN);
+      return new Case(transA, transB, m, n, k, alpha, beta, a, aOff, lda, b, bOff, ldb, c, cOff, ldc);
+    }
+
+    float[] run(Sgemm g) {
+      float[] out = c.clone();
+      g.run(transA, transB, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, out, cOff, ldc);
+      return out;
+    }
+
+    double opA(int i, int p) {
+      return transA ? a[aOff + p * lda + i] : a[aOff + i * lda + p];
+    }
+
+    double opB(int p, int j) {
+      return transB ? b[bOff + j * ldb + p] : b[bOff + p * ldb + j];
+    }
+
+    /** Double-precision oracle; the window's old value is read only when beta != 0. */
+    double expected(int i, int j) {
+      double s = 0;
+      for (int p = 0; p < k; p++) s += opA(i, p) * opB(p, j);
+      double old = c[cOff + i * ldc + j];
+      return beta == 0 ? alpha * s : alpha * s + (double) beta * old;
+    }
+
+    void check(float[] got, String who) {
+      double tol = 1e-5 * Math.max(k, 1) * 4 * Math.abs(alpha) + 1e-5 * Math.max(Math.abs(beta), 1) * 2 + 1e-6;
+      String label = who + " tA=" + transA + " tB=" + transB + " m=" + m + " n=" + n + " k=" + k
+          + " alpha=" + alpha + " beta=" + beta;
+      boolean[] inside = new boolean[c.length];
+      for (int i = 0; i < m; i++) {
+        for (int j = 0; j < n; j++) {
+          int idx = cOff + i * ldc + j;
+          inside[idx] = true;
+          double want = expected(i, j);
+          float g = got[idx];
+          if (!Float.isFinite(g) || Math.abs(g - want) > tol) {
+            fail(label + ": C[" + i + "," + j + "] = " + g + ", expected " + want);
+          }
+        }
+      }
+      for (int idx = 0; idx < c.length; idx++) {
+        if (!inside[idx] && Float.floatToRawIntBits(got[idx]) != Float.floatToRawIntBits(c[idx])) {
+          fail(label + ": C outside the window changed at flat index " + idx);
+        }
+      }
+    }
+  }
+
+  private static float[] fill(int size, SplittableRandom rnd) {
+    float[] x = new float[size];
+    for (int i = 0; i < size; i++) x[i] = (float) (rnd.nextDouble() * 2 - 1);
+    return x;
+  }
+
+  private static void checkAll(Sgemm g, String who) {
+    long seed = 1;
+    for (int[] s : SHAPES) {
+      for (int t = 0; t < 4; t++) {
+        for (float[] ab : ALPHA_BETA) {
+          Case cs = Case.make((t & 1) != 0, (t & 2) != 0, s[0], s[1], s[2], ab[0], ab[1], seed++, false);
+          cs.check(cs.run(g), who);
+        }
+        Case nan = Case.make((t & 1) != 0, (t & 2) != 0, s[0], s[1], s[2], 0.5f, 0f, seed++, true);
+        nan.check(nan.run(g), who + " (NaN-filled C, beta=0)");
+      }
+    }
+  }
+
+  @Test
+  void vectorSgemmMatchesOracle() {
+    checkAll(VectorGemm::sgemm, "VectorGemm.sgemm");
+  }
+
+  @Test
+  void vectorSgemmMatchesOracleOnTwoThreads() {
+    int before = Parallel.threads();
+    Parallel.setThreads(2);
+    try {
+      checkAll(VectorGemm::sgemm, "VectorGemm.sgemm(2 threads)");
+    } finally {
+      Parallel.setThreads(before);
+    }
+  }
+
+  @Test
+  void scalarSgemmMatchesOracle() {
+    checkAll(ScalarGemm::sgemm, "ScalarGemm.sgemm");
+  }
+
+  /** dgemm runs through the float cases widened to double, with a tolerance at double precision. */
+  @Test
+  void scalarDgemmMatchesOracle() {
+    long seed = 100;
+    for (int[] s : SHAPES) {
+      for (int t = 0; t < 4; t++) {
+        for (float[] ab : ALPHA_BETA) {
+          Case cs = Case.make((t & 1) != 0, (t & 2) != 0, s[0], s[1], s[2], ab[0], ab[1], seed++, false);
+          double[] a = widen(cs.a());
+          double[] b = widen(cs.b());
+          double[] c = widen(cs.c());
+          ScalarGemm.dgemm(cs.transA(), cs.transB(), cs.m(), cs.n(), cs.k(), cs.alpha(), a, cs.aOff(), cs.lda(),
+              b, cs.bOff(), cs.ldb(), cs.beta(), c, cs.cOff(), cs.ldc());
+          for (int i = 0; i < cs.m(); i++) {
+            for (int j = 0; j < cs.n(); j++) {
+              assertEquals(cs.expected(i, j), c[cs.cOff() + i * cs.ldc() + j], 1e-12 * (cs.k() + 1),
+                  "dgemm m=" + cs.m() + " n=" + cs.n() + " k=" + cs.k() + " at " + i + "," + j);
+            }
+          }
+        }
+      }
+    }
+    double[] c = new double[4];
+    Arrays.fill(c, Double.NaN);
+    ScalarGemm.dgemm(false, false, 2, 2, 1, 1, new double[] {1, 2}, 0, 1, new double[] {3, 4}, 0, 2, 0, c, 0, 2);
+    assertTrue(Arrays.equals(new double[] {3, 4, 6, 8}, c));
+  }
+
+  private static double[] widen(float[] x) {
+    double[] y = new double[x.length];
+    for (int i = 0; i < x.length; i++) y[i] = x[i];
+    return y;
+  }
+
+  @Test
+  void vectorSgemmIsBitwiseIndependentOfThreadCount() {
+    int before = Parallel.threads();
+    try {
+      for (int t = 0; t < 4; t++) {
+        for (int[] s : new int[][] {{300, 257, 129}, {40, 700, 300}}) {
+          Case cs = Case.make((t & 1) != 0, (t & 2) != 0, s[0], s[1], s[2], 0.75f, 0.5f, 42 + t, false);
+          List<float[]> results = new ArrayList<>();
+          for (int threads : new int[] {1, 2, 3}) {
+            Parallel.setThreads(threads);
+            results.add(cs.run(VectorGemm::sgemm));
+          }
+          for (float[] r : results) {
+            assertTrue(Arrays.equals(results.get(0), r), "results differ across thread counts, tA/tB=" + t);
+          }
+        }
+      }
+    } finally {
+      Parallel.setThreads(before);
+    }
+  }
+}
