@@ -19,6 +19,7 @@ public final class Check {
     StringBuilder sb = new StringBuilder(op).append(": ").append(problem);
     List<int[]> shapes = new ArrayList<>();
     String hint = null;
+    boolean first = true;
     for (int i = 0; i + 1 < operands.length; i += 2) {
       String name = String.valueOf(operands[i]);
       Object v = operands[i + 1];
@@ -27,7 +28,8 @@ public final class Check {
         continue;
       }
       int[] shape = v instanceof Tensor t ? t.shape() : v instanceof int[] s ? s : null;
-      sb.append(shapes.isEmpty() && !sb.toString().contains("=") ? ": " : ", ").append(name).append('=');
+      sb.append(first ? ": " : ", ").append(name).append('=');
+      first = false;
       if (shape != null) {
         shapes.add(shape.clone());
         sb.append(Arrays.toString(shape));

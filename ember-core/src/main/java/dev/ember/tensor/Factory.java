@@ -58,7 +58,7 @@ final class Factory {
     // as PyTorch: the first half counts up from start, the second half down from end (symmetric rounding)
     int half = steps / 2;
     for (int i = 0; i < steps; i++) {
-      s.setDouble(i, i < half ? start + step * i : end - step * (steps - 1 - i));
+      s.setDouble(i, i < half || steps == 1 ? start + step * i : end - step * (steps - 1 - i)); // torch: steps 1 gives [start]
     }
     return t;
   }

@@ -1,0 +1,25 @@
+package dev.ember.bench;
+
+import java.util.function.DoubleUnaryOperator;
+
+/**
+ * One measured configuration of the side-by-side runner. Workload and case names are the join
+ * key with the PyTorch peers' JSON lines, so they must be spelled exactly as the peers spell them.
+ *
+ * @param unitsPerCall what one call is worth in the throughput unit (GFLOPs, GB, or 1 call)
+ * @param toReported   maps a measured units/s value to the reported value (identity for
+ *                     throughput; {@code v -> 1e6 / v} turns calls/s into us/call for latency)
+ * @param lowerIsBetter whether the reported unit is a latency (ratio = pytorch / ember)
+ */
+record BenchCase(String workload, String name, String metric, String unit, double unitsPerCall,
+    DoubleUnaryOperator toReported, boolean lowerIsBetter, Runnable call) {
+
+  static BenchCase throughput(String workload, String name, String metric, String unit, double unitsPerCall, Runnable call) {
+    return new BenchCase(workload, name, metric, unit, unitsPerCall, v -> v, false, call);
+  }
+
+  /** Latency per call scaled by {@code perCall} (e.g. 1e6 for us/call, 1e9/100 for ns per op of a 100-op chain). */
+  static BenchCase latency(String workload, String name, String metric, String unit, double perCall, Runnable call) {
+    return new BenchCase(workload, name, metric, unit, 1.0, v -> perCall / v, true, call);
+  }
+}

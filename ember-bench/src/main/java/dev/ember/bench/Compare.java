@@ -1,0 +1,218 @@
+package dev.ember.bench;
+
+import dev.ember.backend.cpu.CpuBackends;
+import dev.ember.backend.cpu.Parallel;
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Ember's side of bench/compare.sh: runs one category with the PyTorch peer's method (see
+ * {@link Measure}) and prints one JSON object per case on stdout, in the peer's field names
+ * (workload, case, threads, metric, unit, median, min, max, values...), plus a readable line per
+ * case on stderr. The first line is {@code {"workload":"_env",...}}, as the peer's.
+ *
+ * <p>{@link #run(String[])} is the library entry point ({@code ./ember bench} calls it); {@link
+ * #main(String[])} only turns its result into the exit status.
+ */
+public final class Compare {
+  static final String USAGE = """
+      usage: Compare CATEGORY [options]       (CATEGORY: gemm | ops)
+        --threads N        Ember worker threads (default: -Dember.threads / EMBER_NUM_THREADS / #cpus)
+        --repeats N        timed repeats per case (default 5)
+        --warmup S         warm-up seconds per case, at least 2 calls (default 2.0: lets C2 compile the Vector API code)
+        --target S         seconds per timed repeat, calls per repeat calibrated to it (default 0.4)
+        --sizes A,B,...    gemm: square sizes (default 128,256,512,1024,2048); ops: element counts (default 1048576,65536)
+        --only P,Q,...     run only workloads or "workload/case" names starting with one of these
+        --foreign-max C    discard a repeat during which other processes used more than C CPUs (default 0.1)
+        --max-wait S       total seconds to wait for a quiet machine per case (default 60)
+        --list             print the cases and exit
+      stdout: one JSON object per case; stderr: a table.""";
+
+  private Compare() {}
+
+  public static void main(String[] args) {
+    System.exit(run(args));
+  }
+
+  /** Runs the comparison's Ember side; returns 0, or 2 on bad arguments (with a message on stderr). */
+  public static int run(String[] args) {
+    return run(args, System.out, System.err);
+  }
+
+  static int run(String[] args, PrintStream out, PrintStream err) {
+    Args a;
+    try {
+      a = Args.parse(args);
+    } catch (IllegalArgumentException e) {
+      err.println("Compare: " + e.getMessage());
+      err.println(USAGE);
+      return 2;
+    }
+    if (a.help) {
+      err.println(USAGE);
+      return 0;
+    }
+    if (a.threads > 0) Parallel.setThreads(a.threads);
+    List<BenchCase> cases = new ArrayList<>(switch (a.category) {
+      case "gemm" -> GemmCases.cases(a.sizes != null ? a.sizes : GemmCases.DEFAULT_SIZES);
+      case "ops" -> OpsCases.cases(a.sizes != null ? a.sizes : OpsCases.DEFAULT_SIZES);
+      default -> throw new IllegalStateException(a.category);
+    });
+    cases.removeIf(c -> !a.selected(c));
+    if (cases.isEmpty()) {
+      err.println("Compare: no case of category '" + a.category + "' matches --only " + String.join(",", a.only));
+      return 2;
+    }
+    if (a.list) {
+      for (BenchCase c : cases) out.println(c.workload() + "/" + c.name());
+      return 0;
+    }
+    String kernels = CpuBackends.instance().name();
+    out.println("{\"workload\":\"_env\",\"side\":\"ember\",\"kernels\":" + Json.str(kernels)
+        + ",\"threads\":" + Parallel.threads() + ",\"java\":" + Json.str(Runtime.version().toString())
+        + ",\"vm\":" + Json.str(System.getProperty("java.vm.name")) + ",\"cpus\":" + Runtime.getRuntime().availableProcessors() + "}");
+    out.flush();
+    err.printf(Locale.ROOT, "# ember kernels=%s threads=%d java=%s%n", kernels, Parallel.threads(), Runtime.version());
+    Measure m = new Measure(new Measure.Options(a.warmup, a.target, a.repeats, a.foreignMax, 4, a.maxWait));
+    for (int i = 0; i < cases.size(); i++) {
+      BenchCase c = cases.get(i);
+      Measure.Result r = m.run(c.call(), c.unitsPerCall());
+      // drop the case so its operands (up to 180 MB for the 6656-wide GEMM) can be collected
+      cases.set(i, null);
+      double[] v = Arrays.stream(r.values()).map(c.toReported()).toArray();
+      Measure.Result rep = new Measure.Result(v, r.callsPerRepeat(), r.discarded(), r.contaminated(), r.quietWaitS());
+      out.println(json(c, rep, kernels));
+      out.flush();
+      err.printf(Locale.ROOT, "%-10s %-40s thr=%d median=%12.3f  min=%12.3f  max=%12.3f  %s%s%n", c.workload(), c.name(),
+          Parallel.threads(), rep.median(), rep.min(), rep.max(), c.unit(),
+          r.discarded() > 0 ? "  [discarded " + r.discarded() + " busy repeats]" : "");
+    }
+    return 0;
+  }
+
+  private static String json(BenchCase c, Measure.Result r, String kernels) {
+    StringBuilder sb = new StringBuilder("{");
+    sb.append("\"workload\":").append(Json.str(c.workload()));
+    sb.append(",\"case\":").append(Json.str(c.name()));
+    sb.append(",\"side\":\"ember\",\"kernels\":").append(Json.str(kernels));
+    sb.append(",\"threads\":").append(Parallel.threads());
+    sb.append(",\"metric\":").append(Json.str(c.metric()));
+    sb.append(",\"unit\":").append(Json.str(c.unit()));
+    sb.append(",\"lower_is_better\":").append(c.lowerIsBetter());
+    sb.append(",\"median\":").append(Json.num(r.median()));
+    sb.append(",\"min\":").append(Json.num(r.min()));
+    sb.append(",\"max\":").append(Json.num(r.max()));
+    sb.append(",\"repeats\":").append(r.values().length);
+    sb.append(",\"calls_per_repeat\":").append(r.callsPerRepeat());
+    sb.append(",\"discarded_repeats\":").append(r.discarded());
+    if (r.contaminated()) sb.append(",\"contaminated\":true");
+    sb.append(",\"quiet_wait_s\":").append(Json.num(r.quietWaitS()));
+    sb.append(",\"values\":[");
+    for (int i = 0; i < r.values().length; i++) sb.append(i > 0 ? "," : "").append(Json.num(r.values()[i]));
+    return sb.append("]}").toString();
+  }
+
+  /** Minimal JSON for the flat records above (no dependency just for this). */
+  static final class Json {
+    private Json() {}
+
+    static String str(String s) {
+      StringBuilder sb = new StringBuilder("\"");
+      for (char ch : s.toCharArray()) {
+        switch (ch) {
+          case '"' -> sb.append("\\\"");
+          case '\\' -> sb.append("\\\\");
+          case '\n' -> sb.append("\\n");
+          default -> {
+            if (ch < 0x20) sb.append(String.format(Locale.ROOT, "\\u%04x", (int) ch));
+            else sb.append(ch);
+          }
+        }
+      }
+      return sb.append('"').toString();
+    }
+
+    static String num(double v) {
+      return Double.isFinite(v) ? Double.toString(v) : "null";
+    }
+  }
+
+  private static final class Args {
+    String category;
+    int threads;
+    int repeats = 5;
+    double warmup = 2.0;
+    double target = 0.4;
+    double foreignMax = 0.1;
+    double maxWait = 60;
+    int[] sizes;
+    List<String> only = List.of();
+    boolean list;
+    boolean help;
+
+    static Args parse(String[] argv) {
+      Args a = new Args();
+      for (int i = 0; i < argv.length; i++) {
+        String s = argv[i];
+        switch (s) {
+          case "-h", "--help" -> a.help = true;
+          case "--list" -> a.list = true;
+          case "--threads" -> a.threads = positiveInt(s, value(argv, ++i, s));
+          case "--repeats" -> a.repeats = positiveInt(s, value(argv, ++i, s));
+          case "--warmup" -> a.warmup = nonNegative(s, value(argv, ++i, s));
+          case "--target" -> a.target = nonNegative(s, value(argv, ++i, s));
+          case "--foreign-max" -> a.foreignMax = nonNegative(s, value(argv, ++i, s));
+          case "--max-wait" -> a.maxWait = nonNegative(s, value(argv, ++i, s));
+          case "--only" -> a.only = Arrays.stream(value(argv, ++i, s).split(",")).filter(x -> !x.isBlank()).toList();
+          case "--sizes" -> a.sizes = Arrays.stream(value(argv, ++i, s).split(",")).filter(x -> !x.isBlank())
+              .mapToInt(x -> positiveInt(s, x)).toArray();
+          default -> {
+            if (s.startsWith("-")) throw new IllegalArgumentException("unknown option " + s);
+            if (a.category != null) throw new IllegalArgumentException("more than one category: " + a.category + ", " + s);
+            a.category = s;
+          }
+        }
+      }
+      if (a.help) return a;
+      if (a.category == null) throw new IllegalArgumentException("missing CATEGORY (gemm or ops)");
+      if (!a.category.equals("gemm") && !a.category.equals("ops")) {
+        throw new IllegalArgumentException("unknown category '" + a.category + "' (expected gemm or ops)");
+      }
+      return a;
+    }
+
+    boolean selected(BenchCase c) {
+      if (only.isEmpty()) return true;
+      String full = c.workload() + "/" + c.name();
+      return only.stream().anyMatch(p -> c.workload().startsWith(p) || full.startsWith(p));
+    }
+
+    private static String value(String[] argv, int i, String opt) {
+      if (i >= argv.length) throw new IllegalArgumentException(opt + " needs a value");
+      return argv[i];
+    }
+
+    private static int positiveInt(String opt, String v) {
+      try {
+        int n = Integer.parseInt(v.trim());
+        if (n >= 1) return n;
+      } catch (NumberFormatException ignored) {
+        // reported below with the option name
+      }
+      throw new IllegalArgumentException(opt + " expects a positive integer, got '" + v + "'");
+    }
+
+    private static double nonNegative(String opt, String v) {
+      try {
+        double d = Double.parseDouble(v.trim());
+        if (d >= 0 && Double.isFinite(d)) return d;
+      } catch (NumberFormatException ignored) {
+        // reported below with the option name
+      }
+      throw new IllegalArgumentException(opt + " expects a non-negative number, got '" + v + "'");
+    }
+  }
+}

@@ -1,0 +1,130 @@
+package dev.ember.ops;
+
+import dev.ember.testing.Arr;
+import dev.ember.testing.Ref;
+import dev.ember.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.BiFunction;
+import java.util.function.DoubleBinaryOperator;
+import java.util.function.DoubleUnaryOperator;
+import java.util.function.Function;
+
+/**
+ * One entry of the op table: how to call the op, its double-precision oracle, the input shapes
+ * and value range to sample, whether it is differentiable, and the error cases with their exact
+ * messages. The tests in {@link OpTableTest} are generated from these entries.
+ */
+public final class OpInfo {
+  final String name;
+  Function<List<Tensor>, Tensor> fn;
+  Function<List<Arr>, Arr> oracle;
+  final List<int[][]> samples = new ArrayList<>();
+  double lo = -2;
+  double hi = 2;
+  boolean differentiable = true;
+  boolean contiguousOnly;
+  double f32Rtol = 1e-4;
+  final List<ErrorCase> errors = new ArrayList<>();
+
+  record ErrorCase(int[][] shapes, String message, Function<List<Tensor>, Tensor> call) {}
+
+  private OpInfo(String name) {
+    this.name = name;
+  }
+
+  static OpInfo op(String name) {
+    return new OpInfo(name);
+  }
+
+  OpInfo fn(Function<List<Tensor>, Tensor> f) {
+    this.fn = f;
+    return this;
+  }
+
+  OpInfo unary(Function<Tensor, Tensor> f) {
+    this.fn = l -> f.apply(l.get(0));
+    if (samples.isEmpty()) shapes("[]", "[7]", "[3, 5]", "[2, 1, 4]", "[0]", "[2, 0]");
+    return this;
+  }
+
+  OpInfo binary(BiFunction<Tensor, Tensor, Tensor> f) {
+    this.fn = l -> f.apply(l.get(0), l.get(1));
+    if (samples.isEmpty()) shapes("[3, 4] x [3, 4]", "[3, 1] x [1, 4]", "[] x [2, 3]", "[2, 3, 4] x [4]", "[5] x []",
+        "[0, 3] x [3]");
+    return this;
+  }
+
+  OpInfo ref(Function<List<Arr>, Arr> oracle) {
+    this.oracle = oracle;
+    return this;
+  }
+
+  OpInfo refUnary(DoubleUnaryOperator f) {
+    this.oracle = l -> Ref.map(l.get(0), f);
+    return this;
+  }
+
+  OpInfo refBinary(DoubleBinaryOperator f) {
+    this.oracle = l -> Ref.zip(l.get(0), l.get(1), f);
+    return this;
+  }
+
+  /** Replaces the samples: each string is one sample, input shapes separated by " x ". */
+  OpInfo shapes(String... specs) {
+    samples.clear();
+    for (String s : specs) samples.add(parse(s));
+    return this;
+  }
+
+  OpInfo domain(double lo, double hi) {
+    this.lo = lo;
+    this.hi = hi;
+    return this;
+  }
+
+  OpInfo noGrad() {
+    this.differentiable = false;
+    return this;
+  }
+
+  /** Inputs must stay contiguous (ops whose fn builds its own layout, e.g. view). */
+  OpInfo contiguousOnly() {
+    this.contiguousOnly = true;
+    return this;
+  }
+
+  OpInfo f32Rtol(double rtol) {
+    this.f32Rtol = rtol;
+    return this;
+  }
+
+  /** Calling the op on zero tensors of these shapes throws IllegalArgumentException with exactly this message. */
+  OpInfo error(String shapes, String message) {
+    errors.add(new ErrorCase(parse(shapes), message, null));
+    return this;
+  }
+
+  /** As {@link #error(String, String)}, calling the op with other arguments (e.g. a bad hyperparameter). */
+  OpInfo error(Function<List<Tensor>, Tensor> call, String shapes, String message) {
+    errors.add(new ErrorCase(parse(shapes), message, call));
+    return this;
+  }
+
+  static int[][] parse(String spec) {
+    String[] parts = spec.split(" x ");
+    int[][] out = new int[parts.length][];
+    for (int i = 0; i < parts.length; i++) {
+      String p = parts[i].trim();
+      String inner = p.substring(1, p.length() - 1).trim();
+      out[i] = inner.isEmpty() ? new int[0] : Arrays.stream(inner.split(",")).mapToInt(x -> Integer.parseInt(x.trim())).toArray();
+    }
+    return out;
+  }
+
+  @Override
+  public String toString() {
+    return name;
+  }
+}
