@@ -41,19 +41,19 @@ public final class CpuBackends {
     try {
       return (FloatKernels) Class.forName(VECTOR_KERNELS).getDeclaredConstructor().newInstance();
     } catch (ReflectiveOperationException | LinkageError e) {
-      LOG.warning("ember: could not load the Vector API kernels (" + e + "); using scalar kernels");
+      LOG.warning("ember: could not load the Vector API kernels (" + e + "); using scalar CPU kernels");
       return null;
     }
   }
 
   private static FloatKernels chooseKernels() {
     if ("scalar".equals(System.getProperty("ember.kernels"))) return new ScalarFloatKernels();
-    FloatKernels v = vectorKernelsOrNull();
-    if (v == null) {
+    if (ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()) {
       LOG.warning("ember: jdk.incubator.vector is not readable, using scalar CPU kernels (several times slower);"
           + " run java with --add-modules jdk.incubator.vector (the ./ember launcher does)");
       return new ScalarFloatKernels();
     }
-    return v;
+    FloatKernels v = vectorKernelsOrNull();
+    return v == null ? new ScalarFloatKernels() : v;
   }
 }

@@ -48,6 +48,7 @@ final class Reductions {
     Storage xs = x.storage();
     Storage os = out.storage();
     boolean f32 = xs.dtype() == DType.F32 && os.dtype() == DType.F32;
+    if (nOuter == 0) return;
     if (nInner == 0) {
       double identity = op == ReduceOp.SUM ? 0 : op == ReduceOp.PROD ? 1
           : op == ReduceOp.MAX ? Double.NEGATIVE_INFINITY : Double.POSITIVE_INFINITY;

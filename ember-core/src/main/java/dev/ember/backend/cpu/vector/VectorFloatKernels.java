@@ -1,0 +1,62 @@
+package dev.ember.backend.cpu.vector;
+
+import dev.ember.backend.BinaryOp;
+import dev.ember.backend.UnaryOp;
+import dev.ember.backend.cpu.FloatKernels;
+
+/**
+ * The Vector API kernel set. Loaded by name from {@code CpuBackends}, so no class that links
+ * {@code jdk.incubator.vector} is touched when the module is absent.
+ */
+public final class VectorFloatKernels implements FloatKernels {
+  @Override
+  public String name() {
+    return "cpu-vector";
+  }
+
+  @Override
+  public void unary(UnaryOp op, float p, float[] x, int xo, float[] out, int oo, int n) {
+    VectorKernels.unary(op, p, x, xo, out, oo, n);
+  }
+
+  @Override
+  public void binary(BinaryOp op, float[] a, int ao, float[] b, int bo, float[] out, int oo, int n) {
+    VectorKernels.binary(op, a, ao, b, bo, out, oo, n);
+  }
+
+  @Override
+  public void binaryScalarRight(BinaryOp op, float[] a, int ao, float s, float[] out, int oo, int n) {
+    VectorKernels.binaryScalarRight(op, a, ao, s, out, oo, n);
+  }
+
+  @Override
+  public void binaryScalarLeft(BinaryOp op, float s, float[] b, int bo, float[] out, int oo, int n) {
+    VectorKernels.binaryScalarLeft(op, s, b, bo, out, oo, n);
+  }
+
+  @Override
+  public float sum(float[] x, int xo, int n) {
+    return VectorKernels.sum(x, xo, n);
+  }
+
+  @Override
+  public float max(float[] x, int xo, int n) {
+    return VectorKernels.max(x, xo, n);
+  }
+
+  @Override
+  public float min(float[] x, int xo, int n) {
+    return VectorKernels.min(x, xo, n);
+  }
+
+  @Override
+  public void softmaxRows(float[] x, int xo, float[] out, int oo, int rows, int cols, boolean log) {
+    VectorKernels.softmaxRows(x, xo, out, oo, rows, cols, log);
+  }
+
+  @Override
+  public void sgemm(boolean transA, boolean transB, int m, int n, int k, float alpha,
+      float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
+    VectorGemm.sgemm(transA, transB, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
+  }
+}

@@ -1,0 +1,174 @@
+package dev.ember.backend;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Generator;
+import dev.ember.tensor.Tensor;
+import dev.ember.tensor.Views;
+import dev.ember.testing.Arr;
+import dev.ember.testing.Assertions;
+import dev.ember.testing.Ref;
+import java.util.function.DoubleBinaryOperator;
+import java.util.function.DoubleUnaryOperator;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The contract every backend must meet, checked primitive by primitive against naive double
+ * oracles, on the sizes where SIMD bodies and tails meet and on strided and broadcast layouts.
+ * One subclass per backend; a new backend passes this suite before it is used.
+ */
+abstract class BackendConformanceTest {
+  static final int[] SIZES = {0, 1, 3, 7, 8, 15, 16, 17, 31, 33, 1000, 4099};
+
+  abstract Backend backend();
+
+  private static Tensor data(long seed, int... shape) {
+    return Tensor.rand(new Generator(seed), shape).mul(4).sub(2);
+  }
+
+  /** Tolerance for float32 results whose error grows with the number of terms summed. */
+  private static double tol(int terms) {
+    return 1e-5 * Math.max(1, Math.sqrt(terms)) * 4;
+  }
+
+  private static final Object[][] UNARY = {
+      {UnaryOp.NEG, (DoubleUnaryOperator) x -> -x}, {UnaryOp.ABS, (DoubleUnaryOperator) Math::abs},
+      {UnaryOp.EXP, (DoubleUnaryOperator) Math::exp}, {UnaryOp.TANH, (DoubleUnaryOperator) Math::tanh},
+      {UnaryOp.SIGMOID, (DoubleUnaryOperator) x -> 1 / (1 + Math.exp(-x))},
+      {UnaryOp.RELU, (DoubleUnaryOperator) x -> Math.max(x, 0)}, {UnaryOp.SQUARE, (DoubleUnaryOperator) x -> x * x},
+      {UnaryOp.SIN, (DoubleUnaryOperator) Math::sin}, {UnaryOp.SILU, (DoubleUnaryOperator) x -> x / (1 + Math.exp(-x))},
+      {UnaryOp.GELU, (DoubleUnaryOperator) x -> 0.5 * x * (1 + Ref.erf(x / Math.sqrt(2)))}};
+
+  @Test
+  void unaryOnContiguousAndStridedInputs() {
+    for (Object[] u : UNARY) {
+      UnaryOp op = (UnaryOp) u[0];
+      DoubleUnaryOperator f = (DoubleUnaryOperator) u[1];
+      for (int n : SIZES) {
+        Tensor x = data(n, n);
+        Tensor out = Tensor.empty(n);
+        backend().unary(op, 0, x, out);
+        Assertions.assertClose(Ref.map(Arr.of(x), f), out, 1e-6, 1e-5, op + " n=" + n);
+        Tensor base = data(n + 1, 2 * n);
+        Tensor strided = Views.slice(base, 0, 0, n, 2);
+        Tensor out2 = Tensor.empty(n);
+        backend().unary(op, 0, strided, out2);
+        Assertions.assertClose(Ref.map(Arr.of(strided), f), out2, 1e-6, 1e-5, op + " strided n=" + n);
+      }
+    }
+  }
+
+  @Test
+  void binaryWithBroadcastLayouts() {
+    BinaryOp[] ops = {BinaryOp.ADD, BinaryOp.SUB, BinaryOp.MUL, BinaryOp.DIV, BinaryOp.MAXIMUM, BinaryOp.MINIMUM};
+    DoubleBinaryOperator[] fs = {Double::sum, (a, b) -> a - b, (a, b) -> a * b, (a, b) -> a / b, Math::max, Math::min};
+    for (int k = 0; k < ops.length; k++) {
+      for (int n : SIZES) {
+        Tensor a = data(n, 3, n);
+        Tensor b = data(n + 7, n);                   // row broadcast: a [3, n] op b [n]
+        Tensor s = Tensor.scalar(1.25);              // scalar broadcast
+        int[] shape = {3, n};
+        Tensor out = Tensor.empty(shape);
+        backend().binary(ops[k], a, Views.expand(b, shape), out);
+        Assertions.assertClose(Ref.zip(Arr.of(a), Arr.of(b), fs[k]), out, 1e-6, 1e-5, ops[k] + " row n=" + n);
+        backend().binary(ops[k], Views.expand(s, shape), a, out);
+        Assertions.assertClose(Ref.zip(Arr.of(s), Arr.of(a), fs[k]), out, 1e-6, 1e-5, ops[k] + " scalar-left n=" + n);
+        Tensor at = Views.transpose(data(n + 3, n, 3), 0, 1); // transposed operand
+        backend().binary(ops[k], at, Views.expand(s, shape), out);
+        Assertions.assertClose(Ref.zip(Arr.of(at), Arr.of(s), fs[k]), out, 1e-6, 1e-5, ops[k] + " transposed n=" + n);
+      }
+    }
+  }
+
+  @Test
+  void reductionsOverRowsColumnsAndAll() {
+    for (int n : SIZES) {
+      Tensor x = data(n, 5, n);
+      for (int[] axes : new int[][] {{1}, {0}, {0, 1}}) {
+        for (ReduceOp op : ReduceOp.values()) {
+          if (n == 0 && (op == ReduceOp.MAX || op == ReduceOp.MIN)) continue;
+          int[] keep = x.shape();
+          for (int a : axes) keep[a] = 1;
+          Tensor out = Tensor.empty(keep);
+          backend().reduce(op, x, axes, out);
+          Arr expected = switch (op) {
+            case SUM -> Ref.sum(Arr.of(x), axes, true);
+            case PROD -> Ref.reduce(Arr.of(x), axes, true, 1, (p, v) -> p * v);
+            case MAX -> Ref.max(Arr.of(x), axes, true);
+            case MIN -> Ref.min(Arr.of(x), axes, true);
+          };
+          double atol = op == ReduceOp.PROD ? 1e-30 : tol(5 * n);
+          double rtol = op == ReduceOp.PROD ? 1e-3 : 1e-5;
+          Assertions.assertClose(expected, out, atol, rtol, op + " axes " + java.util.Arrays.toString(axes) + " n=" + n);
+        }
+      }
+    }
+  }
+
+  @Test
+  void fullSumOfALargeVectorUsesFixedChunks() {
+    Tensor x = data(1, 1 << 20);
+    Tensor out = Tensor.empty(1);
+    backend().reduce(ReduceOp.SUM, x, new int[] {0}, out);
+    Assertions.assertClose(Ref.sum(Arr.of(x), null, true), out, 1e-2, 1e-5, "sum of 2^20");
+  }
+
+  @Test
+  void softmaxAlongEachAxis() {
+    for (int n : SIZES) {
+      if (n == 0) continue;
+      Tensor x = data(n, 4, n).mul(3);
+      for (int axis : new int[] {0, 1}) {
+        for (boolean log : new boolean[] {false, true}) {
+          Tensor out = Tensor.empty(4, n);
+          backend().softmax(x, axis, log, out);
+          Assertions.assertClose(Ref.softmax(Arr.of(x), axis, log), out, 1e-6, 1e-5, "softmax axis " + axis + " log=" + log + " n=" + n);
+        }
+      }
+    }
+  }
+
+  @Test
+  void matmulWithEveryTransposeCombination() {
+    int[][] shapes = {{1, 1, 1}, {3, 7, 5}, {16, 17, 33}, {33, 1, 15}, {64, 100, 31}, {130, 257, 70}};
+    for (int[] s : shapes) {
+      int m = s[0];
+      int k = s[1];
+      int n = s[2];
+      for (boolean ta : new boolean[] {false, true}) {
+        for (boolean tb : new boolean[] {false, true}) {
+          Tensor a = ta ? Views.transpose(data(m + k, 1, k, m), 1, 2) : data(m + k, 1, m, k);
+          Tensor b = tb ? Views.transpose(data(n + k, 1, n, k), 1, 2) : data(n + k, 1, k, n);
+          Tensor out = Tensor.empty(1, m, n);
+          backend().matmul(a, b, out, false);
+          Assertions.assertClose(Ref.matmul(Arr.of(a), Arr.of(b)), out, tol(k) * 4, 1e-5,
+              "matmul " + m + "x" + k + "x" + n + " ta=" + ta + " tb=" + tb);
+        }
+      }
+    }
+  }
+
+  @Test
+  void matmulAccumulatesIntoOutWhenAsked() {
+    Tensor a = data(1, 1, 4, 6);
+    Tensor b = data(2, 1, 6, 3);
+    Tensor out = Tensor.ones(1, 4, 3);
+    backend().matmul(a, b, out, true);
+    Assertions.assertClose(Ref.map(Ref.matmul(Arr.of(a), Arr.of(b)), v -> v + 1), out, 1e-5, 1e-5, "accumulate");
+  }
+
+  @Test
+  void copyConvertsTypesAndLayouts() {
+    Tensor x = Views.transpose(data(3, 5, 7), 0, 1);
+    Tensor out = Tensor.empty(DType.F64, 7, 5);
+    backend().copy(x, out);
+    Assertions.assertClose(Arr.of(x), out, 0, 0, "copy f32->f64 transposed");
+    Tensor ints = Tensor.empty(DType.I64, 7, 5);
+    backend().copy(x.mul(10), ints);
+    double[] xs = x.mul(10).toDoubleArray();
+    long[] expected = new long[xs.length];
+    for (int i = 0; i < xs.length; i++) expected[i] = (long) xs[i];
+    assertArrayEquals(expected, ints.toLongArray());
+  }
+}

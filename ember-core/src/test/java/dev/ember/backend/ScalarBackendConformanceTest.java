@@ -1,0 +1,13 @@
+package dev.ember.backend;
+
+import dev.ember.backend.cpu.CpuBackends;
+
+/** The plain-Java CPU kernels (the reference, and the fallback without the Vector API). */
+class ScalarBackendConformanceTest extends BackendConformanceTest {
+  private static final Backend BACKEND = CpuBackends.scalar();
+
+  @Override
+  Backend backend() {
+    return BACKEND;
+  }
+}
