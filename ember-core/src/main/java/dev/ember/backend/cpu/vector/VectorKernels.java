@@ -1,0 +1,537 @@
+package dev.ember.backend.cpu.vector;
+
+import static jdk.incubator.vector.FloatVector.fromArray;
+import static jdk.incubator.vector.VectorOperators.ABS;
+import static jdk.incubator.vector.VectorOperators.GT;
+import static jdk.incubator.vector.VectorOperators.IS_NEGATIVE;
+import static jdk.incubator.vector.VectorOperators.LE;
+import static jdk.incubator.vector.VectorOperators.LT;
+import static jdk.incubator.vector.VectorOperators.MAX;
+import static jdk.incubator.vector.VectorOperators.MIN;
+import static jdk.incubator.vector.VectorOperators.NEG;
+import static jdk.incubator.vector.VectorOperators.SQRT;
+
+import dev.ember.backend.BinaryOp;
+import dev.ember.backend.UnaryOp;
+import dev.ember.backend.cpu.ScalarKernels;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorMask;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * Float kernels on the Vector API, same contracts as {@link ScalarKernels} (which they fall back to
+ * for the tail after {@code loopBound} and are tested against). exp, log, expm1, log1p and tanh
+ * come from {@link VMath}, fixed polynomials built from exact lane operations, never from the
+ * Vector API's transcendental operators: those give different bits before and after C2 compiles
+ * the loop, which would make results depend on JIT state. sin, cos and pow are left to the scalar
+ * kernel (Math.*, which HotSpot keeps identical in the interpreter and compiled code).
+ *
+ * <p>Structure: the public methods switch on the op once, outside any loop, and call one small
+ * method per op. Each returns how many elements it did; the scalar kernel finishes the rest. A
+ * VectorOperators constant must be visible as a constant to C2 for it to intrinsify the lanewise
+ * call, so loops are never shared across ops through an operator argument.
+ *
+ * <p>No jdk.incubator.vector type appears in a public signature, so callers compile without the
+ * module; only loading this class needs it.
+ */
+public final class VectorKernels {
+  private VectorKernels() {}
+
+  private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
+  private static final int L = S.length();
+
+  // ---------------------------------------------------------------------------------------------
+  // Unary
+
+  public static void unary(UnaryOp op, float p, float[] x, int xo, float[] out, int oo, int n) {
+    assert n >= 0 && xo >= 0 && oo >= 0 && xo + n <= x.length && oo + n <= out.length;
+    int i = switch (op) {
+      case NEG -> neg(x, xo, out, oo, n);
+      case ABS -> abs(x, xo, out, oo, n);
+      case SIGN -> sign(x, xo, out, oo, n);
+      case EXP -> exp(x, xo, out, oo, n);
+      case LOG -> log(x, xo, out, oo, n);
+      case LOG1P -> log1p(x, xo, out, oo, n);
+      case EXPM1 -> expm1(x, xo, out, oo, n);
+      case SQRT -> sqrt(x, xo, out, oo, n);
+      case RSQRT -> rsqrt(x, xo, out, oo, n);
+      case SQUARE -> square(x, xo, out, oo, n);
+      case RECIPROCAL -> reciprocal(x, xo, out, oo, n);
+      case SIN -> 0; // Math.sin in the scalar kernel: see the class comment
+      case COS -> 0; // Math.cos in the scalar kernel: see the class comment
+      case TANH -> tanh(x, xo, out, oo, n);
+      case SIGMOID -> sigmoid(x, xo, out, oo, n);
+      case RELU -> relu(x, xo, out, oo, n);
+      case LEAKY_RELU -> leakyRelu(p, x, xo, out, oo, n);
+      case ELU -> elu(p, x, xo, out, oo, n);
+      case GELU -> gelu(x, xo, out, oo, n);
+      case GELU_TANH -> geluTanh(x, xo, out, oo, n);
+      case SILU -> silu(x, xo, out, oo, n);
+      case SOFTPLUS -> softplus(p, x, xo, out, oo, n);
+      // x*x is bitwise what pow(x, 2) rounds to, and far cheaper than the pow intrinsic
+      case POW_SCALAR -> p == 2f ? square(x, xo, out, oo, n) : 0;
+      case FLOOR -> floor(x, xo, out, oo, n);
+      case CEIL -> ceil(x, xo, out, oo, n);
+      case ROUND -> round(x, xo, out, oo, n);
+      case TRUNC -> trunc(x, xo, out, oo, n);
+    };
+    ScalarKernels.unary(op, p, x, xo + i, out, oo + i, n - i);
+  }
+
+  private static int neg(float[] x, int xo, float[] out, int oo, int n) {
+    int i = 0;
+    for (int end = S.loopBound(n); i < end; i += L) {
+      fromArray(S, x, xo + i).lanewise(NEG).intoArray(out, oo + i);
+    }
+    return i;
+  }
+
+  private static int abs(float[] x, int xo, float[] out, int oo, int n) {
+    int i = 0;
+    for (int end = S.loopBound(n); i < end; i += L) {
+      fromArray(S, x, xo + i).lanewise(ABS).intoArray(out, oo + i);
+    }
+    return i;
+  }
+
+  /** Two selects keep zeros (with their sign) and NaN as they are, like Math.signum. */
+  private static int sign(float[] x, int xo, float[] out, int oo, int n) {
+    FloatVector one = FloatVector.broadcast(S, 1f), minusOne = FloatVector.broadcast(S, -1f);
+    int i = 0;
+    for (int end = S.loopBound(n); i < end; i += L) {
+      FloatVector v = fromArray(S, x, xo + i);
+      v.blend(one, v.compare(GT, 0f)).blend(minusOne, v.compare(LT, 0f)).intoArray(out, oo + i);
+    }
+    return i;
+  }
+
+  private static int exp(float[] x, int xo, float[] out, int oo, int n) {
+    int i = 0;
+    for (int end = S.loopBound(n); i < end; i += L) {
+      VMath.exp(fromArray(S, x, xo + i)).intoArray(out, oo + i);
+    }
+    return i;
+  }
+
+  private static int log(float[] x, int xo, float[] out, int oo, int n) {
+    int i = 0;
+    for (int end = S.loopBound(n); i < end; i += L) {
+      VMath.log(fromArray(S, x, xo + i)).intoArray(out, oo + i);
+    }
+    return i;
+  }
+
+  private static int log1p(float[] x, int xo, float[] out, int oo, int n) {
+    int i = 0;
+    for (int end = S.loopBound(n); i < end; i += L) {
+      VMath.log1p(fromArray(S, x, xo + i)).intoArray(out, oo + i);
+    }
+    return i;
+  }
+
+  private static int expm1(float[] x, int xo, float[] out, int oo, int n) {
+    int i = 0;
+    for (int end = S.loopBound(n); i < end; i += L) {
+      VMath.expm1(fromArray(S, x, xo + i)).intoArray(out, oo + i);
+    }
+    return i;
+  }
+
+  private static int sqrt(float[] x, int xo, float[] out, int oo, int n) {
+    int i = 0;
+    for (int end = S.loopBound(n); i < end; i += L) {
+      fromArray(S, x, xo + i).lanewise(SQRT).intoArray(out, oo + i);
+    }
+    return i;
+  }
+
+  /** A true divide, not the 12-bit rsqrt estimate: we want float accuracy, not an approximation. */
+  private static int rsqrt(float[] x, int xo, float[] out, int oo, int n) {
+    FloatVector one = FloatVector.broadcast(S, 1f);
+    int i = 0;
+    for (int end = S.loopBound(n); i < end; i += L) {
+      one.div(fromArray(S, x, xo + i).lanewise(SQRT)).intoArray(out, oo + i);
+    }
+    return i;
+  }
+
+  private static int square(float[] x, int xo, float[] out, int oo, int n) {
+    int i = 0;
+    for (int end = S.loopBound(n); i < end; i += L) {
+      FloatVector v = fromArray(S, x, xo + i);
+      v.mul(v).intoArray(out, oo + i);
+    }
+    return i;
+  }
+
+  private static int reciprocal(float[] x, int xo, float[] out, int oo, int n) {
+    FloatVector one = FloatVector.broadcast(S, 1f);
+    int i = 0;
+    for (int end = S.loopBound(n); i < end; i += L) one.div(fromArray(S, x, xo + i)).intoArray(out, oo + i);
+    return i;
+  }
+
+
+
+
+
+  private static int tanh(float[] x, int xo, float[] out, int oo, int n) {
+    int i = 0;
+    for (int end = S.loopBound(n); i < end; i += L) {
+      VMath.tanh(fromArray(S, x, xo + i)).intoArray(out, oo + i);
+    }
+    return i;
+  }
+
+  /**
+   * exp(-|x|) never overflows; for x < 0 sigmoid is e/(1+e), which keeps full relative precision
+   * down to the float underflow where 1/(1+exp(-x)) would already have become 1/inf = 0.
+   */
+  private static FloatVector sigmoid(FloatVector v) {
+    FloatVector e = VMath.exp(v.lanewise(ABS).neg());
+    FloatVector r = FloatVector.broadcast(S, 1f).div(e.add(1f));
+    return r.blend(e.mul(r), v.compare(LT, 0f));
+  }
+
+  private static int sigmoid(float[] x, int xo, float[] out, int oo, int n) {
+    int i = 0;
+    for (int end = S.loopBound(n); i < end; i += L) sigmoid(fromArray(S, x, xo + i)).intoArray(out, oo + i);
+    return i;
+  }
+
+  private static int silu(float[] x, int xo, float[] out, int oo, int n) {
+    int i = 0;
+    for (int end = S.loopBound(n); i < end; i += L) {
+      FloatVector v = fromArray(S, x, xo + i);
+      v.mul(sigmoid(v)).intoArray(out, oo + i);
+    }
+    return i;
+  }
+
+  /**
+   * A compare-and-select rather than lanewise MAX: MAX must honour Java's NaN and -0 rules, which
+   * costs extra blends on x86. {@code x <= 0 ? 0 : x} is Math.max(x, 0) for every input (NaN fails
+   * the compare and passes through, -0 is <= 0 and becomes +0); the scalar kernel uses the same form.
+   */
+  private static int relu(float[] x, int xo, float[] out, int oo, int n) {
+    FloatVector zero = FloatVector.zero(S);
+    int i = 0;
+    for (int end = S.loopBound(n); i < end; i += L) {
+      FloatVector v = fromArray(S, x, xo + i);
+      v.blend(zero, v.compare(LE, 0f)).intoArray(out, oo + i);
+    }
+    return i;
+  }
+
+  private static int leakyRelu(float slope, float[] x, int xo, float[] out, int oo, int n) {
+    int i = 0;
+    for (int end = S.loopBound(n); i < end; i += L) {
+      FloatVector v = fromArray(S, x, xo + i);
+      v.mul(slope).blend(v, v.compare(GT, 0f)).intoArray(out, oo + i);
+    }
+    return i;
+  }
+
+  private static int elu(float alpha, float[] x, int xo, float[] out, int oo, int n) {
+    int i = 0;
+    for (int end = S.loopBound(n); i < end; i += L) {
+      FloatVector v = fromArray(S, x, xo + i);
+      VMath.expm1(v).mul(alpha).blend(v, v.compare(GT, 0f)).intoArray(out, oo + i);
+    }
+    return i;
+  }
+
+  /** Above beta*x = 20 PyTorch returns x; the exp may overflow there but that lane is replaced. */
+  private static int softplus(float beta, float[] x, int xo, float[] out, int oo, int n) {
+    int i = 0;
+    for (int end = S.loopBound(n); i < end; i += L) {
+      FloatVector v = fromArray(S, x, xo + i);
+      FloatVector bx = v.mul(beta);
+      FloatVector y = VMath.log1p(VMath.exp(bx)).div(beta);
+      y.blend(v, bx.compare(GT, 20f)).intoArray(out, oo + i);
+    }
+    return i;
+  }
+
+
+
+  /**
+   * 0.5 (1 + tanh(u)) == sigmoid(2u): one exp instead of tanh, and no cancellation for x << 0.
+   * The cubic argument is rounded in float, so below x ~ -9 (outputs under 1e-30) the relative
+   * error grows to ~2e-5, as in any float implementation; the absolute error stays below 1e-35.
+   */
+  private static int geluTanh(float[] x, int xo, float[] out, int oo, int n) {
+    final float k = (float) (2 * 0.7978845608028654), c = (float) (2 * 0.7978845608028654 * 0.044715);
+    int i = 0;
+    for (int end = S.loopBound(n); i < end; i += L) {
+      FloatVector v = fromArray(S, x, xo + i);
+      FloatVector u2 = v.mul(v).mul(c).add(k).mul(v);
+      v.mul(sigmoid(u2)).intoArray(out, oo + i);
+    }
+    return i;
+  }
+
+  private static final float INV_SQRT_2 = 0.70710677f;
+
+  /**
+   * Exact GELU 0.5 x erfc(-x/sqrt2) in float. erfc(z), z >= 0, is Numerical Recipes' erfcc
+   * (t = 1/(1+z/2), erfc = t exp(-z^2 + P(t)), relative error < 1.2e-7 for all z): unlike the
+   * 1 + erf form it keeps relative precision for x << 0. The exponent is the delicate part: at
+   * z ~ 9 one float ulp of z^2 is a 4e-6 relative error in the result, so z^2 is formed as x*x/2
+   * (no rounded 1/sqrt2 in it) with its exact rounding error from an fma, the sum -z^2 + P gets
+   * its error from Fast2Sum, and both corrections enter as exp(err) ~ 1 + err.
+   * Lanes with |x| > 14.5 are set to x (x > 0) or a signed zero: erfc(10.25) is below float range.
+   */
+  private static int gelu(float[] x, int xo, float[] out, int oo, int n) {
+    int i = 0;
+    for (int end = S.loopBound(n); i < end; i += L) gelu(fromArray(S, x, xo + i)).intoArray(out, oo + i);
+    return i;
+  }
+
+  private static FloatVector gelu(FloatVector v) {
+    FloatVector ax = v.lanewise(ABS).min(14.5f);
+    FloatVector t = FloatVector.broadcast(S, 1f).div(ax.mul(0.5f * INV_SQRT_2).add(1f));
+    FloatVector p = t.mul(0.17087277f).add(-0.82215223f).mul(t).add(1.48851587f).mul(t).add(-1.13520398f)
+        .mul(t).add(0.27886807f).mul(t).add(-0.18628806f).mul(t).add(0.09678418f).mul(t).add(0.37409196f)
+        .mul(t).add(1.00002368f).mul(t).add(-1.26551223f);
+    FloatVector xx = ax.mul(ax);
+    FloatVector nzz = xx.mul(-0.5f);
+    FloatVector zzErr = ax.fma(ax, xx.neg()).mul(0.5f);
+    FloatVector s = nzz.add(p);
+    FloatVector sErr = nzz.sub(s).add(p);
+    FloatVector erfcAbs = t.mul(VMath.exp(s)).mul(sErr.sub(zzErr).add(1f));
+    FloatVector h = v.mul(0.5f).mul(erfcAbs);
+    VectorMask<Float> pos = v.compare(GT, 0f), big = v.lanewise(ABS).compare(GT, 14.5f);
+    return h.blend(v.sub(h), pos).blend(v, big.and(pos)).blend(v.mul(0f), big.andNot(pos));
+  }
+
+  /**
+   * Round half to even without a rint instruction: adding and subtracting 2^23 to |x| < 2^23 makes
+   * the FPU round away the fraction (round-to-nearest-even); the sign is put back by select so
+   * -0.3 gives -0.0 like Math.rint. Larger |x|, infinities and NaN are already integral and kept.
+   */
+  private static FloatVector rint(FloatVector v) {
+    FloatVector a = v.lanewise(ABS);
+    FloatVector r = a.add(0x1p23f).sub(0x1p23f);
+    r = r.blend(r.neg(), v.test(IS_NEGATIVE));
+    return v.blend(r, a.compare(LT, 0x1p23f));
+  }
+
+  private static FloatVector floor(FloatVector v) {
+    FloatVector r = rint(v);
+    return r.blend(r.sub(1f), r.compare(GT, v));
+  }
+
+  private static int round(float[] x, int xo, float[] out, int oo, int n) {
+    int i = 0;
+    for (int end = S.loopBound(n); i < end; i += L) rint(fromArray(S, x, xo + i)).intoArray(out, oo + i);
+    return i;
+  }
+
+  private static int floor(float[] x, int xo, float[] out, int oo, int n) {
+    int i = 0;
+    for (int end = S.loopBound(n); i < end; i += L) floor(fromArray(S, x, xo + i)).intoArray(out, oo + i);
+    return i;
+  }
+
+  /** ceil(x) = -floor(-x), which also gives Math.ceil's -0.0 for x in (-1, 0). */
+  private static int ceil(float[] x, int xo, float[] out, int oo, int n) {
+    int i = 0;
+    for (int end = S.loopBound(n); i < end; i += L) {
+      floor(fromArray(S, x, xo + i).neg()).neg().intoArray(out, oo + i);
+    }
+    return i;
+  }
+
+  private static int trunc(float[] x, int xo, float[] out, int oo, int n) {
+    int i = 0;
+    for (int end = S.loopBound(n); i < end; i += L) {
+      FloatVector v = fromArray(S, x, xo + i);
+      FloatVector f = floor(v.lanewise(ABS));
+      f.blend(f.neg(), v.test(IS_NEGATIVE)).intoArray(out, oo + i);
+    }
+    return i;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Binary (arithmetic ops; anything else goes to the scalar kernel whole)
+
+  public static void binary(BinaryOp op, float[] a, int ao, float[] b, int bo, float[] out, int oo, int n) {
+    assert n >= 0 && ao + n <= a.length && bo + n <= b.length && oo + n <= out.length;
+    int i = switch (op) {
+      case ADD -> BinaryLoops.addVV(a, ao, b, bo, out, oo, n);
+      case SUB -> BinaryLoops.subVV(a, ao, b, bo, out, oo, n);
+      case MUL -> BinaryLoops.mulVV(a, ao, b, bo, out, oo, n);
+      case DIV -> BinaryLoops.divVV(a, ao, b, bo, out, oo, n);
+      case POW -> 0; // Math.pow in the scalar kernel
+      case MAXIMUM -> BinaryLoops.maxVV(a, ao, b, bo, out, oo, n);
+      case MINIMUM -> BinaryLoops.minVV(a, ao, b, bo, out, oo, n);
+      default -> 0;
+    };
+    ScalarKernels.binary(op, a, ao + i, b, bo + i, out, oo + i, n - i);
+  }
+
+  /** {@code out = a op s}. */
+  public static void binaryScalarRight(BinaryOp op, float[] a, int ao, float s, float[] out, int oo, int n) {
+    assert n >= 0 && ao + n <= a.length && oo + n <= out.length;
+    int i = switch (op) {
+      case ADD -> BinaryLoops.addVS(a, ao, s, out, oo, n);
+      case SUB -> BinaryLoops.subVS(a, ao, s, out, oo, n);
+      case MUL -> BinaryLoops.mulVS(a, ao, s, out, oo, n);
+      case DIV -> BinaryLoops.divVS(a, ao, s, out, oo, n);
+      case POW -> 0; // Math.pow in the scalar kernel
+      case MAXIMUM -> BinaryLoops.maxVS(a, ao, s, out, oo, n);
+      case MINIMUM -> BinaryLoops.minVS(a, ao, s, out, oo, n);
+      default -> 0;
+    };
+    ScalarKernels.binaryScalarRight(op, a, ao + i, s, out, oo + i, n - i);
+  }
+
+  /** {@code out = s op b}. */
+  public static void binaryScalarLeft(BinaryOp op, float s, float[] b, int bo, float[] out, int oo, int n) {
+    assert n >= 0 && bo + n <= b.length && oo + n <= out.length;
+    int i = switch (op) {
+      case ADD -> BinaryLoops.addSV(s, b, bo, out, oo, n);
+      case SUB -> BinaryLoops.subSV(s, b, bo, out, oo, n);
+      case MUL -> BinaryLoops.mulSV(s, b, bo, out, oo, n);
+      case DIV -> BinaryLoops.divSV(s, b, bo, out, oo, n);
+      case POW -> 0; // Math.pow in the scalar kernel
+      case MAXIMUM -> BinaryLoops.maxSV(s, b, bo, out, oo, n);
+      case MINIMUM -> BinaryLoops.minSV(s, b, bo, out, oo, n);
+      default -> 0;
+    };
+    ScalarKernels.binaryScalarLeft(op, s, b, bo + i, out, oo + i, n - i);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Fused and reductions
+
+  /** {@code out = alpha*x + beta}, one fma per element: bitwise equal to the scalar kernel. */
+  public static void axpb(float alpha, float[] x, int xo, float beta, float[] out, int oo, int n) {
+    assert n >= 0 && xo + n <= x.length && oo + n <= out.length;
+    int i = 0;
+    for (int end = S.loopBound(n); i < end; i += L) {
+      fromArray(S, x, xo + i).fma(alpha, beta).intoArray(out, oo + i);
+    }
+    ScalarKernels.axpb(alpha, x, xo + i, beta, out, oo + i, n - i);
+  }
+
+  /**
+   * Float accumulation in four independent vector accumulators: one accumulator would serialize
+   * every add behind the previous one (4-cycle latency, 2 adds/cycle possible), four keep both
+   * FP ports busy. Lanes are combined at the end, then the scalar tail is added in order; the order
+   * depends only on n, so the result is deterministic. Error grows like n * eps * mean|x| at worst
+   * (the many partial sums make it much smaller in practice).
+   */
+  public static float sum(float[] x, int xo, int n) {
+    assert n >= 0 && xo + n <= x.length;
+    FloatVector a0 = FloatVector.zero(S), a1 = a0, a2 = a0, a3 = a0;
+    int i = 0;
+    for (int end = n - 4 * L; i <= end; i += 4 * L) {
+      a0 = a0.add(fromArray(S, x, xo + i));
+      a1 = a1.add(fromArray(S, x, xo + i + L));
+      a2 = a2.add(fromArray(S, x, xo + i + 2 * L));
+      a3 = a3.add(fromArray(S, x, xo + i + 3 * L));
+    }
+    for (int end = S.loopBound(n); i < end; i += L) a0 = a0.add(fromArray(S, x, xo + i));
+    float s = VMath.laneSum(a0.add(a1).add(a2.add(a3)));
+    for (; i < n; i++) s += x[xo + i];
+    return s;
+  }
+
+  /** Largest element, NaN if any is NaN (lanewise MAX has Math.max semantics); four chains as in sum. */
+  public static float max(float[] x, int xo, int n) {
+    assert n >= 1 && xo + n <= x.length;
+    // seeded with an element of x, so the seed can never change the answer
+    FloatVector a0 = FloatVector.broadcast(S, x[xo]), a1 = a0, a2 = a0, a3 = a0;
+    int i = 0;
+    for (int end = n - 4 * L; i <= end; i += 4 * L) {
+      a0 = a0.lanewise(MAX, fromArray(S, x, xo + i));
+      a1 = a1.lanewise(MAX, fromArray(S, x, xo + i + L));
+      a2 = a2.lanewise(MAX, fromArray(S, x, xo + i + 2 * L));
+      a3 = a3.lanewise(MAX, fromArray(S, x, xo + i + 3 * L));
+    }
+    for (int end = S.loopBound(n); i < end; i += L) a0 = a0.lanewise(MAX, fromArray(S, x, xo + i));
+    float m = a0.lanewise(MAX, a1).lanewise(MAX, a2.lanewise(MAX, a3)).reduceLanes(MAX);
+    for (; i < n; i++) m = Math.max(m, x[xo + i]);
+    return m;
+  }
+
+  /** Smallest element, NaN if any is NaN. */
+  public static float min(float[] x, int xo, int n) {
+    assert n >= 1 && xo + n <= x.length;
+    // seeded with an element of x, so the seed can never change the answer
+    FloatVector a0 = FloatVector.broadcast(S, x[xo]), a1 = a0, a2 = a0, a3 = a0;
+    int i = 0;
+    for (int end = n - 4 * L; i <= end; i += 4 * L) {
+      a0 = a0.lanewise(MIN, fromArray(S, x, xo + i));
+      a1 = a1.lanewise(MIN, fromArray(S, x, xo + i + L));
+      a2 = a2.lanewise(MIN, fromArray(S, x, xo + i + 2 * L));
+      a3 = a3.lanewise(MIN, fromArray(S, x, xo + i + 3 * L));
+    }
+    for (int end = S.loopBound(n); i < end; i += L) a0 = a0.lanewise(MIN, fromArray(S, x, xo + i));
+    float m = a0.lanewise(MIN, a1).lanewise(MIN, a2.lanewise(MIN, a3)).reduceLanes(MIN);
+    for (; i < n; i++) m = Math.min(m, x[xo + i]);
+    return m;
+  }
+
+
+  /**
+   * Row-wise softmax / log_softmax, numerically stable: the row max is subtracted before exp.
+   * Softmax stores exp(x - max) on the way (so the exp is computed once) and rescales in place;
+   * log_softmax only sums, then writes x - max - log(sum). The exp sum accumulates in float.
+   */
+  public static void softmaxRows(float[] x, int xo, float[] out, int oo, int rows, int cols, boolean log) {
+    assert rows >= 0 && cols >= 1 && xo + (long) rows * cols <= x.length && oo + (long) rows * cols <= out.length;
+    for (int r = 0; r < rows; r++) {
+      int xb = xo + r * cols, ob = oo + r * cols;
+      float m = max(x, xb, cols);
+      if (log) {
+        logSoftmaxRow(x, xb, m, (float) Math.log(expSum(x, xb, m, cols)), out, ob, cols);
+      } else {
+        float inv = 1f / expStore(x, xb, m, out, ob, cols);
+        scale(out, ob, inv, cols);
+      }
+    }
+  }
+
+  private static float expSum(float[] x, int xo, float m, int n) {
+    FloatVector acc = FloatVector.zero(S);
+    int i = 0;
+    for (int end = S.loopBound(n); i < end; i += L) acc = acc.add(VMath.exp(fromArray(S, x, xo + i).sub(m)));
+    float s = VMath.laneSum(acc);
+    for (; i < n; i++) s += (float) Math.exp(x[xo + i] - m);
+    return s;
+  }
+
+  private static float expStore(float[] x, int xo, float m, float[] out, int oo, int n) {
+    FloatVector acc = FloatVector.zero(S);
+    int i = 0;
+    for (int end = S.loopBound(n); i < end; i += L) {
+      FloatVector e = VMath.exp(fromArray(S, x, xo + i).sub(m));
+      e.intoArray(out, oo + i);
+      acc = acc.add(e);
+    }
+    float s = VMath.laneSum(acc);
+    for (; i < n; i++) {
+      float e = (float) Math.exp(x[xo + i] - m);
+      out[oo + i] = e;
+      s += e;
+    }
+    return s;
+  }
+
+  private static void logSoftmaxRow(float[] x, int xo, float m, float ls, float[] out, int oo, int n) {
+    int i = 0;
+    for (int end = S.loopBound(n); i < end; i += L) {
+      fromArray(S, x, xo + i).sub(m).sub(ls).intoArray(out, oo + i);
+    }
+    for (; i < n; i++) out[oo + i] = (x[xo + i] - m) - ls;
+  }
+
+  private static void scale(float[] a, int ao, float c, int n) {
+    int i = 0;
+    for (int end = S.loopBound(n); i < end; i += L) fromArray(S, a, ao + i).mul(c).intoArray(a, ao + i);
+    for (; i < n; i++) a[ao + i] *= c;
+  }
+}

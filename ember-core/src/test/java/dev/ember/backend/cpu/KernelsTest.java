@@ -1,0 +1,426 @@
+package dev.ember.backend.cpu;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.ember.backend.BinaryOp;
+import dev.ember.backend.UnaryOp;
+import dev.ember.backend.cpu.vector.VectorKernels;
+import java.util.EnumSet;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+class KernelsTest {
+  private static final int[] SIZES = {0, 1, 3, 7, 8, 15, 16, 17, 31, 33, 1000, 4099};
+  private static final int XO = 5, OO = 3;
+  private static final EnumSet<BinaryOp> ARITH = EnumSet.range(BinaryOp.ADD, BinaryOp.MINIMUM);
+
+  // ---------------------------------------------------------------------------------------------
+  // Definitions at known points
+
+  private static double ap(UnaryOp op, double x) {
+    return ScalarKernels.apply(op, x, 0);
+  }
+
+  @Test
+  void unaryDefinitions() {
+    assertEquals(-2.5, ap(UnaryOp.NEG, 2.5));
+    assertEquals(2.5, ap(UnaryOp.ABS, -2.5));
+    assertEquals(-1.0, ap(UnaryOp.SIGN, -3));
+    assertEquals(1.0, ap(UnaryOp.SIGN, 0.1));
+    assertEquals(0.0, ap(UnaryOp.SIGN, 0));
+    assertTrue(Double.isNaN(ap(UnaryOp.SIGN, Double.NaN)));
+    assertEquals(Math.E, ap(UnaryOp.EXP, 1), 1e-15);
+    assertEquals(1.0, ap(UnaryOp.LOG, Math.E), 1e-15);
+    assertEquals(1e-20, ap(UnaryOp.LOG1P, 1e-20), 1e-35);
+    assertEquals(1e-20, ap(UnaryOp.EXPM1, 1e-20), 1e-35);
+    assertEquals(3.0, ap(UnaryOp.SQRT, 9));
+    assertEquals(0.25, ap(UnaryOp.RSQRT, 16));
+    assertEquals(9.0, ap(UnaryOp.SQUARE, -3));
+    assertEquals(0.25, ap(UnaryOp.RECIPROCAL, 4));
+    assertEquals(1.0, ap(UnaryOp.SIN, Math.PI / 2), 1e-15);
+    assertEquals(-1.0, ap(UnaryOp.COS, Math.PI), 1e-15);
+    assertEquals(0.7615941559557649, ap(UnaryOp.TANH, 1), 1e-15);
+    assertEquals(0.7310585786300049, ap(UnaryOp.SIGMOID, 1), 1e-15);
+    assertEquals(0.2689414213699951, ap(UnaryOp.SIGMOID, -1), 1e-15);
+    assertEquals(0.0, ap(UnaryOp.SIGMOID, -800));
+    assertEquals(1.0, ap(UnaryOp.SIGMOID, 800));
+    assertEquals(0.0, ap(UnaryOp.RELU, -2));
+    assertEquals(2.0, ap(UnaryOp.RELU, 2));
+    assertTrue(Double.isNaN(ap(UnaryOp.RELU, Double.NaN)));
+    assertEquals(-0.2, ScalarKernels.apply(UnaryOp.LEAKY_RELU, -2, 0.1), 1e-15);
+    assertEquals(3.0, ScalarKernels.apply(UnaryOp.LEAKY_RELU, 3, 0.1));
+    assertEquals(2 * Math.expm1(-1), ScalarKernels.apply(UnaryOp.ELU, -1, 2), 1e-15);
+    assertEquals(3.0, ScalarKernels.apply(UnaryOp.ELU, 3, 2));
+    assertEquals(0.8413447460685429, ap(UnaryOp.GELU, 1), 1e-12);
+    assertEquals(-0.15426876936299344, ap(UnaryOp.GELU, -0.5), 1e-12);
+    assertEquals(1.9544997361036416, ap(UnaryOp.GELU, 2), 1e-12);
+    assertEquals(0.0, ap(UnaryOp.GELU, 0));
+    // 0.5 x erfc(5/sqrt2) at x = -5: the 1+erf form would cancel to garbage here
+    assertEquals(-1.4332578593959731e-6, ap(UnaryOp.GELU, -5), 1e-19);
+    assertEquals(0.8411919906082768, ap(UnaryOp.GELU_TANH, 1), 1e-12);
+    assertEquals(0.7310585786300049, ap(UnaryOp.SILU, 1), 1e-15);
+    assertEquals(-0.0, ap(UnaryOp.SILU, -800));
+    assertEquals(Math.log1p(Math.E), ScalarKernels.apply(UnaryOp.SOFTPLUS, 1, 1), 1e-15);
+    assertEquals(Math.log1p(Math.exp(2)) / 2, ScalarKernels.apply(UnaryOp.SOFTPLUS, 1, 2), 1e-15);
+    assertEquals(1000.0, ScalarKernels.apply(UnaryOp.SOFTPLUS, 1000, 1));
+    assertEquals(25.0, ScalarKernels.apply(UnaryOp.SOFTPLUS, 25, 1));
+    assertEquals(8.0, ScalarKernels.apply(UnaryOp.POW_SCALAR, 2, 3));
+    assertEquals(-2.0, ap(UnaryOp.FLOOR, -1.5));
+    assertEquals(-1.0, ap(UnaryOp.CEIL, -1.5));
+    assertEquals(2.0, ap(UnaryOp.ROUND, 2.5));
+    assertEquals(-2.0, ap(UnaryOp.ROUND, -1.5));
+    assertEquals(4.0, ap(UnaryOp.ROUND, 3.5));
+    assertEquals(-1.0, ap(UnaryOp.TRUNC, -1.7));
+    assertEquals(1.0, ap(UnaryOp.TRUNC, 1.7));
+  }
+
+  @Test
+  void erfMatchesKnownValues() {
+    assertEquals(0.0, ScalarKernels.erf(0));
+    assertEquals(0.8427007929497149, ScalarKernels.erf(1), 1e-16);
+    assertEquals(-0.5204998778130465, ScalarKernels.erf(-0.5), 1e-16);
+    assertEquals(0.9953222650189527, ScalarKernels.erf(2), 1e-16);
+    assertEquals(1.5374597944280349e-12, ScalarKernels.erfc(5), 1e-26);
+    assertEquals(2.088487583762545e-45, ScalarKernels.erfc(10), 1e-58);
+  }
+
+  @Test
+  void binaryDefinitions() {
+    assertEquals(5.0, ScalarKernels.apply(BinaryOp.ADD, 2, 3));
+    assertEquals(-1.0, ScalarKernels.apply(BinaryOp.SUB, 2, 3));
+    assertEquals(6.0, ScalarKernels.apply(BinaryOp.MUL, 2, 3));
+    assertEquals(Double.POSITIVE_INFINITY, ScalarKernels.apply(BinaryOp.DIV, 1, 0));
+    assertEquals(8.0, ScalarKernels.apply(BinaryOp.POW, 2, 3));
+    assertTrue(Double.isNaN(ScalarKernels.apply(BinaryOp.MAXIMUM, 1, Double.NaN)));
+    assertTrue(Double.isNaN(ScalarKernels.apply(BinaryOp.MINIMUM, Double.NaN, 1)));
+    assertEquals(1.0, ScalarKernels.apply(BinaryOp.LT, 1, 2));
+    assertEquals(0.0, ScalarKernels.apply(BinaryOp.EQ, Double.NaN, Double.NaN));
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Vector against scalar
+
+  private static float[] random(Random r, int n, double lo, double hi) {
+    float[] a = new float[n];
+    for (int i = 0; i < n; i++) a[i] = (float) (lo + (hi - lo) * r.nextDouble());
+    return a;
+  }
+
+  /** Input range over which each op is well defined and interesting. */
+  private static double[] range(UnaryOp op) {
+    return switch (op) {
+      case LOG, SQRT, RSQRT -> new double[] {1e-3, 100};
+      case LOG1P -> new double[] {-0.9, 50};
+      case EXP, EXPM1 -> new double[] {-80, 80};
+      case SIN, COS -> new double[] {-50, 50};
+      case RECIPROCAL -> new double[] {0.01, 10};
+      case POW_SCALAR -> new double[] {0.01, 10};
+      case GELU, GELU_TANH, SILU, SIGMOID -> new double[] {-15, 15};
+      case FLOOR, CEIL, ROUND, TRUNC -> new double[] {-6, 6};
+      default -> new double[] {-30, 30};
+    };
+  }
+
+  private static void assertClose(String what, float want, float got, double rel, double abs) {
+    if (Float.isNaN(want) || Float.isNaN(got)) {
+      if (Float.isNaN(want) != Float.isNaN(got)) fail(what + ": want " + want + " got " + got);
+      return;
+    }
+    if (want == got) return;
+    if (Math.abs(want - got) > abs + rel * Math.abs(want)) fail(what + ": want " + want + " got " + got);
+  }
+
+  /** Scalar and vector kernels on the same input, output offsets differ from input offsets. */
+  private static void checkUnary(UnaryOp op, float p, float[] x, int n, double rel, double abs) {
+    float[] want = new float[n + OO];
+    float[] got = new float[n + OO];
+    ScalarKernels.unary(op, p, x, XO, want, OO, n);
+    VectorKernels.unary(op, p, x, XO, got, OO, n);
+    for (int i = 0; i < n; i++) {
+      assertClose(op + "(" + x[XO + i] + ") n=" + n + " i=" + i, want[OO + i], got[OO + i], rel, abs);
+      // definition check for the scalar float path itself
+      assertClose(op + " def", (float) ScalarKernels.apply(op, x[XO + i], p), want[OO + i], 0, 0);
+    }
+  }
+
+  private static float param(UnaryOp op) {
+    return switch (op) {
+      case LEAKY_RELU -> 0.01f;
+      case ELU -> 1.5f;
+      case SOFTPLUS -> 2f;
+      case POW_SCALAR -> 1.7f;
+      default -> 0f;
+    };
+  }
+
+  @Test
+  void vectorUnaryMatchesScalar() {
+    Random r = new Random(1);
+    for (UnaryOp op : UnaryOp.values()) {
+      double[] rg = range(op);
+      for (int n : SIZES) {
+        float[] x = random(r, n + XO, rg[0], rg[1]);
+        checkUnary(op, param(op), x, n, 1e-5, 1e-6);
+      }
+    }
+  }
+
+  @Test
+  void vectorUnarySpecialValues() {
+    float[] special = {0f, -0f, 1f, -1f, 0.5f, -0.5f, 1.5f, -1.5f, 2.5f, -2.5f, -0.3f, 0.7f, -0.7f,
+        8388607.5f, -8388607.5f, 1e9f, -1e9f, Float.NaN, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY,
+        20f, -20f, 100f, -100f, -800f, 800f, 14f, -14f, 15f, -15f, 1e-30f, -1e-30f, 9.5f, -9.5f};
+    float[] x = new float[XO + 64];
+    for (int rep = 0; rep < 64; rep++) x[XO + rep] = special[rep % special.length];
+    EnumSet<UnaryOp> notAtSpecials = EnumSet.of(UnaryOp.SIN, UnaryOp.COS, UnaryOp.POW_SCALAR, UnaryOp.LOG,
+        UnaryOp.LOG1P, UnaryOp.SQRT, UnaryOp.RSQRT);
+    for (UnaryOp op : UnaryOp.values()) {
+      if (notAtSpecials.contains(op)) continue;
+      checkUnary(op, param(op), x, 64, 1e-5, 1e-6);
+    }
+    // ops with restricted domains still agree on NaN and the domain edges
+    float[] edge = new float[XO + 16];
+    float[] e = {0f, -0f, -1f, Float.NaN, Float.POSITIVE_INFINITY, 1f, 4f, 1e-30f};
+    for (int i = 0; i < 16; i++) edge[XO + i] = e[i % e.length];
+    for (UnaryOp op : EnumSet.of(UnaryOp.LOG, UnaryOp.SQRT, UnaryOp.RSQRT)) checkUnary(op, 0, edge, 16, 1e-5, 1e-6);
+  }
+
+  /** Error in units of the float ulp of the double-precision answer. */
+  private static double ulps(double want, float got) {
+    if (Double.isNaN(want)) return Float.isNaN(got) ? 0 : Double.POSITIVE_INFINITY;
+    if (want == got) return 0;
+    float w = (float) want;
+    if (Float.isInfinite(w) || Float.isInfinite(got)) return w == got ? 0 : Double.POSITIVE_INFINITY;
+    return Math.abs(got - want) / Math.ulp(Math.max(Math.abs(w), Float.MIN_NORMAL));
+  }
+
+  /**
+   * The vector transcendentals are our own polynomials (VMath), so their accuracy is ours to
+   * prove: a dense sweep of each domain, including subnormals, overflow edges and the switch-over
+   * points between branches, against Math.* in double.
+   */
+  @Test
+  void vectorTranscendentalsWithinTwoUlp() {
+    Random r = new Random(3);
+    int n = 200_000;
+    record Case(UnaryOp op, double lo, double hi, double maxUlp) {}
+    Case[] cases = {
+        new Case(UnaryOp.EXP, -104, 89, 1.5), new Case(UnaryOp.EXP, -1, 1, 1.5),
+        new Case(UnaryOp.EXPM1, -0.4, 0.4, 1.5), new Case(UnaryOp.EXPM1, -20, 20, 2.5),
+        new Case(UnaryOp.LOG, 0, 1e-37, 1.5), new Case(UnaryOp.LOG, 0.5, 2, 1.5), new Case(UnaryOp.LOG, 0, 3e38, 1.5),
+        new Case(UnaryOp.LOG1P, -0.999, 1, 2.5), new Case(UnaryOp.LOG1P, -1e-6, 1e-6, 2.5), new Case(UnaryOp.LOG1P, 0, 1e30, 2.5),
+        new Case(UnaryOp.TANH, -1, 1, 2.5), new Case(UnaryOp.TANH, -12, 12, 2.5), new Case(UnaryOp.TANH, -1e-5, 1e-5, 2.5),
+    };
+    for (Case c : cases) {
+      float[] x = random(r, n, c.lo, c.hi);
+      float[] edges = {-0f, 0f, Float.MIN_VALUE, Float.MIN_NORMAL, 0.34657359f, -0.34657359f, 88.72283f, -103.9f,
+          -87.5f, 1e-30f, -1e-30f, 0.70710677f, 1.4142135f, 1f, -1f};
+      for (int i = 0; i < edges.length; i++) x[i] = edges[i];
+      float[] got = new float[n];
+      VectorKernels.unary(c.op, 0, x, 0, got, 0, n);
+      double worst = 0;
+      float worstAt = 0;
+      for (int i = 0; i < n; i++) {
+        double u = ulps(ScalarKernels.apply(c.op, x[i], 0), got[i]);
+        if (u > worst) {
+          worst = u;
+          worstAt = x[i];
+        }
+      }
+      assertTrue(worst <= c.maxUlp, c.op + " on [" + c.lo + ", " + c.hi + "]: " + worst + " ulp at x=" + worstAt);
+    }
+  }
+
+  @Test
+  void reluKeepsNaNAndZeroesNegativeZero() {
+    float[] x = new float[XO + 32];
+    for (int i = 0; i < 32; i++) x[XO + i] = i % 4 == 0 ? Float.NaN : i % 4 == 1 ? -0f : i - 16;
+    float[] s = new float[32], v = new float[32];
+    ScalarKernels.unary(UnaryOp.RELU, 0, x, XO, s, 0, 32);
+    VectorKernels.unary(UnaryOp.RELU, 0, x, XO, v, 0, 32);
+    for (int i = 0; i < 32; i++) {
+      float want = Math.max(x[XO + i], 0f);
+      assertEquals(Float.floatToRawIntBits(want), Float.floatToRawIntBits(s[i]), "scalar relu " + x[XO + i]);
+      assertEquals(Float.floatToRawIntBits(want), Float.floatToRawIntBits(v[i]), "vector relu " + x[XO + i]);
+    }
+  }
+
+  @Test
+  void vectorBinaryMatchesScalar() {
+    Random r = new Random(2);
+    for (BinaryOp op : ARITH) {
+      double lo = op == BinaryOp.POW ? 0.1 : -10, hi = 10;
+      for (int n : SIZES) {
+        float[] a = random(r, n + XO, lo, hi);
+        float[] b = random(r, n + 7, op == BinaryOp.POW ? -3 : lo, op == BinaryOp.POW ? 3 : hi);
+        if (op == BinaryOp.MAXIMUM || op == BinaryOp.MINIMUM) {
+          for (int i = 0; i < n; i += 5) a[XO + i] = Float.NaN;
+          for (int i = 2; i < n; i += 7) b[7 + i] = Float.NaN;
+        }
+        float s = (float) (1 + r.nextDouble());
+        float[][] want = new float[3][n + OO], got = new float[3][n + OO];
+        ScalarKernels.binary(op, a, XO, b, 7, want[0], OO, n);
+        VectorKernels.binary(op, a, XO, b, 7, got[0], OO, n);
+        ScalarKernels.binaryScalarRight(op, a, XO, s, want[1], OO, n);
+        VectorKernels.binaryScalarRight(op, a, XO, s, got[1], OO, n);
+        ScalarKernels.binaryScalarLeft(op, s, b, 7, want[2], OO, n);
+        VectorKernels.binaryScalarLeft(op, s, b, 7, got[2], OO, n);
+        for (int k = 0; k < 3; k++) {
+          for (int i = 0; i < n; i++) {
+            assertClose(op + " form " + k + " n=" + n + " i=" + i, want[k][OO + i], got[k][OO + i], 1e-5, 1e-6);
+          }
+        }
+        for (int i = 0; i < n; i++) {
+          double d = ScalarKernels.apply(op, a[XO + i], b[7 + i]);
+          assertClose(op + " def", (float) d, want[0][OO + i], 0, 0);
+        }
+      }
+    }
+  }
+
+  @Test
+  void maximumPropagatesNaN() {
+    float[] a = new float[40], b = new float[40], o = new float[40];
+    a[3] = Float.NaN;
+    b[20] = Float.NaN;
+    VectorKernels.binary(BinaryOp.MAXIMUM, a, 0, b, 0, o, 0, 40);
+    assertTrue(Float.isNaN(o[3]) && Float.isNaN(o[20]) && o[4] == 0f);
+    VectorKernels.binary(BinaryOp.MINIMUM, a, 0, b, 0, o, 0, 40);
+    assertTrue(Float.isNaN(o[3]) && Float.isNaN(o[20]) && o[4] == 0f);
+  }
+
+  @Test
+  void inPlaceAliasing() {
+    Random r = new Random(3);
+    float[] x = random(r, 100, -5, 5);
+    float[] want = new float[100];
+    ScalarKernels.unary(UnaryOp.GELU, 0, x, 0, want, 0, 100);
+    float[] y = x.clone();
+    VectorKernels.unary(UnaryOp.GELU, 0, y, 0, y, 0, 100);
+    for (int i = 0; i < 100; i++) assertClose("in-place gelu", want[i], y[i], 1e-5, 1e-6);
+    float[] z = x.clone();
+    VectorKernels.softmaxRows(z, 0, z, 0, 4, 25, false);
+    ScalarKernels.softmaxRows(x, 0, want, 0, 4, 25, false);
+    for (int i = 0; i < 100; i++) assertClose("in-place softmax", want[i], z[i], 1e-5, 1e-7);
+  }
+
+  @Test
+  void axpbMatchesScalarBitwise() {
+    Random r = new Random(4);
+    for (int n : SIZES) {
+      float[] x = random(r, n + XO, -10, 10);
+      float[] want = new float[n + OO], got = new float[n + OO];
+      ScalarKernels.axpb(1.37f, x, XO, -0.21f, want, OO, n);
+      VectorKernels.axpb(1.37f, x, XO, -0.21f, got, OO, n);
+      for (int i = 0; i < n; i++) {
+        assertEquals(want[OO + i], got[OO + i], "n=" + n + " i=" + i);
+        assertEquals((float) Math.fma(1.37, x[XO + i], -0.21), want[OO + i], 1e-5);
+      }
+    }
+  }
+
+  @Test
+  void reductionsMatchScalar() {
+    Random r = new Random(5);
+    for (int n : SIZES) {
+      float[] x = random(r, n + XO, -3, 7);
+      double meanAbs = 0;
+      double exact = 0;
+      for (int i = 0; i < n; i++) {
+        meanAbs += Math.abs(x[XO + i]);
+        exact += x[XO + i];
+      }
+      meanAbs = n == 0 ? 0 : meanAbs / n;
+      double tol = 1e-6 * n * meanAbs + 1e-7;
+      assertEquals(exact, ScalarKernels.sum(x, XO, n), Math.ulp((float) exact) + 1e-7, "scalar sum n=" + n);
+      assertEquals(ScalarKernels.sum(x, XO, n), VectorKernels.sum(x, XO, n), tol, "vector sum n=" + n);
+      double[] xd = new double[n + XO];
+      for (int i = 0; i < n + XO; i++) xd[i] = x[i];
+      assertEquals(exact, ScalarKernels.sum(xd, XO, n), 1e-9 * (n + 1));
+      if (n == 0) continue;
+      float mx = Float.NEGATIVE_INFINITY, mn = Float.POSITIVE_INFINITY;
+      for (int i = 0; i < n; i++) {
+        mx = Math.max(mx, x[XO + i]);
+        mn = Math.min(mn, x[XO + i]);
+      }
+      assertEquals(mx, ScalarKernels.max(x, XO, n));
+      assertEquals(mx, VectorKernels.max(x, XO, n));
+      assertEquals(mn, ScalarKernels.min(x, XO, n));
+      assertEquals(mn, VectorKernels.min(x, XO, n));
+    }
+  }
+
+  @Test
+  void maxMinPropagateNaNAnywhere() {
+    for (int n : new int[] {1, 7, 16, 17, 64, 65, 1000}) {
+      for (int pos : new int[] {0, n / 2, n - 1}) {
+        float[] x = random(new Random(n), n + XO, -1, 1);
+        x[XO + pos] = Float.NaN;
+        assertTrue(Float.isNaN(ScalarKernels.max(x, XO, n)), "scalar max n=" + n + " pos=" + pos);
+        assertTrue(Float.isNaN(VectorKernels.max(x, XO, n)), "vector max n=" + n + " pos=" + pos);
+        assertTrue(Float.isNaN(ScalarKernels.min(x, XO, n)), "scalar min n=" + n + " pos=" + pos);
+        assertTrue(Float.isNaN(VectorKernels.min(x, XO, n)), "vector min n=" + n + " pos=" + pos);
+      }
+    }
+  }
+
+  @Test
+  void softmaxMatchesScalarAndSumsToOne() {
+    Random r = new Random(6);
+    for (int cols : SIZES) {
+      if (cols == 0) continue;
+      int rows = 3;
+      float[] x = random(r, rows * cols + XO, -20, 20);
+      for (boolean log : new boolean[] {false, true}) {
+        float[] want = new float[rows * cols + OO], got = new float[rows * cols + OO];
+        ScalarKernels.softmaxRows(x, XO, want, OO, rows, cols, log);
+        VectorKernels.softmaxRows(x, XO, got, OO, rows, cols, log);
+        for (int i = 0; i < rows * cols; i++) {
+          assertClose("softmax log=" + log + " cols=" + cols, want[OO + i], got[OO + i], 1e-5, log ? 1e-5 : 1e-7);
+        }
+        for (int row = 0; row < rows; row++) {
+          double s = 0, sv = 0;
+          for (int j = 0; j < cols; j++) {
+            float w = want[OO + row * cols + j], g = got[OO + row * cols + j];
+            s += log ? Math.exp(w) : w;
+            sv += log ? Math.exp(g) : g;
+          }
+          assertEquals(1.0, s, 1e-5, "scalar row sum cols=" + cols);
+          assertEquals(1.0, sv, 1e-5, "vector row sum cols=" + cols);
+        }
+      }
+    }
+    double[] xd = {1, 2, 3, 1000, 1001, 1002};
+    double[] od = new double[6];
+    ScalarKernels.softmaxRows(xd, 0, od, 0, 2, 3, false);
+    for (int k = 0; k < 2; k++) assertEquals(0.6652409557748219, od[3 * k + 2], 1e-15);
+    ScalarKernels.softmaxRows(xd, 0, od, 0, 2, 3, true);
+    assertEquals(-2.4076059644443806, od[3], 1e-12);
+  }
+
+  @Test
+  void logSoftmaxStableAtExtremes() {
+    float[] x = new float[40];
+    for (int i = 0; i < 20; i++) x[i] = i % 2 == 0 ? 1000f : -1000f;
+    for (int i = 20; i < 40; i++) x[i] = i % 2 == 0 ? -1000f : -1001f;
+    for (boolean vec : new boolean[] {false, true}) {
+      float[] o = new float[40];
+      if (vec) VectorKernels.softmaxRows(x, 0, o, 0, 2, 20, true);
+      else ScalarKernels.softmaxRows(x, 0, o, 0, 2, 20, true);
+      for (float v : o) assertFalse(Float.isNaN(v) || Float.isInfinite(v), "finite log_softmax, vec=" + vec);
+      assertEquals(-Math.log(10), o[0], 1e-5);
+      assertEquals(-2000 - Math.log(10), o[1], 1e-2);
+      float[] p = new float[40];
+      if (vec) VectorKernels.softmaxRows(x, 0, p, 0, 2, 20, false);
+      else ScalarKernels.softmaxRows(x, 0, p, 0, 2, 20, false);
+      assertEquals(0.1f, p[0], 1e-6);
+      assertEquals(0f, p[1]);
+      double lse = Math.log(10 + 10 * Math.exp(-1));
+      assertEquals(-lse, o[20], 1e-5);
+      assertEquals(-1 - lse, o[21], 1e-5);
+    }
+  }
+}

@@ -1,0 +1,116 @@
+package dev.ember.backend.cpu;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class ParallelTest {
+  private int saved;
+
+  @BeforeEach
+  void save() {
+    saved = Parallel.threads();
+  }
+
+  @AfterEach
+  void restore() {
+    Parallel.setThreads(saved);
+  }
+
+  @Test
+  void everyTaskRunsExactlyOnce() {
+    for (int threads = 1; threads <= 4; threads++) {
+      Parallel.setThreads(threads);
+      assertEquals(threads, Parallel.threads());
+      for (int tasks : new int[] {0, 1, 7, 1000}) {
+        AtomicIntegerArray runs = new AtomicIntegerArray(Math.max(tasks, 1));
+        Parallel.forEach(tasks, t -> runs.incrementAndGet(t));
+        for (int t = 0; t < tasks; t++) {
+          assertEquals(1, runs.get(t), "task " + t + " of " + tasks + " on " + threads + " threads");
+        }
+        if (tasks == 0) assertEquals(0, runs.get(0));
+      }
+    }
+  }
+
+  @Test
+  void negativeTaskCountRunsNothing() {
+    Parallel.setThreads(3);
+    AtomicInteger n = new AtomicInteger();
+    Parallel.forEach(-5, t -> n.incrementAndGet());
+    assertEquals(0, n.get());
+  }
+
+  @Test
+  void exceptionsPropagateToTheCaller() {
+    for (int threads = 1; threads <= 4; threads++) {
+      Parallel.setThreads(threads);
+      IllegalArgumentException boom = new IllegalArgumentException("boom");
+      IllegalArgumentException got = assertThrows(IllegalArgumentException.class, () -> Parallel.forEach(100, t -> {
+        if (t == 37) throw boom;
+      }));
+      assertSame(boom, got);
+      AssertionError err = assertThrows(AssertionError.class, () -> Parallel.forEach(10, t -> {
+        if (t == 9) throw new AssertionError("task 9");
+      }));
+      assertEquals("task 9", err.getMessage());
+      // the pool still works afterwards
+      AtomicInteger n = new AtomicInteger();
+      Parallel.forEach(50, t -> n.incrementAndGet());
+      assertEquals(50, n.get());
+    }
+  }
+
+  @Test
+  void nestedForEachDoesNotDeadlock() {
+    Parallel.setThreads(4);
+    assertTimeoutPreemptively(Duration.ofSeconds(20), () -> {
+      AtomicIntegerArray runs = new AtomicIntegerArray(16 * 16);
+      Parallel.forEach(16, i -> Parallel.forEach(16, j -> {
+        runs.incrementAndGet(i * 16 + j);
+        Parallel.forEach(2, k -> { }); // and one level deeper
+      }));
+      for (int k = 0; k < runs.length(); k++) assertEquals(1, runs.get(k), "cell " + k);
+    });
+  }
+
+  @Test
+  void concurrentCallersFromSeveralThreads() throws Exception {
+    Parallel.setThreads(3);
+    Thread[] callers = new Thread[4];
+    AtomicInteger total = new AtomicInteger();
+    for (int c = 0; c < callers.length; c++) {
+      callers[c] = new Thread(() -> {
+        for (int r = 0; r < 20; r++) Parallel.forEach(64, t -> total.incrementAndGet());
+      });
+      callers[c].start();
+    }
+    for (Thread t : callers) t.join(20_000);
+    assertEquals(4 * 20 * 64, total.get());
+  }
+
+  @Test
+  void setThreadsValidates() {
+    IllegalArgumentException ex = assertThrows(IllegalArgumentException.class, () -> Parallel.setThreads(0));
+    assertEquals("Parallel.setThreads: thread count must be >= 1, got 0", ex.getMessage());
+    assertThrows(IllegalArgumentException.class, () -> Parallel.setThreads(-2));
+    assertEquals(saved, Parallel.threads());
+  }
+
+  @Test
+  void chunksCoverTheRange() {
+    assertEquals(0, Parallel.chunks(0, 8));
+    assertEquals(1, Parallel.chunks(1, 8));
+    assertEquals(1, Parallel.chunks(8, 8));
+    assertEquals(2, Parallel.chunks(9, 8));
+    assertEquals(125_000, Parallel.chunks(1_000_000, 8));
+  }
+}
