@@ -40,8 +40,23 @@ public final class ElementwiseOps {
     if (x.dtype() == DType.BOOL || (!x.dtype().isFloatingPoint() && !keepsIntegers(op))) x = x.to(DType.F32);
     Tensor out = Tensor.empty(x.dtype(), x.shapeRef());
     backend().unary(op, param, x, out);
-    return Autograd.record(name(op), out, (ctx, g) -> new Tensor[] {unaryGrad(op, param, ctx.in(0), ctx.out(), g)},
-        new Tensor[] {x});
+    // read (and version-check) only what the rule uses: exp's backward must not fail because x changed
+    return Autograd.record(name(op), out, (ctx, g) -> new Tensor[] {unaryGrad(op, param,
+        readsInput(op) ? ctx.in(0) : null, readsOutput(op) ? ctx.out() : null, g)}, new Tensor[] {x});
+  }
+
+  private static boolean readsInput(UnaryOp op) {
+    return switch (op) {
+      case NEG, SIGN, FLOOR, CEIL, ROUND, TRUNC, EXP, EXPM1, SQRT, RSQRT, RECIPROCAL, TANH, SIGMOID -> false;
+      default -> true;
+    };
+  }
+
+  private static boolean readsOutput(UnaryOp op) {
+    return switch (op) {
+      case EXP, EXPM1, SQRT, RSQRT, RECIPROCAL, TANH, SIGMOID, ELU -> true;
+      default -> false;
+    };
   }
 
   static String name(UnaryOp op) {
@@ -174,10 +189,13 @@ public final class ElementwiseOps {
     return switch (op) {
       case ADD -> new Tensor[] {g.sumTo(sa), g.sumTo(sb)};
       case SUB -> new Tensor[] {g.sumTo(sa), g.neg().sumTo(sb)};
-      case MUL -> new Tensor[] {g.mul(ctx.in(1)).sumTo(sa), g.mul(ctx.in(0)).sumTo(sb)};
+      // only inputs that take a gradient are computed (and read): x.mul(2) must not read or reduce for the 2
+      case MUL -> new Tensor[] {ctx.edgeNeeded(0) ? g.mul(ctx.in(1)).sumTo(sa) : null,
+          ctx.edgeNeeded(1) ? g.mul(ctx.in(0)).sumTo(sb) : null};
       case DIV -> {
         Tensor b = ctx.in(1);
-        yield new Tensor[] {g.div(b).sumTo(sa), g.mul(ctx.in(0)).div(b.square()).neg().sumTo(sb)};
+        yield new Tensor[] {ctx.edgeNeeded(0) ? g.div(b).sumTo(sa) : null,
+            ctx.edgeNeeded(1) ? g.mul(ctx.in(0)).div(b.square()).neg().sumTo(sb) : null};
       }
       case POW -> {
         Tensor a = ctx.in(0);
