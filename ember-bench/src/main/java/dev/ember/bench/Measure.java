@@ -41,6 +41,7 @@ final class Measure {
   }
 
   private static final Path PROC_STAT = Path.of("/proc/stat");
+  /** /proc/stat counts in USER_HZ, which Linux fixes at 100 whatever the kernel tick. */
   private static final double HZ = 100.0;
   private static final com.sun.management.OperatingSystemMXBean OS =
       (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();

@@ -1,0 +1,234 @@
+#!/usr/bin/python3
+"""PyTorch side of the Ember workloads that the shared peer (pytorch_bench.py) does not cover.
+
+    /usr/bin/python3 bench/peers/pytorch_ops.py --suite ops --threads 2 --repeats 5
+    /usr/bin/python3 bench/peers/pytorch_ops.py --suite gemm --threads 1,2
+
+--suite ops:  relu, add, sigmoid, exp, a*x+b, sum, softmax (rows of 1024) forward at 1M and 64K
+              elements; forward+backward of relu/sigmoid/tanh/softmax/sum/mean on [256x256] and of
+              a 256x256 matmul; autograd tape overhead (100 adds on a [4] tensor, per op).
+--suite gemm: the sgemm shapes beyond pytorch_bench.py's: (128x6656)@(6656x6656) and the two
+              transposed backward GEMMs of the 784-128 layer at batch 128.
+
+Workload and case names, units and byte counts match dev.ember.bench.OpsCases / GemmCases in
+ember-bench: change both together. The method and runtime are the shared peer's: launcher.py
+(fresh child per thread count, OMP/OpenBLAS threads, OpenMP OpenBLAS, jemalloc) and quiet.py
+(repeats disturbed by other processes are discarded), found at $EMBER_PEERS or ../shared/peers
+relative to the repository root. stdout: one JSON object per line; stderr: a table.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+
+def peers_dir():
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(os.path.dirname(here))
+    d = os.environ.get("EMBER_PEERS") or os.path.join(os.path.dirname(root), "shared", "peers")
+    if not os.path.isfile(os.path.join(d, "launcher.py")):
+        sys.exit("pytorch_ops.py: shared peer scripts not found at %s (launcher.py, quiet.py); "
+                 "set EMBER_PEERS to the directory that holds them" % d)
+    return d
+
+
+sys.path.insert(0, peers_dir())
+import launcher  # noqa: E402
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    launcher.add_args(p)
+    p.add_argument("--suite", choices=["ops", "gemm"], required=True)
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--warmup", type=float, default=1.0, help="warm-up seconds per case (min 2 calls)")
+    p.add_argument("--target", type=float, default=0.4, help="seconds per timed repeat (calibrated)")
+    p.add_argument("--sizes", default="1048576,65536", help="ops: element counts of the forward cases")
+    p.add_argument("--only", default="", help="comma list: workloads or 'workload/case' prefixes")
+    p.add_argument("--foreign-max", type=float, default=0.1)
+    p.add_argument("--max-attempts", type=int, default=4)
+    p.add_argument("--max-wait", type=float, default=60.0)
+    return p.parse_args()
+
+
+ARGS = parse_args()
+NT = launcher.relaunch(ARGS, __file__)
+
+import quiet  # noqa: E402
+import threadpoolctl  # noqa: E402
+import torch  # noqa: E402
+
+RUNTIME = launcher.check_runtime(ARGS, torch, threadpoolctl, NT)
+COLS = 1024
+CHAIN = 100
+
+
+def measure(fn, units_per_call):
+    """pytorch_bench.py's measure(): warm-up, calibrate ~target s per repeat, discard busy repeats."""
+    waited = quiet.wait_quiet(ARGS.foreign_max, ARGS.max_wait)
+    t0 = time.perf_counter()
+    n = 0
+    while n < 2 or time.perf_counter() - t0 < ARGS.warmup:
+        fn()
+        n += 1
+    k = 1
+    while True:
+        t = time.perf_counter()
+        for _ in range(k):
+            fn()
+        dt = time.perf_counter() - t
+        if dt >= ARGS.target * 0.5:
+            break
+        k = max(k + 1, min(k * 10, int(k * ARGS.target / max(dt, 1e-9))))
+    k = max(1, int(round(k * ARGS.target / dt)))
+    vals, dirty = [], []
+    attempts, last_dirty = 0, False
+    while len(vals) < ARGS.repeats and attempts < ARGS.repeats * ARGS.max_attempts:
+        attempts += 1
+        if last_dirty and waited < ARGS.max_wait:
+            waited += quiet.wait_quiet(ARGS.foreign_max, ARGS.max_wait - waited)
+        with quiet.Window() as w:
+            t = time.perf_counter()
+            for _ in range(k):
+                fn()
+            dt = time.perf_counter() - t
+        v = units_per_call * k / dt
+        last_dirty = w.foreign > ARGS.foreign_max
+        if last_dirty:
+            dirty.append(v)
+            if waited >= ARGS.max_wait and len(dirty) >= ARGS.repeats:
+                break
+            continue
+        vals.append(v)
+    info = {"calls_per_repeat": k, "discarded_repeats": len(dirty), "quiet_wait_s": round(waited, 2)}
+    if len(vals) < max(1, (ARGS.repeats + 1) // 2):
+        info["contaminated"] = True
+        vals = vals + dirty
+    return vals, info
+
+
+def selected(workload, case):
+    only = [x for x in ARGS.only.split(",") if x]
+    return not only or any(workload.startswith(p) or (workload + "/" + case).startswith(p) for p in only)
+
+
+def emit(workload, case, metric, unit, vals, info, lower_is_better, extra=None):
+    rec = {"workload": workload, "case": case, "side": "pytorch", "threads": NT, "blas": ARGS.blas,
+           "alloc": ARGS.alloc, "metric": metric, "unit": unit, "lower_is_better": lower_is_better,
+           "median": statistics.median(vals), "min": min(vals), "max": max(vals), "repeats": len(vals)}
+    rec.update(info)
+    rec["values"] = vals
+    if extra:
+        rec.update(extra)
+    print(json.dumps(rec), flush=True)
+    sys.stderr.write("%-10s %-40s thr=%d median=%12.3f  min=%12.3f  max=%12.3f  %s%s\n" % (
+        workload, case, NT, rec["median"], rec["min"], rec["max"], unit,
+        "  [discarded %d busy repeats]" % info["discarded_repeats"] if info["discarded_repeats"] else ""))
+
+
+def throughput(workload, case, metric, unit, units_per_call, fn, extra=None):
+    if selected(workload, case):
+        vals, info = measure(fn, units_per_call)
+        emit(workload, case, metric, unit, vals, info, False, extra)
+
+
+def latency(workload, case, metric, unit, per_call, fn):
+    """Measured as calls/s, reported as per_call / (calls/s), e.g. 1e6 -> us/call."""
+    if selected(workload, case):
+        vals, info = measure(fn, 1.0)
+        emit(workload, case, metric, unit, [per_call / v for v in vals], info, True)
+
+
+def size_name(n):
+    if n % (1 << 20) == 0:
+        return "%dM" % (n >> 20)
+    return "%dK" % (n >> 10) if n % 1024 == 0 else str(n)
+
+
+def suite_ops():
+    gen = torch.Generator().manual_seed(0)
+    for n in [int(s) for s in ARGS.sizes.split(",") if s]:
+        c = "fwd n=" + size_name(n)
+        gb = n * 4.0 / 1e9
+        x = torch.randn(n // COLS, COLS, generator=gen)
+        y = torch.randn(n // COLS, COLS, generator=gen)
+        throughput("relu", c, "gbps", "GB/s", 2 * gb, lambda: torch.relu(x))
+        throughput("add", c, "gbps", "GB/s", 3 * gb, lambda: x.add(y))
+        throughput("sigmoid", c, "gbps", "GB/s", 2 * gb, lambda: torch.sigmoid(x))
+        throughput("exp", c, "gbps", "GB/s", 2 * gb, lambda: torch.exp(x))
+        throughput("axpb", c, "gbps", "GB/s", 2 * gb, lambda: x.mul(1.5).add(0.5))
+        throughput("sum", c, "gbps", "GB/s", gb, lambda: x.sum())
+        throughput("softmax", c.replace("fwd", "fwd rows=1024"), "gbps", "GB/s", 2 * gb, lambda: torch.softmax(x, 1))
+        del x, y
+
+    bc = "fwd+bwd [256x256]"
+    ones = torch.ones(256, 256)
+    for name, op, scalar_out in [("relu", torch.relu, False), ("sigmoid", torch.sigmoid, False),
+                                 ("tanh", torch.tanh, False), ("softmax", lambda t: torch.softmax(t, 1), False),
+                                 ("sum", torch.sum, True), ("mean", torch.mean, True)]:
+        x = torch.randn(256, 256, generator=gen).requires_grad_(True)
+
+        def step(x=x, op=op, scalar_out=scalar_out):
+            x.grad = None
+            out = op(x)
+            if scalar_out:
+                out.backward()
+            else:
+                out.backward(ones)
+        latency(name, bc, "latency_us", "us/call", 1e6, step)
+
+    a = torch.randn(256, 256, generator=gen).requires_grad_(True)
+    b = torch.randn(256, 256, generator=gen).requires_grad_(True)
+
+    def mm_step():
+        a.grad = None
+        b.grad = None
+        a.matmul(b).backward(ones)
+    latency("matmul", "fwd+bwd (256x256)@(256x256)", "latency_us", "us/call", 1e6, mm_step)
+
+    x4 = torch.randn(4, generator=gen).requires_grad_(True)
+    c4 = torch.ones(4)
+    g4 = torch.ones(4)
+
+    def chain():
+        x4.grad = None
+        y = x4
+        for _ in range(CHAIN):
+            y = y.add(c4)
+        y.backward(g4)
+    latency("tape", "add chain x%d [4] fwd+bwd per op" % CHAIN, "latency_ns", "ns/op", 1e9 / CHAIN, chain)
+
+
+def suite_gemm():
+    gen = torch.Generator().manual_seed(0)
+    # (case, stored A shape, stored B shape, transpose A, transpose B); C = op(A) @ op(B) via torch.mm
+    # on transposed views, which OpenBLAS receives as a transpose flag (no copy), as Ember's sgemm does
+    shapes = [("(128x6656)@(6656x6656)", (128, 6656), (6656, 6656), False, False),
+              ("(128x784)^T@(128x128)", (128, 784), (128, 128), True, False),
+              ("(128x128)@(784x128)^T", (128, 128), (784, 128), False, True)]
+    for case, sa, sb, ta, tb in shapes:
+        a = torch.randn(*sa, generator=gen)
+        b = torch.randn(*sb, generator=gen)
+        oa = a.t() if ta else a
+        ob = b.t() if tb else b
+        m, k = oa.shape
+        n = ob.shape[1]
+        throughput("sgemm", case, "gflops", "GFLOP/s", 2.0 * m * n * k / 1e9, lambda: torch.mm(oa, ob),
+                   {"m": m, "k": k, "n": n, "call": "torch.mm on transposed views (allocates result)"})
+        del a, b, oa, ob
+
+
+def main():
+    print(json.dumps({"workload": "_env", "side": "pytorch", **RUNTIME}), flush=True)
+    sys.stderr.write("# torch %s, threads=%d, blas=%s, alloc=%s\n" % (torch.__version__, NT, ARGS.blas, ARGS.alloc))
+    torch.manual_seed(0)
+    if ARGS.suite == "ops":
+        suite_ops()
+    else:
+        suite_gemm()
+
+
+if __name__ == "__main__":
+    main()

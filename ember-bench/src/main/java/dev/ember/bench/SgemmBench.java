@@ -1,0 +1,64 @@
+package dev.ember.bench;
+
+import dev.ember.backend.cpu.FloatKernels;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * SGEMM kernel throughput, C = A B (beta = 0, C preallocated), through the backend's FloatKernels.
+ *
+ * <p>Reported as ops/s; GFLOP/s = ops/s * 2*M*N*K / 1e9. Napkin math: one Zen core with AVX-512
+ * does 2 FMA x 16 lanes x 2 flops = 64 flops/cycle, ~160 GFLOP/s at 2.5 GHz, so 2 cores peak near
+ * 320 GFLOP/s; N=1024 (2.1 GFLOP) at 100 GFLOP/s is ~48 ops/s, N=2048 (17.2 GFLOP) ~6 ops/s.
+ * Small shapes (N=64: 0.5 MFLOP) measure packing and threading overhead more than FMAs.
+ * The 128x6656x6656 shape is the seed_large hidden layer (11.3 GFLOP, B = 177 MB: memory bound
+ * unless B panels are reused across the 128 rows).
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
+@Fork(value = 1, jvmArgsAppend = {"--add-modules=jdk.incubator.vector"})
+public class SgemmBench {
+  /** "MxKxN" (x, not commas: JMH's -p splits on commas): square sizes, then the MLP training shapes. */
+  @Param({"64x64x64", "128x128x128", "256x256x256", "512x512x512", "1024x1024x1024", "2048x2048x2048",
+      "128x784x128", "32x1024x512", "128x6656x6656"})
+  public String mkn;
+
+  private FloatKernels k;
+  private int m;
+  private int kk;
+  private int n;
+  private float[] a;
+  private float[] b;
+  private float[] c;
+
+  @Setup
+  public void setup() {
+    String[] p = mkn.split("x");
+    m = Integer.parseInt(p[0]);
+    kk = Integer.parseInt(p[1]);
+    n = Integer.parseInt(p[2]);
+    k = GemmCases.kernels();
+    a = GemmCases.random((long) m * kk, 1);
+    b = GemmCases.random((long) kk * n, 2);
+    c = new float[m * n];
+  }
+
+  @Benchmark
+  public float[] sgemm() {
+    k.sgemm(false, false, m, n, kk, 1f, a, 0, kk, b, 0, n, 0f, c, 0, n);
+    return c;
+  }
+}
