@@ -1,10 +1,9 @@
 package dev.ember.backend.cpu;
 
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.IntConsumer;
 
 /**
@@ -21,8 +20,16 @@ import java.util.function.IntConsumer;
  */
 public final class Parallel {
   private static volatile int threads = initialThreads();
-  private static volatile ExecutorService pool;
+  private static volatile Pool pool;
   private static final ThreadLocal<Boolean> IN_WORKER = ThreadLocal.withInitial(() -> false);
+
+  /**
+   * How long an idle worker spins before it parks, and how long the caller spins before it parks
+   * while waiting for the last task. Ops come back to back in training, so a worker that has just
+   * finished is usually needed again within microseconds; parking and unparking costs 10-50 us on
+   * a VM, more than a whole 64K-element op.
+   */
+  private static final long SPIN_NANOS = 50_000;
 
   private Parallel() {}
 
@@ -52,28 +59,17 @@ public final class Parallel {
     if (n < 1) throw new IllegalArgumentException("Parallel.setThreads: thread count must be >= 1, got " + n);
     if (n == threads) return;
     threads = n;
-    ExecutorService old = pool;
+    Pool old = pool;
     pool = null;
     if (old != null) old.shutdown();
   }
 
-  private static ExecutorService pool() {
-    ExecutorService p = pool;
+  private static Pool pool() {
+    Pool p = pool;
     if (p == null) {
       synchronized (Parallel.class) {
         p = pool;
-        if (p == null) {
-          AtomicInteger id = new AtomicInteger();
-          p = Executors.newFixedThreadPool(Math.max(1, threads - 1), r -> {
-            Thread t = new Thread(() -> {
-              IN_WORKER.set(true);
-              r.run();
-            }, "ember-worker-" + id.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-          });
-          pool = p;
-        }
+        if (p == null) pool = p = new Pool(threads - 1);
       }
     }
     return p;
@@ -82,7 +78,8 @@ public final class Parallel {
   /**
    * Runs {@code body.accept(t)} for every task {@code t} in {@code [0, tasks)}, spread over the pool;
    * returns when all are done. Tasks are claimed dynamically; each must be independent of the others.
-   * Runs inline when there is one task, one thread, or when called from a worker (no nesting).
+   * Runs inline when there is one task or one thread, when called from a worker (no nesting), and
+   * when another thread is using the pool (results are the same either way: only speed differs).
    */
   public static void forEach(int tasks, IntConsumer body) {
     int nt = threads;
@@ -91,47 +88,114 @@ public final class Parallel {
       for (int t = 0; t < tasks; t++) body.accept(t);
       return;
     }
-    int helpers = Math.min(nt, tasks) - 1;
-    AtomicInteger next = new AtomicInteger();
-    AtomicReference<Throwable> failure = new AtomicReference<>();
-    CountDownLatch done = new CountDownLatch(helpers);
-    Runnable worker = () -> {
-      try {
-        drain(tasks, body, next, failure);
-      } finally {
-        done.countDown();
-      }
-    };
-    ExecutorService p = pool();
-    for (int i = 0; i < helpers; i++) p.execute(worker);
-    boolean wasWorker = IN_WORKER.get();
+    Pool p = pool();
+    if (!p.lock.tryLock()) {
+      for (int t = 0; t < tasks; t++) body.accept(t);
+      return;
+    }
+    Job job = new Job(tasks, body, Thread.currentThread());
     IN_WORKER.set(true);
     try {
-      drain(tasks, body, next, failure);
+      p.submit(job);
+      job.drain();
+      job.awaitDone();
     } finally {
-      IN_WORKER.set(wasWorker);
+      p.current = null; // do not keep the body (and the arrays it captured) reachable
+      IN_WORKER.set(false);
+      p.lock.unlock();
     }
-    try {
-      done.await();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("Parallel.forEach: interrupted while waiting for workers", e);
-    }
-    Throwable f = failure.get();
+    Throwable f = job.failure;
     if (f instanceof RuntimeException re) throw re;
     if (f instanceof Error er) throw er;
     if (f != null) throw new IllegalStateException(f);
   }
 
-  private static void drain(int tasks, IntConsumer body, AtomicInteger next, AtomicReference<Throwable> failure) {
-    int t;
-    while ((t = next.getAndIncrement()) < tasks) {
-      if (failure.get() != null) return;
-      try {
-        body.accept(t);
-      } catch (Throwable e) {
-        failure.compareAndSet(null, e);
-        return;
+  /** One forEach call: tasks are claimed from {@code next}; {@code done} counts finished ones. */
+  private static final class Job {
+    private static final AtomicLong SEQ = new AtomicLong();
+    final long seq = SEQ.incrementAndGet();
+    final int tasks;
+    final IntConsumer body;
+    final Thread caller;
+    final AtomicInteger next = new AtomicInteger();
+    final AtomicInteger done = new AtomicInteger();
+    volatile Throwable failure;
+
+    Job(int tasks, IntConsumer body, Thread caller) {
+      this.tasks = tasks;
+      this.body = body;
+      this.caller = caller;
+    }
+
+    void drain() {
+      int t;
+      while ((t = next.getAndIncrement()) < tasks) {
+        try {
+          if (failure == null) body.accept(t);
+        } catch (Throwable e) {
+          synchronized (this) {
+            if (failure == null) failure = e;
+          }
+        }
+        if (done.incrementAndGet() == tasks) LockSupport.unpark(caller);
+      }
+    }
+
+    void awaitDone() {
+      long spinUntil = System.nanoTime() + SPIN_NANOS;
+      while (done.get() < tasks) {
+        if (System.nanoTime() < spinUntil) {
+          Thread.onSpinWait();
+        } else {
+          LockSupport.park(this);
+        }
+      }
+    }
+  }
+
+  /** Daemon workers that wait for the next {@link Job}: spinning for a while, then parked. */
+  private static final class Pool {
+    final ReentrantLock lock = new ReentrantLock();
+    final Thread[] workers;
+    volatile Job current;
+    volatile boolean stopped;
+
+    Pool(int n) {
+      workers = new Thread[n];
+      for (int i = 0; i < n; i++) {
+        Thread t = new Thread(this::work, "ember-worker-" + (i + 1));
+        t.setDaemon(true);
+        workers[i] = t;
+        t.start();
+      }
+    }
+
+    void submit(Job job) {
+      current = job;
+      for (Thread w : workers) LockSupport.unpark(w);
+    }
+
+    void shutdown() {
+      stopped = true;
+      for (Thread w : workers) LockSupport.unpark(w);
+    }
+
+    private void work() {
+      IN_WORKER.set(true);
+      long seen = 0;
+      while (true) {
+        Job j;
+        long spinUntil = System.nanoTime() + SPIN_NANOS;
+        while ((j = current) == null || j.seq == seen) {
+          if (stopped) return;
+          if (System.nanoTime() < spinUntil) {
+            Thread.onSpinWait();
+          } else {
+            LockSupport.park(this);
+          }
+        }
+        seen = j.seq;
+        j.drain();
       }
     }
   }
