@@ -57,7 +57,7 @@ def run_lines(cmd, env=None):
 
 
 def ember_pass(a):
-    cmd = [a.java, "--add-modules", "jdk.incubator.vector", "-Dember.threads=%d" % a.threads,
+    cmd = [a.java, "--add-modules", "jdk.incubator.vector", "-Xms1g", "-XX:+AlwaysPreTouch", "-Dember.threads=%d" % a.threads,
            "-XX:+UseParallelGC", "-cp", a.classpath, "dev.ember.bench.Compare", a.category,
            "--threads", str(a.threads), "--repeats", str(a.repeats), "--max-wait", str(a.max_wait),
            "--foreign-max", str(a.foreign_max)]

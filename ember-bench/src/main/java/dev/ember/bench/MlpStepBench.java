@@ -31,7 +31,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.SECONDS)
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 1, jvmArgsAppend = {"--add-modules=jdk.incubator.vector"})
+@Fork(value = 1, jvmArgsAppend = {"--add-modules=jdk.incubator.vector", "-Xms1g", "-XX:+AlwaysPreTouch"})
 public class MlpStepBench {
   private static final int BATCH = 32;
   private static final double LR = 0.01;

@@ -29,7 +29,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.SECONDS)
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 1, jvmArgsAppend = {"--add-modules=jdk.incubator.vector"})
+@Fork(value = 1, jvmArgsAppend = {"--add-modules=jdk.incubator.vector", "-Xms1g", "-XX:+AlwaysPreTouch"})
 public class SgemmBench {
   /** "MxKxN" (x, not commas: JMH's -p splits on commas): square sizes, then the MLP training shapes. */
   @Param({"64x64x64", "128x128x128", "256x256x256", "512x512x512", "1024x1024x1024", "2048x2048x2048",
