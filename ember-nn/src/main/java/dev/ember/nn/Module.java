@@ -1,0 +1,383 @@
+package dev.ember.nn;
+
+import dev.ember.autograd.Grad;
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Consumer;
+
+/**
+ * Base class of every layer and model, as PyTorch's {@code nn.Module}: parameters, buffers and
+ * child modules registered under names, in registration order, so that every traversal
+ * ({@link #namedParameters()}, {@link #stateDict()}, the printed tree) is deterministic and the
+ * dotted names ({@code features.0.weight}) match PyTorch's for the same structure.
+ *
+ * <p>Parameters are looked up by name ({@link #param(String)}) rather than cached in fields, so
+ * {@link #to(DType)} can replace them and {@link #loadStateDict(Map, boolean)} can copy into them
+ * without a layer holding a stale reference.
+ *
+ * <p>Single-input modules override {@link #forward(Tensor)}; modules with several inputs (for
+ * example {@link Bilinear}) add their own {@code forward} overloads.
+ */
+public abstract class Module {
+  private final LinkedHashMap<String, Tensor> params = new LinkedHashMap<>();
+  private final LinkedHashMap<String, Tensor> buffers = new LinkedHashMap<>();
+  private final Set<String> nonPersistent = new TreeSet<>();
+  private final LinkedHashMap<String, Module> children = new LinkedHashMap<>();
+  private boolean training = true;
+
+  /** The module's name in printed trees and messages; PyTorch's class name by default. */
+  public String name() {
+    return getClass().getSimpleName();
+  }
+
+  /**
+   * Applies the module to one input. Modules that take several inputs do not override it and say
+   * so when called.
+   */
+  public Tensor forward(Tensor input) {
+    throw new IllegalArgumentException(name() + ".forward: this module does not take a single input; "
+        + "call one of its forward(...) overloads");
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Registration
+
+  private void checkName(String kind, String name) {
+    if (name == null || name.isEmpty() || name.contains(".")) {
+      throw new IllegalArgumentException(name() + ": " + kind + " name must be non-empty and contain no '.', got '"
+          + name + "'");
+    }
+    if (params.containsKey(name) || buffers.containsKey(name) || children.containsKey(name)) {
+      throw new IllegalArgumentException(name() + ": '" + name + "' is already registered");
+    }
+  }
+
+  /**
+   * Registers {@code value} as a trainable parameter (a leaf that requires grad) and returns it. A
+   * null value registers an absent parameter (a layer built without bias): it is skipped by every
+   * traversal, and {@link #param(String)} returns null for it.
+   */
+  protected Tensor registerParameter(String name, Tensor value) {
+    checkName("parameter", name);
+    if (value == null) {
+      params.put(name, null);
+      return null;
+    }
+    if (!value.dtype().isFloatingPoint()) {
+      throw new IllegalArgumentException(name() + ": parameter '" + name + "' must be floating point, got " + value.dtype());
+    }
+    Tensor p = value.isLeaf() ? value : value.detach();
+    p.requiresGrad(true);
+    params.put(name, p);
+    return p;
+  }
+
+  /** Registers a buffer: state saved in {@link #stateDict()} (if persistent) but not trained. */
+  protected Tensor registerBuffer(String name, Tensor value, boolean persistent) {
+    checkName("buffer", name);
+    if (value == null) throw new IllegalArgumentException(name() + ": buffer '" + name + "' is null");
+    buffers.put(name, value);
+    if (!persistent) nonPersistent.add(name);
+    return value;
+  }
+
+  protected Tensor registerBuffer(String name, Tensor value) {
+    return registerBuffer(name, value, true);
+  }
+
+  /** Registers a child module and returns it. */
+  protected <M extends Module> M registerModule(String name, M module) {
+    checkName("module", name);
+    if (module == null) throw new IllegalArgumentException(name() + ": module '" + name + "' is null");
+    if (module == this) throw new IllegalArgumentException(name() + ": a module cannot contain itself");
+    children.put(name, module);
+    return module;
+  }
+
+  /** The parameter registered as {@code name} on this module (not its children). */
+  public Tensor param(String name) {
+    Tensor p = params.get(name);
+    if (p == null && !params.containsKey(name)) {
+      throw new IllegalArgumentException(name() + ": no parameter '" + name + "'; has " + params.keySet());
+    }
+    return p;
+  }
+
+  /** Whether this module has a parameter called {@code name} (it may be absent, like a disabled bias). */
+  public boolean hasParam(String name) {
+    return params.get(name) != null;
+  }
+
+  /** The buffer registered as {@code name} on this module. */
+  public Tensor buffer(String name) {
+    if (!buffers.containsKey(name)) {
+      throw new IllegalArgumentException(name() + ": no buffer '" + name + "'; has " + buffers.keySet());
+    }
+    return buffers.get(name);
+  }
+
+  /** Replaces a buffer's tensor (running statistics are updated this way or in place). */
+  protected void setBuffer(String name, Tensor value) {
+    if (!buffers.containsKey(name)) throw new IllegalArgumentException(name() + ": no buffer '" + name + "'");
+    buffers.put(name, value);
+  }
+
+  /** The child registered as {@code name}. */
+  public Module child(String name) {
+    Module m = children.get(name);
+    if (m == null) throw new IllegalArgumentException(name() + ": no child module '" + name + "'; has " + children.keySet());
+    return m;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Traversal
+
+  /** Direct children in registration order. */
+  public Map<String, Module> namedChildren() {
+    return Collections.unmodifiableMap(children);
+  }
+
+  public List<Module> children() {
+    return List.copyOf(children.values());
+  }
+
+  /** This module and every descendant, pre-order, each once, with dotted names ("" for this one). */
+  public LinkedHashMap<String, Module> namedModules() {
+    LinkedHashMap<String, Module> out = new LinkedHashMap<>();
+    collectModules("", this, out, Collections.newSetFromMap(new IdentityHashMap<>()));
+    return out;
+  }
+
+  private static void collectModules(String prefix, Module m, Map<String, Module> out, Set<Module> seen) {
+    if (!seen.add(m)) return;
+    out.put(prefix, m);
+    for (var e : m.children.entrySet()) collectModules(join(prefix, e.getKey()), e.getValue(), out, seen);
+  }
+
+  public List<Module> modules() {
+    return new ArrayList<>(namedModules().values());
+  }
+
+  private static String join(String prefix, String name) {
+    return prefix.isEmpty() ? name : prefix + "." + name;
+  }
+
+  /**
+   * Every parameter with its dotted name, in PyTorch's order (each module's own parameters, then
+   * its children's, pre-order). A tensor shared by two modules appears once, under its first name.
+   */
+  public LinkedHashMap<String, Tensor> namedParameters() {
+    LinkedHashMap<String, Tensor> out = new LinkedHashMap<>();
+    Set<Tensor> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+    for (var e : namedModules().entrySet()) {
+      for (var p : e.getValue().params.entrySet()) {
+        if (p.getValue() != null && seen.add(p.getValue())) out.put(join(e.getKey(), p.getKey()), p.getValue());
+      }
+    }
+    return out;
+  }
+
+  public List<Tensor> parameters() {
+    return new ArrayList<>(namedParameters().values());
+  }
+
+  /** Every buffer with its dotted name, in the same order as parameters. */
+  public LinkedHashMap<String, Tensor> namedBuffers() {
+    LinkedHashMap<String, Tensor> out = new LinkedHashMap<>();
+    for (var e : namedModules().entrySet()) {
+      for (var b : e.getValue().buffers.entrySet()) {
+        if (b.getValue() != null) out.put(join(e.getKey(), b.getKey()), b.getValue());
+      }
+    }
+    return out;
+  }
+
+  /** Total number of elements over all parameters (optionally only the trainable ones). */
+  public long numParameters(boolean trainableOnly) {
+    long n = 0;
+    for (Tensor p : parameters()) if (!trainableOnly || p.requiresGrad()) n += p.numel();
+    return n;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Mode, gradients, freezing
+
+  /** Sets training mode on this module and every descendant; returns this. */
+  public Module train(boolean mode) {
+    for (Module m : modules()) m.training = mode;
+    return this;
+  }
+
+  public Module train() {
+    return train(true);
+  }
+
+  public Module eval() {
+    return train(false);
+  }
+
+  public boolean isTraining() {
+    return training;
+  }
+
+  /** Clears the gradients of every parameter (sets them to null, PyTorch's default). */
+  public void zeroGrad() {
+    zeroGrad(true);
+  }
+
+  /** Clears gradients: {@code setToNull} drops them, otherwise they are filled with zeros. */
+  public void zeroGrad(boolean setToNull) {
+    for (Tensor p : parameters()) {
+      if (p.grad() == null) continue;
+      if (setToNull) {
+        p.setGrad(null);
+      } else {
+        try (Grad ignored = Grad.off()) {
+          p.grad().zero_();
+        }
+      }
+    }
+  }
+
+  /** Freezes ({@code false}) or unfreezes every parameter of this subtree; returns this. */
+  public Module requiresGrad(boolean flag) {
+    for (Tensor p : parameters()) p.requiresGrad(flag);
+    return this;
+  }
+
+  /** Calls {@code fn} on every descendant and then on this module (children first, as PyTorch). */
+  public Module apply(Consumer<Module> fn) {
+    for (Module c : children.values()) c.apply(fn);
+    fn.accept(this);
+    return this;
+  }
+
+  /**
+   * Converts every floating-point parameter and buffer of the subtree to {@code dtype} (float64 for
+   * gradient checks, say). Parameters stay leaves that require grad; gradients are dropped.
+   */
+  public Module to(DType dtype) {
+    if (!dtype.isFloatingPoint()) throw new IllegalArgumentException(name() + ".to: parameters must stay floating point, got " + dtype);
+    for (Module m : modules()) {
+      for (var e : m.params.entrySet()) {
+        Tensor p = e.getValue();
+        if (p == null || p.dtype() == dtype) continue;
+        Tensor q;
+        try (Grad ignored = Grad.off()) {
+          q = p.to(dtype);
+        }
+        q.requiresGrad(p.requiresGrad());
+        e.setValue(q);
+      }
+      for (var e : m.buffers.entrySet()) {
+        Tensor b = e.getValue();
+        if (b != null && b.dtype().isFloatingPoint() && b.dtype() != dtype) {
+          try (Grad ignored = Grad.off()) {
+            e.setValue(b.to(dtype));
+          }
+        }
+      }
+    }
+    return this;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // State dict
+
+  /**
+   * Parameters and persistent buffers by dotted name, detached (they share storage with the model:
+   * copy them to keep a snapshot).
+   */
+  public LinkedHashMap<String, Tensor> stateDict() {
+    LinkedHashMap<String, Tensor> out = new LinkedHashMap<>();
+    for (var e : namedModules().entrySet()) {
+      Module m = e.getValue();
+      for (var p : m.params.entrySet()) {
+        if (p.getValue() != null) out.put(join(e.getKey(), p.getKey()), p.getValue().detach());
+      }
+      for (var b : m.buffers.entrySet()) {
+        if (b.getValue() != null && !m.nonPersistent.contains(b.getKey())) {
+          out.put(join(e.getKey(), b.getKey()), b.getValue().detach());
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Keys that {@link #loadStateDict(Map, boolean)} did not match. */
+  public record LoadResult(List<String> missingKeys, List<String> unexpectedKeys) {}
+
+  /** {@link #loadStateDict(Map, boolean)} with {@code strict = true}. */
+  public LoadResult loadStateDict(Map<String, Tensor> state) {
+    return loadStateDict(state, true);
+  }
+
+  /**
+   * Copies {@code state} into this model's parameters and buffers, in place and without recording
+   * on the tape; values are converted to each target's dtype. A shape mismatch is always an error;
+   * missing and unexpected keys are errors when {@code strict}, else returned. Nothing is copied
+   * unless every check passes.
+   */
+  public LoadResult loadStateDict(Map<String, Tensor> state, boolean strict) {
+    LinkedHashMap<String, Tensor> own = stateDict();
+    List<String> missing = new ArrayList<>();
+    List<String> unexpected = new ArrayList<>();
+    List<String> misShaped = new ArrayList<>();
+    for (var e : own.entrySet()) {
+      Tensor src = state.get(e.getKey());
+      if (src == null) {
+        missing.add(e.getKey());
+      } else if (!Arrays.equals(src.shape(), e.getValue().shape())) {
+        misShaped.add(e.getKey() + ": checkpoint " + Arrays.toString(src.shape()) + " vs model "
+            + Arrays.toString(e.getValue().shape()));
+      }
+    }
+    for (String k : state.keySet()) if (!own.containsKey(k)) unexpected.add(k);
+    if (!misShaped.isEmpty() || (strict && (!missing.isEmpty() || !unexpected.isEmpty()))) {
+      StringBuilder sb = new StringBuilder(name() + ".loadStateDict: state dict does not match the model");
+      if (!missing.isEmpty()) sb.append("\n  missing keys: ").append(missing);
+      if (!unexpected.isEmpty()) sb.append("\n  unexpected keys: ").append(unexpected);
+      if (!misShaped.isEmpty()) sb.append("\n  shape mismatch: ").append(String.join("; ", misShaped));
+      throw new StateDictException(sb.toString(), missing, unexpected, misShaped);
+    }
+    try (Grad ignored = Grad.off()) {
+      for (var e : own.entrySet()) {
+        Tensor src = state.get(e.getKey());
+        if (src != null) e.getValue().copy_(src.dtype() == e.getValue().dtype() ? src : src.to(e.getValue().dtype()));
+      }
+    }
+    return new LoadResult(List.copyOf(missing), List.copyOf(unexpected));
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Printing
+
+  /** The text inside the parentheses of this module's line, e.g. {@code in_features=4, out_features=2, bias=true}. */
+  protected String extraRepr() {
+    return "";
+  }
+
+  /** A tree in PyTorch's {@code print(model)} format. */
+  @Override
+  public String toString() {
+    StringBuilder sb = new StringBuilder(name()).append('(');
+    String extra = extraRepr();
+    if (children.isEmpty()) return sb.append(extra).append(')').toString();
+    sb.append('\n');
+    if (!extra.isEmpty()) sb.append("  ").append(extra).append('\n');
+    for (var e : children.entrySet()) {
+      String child = e.getValue().toString().replace("\n", "\n  ");
+      sb.append("  (").append(e.getKey()).append("): ").append(child).append('\n');
+    }
+    return sb.append(')').toString();
+  }
+}

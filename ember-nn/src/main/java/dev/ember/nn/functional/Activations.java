@@ -1,0 +1,83 @@
+package dev.ember.nn.functional;
+
+import dev.ember.ops.ElementwiseOps;
+import dev.ember.tensor.Tensor;
+
+/**
+ * Activation functions (PyTorch's torch.nn.functional names and defaults). Those the core has as
+ * fused kernels call them; Mish and Hardswish are compositions of differentiable core ops.
+ */
+public final class Activations {
+  private Activations() {}
+
+  public static Tensor relu(Tensor x) {
+    return x.relu();
+  }
+
+  public static Tensor leakyRelu(Tensor x, double negativeSlope) {
+    return ElementwiseOps.leakyRelu(x, negativeSlope);
+  }
+
+  public static Tensor leakyRelu(Tensor x) {
+    return leakyRelu(x, 0.01);
+  }
+
+  public static Tensor elu(Tensor x, double alpha) {
+    return ElementwiseOps.elu(x, alpha);
+  }
+
+  public static Tensor elu(Tensor x) {
+    return elu(x, 1.0);
+  }
+
+  /** Exact GELU (erf form) or, with {@code tanhApproximation}, PyTorch's approximate='tanh'. */
+  public static Tensor gelu(Tensor x, boolean tanhApproximation) {
+    return ElementwiseOps.gelu(x, tanhApproximation);
+  }
+
+  public static Tensor gelu(Tensor x) {
+    return gelu(x, false);
+  }
+
+  public static Tensor silu(Tensor x) {
+    return ElementwiseOps.silu(x);
+  }
+
+  /** x * tanh(softplus(x)). */
+  public static Tensor mish(Tensor x) {
+    return x.mul(ElementwiseOps.softplus(x, 1.0).tanh());
+  }
+
+  public static Tensor sigmoid(Tensor x) {
+    return x.sigmoid();
+  }
+
+  public static Tensor tanh(Tensor x) {
+    return x.tanh();
+  }
+
+  /** log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (PyTorch: beta 1, threshold 20). */
+  public static Tensor softplus(Tensor x, double beta, double threshold) {
+    if (!(beta > 0)) throw new IllegalArgumentException("softplus: beta must be > 0, got " + beta);
+    Tensor y = ElementwiseOps.softplus(x, beta);
+    if (threshold == 20) return y; // the core kernel's own threshold
+    return ElementwiseOps.where(x.mul(beta).gt(threshold), x, y);
+  }
+
+  public static Tensor softplus(Tensor x) {
+    return softplus(x, 1, 20);
+  }
+
+  /** x * relu6(x + 3) / 6. */
+  public static Tensor hardswish(Tensor x) {
+    return x.mul(x.add(3).clamp(0, 6)).div(6);
+  }
+
+  public static Tensor softmax(Tensor x, int dim) {
+    return x.softmax(dim);
+  }
+
+  public static Tensor logSoftmax(Tensor x, int dim) {
+    return x.logSoftmax(dim);
+  }
+}
