@@ -1,0 +1,110 @@
+package dev.ember.nn;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import dev.ember.nn.testing.Fixtures;
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Generator;
+import dev.ember.tensor.Tensor;
+import dev.ember.testing.GradCheck;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** RNN, LSTM and GRU against PyTorch (fixtures from rnn/make_rnn_fixtures.py) and gradchecks. */
+class RnnTest {
+  private static final Map<String, Tensor> FIX = Fixtures.read(RnnTest.class, "rnn/rnn_fixtures.txt");
+
+  private static void assertClose(String what, Tensor want, Tensor got) {
+    assertArrayEquals(want.shape(), got.shape(), what + " shape");
+    double[] w = want.toDoubleArray(), g = got.toDoubleArray();
+    for (int i = 0; i < w.length; i++) assertEquals(w[i], g[i], 1e-12 + 1e-10 * Math.abs(w[i]), what + "[" + i + "]");
+  }
+
+  /** Loads the case's PyTorch weights (which also checks every parameter name) and compares outputs. */
+  private static void check(String name, RNNBase m) {
+    LinkedHashMap<String, Tensor> all = Fixtures.under(FIX, name);
+    LinkedHashMap<String, Tensor> sd = new LinkedHashMap<>();
+    for (var e : all.entrySet()) if (e.getKey().startsWith("weight_") || e.getKey().startsWith("bias_")) sd.put(e.getKey(), e.getValue());
+    m.to(DType.F64);
+    m.loadStateDict(sd); // strict: names and shapes must be PyTorch's
+    Tensor x = all.get("input"), h0 = all.get("h0"), c0 = all.get("c0");
+    RNNBase.Output out = m instanceof LSTM l ? l.forward(x, h0, c0) : m instanceof GRU g ? g.forward(x, h0) : ((RNN) m).forward(x, h0);
+    assertClose(name + " output", all.get("output"), out.output());
+    assertClose(name + " h_n", all.get("h_n"), out.hN());
+    if (all.containsKey("c_n")) assertClose(name + " c_n", all.get("c_n"), out.cN());
+    else assertNull(out.cN());
+  }
+
+  @Test
+  void matchesPyTorch() {
+    Generator g = new Generator(1);
+    check("rnn_tanh", new RNN(4, 6));
+    check("rnn_relu_2layer_bidir", new RNN(4, 6, 2, "relu", true, false, 0, true, g));
+    check("lstm", new LSTM(4, 6));
+    check("lstm_2layer_bidir_batch_first", new LSTM(4, 6, 2, true, true, 0, true, g));
+    check("lstm_nobias_unbatched", new LSTM(4, 6, 1, false, false, 0, false, g));
+    check("gru", new GRU(4, 6));
+    check("gru_3layer_bidir_batch_first", new GRU(4, 6, 3, true, true, 0, true, g));
+  }
+
+  @Test
+  void backpropagationThroughTimeGradchecks() {
+    Generator g = new Generator(2);
+    for (RNNBase m : List.<RNNBase>of(new RNN(3, 4, 2, "tanh", true, false, 0, true, g),
+        new LSTM(3, 4, 2, true, true, 0, true, g), new GRU(3, 4, 1, true, false, 0, true, g))) {
+      m.to(DType.F64);
+      Tensor x = Tensor.randn(g, DType.F64, 4, 2, 3).requiresGrad(true);
+      // RNN: 2 layers x 2 directions, x is [T=4, N=2, 3]; GRU: 1 layer x 2 directions
+      Tensor h0 = Tensor.randn(g, DType.F64, m instanceof GRU ? 2 : 4, 2, 4).requiresGrad(true);
+      java.util.ArrayList<Tensor> inputs = new java.util.ArrayList<>(List.of(x));
+      inputs.addAll(m.parameters());
+      if (m instanceof LSTM l) {
+        // batch_first: x is [N=4, T=2, 3]; states [layers*dirs=4, N=4, H=4]
+        Tensor c0 = Tensor.randn(g, DType.F64, 4, 4, 4).requiresGrad(true);
+        Tensor hh = Tensor.randn(g, DType.F64, 4, 4, 4).requiresGrad(true);
+        inputs.add(hh);
+        inputs.add(c0);
+        GradCheck.check("LSTM", in -> {
+          RNNBase.Output o = l.forward(in.get(0), in.get(in.size() - 2), in.get(in.size() - 1));
+          return o.output().sum().add(o.hN().mul(o.cN()).sum());
+        }, inputs);
+      } else {
+        Tensor h = h0;
+        inputs.add(h);
+        GradCheck.check(m.name(), in -> {
+          RNNBase.Output o = m instanceof GRU gru ? gru.forward(in.get(0), in.get(in.size() - 1))
+              : ((RNN) m).forward(in.get(0), in.get(in.size() - 1));
+          return o.output().mul(o.output()).sum().add(o.hN().sum());
+        }, inputs);
+      }
+    }
+  }
+
+  @Test
+  void namesShapesAndErrors() {
+    LSTM l = new LSTM(4, 6, 2, true, false, 0.5, true, new Generator(1));
+    assertEquals(List.of("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0", "weight_ih_l0_reverse",
+        "weight_hh_l0_reverse", "bias_ih_l0_reverse", "bias_hh_l0_reverse", "weight_ih_l1", "weight_hh_l1", "bias_ih_l1",
+        "bias_hh_l1", "weight_ih_l1_reverse", "weight_hh_l1_reverse", "bias_ih_l1_reverse", "bias_hh_l1_reverse"),
+        List.copyOf(l.namedParameters().keySet()));
+    assertArrayEquals(new int[] {24, 12}, l.param("weight_ih_l1").shape());
+    assertEquals("LSTM(4, 6, num_layers=2, dropout=0.5, bidirectional=True)", l.toString());
+    assertEquals("GRU(3, 5, batch_first=True)", new GRU(3, 5, 1, true, true, 0, false, new Generator(1)).toString());
+    Tensor x = Tensor.randn(new Generator(2), 7, 3, 4);
+    // dropout only in training
+    l.eval();
+    assertArrayEquals(l.forward(x).toFloatArray(), l.forward(x).toFloatArray());
+    assertArrayEquals(new int[] {7, 3, 12}, l.forward(x).shape());
+    assertEquals("LSTM: input's last dimension must be input_size (4): input=[7, 3, 5]",
+        assertThrows(IllegalArgumentException.class, () -> l.forward(Tensor.zeros(7, 3, 5))).getMessage());
+    assertEquals("LSTM: h0 must have shape [4, 3, 6]: h0=[2, 3, 6], input=[7, 3, 4]",
+        assertThrows(IllegalArgumentException.class, () -> l.forward(x, Tensor.zeros(2, 3, 6), Tensor.zeros(2, 3, 6))).getMessage());
+    assertEquals("RNN: nonlinearity must be 'tanh' or 'relu', got 'gelu'",
+        assertThrows(IllegalArgumentException.class, () -> new RNN(2, 2, 1, "gelu", true, false, 0, false, new Generator(1))).getMessage());
+  }
+}
