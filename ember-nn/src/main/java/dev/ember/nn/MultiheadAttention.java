@@ -1,0 +1,177 @@
+package dev.ember.nn;
+
+import dev.ember.nn.init.Init;
+import dev.ember.ops.ElementwiseOps;
+import dev.ember.ops.LinalgOps;
+import dev.ember.tensor.Check;
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Generator;
+import dev.ember.tensor.Tensor;
+import java.util.Arrays;
+
+/**
+ * Multi-head attention as {@code nn.MultiheadAttention}: parameters {@code in_proj_weight} [3E, E]
+ * (xavier uniform), {@code in_proj_bias} [3E] (zeros), {@code out_proj.weight} / {@code out_proj.bias}
+ * (a Linear with a zero bias), so PyTorch state dicts load as they are; kdim/vdim other than E are
+ * not supported. Inputs are [L, N, E] (or [N, L, E] with batchFirst, or unbatched [L, E]).
+ *
+ * <p>Masks follow PyTorch's MultiheadAttention (not scaled_dot_product_attention): a BOOL
+ * {@code attnMask} [L, S] or [N*heads, L, S] is true where attention is NOT allowed, a float mask is
+ * added to the scores; a BOOL {@code keyPaddingMask} [N, S] is true for keys to ignore (a float
+ * one is added). Rows whose keys are all masked give NaN, as in PyTorch.
+ */
+public class MultiheadAttention extends Module {
+  private final int embedDim;
+  private final int numHeads;
+  private final double dropout;
+  private final boolean batchFirst;
+  private final Generator gen;
+  private final Linear outProj;
+
+  /** The attention output [L, N, E] (batch layout as the input) and, if asked for, the weights. */
+  public record Output(Tensor output, Tensor weights) {}
+
+  public MultiheadAttention(int embedDim, int numHeads) {
+    this(embedDim, numHeads, 0.0, true, false, Generator.global());
+  }
+
+  public MultiheadAttention(int embedDim, int numHeads, double dropout, boolean bias, boolean batchFirst, Generator gen) {
+    if (embedDim <= 0 || numHeads <= 0 || embedDim % numHeads != 0) {
+      throw new IllegalArgumentException("MultiheadAttention: embed_dim (" + embedDim + ") must be a positive multiple of num_heads ("
+          + numHeads + ")");
+    }
+    if (!(dropout >= 0 && dropout < 1)) {
+      throw new IllegalArgumentException("MultiheadAttention: dropout must be in [0, 1), got " + dropout);
+    }
+    this.embedDim = embedDim;
+    this.numHeads = numHeads;
+    this.dropout = dropout;
+    this.batchFirst = batchFirst;
+    this.gen = gen;
+    registerParameter("in_proj_weight", Init.xavierUniform_(Tensor.empty(3 * embedDim, embedDim), 1.0, gen));
+    registerParameter("in_proj_bias", bias ? Tensor.zeros(3 * embedDim) : null);
+    outProj = registerModule("out_proj", new Linear(embedDim, embedDim, bias, gen));
+    if (bias) Init.zeros_(outProj.bias());
+  }
+
+  public int embedDim() {
+    return embedDim;
+  }
+
+  public int numHeads() {
+    return numHeads;
+  }
+
+  /** Self-attention: query = key = value = x, no masks, output only. */
+  @Override
+  public Tensor forward(Tensor x) {
+    return forward(x, x, x, null, null, false, false).output();
+  }
+
+  /**
+   * Attention of {@code query} over {@code key}/{@code value}. With {@code needWeights} the
+   * head-averaged weights [N, L, S] are returned too; {@code isCausal} masks keys after the query
+   * position (in addition to {@code attnMask}).
+   */
+  public Output forward(Tensor query, Tensor key, Tensor value, Tensor keyPaddingMask, Tensor attnMask,
+      boolean needWeights, boolean isCausal) {
+    String op = "MultiheadAttention";
+    boolean batched = query.dim() == 3;
+    if ((query.dim() != 3 && query.dim() != 2) || key.dim() != query.dim() || value.dim() != query.dim()) {
+      throw Check.fail(op, "query, key and value must all be 3-d (batched) or all 2-d (unbatched)", "query", query,
+          "key", key, "value", value);
+    }
+    Tensor q = batched ? (batchFirst ? query.transpose(0, 1) : query) : query.unsqueeze(1); // [L, N, E]
+    Tensor k = batched ? (batchFirst ? key.transpose(0, 1) : key) : key.unsqueeze(1);
+    Tensor v = batched ? (batchFirst ? value.transpose(0, 1) : value) : value.unsqueeze(1);
+    int l = q.size(0), n = q.size(1), s = k.size(0), e = embedDim, h = numHeads, hd = e / h;
+    if (q.size(2) != e || k.size(2) != e || v.size(2) != e || k.size(1) != n || v.size(1) != n || v.size(0) != s) {
+      throw Check.fail(op, "query, key and value must be [L, N, E], [S, N, E], [S, N, E] with E = embed_dim (" + e + ")",
+          "query", query, "key", key, "value", value);
+    }
+    Tensor w = param("in_proj_weight");
+    Tensor b = param("in_proj_bias");
+    Tensor qp = project(q, w.narrow(0, 0, e), b == null ? null : b.narrow(0, 0, e));
+    Tensor kp = project(k, w.narrow(0, e, e), b == null ? null : b.narrow(0, e, e));
+    Tensor vp = project(v, w.narrow(0, 2 * e, e), b == null ? null : b.narrow(0, 2 * e, e));
+    // [L, N, E] -> [N, H, L, hd]
+    Tensor qh = qp.reshape(l, n, h, hd).permute(1, 2, 0, 3);
+    Tensor kh = kp.reshape(s, n, h, hd).permute(1, 2, 0, 3);
+    Tensor vh = vp.reshape(s, n, h, hd).permute(1, 2, 0, 3);
+
+    Tensor scores = qh.matmul(kh.transpose(2, 3)).mul(1 / Math.sqrt(hd)); // [N, H, L, S]
+    Tensor bias = additiveMask(op, attnMask, keyPaddingMask, isCausal, n, l, s, scores.dtype(), batched ? key : null);
+    if (bias != null) scores = scores.add(bias);
+    Tensor attn = scores.softmax(3);
+    if (dropout > 0 && isTraining()) {
+      Tensor keep = Tensor.bernoulli(gen, Tensor.full(1 - dropout, attn.dtype(), attn.shape()));
+      attn = attn.mul(keep).div(1 - dropout);
+    }
+    Tensor ctx = attn.matmul(vh).permute(2, 0, 1, 3).reshape(l, n, e); // [L, N, E]
+    Tensor out = outProj.forward(ctx);
+    Tensor weights = needWeights ? attn.mean(1, false) : null; // [N, L, S]
+    if (!batched) {
+      out = out.squeeze(1);
+      if (weights != null) weights = weights.squeeze(0);
+    } else if (batchFirst) {
+      out = out.transpose(0, 1);
+    }
+    return new Output(out, weights);
+  }
+
+  private static Tensor project(Tensor x, Tensor w, Tensor b) {
+    int l = x.size(0), n = x.size(1), e = x.size(2);
+    Tensor flat = x.reshape(l * n, e);
+    return (b == null ? flat.matmul(w.t()) : LinalgOps.addmm(b, flat, w.t())).reshape(l, n, w.size(0));
+  }
+
+  /** The masks as one additive [N or 1, H or 1, L, S] tensor (-inf where not allowed), or null. */
+  private Tensor additiveMask(String op, Tensor attnMask, Tensor keyPaddingMask, boolean isCausal, int n, int l, int s,
+      DType dtype, Tensor keyForMessages) {
+    Tensor bias = null;
+    if (attnMask != null) {
+      Tensor m = toAdditive(attnMask, dtype);
+      if (m.dim() == 2 && m.size(0) == l && m.size(1) == s) {
+        bias = m.reshape(1, 1, l, s);
+      } else if (m.dim() == 3 && m.size(0) == n * numHeads && m.size(1) == l && m.size(2) == s) {
+        bias = m.reshape(n, numHeads, l, s);
+      } else {
+        throw Check.fail(op, "attn_mask must be [L, S] = [" + l + ", " + s + "] or [N*num_heads, L, S] = [" + n * numHeads
+            + ", " + l + ", " + s + "]", "attn_mask", attnMask);
+      }
+    }
+    if (keyPaddingMask != null) {
+      Tensor m = toAdditive(keyPaddingMask, dtype);
+      boolean ok = keyForMessages == null ? m.dim() == 1 && m.size(0) == s : m.dim() == 2 && m.size(0) == n && m.size(1) == s;
+      if (!ok) {
+        throw Check.fail(op, "key_padding_mask must be [N, S] = [" + n + ", " + s + "] (or [S] unbatched)",
+            "key_padding_mask", keyPaddingMask);
+      }
+      Tensor kp = m.reshape(n, 1, 1, s);
+      bias = bias == null ? kp : bias.add(kp);
+    }
+    if (isCausal) {
+      double[] c = new double[l * s];
+      for (int i = 0; i < l; i++) for (int j = i + 1; j < s; j++) c[i * s + j] = Double.NEGATIVE_INFINITY;
+      Tensor cm = Tensor.of(c, 1, 1, l, s).to(dtype);
+      bias = bias == null ? cm : bias.add(cm);
+    }
+    return bias;
+  }
+
+  private static Tensor toAdditive(Tensor mask, DType dtype) {
+    if (mask.dtype() == DType.BOOL) {
+      return ElementwiseOps.where(mask, Tensor.scalar(Double.NEGATIVE_INFINITY, dtype), Tensor.scalar(0, dtype));
+    }
+    if (!mask.dtype().isFloatingPoint()) {
+      throw new IllegalArgumentException("MultiheadAttention: masks must be BOOL or floating point, got " + mask.dtype()
+          + " " + Arrays.toString(mask.shape()));
+    }
+    return mask.dtype() == dtype ? mask : mask.to(dtype);
+  }
+
+  @Override
+  protected String extraRepr() {
+    return "";
+  }
+}

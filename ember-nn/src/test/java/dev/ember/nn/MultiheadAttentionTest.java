@@ -1,0 +1,90 @@
+package dev.ember.nn;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ember.nn.testing.Fixtures;
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Generator;
+import dev.ember.tensor.Tensor;
+import dev.ember.testing.GradCheck;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** MultiheadAttention against torch.nn.MultiheadAttention (mha/make_mha_fixtures.py) and gradchecks. */
+class MultiheadAttentionTest {
+  private static final Map<String, Tensor> FIX = Fixtures.read(MultiheadAttentionTest.class, "mha/mha_fixtures.txt");
+
+  private static void assertClose(String what, Tensor want, Tensor got) {
+    assertArrayEquals(want.shape(), got.shape(), what + " shape");
+    double[] w = want.toDoubleArray(), g = got.toDoubleArray();
+    for (int i = 0; i < w.length; i++) assertEquals(w[i], g[i], 1e-12 + 1e-10 * Math.abs(w[i]), what + "[" + i + "]");
+  }
+
+  private static void check(String name, MultiheadAttention m) {
+    LinkedHashMap<String, Tensor> all = Fixtures.under(FIX, name);
+    LinkedHashMap<String, Tensor> sd = new LinkedHashMap<>();
+    for (String k : List.of("in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias")) sd.put(k, all.get(k));
+    m.to(DType.F64);
+    m.loadStateDict(sd);
+    Tensor kpm = all.containsKey("key_padding_mask_bool") ? all.get("key_padding_mask_bool").ne(0) : null;
+    Tensor am = all.containsKey("attn_mask_bool") ? all.get("attn_mask_bool").ne(0) : all.get("attn_mask");
+    MultiheadAttention.Output o = m.forward(all.get("query"), all.get("key"), all.get("value"), kpm, am, true, false);
+    assertClose(name + " output", all.get("output"), o.output());
+    assertClose(name + " weights", all.get("weights"), o.weights());
+  }
+
+  @Test
+  void matchesPyTorch() {
+    Generator g = new Generator(1);
+    check("self", new MultiheadAttention(8, 2));
+    check("cross_masks", new MultiheadAttention(8, 2));
+    check("batch_first_float_mask", new MultiheadAttention(8, 4, 0, true, true, g));
+    check("unbatched", new MultiheadAttention(8, 2));
+  }
+
+  @Test
+  void gradcheckWithMasksAndCausal() {
+    Generator g = new Generator(3);
+    MultiheadAttention m = new MultiheadAttention(4, 2, 0, true, true, g);
+    m.to(DType.F64);
+    // biases start at zero: perturb them so their gradients are checked at a generic point
+    for (Tensor p : m.parameters()) dev.ember.nn.init.Init.normal_(p, 0, 0.5, g);
+    Tensor q = Tensor.randn(g, DType.F64, 2, 3, 4).requiresGrad(true);
+    Tensor kv = Tensor.randn(g, DType.F64, 2, 3, 4).requiresGrad(true);
+    Tensor kpm = Tensor.of(new boolean[] {false, false, true, false, false, false}, 2, 3);
+    List<Tensor> inputs = new java.util.ArrayList<>(List.of(q, kv));
+    inputs.addAll(m.parameters());
+    GradCheck.check("MultiheadAttention", in -> m.forward(in.get(0), in.get(1), in.get(1), kpm, null, false, true).output(), inputs);
+  }
+
+  @Test
+  void namesShapesErrors() {
+    MultiheadAttention m = new MultiheadAttention(8, 2);
+    assertEquals(List.of("in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias"), List.copyOf(m.stateDict().keySet()));
+    assertEquals(0.0, m.param("in_proj_bias").abs().sum().item());
+    Tensor x = Tensor.randn(new Generator(1), 5, 2, 8);
+    assertArrayEquals(new int[] {5, 2, 8}, m.forward(x).shape());
+    MultiheadAttention.Output o = m.forward(x, x, x, null, null, false, false);
+    assertNull(o.weights());
+    // causal: the first query attends to the first key only
+    Tensor w = m.forward(x, x, x, null, null, true, true).weights();
+    assertEquals(1.0, w.getDouble(0, 0, 0), 1e-6);
+    assertEquals(0.0, w.getDouble(0, 0, 1));
+    assertTrue(w.getDouble(1, 4, 4) > 0);
+    assertEquals("MultiheadAttention: embed_dim (10) must be a positive multiple of num_heads (4)",
+        assertThrows(IllegalArgumentException.class, () -> new MultiheadAttention(10, 4)).getMessage());
+    assertEquals("MultiheadAttention: attn_mask must be [L, S] = [5, 5] or [N*num_heads, L, S] = [4, 5, 5]: attn_mask=[5, 4]",
+        assertThrows(IllegalArgumentException.class,
+            () -> m.forward(x, x, x, null, Tensor.zeros(DType.BOOL, 5, 4), false, false)).getMessage());
+    assertEquals("MultiheadAttention: query, key and value must be [L, N, E], [S, N, E], [S, N, E] with E = embed_dim (8): "
+        + "query=[5, 2, 8], key=[5, 2, 7], value=[5, 2, 8]",
+        assertThrows(IllegalArgumentException.class,
+            () -> m.forward(x, Tensor.zeros(5, 2, 7), x, null, null, false, false)).getMessage());
+  }
+}
