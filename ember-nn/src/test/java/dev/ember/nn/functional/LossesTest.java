@@ -1,0 +1,229 @@
+package dev.ember.nn.functional;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Generator;
+import dev.ember.tensor.Tensor;
+import dev.ember.tensor.TensorArgumentException;
+import dev.ember.testing.Assertions;
+import dev.ember.testing.GradCheck;
+import java.util.List;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Error messages (exact), edge cases PyTorch defines (all targets ignored, empty batches, saturated
+ * logits) and gradchecks on degenerate shapes. Values against PyTorch are in LossesFixtureTest.
+ */
+class LossesTest {
+  private static final Generator GEN = new Generator(7);
+
+  private static Tensor labels(long... v) {
+    return Tensor.of(v);
+  }
+
+  private static Tensor randn(int... shape) {
+    return Tensor.randn(GEN, DType.F64, shape);
+  }
+
+  private static void assertError(String expected, String op, Supplier<Tensor> call) {
+    TensorArgumentException e = assertThrows(TensorArgumentException.class, call::get);
+    assertEquals(expected, e.getMessage());
+    assertEquals(op, e.op());
+  }
+
+  // ------------------------------------------------------------------ error messages
+
+  @Test
+  void classIndexOutOfRangeNamesValuePositionAndClassCount() {
+    assertError("cross_entropy: class index out of range (target[3] = 7, 5 classes; valid: 0..4 or ignoreIndex -100):"
+        + " input=[4, 5], target=[4]", "cross_entropy",
+        () -> Losses.crossEntropy(Tensor.zeros(4, 5), labels(1, 0, 4, 7)));
+    Tensor t = Tensor.zeros(DType.I64, 2, 4);
+    t.storage().setLong(6, -1);
+    assertError("cross_entropy: class index out of range (target[1, 2] = -1, 3 classes; valid: 0..2 or ignoreIndex"
+        + " -100): input=[2, 3, 4], target=[2, 4]", "cross_entropy",
+        () -> Losses.crossEntropy(Tensor.zeros(2, 3, 4), t));
+    assertError("nll_loss: class index out of range (target[0] = -100, 3 classes; valid: 0..2 or ignoreIndex 1):"
+        + " input=[2, 3], target=[2]", "nll_loss",
+        () -> Losses.nllLoss(Tensor.zeros(2, 3), labels(-100, 1), null, 1, Reduction.MEAN));
+    assertError("dice_loss: class index out of range (target[1] = 3, 3 classes; valid: 0..2): input=[2, 3],"
+        + " target=[2]", "dice_loss", () -> Losses.diceLoss(Tensor.zeros(2, 3), labels(0, 3)));
+    assertError("cross_entropy: class index out of range (target = 5, 5 classes; valid: 0..4 or ignoreIndex -100):"
+        + " input=[5], target=[]", "cross_entropy",
+        () -> Losses.crossEntropy(Tensor.zeros(5), labels(5).reshape()));
+  }
+
+  @Test
+  void wrongTargetDtypeIsNamed() {
+    assertError("nll_loss: class-index target must be int64, got float32: input=[4, 5], target=[4];"
+        + " hint: convert with target.to(DType.I64)", "nll_loss",
+        () -> Losses.nllLoss(Tensor.zeros(4, 5), Tensor.zeros(4)));
+    assertError("cross_entropy: class-index target must be int64, got float32: input=[4, 5], target=[4];"
+        + " hint: class probabilities must have the input's shape; indices convert with target.to(DType.I64)",
+        "cross_entropy", () -> Losses.crossEntropy(Tensor.zeros(4, 5), Tensor.zeros(4)));
+    assertError("cross_entropy: class-index target must be int64, got bool: input=[4, 5], target=[4];"
+        + " hint: convert with target.to(DType.I64)", "cross_entropy",
+        () -> Losses.crossEntropy(Tensor.zeros(4, 5), Tensor.zeros(DType.BOOL, 4)));
+    assertError("cross_entropy: a target with the input's shape holds class probabilities and must be"
+        + " floating-point, got int64: input=[4, 5], target=[4, 5]; hint: class indices have the input's shape"
+        + " without the class dim 1", "cross_entropy",
+        () -> Losses.crossEntropy(Tensor.zeros(4, 5), Tensor.zeros(DType.I64, 4, 5)));
+    assertError("mse_loss: target must be floating-point, got int64: input=[3], target=[3]", "mse_loss",
+        () -> Losses.mseLoss(Tensor.zeros(3), Tensor.zeros(DType.I64, 3)));
+  }
+
+  @Test
+  void mismatchedShapesNameBothShapes() {
+    assertError("mse_loss: input and target shapes differ ([4, 3] vs [4]): input=[4, 3], target=[4];"
+        + " hint: expand one explicitly if broadcasting is meant", "mse_loss",
+        () -> Losses.mseLoss(Tensor.zeros(4, 3), Tensor.zeros(4)));
+    assertError("cross_entropy: target shape must be the input's shape without the class dim (expected [4], got"
+        + " [4, 1]): input=[4, 5], target=[4, 1]", "cross_entropy",
+        () -> Losses.crossEntropy(Tensor.zeros(4, 5), Tensor.zeros(DType.I64, 4, 1)));
+    assertError("cross_entropy: target shape must be the input's shape without the class dim (expected [], got"
+        + " [1]): input=[5], target=[1]", "cross_entropy",
+        () -> Losses.crossEntropy(Tensor.zeros(5), labels(2)));
+    assertError("cross_entropy: weight must be 1-d with one value per class (5 classes): input=[4, 5],"
+        + " weight=[4]", "cross_entropy", () -> Losses.crossEntropy(Tensor.zeros(4, 5), labels(0, 1, 2, 3),
+            Tensor.ones(4), Losses.IGNORE_INDEX, Reduction.MEAN, 0));
+    assertError("binary_cross_entropy: weight does not broadcast to the input's shape: input=[4, 3], weight=[4]",
+        "binary_cross_entropy",
+        () -> Losses.bceLoss(Tensor.full(0.5, 4, 3), Tensor.zeros(4, 3), Tensor.ones(4), Reduction.MEAN));
+    assertError("triplet_margin_loss: anchor, positive and negative shapes differ: anchor=[5, 4], positive=[5, 4],"
+        + " negative=[5, 3]", "triplet_margin_loss",
+        () -> Losses.tripletMarginLoss(Tensor.zeros(5, 4), Tensor.zeros(5, 4), Tensor.zeros(5, 3)));
+    assertError("cosine_embedding_loss: target shape must be the inputs' shape without the last dim (expected [5],"
+        + " got [5, 1]): input1=[5, 4], target=[5, 1]", "cosine_embedding_loss",
+        () -> Losses.cosineEmbeddingLoss(Tensor.zeros(5, 4), Tensor.zeros(5, 4), Tensor.ones(5, 1)));
+  }
+
+  @Test
+  void badArgumentsAreNamed() {
+    assertError("mse_loss: reduction BATCHMEAN is only defined for kl_div; hint: use MEAN, SUM or NONE", "mse_loss",
+        () -> Losses.mseLoss(Tensor.zeros(3), Tensor.zeros(3), Reduction.BATCHMEAN));
+    assertError("binary_cross_entropy: input values must be in [0, 1] (input[1] = 1.5): input=[3], target=[3];"
+        + " hint: apply sigmoid first, or use bceWithLogits on logits", "binary_cross_entropy",
+        () -> Losses.bceLoss(Tensor.of(new float[] {0.5f, 1.5f, 0.2f}), Tensor.zeros(3)));
+    assertError("binary_cross_entropy: input values must be in [0, 1] (input[0, 1] = NaN): input=[1, 2],"
+        + " target=[1, 2]; hint: apply sigmoid first, or use bceWithLogits on logits", "binary_cross_entropy",
+        () -> Losses.bceLoss(Tensor.of(new double[] {0.5, Double.NaN}, 1, 2), Tensor.zeros(DType.F64, 1, 2)));
+    assertError("cross_entropy: labelSmoothing must be in [0, 1], got 1.5", "cross_entropy",
+        () -> Losses.crossEntropy(Tensor.zeros(2, 3), labels(0, 1), null, -100, Reduction.MEAN, 1.5));
+    assertError("smooth_l1_loss: beta must be non-negative, got -1.0", "smooth_l1_loss",
+        () -> Losses.smoothL1Loss(Tensor.zeros(3), Tensor.zeros(3), Reduction.MEAN, -1));
+    assertError("cross_entropy: ignoreIndex is not supported for class-probability targets (ignoreIndex 0):"
+        + " input=[2, 3], target=[2, 3]; hint: pass IGNORE_INDEX (-100)", "cross_entropy",
+        () -> Losses.crossEntropy(Tensor.zeros(2, 3), Tensor.zeros(2, 3), null, 0, Reduction.MEAN, 0));
+  }
+
+  // ------------------------------------------------------------------ edge cases PyTorch defines
+
+  @Test
+  void allTargetsIgnoredGiveNaNMeanZeroSumAndZeroGradient() {
+    Tensor x = randn(3, 4).requiresGrad(true);
+    Tensor t = labels(-100, -100, -100);
+    assertTrue(Double.isNaN(Losses.crossEntropy(x, t).item()));
+    assertTrue(Double.isNaN(Losses.crossEntropy(x, t, Tensor.ones(DType.F64, 4), -100, Reduction.MEAN, 0.1).item()));
+    assertTrue(Double.isNaN(Losses.nllLoss(x, t).item()));
+    assertTrue(Double.isNaN(Losses.focalLoss(x, t).item()));
+    assertTrue(Double.isNaN(Losses.polyLoss(x, t).item()));
+    Tensor sum = Losses.crossEntropy(x, t, null, -100, Reduction.SUM, 0.2);
+    assertEquals(0.0, sum.item());
+    sum.backward();
+    Assertions.assertClose(Tensor.zeros(DType.F64, 3, 4), x.grad(), 0, 0, "grad");
+    Assertions.assertClose(Tensor.zeros(DType.F64, 3), Losses.crossEntropy(x, t, Reduction.NONE), 0, 0, "none");
+  }
+
+  @Test
+  void ignoredTargetsGetExactlyZeroGradient() {
+    Tensor x = randn(4, 3).requiresGrad(true);
+    Losses.crossEntropy(x, labels(2, -100, 0, -100), Tensor.ones(DType.F64, 3), -100, Reduction.MEAN, 0.3).backward();
+    double[] g = x.grad().toDoubleArray();
+    for (int c = 0; c < 3; c++) {
+      assertEquals(0.0, g[3 + c]);
+      assertEquals(0.0, g[9 + c]);
+      assertTrue(g[c] != 0 && g[6 + c] != 0);
+    }
+  }
+
+  @Test
+  void emptyBatchGivesNaNMeanZeroSumAndEmptyGradient() {
+    Tensor x = Tensor.zeros(DType.F64, 0, 4).requiresGrad(true);
+    Tensor t = Tensor.zeros(DType.I64, 0);
+    assertTrue(Double.isNaN(Losses.crossEntropy(x, t).item()));
+    assertTrue(Double.isNaN(Losses.mseLoss(x, Tensor.zeros(DType.F64, 0, 4)).item()));
+    assertTrue(Double.isNaN(Losses.klDiv(x, Tensor.zeros(DType.F64, 0, 4), Reduction.BATCHMEAN).item()));
+    assertArrayEquals(new int[] {0}, Losses.crossEntropy(x, t, Reduction.NONE).shape());
+    Tensor sum = Losses.crossEntropy(x, t, null, -100, Reduction.SUM, 0.1);
+    assertEquals(0.0, sum.item());
+    sum.backward();
+    assertArrayEquals(new int[] {0, 4}, x.grad().shape());
+    Tensor bce = Losses.bceWithLogits(x, Tensor.zeros(DType.F64, 0, 4), Reduction.SUM);
+    assertEquals(0.0, bce.item());
+  }
+
+  @Test
+  void saturatedLogitsStayFiniteInFloat32() {
+    Tensor x = Tensor.of(new float[] {1e4f, 0f, -1e4f, -3e4f, 2e4f, 5f}, 2, 3).requiresGrad(true);
+    Tensor loss = Losses.crossEntropy(x, labels(2, 0), Reduction.SUM);
+    assertEquals(7e4, loss.item(), 0.05); // -log_softmax at the targets: (1e4 + 1e4) + (2e4 + 3e4)
+    loss.backward();
+    for (float v : x.grad().toFloatArray()) assertTrue(Float.isFinite(v), "gradient " + v);
+    Tensor z = Tensor.of(new float[] {-1000f, 1000f, -90f, 90f}).requiresGrad(true);
+    Tensor bce = Losses.bceWithLogits(z, Tensor.of(new float[] {1, 0, 0, 1}), Reduction.NONE);
+    Assertions.assertClose(Tensor.of(new double[] {1000, 1000, 0, 0}), bce, 1e-6, 1e-6, "bce_with_logits");
+    bce.sum().backward();
+    Assertions.assertClose(Tensor.of(new double[] {-1, 1, 0, 0}), z.grad(), 1e-6, 0, "d bce_with_logits");
+  }
+
+  @Test
+  void klDivBatchMeanDividesBySizeOfDimZero() {
+    Tensor x = randn(4, 3);
+    Tensor t = randn(4, 3).exp();
+    assertEquals(Losses.klDiv(x, t, Reduction.SUM).item() / 4, Losses.klDiv(x, t, Reduction.BATCHMEAN).item(), 1e-12);
+    Tensor x0 = randn();
+    Tensor t0 = Tensor.scalar(0.3, DType.F64);
+    assertEquals(Losses.klDiv(x0, t0, Reduction.SUM).item(), Losses.klDiv(x0, t0, Reduction.BATCHMEAN).item());
+  }
+
+  @Test
+  void reductionNamesMatchPyTorch() {
+    assertEquals(List.of("none", "mean", "sum", "batchmean"),
+        java.util.Arrays.stream(Reduction.values()).map(Reduction::torchName).toList());
+  }
+
+  // ------------------------------------------------------------------ gradchecks on degenerate shapes
+
+  @Test
+  void backwardMatchesCentralDifferencesOnEdgeShapes() {
+    for (int[] shape : new int[][] {{1, 1}, {1, 3}, {3, 1, 2}, {2, 3, 1, 1}}) {
+      int c = shape[1];
+      int[] tshape = new int[shape.length - 1];
+      tshape[0] = shape[0];
+      for (int d = 2; d < shape.length; d++) tshape[d - 1] = shape[d];
+      Tensor t = Tensor.randint(GEN, 0, c, tshape);
+      Tensor w = Tensor.rand(GEN, DType.F64, c).add(0.5).requiresGrad(true);
+      String s = java.util.Arrays.toString(shape);
+      GradCheck.check("cross_entropy " + s, in -> Losses.crossEntropy(in.get(0), t, in.get(1), -100,
+          Reduction.MEAN, 0.2), List.of(randn(shape).requiresGrad(true), w));
+      GradCheck.check("focal_loss " + s, in -> Losses.focalLoss(in.get(0), t, in.get(1), 2.0, -100,
+          Reduction.SUM), List.of(randn(shape).requiresGrad(true), w));
+      GradCheck.check("poly_loss " + s, in -> Losses.polyLoss(in.get(0), t, 1.0, 0.1, -100, Reduction.NONE),
+          List.of(randn(shape).requiresGrad(true)));
+      GradCheck.check("dice_loss " + s, in -> Losses.diceLoss(in.get(0), t, 1.0, Reduction.NONE),
+          List.of(randn(shape).requiresGrad(true)));
+    }
+    GradCheck.check("bce 0-d", in -> Losses.bceLoss(in.get(0), in.get(1)),
+        List.of(Tensor.scalar(0.3, DType.F64).requiresGrad(true), Tensor.scalar(0.8, DType.F64).requiresGrad(true)));
+    GradCheck.check("triplet p=1.5", in -> Losses.tripletMarginLoss(in.get(0), in.get(1), in.get(2), 3.0, 1.5, 1e-6,
+        true, Reduction.NONE), List.of(randn(3, 4).requiresGrad(true), randn(3, 4).requiresGrad(true),
+        randn(3, 4).requiresGrad(true)));
+    GradCheck.check("kl_div log target", in -> Losses.klDiv(in.get(0), in.get(1), Reduction.BATCHMEAN, true),
+        List.of(randn(2, 3).requiresGrad(true), randn(2, 3).requiresGrad(true)));
+  }
+}
