@@ -117,6 +117,11 @@ public abstract class Module {
     return params.get(name) != null;
   }
 
+  /** Whether this module has a buffer called {@code name}. */
+  public boolean hasBuffer(String name) {
+    return buffers.get(name) != null;
+  }
+
   /** The buffer registered as {@code name} on this module. */
   public Tensor buffer(String name) {
     if (!buffers.containsKey(name)) {
