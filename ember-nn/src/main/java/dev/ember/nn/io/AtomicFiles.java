@@ -1,0 +1,70 @@
+package dev.ember.nn.io;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * Writes a file so that a reader sees either the old content or the complete new one, never half
+ * a file: the bytes go to a temporary file in the same folder (so the rename stays on one file
+ * system), which is flushed to disk ({@code fsync}) and then renamed over the target in one atomic
+ * step; the folder is flushed too, so that the rename survives a crash. On any failure the
+ * temporary file is deleted and the target is left as it was.
+ */
+final class AtomicFiles {
+  private AtomicFiles() {}
+
+  /** Writes the whole content to a freshly created, empty channel. */
+  @FunctionalInterface
+  interface Body {
+    void writeTo(FileChannel channel) throws IOException;
+  }
+
+  static void write(Path target, Body body) throws IOException {
+    Path abs = target.toAbsolutePath();
+    Path dir = abs.getParent();
+    Path tmp = createTemp(dir, abs.getFileName().toString());
+    try {
+      try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
+        body.writeTo(ch);
+        ch.force(true);
+      }
+      Files.move(tmp, abs, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    } catch (Throwable t) {
+      try {
+        Files.deleteIfExists(tmp);
+      } catch (IOException cleanup) {
+        t.addSuppressed(cleanup);
+      }
+      throw t;
+    }
+    syncDirectory(dir);
+  }
+
+  /** A new empty file named {@code .<name>.<random>.tmp} beside the target (hidden, and recognisable if a crash leaves it). */
+  private static Path createTemp(Path dir, String name) throws IOException {
+    for (int attempt = 0; ; attempt++) {
+      Path tmp = dir.resolve("." + name + "." + Long.toHexString(ThreadLocalRandom.current().nextLong()) + ".tmp");
+      try {
+        FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE).close();
+        return tmp;
+      } catch (FileAlreadyExistsException e) {
+        if (attempt >= 100) throw e;
+      }
+    }
+  }
+
+  /** Flushes the folder entry of the rename; not every platform can open a folder, so failure is ignored. */
+  private static void syncDirectory(Path dir) {
+    try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
+      ch.force(true);
+    } catch (IOException e) {
+      // Windows cannot open a directory as a channel; the rename is still atomic there
+    }
+  }
+}

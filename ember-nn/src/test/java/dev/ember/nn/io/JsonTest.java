@@ -1,0 +1,89 @@
+package dev.ember.nn.io;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The header's JSON parser: values, escapes, positions, and the syntax it refuses. */
+class JsonTest {
+  private static Json.Obj parse(String s) throws Json.SyntaxError {
+    return Json.parseObject(s.getBytes(StandardCharsets.UTF_8), 8);
+  }
+
+  private static Json.SyntaxError fails(String s) {
+    return assertThrows(Json.SyntaxError.class, () -> parse(s));
+  }
+
+  @Test
+  void parsesEveryKindOfValueWithFilePositions() throws Exception {
+    String text = "{\"s\":\"x\", \"n\":[0,-12,3.5,1e3,2E-2,-0],\"t\":true,\"f\":false,\"z\":null,\"o\":{}} ";
+    Json.Obj o = parse(text);
+    assertEquals(List.of("s", "n", "t", "f", "z", "o"), o.members().stream().map(Json.Member::key).toList());
+    assertEquals(8, o.pos());
+    assertEquals(9, o.members().get(0).keyPos());
+    assertEquals(new Json.Str("x", 13), o.members().get(0).value());
+    Json.Arr n = (Json.Arr) o.members().get(1).value();
+    assertEquals(List.of("0", "-12", "3.5", "1e3", "2E-2", "-0"),
+        n.items().stream().map(v -> ((Json.Num) v).text()).toList());
+    assertEquals(List.of(true, true, false, false, false, true),
+        n.items().stream().map(v -> ((Json.Num) v).isInteger()).toList());
+    assertEquals(8 + text.indexOf("[0") + 1, n.items().get(0).pos());
+    assertEquals(new Json.Lit("true", 8 + text.indexOf("true")), o.members().get(2).value());
+    assertEquals(new Json.Lit("null", 8 + text.indexOf("null")), o.members().get(4).value());
+    assertTrue(((Json.Obj) o.members().get(5).value()).members().isEmpty());
+  }
+
+  @Test
+  void decodesEveryEscape() throws Exception {
+    Json.Obj o = parse("{\"k\":\"\\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u00e9 \\u20AC \\ud83d\\ude00 \\u0000\"}");
+    assertEquals("\" \\ / \b \f \n \r \t é € 😀 \u0000", ((Json.Str) o.members().get(0).value()).value());
+  }
+
+  @Test
+  void decodesRawUtf8() throws Exception {
+    Json.Obj o = parse("{\"é€😀\":\"ü\"}");
+    assertEquals("é€😀", o.members().get(0).key());
+    assertEquals("ü", ((Json.Str) o.members().get(0).value()).value());
+    assertEquals(8 + 1 + 1 + 2 + 3 + 4 + 1 + 1, o.members().get(0).value().pos()); // byte, not char, offsets
+  }
+
+  @Test
+  void keepsDuplicateKeysForTheValidatorToReport() throws Exception {
+    Json.Obj o = parse("{\"a\":1,\"a\":2}");
+    assertEquals(2, o.members().size());
+  }
+
+  @Test
+  void refusesMalformedInputAtTheRightByte() {
+    Json.SyntaxError e = fails("{\"a\":1 \"b\":2}");
+    assertEquals("expected ',' or '}' after a member, found '\"'", e.getMessage());
+    assertEquals(8 + 7, e.pos);
+    e = fails("{\"a\":\"\\ud83d\\u0041\"}");
+    assertEquals("\\u escape \\ud83d (a high surrogate) is not followed by a low surrogate", e.getMessage());
+    assertEquals(8 + 12, e.pos);
+    e = fails("{\"a\":\"\\ude00\"}");
+    assertEquals("\\u escape \\ude00 is a lone low surrogate", e.getMessage());
+    assertEquals(8 + 6, e.pos);
+    assertEquals("expected a digit, found 'x'", fails("{\"a\":-x}").getMessage());
+    assertEquals("expected a digit in the exponent, found '}'", fails("{\"a\":1e}").getMessage());
+    assertEquals("expected a value, found '+'", fails("{\"a\":+1}").getMessage());
+    assertEquals("expected a value, found 'N'", fails("{\"a\":NaN}").getMessage());
+    assertEquals("expected a value, found ']'", fails("{\"a\":[1,]}").getMessage());
+    assertEquals("unterminated escape sequence, found the end of the header", fails("{\"a\\").getMessage());
+    assertEquals("expected a value, found the end of the header", fails("{\"a\":").getMessage());
+    assertEquals("expected ',' or '}' after a member, found byte 0x00", fails("{\"a\":1\u0000}").getMessage());
+  }
+
+  @Test
+  void nestingIsCapped() throws Exception {
+    String ok = "{\"a\":" + "[".repeat(Json.MAX_DEPTH - 1) + "]".repeat(Json.MAX_DEPTH - 1) + "}";
+    assertFalse(parse(ok).members().isEmpty());
+    String deep = "{\"a\":" + "[".repeat(100_000) + "]".repeat(100_000) + "}";
+    assertEquals("nesting deeper than " + Json.MAX_DEPTH + " levels", fails(deep).getMessage());
+  }
+}
