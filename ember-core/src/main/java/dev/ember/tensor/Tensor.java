@@ -251,6 +251,7 @@ public final class Tensor {
   }
 
   public boolean isContiguous() {
+    for (int d : shape) if (d == 0) return true; // no element to be out of order, as PyTorch
     int expected = 1;
     for (int i = shape.length - 1; i >= 0; i--) {
       if (shape[i] != 1 && strides[i] != expected) return false;

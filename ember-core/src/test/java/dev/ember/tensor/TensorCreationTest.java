@@ -27,6 +27,7 @@ class TensorCreationTest {
     assertEquals(0, e.numel());
     assertArrayEquals(new int[] {0, 4}, e.shape());
     assertTrue(Tensor.zeros(3).isContiguous());
+    assertTrue(Tensor.zeros(2, 0, 5).isContiguous(), "empty tensors are contiguous, as in PyTorch");
     assertEquals(0, Tensor.scalar(1).dim());
   }
 
