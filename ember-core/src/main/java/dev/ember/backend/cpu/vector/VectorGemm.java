@@ -8,9 +8,10 @@ import jdk.incubator.vector.VectorSpecies;
  * Packed, cache-blocked SGEMM on the Vector API (same contract as {@code ScalarGemm.sgemm}).
  *
  * <p>Goto-style loops: a KC x NC block of op(B) is packed into NR-wide micro-panels, an MC x KC
- * block of op(A) into MR-row micro-panels (both p-major), and an MR x NR register tile accumulates
- * over the K block. Packed buffers are zero-padded to whole tiles so the micro-kernel never needs masks;
- * edge tiles are written back through a scalar path.
+ * block of op(A) into MR-row micro-panels (p-major; on AVX2 an A micro-panel of op(A) = A is its 4
+ * rows as they are), and an MR x NR register tile accumulates over the K block. Packed buffers are
+ * zero-padded to whole tiles so the micro-kernel never needs masks; edge tiles are written back
+ * through a scalar path.
  *
  * <p>Determinism: work is split into tasks over fixed blocks of C whose boundaries depend only on
  * m, n and k, and every C element goes through the same K blocking in the same order whichever
@@ -19,10 +20,17 @@ import jdk.incubator.vector.VectorSpecies;
 public final class VectorGemm {
   private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
   private static final int L = S.length();
-  /** 12x(2 vectors) tile: 24 accumulators + 2 B vectors + 1 A broadcast fit in 32 zmm registers. */
-  private static final int MR = 12;
+  /**
+   * Rows of the register tile, chosen by the register file: with 32 vector registers (AVX-512,
+   * ARM NEON/SVE) a 12 x (2 vectors) tile keeps 24 accumulators + 2 B vectors + 1 A broadcast in
+   * registers; with 16 (AVX2 and SSE on x86) it is 4 x (2 vectors), see {@link #kernel4}.
+   */
+  static final int MR = L >= 16 || System.getProperty("os.arch", "").equals("aarch64") ? 12 : 4;
   private static final int NR = 2 * L;
-  /** A micro-panel (12 x 256 floats, 12 KiB) plus a B micro-panel (256 x 32, 32 KiB) stay in L1. */
+  /**
+   * A micro-panel (12 x 256 floats, 12 KiB) plus a B micro-panel (256 x 32, 32 KiB) stay in L1;
+   * with MR = 4 on AVX2 (16 KiB B panels) 384 and 512 measured slower than 256.
+   */
   private static final int KC = 256;
   /** Largest A block (144 x 256 floats, 144 KiB) stays in L2 while the B panels stream past it. */
   private static final int MC = 144;
@@ -98,7 +106,7 @@ public final class VectorGemm {
     for (int jc = j0; jc < j1; jc += NC) {
       int nc = Math.min(NC, j1 - jc);
       int ncPad = roundUp(nc, NR);
-      float[] bPack = ws.bPack(kcMax * ncPad);
+      float[] bPack = ws.bPack(ncPad / NR * panelStride(kcMax));
       for (int pc = 0; pc < k; pc += kcMax) {
         int kc = Math.min(kcMax, k - pc);
         boolean first = pc == 0;
@@ -110,13 +118,21 @@ public final class VectorGemm {
           else packA(a, aOff, lda, ic, mc, pc, kc, aPack);
           for (int jr = 0; jr < nc; jr += NR) {
             int cols = Math.min(NR, nc - jr);
-            int bBase = jr * kc;
+            int bBase = jr / NR * panelStride(kc);
             for (int ir = 0; ir < mc; ir += MR) {
               int rows = Math.min(MR, mc - ir);
               int cIdx = cOff + (ic + ir) * ldc + jc + jr;
-              kernel(kc, aPack, ir * KC, bPack, bBase, ws.tile);
-              if (rows == MR && cols == NR) storeTile(ws.tile, c, cIdx, ldc, alpha, beta, first);
-              else storeEdge(ws.tile, rows, cols, c, cIdx, ldc, alpha, beta, first);
+              boolean full = rows == MR && cols == NR;
+              if (MR == 12) {
+                kernel(kc, aPack, ir * KC, bPack, bBase, ws.tile);
+                if (full) storeTile(ws.tile, c, cIdx, ldc, alpha, beta, first);
+              } else {
+                // Full tiles are written back by the kernel itself; edge tiles come back in ws.tile.
+                float[] cFull = full ? c : null;
+                if (transA) kernel4(kc, aPack, ir * KC, bPack, bBase, ws.tile, cFull, cIdx, ldc, alpha, beta, first);
+                else kernel4r(kc, aPack, ir * KC, bPack, bBase, ws.tile, cFull, cIdx, ldc, alpha, beta, first);
+              }
+              if (!full) storeEdge(ws.tile, rows, cols, c, cIdx, ldc, alpha, beta, first);
             }
           }
         }
@@ -125,10 +141,12 @@ public final class VectorGemm {
   }
 
   /**
-   * op(A) = A: micro-panels are p-major ([p][MR]) like packAT, because kernel's contiguous
-   * broadcasts measured ~25% faster than rows of fixed stride. Each step gathers one column of
-   * the panel; the 16-lane gather repeats row MR-1 in its spare lanes, which the next step (or the
-   * workspace's tail padding) overwrites.
+   * op(A) = A. With MR = 4 (kernel4r) each micro-panel is its MR rows copied as they are, KC
+   * floats apart: the 4-row kernel runs as fast on rows as on a p-major panel and the copy needs
+   * no transpose. With MR = 12 micro-panels are p-major ([p][MR]) like packAT, because kernel's
+   * contiguous broadcasts measured ~25% faster than rows of fixed stride there. Each step gathers
+   * one column of the panel; the 16-lane gather repeats row MR-1 in its spare lanes, which the next
+   * step (or the workspace's tail padding) overwrites.
    */
   private static void packA(float[] a, int aOff, int lda, int ic, int mc, int pc, int kc, float[] dst) {
     int[] rowsIdx = new int[L];
@@ -137,7 +155,12 @@ public final class VectorGemm {
       int rows = Math.min(MR, mc - ir);
       int src = aOff + (ic + ir) * lda + pc;
       int d = ir * KC;
-      if (rows == MR && L >= MR) {
+      if (MR == 4) {
+        for (int r = 0; r < MR; r++) {
+          if (r < rows) System.arraycopy(a, src + r * lda, dst, d + r * KC, kc);
+          else java.util.Arrays.fill(dst, d + r * KC, d + r * KC + kc, 0f);
+        }
+      } else if (rows == MR && L >= MR) {
         for (int p = 0; p < kc; p++, d += MR) FloatVector.fromArray(S, a, src + p, rowsIdx, 0).intoArray(dst, d);
       } else {
         for (int p = 0; p < kc; p++, d += MR) {
@@ -156,18 +179,57 @@ public final class VectorGemm {
       int rows = Math.min(MR, mc - ir);
       int src = aOff + pc * lda + ic + ir;
       int d = ir * KC;
-      for (int p = 0; p < kc; p++, src += lda, d += MR) {
-        System.arraycopy(a, src, dst, d, rows);
-        for (int r = rows; r < MR; r++) dst[d + r] = 0f;
+      if (rows == 4 && MR == 4) {
+        // Plain copies: System.arraycopy of 4 floats costs more in the call than the copy, and a
+        // 128-bit FloatVector copy sometimes ran 3x slower (a second species beside S in the same
+        // Vector API call paths can stop C2 from intrinsifying it).
+        for (int p = 0; p < kc; p++, src += lda, d += 4) {
+          dst[d] = a[src];
+          dst[d + 1] = a[src + 1];
+          dst[d + 2] = a[src + 2];
+          dst[d + 3] = a[src + 3];
+        }
+      } else {
+        for (int p = 0; p < kc; p++, src += lda, d += MR) {
+          System.arraycopy(a, src, dst, d, rows);
+          for (int r = rows; r < MR; r++) dst[d + r] = 0f;
+        }
       }
     }
   }
 
-  /** op(B) = B: each micro-panel row is NR contiguous floats of a B row. */
+  /**
+   * op(B) = B: each micro-panel row is NR contiguous floats of a B row. Walks B row by row so the
+   * reads stream (panel by panel, every read was a new cache line at stride ldb: packing a
+   * 256 x 1664 block of a 6656-wide B cost as much as a third of the multiply).
+   */
   private static void packB(float[] b, int bOff, int ldb, int pc, int kc, int jc, int nc, float[] dst) {
+    if (MR == 12) {
+      packBByPanel(b, bOff, ldb, pc, kc, jc, nc, dst);
+      return;
+    }
+    int full = nc / NR * NR;
+    int cols = nc - full;
+    int panelSize = panelStride(kc);
+    for (int p = 0; p < kc; p++) {
+      int src = bOff + (pc + p) * ldb + jc;
+      int d = p * NR;
+      for (int jr = 0; jr < full; jr += NR, d += panelSize) {
+        FloatVector.fromArray(S, b, src + jr).intoArray(dst, d);
+        FloatVector.fromArray(S, b, src + jr + L).intoArray(dst, d + L);
+      }
+      if (cols > 0) {
+        System.arraycopy(b, src + full, dst, d, cols);
+        java.util.Arrays.fill(dst, d + cols, d + NR, 0f);
+      }
+    }
+  }
+
+  /** packB as tuned on the AVX-512 machine: one micro-panel at a time. */
+  private static void packBByPanel(float[] b, int bOff, int ldb, int pc, int kc, int jc, int nc, float[] dst) {
     for (int jr = 0; jr < nc; jr += NR) {
       int cols = Math.min(NR, nc - jr);
-      int d = jr * kc;
+      int d = jr / NR * panelStride(kc);
       int src = bOff + pc * ldb + jc + jr;
       if (cols == NR) {
         for (int p = 0; p < kc; p++, d += NR, src += ldb) {
@@ -184,17 +246,18 @@ public final class VectorGemm {
   }
 
   /**
-   * op(B) = B^T: column j of op(B) is row j of b. Full panels gather one element from each of NR
-   * rows per step (hardware gathers beat a scalar transpose here); the edge panel goes scalar.
+   * op(B) = B^T: column j of op(B) is row j of b. With 512-bit vectors full panels gather one
+   * element from each of NR rows per step (hardware gathers beat a scalar transpose there); on
+   * AVX2 (Zen 3: slow vgatherdps) and for the edge panel, a scalar transpose reading rows of b.
    */
   private static void packBT(float[] b, int bOff, int ldb, int pc, int kc, int jc, int nc, float[] dst) {
     int[] rowsIdx = new int[L];
     for (int j = 0; j < L; j++) rowsIdx[j] = j * ldb;
     for (int jr = 0; jr < nc; jr += NR) {
       int cols = Math.min(NR, nc - jr);
-      int base = jr * kc;
+      int base = jr / NR * panelStride(kc);
       int src = bOff + (jc + jr) * ldb + pc;
-      if (cols == NR) {
+      if (cols == NR && MR == 12) {
         int src1 = src + L * ldb;
         for (int p = 0, d = base; p < kc; p++, d += NR) {
           FloatVector.fromArray(S, b, src + p, rowsIdx, 0).intoArray(dst, d);
@@ -204,7 +267,9 @@ public final class VectorGemm {
         for (int j = 0; j < cols; j++) {
           for (int p = 0; p < kc; p++) dst[base + p * NR + j] = b[src + j * ldb + p];
         }
-        for (int p = 0; p < kc; p++) java.util.Arrays.fill(dst, base + p * NR + cols, base + (p + 1) * NR, 0f);
+        if (cols < NR) {
+          for (int p = 0; p < kc; p++) java.util.Arrays.fill(dst, base + p * NR + cols, base + (p + 1) * NR, 0f);
+        }
       }
     }
   }
@@ -271,6 +336,137 @@ public final class VectorGemm {
   }
 
   /**
+   * The 4 x NR tile for machines with 16 vector registers: 8 accumulators + 2 B vectors + the A
+   * broadcasts. A 6-row tile (12 accumulators) fits on paper but C2 hoists the broadcasts and spills
+   * two accumulators to the stack each step, 40 GFLOP/s against 90 for this one on a Zen 3 core.
+   * A micro-panel p-major ([p][4], from packAT). With {@code c} non-null the kernel writes the full
+   * tile into C itself, with storeTile's arithmetic (saves the round trip through {@code tile});
+   * with {@code c} null it leaves the tile in {@code tile} for storeEdge.
+   */
+  private static void kernel4(int kc, float[] ap, int aBase, float[] bp, int bBase, float[] tile,
+      float[] c, int cIdx, int ldc, float alpha, float beta, boolean first) {
+    FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+    FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+    FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+    FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+    for (int p = 0; p < kc; p++) {
+      int bi = bBase + p * NR;
+      int ai = aBase + p * 4;
+      FloatVector b0 = FloatVector.fromArray(S, bp, bi);
+      FloatVector b1 = FloatVector.fromArray(S, bp, bi + L);
+      FloatVector av = FloatVector.broadcast(S, ap[ai]);
+      c00 = av.fma(b0, c00); c01 = av.fma(b1, c01);
+      av = FloatVector.broadcast(S, ap[ai + 1]);
+      c10 = av.fma(b0, c10); c11 = av.fma(b1, c11);
+      av = FloatVector.broadcast(S, ap[ai + 2]);
+      c20 = av.fma(b0, c20); c21 = av.fma(b1, c21);
+      av = FloatVector.broadcast(S, ap[ai + 3]);
+      c30 = av.fma(b0, c30); c31 = av.fma(b1, c31);
+    }
+    if (c == null) {
+      c00.intoArray(tile, 0 * L); c01.intoArray(tile, 1 * L);
+      c10.intoArray(tile, 2 * L); c11.intoArray(tile, 3 * L);
+      c20.intoArray(tile, 4 * L); c21.intoArray(tile, 5 * L);
+      c30.intoArray(tile, 6 * L); c31.intoArray(tile, 7 * L);
+      return;
+    }
+    FloatVector al = FloatVector.broadcast(S, alpha);
+    int c0 = cIdx, c1 = c0 + ldc, c2 = c1 + ldc, c3 = c2 + ldc;
+    if (!first) {
+      c00.fma(al, FloatVector.fromArray(S, c, c0)).intoArray(c, c0);
+      c01.fma(al, FloatVector.fromArray(S, c, c0 + L)).intoArray(c, c0 + L);
+      c10.fma(al, FloatVector.fromArray(S, c, c1)).intoArray(c, c1);
+      c11.fma(al, FloatVector.fromArray(S, c, c1 + L)).intoArray(c, c1 + L);
+      c20.fma(al, FloatVector.fromArray(S, c, c2)).intoArray(c, c2);
+      c21.fma(al, FloatVector.fromArray(S, c, c2 + L)).intoArray(c, c2 + L);
+      c30.fma(al, FloatVector.fromArray(S, c, c3)).intoArray(c, c3);
+      c31.fma(al, FloatVector.fromArray(S, c, c3 + L)).intoArray(c, c3 + L);
+    } else if (beta == 0) {
+      c00.mul(al).intoArray(c, c0);
+      c01.mul(al).intoArray(c, c0 + L);
+      c10.mul(al).intoArray(c, c1);
+      c11.mul(al).intoArray(c, c1 + L);
+      c20.mul(al).intoArray(c, c2);
+      c21.mul(al).intoArray(c, c2 + L);
+      c30.mul(al).intoArray(c, c3);
+      c31.mul(al).intoArray(c, c3 + L);
+    } else {
+      c00.fma(al, FloatVector.fromArray(S, c, c0).mul(beta)).intoArray(c, c0);
+      c01.fma(al, FloatVector.fromArray(S, c, c0 + L).mul(beta)).intoArray(c, c0 + L);
+      c10.fma(al, FloatVector.fromArray(S, c, c1).mul(beta)).intoArray(c, c1);
+      c11.fma(al, FloatVector.fromArray(S, c, c1 + L).mul(beta)).intoArray(c, c1 + L);
+      c20.fma(al, FloatVector.fromArray(S, c, c2).mul(beta)).intoArray(c, c2);
+      c21.fma(al, FloatVector.fromArray(S, c, c2 + L).mul(beta)).intoArray(c, c2 + L);
+      c30.fma(al, FloatVector.fromArray(S, c, c3).mul(beta)).intoArray(c, c3);
+      c31.fma(al, FloatVector.fromArray(S, c, c3 + L).mul(beta)).intoArray(c, c3 + L);
+    }
+  }
+
+  /**
+   * {@link #kernel4} over an A micro-panel packed as rows of stride KC ({@link #packA} with MR = 4):
+   * plain row copies instead of a transpose, which cost ~1 ns a float and up to a fifth of a
+   * 128 x 784 x 128 product; the kernel runs as fast on either layout.
+   */
+  private static void kernel4r(int kc, float[] ap, int aBase, float[] bp, int bBase, float[] tile,
+      float[] c, int cIdx, int ldc, float alpha, float beta, boolean first) {
+    FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+    FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+    FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+    FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+    for (int p = 0; p < kc; p++) {
+      int bi = bBase + p * NR;
+      int ai = aBase + p;
+      FloatVector b0 = FloatVector.fromArray(S, bp, bi);
+      FloatVector b1 = FloatVector.fromArray(S, bp, bi + L);
+      FloatVector av = FloatVector.broadcast(S, ap[ai]);
+      c00 = av.fma(b0, c00); c01 = av.fma(b1, c01);
+      av = FloatVector.broadcast(S, ap[ai + KC]);
+      c10 = av.fma(b0, c10); c11 = av.fma(b1, c11);
+      av = FloatVector.broadcast(S, ap[ai + 2 * KC]);
+      c20 = av.fma(b0, c20); c21 = av.fma(b1, c21);
+      av = FloatVector.broadcast(S, ap[ai + 3 * KC]);
+      c30 = av.fma(b0, c30); c31 = av.fma(b1, c31);
+    }
+    if (c == null) {
+      c00.intoArray(tile, 0 * L); c01.intoArray(tile, 1 * L);
+      c10.intoArray(tile, 2 * L); c11.intoArray(tile, 3 * L);
+      c20.intoArray(tile, 4 * L); c21.intoArray(tile, 5 * L);
+      c30.intoArray(tile, 6 * L); c31.intoArray(tile, 7 * L);
+      return;
+    }
+    FloatVector al = FloatVector.broadcast(S, alpha);
+    int c0 = cIdx, c1 = c0 + ldc, c2 = c1 + ldc, c3 = c2 + ldc;
+    if (!first) {
+      c00.fma(al, FloatVector.fromArray(S, c, c0)).intoArray(c, c0);
+      c01.fma(al, FloatVector.fromArray(S, c, c0 + L)).intoArray(c, c0 + L);
+      c10.fma(al, FloatVector.fromArray(S, c, c1)).intoArray(c, c1);
+      c11.fma(al, FloatVector.fromArray(S, c, c1 + L)).intoArray(c, c1 + L);
+      c20.fma(al, FloatVector.fromArray(S, c, c2)).intoArray(c, c2);
+      c21.fma(al, FloatVector.fromArray(S, c, c2 + L)).intoArray(c, c2 + L);
+      c30.fma(al, FloatVector.fromArray(S, c, c3)).intoArray(c, c3);
+      c31.fma(al, FloatVector.fromArray(S, c, c3 + L)).intoArray(c, c3 + L);
+    } else if (beta == 0) {
+      c00.mul(al).intoArray(c, c0);
+      c01.mul(al).intoArray(c, c0 + L);
+      c10.mul(al).intoArray(c, c1);
+      c11.mul(al).intoArray(c, c1 + L);
+      c20.mul(al).intoArray(c, c2);
+      c21.mul(al).intoArray(c, c2 + L);
+      c30.mul(al).intoArray(c, c3);
+      c31.mul(al).intoArray(c, c3 + L);
+    } else {
+      c00.fma(al, FloatVector.fromArray(S, c, c0).mul(beta)).intoArray(c, c0);
+      c01.fma(al, FloatVector.fromArray(S, c, c0 + L).mul(beta)).intoArray(c, c0 + L);
+      c10.fma(al, FloatVector.fromArray(S, c, c1).mul(beta)).intoArray(c, c1);
+      c11.fma(al, FloatVector.fromArray(S, c, c1 + L).mul(beta)).intoArray(c, c1 + L);
+      c20.fma(al, FloatVector.fromArray(S, c, c2).mul(beta)).intoArray(c, c2);
+      c21.fma(al, FloatVector.fromArray(S, c, c2 + L).mul(beta)).intoArray(c, c2 + L);
+      c30.fma(al, FloatVector.fromArray(S, c, c3).mul(beta)).intoArray(c, c3);
+      c31.fma(al, FloatVector.fromArray(S, c, c3 + L).mul(beta)).intoArray(c, c3 + L);
+    }
+  }
+
+  /**
    * Full tile write-back: C = alpha*acc + beta*C on the first K block (beta == 0 ignores the old
    * C), C += alpha*acc after. storeEdge applies the same fused operations element by element.
    */
@@ -308,6 +504,15 @@ public final class VectorGemm {
       int ci = cOff + i * ldc;
       for (int j = 0; j < n; j++) c[ci + j] = beta == 0 ? 0f : beta * c[ci + j];
     }
+  }
+
+  /**
+   * Floats from one packed B micro-panel to the next. With MR = 4, kc rows plus one spare row, so
+   * the panels do not all start in the same L1 set (kc * NR floats is a multiple of 4 KiB) while
+   * packB writes a row into each of them in turn; the AVX-512 path keeps its measured layout.
+   */
+  private static int panelStride(int kc) {
+    return MR == 12 ? kc * NR : kc * NR + NR;
   }
 
   private static int roundUp(int x, int multiple) {
