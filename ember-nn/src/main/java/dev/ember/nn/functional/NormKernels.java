@@ -1,0 +1,260 @@
+package dev.ember.nn.functional;
+
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Storage;
+import dev.ember.tensor.Tensor;
+
+/**
+ * The fused forward kernels of the normalizations: statistics in one pass per statistic (mean,
+ * then the centred sum of squares: the two-pass form keeps float32 variances accurate where
+ * E[x^2] - E[x]^2 would cancel), accumulated in double, then one pass writing the normalized and
+ * affine-transformed output. Inputs are contiguous (callers make them so) in F32 or F64.
+ */
+final class NormKernels {
+  private NormKernels() {}
+
+  /**
+   * Per-row statistics of {@code x} viewed as [rows, m]: {@code mean} (null when {@code rms}) and
+   * {@code rstd} = 1 / sqrt(var + eps), with the biased variance, or 1 / sqrt(mean(x^2) + eps) when
+   * {@code rms}.
+   */
+  static double[][] rowStats(Tensor x, int rows, int m, double eps, boolean rms) {
+    double[] mean = rms ? null : new double[rows];
+    double[] rstd = new double[rows];
+    int base = x.offset();
+    float[] f = x.dtype() == DType.F32 ? x.storage().floats() : null;
+    double[] d = f == null ? x.storage().doubles() : null;
+    for (int r = 0; r < rows; r++) {
+      int o = base + r * m;
+      double mu = 0;
+      if (!rms) {
+        double s = 0;
+        if (f != null) for (int i = 0; i < m; i++) s += f[o + i];
+        else for (int i = 0; i < m; i++) s += d[o + i];
+        mu = s / m;
+        mean[r] = mu;
+      }
+      double ss = 0;
+      if (f != null) {
+        for (int i = 0; i < m; i++) {
+          double c = f[o + i] - mu;
+          ss += c * c;
+        }
+      } else {
+        for (int i = 0; i < m; i++) {
+          double c = d[o + i] - mu;
+          ss += c * c;
+        }
+      }
+      rstd[r] = 1.0 / Math.sqrt(ss / m + eps);
+    }
+    return new double[][] {mean, rstd};
+  }
+
+  /** Per-channel mean and biased variance of {@code x} viewed as [n, c, s] (batch norm's statistics). */
+  static double[][] channelStats(Tensor x, int n, int c, int s) {
+    double[] mean = new double[c];
+    double[] var = new double[c];
+    int base = x.offset();
+    float[] f = x.dtype() == DType.F32 ? x.storage().floats() : null;
+    double[] d = f == null ? x.storage().doubles() : null;
+    double count = (double) n * s;
+    for (int ch = 0; ch < c; ch++) {
+      double sum = 0;
+      for (int b = 0; b < n; b++) {
+        int o = base + (b * c + ch) * s;
+        if (f != null) for (int i = 0; i < s; i++) sum += f[o + i];
+        else for (int i = 0; i < s; i++) sum += d[o + i];
+      }
+      double mu = sum / count;
+      double ss = 0;
+      for (int b = 0; b < n; b++) {
+        int o = base + (b * c + ch) * s;
+        if (f != null) {
+          for (int i = 0; i < s; i++) {
+            double v = f[o + i] - mu;
+            ss += v * v;
+          }
+        } else {
+          for (int i = 0; i < s; i++) {
+            double v = d[o + i] - mu;
+            ss += v * v;
+          }
+        }
+      }
+      mean[ch] = mu;
+      var[ch] = ss / count;
+    }
+    return new double[][] {mean, var};
+  }
+
+  /**
+   * out[r, i] = (x[r, i] - mean[r]) * rstd[r] * w[i] + b[i] for x viewed as [rows, m]; mean, w and b
+   * may be null (0, 1, 0). {@code out} is a new contiguous tensor of x's dtype.
+   */
+  static void rowAffine(Tensor x, double[] mean, double[] rstd, double[] w, double[] b, Tensor out, int rows, int m) {
+    int xo = x.offset();
+    if (x.dtype() == DType.F32) {
+      float[] xs = x.storage().floats();
+      float[] os = out.storage().floats();
+      for (int r = 0; r < rows; r++) {
+        double mu = mean == null ? 0 : mean[r];
+        double rs = rstd[r];
+        int o = r * m;
+        for (int i = 0; i < m; i++) {
+          double v = (xs[xo + o + i] - mu) * rs;
+          if (w != null) v *= w[i];
+          if (b != null) v += b[i];
+          os[o + i] = (float) v;
+        }
+      }
+    } else {
+      double[] xs = x.storage().doubles();
+      double[] os = out.storage().doubles();
+      for (int r = 0; r < rows; r++) {
+        double mu = mean == null ? 0 : mean[r];
+        double rs = rstd[r];
+        int o = r * m;
+        for (int i = 0; i < m; i++) {
+          double v = (xs[xo + o + i] - mu) * rs;
+          if (w != null) v *= w[i];
+          if (b != null) v += b[i];
+          os[o + i] = v;
+        }
+      }
+    }
+  }
+
+  /** out[b, ch, i] = x[b, ch, i] * scale[b * c + ch] + shift[b * c + ch] for x viewed as [n, c, s]. */
+  static void channelAffine(Tensor x, double[] scale, double[] shift, Tensor out, int n, int c, int s) {
+    int xo = x.offset();
+    if (x.dtype() == DType.F32) {
+      float[] xs = x.storage().floats();
+      float[] os = out.storage().floats();
+      for (int bc = 0; bc < n * c; bc++) {
+        float sc = (float) scale[bc];
+        float sh = (float) shift[bc];
+        int o = bc * s;
+        for (int i = 0; i < s; i++) os[o + i] = xs[xo + o + i] * sc + sh;
+      }
+    } else {
+      double[] xs = x.storage().doubles();
+      double[] os = out.storage().doubles();
+      for (int bc = 0; bc < n * c; bc++) {
+        double sc = scale[bc];
+        double sh = shift[bc];
+        int o = bc * s;
+        for (int i = 0; i < s; i++) os[o + i] = xs[xo + o + i] * sc + sh;
+      }
+    }
+  }
+
+  /**
+   * Batch norm's backward per channel of x and g viewed as [n, c, s]. With {@code train} the batch
+   * statistics depended on x: gx = w rstd (g - mean(g) - xhat mean(g xhat)); else gx = w rstd g.
+   * Fills gw[c] = sum(g xhat) and gb[c] = sum(g) when non-null; gx (contiguous) may be null.
+   */
+  static void channelBackward(Tensor x, Tensor g, double[] mean, double[] rstd, double[] w, int n, int c, int s,
+      boolean train, Tensor gx, double[] gw, double[] gb) {
+    float[] xf = x.storage().floats();
+    double[] xd = x.storage().doubles();
+    float[] gf = g.storage().floats();
+    double[] gd = g.storage().doubles();
+    Storage os = gx == null ? null : gx.storage();
+    float[] of = os == null ? null : os.floats();
+    double[] od = os == null ? null : os.doubles();
+    int xo = x.offset();
+    int go = g.offset();
+    double count = (double) n * s;
+    for (int ch = 0; ch < c; ch++) {
+      double mu = mean[ch];
+      double rs = rstd[ch];
+      double sumG = 0;
+      double sumGX = 0;
+      for (int b = 0; b < n; b++) {
+        int o = (b * c + ch) * s;
+        for (int i = 0; i < s; i++) {
+          double gv = at(gf, gd, go + o + i);
+          sumG += gv;
+          sumGX += gv * (at(xf, xd, xo + o + i) - mu) * rs;
+        }
+      }
+      if (gw != null) gw[ch] = sumGX;
+      if (gb != null) gb[ch] = sumG;
+      if (os == null) continue;
+      double wr = (w == null ? 1 : w[ch]) * rs;
+      double a = train ? sumG / count : 0;
+      double bb = train ? sumGX / count : 0;
+      for (int b = 0; b < n; b++) {
+        int o = (b * c + ch) * s;
+        for (int i = 0; i < s; i++) {
+          double xh = (at(xf, xd, xo + o + i) - mu) * rs;
+          put(of, od, o + i, wr * (at(gf, gd, go + o + i) - a - xh * bb));
+        }
+      }
+    }
+  }
+
+  /**
+   * The backward of a per-row normalization of x and g viewed as [rows, m] (layer, group and RMS
+   * norm; mean null for RMS): with gh = g w, gx = rstd (gh - mean(gh) - xhat mean(gh xhat)), the
+   * mean(gh) term absent for RMS. Element i of row r uses weight (r % groups) * (m / sDiv) + i / sDiv
+   * (layer norm: groups = sDiv = 1, weight i; group norm: the channel). Adds into gw and gb when
+   * non-null; gx (contiguous) may be null.
+   */
+  static void rowBackward(Tensor x, Tensor g, double[] mean, double[] rstd, double[] w, int rows, int m, int groups,
+      int sDiv, Tensor gx, double[] gw, double[] gb) {
+    float[] xf = x.storage().floats();
+    double[] xd = x.storage().doubles();
+    float[] gf = g.storage().floats();
+    double[] gd = g.storage().doubles();
+    Storage os = gx == null ? null : gx.storage();
+    float[] of = os == null ? null : os.floats();
+    double[] od = os == null ? null : os.doubles();
+    int xo = x.offset();
+    int go = g.offset();
+    for (int r = 0; r < rows; r++) {
+      double mu = mean == null ? 0 : mean[r];
+      double rs = rstd[r];
+      int wBase = (r % groups) * (m / sDiv);
+      int o = r * m;
+      double sumGh = 0;
+      double sumGhX = 0;
+      for (int i = 0; i < m; i++) {
+        int wi = wBase + i / sDiv;
+        double gv = at(gf, gd, go + o + i);
+        double xh = (at(xf, xd, xo + o + i) - mu) * rs;
+        double gh = w == null ? gv : gv * w[wi];
+        sumGh += gh;
+        sumGhX += gh * xh;
+        if (gw != null) gw[wi] += gv * xh;
+        if (gb != null) gb[wi] += gv;
+      }
+      if (os == null) continue;
+      double a = mean == null ? 0 : sumGh / m;
+      double bb = sumGhX / m;
+      for (int i = 0; i < m; i++) {
+        double gv = at(gf, gd, go + o + i);
+        double gh = w == null ? gv : gv * w[wBase + i / sDiv];
+        double xh = (at(xf, xd, xo + o + i) - mu) * rs;
+        put(of, od, o + i, rs * (gh - a - xh * bb));
+      }
+    }
+  }
+
+  /** Element i of whichever of the two arrays exists (F32 or F64 storage): one predictable branch, no switch. */
+  private static double at(float[] f, double[] d, int i) {
+    return f != null ? f[i] : d[i];
+  }
+
+  private static void put(float[] f, double[] d, int i, double v) {
+    if (f != null) f[i] = (float) v;
+    else d[i] = v;
+  }
+
+  /** A tensor of {@code dtype} holding {@code values} with {@code shape}. */
+  static Tensor tensor(double[] values, DType dtype, int... shape) {
+    Tensor t = Tensor.of(values, shape);
+    return dtype == DType.F64 ? t : t.to(dtype);
+  }
+}

@@ -1,0 +1,332 @@
+package dev.ember.nn.functional;
+
+import dev.ember.autograd.Autograd;
+import dev.ember.autograd.Ctx;
+import dev.ember.tensor.Check;
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Storage;
+import dev.ember.tensor.Tensor;
+import java.util.Arrays;
+
+/**
+ * Batch, layer, group and RMS normalization with PyTorch's semantics and defaults
+ * ({@code torch.nn.functional} names in error messages). Each is one fused op: the forward computes
+ * its statistics in one pass per statistic and writes the output in one more (see
+ * {@link NormKernels}); the backward is fused too, two passes from the saved mean and 1/std: with
+ * {@code xhat = (x - mean) * rstd} and {@code gh = g * weight},
+ * {@code dx = rstd * (gh - mean(gh) - xhat * mean(gh * xhat))} over the normalized elements,
+ * {@code dweight = sum(g * xhat)}, {@code dbias = sum(g)} over the others. (The backward is not
+ * itself recorded, so these ops support first-order gradients only.)
+ */
+public final class Normalization {
+  private Normalization() {}
+
+  /** PyTorch's default eps for batch, layer and group norm. */
+  public static final double EPS = 1e-5;
+  /** PyTorch's default momentum for the running statistics of batch norm. */
+  public static final double MOMENTUM = 0.1;
+
+  // ================================================================== batch norm
+
+  /**
+   * Batch normalization of {@code input} [N, C], [N, C, L] or [N, C, H, W] (any [N, C, *]), as
+   * F.batch_norm. In training the batch statistics normalize (biased variance) and, when given, the
+   * running statistics are updated in place, outside the graph: {@code running = (1 - momentum) *
+   * running + momentum * stat} with the unbiased variance. In eval the running statistics normalize
+   * and are required. {@code weight} and {@code bias} ([C]) may be null. The running statistics'
+   * storage version is bumped by the update. For PyTorch's {@code momentum=None} (a cumulative
+   * average), the caller passes {@code 1 / numBatchesTracked}, as nn.BatchNorm does.
+   */
+  public static Tensor batchNorm(Tensor input, Tensor runningMean, Tensor runningVar, Tensor weight, Tensor bias,
+      boolean training, double momentum, double eps) {
+    String op = "batch_norm";
+    Check.floating(op, input);
+    if (input.dim() < 2) {
+      throw Check.fail(op, "expected an input of rank >= 2 [N, C, *], got rank " + input.dim(), "input", input);
+    }
+    int[] shape = input.shape();
+    int n = shape[0];
+    int c = shape[1];
+    int s = (int) (input.numel() / Math.max(1, (long) n * c));
+    checkVector(op, "weight", weight, c, input);
+    checkVector(op, "bias", bias, c, input);
+    checkVector(op, "running_mean", runningMean, c, input);
+    checkVector(op, "running_var", runningVar, c, input);
+    if ((runningMean == null) != (runningVar == null)) {
+      throw Check.fail(op, "running_mean and running_var must both be given or both be null", "input", input);
+    }
+    if (!training && runningMean == null) {
+      throw Check.fail(op, "eval mode needs running_mean and running_var", "input", input,
+          "hint", "pass training=true to normalize with the batch statistics");
+    }
+    return training ? batchNormTrain(input, runningMean, runningVar, weight, bias, momentum, eps, n, c, s)
+        : batchNormEval(input, runningMean, runningVar, weight, bias, eps, n, c, s);
+  }
+
+  /** Batch norm with PyTorch's defaults: momentum 0.1, eps 1e-5. */
+  public static Tensor batchNorm(Tensor input, Tensor runningMean, Tensor runningVar, Tensor weight, Tensor bias,
+      boolean training) {
+    return batchNorm(input, runningMean, runningVar, weight, bias, training, MOMENTUM, EPS);
+  }
+
+  private static Tensor batchNormTrain(Tensor input, Tensor runningMean, Tensor runningVar, Tensor weight,
+      Tensor bias, double momentum, double eps, int n, int c, int s) {
+    long count = (long) n * s;
+    if (count <= 1) {
+      throw Check.fail("batch_norm", "expected more than 1 value per channel when training (got " + count + ")",
+          "input", input);
+    }
+    Tensor x = input.contiguous();
+    double[][] st = NormKernels.channelStats(x, n, c, s);
+    double[] mean = st[0];
+    double[] rstd = new double[c];
+    for (int ch = 0; ch < c; ch++) rstd[ch] = 1 / Math.sqrt(st[1][ch] + eps);
+    double[] w = weight == null ? null : weight.toDoubleArray();
+    double[] b = bias == null ? null : bias.toDoubleArray();
+    double[] scale = new double[n * c];
+    double[] shift = new double[n * c];
+    for (int ch = 0; ch < c; ch++) {
+      double sc = rstd[ch] * (w == null ? 1 : w[ch]);
+      double sh = (b == null ? 0 : b[ch]) - mean[ch] * sc;
+      for (int bi = 0; bi < n; bi++) {
+        scale[bi * c + ch] = sc;
+        shift[bi * c + ch] = sh;
+      }
+    }
+    Tensor out = Tensor.empty(input.dtype(), input.shapeRef());
+    NormKernels.channelAffine(x, scale, shift, out, n, c, s);
+    if (runningMean != null) {
+      double[] unbiased = new double[c];
+      for (int ch = 0; ch < c; ch++) unbiased[ch] = st[1][ch] * count / (count - 1);
+      updateRunning(runningMean, mean, momentum);
+      updateRunning(runningVar, unbiased, momentum);
+    }
+    return Autograd.record("batch_norm", out, (ctx, g) -> {
+      Tensor[] r = newGrads(ctx, c, 3);
+      NormKernels.channelBackward(ctx.in(0).contiguous(), g.contiguous(), mean, rstd, w, n, c, s, true, r[0], gw(r),
+          gb(r));
+      return grads(r, ctx, new int[] {c});
+    }, new Tensor[] {input, weight, bias});
+  }
+
+  private static Tensor batchNormEval(Tensor input, Tensor runningMean, Tensor runningVar, Tensor weight,
+      Tensor bias, double eps, int n, int c, int s) {
+    Tensor x = input.contiguous();
+    double[] rm = runningMean.toDoubleArray();
+    double[] rv = runningVar.toDoubleArray();
+    double[] w = weight == null ? null : weight.toDoubleArray();
+    double[] b = bias == null ? null : bias.toDoubleArray();
+    double[] rstd = new double[c];
+    double[] scale = new double[n * c];
+    double[] shift = new double[n * c];
+    for (int ch = 0; ch < c; ch++) {
+      rstd[ch] = 1 / Math.sqrt(rv[ch] + eps);
+      double sc = rstd[ch] * (w == null ? 1 : w[ch]);
+      double sh = (b == null ? 0 : b[ch]) - rm[ch] * sc;
+      for (int bi = 0; bi < n; bi++) {
+        scale[bi * c + ch] = sc;
+        shift[bi * c + ch] = sh;
+      }
+    }
+    Tensor out = Tensor.empty(input.dtype(), input.shapeRef());
+    NormKernels.channelAffine(x, scale, shift, out, n, c, s);
+    return Autograd.record("batch_norm", out, (ctx, g) -> {
+      Tensor[] r = newGrads(ctx, c, 3);
+      NormKernels.channelBackward(ctx.in(0).contiguous(), g.contiguous(), rm, rstd, w, n, c, s, false, r[0], gw(r),
+          gb(r));
+      return grads(r, ctx, new int[] {c});
+    }, new Tensor[] {input, weight, bias});
+  }
+
+  /** running = (1 - momentum) * running + momentum * stat, in place, outside the graph (bumps the version). */
+  private static void updateRunning(Tensor running, double[] stat, double momentum) {
+    Storage st = running.storage();
+    int stride = running.stridesRef()[0];
+    for (int i = 0; i < stat.length; i++) {
+      int o = running.offset() + i * stride;
+      st.setDouble(o, (1 - momentum) * st.getDouble(o) + momentum * stat[i]);
+    }
+    st.bumpVersion();
+  }
+
+  // ================================================================== layer norm and RMS norm
+
+  /**
+   * Layer normalization over the trailing dims {@code normalizedShape} (biased variance), then
+   * {@code * weight + bias} (each of shape normalizedShape, may be null), as F.layer_norm.
+   */
+  public static Tensor layerNorm(Tensor input, int[] normalizedShape, Tensor weight, Tensor bias, double eps) {
+    String op = "layer_norm";
+    Check.floating(op, input);
+    int m = checkTrailing(op, input, normalizedShape);
+    checkAffine(op, "weight", weight, normalizedShape, input);
+    checkAffine(op, "bias", bias, normalizedShape, input);
+    int rows = m == 0 ? 0 : (int) (input.numel() / m);
+    Tensor x = input.contiguous();
+    double[][] st = NormKernels.rowStats(x, rows, m, eps, false);
+    Tensor out = Tensor.empty(input.dtype(), input.shapeRef());
+    double[] w = weight == null ? null : weight.toDoubleArray();
+    NormKernels.rowAffine(x, st[0], st[1], w, bias == null ? null : bias.toDoubleArray(), out, rows, m);
+    int[] wShape = normalizedShape.clone();
+    return Autograd.record(op, out, (ctx, g) -> {
+      Tensor[] r = newGrads(ctx, m, 3);
+      NormKernels.rowBackward(ctx.in(0).contiguous(), g.contiguous(), st[0], st[1], w, rows, m, 1, 1, r[0], gw(r),
+          gb(r));
+      return grads(r, ctx, wShape);
+    }, new Tensor[] {input, weight, bias});
+  }
+
+  public static Tensor layerNorm(Tensor input, int[] normalizedShape, Tensor weight, Tensor bias) {
+    return layerNorm(input, normalizedShape, weight, bias, EPS);
+  }
+
+  /**
+   * RMS normalization, {@code x / sqrt(mean(x^2) + eps) * weight} over the trailing dims
+   * {@code normalizedShape}, as F.rms_norm (PyTorch 2.4): {@code eps} null means the machine epsilon
+   * of the input's dtype ({@code torch.finfo(dtype).eps}); {@code weight} may be null.
+   */
+  public static Tensor rmsNorm(Tensor input, int[] normalizedShape, Tensor weight, Double eps) {
+    String op = "rms_norm";
+    Check.floating(op, input);
+    int m = checkTrailing(op, input, normalizedShape);
+    checkAffine(op, "weight", weight, normalizedShape, input);
+    double e = eps != null ? eps : input.dtype() == DType.F32 ? Math.ulp(1.0f) : Math.ulp(1.0);
+    int rows = m == 0 ? 0 : (int) (input.numel() / m);
+    Tensor x = input.contiguous();
+    double[][] st = NormKernels.rowStats(x, rows, m, e, true);
+    Tensor out = Tensor.empty(input.dtype(), input.shapeRef());
+    double[] w = weight == null ? null : weight.toDoubleArray();
+    NormKernels.rowAffine(x, null, st[1], w, null, out, rows, m);
+    int[] wShape = normalizedShape.clone();
+    return Autograd.record(op, out, (ctx, g) -> {
+      Tensor[] r = newGrads(ctx, m, 2);
+      NormKernels.rowBackward(ctx.in(0).contiguous(), g.contiguous(), null, st[1], w, rows, m, 1, 1, r[0], gw(r),
+          null);
+      return grads(r, ctx, wShape);
+    }, new Tensor[] {input, weight});
+  }
+
+  // ================================================================== group norm
+
+  /**
+   * Group normalization of {@code input} [N, C, *]: the C channels are split into {@code numGroups}
+   * groups, each normalized over its channels and spatial positions (biased variance), then
+   * {@code * weight + bias} per channel ([C], may be null), as F.group_norm.
+   */
+  public static Tensor groupNorm(Tensor input, int numGroups, Tensor weight, Tensor bias, double eps) {
+    String op = "group_norm";
+    Check.floating(op, input);
+    if (input.dim() < 2) {
+      throw Check.fail(op, "expected an input of rank >= 2 [N, C, *], got rank " + input.dim(), "input", input);
+    }
+    int n = input.shapeRef()[0];
+    int c = input.shapeRef()[1];
+    if (numGroups <= 0 || c % numGroups != 0) {
+      throw Check.fail(op, "the number of channels must be divisible by num_groups (" + c + " channels, "
+          + numGroups + " groups)", "input", input);
+    }
+    checkVector(op, "weight", weight, c, input);
+    checkVector(op, "bias", bias, c, input);
+    int s = n * c == 0 ? 0 : (int) (input.numel() / ((long) n * c));
+    int cpg = c / numGroups;
+    int rows = n * numGroups;
+    int m = cpg * s;
+    Tensor x = input.contiguous();
+    double[][] st = NormKernels.rowStats(x, rows, m, eps, false);
+    double[] w = weight == null ? null : weight.toDoubleArray();
+    double[] b = bias == null ? null : bias.toDoubleArray();
+    double[] scale = new double[n * c];
+    double[] shift = new double[n * c];
+    for (int bi = 0; bi < n; bi++) {
+      for (int ch = 0; ch < c; ch++) {
+        int r = bi * numGroups + ch / cpg;
+        double sc = st[1][r] * (w == null ? 1 : w[ch]);
+        scale[bi * c + ch] = sc;
+        shift[bi * c + ch] = (b == null ? 0 : b[ch]) - st[0][r] * sc;
+      }
+    }
+    Tensor out = Tensor.empty(input.dtype(), input.shapeRef());
+    NormKernels.channelAffine(x, scale, shift, out, n, c, s);
+    return Autograd.record(op, out, (ctx, g) -> {
+      Tensor[] r = newGrads(ctx, c, 3);
+      NormKernels.rowBackward(ctx.in(0).contiguous(), g.contiguous(), st[0], st[1], w, rows, m, numGroups,
+          Math.max(1, s), r[0], gw(r), gb(r));
+      return grads(r, ctx, new int[] {c});
+    }, new Tensor[] {input, weight, bias});
+  }
+
+  public static Tensor groupNorm(Tensor input, int numGroups, Tensor weight, Tensor bias) {
+    return groupNorm(input, numGroups, weight, bias, EPS);
+  }
+
+  // ================================================================== shared
+
+  /**
+   * Gradient buffers for a fused backward: r[0] the input's gradient (or null), r[1] and r[2]
+   * holders for the weight's and bias's as double arrays of {@code params} (or null), wrapped in
+   * 1-element tensors so one array carries them all.
+   */
+  private static Tensor[] newGrads(Ctx ctx, int params, int inputs) {
+    Tensor x = ctx.in(0);
+    Tensor[] r = new Tensor[3];
+    if (ctx.edgeNeeded(0)) r[0] = Tensor.empty(x.dtype(), x.shapeRef());
+    for (int i = 1; i < inputs; i++) if (ctx.edgeNeeded(i)) r[i] = Tensor.zeros(DType.F64, params);
+    return r;
+  }
+
+  private static double[] gw(Tensor[] r) {
+    return r[1] == null ? null : r[1].storage().doubles();
+  }
+
+  private static double[] gb(Tensor[] r) {
+    return r[2] == null ? null : r[2].storage().doubles();
+  }
+
+  /** The gradients in the inputs' dtypes, the parameter ones reshaped to {@code paramShape}. */
+  private static Tensor[] grads(Tensor[] r, Ctx ctx, int[] paramShape) {
+    Tensor[] out = new Tensor[ctx.inputCount()];
+    out[0] = r[0];
+    for (int i = 1; i < out.length; i++) {
+      if (r[i] != null) out[i] = r[i].reshape(paramShape).to(ctx.in(i).dtype());
+    }
+    return out;
+  }
+
+  private static void checkVector(String op, String name, Tensor t, int c, Tensor input) {
+    if (t == null) return;
+    if (t.dim() != 1 || t.shapeRef()[0] != c) {
+      throw Check.fail(op, name + " must have shape [C] = [" + c + "]", "input", input, name, t);
+    }
+    if (t.dtype() != input.dtype()) {
+      throw Check.fail(op, name + " has dtype " + t.dtype().torchName() + ", input has " + input.dtype().torchName(),
+          "input", input, name, t);
+    }
+  }
+
+  /** The product of the trailing dims, after checking they equal {@code normalizedShape}. */
+  private static int checkTrailing(String op, Tensor input, int[] normalizedShape) {
+    int k = normalizedShape.length;
+    int r = input.dim();
+    if (k == 0) throw Check.fail(op, "normalized_shape must not be empty", "input", input);
+    boolean ok = k <= r && Arrays.equals(Arrays.copyOfRange(input.shapeRef(), r - k, r), normalizedShape);
+    if (!ok) {
+      throw Check.fail(op, "the input's trailing dims must equal normalized_shape " + Arrays.toString(normalizedShape),
+          "input", input);
+    }
+    long m = 1;
+    for (int d : normalizedShape) m *= d;
+    return (int) m;
+  }
+
+  private static void checkAffine(String op, String name, Tensor t, int[] normalizedShape, Tensor input) {
+    if (t == null) return;
+    if (!Arrays.equals(t.shapeRef(), normalizedShape)) {
+      throw Check.fail(op, name + " must have shape normalized_shape " + Arrays.toString(normalizedShape),
+          "input", input, name, t);
+    }
+    if (t.dtype() != input.dtype()) {
+      throw Check.fail(op, name + " has dtype " + t.dtype().torchName() + ", input has " + input.dtype().torchName(),
+          "input", input, name, t);
+    }
+  }
+}

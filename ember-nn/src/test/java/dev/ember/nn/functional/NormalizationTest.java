@@ -1,0 +1,147 @@
+package dev.ember.nn.functional;
+
+import static dev.ember.testing.Assertions.assertClose;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Generator;
+import dev.ember.tensor.Tensor;
+import dev.ember.tensor.TensorArgumentException;
+import dev.ember.testing.GradCheck;
+import java.util.List;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Float64 gradchecks of every normalization (several shapes, with and without affine parameters,
+ * training and eval), double oracles for RMS norm's default eps and the momentum rule, and the
+ * exact error messages. Values against PyTorch are in NormalizationFixtureTest.
+ */
+class NormalizationTest {
+  private static final Generator GEN = new Generator(11);
+
+  private static Tensor randn(int... shape) {
+    return Tensor.randn(GEN, DType.F64, shape).requiresGrad(true);
+  }
+
+  private static void assertError(String expected, Supplier<Tensor> call) {
+    TensorArgumentException e = assertThrows(TensorArgumentException.class, call::get);
+    assertEquals(expected, e.getMessage());
+  }
+
+  @Test
+  void batchNormTrainingBackwardMatchesCentralDifferences() {
+    for (int[] shape : new int[][] {{4, 3}, {2, 3, 5}, {2, 2, 3, 3}, {1, 2, 4}}) {
+      int c = shape[1];
+      Tensor rm = Tensor.zeros(DType.F64, c);
+      Tensor rv = Tensor.ones(DType.F64, c);
+      GradCheck.check("batch_norm train " + java.util.Arrays.toString(shape),
+          in -> Normalization.batchNorm(in.get(0), rm, rv, in.get(1), in.get(2), true),
+          List.of(randn(shape), randn(c), randn(c)));
+      GradCheck.check("batch_norm train, no affine", in -> Normalization.batchNorm(in.get(0), null, null, null, null,
+          true), List.of(randn(shape)));
+    }
+  }
+
+  @Test
+  void batchNormEvalBackwardMatchesCentralDifferences() {
+    Tensor rm = Tensor.of(new double[] {0.5, -1, 2});
+    Tensor rv = Tensor.of(new double[] {0.3, 2, 1.5});
+    GradCheck.check("batch_norm eval", in -> Normalization.batchNorm(in.get(0), rm, rv, in.get(1), in.get(2), false),
+        List.of(randn(4, 3, 2), randn(3), randn(3)));
+  }
+
+  @Test
+  void batchNormRunningStatsFollowMomentumAndStayOffTheTape() {
+    Tensor x = Tensor.of(new double[] {1, 2, 3, 5}, 4, 1);
+    Tensor rm = Tensor.zeros(DType.F64, 1);
+    Tensor rv = Tensor.ones(DType.F64, 1);
+    int before = rm.version();
+    Tensor out = Normalization.batchNorm(x.requiresGrad(true), rm, rv, null, null, true, 0.25, 1e-5);
+    // mean 2.75, unbiased var ((1.75^2 + 0.75^2 + 0.25^2 + 2.25^2) / 3) = 8.75 / 3
+    assertEquals(0.75 * 0 + 0.25 * 2.75, rm.item(), 1e-15);
+    assertEquals(0.75 * 1 + 0.25 * 8.75 / 3, rv.item(), 1e-15);
+    assertTrue(rm.version() > before, "in-place update bumps the version");
+    assertFalse(rm.requiresGrad());
+    assertNull(rm.gradFn());
+    // normalized with the biased variance 8.75 / 4
+    assertEquals((1 - 2.75) / Math.sqrt(8.75 / 4 + 1e-5), out.getDouble(0, 0), 1e-12);
+  }
+
+  @Test
+  void layerNormBackwardMatchesCentralDifferences() {
+    GradCheck.check("layer_norm [4]", in -> Normalization.layerNorm(in.get(0), new int[] {4}, in.get(1), in.get(2)),
+        List.of(randn(3, 4), randn(4), randn(4)));
+    GradCheck.check("layer_norm [2, 3]", in -> Normalization.layerNorm(in.get(0), new int[] {2, 3}, in.get(1),
+        in.get(2), 1e-3), List.of(randn(2, 2, 3), randn(2, 3), randn(2, 3)));
+    GradCheck.check("layer_norm no affine", in -> Normalization.layerNorm(in.get(0), new int[] {5}, null, null),
+        List.of(randn(5)));
+    Tensor strided = randn(4, 3).detach().t().requiresGrad(true); // a non-contiguous input
+    GradCheck.check("layer_norm strided", in -> Normalization.layerNorm(in.get(0), new int[] {4}, null, null),
+        List.of(strided));
+  }
+
+  @Test
+  void groupNormBackwardMatchesCentralDifferences() {
+    GradCheck.check("group_norm 2 groups", in -> Normalization.groupNorm(in.get(0), 2, in.get(1), in.get(2)),
+        List.of(randn(2, 4, 3), randn(4), randn(4)));
+    GradCheck.check("group_norm 1 group 4d", in -> Normalization.groupNorm(in.get(0), 1, in.get(1), null),
+        List.of(randn(1, 3, 2, 2), randn(3)));
+    GradCheck.check("group_norm one channel per group", in -> Normalization.groupNorm(in.get(0), 3, null, null),
+        List.of(randn(2, 3, 4)));
+  }
+
+  @Test
+  void rmsNormBackwardMatchesCentralDifferences() {
+    GradCheck.check("rms_norm", in -> Normalization.rmsNorm(in.get(0), new int[] {4}, in.get(1), null),
+        List.of(randn(3, 4), randn(4)));
+    GradCheck.check("rms_norm [2, 2] eps", in -> Normalization.rmsNorm(in.get(0), new int[] {2, 2}, null, 1e-3),
+        List.of(randn(3, 2, 2)));
+  }
+
+  @Test
+  void rmsNormDefaultEpsIsTheDtypesMachineEpsilon() {
+    // an all-zero row is 0 * 1/sqrt(eps); a row of tiny values shows the eps actually used
+    double v = 1e-4;
+    double expected32 = v / Math.sqrt(v * v + Math.ulp(1.0f));
+    double expected64 = v / Math.sqrt(v * v + Math.ulp(1.0));
+    Tensor x64 = Tensor.full(v, DType.F64, 2, 3);
+    assertEquals(expected64, Normalization.rmsNorm(x64, new int[] {3}, null, null).getDouble(1, 2), 1e-12);
+    Tensor x32 = Tensor.full(v, DType.F32, 2, 3);
+    assertEquals(expected32, Normalization.rmsNorm(x32, new int[] {3}, null, null).getDouble(0, 0), 1e-6);
+  }
+
+  @Test
+  void float32MatchesFloat64() {
+    Tensor x = Tensor.randn(GEN, DType.F64, 3, 4, 5);
+    Tensor w = Tensor.randn(GEN, DType.F64, 4);
+    Tensor b = Tensor.randn(GEN, DType.F64, 4);
+    Tensor ref = Normalization.groupNorm(x, 2, w, b);
+    assertClose(ref, Normalization.groupNorm(x.to(DType.F32), 2, w.to(DType.F32), b.to(DType.F32)), 1e-5, 1e-5,
+        "group_norm f32");
+    Tensor ref2 = Normalization.batchNorm(x, null, null, w, b, true);
+    assertClose(ref2, Normalization.batchNorm(x.to(DType.F32), null, null, w.to(DType.F32), b.to(DType.F32), true),
+        1e-5, 1e-5, "batch_norm f32");
+  }
+
+  @Test
+  void badInputsNameTheProblemAndShapes() {
+    assertError("batch_norm: weight must have shape [C] = [3]: input=[2, 3], weight=[4]",
+        () -> Normalization.batchNorm(Tensor.zeros(2, 3), null, null, Tensor.ones(4), null, true));
+    assertError("batch_norm: expected more than 1 value per channel when training (got 1): input=[1, 3]",
+        () -> Normalization.batchNorm(Tensor.zeros(1, 3), null, null, null, null, true));
+    assertError("batch_norm: eval mode needs running_mean and running_var: input=[2, 3];"
+            + " hint: pass training=true to normalize with the batch statistics",
+        () -> Normalization.batchNorm(Tensor.zeros(2, 3), null, null, null, null, false));
+    assertError("layer_norm: the input's trailing dims must equal normalized_shape [4]: input=[2, 3]",
+        () -> Normalization.layerNorm(Tensor.zeros(2, 3), new int[] {4}, null, null));
+    assertError("group_norm: the number of channels must be divisible by num_groups (6 channels, 4 groups):"
+        + " input=[2, 6, 3]", () -> Normalization.groupNorm(Tensor.zeros(2, 6, 3), 4, null, null));
+    assertError("rms_norm: weight must have shape normalized_shape [3]: input=[2, 3], weight=[2]",
+        () -> Normalization.rmsNorm(Tensor.zeros(2, 3), new int[] {3}, Tensor.ones(2), null));
+  }
+}
