@@ -1,0 +1,93 @@
+package dev.ember.nn.functional;
+
+import dev.ember.tensor.Check;
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Generator;
+import dev.ember.tensor.Storage;
+import dev.ember.tensor.Tensor;
+
+/**
+ * Dropout variants with PyTorch's semantics: in training each element (or channel) is zeroed with
+ * probability {@code p} and the survivors are scaled by {@code 1 / (1 - p)} (inverted dropout, so
+ * the expectation is unchanged and eval is the identity); {@code p = 1} gives zeros. The mask is
+ * drawn from the given {@link Generator} in row-major order, one uniform per element (or channel),
+ * so the same seed gives the same mask on every machine. The gradient is the upstream gradient
+ * times the same scaled mask (the op is a multiplication by a constant tensor).
+ */
+public final class Dropouts {
+  private Dropouts() {}
+
+  /** F.dropout(input, p, training). */
+  public static Tensor dropout(Tensor input, double p, boolean training, Generator gen) {
+    checkP("dropout", p, input);
+    if (!training || p == 0) return input;
+    Check.floating("dropout", input);
+    return input.mul(mask(input.dtype(), input.shape(), p, gen));
+  }
+
+  /** Dropout with PyTorch's defaults (p = 0.5, training) and the global generator. */
+  public static Tensor dropout(Tensor input) {
+    return dropout(input, 0.5, true, Generator.global());
+  }
+
+  /**
+   * F.dropout2d: zeroes whole channels of a [N, C, H, W] input (one draw per (n, c)), or of an
+   * unbatched [C, H, W] input (one draw per c).
+   */
+  public static Tensor dropout2d(Tensor input, double p, boolean training, Generator gen) {
+    return channelDropout("dropout2d", 2, input, p, training, gen);
+  }
+
+  /** F.dropout1d: zeroes whole channels of a [N, C, L] input, or of an unbatched [C, L] input. */
+  public static Tensor dropout1d(Tensor input, double p, boolean training, Generator gen) {
+    return channelDropout("dropout1d", 1, input, p, training, gen);
+  }
+
+  /**
+   * F.alpha_dropout, for SELU networks: dropped elements are set to SELU's negative saturation
+   * {@code -lambda * alpha} and the result is affinely corrected, {@code a * (x * keep + alpha' *
+   * (1 - keep)) + b}, so that zero mean and unit variance are kept.
+   */
+  public static Tensor alphaDropout(Tensor input, double p, boolean training, Generator gen) {
+    checkP("alpha_dropout", p, input);
+    if (!training || p == 0) return input;
+    Check.floating("alpha_dropout", input);
+    if (p == 1) return input.mul(0);
+    double alphaPrime = -1.7580993408473766; // -scale * alpha of SELU
+    double a = 1 / Math.sqrt((alphaPrime * alphaPrime * p + 1) * (1 - p));
+    Tensor keep = mask(input.dtype(), input.shape(), p, gen).mul(1 - p); // back to 0/1
+    Tensor dropped = keep.neg().add(1).mul(alphaPrime);
+    double b = -a * alphaPrime * p;
+    return input.mul(keep).add(dropped).mul(a).add(b);
+  }
+
+  private static Tensor channelDropout(String op, int spatial, Tensor input, double p, boolean training,
+      Generator gen) {
+    checkP(op, p, input);
+    int r = input.dim();
+    if (r != spatial + 1 && r != spatial + 2) {
+      throw Check.fail(op, "expected a " + (spatial + 2) + "-d batched or " + (spatial + 1)
+          + "-d unbatched input, got rank " + r, "input", input);
+    }
+    if (!training || p == 0) return input;
+    Check.floating(op, input);
+    int[] ms = input.shape();
+    for (int d = r - spatial; d < r; d++) ms[d] = 1;
+    return input.mul(mask(input.dtype(), ms, p, gen));
+  }
+
+  /** 0 with probability p, else 1 / (1 - p); one uniform draw per element, in row-major order. */
+  static Tensor mask(DType dtype, int[] shape, double p, Generator gen) {
+    Tensor m = Tensor.empty(dtype, shape);
+    Storage s = m.storage();
+    double keep = p >= 1 ? 0 : 1 / (1 - p);
+    for (int i = 0; i < s.size(); i++) s.setDouble(i, gen.nextDouble() < p ? 0 : keep);
+    return m;
+  }
+
+  static void checkP(String op, double p, Tensor input) {
+    if (!(p >= 0 && p <= 1)) {
+      throw Check.fail(op, "probability must be in [0, 1] (got " + p + ")", "input", input);
+    }
+  }
+}

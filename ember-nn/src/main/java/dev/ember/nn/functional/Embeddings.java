@@ -1,0 +1,111 @@
+package dev.ember.nn.functional;
+
+import dev.ember.autograd.Autograd;
+import dev.ember.autograd.Grad;
+import dev.ember.ops.IndexOps;
+import dev.ember.tensor.Check;
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Device;
+import dev.ember.tensor.Storage;
+import dev.ember.tensor.Tensor;
+import java.util.Arrays;
+
+/**
+ * Embedding lookup as F.embedding: rows of {@code weight} [numEmbeddings, dim] at integer indices
+ * of any shape, giving {@code indices.shape + [dim]}. The forward is the core's index_select; the
+ * backward scatter-adds the upstream gradient into the referenced rows (repeated indices add up),
+ * except the {@code paddingIdx} row, which gets no gradient. With {@code maxNorm}, the referenced
+ * rows whose {@code normType}-norm exceeds it are rescaled in place first, outside the graph (as
+ * torch.embedding_renorm_).
+ */
+public final class Embeddings {
+  private Embeddings() {}
+
+  public static Tensor embedding(Tensor input, Tensor weight) {
+    return embedding(input, weight, null, null, 2.0);
+  }
+
+  /**
+   * @param paddingIdx the row that receives no gradient (negative counts from the end), or null
+   * @param maxNorm rows referenced by {@code input} with a larger norm are rescaled to it, or null
+   * @param normType p of the p-norm for maxNorm (PyTorch default 2)
+   */
+  public static Tensor embedding(Tensor input, Tensor weight, Integer paddingIdx, Double maxNorm, double normType) {
+    String op = "embedding";
+    if (input.dtype() != DType.I64 && input.dtype() != DType.I32) {
+      throw Check.fail(op, "indices must be int64 or int32, got " + input.dtype().torchName(),
+          "input", input, "weight", weight);
+    }
+    if (weight.dim() != 2) {
+      throw Check.fail(op, "weight must be 2-d [num_embeddings, embedding_dim], got rank " + weight.dim(),
+          "input", input, "weight", weight);
+    }
+    int num = weight.shapeRef()[0];
+    int dim = weight.shapeRef()[1];
+    Integer pad = null;
+    if (paddingIdx != null) {
+      if (paddingIdx < -num || paddingIdx >= num) {
+        throw Check.fail(op, "padding_idx must be within num_embeddings (" + paddingIdx + ", num_embeddings " + num
+            + ")", "input", input, "weight", weight);
+      }
+      pad = paddingIdx < 0 ? paddingIdx + num : paddingIdx;
+    }
+    long[] idx = input.toLongArray();
+    for (int i = 0; i < idx.length; i++) {
+      if (idx[i] < 0 || idx[i] >= num) {
+        throw Check.fail(op, "index out of range (" + idx[i] + " at position " + Arrays.toString(position(i,
+            input.shapeRef())) + ", num_embeddings " + num + ")", "input", input, "weight", weight,
+            "hint", "indices must be in [0, num_embeddings)");
+      }
+    }
+    if (maxNorm != null) renorm(weight, idx, maxNorm, normType);
+    Tensor flat = Tensor.of(idx, idx.length);
+    Tensor rows;
+    try (Grad ignored = Grad.off()) {
+      rows = IndexOps.indexSelect(weight, 0, flat);
+    }
+    int[] shape = Arrays.copyOf(input.shapeRef(), input.dim() + 1);
+    shape[input.dim()] = dim;
+    Integer padRow = pad;
+    Tensor out = Autograd.record(op, rows, (ctx, g) -> {
+      Tensor gw = Tensor.zeros(g.dtype(), num, dim);
+      Device.CPU.backend().indexAdd(gw, 0, flat, g.contiguous());
+      if (padRow != null) gw.select(0, padRow).zero_();
+      return new Tensor[] {gw};
+    }, new Tensor[] {weight});
+    return out.reshape(shape);
+  }
+
+  /** Rescales each distinct referenced row whose p-norm exceeds maxNorm to maxNorm / (norm + 1e-7). */
+  private static void renorm(Tensor weight, long[] idx, double maxNorm, double p) {
+    Storage s = weight.storage();
+    int[] st = weight.stridesRef();
+    int dim = weight.shapeRef()[1];
+    long[] distinct = Arrays.stream(idx).distinct().toArray();
+    boolean changed = false;
+    for (long row : distinct) {
+      int base = weight.offset() + (int) row * st[0];
+      double norm = 0;
+      for (int j = 0; j < dim; j++) {
+        double v = Math.abs(s.getDouble(base + j * st[1]));
+        norm = p == Double.POSITIVE_INFINITY ? Math.max(norm, v) : norm + Math.pow(v, p);
+      }
+      if (p != Double.POSITIVE_INFINITY) norm = Math.pow(norm, 1 / p);
+      if (norm > maxNorm) {
+        double scale = maxNorm / (norm + 1e-7);
+        for (int j = 0; j < dim; j++) s.setDouble(base + j * st[1], s.getDouble(base + j * st[1]) * scale);
+        changed = true;
+      }
+    }
+    if (changed) s.bumpVersion();
+  }
+
+  private static int[] position(int flat, int[] shape) {
+    int[] pos = new int[shape.length];
+    for (int d = shape.length - 1; d >= 0; d--) {
+      pos[d] = flat % shape[d];
+      flat /= shape[d];
+    }
+    return pos;
+  }
+}
