@@ -1,0 +1,245 @@
+package dev.ember.nn.functional;
+
+import dev.ember.autograd.Autograd;
+import dev.ember.ops.ElementwiseOps;
+import dev.ember.tensor.Check;
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Generator;
+import dev.ember.tensor.Shapes;
+import dev.ember.tensor.Tensor;
+import dev.ember.tensor.Views;
+import java.util.Arrays;
+
+/**
+ * Scaled dot-product attention as PyTorch 2's F.scaled_dot_product_attention:
+ * {@code softmax(q k^T * scale + mask) v} for q [..., L, E], k [..., S, E], v [..., S, Ev] (the
+ * same leading dims), giving [..., L, Ev]. {@code attnMask} broadcasts to [..., L, S] and is either
+ * BOOL, true where a query may attend a key (SDPA's convention, the opposite of
+ * MultiheadAttention's), or floating point and added to the scores. {@code isCausal} lets query i
+ * see keys j <= i (top-left aligned, as PyTorch); a sliding {@code window} w >= 0 lets it see keys
+ * with |i - j| <= w, or i - w <= j <= i when causal. A mask, causality and a window may be combined
+ * (all apply; PyTorch refuses a mask together with is_causal). A query row that sees no key gives
+ * NaN, as the explicit formula does.
+ *
+ * <p>Two implementations agree to rounding: the plain path composes tensor ops and holds the
+ * [..., L, S] scores; the tiled path ({@link AttnKernels}) never holds more than one block of
+ * scores, keeps only a logsumexp per query row for its backward, and skips key blocks outside the
+ * causal or window band. {@link Kernel#AUTO} takes the tiled path when L * S exceeds
+ * {@link Kernel#tiledAbove()}. Attention dropout draws one counter-based uniform per (batch, i, j)
+ * from a seed taken from the generator, so both paths drop the same weights.
+ */
+public final class Attention {
+  private Attention() {}
+
+  /** No sliding window: every key is visible (subject to the mask and causality). */
+  public static final int NO_WINDOW = -1;
+
+  /** Which implementation runs. */
+  public enum Path { AUTO, PLAIN, TILED }
+
+  /**
+   * Implementation choice: the path, the tiled path's query and key block sizes, and the number of
+   * scores per batch element (L * S) above which AUTO takes the tiled path.
+   */
+  public record Kernel(Path path, int blockQ, int blockK, long tiledAbove) {
+    /** Tiled above 1M scores per (batch, head), i.e. beyond L = S = 1024; blocks of 64 x 64. */
+    public static final Kernel AUTO = new Kernel(Path.AUTO, 64, 64, 1L << 20);
+
+    public Kernel {
+      if (blockQ <= 0 || blockK <= 0) {
+        throw new IllegalArgumentException("scaled_dot_product_attention: block sizes must be positive, got "
+            + blockQ + " x " + blockK);
+      }
+    }
+
+    /** The tiled path with the given block sizes, whatever the sequence lengths. */
+    public static Kernel tiled(int blockQ, int blockK) {
+      return new Kernel(Path.TILED, blockQ, blockK, 0);
+    }
+
+    /** The plain path, whatever the sequence lengths. */
+    public static Kernel plain() {
+      return new Kernel(Path.PLAIN, 64, 64, Long.MAX_VALUE);
+    }
+  }
+
+  public static Tensor scaledDotProductAttention(Tensor q, Tensor k, Tensor v) {
+    return scaledDotProductAttention(q, k, v, null, 0, false, null, NO_WINDOW, null, Kernel.AUTO);
+  }
+
+  /** As F.scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal, scale); gen null = global. */
+  public static Tensor scaledDotProductAttention(Tensor q, Tensor k, Tensor v, Tensor attnMask, double dropoutP,
+      boolean isCausal, Double scale, Generator gen) {
+    return scaledDotProductAttention(q, k, v, attnMask, dropoutP, isCausal, scale, NO_WINDOW, gen, Kernel.AUTO);
+  }
+
+  /**
+   * The full form: {@code scale} null means 1 / sqrt(E); {@code window} is {@link #NO_WINDOW} or
+   * w >= 0; {@code gen} (null = the global generator) is only read when dropoutP > 0.
+   */
+  public static Tensor scaledDotProductAttention(Tensor q, Tensor k, Tensor v, Tensor attnMask, double dropoutP,
+      boolean isCausal, Double scale, int window, Generator gen, Kernel kernel) {
+    String op = "scaled_dot_product_attention";
+    int[] batch = checkShapes(op, q, k, v);
+    int l = q.size(-2);
+    int s = k.size(-2);
+    int e = q.size(-1);
+    int ev = v.size(-1);
+    int[] full = concat(batch, l, s);
+    if (attnMask != null) checkMask(op, attnMask, full, q);
+    if (!(dropoutP >= 0 && dropoutP <= 1)) {
+      throw Check.fail(op, "dropout_p must be in [0, 1] (got " + dropoutP + ")", "query", q);
+    }
+    if (window < NO_WINDOW) {
+      throw Check.fail(op, "window must be >= 0, or -1 for none (got " + window + ")", "query", q);
+    }
+    double sc = scale != null ? scale : 1 / Math.sqrt(e);
+    long seed = dropoutP > 0 ? (gen == null ? Generator.global() : gen).nextLong() : 0;
+    int nb = (int) Shapes.numel(batch);
+    Tensor q3 = q.reshape(nb, l, e);
+    Tensor k3 = k.reshape(nb, s, e);
+    Tensor v3 = v.reshape(nb, s, ev);
+    boolean tiled = kernel.path() == Path.TILED
+        || (kernel.path() == Path.AUTO && (long) l * s > kernel.tiledAbove());
+    AttnKernels.Problem p = new AttnKernels.Problem(nb, l, s, e, ev, sc, isCausal, window, kernel.blockQ(),
+        kernel.blockK(), null, dropoutP, seed);
+    Tensor out = tiled ? tiled(p, q3, k3, v3, attnMask, full) : plain(p, q3, k3, v3, attnMask, full);
+    return out.reshape(concat(batch, l, ev));
+  }
+
+  // ================================================================== plain path
+
+  private static Tensor plain(AttnKernels.Problem p, Tensor q, Tensor k, Tensor v, Tensor mask, int[] full) {
+    DType dt = q.dtype();
+    Tensor negInf = Tensor.scalar(Double.NEGATIVE_INFINITY, dt);
+    Tensor scores = q.matmul(k.mT()).mul(p.scale()); // [B, L, S]
+    if (mask != null) {
+      Tensor m3 = mask.expand(full).reshape(p.batch(), p.l(), p.s());
+      scores = mask.dtype() == DType.BOOL ? ElementwiseOps.where(m3, scores, negInf) : scores.add(m3);
+    }
+    if (p.causal() || p.window() >= 0) {
+      boolean[] allowed = new boolean[p.l() * p.s()];
+      for (int i = 0; i < p.l(); i++) for (int j = 0; j < p.s(); j++) allowed[i * p.s() + j] = p.allowed(i, j);
+      scores = ElementwiseOps.where(Tensor.of(allowed, p.l(), p.s()), scores, negInf);
+    }
+    Tensor attn = scores.softmax(-1);
+    if (p.dropoutP() > 0) {
+      double[] keep = new double[p.batch() * p.l() * p.s()];
+      for (int b = 0, o = 0; b < p.batch(); b++) {
+        for (int i = 0; i < p.l(); i++) for (int j = 0; j < p.s(); j++) keep[o++] = p.keep(b, i, j);
+      }
+      attn = attn.mul(NormKernels.tensor(keep, dt, p.batch(), p.l(), p.s()));
+    }
+    return attn.matmul(v);
+  }
+
+  // ================================================================== tiled path
+
+  private static Tensor tiled(AttnKernels.Problem p0, Tensor q, Tensor k, Tensor v, Tensor mask, int[] full) {
+    Tensor maskD = null;
+    AttnKernels.Problem p = p0;
+    if (mask != null) {
+      // the mask in its own (unexpanded) shape, additive, as doubles; broadcast through strides
+      maskD = mask.dtype() == DType.BOOL
+          ? ElementwiseOps.where(mask, Tensor.scalar(0.0, DType.F64), Tensor.scalar(Double.NEGATIVE_INFINITY, DType.F64))
+          : mask.to(DType.F64);
+      maskD = maskD.detach().contiguous();
+      p = withMask(p0, maskD, full);
+    }
+    Tensor qc = q.contiguous().detach();
+    Tensor kc = k.contiguous().detach();
+    Tensor vc = v.contiguous().detach();
+    double[] lse = new double[p.batch() * p.l()];
+    Tensor out = AttnKernels.forward(p, qc, kc, vc, lse);
+    boolean maskGrad = mask != null && mask.dtype().isFloatingPoint();
+    AttnKernels.Problem pf = p;
+    int[] maskShape = mask == null ? null : mask.shape();
+    DType maskType = mask == null ? null : mask.dtype();
+    return Autograd.record("scaled_dot_product_attention", out, (ctx, g) -> {
+      for (int i = 0; i < 3; i++) ctx.in(i); // fails, naming the op, if q, k or v changed in place since the forward
+      double[] dm = maskGrad && ctx.edgeNeeded(3) ? new double[(int) Shapes.numel(maskShape)] : null;
+      Tensor[] grads = AttnKernels.backward(pf, qc, kc, vc, out, lse, g.contiguous(), dm);
+      return new Tensor[] {grads[0], grads[1], grads[2],
+          dm == null ? null : NormKernels.tensor(dm, maskType, maskShape)};
+    }, new Tensor[] {q, k, v, maskGrad ? mask : null});
+  }
+
+  /** The problem with the mask's strides broadcast to [B..., L, S] and flattened to per-batch bases. */
+  private static AttnKernels.Problem withMask(AttnKernels.Problem p, Tensor maskD, int[] full) {
+    Tensor ex = Views.expand(maskD, full);
+    int[] st = ex.stridesRef();
+    int r = full.length;
+    int[] base = new int[p.batch()];
+    for (int b = 0; b < base.length; b++) {
+      int rem = b;
+      int off = ex.offset();
+      for (int d = r - 3; d >= 0; d--) {
+        off += (rem % full[d]) * st[d];
+        rem /= full[d];
+      }
+      base[b] = off;
+    }
+    AttnKernels.Mask m = new AttnKernels.Mask(maskD.storage().doubles(), base, st[r - 2], st[r - 1]);
+    return new AttnKernels.Problem(p.batch(), p.l(), p.s(), p.e(), p.ev(), p.scale(), p.causal(), p.window(), p.bq(),
+        p.bk(), m, p.dropoutP(), p.dropSeed());
+  }
+
+  // ================================================================== checks
+
+  /** The common leading (batch) dims, after checking q [..., L, E], k [..., S, E], v [..., S, Ev]. */
+  private static int[] checkShapes(String op, Tensor q, Tensor k, Tensor v) {
+    for (Tensor t : new Tensor[] {q, k, v}) {
+      if (!t.dtype().isFloatingPoint()) {
+        throw Check.fail(op, "expected floating-point query, key and value, got " + t.dtype().torchName(),
+            "query", q, "key", k, "value", v);
+      }
+    }
+    if (q.dtype() != k.dtype() || q.dtype() != v.dtype()) {
+      throw Check.fail(op, "query, key and value must have the same dtype (" + q.dtype().torchName() + ", "
+          + k.dtype().torchName() + ", " + v.dtype().torchName() + ")", "query", q, "key", k, "value", v);
+    }
+    if (q.dim() < 2 || k.dim() != q.dim() || v.dim() != q.dim()) {
+      throw Check.fail(op, "query, key and value must have the same rank >= 2 (" + q.dim() + ", " + k.dim() + ", "
+          + v.dim() + ")", "query", q, "key", k, "value", v);
+    }
+    int r = q.dim();
+    int[] batch = Arrays.copyOf(q.shapeRef(), r - 2);
+    if (!Arrays.equals(batch, Arrays.copyOf(k.shapeRef(), r - 2))
+        || !Arrays.equals(batch, Arrays.copyOf(v.shapeRef(), r - 2))) {
+      throw Check.fail(op, "query, key and value must have the same leading (batch) dims", "query", q, "key", k,
+          "value", v);
+    }
+    if (q.size(-1) != k.size(-1)) {
+      throw Check.fail(op, "query and key embedding dims differ (" + q.size(-1) + " vs " + k.size(-1) + ")",
+          "query", q, "key", k, "value", v);
+    }
+    if (k.size(-2) != v.size(-2)) {
+      throw Check.fail(op, "key and value sequence lengths differ (" + k.size(-2) + " vs " + v.size(-2) + ")",
+          "query", q, "key", k, "value", v);
+    }
+    return batch;
+  }
+
+  private static void checkMask(String op, Tensor mask, int[] full, Tensor q) {
+    if (mask.dtype() != DType.BOOL && mask.dtype() != q.dtype()) {
+      throw Check.fail(op, "attn_mask must be bool or the query's dtype " + q.dtype().torchName() + ", got "
+          + mask.dtype().torchName(), "attn_mask", mask, "query", q);
+    }
+    boolean ok = mask.dim() <= full.length;
+    for (int i = 1; ok && i <= mask.dim(); i++) {
+      int m = mask.shapeRef()[mask.dim() - i];
+      ok = m == 1 || m == full[full.length - i];
+    }
+    if (!ok) {
+      throw Check.fail(op, "attn_mask does not broadcast to [..., L, S] = " + Arrays.toString(full), "attn_mask", mask,
+          "query", q);
+    }
+  }
+
+  private static int[] concat(int[] batch, int x, int y) {
+    int[] s = Arrays.copyOf(batch, batch.length + 2);
+    s[batch.length] = x;
+    s[batch.length + 1] = y;
+    return s;
+  }
+}

@@ -1,0 +1,234 @@
+package dev.ember.nn.functional;
+
+import dev.ember.backend.Backend;
+import dev.ember.backend.cpu.Parallel;
+import dev.ember.tensor.Device;
+import dev.ember.tensor.Storage;
+import dev.ember.tensor.Tensor;
+import dev.ember.tensor.Views;
+import java.util.Arrays;
+
+/**
+ * The tiled, memory-efficient attention kernels (FlashAttention's algorithm): queries are taken in
+ * blocks of {@code bq} rows and keys in blocks of {@code bk}; only one [bq, bk] block of scores
+ * exists at a time. The forward keeps a running max and a running sum of exponentials per query
+ * row (online softmax), rescaling the partial output whenever the max grows, and saves only the
+ * logsumexp of each row. The backward recomputes each block's probabilities from that logsumexp.
+ * Key blocks that lie wholly outside the causal or sliding-window band are never visited.
+ *
+ * <p>The block products (scores, probabilities times values, and the five products of the
+ * backward) run on the backend's GEMM in the inputs' dtype; the softmax bookkeeping between them
+ * is scalar code over one block. Inputs are contiguous q [B, L, E], k [B, S, E], v [B, S, Ev].
+ * Work is split into tasks whose boundaries depend only on the shapes (a (batch, query block) in
+ * the forward, a batch element in the backward), so results do not depend on the thread count.
+ */
+final class AttnKernels {
+  private AttnKernels() {}
+
+  /** Everything one call needs besides the tensors' data. */
+  record Problem(int batch, int l, int s, int e, int ev, double scale, boolean causal, int window, int bq, int bk,
+      Mask mask, double dropoutP, long dropSeed) {
+
+    /** First key a query block [i0, i1) can see. */
+    int keyStart(int i0) {
+      return window >= 0 ? Math.max(0, i0 - window) : 0;
+    }
+
+    /** One past the last key a query block [i0, i1) can see. */
+    int keyEnd(int i1) {
+      if (causal) return Math.min(s, i1);
+      if (window >= 0) return Math.min(s, i1 + window);
+      return s;
+    }
+
+    boolean allowed(int i, int j) {
+      if (causal && j > i) return false;
+      if (window >= 0 && (j < i - window || (!causal && j > i + window))) return false;
+      return true;
+    }
+
+    /** 0 when dropped, else 1 / (1 - p); 1 without dropout. */
+    double keep(int b, int i, int j) {
+      if (dropoutP == 0) return 1;
+      if (dropoutP >= 1) return 0;
+      long idx = ((long) b * l + i) * s + j;
+      return uniform(dropSeed, idx) < dropoutP ? 0 : 1 / (1 - dropoutP);
+    }
+  }
+
+  /** An additive mask broadcast to [B, L, S] through strides: value(b, i, j) = data[base[b] + i*si + j*sj]. */
+  record Mask(double[] data, int[] base, int si, int sj) {
+    double at(int b, int i, int j) {
+      return data[base[b] + i * si + j * sj];
+    }
+
+    int index(int b, int i, int j) {
+      return base[b] + i * si + j * sj;
+    }
+  }
+
+  /** A counter-based uniform in [0, 1): SplitMix64 of (seed, index), so any path can recompute a dropout decision. */
+  static double uniform(long seed, long index) {
+    long z = seed + (index + 1) * 0x9E3779B97F4A7C15L;
+    z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+    z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+    z ^= z >>> 31;
+    return (z >>> 11) * 0x1.0p-53;
+  }
+
+  /** Returns out [B, L, Ev] in q's dtype and fills lse [B * L] (the logsumexp of each row's scores; -inf for a row with no visible key). */
+  static Tensor forward(Problem p, Tensor q, Tensor k, Tensor v, double[] lse) {
+    Tensor out = Tensor.empty(q.dtype(), p.batch(), p.l(), p.ev());
+    int blocks = Parallel.chunks(p.l(), p.bq());
+    Parallel.forEach(p.batch() * blocks, t -> forwardBlock(p, q, k, v, out, lse, t / blocks, t % blocks * p.bq()));
+    return out;
+  }
+
+  private static void forwardBlock(Problem p, Tensor q, Tensor k, Tensor v, Tensor out, double[] lse, int b, int i0) {
+    Backend be = Device.CPU.backend();
+    int ev = p.ev();
+    int nq = Math.min(p.l(), i0 + p.bq()) - i0;
+    Tensor qb = rows(q, b, i0, nq);
+    Tensor acc = Tensor.zeros(q.dtype(), 1, nq, ev);
+    Storage as = acc.storage();
+    Tensor sBuf = Tensor.empty(q.dtype(), nq * p.bk());
+    Tensor pBuf = Tensor.empty(q.dtype(), nq * p.bk());
+    Storage ss = sBuf.storage();
+    Storage ps = pBuf.storage();
+    double[] m = new double[nq];
+    double[] sum = new double[nq];
+    Arrays.fill(m, Double.NEGATIVE_INFINITY);
+    int jEnd = p.keyEnd(i0 + nq);
+    for (int j0 = p.keyStart(i0) / p.bk() * p.bk(); j0 < jEnd; j0 += p.bk()) {
+      int nk = Math.min(p.s(), j0 + p.bk()) - j0;
+      be.matmul(qb, Views.transpose(rows(k, b, j0, nk), 1, 2), block(sBuf, nq, nk, p.bk()), false); // q k^T
+      for (int r = 0; r < nq; r++) {
+        int i = i0 + r;
+        int so = r * p.bk();
+        double blockMax = Double.NEGATIVE_INFINITY;
+        for (int jj = 0; jj < nk; jj++) {
+          double x = score(p, ss.getDouble(so + jj), b, i, j0 + jj);
+          ss.setDouble(so + jj, x);
+          blockMax = Math.max(blockMax, x);
+        }
+        double newMax = Math.max(m[r], blockMax);
+        if (newMax == Double.NEGATIVE_INFINITY) { // nothing visible yet in this row: it adds nothing
+          for (int jj = 0; jj < nk; jj++) ps.setDouble(so + jj, 0);
+          continue;
+        }
+        double alpha = Math.exp(m[r] - newMax); // 0 when m was -inf
+        double rowSum = 0;
+        for (int jj = 0; jj < nk; jj++) {
+          double pij = Math.exp(ss.getDouble(so + jj) - newMax);
+          rowSum += pij;
+          ps.setDouble(so + jj, pij * p.keep(b, i, j0 + jj));
+        }
+        if (alpha != 1) for (int c = 0; c < ev; c++) as.setDouble(r * ev + c, as.getDouble(r * ev + c) * alpha);
+        sum[r] = sum[r] * alpha + rowSum;
+        m[r] = newMax;
+      }
+      be.matmul(block(pBuf, nq, nk, p.bk()), rows(v, b, j0, nk), acc, true); // acc += P v
+    }
+    Storage os = out.storage();
+    for (int r = 0; r < nq; r++) {
+      int oo = (b * p.l() + i0 + r) * ev;
+      for (int c = 0; c < ev; c++) os.setDouble(oo + c, as.getDouble(r * ev + c) / sum[r]); // 0/0 = NaN: no key
+      lse[b * p.l() + i0 + r] = m[r] + Math.log(sum[r]);
+    }
+  }
+
+  /**
+   * Returns {dq, dk, dv} in q's dtype and adds the mask's gradient into dmask when non-null (at the
+   * mask's own broadcast positions), from the upstream gradient dout and the forward's out and lse.
+   */
+  static Tensor[] backward(Problem p, Tensor q, Tensor k, Tensor v, Tensor out, double[] lse, Tensor dout,
+      double[] dmask) {
+    Tensor dq = Tensor.zeros(q.dtype(), q.shapeRef());
+    Tensor dk = Tensor.zeros(q.dtype(), k.shapeRef());
+    Tensor dv = Tensor.zeros(q.dtype(), v.shapeRef());
+    Tensor[] grads = {dq, dk, dv};
+    // a task owns one batch element's dq, dk, dv; a mask gradient is shared across the batch (the
+    // mask broadcasts), so then the tasks run in order on this thread
+    if (dmask != null) {
+      for (int b = 0; b < p.batch(); b++) backwardBatch(p, q, k, v, out, lse, dout, grads, dmask, b);
+    } else {
+      Parallel.forEach(p.batch(), b -> backwardBatch(p, q, k, v, out, lse, dout, grads, null, b));
+    }
+    return grads;
+  }
+
+  private static void backwardBatch(Problem p, Tensor q, Tensor k, Tensor v, Tensor out, double[] lse, Tensor dout,
+      Tensor[] grads, double[] dmask, int b) {
+    Backend be = Device.CPU.backend();
+    int l = p.l();
+    int ev = p.ev();
+    Storage os = out.storage();
+    Storage gs = dout.storage();
+    Tensor sBuf = Tensor.empty(q.dtype(), p.bq() * p.bk());
+    Tensor pBuf = Tensor.empty(q.dtype(), p.bq() * p.bk());
+    Tensor dpBuf = Tensor.empty(q.dtype(), p.bq() * p.bk());
+    Storage ss = sBuf.storage();
+    Storage ps = pBuf.storage();
+    Storage dps = dpBuf.storage();
+    double[] dRow = new double[p.bq()];
+    for (int i0 = 0; i0 < l; i0 += p.bq()) {
+      int nq = Math.min(l, i0 + p.bq()) - i0;
+      for (int r = 0; r < nq; r++) { // D_i = dO_i . O_i = sum_j P_ij dP_ij
+        double d = 0;
+        int oo = (b * l + i0 + r) * ev;
+        for (int c = 0; c < ev; c++) d += gs.getDouble(dout.offset() + oo + c) * os.getDouble(oo + c);
+        dRow[r] = d;
+      }
+      Tensor qb = rows(q, b, i0, nq);
+      Tensor dob = rows(dout, b, i0, nq);
+      Tensor dqb = rows(grads[0], b, i0, nq);
+      int jEnd = p.keyEnd(i0 + nq);
+      for (int j0 = p.keyStart(i0) / p.bk() * p.bk(); j0 < jEnd; j0 += p.bk()) {
+        int nk = Math.min(p.s(), j0 + p.bk()) - j0;
+        Tensor kb = rows(k, b, j0, nk);
+        Tensor vb = rows(v, b, j0, nk);
+        Tensor sView = block(sBuf, nq, nk, p.bk());
+        Tensor pView = block(pBuf, nq, nk, p.bk());
+        Tensor dpView = block(dpBuf, nq, nk, p.bk());
+        be.matmul(qb, Views.transpose(kb, 1, 2), sView, false); // q k^T
+        be.matmul(dob, Views.transpose(vb, 1, 2), dpView, false); // dO v^T: the gradient of the dropped P
+        for (int r = 0; r < nq; r++) {
+          int i = i0 + r;
+          double li = lse[b * l + i];
+          int so = r * p.bk();
+          for (int jj = 0; jj < nk; jj++) {
+            int j = j0 + jj;
+            double pij = li == Double.NEGATIVE_INFINITY ? 0 : Math.exp(score(p, ss.getDouble(so + jj), b, i, j) - li);
+            double keep = p.keep(b, i, j);
+            double ds = pij * (dps.getDouble(so + jj) * keep - dRow[r]);
+            if (dmask != null && pij != 0) dmask[p.mask().index(b, i, j)] += ds;
+            ps.setDouble(so + jj, pij * keep);
+            ss.setDouble(so + jj, ds * p.scale()); // the scores are no longer needed: reuse for dS
+          }
+        }
+        be.matmul(Views.transpose(pView, 1, 2), dob, rows(grads[2], b, j0, nk), true); // dv += P^T dO
+        be.matmul(sView, kb, dqb, true); // dq += dS k
+        be.matmul(Views.transpose(sView, 1, 2), qb, rows(grads[1], b, j0, nk), true); // dk += dS^T q
+      }
+    }
+  }
+
+  /** scale * qk + mask, or -inf where the causal/window band hides key j from query i. */
+  private static double score(Problem p, double qk, int b, int i, int j) {
+    if (!p.allowed(i, j)) return Double.NEGATIVE_INFINITY;
+    double x = qk * p.scale();
+    return p.mask() == null ? x : x + p.mask().at(b, i, j);
+  }
+
+  /** Rows [start, start + len) of batch element b of a contiguous [B, R, C] tensor, as a [1, len, C] view. */
+  private static Tensor rows(Tensor t, int b, int start, int len) {
+    int r = t.shapeRef()[1];
+    int c = t.shapeRef()[2];
+    return Views.of(t, new int[] {1, len, c}, new int[] {len * c, c, 1}, t.offset() + (b * r + start) * c);
+  }
+
+  /** A [1, nq, nk] view of a scratch buffer whose rows are {@code stride} apart. */
+  private static Tensor block(Tensor buf, int nq, int nk, int stride) {
+    return Views.of(buf, new int[] {1, nq, nk}, new int[] {nq * stride, stride, 1}, 0);
+  }
+}

@@ -1,0 +1,238 @@
+package dev.ember.nn.functional;
+
+import static dev.ember.testing.Assertions.assertClose;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ember.backend.cpu.Parallel;
+import dev.ember.nn.functional.Attention.Kernel;
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Generator;
+import dev.ember.tensor.Tensor;
+import dev.ember.tensor.TensorArgumentException;
+import dev.ember.testing.GradCheck;
+import java.util.List;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Float64 gradchecks of both attention paths (masks, causal, sliding window, dropout, float-mask
+ * gradient), agreement between the paths (also on a long sequence and with dropout), the window
+ * against an explicit band mask, and exact error messages. Values against PyTorch are in
+ * AttentionFixtureTest.
+ */
+class AttentionTest {
+  private static final Kernel TINY = Kernel.tiled(2, 3);
+  private static final Kernel[] BOTH = {Kernel.plain(), TINY};
+
+  private static Tensor randn(Generator g, int... shape) {
+    return Tensor.randn(g, DType.F64, shape).requiresGrad(true);
+  }
+
+  private static Tensor sdpa(List<Tensor> in, Tensor mask, double p, boolean causal, int window, Kernel kernel) {
+    return Attention.scaledDotProductAttention(in.get(0), in.get(1), in.get(2), mask, p, causal, null, window,
+        new Generator(77), kernel);
+  }
+
+  private static List<Tensor> qkv(int seed, int[] batch, int l, int s, int e, int ev) {
+    Generator g = new Generator(seed);
+    int r = batch.length;
+    int[] qs = java.util.Arrays.copyOf(batch, r + 2);
+    int[] ks = qs.clone();
+    int[] vs = qs.clone();
+    qs[r] = l;
+    qs[r + 1] = e;
+    ks[r] = s;
+    ks[r + 1] = e;
+    vs[r] = s;
+    vs[r + 1] = ev;
+    return List.of(randn(g, qs), randn(g, ks), randn(g, vs));
+  }
+
+  @Test
+  void bothPathsBackwardMatchesCentralDifferences() {
+    Tensor boolMask = Tensor.rand(new Generator(9), 5, 7).gt(0.3);
+    for (int j = 0; j < 5; j++) boolMask.storage().setDouble(j * 7 + j, 1); // every row sees a key
+    for (Kernel kernel : BOTH) {
+      String k = " " + kernel.path();
+      GradCheck.check("sdpa" + k, in -> sdpa(in, null, 0, false, -1, kernel), qkv(1, new int[] {2}, 5, 7, 3, 4));
+      GradCheck.check("sdpa 4d bool mask" + k, in -> sdpa(in, boolMask, 0, false, -1, kernel),
+          qkv(2, new int[] {2, 2}, 5, 7, 3, 2));
+      GradCheck.check("sdpa causal" + k, in -> sdpa(in, null, 0, true, -1, kernel), qkv(3, new int[] {1}, 6, 6, 2, 3));
+      GradCheck.check("sdpa window 1" + k, in -> sdpa(in, null, 0, false, 1, kernel), qkv(4, new int[] {2}, 7, 7, 3, 2));
+      GradCheck.check("sdpa causal window 2" + k, in -> sdpa(in, null, 0, true, 2, kernel),
+          qkv(5, new int[] {1}, 7, 7, 2, 2));
+      GradCheck.check("sdpa dropout" + k, in -> sdpa(in, null, 0.3, false, -1, kernel), qkv(6, new int[] {2}, 4, 5, 3, 2));
+      GradCheck.check("sdpa 2-d, L=1" + k, in -> sdpa(in, null, 0, false, -1, kernel), qkv(7, new int[0], 1, 4, 3, 2));
+    }
+  }
+
+  @Test
+  void floatMaskGetsItsGradientOnBothPaths() {
+    for (Kernel kernel : BOTH) {
+      List<Tensor> in = qkv(8, new int[] {2, 2}, 4, 5, 3, 2);
+      Tensor mask = randn(new Generator(10), 2, 1, 4, 5);
+      GradCheck.check("sdpa float mask grad " + kernel.path(), x -> sdpa(x.subList(0, 3), x.get(3), 0, false, -1,
+          kernel), List.of(in.get(0), in.get(1), in.get(2), mask));
+    }
+  }
+
+  @Test
+  void pathsAgreeOnALongSequenceInFloat32() {
+    Generator g = new Generator(12);
+    Tensor q = Tensor.randn(g, 2, 300, 16);
+    Tensor k = Tensor.randn(g, 2, 260, 16);
+    Tensor v = Tensor.randn(g, 2, 260, 8);
+    for (boolean causal : new boolean[] {false, true}) {
+      for (int window : new int[] {-1, 17}) {
+        Tensor plain = Attention.scaledDotProductAttention(q, k, v, null, 0, causal, null, window, null, Kernel.plain());
+        Tensor tiled = Attention.scaledDotProductAttention(q, k, v, null, 0, causal, null, window, null,
+            Kernel.tiled(32, 48));
+        assertClose(plain, tiled, 1e-5, 1e-4, "causal " + causal + " window " + window);
+      }
+    }
+  }
+
+  @Test
+  void autoTakesTheTiledPathAboveTheThresholdWithTheSameResult() {
+    List<Tensor> in = qkv(13, new int[] {3}, 6, 9, 4, 5);
+    Tensor plain = sdpa(in, null, 0, false, -1, Kernel.plain());
+    Tensor auto = sdpa(in, null, 0, false, -1, new Kernel(Attention.Path.AUTO, 4, 4, 10));
+    assertClose(plain, auto, 1e-12, 1e-12, "auto (tiled) vs plain");
+  }
+
+  @Test
+  void slidingWindowEqualsAnExplicitBandMask() {
+    List<Tensor> in = qkv(14, new int[] {2}, 8, 8, 3, 3);
+    int w = 2;
+    boolean[] band = new boolean[64];
+    boolean[] causalBand = new boolean[64];
+    for (int i = 0; i < 8; i++) {
+      for (int j = 0; j < 8; j++) {
+        band[i * 8 + j] = Math.abs(i - j) <= w;
+        causalBand[i * 8 + j] = j <= i && j >= i - w;
+      }
+    }
+    Tensor ref = sdpa(in, Tensor.of(band, 8, 8), 0, false, -1, Kernel.plain());
+    Tensor refCausal = sdpa(in, Tensor.of(causalBand, 8, 8), 0, false, -1, Kernel.plain());
+    for (Kernel kernel : new Kernel[] {Kernel.plain(), TINY, Kernel.tiled(3, 2)}) {
+      assertClose(ref, sdpa(in, null, 0, false, w, kernel), 1e-12, 1e-12, "window " + kernel);
+      assertClose(refCausal, sdpa(in, null, 0, true, w, kernel), 1e-12, 1e-12, "causal window " + kernel);
+    }
+  }
+
+  @Test
+  void slidingWindowRunsOnASequenceWhoseScoreMatrixCouldNotExist() {
+    // L * S = 3.6e9 scores: more than any Java array holds, so this only runs if the tiled path
+    // never materializes them, and only runs fast if it skips the key blocks outside the window
+    int n = 60_000;
+    int w = 5;
+    Generator g = new Generator(17);
+    Tensor q = Tensor.randn(g, DType.F64, 1, n, 4).requiresGrad(true);
+    Tensor k = Tensor.randn(g, DType.F64, 1, n, 4);
+    Tensor v = Tensor.randn(g, DType.F64, 1, n, 3);
+    Tensor out = Attention.scaledDotProductAttention(q, k, v, null, 0, true, null, w, null, Kernel.AUTO);
+    for (int i : new int[] {0, 3, 31_337, n - 1}) { // double oracle: softmax over keys max(0, i - w)..i
+      double[] s = new double[w + 1];
+      double max = Double.NEGATIVE_INFINITY;
+      for (int j = Math.max(0, i - w); j <= i; j++) {
+        double d = 0;
+        for (int c = 0; c < 4; c++) d += q.getDouble(0, i, c) * k.getDouble(0, j, c);
+        s[i - j] = d / 2; // scale 1 / sqrt(4)
+        max = Math.max(max, s[i - j]);
+      }
+      double z = 0;
+      double[] o = new double[3];
+      for (int j = Math.max(0, i - w); j <= i; j++) {
+        double e = Math.exp(s[i - j] - max);
+        z += e;
+        for (int c = 0; c < 3; c++) o[c] += e * v.getDouble(0, j, c);
+      }
+      for (int c = 0; c < 3; c++) assertEquals(o[c] / z, out.getDouble(0, i, c), 1e-12, "row " + i);
+    }
+    out.sum().backward();
+    assertEquals(n * 4L, q.grad().numel());
+  }
+
+  @Test
+  void tiledPathIsBitwiseTheSameOnOneAndTwoThreads() {
+    int before = Parallel.threads();
+    float[][] results = new float[2][];
+    try {
+      for (int t = 1; t <= 2; t++) {
+        Parallel.setThreads(t);
+        Generator g = new Generator(18);
+        Tensor q = Tensor.randn(g, 3, 130, 8).requiresGrad(true);
+        Tensor k = Tensor.randn(g, 3, 150, 8).requiresGrad(true);
+        Tensor v = Tensor.randn(g, 3, 150, 5).requiresGrad(true);
+        Tensor out = Attention.scaledDotProductAttention(q, k, v, null, 0.1, true, null, Attention.NO_WINDOW,
+            new Generator(4), Kernel.tiled(16, 32));
+        out.backward(Tensor.randn(new Generator(5), 3, 130, 5));
+        float[] o = out.toFloatArray();
+        float[] gq = q.grad().toFloatArray();
+        float[] gk = k.grad().toFloatArray();
+        float[] all = java.util.Arrays.copyOf(o, o.length + gq.length + gk.length);
+        System.arraycopy(gq, 0, all, o.length, gq.length);
+        System.arraycopy(gk, 0, all, o.length + gq.length, gk.length);
+        results[t - 1] = all;
+      }
+    } finally {
+      Parallel.setThreads(before);
+    }
+    org.junit.jupiter.api.Assertions.assertArrayEquals(results[0], results[1]);
+  }
+
+  @Test
+  void dropoutIsTheSameOnBothPathsAndDeterministic() {
+    List<Tensor> in = qkv(15, new int[] {2, 2}, 6, 7, 4, 3);
+    Tensor a = sdpa(in, null, 0.4, false, -1, Kernel.plain());
+    Tensor b = sdpa(in, null, 0.4, false, -1, TINY);
+    Tensor none = sdpa(in, null, 0, false, -1, Kernel.plain());
+    assertClose(a, b, 1e-12, 1e-12, "dropout plain vs tiled");
+    assertClose(a, sdpa(in, null, 0.4, false, -1, Kernel.plain()), 0, 0, "same generator, same result");
+    assertTrue(a.sub(none).abs().max().item() > 1e-3, "dropout changed the output");
+    Tensor all = sdpa(in, null, 1.0, false, -1, TINY);
+    assertEquals(0, all.abs().max().item(), 0, "p = 1 drops every weight");
+  }
+
+  @Test
+  void aQueryThatSeesNoKeyGivesNaNOnBothPaths() {
+    List<Tensor> in = qkv(16, new int[] {1}, 3, 4, 2, 2);
+    Tensor mask = Tensor.of(new boolean[] {true, false, false, false, false, false, false, false, true, true, true,
+        true}, 3, 4);
+    for (Kernel kernel : BOTH) {
+      Tensor out = sdpa(in, mask, 0, false, -1, kernel);
+      assertTrue(Double.isNaN(out.getDouble(0, 1, 0)), "row 1 is fully masked " + kernel);
+      assertTrue(!Double.isNaN(out.getDouble(0, 0, 0)) && !Double.isNaN(out.getDouble(0, 2, 1)));
+    }
+  }
+
+  private static void assertError(String expected, Supplier<Tensor> call) {
+    TensorArgumentException e = assertThrows(TensorArgumentException.class, call::get);
+    assertEquals(expected, e.getMessage());
+    assertEquals("scaled_dot_product_attention", e.op());
+  }
+
+  @Test
+  void badInputsNameTheProblemAndShapes() {
+    Tensor q = Tensor.zeros(2, 3, 4);
+    Tensor k = Tensor.zeros(2, 6, 4);
+    Tensor v = Tensor.zeros(2, 6, 5);
+    assertError("scaled_dot_product_attention: query and key embedding dims differ (4 vs 3): query=[2, 3, 4],"
+        + " key=[2, 6, 3], value=[2, 6, 5]", () -> Attention.scaledDotProductAttention(q, Tensor.zeros(2, 6, 3), v));
+    assertError("scaled_dot_product_attention: key and value sequence lengths differ (6 vs 7): query=[2, 3, 4],"
+        + " key=[2, 6, 4], value=[2, 7, 5]", () -> Attention.scaledDotProductAttention(q, k, Tensor.zeros(2, 7, 5)));
+    assertError("scaled_dot_product_attention: query, key and value must have the same leading (batch) dims:"
+        + " query=[2, 3, 4], key=[1, 6, 4], value=[2, 6, 5]",
+        () -> Attention.scaledDotProductAttention(q, Tensor.zeros(1, 6, 4), v));
+    assertError("scaled_dot_product_attention: attn_mask does not broadcast to [..., L, S] = [2, 3, 6]:"
+        + " attn_mask=[3, 5], query=[2, 3, 4]",
+        () -> Attention.scaledDotProductAttention(q, k, v, Tensor.zeros(3, 5), 0, false, null, null));
+    assertError("scaled_dot_product_attention: dropout_p must be in [0, 1] (got 1.2): query=[2, 3, 4]",
+        () -> Attention.scaledDotProductAttention(q, k, v, null, 1.2, false, null, null));
+    assertError("scaled_dot_product_attention: attn_mask must be bool or the query's dtype float32, got int64:"
+        + " attn_mask=[3, 6], query=[2, 3, 4]",
+        () -> Attention.scaledDotProductAttention(q, k, v, Tensor.zeros(DType.I64, 3, 6), 0, false, null, null));
+  }
+}
