@@ -26,7 +26,7 @@ GEMM_SQUARE = "128,256,512,1024,2048"
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("category", choices=["gemm", "ops"])
+    p.add_argument("category", choices=["gemm", "ops", "nn"])
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--repeats", type=int, default=3, help="timed repeats per case per pass")
     p.add_argument("--passes", type=int, default=2, help="alternating ember/torch passes")
@@ -73,7 +73,7 @@ def torch_pass(a):
     ops = [a.python, os.path.join(HERE, "peers", "pytorch_ops.py"), "--suite", a.category] + common
     if a.only:
         ops += ["--only", a.only]
-    if a.category == "ops":
+    if a.category in ("ops", "nn"):
         return run_lines(ops, env)
     rows = run_lines([a.python, os.path.join(a.peers, "pytorch_bench.py"), "--only", "sgemm",
                       "--sgemm-sizes", GEMM_SQUARE] + common, env)

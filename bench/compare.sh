@@ -9,6 +9,7 @@ usage: bench/compare.sh CATEGORY [--threads N] [--repeats N] [--passes N] [--max
 
   CATEGORY     gemm  sgemm, square 128..2048, the MLP training shapes and two transposed backward GEMMs
                ops   elementwise/reduction forward (1M and 64K floats), fwd+bwd with autograd, tape overhead
+               nn    attention T=128..4096 (time, and memory per call), LSTM layer; later conv2d
   --threads N  threads on both sides (default 2): -Dember.threads=N for Ember, --threads N for PyTorch
   --repeats N  timed repeats per case and pass (default 3)
   --passes N   alternating ember/pytorch passes; repeats are pooled over passes (default 2)
@@ -26,8 +27,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 [ $# -ge 1 ] || { usage >&2; exit 2; }
 case "$1" in
   -h|--help) usage; exit 0 ;;
-  gemm|ops) category=$1; shift ;;
-  *) echo "compare.sh: unknown category '$1' (expected gemm or ops)" >&2; usage >&2; exit 2 ;;
+  gemm|ops|nn) category=$1; shift ;;
+  *) echo "compare.sh: unknown category '$1' (expected gemm, ops or nn)" >&2; usage >&2; exit 2 ;;
 esac
 extra=()
 while [ $# -gt 0 ]; do
@@ -72,13 +73,13 @@ peers="$(cd "$peers" && pwd)"
 
 # rebuild when any main source or pom is newer than the bench classes (tests are not needed here)
 stamp="$root/ember-bench/target/.compare-built"
-if [ ! -f "$stamp" ] || [ -n "$(find "$root/pom.xml" "$root/ember-core" "$root/ember-bench" \
+if [ ! -f "$stamp" ] || [ -n "$(find "$root/pom.xml" "$root/ember-core" "$root/ember-nn" "$root/ember-bench" \
     -path '*/target' -prune -o \( -name '*.java' -o -name pom.xml \) -newer "$stamp" -print -quit)" ]; then
   echo "compare.sh: building ember-core and ember-bench..." >&2
   offline=()
   [ -d "$HOME/.m2/repository/org/openjdk/jmh/jmh-core" ] && offline=(-o)
-  if ! (cd "$root" && scripts/mvn -q "${offline[@]}" package -pl ember-core,ember-bench -am -Dmaven.test.skip=true >&2); then
-    echo "compare.sh: build failed; run 'mvn package -pl ember-core,ember-bench -am -Dmaven.test.skip=true' in $root to see why" >&2
+  if ! (cd "$root" && scripts/mvn -q "${offline[@]}" package -pl ember-core,ember-nn,ember-bench -am -DskipTests >&2); then
+    echo "compare.sh: build failed; run 'mvn package -pl ember-core,ember-nn,ember-bench -am -DskipTests' in $root to see why" >&2
     exit 1
   fi
   touch "$stamp"

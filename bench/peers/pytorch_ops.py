@@ -9,8 +9,10 @@
               a 256x256 matmul; autograd tape overhead (100 adds on a [4] tensor, per op).
 --suite gemm: the sgemm shapes beyond pytorch_bench.py's: (128x6656)@(6656x6656) and the two
               transposed backward GEMMs of the 784-128 layer at batch 128.
+--suite nn:   attention (B=1, H=8, D=64) forward at T=128..4096, forward+backward at T=128..1024,
+              and its memory per forward call; one LSTM layer (128 -> 256, batch 32, 32 steps).
 
-Workload and case names, units and byte counts match dev.ember.bench.OpsCases / GemmCases in
+Workload and case names, units and byte counts match dev.ember.bench.OpsCases / GemmCases / NnCases in
 ember-bench: change both together. The method and runtime are the shared peer's: launcher.py
 (fresh child per thread count, OMP/OpenBLAS threads, OpenMP OpenBLAS, jemalloc) and quiet.py
 (repeats disturbed by other processes are discarded), found at $EMBER_PEERS or ../shared/peers
@@ -41,7 +43,7 @@ import launcher  # noqa: E402
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     launcher.add_args(p)
-    p.add_argument("--suite", choices=["ops", "gemm"], required=True)
+    p.add_argument("--suite", choices=["ops", "gemm", "nn"], required=True)
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--warmup", type=float, default=1.0, help="warm-up seconds per case (min 2 calls)")
     p.add_argument("--target", type=float, default=0.4, help="seconds per timed repeat (calibrated)")
@@ -220,12 +222,84 @@ def suite_gemm():
         del a, b, oa, ob
 
 
+HEADS, HEAD_DIM = 8, 64
+
+
+def attn_shape(t):
+    return "B=1 H=%d T=%d D=%d" % (HEADS, t, HEAD_DIM)
+
+
+def attention(q, k, v):
+    """softmax(q k^T / sqrt(d)) v: torch 1.13 has no fused scaled_dot_product_attention."""
+    s = torch.matmul(q, k.transpose(-2, -1)) * (1.0 / q.shape[-1] ** 0.5)
+    return torch.matmul(torch.softmax(s, -1), v)
+
+
+def peak_alloc_mb(fn):
+    """Peak of the bytes allocated and not yet freed during one call, from the profiler's memory
+    records (top-level ops' net allocations and the [memory] frees, in time order). Allocator-
+    independent: jemalloc keeps freed pages, so the process's peak RSS would not move."""
+    from torch.profiler import profile, ProfilerActivity
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        fn()
+    cur = peak = 0
+    for e in sorted(prof.events(), key=lambda e: e.time_range.start):
+        if e.cpu_parent is None or e.name == "[memory]":
+            cur += e.cpu_memory_usage
+            peak = max(peak, cur)
+    return peak / 1e6
+
+
+def suite_nn():
+    gen = torch.Generator().manual_seed(0)
+    for t in [128, 256, 512, 1024, 2048, 4096]:
+        q, k, v = (torch.randn(1, HEADS, t, HEAD_DIM, generator=gen) for _ in range(3))
+        with torch.no_grad():
+            latency("attention", "fwd " + attn_shape(t), "latency_ms", "ms/call", 1e3, lambda: attention(q, k, v))
+        del q, k, v
+    for t in [128, 256, 512, 1024]:
+        q, k, v = (torch.randn(1, HEADS, t, HEAD_DIM, generator=gen).requires_grad_(True) for _ in range(3))
+        up = torch.ones(1, HEADS, t, HEAD_DIM)
+
+        def step(q=q, k=k, v=v, up=up):
+            q.grad = k.grad = v.grad = None
+            attention(q, k, v).backward(up)
+        latency("attention", "fwd+bwd " + attn_shape(t), "latency_ms", "ms/call", 1e3, step)
+        del q, k, v
+    for t in [1024, 2048, 4096]:
+        case = "fwd " + attn_shape(t)
+        if not selected("attention_mem", case):
+            continue
+        q, k, v = (torch.randn(1, HEADS, t, HEAD_DIM, generator=gen) for _ in range(3))
+        with torch.no_grad():
+            vals = [peak_alloc_mb(lambda: attention(q, k, v)) for _ in range(ARGS.repeats)]
+        emit("attention_mem", case, "megabytes", "MB", vals,
+             {"calls_per_repeat": 1, "discarded_repeats": 0, "quiet_wait_s": 0}, True,
+             {"method": "peak live bytes allocated in the call (torch.profiler)"})
+        del q, k, v
+    shape = "in=128 hidden=256 batch=32 steps=32"
+    lstm = torch.nn.LSTM(128, 256)
+    x = torch.randn(32, 32, 128, generator=gen)
+    with torch.no_grad():
+        latency("lstm", "fwd " + shape, "latency_ms", "ms/call", 1e3, lambda: lstm(x)[0])
+    xg = x.clone().requires_grad_(True)
+    up = torch.ones(32, 32, 256)
+
+    def lstm_step():
+        lstm.zero_grad(set_to_none=True)
+        xg.grad = None
+        lstm(xg)[0].backward(up)
+    latency("lstm", "fwd+bwd " + shape, "latency_ms", "ms/call", 1e3, lstm_step)
+
+
 def main():
     print(json.dumps({"workload": "_env", "side": "pytorch", **RUNTIME}), flush=True)
     sys.stderr.write("# torch %s, threads=%d, blas=%s, alloc=%s\n" % (torch.__version__, NT, ARGS.blas, ARGS.alloc))
     torch.manual_seed(0)
     if ARGS.suite == "ops":
         suite_ops()
+    elif ARGS.suite == "nn":
+        suite_nn()
     else:
         suite_gemm()
 

@@ -19,7 +19,7 @@ import java.util.Locale;
  */
 public final class Compare {
   static final String USAGE = """
-      usage: Compare CATEGORY [options]       (CATEGORY: gemm | ops)
+      usage: Compare CATEGORY [options]       (CATEGORY: gemm | ops | nn)
         --threads N        Ember worker threads (default: -Dember.threads / EMBER_NUM_THREADS / #cpus)
         --repeats N        timed repeats per case (default 5)
         --warmup S         warm-up seconds per case, at least 2 calls (default 2.0: lets C2 compile the Vector API code)
@@ -59,6 +59,7 @@ public final class Compare {
     List<BenchCase> cases = new ArrayList<>(switch (a.category) {
       case "gemm" -> GemmCases.cases(a.sizes != null ? a.sizes : GemmCases.DEFAULT_SIZES);
       case "ops" -> OpsCases.cases(a.sizes != null ? a.sizes : OpsCases.DEFAULT_SIZES);
+      case "nn" -> NnCases.cases();
       default -> throw new IllegalStateException(a.category);
     });
     cases.removeIf(c -> !a.selected(c));
@@ -79,7 +80,7 @@ public final class Compare {
     Measure m = new Measure(new Measure.Options(a.warmup, a.target, a.repeats, a.foreignMax, 4, a.maxWait));
     for (int i = 0; i < cases.size(); i++) {
       BenchCase c = cases.get(i);
-      Measure.Result r = m.run(c.call(), c.unitsPerCall());
+      Measure.Result r = c.probe() != null ? probe(c, a.repeats) : m.run(c.call(), c.unitsPerCall());
       // drop the case so its operands (up to 180 MB for the 6656-wide GEMM) can be collected
       cases.set(i, null);
       double[] v = Arrays.stream(r.values()).map(c.toReported()).toArray();
@@ -91,6 +92,12 @@ public final class Compare {
           r.discarded() > 0 ? "  [discarded " + r.discarded() + " busy repeats]" : "");
     }
     return 0;
+  }
+
+  private static Measure.Result probe(BenchCase c, int repeats) {
+    double[] v = new double[repeats];
+    for (int i = 0; i < repeats; i++) v[i] = c.probe().getAsDouble();
+    return new Measure.Result(v, 1, 0, false, 0);
   }
 
   private static String json(BenchCase c, Measure.Result r, String kernels) {
@@ -177,9 +184,9 @@ public final class Compare {
         }
       }
       if (a.help) return a;
-      if (a.category == null) throw new IllegalArgumentException("missing CATEGORY (gemm or ops)");
-      if (!a.category.equals("gemm") && !a.category.equals("ops")) {
-        throw new IllegalArgumentException("unknown category '" + a.category + "' (expected gemm or ops)");
+      if (a.category == null) throw new IllegalArgumentException("missing CATEGORY (gemm, ops or nn)");
+      if (!List.of("gemm", "ops", "nn").contains(a.category)) {
+        throw new IllegalArgumentException("unknown category '" + a.category + "' (expected gemm, ops or nn)");
       }
       return a;
     }

@@ -1,0 +1,52 @@
+package dev.ember.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The side-by-side runner's argument handling and case lists (the join keys with the PyTorch peer). */
+class CompareTest {
+  private record Run(int status, String out, String err) {}
+
+  private static Run run(String... args) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int status = Compare.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+        new PrintStream(err, true, StandardCharsets.UTF_8));
+    return new Run(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+  }
+
+  @Test
+  void nnCategoryListsTheCasesThePeerMeasures() {
+    Run r = run("nn", "--list");
+    assertEquals(0, r.status(), r.err());
+    List<String> cases = r.out().lines().toList();
+    assertTrue(cases.contains("attention/fwd B=1 H=8 T=4096 D=64"), cases.toString());
+    assertTrue(cases.contains("attention/fwd+bwd B=1 H=8 T=1024 D=64"), cases.toString());
+    assertTrue(cases.contains("attention_mem/fwd B=1 H=8 T=4096 D=64"), cases.toString());
+    assertTrue(cases.contains("lstm/fwd+bwd in=128 hidden=256 batch=32 steps=32"), cases.toString());
+  }
+
+  @Test
+  void unknownCategoryIsRejectedWithTheChoices() {
+    Run r = run("convs");
+    assertEquals(2, r.status());
+    assertTrue(r.err().startsWith("Compare: unknown category 'convs' (expected gemm, ops or nn)"), r.err());
+  }
+
+  @Test
+  void probeCaseReportsMegabytesWithoutTiming() {
+    Run r = run("nn", "--only", "attention_mem/fwd B=1 H=8 T=1024", "--repeats", "1");
+    assertEquals(0, r.status(), r.err());
+    String line = r.out().lines().filter(l -> l.contains("\"attention_mem\"")).findFirst().orElseThrow();
+    assertTrue(line.contains("\"unit\":\"MB\"") && line.contains("\"lower_is_better\":true"), line);
+    double mb = Double.parseDouble(line.replaceAll(".*\"median\":([0-9.Ee+-]+).*", "$1"));
+    // at least the [1, 8, 1024, 64] output (2.1 MB) is allocated
+    assertTrue(mb > 2.0, line);
+  }
+}
