@@ -32,12 +32,26 @@ class RnnTest {
     for (var e : all.entrySet()) if (e.getKey().startsWith("weight_") || e.getKey().startsWith("bias_")) sd.put(e.getKey(), e.getValue());
     m.to(DType.F64);
     m.loadStateDict(sd); // strict: names and shapes must be PyTorch's
-    Tensor x = all.get("input"), h0 = all.get("h0"), c0 = all.get("c0");
+    Tensor x = leaf(all.get("input")), h0 = leaf(all.get("h0")), c0 = leaf(all.get("c0"));
     RNNBase.Output out = m instanceof LSTM l ? l.forward(x, h0, c0) : m instanceof GRU g ? g.forward(x, h0) : ((RNN) m).forward(x, h0);
     assertClose(name + " output", all.get("output"), out.output());
     assertClose(name + " h_n", all.get("h_n"), out.hN());
     if (all.containsKey("c_n")) assertClose(name + " c_n", all.get("c_n"), out.cN());
     else assertNull(out.cN());
+    // backpropagation through time against PyTorch's gradients for the same upstream gradients
+    Tensor loss = out.output().mul(all.get("grad_output")).sum().add(out.hN().mul(all.get("grad_h_n")).sum());
+    if (out.cN() != null) loss = loss.add(out.cN().mul(all.get("grad_c_n")).sum());
+    loss.backward();
+    assertClose(name + " grad input", all.get("grad.input"), x.grad());
+    if (h0 != null) assertClose(name + " grad h0", all.get("grad.h0"), h0.grad());
+    if (c0 != null) assertClose(name + " grad c0", all.get("grad.c0"), c0.grad());
+    for (var p : m.namedParameters().entrySet()) {
+      assertClose(name + " grad " + p.getKey(), all.get("grad." + p.getKey()), p.getValue().grad());
+    }
+  }
+
+  private static Tensor leaf(Tensor t) {
+    return t == null ? null : t.detach().requiresGrad(true);
   }
 
   @Test
