@@ -42,8 +42,8 @@ public final class Attention {
    * scores per batch element (L * S) above which AUTO takes the tiled path.
    */
   public record Kernel(Path path, int blockQ, int blockK, long tiledAbove) {
-    /** Tiled above 1M scores per (batch, head), i.e. beyond L = S = 1024; blocks of 64 x 64. */
-    public static final Kernel AUTO = new Kernel(Path.AUTO, 64, 64, 1L << 20);
+    /** Tiled above 1M scores per (batch, head), i.e. beyond L = S = 1024; blocks of 64 queries x 128 keys. */
+    public static final Kernel AUTO = new Kernel(Path.AUTO, 64, 128, 1L << 20);
 
     public Kernel {
       if (blockQ <= 0 || blockK <= 0) {

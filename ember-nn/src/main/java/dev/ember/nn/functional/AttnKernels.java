@@ -1,6 +1,7 @@
 package dev.ember.nn.functional;
 
 import dev.ember.backend.Backend;
+import dev.ember.backend.UnaryOp;
 import dev.ember.backend.cpu.Parallel;
 import dev.ember.tensor.Device;
 import dev.ember.tensor.Storage;
@@ -101,33 +102,32 @@ final class AttnKernels {
     int jEnd = p.keyEnd(i0 + nq);
     for (int j0 = p.keyStart(i0) / p.bk() * p.bk(); j0 < jEnd; j0 += p.bk()) {
       int nk = Math.min(p.s(), j0 + p.bk()) - j0;
-      be.matmul(qb, Views.transpose(rows(k, b, j0, nk), 1, 2), block(sBuf, nq, nk, p.bk()), false); // q k^T
+      Tensor sView = block(sBuf, nq, nk, p.bk());
+      Tensor pView = block(pBuf, nq, nk, p.bk());
+      be.matmul(qb, Views.transpose(rows(k, b, j0, nk), 1, 2), sView, false); // q k^T
       for (int r = 0; r < nq; r++) {
         int i = i0 + r;
         int so = r * p.bk();
-        double blockMax = Double.NEGATIVE_INFINITY;
-        for (int jj = 0; jj < nk; jj++) {
-          double x = score(p, ss.getDouble(so + jj), b, i, j0 + jj);
-          ss.setDouble(so + jj, x);
-          blockMax = Math.max(blockMax, x);
-        }
+        double blockMax = scores(p, ss, so, nk, b, i, j0);
         double newMax = Math.max(m[r], blockMax);
-        if (newMax == Double.NEGATIVE_INFINITY) { // nothing visible yet in this row: it adds nothing
-          for (int jj = 0; jj < nk; jj++) ps.setDouble(so + jj, 0);
-          continue;
-        }
+        if (newMax == Double.NEGATIVE_INFINITY) continue; // nothing visible yet in this row: exp gives 0s
+        for (int jj = 0; jj < nk; jj++) ss.setDouble(so + jj, ss.getDouble(so + jj) - newMax);
         double alpha = Math.exp(m[r] - newMax); // 0 when m was -inf
-        double rowSum = 0;
-        for (int jj = 0; jj < nk; jj++) {
-          double pij = Math.exp(ss.getDouble(so + jj) - newMax);
-          rowSum += pij;
-          ps.setDouble(so + jj, pij * p.keep(b, i, j0 + jj));
-        }
         if (alpha != 1) for (int c = 0; c < ev; c++) as.setDouble(r * ev + c, as.getDouble(r * ev + c) * alpha);
-        sum[r] = sum[r] * alpha + rowSum;
+        sum[r] *= alpha;
         m[r] = newMax;
       }
-      be.matmul(block(pBuf, nq, nk, p.bk()), rows(v, b, j0, nk), acc, true); // acc += P v
+      be.unary(UnaryOp.EXP, 0, sView, pView); // the block's probabilities (unnormalised), vectorized
+      for (int r = 0; r < nq; r++) {
+        int so = r * p.bk();
+        double rowSum = 0;
+        for (int jj = 0; jj < nk; jj++) rowSum += ps.getDouble(so + jj);
+        sum[r] += rowSum;
+        if (p.dropoutP() > 0) {
+          for (int jj = 0; jj < nk; jj++) ps.setDouble(so + jj, ps.getDouble(so + jj) * p.keep(b, i0 + r, j0 + jj));
+        }
+      }
+      be.matmul(pView, rows(v, b, j0, nk), acc, true); // acc += P v
     }
     Storage os = out.storage();
     for (int r = 0; r < nq; r++) {
@@ -192,13 +192,22 @@ final class AttnKernels {
         Tensor dpView = block(dpBuf, nq, nk, p.bk());
         be.matmul(qb, Views.transpose(kb, 1, 2), sView, false); // q k^T
         be.matmul(dob, Views.transpose(vb, 1, 2), dpView, false); // dO v^T: the gradient of the dropped P
-        for (int r = 0; r < nq; r++) {
+        for (int r = 0; r < nq; r++) { // P = exp(scores - lse), recomputed; a row with no visible key is all 0
           int i = i0 + r;
           double li = lse[b * l + i];
           int so = r * p.bk();
+          scores(p, ss, so, nk, b, i, j0);
+          for (int jj = 0; jj < nk; jj++) {
+            ss.setDouble(so + jj, li == Double.NEGATIVE_INFINITY ? li : ss.getDouble(so + jj) - li);
+          }
+        }
+        be.unary(UnaryOp.EXP, 0, sView, pView);
+        for (int r = 0; r < nq; r++) {
+          int i = i0 + r;
+          int so = r * p.bk();
           for (int jj = 0; jj < nk; jj++) {
             int j = j0 + jj;
-            double pij = li == Double.NEGATIVE_INFINITY ? 0 : Math.exp(score(p, ss.getDouble(so + jj), b, i, j) - li);
+            double pij = ps.getDouble(so + jj);
             double keep = p.keep(b, i, j);
             double ds = pij * (dps.getDouble(so + jj) * keep - dRow[r]);
             if (dmask != null && pij != 0) dmask[p.mask().index(b, i, j)] += ds;
@@ -213,11 +222,26 @@ final class AttnKernels {
     }
   }
 
-  /** scale * qk + mask, or -inf where the causal/window band hides key j from query i. */
-  private static double score(Problem p, double qk, int b, int i, int j) {
-    if (!p.allowed(i, j)) return Double.NEGATIVE_INFINITY;
-    double x = qk * p.scale();
-    return p.mask() == null ? x : x + p.mask().at(b, i, j);
+  /**
+   * Turns row {@code so} of a block of raw products q.k (keys j0 .. j0 + nk - 1, query i) into
+   * scores in place: scale * qk + mask, and -inf outside the causal/window band (a contiguous
+   * range of keys per query). Returns the row's largest score.
+   */
+  private static double scores(Problem p, Storage ss, int so, int nk, int b, int i, int j0) {
+    int lo = Math.max(0, Math.min(nk, p.keyStart(i) - j0));
+    int hi = Math.max(lo, Math.min(nk, p.keyEnd(i + 1) - j0));
+    double max = Double.NEGATIVE_INFINITY;
+    double scale = p.scale();
+    Mask mask = p.mask();
+    for (int jj = 0; jj < lo; jj++) ss.setDouble(so + jj, Double.NEGATIVE_INFINITY);
+    for (int jj = lo; jj < hi; jj++) {
+      double x = ss.getDouble(so + jj) * scale;
+      if (mask != null) x += mask.at(b, i, j0 + jj);
+      ss.setDouble(so + jj, x);
+      max = Math.max(max, x);
+    }
+    for (int jj = hi; jj < nk; jj++) ss.setDouble(so + jj, Double.NEGATIVE_INFINITY);
+    return max;
   }
 
   /** Rows [start, start + len) of batch element b of a contiguous [B, R, C] tensor, as a [1, len, C] view. */
