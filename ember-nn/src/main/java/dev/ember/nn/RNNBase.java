@@ -1,5 +1,6 @@
 package dev.ember.nn;
 
+import dev.ember.nn.functional.Recurrent;
 import dev.ember.nn.init.Init;
 import dev.ember.ops.LinalgOps;
 import dev.ember.tensor.Check;
@@ -163,24 +164,25 @@ public abstract class RNNBase extends Module {
     int steps = x.size(0), batch = x.size(1), in = x.size(2), hs = hiddenSize;
     // input projections of all steps at once: [T*N, in] x [in, G*H]
     Tensor flat = x.reshape(steps * batch, in);
-    Tensor xp = (bIh == null ? flat.matmul(wIh.t()) : LinalgOps.addmm(bIh, flat, wIh.t())).reshape(steps, batch, -1);
+    // LSTM: both biases go into the input projection, and each step's gates are one addmm onto it
+    boolean fused = mode == Mode.LSTM;
+    Tensor inBias = fused && bIh != null ? bIh.add(bHh) : bIh;
+    Tensor xp = (inBias == null ? flat.matmul(wIh.t()) : LinalgOps.addmm(inBias, flat, wIh.t())).reshape(steps, batch, -1);
     Tensor[] outs = new Tensor[steps];
     for (int s = 0; s < steps; s++) {
       int t = dir == 0 ? s : steps - 1 - s;
       Tensor xt = xp.select(0, t);
+      if (fused) {
+        Tensor hc = Recurrent.lstmCell(LinalgOps.addmm(xt, h, wHh.t()), c); // [2, N, H]: h', c'
+        h = hc.select(0, 0);
+        c = hc.select(0, 1);
+        outs[t] = h;
+        continue;
+      }
       Tensor hp = bHh == null ? h.matmul(wHh.t()) : LinalgOps.addmm(bHh, h, wHh.t());
       switch (mode) {
         case RNN_TANH -> h = xt.add(hp).tanh();
         case RNN_RELU -> h = xt.add(hp).relu();
-        case LSTM -> {
-          Tensor g = xt.add(hp);
-          Tensor i = g.narrow(1, 0, hs).sigmoid();
-          Tensor f = g.narrow(1, hs, hs).sigmoid();
-          Tensor gg = g.narrow(1, 2 * hs, hs).tanh();
-          Tensor o = g.narrow(1, 3 * hs, hs).sigmoid();
-          c = f.mul(c).add(i.mul(gg));
-          h = o.mul(c.tanh());
-        }
         case GRU -> {
           Tensor r = xt.narrow(1, 0, hs).add(hp.narrow(1, 0, hs)).sigmoid();
           Tensor z = xt.narrow(1, hs, hs).add(hp.narrow(1, hs, hs)).sigmoid();

@@ -1,0 +1,55 @@
+package dev.ember.nn.functional;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Generator;
+import dev.ember.tensor.Tensor;
+import dev.ember.testing.GradCheck;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class RecurrentTest {
+  private static Tensor randn(Generator g, DType dt, int... shape) {
+    return Tensor.randn(g, dt, shape).requiresGrad(true);
+  }
+
+  /** The LSTM equations written with tensor ops: the oracle for the fused cell. */
+  private static Tensor[] composed(Tensor gates, Tensor c) {
+    int hs = gates.size(-1) / 4;
+    int d = gates.dim() - 1;
+    Tensor i = gates.narrow(d, 0, hs).sigmoid(), f = gates.narrow(d, hs, hs).sigmoid();
+    Tensor g = gates.narrow(d, 2 * hs, hs).tanh(), o = gates.narrow(d, 3 * hs, hs).sigmoid();
+    Tensor c2 = f.mul(c).add(i.mul(g));
+    return new Tensor[] {o.mul(c2.tanh()), c2};
+  }
+
+  @Test
+  void lstmCellMatchesTheComposedEquationsForwardAndBackward() {
+    Generator gen = new Generator(3);
+    for (int[] shape : new int[][] {{5, 12}, {12}, {1, 4}}) {
+      Tensor gates = randn(gen, DType.F64, shape).mul(2).detach().requiresGrad(true);
+      int[] st = shape.length == 1 ? new int[] {shape[0] / 4} : new int[] {shape[0], shape[1] / 4};
+      Tensor c = randn(gen, DType.F64, st);
+      Tensor hc = Recurrent.lstmCell(gates, c);
+      Tensor[] want = composed(gates, c);
+      for (int k = 0; k < 2; k++) {
+        double[] w = want[k].toDoubleArray(), got = hc.select(0, k).toDoubleArray();
+        assertArrayEquals(want[k].shape(), hc.select(0, k).shape());
+        for (int e = 0; e < w.length; e++) assertEquals(w[e], got[e], 1e-14);
+      }
+      GradCheck.check("lstm_cell", in -> Recurrent.lstmCell(in.get(0), in.get(1)), List.of(gates, c));
+    }
+  }
+
+  @Test
+  void lstmCellRejectsMismatchedStates() {
+    Tensor gates = Tensor.zeros(3, 8);
+    var e = assertThrows(IllegalArgumentException.class, () -> Recurrent.lstmCell(gates, Tensor.zeros(3, 3)));
+    assertEquals("lstm_cell: cell state must be [3, 2] for these gates: gates=[3, 8], c=[3, 3]", e.getMessage());
+    var e2 = assertThrows(IllegalArgumentException.class, () -> Recurrent.lstmCell(Tensor.zeros(3, 7), Tensor.zeros(3, 1)));
+    assertEquals("lstm_cell: gates must be [N, 4*hidden] or [4*hidden]: gates=[3, 7], c=[3, 1]", e2.getMessage());
+  }
+}
