@@ -1,5 +1,6 @@
 package dev.ember.nn.testing;
 
+import dev.ember.tensor.DType;
 import dev.ember.tensor.Tensor;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -36,7 +37,8 @@ public final class Fixtures {
         if (vs.length != n) throw new IllegalStateException(resource + ": " + h[1] + " has " + vs.length + " values, shape needs " + n);
         double[] v = new double[vs.length];
         for (int i = 0; i < v.length; i++) v[i] = Double.parseDouble(vs[i]);
-        out.put(h[1], Tensor.of(v, shape));
+        // a 0-d entry (a scalar buffer such as num_batches_tracked) stays 0-d
+        out.put(h[1], nd == 0 ? Tensor.scalar(v[0], DType.F64) : Tensor.of(v, shape));
       }
       return out;
     } catch (IOException e) {
