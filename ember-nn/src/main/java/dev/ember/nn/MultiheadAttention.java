@@ -1,5 +1,6 @@
 package dev.ember.nn;
 
+import dev.ember.nn.functional.Attention;
 import dev.ember.nn.init.Init;
 import dev.ember.ops.ElementwiseOps;
 import dev.ember.ops.LinalgOps;
@@ -19,6 +20,12 @@ import java.util.Arrays;
  * {@code attnMask} [L, S] or [N*heads, L, S] is true where attention is NOT allowed, a float mask is
  * added to the scores; a BOOL {@code keyPaddingMask} [N, S] is true for keys to ignore (a float
  * one is added). Rows whose keys are all masked give NaN, as in PyTorch.
+ *
+ * <p>Without {@code needWeights} the attention runs through
+ * {@link Attention#scaledDotProductAttention} (the masks converted to its additive form), so long
+ * sequences take its tiled path and never hold the [L, S] scores; with it, the scores are formed
+ * explicitly to return the weights. Both give the same values. Attention dropout draws its mask
+ * differently on the two paths (both from the module's generator).
  */
 public class MultiheadAttention extends Module {
   private final int embedDim;
@@ -27,6 +34,7 @@ public class MultiheadAttention extends Module {
   private final boolean batchFirst;
   private final Generator gen;
   private final Linear outProj;
+  private Attention.Kernel kernel = Attention.Kernel.AUTO;
 
   /** The attention output [L, N, E] (batch layout as the input) and, if asked for, the weights. */
   public record Output(Tensor output, Tensor weights) {}
@@ -50,7 +58,7 @@ public class MultiheadAttention extends Module {
     this.gen = gen;
     registerParameter("in_proj_weight", Init.xavierUniform_(Tensor.empty(3 * embedDim, embedDim), 1.0, gen));
     registerParameter("in_proj_bias", bias ? Tensor.zeros(3 * embedDim) : null);
-    outProj = registerModule("out_proj", new Linear(embedDim, embedDim, bias, gen));
+    outProj = registerModule("out_proj", new NonDynamicallyQuantizableLinear(embedDim, bias, gen));
     if (bias) Init.zeros_(outProj.bias());
   }
 
@@ -60,6 +68,29 @@ public class MultiheadAttention extends Module {
 
   public int numHeads() {
     return numHeads;
+  }
+
+  public boolean batchFirst() {
+    return batchFirst;
+  }
+
+  /** The attention dropout probability. */
+  public double dropout() {
+    return dropout;
+  }
+
+  /**
+   * Chooses the scaled_dot_product_attention implementation used when no weights are asked for
+   * ({@link Attention.Kernel#AUTO}, the default, takes the tiled path for long sequences); returns this.
+   */
+  public MultiheadAttention attentionKernel(Attention.Kernel kernel) {
+    if (kernel == null) throw new IllegalArgumentException("MultiheadAttention: kernel must not be null");
+    this.kernel = kernel;
+    return this;
+  }
+
+  public Attention.Kernel attentionKernel() {
+    return kernel;
   }
 
   /** Self-attention: query = key = value = x, no masks, output only. */
@@ -99,17 +130,28 @@ public class MultiheadAttention extends Module {
     Tensor kh = kp.reshape(s, n, h, hd).permute(1, 2, 0, 3);
     Tensor vh = vp.reshape(s, n, h, hd).permute(1, 2, 0, 3);
 
-    Tensor scores = qh.matmul(kh.transpose(2, 3)).mul(1 / Math.sqrt(hd)); // [N, H, L, S]
-    Tensor bias = additiveMask(op, attnMask, keyPaddingMask, isCausal, n, l, s, scores.dtype(), batched ? key : null);
-    if (bias != null) scores = scores.add(bias);
-    Tensor attn = scores.softmax(3);
-    if (dropout > 0 && isTraining()) {
-      Tensor keep = Tensor.bernoulli(gen, Tensor.full(1 - dropout, attn.dtype(), attn.shape()));
-      attn = attn.mul(keep).div(1 - dropout);
+    Tensor ctx;
+    Tensor weights = null;
+    if (needWeights) {
+      Tensor scores = qh.matmul(kh.transpose(2, 3)).mul(1 / Math.sqrt(hd)); // [N, H, L, S]
+      Tensor bias = additiveMask(op, attnMask, keyPaddingMask, isCausal, n, l, s, scores.dtype(), batched ? key : null);
+      if (bias != null) scores = scores.add(bias);
+      Tensor attn = scores.softmax(3);
+      if (dropout > 0 && isTraining()) {
+        Tensor keep = Tensor.bernoulli(gen, Tensor.full(1 - dropout, attn.dtype(), attn.shape()));
+        attn = attn.mul(keep).div(1 - dropout);
+      }
+      ctx = attn.matmul(vh);
+      weights = attn.mean(1, false); // [N, L, S]
+    } else {
+      // no weights wanted: scaled_dot_product_attention, whose tiled path never holds [L, S] for long
+      // sequences; causality goes as its flag so that the tiled path skips the masked key blocks
+      Tensor bias = additiveMask(op, attnMask, keyPaddingMask, false, n, l, s, qh.dtype(), batched ? key : null);
+      double p = dropout > 0 && isTraining() ? dropout : 0;
+      ctx = Attention.scaledDotProductAttention(qh, kh, vh, bias, p, isCausal, null, Attention.NO_WINDOW, gen, kernel);
     }
-    Tensor ctx = attn.matmul(vh).permute(2, 0, 1, 3).reshape(l, n, e); // [L, N, E]
+    ctx = ctx.permute(2, 0, 1, 3).reshape(l, n, e); // [N, H, L, hd] -> [L, N, E]
     Tensor out = outProj.forward(ctx);
-    Tensor weights = needWeights ? attn.mean(1, false) : null; // [N, L, S]
     if (!batched) {
       out = out.squeeze(1);
       if (weights != null) weights = weights.squeeze(0);
@@ -173,5 +215,12 @@ public class MultiheadAttention extends Module {
   @Override
   protected String extraRepr() {
     return "";
+  }
+
+  /** The output projection; PyTorch prints it under this class name. */
+  static final class NonDynamicallyQuantizableLinear extends Linear {
+    NonDynamicallyQuantizableLinear(int features, boolean bias, Generator gen) {
+      super(features, features, bias, gen);
+    }
   }
 }
