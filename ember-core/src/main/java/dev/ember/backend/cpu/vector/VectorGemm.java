@@ -62,6 +62,10 @@ public final class VectorGemm {
       scaleC(m, n, beta, c, cOff, ldc);
       return;
     }
+    if (transB && !transA && MR == 4 && (long) m * (k + n) * 4 < (long) n * k) {
+      swapped(m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
+      return;
+    }
     // Equal K blocks (e.g. 784 -> 4 x 196) avoid a short last block that runs the kernel at low efficiency.
     int kBlocks = (k + KC - 1) / KC;
     int kc = (k + kBlocks - 1) / kBlocks;
@@ -92,6 +96,29 @@ public final class VectorGemm {
       block(transA, transB, i0, Math.min(m, i0 + fmChunk), j0, Math.min(n, j0 + fnChunk), k, kc, alpha,
           a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
     });
+  }
+
+  /**
+   * C = alpha A B^T + beta C for a short A (few rows against a wide B, as x W^T of a small batch):
+   * on AVX2 packing op(B) = B^T is a scalar transpose of all n x k elements of B, a quarter of the
+   * time at m = 32. C^T = B A^T instead packs B's rows as they are and transposes only A (m x k)
+   * and the m x n result. The choice depends on the shapes alone, so results stay deterministic.
+   * Measured on a Zen 3 core against the direct path: 1.3x at 32 x 1024 x 256, 1.3x at 32 x 512 x
+   * 784, 2x at 16 x 4096 x 1024; even at 64 x 512 x 512 and slower at 128 x 128 x 784, hence the
+   * threshold m (k + n) * 4 < n k.
+   */
+  private static void swapped(int m, int n, int k, float alpha, float[] a, int aOff, int lda,
+      float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
+    float[] ct = new float[n * m];
+    sgemm(false, true, n, m, k, alpha, b, bOff, ldb, a, aOff, lda, 0f, ct, 0, m);
+    for (int i = 0; i < m; i++) { // C rows are written in order; C^T (n x m floats) is read from cache
+      int ci = cOff + i * ldc;
+      if (beta == 0) {
+        for (int j = 0; j < n; j++) c[ci + j] = ct[j * m + i];
+      } else {
+        for (int j = 0; j < n; j++) c[ci + j] = ct[j * m + i] + beta * c[ci + j];
+      }
+    }
   }
 
   /** The full Goto loop nest for C[i0:i1, j0:j1]. */
