@@ -1,7 +1,7 @@
 package dev.ember.nn;
 
 import dev.ember.nn.init.Init;
-import dev.ember.ops.LinalgOps;
+import dev.ember.nn.functional.F;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
@@ -65,18 +65,7 @@ public class Linear extends Module {
       throw Check.fail("Linear", "input's last dimension must be in_features (" + inFeatures + ")", "input", x,
           "weight", weight());
     }
-    Tensor w = weight();
-    Tensor b = bias();
-    if (x.dim() == 2) return b == null ? x.matmul(w.t()) : LinalgOps.addmm(b, x, w.t());
-    if (x.dim() == 1) {
-      Tensor y = x.unsqueeze(0);
-      return (b == null ? y.matmul(w.t()) : LinalgOps.addmm(b, y, w.t())).squeeze(0);
-    }
-    int[] shape = x.shape();
-    Tensor flat = x.reshape(-1, inFeatures);
-    Tensor y = b == null ? flat.matmul(w.t()) : LinalgOps.addmm(b, flat, w.t());
-    shape[shape.length - 1] = outFeatures;
-    return y.reshape(shape);
+    return F.linear(x, weight(), bias());
   }
 
   @Override

@@ -1,0 +1,463 @@
+package dev.ember.nn.functional;
+
+import dev.ember.ops.LinalgOps;
+import dev.ember.tensor.Check;
+import dev.ember.tensor.Generator;
+import dev.ember.tensor.Tensor;
+
+/**
+ * The functional API in one place, as {@code torch.nn.functional}: {@code F.relu(x)},
+ * {@code F.crossEntropy(logits, labels)}, {@code F.conv2d(...)}. Each method delegates to the
+ * class that implements its family (and documents it): {@link Activations}, {@link Losses},
+ * {@link Normalization}, {@link Dropouts}, {@link Embeddings}, {@link Attention},
+ * {@link Recurrent}, and the convolution, pooling and upsampling classes. A test checks that every
+ * public function of those classes is reachable here with the same signature.
+ */
+public final class F {
+  private F() {}
+
+  /**
+   * y = x W^T + b as F.linear: weight [out, in], bias [out] or null; any leading dimensions of x
+   * are kept. The product and bias are one GEMM (W^T is a packing order, not a copy).
+   */
+  public static Tensor linear(Tensor input, Tensor weight, Tensor bias) {
+    if (weight.dim() != 2 || input.dim() == 0 || input.size(-1) != weight.size(1)) {
+      throw Check.fail("linear", "input's last dimension must equal weight's second (weight is [out, in])",
+          "input", input, "weight", weight);
+    }
+    if (bias != null && (bias.dim() != 1 || bias.size(0) != weight.size(0))) {
+      throw Check.fail("linear", "bias must be [out_features] = [" + weight.size(0) + "]", "bias", bias, "weight",
+          weight);
+    }
+    int out = weight.size(0);
+    Tensor x2 = input.dim() == 2 ? input : input.reshape(-1, weight.size(1));
+    Tensor y = bias == null ? x2.matmul(weight.t()) : LinalgOps.addmm(bias, x2, weight.t());
+    if (input.dim() == 2) return y;
+    int[] shape = input.shape();
+    shape[shape.length - 1] = out;
+    return y.reshape(shape);
+  }
+
+  /** F.linear without a bias. */
+  public static Tensor linear(Tensor input, Tensor weight) {
+    return linear(input, weight, null);
+  }
+
+  /** See {@link Activations#relu(Tensor)}. */
+  public static Tensor relu(Tensor x) {
+    return Activations.relu(x);
+  }
+
+  /** See {@link Activations#leakyRelu(Tensor, double)}. */
+  public static Tensor leakyRelu(Tensor x, double negativeSlope) {
+    return Activations.leakyRelu(x, negativeSlope);
+  }
+
+  /** See {@link Activations#leakyRelu(Tensor)}. */
+  public static Tensor leakyRelu(Tensor x) {
+    return Activations.leakyRelu(x);
+  }
+
+  /** See {@link Activations#elu(Tensor, double)}. */
+  public static Tensor elu(Tensor x, double alpha) {
+    return Activations.elu(x, alpha);
+  }
+
+  /** See {@link Activations#elu(Tensor)}. */
+  public static Tensor elu(Tensor x) {
+    return Activations.elu(x);
+  }
+
+  /** See {@link Activations#gelu(Tensor, boolean)}. */
+  public static Tensor gelu(Tensor x, boolean tanhApproximation) {
+    return Activations.gelu(x, tanhApproximation);
+  }
+
+  /** See {@link Activations#gelu(Tensor)}. */
+  public static Tensor gelu(Tensor x) {
+    return Activations.gelu(x);
+  }
+
+  /** See {@link Activations#silu(Tensor)}. */
+  public static Tensor silu(Tensor x) {
+    return Activations.silu(x);
+  }
+
+  /** See {@link Activations#mish(Tensor)}. */
+  public static Tensor mish(Tensor x) {
+    return Activations.mish(x);
+  }
+
+  /** See {@link Activations#sigmoid(Tensor)}. */
+  public static Tensor sigmoid(Tensor x) {
+    return Activations.sigmoid(x);
+  }
+
+  /** See {@link Activations#tanh(Tensor)}. */
+  public static Tensor tanh(Tensor x) {
+    return Activations.tanh(x);
+  }
+
+  /** See {@link Activations#softplus(Tensor, double, double)}. */
+  public static Tensor softplus(Tensor x, double beta, double threshold) {
+    return Activations.softplus(x, beta, threshold);
+  }
+
+  /** See {@link Activations#softplus(Tensor)}. */
+  public static Tensor softplus(Tensor x) {
+    return Activations.softplus(x);
+  }
+
+  /** See {@link Activations#hardswish(Tensor)}. */
+  public static Tensor hardswish(Tensor x) {
+    return Activations.hardswish(x);
+  }
+
+  /** See {@link Activations#softmax(Tensor, int)}. */
+  public static Tensor softmax(Tensor x, int dim) {
+    return Activations.softmax(x, dim);
+  }
+
+  /** See {@link Activations#logSoftmax(Tensor, int)}. */
+  public static Tensor logSoftmax(Tensor x, int dim) {
+    return Activations.logSoftmax(x, dim);
+  }
+
+  /** See {@link Losses#mseLoss(Tensor, Tensor)}. */
+  public static Tensor mseLoss(Tensor input, Tensor target) {
+    return Losses.mseLoss(input, target);
+  }
+
+  /** See {@link Losses#mseLoss(Tensor, Tensor, Reduction)}. */
+  public static Tensor mseLoss(Tensor input, Tensor target, Reduction reduction) {
+    return Losses.mseLoss(input, target, reduction);
+  }
+
+  /** See {@link Losses#l1Loss(Tensor, Tensor)}. */
+  public static Tensor l1Loss(Tensor input, Tensor target) {
+    return Losses.l1Loss(input, target);
+  }
+
+  /** See {@link Losses#l1Loss(Tensor, Tensor, Reduction)}. */
+  public static Tensor l1Loss(Tensor input, Tensor target, Reduction reduction) {
+    return Losses.l1Loss(input, target, reduction);
+  }
+
+  /** See {@link Losses#smoothL1Loss(Tensor, Tensor)}. */
+  public static Tensor smoothL1Loss(Tensor input, Tensor target) {
+    return Losses.smoothL1Loss(input, target);
+  }
+
+  /** See {@link Losses#smoothL1Loss(Tensor, Tensor, Reduction)}. */
+  public static Tensor smoothL1Loss(Tensor input, Tensor target, Reduction reduction) {
+    return Losses.smoothL1Loss(input, target, reduction);
+  }
+
+  /** See {@link Losses#smoothL1Loss(Tensor, Tensor, Reduction, double)}. */
+  public static Tensor smoothL1Loss(Tensor input, Tensor target, Reduction reduction, double beta) {
+    return Losses.smoothL1Loss(input, target, reduction, beta);
+  }
+
+  /** See {@link Losses#huberLoss(Tensor, Tensor)}. */
+  public static Tensor huberLoss(Tensor input, Tensor target) {
+    return Losses.huberLoss(input, target);
+  }
+
+  /** See {@link Losses#huberLoss(Tensor, Tensor, Reduction)}. */
+  public static Tensor huberLoss(Tensor input, Tensor target, Reduction reduction) {
+    return Losses.huberLoss(input, target, reduction);
+  }
+
+  /** See {@link Losses#huberLoss(Tensor, Tensor, Reduction, double)}. */
+  public static Tensor huberLoss(Tensor input, Tensor target, Reduction reduction, double delta) {
+    return Losses.huberLoss(input, target, reduction, delta);
+  }
+
+  /** See {@link Losses#bceLoss(Tensor, Tensor)}. */
+  public static Tensor bceLoss(Tensor input, Tensor target) {
+    return Losses.bceLoss(input, target);
+  }
+
+  /** See {@link Losses#bceLoss(Tensor, Tensor, Reduction)}. */
+  public static Tensor bceLoss(Tensor input, Tensor target, Reduction reduction) {
+    return Losses.bceLoss(input, target, reduction);
+  }
+
+  /** See {@link Losses#bceLoss(Tensor, Tensor, Tensor, Reduction)}. */
+  public static Tensor bceLoss(Tensor input, Tensor target, Tensor weight, Reduction reduction) {
+    return Losses.bceLoss(input, target, weight, reduction);
+  }
+
+  /** See {@link Losses#bceWithLogits(Tensor, Tensor)}. */
+  public static Tensor bceWithLogits(Tensor input, Tensor target) {
+    return Losses.bceWithLogits(input, target);
+  }
+
+  /** See {@link Losses#bceWithLogits(Tensor, Tensor, Reduction)}. */
+  public static Tensor bceWithLogits(Tensor input, Tensor target, Reduction reduction) {
+    return Losses.bceWithLogits(input, target, reduction);
+  }
+
+  /** See {@link Losses#bceWithLogits(Tensor, Tensor, Tensor, Reduction, Tensor)}. */
+  public static Tensor bceWithLogits(Tensor input, Tensor target, Tensor weight, Reduction reduction,
+      Tensor posWeight) {
+    return Losses.bceWithLogits(input, target, weight, reduction, posWeight);
+  }
+
+  /** See {@link Losses#crossEntropy(Tensor, Tensor)}. */
+  public static Tensor crossEntropy(Tensor input, Tensor target) {
+    return Losses.crossEntropy(input, target);
+  }
+
+  /** See {@link Losses#crossEntropy(Tensor, Tensor, Reduction)}. */
+  public static Tensor crossEntropy(Tensor input, Tensor target, Reduction reduction) {
+    return Losses.crossEntropy(input, target, reduction);
+  }
+
+  /** See {@link Losses#crossEntropy(Tensor, Tensor, Tensor, int, Reduction, double)}. */
+  public static Tensor crossEntropy(Tensor input, Tensor target, Tensor weight, int ignoreIndex, Reduction reduction,
+      double labelSmoothing) {
+    return Losses.crossEntropy(input, target, weight, ignoreIndex, reduction, labelSmoothing);
+  }
+
+  /** See {@link Losses#nllLoss(Tensor, Tensor)}. */
+  public static Tensor nllLoss(Tensor input, Tensor target) {
+    return Losses.nllLoss(input, target);
+  }
+
+  /** See {@link Losses#nllLoss(Tensor, Tensor, Reduction)}. */
+  public static Tensor nllLoss(Tensor input, Tensor target, Reduction reduction) {
+    return Losses.nllLoss(input, target, reduction);
+  }
+
+  /** See {@link Losses#nllLoss(Tensor, Tensor, Tensor, int, Reduction)}. */
+  public static Tensor nllLoss(Tensor input, Tensor target, Tensor weight, int ignoreIndex, Reduction reduction) {
+    return Losses.nllLoss(input, target, weight, ignoreIndex, reduction);
+  }
+
+  /** See {@link Losses#klDiv(Tensor, Tensor)}. */
+  public static Tensor klDiv(Tensor input, Tensor target) {
+    return Losses.klDiv(input, target);
+  }
+
+  /** See {@link Losses#klDiv(Tensor, Tensor, Reduction)}. */
+  public static Tensor klDiv(Tensor input, Tensor target, Reduction reduction) {
+    return Losses.klDiv(input, target, reduction);
+  }
+
+  /** See {@link Losses#klDiv(Tensor, Tensor, Reduction, boolean)}. */
+  public static Tensor klDiv(Tensor input, Tensor target, Reduction reduction, boolean logTarget) {
+    return Losses.klDiv(input, target, reduction, logTarget);
+  }
+
+  /** See {@link Losses#cosineEmbeddingLoss(Tensor, Tensor, Tensor)}. */
+  public static Tensor cosineEmbeddingLoss(Tensor input1, Tensor input2, Tensor target) {
+    return Losses.cosineEmbeddingLoss(input1, input2, target);
+  }
+
+  /** See {@link Losses#cosineEmbeddingLoss(Tensor, Tensor, Tensor, double)}. */
+  public static Tensor cosineEmbeddingLoss(Tensor input1, Tensor input2, Tensor target, double margin) {
+    return Losses.cosineEmbeddingLoss(input1, input2, target, margin);
+  }
+
+  /** See {@link Losses#cosineEmbeddingLoss(Tensor, Tensor, Tensor, double, Reduction)}. */
+  public static Tensor cosineEmbeddingLoss(Tensor input1, Tensor input2, Tensor target, double margin,
+      Reduction reduction) {
+    return Losses.cosineEmbeddingLoss(input1, input2, target, margin, reduction);
+  }
+
+  /** See {@link Losses#marginRankingLoss(Tensor, Tensor, Tensor)}. */
+  public static Tensor marginRankingLoss(Tensor input1, Tensor input2, Tensor target) {
+    return Losses.marginRankingLoss(input1, input2, target);
+  }
+
+  /** See {@link Losses#marginRankingLoss(Tensor, Tensor, Tensor, double)}. */
+  public static Tensor marginRankingLoss(Tensor input1, Tensor input2, Tensor target, double margin) {
+    return Losses.marginRankingLoss(input1, input2, target, margin);
+  }
+
+  /** See {@link Losses#marginRankingLoss(Tensor, Tensor, Tensor, double, Reduction)}. */
+  public static Tensor marginRankingLoss(Tensor input1, Tensor input2, Tensor target, double margin,
+      Reduction reduction) {
+    return Losses.marginRankingLoss(input1, input2, target, margin, reduction);
+  }
+
+  /** See {@link Losses#hingeEmbeddingLoss(Tensor, Tensor)}. */
+  public static Tensor hingeEmbeddingLoss(Tensor input, Tensor target) {
+    return Losses.hingeEmbeddingLoss(input, target);
+  }
+
+  /** See {@link Losses#hingeEmbeddingLoss(Tensor, Tensor, double)}. */
+  public static Tensor hingeEmbeddingLoss(Tensor input, Tensor target, double margin) {
+    return Losses.hingeEmbeddingLoss(input, target, margin);
+  }
+
+  /** See {@link Losses#hingeEmbeddingLoss(Tensor, Tensor, double, Reduction)}. */
+  public static Tensor hingeEmbeddingLoss(Tensor input, Tensor target, double margin, Reduction reduction) {
+    return Losses.hingeEmbeddingLoss(input, target, margin, reduction);
+  }
+
+  /** See {@link Losses#tripletMarginLoss(Tensor, Tensor, Tensor)}. */
+  public static Tensor tripletMarginLoss(Tensor anchor, Tensor positive, Tensor negative) {
+    return Losses.tripletMarginLoss(anchor, positive, negative);
+  }
+
+  /** See {@link Losses#tripletMarginLoss(Tensor, Tensor, Tensor, double)}. */
+  public static Tensor tripletMarginLoss(Tensor anchor, Tensor positive, Tensor negative, double margin) {
+    return Losses.tripletMarginLoss(anchor, positive, negative, margin);
+  }
+
+  /** See {@link Losses#tripletMarginLoss(Tensor, Tensor, Tensor, double, double, double, boolean, Reduction)}. */
+  public static Tensor tripletMarginLoss(Tensor anchor, Tensor positive, Tensor negative, double margin, double p,
+      double eps, boolean swap, Reduction reduction) {
+    return Losses.tripletMarginLoss(anchor, positive, negative, margin, p, eps, swap, reduction);
+  }
+
+  /** See {@link Losses#sigmoidFocalLoss(Tensor, Tensor)}. */
+  public static Tensor sigmoidFocalLoss(Tensor input, Tensor target) {
+    return Losses.sigmoidFocalLoss(input, target);
+  }
+
+  /** See {@link Losses#sigmoidFocalLoss(Tensor, Tensor, double, double, Reduction)}. */
+  public static Tensor sigmoidFocalLoss(Tensor input, Tensor target, double alpha, double gamma,
+      Reduction reduction) {
+    return Losses.sigmoidFocalLoss(input, target, alpha, gamma, reduction);
+  }
+
+  /** See {@link Losses#focalLoss(Tensor, Tensor)}. */
+  public static Tensor focalLoss(Tensor input, Tensor target) {
+    return Losses.focalLoss(input, target);
+  }
+
+  /** See {@link Losses#focalLoss(Tensor, Tensor, double)}. */
+  public static Tensor focalLoss(Tensor input, Tensor target, double gamma) {
+    return Losses.focalLoss(input, target, gamma);
+  }
+
+  /** See {@link Losses#focalLoss(Tensor, Tensor, Tensor, double, int, Reduction)}. */
+  public static Tensor focalLoss(Tensor input, Tensor target, Tensor alpha, double gamma, int ignoreIndex,
+      Reduction reduction) {
+    return Losses.focalLoss(input, target, alpha, gamma, ignoreIndex, reduction);
+  }
+
+  /** See {@link Losses#diceLoss(Tensor, Tensor)}. */
+  public static Tensor diceLoss(Tensor input, Tensor target) {
+    return Losses.diceLoss(input, target);
+  }
+
+  /** See {@link Losses#diceLoss(Tensor, Tensor, double, Reduction)}. */
+  public static Tensor diceLoss(Tensor input, Tensor target, double smooth, Reduction reduction) {
+    return Losses.diceLoss(input, target, smooth, reduction);
+  }
+
+  /** See {@link Losses#polyLoss(Tensor, Tensor)}. */
+  public static Tensor polyLoss(Tensor input, Tensor target) {
+    return Losses.polyLoss(input, target);
+  }
+
+  /** See {@link Losses#polyLoss(Tensor, Tensor, double)}. */
+  public static Tensor polyLoss(Tensor input, Tensor target, double epsilon) {
+    return Losses.polyLoss(input, target, epsilon);
+  }
+
+  /** See {@link Losses#polyLoss(Tensor, Tensor, double, double, int, Reduction)}. */
+  public static Tensor polyLoss(Tensor input, Tensor target, double epsilon, double labelSmoothing, int ignoreIndex,
+      Reduction reduction) {
+    return Losses.polyLoss(input, target, epsilon, labelSmoothing, ignoreIndex, reduction);
+  }
+
+  /** See {@link Normalization#batchNorm(Tensor, Tensor, Tensor, Tensor, Tensor, boolean, double, double)}. */
+  public static Tensor batchNorm(Tensor input, Tensor runningMean, Tensor runningVar, Tensor weight, Tensor bias,
+      boolean training, double momentum, double eps) {
+    return Normalization.batchNorm(input, runningMean, runningVar, weight, bias, training, momentum, eps);
+  }
+
+  /** See {@link Normalization#batchNorm(Tensor, Tensor, Tensor, Tensor, Tensor, boolean)}. */
+  public static Tensor batchNorm(Tensor input, Tensor runningMean, Tensor runningVar, Tensor weight, Tensor bias,
+      boolean training) {
+    return Normalization.batchNorm(input, runningMean, runningVar, weight, bias, training);
+  }
+
+  /** See {@link Normalization#layerNorm(Tensor, int[], Tensor, Tensor, double)}. */
+  public static Tensor layerNorm(Tensor input, int[] normalizedShape, Tensor weight, Tensor bias, double eps) {
+    return Normalization.layerNorm(input, normalizedShape, weight, bias, eps);
+  }
+
+  /** See {@link Normalization#layerNorm(Tensor, int[], Tensor, Tensor)}. */
+  public static Tensor layerNorm(Tensor input, int[] normalizedShape, Tensor weight, Tensor bias) {
+    return Normalization.layerNorm(input, normalizedShape, weight, bias);
+  }
+
+  /** See {@link Normalization#rmsNorm(Tensor, int[], Tensor, Double)}. */
+  public static Tensor rmsNorm(Tensor input, int[] normalizedShape, Tensor weight, Double eps) {
+    return Normalization.rmsNorm(input, normalizedShape, weight, eps);
+  }
+
+  /** See {@link Normalization#groupNorm(Tensor, int, Tensor, Tensor, double)}. */
+  public static Tensor groupNorm(Tensor input, int numGroups, Tensor weight, Tensor bias, double eps) {
+    return Normalization.groupNorm(input, numGroups, weight, bias, eps);
+  }
+
+  /** See {@link Normalization#groupNorm(Tensor, int, Tensor, Tensor)}. */
+  public static Tensor groupNorm(Tensor input, int numGroups, Tensor weight, Tensor bias) {
+    return Normalization.groupNorm(input, numGroups, weight, bias);
+  }
+
+  /** See {@link Dropouts#dropout(Tensor, double, boolean, Generator)}. */
+  public static Tensor dropout(Tensor input, double p, boolean training, Generator gen) {
+    return Dropouts.dropout(input, p, training, gen);
+  }
+
+  /** See {@link Dropouts#dropout(Tensor)}. */
+  public static Tensor dropout(Tensor input) {
+    return Dropouts.dropout(input);
+  }
+
+  /** See {@link Dropouts#dropout2d(Tensor, double, boolean, Generator)}. */
+  public static Tensor dropout2d(Tensor input, double p, boolean training, Generator gen) {
+    return Dropouts.dropout2d(input, p, training, gen);
+  }
+
+  /** See {@link Dropouts#dropout1d(Tensor, double, boolean, Generator)}. */
+  public static Tensor dropout1d(Tensor input, double p, boolean training, Generator gen) {
+    return Dropouts.dropout1d(input, p, training, gen);
+  }
+
+  /** See {@link Dropouts#alphaDropout(Tensor, double, boolean, Generator)}. */
+  public static Tensor alphaDropout(Tensor input, double p, boolean training, Generator gen) {
+    return Dropouts.alphaDropout(input, p, training, gen);
+  }
+
+  /** See {@link Embeddings#embedding(Tensor, Tensor)}. */
+  public static Tensor embedding(Tensor input, Tensor weight) {
+    return Embeddings.embedding(input, weight);
+  }
+
+  /** See {@link Embeddings#embedding(Tensor, Tensor, Integer, Double, double)}. */
+  public static Tensor embedding(Tensor input, Tensor weight, Integer paddingIdx, Double maxNorm, double normType) {
+    return Embeddings.embedding(input, weight, paddingIdx, maxNorm, normType);
+  }
+
+  /** See {@link Attention#scaledDotProductAttention(Tensor, Tensor, Tensor)}. */
+  public static Tensor scaledDotProductAttention(Tensor q, Tensor k, Tensor v) {
+    return Attention.scaledDotProductAttention(q, k, v);
+  }
+
+  /** See {@link Attention#scaledDotProductAttention}. */
+  public static Tensor scaledDotProductAttention(Tensor q, Tensor k, Tensor v, Tensor attnMask, double dropoutP,
+      boolean isCausal, Double scale, Generator gen) {
+    return Attention.scaledDotProductAttention(q, k, v, attnMask, dropoutP, isCausal, scale, gen);
+  }
+
+  /** See {@link Attention#scaledDotProductAttention}. */
+  public static Tensor scaledDotProductAttention(Tensor q, Tensor k, Tensor v, Tensor attnMask, double dropoutP,
+      boolean isCausal, Double scale, int window, Generator gen, Attention.Kernel kernel) {
+    return Attention.scaledDotProductAttention(q, k, v, attnMask, dropoutP, isCausal, scale, window, gen, kernel);
+  }
+
+  /** See {@link Recurrent#lstmCell(Tensor, Tensor)}. */
+  public static Tensor lstmCell(Tensor gates, Tensor c) {
+    return Recurrent.lstmCell(gates, c);
+  }
+
+}
