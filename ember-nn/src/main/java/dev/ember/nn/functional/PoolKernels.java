@@ -1,0 +1,331 @@
+package dev.ember.nn.functional;
+
+import dev.ember.backend.cpu.Parallel;
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Tensor;
+
+/**
+ * The single-pass window kernels behind {@link Pooling}: every pooling variant is described by two
+ * {@link Axis} tables (per output row/column: the first in-bounds tap, the exclusive end, the step
+ * and, for averages, the divisor factor), so max, average and adaptive pooling share one max and one
+ * average kernel. Inputs are contiguous [planes, inH, inW] in F32 or F64; work is split over planes
+ * in tasks of a size fixed by the plane size (never by the thread count), and every plane is
+ * computed by one task in a fixed order, so results are bitwise the same on any number of threads.
+ */
+final class PoolKernels {
+  private PoolKernels() {}
+
+  /** Elements of input per task: tasks stay large enough to amortise the hand-off to a worker. */
+  private static final int TASK_ELEMENTS = 1 << 15;
+
+  /**
+   * One spatial axis of a pooling: output position {@code o} reads input positions
+   * {@code start[o], start[o] + step, ...} below {@code end[o]} (already clipped to the input; an
+   * empty range is possible only for odd dilated windows lying wholly in the padding). {@code div}
+   * holds the average's divisor factor per output position (null for max pooling): the divisor of
+   * output (oh, ow) is {@code h.div[oh] * w.div[ow]}.
+   */
+  record Axis(int in, int out, int[] start, int[] end, int step, double[] div) {}
+
+  /** Calls {@code body(p0, p1)} over the planes in thread-count independent tasks. */
+  private static void forPlanes(int planes, int planeSize, PlaneRange body) {
+    int per = Math.max(1, TASK_ELEMENTS / Math.max(1, planeSize));
+    int tasks = Parallel.chunks(planes, per);
+    Parallel.forEach(tasks, t -> body.run(t * per, Math.min(planes, (t + 1) * per)));
+  }
+
+  @FunctionalInterface
+  private interface PlaneRange {
+    void run(int p0, int p1);
+  }
+
+  // ================================================================== max
+
+  /**
+   * Window maxima of {@code x} ([planes, h.in, w.in], contiguous) into {@code out} (new, contiguous
+   * [planes, h.out, w.out]) and, when {@code arg} is not null, the plane-local flat index
+   * {@code ih * w.in + iw} of each maximum. As PyTorch: the first maximum wins ties, and a NaN in
+   * the window is the result (the last NaN's index).
+   */
+  static void maxForward(Tensor x, int planes, Axis h, Axis w, Tensor out, int[] arg) {
+    int inPlane = h.in * w.in;
+    int outPlane = h.out * w.out;
+    int xo = x.offset();
+    if (x.dtype() == DType.F32) {
+      float[] xs = x.storage().floats();
+      float[] ys = out.storage().floats();
+      if (h.step == 1 && w.step == 1) {
+        forPlanes(planes, inPlane, (p0, p1) -> maxPlanesF1(xs, xo, ys, arg, p0, p1, h, w));
+      } else {
+        forPlanes(planes, inPlane, (p0, p1) -> {
+          for (int p = p0; p < p1; p++) maxPlaneF(xs, xo + p * inPlane, ys, p * outPlane, arg, h, w);
+        });
+      }
+    } else {
+      double[] xs = x.storage().doubles();
+      double[] ys = out.storage().doubles();
+      forPlanes(planes, inPlane, (p0, p1) -> {
+        for (int p = p0; p < p1; p++) maxPlaneD(xs, xo + p * inPlane, ys, p * outPlane, arg, h, w);
+      });
+    }
+  }
+
+  /**
+   * {@link #maxPlaneF} for undilated windows (the common case) over planes p0..p1, with flat
+   * indices hoisted out of the tap loop.
+   */
+  private static void maxPlanesF1(float[] xs, int xo, float[] ys, int[] arg, int p0, int p1, Axis h, Axis w) {
+    int iw = w.in;
+    int ow = w.out;
+    int inPlane = h.in * iw;
+    int outPlane = h.out * ow;
+    int[] hs = h.start;
+    int[] he = h.end;
+    int[] ws = w.start;
+    int[] we = w.end;
+    for (int p = p0; p < p1; p++) {
+      int xb = xo + p * inPlane;
+      int yb = p * outPlane;
+      for (int oh = 0; oh < h.out; oh++) {
+        int r0 = xb + hs[oh] * iw;
+        int r1 = xb + he[oh] * iw;
+        int yr = yb + oh * ow;
+        for (int o = 0; o < ow; o++) {
+          int w0 = ws[o];
+          int w1 = we[o];
+          float mv = Float.NEGATIVE_INFINITY;
+          int mc = r0 + w0;
+          for (int r = r0; r < r1; r += iw) {
+            for (int c = r + w0, e = r + w1; c < e; c++) {
+              float v = xs[c];
+              boolean take = v > mv | v != v; // no short-circuit, so the JIT can use conditional moves
+              mc = take ? c : mc;
+              mv = take ? v : mv;
+            }
+          }
+          ys[yr + o] = mv;
+          if (arg != null) arg[yr + o] = mc - xb;
+        }
+      }
+    }
+  }
+
+  private static void maxPlaneF(float[] x, int xb, float[] y, int yb, int[] arg, Axis h, Axis w) {
+    int iw = w.in;
+    int ow = w.out;
+    int dh = h.step;
+    int dw = w.step;
+    int[] ws = w.start;
+    int[] we = w.end;
+    for (int oh = 0; oh < h.out; oh++) {
+      int h0 = h.start[oh];
+      int h1 = h.end[oh];
+      int yr = yb + oh * ow;
+      for (int o = 0; o < ow; o++) {
+        int w0 = ws[o];
+        int w1 = we[o];
+        float mv = Float.NEGATIVE_INFINITY;
+        int mi = h0 * iw + w0;
+        for (int ih = h0; ih < h1; ih += dh) {
+          int r = ih * iw;
+          for (int c = w0; c < w1; c += dw) {
+            float v = x[xb + r + c];
+            if (v > mv || v != v) {
+              mv = v;
+              mi = r + c;
+            }
+          }
+        }
+        y[yr + o] = mv;
+        if (arg != null) arg[yr + o] = mi;
+      }
+    }
+  }
+
+  private static void maxPlaneD(double[] x, int xb, double[] y, int yb, int[] arg, Axis h, Axis w) {
+    int iw = w.in;
+    int ow = w.out;
+    int dh = h.step;
+    int dw = w.step;
+    int[] ws = w.start;
+    int[] we = w.end;
+    for (int oh = 0; oh < h.out; oh++) {
+      int h0 = h.start[oh];
+      int h1 = h.end[oh];
+      int yr = yb + oh * ow;
+      for (int o = 0; o < ow; o++) {
+        int w0 = ws[o];
+        int w1 = we[o];
+        double mv = Double.NEGATIVE_INFINITY;
+        int mi = h0 * iw + w0;
+        for (int ih = h0; ih < h1; ih += dh) {
+          int r = ih * iw;
+          for (int c = w0; c < w1; c += dw) {
+            double v = x[xb + r + c];
+            if (v > mv || v != v) {
+              mv = v;
+              mi = r + c;
+            }
+          }
+        }
+        y[yr + o] = mv;
+        if (arg != null) arg[yr + o] = mi;
+      }
+    }
+  }
+
+  /**
+   * The input gradient of a max pooling: each upstream value {@code g} ([planes, outPlane]) is added
+   * at its window's argmax {@code arg}. Returns a new tensor of {@code shape} in g's dtype.
+   */
+  static Tensor maxBackward(Tensor g, int[] arg, int planes, int inPlane, int outPlane, int[] shape) {
+    Tensor gi = Tensor.zeros(g.dtype(), shape);
+    int go = g.offset();
+    if (g.dtype() == DType.F32) {
+      float[] gs = g.storage().floats();
+      float[] is = gi.storage().floats();
+      forPlanes(planes, inPlane, (p0, p1) -> {
+        for (int p = p0; p < p1; p++) {
+          int ib = p * inPlane;
+          int ob = p * outPlane;
+          for (int o = 0; o < outPlane; o++) {
+            int a = arg[ob + o];
+            if (a >= 0 && a < inPlane) is[ib + a] += gs[go + ob + o];
+          }
+        }
+      });
+    } else {
+      double[] gs = g.storage().doubles();
+      double[] is = gi.storage().doubles();
+      forPlanes(planes, inPlane, (p0, p1) -> {
+        for (int p = p0; p < p1; p++) {
+          int ib = p * inPlane;
+          int ob = p * outPlane;
+          for (int o = 0; o < outPlane; o++) {
+            int a = arg[ob + o];
+            if (a >= 0 && a < inPlane) is[ib + a] += gs[go + ob + o];
+          }
+        }
+      });
+    }
+    return gi;
+  }
+
+  // ================================================================== average
+
+  /**
+   * Window averages of {@code x} ([planes, h.in, w.in], contiguous) into {@code out}: the sum over
+   * the in-bounds taps (in double) divided by {@code h.div[oh] * w.div[ow]}; an empty window gives 0.
+   */
+  static void avgForward(Tensor x, int planes, Axis h, Axis w, Tensor out) {
+    int inPlane = h.in * w.in;
+    int outPlane = h.out * w.out;
+    int xo = x.offset();
+    if (x.dtype() == DType.F32) {
+      float[] xs = x.storage().floats();
+      float[] ys = out.storage().floats();
+      forPlanes(planes, inPlane, (p0, p1) -> {
+        for (int p = p0; p < p1; p++) {
+          int xb = xo + p * inPlane;
+          int yb = p * outPlane;
+          for (int oh = 0; oh < h.out; oh++) {
+            int h0 = h.start[oh];
+            int h1 = h.end[oh];
+            for (int o = 0; o < w.out; o++) {
+              int w0 = w.start[o];
+              int w1 = w.end[o];
+              double s = 0;
+              for (int ih = h0; ih < h1; ih++) {
+                int r = xb + ih * w.in;
+                for (int c = r + w0, e = r + w1; c < e; c++) s += xs[c];
+              }
+              ys[yb + oh * w.out + o] = h0 >= h1 || w0 >= w1 ? 0f : (float) (s / (h.div[oh] * w.div[o]));
+            }
+          }
+        }
+      });
+    } else {
+      double[] xs = x.storage().doubles();
+      double[] ys = out.storage().doubles();
+      forPlanes(planes, inPlane, (p0, p1) -> {
+        for (int p = p0; p < p1; p++) {
+          int xb = xo + p * inPlane;
+          int yb = p * outPlane;
+          for (int oh = 0; oh < h.out; oh++) {
+            int h0 = h.start[oh];
+            int h1 = h.end[oh];
+            for (int o = 0; o < w.out; o++) {
+              int w0 = w.start[o];
+              int w1 = w.end[o];
+              double s = 0;
+              for (int ih = h0; ih < h1; ih++) {
+                int r = xb + ih * w.in;
+                for (int c = r + w0, e = r + w1; c < e; c++) s += xs[c];
+              }
+              ys[yb + oh * w.out + o] = h0 >= h1 || w0 >= w1 ? 0 : s / (h.div[oh] * w.div[o]);
+            }
+          }
+        }
+      });
+    }
+  }
+
+  /**
+   * The input gradient of an average pooling: each upstream value divided by its window's divisor
+   * is added to every in-bounds tap of the window. Returns a new tensor of {@code shape}.
+   */
+  static Tensor avgBackward(Tensor g, int planes, Axis h, Axis w, int[] shape) {
+    Tensor gi = Tensor.zeros(g.dtype(), shape);
+    int inPlane = h.in * w.in;
+    int outPlane = h.out * w.out;
+    int go = g.offset();
+    if (g.dtype() == DType.F32) {
+      float[] gs = g.storage().floats();
+      float[] is = gi.storage().floats();
+      forPlanes(planes, inPlane, (p0, p1) -> {
+        for (int p = p0; p < p1; p++) {
+          int ib = p * inPlane;
+          int gb = go + p * outPlane;
+          for (int oh = 0; oh < h.out; oh++) {
+            int h0 = h.start[oh];
+            int h1 = h.end[oh];
+            for (int o = 0; o < w.out; o++) {
+              int w0 = w.start[o];
+              int w1 = w.end[o];
+              if (h0 >= h1 || w0 >= w1) continue;
+              float v = (float) (gs[gb + oh * w.out + o] / (h.div[oh] * w.div[o]));
+              for (int ih = h0; ih < h1; ih++) {
+                int r = ib + ih * w.in;
+                for (int c = r + w0, e = r + w1; c < e; c++) is[c] += v;
+              }
+            }
+          }
+        }
+      });
+    } else {
+      double[] gs = g.storage().doubles();
+      double[] is = gi.storage().doubles();
+      forPlanes(planes, inPlane, (p0, p1) -> {
+        for (int p = p0; p < p1; p++) {
+          int ib = p * inPlane;
+          int gb = go + p * outPlane;
+          for (int oh = 0; oh < h.out; oh++) {
+            int h0 = h.start[oh];
+            int h1 = h.end[oh];
+            for (int o = 0; o < w.out; o++) {
+              int w0 = w.start[o];
+              int w1 = w.end[o];
+              if (h0 >= h1 || w0 >= w1) continue;
+              double v = gs[gb + oh * w.out + o] / (h.div[oh] * w.div[o]);
+              for (int ih = h0; ih < h1; ih++) {
+                int r = ib + ih * w.in;
+                for (int c = r + w0, e = r + w1; c < e; c++) is[c] += v;
+              }
+            }
+          }
+        }
+      });
+    }
+    return gi;
+  }
+}

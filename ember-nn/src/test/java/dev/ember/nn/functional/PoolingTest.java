@@ -1,0 +1,272 @@
+package dev.ember.nn.functional;
+
+import static dev.ember.testing.Assertions.assertClose;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import dev.ember.autograd.Grad;
+import dev.ember.backend.cpu.Parallel;
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Generator;
+import dev.ember.tensor.Tensor;
+import dev.ember.tensor.TensorArgumentException;
+import dev.ember.testing.GradCheck;
+import java.util.List;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Pooling and interpolation: float64 gradient checks, error messages, the output-size rules,
+ * unbatched and empty-batch inputs, and bitwise determinism on 1 and 2 threads. Values against
+ * PyTorch are in {@link PoolingFixtureTest}.
+ */
+class PoolingTest {
+  private static final int[] Z = {0};
+  private static final int[] ONE = {1};
+
+  private static int[] a(int... v) {
+    return v;
+  }
+
+  /** A float64 leaf of distinct values at least 0.05 apart (no ties, so max pooling is differentiable). */
+  private static Tensor distinct(long seed, int... shape) {
+    long n = 1;
+    for (int s : shape) n *= s;
+    Tensor perm = Tensor.randperm(new Generator(seed), (int) n).to(DType.F64);
+    return perm.mul(0.05).sub(n * 0.025).reshape(shape).clone().requiresGrad(true);
+  }
+
+  private static void gradcheck(String name, Function<Tensor, Tensor> f, Tensor x) {
+    GradCheck.check(name, in -> f.apply(in.get(0)), List.of(x));
+  }
+
+  // ================================================================== gradient checks
+
+  @Test
+  void maxPoolGradchecks() {
+    gradcheck("max_pool2d k2", x -> Pooling.maxPool2d(x, 2), distinct(1, 2, 3, 6, 6));
+    gradcheck("max_pool2d k3 s2 p1 ceil", x -> Pooling.maxPool2d(x, a(3), a(2), a(1), ONE, true),
+        distinct(2, 2, 2, 7, 8));
+    gradcheck("max_pool2d dilated overlapping", x -> Pooling.maxPool2d(x, a(3, 2), a(1, 1), a(1, 1), a(2, 1), false),
+        distinct(3, 1, 2, 7, 6));
+    gradcheck("max_pool2d unbatched", x -> Pooling.maxPool2d(x, a(2), a(1), Z, ONE, false), distinct(4, 3, 5, 5));
+    gradcheck("max_pool1d", x -> Pooling.maxPool1d(x, 3, 2, 1, 2, true), distinct(5, 2, 3, 11));
+    gradcheck("max_pool1d unbatched", x -> Pooling.maxPool1d(x, 2), distinct(6, 3, 8));
+    gradcheck("max_pool2d with indices", x -> Pooling.maxPool2dWithIndices(x, a(3), a(2), a(1), ONE, false).values(),
+        distinct(7, 1, 2, 6, 7));
+  }
+
+  @Test
+  void avgPoolGradchecks() {
+    gradcheck("avg_pool2d k2", x -> Pooling.avgPool2d(x, 2), distinct(11, 2, 3, 6, 6));
+    gradcheck("avg_pool2d pad ceil count", x -> Pooling.avgPool2d(x, a(3), a(2), a(1), true, true, null),
+        distinct(12, 2, 2, 7, 8));
+    gradcheck("avg_pool2d pad ceil no count", x -> Pooling.avgPool2d(x, a(3), a(2), a(1), true, false, null),
+        distinct(13, 2, 2, 7, 8));
+    gradcheck("avg_pool2d divisor override", x -> Pooling.avgPool2d(x, a(3, 2), a(1, 2), a(1, 1), false, true, 7),
+        distinct(14, 1, 2, 5, 6));
+    gradcheck("avg_pool1d", x -> Pooling.avgPool1d(x, 4, 3, 2, true, false), distinct(15, 2, 2, 11));
+    gradcheck("avg_pool1d unbatched", x -> Pooling.avgPool1d(x, 2, 1, 1, false, true), distinct(16, 3, 7));
+  }
+
+  @Test
+  void adaptivePoolGradchecks() {
+    gradcheck("adaptive_avg_pool2d 7->3", x -> Pooling.adaptiveAvgPool2d(x, 3), distinct(21, 2, 2, 7, 7));
+    gradcheck("adaptive_avg_pool2d 5x9->3x4 unbatched", x -> Pooling.adaptiveAvgPool2d(x, 3, 4), distinct(22, 2, 5, 9));
+    gradcheck("adaptive_avg_pool2d up", x -> Pooling.adaptiveAvgPool2d(x, 5, 6), distinct(23, 1, 2, 3, 4));
+    gradcheck("adaptive_max_pool2d 7->3", x -> Pooling.adaptiveMaxPool2d(x, 3), distinct(24, 2, 2, 7, 7));
+    gradcheck("adaptive_max_pool2d 5x9->3x4", x -> Pooling.adaptiveMaxPool2d(x, 3, 4), distinct(25, 1, 2, 5, 9));
+    gradcheck("adaptive_max_pool2d up", x -> Pooling.adaptiveMaxPool2d(x, 5, 6), distinct(26, 1, 2, 3, 4));
+  }
+
+  @Test
+  void interpolateGradchecks() {
+    gradcheck("nearest scale 2", x -> Upsampling.interpolate(x, 2, "nearest"), distinct(31, 2, 2, 3, 4));
+    gradcheck("nearest odd scales", x -> Upsampling.interpolate(x, null, new double[] {1.7, 2.2}, "nearest", null,
+        null), distinct(32, 1, 2, 3, 5));
+    gradcheck("nearest 1d down", x -> Upsampling.interpolate(x, a(3), "nearest"), distinct(33, 2, 2, 7));
+    gradcheck("nearest 1d scale 2.2 (doubled length)", x -> Upsampling.interpolate(x, 2.2, "nearest"),
+        distinct(34, 1, 2, 3));
+    for (boolean ac : new boolean[] {false, true}) {
+      gradcheck("bilinear size ac=" + ac, x -> Upsampling.interpolate(x, a(7, 9), null, "bilinear", ac, null),
+          distinct(35, 2, 2, 4, 5));
+      gradcheck("bilinear down ac=" + ac, x -> Upsampling.interpolate(x, a(3, 5), null, "bilinear", ac, null),
+          distinct(36, 1, 2, 7, 8));
+      gradcheck("bilinear scale ac=" + ac, x -> Upsampling.interpolate(x, null, new double[] {1.5, 2.3}, "bilinear",
+          ac, null), distinct(37, 1, 2, 4, 5));
+    }
+  }
+
+  // ================================================================== semantics
+
+  @Test
+  void ceilModeDropsAWindowStartingInTheRightPadding() {
+    // in 5, k 2, s 2, p 1: floor mode 3 windows; ceil mode would give 4, but the 4th starts at 5 = in + pad - 1 + 1
+    assertEquals(3, Pooling.outputSize(5, 2, 2, 1, 1, true));
+    assertEquals(3, Pooling.outputSize(5, 2, 2, 1, 1, false));
+    assertEquals(4, Pooling.outputSize(6, 2, 2, 1, 1, true));
+    assertEquals(3, Pooling.outputSize(7, 3, 2, 0, 1, false));
+    assertEquals(3, Pooling.outputSize(8, 3, 2, 0, 1, false));
+    assertEquals(4, Pooling.outputSize(8, 3, 2, 0, 1, true));
+    Tensor x = Tensor.randn(new Generator(1), 1, 1, 5, 5);
+    assertArrayEquals(a(1, 1, 3, 3), Pooling.maxPool2d(x, a(2), a(2), a(1), ONE, true).shape());
+  }
+
+  @Test
+  void emptyBatchGivesEmptyOutputAndGradient() {
+    Tensor x = Tensor.zeros(DType.F32, 0, 3, 4, 4).requiresGrad(true);
+    Tensor y = Pooling.maxPool2d(x, 2);
+    assertArrayEquals(a(0, 3, 2, 2), y.shape());
+    y.sum().backward();
+    assertArrayEquals(a(0, 3, 4, 4), x.grad().shape());
+    assertArrayEquals(a(0, 3, 2, 2), Pooling.avgPool2d(x, 2).shape());
+    assertArrayEquals(a(0, 3, 1, 1), Pooling.adaptiveAvgPool2d(x, 1).shape());
+  }
+
+  @Test
+  void nonContiguousInputIsPooledAsItsValues() {
+    Tensor base = Tensor.randn(new Generator(5), 2, 6, 3, 6); // permuted to [2, 3, 6, 6]
+    Tensor x = base.permute(0, 2, 1, 3);
+    assertFalse(x.isContiguous());
+    assertClose(Pooling.maxPool2d(x.contiguous(), 2), Pooling.maxPool2d(x, 2), 0, 0, "max non-contiguous");
+    assertClose(Pooling.avgPool2d(x.contiguous(), 3), Pooling.avgPool2d(x, 3), 0, 0, "avg non-contiguous");
+  }
+
+  @Test
+  void maxPoolWithoutGradKeepsNoIndicesButGivesTheSameValues() {
+    Tensor x = Tensor.randn(new Generator(6), 2, 3, 9, 9);
+    Tensor withGrad = Pooling.maxPool2d(x.clone().requiresGrad(true), a(3), a(2), a(1), ONE, false);
+    Tensor plain;
+    try (var ignored = Grad.off()) {
+      plain = Pooling.maxPool2d(x, a(3), a(2), a(1), ONE, false);
+    }
+    assertClose(withGrad.detach(), plain, 0, 0, "max pool with and without the argmax");
+  }
+
+  @Test
+  void maxPoolOfAllMinusInfinityRoutesTheGradientToTheFirstTap() {
+    Tensor x = Tensor.full(Double.NEGATIVE_INFINITY, DType.F64, 1, 1, 2, 2).requiresGrad(true);
+    Pooling.WithIndices r = Pooling.maxPool2dWithIndices(x, a(2), null, Z, ONE, false);
+    assertEquals(Double.NEGATIVE_INFINITY, r.values().item());
+    assertEquals(0, r.indices().getLong(0, 0, 0, 0));
+    r.values().backward(Tensor.ones(DType.F64, 1, 1, 1, 1));
+    assertArrayEquals(new double[] {1, 0, 0, 0}, x.grad().toDoubleArray());
+  }
+
+  // ================================================================== errors
+
+  private static String msg(Runnable r) {
+    return assertThrows(TensorArgumentException.class, r::run).getMessage();
+  }
+
+  @Test
+  void errorMessages() {
+    Tensor small = Tensor.zeros(1, 1, 2, 2);
+    assertEquals("max_pool2d: output size (0, 0) is too small: the kernel (3, 3) is larger than the padded input "
+        + "(2, 2): input=[1, 1, 2, 2]", msg(() -> Pooling.maxPool2d(small, 3)));
+    assertEquals("max_pool2d: output size (0, 0) is too small: the dilated kernel (5, 5) is larger than the padded "
+        + "input (4, 4): input=[1, 1, 4, 4]",
+        msg(() -> Pooling.maxPool2d(Tensor.zeros(1, 1, 4, 4), a(3), null, Z, a(2), false)));
+    assertEquals("avg_pool1d: output size 0 is too small: the kernel 5 is larger than the padded input 3: "
+        + "input=[1, 2, 3]", msg(() -> Pooling.avgPool1d(Tensor.zeros(1, 2, 3), 5)));
+    assertEquals("max_pool2d: padding should be at most half of kernel_size, got padding=(2, 2) and "
+        + "kernel_size=(3, 3): input=[1, 1, 8, 8]",
+        msg(() -> Pooling.maxPool2d(Tensor.zeros(1, 1, 8, 8), a(3), null, a(2), ONE, false)));
+    assertEquals("avg_pool2d: padding should be at most half of kernel_size, got padding=(0, 2) and "
+        + "kernel_size=(2, 3): input=[1, 1, 8, 8]",
+        msg(() -> Pooling.avgPool2d(Tensor.zeros(1, 1, 8, 8), a(2, 3), null, a(0, 2), false, true, null)));
+    assertEquals("max_pool1d: padding should be at most half of kernel_size, got padding=2 and kernel_size=3: "
+        + "input=[1, 8]", msg(() -> Pooling.maxPool1d(Tensor.zeros(1, 8), 3, 1, 2, 1, false)));
+    assertEquals("max_pool2d: expected a 3-d [C, H, W] or 4-d [N, C, H, W] input, got rank 2: input=[4, 5]",
+        msg(() -> Pooling.maxPool2d(Tensor.zeros(4, 5), 2)));
+    assertEquals("max_pool1d: expected a 2-d [C, L] or 3-d [N, C, L] input, got rank 4: input=[2, 3, 4, 5]",
+        msg(() -> Pooling.maxPool1d(Tensor.zeros(2, 3, 4, 5), 2)));
+    assertEquals("adaptive_avg_pool2d: expected a 3-d [C, H, W] or 4-d [N, C, H, W] input, got rank 5: "
+        + "input=[1, 1, 1, 4, 4]", msg(() -> Pooling.adaptiveAvgPool2d(Tensor.zeros(1, 1, 1, 4, 4), 2)));
+    assertEquals("avg_pool2d: expected non-zero sizes in the non-batch dims: input=[2, 0, 4, 4]",
+        msg(() -> Pooling.avgPool2d(Tensor.zeros(2, 0, 4, 4), 2)));
+    assertEquals("max_pool2d: kernel_size must be greater than zero, got (0, 2): input=[1, 1, 4, 4]",
+        msg(() -> Pooling.maxPool2d(Tensor.zeros(1, 1, 4, 4), a(0, 2), null, Z, ONE, false)));
+    assertEquals("max_pool2d: stride must be greater than zero, got (0, 0): input=[1, 1, 4, 4]",
+        msg(() -> Pooling.maxPool2d(Tensor.zeros(1, 1, 4, 4), a(2), a(0), Z, ONE, false)));
+    assertEquals("max_pool2d: dilation must be greater than zero, got (0, 0): input=[1, 1, 4, 4]",
+        msg(() -> Pooling.maxPool2d(Tensor.zeros(1, 1, 4, 4), a(2), null, Z, a(0), false)));
+    assertEquals("max_pool2d: kernel_size must have 1 or 2 values, got [2, 2, 2]: input=[1, 1, 4, 4]",
+        msg(() -> Pooling.maxPool2d(Tensor.zeros(1, 1, 4, 4), a(2, 2, 2), null, Z, ONE, false)));
+    assertEquals("avg_pool2d: divisor_override must not be zero: input=[1, 1, 4, 4]",
+        msg(() -> Pooling.avgPool2d(Tensor.zeros(1, 1, 4, 4), a(2), null, Z, false, true, 0)));
+    assertEquals("adaptive_max_pool2d: output_size must be positive, got 0: input=[1, 1, 4, 4]",
+        msg(() -> Pooling.adaptiveMaxPool2d(Tensor.zeros(1, 1, 4, 4), 0, 2)));
+    assertEquals("max_pool2d: expected a floating-point tensor, got int64: x=[1, 1, 4, 4]; hint: convert with "
+        + "x.to(DType.F32)", msg(() -> Pooling.maxPool2d(Tensor.zeros(DType.I64, 1, 1, 4, 4), 2)));
+  }
+
+  @Test
+  void interpolateErrorMessages() {
+    Tensor x3 = Tensor.zeros(1, 2, 3);
+    Tensor x4 = Tensor.zeros(1, 2, 3, 3);
+    assertEquals("interpolate: mode 'bilinear' needs a 4-d [N, C, H, W] input, got rank 3: input=[1, 2, 3]",
+        msg(() -> Upsampling.interpolate(x3, 2, "bilinear")));
+    assertEquals("interpolate: mode 'nearest' needs a 3-d [N, C, L] or 4-d [N, C, H, W] input, got rank 2: "
+        + "input=[2, 3]", msg(() -> Upsampling.interpolate(Tensor.zeros(2, 3), 2, "nearest")));
+    assertEquals("interpolate: mode must be 'nearest' or 'bilinear', got 'bicubic': input=[1, 2, 3, 3]",
+        msg(() -> Upsampling.interpolate(x4, 2, "bicubic")));
+    assertEquals("interpolate: align_corners can only be set with the interpolating modes (bilinear), not with"
+        + " mode 'nearest': input=[1, 2, 3, 3]",
+        msg(() -> Upsampling.interpolate(x4, null, new double[] {2}, "nearest", false, null)));
+    assertEquals("interpolate: only one of size and scale_factor may be given: input=[1, 2, 3, 3]",
+        msg(() -> Upsampling.interpolate(x4, a(4), new double[] {2}, "nearest", null, null)));
+    assertEquals("interpolate: either size or scale_factor must be given: input=[1, 2, 3, 3]",
+        msg(() -> Upsampling.interpolate(x4, null, null, "nearest", null, null)));
+    assertEquals("interpolate: size must have 1 or 2 values for a 2-d spatial input, got [4, 4, 4]: "
+        + "input=[1, 2, 3, 3]", msg(() -> Upsampling.interpolate(x4, a(4, 4, 4), "nearest")));
+    assertEquals("interpolate: input and output sizes must be greater than 0, got input [3, 3] and output [0, 0]: "
+        + "input=[1, 2, 3, 3]", msg(() -> Upsampling.interpolate(x4, 0.2, "nearest")));
+    assertEquals("interpolate: recompute_scale_factor is not meaningful with an explicit size: input=[1, 2, 3, 3]",
+        msg(() -> Upsampling.interpolate(x4, a(4), null, "nearest", null, true)));
+  }
+
+  // ================================================================== determinism
+
+  private static int[] bits(Tensor t) {
+    float[] f = t.toFloatArray();
+    int[] b = new int[f.length];
+    for (int i = 0; i < f.length; i++) b[i] = Float.floatToRawIntBits(f[i]);
+    return b;
+  }
+
+  /** Output and input gradient of {@code f} on a fixed input, on 1 and on 2 threads, must be bitwise equal. */
+  private static void sameOnOneAndTwoThreads(String what, Function<Tensor, Tensor> f) {
+    Supplier<Tensor[]> work = () -> {
+      Tensor x = Tensor.randn(new Generator(77), 8, 16, 33, 31).requiresGrad(true);
+      Tensor y = f.apply(x);
+      y.backward(Tensor.randn(new Generator(78), y.shape()));
+      return new Tensor[] {y.detach(), x.grad()};
+    };
+    int old = Parallel.threads();
+    try {
+      Parallel.setThreads(1);
+      Tensor[] one = work.get();
+      Parallel.setThreads(2);
+      Tensor[] two = work.get();
+      assertArrayEquals(bits(one[0]), bits(two[0]), what + ": output");
+      assertArrayEquals(bits(one[1]), bits(two[1]), what + ": input gradient");
+    } finally {
+      Parallel.setThreads(old);
+    }
+  }
+
+  @Test
+  void bitwiseSameOnOneAndTwoThreads() {
+    sameOnOneAndTwoThreads("max_pool2d", x -> Pooling.maxPool2d(x, a(3), a(2), a(1), ONE, true));
+    sameOnOneAndTwoThreads("avg_pool2d", x -> Pooling.avgPool2d(x, a(3), a(2), a(1), true, false, null));
+    sameOnOneAndTwoThreads("adaptive_avg_pool2d", x -> Pooling.adaptiveAvgPool2d(x, 5, 7));
+    sameOnOneAndTwoThreads("adaptive_max_pool2d", x -> Pooling.adaptiveMaxPool2d(x, 5, 7));
+    sameOnOneAndTwoThreads("nearest", x -> Upsampling.interpolate(x, 1.5, "nearest"));
+    sameOnOneAndTwoThreads("bilinear", x -> Upsampling.interpolate(x, null, new double[] {1.7}, "bilinear", false,
+        null));
+  }
+}
