@@ -10,7 +10,7 @@ import dev.ember.tensor.Tensor;
  * {@code F.crossEntropy(logits, labels)}, {@code F.conv2d(...)}. Each method delegates to the
  * class that implements its family (and documents it): {@link Activations}, {@link Losses},
  * {@link Normalization}, {@link Dropouts}, {@link Embeddings}, {@link Attention},
- * {@link Recurrent}, and the convolution, pooling and upsampling classes. A test checks that every
+ * {@link Recurrent}, {@link Pooling}, {@link Upsampling} and the convolution class. A test checks that every
  * public function of those classes is reachable here with the same signature.
  */
 public final class F {
@@ -458,6 +458,103 @@ public final class F {
   /** See {@link Recurrent#lstmCell(Tensor, Tensor)}. */
   public static Tensor lstmCell(Tensor gates, Tensor c) {
     return Recurrent.lstmCell(gates, c);
+  }
+
+  /** See {@link Pooling#maxPool2d(Tensor, int)}. */
+  public static Tensor maxPool2d(Tensor input, int kernelSize) {
+    return Pooling.maxPool2d(input, kernelSize);
+  }
+
+  /** See {@link Pooling#maxPool2d(Tensor, int[], int[], int[], int[], boolean)}. */
+  public static Tensor maxPool2d(Tensor input, int[] kernelSize, int[] stride, int[] padding, int[] dilation,
+      boolean ceilMode) {
+    return Pooling.maxPool2d(input, kernelSize, stride, padding, dilation, ceilMode);
+  }
+
+  /** See {@link Pooling#maxPool2dWithIndices(Tensor, int[], int[], int[], int[], boolean)}. */
+  public static Pooling.WithIndices maxPool2dWithIndices(Tensor input, int[] kernelSize, int[] stride, int[] padding,
+      int[] dilation, boolean ceilMode) {
+    return Pooling.maxPool2dWithIndices(input, kernelSize, stride, padding, dilation, ceilMode);
+  }
+
+  /** See {@link Pooling#maxPool1d(Tensor, int)}. */
+  public static Tensor maxPool1d(Tensor input, int kernelSize) {
+    return Pooling.maxPool1d(input, kernelSize);
+  }
+
+  /** See {@link Pooling#maxPool1d(Tensor, int, Integer, int, int, boolean)}. */
+  public static Tensor maxPool1d(Tensor input, int kernelSize, Integer stride, int padding, int dilation,
+      boolean ceilMode) {
+    return Pooling.maxPool1d(input, kernelSize, stride, padding, dilation, ceilMode);
+  }
+
+  /** See {@link Pooling#maxPool1dWithIndices(Tensor, int, Integer, int, int, boolean)}. */
+  public static Pooling.WithIndices maxPool1dWithIndices(Tensor input, int kernelSize, Integer stride, int padding,
+      int dilation, boolean ceilMode) {
+    return Pooling.maxPool1dWithIndices(input, kernelSize, stride, padding, dilation, ceilMode);
+  }
+
+  /** See {@link Pooling#avgPool2d(Tensor, int)}. */
+  public static Tensor avgPool2d(Tensor input, int kernelSize) {
+    return Pooling.avgPool2d(input, kernelSize);
+  }
+
+  /** See {@link Pooling#avgPool2d(Tensor, int[], int[], int[], boolean, boolean, Integer)}. */
+  public static Tensor avgPool2d(Tensor input, int[] kernelSize, int[] stride, int[] padding, boolean ceilMode,
+      boolean countIncludePad, Integer divisorOverride) {
+    return Pooling.avgPool2d(input, kernelSize, stride, padding, ceilMode, countIncludePad, divisorOverride);
+  }
+
+  /** See {@link Pooling#avgPool1d(Tensor, int)}. */
+  public static Tensor avgPool1d(Tensor input, int kernelSize) {
+    return Pooling.avgPool1d(input, kernelSize);
+  }
+
+  /** See {@link Pooling#avgPool1d(Tensor, int, Integer, int, boolean, boolean)}. */
+  public static Tensor avgPool1d(Tensor input, int kernelSize, Integer stride, int padding, boolean ceilMode,
+      boolean countIncludePad) {
+    return Pooling.avgPool1d(input, kernelSize, stride, padding, ceilMode, countIncludePad);
+  }
+
+  /** See {@link Pooling#adaptiveAvgPool2d(Tensor, int)}. */
+  public static Tensor adaptiveAvgPool2d(Tensor input, int outputSize) {
+    return Pooling.adaptiveAvgPool2d(input, outputSize);
+  }
+
+  /** See {@link Pooling#adaptiveAvgPool2d(Tensor, Integer, Integer)}. */
+  public static Tensor adaptiveAvgPool2d(Tensor input, Integer outH, Integer outW) {
+    return Pooling.adaptiveAvgPool2d(input, outH, outW);
+  }
+
+  /** See {@link Pooling#adaptiveMaxPool2d(Tensor, int)}. */
+  public static Tensor adaptiveMaxPool2d(Tensor input, int outputSize) {
+    return Pooling.adaptiveMaxPool2d(input, outputSize);
+  }
+
+  /** See {@link Pooling#adaptiveMaxPool2d(Tensor, Integer, Integer)}. */
+  public static Tensor adaptiveMaxPool2d(Tensor input, Integer outH, Integer outW) {
+    return Pooling.adaptiveMaxPool2d(input, outH, outW);
+  }
+
+  /** See {@link Pooling#adaptiveMaxPool2dWithIndices(Tensor, Integer, Integer)}. */
+  public static Pooling.WithIndices adaptiveMaxPool2dWithIndices(Tensor input, Integer outH, Integer outW) {
+    return Pooling.adaptiveMaxPool2dWithIndices(input, outH, outW);
+  }
+
+  /** See {@link Upsampling#interpolate(Tensor, int[], String)}. */
+  public static Tensor interpolate(Tensor input, int[] size, String mode) {
+    return Upsampling.interpolate(input, size, mode);
+  }
+
+  /** See {@link Upsampling#interpolate(Tensor, double, String)}. */
+  public static Tensor interpolate(Tensor input, double scaleFactor, String mode) {
+    return Upsampling.interpolate(input, scaleFactor, mode);
+  }
+
+  /** See {@link Upsampling#interpolate(Tensor, int[], double[], String, Boolean, Boolean)}. */
+  public static Tensor interpolate(Tensor input, int[] size, double[] scaleFactor, String mode, Boolean alignCorners,
+      Boolean recomputeScaleFactor) {
+    return Upsampling.interpolate(input, size, scaleFactor, mode, alignCorners, recomputeScaleFactor);
   }
 
 }

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 class FTest {
   /** Every family class whose public functions F must expose. */
   static final List<Class<?>> FAMILIES = List.of(Activations.class, Losses.class, Normalization.class, Dropouts.class,
-      Embeddings.class, Attention.class, Recurrent.class);
+      Embeddings.class, Attention.class, Recurrent.class, Pooling.class, Upsampling.class);
 
   @Test
   void everyPublicFunctionOfTheFamiliesIsInF() throws Exception {
