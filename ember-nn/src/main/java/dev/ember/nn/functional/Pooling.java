@@ -179,6 +179,10 @@ public final class Pooling {
     Spatial sp = spatial(op, input, 2);
     int oh = adaptiveSize(op, outH, sp.h, 0, input);
     int ow = adaptiveSize(op, outW, sp.w, 0, input);
+    if (oh == 1 && ow == 1 && sp.h > 0 && sp.w > 0) {
+      // global average pooling (a CNN's head) is a mean over the plane: the core's vectorized reduction
+      return input.mean(new int[] {-2, -1}, true);
+    }
     return avgRun(op, input, sp, adaptiveAxis(sp.h, oh, true), adaptiveAxis(sp.w, ow, true));
   }
 
