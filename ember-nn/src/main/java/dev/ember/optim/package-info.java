@@ -1,0 +1,9 @@
+/**
+ * Optimizers with PyTorch's update rules and parameter groups ({@link dev.ember.optim.Optimizer},
+ * {@link dev.ember.optim.SGD}, {@link dev.ember.optim.Adam}, {@link dev.ember.optim.AdamW},
+ * NAdam, RAdam, Adamax, RMSprop, Adagrad, Adadelta, Lion, LAMB, SAM, SophiaG), each updating a
+ * parameter in one fused, chunked pass over its storage; gradient clipping
+ * ({@link dev.ember.optim.GradClip}) and accumulation ({@link dev.ember.optim.GradientAccumulation}).
+ * Learning-rate schedules live in {@code dev.ember.optim.schedule}.
+ */
+package dev.ember.optim;
