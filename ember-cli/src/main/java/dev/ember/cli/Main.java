@@ -19,6 +19,7 @@ public final class Main {
     try {
       return switch (cmd) {
         case "train" -> SpiralDemo.run(rest, out);
+        case "inspect" -> Inspect.run(rest, out, err);
         case "info" -> info(out);
         case "help", "-h", "--help" -> help(out);
         default -> {
@@ -48,6 +49,9 @@ public final class Main {
         commands:
           train   train an MLP on a generated 3-class spiral data set with the core API
                   (options: --epochs N, --seed S, --hidden H, --lr LR, --batch B)
+          inspect FILE
+                  each tensor's name, dtype, shape and statistics in a safetensors, .npy or .npz
+                  file (on a bad file: one line naming the problem, exit status 2)
           info    print the JDK, the CPU backend in use and the thread count
           help    this text
 
