@@ -1,0 +1,512 @@
+package dev.ember.nn.functional;
+
+import dev.ember.backend.Backend;
+import dev.ember.backend.cpu.Parallel;
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Device;
+import dev.ember.tensor.Storage;
+import dev.ember.tensor.Tensor;
+
+/**
+ * Convolution kernels lowered to the backend's GEMM. For one image and one group, im2col copies
+ * the receptive fields into a [Cg*kh*kw, oh*ow] column matrix (in a per-thread scratch buffer), so
+ * the forward is one GEMM {@code W_g [Og, Cg*kk] x col}; the backward is {@code dW_g += g x col^T}
+ * and {@code dcol = W_g^T x g} followed by col2im (a scatter-add back onto the image). The
+ * transposed operands are strided views that GEMM reads by packing, never materialised. A 1x1,
+ * stride-1, unpadded convolution uses the image itself as its column matrix. The transposed
+ * convolution runs the same pieces the other way round. Depthwise convolution (one input channel
+ * per group) has a direct kernel: its per-group GEMMs would have a single row.
+ *
+ * <p>Threads and determinism: the forward and the input gradient split work by image (each task
+ * owns its output rows); the weight gradient splits the batch into a number of chunks fixed by the
+ * shapes, each summing its images into its own partial, and the partials are added in chunk order.
+ * Inside one task, im2col/col2im and GEMM run inline; with a single image they use the pool
+ * themselves. So results are bitwise the same on any thread count. Tensors are contiguous, F32 or F64.
+ */
+final class ConvKernels {
+  private ConvKernels() {}
+
+  /**
+   * The geometry of a convolution between an image [h, w] and its column grid [oh, ow]:
+   * {@code iy = oy * sh - ph + i * dh}, {@code ix = ox * sw - pw + j * dw} for kernel offset (i, j);
+   * positions outside the image read zero. {@code ph, pw} are the top and left padding (the bottom
+   * and right ones are implied by oh, ow).
+   */
+  record Geom(int h, int w, int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw, int oh, int ow) {
+    int hw() {
+      return h * w;
+    }
+
+    int cols() {
+      return oh * ow;
+    }
+
+    int kk() {
+      return kh * kw;
+    }
+
+    /** The column matrix of a channel is the channel itself. */
+    boolean identity() {
+      return kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && oh == h && ow == w;
+    }
+
+    /** First ox whose input column for kernel column j lies in the image. */
+    int xLo(int j) {
+      int off = j * dw - pw;
+      return off >= 0 ? 0 : Math.min(ow, (-off + sw - 1) / sw);
+    }
+
+    /** One past the last such ox (at least xLo(j)). */
+    int xHi(int j) {
+      int off = j * dw - pw;
+      int hi = off > w - 1 ? 0 : Math.min(ow, (w - 1 - off) / sw + 1);
+      return Math.max(hi, xLo(j));
+    }
+  }
+
+  /** Elements of work below which a task is not worth a hand-off (fixed, so chunking depends on shapes only). */
+  private static final int GRAIN = 1 << 14;
+  /** Budget in elements for the weight-gradient partials of all batch chunks together. */
+  private static final long PARTIAL_BUDGET = 1L << 23;
+  private static final int MAX_WEIGHT_CHUNKS = 8;
+
+  private static final ThreadLocal<float[]> F_SCRATCH = ThreadLocal.withInitial(() -> new float[0]);
+  private static final ThreadLocal<double[]> D_SCRATCH = ThreadLocal.withInitial(() -> new double[0]);
+
+  /** This thread's scratch buffer of at least n elements (contents undefined). */
+  static Storage scratch(DType dt, int n) {
+    if (dt == DType.F32) {
+      float[] a = F_SCRATCH.get();
+      if (a.length < n) F_SCRATCH.set(a = new float[n]);
+      return Storage.wrap(a);
+    }
+    double[] a = D_SCRATCH.get();
+    if (a.length < n) D_SCRATCH.set(a = new double[n]);
+    return Storage.wrap(a);
+  }
+
+  // ================================================================== im2col, col2im, GEMM
+
+  /** dst[d + (c*kk + i*kw + j) * cols + oy*ow + ox] = image(c, iy, ix), 0 outside. */
+  static void im2col(Storage src, int so, int channels, Geom g, Storage dst, int d) {
+    int kk = g.kk();
+    int cols = g.cols();
+    int per = Math.max(1, GRAIN / Math.max(1, kk * cols));
+    boolean f32 = src.dtype() == DType.F32;
+    Parallel.forEach(Parallel.chunks(channels, per), t -> {
+      for (int c = t * per, c1 = Math.min(channels, c + per); c < c1; c++) {
+        if (f32) {
+          ConvLoops.im2col(src.floats(), so + c * g.hw(), g, dst.floats(), d + c * kk * cols);
+          continue;
+        }
+        for (int i = 0; i < g.kh; i++) {
+          for (int j = 0; j < g.kw; j++) {
+            int row = d + (c * kk + i * g.kw + j) * cols;
+            int xl = g.xLo(j);
+            int xh = g.xHi(j);
+            int ix = so + c * g.hw() + j * g.dw - g.pw + xl * g.sw;
+            for (int oy = 0; oy < g.oh; oy++) {
+              int iy = oy * g.sh - g.ph + i * g.dh;
+              int r = row + oy * g.ow;
+              if (iy < 0 || iy >= g.h) {
+                Rows.zero(dst, r, r + g.ow);
+              } else {
+                Rows.zero(dst, r, r + xl);
+                Rows.gather(src, ix + iy * g.w, g.sw, dst, r + xl, xh - xl);
+                Rows.zero(dst, r + xh, r + g.ow);
+              }
+            }
+          }
+        }
+      }
+    });
+  }
+
+  /** image(c, iy, ix) += col[...] for every column entry that lies in the image (the adjoint of im2col). */
+  static void col2im(Storage col, int d, int channels, Geom g, Storage dst, int so) {
+    int kk = g.kk();
+    int cols = g.cols();
+    int per = Math.max(1, GRAIN / Math.max(1, kk * cols));
+    boolean f32 = col.dtype() == DType.F32;
+    Parallel.forEach(Parallel.chunks(channels, per), t -> {
+      for (int c = t * per, c1 = Math.min(channels, c + per); c < c1; c++) {
+        if (f32) {
+          ConvLoops.col2im(col.floats(), d + c * kk * cols, g, dst.floats(), so + c * g.hw());
+          continue;
+        }
+        for (int i = 0; i < g.kh; i++) {
+          for (int j = 0; j < g.kw; j++) {
+            int row = d + (c * kk + i * g.kw + j) * cols;
+            int xl = g.xLo(j);
+            int xh = g.xHi(j);
+            int ix = so + c * g.hw() + j * g.dw - g.pw + xl * g.sw;
+            for (int oy = 0; oy < g.oh; oy++) {
+              int iy = oy * g.sh - g.ph + i * g.dh;
+              if (iy >= 0 && iy < g.h) Rows.scatterAdd(col, row + oy * g.ow + xl, dst, ix + iy * g.w, g.sw, xh - xl);
+            }
+          }
+        }
+      }
+    });
+  }
+
+  /**
+   * C[m, n] (+)= op(A)[m, k] op(B)[k, n] on the backend's GEMM. A transposed operand is stored as
+   * the row-major transpose with leading dimension lda (ldb); GEMM packs it, no copy is made.
+   */
+  static void gemm(Storage a, int ao, int m, int k, int lda, boolean ta, Storage b, int bo, int n, int ldb,
+      boolean tb, Storage c, int co, int ldc, boolean accumulate) {
+    Backend be = Device.CPU.backend();
+    Tensor at = new Tensor(a, new int[] {1, m, k}, ta ? new int[] {m * k, 1, lda} : new int[] {m * k, lda, 1}, ao);
+    Tensor bt = new Tensor(b, new int[] {1, k, n}, tb ? new int[] {k * n, 1, ldb} : new int[] {k * n, ldb, 1}, bo);
+    Tensor ct = new Tensor(c, new int[] {1, m, n}, new int[] {m * n, ldc, 1}, co);
+    be.matmul(at, bt, ct, accumulate);
+  }
+
+  // ================================================================== convolution
+
+  /** out [N, O, oh, ow] of x [N, C, h, w] with w [O, C/groups, kh, kw] and bias [O] (as doubles, or null). */
+  static Tensor convForward(Tensor x, Tensor w, double[] bias, int groups, Geom g) {
+    int n = x.shapeRef()[0];
+    int c = x.shapeRef()[1];
+    int o = w.shapeRef()[0];
+    int cg = c / groups;
+    int og = o / groups;
+    int rows = cg * g.kk();
+    int cols = g.cols();
+    Tensor out = Tensor.empty(x.dtype(), n, o, g.oh, g.ow);
+    if (out.numel() == 0) return out;
+    if (groups == c && cg == 1 && groups > 1) {
+      depthwiseForward(x, w, bias, out, o / c, g);
+      return out;
+    }
+    boolean direct = g.identity();
+    Storage xs = x.storage();
+    Storage ws = w.storage();
+    Storage os = out.storage();
+    Parallel.forEach(n, img -> {
+      Storage col = direct ? null : scratch(x.dtype(), rows * cols);
+      for (int gi = 0; gi < groups; gi++) {
+        int co = (img * o + gi * og) * cols;
+        if (bias != null) for (int r = 0; r < og; r++) Rows.fill(os, co + r * cols, co + (r + 1) * cols, bias[gi * og + r]);
+        int xo = x.offset() + (img * c + gi * cg) * g.hw();
+        Storage bs = xs;
+        int bo = xo;
+        if (!direct) {
+          im2col(xs, xo, cg, g, col, 0);
+          bs = col;
+          bo = 0;
+        }
+        gemm(ws, w.offset() + gi * og * rows, og, rows, rows, false, bs, bo, cols, cols, false, os, co, cols,
+            bias != null);
+      }
+    });
+    return out;
+  }
+
+  /** {dx, dw} (each null when not needed) of a convolution, from the upstream gradient gOut [N, O, oh, ow]. */
+  static Tensor[] convBackward(Tensor x, Tensor w, Tensor gOut, int groups, Geom g, boolean needX, boolean needW) {
+    int n = x.shapeRef()[0];
+    int c = x.shapeRef()[1];
+    int o = w.shapeRef()[0];
+    int cg = c / groups;
+    int og = o / groups;
+    Tensor dx = needX ? Tensor.empty(x.dtype(), x.shapeRef()) : null;
+    Tensor dw = needW ? Tensor.empty(w.dtype(), w.shapeRef()) : null;
+    if (gOut.numel() == 0) return new Tensor[] {dx, dw};
+    if (groups == c && cg == 1 && groups > 1) {
+      depthwiseBackward(x, w, gOut, dx, dw, o / c, g);
+      return new Tensor[] {dx, dw};
+    }
+    int rows = cg * g.kk();
+    int cols = g.cols();
+    boolean direct = g.identity();
+    Storage xs = x.storage();
+    Storage ws = w.storage();
+    Storage gs = gOut.storage();
+    int per = imagesPerChunk(n, w.numel());
+    int chunks = Parallel.chunks(n, per);
+    Storage[] part = partials(dw, chunks);
+    Parallel.forEach(chunks, t -> {
+      Storage col = direct ? null : scratch(x.dtype(), rows * cols);
+      for (int img = t * per, n1 = Math.min(n, img + per), n0 = img; img < n1; img++) {
+        for (int gi = 0; gi < groups; gi++) {
+          int go = gOut.offset() + (img * o + gi * og) * cols;
+          int xo = x.offset() + (img * c + gi * cg) * g.hw();
+          int wo = w.offset() + gi * og * rows;
+          if (needW) { // dW_g [og, rows] (+)= g_g [og, cols] x col^T [cols, rows]
+            Storage bs = xs;
+            int bo = xo;
+            if (!direct) {
+              im2col(xs, xo, cg, g, col, 0);
+              bs = col;
+              bo = 0;
+            }
+            gemm(gs, go, og, cols, cols, false, bs, bo, rows, cols, true, part[t], gi * og * rows, rows, img != n0);
+          }
+          if (needX) { // dcol [rows, cols] = W_g^T [rows, og] x g_g [og, cols]
+            int dxo = (img * c + gi * cg) * g.hw();
+            if (direct) {
+              gemm(ws, wo, rows, og, rows, true, gs, go, cols, cols, false, dx.storage(), dxo, cols, false);
+            } else {
+              gemm(ws, wo, rows, og, rows, true, gs, go, cols, cols, false, col, 0, cols, false);
+              col2im(col, 0, cg, g, dx.storage(), dxo);
+            }
+          }
+        }
+      }
+    });
+    if (needW) sumPartials(part, (int) dw.numel());
+    return new Tensor[] {dx, dw};
+  }
+
+  // ================================================================== transposed convolution
+
+  /**
+   * out [N, O, g.h, g.w] of the transposed convolution of x [N, Cin, g.oh, g.ow] with
+   * w [Cin, O/groups, kh, kw]: per image and group, col = W_g^T x, then col2im onto the output.
+   */
+  static Tensor convTransposeForward(Tensor x, Tensor w, double[] bias, int groups, Geom g) {
+    int n = x.shapeRef()[0];
+    int cin = x.shapeRef()[1];
+    int og = w.shapeRef()[1];
+    int o = og * groups;
+    int cig = cin / groups;
+    int rows = og * g.kk();
+    int cols = g.cols();
+    Tensor out = Tensor.empty(x.dtype(), n, o, g.h, g.w);
+    if (out.numel() == 0) return out;
+    boolean direct = g.identity();
+    Storage xs = x.storage();
+    Storage ws = w.storage();
+    Storage os = out.storage();
+    Parallel.forEach(n, img -> {
+      Storage col = direct ? null : scratch(x.dtype(), rows * cols);
+      for (int gi = 0; gi < groups; gi++) {
+        int xo = x.offset() + (img * cin + gi * cig) * cols;
+        int wo = w.offset() + gi * cig * rows;
+        int oo = (img * o + gi * og) * g.hw();
+        if (direct) {
+          gemm(ws, wo, rows, cig, rows, true, xs, xo, cols, cols, false, os, oo, cols, false);
+        } else {
+          gemm(ws, wo, rows, cig, rows, true, xs, xo, cols, cols, false, col, 0, cols, false);
+          col2im(col, 0, og, g, os, oo);
+        }
+        if (bias != null) {
+          for (int r = 0; r < og; r++) {
+            Rows.add(os, oo + r * g.hw(), oo + (r + 1) * g.hw(), bias[gi * og + r]);
+          }
+        }
+      }
+    });
+    return out;
+  }
+
+  /** {dx, dw} of a transposed convolution: im2col of the upstream gradient, then one GEMM for each. */
+  static Tensor[] convTransposeBackward(Tensor x, Tensor w, Tensor gOut, int groups, Geom g, boolean needX,
+      boolean needW) {
+    int n = x.shapeRef()[0];
+    int cin = x.shapeRef()[1];
+    int og = w.shapeRef()[1];
+    int o = og * groups;
+    int cig = cin / groups;
+    int rows = og * g.kk();
+    int cols = g.cols();
+    Tensor dx = needX ? Tensor.empty(x.dtype(), x.shapeRef()) : null;
+    Tensor dw = needW ? Tensor.empty(w.dtype(), w.shapeRef()) : null;
+    if (gOut.numel() == 0 || x.numel() == 0) return new Tensor[] {dx, dw};
+    boolean direct = g.identity();
+    Storage xs = x.storage();
+    Storage ws = w.storage();
+    Storage gs = gOut.storage();
+    int per = imagesPerChunk(n, w.numel());
+    int chunks = Parallel.chunks(n, per);
+    Storage[] part = partials(dw, chunks);
+    Parallel.forEach(chunks, t -> {
+      Storage col = direct ? null : scratch(x.dtype(), rows * cols);
+      for (int img = t * per, n1 = Math.min(n, img + per), n0 = img; img < n1; img++) {
+        for (int gi = 0; gi < groups; gi++) {
+          int xo = x.offset() + (img * cin + gi * cig) * cols;
+          int wo = w.offset() + gi * cig * rows;
+          int go = gOut.offset() + (img * o + gi * og) * g.hw();
+          Storage cs = gs;
+          int cOff = go;
+          if (!direct) {
+            im2col(gs, go, og, g, col, 0);
+            cs = col;
+            cOff = 0;
+          }
+          if (needW) { // dW_g [cig, rows] (+)= x_g [cig, cols] x col^T [cols, rows]
+            gemm(xs, xo, cig, cols, cols, false, cs, cOff, rows, cols, true, part[t], gi * cig * rows, rows, img != n0);
+          }
+          if (needX) { // dx_g [cig, cols] = W_g [cig, rows] x col [rows, cols]
+            int dxo = (img * cin + gi * cig) * cols;
+            gemm(ws, wo, cig, rows, rows, false, cs, cOff, cols, cols, false, dx.storage(), dxo, cols, false);
+          }
+        }
+      }
+    });
+    if (needW) sumPartials(part, (int) dw.numel());
+    return new Tensor[] {dx, dw};
+  }
+
+  // ================================================================== depthwise
+
+  /** out[n, o] = bias[o] + sum over (i, j) of w[o, 0, i, j] * x[n, o / mult] shifted: a direct kernel per plane. */
+  private static void depthwiseForward(Tensor x, Tensor w, double[] bias, Tensor out, int mult, Geom g) {
+    int c = x.shapeRef()[1];
+    int o = w.shapeRef()[0];
+    int planes = x.shapeRef()[0] * o;
+    int cols = g.cols();
+    int kk = g.kk();
+    Storage xs = x.storage();
+    Storage os = out.storage();
+    double[] wv = w.toDoubleArray();
+    float[] wf = x.dtype() == DType.F32 ? w.toFloatArray() : null;
+    int per = Math.max(1, GRAIN / Math.max(1, cols * kk));
+    Parallel.forEach(Parallel.chunks(planes, per), t -> {
+      for (int p = t * per, p1 = Math.min(planes, p + per); p < p1; p++) {
+        int oc = p % o;
+        int src = x.offset() + ((p / o) * c + oc / mult) * g.hw();
+        int dst = p * cols;
+        if (wf != null) {
+          ConvLoops.depthwisePlane(xs.floats(), src, wf, oc * kk, bias == null ? 0f : (float) bias[oc], g, os.floats(),
+              dst);
+          continue;
+        }
+        Rows.fill(os, dst, dst + cols, bias == null ? 0 : bias[oc]);
+        for (int i = 0; i < g.kh; i++) {
+          for (int j = 0; j < g.kw; j++) {
+            double wij = wv[oc * kk + i * g.kw + j];
+            int xl = g.xLo(j);
+            int xh = g.xHi(j);
+            int ix = src + j * g.dw - g.pw + xl * g.sw;
+            for (int oy = 0; oy < g.oh; oy++) {
+              int iy = oy * g.sh - g.ph + i * g.dh;
+              if (iy >= 0 && iy < g.h) Rows.axpyGather(os, dst + oy * g.ow + xl, xs, ix + iy * g.w, g.sw, wij, xh - xl);
+            }
+          }
+        }
+      }
+    });
+  }
+
+  private static void depthwiseBackward(Tensor x, Tensor w, Tensor gOut, Tensor dx, Tensor dw, int mult, Geom g) {
+    int n = x.shapeRef()[0];
+    int c = x.shapeRef()[1];
+    int o = w.shapeRef()[0];
+    int cols = g.cols();
+    int kk = g.kk();
+    Storage xs = x.storage();
+    Storage gs = gOut.storage();
+    double[] wv = w.toDoubleArray();
+    float[] wf = x.dtype() == DType.F32 ? w.toFloatArray() : null;
+    if (dx != null) { // a task owns whole input planes (n, c) and visits the mult output planes reading them
+      Storage ds = dx.storage();
+      int per = Math.max(1, GRAIN / Math.max(1, cols * kk * mult));
+      Parallel.forEach(Parallel.chunks(n * c, per), t -> {
+        for (int p = t * per, p1 = Math.min(n * c, p + per); p < p1; p++) {
+          int img = p / c;
+          int ci = p % c;
+          for (int m = 0; m < mult; m++) {
+            int oc = ci * mult + m;
+            int go = gOut.offset() + (img * o + oc) * cols;
+            if (wf != null) {
+              ConvLoops.depthwiseInputPlane(gs.floats(), go, wf, oc * kk, g, ds.floats(), p * g.hw());
+              continue;
+            }
+            for (int i = 0; i < g.kh; i++) {
+              for (int j = 0; j < g.kw; j++) {
+                double wij = wv[oc * kk + i * g.kw + j];
+                int xl = g.xLo(j);
+                int xh = g.xHi(j);
+                int ix = p * g.hw() + j * g.dw - g.pw + xl * g.sw;
+                for (int oy = 0; oy < g.oh; oy++) {
+                  int iy = oy * g.sh - g.ph + i * g.dh;
+                  if (iy >= 0 && iy < g.h) {
+                    Rows.axpyScatter(ds, ix + iy * g.w, g.sw, gs, go + oy * g.ow + xl, wij, xh - xl);
+                  }
+                }
+              }
+            }
+          }
+        }
+      });
+    }
+    if (dw != null) { // a task owns output channels and sums over the batch in order
+      Storage dws = dw.storage();
+      int per = Math.max(1, GRAIN / Math.max(1, cols * kk * n));
+      Parallel.forEach(Parallel.chunks(o, per), t -> {
+        double[] acc = new double[kk];
+        for (int oc = t * per, o1 = Math.min(o, oc + per); oc < o1; oc++) {
+          java.util.Arrays.fill(acc, 0);
+          for (int img = 0; img < n; img++) {
+            int go = gOut.offset() + (img * o + oc) * cols;
+            int src = x.offset() + (img * c + oc / mult) * g.hw();
+            if (wf != null) {
+              ConvLoops.depthwiseWeightPlane(gs.floats(), go, xs.floats(), src, g, acc);
+              continue;
+            }
+            for (int i = 0; i < g.kh; i++) {
+              for (int j = 0; j < g.kw; j++) {
+                int xl = g.xLo(j);
+                int xh = g.xHi(j);
+                int ix = src + j * g.dw - g.pw + xl * g.sw;
+                double s = 0;
+                for (int oy = 0; oy < g.oh; oy++) {
+                  int iy = oy * g.sh - g.ph + i * g.dh;
+                  if (iy >= 0 && iy < g.h) s += Rows.dot(gs, go + oy * g.ow + xl, xs, ix + iy * g.w, g.sw, xh - xl);
+                }
+                acc[i * g.kw + j] += s;
+              }
+            }
+          }
+          for (int e = 0; e < kk; e++) dws.setDouble(oc * kk + e, acc[e]);
+        }
+      });
+    }
+  }
+
+  // ================================================================== shared
+
+  /** Per-channel sums of g [N, C, S] (the bias gradient), accumulated in double in a fixed order. */
+  static double[] channelSums(Tensor g, int n, int c, int s) {
+    double[] out = new double[c];
+    Storage gs = g.storage();
+    int per = Math.max(1, GRAIN / Math.max(1, n * s));
+    Parallel.forEach(Parallel.chunks(c, per), t -> {
+      for (int ch = t * per, c1 = Math.min(c, ch + per); ch < c1; ch++) {
+        double acc = 0;
+        for (int img = 0; img < n; img++) acc += Rows.sum(gs, g.offset() + (img * c + ch) * s, s);
+        out[ch] = acc;
+      }
+    });
+    return out;
+  }
+
+  /** Images per weight-gradient chunk: at most 8 chunks, fewer when the partials would be large. */
+  private static int imagesPerChunk(int n, long weightNumel) {
+    int chunks = (int) Math.max(1, Math.min(Math.min(n, MAX_WEIGHT_CHUNKS), PARTIAL_BUDGET / Math.max(1, weightNumel)));
+    return Math.max(1, (n + chunks - 1) / chunks);
+  }
+
+  /** part[0] is dw's own storage; the others are fresh buffers of dw's size. */
+  private static Storage[] partials(Tensor dw, int chunks) {
+    if (dw == null) return null;
+    Storage[] part = new Storage[chunks];
+    part[0] = dw.storage();
+    for (int t = 1; t < chunks; t++) part[t] = Storage.allocate(dw.dtype(), dw.numel());
+    return part;
+  }
+
+  /** part[0] += part[1] + part[2] + ... element by element, in chunk order. */
+  private static void sumPartials(Storage[] part, int size) {
+    if (part.length == 1) return;
+    int per = GRAIN * 4;
+    Parallel.forEach(Parallel.chunks(size, per), t -> {
+      int from = t * per;
+      int n = Math.min(size, from + per) - from;
+      for (int p = 1; p < part.length; p++) Rows.scatterAdd(part[p], from, part[0], from, 1, n);
+    });
+  }
+}

@@ -1,0 +1,158 @@
+package dev.ember.nn.functional;
+
+import java.util.Arrays;
+
+/**
+ * The float32 inner loops of {@link ConvKernels}, one channel or plane at a time, written out on
+ * {@code float[]} so that the per-row work is a bare counted loop (the JIT vectorises the unit-stride
+ * ones) instead of a call: with rows as short as 24-56 elements the call and dispatch cost of the
+ * generic row helpers measured larger than the arithmetic. Same index rules as ConvKernels.Geom;
+ * the F64 path (gradient checks) keeps the generic helpers.
+ */
+final class ConvLoops {
+  private ConvLoops() {}
+
+  /** The kk column rows of one channel: d[row0 + (i*kw + j) * cols + oy*ow + ox] = s[so + iy*w + ix] or 0. */
+  static void im2col(float[] s, int so, ConvKernels.Geom g, float[] d, int row0) {
+    int cols = g.oh() * g.ow();
+    int ow = g.ow();
+    int sw = g.sw();
+    for (int i = 0; i < g.kh(); i++) {
+      for (int j = 0; j < g.kw(); j++) {
+        int r = row0 + (i * g.kw() + j) * cols;
+        int xl = g.xLo(j);
+        int xh = g.xHi(j);
+        int ixb = so + j * g.dw() - g.pw();
+        for (int oy = 0; oy < g.oh(); oy++) {
+          int iy = oy * g.sh() - g.ph() + i * g.dh();
+          int o = r + oy * ow;
+          if (iy < 0 || iy >= g.h()) {
+            Arrays.fill(d, o, o + ow, 0f);
+            continue;
+          }
+          for (int ox = 0; ox < xl; ox++) d[o + ox] = 0f;
+          int sb = ixb + iy * g.w();
+          if (sw == 1) {
+            System.arraycopy(s, sb + xl, d, o + xl, xh - xl); // an intrinsic: faster than the loop on short rows
+          } else {
+            for (int ox = xl; ox < xh; ox++) d[o + ox] = s[sb + ox * sw];
+          }
+          for (int ox = xh; ox < ow; ox++) d[o + ox] = 0f;
+        }
+      }
+    }
+  }
+
+  /** The adjoint of {@link #im2col}: s[so + iy*w + ix] += col entries that lie in the image. */
+  static void col2im(float[] col, int row0, ConvKernels.Geom g, float[] s, int so) {
+    int cols = g.oh() * g.ow();
+    int ow = g.ow();
+    int sw = g.sw();
+    for (int i = 0; i < g.kh(); i++) {
+      for (int j = 0; j < g.kw(); j++) {
+        int r = row0 + (i * g.kw() + j) * cols;
+        int xl = g.xLo(j);
+        int xh = g.xHi(j);
+        int ixb = so + j * g.dw() - g.pw();
+        for (int oy = 0; oy < g.oh(); oy++) {
+          int iy = oy * g.sh() - g.ph() + i * g.dh();
+          if (iy < 0 || iy >= g.h()) continue;
+          int o = r + oy * ow;
+          int sb = ixb + iy * g.w();
+          if (sw == 1) {
+            for (int ox = xl; ox < xh; ox++) s[sb + ox] += col[o + ox];
+          } else {
+            for (int ox = xl; ox < xh; ox++) s[sb + ox * sw] += col[o + ox];
+          }
+        }
+      }
+    }
+  }
+
+  /** out[dst + oy*ow + ox] = bias + sum over taps of w[wo + i*kw + j] * x[src + iy*w + ix]. */
+  static void depthwisePlane(float[] x, int src, float[] w, int wo, float bias, ConvKernels.Geom g, float[] out,
+      int dst) {
+    int ow = g.ow();
+    int sw = g.sw();
+    Arrays.fill(out, dst, dst + g.oh() * ow, bias);
+    for (int oy = 0; oy < g.oh(); oy++) {
+      int o = dst + oy * ow;
+      for (int i = 0; i < g.kh(); i++) {
+        int iy = oy * g.sh() - g.ph() + i * g.dh();
+        if (iy < 0 || iy >= g.h()) continue;
+        for (int j = 0; j < g.kw(); j++) {
+          float wv = w[wo + i * g.kw() + j];
+          int xl = g.xLo(j);
+          int xh = g.xHi(j);
+          int sb = src + iy * g.w() + j * g.dw() - g.pw();
+          if (sw == 1) {
+            for (int ox = xl; ox < xh; ox++) out[o + ox] += wv * x[sb + ox];
+          } else {
+            for (int ox = xl; ox < xh; ox++) out[o + ox] += wv * x[sb + ox * sw];
+          }
+        }
+      }
+    }
+  }
+
+  /** dx[dxo + iy*w + ix] += w * g over the taps: the input gradient of one (plane, output channel) pair. */
+  static void depthwiseInputPlane(float[] gr, int go, float[] w, int wo, ConvKernels.Geom g, float[] dx, int dxo) {
+    int ow = g.ow();
+    int sw = g.sw();
+    for (int oy = 0; oy < g.oh(); oy++) {
+      int o = go + oy * ow;
+      for (int i = 0; i < g.kh(); i++) {
+        int iy = oy * g.sh() - g.ph() + i * g.dh();
+        if (iy < 0 || iy >= g.h()) continue;
+        for (int j = 0; j < g.kw(); j++) {
+          float wv = w[wo + i * g.kw() + j];
+          int xl = g.xLo(j);
+          int xh = g.xHi(j);
+          int sb = dxo + iy * g.w() + j * g.dw() - g.pw();
+          if (sw == 1) {
+            for (int ox = xl; ox < xh; ox++) dx[sb + ox] += wv * gr[o + ox];
+          } else {
+            for (int ox = xl; ox < xh; ox++) dx[sb + ox * sw] += wv * gr[o + ox];
+          }
+        }
+      }
+    }
+  }
+
+  /**
+   * acc[i*kw + j] += sum over the plane of g * x shifted by the tap: the weight gradient of one
+   * (image, output channel) pair. Each row's dot product runs in float with four partial sums (to
+   * hide the add latency) and is added to the double accumulator in a fixed order.
+   */
+  static void depthwiseWeightPlane(float[] gr, int go, float[] x, int src, ConvKernels.Geom g, double[] acc) {
+    int ow = g.ow();
+    int sw = g.sw();
+    for (int i = 0; i < g.kh(); i++) {
+      for (int j = 0; j < g.kw(); j++) {
+        int xl = g.xLo(j);
+        int xh = g.xHi(j);
+        double s = 0;
+        for (int oy = 0; oy < g.oh(); oy++) {
+          int iy = oy * g.sh() - g.ph() + i * g.dh();
+          if (iy < 0 || iy >= g.h()) continue;
+          int o = go + oy * ow;
+          int sb = src + iy * g.w() + j * g.dw() - g.pw();
+          float s0 = 0;
+          float s1 = 0;
+          float s2 = 0;
+          float s3 = 0;
+          int ox = xl;
+          for (; ox + 3 < xh; ox += 4) {
+            s0 += gr[o + ox] * x[sb + ox * sw];
+            s1 += gr[o + ox + 1] * x[sb + (ox + 1) * sw];
+            s2 += gr[o + ox + 2] * x[sb + (ox + 2) * sw];
+            s3 += gr[o + ox + 3] * x[sb + (ox + 3) * sw];
+          }
+          for (; ox < xh; ox++) s0 += gr[o + ox] * x[sb + ox * sw];
+          s += (s0 + s1) + (s2 + s3);
+        }
+        acc[i * g.kw() + j] += s;
+      }
+    }
+  }
+}

@@ -1,0 +1,157 @@
+package dev.ember.nn.functional;
+
+import dev.ember.autograd.Autograd;
+import dev.ember.backend.cpu.Parallel;
+import dev.ember.tensor.Check;
+import dev.ember.tensor.Storage;
+import dev.ember.tensor.Tensor;
+import java.util.Arrays;
+import java.util.Locale;
+
+/**
+ * Padding of the last one or two dimensions, as {@code F.pad}: {@code pad} lists (left, right) for
+ * the last dimension, then (top, bottom) for the one before. Modes: {@code "constant"} (with
+ * {@code value}; negative amounts crop), {@code "reflect"} (mirrors without repeating the edge:
+ * each amount must be smaller than the dimension), {@code "replicate"} (repeats the edge) and
+ * {@code "circular"} (wraps around; each amount at most the dimension). Every output element is
+ * read from one input element (or is the constant), so the backward adds the upstream gradient
+ * back at those positions, plane by plane.
+ */
+public final class Padding {
+  private Padding() {}
+
+  /** Constant zero padding. */
+  public static Tensor pad(Tensor input, int[] pad) {
+    return pad(input, pad, "constant", 0);
+  }
+
+  /** Padding in {@code mode}, with 0 as the constant. */
+  public static Tensor pad(Tensor input, int[] pad, String mode) {
+    return pad(input, pad, mode, 0);
+  }
+
+  /** Pads the last {@code pad.length / 2} dimensions (1 or 2) of {@code input} in {@code mode}. */
+  public static Tensor pad(Tensor input, int[] pad, String mode, double value) {
+    String op = "pad";
+    Check.floating(op, input);
+    String m = mode.toLowerCase(Locale.ROOT);
+    if (!m.equals("constant") && !m.equals("reflect") && !m.equals("replicate") && !m.equals("circular")) {
+      throw Check.fail(op, "unknown mode '" + mode + "' (expected constant, reflect, replicate or circular)",
+          "input", input);
+    }
+    if (pad.length != 2 && pad.length != 4) {
+      throw Check.fail(op, "pad must list (left, right) or (left, right, top, bottom), got " + pad.length
+          + " values " + Arrays.toString(pad), "input", input);
+    }
+    int nd = pad.length / 2;
+    int r = input.dim();
+    if (r < nd || (!m.equals("constant") && r < nd + 1)) {
+      throw Check.fail(op, "padding " + nd + " dims in " + m + " mode needs an input of rank >= "
+          + (m.equals("constant") ? nd : nd + 1) + ", got rank " + r, "input", input);
+    }
+    int h = nd == 2 ? input.shapeRef()[r - 2] : 1;
+    int w = input.shapeRef()[r - 1];
+    int top = nd == 2 ? pad[2] : 0;
+    int bottom = nd == 2 ? pad[3] : 0;
+    checkAmounts(op, m, input, w, pad[0], pad[1], r - 1);
+    if (nd == 2) checkAmounts(op, m, input, h, top, bottom, r - 2);
+    int oh = h + top + bottom;
+    int ow = w + pad[0] + pad[1];
+    int[] outShape = input.shape();
+    outShape[r - 1] = ow;
+    if (nd == 2) outShape[r - 2] = oh;
+    int[] mapH = map(h, top, oh, m);
+    int[] mapW = map(w, pad[0], ow, m);
+    Tensor x = input.contiguous();
+    Tensor out = Tensor.empty(x.dtype(), outShape);
+    int planes = h * w == 0 ? 0 : (int) (x.numel() / ((long) h * w));
+    if (out.numel() == 0) return out;
+    Storage xs = x.storage();
+    Storage os = out.storage();
+    int per = Math.max(1, (1 << 14) / Math.max(1, oh * ow));
+    Parallel.forEach(Parallel.chunks(planes, per), t -> {
+      for (int p = t * per, p1 = Math.min(planes, p + per); p < p1; p++) {
+        int src = x.offset() + p * h * w;
+        int dst = p * oh * ow;
+        for (int oy = 0; oy < oh; oy++) {
+          int sy = mapH[oy];
+          for (int ox = 0; ox < ow; ox++) {
+            int sx = mapW[ox];
+            os.setDouble(dst + oy * ow + ox, sy < 0 || sx < 0 ? value : xs.getDouble(src + sy * w + sx));
+          }
+        }
+      }
+    });
+    int[] inShape = input.shape();
+    return Autograd.record(op, out, (ctx, g) -> {
+      Tensor gc = g.contiguous();
+      Tensor dx = Tensor.empty(gc.dtype(), inShape);
+      Storage gs = gc.storage();
+      Storage ds = dx.storage();
+      Parallel.forEach(Parallel.chunks(planes, per), t -> {
+        for (int p = t * per, p1 = Math.min(planes, p + per); p < p1; p++) {
+          int src = p * h * w;
+          int go = gc.offset() + p * oh * ow;
+          for (int oy = 0; oy < oh; oy++) {
+            int sy = mapH[oy];
+            if (sy < 0) continue;
+            for (int ox = 0; ox < ow; ox++) {
+              int sx = mapW[ox];
+              if (sx >= 0) {
+                int i = src + sy * w + sx;
+                ds.setDouble(i, ds.getDouble(i) + gs.getDouble(go + oy * ow + ox));
+              }
+            }
+          }
+        }
+      });
+      return new Tensor[] {dx};
+    }, new Tensor[] {x});
+  }
+
+  private static void checkAmounts(String op, String m, Tensor input, int size, int lo, int hi, int dim) {
+    int out = size + lo + hi;
+    if (out < 0 || (out == 0 && size > 0)) {
+      throw Check.fail(op, "padding (" + lo + ", " + hi + ") leaves no elements in dim " + dim + " of size " + size,
+          "input", input);
+    }
+    if (m.equals("constant")) return;
+    if (lo < 0 || hi < 0) {
+      throw Check.fail(op, "negative padding (" + lo + ", " + hi + ") is only allowed in constant mode", "input", input);
+    }
+    switch (m) {
+      case "reflect" -> {
+        if (lo >= size || hi >= size) {
+          throw Check.fail(op, "reflect padding (" + lo + ", " + hi + ") must be smaller than dim " + dim + " (size "
+              + size + ")", "input", input);
+        }
+      }
+      case "circular" -> {
+        if (lo > size || hi > size) {
+          throw Check.fail(op, "circular padding (" + lo + ", " + hi + ") must be at most dim " + dim + " (size "
+              + size + ")", "input", input);
+        }
+      }
+      default -> {
+        if (size == 0 && lo + hi > 0) {
+          throw Check.fail(op, "replicate padding of an empty dim " + dim, "input", input);
+        }
+      }
+    }
+  }
+
+  /** For each output index, the input index it reads (-1: the constant). */
+  private static int[] map(int n, int lo, int out, String m) {
+    int[] src = new int[out];
+    for (int o = 0; o < out; o++) {
+      int i = o - lo;
+      src[o] = switch (m) {
+        case "reflect" -> i < 0 ? -i : i >= n ? 2 * (n - 1) - i : i;
+        case "replicate" -> Math.max(0, Math.min(n - 1, i));
+        case "circular" -> ((i % n) + n) % n;
+        default -> i < 0 || i >= n ? -1 : i;
+      };
+    }
+    return src;
+  }
+}

@@ -1,0 +1,202 @@
+package dev.ember.nn.functional;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import dev.ember.backend.cpu.Parallel;
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Generator;
+import dev.ember.tensor.Tensor;
+import dev.ember.tensor.TensorArgumentException;
+import dev.ember.testing.GradCheck;
+import java.util.List;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Float64 gradchecks of conv1d/conv2d (stride, padding, 'same', dilation, groups, depthwise with a
+ * channel multiplier, 1x1, padding modes), conv_transpose2d and pad; exact error messages; and
+ * bitwise equality of forward and backward on 1 and 2 threads. Values against PyTorch are in
+ * ConvolutionFixtureTest.
+ */
+class ConvolutionTest {
+  private static final Generator GEN = new Generator(5);
+
+  private static Tensor randn(int... shape) {
+    return Tensor.randn(GEN, DType.F64, shape).requiresGrad(true);
+  }
+
+  private static int[] a(int... v) {
+    return v;
+  }
+
+  private static void conv2dCheck(String name, int[] x, int[] w, int[] s, int[] p, int[] d, int groups, String mode) {
+    GradCheck.check("conv2d " + name, in -> Convolution.conv2d(in.get(0), in.get(1), in.get(2), s, p, d, groups, mode),
+        List.of(randn(x), randn(w), randn(w[0])));
+  }
+
+  @Test
+  void conv2dBackwardMatchesCentralDifferences() {
+    conv2dCheck("plain", a(2, 3, 5, 4), a(2, 3, 3, 2), a(1), a(0), a(1), 1, "zeros");
+    conv2dCheck("stride+pad", a(2, 2, 6, 7), a(3, 2, 3, 3), a(2, 3), a(1, 2), a(1), 1, "zeros");
+    conv2dCheck("dilation", a(1, 2, 7, 6), a(2, 2, 2, 3), a(1), a(1), a(2, 3), 1, "zeros");
+    conv2dCheck("groups", a(2, 4, 5, 5), a(6, 2, 3, 3), a(1, 2), a(1), a(1), 2, "zeros");
+    conv2dCheck("depthwise", a(2, 3, 6, 5), a(3, 1, 3, 3), a(2), a(1), a(1), 3, "zeros");
+    conv2dCheck("depthwise x2 dilated", a(2, 2, 7, 7), a(4, 1, 2, 3), a(1, 2), a(2, 1), a(2), 2, "zeros");
+    conv2dCheck("1x1", a(3, 4, 3, 3), a(2, 4, 1, 1), a(1), a(0), a(1), 1, "zeros");
+    conv2dCheck("reflect", a(2, 2, 5, 4), a(3, 2, 3, 3), a(1), a(2, 1), a(1), 1, "reflect");
+    conv2dCheck("replicate strided", a(1, 2, 5, 5), a(2, 2, 3, 2), a(2), a(1), a(1), 1, "replicate");
+    conv2dCheck("circular", a(1, 2, 4, 5), a(2, 2, 2, 3), a(1), a(1, 2), a(1), 1, "circular");
+    GradCheck.check("conv2d same even kernel", in -> Convolution.conv2d(in.get(0), in.get(1), in.get(2), a(1), "same",
+        a(1, 2), 1), List.of(randn(1, 2, 5, 6), randn(2, 2, 4, 2), randn(2)));
+    GradCheck.check("conv2d unbatched, no bias", in -> Convolution.conv2d(in.get(0), in.get(1), null),
+        List.of(randn(2, 4, 4), randn(3, 2, 2, 2)));
+  }
+
+  @Test
+  void conv1dBackwardMatchesCentralDifferences() {
+    GradCheck.check("conv1d stride+pad", in -> Convolution.conv1d(in.get(0), in.get(1), in.get(2), 2, 1, 1, 1),
+        List.of(randn(2, 3, 9), randn(4, 3, 3), randn(4)));
+    GradCheck.check("conv1d dilation+groups", in -> Convolution.conv1d(in.get(0), in.get(1), in.get(2), 1, 2, 2, 2),
+        List.of(randn(2, 4, 8), randn(2, 2, 3), randn(2)));
+    GradCheck.check("conv1d depthwise", in -> Convolution.conv1d(in.get(0), in.get(1), in.get(2), 1, 1, 1, 3),
+        List.of(randn(2, 3, 7), randn(6, 1, 3), randn(6)));
+    GradCheck.check("conv1d reflect same", in -> Convolution.conv1d(in.get(0), in.get(1), in.get(2), 1, "same", 1, 1,
+        "reflect"), List.of(randn(2, 2, 6), randn(3, 2, 4), randn(3)));
+  }
+
+  @Test
+  void convTranspose2dBackwardMatchesCentralDifferences() {
+    GradCheck.check("conv_transpose2d plain", in -> Convolution.convTranspose2d(in.get(0), in.get(1), in.get(2)),
+        List.of(randn(2, 3, 3, 4), randn(3, 2, 2, 3), randn(2)));
+    GradCheck.check("conv_transpose2d stride, padding, output padding", in -> Convolution.convTranspose2d(in.get(0),
+        in.get(1), in.get(2), a(2, 3), a(1), a(1, 2), 1, a(1)), List.of(randn(2, 2, 3, 3), randn(2, 3, 3, 3),
+        randn(3)));
+    GradCheck.check("conv_transpose2d groups, dilation", in -> Convolution.convTranspose2d(in.get(0), in.get(1),
+        in.get(2), a(1), a(1), a(0), 2, a(2)), List.of(randn(1, 4, 4, 3), randn(4, 2, 2, 2), randn(4)));
+    GradCheck.check("conv_transpose2d 1x1 unbatched", in -> Convolution.convTranspose2d(in.get(0), in.get(1), null),
+        List.of(randn(3, 2, 3), randn(3, 2, 1, 1)));
+  }
+
+  @Test
+  void padBackwardMatchesCentralDifferences() {
+    for (String mode : new String[] {"constant", "reflect", "replicate", "circular"}) {
+      GradCheck.check("pad 2d " + mode, in -> Padding.pad(in.get(0), a(2, 1, 1, 2), mode), List.of(randn(2, 3, 4)));
+      GradCheck.check("pad 1d " + mode, in -> Padding.pad(in.get(0), a(3, 2), mode), List.of(randn(2, 2, 4)));
+    }
+    GradCheck.check("pad constant cropping", in -> Padding.pad(in.get(0), a(-1, 2), "constant", 1.5),
+        List.of(randn(2, 5)));
+  }
+
+  @Test
+  void depthwiseMatchesTheGroupedGemmPath() {
+    // groups == C routes to the direct kernel; the same product as a block-diagonal dense weight goes through GEMM
+    Tensor x = Tensor.randn(new Generator(1), DType.F64, 2, 3, 7, 6);
+    Tensor w = Tensor.randn(new Generator(2), DType.F64, 6, 1, 3, 3);
+    Tensor dense = Tensor.zeros(DType.F64, 6, 3, 3, 3);
+    for (int o = 0; o < 6; o++) dense.select(0, o).select(0, o / 2).copy_(w.select(0, o).select(0, 0));
+    Tensor direct = Convolution.conv2d(x, w, null, a(2, 1), a(1), a(1, 2), 3);
+    Tensor gemm = Convolution.conv2d(x, dense, null, a(2, 1), a(1), a(1, 2), 1);
+    dev.ember.testing.Assertions.assertClose(gemm, direct, 1e-12, 1e-12, "depthwise vs dense");
+  }
+
+  // ------------------------------------------------------------------ errors
+
+  private static void assertError(String expected, Supplier<Tensor> call) {
+    TensorArgumentException e = assertThrows(TensorArgumentException.class, call::get);
+    assertEquals(expected, e.getMessage());
+  }
+
+  @Test
+  void errorsNameTheOpAndShapes() {
+    assertError("conv2d: input channels (3) must equal weight.size(1) * groups (2 * 2 = 4): input=[1, 3, 5, 5], "
+        + "weight=[4, 2, 3, 3]", () -> Convolution.conv2d(Tensor.zeros(1, 3, 5, 5), Tensor.zeros(4, 2, 3, 3), null,
+            a(1), a(0), a(1), 2));
+    assertError("conv2d: kernel size (dilated) [5, 5] is larger than the padded input [4, 4]: input=[1, 1, 2, 2], "
+        + "weight=[1, 1, 5, 5]", () -> Convolution.conv2d(Tensor.zeros(1, 1, 2, 2), Tensor.zeros(1, 1, 5, 5), null,
+            a(1), a(1), a(1), 1));
+    assertError("conv2d: out_channels (weight.size(0) = 6) must be divisible by groups (4): input=[1, 4, 5, 5], "
+        + "weight=[6, 1, 3, 3]", () -> Convolution.conv2d(Tensor.zeros(1, 4, 5, 5), Tensor.zeros(6, 1, 3, 3), null,
+            a(1), a(0), a(1), 4));
+    assertError("conv1d: kernel size (dilated) [7] is larger than the padded input [6]: input=[2, 1, 4], "
+        + "weight=[1, 1, 4]", () -> Convolution.conv1d(Tensor.zeros(2, 1, 4), Tensor.zeros(1, 1, 4), null, 1, 1, 2,
+            1));
+    assertError("conv2d: expected a 3-d (unbatched) or 4-d (batched) input, got rank 2: input=[3, 5], "
+        + "weight=[1, 3, 1, 1]", () -> Convolution.conv2d(Tensor.zeros(3, 5), Tensor.zeros(1, 3, 1, 1), null));
+    assertError("conv2d: padding='same' is not supported for strided convolutions (stride [2, 2]): "
+        + "input=[1, 1, 5, 5], weight=[1, 1, 3, 3]", () -> Convolution.conv2d(Tensor.zeros(1, 1, 5, 5),
+            Tensor.zeros(1, 1, 3, 3), null, a(2), "same", a(1), 1));
+    assertError("conv2d: bias must have out_channels = 2 elements: input=[1, 1, 3, 3], weight=[2, 1, 1, 1], bias=[3]",
+        () -> Convolution.conv2d(Tensor.zeros(1, 1, 3, 3), Tensor.zeros(2, 1, 1, 1), Tensor.zeros(3)));
+    assertError("conv_transpose2d: input channels (3) must equal weight.size(0) (4): input=[1, 3, 2, 2], "
+        + "weight=[4, 2, 3, 3]", () -> Convolution.convTranspose2d(Tensor.zeros(1, 3, 2, 2), Tensor.zeros(4, 2, 3, 3),
+            null));
+    assertError("conv_transpose2d: output_padding must be smaller than either stride or dilation "
+        + "(output_padding=[1, 1], stride=[1, 1], dilation=[1, 1]): input=[1, 2, 2, 2], weight=[2, 2, 3, 3]",
+        () -> Convolution.convTranspose2d(Tensor.zeros(1, 2, 2, 2), Tensor.zeros(2, 2, 3, 3), null, a(1), a(0), a(1),
+            1, a(1)));
+    assertError("pad: reflect padding (3, 0) must be smaller than dim 2 (size 3): input=[1, 2, 3]",
+        () -> Padding.pad(Tensor.zeros(1, 2, 3), a(3, 0), "reflect"));
+  }
+
+  // ------------------------------------------------------------------ determinism
+
+  private static Tensor[] convStep(int n, int c, int o, int k, int groups, int stride) {
+    Tensor x = Tensor.randn(new Generator(7), n, c, 20, 18).requiresGrad(true);
+    Tensor w = Tensor.randn(new Generator(8), o, c / groups, k, k).requiresGrad(true);
+    Tensor b = Tensor.randn(new Generator(9), o).requiresGrad(true);
+    Tensor y = Convolution.conv2d(x, w, b, a(stride), a(1), a(1), groups);
+    y.backward(Tensor.randn(new Generator(10), y.shape()));
+    return new Tensor[] {y, x.grad(), w.grad(), b.grad()};
+  }
+
+  private static Tensor[] convTStep() {
+    Tensor x = Tensor.randn(new Generator(7), 5, 8, 9, 9).requiresGrad(true);
+    Tensor w = Tensor.randn(new Generator(8), 8, 12, 3, 3).requiresGrad(true);
+    Tensor y = Convolution.convTranspose2d(x, w, null, a(2), a(1), a(1), 2, a(1));
+    y.backward(Tensor.randn(new Generator(10), y.shape()));
+    return new Tensor[] {y, x.grad(), w.grad()};
+  }
+
+  private static void assertSameBits(String what, Supplier<Tensor[]> run) {
+    int old = Parallel.threads();
+    try {
+      Parallel.setThreads(1);
+      Tensor[] one = run.get();
+      Parallel.setThreads(2);
+      Tensor[] two = run.get();
+      for (int i = 0; i < one.length; i++) {
+        float[] p = one[i].toFloatArray();
+        float[] q = two[i].toFloatArray();
+        assertEquals(p.length, q.length);
+        for (int e = 0; e < p.length; e++) {
+          if (Float.floatToRawIntBits(p[e]) != Float.floatToRawIntBits(q[e])) {
+            throw new AssertionError(what + " result " + i + " element " + e + ": " + p[e] + " (1 thread) vs " + q[e]
+                + " (2 threads)");
+          }
+        }
+      }
+    } finally {
+      Parallel.setThreads(old);
+    }
+  }
+
+  @Test
+  void resultsAreBitwiseTheSameOnOneAndTwoThreads() {
+    assertSameBits("conv2d batch 6 (GEMM per image, 6 weight chunks)", () -> convStep(6, 16, 32, 3, 1, 1));
+    assertSameBits("conv2d batch 11 (uneven chunks)", () -> convStep(11, 4, 6, 3, 2, 2));
+    assertSameBits("conv2d single image (threaded im2col and GEMM)", () -> convStep(1, 16, 32, 3, 1, 1));
+    assertSameBits("depthwise", () -> convStep(4, 8, 16, 3, 8, 1));
+    assertSameBits("conv_transpose2d", ConvolutionTest::convTStep);
+  }
+
+  @Test
+  void unbatchedInputGivesUnbatchedOutput() {
+    Tensor y = Convolution.conv1d(Tensor.zeros(3, 10), Tensor.zeros(4, 3, 3), null, 2, 1, 1, 1);
+    assertArrayEquals(new int[] {4, 5}, y.shape());
+    Tensor z = Convolution.convTranspose2d(Tensor.zeros(3, 4, 4), Tensor.zeros(3, 5, 3, 3), null, a(2), a(1), a(1), 1,
+        a(1));
+    assertArrayEquals(new int[] {5, 8, 8}, z.shape());
+  }
+}
