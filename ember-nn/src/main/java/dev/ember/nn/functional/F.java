@@ -10,8 +10,9 @@ import dev.ember.tensor.Tensor;
  * {@code F.crossEntropy(logits, labels)}, {@code F.conv2d(...)}. Each method delegates to the
  * class that implements its family (and documents it): {@link Activations}, {@link Losses},
  * {@link Normalization}, {@link Dropouts}, {@link Embeddings}, {@link Attention},
- * {@link Recurrent}, {@link Pooling}, {@link Upsampling} and the convolution class. A test checks that every
- * public function of those classes is reachable here with the same signature.
+ * {@link Recurrent}, {@link Pooling}, {@link Upsampling}, {@link Convolution} and {@link Padding}.
+ * A test checks that every public function of those classes is reachable here with the same
+ * signature.
  */
 public final class F {
   private F() {}
@@ -555,6 +556,90 @@ public final class F {
   public static Tensor interpolate(Tensor input, int[] size, double[] scaleFactor, String mode, Boolean alignCorners,
       Boolean recomputeScaleFactor) {
     return Upsampling.interpolate(input, size, scaleFactor, mode, alignCorners, recomputeScaleFactor);
+  }
+
+  /** See {@link Convolution#conv2d(Tensor, Tensor, Tensor)}. */
+  public static Tensor conv2d(Tensor input, Tensor weight, Tensor bias) {
+    return Convolution.conv2d(input, weight, bias);
+  }
+
+  /** See {@link Convolution#conv2d(Tensor, Tensor, Tensor, int[], int[], int[], int)}. */
+  public static Tensor conv2d(Tensor input, Tensor weight, Tensor bias, int[] stride, int[] padding, int[] dilation,
+      int groups) {
+    return Convolution.conv2d(input, weight, bias, stride, padding, dilation, groups);
+  }
+
+  /** See {@link Convolution#conv2d(Tensor, Tensor, Tensor, int[], String, int[], int)}. */
+  public static Tensor conv2d(Tensor input, Tensor weight, Tensor bias, int[] stride, String padding, int[] dilation,
+      int groups) {
+    return Convolution.conv2d(input, weight, bias, stride, padding, dilation, groups);
+  }
+
+  /** See {@link Convolution#conv2d(Tensor, Tensor, Tensor, int[], int[], int[], int, String)}. */
+  public static Tensor conv2d(Tensor input, Tensor weight, Tensor bias, int[] stride, int[] padding, int[] dilation,
+      int groups, String paddingMode) {
+    return Convolution.conv2d(input, weight, bias, stride, padding, dilation, groups, paddingMode);
+  }
+
+  /** See {@link Convolution#conv2d(Tensor, Tensor, Tensor, int[], String, int[], int, String)}. */
+  public static Tensor conv2d(Tensor input, Tensor weight, Tensor bias, int[] stride, String padding, int[] dilation,
+      int groups, String paddingMode) {
+    return Convolution.conv2d(input, weight, bias, stride, padding, dilation, groups, paddingMode);
+  }
+
+  /** See {@link Convolution#conv1d(Tensor, Tensor, Tensor)}. */
+  public static Tensor conv1d(Tensor input, Tensor weight, Tensor bias) {
+    return Convolution.conv1d(input, weight, bias);
+  }
+
+  /** See {@link Convolution#conv1d(Tensor, Tensor, Tensor, int, int, int, int)}. */
+  public static Tensor conv1d(Tensor input, Tensor weight, Tensor bias, int stride, int padding, int dilation,
+      int groups) {
+    return Convolution.conv1d(input, weight, bias, stride, padding, dilation, groups);
+  }
+
+  /** See {@link Convolution#conv1d(Tensor, Tensor, Tensor, int, int, int, int, String)}. */
+  public static Tensor conv1d(Tensor input, Tensor weight, Tensor bias, int stride, int padding, int dilation,
+      int groups, String paddingMode) {
+    return Convolution.conv1d(input, weight, bias, stride, padding, dilation, groups, paddingMode);
+  }
+
+  /** See {@link Convolution#conv1d(Tensor, Tensor, Tensor, int, String, int, int)}. */
+  public static Tensor conv1d(Tensor input, Tensor weight, Tensor bias, int stride, String padding, int dilation,
+      int groups) {
+    return Convolution.conv1d(input, weight, bias, stride, padding, dilation, groups);
+  }
+
+  /** See {@link Convolution#conv1d(Tensor, Tensor, Tensor, int, String, int, int, String)}. */
+  public static Tensor conv1d(Tensor input, Tensor weight, Tensor bias, int stride, String padding, int dilation,
+      int groups, String paddingMode) {
+    return Convolution.conv1d(input, weight, bias, stride, padding, dilation, groups, paddingMode);
+  }
+
+  /** See {@link Convolution#convTranspose2d(Tensor, Tensor, Tensor)}. */
+  public static Tensor convTranspose2d(Tensor input, Tensor weight, Tensor bias) {
+    return Convolution.convTranspose2d(input, weight, bias);
+  }
+
+  /** See {@link Convolution#convTranspose2d(Tensor, Tensor, Tensor, int[], int[], int[], int, int[])}. */
+  public static Tensor convTranspose2d(Tensor input, Tensor weight, Tensor bias, int[] stride, int[] padding,
+      int[] outputPadding, int groups, int[] dilation) {
+    return Convolution.convTranspose2d(input, weight, bias, stride, padding, outputPadding, groups, dilation);
+  }
+
+  /** See {@link Padding#pad(Tensor, int[])}. */
+  public static Tensor pad(Tensor input, int[] pad) {
+    return Padding.pad(input, pad);
+  }
+
+  /** See {@link Padding#pad(Tensor, int[], String)}. */
+  public static Tensor pad(Tensor input, int[] pad, String mode) {
+    return Padding.pad(input, pad, mode);
+  }
+
+  /** See {@link Padding#pad(Tensor, int[], String, double)}. */
+  public static Tensor pad(Tensor input, int[] pad, String mode, double value) {
+    return Padding.pad(input, pad, mode, value);
   }
 
 }

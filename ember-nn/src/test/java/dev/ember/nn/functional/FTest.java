@@ -20,7 +20,8 @@ import org.junit.jupiter.api.Test;
 class FTest {
   /** Every family class whose public functions F must expose. */
   static final List<Class<?>> FAMILIES = List.of(Activations.class, Losses.class, Normalization.class, Dropouts.class,
-      Embeddings.class, Attention.class, Recurrent.class, Pooling.class, Upsampling.class);
+      Embeddings.class, Attention.class, Recurrent.class, Pooling.class, Upsampling.class, Convolution.class,
+      Padding.class);
 
   @Test
   void everyPublicFunctionOfTheFamiliesIsInF() throws Exception {
