@@ -9,7 +9,7 @@ usage: bench/compare.sh CATEGORY [--threads N] [--repeats N] [--passes N] [--max
 
   CATEGORY     gemm  sgemm, square 128..2048, the MLP training shapes and two transposed backward GEMMs
                ops   elementwise/reduction forward (1M and 64K floats), fwd+bwd with autograd, tape overhead
-               nn    attention T=128..4096 (time, and memory per call), LSTM layer; later conv2d
+               nn    attention T=128..4096 (time, memory per call), LSTM layer, conv2d (LeNet, VGG, depthwise)
   --threads N  threads on both sides (default 2): -Dember.threads=N for Ember, --threads N for PyTorch
   --repeats N  timed repeats per case and pass (default 3)
   --passes N   alternating ember/pytorch passes; repeats are pooled over passes (default 2)

@@ -10,7 +10,8 @@
 --suite gemm: the sgemm shapes beyond pytorch_bench.py's: (128x6656)@(6656x6656) and the two
               transposed backward GEMMs of the 784-128 layer at batch 128.
 --suite nn:   attention (B=1, H=8, D=64) forward at T=128..4096, forward+backward at T=128..1024,
-              and its memory per forward call; one LSTM layer (128 -> 256, batch 32, 32 steps).
+              and its memory per forward call; one LSTM layer (128 -> 256, batch 32, 32 steps);
+              conv2d forward+backward at LeNet-5 and VGG shapes and a depthwise 3x3.
 
 Workload and case names, units and byte counts match dev.ember.bench.OpsCases / GemmCases / NnCases in
 ember-bench: change both together. The method and runtime are the shared peer's: launcher.py
@@ -290,6 +291,36 @@ def suite_nn():
         xg.grad = None
         lstm(xg)[0].backward(up)
     latency("lstm", "fwd+bwd " + shape, "latency_ms", "ms/call", 1e3, lstm_step)
+    conv_case(gen, "lenet1", 32, 1, 28, 6, 5, 0, 1, True)
+    conv_case(gen, "lenet2", 32, 6, 14, 16, 5, 0, 1, True)
+    conv_case(gen, "vgg", 8, 64, 56, 64, 3, 1, 1, False)
+    conv_case(gen, "vgg", 8, 64, 56, 64, 3, 1, 1, True)
+    conv_case(gen, "depthwise", 8, 64, 56, 64, 3, 1, 64, True)
+
+
+def conv_name(tag, n, c, hw, o, k, pad, groups, backward):
+    return "%s %s N=%d %dx%dx%d -> %d k%d%s%s" % ("fwd+bwd" if backward else "fwd", tag, n, c, hw, hw, o, k,
+                                                   " p%d" % pad if pad else "", " g%d" % groups if groups > 1 else "")
+
+
+def conv_case(gen, tag, n, c, hw, o, k, pad, groups, backward):
+    name = conv_name(tag, n, c, hw, o, k, pad, groups, backward)
+    if not selected("conv2d", name):
+        return
+    x = torch.randn(n, c, hw, hw, generator=gen).requires_grad_(backward)
+    w = (torch.randn(o, c // groups, k, k, generator=gen) * 0.1).requires_grad_(backward)
+    b = torch.randn(o, generator=gen).requires_grad_(backward)
+    if not backward:
+        with torch.no_grad():
+            latency("conv2d", name, "latency_ms", "ms/call", 1e3,
+                    lambda: torch.nn.functional.conv2d(x, w, b, 1, pad, 1, groups))
+        return
+    up = torch.ones(n, o, hw + 2 * pad - k + 1, hw + 2 * pad - k + 1)
+
+    def step():
+        x.grad = w.grad = b.grad = None
+        torch.nn.functional.conv2d(x, w, b, 1, pad, 1, groups).backward(up)
+    latency("conv2d", name, "latency_ms", "ms/call", 1e3, step)
 
 
 def main():

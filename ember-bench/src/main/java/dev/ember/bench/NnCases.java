@@ -3,6 +3,7 @@ package dev.ember.bench;
 import dev.ember.autograd.Grad;
 import dev.ember.nn.LSTM;
 import dev.ember.nn.functional.Attention;
+import dev.ember.nn.functional.Convolution;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
 import java.lang.management.ManagementFactory;
@@ -26,6 +27,10 @@ import java.util.function.Supplier;
  *       (its allocator keeps freed pages, so the resident set does not show it).
  *   <li>lstm: one LSTM layer, input 128, hidden 256, batch 32, 32 steps: inference, and forward +
  *       backward.
+ *   <li>conv2d: LeNet-5's two convolutions at batch 32 (1x28x28 -> 6, 6x14x14 -> 16, 5x5) and a
+ *       VGG block's 3x3 convolution at batch 8 (64x56x56 -> 64, padding 1), forward + backward
+ *       (input, weight and bias gradients), the VGG one also forward only; and a depthwise 3x3
+ *       (groups 64) forward + backward.
  * </ul>
  */
 final class NnCases {
@@ -45,6 +50,11 @@ final class NnCases {
     for (int t : ATTN_MEM_T) out.add(attentionMemory(t));
     out.add(lstm(false));
     out.add(lstm(true));
+    out.add(conv("lenet1", 32, 1, 28, 6, 5, 0, 1, true));
+    out.add(conv("lenet2", 32, 6, 14, 16, 5, 0, 1, true));
+    out.add(conv("vgg", 8, 64, 56, 64, 3, 1, 1, false));
+    out.add(conv("vgg", 8, 64, 56, 64, 3, 1, 1, true));
+    out.add(conv("depthwise", 8, 64, 56, 64, 3, 1, 64, true));
     return out;
   }
 
@@ -108,6 +118,36 @@ final class NnCases {
     long sum = 0;
     for (long b : mx.getThreadAllocatedBytes(mx.getAllThreadIds())) if (b > 0) sum += b;
     return sum;
+  }
+
+  static String convName(String tag, int n, int c, int hw, int o, int k, int pad, int groups, boolean backward) {
+    return (backward ? "fwd+bwd " : "fwd ") + tag + " N=" + n + " " + c + "x" + hw + "x" + hw + " -> " + o + " k" + k
+        + (pad > 0 ? " p" + pad : "") + (groups > 1 ? " g" + groups : "");
+  }
+
+  private static BenchCase conv(String tag, int n, int c, int hw, int o, int k, int pad, int groups, boolean backward) {
+    Generator g = new Generator(21);
+    Tensor x = Tensor.randn(g, n, c, hw, hw).requiresGrad(backward);
+    Tensor w = Tensor.randn(g, o, c / groups, k, k).mul(0.1).detach().requiresGrad(backward);
+    Tensor b = Tensor.randn(g, o).requiresGrad(backward);
+    int[] stride = {1, 1}, padding = {pad, pad}, dilation = {1, 1};
+    int outHw = hw + 2 * pad - k + 1;
+    Tensor up = Tensor.ones(n, o, outHw, outHw);
+    String name = convName(tag, n, c, hw, o, k, pad, groups, backward);
+    if (!backward) {
+      return BenchCase.latency("conv2d", name, "latency_ms", "ms/call", 1e3, () -> {
+        try (Grad off = Grad.off()) {
+          sink = Convolution.conv2d(x, w, b, stride, padding, dilation, groups);
+        }
+      });
+    }
+    return BenchCase.latency("conv2d", name, "latency_ms", "ms/call", 1e3, () -> {
+      x.setGrad(null);
+      w.setGrad(null);
+      b.setGrad(null);
+      Convolution.conv2d(x, w, b, stride, padding, dilation, groups).backward(up);
+      sink = w.grad();
+    });
   }
 
   static final int LSTM_IN = 128;

@@ -30,6 +30,9 @@ class CompareTest {
     assertTrue(cases.contains("attention/fwd+bwd B=1 H=8 T=1024 D=64"), cases.toString());
     assertTrue(cases.contains("attention_mem/fwd B=1 H=8 T=4096 D=64"), cases.toString());
     assertTrue(cases.contains("lstm/fwd+bwd in=128 hidden=256 batch=32 steps=32"), cases.toString());
+    assertTrue(cases.contains("conv2d/fwd+bwd lenet1 N=32 1x28x28 -> 6 k5"), cases.toString());
+    assertTrue(cases.contains("conv2d/fwd vgg N=8 64x56x56 -> 64 k3 p1"), cases.toString());
+    assertTrue(cases.contains("conv2d/fwd+bwd depthwise N=8 64x56x56 -> 64 k3 p1 g64"), cases.toString());
   }
 
   @Test
