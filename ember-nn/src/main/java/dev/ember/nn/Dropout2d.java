@@ -1,7 +1,5 @@
 package dev.ember.nn;
 
-import static dev.ember.nn.Reprs.fmt;
-
 import dev.ember.nn.functional.Dropouts;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
@@ -11,10 +9,7 @@ import dev.ember.tensor.Tensor;
  * unbatched [C, H, W]) input is zeroed with probability {@code p} and the rest scaled by
  * 1 / (1 - p); in eval the identity.
  */
-public class Dropout2d extends Module {
-  private final double p;
-  private final Generator gen;
-
+public class Dropout2d extends DropoutBase {
   /** p = 0.5. */
   public Dropout2d() {
     this(0.5);
@@ -25,24 +20,11 @@ public class Dropout2d extends Module {
   }
 
   public Dropout2d(double p, Generator gen) {
-    if (!(p >= 0 && p <= 1)) {
-      throw new IllegalArgumentException(name() + ": dropout probability has to be between 0 and 1, but got " + p);
-    }
-    this.p = p;
-    this.gen = gen;
-  }
-
-  public double p() {
-    return p;
+    super(p, gen);
   }
 
   @Override
   public Tensor forward(Tensor input) {
     return Dropouts.dropout2d(input, p, isTraining(), gen);
-  }
-
-  @Override
-  protected String extraRepr() {
-    return "p=" + fmt(p) + ", inplace=False";
   }
 }
