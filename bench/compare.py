@@ -9,7 +9,8 @@ alternating passes still spreads a shared machine's slow phases over both sides,
 pays its own JIT / library warm-up, so no side profits from having run first.
 
 stdout: {"category","workload","case","unit","ember","pytorch","ratio",...} per case, where ratio
-> 1 means Ember is better (throughput: ember/pytorch; latency: pytorch/ember).
+> 1 means Ember is better (throughput: ember/pytorch; latency: pytorch/ember). A case PyTorch has
+no equivalent for (e.g. optim/lion) gets "pytorch": null and "ratio": null.
 stderr: the sides' progress, then a table.
 """
 import argparse
@@ -26,7 +27,7 @@ GEMM_SQUARE = "128,256,512,1024,2048"
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("category", choices=["gemm", "ops", "nn"])
+    p.add_argument("category", choices=["gemm", "ops", "nn", "optim"])
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--repeats", type=int, default=3, help="timed repeats per case per pass")
     p.add_argument("--passes", type=int, default=2, help="alternating ember/torch passes")
@@ -73,7 +74,7 @@ def torch_pass(a):
     ops = [a.python, os.path.join(HERE, "peers", "pytorch_ops.py"), "--suite", a.category] + common
     if a.only:
         ops += ["--only", a.only]
-    if a.category in ("ops", "nn"):
+    if a.category in ("ops", "nn", "optim"):
         return run_lines(ops, env)
     rows = run_lines([a.python, os.path.join(a.peers, "pytorch_bench.py"), "--only", "sgemm",
                       "--sgemm-sizes", GEMM_SQUARE] + common, env)
@@ -113,17 +114,18 @@ def main():
     table = []
     for key, e in ember.items():
         t = torch_.get(key)
-        if t is None or not selected(key, a.only):
+        if not selected(key, a.only):
             continue
-        em, tm = statistics.median(e["values"]), statistics.median(t["values"])
-        ratio = (tm / em) if e["lower"] else (em / tm)
+        em = statistics.median(e["values"])
+        tm = statistics.median(t["values"]) if t else None
+        ratio = None if t is None else (tm / em) if e["lower"] else (em / tm)
         rec = {"category": a.category, "workload": key[0], "case": key[1], "unit": e["unit"],
                "ember": em, "pytorch": tm, "ratio": ratio, "threads": a.threads,
                "ember_min": min(e["values"]), "ember_max": max(e["values"]),
-               "pytorch_min": min(t["values"]), "pytorch_max": max(t["values"]),
-               "repeats": [len(e["values"]), len(t["values"])]}
+               "pytorch_min": min(t["values"]) if t else None, "pytorch_max": max(t["values"]) if t else None,
+               "repeats": [len(e["values"]), len(t["values"]) if t else 0]}
         rec.update(env_info)
-        if e["contaminated"] or t["contaminated"]:
+        if e["contaminated"] or (t and t["contaminated"]):
             rec["contaminated"] = True
         print(json.dumps(rec), flush=True)
         table.append(rec)
@@ -132,8 +134,10 @@ def main():
         sys.stderr.write("# no PyTorch result for: %s\n" % ", ".join("%s/%s" % k for k in missing))
     sys.stderr.write("\n%-9s %-36s %-9s %12s %12s %8s\n" % ("workload", "case", "unit", "ember", "pytorch", "ratio"))
     for r in table:
-        sys.stderr.write("%-9s %-36s %-9s %12.3f %12.3f %7.2fx%s\n" % (
-            r["workload"], r["case"], r["unit"], r["ember"], r["pytorch"], r["ratio"],
+        sys.stderr.write("%-9s %-36s %-9s %12.3f %12s %8s%s\n" % (
+            r["workload"], r["case"], r["unit"], r["ember"],
+            "-" if r["pytorch"] is None else "%.3f" % r["pytorch"],
+            "-" if r["ratio"] is None else "%.2fx" % r["ratio"],
             "  (busy machine)" if r.get("contaminated") else ""))
     sys.stderr.write("# threads=%d, %s; ratio > 1: Ember better\n" % (
         a.threads, ", ".join("%s=%s" % kv for kv in sorted(env_info.items()))))

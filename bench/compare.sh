@@ -10,6 +10,9 @@ usage: bench/compare.sh CATEGORY [--threads N] [--repeats N] [--passes N] [--max
   CATEGORY     gemm  sgemm, square 128..2048, the MLP training shapes and two transposed backward GEMMs
                ops   elementwise/reduction forward (1M and 64K floats), fwd+bwd with autograd, tape overhead
                nn    attention T=128..4096 (time, memory per call), LSTM layer, conv2d (LeNet, VGG, depthwise)
+               optim optimizer.step() of SGD(momentum), Adam, AdamW, RMSprop, Adagrad, Lion on one f32
+                     tensor of 1M and 16M elements (GB/s of state touched; Lion is Ember only), and
+                     one CosineAnnealingLR step (us/call)
   --threads N  threads on both sides (default 2): -Dember.threads=N for Ember, --threads N for PyTorch
   --repeats N  timed repeats per case and pass (default 3)
   --passes N   alternating ember/pytorch passes; repeats are pooled over passes (default 2)
@@ -27,8 +30,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 [ $# -ge 1 ] || { usage >&2; exit 2; }
 case "$1" in
   -h|--help) usage; exit 0 ;;
-  gemm|ops|nn) category=$1; shift ;;
-  *) echo "compare.sh: unknown category '$1' (expected gemm, ops or nn)" >&2; usage >&2; exit 2 ;;
+  gemm|ops|nn|optim) category=$1; shift ;;
+  *) echo "compare.sh: unknown category '$1' (expected gemm, ops, nn or optim)" >&2; usage >&2; exit 2 ;;
 esac
 extra=()
 while [ $# -gt 0 ]; do

@@ -12,8 +12,13 @@
 --suite nn:   attention (B=1, H=8, D=64) forward at T=128..4096, forward+backward at T=128..1024,
               and its memory per forward call; one LSTM layer (128 -> 256, batch 32, 32 steps);
               conv2d forward+backward at LeNet-5 and VGG shapes and a depthwise 3x3.
+--suite optim: optimizer.step() of SGD(momentum 0.9), Adam, AdamW, RMSprop, Adagrad on one f32
+              parameter of 1M and 16M elements with a fixed gradient, as GB/s of state touched
+              (20 or 28 B/elem, see OptimCases); one CosineAnnealingLR step (us/call). Lion has no
+              torch 1.13 optimizer, so the Ember side runs it alone.
 
-Workload and case names, units and byte counts match dev.ember.bench.OpsCases / GemmCases / NnCases in
+Workload and case names, units and byte counts match dev.ember.bench.OpsCases / GemmCases / NnCases /
+OptimCases in
 ember-bench: change both together. The method and runtime are the shared peer's: launcher.py
 (fresh child per thread count, OMP/OpenBLAS threads, OpenMP OpenBLAS, jemalloc) and quiet.py
 (repeats disturbed by other processes are discarded), found at $EMBER_PEERS or ../shared/peers
@@ -44,7 +49,7 @@ import launcher  # noqa: E402
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     launcher.add_args(p)
-    p.add_argument("--suite", choices=["ops", "gemm", "nn"], required=True)
+    p.add_argument("--suite", choices=["ops", "gemm", "nn", "optim"], required=True)
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--warmup", type=float, default=1.0, help="warm-up seconds per case (min 2 calls)")
     p.add_argument("--target", type=float, default=0.4, help="seconds per timed repeat (calibrated)")
@@ -323,6 +328,38 @@ def conv_case(gen, tag, n, c, hw, o, k, pad, groups, backward):
     latency("conv2d", name, "latency_ms", "ms/call", 1e3, step)
 
 
+# (workload, bytes of state touched per f32 element, constructor): as dev.ember.bench.OptimCases
+OPTIMIZERS = [
+    ("sgd", 20, lambda ps: torch.optim.SGD(ps, lr=1e-3, momentum=0.9)),
+    ("adam", 28, lambda ps: torch.optim.Adam(ps, lr=1e-3)),
+    ("adamw", 28, lambda ps: torch.optim.AdamW(ps, lr=1e-3)),
+    ("rmsprop", 20, lambda ps: torch.optim.RMSprop(ps, lr=1e-3)),
+    ("adagrad", 20, lambda ps: torch.optim.Adagrad(ps, lr=1e-3)),
+]
+OPTIM_SIZES = [1 << 20, 1 << 24]
+T_MAX = 1000
+
+
+def suite_optim():
+    gen = torch.Generator().manual_seed(0)
+    for n in OPTIM_SIZES:
+        case = "step n=%s f32" % size_name(n)
+        for name, bpe, make in OPTIMIZERS:
+            if not selected(name, case):
+                continue
+            p = torch.nn.Parameter(torch.randn(n, generator=gen))
+            p.grad = torch.randn(n, generator=gen)
+            opt = make([p])
+            throughput(name, case, "gbps", "GB/s", n * bpe / 1e9, opt.step)
+            del p, opt
+    p = torch.nn.Parameter(torch.zeros(1))
+    opt = torch.optim.SGD([p], lr=0.1)
+    p.grad = torch.zeros(1)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=T_MAX, eta_min=0.0)
+    opt.step()  # after the scheduler wrapped it: it warns when it steps before the optimizer ever has
+    latency("cosine_annealing", "schedule step T_max=%d" % T_MAX, "latency_us", "us/call", 1e6, sched.step)
+
+
 def main():
     print(json.dumps({"workload": "_env", "side": "pytorch", **RUNTIME}), flush=True)
     sys.stderr.write("# torch %s, threads=%d, blas=%s, alloc=%s\n" % (torch.__version__, NT, ARGS.blas, ARGS.alloc))
@@ -331,6 +368,8 @@ def main():
         suite_ops()
     elif ARGS.suite == "nn":
         suite_nn()
+    elif ARGS.suite == "optim":
+        suite_optim()
     else:
         suite_gemm()
 

@@ -36,10 +36,23 @@ class CompareTest {
   }
 
   @Test
+  void optimCategoryListsTheCasesThePeerMeasures() {
+    Run r = run("optim", "--list");
+    assertEquals(0, r.status(), r.err());
+    List<String> cases = r.out().lines().toList();
+    for (String w : List.of("sgd", "adam", "adamw", "rmsprop", "adagrad", "lion")) {
+      assertTrue(cases.contains(w + "/step n=1M f32"), cases.toString());
+      assertTrue(cases.contains(w + "/step n=16M f32"), cases.toString());
+    }
+    assertTrue(cases.contains("cosine_annealing/schedule step T_max=1000"), cases.toString());
+    assertEquals(13, cases.size(), cases.toString());
+  }
+
+  @Test
   void unknownCategoryIsRejectedWithTheChoices() {
     Run r = run("convs");
     assertEquals(2, r.status());
-    assertTrue(r.err().startsWith("Compare: unknown category 'convs' (expected gemm, ops or nn)"), r.err());
+    assertTrue(r.err().startsWith("Compare: unknown category 'convs' (expected gemm, ops, nn or optim)"), r.err());
   }
 
   @Test

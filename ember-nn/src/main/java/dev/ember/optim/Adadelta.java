@@ -70,18 +70,8 @@ public final class Adadelta extends Optimizer {
       double lr) {
     int po = p.off, go = g.off, so = s.off, uo = u.off;
     if (p.f != null) {
-      float[] pa = p.f, ga = g.f, sa = s.f, ua = u.f;
-      float fs = (float) sign, fwd = (float) wd, fr = (float) rho, c = (float) (1 - rho), feps = (float) eps, flr = (float) lr;
-      for (int i = lo; i < hi; i++) {
-        float x = pa[po + i];
-        float gi = fs * ga[go + i] + fwd * x;
-        float si = fr * sa[so + i] + c * gi * gi;
-        sa[so + i] = si;
-        float ui = ua[uo + i];
-        float d = (float) Math.sqrt(ui + feps) / (float) Math.sqrt(si + feps) * gi;
-        ua[uo + i] = fr * ui + c * d * d;
-        pa[po + i] = x - flr * d;
-      }
+      Kernels.F32.adadelta(p, g, s, u, lo, hi, (float) sign, (float) wd, (float) rho, (float) (1 - rho), (float) eps,
+          (float) lr);
     } else {
       double[] pa = p.d, ga = g.d, sa = s.d, ua = u.d;
       double c = 1 - rho;

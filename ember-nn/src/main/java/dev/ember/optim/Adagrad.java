@@ -77,15 +77,7 @@ public final class Adagrad extends Optimizer {
   private static void kernel(Slot p, Slot g, Slot s, int lo, int hi, double sign, double wd, double eps, double clr) {
     int po = p.off, go = g.off, so = s.off;
     if (p.f != null) {
-      float[] pa = p.f, ga = g.f, sa = s.f;
-      float fs = (float) sign, fwd = (float) wd, feps = (float) eps, fclr = (float) clr;
-      for (int i = lo; i < hi; i++) {
-        float x = pa[po + i];
-        float gi = fs * ga[go + i] + fwd * x;
-        float si = sa[so + i] + gi * gi;
-        sa[so + i] = si;
-        pa[po + i] = x - fclr * gi / ((float) Math.sqrt(si) + feps);
-      }
+      Kernels.F32.adagrad(p, g, s, lo, hi, (float) sign, (float) wd, (float) eps, (float) clr);
     } else {
       double[] pa = p.d, ga = g.d, sa = s.d;
       for (int i = lo; i < hi; i++) {

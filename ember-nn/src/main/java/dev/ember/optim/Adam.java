@@ -97,35 +97,8 @@ public class Adam extends Optimizer {
     boolean ams = vmax != null;
     int xo = ams ? vmax.off : 0;
     if (p.f != null) {
-      float[] pa = p.f, ga = g.f, ma = m.f, va = v.f, xa = ams ? vmax.f : null;
-      float fs = (float) sign, fl2 = (float) l2, fdec = (float) decay, fb1 = (float) b1, fb2 = (float) b2;
-      float c1 = (float) (1 - b1), c2 = (float) (1 - b2), feps = (float) eps, fstep = (float) stepSize;
-      float fbc = (float) bc2Sqrt;
-      if (!ams) {
-        // the common case as its own loop: C2 does not vectorize the loop with the amsgrad branch
-        for (int i = lo; i < hi; i++) {
-          float x = pa[po + i];
-          float gi = fs * ga[go + i] + fl2 * x;
-          float mi = fb1 * ma[mo + i] + c1 * gi;
-          float vi = fb2 * va[vo + i] + c2 * gi * gi;
-          ma[mo + i] = mi;
-          va[vo + i] = vi;
-          pa[po + i] = x * fdec - fstep * mi / ((float) Math.sqrt(vi) / fbc + feps);
-        }
-        return;
-      }
-      for (int i = lo; i < hi; i++) {
-        float x = pa[po + i];
-        float gi = fs * ga[go + i] + fl2 * x;
-        float mi = fb1 * ma[mo + i] + c1 * gi;
-        float vi = fb2 * va[vo + i] + c2 * gi * gi;
-        ma[mo + i] = mi;
-        va[vo + i] = vi;
-        vi = Math.max(xa[xo + i], vi);
-        xa[xo + i] = vi;
-        float denom = (float) Math.sqrt(vi) / fbc + feps;
-        pa[po + i] = x * fdec - fstep * mi / denom;
-      }
+      Kernels.F32.adam(p, g, m, v, vmax, lo, hi, (float) sign, (float) l2, (float) decay, (float) b1, (float) b2,
+          (float) (1 - b1), (float) (1 - b2), (float) eps, (float) stepSize, (float) bc2Sqrt);
     } else {
       double[] pa = p.d, ga = g.d, ma = m.d, va = v.d, xa = ams ? vmax.d : null;
       double c1 = 1 - b1, c2 = 1 - b2;

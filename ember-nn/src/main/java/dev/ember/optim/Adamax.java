@@ -71,18 +71,8 @@ public final class Adamax extends Optimizer {
       double eps, double clr) {
     int po = p.off, go = g.off, mo = m.off, uo = u.off;
     if (p.f != null) {
-      float[] pa = p.f, ga = g.f, ma = m.f, ua = u.f;
-      float fs = (float) sign, fwd = (float) wd, fb1 = (float) b1, fb2 = (float) b2, c1 = (float) (1 - b1);
-      float feps = (float) eps, fclr = (float) clr;
-      for (int i = lo; i < hi; i++) {
-        float x = pa[po + i];
-        float gi = fs * ga[go + i] + fwd * x;
-        float mi = fb1 * ma[mo + i] + c1 * gi;
-        float ui = Math.max(fb2 * ua[uo + i], Math.abs(gi) + feps);
-        ma[mo + i] = mi;
-        ua[uo + i] = ui;
-        pa[po + i] = x - fclr * mi / ui;
-      }
+      Kernels.F32.adamax(p, g, m, u, lo, hi, (float) sign, (float) wd, (float) b1, (float) b2, (float) (1 - b1), (float) eps,
+          (float) clr);
     } else {
       double[] pa = p.d, ga = g.d, ma = m.d, ua = u.d;
       double c1 = 1 - b1;

@@ -1,6 +1,7 @@
 package dev.ember.optim;
 
 import dev.ember.backend.cpu.Parallel;
+import java.util.logging.Logger;
 
 /**
  * Chunked loops for the fused update kernels. A tensor is cut into chunks of {@link #CHUNK}
@@ -8,15 +9,39 @@ import dev.ember.backend.cpu.Parallel;
  * (combined in chunk order) are bitwise the same on 1 or N threads. Tensors of one chunk or less
  * run on the calling thread.
  *
- * <p>The loop bodies are plain counted loops over {@code float[]}/{@code double[]} with the
- * option branches hoisted out; C2 compiles them to SIMD code (packed FMA, sqrt, div, min/max),
- * which already runs at memory speed for these 3-5 streams per element.
+ * <p>The float32 loop bodies are {@link #F32}: the Vector API set when {@code jdk.incubator.vector}
+ * is readable (loaded by name, as the core's CPU kernels are), else the plain-Java set; both give
+ * the same bits (see {@link UpdateKernels}). {@code -Dember.kernels=scalar} forces the plain set.
+ * The float64 loops stay plain Java in each optimizer.
  */
 final class Kernels {
   /** 32K elements: 128 KiB per f32 stream, large enough to amortise a task, small enough to spread 1M over 32 tasks. */
   static final int CHUNK = 1 << 15;
 
+  private static final String VECTOR_KERNELS = "dev.ember.optim.VectorUpdateKernels";
+
+  /** The float32 update loops used by the optimizers, chosen once per process. */
+  static final UpdateKernels F32 = choose();
+
   private Kernels() {}
+
+  private static UpdateKernels choose() {
+    if ("scalar".equals(System.getProperty("ember.kernels"))) return new ScalarUpdateKernels();
+    UpdateKernels v = vectorOrNull();
+    return v == null ? new ScalarUpdateKernels() : v;
+  }
+
+  /** The Vector API update loops, or null when the module is not readable (the core's CpuBackends warns about that). */
+  static UpdateKernels vectorOrNull() {
+    if (ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()) return null;
+    try {
+      return (UpdateKernels) Class.forName(VECTOR_KERNELS).getDeclaredConstructor().newInstance();
+    } catch (ReflectiveOperationException | LinkageError e) {
+      Logger.getLogger("dev.ember").warning("ember: could not load the Vector API optimizer kernels (" + e
+          + "); using scalar loops");
+      return null;
+    }
+  }
 
   /** An elementwise body over {@code [lo, hi)}. */
   @FunctionalInterface

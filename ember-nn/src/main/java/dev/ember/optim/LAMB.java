@@ -80,43 +80,28 @@ public final class LAMB extends Optimizer {
   /** Updates the moments and adds ||p||^2, ||r||^2 of [lo, hi) to acc. */
   private static void moments(Slot p, Slot g, Slot m, Slot v, int lo, int hi, double b1, double b2, double bc1, double bc2,
       double eps, double wd, double[] acc) {
+    if (p.f != null) {
+      Kernels.F32.lambMoments(p, g, m, v, lo, hi, (float) b1, (float) b2, (float) (1 - b1), (float) (1 - b2), (float) bc1,
+          (float) bc2, (float) eps, (float) wd, acc);
+      return;
+    }
     int po = p.off, go = g.off, mo = m.off, vo = v.off;
     double pp = 0, rr = 0;
-    if (p.f != null) {
-      float[] pa = p.f, ga = g.f, ma = m.f, va = v.f;
-      float fb1 = (float) b1, fb2 = (float) b2, c1 = (float) (1 - b1), c2 = (float) (1 - b2);
-      for (int i = lo; i < hi; i++) {
-        float gi = ga[go + i];
-        float mi = fb1 * ma[mo + i] + c1 * gi;
-        float vi = fb2 * va[vo + i] + c2 * gi * gi;
-        ma[mo + i] = mi;
-        va[vo + i] = vi;
-        float x = pa[po + i];
-        float r = direction(mi, vi, x, bc1, bc2, eps, wd);
-        pp += (double) x * x;
-        rr += (double) r * r;
-      }
-    } else {
-      double[] pa = p.d, ga = g.d, ma = m.d, va = v.d;
-      double c1 = 1 - b1, c2 = 1 - b2;
-      for (int i = lo; i < hi; i++) {
-        double gi = ga[go + i];
-        double mi = b1 * ma[mo + i] + c1 * gi;
-        double vi = b2 * va[vo + i] + c2 * gi * gi;
-        ma[mo + i] = mi;
-        va[vo + i] = vi;
-        double x = pa[po + i];
-        double r = (mi / bc1) / (Math.sqrt(vi / bc2) + eps) + wd * x;
-        pp += x * x;
-        rr += r * r;
-      }
+    double[] pa = p.d, ga = g.d, ma = m.d, va = v.d;
+    double c1 = 1 - b1, c2 = 1 - b2;
+    for (int i = lo; i < hi; i++) {
+      double gi = ga[go + i];
+      double mi = b1 * ma[mo + i] + c1 * gi;
+      double vi = b2 * va[vo + i] + c2 * gi * gi;
+      ma[mo + i] = mi;
+      va[vo + i] = vi;
+      double x = pa[po + i];
+      double r = (mi / bc1) / (Math.sqrt(vi / bc2) + eps) + wd * x;
+      pp += x * x;
+      rr += r * r;
     }
     acc[0] += pp;
     acc[1] += rr;
-  }
-
-  private static float direction(float m, float v, float x, double bc1, double bc2, double eps, double wd) {
-    return (m / (float) bc1) / ((float) Math.sqrt(v / (float) bc2) + (float) eps) + (float) wd * x;
   }
 
   /** p -= scale * r, with r recomputed from the stored moments exactly as in {@link #moments}. */
@@ -124,12 +109,7 @@ public final class LAMB extends Optimizer {
       double scale) {
     int po = p.off, mo = m.off, vo = v.off;
     if (p.f != null) {
-      float[] pa = p.f, ma = m.f, va = v.f;
-      float fsc = (float) scale;
-      for (int i = lo; i < hi; i++) {
-        float x = pa[po + i];
-        pa[po + i] = x - fsc * direction(ma[mo + i], va[vo + i], x, bc1, bc2, eps, wd);
-      }
+      Kernels.F32.lambApply(p, m, v, lo, hi, (float) bc1, (float) bc2, (float) eps, (float) wd, (float) scale);
     } else {
       double[] pa = p.d, ma = m.d, va = v.d;
       for (int i = lo; i < hi; i++) {

@@ -65,15 +65,8 @@ public final class Lion extends Optimizer {
       double b2) {
     int po = p.off, go = g.off, mo = m.off;
     if (p.f != null) {
-      float[] pa = p.f, ga = g.f, ma = m.f;
-      float fs = (float) sign, fdec = (float) decay, flr = (float) lr, fb1 = (float) b1, fb2 = (float) b2;
-      float c1 = (float) (1 - b1), c2 = (float) (1 - b2);
-      for (int i = lo; i < hi; i++) {
-        float gi = fs * ga[go + i];
-        float mi = ma[mo + i];
-        pa[po + i] = pa[po + i] * fdec - flr * Math.signum(fb1 * mi + c1 * gi);
-        ma[mo + i] = fb2 * mi + c2 * gi;
-      }
+      Kernels.F32.lion(p, g, m, lo, hi, (float) sign, (float) decay, (float) lr, (float) b1, (float) (1 - b1), (float) b2,
+          (float) (1 - b2));
     } else {
       double[] pa = p.d, ga = g.d, ma = m.d;
       double c1 = 1 - b1, c2 = 1 - b2;

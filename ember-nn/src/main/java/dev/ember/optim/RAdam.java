@@ -80,19 +80,8 @@ public final class RAdam extends Optimizer {
       double eps, double scale, boolean adaptive) {
     int po = p.off, go = g.off, mo = m.off, vo = v.off;
     if (p.f != null) {
-      float[] pa = p.f, ga = g.f, ma = m.f, va = v.f;
-      float fs = (float) sign, fwd = (float) wd, fb1 = (float) b1, fb2 = (float) b2, c1 = (float) (1 - b1), c2 = (float) (1 - b2);
-      float feps = (float) eps, fsc = (float) scale;
-      for (int i = lo; i < hi; i++) {
-        float x = pa[po + i];
-        float gi = fs * ga[go + i] + fwd * x;
-        float mi = fb1 * ma[mo + i] + c1 * gi;
-        float vi = fb2 * va[vo + i] + c2 * gi * gi;
-        ma[mo + i] = mi;
-        va[vo + i] = vi;
-        float step = adaptive ? mi / ((float) Math.sqrt(vi) + feps) : mi;
-        pa[po + i] = x - fsc * step;
-      }
+      Kernels.F32.radam(p, g, m, v, lo, hi, (float) sign, (float) wd, (float) b1, (float) b2, (float) (1 - b1),
+          (float) (1 - b2), (float) eps, (float) scale, adaptive);
     } else {
       double[] pa = p.d, ga = g.d, ma = m.d, va = v.d;
       double c1 = 1 - b1, c2 = 1 - b2;

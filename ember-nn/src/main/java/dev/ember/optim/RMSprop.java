@@ -81,29 +81,8 @@ public final class RMSprop extends Optimizer {
     boolean centered = a != null, momentum = b != null;
     int po = p.off, go = g.off, so = s.off, ao = centered ? a.off : 0, bo = momentum ? b.off : 0;
     if (p.f != null) {
-      float[] pa = p.f, ga = g.f, sa = s.f, aa = centered ? a.f : null, ba = momentum ? b.f : null;
-      float fs = (float) sign, fwd = (float) wd, fal = (float) alpha, c = (float) (1 - alpha), feps = (float) eps;
-      float fm = (float) mom, flr = (float) lr;
-      for (int i = lo; i < hi; i++) {
-        float x = pa[po + i];
-        float gi = fs * ga[go + i] + fwd * x;
-        float si = fal * sa[so + i] + c * gi * gi;
-        sa[so + i] = si;
-        float var = si;
-        if (centered) {
-          float ai = fal * aa[ao + i] + c * gi;
-          aa[ao + i] = ai;
-          var = si - ai * ai;
-        }
-        float d = (float) Math.sqrt(var) + feps;
-        if (momentum) {
-          float bi = fm * ba[bo + i] + gi / d;
-          ba[bo + i] = bi;
-          pa[po + i] = x - flr * bi;
-        } else {
-          pa[po + i] = x - flr * gi / d;
-        }
-      }
+      Kernels.F32.rmsprop(p, g, s, a, b, lo, hi, (float) sign, (float) wd, (float) alpha, (float) (1 - alpha), (float) eps,
+          (float) mom, (float) lr);
     } else {
       double[] pa = p.d, ga = g.d, sa = s.d, aa = centered ? a.d : null, ba = momentum ? b.d : null;
       double c = 1 - alpha;

@@ -127,28 +127,18 @@ public final class SAM extends Optimizer {
   }
 
   private static double weightedSquares(Slot p, Slot g, int lo, int hi, boolean adaptive) {
+    if (p.f != null) return Kernels.F32.samSquares(p, g, lo, hi, adaptive);
     double s = 0;
-    if (p.f != null) {
-      for (int i = lo; i < hi; i++) {
-        float v = (adaptive ? Math.abs(p.f[p.off + i]) : 1f) * g.f[g.off + i];
-        s += (double) v * v;
-      }
-    } else {
-      for (int i = lo; i < hi; i++) {
-        double v = (adaptive ? Math.abs(p.d[p.off + i]) : 1) * g.d[g.off + i];
-        s += v * v;
-      }
+    for (int i = lo; i < hi; i++) {
+      double v = (adaptive ? Math.abs(p.d[p.off + i]) : 1) * g.d[g.off + i];
+      s += v * v;
     }
     return s;
   }
 
   private static void ascend(Slot p, Slot g, int lo, int hi, double scale, boolean adaptive) {
     if (p.f != null) {
-      float fs = (float) scale;
-      for (int i = lo; i < hi; i++) {
-        float x = p.f[p.off + i];
-        p.f[p.off + i] = x + (adaptive ? x * x : 1f) * g.f[g.off + i] * fs;
-      }
+      Kernels.F32.samAscend(p, g, lo, hi, (float) scale, adaptive);
     } else {
       for (int i = lo; i < hi; i++) {
         double x = p.d[p.off + i];

@@ -90,13 +90,7 @@ public final class SGD extends Optimizer {
   private static void plain(Slot p, Slot g, int lo, int hi, double lr, double wd, double sign) {
     int po = p.off, go = g.off;
     if (p.f != null) {
-      float[] pa = p.f, ga = g.f;
-      float flr = (float) lr, fwd = (float) wd, fs = (float) sign;
-      for (int i = lo; i < hi; i++) {
-        float x = pa[po + i];
-        float d = fs * ga[go + i] + fwd * x;
-        pa[po + i] = x - flr * d;
-      }
+      Kernels.F32.sgd(p, g, lo, hi, (float) lr, (float) wd, (float) sign);
     } else {
       double[] pa = p.d, ga = g.d;
       for (int i = lo; i < hi; i++) {
@@ -107,22 +101,13 @@ public final class SGD extends Optimizer {
     }
   }
 
-  /** b = keep * b + add * g; d = nesterov ? g + mom * b : b (the invariant test is unswitched by C2). */
+  /** b = keep * b + add * g; d = nesterov ? g + mom * b : b. */
   private static void momentum(Slot p, Slot g, Slot b, int lo, int hi, double lr, double wd, double sign,
       double keep, double add, boolean nesterov, double mom) {
     int po = p.off, go = g.off, bo = b.off;
     if (p.f != null) {
-      float[] pa = p.f, ga = g.f, ba = b.f;
-      float flr = (float) lr, fwd = (float) wd, fs = (float) sign, fk = (float) keep, fa = (float) add;
-      float fm = (float) mom;
-      for (int i = lo; i < hi; i++) {
-        float x = pa[po + i];
-        float d = fs * ga[go + i] + fwd * x;
-        float buf = fk * ba[bo + i] + fa * d;
-        ba[bo + i] = buf;
-        float step = nesterov ? d + fm * buf : buf;
-        pa[po + i] = x - flr * step;
-      }
+      Kernels.F32.sgdMomentum(p, g, b, lo, hi, (float) lr, (float) wd, (float) sign, (float) keep, (float) add, nesterov,
+          (float) mom);
     } else {
       double[] pa = p.d, ga = g.d, ba = b.d;
       for (int i = lo; i < hi; i++) {

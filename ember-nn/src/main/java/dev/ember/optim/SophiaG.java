@@ -168,9 +168,7 @@ public final class SophiaG extends Optimizer {
   private static void ema(Slot h, Slot g, int lo, int hi, double b2) {
     int ho = h.off, go = g.off;
     if (h.f != null) {
-      float[] ha = h.f, ga = g.f;
-      float fb2 = (float) b2, c = (float) (1 - b2);
-      for (int i = lo; i < hi; i++) ha[ho + i] = fb2 * ha[ho + i] + c * ga[go + i] * ga[go + i];
+      Kernels.F32.sophiaEma(h, g, lo, hi, (float) b2, (float) (1 - b2));
     } else {
       double[] ha = h.d, ga = g.d;
       double c = 1 - b2;
@@ -182,15 +180,9 @@ public final class SophiaG extends Optimizer {
       double rhoBs) {
     int po = p.off, go = g.off, mo = m.off, ho = h.off;
     if (p.f != null) {
-      float[] pa = p.f, ga = g.f, ma = m.f, ha = h.f;
-      float fs = (float) sign, fdec = (float) decay, flr = (float) lr, fb1 = (float) b1, c1 = (float) (1 - b1);
-      float frb = (float) rhoBs;
-      for (int i = lo; i < hi; i++) {
-        float mi = fb1 * ma[mo + i] + c1 * fs * ga[go + i];
-        ma[mo + i] = mi;
-        float ratio = Math.min(Math.abs(mi) / (frb * ha[ho + i] + 1e-15f), 1f);
-        pa[po + i] = pa[po + i] * fdec - flr * Math.signum(mi) * ratio;
-      }
+      // (1 - beta1) * sign is one float product, as in the loop it replaces: b1 * m + c1 * sign * g
+      float sc1 = (float) (1 - b1) * (float) sign;
+      Kernels.F32.sophia(p, g, m, h, lo, hi, (float) decay, (float) lr, (float) b1, sc1, (float) rhoBs);
     } else {
       double[] pa = p.d, ga = g.d, ma = m.d, ha = h.d;
       double c1 = 1 - b1;

@@ -1,0 +1,77 @@
+package dev.ember.optim;
+
+/**
+ * The float32 update loops of the optimizers, one method per fused update, over elements
+ * {@code [lo, hi)} of contiguous {@link Slot}s. Two implementations: {@link ScalarUpdateKernels}
+ * (plain Java, the reference) and {@code VectorUpdateKernels} (the Vector API, loaded by name by
+ * {@link Kernels#F32} so it is never linked when {@code jdk.incubator.vector} is absent).
+ *
+ * <p>Both evaluate every element with the same float operations in the same order (Java never
+ * contracts {@code a * b + c} into an FMA, and sqrt, division, min, max, abs are exact IEEE
+ * operations in both), so their results are bitwise equal. The only exceptions are the sums of
+ * squares ({@link #lambMoments}, {@link #samSquares}), which the vector set accumulates in
+ * per-lane double partials (still fixed per chunk, so independent of the thread count).
+ *
+ * <p>Coefficients arrive as the floats the scalar code has always used (e.g. {@code (float) (1 - beta1)}).
+ */
+interface UpdateKernels {
+  /** "scalar" or "vector". */
+  String name();
+
+  /** SGD without momentum: {@code p = x - lr * (sign * g + wd * x)}. */
+  void sgd(Slot p, Slot g, int lo, int hi, float lr, float wd, float sign);
+
+  /** SGD with momentum: {@code d = sign*g + wd*x; b = keep*b + add*d; p = x - lr * (nesterov ? d + mom*b : b)}. */
+  void sgdMomentum(Slot p, Slot g, Slot b, int lo, int hi, float lr, float wd, float sign, float keep, float add,
+      boolean nesterov, float mom);
+
+  /** Adam / AdamW (and AMSGrad when {@code vmax} is non-null); see {@link Adam}. */
+  void adam(Slot p, Slot g, Slot m, Slot v, Slot vmax, int lo, int hi, float sign, float l2, float decay, float b1,
+      float b2, float c1, float c2, float eps, float stepSize, float bc2Sqrt);
+
+  /** Adamax; see {@link Adamax}. */
+  void adamax(Slot p, Slot g, Slot m, Slot u, int lo, int hi, float sign, float wd, float b1, float b2, float c1, float eps,
+      float clr);
+
+  /** Adadelta; see {@link Adadelta}. */
+  void adadelta(Slot p, Slot g, Slot s, Slot u, int lo, int hi, float sign, float wd, float rho, float c, float eps,
+      float lr);
+
+  /** Adagrad; see {@link Adagrad}. */
+  void adagrad(Slot p, Slot g, Slot s, int lo, int hi, float sign, float wd, float eps, float clr);
+
+  /** RMSprop; {@code a} (grad_avg) is null unless centered, {@code b} (momentum buffer) null unless momentum. */
+  void rmsprop(Slot p, Slot g, Slot s, Slot a, Slot b, int lo, int hi, float sign, float wd, float alpha, float c,
+      float eps, float mom, float lr);
+
+  /** NAdam; see {@link NAdam}. */
+  void nadam(Slot p, Slot g, Slot m, Slot v, int lo, int hi, float sign, float wd, float b1, float b2, float c1, float c2,
+      float bc2, float eps, float cg, float cm);
+
+  /** RAdam; see {@link RAdam}. */
+  void radam(Slot p, Slot g, Slot m, Slot v, int lo, int hi, float sign, float wd, float b1, float b2, float c1, float c2,
+      float eps, float scale, boolean adaptive);
+
+  /** Lion; see {@link Lion}. */
+  void lion(Slot p, Slot g, Slot m, int lo, int hi, float sign, float decay, float lr, float b1, float c1, float b2,
+      float c2);
+
+  /** LAMB's first pass: updates m, v and adds ||p||^2, ||r||^2 over [lo, hi) to acc[0], acc[1]. */
+  void lambMoments(Slot p, Slot g, Slot m, Slot v, int lo, int hi, float b1, float b2, float c1, float c2, float bc1,
+      float bc2, float eps, float wd, double[] acc);
+
+  /** LAMB's second pass: {@code p = x - scale * r}, r recomputed from the stored moments. */
+  void lambApply(Slot p, Slot m, Slot v, int lo, int hi, float bc1, float bc2, float eps, float wd, float scale);
+
+  /** SophiaG's update; see {@link SophiaG}. {@code sc1} is {@code (1 - beta1) * sign}. */
+  void sophia(Slot p, Slot g, Slot m, Slot h, int lo, int hi, float decay, float lr, float b1, float sc1, float rhoBs);
+
+  /** SophiaG's Hessian EMA: {@code h = b2 * h + c * g * g}. */
+  void sophiaEma(Slot h, Slot g, int lo, int hi, float b2, float c);
+
+  /** SAM: the sum over [lo, hi) of {@code ((adaptive ? |p| : 1) * g)^2}, in double. */
+  double samSquares(Slot p, Slot g, int lo, int hi, boolean adaptive);
+
+  /** SAM's ascent: {@code p = x + (adaptive ? x * x : 1) * g * scale}. */
+  void samAscend(Slot p, Slot g, int lo, int hi, float scale, boolean adaptive);
+}

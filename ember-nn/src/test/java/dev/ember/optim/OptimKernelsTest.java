@@ -1,0 +1,249 @@
+package dev.ember.optim;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.ember.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The Vector API update loops against the scalar ones on sizes 0, 1, 7, 17, 1000 and 4099, at
+ * non-zero storage offsets and from a start that is not a multiple of the vector length: every
+ * elementwise result is bitwise equal (the loops do the same float operations in the same order),
+ * nothing outside [lo, hi) is written, and the double sums of squares (LAMB, SAM), which the
+ * vector loop adds in a different order, agree to 1e-12 relative.
+ */
+class OptimKernelsTest {
+  private static final int[] SIZES = {0, 1, 7, 17, 1000, 4099};
+  private static final UpdateKernels SCALAR = new ScalarUpdateKernels();
+  private static final UpdateKernels VECTOR = Kernels.vectorOrNull();
+
+  /** One kernel call on slots s (lo, hi given); returns the sums it adds, or null for elementwise kernels. */
+  @FunctionalInterface
+  private interface Call {
+    double[] run(UpdateKernels k, Slot[] s, int lo, int hi);
+  }
+
+  /** A kernel: its slot count, which slots hold non-negative state (bit i), and the call. */
+  private record Kernel(String name, int slots, int nonNegative, Call call) {}
+
+  private static List<Kernel> kernels() {
+    List<Kernel> ks = new ArrayList<>();
+    ks.add(new Kernel("sgd", 2, 0, (k, s, lo, hi) -> {
+      k.sgd(s[0], s[1], lo, hi, 0.1f, 0.01f, 1f);
+      return null;
+    }));
+    ks.add(new Kernel("sgd maximize", 2, 0, (k, s, lo, hi) -> {
+      k.sgd(s[0], s[1], lo, hi, 0.1f, 0f, -1f);
+      return null;
+    }));
+    for (boolean nesterov : new boolean[] {false, true}) {
+      ks.add(new Kernel("sgd momentum nesterov=" + nesterov, 3, 0, (k, s, lo, hi) -> {
+        k.sgdMomentum(s[0], s[1], s[2], lo, hi, 0.05f, 1e-3f, 1f, 0.9f, 0.75f, nesterov, 0.9f);
+        return null;
+      }));
+    }
+    ks.add(new Kernel("sgd momentum first step", 3, 0, (k, s, lo, hi) -> {
+      k.sgdMomentum(s[0], s[1], s[2], lo, hi, 0.05f, 0f, -1f, 0f, 1f, false, 0.9f);
+      return null;
+    }));
+    // slots: p, g, m, v, vmax
+    ks.add(new Kernel("adam", 4, 0b1000, (k, s, lo, hi) -> {
+      k.adam(s[0], s[1], s[2], s[3], null, lo, hi, 1f, 0.01f, 1f, 0.9f, 0.999f, (float) (1 - 0.9), (float) (1 - 0.999),
+          1e-8f, 3.2e-3f, 0.0447f);
+      return null;
+    }));
+    ks.add(new Kernel("adamw amsgrad maximize", 5, 0b11000, (k, s, lo, hi) -> {
+      k.adam(s[0], s[1], s[2], s[3], s[4], lo, hi, -1f, 0f, 0.9999f, 0.8f, 0.99f, (float) (1 - 0.8), (float) (1 - 0.99),
+          1e-8f, 2e-3f, 0.3f);
+      return null;
+    }));
+    ks.add(new Kernel("adamax", 4, 0b1000, (k, s, lo, hi) -> {
+      k.adamax(s[0], s[1], s[2], s[3], lo, hi, 1f, 0.01f, 0.9f, 0.999f, (float) (1 - 0.9), 1e-8f, 2e-2f);
+      return null;
+    }));
+    ks.add(new Kernel("adadelta", 4, 0b1100, (k, s, lo, hi) -> {
+      k.adadelta(s[0], s[1], s[2], s[3], lo, hi, 1f, 0.01f, 0.9f, (float) (1 - 0.9), 1e-6f, 1f);
+      return null;
+    }));
+    ks.add(new Kernel("adagrad", 3, 0b100, (k, s, lo, hi) -> {
+      k.adagrad(s[0], s[1], s[2], lo, hi, -1f, 0.01f, 1e-10f, 0.01f);
+      return null;
+    }));
+    for (boolean centered : new boolean[] {false, true}) {
+      for (boolean momentum : new boolean[] {false, true}) {
+        // slots: p, g, s, a, b
+        ks.add(new Kernel("rmsprop centered=" + centered + " momentum=" + momentum, 5, 0b100, (k, s, lo, hi) -> {
+          k.rmsprop(s[0], s[1], s[2], centered ? s[3] : null, momentum ? s[4] : null, lo, hi, 1f, 0.01f, 0.99f,
+              (float) (1 - 0.99), 1e-8f, 0.9f, 1e-2f);
+          return null;
+        }));
+      }
+    }
+    ks.add(new Kernel("nadam", 4, 0b1000, (k, s, lo, hi) -> {
+      k.nadam(s[0], s[1], s[2], s[3], lo, hi, 1f, 0.01f, 0.9f, 0.999f, (float) (1 - 0.9), (float) (1 - 0.999), 0.003f,
+          1e-8f, 1e-4f, 1.7e-3f);
+      return null;
+    }));
+    for (boolean adaptive : new boolean[] {false, true}) {
+      ks.add(new Kernel("radam adaptive=" + adaptive, 4, 0b1000, (k, s, lo, hi) -> {
+        k.radam(s[0], s[1], s[2], s[3], lo, hi, -1f, 0.01f, 0.9f, 0.999f, (float) (1 - 0.9), (float) (1 - 0.999), 1e-8f,
+            2.5e-3f, adaptive);
+        return null;
+      }));
+    }
+    ks.add(new Kernel("lion", 3, 0, (k, s, lo, hi) -> {
+      k.lion(s[0], s[1], s[2], lo, hi, 1f, 0.99f, 1e-4f, 0.9f, (float) (1 - 0.9), 0.99f, (float) (1 - 0.99));
+      return null;
+    }));
+    ks.add(new Kernel("lion maximize", 3, 0, (k, s, lo, hi) -> {
+      k.lion(s[0], s[1], s[2], lo, hi, -1f, 1f, 3e-4f, 0.95f, (float) (1 - 0.95), 0.98f, (float) (1 - 0.98));
+      return null;
+    }));
+    ks.add(new Kernel("lamb moments", 4, 0b1000, (k, s, lo, hi) -> {
+      double[] acc = {0.25, 0.5};
+      k.lambMoments(s[0], s[1], s[2], s[3], lo, hi, 0.9f, 0.999f, (float) (1 - 0.9), (float) (1 - 0.999), 0.19f, 0.002f,
+          1e-6f, 0.01f, acc);
+      return acc;
+    }));
+    ks.add(new Kernel("lamb apply", 3, 0b100, (k, s, lo, hi) -> {
+      k.lambApply(s[0], s[1], s[2], lo, hi, 0.19f, 0.002f, 1e-6f, 0.01f, 1.3e-3f);
+      return null;
+    }));
+    ks.add(new Kernel("sophia", 4, 0b1000, (k, s, lo, hi) -> {
+      k.sophia(s[0], s[1], s[2], s[3], lo, hi, 0.99f, 6e-4f, 0.965f, (float) (1 - 0.965) * -1f, 0.05f * 480f);
+      return null;
+    }));
+    ks.add(new Kernel("sophia hessian ema", 2, 0b1, (k, s, lo, hi) -> {
+      k.sophiaEma(s[0], s[1], lo, hi, 0.99f, (float) (1 - 0.99));
+      return null;
+    }));
+    for (boolean adaptive : new boolean[] {false, true}) {
+      ks.add(new Kernel("sam squares adaptive=" + adaptive, 2, 0, (k, s, lo, hi) ->
+          new double[] {k.samSquares(s[0], s[1], lo, hi, adaptive)}));
+      ks.add(new Kernel("sam ascend adaptive=" + adaptive, 2, 0, (k, s, lo, hi) -> {
+        k.samAscend(s[0], s[1], lo, hi, 0.037f, adaptive);
+        return null;
+      }));
+    }
+    return ks;
+  }
+
+  static Stream<Arguments> cases() {
+    List<Arguments> out = new ArrayList<>();
+    for (Kernel k : kernels()) {
+      for (int n : SIZES) out.add(Arguments.of(k.name(), n, k));
+    }
+    return out.stream();
+  }
+
+  @ParameterizedTest(name = "{0} n={1}")
+  @MethodSource("cases")
+  void vectorLoopsMatchTheScalarLoops(String name, int n, Kernel kernel) {
+    assertNotNull(VECTOR, "the Vector API optimizer kernels did not load (tests run with jdk.incubator.vector)");
+    assertEquals("vector", VECTOR.name());
+    // the whole range, and a start that leaves a partial vector at both ends of the range
+    for (int lo : new int[] {0, Math.min(n, 3)}) {
+      float[][] data = data(kernel, n, 17L * n + kernel.name().hashCode());
+      float[][] a = copy(data), b = copy(data);
+      double[] sa = kernel.call().run(SCALAR, slots(a, n), lo, n);
+      double[] sb = kernel.call().run(VECTOR, slots(b, n), lo, n);
+      for (int j = 0; j < a.length; j++) {
+        for (int i = 0; i < a[j].length; i++) {
+          if (Float.floatToIntBits(a[j][i]) != Float.floatToIntBits(b[j][i])) {
+            fail(name + " n=" + n + " lo=" + lo + ": slot " + j + " element " + (i - offset(j)) + ": scalar " + a[j][i]
+                + ", vector " + b[j][i]);
+          }
+        }
+      }
+      if (sa != null) {
+        for (int j = 0; j < sa.length; j++) {
+          assertEquals(sa[j], sb[j], 1e-12 * Math.abs(sa[j]), name + " n=" + n + " lo=" + lo + ": sum " + j);
+        }
+      }
+    }
+  }
+
+  static Stream<Arguments> kernelCases() {
+    return kernels().stream().map(k -> Arguments.of(k.name(), k));
+  }
+
+  /** The same after 300 calls on 4099 elements, so C2 has compiled the vector loops (intrinsics, not the Java fallback). */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("kernelCases")
+  void compiledVectorLoopsMatchTheScalarLoops(String name, Kernel kernel) {
+    assertNotNull(VECTOR, "the Vector API optimizer kernels did not load");
+    int n = 4099;
+    float[][] data = data(kernel, n, 99);
+    float[][] a = copy(data), b = copy(data);
+    Slot[] slotsA = slots(a, n), slotsB = slots(b, n);
+    double[] sa = null, sb = null;
+    for (int it = 0; it < 300; it++) {
+      sa = kernel.call().run(SCALAR, slotsA, 0, n);
+      sb = kernel.call().run(VECTOR, slotsB, 0, n);
+    }
+    for (int j = 0; j < a.length; j++) {
+      for (int i = 0; i < a[j].length; i++) {
+        if (Float.floatToIntBits(a[j][i]) != Float.floatToIntBits(b[j][i])) {
+          fail(name + " after warm-up: slot " + j + " element " + (i - offset(j)) + ": scalar " + a[j][i] + ", vector " + b[j][i]);
+        }
+      }
+    }
+    if (sa != null) {
+      for (int j = 0; j < sa.length; j++) assertEquals(sa[j], sb[j], 1e-12 * Math.abs(sa[j]), name + ": sum " + j);
+    }
+  }
+
+  /** Slot j lives at offset j + 2 of an array with 3 spare elements after it (which must stay untouched). */
+  private static int offset(int slot) {
+    return slot + 2;
+  }
+
+  /**
+   * Random slot contents: standard normal, absolute values for non-negative state, with exact
+   * zeros of both signs every few elements (sign and max/min edge cases).
+   */
+  private static float[][] data(Kernel k, int n, long seed) {
+    Random r = new Random(seed);
+    float[][] out = new float[k.slots()][];
+    for (int j = 0; j < k.slots(); j++) {
+      float[] a = new float[offset(j) + n + 3];
+      boolean nonNeg = (k.nonNegative() >> j & 1) != 0;
+      for (int i = 0; i < a.length; i++) {
+        float v = (float) r.nextGaussian();
+        if (nonNeg) v = Math.abs(v) * 0.1f;
+        if (i % 7 == 3) v = 0f;
+        if (i % 11 == 5) v = nonNeg ? 0f : -0f;
+        a[i] = v;
+      }
+      out[j] = a;
+    }
+    return out;
+  }
+
+  private static float[][] copy(float[][] d) {
+    float[][] c = new float[d.length][];
+    for (int j = 0; j < d.length; j++) c[j] = d[j].clone();
+    return c;
+  }
+
+  /** Slots over [offset(j), offset(j) + n) of each array, sharing the arrays (the kernels write them). */
+  private static Slot[] slots(float[][] arrays, int n) {
+    Slot[] s = new Slot[arrays.length];
+    for (int j = 0; j < arrays.length; j++) {
+      Tensor whole = Tensor.of(arrays[j], arrays[j].length);
+      Tensor view = whole.narrow(0, offset(j), n);
+      s[j] = new Slot(view);
+      // Tensor.of copies: point the test's array at the storage the kernel writes
+      arrays[j] = whole.storage().floats();
+    }
+    return s;
+  }
+}
