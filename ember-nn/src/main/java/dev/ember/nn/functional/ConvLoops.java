@@ -10,6 +10,8 @@ import java.util.Arrays;
  * the F64 path (gradient checks) keeps the generic helpers.
  */
 final class ConvLoops {
+  private static final RowKernels ROWS = RowKernels.F32;
+
   private ConvLoops() {}
 
   /** The kk column rows of one channel: d[row0 + (i*kw + j) * cols + oy*ow + ox] = s[so + iy*w + ix] or 0. */
@@ -86,7 +88,7 @@ final class ConvLoops {
           int xh = g.xHi(j);
           int sb = src + iy * g.w() + j * g.dw() - g.pw();
           if (sw == 1) {
-            for (int ox = xl; ox < xh; ox++) out[o + ox] += wv * x[sb + ox];
+            if (xh > xl) ROWS.axpy(wv, x, sb + xl, out, o + xl, xh - xl);
           } else {
             for (int ox = xl; ox < xh; ox++) out[o + ox] += wv * x[sb + ox * sw];
           }
@@ -110,7 +112,7 @@ final class ConvLoops {
           int xh = g.xHi(j);
           int sb = dxo + iy * g.w() + j * g.dw() - g.pw();
           if (sw == 1) {
-            for (int ox = xl; ox < xh; ox++) dx[sb + ox] += wv * gr[o + ox];
+            if (xh > xl) ROWS.axpy(wv, gr, o + xl, dx, sb + xl, xh - xl);
           } else {
             for (int ox = xl; ox < xh; ox++) dx[sb + ox * sw] += wv * gr[o + ox];
           }
@@ -137,6 +139,10 @@ final class ConvLoops {
           if (iy < 0 || iy >= g.h()) continue;
           int o = go + oy * ow;
           int sb = src + iy * g.w() + j * g.dw() - g.pw();
+          if (sw == 1) {
+            if (xh > xl) s += ROWS.dot(gr, o + xl, x, sb + xl, xh - xl);
+            continue;
+          }
           float s0 = 0;
           float s1 = 0;
           float s2 = 0;

@@ -1,0 +1,70 @@
+package dev.ember.nn.functional;
+
+import java.util.logging.Logger;
+
+/**
+ * Float32 row loops that C2 does not vectorize on its own (it cannot rule out that the two arrays
+ * alias), with a Vector API implementation chosen once per process and a scalar one when the
+ * {@code jdk.incubator.vector} module is absent or {@code -Dember.kernels=scalar} is set. Both do the
+ * same float operations in the same order per element, so they give the same bits.
+ */
+interface RowKernels {
+  /** y[yo + i] += a * x[xo + i] for i in [0, n): a rounded product, then a rounded sum (no FMA). */
+  void axpy(float a, float[] x, int xo, float[] y, int yo, int n);
+
+  /**
+   * The float sum of a[ao + i] * b[bo + i] for i in [0, n), accumulated in a fixed order for a given
+   * implementation (so the same inputs give the same bits at any thread count; the scalar and vector
+   * orders differ, within float rounding).
+   */
+  float dot(float[] a, int ao, float[] b, int bo, int n);
+
+  /** The loops for this process. */
+  RowKernels F32 = Choice.choose();
+
+  /** The plain loops, the reference the vector ones are tested against. */
+  final class Scalar implements RowKernels {
+    @Override
+    public void axpy(float a, float[] x, int xo, float[] y, int yo, int n) {
+      for (int i = 0; i < n; i++) y[yo + i] += a * x[xo + i];
+    }
+
+    @Override
+    public float dot(float[] a, int ao, float[] b, int bo, int n) {
+      float s0 = 0, s1 = 0, s2 = 0, s3 = 0; // four partial sums hide the add latency
+      int i = 0;
+      for (; i + 3 < n; i += 4) {
+        s0 += a[ao + i] * b[bo + i];
+        s1 += a[ao + i + 1] * b[bo + i + 1];
+        s2 += a[ao + i + 2] * b[bo + i + 2];
+        s3 += a[ao + i + 3] * b[bo + i + 3];
+      }
+      for (; i < n; i++) s0 += a[ao + i] * b[bo + i];
+      return (s0 + s1) + (s2 + s3);
+    }
+  }
+
+  /** Picks the vector loops when the module is readable. */
+  final class Choice {
+    private static final String VECTOR = "dev.ember.nn.functional.VectorRowKernels";
+
+    private Choice() {}
+
+    static RowKernels choose() {
+      if ("scalar".equals(System.getProperty("ember.kernels"))) return new Scalar();
+      RowKernels v = vectorOrNull();
+      return v == null ? new Scalar() : v;
+    }
+
+    static RowKernels vectorOrNull() {
+      if (ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()) return null;
+      try {
+        return (RowKernels) Class.forName(VECTOR).getDeclaredConstructor().newInstance();
+      } catch (ReflectiveOperationException | LinkageError e) {
+        Logger.getLogger("dev.ember").warning("ember: could not load the Vector API row kernels (" + e
+            + "); using scalar loops");
+        return null;
+      }
+    }
+  }
+}
