@@ -1,0 +1,117 @@
+package dev.ember.train;
+
+import dev.ember.nn.Module;
+import dev.ember.optim.Optimizer;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * What callbacks see of a running fit: the model and optimizer, where training stands (epoch,
+ * batch, optimizer step), the latest logged values, the history, and the time each phase of the
+ * last step took. A callback stops training with {@link #requestStop(String)}.
+ */
+public final class TrainContext {
+  private final Module model;
+  private final Optimizer optimizer;
+  private final History history;
+  private final int maxEpochs;
+  private final long maxSteps;
+  final long[] stepNanos = new long[Phase.values().length];
+  final LinkedHashMap<String, Double> logs = new LinkedHashMap<>();
+  int epoch;
+  int batchIndex;
+  int batchesPerEpoch;
+  long globalStep;
+  long samplesSeen;
+  boolean validating;
+  String stopReason;
+
+  TrainContext(Module model, Optimizer optimizer, History history, int maxEpochs, long maxSteps) {
+    this.model = model;
+    this.optimizer = optimizer;
+    this.history = history;
+    this.maxEpochs = maxEpochs;
+    this.maxSteps = maxSteps;
+  }
+
+  public Module model() {
+    return model;
+  }
+
+  public Optimizer optimizer() {
+    return optimizer;
+  }
+
+  public History history() {
+    return history;
+  }
+
+  /** The current epoch, counting from 1 (0 before the first epoch begins). */
+  public int epoch() {
+    return epoch;
+  }
+
+  /** The epoch limit ({@code Integer.MAX_VALUE} when only steps limit training). */
+  public int maxEpochs() {
+    return maxEpochs;
+  }
+
+  /** The optimizer-step limit ({@code Long.MAX_VALUE} when only epochs limit training). */
+  public long maxSteps() {
+    return maxSteps;
+  }
+
+  /** Index of the current batch within its epoch, from 0. */
+  public int batchIndex() {
+    return batchIndex;
+  }
+
+  /** Batches in one epoch of the training loader (-1 if unknown). */
+  public int batchesPerEpoch() {
+    return batchesPerEpoch;
+  }
+
+  /** Optimizer steps taken so far. */
+  public long globalStep() {
+    return globalStep;
+  }
+
+  /** Training samples consumed so far. */
+  public long samplesSeen() {
+    return samplesSeen;
+  }
+
+  /** True while validation runs (eval mode, no tape). */
+  public boolean isValidating() {
+    return validating;
+  }
+
+  /**
+   * The latest value of everything logged: {@code loss} (running mean of the epoch so far),
+   * {@code lr}, training metrics, and {@code val_*} after a validation.
+   */
+  public Map<String, Double> logs() {
+    return java.util.Collections.unmodifiableMap(logs);
+  }
+
+  /** Logs {@code value} as {@code key} now: into {@link #logs()} and the history. */
+  public void log(String key, double value) {
+    logs.put(key, value);
+    history.log(key, epoch, globalStep, value);
+  }
+
+  /** Nanoseconds each {@link Phase} took in the last completed step. */
+  public long stepNanos(Phase phase) {
+    return stepNanos[phase.ordinal()];
+  }
+
+  /** Asks the trainer to stop after the current batch; the reason is kept and logged. */
+  public void requestStop(String reason) {
+    if (stopReason == null) stopReason = reason;
+  }
+
+  /** The reason given to {@link #requestStop(String)}, or null while training goes on. */
+  public String stopReason() {
+    return stopReason;
+  }
+}
