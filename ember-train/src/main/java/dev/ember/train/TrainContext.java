@@ -25,6 +25,11 @@ public final class TrainContext {
   long samplesSeen;
   boolean validating;
   String stopReason;
+  int accumulation = 1;
+  final java.util.List<PendingCheckpoint> pendingCheckpoints = new java.util.ArrayList<>();
+
+  /** A checkpoint asked for during a hook, written once every callback has run that hook. */
+  record PendingCheckpoint(java.nio.file.Path file, Runnable afterCommit) {}
 
   TrainContext(Module model, Optimizer optimizer, History history, int maxEpochs, long maxSteps) {
     this.model = model;
@@ -103,6 +108,32 @@ public final class TrainContext {
   /** Nanoseconds each {@link Phase} took in the last completed step. */
   public long stepNanos(Phase phase) {
     return stepNanos[phase.ordinal()];
+  }
+
+  /** Batches whose gradients are summed before each optimizer step (1: none). */
+  public int accumulation() {
+    return accumulation;
+  }
+
+  /**
+   * Sets the number of batches accumulated per optimizer step, from the next step on (the
+   * trainer finishes the step in progress first). The loss of each batch is divided by it, so the
+   * accumulated gradient is that of the mean loss.
+   */
+  public void setAccumulation(int batches) {
+    if (batches < 1) throw new IllegalArgumentException("TrainContext.setAccumulation: batches must be >= 1, got " + batches);
+    accumulation = batches;
+  }
+
+  /**
+   * Asks for a checkpoint of the whole training state in {@code file}. It is written when every
+   * callback has finished the current hook (so the state includes what they all did in it), and
+   * {@code afterCommit} (may be null) runs once the file is safely on disk: delete older files
+   * there, never before.
+   */
+  public void requestCheckpoint(java.nio.file.Path file, Runnable afterCommit) {
+    if (file == null) throw new IllegalArgumentException("TrainContext.requestCheckpoint: file is null");
+    pendingCheckpoints.add(new PendingCheckpoint(file, afterCommit));
   }
 
   /** Asks the trainer to stop after the current batch; the reason is kept and logged. */

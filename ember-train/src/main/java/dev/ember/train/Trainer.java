@@ -1,0 +1,531 @@
+package dev.ember.train;
+
+import dev.ember.autograd.Grad;
+import dev.ember.data.Batch;
+import dev.ember.data.BatchIterator;
+import dev.ember.data.BatchSource;
+import dev.ember.metrics.Metric;
+import dev.ember.nn.Module;
+import dev.ember.optim.GradClip;
+import dev.ember.optim.Optimizer;
+import dev.ember.optim.OptimizerState;
+import dev.ember.optim.schedule.LRScheduler;
+import dev.ember.tensor.Generator;
+import dev.ember.tensor.Tensor;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.BiFunction;
+
+/**
+ * Fits a model: epochs over a training {@link BatchSource}, forward, loss, backward, optional
+ * gradient accumulation and clipping, the optimizer step and the schedule step, validation in eval
+ * mode without the tape, and {@link Callback}s around every phase. Everything logged lands in
+ * the returned {@link History}.
+ * <pre>{@code
+ * Trainer trainer = Trainer.builder()
+ *     .maxEpochs(10)
+ *     .scheduler(new CosineAnnealingLR(opt, 10, 0), Trainer.Interval.EPOCH)
+ *     .metrics(new Accuracy(10))
+ *     .callbacks(new EarlyStopping("val_loss", "min", 3), ProgressBar.auto())
+ *     .build();
+ * History h = trainer.fit(model, F::crossEntropy, opt, trainLoader, testLoader);
+ * }</pre>
+ *
+ * <p>Checkpoints ({@link TrainContext#requestCheckpoint}, used by
+ * {@code ModelCheckpoint}) hold the model, optimizer, schedule, every random generator's state,
+ * the loader's position in the epoch, the history, the running loss and each callback's state;
+ * {@link Builder#resumeFrom(Path)} continues from one so that the parameters and losses are
+ * bitwise those of the uninterrupted run. Training metrics are summed over the whole epoch and so
+ * cover, in an epoch resumed in its middle, the batches after the resume only (validation metrics
+ * and losses are exact).
+ */
+public final class Trainer {
+  /** When the schedule steps: after every optimizer step, or after every epoch. */
+  public enum Interval { BATCH, EPOCH }
+
+  private final int maxEpochs;
+  private final long maxSteps;
+  private final LRScheduler scheduler;
+  private final Interval scheduleInterval;
+  private final int accumulation;
+  private final double clipNorm;
+  private final double clipValue;
+  private final int validateEveryEpochs;
+  private final long validateEverySteps;
+  private final List<Metric<Double>> metrics;
+  private final List<Callback> callbacks;
+  private final List<Generator> generators;
+  private final Path resumeFrom;
+
+  private Trainer(Builder b) {
+    this.maxEpochs = b.maxEpochs;
+    this.maxSteps = b.maxSteps;
+    this.scheduler = b.scheduler;
+    this.scheduleInterval = b.scheduleInterval;
+    this.accumulation = b.accumulation;
+    this.clipNorm = b.clipNorm;
+    this.clipValue = b.clipValue;
+    this.validateEveryEpochs = b.validateEveryEpochs;
+    this.validateEverySteps = b.validateEverySteps;
+    this.metrics = List.copyOf(b.metrics);
+    this.callbacks = List.copyOf(b.callbacks);
+    this.generators = List.copyOf(b.generators);
+    this.resumeFrom = b.resumeFrom;
+    Set<String> keys = new HashSet<>();
+    for (Callback c : callbacks) {
+      if (!keys.add(c.stateKey())) {
+        throw new IllegalArgumentException("Trainer: two callbacks share the state key '" + c.stateKey()
+            + "'; give one of them another stateKey()");
+      }
+    }
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** The callbacks, in call order. */
+  public List<Callback> callbacks() {
+    return callbacks;
+  }
+
+  /**
+   * Trains {@code model} on {@code train}, validating on {@code val} (may be null) and returns
+   * the history. {@code lossFn} maps (model output, batch target) to a scalar loss.
+   */
+  public History fit(Module model, BiFunction<Tensor, Tensor, Tensor> lossFn, Optimizer optimizer, BatchSource train,
+      BatchSource val) {
+    if (model == null || lossFn == null || optimizer == null || train == null) {
+      throw new IllegalArgumentException("Trainer.fit: model, lossFn, optimizer and train loader must not be null");
+    }
+    if (scheduler != null && scheduler.optimizer() != optimizer) {
+      throw new IllegalArgumentException("Trainer.fit: the scheduler drives another optimizer than the one given");
+    }
+    return new Run(model, lossFn, optimizer, train, val).fit();
+  }
+
+  /**
+   * Evaluates {@code model} on {@code source} in eval mode without the tape: the mean loss (as
+   * {@code loss}, weighted by batch size) and each metric's value, by name.
+   */
+  public static Map<String, Double> evaluate(Module model, BiFunction<Tensor, Tensor, Tensor> lossFn, BatchSource source,
+      List<? extends Metric<Double>> metrics) {
+    boolean wasTraining = model.isTraining();
+    List<Metric<Double>> fresh = new ArrayList<>();
+    for (Metric<Double> m : metrics) fresh.add(m.emptyCopy());
+    double lossSum = 0;
+    long count = 0;
+    model.eval();
+    try (var ignored = Grad.off(); BatchIterator it = source.iterate(0, 0)) {
+      while (it.hasNext()) {
+        Batch b = it.next();
+        Tensor out = model.forward(b.input());
+        if (lossFn != null) lossSum += lossFn.apply(out, b.target()).item() * b.size();
+        count += b.size();
+        for (Metric<Double> m : fresh) m.update(out, b.target());
+      }
+    } finally {
+      model.train(wasTraining);
+    }
+    LinkedHashMap<String, Double> out = new LinkedHashMap<>();
+    if (lossFn != null) out.put("loss", count == 0 ? Double.NaN : lossSum / count);
+    for (Metric<Double> m : fresh) out.put(m.name(), m.compute());
+    return out;
+  }
+
+  /** One call of {@link #fit}: its mutable state. */
+  private final class Run {
+    final Module model;
+    final BiFunction<Tensor, Tensor, Tensor> lossFn;
+    final Optimizer optimizer;
+    final BatchSource train;
+    final BatchSource val;
+    final History history = new History();
+    final TrainContext ctx;
+    final List<Metric<Double>> trainMetrics = new ArrayList<>();
+    int epochIndex;
+    int nextBatch;
+    boolean epochStarted;
+    double lossSum;
+    long lossCount;
+    int pending;
+
+    Run(Module model, BiFunction<Tensor, Tensor, Tensor> lossFn, Optimizer optimizer, BatchSource train, BatchSource val) {
+      this.model = model;
+      this.lossFn = lossFn;
+      this.optimizer = optimizer;
+      this.train = train;
+      this.val = val;
+      this.ctx = new TrainContext(model, optimizer, history, maxEpochs, maxSteps);
+      ctx.accumulation = accumulation;
+      ctx.batchesPerEpoch = train.numBatches();
+      for (Metric<Double> m : metrics) trainMetrics.add(m.emptyCopy());
+    }
+
+    History fit() {
+      if (resumeFrom != null) restore(resumeFrom);
+      try {
+        long t0 = System.nanoTime();
+        for (Callback c : callbacks) c.onTrainBegin(ctx);
+        while (epochIndex < maxEpochs && ctx.globalStep < maxSteps && ctx.stopReason == null) {
+          runEpoch();
+        }
+        if (ctx.stopReason != null) history.log("stopped_at_step", ctx.epoch, ctx.globalStep, ctx.globalStep);
+        history.log("train_time_s", ctx.epoch, ctx.globalStep, (System.nanoTime() - t0) / 1e9);
+        for (Callback c : callbacks) c.onTrainEnd(ctx);
+        return history;
+      } catch (Throwable t) {
+        for (Callback c : callbacks) {
+          try {
+            c.onException(ctx, t);
+          } catch (Throwable inner) {
+            t.addSuppressed(inner);
+          }
+        }
+        throw t;
+      }
+    }
+
+    private void runEpoch() {
+      ctx.epoch = epochIndex + 1;
+      if (!epochStarted) {
+        lossSum = 0;
+        lossCount = 0;
+        for (Metric<Double> m : trainMetrics) m.reset();
+        epochStarted = true;
+        for (Callback c : callbacks) c.onEpochBegin(ctx);
+      }
+      model.train();
+      boolean completed = true;
+      int numBatches = train.numBatches();
+      try (BatchIterator it = train.iterate(epochIndex, nextBatch)) {
+        while (true) {
+          long t0 = System.nanoTime();
+          if (!it.hasNext()) break;
+          Batch batch = it.next();
+          long tData = System.nanoTime();
+          ctx.batchIndex = nextBatch;
+          long cbNanos = 0;
+          for (Callback c : callbacks) c.onBatchBegin(ctx, batch);
+          long t1 = System.nanoTime();
+          cbNanos += t1 - tData;
+          Tensor out = model.forward(batch.input());
+          long t2 = System.nanoTime();
+          Tensor loss = lossFn.apply(out, batch.target());
+          if (loss.numel() != 1) {
+            throw new IllegalArgumentException("Trainer.fit: the loss must be a scalar, got shape "
+                + java.util.Arrays.toString(loss.shape()) + "; use a mean or sum reduction");
+          }
+          double lossValue = loss.item();
+          if (!trainMetrics.isEmpty()) {
+            try (var ignored = Grad.off()) {
+              Tensor detached = out.detach();
+              for (Metric<Double> m : trainMetrics) m.update(detached, batch.target());
+            }
+          }
+          long t3 = System.nanoTime();
+          int k = Math.max(1, ctx.accumulation);
+          (k == 1 ? loss : loss.div(k)).backward();
+          pending++;
+          long t4 = System.nanoTime();
+          for (Callback c : callbacks) c.onAfterBackward(ctx);
+          long t5 = System.nanoTime();
+          cbNanos += t5 - t4;
+          boolean stepped = false;
+          long optNanos = 0;
+          if (pending >= k || nextBatch == numBatches - 1) {
+            if (clipValue > 0) GradClip.clipGradValue(model.parameters(), clipValue);
+            if (clipNorm > 0) GradClip.clipGradNorm(model.parameters(), clipNorm);
+            long t6 = System.nanoTime();
+            for (Callback c : callbacks) c.onBeforeOptimizerStep(ctx);
+            long t7 = System.nanoTime();
+            cbNanos += t7 - t6;
+            optimizer.step();
+            optimizer.zeroGrad();
+            pending = 0;
+            ctx.globalStep++;
+            if (scheduler != null && scheduleInterval == Interval.BATCH) scheduler.step();
+            optNanos = (t6 - t5) + (System.nanoTime() - t7);
+            stepped = true;
+          }
+          lossSum += lossValue * batch.size();
+          lossCount += batch.size();
+          ctx.samplesSeen += batch.size();
+          ctx.logs.put("loss", lossSum / lossCount);
+          ctx.logs.put("lr", optimizer.paramGroups().get(0).lr());
+          nextBatch++;
+          long[] ns = ctx.stepNanos;
+          ns[Phase.DATA.ordinal()] = tData - t0;
+          ns[Phase.FORWARD.ordinal()] = t2 - t1;
+          ns[Phase.LOSS.ordinal()] = t3 - t2;
+          ns[Phase.BACKWARD.ordinal()] = t4 - t3;
+          ns[Phase.OPTIMIZER.ordinal()] = optNanos;
+          if (stepped && validateEverySteps > 0 && ctx.globalStep % validateEverySteps == 0) validate();
+          long t8 = System.nanoTime();
+          for (Callback c : callbacks) c.onBatchEnd(ctx, batch, lossValue);
+          ns[Phase.CALLBACKS.ordinal()] = cbNanos + System.nanoTime() - t8;
+          writePendingCheckpoints();
+          if (ctx.stopReason != null || ctx.globalStep >= maxSteps) {
+            completed = nextBatch >= numBatches;
+            break;
+          }
+        }
+      }
+      if (!completed) return;
+      endEpoch();
+    }
+
+    private void endEpoch() {
+      if (lossCount > 0) ctx.log("loss", lossSum / lossCount);
+      for (Metric<Double> m : trainMetrics) ctx.log(m.name(), m.compute());
+      ctx.log("lr", optimizer.paramGroups().get(0).lr());
+      if (scheduler != null && scheduleInterval == Interval.EPOCH) scheduler.step();
+      if (val != null && validateEveryEpochs > 0 && ctx.epoch % validateEveryEpochs == 0) validate();
+      epochIndex++;
+      nextBatch = 0;
+      epochStarted = false;
+      for (Callback c : callbacks) c.onEpochEnd(ctx);
+      writePendingCheckpoints();
+    }
+
+    private void validate() {
+      if (val == null) return;
+      ctx.validating = true;
+      try {
+        for (Callback c : callbacks) c.onValidationBegin(ctx);
+        Map<String, Double> raw = evaluate(model, lossFn, val, metrics);
+        LinkedHashMap<String, Double> vals = new LinkedHashMap<>();
+        for (var e : raw.entrySet()) {
+          vals.put("val_" + e.getKey(), e.getValue());
+          ctx.log("val_" + e.getKey(), e.getValue());
+        }
+        for (Callback c : callbacks) c.onValidationEnd(ctx, vals);
+      } finally {
+        ctx.validating = false;
+        model.train();
+      }
+    }
+
+    private void writePendingCheckpoints() {
+      if (ctx.pendingCheckpoints.isEmpty()) return;
+      List<TrainContext.PendingCheckpoint> todo = new ArrayList<>(ctx.pendingCheckpoints);
+      ctx.pendingCheckpoints.clear();
+      Map<String, Object> state = state();
+      for (TrainContext.PendingCheckpoint p : todo) {
+        try {
+          Checkpoint.write(p.file(), state);
+        } catch (IOException e) {
+          throw new UncheckedIOException("Trainer: writing checkpoint " + p.file() + " failed", e);
+        }
+        if (p.afterCommit() != null) p.afterCommit().run();
+      }
+    }
+
+    /** Everything needed to continue exactly from here. */
+    private Map<String, Object> state() {
+      LinkedHashMap<String, Object> s = new LinkedHashMap<>();
+      s.put("model", new LinkedHashMap<String, Object>(model.stateDict()));
+      OptimizerState os = optimizer.stateDict();
+      LinkedHashMap<String, Object> optState = new LinkedHashMap<>();
+      for (var e : os.state().entrySet()) optState.put(Integer.toString(e.getKey()), new LinkedHashMap<>(e.getValue()));
+      s.put("optimizer", Map.of("state", optState, "param_groups", os.paramGroups()));
+      if (scheduler != null) s.put("scheduler", scheduler.stateDict());
+      long[] rng = new long[1 + generators.size()];
+      rng[0] = Generator.global().state();
+      for (int i = 0; i < generators.size(); i++) rng[i + 1] = generators.get(i).state();
+      s.put("generators", rng);
+      LinkedHashMap<String, Object> t = new LinkedHashMap<>();
+      t.put("epoch_index", epochIndex);
+      t.put("next_batch", nextBatch);
+      t.put("epoch_started", epochStarted);
+      t.put("global_step", ctx.globalStep);
+      t.put("samples_seen", ctx.samplesSeen);
+      t.put("loss_sum", lossSum);
+      t.put("loss_count", lossCount);
+      t.put("accumulation", ctx.accumulation);
+      t.put("logs", new LinkedHashMap<String, Object>(ctx.logs));
+      s.put("trainer", t);
+      s.put("history", history.stateDict());
+      LinkedHashMap<String, Object> cbs = new LinkedHashMap<>();
+      for (Callback c : callbacks) cbs.put(c.stateKey(), c.stateDict());
+      s.put("callbacks", cbs);
+      return s;
+    }
+
+    @SuppressWarnings("unchecked")
+    private void restore(Path file) {
+      Map<String, Object> s;
+      try {
+        s = Checkpoint.read(file);
+      } catch (IOException e) {
+        throw new UncheckedIOException("Trainer: cannot resume from " + file, e);
+      }
+      try {
+        LinkedHashMap<String, Tensor> modelState = new LinkedHashMap<>();
+        ((Map<String, Object>) s.get("model")).forEach((k, v) -> modelState.put(k, (Tensor) v));
+        try (var ignored = Grad.off()) {
+          model.loadStateDict(modelState);
+        }
+        Map<String, Object> o = (Map<String, Object>) s.get("optimizer");
+        LinkedHashMap<Integer, Map<String, Tensor>> optState = new LinkedHashMap<>();
+        ((Map<String, Object>) o.get("state")).forEach((k, v) -> {
+          LinkedHashMap<String, Tensor> m = new LinkedHashMap<>();
+          ((Map<String, Object>) v).forEach((kk, vv) -> m.put(kk, (Tensor) vv));
+          optState.put(Integer.parseInt(k), m);
+        });
+        optimizer.loadStateDict(new OptimizerState(optState, (List<Map<String, Object>>) o.get("param_groups")));
+        if (scheduler != null) {
+          Object sched = s.get("scheduler");
+          if (!(sched instanceof Map<?, ?> sm)) {
+            throw new IllegalArgumentException("the checkpoint has no scheduler state but this trainer has a scheduler");
+          }
+          scheduler.loadStateDict((Map<String, Object>) sm);
+        }
+        long[] rng = (long[]) s.get("generators");
+        if (rng.length != 1 + generators.size()) {
+          throw new IllegalArgumentException("the checkpoint holds " + (rng.length - 1) + " extra generator states, this trainer has "
+              + generators.size());
+        }
+        Generator.global().setState(rng[0]);
+        for (int i = 0; i < generators.size(); i++) generators.get(i).setState(rng[i + 1]);
+        Map<String, Object> t = (Map<String, Object>) s.get("trainer");
+        epochIndex = (Integer) t.get("epoch_index");
+        nextBatch = (Integer) t.get("next_batch");
+        epochStarted = (Boolean) t.get("epoch_started");
+        ctx.globalStep = (Long) t.get("global_step");
+        ctx.samplesSeen = (Long) t.get("samples_seen");
+        lossSum = (Double) t.get("loss_sum");
+        lossCount = (Long) t.get("loss_count");
+        ctx.accumulation = (Integer) t.get("accumulation");
+        ((Map<String, Object>) t.get("logs")).forEach((k, v) -> ctx.logs.put(k, (Double) v));
+        ctx.epoch = epochIndex + (epochStarted ? 1 : 0);
+        history.loadStateDict((Map<String, Object>) s.get("history"));
+        Map<String, Object> cbs = (Map<String, Object>) s.get("callbacks");
+        for (Callback c : callbacks) {
+          Object cs = cbs.get(c.stateKey());
+          if (cs instanceof Map<?, ?> m) c.loadStateDict((Map<String, Object>) m);
+        }
+      } catch (ClassCastException | NullPointerException e) {
+        throw new IllegalArgumentException("Trainer: checkpoint " + file + " does not hold a trainer state (" + e + ")", e);
+      }
+    }
+  }
+
+  /** Configuration of a {@link Trainer}. */
+  public static final class Builder {
+    private int maxEpochs = Integer.MAX_VALUE;
+    private long maxSteps = Long.MAX_VALUE;
+    private LRScheduler scheduler;
+    private Interval scheduleInterval = Interval.EPOCH;
+    private int accumulation = 1;
+    private double clipNorm;
+    private double clipValue;
+    private int validateEveryEpochs = 1;
+    private long validateEverySteps;
+    private final List<Metric<Double>> metrics = new ArrayList<>();
+    private final List<Callback> callbacks = new ArrayList<>();
+    private final List<Generator> generators = new ArrayList<>();
+    private Path resumeFrom;
+
+    private Builder() {}
+
+    /** Stops after this many epochs. */
+    public Builder maxEpochs(int epochs) {
+      if (epochs < 1) throw new IllegalArgumentException("Trainer: max_epochs must be >= 1, got " + epochs);
+      this.maxEpochs = epochs;
+      return this;
+    }
+
+    /** Stops after this many optimizer steps. */
+    public Builder maxSteps(long steps) {
+      if (steps < 1) throw new IllegalArgumentException("Trainer: max_steps must be >= 1, got " + steps);
+      this.maxSteps = steps;
+      return this;
+    }
+
+    /** Steps {@code scheduler} after every optimizer step ({@link Interval#BATCH}) or epoch. */
+    public Builder scheduler(LRScheduler scheduler, Interval interval) {
+      if (scheduler == null || interval == null) throw new IllegalArgumentException("Trainer: scheduler and interval must not be null");
+      this.scheduler = scheduler;
+      this.scheduleInterval = interval;
+      return this;
+    }
+
+    /** Sums the gradients of {@code batches} batches (each loss divided by it) per optimizer step. */
+    public Builder accumulate(int batches) {
+      if (batches < 1) throw new IllegalArgumentException("Trainer: accumulate must be >= 1, got " + batches);
+      this.accumulation = batches;
+      return this;
+    }
+
+    /** Clips the total gradient norm (L2 over all parameters) to {@code maxNorm} before each step. */
+    public Builder clipGradNorm(double maxNorm) {
+      if (!(maxNorm > 0)) throw new IllegalArgumentException("Trainer: clip_grad_norm must be > 0, got " + maxNorm);
+      this.clipNorm = maxNorm;
+      return this;
+    }
+
+    /** Clamps every gradient element to [-value, value] before each step. */
+    public Builder clipGradValue(double value) {
+      if (!(value > 0)) throw new IllegalArgumentException("Trainer: clip_grad_value must be > 0, got " + value);
+      this.clipValue = value;
+      return this;
+    }
+
+    /** Validates after every {@code epochs} epochs (default 1; 0 = never at epoch ends). */
+    public Builder validateEveryEpochs(int epochs) {
+      if (epochs < 0) throw new IllegalArgumentException("Trainer: validate_every_epochs must be >= 0, got " + epochs);
+      this.validateEveryEpochs = epochs;
+      return this;
+    }
+
+    /** Also validates after every {@code steps} optimizer steps (0 = never). */
+    public Builder validateEverySteps(long steps) {
+      if (steps < 0) throw new IllegalArgumentException("Trainer: validate_every_steps must be >= 0, got " + steps);
+      this.validateEverySteps = steps;
+      return this;
+    }
+
+    /** Metrics computed on the training batches (per epoch) and on validation ({@code val_} prefix). */
+    @SafeVarargs
+    public final Builder metrics(Metric<Double>... metrics) {
+      this.metrics.addAll(List.of(metrics));
+      return this;
+    }
+
+    /** Callbacks, called in this order. */
+    public Builder callbacks(Callback... callbacks) {
+      this.callbacks.addAll(List.of(callbacks));
+      return this;
+    }
+
+    /** Callbacks, called in this order. */
+    public Builder callbacks(List<? extends Callback> callbacks) {
+      this.callbacks.addAll(callbacks);
+      return this;
+    }
+
+    /** Generators (besides the global one, always saved) whose state checkpoints carry, e.g. a dropout generator. */
+    public Builder generators(Generator... generators) {
+      this.generators.addAll(List.of(generators));
+      return this;
+    }
+
+    /** Continues from a checkpoint written by this trainer's configuration. */
+    public Builder resumeFrom(Path checkpoint) {
+      this.resumeFrom = checkpoint;
+      return this;
+    }
+
+    public Trainer build() {
+      return new Trainer(this);
+    }
+  }
+}

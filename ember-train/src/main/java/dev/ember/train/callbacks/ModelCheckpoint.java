@@ -1,0 +1,158 @@
+package dev.ember.train.callbacks;
+
+import dev.ember.data.Batch;
+import dev.ember.train.Callback;
+import dev.ember.train.TrainContext;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+/**
+ * Saves the whole training state every N epochs and/or every N optimizer steps as
+ * {@code step-00001234.ckpt} in a folder, keeps the last {@code k} of them, and optionally keeps
+ * {@code best.ckpt}, the state at the best value of a monitored metric. A file is replaced or
+ * deleted only after the new one is committed (flushed and renamed into place), so a crash at any
+ * moment leaves every checkpoint file in the folder complete. {@link #latest(Path)} finds the one
+ * to resume from.
+ */
+public final class ModelCheckpoint implements Callback {
+  private static final Pattern NAME = Pattern.compile("step-(\\d{8,})\\.ckpt");
+
+  private final Path dir;
+  private final int everyEpochs;
+  private final long everySteps;
+  private final int keepLast;
+  private final Monitor monitor;
+  private final List<String> kept = new ArrayList<>();
+  private double best;
+  private long lastSavedStep = -1;
+
+  /**
+   * @param everyEpochs save at the end of every this many epochs (0: not by epoch)
+   * @param everySteps save after every this many optimizer steps (0: not by step)
+   * @param keepLast how many periodic checkpoints to keep (>= 1)
+   */
+  public ModelCheckpoint(Path dir, int everyEpochs, long everySteps, int keepLast) {
+    this(dir, everyEpochs, everySteps, keepLast, null, "min");
+  }
+
+  /** As above, and keeps {@code best.ckpt} at the best value of {@code monitor} (checked at epoch ends). */
+  public ModelCheckpoint(Path dir, int everyEpochs, long everySteps, int keepLast, String monitor, String mode) {
+    if (dir == null) throw new IllegalArgumentException("ModelCheckpoint: dir is null");
+    if (everyEpochs < 0 || everySteps < 0 || (everyEpochs == 0 && everySteps == 0 && monitor == null)) {
+      throw new IllegalArgumentException("ModelCheckpoint: say when to save: every_epochs (" + everyEpochs + ") or every_steps ("
+          + everySteps + ") must be > 0, or a monitor given");
+    }
+    if (keepLast < 1) throw new IllegalArgumentException("ModelCheckpoint: keep_last must be >= 1, got " + keepLast);
+    this.dir = dir;
+    this.everyEpochs = everyEpochs;
+    this.everySteps = everySteps;
+    this.keepLast = keepLast;
+    this.monitor = monitor == null ? null : Monitor.of("ModelCheckpoint", monitor, mode, 0.0);
+    this.best = this.monitor == null ? Double.NaN : this.monitor.worst();
+  }
+
+  /** The file name of the periodic checkpoint after {@code step} optimizer steps. */
+  public static String fileName(long step) {
+    return String.format(Locale.ROOT, "step-%08d.ckpt", step);
+  }
+
+  /** The committed periodic checkpoint with the most steps in {@code dir}, if any. */
+  public static Optional<Path> latest(Path dir) throws IOException {
+    if (!Files.isDirectory(dir)) return Optional.empty();
+    try (Stream<Path> files = Files.list(dir)) {
+      return files.filter(p -> NAME.matcher(p.getFileName().toString()).matches())
+          .max(Comparator.comparingLong(ModelCheckpoint::stepOf));
+    }
+  }
+
+  private static long stepOf(Path p) {
+    Matcher m = NAME.matcher(p.getFileName().toString());
+    if (!m.matches()) throw new IllegalArgumentException("ModelCheckpoint: not a checkpoint name: " + p);
+    return Long.parseLong(m.group(1));
+  }
+
+  @Override
+  public void onTrainBegin(TrainContext ctx) {
+    try {
+      Files.createDirectories(dir);
+    } catch (IOException e) {
+      throw new UncheckedIOException("ModelCheckpoint: cannot create " + dir, e);
+    }
+  }
+
+  @Override
+  public void onBatchEnd(TrainContext ctx, Batch batch, double loss) {
+    if (everySteps > 0 && ctx.globalStep() > 0 && ctx.globalStep() % everySteps == 0) savePeriodic(ctx);
+  }
+
+  @Override
+  public void onEpochEnd(TrainContext ctx) {
+    if (monitor != null) {
+      double v = monitor.read(ctx.logs());
+      if (monitor.improves(v, best)) {
+        best = v;
+        ctx.requestCheckpoint(dir.resolve("best.ckpt"), null);
+      }
+    }
+    if (everyEpochs > 0 && ctx.epoch() % everyEpochs == 0) savePeriodic(ctx);
+  }
+
+  private void savePeriodic(TrainContext ctx) {
+    long step = ctx.globalStep();
+    if (step == lastSavedStep) return;
+    lastSavedStep = step;
+    String name = fileName(step);
+    kept.remove(name);
+    kept.add(name);
+    List<String> drop = new ArrayList<>();
+    while (kept.size() > keepLast) drop.add(kept.removeFirst());
+    ctx.requestCheckpoint(dir.resolve(name), () -> {
+      for (String old : drop) {
+        try {
+          Files.deleteIfExists(dir.resolve(old));
+        } catch (IOException e) {
+          throw new UncheckedIOException("ModelCheckpoint: cannot delete old checkpoint " + dir.resolve(old), e);
+        }
+      }
+    });
+  }
+
+  /** Names of the periodic checkpoints kept, oldest first. */
+  public List<String> kept() {
+    return List.copyOf(kept);
+  }
+
+  /** The best monitored value so far (NaN without a monitor). */
+  public double best() {
+    return best;
+  }
+
+  @Override
+  public Map<String, Object> stateDict() {
+    LinkedHashMap<String, Object> s = new LinkedHashMap<>();
+    s.put("kept", new ArrayList<Object>(kept));
+    s.put("best", best);
+    s.put("last_saved_step", lastSavedStep);
+    return s;
+  }
+
+  @Override
+  public void loadStateDict(Map<String, Object> state) {
+    kept.clear();
+    for (Object o : (List<?>) state.get("kept")) kept.add((String) o);
+    best = (Double) state.get("best");
+    lastSavedStep = (Long) state.get("last_saved_step");
+  }
+}

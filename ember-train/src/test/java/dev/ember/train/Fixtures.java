@@ -1,0 +1,75 @@
+package dev.ember.train;
+
+import dev.ember.data.Batch;
+import dev.ember.data.BatchIterator;
+import dev.ember.data.BatchSource;
+import dev.ember.nn.Linear;
+import dev.ember.nn.Module;
+import dev.ember.nn.ReLU;
+import dev.ember.nn.Sequential;
+import dev.ember.tensor.Generator;
+import dev.ember.tensor.Tensor;
+import java.util.Map;
+
+/** Small models and data for the trainer tests: 3 Gaussian blobs in 4-d, a 4-16-3 MLP. */
+final class Fixtures {
+  private Fixtures() {}
+
+  /** Inputs [n, 4] and I64 labels [n]: class c is centered at 2*e_c. */
+  static Tensor[] blobs(long seed, int n) {
+    Generator g = new Generator(seed);
+    Tensor labels = Tensor.randint(g, 0, 3, n);
+    long[] y = labels.toLongArray();
+    float[] x = Tensor.randn(g, n, 4).toFloatArray();
+    for (int i = 0; i < n; i++) x[i * 4 + (int) y[i]] += 2f;
+    return new Tensor[] {Tensor.of(x, n, 4), labels};
+  }
+
+  static Module mlp(long seed) {
+    Generator g = new Generator(seed);
+    return new Sequential(new Linear(4, 16, true, g), new ReLU(), new Linear(16, 3, true, g));
+  }
+
+  /** Batches of a fixed data set; epoch e's order is a permutation seeded by (seed, e). */
+  static BatchSource source(Tensor[] data, int batchSize, long seed) {
+    int n = data[0].size(0);
+    int numBatches = (n + batchSize - 1) / batchSize;
+    return new BatchSource() {
+      @Override
+      public int numBatches() {
+        return numBatches;
+      }
+
+      @Override
+      public BatchIterator iterate(int epoch, int skip) {
+        Tensor perm = Tensor.randperm(new Generator(seed * 1000003L + epoch), n);
+        return new BatchIterator() {
+          int next = skip;
+
+          @Override
+          public boolean hasNext() {
+            return next < numBatches;
+          }
+
+          @Override
+          public Batch next() {
+            Tensor idx = perm.slice(0, next * batchSize, Math.min(n, (next + 1) * batchSize), 1);
+            next++;
+            return new Batch(data[0].indexSelect(0, idx), data[1].indexSelect(0, idx));
+          }
+
+          @Override
+          public void close() {}
+        };
+      }
+    };
+  }
+
+  /** Bitwise equality of two state dicts. */
+  static void assertSameState(Map<String, Tensor> a, Map<String, Tensor> b) {
+    org.junit.jupiter.api.Assertions.assertEquals(a.keySet(), b.keySet());
+    for (String k : a.keySet()) {
+      org.junit.jupiter.api.Assertions.assertArrayEquals(a.get(k).toFloatArray(), b.get(k).toFloatArray(), 0f, k);
+    }
+  }
+}
