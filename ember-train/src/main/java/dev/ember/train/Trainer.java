@@ -27,7 +27,9 @@ import java.util.function.BiFunction;
  * Fits a model: epochs over a training {@link BatchSource}, forward, loss, backward, optional
  * gradient accumulation and clipping, the optimizer step and the schedule step, validation in eval
  * mode without the tape, and {@link Callback}s around every phase. Everything logged lands in
- * the returned {@link History}.
+ * the returned {@link History}: per epoch {@code loss} (mean over the epoch's samples), each
+ * metric, {@code lr}, {@code epoch_time_s} (the epoch's training time, validation excluded) and,
+ * after each validation, {@code val_loss} and {@code val_<metric>}.
  * <pre>{@code
  * Trainer trainer = Trainer.builder()
  *     .maxEpochs(10)
@@ -156,6 +158,7 @@ public final class Trainer {
     double lossSum;
     long lossCount;
     int pending;
+    long epochNanos;
 
     Run(Module model, BiFunction<Tensor, Tensor, Tensor> lossFn, Optimizer optimizer, BatchSource train, BatchSource val) {
       this.model = model;
@@ -198,6 +201,7 @@ public final class Trainer {
       if (!epochStarted) {
         lossSum = 0;
         lossCount = 0;
+        epochNanos = 0;
         for (Metric<Double> m : trainMetrics) m.reset();
         epochStarted = true;
         for (Callback c : callbacks) c.onEpochBegin(ctx);
@@ -270,7 +274,9 @@ public final class Trainer {
           if (stepped && validateEverySteps > 0 && ctx.globalStep % validateEverySteps == 0) validate();
           long t8 = System.nanoTime();
           for (Callback c : callbacks) c.onBatchEnd(ctx, batch, lossValue);
-          ns[Phase.CALLBACKS.ordinal()] = cbNanos + System.nanoTime() - t8;
+          long t9 = System.nanoTime();
+          ns[Phase.CALLBACKS.ordinal()] = cbNanos + t9 - t8;
+          epochNanos += t9 - t0;
           writePendingCheckpoints();
           if (ctx.stopReason != null || ctx.globalStep >= maxSteps) {
             completed = nextBatch >= numBatches;
@@ -286,6 +292,7 @@ public final class Trainer {
       if (lossCount > 0) ctx.log("loss", lossSum / lossCount);
       for (Metric<Double> m : trainMetrics) ctx.log(m.name(), m.compute());
       ctx.log("lr", optimizer.paramGroups().get(0).lr());
+      ctx.log("epoch_time_s", epochNanos / 1e9);
       if (scheduler != null && scheduleInterval == Interval.EPOCH) scheduler.step();
       if (val != null && validateEveryEpochs > 0 && ctx.epoch % validateEveryEpochs == 0) validate();
       epochIndex++;
