@@ -18,7 +18,8 @@ public final class Main {
     String[] rest = Arrays.copyOfRange(args, Math.min(1, args.length), args.length);
     try {
       return switch (cmd) {
-        case "train" -> SpiralDemo.run(rest, out);
+        case "train" -> TrainCommand.run(rest, out, err);
+        case "summary" -> SummaryCommand.run(rest, out);
         case "inspect" -> Inspect.run(rest, out, err);
         case "info" -> info(out);
         case "help", "-h", "--help" -> help(out);
@@ -31,6 +32,9 @@ public final class Main {
     } catch (IllegalArgumentException e) {
       err.println("ember " + cmd + ": " + e.getMessage());
       return 2;
+    } catch (java.io.IOException | java.io.UncheckedIOException e) {
+      err.println("ember " + cmd + ": " + e.getMessage());
+      return 1;
     }
   }
 
@@ -47,8 +51,19 @@ public final class Main {
         usage: ./ember COMMAND [options]
 
         commands:
-          train   train an MLP on a generated 3-class spiral data set with the core API
-                  (options: --epochs N, --seed S, --hidden H, --lr LR, --batch B)
+          train   train a model on Fashion-MNIST and report its test accuracy (last line:
+                  test_accuracy=0.xxxx); leaves a run folder with metrics.csv, checkpoints/,
+                  model.safetensors and report.html
+                  --model mlp|lenet|convnet (lenet)   --epochs N (mlp 10, others 5)
+                  --batch-size B (128)   --optimizer adam|adamw|sgd (adam)   --lr LR (0.001)
+                  --scheduler none|cosine|step (none)   --seed S (0)   --threads N
+                  --workers N (loader threads, 1)   --out DIR (runs/MODEL-TIME)
+                  --resume DIR (continue that run up to --epochs; same result as uninterrupted)
+                  --checkpoint-every N (also checkpoint every N steps; each epoch always)
+                  --data DIR (else $EMBER_DATA, the user cache, the Debian package's folder,
+                  then a download into the cache)   --quiet (no progress bar)
+          summary --model mlp|lenet|convnet
+                  per layer: output shape, parameters, memory and forward FLOPs
           inspect FILE
                   each tensor's name, dtype, shape and statistics in a safetensors, .npy or .npz
                   file (on a bad file: one line naming the problem, exit status 2)

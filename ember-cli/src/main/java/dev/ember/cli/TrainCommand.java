@@ -160,11 +160,7 @@ final class TrainCommand {
     }
 
     Generator.manualSeed(s.seed);
-    Module model = switch (s.model) {
-      case "mlp" -> Models.mlp(784, 256, 128, 10);
-      case "lenet" -> Models.lenet5(10);
-      default -> Models.convnet(1, 28, 10);
-    };
+    Module model = model(s.model);
     Optimizer opt = switch (s.optimizer) {
       case "sgd" -> new SGD(model.parameters(), Map.of("lr", s.lr, "momentum", 0.9));
       case "adamw" -> new AdamW(model.parameters(), Map.of("lr", s.lr, "weight_decay", 0.01));
@@ -228,6 +224,16 @@ final class TrainCommand {
     }
     out.printf(Locale.ROOT, "test_accuracy=%.4f%n", acc);
     return 0;
+  }
+
+  /** The CLI's models, for 1x28x28 inputs and 10 classes. */
+  static Module model(String name) {
+    return switch (name) {
+      case "mlp" -> Models.mlp(784, 256, 128, 10);
+      case "lenet" -> Models.lenet5(10);
+      case "convnet" -> Models.convnet(1, 28, 10);
+      default -> throw new IllegalArgumentException("--model must be one of mlp, lenet, convnet, got '" + name + "'");
+    };
   }
 
   private static void writeConfusion(Path file, long[][] m) throws IOException {
