@@ -20,6 +20,7 @@ public final class Main {
       return switch (cmd) {
         case "train" -> TrainCommand.run(rest, out, err);
         case "summary" -> SummaryCommand.run(rest, out);
+        case "bench" -> BenchCommand.run(rest, err);
         case "inspect" -> Inspect.run(rest, out, err);
         case "info" -> info(out);
         case "help", "-h", "--help" -> help(out);
@@ -64,6 +65,9 @@ public final class Main {
                   then a download into the cache)   --quiet (no progress bar)
           summary --model mlp|lenet|convnet
                   per layer: output shape, parameters, memory and forward FLOPs
+          bench CATEGORY [options]
+                  Ember and PyTorch side by side on the same workloads (bench/compare.sh;
+                  categories gemm, ops, nn, optim; needs /usr/bin/python3 with torch)
           inspect FILE
                   each tensor's name, dtype, shape and statistics in a safetensors, .npy or .npz
                   file (on a bad file: one line naming the problem, exit status 2)
