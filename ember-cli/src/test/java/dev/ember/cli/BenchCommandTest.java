@@ -1,0 +1,32 @@
+package dev.ember.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class BenchCommandTest {
+  @Test
+  void runsTheCheckoutsRunnerWithTheArgumentsAndItsExitStatus(@TempDir Path home) throws Exception {
+    Files.createDirectories(home.resolve("bench"));
+    Path log = home.resolve("args.txt");
+    Files.writeString(home.resolve("bench/compare.sh"), "echo \"$@\" > '" + log + "'\nexit 3\n");
+    String old = System.getProperty("ember.home");
+    System.setProperty("ember.home", home.toString());
+    try {
+      assertEquals(3, BenchCommand.run(new String[] {"gemm", "--threads", "1"}, new PrintStream(PrintStream.nullOutputStream())));
+      assertEquals("gemm --threads 1\n", Files.readString(log));
+      System.clearProperty("ember.home");
+      var e = assertThrows(IllegalArgumentException.class, () -> BenchCommand.run(new String[0], System.err));
+      assertEquals("the benchmark runner lives in the Ember checkout; run ./ember bench from there "
+          + "(or start the JVM with -Dember.home=DIR)", e.getMessage());
+    } finally {
+      if (old == null) System.clearProperty("ember.home");
+      else System.setProperty("ember.home", old);
+    }
+  }
+}
