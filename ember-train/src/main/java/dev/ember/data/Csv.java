@@ -136,6 +136,7 @@ public final class Csv {
       return new Iterator<>() {
         private Sample next;
         private boolean done;
+        private long rows;
 
         @Override
         public boolean hasNext() {
@@ -146,8 +147,10 @@ public final class Csv {
             if (!p.next(row)) {
               done = true;
               p.close();
+              if (rows == 0) throw DataFormatException.at(FORMAT, file, -1, "no data rows after the header");
               return false;
             }
+            rows++;
           } catch (IOException e) {
             done = true;
             try {

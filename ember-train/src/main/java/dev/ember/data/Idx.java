@@ -29,10 +29,13 @@ import java.util.zip.ZipException;
  * <p>Everything is checked before the data is allocated: the magic, the type, the dims (each below
  * 2^31, their product within {@link #MAX_ELEMENTS}), and the data size. A raw file must hold
  * exactly the header plus the declared elements; raw files of at least {@link #MAP_THRESHOLD}
- * bytes are memory-mapped instead of copied. A gzip file's declared size must also be one deflate
- * can produce from the file's compressed size (at most about 1032:1, so a small file cannot make
- * the reader allocate gigabytes), and the stream must then hold exactly that many bytes. Problems
- * throw {@link DataFormatException} naming the file and the byte offset.
+ * bytes are memory-mapped instead of copied. A gzip file's declared size must be one deflate can
+ * produce from the file's compressed size (at most about 1032:1), and the stream must hold exactly
+ * that many bytes. The data array is allocated before inflating only when the declared size is
+ * plausible (at most {@link #TRUSTED_RATIO} times the compressed size, and equal to the size in
+ * the gzip trailer); otherwise the stream is inflated once without keeping it to prove its length,
+ * so a small file that lies cannot make the reader allocate much. Problems throw
+ * {@link DataFormatException} naming the file and the byte offset (of the decompressed data).
  */
 public final class Idx {
   private Idx() {}
@@ -47,6 +50,9 @@ public final class Idx {
   static final long MAX_DEFLATE_RATIO = 1032;
 
   private static final String FORMAT = "idx";
+
+  /** Data declaring at most this ratio to its compressed size (and a matching trailer) is allocated before inflating. */
+  static final long TRUSTED_RATIO = 32;
 
   /** Bytes inflated between two {@link Progress#filled} calls. */
   private static final int PROGRESS_CHUNK = 1 << 20;
@@ -163,40 +169,85 @@ public final class Idx {
   }
 
   private static IdxArray readGzip(Path file, long compressed, Progress progress) throws IOException {
-    long at = 0; // decompressed bytes consumed, for error offsets
-    try (InputStream in = new GZIPInputStream(new BufferedInputStream(Files.newInputStream(file), 1 << 16), 1 << 16)) {
-      int[] dims = readHeader(in, file, Long.MAX_VALUE);
-      long header = 4 + 4L * dims.length;
-      long numel = numel(dims);
-      at = header;
-      if (numel > MAX_DEFLATE_RATIO * compressed + 1024) {
-        throw DataFormatException.at(FORMAT, file, 4, "dims " + Arrays.toString(dims) + " declare " + numel
-            + " bytes, more than gzip can produce from this " + compressed + "-byte file (corrupt, or a decompression bomb)");
+    int[] dims;
+    try (InputStream in = gunzip(file)) {
+      dims = readHeader(in, file, Long.MAX_VALUE);
+    } catch (ZipException | EOFException e) {
+      throw corrupt(file, 0, e);
+    }
+    long header = 4 + 4L * dims.length;
+    long numel = numel(dims);
+    if (numel > MAX_DEFLATE_RATIO * compressed + 1024) {
+      throw DataFormatException.at(FORMAT, file, 4, "dims " + Arrays.toString(dims) + " declare " + numel
+          + " bytes, more than gzip can produce from this " + compressed + "-byte file (corrupt, or a decompression bomb)");
+    }
+    // Allocate up front only when the size is plausible twice over: a ratio real data reaches and a
+    // gzip trailer that agrees. Otherwise inflate once without keeping anything to prove the
+    // length, so a lying file is rejected having cost no memory.
+    boolean plausible = numel <= TRUSTED_RATIO * compressed && trailerSize(file) == ((header + numel) & 0xffffffffL);
+    if (!plausible) inflate(file, dims, null, null);
+    byte[] data = new byte[(int) numel];
+    inflate(file, dims, data, progress);
+    return new IdxArray(file, dims, ByteBuffer.wrap(data).asReadOnlyBuffer());
+  }
+
+  /**
+   * Inflates the data after the header into {@code dst} (or, when null, into a scratch buffer),
+   * failing unless the stream holds exactly {@code numel(dims)} bytes after the header.
+   */
+  private static void inflate(Path file, int[] dims, byte[] dst, Progress progress) throws IOException {
+    long header = 4 + 4L * dims.length;
+    long numel = numel(dims);
+    long n = 0;
+    try (InputStream in = gunzip(file)) {
+      in.readNBytes((int) header); // validated by readHeader already
+      byte[] scratch = dst == null ? new byte[1 << 16] : null;
+      if (progress != null) progress.start(dims, dst);
+      while (n < numel) {
+        int want = (int) Math.min(dst == null ? scratch.length : PROGRESS_CHUNK, numel - n);
+        int r = dst == null ? in.readNBytes(scratch, 0, want) : in.readNBytes(dst, (int) n, want);
+        if (r <= 0) break;
+        if (progress != null) progress.filled((int) n, (int) n + r);
+        n += r;
       }
-      byte[] data = new byte[(int) numel];
-      int n = 0;
-      if (progress == null) {
-        n = in.readNBytes(data, 0, data.length);
-      } else {
-        progress.start(dims, data);
-        for (int r = 0; n < data.length && (r = in.readNBytes(data, n, Math.min(PROGRESS_CHUNK, data.length - n))) > 0; ) {
-          progress.filled(n, n + r);
-          n += r;
-        }
-      }
-      at = header + n;
       if (n < numel) {
-        throw DataFormatException.at(FORMAT, file, at, "decompressed data ends after " + n + " of the " + numel
+        throw DataFormatException.at(FORMAT, file, header + n, "decompressed data ends after " + n + " of the " + numel
             + " bytes that dims " + Arrays.toString(dims) + " declare (truncated?)");
       }
       if (in.read() >= 0) {
-        throw DataFormatException.at(FORMAT, file, at, "decompressed data is longer than the " + numel
+        throw DataFormatException.at(FORMAT, file, header + n, "decompressed data is longer than the " + numel
             + " bytes that dims " + Arrays.toString(dims) + " declare (trailing bytes)");
       }
-      return new IdxArray(file, dims, ByteBuffer.wrap(data).asReadOnlyBuffer());
     } catch (ZipException | EOFException e) {
-      throw DataFormatException.at(FORMAT, file, -1, "corrupt gzip data after " + at
-          + " decompressed bytes (" + e.getMessage() + ")", e);
+      throw corrupt(file, header + n, e);
+    }
+  }
+
+  private static InputStream gunzip(Path file) throws IOException {
+    InputStream raw = new BufferedInputStream(Files.newInputStream(file), 1 << 16);
+    try {
+      return new GZIPInputStream(raw, 1 << 16);
+    } catch (IOException | RuntimeException e) {
+      raw.close();
+      throw e;
+    }
+  }
+
+  private static DataFormatException corrupt(Path file, long at, IOException e) {
+    return DataFormatException.at(FORMAT, file, -1, "corrupt gzip data after " + at + " decompressed bytes ("
+        + e.getMessage() + ")", e);
+  }
+
+  /** The gzip trailer's ISIZE: the uncompressed size mod 2^32 (of the last member), or -1 if unreadable. */
+  private static long trailerSize(Path file) throws IOException {
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+      long size = ch.size();
+      if (size < 18) return -1;
+      ByteBuffer b = ByteBuffer.allocate(4).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+      while (b.hasRemaining()) {
+        if (ch.read(b, size - 4 + b.position()) < 0) return -1;
+      }
+      return b.getInt(0) & 0xffffffffL;
     }
   }
 

@@ -50,6 +50,19 @@ class IdxTest {
   }
 
   @Test
+  void highlyCompressedValidFilesAreReadAfterTheirLengthIsProved() throws Exception {
+    byte[] data = new byte[3000 * 784]; // zeros: about 1000:1, beyond the ratio trusted up front
+    data[data.length - 1] = (byte) 200;
+    byte[] gz = IdxFiles.gzip(IdxFiles.idx(new int[] {3000, 28, 28}, data));
+    assertTrue((long) data.length > Idx.TRUSTED_RATIO * gz.length, "ratio " + data.length / gz.length);
+    Path p = Files.write(dir.resolve("zeros.gz"), gz);
+    IdxArray a = Idx.read(p);
+    assertEquals(200, a.get(data.length - 1));
+    assertEquals(0, a.get(0));
+    assertEquals(200 / 255f, (float) Idx.readImages(p).getDouble(2999, 0, 27, 27), 0f);
+  }
+
+  @Test
   void labelsBecomeI64() throws Exception {
     Path p = Files.write(dir.resolve("lab.gz"), IdxFiles.gzip(IdxFiles.idx(new int[] {4}, new byte[] {9, 0, (byte) 200, 3})));
     Tensor y = Idx.read(p).toLabels();
