@@ -63,10 +63,24 @@ public final class Npy {
     }
   }
 
+  /**
+   * The header of {@code file}, validated exactly as {@link #load} does (including that the data
+   * section has dtype x shape bytes), without reading the data.
+   */
+  public static Header header(Path file) throws IOException {
+    long size = Files.size(file);
+    try (InputStream in = new BufferedInputStream(Files.newInputStream(file), 4096)) {
+      return readHeader(in, size, file, null);
+    }
+  }
+
   // ------------------------------------------------------------------ format
 
-  /** A validated header: the dtype, its byte order, the layout and shape, and where the data starts. */
-  record Header(String descr, DType dtype, ByteOrder order, boolean fortran, int[] shape, long numel, int dataStart) {
+  /**
+   * A validated header: the dtype, its byte order, the layout and shape, and where the data starts
+   * (public so that readers which map the data, such as dev.ember.data's, reuse these checks).
+   */
+  public record Header(String descr, DType dtype, ByteOrder order, boolean fortran, int[] shape, long numel, int dataStart) {
     long dataBytes() {
       return numel * dtype.itemSize();
     }

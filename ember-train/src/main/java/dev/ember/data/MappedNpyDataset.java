@@ -1,0 +1,166 @@
+package dev.ember.data;
+
+import dev.ember.nn.io.Npy;
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Storage;
+import dev.ember.tensor.Tensor;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
+
+/**
+ * Samples read on demand from two memory-mapped {@code .npy} files: row {@code i} of the inputs
+ * {@code [N, ...]} and of the targets {@code [N, ...]}. Only the rows asked for are copied onto
+ * the heap, so the files may be far larger than memory (and than 2 GB). Headers are validated by
+ * {@link Npy#header} with the same checks as {@link Npy#load}, before anything is mapped.
+ *
+ * <p>Safe for concurrent reads. {@link #close()} unmaps the files; reading afterwards throws
+ * {@link IllegalStateException}.
+ */
+public final class MappedNpyDataset implements BatchDataset, AutoCloseable {
+  private final Arena arena = Arena.ofShared();
+  private final Column inputs;
+  private final Column targets;
+
+  private MappedNpyDataset(Path inputs, Path targets) throws IOException {
+    try {
+      this.inputs = new Column(inputs, arena);
+      this.targets = new Column(targets, arena);
+    } catch (IOException | RuntimeException e) {
+      arena.close();
+      throw e;
+    }
+    if (this.inputs.rows != this.targets.rows) {
+      arena.close();
+      throw DataFormatException.at("npy", targets, -1, "holds " + this.targets.rows + " rows but " + inputs.getFileName()
+          + " holds " + this.inputs.rows + " (shapes " + Arrays.toString(this.targets.shape) + " and "
+          + Arrays.toString(this.inputs.shape) + ")");
+    }
+  }
+
+  /** Maps {@code inputs} and {@code targets}, two C-ordered .npy files with the same first dimension. */
+  public static MappedNpyDataset open(Path inputs, Path targets) throws IOException {
+    return new MappedNpyDataset(inputs, targets);
+  }
+
+  @Override
+  public int size() {
+    return inputs.rows;
+  }
+
+  @Override
+  public Sample get(int index) {
+    Dataset.checkIndex("MappedNpyDataset.get", index, size());
+    int[] one = {index};
+    return new Sample(inputs.read(one).reshape(inputs.rowShape), targets.read(one).reshape(targets.rowShape));
+  }
+
+  @Override
+  public Batch getBatch(int[] indices) {
+    if (indices == null || indices.length == 0) {
+      throw new IllegalArgumentException("MappedNpyDataset.getBatch: expected at least one index");
+    }
+    for (int i : indices) Dataset.checkIndex("MappedNpyDataset.getBatch", i, size());
+    return new Batch(inputs.read(indices), targets.read(indices));
+  }
+
+  /** Shape of the whole inputs array. */
+  public int[] inputShape() {
+    return inputs.shape.clone();
+  }
+
+  /** Shape of the whole targets array. */
+  public int[] targetShape() {
+    return targets.shape.clone();
+  }
+
+  @Override
+  public void close() {
+    arena.close();
+  }
+
+  @Override
+  public String toString() {
+    return "MappedNpyDataset(inputs=" + TensorDataset.DTypeShape.of(inputs.dtype, inputs.shape) + ", targets="
+        + TensorDataset.DTypeShape.of(targets.dtype, targets.shape) + ")";
+  }
+
+  /** One mapped array, read by rows. */
+  private static final class Column {
+    final Path file;
+    final DType dtype;
+    final int[] shape;
+    final int[] rowShape;
+    final int rows;
+    final int rowElems;
+    final MemorySegment data;
+    final ValueLayout layout;
+
+    Column(Path file, Arena arena) throws IOException {
+      Npy.Header h = Npy.header(file);
+      this.file = file;
+      this.dtype = h.dtype();
+      this.shape = h.shape();
+      if (shape.length == 0) {
+        throw DataFormatException.at("npy", file, -1, "holds a 0-d array; a data set needs rows (shape [N, ...])");
+      }
+      if (h.fortran() && shape.length > 1) {
+        throw DataFormatException.at("npy", file, -1, "is fortran_order, so its rows are not contiguous and cannot be read "
+            + "one by one; hint: save it C-ordered (numpy.ascontiguousarray) or load it whole with NpyData.load");
+      }
+      this.rows = shape[0];
+      this.rowShape = Arrays.copyOfRange(shape, 1, shape.length);
+      long perRow = 1;
+      for (int d : rowShape) perRow *= d;
+      this.rowElems = (int) perRow; // Npy.header checked that the whole array fits an int
+      long bytes = h.numel() * dtype.itemSize();
+      try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+        this.data = bytes == 0 ? MemorySegment.NULL : ch.map(FileChannel.MapMode.READ_ONLY, h.dataStart(), bytes, arena);
+      }
+      ByteOrder order = h.order();
+      this.layout = switch (dtype) {
+        case F32 -> ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(order);
+        case F64 -> ValueLayout.JAVA_DOUBLE_UNALIGNED.withOrder(order);
+        case I64 -> ValueLayout.JAVA_LONG_UNALIGNED.withOrder(order);
+        case I32 -> ValueLayout.JAVA_INT_UNALIGNED.withOrder(order);
+        case BOOL -> ValueLayout.JAVA_BYTE;
+      };
+    }
+
+    /** Rows {@code idx}, stacked: {@code [idx.length, ...rowShape]}. */
+    Tensor read(int[] idx) {
+      int[] outShape = new int[shape.length];
+      outShape[0] = idx.length;
+      System.arraycopy(rowShape, 0, outShape, 1, rowShape.length);
+      Tensor out = Tensor.empty(dtype, outShape);
+      Storage s = out.storage();
+      long rowBytes = (long) rowElems * dtype.itemSize();
+      for (int k = 0; k < idx.length; k++) {
+        long from = idx[k] * rowBytes;
+        int at = k * rowElems;
+        switch (dtype) {
+          case F32 -> MemorySegment.copy(data, (ValueLayout.OfFloat) layout, from, s.floats(), at, rowElems);
+          case F64 -> MemorySegment.copy(data, (ValueLayout.OfDouble) layout, from, s.doubles(), at, rowElems);
+          case I64 -> MemorySegment.copy(data, (ValueLayout.OfLong) layout, from, s.longs(), at, rowElems);
+          case I32 -> MemorySegment.copy(data, (ValueLayout.OfInt) layout, from, s.ints(), at, rowElems);
+          case BOOL -> {
+            MemorySegment.copy(data, ValueLayout.JAVA_BYTE, from, s.bools(), at, rowElems);
+            for (int j = at; j < at + rowElems; j++) {
+              if (s.bools()[j] != 0 && s.bools()[j] != 1) {
+                throw new IllegalStateException("npy: " + file + ": bool element " + ((long) idx[k] * rowElems + j - at)
+                    + " is " + s.bools()[j] + ", not 0 or 1");
+              }
+            }
+          }
+        }
+      }
+      return out;
+    }
+  }
+}
