@@ -58,6 +58,10 @@ public final class MetricTracker {
 
   private void claim(String name) {
     if (name == null || name.isEmpty()) throw new IllegalArgumentException("MetricTracker.add: name must not be empty");
+    if (epochs() > 0) {
+      throw new IllegalStateException("MetricTracker.add: cannot add '" + name + "' after " + epochs()
+          + " epochs ended (its history would not line up with the others)");
+    }
     if (metrics.containsKey(name)) {
       throw new IllegalArgumentException("MetricTracker.add: a metric named '" + name + "' is already tracked"
           + " (tracked: " + metrics.keySet() + ")");
