@@ -121,6 +121,6 @@ final class BinaryCurve {
     double[] r = pr[1];
     double s = 0;
     for (int k = 0; k + 1 < r.length; k++) s += (r[k + 1] - r[k]) * p[k];
-    return -s;
+    return 0.0 - s;  // -s, but +0.0 rather than -0.0 when nothing was gained
   }
 }
