@@ -17,6 +17,7 @@ abstract sealed class ClassificationScore implements Metric<Double>
   ClassificationScore(String type, int numClasses, Average average, double threshold) {
     if (average == null) throw new IllegalArgumentException(type + ": average must not be null");
     if (numClasses < 2) throw new IllegalArgumentException(type + ": numClasses must be >= 2, got " + numClasses);
+    if (Double.isNaN(threshold)) throw new IllegalArgumentException(type + ": threshold must not be NaN");
     if (average == Average.BINARY && numClasses != 2) {
       throw new IllegalArgumentException(type + ": average BINARY needs numClasses 2, got " + numClasses
           + "; hint: use MICRO, MACRO or WEIGHTED for more classes");

@@ -1,7 +1,6 @@
 package dev.ember.metrics;
 
 import dev.ember.tensor.Check;
-import dev.ember.tensor.DType;
 import dev.ember.tensor.Tensor;
 import java.util.Arrays;
 
@@ -178,14 +177,6 @@ final class Inputs {
               + Arrays.toString(output.shape()) + " " + output.dtype().torchName() + ")",
           "output", output, "target", target,
           "hint", output.dim() == 2 ? "for [B, 2] probabilities pass output.select(1, 1)" : "convert with to(DType.F64)");
-    }
-  }
-
-  /** Fails unless {@code dtype} is floating point. */
-  static void requireFloating(String op, String what, Tensor t, Tensor output, Tensor target) {
-    if (!t.dtype().isFloatingPoint() && t.dtype() != DType.I64 && t.dtype() != DType.I32) {
-      throw Check.fail(op, what + " must be numeric (got " + t.dtype().torchName() + ")",
-          "output", output, "target", target);
     }
   }
 }

@@ -6,12 +6,15 @@ package dev.ember.metrics;
  * 1 when predicted exactly and 0 otherwise, and fewer than two samples give NaN. See
  * {@link RegressionMetric} for shapes.
  *
- * <p>The spread of the targets is accumulated with per-batch means and Chan et al.'s pairwise
- * update ({@code M2 = M2a + M2b + delta^2 na nb / n}) rather than {@code sum t^2 - n mean^2},
- * which cancels catastrophically when the mean is large against the spread.
+ * <p>The spread of the targets is accumulated per batch (two passes) and combined with Chan et
+ * al.'s pairwise update ({@code M2 = M2a + M2b + delta^2 na nb / n}), not as
+ * {@code sum t^2 - n mean^2}, which cancels catastrophically when the mean is large against the
+ * spread. Targets are shifted by the first one seen, so that the running mean, whose rounding
+ * enters the update linearly, is held at the scale of the spread rather than of the targets.
  */
 public final class R2Score extends RegressionMetric {
   private double[] sqErr;
+  private double[] shift;  // the first target of each output; means are of (target - shift)
   private double[] mean;
   private double[] m2;
 
@@ -23,6 +26,7 @@ public final class R2Score extends RegressionMetric {
   @Override
   void allocate(int d) {
     sqErr = zeros(d);
+    shift = zeros(d);
     mean = zeros(d);
     m2 = zeros(d);
   }
@@ -30,13 +34,14 @@ public final class R2Score extends RegressionMetric {
   @Override
   void accumulate(double[] o, double[] t, int b, int d) {
     MeanSquaredError.squaredErrors(sqErr, o, t, b, d);
+    if (n == 0) System.arraycopy(t, 0, shift, 0, d);
     double[] bm = zeros(d);
-    for (int i = 0; i < b; i++) for (int j = 0; j < d; j++) bm[j] += t[i * d + j];
+    for (int i = 0; i < b; i++) for (int j = 0; j < d; j++) bm[j] += t[i * d + j] - shift[j];
     for (int j = 0; j < d; j++) bm[j] /= b;
     double[] bm2 = zeros(d);
     for (int i = 0; i < b; i++) {
       for (int j = 0; j < d; j++) {
-        double e = t[i * d + j] - bm[j];
+        double e = (t[i * d + j] - shift[j]) - bm[j];
         bm2[j] += e * e;
       }
     }
@@ -65,7 +70,10 @@ public final class R2Score extends RegressionMetric {
   void mergeSums(RegressionMetric other) {
     R2Score o = (R2Score) other;
     add(sqErr, o.sqErr);
-    combine(o.mean, o.m2, o.n);
+    if (n == 0) System.arraycopy(o.shift, 0, shift, 0, shift.length);
+    double[] otherMean = zeros(mean.length);  // other's mean in this one's shifted coordinates
+    for (int j = 0; j < mean.length; j++) otherMean[j] = o.mean[j] + (o.shift[j] - shift[j]);
+    combine(otherMean, o.m2, o.n);
   }
 
   @Override
