@@ -1,0 +1,116 @@
+package dev.ember.metrics;
+
+import dev.ember.tensor.Check;
+import dev.ember.tensor.Tensor;
+
+/**
+ * Shared body of the regression metrics: per-output running sums in double precision, so that an
+ * update costs one pass over the batch. {@code output} and {@code target} are [B] (one output) or
+ * [B, D] (D outputs) of the same shape; [B] against [B, 1] is accepted as one output. D is fixed
+ * by the first batch. Multi-output values are the uniform mean of the per-output values, as
+ * scikit-learn's {@code multioutput='uniform_average'}.
+ */
+abstract sealed class RegressionMetric implements Metric<Double>
+    permits MeanAbsoluteError, MeanSquaredError, RootMeanSquaredError, R2Score {
+  /** Outputs per sample; 0 before the first update. */
+  int outputs;
+  /** Samples seen. */
+  long n;
+
+  private String op(String method) {
+    return getClass().getSimpleName() + "." + method;
+  }
+
+  /** Adds a checked batch: {@code o} and {@code t} row-major [b, d] with {@code d == outputs}. */
+  abstract void accumulate(double[] o, double[] t, int b, int d);
+
+  /** Allocates the per-output sums for {@code d} outputs. */
+  abstract void allocate(int d);
+
+  /** The value of output {@code j}. */
+  abstract double value(int j);
+
+  /** Adds the sums of {@code other} (same kind, same outputs, both non-empty). */
+  abstract void mergeSums(RegressionMetric other);
+
+  @Override
+  public void update(Tensor output, Tensor target) {
+    String op = op("update");
+    if (output.dim() == 0 || output.dim() > 2 || target.dim() == 0 || target.dim() > 2) {
+      throw Check.fail(op, "output and target must be [B] or [B, D]", "output", output, "target", target);
+    }
+    int b = Inputs.batch(op, output, target);
+    int d = output.dim() == 1 ? 1 : output.size(1);
+    int dt = target.dim() == 1 ? 1 : target.size(1);
+    boolean sameRank = output.dim() == target.dim();
+    if (d != dt || (!sameRank && d != 1)) {
+      throw Check.fail(op, "output and target shapes differ", "output", output, "target", target);
+    }
+    requireNumeric(op, output, target, output);
+    requireNumeric(op, output, target, target);
+    if (outputs == 0) {
+      outputs = d;
+      allocate(d);
+    } else if (d != outputs) {
+      throw Check.fail(op, "number of outputs changed (" + outputs + " before, now " + d + ")",
+          "output", output, "target", target);
+    }
+    if (b == 0) return;
+    accumulate(Inputs.values(output), Inputs.values(target), b, d);
+    n += b;
+  }
+
+  private static void requireNumeric(String op, Tensor output, Tensor target, Tensor t) {
+    if (t.dtype() == dev.ember.tensor.DType.BOOL) {
+      throw Check.fail(op, (t == output ? "output" : "target") + " must be numeric (got bool)",
+          "output", output, "target", target);
+    }
+  }
+
+  /** The uniform average over outputs of {@link #value}. */
+  @Override
+  public Double compute() {
+    if (n == 0) throw new IllegalStateException(op("compute") + ": no samples seen since the last reset");
+    double s = 0;
+    for (int j = 0; j < outputs; j++) s += value(j);
+    return s / outputs;
+  }
+
+  /** The value of each output separately (scikit-learn's {@code multioutput='raw_values'}). */
+  public double[] perOutput() {
+    if (n == 0) throw new IllegalStateException(op("perOutput") + ": no samples seen since the last reset");
+    double[] v = new double[outputs];
+    for (int j = 0; j < outputs; j++) v[j] = value(j);
+    return v;
+  }
+
+  @Override
+  public void reset() {
+    outputs = 0;
+    n = 0;
+  }
+
+  @Override
+  public void merge(Metric<Double> other) {
+    RegressionMetric o = Merges.sameKind(this, other, getClass());
+    if (o.n == 0) return;
+    if (n == 0) {
+      outputs = o.outputs;
+      allocate(outputs);
+    } else if (o.outputs != outputs) {
+      throw new IllegalArgumentException(op("merge") + ": number of outputs differs (" + outputs + " vs "
+          + o.outputs + ")");
+    }
+    mergeSums(o);
+    n += o.n;
+  }
+
+  static double[] add(double[] a, double[] b) {
+    for (int j = 0; j < a.length; j++) a[j] += b[j];
+    return a;
+  }
+
+  static double[] zeros(int d) {
+    return new double[d];
+  }
+}
