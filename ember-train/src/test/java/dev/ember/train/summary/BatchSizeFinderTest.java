@@ -63,8 +63,9 @@ class BatchSizeFinderTest {
         .jitWarmup(50).memoryBudget(1L << 40).find();
     assertEquals(List.of(2, 4, 8, 16, 32), batches(r));
     assertTrue(r.rows().stream().allMatch(BatchSizeResult.Row::fits));
-    assertTrue(r.row(32).bytesPerStep() > r.row(2).bytesPerStep(), r.toString());
-    assertTrue(r.row(2).heapPeakBytes() > 0);
+    for (BatchSizeResult.Row row : r.rows()) {
+      assertTrue(row.bytesPerStep() > 0 && row.heapPeakBytes() > 0 && row.note().isEmpty(), row.toString());
+    }
     assertEquals("reached the maximum batch size 32", r.stopReason());
     assertTrue(r.recommended().isPresent());
     assertConsistent(r);
@@ -72,11 +73,12 @@ class BatchSizeFinderTest {
 
   @Test
   void aSmallBudgetStopsTheSearchAndTheRecommendationFitsIt() {
+    // the budget: a quarter above what batch 4 allocated in a first search (compiled code by then)
     BatchSizeResult probe = new BatchSizeFinder(tiny(new Generator(2)), F::crossEntropy, 16).range(1, 64).steps(1, 2)
-        .jitWarmup(0).memoryBudget(1L << 40).find();
+        .jitWarmup(100).memoryBudget(1L << 40).find();
     long budget = probe.row(4).bytesPerStep() + probe.row(4).bytesPerStep() / 4;
     BatchSizeResult r = new BatchSizeFinder(tiny(new Generator(2)), F::crossEntropy, 16).range(1, 64).steps(1, 2)
-        .jitWarmup(0).memoryBudget(budget).find();
+        .jitWarmup(100).memoryBudget(budget).find();
     assertEquals(budget, r.budgetBytes());
     assertConsistent(r);
     BatchSizeResult.Row last = r.rows().get(r.rows().size() - 1);
