@@ -26,7 +26,9 @@ import java.util.function.Supplier;
  * without a layer holding a stale reference.
  *
  * <p>Single-input modules override {@link #forward(Tensor)}; modules with several inputs (for
- * example {@link Bilinear}) add their own {@code forward} overloads.
+ * example {@link Bilinear}) add their own {@code forward} overloads. Containers run their children
+ * with {@link #call(Tensor)}, PyTorch's {@code module(x)}, so that {@link ForwardHook}s see every
+ * layer.
  */
 public abstract class Module {
   private final LinkedHashMap<String, Tensor> params = new LinkedHashMap<>();

@@ -9,11 +9,13 @@ import dev.ember.tensor.Tensor;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * A per-layer table of a model, as Keras' {@code model.summary()} and torchinfo: for every module
@@ -44,6 +46,7 @@ public final class ModelSummary {
   private final long trainableParams;
   private final long paramBytes;
   private final long bufferBytes;
+  private final List<String> uncalledLeaves;
   private final Profile profile;
 
   /**
@@ -54,7 +57,7 @@ public final class ModelSummary {
   public record Profile(int warmup, int iterations, double forwardNanos, double forwardBackwardNanos) {}
 
   private ModelSummary(String modelType, int[] inputShape, long inputBytes, List<LayerSummary> layers, long totalParams,
-      long trainableParams, long paramBytes, long bufferBytes, Profile profile) {
+      long trainableParams, long paramBytes, long bufferBytes, List<String> uncalledLeaves, Profile profile) {
     this.modelType = modelType;
     this.inputShape = inputShape;
     this.inputBytes = inputBytes;
@@ -63,6 +66,7 @@ public final class ModelSummary {
     this.trainableParams = trainableParams;
     this.paramBytes = paramBytes;
     this.bufferBytes = bufferBytes;
+    this.uncalledLeaves = List.copyOf(uncalledLeaves);
     this.profile = profile;
   }
 
@@ -172,6 +176,15 @@ public final class ModelSummary {
     for (LayerSummary l : layers) if (l.name().equals(name)) return l;
     throw new IllegalArgumentException("ModelSummary.layer: no call of a module named '" + name + "'; has "
         + layers.stream().map(LayerSummary::name).toList());
+  }
+
+  /**
+   * Dotted names of the leaf modules the pass did not see: unused, or run by a parent's
+   * {@code forward} as {@code child.forward(x)} rather than {@code child.call(x)}, which runs no
+   * hooks. Their parameters are in the totals; their FLOPs and outputs are not.
+   */
+  public List<String> uncalledLeaves() {
+    return uncalledLeaves;
   }
 
   /** The timings, or null unless made by {@link #profiled}. */
@@ -328,8 +341,14 @@ public final class ModelSummary {
     }
     long bBytes = 0;
     for (Tensor b : model.namedBuffers().values()) bBytes += b.numel() * b.dtype().itemSize();
+    Set<Module> called = Collections.newSetFromMap(new IdentityHashMap<>());
+    for (Recorder.Call c : calls) called.add(c.module);
+    List<String> uncalled = new ArrayList<>();
+    model.namedModules().forEach((name, m) -> {
+      if (m.namedChildren().isEmpty() && !called.contains(m)) uncalled.add(name.isEmpty() ? m.name() : name);
+    });
     return new ModelSummary(model.name(), input.shape(), input.numel() * input.dtype().itemSize(), rows, params,
-        trainable, pBytes, bBytes, timed == null ? null : timed.profile());
+        trainable, pBytes, bBytes, uncalled, timed == null ? null : timed.profile());
   }
 
   static double mb(long bytes) {

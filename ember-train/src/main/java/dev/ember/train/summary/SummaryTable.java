@@ -78,6 +78,12 @@ final class SummaryTable {
           .append(unknown.size() > 5 ? ", ..." : "").append(')');
     }
     sb.append('\n');
+    List<String> uncalled = s.uncalledLeaves();
+    if (!uncalled.isEmpty()) {
+      sb.append("Not seen (unused, or run with forward() instead of call()): ")
+          .append(String.join(", ", uncalled.stream().limit(8).toList())).append(uncalled.size() > 8 ? ", ..." : "")
+          .append("; their FLOPs are not counted\n");
+    }
   }
 
   private static void profile(StringBuilder sb, ModelSummary s) {

@@ -135,6 +135,7 @@ class ModelSummaryTest {
         s.layers().stream().map(LayerSummary::name).toList());
     assertEquals(3 * 8 * 8 + 3 * 8, s.layer("layers.0.self_attn").params(), "in_proj on the attention row");
     assertEquals(8 * 8 + 8, s.layer("layers.0.self_attn.out_proj").params());
+    assertEquals(List.of(), s.uncalledLeaves());
   }
 
   /** A leaf type the counter has no rule for. */
@@ -156,6 +157,32 @@ class ModelSummaryTest {
     assertTrue(text.contains("1 layer of unknown cost counted as 0: 1 (Doubler)"), text);
     String row = text.lines().filter(l -> l.contains("(Doubler)")).findFirst().orElseThrow();
     assertTrue(row.endsWith("?"), row);
+  }
+
+  /** A model whose forward runs its children with forward() (no hooks) for one and call() for the other. */
+  static final class Net extends Module {
+    Net() {
+      registerModule("body", new Linear(4, 3));
+      registerModule("head", new Linear(3, 2));
+      registerModule("unused", new ReLU());
+    }
+
+    @Override
+    public Tensor forward(Tensor x) {
+      return child("head").call(child("body").forward(x));
+    }
+  }
+
+  @Test
+  void leavesNotSeenThroughCallAreListed() {
+    ModelSummary s = ModelSummary.of(new Net(), 1, 4);
+    assertEquals(List.of("", "head"), s.layers().stream().map(LayerSummary::name).toList());
+    assertEquals(List.of("body", "unused"), s.uncalledLeaves());
+    assertEquals(15 + 8, s.totalParams(), "parameters of every module are in the totals");
+    assertEquals(2 * 3 * 2 + 2, s.totalFlops());
+    assertTrue(s.toString().contains("Not seen (unused, or run with forward() instead of call()): body, unused;"),
+        s.toString());
+    assertTrue(ModelSummary.of(lenet5(new Generator(9)), 1, 1, 28, 28).uncalledLeaves().isEmpty());
   }
 
   @Test
