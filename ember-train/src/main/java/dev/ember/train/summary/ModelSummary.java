@@ -1,6 +1,7 @@
 package dev.ember.train.summary;
 
 import dev.ember.autograd.Grad;
+import dev.ember.nn.ForwardHook;
 import dev.ember.nn.HookHandle;
 import dev.ember.nn.Module;
 import dev.ember.tensor.DType;
@@ -231,12 +232,8 @@ public final class ModelSummary {
         throw new IllegalArgumentException(op + ": sample input dimensions must be positive, got " + Arrays.toString(shape));
       }
     }
-    DType dtype = DType.F32;
-    for (Tensor p : model.parameters()) {
-      dtype = p.dtype();
-      break;
-    }
-    return Tensor.randn(new Generator(0), dtype, shape);
+    List<Tensor> params = model.parameters();
+    return Tensor.randn(new Generator(0), params.isEmpty() ? DType.F32 : params.get(0).dtype(), shape);
   }
 
   private static void checkModel(String op, Module model, Tensor input) {
@@ -255,7 +252,7 @@ public final class ModelSummary {
     for (var e : modes.entrySet()) e.getKey().train(e.getValue());
   }
 
-  private static List<HookHandle> hookAll(Module model, dev.ember.nn.ForwardHook hook) {
+  private static List<HookHandle> hookAll(Module model, ForwardHook hook) {
     List<HookHandle> handles = new ArrayList<>();
     for (Module m : model.modules()) handles.add(m.registerForwardHook(hook));
     return handles;
