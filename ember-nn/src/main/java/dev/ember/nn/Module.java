@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * Base class of every layer and model, as PyTorch's {@code nn.Module}: parameters, buffers and
@@ -25,7 +26,9 @@ import java.util.function.Consumer;
  * without a layer holding a stale reference.
  *
  * <p>Single-input modules override {@link #forward(Tensor)}; modules with several inputs (for
- * example {@link Bilinear}) add their own {@code forward} overloads.
+ * example {@link Bilinear}) add their own {@code forward} overloads. Containers run their children
+ * with {@link #call(Tensor)}, PyTorch's {@code module(x)}, so that {@link ForwardHook}s see every
+ * layer.
  */
 public abstract class Module {
   private final LinkedHashMap<String, Tensor> params = new LinkedHashMap<>();
@@ -33,6 +36,8 @@ public abstract class Module {
   private final Set<String> nonPersistent = new TreeSet<>();
   private final LinkedHashMap<String, Module> children = new LinkedHashMap<>();
   private boolean training = true;
+  /** Null until a hook is registered, so a call of a module without hooks costs one field read. */
+  private ArrayList<ForwardHook> forwardHooks;
 
   /** The module's name in printed trees and messages; PyTorch's class name by default. */
   public String name() {
@@ -46,6 +51,56 @@ public abstract class Module {
   public Tensor forward(Tensor input) {
     throw new IllegalArgumentException(name() + ".forward: this module does not take a single input; "
         + "call one of its forward(...) overloads");
+  }
+
+  /**
+   * Applies the module to {@code input} through its forward hooks: the way containers run their
+   * children (PyTorch's {@code module(x)}). Without hooks it is {@link #forward(Tensor)}.
+   */
+  public final Tensor call(Tensor input) {
+    if (forwardHooks == null) return forward(input);
+    return call(Collections.singletonList(input), () -> forward(input));
+  }
+
+  /**
+   * Runs {@code body}, which must be one of this module's {@code forward} overloads applied to
+   * {@code inputs} (plus any masks or flags), through the forward hooks: the call form for modules
+   * with several inputs, whose hooks see the tensor inputs and the main output.
+   */
+  public final Tensor call(List<Tensor> inputs, Supplier<Tensor> body) {
+    if (forwardHooks == null) return body.get();
+    // a snapshot, so that a hook may remove itself (or register another) during the call
+    ForwardHook[] hooks = forwardHooks.toArray(new ForwardHook[0]);
+    for (ForwardHook h : hooks) h.beforeForward(this, inputs);
+    Tensor out = body.get();
+    for (ForwardHook h : hooks) h.afterForward(this, inputs, out);
+    return out;
+  }
+
+  /**
+   * Registers a hook run around every {@link #call(Tensor)} of this module (not its descendants:
+   * register on each of {@link #modules()} to see them all), after those registered before it.
+   * Returns the handle that removes it.
+   */
+  public final HookHandle registerForwardHook(ForwardHook hook) {
+    if (hook == null) throw new IllegalArgumentException(name() + ".registerForwardHook: hook is null");
+    if (forwardHooks == null) forwardHooks = new ArrayList<>();
+    forwardHooks.add(hook);
+    return new HookHandle(() -> {
+      if (forwardHooks == null) return;
+      for (int i = 0; i < forwardHooks.size(); i++) {
+        if (forwardHooks.get(i) == hook) {
+          forwardHooks.remove(i);
+          break;
+        }
+      }
+      if (forwardHooks.isEmpty()) forwardHooks = null;
+    });
+  }
+
+  /** The number of forward hooks registered on this module (not its descendants). */
+  public final int forwardHookCount() {
+    return forwardHooks == null ? 0 : forwardHooks.size();
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -151,7 +151,7 @@ public class MultiheadAttention extends Module {
       ctx = Attention.scaledDotProductAttention(qh, kh, vh, bias, p, isCausal, null, Attention.NO_WINDOW, gen, kernel);
     }
     ctx = ctx.permute(2, 0, 1, 3).reshape(l, n, e); // [N, H, L, hd] -> [L, N, E]
-    Tensor out = outProj.forward(ctx);
+    Tensor out = outProj.call(ctx);
     if (!batched) {
       out = out.squeeze(1);
       if (weights != null) weights = weights.squeeze(0);

@@ -23,8 +23,8 @@ public class Residual extends Module {
 
   @Override
   public Tensor forward(Tensor x) {
-    Tensor y = body.forward(x);
-    Tensor s = shortcut == null ? x : shortcut.forward(x);
+    Tensor y = body.call(x);
+    Tensor s = shortcut == null ? x : shortcut.call(x);
     if (!java.util.Arrays.equals(y.shape(), s.shape())) {
       throw Check.fail("Residual", "body and shortcut outputs differ in shape", "body", y, "shortcut", s,
           "hint", "give a shortcut module that maps the input to the body's output shape");

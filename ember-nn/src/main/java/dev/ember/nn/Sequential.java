@@ -36,7 +36,7 @@ public class Sequential extends Module {
 
   @Override
   public Tensor forward(Tensor x) {
-    for (Module m : children()) x = m.forward(x);
+    for (Module m : children()) x = m.call(x);
     return x;
   }
 }

@@ -5,6 +5,7 @@ import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
+import java.util.List;
 
 /**
  * The encoder-decoder transformer of "Attention Is All You Need", as {@code nn.Transformer}:
@@ -68,9 +69,9 @@ public class Transformer extends Module {
       throw Check.fail(name(), "the feature number of src and tgt must be equal to d_model (" + dModel + ")",
           "src", src, "tgt", tgt);
     }
-    Tensor memory = encoder.forward(src, srcMask, srcKeyPaddingMask, srcIsCausal);
-    return decoder.forward(tgt, memory, tgtMask, memoryMask, tgtKeyPaddingMask, memoryKeyPaddingMask, tgtIsCausal,
-        memoryIsCausal);
+    Tensor memory = encoder.call(List.of(src), () -> encoder.forward(src, srcMask, srcKeyPaddingMask, srcIsCausal));
+    return decoder.call(List.of(tgt, memory), () -> decoder.forward(tgt, memory, tgtMask, memoryMask, tgtKeyPaddingMask,
+        memoryKeyPaddingMask, tgtIsCausal, memoryIsCausal));
   }
 
   /** A float32 [sz, sz] causal mask: 0 on and below the diagonal, -inf above, as PyTorch's helper. */

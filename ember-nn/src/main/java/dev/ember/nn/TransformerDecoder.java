@@ -1,6 +1,7 @@
 package dev.ember.nn;
 
 import dev.ember.tensor.Tensor;
+import java.util.List;
 
 /**
  * A stack of {@code num_layers} copies of a decoder layer, then an optional final norm, as
@@ -42,9 +43,11 @@ public class TransformerDecoder extends Module {
       Tensor memoryKeyPaddingMask, boolean tgtIsCausal, boolean memoryIsCausal) {
     Tensor x = tgt;
     for (Module m : layers) {
-      x = ((TransformerDecoderLayer) m).forward(x, memory, tgtMask, memoryMask, tgtKeyPaddingMask, memoryKeyPaddingMask,
-          tgtIsCausal, memoryIsCausal);
+      TransformerDecoderLayer layer = (TransformerDecoderLayer) m;
+      Tensor in = x;
+      x = layer.call(List.of(in, memory), () -> layer.forward(in, memory, tgtMask, memoryMask, tgtKeyPaddingMask,
+          memoryKeyPaddingMask, tgtIsCausal, memoryIsCausal));
     }
-    return norm == null ? x : norm.forward(x);
+    return norm == null ? x : norm.call(x);
   }
 }

@@ -2,6 +2,7 @@ package dev.ember.nn;
 
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
+import java.util.List;
 
 /**
  * One transformer decoder block, as {@code nn.TransformerDecoderLayer}: self-attention over the
@@ -113,27 +114,29 @@ public class TransformerDecoderLayer extends Module {
     TransformerEncoderLayer.checkInput(name(), "memory", memory, dModel, batchFirst);
     Tensor x = tgt;
     if (normFirst) {
-      x = x.add(saBlock(norm1.forward(x), tgtMask, tgtKeyPaddingMask, tgtIsCausal));
-      x = x.add(mhaBlock(norm2.forward(x), memory, memoryMask, memoryKeyPaddingMask, memoryIsCausal));
-      x = x.add(ffBlock(norm3.forward(x)));
+      x = x.add(saBlock(norm1.call(x), tgtMask, tgtKeyPaddingMask, tgtIsCausal));
+      x = x.add(mhaBlock(norm2.call(x), memory, memoryMask, memoryKeyPaddingMask, memoryIsCausal));
+      x = x.add(ffBlock(norm3.call(x)));
     } else {
-      x = norm1.forward(x.add(saBlock(x, tgtMask, tgtKeyPaddingMask, tgtIsCausal)));
-      x = norm2.forward(x.add(mhaBlock(x, memory, memoryMask, memoryKeyPaddingMask, memoryIsCausal)));
-      x = norm3.forward(x.add(ffBlock(x)));
+      x = norm1.call(x.add(saBlock(x, tgtMask, tgtKeyPaddingMask, tgtIsCausal)));
+      x = norm2.call(x.add(mhaBlock(x, memory, memoryMask, memoryKeyPaddingMask, memoryIsCausal)));
+      x = norm3.call(x.add(ffBlock(x)));
     }
     return x;
   }
 
   private Tensor saBlock(Tensor x, Tensor mask, Tensor keyPaddingMask, boolean isCausal) {
-    return dropout1.forward(selfAttn.forward(x, x, x, keyPaddingMask, mask, false, isCausal).output());
+    return dropout1.call(selfAttn.call(List.of(x),
+        () -> selfAttn.forward(x, x, x, keyPaddingMask, mask, false, isCausal).output()));
   }
 
   private Tensor mhaBlock(Tensor x, Tensor mem, Tensor mask, Tensor keyPaddingMask, boolean isCausal) {
-    return dropout2.forward(multiheadAttn.forward(x, mem, mem, keyPaddingMask, mask, false, isCausal).output());
+    return dropout2.call(multiheadAttn.call(List.of(x, mem),
+        () -> multiheadAttn.forward(x, mem, mem, keyPaddingMask, mask, false, isCausal).output()));
   }
 
   private Tensor ffBlock(Tensor x) {
-    return dropout3.forward(linear2.forward(dropout.forward(TransformerEncoderLayer.activate(activation,
-        linear1.forward(x)))));
+    return dropout3.call(linear2.call(dropout.call(TransformerEncoderLayer.activate(activation,
+        linear1.call(x)))));
   }
 }

@@ -1,6 +1,7 @@
 package dev.ember.nn;
 
 import dev.ember.tensor.Tensor;
+import java.util.List;
 
 /**
  * A stack of {@code num_layers} copies of an encoder layer, then an optional final norm, as
@@ -41,7 +42,11 @@ public class TransformerEncoder extends Module {
   /** Each layer with the same masks (see {@link TransformerEncoderLayer#forward(Tensor, Tensor, Tensor, boolean)}), then the norm. */
   public Tensor forward(Tensor src, Tensor mask, Tensor srcKeyPaddingMask, boolean isCausal) {
     Tensor x = src;
-    for (Module m : layers) x = ((TransformerEncoderLayer) m).forward(x, mask, srcKeyPaddingMask, isCausal);
-    return norm == null ? x : norm.forward(x);
+    for (Module m : layers) {
+      TransformerEncoderLayer layer = (TransformerEncoderLayer) m;
+      Tensor in = x;
+      x = layer.call(List.of(in), () -> layer.forward(in, mask, srcKeyPaddingMask, isCausal));
+    }
+    return norm == null ? x : norm.call(x);
   }
 }

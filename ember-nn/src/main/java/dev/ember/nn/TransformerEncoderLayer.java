@@ -137,21 +137,22 @@ public class TransformerEncoderLayer extends Module {
     checkInput(name(), "src", src, dModel, batchFirst);
     Tensor x = src;
     if (normFirst) {
-      x = x.add(saBlock(norm1.forward(x), srcMask, srcKeyPaddingMask, isCausal));
-      x = x.add(ffBlock(norm2.forward(x)));
+      x = x.add(saBlock(norm1.call(x), srcMask, srcKeyPaddingMask, isCausal));
+      x = x.add(ffBlock(norm2.call(x)));
     } else {
-      x = norm1.forward(x.add(saBlock(x, srcMask, srcKeyPaddingMask, isCausal)));
-      x = norm2.forward(x.add(ffBlock(x)));
+      x = norm1.call(x.add(saBlock(x, srcMask, srcKeyPaddingMask, isCausal)));
+      x = norm2.call(x.add(ffBlock(x)));
     }
     return x;
   }
 
   private Tensor saBlock(Tensor x, Tensor mask, Tensor keyPaddingMask, boolean isCausal) {
-    return dropout1.forward(selfAttn.forward(x, x, x, keyPaddingMask, mask, false, isCausal).output());
+    return dropout1.call(selfAttn.call(List.of(x),
+        () -> selfAttn.forward(x, x, x, keyPaddingMask, mask, false, isCausal).output()));
   }
 
   private Tensor ffBlock(Tensor x) {
-    return dropout2.forward(linear2.forward(dropout.forward(activate(activation, linear1.forward(x)))));
+    return dropout2.call(linear2.call(dropout.call(activate(activation, linear1.call(x)))));
   }
 
   static void checkInput(String op, String name, Tensor x, int dModel, boolean batchFirst) {
