@@ -177,7 +177,7 @@ final class TrainCommand {
 
     Path checkpoints = dir.resolve("checkpoints");
     Profiling profiling = new Profiling(dir.resolve("profile.json"));
-    var builder = Trainer.builder().maxEpochs(epochs).metrics(new Accuracy(10))
+    var builder = Trainer.builder().maxEpochs(epochs).metrics(new Accuracy())
         .callbacks(new CsvLogger(dir.resolve("metrics.csv")), profiling,
             new ModelCheckpoint(checkpoints, 1, s.checkpointEvery, 3));
     if (!s.quiet) builder.callbacks(ProgressBar.auto());
@@ -193,7 +193,7 @@ final class TrainCommand {
     History h = builder.build().fit(model, F::crossEntropy, opt, train, test);
 
     ConfusionMatrix cm = new ConfusionMatrix(10);
-    Map<String, Double> finalEval = Trainer.evaluate(model, F::crossEntropy, test, List.of(new Accuracy(10)));
+    Map<String, Double> finalEval = Trainer.evaluate(model, F::crossEntropy, test, List.of(new Accuracy()));
     try (var ignored = dev.ember.autograd.Grad.off()) {
       model.eval();
       var it = test.iterate(0, 0);

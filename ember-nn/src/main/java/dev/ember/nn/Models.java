@@ -75,7 +75,7 @@ public final class Models {
 
     @Override
     public Tensor forward(Tensor x) {
-      return classifier.forward(features.forward(x));
+      return classifier.call(features.call(x));
     }
   }
 }

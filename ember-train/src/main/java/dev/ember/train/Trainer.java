@@ -128,7 +128,7 @@ public final class Trainer {
     try (var ignored = Grad.off(); BatchIterator it = source.iterate(0, 0)) {
       while (it.hasNext()) {
         Batch b = it.next();
-        Tensor out = model.forward(b.input());
+        Tensor out = model.call(b.input());
         if (lossFn != null) lossSum += lossFn.apply(out, b.target()).item() * b.size();
         count += b.size();
         for (Metric<Double> m : fresh) m.update(out, b.target());
@@ -220,7 +220,7 @@ public final class Trainer {
           for (Callback c : callbacks) c.onBatchBegin(ctx, batch);
           long t1 = System.nanoTime();
           cbNanos += t1 - tData;
-          Tensor out = model.forward(batch.input());
+          Tensor out = model.call(batch.input());
           long t2 = System.nanoTime();
           Tensor loss = lossFn.apply(out, batch.target());
           if (loss.numel() != 1) {
