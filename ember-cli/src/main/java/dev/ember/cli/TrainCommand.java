@@ -199,7 +199,7 @@ final class TrainCommand {
       var it = test.iterate(0, 0);
       while (it.hasNext()) {
         var b = it.next();
-        cm.update(model.forward(b.input()), b.target());
+        cm.update(model.call(b.input()), b.target());
       }
       model.train();
     }
