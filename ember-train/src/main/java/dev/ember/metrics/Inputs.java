@@ -12,9 +12,38 @@ import java.util.Arrays;
 final class Inputs {
   private Inputs() {}
 
-  /** The elements of {@code t} as doubles, detached from the graph. */
+  /**
+   * The elements of {@code t} as doubles in row-major order. Contiguous F32/F64 tensors are read
+   * straight from their storage (one loop, no cast op); anything else goes through
+   * {@code toDoubleArray} off the tape.
+   */
   static double[] values(Tensor t) {
+    if (t.isContiguous()) {
+      int n = (int) t.numel();
+      int off = t.offset();
+      switch (t.dtype()) {
+        case F64 -> {
+          return Arrays.copyOfRange(t.storage().doubles(), off, off + n);
+        }
+        case F32 -> {
+          float[] f = t.storage().floats();
+          double[] out = new double[n];
+          for (int i = 0; i < n; i++) out[i] = f[off + i];
+          return out;
+        }
+        default -> { }
+      }
+    }
     return t.detach().toDoubleArray();
+  }
+
+  /** The elements of an integer or bool {@code t} as longs in row-major order. */
+  static long[] longValues(Tensor t) {
+    if (t.isContiguous() && t.dtype() == dev.ember.tensor.DType.I64) {
+      int off = t.offset();
+      return Arrays.copyOfRange(t.storage().longs(), off, off + (int) t.numel());
+    }
+    return t.detach().toLongArray();
   }
 
   /** Fails unless {@code output} and {@code target} have the same leading (batch) size. */
@@ -65,7 +94,7 @@ final class Inputs {
         out[i] = (int) x;
       }
     } else {
-      long[] v = t.detach().toLongArray();
+      long[] v = longValues(t);
       for (int i = 0; i < n; i++) {
         if (v[i] < Integer.MIN_VALUE || v[i] > Integer.MAX_VALUE) {
           throw Check.fail(op, what + " label " + v[i] + " at index " + i + " is out of int range",
