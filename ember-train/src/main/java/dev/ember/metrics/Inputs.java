@@ -153,22 +153,28 @@ final class Inputs {
         + (dtype.isEmpty() ? "" : " " + output.dtype().torchName()) + ")", "target", target);
   }
 
-  /** Row-wise first arg-max of a row-major [b, c] array. */
+  /** Row-wise first arg-max of a row-major [b, c] array; NaN ranks above every number (as NumPy and PyTorch). */
   static int[] argmax(double[] s, int b, int c) {
     int[] out = new int[b];
     for (int i = 0; i < b; i++) {
       int base = i * c;
       int best = 0;
-      double bv = s[base];
       for (int j = 1; j < c; j++) {
-        if (s[base + j] > bv) {
-          bv = s[base + j];
-          best = j;
-        }
+        if (greater(s[base + j], s[base + best])) best = j;
       }
       out[i] = best;
     }
     return out;
+  }
+
+  /** {@code a > b} with NaN above every number. */
+  static boolean greater(double a, double b) {
+    return a > b || (a != a && b == b);
+  }
+
+  /** {@code a == b} with NaN equal to NaN. */
+  static boolean same(double a, double b) {
+    return a == b || (a != a && b != b);
   }
 
   /**
