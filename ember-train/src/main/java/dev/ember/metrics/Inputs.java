@@ -1,13 +1,15 @@
 package dev.ember.metrics;
 
 import dev.ember.tensor.Check;
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Device;
 import dev.ember.tensor.Tensor;
 import java.util.Arrays;
 
 /**
  * Turns the tensors a metric gets into plain arrays, checking shapes, dtypes and values once per
- * batch. Everything is read with one bulk copy ({@code toDoubleArray}/{@code toLongArray}) off the
- * autograd tape; the metrics then loop over the arrays.
+ * batch. Each tensor is read with one bulk copy off the autograd tape; the metrics then loop over
+ * the arrays.
  */
 final class Inputs {
   private Inputs() {}
@@ -18,7 +20,7 @@ final class Inputs {
    * {@code toDoubleArray} off the tape.
    */
   static double[] values(Tensor t) {
-    if (t.isContiguous()) {
+    if (t.isContiguous() && t.device() == Device.CPU) {
       int n = (int) t.numel();
       int off = t.offset();
       switch (t.dtype()) {
@@ -39,7 +41,7 @@ final class Inputs {
 
   /** The elements of an integer or bool {@code t} as longs in row-major order. */
   static long[] longValues(Tensor t) {
-    if (t.isContiguous() && t.dtype() == dev.ember.tensor.DType.I64) {
+    if (t.isContiguous() && t.device() == Device.CPU && t.dtype() == DType.I64) {
       int off = t.offset();
       return Arrays.copyOfRange(t.storage().longs(), off, off + (int) t.numel());
     }

@@ -290,6 +290,27 @@ class MetricsFixtureTest {
   }
 
   @Test
+  void emptyBatchesChangeNothing() {
+    Tensor out = Tensor.of(new double[][] {{0.6, 0.3, 0.1}, {0.2, 0.5, 0.3}, {0.1, 0.2, 0.7}, {0.5, 0.1, 0.4}});
+    Tensor labels = Tensor.of(new long[] {0, 1, 2, 2}, 4);
+    Tensor noScores = Tensor.zeros(0, 3);
+    List<Metric<Double>> metrics = List.of(new Accuracy(), new F1Score(3, Average.MACRO), new RocAuc(3, Average.MACRO),
+        new MeanAveragePrecision(3), new MeanSquaredError(), new R2Score());
+    for (Metric<Double> m : metrics) {
+      boolean regression = m instanceof RegressionMetric;
+      Tensor target = regression ? out.mul(0.5) : labels;
+      Tensor noTarget = regression ? Tensor.zeros(0, 3) : Tensor.of(new long[0], 0);
+      Metric<Double> reference = m.emptyCopy();
+      reference.update(out, target);
+      m.update(noScores, noTarget);
+      assertThrows(IllegalStateException.class, m::compute, m.name());
+      m.update(out, target);
+      m.update(noScores, noTarget);
+      assertEquals(reference.compute(), m.compute(), m.name());
+    }
+  }
+
+  @Test
   void fixturesCoverEveryCaseTheScriptWrites() {
     assertEquals("1.2.1", fixtures().get("sklearn"));
     assertEquals(7, classification().count());
