@@ -30,6 +30,8 @@ public final class Accuracy implements Metric<Double> {
   }
 
   /**
+   * Top-{@code k} accuracy with a decision threshold for binary scores.
+   *
    * @param k how many of the highest scores may hold the target (1 for plain accuracy)
    * @param threshold decision threshold for [B] binary scores
    */
