@@ -11,7 +11,7 @@ bit for bit. Sections:
 - binary_ranking: `scores` [N], `target` 0/1; roc_curve (drop_intermediate=True),
   roc_auc_score, precision_recall_curve, average_precision_score.
 - multiclass_ranking: `scores` [N, C] (rows sum to 1), `target`; roc_auc_score(multi_class='ovr')
-  macro and weighted, and average_precision_score(label_binarize(target), scores, average='macro').
+  macro and weighted (absent when a class is missing, where sklearn raises), and average_precision_score(label_binarize(target), scores, average='macro').
 - regression: `output`, `target` [N] or [N, D]; MAE, MSE, RMSE (squared=False), R2, uniform average.
 - mean: `values`, `weights`; np.average(values, weights=weights).
 """
@@ -26,6 +26,7 @@ from sklearn.preprocessing import label_binarize
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "metrics_fixtures.json")
 warnings.simplefilter("ignore", UndefinedMetricWarning)
+warnings.filterwarnings("ignore", message="No positive class found in y_true")
 
 
 def floats(a):
@@ -88,17 +89,19 @@ def binary_ranking_case(name, scores, target):
     }
 
 
-def multiclass_ranking_case(name, scores, target, c):
+def multiclass_ranking_case(name, scores, target, c, auc=True):
     labels = list(range(c))
-    return {
+    case = {
         "name": name, "num_classes": c, "scores": floats(scores), "target": ints(target),
-        "roc_auc_macro": float(M.roc_auc_score(target, scores, multi_class="ovr", average="macro",
-                                               labels=labels)),
-        "roc_auc_weighted": float(M.roc_auc_score(target, scores, multi_class="ovr",
-                                                  average="weighted", labels=labels)),
         "mean_average_precision": float(M.average_precision_score(
             label_binarize(target, classes=labels), scores, average="macro")),
     }
+    if auc:  # sklearn raises when a class is missing from the targets
+        case["roc_auc_macro"] = float(M.roc_auc_score(target, scores, multi_class="ovr", average="macro",
+                                                      labels=labels))
+        case["roc_auc_weighted"] = float(M.roc_auc_score(target, scores, multi_class="ovr",
+                                                         average="weighted", labels=labels))
+    return case
 
 
 def regression_case(name, output, target):
@@ -170,6 +173,11 @@ def main():
     sc = protos[rows]
     y = np.array([rng.choice(3, p=sc[i]) for i in range(66)])
     mcr.append(multiclass_ranking_case("three_class_tied_probs", sc, y, 3))
+
+    # 4-class probabilities where class 2 never occurs in the targets: its AP is 0 (mAP only)
+    y = rng.choice([0, 1, 3], size=50)
+    z = rng.normal(size=(50, 4)) + 1.0 * np.eye(4)[y]
+    mcr.append(multiclass_ranking_case("four_class_absent_target", softmax(z), y, 4, auc=False))
 
     # regression
     t = rng.normal(2.0, 3.0, size=40)

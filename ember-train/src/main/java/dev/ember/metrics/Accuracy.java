@@ -11,7 +11,7 @@ import dev.ember.tensor.Tensor;
  * <ul>
  *   <li>[B, C] floating logits or probabilities: a sample is correct when its target is among the
  *       {@code k} highest scores. Ties rank the lower class index first, so top-1 is the first
- *       arg-max (as {@code argmax} in NumPy and PyTorch).
+ *       arg-max (as {@code argmax} in NumPy and PyTorch). NaN ranks above every number, as there.
  *   <li>[B] or [B, 1] floating scores of the positive class (binary): the prediction is
  *       {@code score >= threshold ? 1 : 0} (threshold 0.5 for probabilities; use 0 for logits).
  *   <li>[B] integer predicted labels.
@@ -30,6 +30,8 @@ public final class Accuracy implements Metric<Double> {
   }
 
   /**
+   * Top-{@code k} accuracy with a decision threshold for binary scores.
+   *
    * @param k how many of the highest scores may hold the target (1 for plain accuracy)
    * @param threshold decision threshold for [B] binary scores
    */
@@ -93,7 +95,7 @@ public final class Accuracy implements Metric<Double> {
       int ahead = 0;  // classes ranked before the target: higher score, or equal score and lower index
       for (int j = 0; j < c && ahead < k; j++) {
         double sj = s[base + j];
-        if (sj > st || (sj == st && j < t)) ahead++;
+        if (Inputs.greater(sj, st) || (Inputs.same(sj, st) && j < t)) ahead++;
       }
       if (ahead < k) hits++;
     }

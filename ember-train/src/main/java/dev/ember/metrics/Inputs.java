@@ -1,20 +1,51 @@
 package dev.ember.metrics;
 
 import dev.ember.tensor.Check;
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Device;
 import dev.ember.tensor.Tensor;
 import java.util.Arrays;
 
 /**
  * Turns the tensors a metric gets into plain arrays, checking shapes, dtypes and values once per
- * batch. Everything is read with one bulk copy ({@code toDoubleArray}/{@code toLongArray}) off the
- * autograd tape; the metrics then loop over the arrays.
+ * batch. Each tensor is read with one bulk copy off the autograd tape; the metrics then loop over
+ * the arrays.
  */
 final class Inputs {
   private Inputs() {}
 
-  /** The elements of {@code t} as doubles, detached from the graph. */
+  /**
+   * The elements of {@code t} as doubles in row-major order. Contiguous F32/F64 tensors are read
+   * straight from their storage (one loop, no cast op); anything else goes through
+   * {@code toDoubleArray} off the tape.
+   */
   static double[] values(Tensor t) {
+    if (t.isContiguous() && t.device() == Device.CPU) {
+      int n = (int) t.numel();
+      int off = t.offset();
+      switch (t.dtype()) {
+        case F64 -> {
+          return Arrays.copyOfRange(t.storage().doubles(), off, off + n);
+        }
+        case F32 -> {
+          float[] f = t.storage().floats();
+          double[] out = new double[n];
+          for (int i = 0; i < n; i++) out[i] = f[off + i];
+          return out;
+        }
+        default -> { }
+      }
+    }
     return t.detach().toDoubleArray();
+  }
+
+  /** The elements of an integer or bool {@code t} as longs in row-major order. */
+  static long[] longValues(Tensor t) {
+    if (t.isContiguous() && t.device() == Device.CPU && t.dtype() == DType.I64) {
+      int off = t.offset();
+      return Arrays.copyOfRange(t.storage().longs(), off, off + (int) t.numel());
+    }
+    return t.detach().toLongArray();
   }
 
   /** Fails unless {@code output} and {@code target} have the same leading (batch) size. */
@@ -65,7 +96,7 @@ final class Inputs {
         out[i] = (int) x;
       }
     } else {
-      long[] v = t.detach().toLongArray();
+      long[] v = longValues(t);
       for (int i = 0; i < n; i++) {
         if (v[i] < Integer.MIN_VALUE || v[i] > Integer.MAX_VALUE) {
           throw Check.fail(op, what + " label " + v[i] + " at index " + i + " is out of int range",
@@ -124,22 +155,28 @@ final class Inputs {
         + (dtype.isEmpty() ? "" : " " + output.dtype().torchName()) + ")", "target", target);
   }
 
-  /** Row-wise first arg-max of a row-major [b, c] array. */
+  /** Row-wise first arg-max of a row-major [b, c] array; NaN ranks above every number (as NumPy and PyTorch). */
   static int[] argmax(double[] s, int b, int c) {
     int[] out = new int[b];
     for (int i = 0; i < b; i++) {
       int base = i * c;
       int best = 0;
-      double bv = s[base];
       for (int j = 1; j < c; j++) {
-        if (s[base + j] > bv) {
-          bv = s[base + j];
-          best = j;
-        }
+        if (greater(s[base + j], s[base + best])) best = j;
       }
       out[i] = best;
     }
     return out;
+  }
+
+  /** {@code a > b} with NaN above every number. */
+  static boolean greater(double a, double b) {
+    return a > b || (a != a && b == b);
+  }
+
+  /** {@code a == b} with NaN equal to NaN. */
+  static boolean same(double a, double b) {
+    return a == b || (a != a && b != b);
   }
 
   /**

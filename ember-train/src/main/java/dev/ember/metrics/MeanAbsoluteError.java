@@ -1,8 +1,15 @@
 package dev.ember.metrics;
 
-/** Mean absolute error {@code mean |output - target|}, as scikit-learn's {@code mean_absolute_error}; see {@link RegressionMetric} for shapes. */
+/**
+ * Mean absolute error {@code mean |output - target|}, as scikit-learn's {@code mean_absolute_error}.
+ * {@code output} and {@code target} are [B] or [B, D] of the same shape ([B] against [B, 1] counts as
+ * one output); D outputs are averaged uniformly, as {@code multioutput='uniform_average'}.
+ */
 public final class MeanAbsoluteError extends RegressionMetric {
   private double[] absSum;
+
+  /** A metric that has seen nothing; the number of outputs is fixed by the first batch. */
+  public MeanAbsoluteError() {}
 
   @Override
   public String name() {

@@ -17,6 +17,7 @@ import java.util.Map;
  *     .addMean("loss");
  * for (Batch b : loader) {
  *   Tensor out = model.forward(b.input());
+ *   Tensor loss = F.crossEntropy(out, b.target());
  *   val.update(out, b.target());                        // accuracy, f1_macro
  *   val.updateMean("loss", loss.item(), b.size());      // loss
  * }

@@ -3,8 +3,9 @@ package dev.ember.metrics;
 /**
  * Coefficient of determination {@code 1 - sum (t - o)^2 / sum (t - mean t)^2}, as scikit-learn's
  * {@code r2_score} (with {@code force_finite=True}): an output whose targets are constant scores
- * 1 when predicted exactly and 0 otherwise, and fewer than two samples give NaN. See
- * {@link RegressionMetric} for shapes.
+ * 1 when predicted exactly and 0 otherwise, and fewer than two samples give NaN.
+ * {@code output} and {@code target} are [B] or [B, D] of the same shape; D outputs are averaged
+ * uniformly, as {@code multioutput='uniform_average'}.
  *
  * <p>The spread of the targets is accumulated per batch (two passes) and combined with Chan et
  * al.'s pairwise update ({@code M2 = M2a + M2b + delta^2 na nb / n}), not as
@@ -17,6 +18,9 @@ public final class R2Score extends RegressionMetric {
   private double[] shift;  // the first target of each output; means are of (target - shift)
   private double[] mean;
   private double[] m2;
+
+  /** A metric that has seen nothing; the number of outputs is fixed by the first batch. */
+  public R2Score() {}
 
   @Override
   public String name() {

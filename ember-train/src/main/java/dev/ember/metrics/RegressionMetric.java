@@ -67,7 +67,7 @@ abstract sealed class RegressionMetric implements Metric<Double>
     }
   }
 
-  /** The uniform average over outputs of {@link #value}. */
+  /** The uniform average over outputs of the per-output values ({@link #perOutput}). */
   @Override
   public Double compute() {
     if (n == 0) throw new IllegalStateException(op("compute") + ": no samples seen since the last reset");

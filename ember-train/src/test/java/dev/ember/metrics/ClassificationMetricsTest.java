@@ -84,6 +84,20 @@ class ClassificationMetricsTest {
   }
 
   @Test
+  void nanScoresRankFirstAsInNumpy() {
+    Tensor out = Tensor.of(new double[][] {{0.1, Double.NaN, 0.5}, {Double.NaN, 0.9, 0.2}});
+    Accuracy top1 = new Accuracy();
+    top1.update(out, labels(1, 1));  // argmax: 1, 0
+    assertEquals(0.5, top1.compute());
+    ConfusionMatrix cm = new ConfusionMatrix(3);
+    cm.update(out, labels(1, 1));
+    assertArrayEquals(new long[][] {{0, 0, 0}, {1, 1, 0}, {0, 0, 0}}, cm.compute());
+    Accuracy top2 = Accuracy.topK(2);
+    top2.update(out, labels(2, 1));  // row 0: NaN, 0.5 | row 1: NaN, 0.9
+    assertEquals(1.0, top2.compute());
+  }
+
+  @Test
   void topKNeedsScores() {
     var e = assertThrows(TensorArgumentException.class, () -> Accuracy.topK(2).update(labels(0, 1), labels(0, 1)));
     assertEquals("Accuracy.update: top-2 accuracy needs [B, C] scores: output=[2], target=[2]", e.getMessage());
@@ -116,6 +130,19 @@ class ClassificationMetricsTest {
     Precision p = new Precision(2, Average.BINARY);
     p.update(out.mul(2.0), labels(1, 1));
     assertEquals(1.0, p.compute());
+  }
+
+  @Test
+  void nonContiguousAndFloat32ViewsReadAsTheirValues() {
+    // [C, B] transposed to a non-contiguous [B, C] view; and a float32 slice with an offset
+    Tensor cb = Tensor.of(new double[][] {{0.9, 0.1, 0.2}, {0.1, 0.8, 0.3}});
+    Accuracy a = new Accuracy();
+    a.update(cb.t(), Tensor.of(new int[] {0, 1, 0}, 3));
+    assertEquals(2.0 / 3, a.compute(), 1e-15);
+    Tensor f32 = Tensor.of(new float[] {5f, 0.25f, 0.75f, 0.5f}, 4).narrow(0, 1, 3);
+    Accuracy b = new Accuracy();
+    b.update(f32, Tensor.of(new boolean[] {false, true, true}, 3));
+    assertEquals(1.0, b.compute());
   }
 
   @Test
