@@ -29,6 +29,13 @@ final class CallbackDriver {
     this.callbacks = List.of(callbacks);
   }
 
+  /** A map that keeps the order of {@code keysAndValues} (Map.of does not). */
+  static Map<String, Double> ordered(Object... keysAndValues) {
+    java.util.LinkedHashMap<String, Double> m = new java.util.LinkedHashMap<>();
+    for (int i = 0; i < keysAndValues.length; i += 2) m.put((String) keysAndValues[i], ((Number) keysAndValues[i + 1]).doubleValue());
+    return m;
+  }
+
   static Module tinyModel() {
     Generator g = new Generator(7);
     return new Sequential(new Linear(2, 3, true, g), new ReLU(), new Linear(3, 2, true, g));

@@ -56,7 +56,7 @@ class ProgressBarTest {
     assertTrue(frames[11].strip().startsWith("epoch 1/10 [" + "=".repeat(30) + "] 20/20"), frames[11]);
 
     clock.nanos += 1_000_000_000L;
-    d.epochEnd(Map.of("accuracy", 0.8512, "epoch_time_s", 2.0), Map.of("val_loss", 0.45, "val_accuracy", 0.84));
+    d.epochEnd(Map.of("accuracy", 0.8512, "epoch_time_s", 2.0), CallbackDriver.ordered("val_loss", 0.45, "val_accuracy", 0.84));
     String all = text();
     assertTrue(all.endsWith("\n"), "the epoch's line is closed");
     String last = all.substring(all.lastIndexOf('\r') + 1).strip();
@@ -74,7 +74,7 @@ class ProgressBarTest {
     d.batch(0, 123456.0, null);
     int longer = text().length() - 1;
     clock.nanos += 200_000_000L;
-    d.ctx.batchIndex = 0;
+    d.ctx.logs.put("loss", 0.5);
     for (var c : d.callbacks) c.onBatchEnd(d.ctx, d.batch, 0.5);
     String t = text();
     String second = t.substring(t.lastIndexOf('\r') + 1);
@@ -107,7 +107,7 @@ class ProgressBarTest {
       clock.nanos += 250_000_000L;
       d.batch(i, 1.0, null);
     }
-    d.epochEnd(Map.of("accuracy", 0.5), Map.of("val_loss", 1.5, "val_accuracy", 0.25));
+    d.epochEnd(Map.of("accuracy", 0.5), CallbackDriver.ordered("val_loss", 1.5, "val_accuracy", 0.25));
     d.trainEnd();
     String t = text();
     assertFalse(t.contains("\r"));
