@@ -34,8 +34,9 @@ public final class HtmlReport {
   /** Stroke color of single-series curves (learning rate, epoch time, ...). */
   public static final String OTHER_COLOR = "#2ca02c";
 
-  private static final String[] PALETTE = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
-      "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+  /** Colors of the profile's phases: none of them is a curve color, so curves stay recognisable in a picture. */
+  private static final String[] PALETTE = {"#8c564b", "#9467bd", "#bcbd22", "#d62728", "#17becf", "#7f7f7f",
+      "#e377c2", "#393b79", "#637939", "#843c39"};
   private static final int MAX_MATRIX_CLASSES = 60;
   private static final int MAX_HISTOGRAM_PARAMS = 60;
   private static final int MAX_TABLE_ROWS = 300;
@@ -103,7 +104,7 @@ public final class HtmlReport {
       table.num td,table.num th{text-align:right;border-bottom:1px solid #eee}
       table.num td:first-child,table.num th:first-child{text-align:left}
       .hists{display:flex;flex-wrap:wrap;gap:12px}
-      .hist{width:370px;border:1px solid #e3e3e3;border-radius:4px;padding:6px}
+      .hist{width:352px;border:1px solid #e3e3e3;border-radius:4px;padding:6px}
       .hist .name{font-weight:600;font-family:monospace}
       .small{font-size:12px;color:#555}
       .legend span{display:inline-block;margin-right:14px}
@@ -470,7 +471,7 @@ public final class HtmlReport {
 
   /** Bars of {@code h} on an axis spanning both {@code h} and {@code outline}; {@code outline} as a step line. */
   private static void histogram(StringBuilder sb, RunData.Hist h, RunData.Hist outline, String color, String label) {
-    int w = 360;
+    int w = 340;
     int ht = 96;
     int top = 6;
     int bottom = 18;
