@@ -1,0 +1,103 @@
+package dev.ember.train;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ember.train.callbacks.Profiling;
+import dev.ember.train.report.Json;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ProfilingTest {
+  @TempDir Path dir;
+
+  /** Phase times of step {@code i}: data 1 ms, forward 4 ms, loss 1 ms, backward 8 ms, optimizer 2 ms, callbacks (i+1) ms. */
+  static long[] nanos(int i) {
+    return new long[] {1_000_000, 4_000_000, 1_000_000, 8_000_000, 2_000_000, (i + 1) * 1_000_000L};
+  }
+
+  static volatile Object sink;
+
+  @Test
+  void sumsEveryStepsPhaseTimesAndWritesTableAndJson() throws IOException {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    Profiling prof = new Profiling(new PrintStream(bytes, true, StandardCharsets.UTF_8), dir);
+    CallbackDriver d = new CallbackDriver(2, 2, prof);
+    d.trainBegin();
+    int step = 0;
+    for (int e = 1; e <= 2; e++) {
+      d.epochBegin(e);
+      for (int b = 0; b < 2; b++) {
+        sink = new byte[1 << 20]; // 1 MiB allocated on the training thread in every step
+        d.batch(b, 0.5, nanos(step++));
+      }
+      d.epochEnd(Map.of(), Map.of("val_loss", 0.5));
+    }
+    d.trainEnd();
+
+    Profiling.Summary s = prof.summary();
+    assertEquals(4, s.steps());
+    // callbacks: 1+2+3+4 = 10 ms; others 4 steps each
+    double[] totals = {0.004, 0.016, 0.004, 0.032, 0.008, 0.010};
+    double all = 0.074;
+    assertEquals(all, s.stepSeconds(), 1e-12);
+    for (int p = 0; p < 6; p++) {
+      Profiling.PhaseTime t = s.phases().get(p);
+      assertEquals(Phase.values()[p], t.phase());
+      assertEquals(totals[p], t.totalSeconds(), 1e-12, t.toString());
+      assertEquals(totals[p] * 1e3 / 4, t.meanMillisPerStep(), 1e-9, t.toString());
+      assertEquals(100 * totals[p] / all, t.percentOfStep(), 1e-9, t.toString());
+    }
+    assertNotNull(s.allocatedPerStep(), "HotSpot counts allocation per thread");
+    assertTrue(s.allocatedPerStep().min() >= 1 << 20, s.allocatedPerStep().toString());
+    assertTrue(s.heapUsedAfterStep().max() > 0);
+
+    String table = bytes.toString(StandardCharsets.UTF_8);
+    assertTrue(table.contains("profile: 4 steps, 0.074 s in steps"), table);
+    assertTrue(table.contains("backward        0.032        8.000      43.2%"), table);
+    assertTrue(table.contains("total           0.074       18.500     100.0%"), table);
+    assertTrue(table.contains("allocated per step: mean "), table);
+
+    Path json = dir.resolve("profile.json");
+    assertEquals(json, prof.jsonFile());
+    @SuppressWarnings("unchecked")
+    Map<String, Object> m = (Map<String, Object>) Json.parse(Files.readString(json), json, 0);
+    assertEquals(4L, m.get("steps"));
+    @SuppressWarnings("unchecked")
+    List<Map<String, Object>> phases = (List<Map<String, Object>>) m.get("phases");
+    assertEquals(List.of("data", "forward", "loss", "backward", "optimizer", "callbacks"),
+        phases.stream().map(p -> p.get("phase")).toList());
+    assertEquals(0.032, ((Number) phases.get(3).get("total_s")).doubleValue(), 1e-12);
+    assertTrue(m.get("alloc_bytes_per_step") instanceof Map<?, ?>);
+  }
+
+  @Test
+  void aResumedRunContinuesTheTotals() {
+    Profiling first = new Profiling(null, null);
+    CallbackDriver a = new CallbackDriver(1, 4, first);
+    a.trainBegin();
+    a.epochBegin(1);
+    a.batch(0, 0.5, nanos(0));
+    a.batch(1, 0.5, nanos(1));
+    Map<String, Object> state = first.stateDict(); // taken after onBatchEnd of step 2, as the Trainer does
+    Profiling second = new Profiling(null, null);
+    second.loadStateDict(state);
+    CallbackDriver b = new CallbackDriver(1, 4, second);
+    b.trainBegin();
+    b.batch(2, 0.5, nanos(2));
+    b.batch(3, 0.5, nanos(3));
+    b.trainEnd();
+    assertEquals(4, second.summary().steps());
+    assertEquals(0.074, second.summary().stepSeconds(), 1e-12);
+    assertEquals(0.010, second.summary().phases().get(Phase.CALLBACKS.ordinal()).totalSeconds(), 1e-12);
+  }
+}
