@@ -147,10 +147,7 @@ public final class DataLoader implements BatchSource, Iterable<Batch>, AutoClose
   @Override
   public void close() {
     closed = true;
-    for (ThreadPoolExecutor pool : pools) {
-      pool.shutdownNow();
-      pools.remove(pool);
-    }
+    for (ThreadPoolExecutor pool : pools) new Shutdown(pool, pools).run();
   }
 
   @Override
@@ -306,7 +303,7 @@ public final class DataLoader implements BatchSource, Iterable<Batch>, AutoClose
       pools.add(pool);
       // must not capture this iterator, or it would never become unreachable
       this.cleanable = CLEANER.register(this, new Shutdown(pool, pools));
-      if (skip == numBatches) {
+      if (skip == numBatches || closed) { // closed: the loader's close() may have missed this new pool
         finish();
       } else {
         fill();
@@ -381,7 +378,10 @@ public final class DataLoader implements BatchSource, Iterable<Batch>, AutoClose
   private record Shutdown(ThreadPoolExecutor pool, Set<ThreadPoolExecutor> pools) implements Runnable {
     @Override
     public void run() {
-      pool.shutdownNow();
+      // tasks that never started would leave a consumer waiting on their futures forever: cancel them
+      for (Runnable r : pool.shutdownNow()) {
+        if (r instanceof Future<?> f) f.cancel(false);
+      }
       pools.remove(pool);
     }
   }
