@@ -38,6 +38,16 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Samples of a {@link BatchDataset} (a {@link TensorDataset}), or of {@link Subset}s of one,
  * are gathered with one {@link BatchDataset#getBatch} call per batch; other data sets are read
  * sample by sample and stacked.
+ *
+ * <pre>{@code
+ * FashionMnist.Split data = FashionMnist.load();               // finds or downloads the files
+ * Transform aug = new Compose(new RandomCrop(28, 2), new RandomHorizontalFlip(0.5));
+ * try (DataLoader train = new DataLoader(data.train(), BatchConfig.shuffled(128, 42), 2, aug)) {
+ *   for (int epoch = 0; epoch < 10; epoch++) {
+ *     for (Batch b : train) step(b.input(), b.target());        // [128, 1, 28, 28], I64 [128]
+ *   }
+ * }
+ * }</pre>
  */
 public final class DataLoader implements BatchSource, Iterable<Batch>, AutoCloseable {
   static final int KEEP_ALIVE_SECONDS = 2;
