@@ -58,10 +58,12 @@ public final class Csv {
       return new Options(true, ',', null, -1, DType.I64);
     }
 
+    /** With or without a header line (without one, a label chosen by name is dropped). */
     public Options withHeader(boolean header) {
       return new Options(header, delimiter, header ? labelName : null, labelIndex, labelType);
     }
 
+    /** With another field separator (e.g. ';' or '\t'). */
     public Options withDelimiter(char delimiter) {
       return new Options(header, delimiter, labelName, labelIndex, labelType);
     }
@@ -76,6 +78,7 @@ public final class Csv {
       return new Options(header, delimiter, null, index, labelType);
     }
 
+    /** With labels read as {@code type}: I64 or I32 for classes, F32 or F64 for regression. */
     public Options withLabelType(DType type) {
       return new Options(header, delimiter, labelName, labelIndex, type);
     }

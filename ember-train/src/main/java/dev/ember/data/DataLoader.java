@@ -38,6 +38,16 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Samples of a {@link BatchDataset} (a {@link TensorDataset}), or of {@link Subset}s of one,
  * are gathered with one {@link BatchDataset#getBatch} call per batch; other data sets are read
  * sample by sample and stacked.
+ *
+ * <pre>{@code
+ * FashionMnist.Split data = FashionMnist.load();               // finds or downloads the files
+ * Transform aug = new Compose(new RandomCrop(28, 2), new RandomHorizontalFlip(0.5));
+ * try (DataLoader train = new DataLoader(data.train(), BatchConfig.shuffled(128, 42), 2, aug)) {
+ *   for (int epoch = 0; epoch < 10; epoch++) {
+ *     for (Batch b : train) step(b.input(), b.target());        // [128, 1, 28, 28], I64 [128]
+ *   }
+ * }
+ * }</pre>
  */
 public final class DataLoader implements BatchSource, Iterable<Batch>, AutoCloseable {
   static final int KEEP_ALIVE_SECONDS = 2;
@@ -147,10 +157,7 @@ public final class DataLoader implements BatchSource, Iterable<Batch>, AutoClose
   @Override
   public void close() {
     closed = true;
-    for (ThreadPoolExecutor pool : pools) {
-      pool.shutdownNow();
-      pools.remove(pool);
-    }
+    for (ThreadPoolExecutor pool : pools) new Shutdown(pool, pools).run();
   }
 
   @Override
@@ -306,7 +313,7 @@ public final class DataLoader implements BatchSource, Iterable<Batch>, AutoClose
       pools.add(pool);
       // must not capture this iterator, or it would never become unreachable
       this.cleanable = CLEANER.register(this, new Shutdown(pool, pools));
-      if (skip == numBatches) {
+      if (skip == numBatches || closed) { // closed: the loader's close() may have missed this new pool
         finish();
       } else {
         fill();
@@ -381,7 +388,10 @@ public final class DataLoader implements BatchSource, Iterable<Batch>, AutoClose
   private record Shutdown(ThreadPoolExecutor pool, Set<ThreadPoolExecutor> pools) implements Runnable {
     @Override
     public void run() {
-      pool.shutdownNow();
+      // tasks that never started would leave a consumer waiting on their futures forever: cancel them
+      for (Runnable r : pool.shutdownNow()) {
+        if (r instanceof Future<?> f) f.cancel(false);
+      }
       pools.remove(pool);
     }
   }

@@ -287,6 +287,47 @@ class DataLoaderTest {
   }
 
   @Test
+  void closingTheLoaderReleasesAConsumerWaitingForABatch() throws Exception {
+    TensorDataset ds = images(40);
+    java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch never = new java.util.concurrent.CountDownLatch(1);
+    Dataset<Sample> stuck = new Dataset<>() {
+      @Override
+      public int size() {
+        return 40;
+      }
+
+      @Override
+      public Sample get(int i) {
+        entered.countDown();
+        try {
+          never.await(); // a read that hangs until the worker is interrupted
+        } catch (InterruptedException e) {
+          throw new IllegalStateException("interrupted", e);
+        }
+        return ds.get(i);
+      }
+    };
+    DataLoader dl = new DataLoader(stuck, BatchConfig.sequential(4), 1);
+    BatchIterator it = dl.iterate(0, 0);
+    Throwable[] seen = new Throwable[1];
+    Thread consumer = new Thread(() -> {
+      try {
+        it.next();
+      } catch (Throwable t) {
+        seen[0] = t;
+      }
+    });
+    consumer.start();
+    entered.await();
+    dl.close();
+    consumer.join(60_000);
+    assertFalse(consumer.isAlive(), "the consumer is not left waiting");
+    assertTrue(seen[0] instanceof IllegalStateException || seen[0] instanceof DataLoaderException, String.valueOf(seen[0]));
+    assertNoWorkersLeft(dl);
+  }
+
+  @Test
   void workersOfAnAbandonedIteratorStop() throws Exception {
     DataLoader dl = new DataLoader(images(64), BatchConfig.shuffled(2, 0), 2);
     abandon(dl);

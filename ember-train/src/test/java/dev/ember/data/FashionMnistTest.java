@@ -185,6 +185,13 @@ class FashionMnistTest {
         + "t10k-images-idx3-ubyte holds 2 images", e.getMessage());
   }
 
+  /** The sum of the original byte values of pixels scaled by 1/255. */
+  private static long sum255(float[] px) {
+    long s = 0;
+    for (float v : px) s += Math.round(v * 255);
+    return s;
+  }
+
   @Test
   void readsTheDebianPackageFiles() throws Exception {
     assumeTrue(Files.isDirectory(FashionMnist.DEBIAN_DIR) && FashionMnist.missing(FashionMnist.DEBIAN_DIR).isEmpty(),
@@ -203,6 +210,15 @@ class FashionMnistTest {
     long[] testHist = new long[10];
     for (long y : split.test().targets().toLongArray()) testHist[(int) y]++;
     assertArrayEquals(new long[] {1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000}, testHist);
+    // reference values from numpy over the same .gz files (gzip + np.frombuffer, offset 16 / 8):
+    // the first labels, the raw pixel sum of train image 0 and of each whole split, pixels of a row
+    assertArrayEquals(new long[] {9, 0, 0, 3, 0, 2, 7, 2, 5, 5}, split.train().targets().slice(0, 0, 10, 1).toLongArray());
+    assertArrayEquals(new long[] {9, 2, 1, 1, 6, 1, 4, 6, 5, 7}, split.test().targets().slice(0, 0, 10, 1).toLongArray());
+    assertEquals(76247, sum255(split.train().inputs().select(0, 0).toFloatArray()));
+    assertEquals(3431114169L, sum255(split.train().inputs().toFloatArray()));
+    assertEquals(573469082L, sum255(split.test().inputs().toFloatArray()));
+    assertArrayEquals(new float[] {0, 0, 0, 193 / 255f, 228 / 255f, 218 / 255f},
+        split.train().inputs().select(0, 0).select(0, 0).select(0, 10).slice(0, 10, 16, 1).toFloatArray());
     float[] px = split.train().inputs().toFloatArray();
     float min = 1, max = 0;
     for (float v : px) {

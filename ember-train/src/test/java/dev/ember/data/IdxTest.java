@@ -27,6 +27,9 @@ class IdxTest {
       assertArrayEquals(new int[] {3, 28, 28}, arr.dims());
       assertEquals(3 * 784, arr.numel());
       assertEquals((2 * 7 + 5 * 28 + 6) % 256, arr.get(2 * 784 + 5 * 28 + 6));
+      byte[] row = new byte[5];
+      arr.copyTo(784 + 10, row, 2, 3);
+      assertArrayEquals(new byte[] {0, 0, 17, 18, 19}, row);
       Tensor t = arr.toImages();
       assertArrayEquals(new int[] {3, 1, 28, 28}, t.shape());
       assertEquals(DType.F32, t.dtype());
