@@ -214,6 +214,13 @@ public final class Csv {
     }
 
     private void init() throws IOException {
+      in.mark(3);
+      byte[] bom = in.readNBytes(3);
+      if (bom.length == 3 && (bom[0] & 0xff) == 0xEF && (bom[1] & 0xff) == 0xBB && (bom[2] & 0xff) == 0xBF) {
+        offset = 3; // a UTF-8 byte order mark (as Excel writes): not part of the first name
+      } else {
+        in.reset();
+      }
       if (opt.header()) {
         if (!readRow()) throw DataFormatException.atLine(FORMAT, file, 0, Math.max(line, 1), 0, null, "empty file: no header line");
         for (byte[] f : rowFields) names.add(new String(f, StandardCharsets.UTF_8));
