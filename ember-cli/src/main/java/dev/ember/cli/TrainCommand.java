@@ -219,8 +219,10 @@ final class TrainCommand {
     if (times.length > 0) {
       double[] sorted = times.clone();
       java.util.Arrays.sort(sorted);
+      int m = sorted.length / 2;
+      double median = sorted.length % 2 == 1 ? sorted[m] : (sorted[m - 1] + sorted[m]) / 2;
       out.printf(Locale.ROOT, "ember train: %d epochs, median %.2f s of training per epoch; run folder %s (open report.html)%n",
-          times.length, sorted[sorted.length / 2], dir);
+          times.length, median, dir);
     }
     out.printf(Locale.ROOT, "test_accuracy=%.4f%n", acc);
     return 0;
