@@ -64,6 +64,7 @@ public final class CsvLogger implements Callback {
       lastStep = -1;
       timeOffsetSeconds = 0;
     }
+    restored = false;
     rewrite();
   }
 
