@@ -81,11 +81,13 @@ class CsvLoggerTest {
     Path f = dir.resolve("metrics.csv");
     CallbackDriver d = new CallbackDriver(3, 4, new CsvLogger(f));
     d.trainBegin();
-    d.epoch(1, 4, Map.of(), Map.of());
+    d.epoch(1, 4, Map.of("accuracy", 0.5), Map.of("val_loss", 0.75));
     d.epochBegin(2);
     d.batch(0, 0.25, null);
     d.trainEnd();
     assertEquals(List.of("1", "2"), column(f, "epoch"));
+    assertEquals(List.of("0.5", ""), column(f, "accuracy"), "epoch 1's accuracy is not repeated as epoch 2's");
+    assertEquals(List.of("0.75", ""), column(f, "val_loss"));
     assertEquals(List.of("4", "5"), column(f, "step"));
     // epoch 1 ends on batch 3 (running loss 1/4); the partial epoch 2 has its one batch's 0.25
     assertEquals(List.of("0.25", "0.25"), column(f, "loss"));

@@ -12,9 +12,12 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * Writes one CSV row per finished epoch: {@code epoch, step, time_s} (optimizer steps done, seconds
@@ -22,7 +25,8 @@ import java.util.Map;
  * order the keys first appeared. A value missing in a row is an empty cell. A row is appended; when
  * a key appears that earlier rows lack, the file is rewritten (atomically, via a temporary file)
  * with the widened header and every row kept. If training stops in the middle of an epoch, the
- * values of that partial epoch are written as a last row at train end.
+ * values logged during that partial epoch (the running loss, lr, anything that changed) are written
+ * as a last row at train end; values still left from the previous epoch are left empty there.
  *
  * <p>Resuming: {@link #stateDict()} holds the header and every row written so far (one row per
  * epoch, so this stays small) and the training time; a resumed run rewrites the file from them,
@@ -41,6 +45,7 @@ public final class CsvLogger implements Callback {
   private long startNanos;
   private boolean restored;
   private boolean started;
+  private final Map<String, Double> epochStartLogs = new HashMap<>();
 
   /** Logs to {@code file} (its folder is created if needed; an existing file is replaced when training begins). */
   public CsvLogger(Path file) {
@@ -57,6 +62,9 @@ public final class CsvLogger implements Callback {
   public void onTrainBegin(TrainContext ctx) {
     startNanos = System.nanoTime();
     started = true;
+    // a run resumed inside an epoch gets no onEpochBegin: what the logs hold now is not this epoch's
+    epochStartLogs.clear();
+    epochStartLogs.putAll(ctx.logs());
     if (!restored) {
       columns.clear();
       columns.addAll(FIXED);
@@ -64,27 +72,42 @@ public final class CsvLogger implements Callback {
       lastStep = -1;
       timeOffsetSeconds = 0;
     }
+    restored = false;
     rewrite();
   }
 
   @Override
+  public void onEpochBegin(TrainContext ctx) {
+    epochStartLogs.clear();
+    epochStartLogs.putAll(ctx.logs());
+  }
+
+  @Override
   public void onEpochEnd(TrainContext ctx) {
-    addRow(ctx);
+    addRow(ctx, ctx.logs());
   }
 
   @Override
   public void onTrainEnd(TrainContext ctx) {
-    // a run stopped inside an epoch (step limit, a stop request) would otherwise lose the values of that epoch
+    // A run stopped inside an epoch (step limit, a stop request) would otherwise lose the values of that
+    // epoch. Only what was logged during it goes in: the running loss and lr, and values that changed; the
+    // metrics and validation values in the logs are still the previous epoch's and would be misread as this one's.
     boolean progressed = rows.isEmpty() ? ctx.globalStep() > 0 : ctx.globalStep() > lastStep;
-    if (progressed && !ctx.logs().isEmpty()) addRow(ctx);
+    if (!progressed || ctx.logs().isEmpty()) return;
+    LinkedHashMap<String, Double> fresh = new LinkedHashMap<>();
+    for (var e : ctx.logs().entrySet()) {
+      String k = e.getKey();
+      if (k.equals("loss") || k.equals("lr") || !Objects.equals(e.getValue(), epochStartLogs.get(k))) fresh.put(k, e.getValue());
+    }
+    addRow(ctx, fresh);
   }
 
-  private void addRow(TrainContext ctx) {
+  private void addRow(TrainContext ctx, Map<String, Double> logs) {
     if (!started) {
       throw new IllegalStateException("CsvLogger: a row was requested before onTrainBegin; file=" + file);
     }
     boolean widened = false;
-    for (String key : ctx.logs().keySet()) {
+    for (String key : logs.keySet()) {
       if (!columns.contains(key)) {
         columns.add(key);
         widened = true;
@@ -95,7 +118,7 @@ public final class CsvLogger implements Callback {
     row[0] = Integer.toString(ctx.epoch());
     row[1] = Long.toString(ctx.globalStep());
     row[2] = String.format(Locale.ROOT, "%.3f", elapsedSeconds());
-    for (var e : ctx.logs().entrySet()) {
+    for (var e : logs.entrySet()) {
       Double v = e.getValue();
       if (v != null) row[columns.indexOf(e.getKey())] = format(v);
     }

@@ -229,7 +229,7 @@ public final class ProgressBar implements Callback {
   private void runningValues(StringBuilder sb, TrainContext ctx) {
     for (var e : ctx.logs().entrySet()) {
       String k = e.getKey();
-      boolean fresh = k.equals("loss") || !e.getValue().equals(epochStartLogs.get(k));
+      boolean fresh = k.equals("loss") || !java.util.Objects.equals(e.getValue(), epochStartLogs.get(k));
       if (!fresh || k.startsWith("val_") || k.equals("lr") || k.equals("epoch_time_s")) continue;
       sb.append("  ").append(shortName(k)).append(' ').append(number(e.getValue()));
     }
