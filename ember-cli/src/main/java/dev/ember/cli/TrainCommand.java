@@ -10,6 +10,7 @@ import dev.ember.metrics.ConfusionMatrix;
 import dev.ember.nn.Models;
 import dev.ember.nn.Module;
 import dev.ember.nn.functional.F;
+import dev.ember.nn.io.AtomicFiles;
 import dev.ember.nn.io.SafeTensors;
 import dev.ember.optim.Adam;
 import dev.ember.optim.AdamW;
@@ -154,9 +155,9 @@ final class TrainCommand {
     Path dataDir = FashionMnist.locate(s.data);
     FashionMnist.Split data = FashionMnist.load(dataDir);
     if (s.resume == null) {
-      try (var w = Files.newBufferedWriter(dir.resolve("run.properties"), StandardCharsets.UTF_8)) {
-        s.saved().store(w, "ember train settings (read by --resume)");
-      }
+      java.io.StringWriter w = new java.io.StringWriter();
+      s.saved().store(w, "ember train settings (read by --resume)");
+      AtomicFiles.write(dir.resolve("run.properties"), w.toString());
     }
 
     Generator.manualSeed(s.seed);
@@ -250,7 +251,7 @@ final class TrainCommand {
       sb.append(']');
     }
     sb.append("]}\n");
-    Files.writeString(file, sb.toString(), StandardCharsets.UTF_8);
+    AtomicFiles.write(file, sb.toString());
   }
 
   private static String oneOf(String opt, String v, String... allowed) {

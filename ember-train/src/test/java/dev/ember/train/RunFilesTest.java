@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.ember.train.report.AtomicFile;
+import dev.ember.nn.io.AtomicFiles;
 import dev.ember.train.report.Csv;
 import dev.ember.train.report.Json;
 import dev.ember.train.report.RunFileException;
@@ -18,7 +18,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The small readers and writers behind the run files: Json, Csv, AtomicFile. */
+/** The small readers and writers behind the run files: Json, Csv, AtomicFiles. */
 class RunFilesTest {
   @TempDir Path dir;
   final Path f = Path.of("run/x.json");
@@ -90,10 +90,10 @@ class RunFilesTest {
   @Test
   void atomicFileReplacesTheWholeFileAndLeavesNoTemporary() throws Exception {
     Path t = dir.resolve("sub/out.txt");
-    AtomicFile.write(t, "first version, longer\n");
-    AtomicFile.write(t, "second\n");
+    AtomicFiles.write(t, "first version, longer\n");
+    AtomicFiles.write(t, "second\n");
     assertEquals("second\n", Files.readString(t));
-    AtomicFile.write(t, new byte[] {1, 2, 3});
+    AtomicFiles.write(t, new byte[] {1, 2, 3});
     assertArrayEquals(new byte[] {1, 2, 3}, Files.readAllBytes(t));
     try (Stream<Path> s = Files.list(t.getParent())) {
       assertEquals(List.of(t), s.toList());

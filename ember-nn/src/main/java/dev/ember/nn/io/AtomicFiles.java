@@ -16,16 +16,32 @@ import java.util.concurrent.ThreadLocalRandom;
  * step; the folder is flushed too, so that the rename survives a crash. On any failure the
  * temporary file is deleted and the target is left as it was.
  */
-final class AtomicFiles {
+public final class AtomicFiles {
   private AtomicFiles() {}
 
   /** Writes the whole content to a freshly created, empty channel. */
   @FunctionalInterface
-  interface Body {
+  public interface Body {
     void writeTo(FileChannel channel) throws IOException;
   }
 
-  static void write(Path target, Body body) throws IOException {
+  /** Writes {@code text} as UTF-8 to {@code target} atomically, creating its folder if needed. */
+  public static void write(Path target, String text) throws IOException {
+    write(target, text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+  }
+
+  /** Writes {@code bytes} to {@code target} atomically, creating its folder if needed. */
+  public static void write(Path target, byte[] bytes) throws IOException {
+    Path parent = target.toAbsolutePath().getParent();
+    if (parent != null) Files.createDirectories(parent);
+    write(target, ch -> {
+      java.nio.ByteBuffer buf = java.nio.ByteBuffer.wrap(bytes);
+      while (buf.hasRemaining()) ch.write(buf);
+    });
+  }
+
+  /** Writes what {@code body} puts in the channel to {@code target} atomically. */
+  public static void write(Path target, Body body) throws IOException {
     Path abs = target.toAbsolutePath();
     Path dir = abs.getParent();
     Path tmp = createTemp(dir, abs.getFileName().toString());

@@ -2,7 +2,7 @@ package dev.ember.train.callbacks;
 
 import dev.ember.train.Callback;
 import dev.ember.train.TrainContext;
-import dev.ember.train.report.AtomicFile;
+import dev.ember.nn.io.AtomicFiles;
 import dev.ember.train.report.Csv;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -147,7 +147,7 @@ public final class CsvLogger implements Callback {
     Csv.row(sb, columns);
     for (String[] row : rows) appendRow(sb, row);
     try {
-      AtomicFile.write(file, sb.toString());
+      AtomicFiles.write(file, sb.toString());
     } catch (IOException e) {
       throw new UncheckedIOException("CsvLogger: writing " + file + " failed", e);
     }

@@ -4,7 +4,7 @@ import dev.ember.data.Batch;
 import dev.ember.train.Callback;
 import dev.ember.train.Phase;
 import dev.ember.train.TrainContext;
-import dev.ember.train.report.AtomicFile;
+import dev.ember.nn.io.AtomicFiles;
 import dev.ember.train.report.Json;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -217,7 +217,7 @@ public final class Profiling implements Callback {
     Path file = jsonFile();
     if (file != null) {
       try {
-        AtomicFile.write(file, Json.write(s.toMap()) + "\n");
+        AtomicFiles.write(file, Json.write(s.toMap()) + "\n");
       } catch (IOException e) {
         throw new UncheckedIOException("Profiling: writing " + file + " failed", e);
       }

@@ -1,5 +1,6 @@
 package dev.ember.train.report;
 
+import dev.ember.nn.io.AtomicFiles;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -61,7 +62,7 @@ public final class HtmlReport {
     RunData data = RunData.read(runDir);
     String html = render(data, info == null ? Map.of() : info, runDir.toAbsolutePath().normalize().getFileName());
     Path out = runDir.resolve("report.html");
-    AtomicFile.write(out, html);
+    AtomicFiles.write(out, html);
     return out;
   }
 
