@@ -12,7 +12,7 @@
  * HtmlReport.write(run, Map.of("model", "lenet5", "test accuracy", "0.8874"));
  * }</pre>
  * The small readers and writers the run files share live here too: {@link dev.ember.train.report.Json},
- * {@link dev.ember.train.report.Csv}, {@link dev.ember.train.report.AtomicFile}; a malformed run
+ * {@link dev.ember.train.report.Csv}, {@link dev.ember.nn.io.AtomicFiles}; a malformed run
  * file raises {@link dev.ember.train.report.RunFileException} naming the file and the byte offset.
  */
 package dev.ember.train.report;
