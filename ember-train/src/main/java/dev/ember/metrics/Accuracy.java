@@ -2,6 +2,8 @@ package dev.ember.metrics;
 
 import dev.ember.tensor.Check;
 import dev.ember.tensor.Tensor;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /**
  * The fraction of samples classified correctly, as scikit-learn's {@code accuracy_score} (and
@@ -137,5 +139,24 @@ public final class Accuracy implements Metric<Double> {
   @Override
   public Accuracy emptyCopy() {
     return new Accuracy(k, threshold);
+  }
+
+  /** {@code correct} and {@code total} (Long). */
+  @Override
+  public Map<String, Object> stateDict() {
+    Map<String, Object> s = new LinkedHashMap<>();
+    s.put("correct", correct);
+    s.put("total", total);
+    return s;
+  }
+
+  @Override
+  public void loadStateDict(Map<String, Object> state) {
+    StateReader r = new StateReader(this, state, "correct", "total");
+    long c = r.count("correct");
+    long t = r.count("total");
+    if (c > t) throw r.fail("'correct' exceeds 'total' (" + c + " > " + t + ")");
+    correct = c;
+    total = t;
   }
 }

@@ -1,6 +1,7 @@
 package dev.ember.metrics;
 
 import dev.ember.tensor.Tensor;
+import java.util.Map;
 
 /**
  * Shared body of {@link Precision}, {@link Recall}, {@link F1Score} and {@link FBetaScore}: a
@@ -109,6 +110,17 @@ abstract sealed class ClassificationScore implements Metric<Double>
       throw new IllegalArgumentException(op + ": configurations differ (" + name() + " vs " + o.name() + ")");
     }
     counts.mergeCounts(op, o.counts);
+  }
+
+  /** The confusion matrix: {@code counts}, as {@link ConfusionMatrix#stateDict}. */
+  @Override
+  public Map<String, Object> stateDict() {
+    return counts.stateDict();
+  }
+
+  @Override
+  public void loadStateDict(Map<String, Object> state) {
+    counts.loadCounts(new StateReader(this, state, "counts"));
   }
 
   /** Whether subclass-specific settings (beta) match. */

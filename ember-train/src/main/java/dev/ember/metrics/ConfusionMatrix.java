@@ -1,6 +1,8 @@
 package dev.ember.metrics;
 
 import dev.ember.tensor.Tensor;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /**
  * Counts of (true class, predicted class) pairs, as scikit-learn's {@code confusion_matrix} with
@@ -141,5 +143,31 @@ public final class ConfusionMatrix implements Metric<long[][]> {
   @Override
   public ConfusionMatrix emptyCopy() {
     return new ConfusionMatrix(numClasses, threshold);
+  }
+
+  /** {@code counts}: the matrix row-major as a long[numClasses * numClasses] (rows: true class). */
+  @Override
+  public Map<String, Object> stateDict() {
+    Map<String, Object> s = new LinkedHashMap<>();
+    s.put("counts", counts.clone());
+    return s;
+  }
+
+  @Override
+  public void loadStateDict(Map<String, Object> state) {
+    loadCounts(new StateReader(this, state, "counts"));
+  }
+
+  /** Loads {@code counts} through {@code r} (which names the metric built on this matrix). */
+  void loadCounts(StateReader r) {
+    long[] c = r.longs("counts", counts.length, "for " + numClasses + " x " + numClasses + " classes");
+    r.requireNonNegative("counts", c);
+    long t = 0;
+    for (long v : c) {
+      t += v;
+      if (t < 0) throw r.fail("'counts' sum to more than " + Long.MAX_VALUE);
+    }
+    System.arraycopy(c, 0, counts, 0, c.length);
+    total = t;
   }
 }

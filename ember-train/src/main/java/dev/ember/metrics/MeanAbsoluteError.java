@@ -39,6 +39,16 @@ public final class MeanAbsoluteError extends RegressionMetric {
   }
 
   @Override
+  String[] sumKeys() {
+    return new String[] {"abs_sum"};
+  }
+
+  @Override
+  double[][] sums() {
+    return new double[][] {absSum};
+  }
+
+  @Override
   public MeanAbsoluteError emptyCopy() {
     return new MeanAbsoluteError();
   }

@@ -3,6 +3,8 @@ package dev.ember.metrics;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.Tensor;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /**
  * A running (weighted) mean, for values that are not a function of output and target, such as
@@ -103,5 +105,27 @@ public final class MeanMetric implements Metric<Double> {
   @Override
   public MeanMetric emptyCopy() {
     return new MeanMetric(name);
+  }
+
+  /** {@code sum}, {@code sum_compensation} and {@code weight} (Double). */
+  @Override
+  public Map<String, Object> stateDict() {
+    Map<String, Object> s = new LinkedHashMap<>();
+    s.put("sum", sum);
+    s.put("sum_compensation", sumComp);
+    s.put("weight", weight);
+    return s;
+  }
+
+  @Override
+  public void loadStateDict(Map<String, Object> state) {
+    StateReader r = new StateReader(this, state, "sum", "sum_compensation", "weight");
+    double s = r.real("sum");
+    double c = r.real("sum_compensation");
+    double w = r.real("weight");
+    if (!(w >= 0)) throw r.fail("'weight' must be >= 0 (got " + w + ")");
+    sum = s;
+    sumComp = c;
+    weight = w;
   }
 }

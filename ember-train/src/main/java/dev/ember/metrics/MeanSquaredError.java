@@ -46,6 +46,16 @@ public final class MeanSquaredError extends RegressionMetric {
   }
 
   @Override
+  String[] sumKeys() {
+    return new String[] {"sq_sum"};
+  }
+
+  @Override
+  double[][] sums() {
+    return new double[][] {sqSum};
+  }
+
+  @Override
   public MeanSquaredError emptyCopy() {
     return new MeanSquaredError();
   }

@@ -156,6 +156,73 @@ public final class MetricTracker {
     return new Best(bestEpoch, bestValue);
   }
 
+  /**
+   * The state of every metric and the history: {@code metrics} maps each tracked name to that
+   * metric's {@link Metric#stateDict}, {@code history} each name to its per-epoch values
+   * (double[epochs]); both in insertion order.
+   */
+  public Map<String, Object> stateDict() {
+    Map<String, Object> states = new LinkedHashMap<>();
+    Map<String, Object> values = new LinkedHashMap<>();
+    for (var e : metrics.entrySet()) {
+      states.put(e.getKey(), e.getValue().stateDict());
+      List<Double> h = history.getOrDefault(e.getKey(), List.of());
+      double[] v = new double[h.size()];
+      for (int i = 0; i < v.length; i++) v[i] = h.get(i);
+      values.put(e.getKey(), v);
+    }
+    Map<String, Object> s = new LinkedHashMap<>();
+    s.put("metrics", states);
+    s.put("history", values);
+    return s;
+  }
+
+  /**
+   * Replaces the state of every metric and the history with {@code state} from
+   * {@link #stateDict} of a tracker with the same names. Everything is checked (each metric's
+   * state against an empty copy of it) before anything changes.
+   */
+  public void loadStateDict(Map<String, Object> state) {
+    String op = "MetricTracker.loadStateDict";
+    String tracked = "tracked=" + metrics.keySet();
+    StateReader r = new StateReader(op, tracked, state, "metrics", "history");
+    Map<String, Object> states = r.map("metrics");
+    Map<String, Object> values = r.map("history");
+    String[] names = metrics.keySet().toArray(String[]::new);
+    new StateReader(op, tracked, states, names);
+    StateReader h = new StateReader(op, tracked, values, names);
+    LinkedHashMap<String, List<Double>> loaded = new LinkedHashMap<>();
+    int epochs = -1;
+    for (String name : names) {
+      double[] v = h.doubles(name, epochs, "epochs, as the other metrics' histories");
+      epochs = v.length;
+      List<Double> l = new ArrayList<>(v.length);
+      for (double x : v) l.add(x);
+      loaded.put(name, l);
+    }
+    for (String name : names) {
+      Map<String, Object> s = metricState(op, name, states.get(name));
+      metrics.get(name).emptyCopy().loadStateDict(s);  // validates without touching the metric
+    }
+    for (String name : names) metrics.get(name).loadStateDict(metricState(op, name, states.get(name)));
+    history.clear();
+    if (epochs > 0) history.putAll(loaded);
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> metricState(String op, String name, Object s) {
+    if (!(s instanceof Map<?, ?> m)) {
+      throw new IllegalArgumentException(op + ": the state of '" + name + "' must be a Map (got "
+          + (s == null ? "null" : s.getClass().getSimpleName()) + ")");
+    }
+    for (Object k : m.keySet()) {
+      if (!(k instanceof String)) {
+        throw new IllegalArgumentException(op + ": the state of '" + name + "' must have String keys (got " + k + ")");
+      }
+    }
+    return (Map<String, Object>) m;
+  }
+
   private IllegalArgumentException unknown(String method, String name) {
     return new IllegalArgumentException("MetricTracker." + method + ": no metric named '" + name + "' (tracked: "
         + metrics.keySet() + ")");

@@ -81,6 +81,16 @@ public final class R2Score extends RegressionMetric {
   }
 
   @Override
+  String[] sumKeys() {
+    return new String[] {"sq_err", "shift", "mean", "m2"};
+  }
+
+  @Override
+  double[][] sums() {
+    return new double[][] {sqErr, shift, mean, m2};
+  }
+
+  @Override
   public R2Score emptyCopy() {
     return new R2Score();
   }

@@ -2,6 +2,8 @@ package dev.ember.metrics;
 
 import dev.ember.tensor.Check;
 import dev.ember.tensor.Tensor;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /**
  * Shared body of the threshold-free metrics (ROC, precision-recall, AUC, average precision): they
@@ -60,6 +62,45 @@ abstract sealed class RankingMetric<R> implements Metric<R>
   @Override
   public void reset() {
     seen.clear();
+  }
+
+  /**
+   * Every score and label seen: {@code scores} (double[], row-major [samples, columns] with one
+   * column for binary metrics and numClasses otherwise) and {@code labels} (long[samples]).
+   */
+  @Override
+  public Map<String, Object> stateDict() {
+    Map<String, Object> s = new LinkedHashMap<>();
+    s.put("scores", seen.scores());
+    s.put("labels", seen.labels());
+    return s;
+  }
+
+  @Override
+  public void loadStateDict(Map<String, Object> state) {
+    StateReader r = new StateReader(this, state, "scores", "labels");
+    long[] labels = r.longs("labels", -1, "");
+    int columns = seen.columns;
+    if ((long) labels.length * columns > Integer.MAX_VALUE - 8) {
+      throw r.fail("too many samples (" + labels.length + " of " + columns + " scores)");
+    }
+    double[] scores = r.doubles("scores", labels.length * columns,
+        "for " + labels.length + " labels x " + columns + (columns == 1 ? " score" : " scores"));
+    int bound = numClasses == 0 ? 2 : numClasses;
+    int[] y = new int[labels.length];
+    for (int i = 0; i < y.length; i++) {
+      if (labels[i] < 0 || labels[i] >= bound) {
+        throw r.fail("'labels' must lie in [0, " + bound + ") (got " + labels[i] + " at index " + i + ")");
+      }
+      y[i] = (int) labels[i];
+    }
+    for (int i = 0; i < scores.length; i++) {
+      if (!Double.isFinite(scores[i])) {
+        throw r.fail("'scores' must be finite (got " + scores[i] + " at index " + i + ")");
+      }
+      scores[i] += 0.0;  // -0.0 ties with 0.0, as update folds it
+    }
+    seen.replace(scores, y);
   }
 
   @Override

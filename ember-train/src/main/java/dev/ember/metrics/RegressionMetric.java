@@ -2,6 +2,8 @@ package dev.ember.metrics;
 
 import dev.ember.tensor.Check;
 import dev.ember.tensor.Tensor;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /**
  * Shared body of the regression metrics: per-output running sums in double precision, so that an
@@ -32,6 +34,12 @@ abstract sealed class RegressionMetric implements Metric<Double>
 
   /** Adds the sums of {@code other} (same kind, same outputs, both non-empty). */
   abstract void mergeSums(RegressionMetric other);
+
+  /** The state keys of the per-output arrays, in the order of {@link #sums}. */
+  abstract String[] sumKeys();
+
+  /** The per-output arrays themselves (not copies), as allocated by {@link #allocate}. */
+  abstract double[][] sums();
 
   @Override
   public void update(Tensor output, Tensor target) {
@@ -103,6 +111,44 @@ abstract sealed class RegressionMetric implements Metric<Double>
     }
     mergeSums(o);
     n += o.n;
+  }
+
+  /**
+   * {@code outputs} (Integer, 0 before the first batch), {@code count} (Long, samples seen) and
+   * one double[outputs] per running sum of the subclass.
+   */
+  @Override
+  public Map<String, Object> stateDict() {
+    Map<String, Object> s = new LinkedHashMap<>();
+    s.put("outputs", outputs);
+    s.put("count", n);
+    String[] keys = sumKeys();
+    double[][] sums = outputs == 0 ? null : sums();
+    for (int i = 0; i < keys.length; i++) s.put(keys[i], sums == null ? new double[0] : sums[i].clone());
+    return s;
+  }
+
+  @Override
+  public void loadStateDict(Map<String, Object> state) {
+    String[] keys = sumKeys();
+    String[] all = new String[keys.length + 2];
+    all[0] = "outputs";
+    all[1] = "count";
+    System.arraycopy(keys, 0, all, 2, keys.length);
+    StateReader r = new StateReader(this, state, all);
+    long d = r.count("outputs");
+    long count = r.count("count");
+    if (d > Integer.MAX_VALUE - 8) throw r.fail("'outputs' is too large (" + d + ")");
+    if (d == 0 && count > 0) throw r.fail("'count' is " + count + " but 'outputs' is 0");
+    double[][] loaded = new double[keys.length][];
+    for (int i = 0; i < keys.length; i++) loaded[i] = r.doubles(keys[i], (int) d, "for outputs " + d);
+    outputs = (int) d;
+    n = count;
+    if (d > 0) {
+      allocate(outputs);
+      double[][] sums = sums();
+      for (int i = 0; i < keys.length; i++) System.arraycopy(loaded[i], 0, sums[i], 0, outputs);
+    }
   }
 
   static double[] add(double[] a, double[] b) {

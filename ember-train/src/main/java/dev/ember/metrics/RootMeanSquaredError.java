@@ -37,6 +37,16 @@ public final class RootMeanSquaredError extends RegressionMetric {
   }
 
   @Override
+  String[] sumKeys() {
+    return new String[] {"sq_sum"};
+  }
+
+  @Override
+  double[][] sums() {
+    return new double[][] {sqSum};
+  }
+
+  @Override
   public RootMeanSquaredError emptyCopy() {
     return new RootMeanSquaredError();
   }

@@ -43,6 +43,26 @@ final class ScoreBuffer {
     labels = Arrays.copyOf(labels, cap);
   }
 
+  /** A copy of the scores seen, row-major [size, columns]. */
+  double[] scores() {
+    return Arrays.copyOf(scores, size * columns);
+  }
+
+  /** A copy of the labels seen, widened to long. */
+  long[] labels() {
+    long[] out = new long[size];
+    for (int i = 0; i < size; i++) out[i] = labels[i];
+    return out;
+  }
+
+  /** Replaces the contents with {@code s} (row-major [y.length, columns]) and {@code y}, taken over as they are. */
+  void replace(double[] s, int[] y) {
+    assert s.length == (long) y.length * columns;
+    scores = s;
+    labels = y;
+    size = y.length;
+  }
+
   void clear() {
     scores = new double[0];
     labels = new int[0];

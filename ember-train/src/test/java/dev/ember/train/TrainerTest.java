@@ -71,6 +71,17 @@ class TrainerTest {
     public Metric<Double> emptyCopy() {
       return new Acc();
     }
+
+    @Override
+    public Map<String, Object> stateDict() {
+      return new java.util.HashMap<>(Map.of("correct", correct, "total", total));
+    }
+
+    @Override
+    public void loadStateDict(Map<String, Object> state) {
+      correct = (Long) state.get("correct");
+      total = (Long) state.get("total");
+    }
   }
 
   @Test
