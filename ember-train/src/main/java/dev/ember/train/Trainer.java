@@ -44,9 +44,8 @@ import java.util.function.BiFunction;
  * {@code ModelCheckpoint}) hold the model, optimizer, schedule, every random generator's state,
  * the loader's position in the epoch, the history, the running loss and each callback's state;
  * {@link Builder#resumeFrom(Path)} continues from one so that the parameters and losses are
- * bitwise those of the uninterrupted run. Training metrics are summed over the whole epoch and so
- * cover, in an epoch resumed in its middle, the batches after the resume only (validation metrics
- * and losses are exact).
+ * bitwise those of the uninterrupted run, and the same logged values (the training metrics' partial
+ * state of the epoch travels in the checkpoint too).
  */
 public final class Trainer {
   /** When the schedule steps: after every optimizer step, or after every epoch. */
@@ -359,6 +358,9 @@ public final class Trainer {
       t.put("accumulation", ctx.accumulation);
       t.put("logs", new LinkedHashMap<String, Object>(ctx.logs));
       s.put("trainer", t);
+      LinkedHashMap<String, Object> ms = new LinkedHashMap<>();
+      for (int i = 0; i < trainMetrics.size(); i++) ms.put(i + ":" + trainMetrics.get(i).name(), trainMetrics.get(i).stateDict());
+      s.put("train_metrics", ms);
       s.put("history", history.stateDict());
       LinkedHashMap<String, Object> cbs = new LinkedHashMap<>();
       for (Callback c : callbacks) cbs.put(c.stateKey(), c.stateDict());
@@ -414,6 +416,19 @@ public final class Trainer {
         ((Map<String, Object>) t.get("logs")).forEach((k, v) -> ctx.logs.put(k, (Double) v));
         ctx.epoch = epochIndex + (epochStarted ? 1 : 0);
         history.loadStateDict((Map<String, Object>) s.get("history"));
+        Map<String, Object> ms = (Map<String, Object>) s.get("train_metrics");
+        if (ms.size() != trainMetrics.size()) {
+          throw new IllegalArgumentException("the checkpoint holds " + ms.size() + " training metrics, this trainer has "
+              + trainMetrics.size());
+        }
+        for (int i = 0; i < trainMetrics.size(); i++) {
+          Object m = ms.get(i + ":" + trainMetrics.get(i).name());
+          if (!(m instanceof Map<?, ?> mm)) {
+            throw new IllegalArgumentException("the checkpoint has no state for training metric " + i + " ('"
+                + trainMetrics.get(i).name() + "'); it holds " + ms.keySet());
+          }
+          trainMetrics.get(i).loadStateDict((Map<String, Object>) mm);
+        }
         Map<String, Object> cbs = (Map<String, Object>) s.get("callbacks");
         for (Callback c : callbacks) {
           Object cs = cbs.get(c.stateKey());

@@ -206,7 +206,7 @@ class TrainerTest {
     BatchSource src = Fixtures.source(train, 32, 7);    // 7 batches per epoch, the last of 8 samples
     Module ref = Fixtures.mlp(3);
     var refOpt = new Adam(ref.parameters(), 0.01);
-    History refHist = Trainer.builder().maxEpochs(4)
+    History refHist = Trainer.builder().maxEpochs(4).metrics(new Acc())
         .scheduler(new StepLR(refOpt, 3, 0.5), Trainer.Interval.BATCH)
         .callbacks(new ModelCheckpoint(ckpts, 0, 3, 1000), new EarlyStopping("val_loss", "min", 100))
         .build().fit(ref, F::crossEntropy, refOpt, src, Fixtures.source(val, 45, 0));
@@ -219,12 +219,12 @@ class TrainerTest {
       Module m = Fixtures.mlp(99);                      // other initial weights: all must come from the file
       var opt = new Adam(m.parameters(), 0.01);
       var es = new EarlyStopping("val_loss", "min", 100);
-      History h = Trainer.builder().maxEpochs(4)
+      History h = Trainer.builder().maxEpochs(4).metrics(new Acc())
           .scheduler(new StepLR(opt, 3, 0.5), Trainer.Interval.BATCH)
           .callbacks(new ModelCheckpoint(dir.resolve("other"), 0, 3, 1000), es)
           .resumeFrom(f).build().fit(m, F::crossEntropy, opt, src, Fixtures.source(val, 45, 0));
       Fixtures.assertSameState(ref.stateDict(), m.stateDict());
-      for (String key : List.of("loss", "val_loss", "lr")) {
+      for (String key : List.of("loss", "val_loss", "lr", "accuracy", "val_accuracy")) {
         org.junit.jupiter.api.Assertions.assertArrayEquals(refHist.values(key), h.values(key), 0.0, key + " from " + f);
       }
     }
