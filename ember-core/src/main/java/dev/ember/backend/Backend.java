@@ -28,6 +28,13 @@ public interface Backend {
   void where(Tensor cond, Tensor a, Tensor b, Tensor out);
 
   /**
+   * ReLU's backward in one pass: {@code out = g * (x > 0 ? 1 : 0)}, the value of
+   * {@code g.mul(x.gt(0).to(g.dtype()))} element for element (NaN or infinite g still gives NaN where
+   * x <= 0). g, x and out share one floating dtype; g and x are already expanded to out's shape.
+   */
+  void reluBackward(Tensor g, Tensor x, Tensor out);
+
+  /**
    * Reduces {@code x} over {@code axes} (sorted, distinct) into {@code out}, whose shape is x's with
    * the reduced axes set to 1. The order of accumulation is fixed (independent of thread count).
    */

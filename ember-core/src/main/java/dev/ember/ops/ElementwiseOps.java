@@ -85,7 +85,7 @@ public final class ElementwiseOps {
       case COS -> g.mul(x.sin()).neg();
       case TANH -> g.mul(out.mul(out).neg().add(1));
       case SIGMOID -> g.mul(out.mul(out.neg().add(1)));
-      case RELU -> g.mul(x.gt(0).to(g.dtype()));
+      case RELU -> reluGrad(x, g);
       case LEAKY_RELU -> g.mul(where(x.gt(0), Tensor.scalar(1, g.dtype()), Tensor.scalar(p, g.dtype())));
       case ELU -> g.mul(where(x.gt(0), Tensor.scalar(1, g.dtype()), out.add(p)));
       case GELU -> {
@@ -109,6 +109,21 @@ public final class ElementwiseOps {
       case SOFTPLUS -> g.mul(where(x.mul(p).gt(20), Tensor.scalar(1, x.dtype()), x.mul(p).sigmoid()));
       case POW_SCALAR -> p == 0 ? Tensor.zerosLike(g) : g.mul(x.pow(p - 1).mul(p));
     };
+  }
+
+  /**
+   * {@code g * (x > 0)}: one fused backend pass when g and x are F32 or F64 of one dtype and shape
+   * and the backward is not itself being recorded; the composite (three passes) otherwise.
+   */
+  private static Tensor reluGrad(Tensor x, Tensor g) {
+    DType dt = g.dtype();
+    if (!Grad.enabled() && (dt == DType.F32 || dt == DType.F64) && x.dtype() == dt
+        && java.util.Arrays.equals(x.shapeRef(), g.shapeRef())) {
+      Tensor out = Tensor.empty(dt, g.shapeRef());
+      backend().reluBackward(g, x, out);
+      return out;
+    }
+    return g.mul(x.gt(0).to(dt));
   }
 
   public static Tensor leakyRelu(Tensor x, double negativeSlope) {

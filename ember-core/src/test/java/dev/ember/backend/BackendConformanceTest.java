@@ -60,6 +60,27 @@ abstract class BackendConformanceTest {
   }
 
   @Test
+  void reluBackwardOnContiguousStridedAndF64Inputs() {
+    DoubleBinaryOperator f = (g, x) -> x > 0 ? g : 0;
+    for (int n : SIZES) {
+      Tensor g = data(n, 3, n);
+      Tensor x = data(n + 5, 3, n);
+      Tensor out = Tensor.empty(3, n);
+      backend().reluBackward(g, x, out);
+      Assertions.assertClose(Ref.zip(Arr.of(g), Arr.of(x), f), out, 0, 0, "relu_backward n=" + n);
+      Tensor xt = Views.transpose(data(n + 3, n, 3), 0, 1);
+      Tensor gb = Views.expand(data(n + 4, n), new int[] {3, n});
+      backend().reluBackward(gb, xt, out);
+      Assertions.assertClose(Ref.zip(Arr.of(gb), Arr.of(xt), f), out, 0, 0, "relu_backward strided n=" + n);
+      Tensor g64 = g.to(DType.F64);
+      Tensor x64 = x.to(DType.F64);
+      Tensor out64 = Tensor.empty(DType.F64, 3, n);
+      backend().reluBackward(g64, x64, out64);
+      Assertions.assertClose(Ref.zip(Arr.of(g64), Arr.of(x64), f), out64, 0, 0, "relu_backward f64 n=" + n);
+    }
+  }
+
+  @Test
   void binaryWithBroadcastLayouts() {
     BinaryOp[] ops = {BinaryOp.ADD, BinaryOp.SUB, BinaryOp.MUL, BinaryOp.DIV, BinaryOp.MAXIMUM, BinaryOp.MINIMUM};
     DoubleBinaryOperator[] fs = {Double::sum, (a, b) -> a - b, (a, b) -> a * b, (a, b) -> a / b, Math::max, Math::min};

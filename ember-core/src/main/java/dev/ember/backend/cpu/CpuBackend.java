@@ -186,6 +186,42 @@ public final class CpuBackend implements Backend {
     }
   }
 
+  @Override
+  public void reluBackward(Tensor g, Tensor x, Tensor out) {
+    int[][] c = Strided.coalesce(out.shapeRef(), out.stridesRef(), g.stridesRef(), x.stridesRef());
+    int[] shape = c[0];
+    int[] so = c[1];
+    int[] sg = c[2];
+    int[] sx = c[3];
+    int last = shape.length - 1;
+    int inner = shape[last];
+    int rows = (int) (Shapes.numel(shape) / Math.max(inner, 1));
+    int iso = so[last];
+    int isg = sg[last];
+    int isx = sx[last];
+    Storage gs = g.storage();
+    Storage xs = x.storage();
+    Storage os = out.storage();
+    boolean f32 = gs.dtype() == DType.F32 && xs.dtype() == DType.F32 && os.dtype() == DType.F32;
+    boolean f64 = gs.dtype() == DType.F64 && xs.dtype() == DType.F64 && os.dtype() == DType.F64;
+    segments(rows, inner, (r, j0, j1) -> {
+      int oo = Strided.rowOffset(r, shape, so, out.offset()) + j0 * iso;
+      int go = Strided.rowOffset(r, shape, sg, g.offset()) + j0 * isg;
+      int xo = Strided.rowOffset(r, shape, sx, x.offset()) + j0 * isx;
+      int n = j1 - j0;
+      boolean unit = iso == 1 && isg == 1 && isx == 1;
+      if (f32 && unit) {
+        k.reluBackward(gs.floats(), go, xs.floats(), xo, os.floats(), oo, n);
+      } else if (f64 && unit) {
+        ScalarKernels.reluBackward(gs.doubles(), go, xs.doubles(), xo, os.doubles(), oo, n);
+      } else {
+        for (int j = 0; j < n; j++) {
+          os.setDouble(oo + j * iso, gs.getDouble(go + j * isg) * (xs.getDouble(xo + j * isx) > 0 ? 1.0 : 0.0));
+        }
+      }
+    });
+  }
+
   /** Integer arithmetic in 64 bits (exact beyond 2^53, unlike going through double); DIV is floor division's sibling trunc, as C. */
   private static long integerOp(BinaryOp op, long a, long b) {
     return switch (op) {

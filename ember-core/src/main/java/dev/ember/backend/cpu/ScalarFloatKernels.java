@@ -31,6 +31,11 @@ public final class ScalarFloatKernels implements FloatKernels {
   }
 
   @Override
+  public void reluBackward(float[] g, int go, float[] x, int xo, float[] out, int oo, int n) {
+    ScalarKernels.reluBackward(g, go, x, xo, out, oo, n);
+  }
+
+  @Override
   public float sum(float[] x, int xo, int n) {
     return ScalarKernels.sum(x, xo, n);
   }

@@ -224,6 +224,22 @@ public final class ScalarKernels {
     }
   }
 
+  /**
+   * ReLU's backward, {@code out = g * (x > 0 ? 1 : 0)}: the product (not a select) keeps the
+   * composite's values bit for bit, NaN for an infinite or NaN g where x <= 0 and -0 for a
+   * negative g there included.
+   */
+  public static void reluBackward(float[] g, int go, float[] x, int xo, float[] out, int oo, int n) {
+    assert n >= 0 && go + n <= g.length && xo + n <= x.length && oo + n <= out.length;
+    for (int i = 0; i < n; i++) out[oo + i] = g[go + i] * (x[xo + i] > 0 ? 1f : 0f);
+  }
+
+  /** The double version of {@link #reluBackward(float[], int, float[], int, float[], int, int)}. */
+  public static void reluBackward(double[] g, int go, double[] x, int xo, double[] out, int oo, int n) {
+    assert n >= 0 && go + n <= g.length && xo + n <= x.length && oo + n <= out.length;
+    for (int i = 0; i < n; i++) out[oo + i] = g[go + i] * (x[xo + i] > 0 ? 1.0 : 0.0);
+  }
+
   public static void binary(BinaryOp op, float[] a, int ao, float[] b, int bo, float[] out, int oo, int n) {
     assert n >= 0 && ao + n <= a.length && bo + n <= b.length && oo + n <= out.length;
     switch (op) {

@@ -249,6 +249,36 @@ class KernelsTest {
   }
 
   @Test
+  void reluBackwardVectorMatchesScalarAndTheCompositeBitwise() {
+    Random r = new Random(11);
+    float[] specials = {Float.NaN, -0f, 0f, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, Float.MIN_VALUE,
+        -Float.MIN_VALUE};
+    for (int n : SIZES) {
+      float[] x = random(r, n + XO, -2, 2);
+      float[] g = random(r, n + 2, -3, 3);
+      for (int i = 0; i < n; i += 3) x[XO + i] = specials[(i / 3) % specials.length];
+      for (int i = 1; i < n; i += 5) g[2 + i] = specials[(i / 5) % specials.length];
+      float[] s = new float[n + OO], v = new float[n + OO];
+      ScalarKernels.reluBackward(g, 2, x, XO, s, OO, n);
+      VectorKernels.reluBackward(g, 2, x, XO, v, OO, n);
+      for (int i = 0; i < n; i++) {
+        float want = g[2 + i] * (float) ScalarKernels.apply(BinaryOp.GT, x[XO + i], 0); // the composite g * (x > 0)
+        String what = "n=" + n + " i=" + i + " g=" + g[2 + i] + " x=" + x[XO + i];
+        assertEquals(Float.floatToRawIntBits(want), Float.floatToRawIntBits(s[OO + i]), "scalar " + what);
+        assertEquals(Float.floatToRawIntBits(want), Float.floatToRawIntBits(v[OO + i]), "vector " + what);
+      }
+    }
+    double[] gd = {1.5, -2, Double.NaN, Double.POSITIVE_INFINITY, 4};
+    double[] xd = {0.1, -1, 3, -0.0, Double.NaN};
+    double[] od = new double[5];
+    ScalarKernels.reluBackward(gd, 0, xd, 0, od, 0, 5);
+    assertEquals(1.5, od[0]);
+    assertEquals(Double.doubleToRawLongBits(-0.0), Double.doubleToRawLongBits(od[1]));
+    assertTrue(Double.isNaN(od[2]) && Double.isNaN(od[3]));
+    assertEquals(0.0, od[4]);
+  }
+
+  @Test
   void vectorBinaryMatchesScalar() {
     Random r = new Random(2);
     for (BinaryOp op : ARITH) {

@@ -15,6 +15,8 @@ import dev.ember.tensor.Tensor;
 final class PoolKernels {
   private PoolKernels() {}
 
+  private static final RowKernels ROWS = RowKernels.F32;
+
   /** Elements of input per task: tasks stay large enough to amortise the hand-off to a worker. */
   private static final int TASK_ELEMENTS = 1 << 15;
 
@@ -54,7 +56,9 @@ final class PoolKernels {
     if (x.dtype() == DType.F32) {
       float[] xs = x.storage().floats();
       float[] ys = out.storage().floats();
-      if (h.step == 1 && w.step == 1) {
+      if (tiles2(h) && tiles2(w)) {
+        forPlanes(planes, inPlane, (p0, p1) -> maxPlanes2x2F(xs, xo, ys, arg, p0, p1, h.in, w.in));
+      } else if (h.step == 1 && w.step == 1) {
         forPlanes(planes, inPlane, (p0, p1) -> maxPlanesF1(xs, xo, ys, arg, p0, p1, h, w));
       } else {
         forPlanes(planes, inPlane, (p0, p1) -> {
@@ -67,6 +71,34 @@ final class PoolKernels {
       forPlanes(planes, inPlane, (p0, p1) -> {
         for (int p = p0; p < p1; p++) maxPlaneD(xs, xo + p * inPlane, ys, p * outPlane, arg, h, w);
       });
+    }
+  }
+
+  /**
+   * Whether the windows of an axis are 2 wide with stride 2, undilated, and tile it exactly
+   * (in = 2 * out, no padding): the 2x2 max pooling of most convnets.
+   */
+  static boolean tiles2(Axis a) {
+    if (a.step != 1 || a.in != 2 * a.out || a.div != null) return false;
+    for (int o = 0; o < a.out; o++) {
+      if (a.start[o] != 2 * o || a.end[o] != 2 * o + 2) return false;
+    }
+    return true;
+  }
+
+  /**
+   * {@link #maxPlanesF1} for 2x2 windows with stride 2 tiling planes of [inH, inW] (both even), a
+   * row at a time on {@link RowKernels#maxPool2x2Row} (same scan order, tie and NaN rules).
+   */
+  private static void maxPlanes2x2F(float[] xs, int xo, float[] ys, int[] arg, int p0, int p1, int inH, int iw) {
+    int ow = iw / 2;
+    int oh = inH / 2;
+    int inPlane = inH * iw;
+    int outPlane = oh * ow;
+    for (int p = p0; p < p1; p++) {
+      int xb = xo + p * inPlane;
+      int yb = p * outPlane;
+      for (int r = 0; r < oh; r++) ROWS.maxPool2x2Row(xs, xb + 2 * r * iw, iw, xb, ys, arg, yb + r * ow, ow);
     }
   }
 
@@ -179,8 +211,8 @@ final class PoolKernels {
    * at its window's argmax {@code arg}. Returns a new tensor of {@code shape} in g's dtype.
    */
   static Tensor maxBackward(Tensor g, int[] arg, int planes, int inPlane, int outPlane, int[] shape) {
-    Tensor gi = Tensor.zeros(g.dtype(), shape);
     int go = g.offset();
+    Tensor gi = Tensor.zeros(g.dtype(), shape);
     if (g.dtype() == DType.F32) {
       float[] gs = g.storage().floats();
       float[] is = gi.storage().floats();

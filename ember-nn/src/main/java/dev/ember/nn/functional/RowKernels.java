@@ -19,6 +19,14 @@ interface RowKernels {
    */
   float dot(float[] a, int ao, float[] b, int bo, int n);
 
+  /**
+   * One output row of a 2x2, stride-2 max pooling: for o in [0, n), with c = xo + 2 * o, y[yo + o] is
+   * the maximum of x[c], x[c + 1], x[c + iw], x[c + iw + 1] taken in that (scan) order, where the
+   * first maximum wins ties and a NaN wins (the last NaN), and, when arg is not null,
+   * arg[yo + o] = (the winner's index) - base. Both implementations give the same bits.
+   */
+  void maxPool2x2Row(float[] x, int xo, int iw, int base, float[] y, int[] arg, int yo, int n);
+
   /** The loops for this process. */
   RowKernels F32 = Choice.choose();
 
@@ -41,6 +49,35 @@ interface RowKernels {
       }
       for (; i < n; i++) s0 += a[ao + i] * b[bo + i];
       return (s0 + s1) + (s2 + s3);
+    }
+
+    @Override
+    public void maxPool2x2Row(float[] x, int xo, int iw, int base, float[] y, int[] arg, int yo, int n) {
+      maxPool2x2Scalar(x, xo, iw, base, y, arg, yo, n);
+    }
+  }
+
+  /** The scalar loop of {@link #maxPool2x2Row}, also the vector version's tail. */
+  static void maxPool2x2Scalar(float[] x, int xo, int iw, int base, float[] y, int[] arg, int yo, int n) {
+    for (int o = 0, c = xo; o < n; o++, c += 2) {
+      float a = x[c];
+      float b = x[c + 1];
+      float d = x[c + iw];
+      float e = x[c + iw + 1];
+      // starting from the first tap is the same as from -inf: -inf is not taken, NaN is
+      float mv = a;
+      int mc = c;
+      boolean take = b > mv | b != b; // no short-circuit, so the JIT can use conditional moves
+      mc = take ? c + 1 : mc;
+      mv = take ? b : mv;
+      take = d > mv | d != d;
+      mc = take ? c + iw : mc;
+      mv = take ? d : mv;
+      take = e > mv | e != e;
+      mc = take ? c + iw + 1 : mc;
+      mv = take ? e : mv;
+      y[yo + o] = mv;
+      if (arg != null) arg[yo + o] = mc - base;
     }
   }
 

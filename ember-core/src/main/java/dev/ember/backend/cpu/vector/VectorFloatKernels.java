@@ -35,6 +35,11 @@ public final class VectorFloatKernels implements FloatKernels {
   }
 
   @Override
+  public void reluBackward(float[] g, int go, float[] x, int xo, float[] out, int oo, int n) {
+    VectorKernels.reluBackward(g, go, x, xo, out, oo, n);
+  }
+
+  @Override
   public float sum(float[] x, int xo, int n) {
     return VectorKernels.sum(x, xo, n);
   }

@@ -223,6 +223,22 @@ public final class VectorKernels {
     return i;
   }
 
+  /**
+   * ReLU's backward, {@code out = g * (x > 0 ? 1 : 0)} (see ScalarKernels.reluBackward): one pass,
+   * the 0/1 factor from a compare and a blend, then the same product as the scalar kernel.
+   */
+  public static void reluBackward(float[] g, int go, float[] x, int xo, float[] out, int oo, int n) {
+    assert n >= 0 && go + n <= g.length && xo + n <= x.length && oo + n <= out.length;
+    FloatVector zero = FloatVector.zero(S);
+    FloatVector one = FloatVector.broadcast(S, 1f);
+    int i = 0;
+    for (int end = S.loopBound(n); i < end; i += L) {
+      FloatVector f = zero.blend(one, fromArray(S, x, xo + i).compare(GT, 0f));
+      fromArray(S, g, go + i).mul(f).intoArray(out, oo + i);
+    }
+    ScalarKernels.reluBackward(g, go + i, x, xo + i, out, oo + i, n - i);
+  }
+
   private static int leakyRelu(float slope, float[] x, int xo, float[] out, int oo, int n) {
     int i = 0;
     for (int end = S.loopBound(n); i < end; i += L) {
