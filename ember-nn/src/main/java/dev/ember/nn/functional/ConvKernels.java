@@ -350,20 +350,21 @@ final class ConvKernels {
     float[] xs = x.storage().floats();
     float[] gs = gOut.storage().floats();
     int chunks = Parallel.chunks(n, DIRECT_IMAGES);
-    float[][] part = new float[chunks][o * taps];
+    int width = ROWS.directWidth();
+    float[][] part = new float[chunks][o * taps * width];
     Parallel.forEach(chunks, t -> {
       for (int img = t * DIRECT_IMAGES, n1 = Math.min(n, img + DIRECT_IMAGES); img < n1; img++) {
         float[] xp = padded(xs, x.offset(), cin, g, img, ph, pw);
         for (int oc = 0; oc < o; oc++) {
           ROWS.convWeightPlane(gs, gOut.offset() + (img * o + oc) * cols, g.oh, g.ow, xp, 0, pw, ph * pw, cin, g.kh,
-              g.kw, part[t], oc * taps);
+              g.kw, part[t], oc * taps * width);
         }
       }
     });
     float[] d = dw.storage().floats();
-    for (int e = 0; e < o * taps; e++) {
-      float s = part[0][e];
-      for (int t = 1; t < chunks; t++) s += part[t][e];
+    for (int e = 0; e < o * taps; e++) { // each chunk's slots summed in slot order, then the chunks in order
+      float s = RowKernels.sumSlots(part[0], e * width, width);
+      for (int t = 1; t < chunks; t++) s += RowKernels.sumSlots(part[t], e * width, width);
       d[dw.offset() + e] = s;
     }
   }

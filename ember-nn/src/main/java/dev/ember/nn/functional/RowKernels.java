@@ -44,12 +44,21 @@ interface RowKernels {
       float[] y, int yo, int oh, int ow);
 
   /**
-   * The weight gradient of {@link #convPlane} for one (image, output channel) pair: for each tap
-   * (ci, i, j), acc[ao + (ci*kh + i)*kw + j] += the float sum over oy < oh, ox < ow of
-   * g[go + oy*ow + ox] * xp[xo + ci*ps + (oy + i)*pw + ox + j], in an order fixed per implementation.
+   * The weight gradient of {@link #convPlane} for one (image, output channel) pair, as partial
+   * sums: each tap t = (ci*kh + i)*kw + j owns the directWidth() slots acc[ao + t*directWidth() ...],
+   * and this adds to them partial sums (in an order fixed per implementation) whose total is the
+   * sum over oy < oh, ox < ow of g[go + oy*ow + ox] * xp[xo + ci*ps + (oy + i)*pw + ox + j].
+   * Keeping the slots across many planes leaves one reduction per tap ({@link #sumSlots}) to the end.
    */
   void convWeightPlane(float[] g, int go, int oh, int ow, float[] xp, int xo, int pw, int ps, int cin, int kh,
       int kw, float[] acc, int ao);
+
+  /** The total of a tap's directWidth() slots (see {@link #convWeightPlane}), summed in slot order. */
+  static float sumSlots(float[] acc, int at, int width) {
+    float s = 0;
+    for (int l = 0; l < width; l++) s += acc[at + l];
+    return s;
+  }
 
   /** The loops for this process. */
   RowKernels F32 = Choice.choose();
@@ -106,15 +115,15 @@ interface RowKernels {
     @Override
     public void convWeightPlane(float[] g, int go, int oh, int ow, float[] xp, int xo, int pw, int ps, int cin,
         int kh, int kw, float[] acc, int ao) {
+      int width = directWidth();
       for (int ci = 0; ci < cin; ci++) {
         for (int i = 0; i < kh; i++) {
           for (int j = 0; j < kw; j++) {
-            float s = 0;
+            int at = ao + ((ci * kh + i) * kw + j) * width; // slot ox holds column ox's sum
             for (int oy = 0; oy < oh; oy++) {
               int r = xo + ci * ps + (oy + i) * pw + j;
-              for (int ox = 0; ox < ow; ox++) s = Math.fma(g[go + oy * ow + ox], xp[r + ox], s);
+              for (int ox = 0; ox < ow; ox++) acc[at + ox] = Math.fma(g[go + oy * ow + ox], xp[r + ox], acc[at + ox]);
             }
-            acc[ao + (ci * kh + i) * kw + j] += s;
           }
         }
       }

@@ -137,23 +137,22 @@ final class VectorRowKernels implements RowKernels {
   }
 
   /**
-   * Per tap, lane-wise fma sums over the rows (lanes at ox >= ow load as 0 from both operands, so
-   * nothing from the padding enters), the two vectors added lane-wise and the lanes summed in
-   * order: the same bits on every call. Taps run two at a time (see taps2).
+   * A tap's slots are two vectors (ox < L and L <= ox < 2L), loaded, advanced by lane-wise fma over
+   * the rows and stored back. Lanes at ox >= ow load as 0 from both operands, so nothing from the
+   * padding enters. Taps run two at a time (see taps2).
    */
   @Override
   public void convWeightPlane(float[] g, int go, int oh, int ow, float[] xp, int xo, int pw, int ps, int cin,
       int kh, int kw, float[] acc, int ao) {
     VectorMask<Float> m0 = S.indexInRange(0, ow);
     VectorMask<Float> m1 = S.indexInRange(L, ow);
-    float[] lanes = new float[L];
     for (int ci = 0; ci < cin; ci++) {
       for (int i = 0; i < kh; i++) {
         int base = xo + ci * ps + i * pw;
-        int t = ao + (ci * kh + i) * kw;
+        int t = ao + (ci * kh + i) * kw * 2 * L;
         int j = 0;
-        for (; j + 1 < kw; j += 2) taps2(g, go, oh, ow, xp, base + j, pw, m0, m1, lanes, acc, t + j);
-        for (; j < kw; j++) tap1(g, go, oh, ow, xp, base + j, pw, m0, m1, lanes, acc, t + j);
+        for (; j + 1 < kw; j += 2) taps2(g, go, oh, ow, xp, base + j, pw, m0, m1, acc, t + j * 2 * L);
+        for (; j < kw; j++) tap1(g, go, oh, ow, xp, base + j, pw, m0, m1, acc, t + j * 2 * L);
       }
     }
   }
@@ -165,11 +164,11 @@ final class VectorRowKernels implements RowKernels {
    * register allocator and too big to inline, stayed in tier-2 code and ran 15x slower.
    */
   private static void taps2(float[] g, int go, int oh, int ow, float[] xp, int r, int pw, VectorMask<Float> m0,
-      VectorMask<Float> m1, float[] lanes, float[] acc, int at) {
-    FloatVector s00 = FloatVector.zero(S);
-    FloatVector s01 = s00;
-    FloatVector s10 = s00;
-    FloatVector s11 = s00;
+      VectorMask<Float> m1, float[] acc, int at) {
+    FloatVector s00 = FloatVector.fromArray(S, acc, at);
+    FloatVector s01 = FloatVector.fromArray(S, acc, at + L);
+    FloatVector s10 = FloatVector.fromArray(S, acc, at + 2 * L);
+    FloatVector s11 = FloatVector.fromArray(S, acc, at + 3 * L);
     for (int oy = 0, gr = go; oy < oh; oy++, r += pw, gr += ow) {
       FloatVector g0 = FloatVector.fromArray(S, g, gr, m0);
       FloatVector g1 = FloatVector.fromArray(S, g, gr + L, m1);
@@ -178,33 +177,22 @@ final class VectorRowKernels implements RowKernels {
       s01 = g1.fma(FloatVector.fromArray(S, xp, r + L, m1), s01);
       s11 = g1.fma(FloatVector.fromArray(S, xp, r + L + 1, m1), s11);
     }
-    s00.add(s01).intoArray(lanes, 0);
-    acc[at] += sumLanes(lanes);
-    s10.add(s11).intoArray(lanes, 0);
-    acc[at + 1] += sumLanes(lanes);
+    s00.intoArray(acc, at);
+    s01.intoArray(acc, at + L);
+    s10.intoArray(acc, at + 2 * L);
+    s11.intoArray(acc, at + 3 * L);
   }
 
-  /** One tap over all rows (the kernel row's taps after the groups of four). */
+  /** One tap over all rows (after the pairs). */
   private static void tap1(float[] g, int go, int oh, int ow, float[] xp, int r, int pw, VectorMask<Float> m0,
-      VectorMask<Float> m1, float[] lanes, float[] acc, int at) {
-    FloatVector s0 = FloatVector.zero(S);
-    FloatVector s1 = s0;
+      VectorMask<Float> m1, float[] acc, int at) {
+    FloatVector s0 = FloatVector.fromArray(S, acc, at);
+    FloatVector s1 = FloatVector.fromArray(S, acc, at + L);
     for (int oy = 0, gr = go; oy < oh; oy++, r += pw, gr += ow) {
       s0 = FloatVector.fromArray(S, g, gr, m0).fma(FloatVector.fromArray(S, xp, r, m0), s0);
       s1 = FloatVector.fromArray(S, g, gr + L, m1).fma(FloatVector.fromArray(S, xp, r + L, m1), s1);
     }
-    s0.add(s1).intoArray(lanes, 0);
-    acc[at] += sumLanes(lanes);
-  }
-
-  /**
-   * The lanes of a vector stored in {@code lanes}, summed in lane order (not reduceLanes, whose
-   * order may differ before and after C2; and no vector parameter, which C2 would box when it does
-   * not inline the call).
-   */
-  private static float sumLanes(float[] lanes) {
-    float s = 0;
-    for (int l = 0; l < L; l++) s += lanes[l];
-    return s;
+    s0.intoArray(acc, at);
+    s1.intoArray(acc, at + L);
   }
 }

@@ -95,7 +95,7 @@ class RowKernelsTest {
 
   /**
    * The direct convolution kernels: convPlane bitwise (both fma each tap in the same order),
-   * convWeightPlane within float rounding of a double sum, for widths around one and two vectors,
+   * convWeightPlane's slot totals within float rounding of a double sum, for widths around one and two vectors,
    * 1-3 input channels and odd and even kernel widths; padding lanes past ow must not leak in.
    */
   @Test
@@ -124,9 +124,12 @@ class RowKernelsTest {
           vector.convPlane(xp, 3, pw, ps, cin, kh, kw, w, 2, 0.5f, yv, 4, oh, ow);
         }
         assertArrayEquals(ys, yv, "convPlane " + what);
-        float[] as = new float[1 + cin * kh * kw], av = new float[1 + cin * kh * kw];
-        scalar.convWeightPlane(g, 1, oh, ow, xp, 3, pw, ps, cin, kh, kw, as, 1);
-        vector.convWeightPlane(g, 1, oh, ow, xp, 3, pw, ps, cin, kh, kw, av, 1);
+        int sw = scalar.directWidth();
+        float[] as = new float[1 + cin * kh * kw * sw], av = new float[1 + cin * kh * kw * dw];
+        for (int rep = 0; rep < 2; rep++) { // slots accumulate: twice the plane is twice the sum
+          scalar.convWeightPlane(g, 1, oh, ow, xp, 3, pw, ps, cin, kh, kw, as, 1);
+          vector.convWeightPlane(g, 1, oh, ow, xp, 3, pw, ps, cin, kh, kw, av, 1);
+        }
         for (int ci = 0; ci < cin; ci++) {
           for (int i = 0; i < kh; i++) {
             for (int j = 0; j < kw; j++) {
@@ -138,9 +141,11 @@ class RowKernelsTest {
                   mag += Math.abs(p);
                 }
               }
-              int t = 1 + (ci * kh + i) * kw + j;
-              assertEquals(exact, as[t], 1e-5 * mag + 1e-6, "scalar convWeightPlane " + what);
-              assertEquals(exact, av[t], 1e-5 * mag + 1e-6, "vector convWeightPlane " + what);
+              int t = (ci * kh + i) * kw + j;
+              assertEquals(2 * exact, RowKernels.sumSlots(as, 1 + t * sw, sw), 2e-5 * mag + 1e-6,
+                  "scalar convWeightPlane " + what);
+              assertEquals(2 * exact, RowKernels.sumSlots(av, 1 + t * dw, dw), 2e-5 * mag + 1e-6,
+                  "vector convWeightPlane " + what);
             }
           }
         }
@@ -148,7 +153,7 @@ class RowKernelsTest {
         if (ow + kw - 1 < pw) {
           float[] xn = xp.clone();
           for (int row = 0; row < cin * ph; row++) xn[3 + row * pw + ow + kw - 1] = Float.NaN;
-          float[] an = new float[1 + cin * kh * kw];
+          float[] an = new float[1 + cin * kh * kw * dw];
           vector.convWeightPlane(g, 1, oh, ow, xn, 3, pw, ps, cin, kh, kw, an, 1);
           for (float v : an) assertEquals(false, Float.isNaN(v), "NaN leaked from padding " + what);
         }
