@@ -181,6 +181,14 @@ final class ConvKernels {
       return out;
     }
     boolean direct = g.identity();
+    if (directSmall(x, groups, g)) {
+      directForward(x, w, bias, out, g);
+      return out;
+    }
+    if (blocked(x, groups, g)) {
+      blockedForward(x, w, bias, out, g);
+      return out;
+    }
     Storage xs = x.storage();
     Storage ws = w.storage();
     Storage os = out.storage();
@@ -216,6 +224,14 @@ final class ConvKernels {
     if (gOut.numel() == 0) return new Tensor[] {dx, dw};
     if (groups == c && cg == 1 && groups > 1) {
       depthwiseBackward(x, w, gOut, dx, dw, o / c, g);
+      return new Tensor[] {dx, dw};
+    }
+    if (!needX && directSmall(x, groups, g)) {
+      directWeightGrad(x, gOut, dw, g);
+      return new Tensor[] {dx, dw};
+    }
+    if (blocked(x, groups, g)) {
+      blockedBackward(x, w, gOut, dx, dw, g);
       return new Tensor[] {dx, dw};
     }
     int rows = cg * g.kk();
@@ -258,6 +274,226 @@ final class ConvKernels {
     });
     if (needW) sumPartials(part, (int) dw.numel());
     return new Tensor[] {dx, dw};
+  }
+
+  // ================================================================== direct (few input channels)
+
+  private static final RowKernels ROWS = RowKernels.F32;
+  /** Images per task of the direct kernels (fixed, so the weight-gradient partials do not depend on threads). */
+  private static final int DIRECT_IMAGES = 8;
+  private static final ThreadLocal<float[]> F_PADDED = ThreadLocal.withInitial(() -> new float[0]);
+
+  /**
+   * Whether the direct kernels apply: F32, one group, stride 1, undilated, output rows no wider
+   * than the kernel's two vectors and at most 4 input channels (a first layer on grey or RGB
+   * images). There the column matrix would be the input copied kh*kw times and GEMM's M (the
+   * output channels) is too small to tile well; the direct loops read the padded image instead.
+   */
+  private static boolean directSmall(Tensor x, int groups, Geom g) {
+    return x.dtype() == DType.F32 && groups == 1 && x.shapeRef()[1] <= 4 && g.sh == 1 && g.sw == 1 && g.dh == 1
+        && g.dw == 1 && g.ow <= ROWS.directWidth();
+  }
+
+  /**
+   * Image img of x copied into this thread's zero-padded buffer: cin planes of ph = oh + kh - 1
+   * rows of pw = directWidth() + kw - 1 floats, the image at (top, left) = (ph, pw) padding.
+   */
+  private static float[] padded(float[] xs, int xOff, int cin, Geom g, int img, int ph, int pw) {
+    int size = cin * ph * pw;
+    float[] xp = F_PADDED.get();
+    if (xp.length < size) F_PADDED.set(xp = new float[size]);
+    java.util.Arrays.fill(xp, 0, size, 0f);
+    for (int ci = 0; ci < cin; ci++) {
+      int src = xOff + (img * cin + ci) * g.hw();
+      for (int r = 0; r < g.h; r++) {
+        int pr = r + g.ph;
+        if (pr < 0 || pr >= ph) continue;
+        int c0 = Math.max(0, -g.pw);
+        int c1 = Math.min(g.w, pw - g.pw);
+        if (c1 > c0) System.arraycopy(xs, src + r * g.w + c0, xp, ci * ph * pw + pr * pw + g.pw + c0, c1 - c0);
+      }
+    }
+    return xp;
+  }
+
+  private static void directForward(Tensor x, Tensor w, double[] bias, Tensor out, Geom g) {
+    int n = x.shapeRef()[0];
+    int cin = x.shapeRef()[1];
+    int o = w.shapeRef()[0];
+    int ph = g.oh + g.kh - 1;
+    int pw = ROWS.directWidth() + g.kw - 1;
+    int cols = g.cols();
+    float[] xs = x.storage().floats();
+    float[] ys = out.storage().floats();
+    float[] wf = w.contiguous().toFloatArray();
+    int taps = cin * g.kk();
+    Parallel.forEach(Parallel.chunks(n, DIRECT_IMAGES), t -> {
+      for (int img = t * DIRECT_IMAGES, n1 = Math.min(n, img + DIRECT_IMAGES); img < n1; img++) {
+        float[] xp = padded(xs, x.offset(), cin, g, img, ph, pw);
+        for (int oc = 0; oc < o; oc++) {
+          ROWS.convPlane(xp, 0, pw, ph * pw, cin, g.kh, g.kw, wf, oc * taps, bias == null ? 0f : (float) bias[oc], ys,
+              (img * o + oc) * cols, g.oh, g.ow);
+        }
+      }
+    });
+  }
+
+  private static void directWeightGrad(Tensor x, Tensor gOut, Tensor dw, Geom g) {
+    if (dw == null) return;
+    int n = x.shapeRef()[0];
+    int cin = x.shapeRef()[1];
+    int o = gOut.shapeRef()[1];
+    int ph = g.oh + g.kh - 1;
+    int pw = ROWS.directWidth() + g.kw - 1;
+    int cols = g.cols();
+    int taps = cin * g.kk();
+    float[] xs = x.storage().floats();
+    float[] gs = gOut.storage().floats();
+    int chunks = Parallel.chunks(n, DIRECT_IMAGES);
+    int width = ROWS.directWidth();
+    float[][] part = new float[chunks][o * taps * width];
+    Parallel.forEach(chunks, t -> {
+      for (int img = t * DIRECT_IMAGES, n1 = Math.min(n, img + DIRECT_IMAGES); img < n1; img++) {
+        float[] xp = padded(xs, x.offset(), cin, g, img, ph, pw);
+        for (int oc = 0; oc < o; oc++) {
+          ROWS.convWeightPlane(gs, gOut.offset() + (img * o + oc) * cols, g.oh, g.ow, xp, 0, pw, ph * pw, cin, g.kh,
+              g.kw, part[t], oc * taps * width);
+        }
+      }
+    });
+    float[] d = dw.storage().floats();
+    for (int e = 0; e < o * taps; e++) { // each chunk's slots summed in slot order, then the chunks in order
+      float s = RowKernels.sumSlots(part[0], e * width, width);
+      for (int t = 1; t < chunks; t++) s += RowKernels.sumSlots(part[t], e * width, width);
+      d[dw.offset() + e] = s;
+    }
+  }
+
+  // ================================================================== blocks of images (F32, one group)
+
+  /** Floats of column matrix per block of images: the block (and its GEMM operand) stays in L2. */
+  private static final int BLOCK_FLOATS = 1 << 17;
+  private static final ThreadLocal<float[]> F_SCRATCH2 = ThreadLocal.withInitial(() -> new float[0]);
+
+  /** A second per-thread scratch buffer (the block's output or gradient rows), of at least n floats. */
+  private static float[] scratch2(int n) {
+    float[] a = F_SCRATCH2.get();
+    if (a.length < n) F_SCRATCH2.set(a = new float[n]);
+    return a;
+  }
+
+  /**
+   * Whether the F32 one-group path over blocks of images applies: with a column matrix of one
+   * image as narrow as a small feature map (LeNet's [150, 100]), per-image GEMMs run mostly in
+   * packing and edge tiles; a block of images side by side gives GEMM a wide N.
+   */
+  private static boolean blocked(Tensor x, int groups, Geom g) {
+    return x.dtype() == DType.F32 && groups == 1 && !g.identity();
+  }
+
+  /** Images per block: the block's column matrix [C*kk, B*oh*ow] fits in BLOCK_FLOATS (at least one image). */
+  private static int imagesPerBlock(int n, int rows, int cols) {
+    return Math.max(1, Math.min(n, BLOCK_FLOATS / Math.max(1, rows * cols)));
+  }
+
+  /**
+   * The column matrix of images [i0, i0 + nb) side by side: col[(c*kk + t) * ld + b*cols + p] for
+   * image i0 + b, with ld = nb * cols.
+   */
+  private static void blockIm2col(float[] xs, int xOff, int c, Geom g, int i0, int nb, float[] col) {
+    int cols = g.cols();
+    int kk = g.kk();
+    int ld = nb * cols;
+    for (int b = 0; b < nb; b++) {
+      for (int ch = 0; ch < c; ch++) {
+        ConvLoops.im2col(xs, xOff + ((i0 + b) * c + ch) * g.hw(), g, col, ch * kk * ld + b * cols, ld);
+      }
+    }
+  }
+
+  /**
+   * Forward over blocks of images: per block, im2col of its images side by side, one GEMM
+   * W [O, C*kk] x col [C*kk, B*cols], then the rows are copied to out with the bias added. Blocks
+   * are fixed by the shapes and each writes only its own images, so results do not depend on the
+   * thread count.
+   */
+  private static void blockedForward(Tensor x, Tensor w, double[] bias, Tensor out, Geom g) {
+    int n = x.shapeRef()[0];
+    int c = x.shapeRef()[1];
+    int o = w.shapeRef()[0];
+    int rows = c * g.kk();
+    int cols = g.cols();
+    int per = imagesPerBlock(n, rows, cols);
+    float[] xs = x.storage().floats();
+    float[] ys = out.storage().floats();
+    float[] bf = new float[o];
+    if (bias != null) for (int i = 0; i < o; i++) bf[i] = (float) bias[i];
+    Storage ws = w.storage();
+    Parallel.forEach(Parallel.chunks(n, per), t -> {
+      int i0 = t * per;
+      int nb = Math.min(n, i0 + per) - i0;
+      int ld = nb * cols;
+      Storage col = scratch(DType.F32, rows * ld);
+      float[] blk = scratch2(o * ld);
+      blockIm2col(xs, x.offset(), c, g, i0, nb, col.floats());
+      gemm(ws, w.offset(), o, rows, rows, false, col, 0, ld, ld, false, Storage.wrap(blk), 0, ld, false);
+      for (int b = 0; b < nb; b++) {
+        for (int oc = 0; oc < o; oc++) {
+          int src = oc * ld + b * cols;
+          int dst = ((i0 + b) * o + oc) * cols;
+          float bv = bf[oc];
+          for (int p = 0; p < cols; p++) ys[dst + p] = blk[src + p] + bv;
+        }
+      }
+    });
+  }
+
+  /**
+   * Backward over the same blocks: the block's upstream gradient rows are gathered side by side
+   * (gb [O, B*cols]); dW's partial for the block is gb x col^T, and dcol = W^T x gb is scattered
+   * back by col2im. Partials are summed in block order, so dW does not depend on the thread count.
+   */
+  private static void blockedBackward(Tensor x, Tensor w, Tensor gOut, Tensor dx, Tensor dw, Geom g) {
+    int n = x.shapeRef()[0];
+    int c = x.shapeRef()[1];
+    int o = w.shapeRef()[0];
+    int rows = c * g.kk();
+    int cols = g.cols();
+    int per = imagesPerBlock(n, rows, cols);
+    int blocks = Parallel.chunks(n, per);
+    float[] xs = x.storage().floats();
+    float[] gs = gOut.storage().floats();
+    int go = gOut.offset();
+    Storage ws = w.storage();
+    Storage[] part = partials(dw, blocks);
+    Parallel.forEach(blocks, t -> {
+      int i0 = t * per;
+      int nb = Math.min(n, i0 + per) - i0;
+      int ld = nb * cols;
+      Storage col = scratch(DType.F32, rows * ld);
+      float[] gb = scratch2(o * ld);
+      for (int b = 0; b < nb; b++) {
+        for (int oc = 0; oc < o; oc++) {
+          System.arraycopy(gs, go + ((i0 + b) * o + oc) * cols, gb, oc * ld + b * cols, cols);
+        }
+      }
+      Storage gbs = Storage.wrap(gb);
+      if (dw != null) { // dW [O, rows] = gb [O, ld] x col^T [ld, rows]
+        blockIm2col(xs, x.offset(), c, g, i0, nb, col.floats());
+        gemm(gbs, 0, o, ld, ld, false, col, 0, rows, ld, true, part[t], 0, rows, false);
+      }
+      if (dx != null) { // dcol [rows, ld] = W^T [rows, O] x gb [O, ld], then col2im per image
+        gemm(ws, w.offset(), rows, o, rows, true, gbs, 0, ld, ld, false, col, 0, ld, false);
+        float[] dxs = dx.storage().floats();
+        float[] cs = col.floats();
+        for (int b = 0; b < nb; b++) {
+          for (int ch = 0; ch < c; ch++) {
+            ConvLoops.col2im(cs, ch * g.kk() * ld + b * cols, g, dxs, ((i0 + b) * c + ch) * g.hw(), ld);
+          }
+        }
+      }
+    });
+    if (dw != null) sumPartials(part, (int) dw.numel());
   }
 
   // ================================================================== transposed convolution

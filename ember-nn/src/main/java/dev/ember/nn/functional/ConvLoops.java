@@ -16,7 +16,11 @@ final class ConvLoops {
 
   /** The kk column rows of one channel: d[row0 + (i*kw + j) * cols + oy*ow + ox] = s[so + iy*w + ix] or 0. */
   static void im2col(float[] s, int so, ConvKernels.Geom g, float[] d, int row0) {
-    int cols = g.oh() * g.ow();
+    im2col(s, so, g, d, row0, g.oh() * g.ow());
+  }
+
+  /** {@link #im2col(float[], int, ConvKernels.Geom, float[], int)} with column rows {@code cols} apart. */
+  static void im2col(float[] s, int so, ConvKernels.Geom g, float[] d, int row0, int cols) {
     int ow = g.ow();
     int sw = g.sw();
     for (int i = 0; i < g.kh(); i++) {
@@ -47,7 +51,11 @@ final class ConvLoops {
 
   /** The adjoint of {@link #im2col}: s[so + iy*w + ix] += col entries that lie in the image. */
   static void col2im(float[] col, int row0, ConvKernels.Geom g, float[] s, int so) {
-    int cols = g.oh() * g.ow();
+    col2im(col, row0, g, s, so, g.oh() * g.ow());
+  }
+
+  /** {@link #col2im(float[], int, ConvKernels.Geom, float[], int)} with column rows {@code cols} apart. */
+  static void col2im(float[] col, int row0, ConvKernels.Geom g, float[] s, int so, int cols) {
     int ow = g.ow();
     int sw = g.sw();
     for (int i = 0; i < g.kh(); i++) {

@@ -27,6 +27,39 @@ interface RowKernels {
    */
   void maxPool2x2Row(float[] x, int xo, int iw, int base, float[] y, int[] arg, int yo, int n);
 
+  /**
+   * Widest output row the direct convolution kernels below take ({@code ow <= directWidth()}); the
+   * padded input rows they read must hold {@code directWidth() + kw - 1} floats.
+   */
+  int directWidth();
+
+  /**
+   * One output plane of a stride-1, undilated convolution over a zero-padded input: for oy < oh,
+   * ox < ow, y[yo + oy*ow + ox] = bias + the sum over ci < cin, i < kh, j < kw (in that order, each
+   * term fused: fma(w, x, acc)) of w[wo + (ci*kh + i)*kw + j] * xp[xo + ci*ps + (oy + i)*pw + ox + j].
+   * Rows of xp are pw >= directWidth() + kw - 1 floats wide, so a kernel may read (not use) past ow.
+   * Both implementations give the same bits.
+   */
+  void convPlane(float[] xp, int xo, int pw, int ps, int cin, int kh, int kw, float[] w, int wo, float bias,
+      float[] y, int yo, int oh, int ow);
+
+  /**
+   * The weight gradient of {@link #convPlane} for one (image, output channel) pair, as partial
+   * sums: each tap t = (ci*kh + i)*kw + j owns the directWidth() slots acc[ao + t*directWidth() ...],
+   * and this adds to them partial sums (in an order fixed per implementation) whose total is the
+   * sum over oy < oh, ox < ow of g[go + oy*ow + ox] * xp[xo + ci*ps + (oy + i)*pw + ox + j].
+   * Keeping the slots across many planes leaves one reduction per tap ({@link #sumSlots}) to the end.
+   */
+  void convWeightPlane(float[] g, int go, int oh, int ow, float[] xp, int xo, int pw, int ps, int cin, int kh,
+      int kw, float[] acc, int ao);
+
+  /** The total of a tap's directWidth() slots (see {@link #convWeightPlane}), summed in slot order. */
+  static float sumSlots(float[] acc, int at, int width) {
+    float s = 0;
+    for (int l = 0; l < width; l++) s += acc[at + l];
+    return s;
+  }
+
   /** The loops for this process. */
   RowKernels F32 = Choice.choose();
 
@@ -54,6 +87,46 @@ interface RowKernels {
     @Override
     public void maxPool2x2Row(float[] x, int xo, int iw, int base, float[] y, int[] arg, int yo, int n) {
       maxPool2x2Scalar(x, xo, iw, base, y, arg, yo, n);
+    }
+
+    @Override
+    public int directWidth() {
+      return 32;
+    }
+
+    @Override
+    public void convPlane(float[] xp, int xo, int pw, int ps, int cin, int kh, int kw, float[] w, int wo, float bias,
+        float[] y, int yo, int oh, int ow) {
+      for (int oy = 0; oy < oh; oy++) {
+        for (int ox = 0; ox < ow; ox++) {
+          float acc = bias;
+          for (int ci = 0; ci < cin; ci++) {
+            for (int i = 0; i < kh; i++) {
+              int r = xo + ci * ps + (oy + i) * pw + ox;
+              int t = wo + (ci * kh + i) * kw;
+              for (int j = 0; j < kw; j++) acc = Math.fma(w[t + j], xp[r + j], acc);
+            }
+          }
+          y[yo + oy * ow + ox] = acc;
+        }
+      }
+    }
+
+    @Override
+    public void convWeightPlane(float[] g, int go, int oh, int ow, float[] xp, int xo, int pw, int ps, int cin,
+        int kh, int kw, float[] acc, int ao) {
+      int width = directWidth();
+      for (int ci = 0; ci < cin; ci++) {
+        for (int i = 0; i < kh; i++) {
+          for (int j = 0; j < kw; j++) {
+            int at = ao + ((ci * kh + i) * kw + j) * width; // slot ox holds column ox's sum
+            for (int oy = 0; oy < oh; oy++) {
+              int r = xo + ci * ps + (oy + i) * pw + j;
+              for (int ox = 0; ox < ow; ox++) acc[at + ox] = Math.fma(g[go + oy * ow + ox], xp[r + ox], acc[at + ox]);
+            }
+          }
+        }
+      }
     }
   }
 

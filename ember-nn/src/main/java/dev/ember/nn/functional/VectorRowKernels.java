@@ -85,4 +85,114 @@ final class VectorRowKernels implements RowKernels {
     }
     if (o < n) RowKernels.maxPool2x2Scalar(x, xo + 2 * o, iw, base, y, arg, yo + o, n - o);
   }
+
+  @Override
+  public int directWidth() {
+    return 2 * L;
+  }
+
+  /**
+   * Two output rows at a time, each as two vectors (ox < L and L <= ox < 2L; the second only when
+   * ow > L): four independent fma chains per tap, the weight broadcast once for both rows. Lanes at
+   * ox >= ow compute on padding and are not stored.
+   */
+  @Override
+  public void convPlane(float[] xp, int xo, int pw, int ps, int cin, int kh, int kw, float[] w, int wo, float bias,
+      float[] y, int yo, int oh, int ow) {
+    VectorMask<Float> m0 = S.indexInRange(0, ow);
+    VectorMask<Float> m1 = S.indexInRange(L, ow);
+    boolean two = ow > L;
+    int oy = 0;
+    for (; oy < oh; oy += 2) {
+      boolean pair = oy + 1 < oh;
+      FloatVector a0 = FloatVector.broadcast(S, bias);
+      FloatVector a1 = a0;
+      FloatVector b0 = a0;
+      FloatVector b1 = a0;
+      for (int ci = 0; ci < cin; ci++) {
+        for (int i = 0; i < kh; i++) {
+          int r = xo + ci * ps + (oy + i) * pw;
+          int t = wo + (ci * kh + i) * kw;
+          for (int j = 0; j < kw; j++) {
+            FloatVector wb = FloatVector.broadcast(S, w[t + j]);
+            a0 = FloatVector.fromArray(S, xp, r + j).fma(wb, a0);
+            if (two) a1 = FloatVector.fromArray(S, xp, r + j + L).fma(wb, a1);
+            if (pair) {
+              b0 = FloatVector.fromArray(S, xp, r + pw + j).fma(wb, b0);
+              if (two) b1 = FloatVector.fromArray(S, xp, r + pw + j + L).fma(wb, b1);
+            }
+          }
+        }
+      }
+      store(a0, a1, two, m0, m1, y, yo + oy * ow, ow);
+      if (pair) store(b0, b1, two, m0, m1, y, yo + (oy + 1) * ow, ow);
+    }
+  }
+
+  private static void store(FloatVector v0, FloatVector v1, boolean two, VectorMask<Float> m0, VectorMask<Float> m1,
+      float[] y, int at, int ow) {
+    if (ow >= L) v0.intoArray(y, at);
+    else v0.intoArray(y, at, m0);
+    if (two) v1.intoArray(y, at + L, m1);
+  }
+
+  /**
+   * A tap's slots are two vectors (ox < L and L <= ox < 2L), loaded, advanced by lane-wise fma over
+   * the rows and stored back. Lanes at ox >= ow load as 0 from both operands, so nothing from the
+   * padding enters. Taps run two at a time (see taps2).
+   */
+  @Override
+  public void convWeightPlane(float[] g, int go, int oh, int ow, float[] xp, int xo, int pw, int ps, int cin,
+      int kh, int kw, float[] acc, int ao) {
+    VectorMask<Float> m0 = S.indexInRange(0, ow);
+    VectorMask<Float> m1 = S.indexInRange(L, ow);
+    for (int ci = 0; ci < cin; ci++) {
+      for (int i = 0; i < kh; i++) {
+        int base = xo + ci * ps + i * pw;
+        int t = ao + (ci * kh + i) * kw * 2 * L;
+        int j = 0;
+        for (; j + 1 < kw; j += 2) taps2(g, go, oh, ow, xp, base + j, pw, m0, m1, acc, t + j * 2 * L);
+        for (; j < kw; j++) tap1(g, go, oh, ow, xp, base + j, pw, m0, m1, acc, t + j * 2 * L);
+      }
+    }
+  }
+
+  /**
+   * Two adjacent taps (x shifted by 0 and 1) over all rows: four independent chains and one load of
+   * g per row for both. When ow <= L, m1 is empty and the second halves add zeros (no branch in the
+   * loop). Small on purpose: a four-tap version (404 bytes of bytecode) was too big for C1's
+   * register allocator and too big to inline, stayed in tier-2 code and ran 15x slower.
+   */
+  private static void taps2(float[] g, int go, int oh, int ow, float[] xp, int r, int pw, VectorMask<Float> m0,
+      VectorMask<Float> m1, float[] acc, int at) {
+    FloatVector s00 = FloatVector.fromArray(S, acc, at);
+    FloatVector s01 = FloatVector.fromArray(S, acc, at + L);
+    FloatVector s10 = FloatVector.fromArray(S, acc, at + 2 * L);
+    FloatVector s11 = FloatVector.fromArray(S, acc, at + 3 * L);
+    for (int oy = 0, gr = go; oy < oh; oy++, r += pw, gr += ow) {
+      FloatVector g0 = FloatVector.fromArray(S, g, gr, m0);
+      FloatVector g1 = FloatVector.fromArray(S, g, gr + L, m1);
+      s00 = g0.fma(FloatVector.fromArray(S, xp, r, m0), s00);
+      s10 = g0.fma(FloatVector.fromArray(S, xp, r + 1, m0), s10);
+      s01 = g1.fma(FloatVector.fromArray(S, xp, r + L, m1), s01);
+      s11 = g1.fma(FloatVector.fromArray(S, xp, r + L + 1, m1), s11);
+    }
+    s00.intoArray(acc, at);
+    s01.intoArray(acc, at + L);
+    s10.intoArray(acc, at + 2 * L);
+    s11.intoArray(acc, at + 3 * L);
+  }
+
+  /** One tap over all rows (after the pairs). */
+  private static void tap1(float[] g, int go, int oh, int ow, float[] xp, int r, int pw, VectorMask<Float> m0,
+      VectorMask<Float> m1, float[] acc, int at) {
+    FloatVector s0 = FloatVector.fromArray(S, acc, at);
+    FloatVector s1 = FloatVector.fromArray(S, acc, at + L);
+    for (int oy = 0, gr = go; oy < oh; oy++, r += pw, gr += ow) {
+      s0 = FloatVector.fromArray(S, g, gr, m0).fma(FloatVector.fromArray(S, xp, r, m0), s0);
+      s1 = FloatVector.fromArray(S, g, gr + L, m1).fma(FloatVector.fromArray(S, xp, r + L, m1), s1);
+    }
+    s0.intoArray(acc, at);
+    s1.intoArray(acc, at + L);
+  }
 }

@@ -182,8 +182,52 @@ class ConvolutionTest {
     }
   }
 
+  /** One F32 step: x [n, c, h, w] (with or without grad), weight [o, c, k, k], bias; returns y and the grads. */
+  private static Tensor[] f32Step(int n, int c, int o, int h, int w, int k, int stride, int pad, boolean xGrad,
+      DType dt) {
+    Tensor x = Tensor.randn(new Generator(11), dt, n, c, h, w).requiresGrad(xGrad);
+    Tensor wt = Tensor.randn(new Generator(12), dt, o, c, k, k).requiresGrad(true);
+    Tensor b = Tensor.randn(new Generator(13), dt, o).requiresGrad(true);
+    Tensor y = Convolution.conv2d(x, wt, b, a(stride), a(pad), a(1), 1);
+    y.backward(Tensor.randn(new Generator(14), dt, y.shape()));
+    return xGrad ? new Tensor[] {y, wt.grad(), b.grad(), x.grad()} : new Tensor[] {y, wt.grad(), b.grad()};
+  }
+
+  /**
+   * The float32 one-group paths (the direct kernels for few input channels, the blocks of images
+   * side by side for the rest) against float64, which keeps the per-image GEMMs: LeNet's two
+   * layers, widths on both sides of one and two vectors, batches that do not fill the last block.
+   */
+  @Test
+  void float32DirectAndBlockedPathsMatchFloat64() {
+    int[][] cases = { // n, c, o, h, w, k, stride, pad, xGrad
+        {19, 1, 6, 28, 28, 5, 1, 2, 0}, // LeNet conv1: direct forward and weight gradient
+        {5, 3, 4, 9, 7, 3, 1, 1, 0}, // direct, one vector (ow 7)
+        {3, 2, 5, 6, 17, 3, 1, 1, 0}, // direct, ow 17 (just past one AVX-512 vector)
+        {3, 4, 3, 5, 32, 1, 1, 0, 0}, // direct, ow 32 (two full vectors), 1x1 kernel without padding
+        {4, 3, 3, 6, 30, 3, 1, 2, 0}, // direct, ow 32 from padding
+        {3, 2, 5, 8, 9, 3, 1, 1, 1}, // direct forward, blocked backward (x needs its gradient)
+        {13, 6, 16, 14, 14, 5, 1, 0, 1}, // LeNet conv2: blocked
+        {7, 5, 3, 11, 10, 3, 2, 1, 1}, // blocked, strided and padded
+        {2, 3, 4, 5, 40, 3, 1, 1, 0}, // ow 40: too wide for the direct kernels, blocked
+    };
+    for (int[] t : cases) {
+      String what = java.util.Arrays.toString(t);
+      Tensor[] f = f32Step(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8] == 1, DType.F32);
+      Tensor[] d = f32Step(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8] == 1, DType.F64);
+      String[] names = {"y", "dW", "db", "dx"};
+      for (int i = 0; i < f.length; i++) {
+        dev.ember.testing.Assertions.assertClose(d[i].to(DType.F32), f[i], 2e-4, 2e-4, what + " " + names[i]);
+      }
+    }
+  }
+
   @Test
   void resultsAreBitwiseTheSameOnOneAndTwoThreads() {
+    assertSameBits("conv2d direct (LeNet conv1, 3 weight chunks)", () -> f32Step(19, 1, 6, 28, 28, 5, 1, 2, false,
+        DType.F32));
+    assertSameBits("conv2d blocks of images (LeNet conv2, uneven last block)", () -> f32Step(19, 6, 16, 14, 14, 5, 1,
+        0, true, DType.F32));
     assertSameBits("conv2d batch 6 (GEMM per image, 6 weight chunks)", () -> convStep(6, 16, 32, 3, 1, 1));
     assertSameBits("conv2d batch 11 (uneven chunks)", () -> convStep(11, 4, 6, 3, 2, 2));
     assertSameBits("conv2d single image (threaded im2col and GEMM)", () -> convStep(1, 16, 32, 3, 1, 1));

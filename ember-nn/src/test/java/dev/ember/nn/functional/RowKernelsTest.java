@@ -92,4 +92,72 @@ class RowKernelsTest {
     assertEquals(Float.NaN, y[1]);
     assertEquals(7, arg[1]);
   }
+
+  /**
+   * The direct convolution kernels: convPlane bitwise (both fma each tap in the same order),
+   * convWeightPlane's slot totals within float rounding of a double sum, for widths around one and two vectors,
+   * 1-3 input channels and odd and even kernel widths; padding lanes past ow must not leak in.
+   */
+  @Test
+  void directConvolutionVectorAgreesWithScalar() {
+    RowKernels vector = RowKernels.Choice.vectorOrNull();
+    assertNotNull(vector);
+    RowKernels scalar = new RowKernels.Scalar();
+    int dw = vector.directWidth();
+    Random r = new Random(9);
+    for (int ow : new int[] {1, 5, 8, 15, 16, 17, 28, dw}) {
+      if (ow > dw) continue;
+      for (int[] kc : new int[][] {{1, 1, 1}, {3, 3, 2}, {5, 5, 1}, {2, 4, 3}, {5, 3, 2}}) {
+        int kh = kc[0], kw = kc[1], cin = kc[2];
+        int oh = 1 + r.nextInt(9);
+        int ph = oh + kh - 1, pw = dw + kw - 1, ps = ph * pw;
+        float[] xp = new float[3 + cin * ps];
+        for (int i = 0; i < xp.length; i++) xp[i] = (float) r.nextGaussian();
+        float[] w = new float[2 + cin * kh * kw];
+        for (int i = 0; i < w.length; i++) w[i] = (float) r.nextGaussian();
+        float[] ys = new float[4 + oh * ow], yv = new float[4 + oh * ow];
+        float[] g = new float[1 + oh * ow];
+        for (int i = 0; i < g.length; i++) g[i] = (float) r.nextGaussian();
+        String what = "ow=" + ow + " oh=" + oh + " k=" + kh + "x" + kw + " cin=" + cin;
+        for (int rep = 0; rep < 20; rep++) {
+          scalar.convPlane(xp, 3, pw, ps, cin, kh, kw, w, 2, 0.5f, ys, 4, oh, ow);
+          vector.convPlane(xp, 3, pw, ps, cin, kh, kw, w, 2, 0.5f, yv, 4, oh, ow);
+        }
+        assertArrayEquals(ys, yv, "convPlane " + what);
+        int sw = scalar.directWidth();
+        float[] as = new float[1 + cin * kh * kw * sw], av = new float[1 + cin * kh * kw * dw];
+        for (int rep = 0; rep < 2; rep++) { // slots accumulate: twice the plane is twice the sum
+          scalar.convWeightPlane(g, 1, oh, ow, xp, 3, pw, ps, cin, kh, kw, as, 1);
+          vector.convWeightPlane(g, 1, oh, ow, xp, 3, pw, ps, cin, kh, kw, av, 1);
+        }
+        for (int ci = 0; ci < cin; ci++) {
+          for (int i = 0; i < kh; i++) {
+            for (int j = 0; j < kw; j++) {
+              double exact = 0, mag = 0;
+              for (int oy = 0; oy < oh; oy++) {
+                for (int ox = 0; ox < ow; ox++) {
+                  double p = (double) g[1 + oy * ow + ox] * xp[3 + ci * ps + (oy + i) * pw + ox + j];
+                  exact += p;
+                  mag += Math.abs(p);
+                }
+              }
+              int t = (ci * kh + i) * kw + j;
+              assertEquals(2 * exact, RowKernels.sumSlots(as, 1 + t * sw, sw), 2e-5 * mag + 1e-6,
+                  "scalar convWeightPlane " + what);
+              assertEquals(2 * exact, RowKernels.sumSlots(av, 1 + t * dw, dw), 2e-5 * mag + 1e-6,
+                  "vector convWeightPlane " + what);
+            }
+          }
+        }
+        // a NaN in the padding columns past ow (read by the vector loads) must not reach the gradient
+        if (ow + kw - 1 < pw) {
+          float[] xn = xp.clone();
+          for (int row = 0; row < cin * ph; row++) xn[3 + row * pw + ow + kw - 1] = Float.NaN;
+          float[] an = new float[1 + cin * kh * kw * dw];
+          vector.convWeightPlane(g, 1, oh, ow, xn, 3, pw, ps, cin, kh, kw, an, 1);
+          for (float v : an) assertEquals(false, Float.isNaN(v), "NaN leaked from padding " + what);
+        }
+      }
+    }
+  }
 }
