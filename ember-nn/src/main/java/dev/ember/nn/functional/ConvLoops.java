@@ -24,29 +24,48 @@ final class ConvLoops {
     int ow = g.ow();
     int sw = g.sw();
     for (int i = 0; i < g.kh(); i++) {
+      int oy0 = firstRow(g, i);
+      int oy1 = endRow(g, i);
       for (int j = 0; j < g.kw(); j++) {
         int r = row0 + (i * g.kw() + j) * cols;
         int xl = g.xLo(j);
         int xh = g.xHi(j);
         int ixb = so + j * g.dw() - g.pw();
-        for (int oy = 0; oy < g.oh(); oy++) {
-          int iy = oy * g.sh() - g.ph() + i * g.dh();
-          int o = r + oy * ow;
-          if (iy < 0 || iy >= g.h()) {
-            Arrays.fill(d, o, o + ow, 0f);
-            continue;
+        Arrays.fill(d, r, r + oy0 * ow, 0f); // rows above and below the image
+        Arrays.fill(d, r + oy1 * ow, r + g.oh() * ow, 0f);
+        if (oy1 <= oy0) continue;
+        if (xl > 0 || xh < ow) {
+          for (int oy = oy0; oy < oy1; oy++) {
+            int o = r + oy * ow;
+            for (int ox = 0; ox < xl; ox++) d[o + ox] = 0f;
+            for (int ox = xh; ox < ow; ox++) d[o + ox] = 0f;
           }
-          for (int ox = 0; ox < xl; ox++) d[o + ox] = 0f;
-          int sb = ixb + iy * g.w();
-          if (sw == 1) {
-            System.arraycopy(s, sb + xl, d, o + xl, xh - xl); // an intrinsic: faster than the loop on short rows
-          } else {
+        }
+        int iy0 = oy0 * g.sh() - g.ph() + i * g.dh();
+        if (sw == 1) {
+          if (xh > xl) ROWS.copyRows(s, ixb + iy0 * g.w() + xl, g.sh() * g.w(), d, r + oy0 * ow + xl, ow, oy1 - oy0, xh - xl);
+        } else {
+          for (int oy = oy0; oy < oy1; oy++) {
+            int o = r + oy * ow;
+            int sb = ixb + (iy0 + (oy - oy0) * g.sh()) * g.w();
             for (int ox = xl; ox < xh; ox++) d[o + ox] = s[sb + ox * sw];
           }
-          for (int ox = xh; ox < ow; ox++) d[o + ox] = 0f;
         }
       }
     }
+  }
+
+  /** The first output row whose input row for kernel row i lies in the image. */
+  private static int firstRow(ConvKernels.Geom g, int i) {
+    int off = i * g.dh() - g.ph(); // iy = oy * sh + off
+    return off >= 0 ? 0 : Math.min(g.oh(), Math.ceilDiv(-off, g.sh()));
+  }
+
+  /** One past the last such row (at least firstRow). */
+  private static int endRow(ConvKernels.Geom g, int i) {
+    int off = i * g.dh() - g.ph();
+    int end = off > g.h() - 1 ? 0 : Math.min(g.oh(), (g.h() - 1 - off) / g.sh() + 1);
+    return Math.max(end, firstRow(g, i));
   }
 
   /** The adjoint of {@link #im2col}: s[so + iy*w + ix] += col entries that lie in the image. */
@@ -59,19 +78,21 @@ final class ConvLoops {
     int ow = g.ow();
     int sw = g.sw();
     for (int i = 0; i < g.kh(); i++) {
+      int oy0 = firstRow(g, i);
+      int oy1 = endRow(g, i);
+      if (oy1 <= oy0) continue;
+      int iy0 = oy0 * g.sh() - g.ph() + i * g.dh();
       for (int j = 0; j < g.kw(); j++) {
         int r = row0 + (i * g.kw() + j) * cols;
         int xl = g.xLo(j);
         int xh = g.xHi(j);
         int ixb = so + j * g.dw() - g.pw();
-        for (int oy = 0; oy < g.oh(); oy++) {
-          int iy = oy * g.sh() - g.ph() + i * g.dh();
-          if (iy < 0 || iy >= g.h()) continue;
-          int o = r + oy * ow;
-          int sb = ixb + iy * g.w();
-          if (sw == 1) {
-            for (int ox = xl; ox < xh; ox++) s[sb + ox] += col[o + ox];
-          } else {
+        if (sw == 1) {
+          if (xh > xl) ROWS.addRows(col, r + oy0 * ow + xl, ow, s, ixb + iy0 * g.w() + xl, g.sh() * g.w(), oy1 - oy0, xh - xl);
+        } else {
+          for (int oy = oy0; oy < oy1; oy++) {
+            int o = r + oy * ow;
+            int sb = ixb + (iy0 + (oy - oy0) * g.sh()) * g.w();
             for (int ox = xl; ox < xh; ox++) s[sb + ox * sw] += col[o + ox];
           }
         }

@@ -27,6 +27,12 @@ interface RowKernels {
    */
   void maxPool2x2Row(float[] x, int xo, int iw, int base, float[] y, int[] arg, int yo, int n);
 
+  /** d[do + r*ds + k] = s[so + r*ss + k] for r < rows, k < n: a strided block of short rows (im2col). */
+  void copyRows(float[] s, int so, int ss, float[] d, int dOff, int ds, int rows, int n);
+
+  /** d[do + r*ds + k] += s[so + r*ss + k] for r < rows, k < n, one float add each (col2im). */
+  void addRows(float[] s, int so, int ss, float[] d, int dOff, int ds, int rows, int n);
+
   /**
    * Widest output row the direct convolution kernels below take ({@code ow <= directWidth()}); the
    * padded input rows they read must hold {@code directWidth() + kw - 1} floats.
@@ -87,6 +93,18 @@ interface RowKernels {
     @Override
     public void maxPool2x2Row(float[] x, int xo, int iw, int base, float[] y, int[] arg, int yo, int n) {
       maxPool2x2Scalar(x, xo, iw, base, y, arg, yo, n);
+    }
+
+    @Override
+    public void copyRows(float[] s, int so, int ss, float[] d, int dOff, int ds, int rows, int n) {
+      for (int r = 0; r < rows; r++) System.arraycopy(s, so + r * ss, d, dOff + r * ds, n);
+    }
+
+    @Override
+    public void addRows(float[] s, int so, int ss, float[] d, int dOff, int ds, int rows, int n) {
+      for (int r = 0; r < rows; r++) {
+        for (int k = 0; k < n; k++) d[dOff + r * ds + k] += s[so + r * ss + k];
+      }
     }
 
     @Override

@@ -86,6 +86,48 @@ final class VectorRowKernels implements RowKernels {
     if (o < n) RowKernels.maxPool2x2Scalar(x, xo + 2 * o, iw, base, y, arg, yo + o, n - o);
   }
 
+  /**
+   * Whole vectors, then the row's tail as one masked vector when its 16-lane window stays inside
+   * both arrays (a masked access past an array's end takes a slow path), else scalar. Rows of 10-28
+   * floats (im2col of small feature maps) cost a call each with System.arraycopy.
+   */
+  @Override
+  public void copyRows(float[] s, int so, int ss, float[] d, int dOff, int ds, int rows, int n) {
+    int full = S.loopBound(n);
+    VectorMask<Float> tail = S.indexInRange(full, n);
+    for (int r = 0; r < rows; r++) {
+      int a = so + r * ss;
+      int b = dOff + r * ds;
+      for (int k = 0; k < full; k += L) FloatVector.fromArray(S, s, a + k).intoArray(d, b + k);
+      if (full == n) continue;
+      if (a + full + L <= s.length && b + full + L <= d.length) {
+        FloatVector.fromArray(S, s, a + full, tail).intoArray(d, b + full, tail);
+      } else {
+        for (int k = full; k < n; k++) d[b + k] = s[a + k];
+      }
+    }
+  }
+
+  @Override
+  public void addRows(float[] s, int so, int ss, float[] d, int dOff, int ds, int rows, int n) {
+    int full = S.loopBound(n);
+    VectorMask<Float> tail = S.indexInRange(full, n);
+    for (int r = 0; r < rows; r++) {
+      int a = so + r * ss;
+      int b = dOff + r * ds;
+      for (int k = 0; k < full; k += L) {
+        FloatVector.fromArray(S, d, b + k).add(FloatVector.fromArray(S, s, a + k)).intoArray(d, b + k);
+      }
+      if (full == n) continue;
+      if (a + full + L <= s.length && b + full + L <= d.length) {
+        FloatVector.fromArray(S, d, b + full, tail).add(FloatVector.fromArray(S, s, a + full, tail))
+            .intoArray(d, b + full, tail);
+      } else {
+        for (int k = full; k < n; k++) d[b + k] += s[a + k];
+      }
+    }
+  }
+
   @Override
   public int directWidth() {
     return 2 * L;

@@ -160,4 +160,31 @@ class RowKernelsTest {
       }
     }
   }
+
+  /** copyRows and addRows bitwise against the scalar loops, for row lengths around the vector width and rows ending at the array's end. */
+  @Test
+  void copyAndAddRowsAgreeWithScalar() {
+    RowKernels vector = RowKernels.Choice.vectorOrNull();
+    assertNotNull(vector);
+    RowKernels scalar = new RowKernels.Scalar();
+    Random r = new Random(10);
+    for (int n : new int[] {0, 1, 5, 10, 15, 16, 17, 28, 33}) {
+      for (int rows : new int[] {1, 3, 7}) {
+        int ss = n + 4, ds = n + 1;
+        float[] src = new float[2 + rows * ss - 4]; // the last row ends at the array's end
+        float[] dst0 = new float[3 + (rows - 1) * ds + n];
+        for (int i = 0; i < src.length; i++) src[i] = (float) r.nextGaussian();
+        for (int i = 0; i < dst0.length; i++) dst0[i] = (float) r.nextGaussian();
+        for (int rep = 0; rep < 50; rep++) { // enough calls for C2 to compile the vector loops
+          float[] cs = dst0.clone(), cv = dst0.clone(), as = dst0.clone(), av = dst0.clone();
+          scalar.copyRows(src, 2, ss, cs, 3, ds, rows, n);
+          vector.copyRows(src, 2, ss, cv, 3, ds, rows, n);
+          assertArrayEquals(cs, cv, "copyRows n=" + n + " rows=" + rows);
+          scalar.addRows(src, 2, ss, as, 3, ds, rows, n);
+          vector.addRows(src, 2, ss, av, 3, ds, rows, n);
+          assertArrayEquals(as, av, "addRows n=" + n + " rows=" + rows);
+        }
+      }
+    }
+  }
 }
