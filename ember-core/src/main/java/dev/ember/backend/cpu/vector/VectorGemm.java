@@ -32,6 +32,11 @@ public final class VectorGemm {
    * with MR = 4 on AVX2 (16 KiB B panels) 384 and 512 measured slower than 256.
    */
   private static final int KC = 256;
+  /**
+   * Floats from one row of a row-packed A micro-panel to the next: KC plus one cache line, so the
+   * 12 rows a kernel step reads fall in different L1 sets.
+   */
+  private static final int AS = KC + 16;
   /** Largest A block (144 x 256 floats, 144 KiB) stays in L2 while the B panels stream past it. */
   private static final int MC = 144;
   /** B block (256 x 4096 floats, 4 MiB) is packed once and reused by all row blocks of a task. */
@@ -45,7 +50,7 @@ public final class VectorGemm {
 
   /** Per-thread packing buffers, grown on demand and reused across calls. */
   private static final class Workspace {
-    final float[] aPack = new float[MC * KC + L];
+    final float[] aPack = new float[MC * AS + L];
     final float[] tile = new float[MR * NR];
     float[] bPack = new float[0];
 
@@ -151,15 +156,28 @@ public final class VectorGemm {
               int cIdx = cOff + (ic + ir) * ldc + jc + jr;
               boolean full = rows == MR && cols == NR;
               if (MR == 12) {
-                kernel(kc, aPack, ir * KC, bPack, bBase, ws.tile);
-                if (full) storeTile(ws.tile, c, cIdx, ldc, alpha, beta, first);
+                // Edge row tiles run a kernel of their own height: padding them to 12 rows cost up to
+                // an eighth of the multiply at m = 32 or 64 (36 or 72 rows computed).
+                if (transA) {
+                  int aBase = ir * KC;
+                  if (rows > 8) kernel(kc, aPack, aBase, bPack, bBase, ws.tile);
+                  else if (rows > 4) kernel8(kc, aPack, aBase, bPack, bBase, ws.tile);
+                  else kernel4s(kc, aPack, aBase, bPack, bBase, ws.tile);
+                } else {
+                  int aBase = ir * AS;
+                  if (rows > 8) kernelRows(kc, aPack, aBase, bPack, bBase, ws.tile);
+                  else if (rows > 4) kernelRows8(kc, aPack, aBase, bPack, bBase, ws.tile);
+                  else kernelRows4(kc, aPack, aBase, bPack, bBase, ws.tile);
+                }
+                if (cols == NR) storeTile(ws.tile, rows, c, cIdx, ldc, alpha, beta, first);
+                else storeEdge(ws.tile, rows, cols, c, cIdx, ldc, alpha, beta, first);
               } else {
                 // Full tiles are written back by the kernel itself; edge tiles come back in ws.tile.
                 float[] cFull = full ? c : null;
                 if (transA) kernel4(kc, aPack, ir * KC, bPack, bBase, ws.tile, cFull, cIdx, ldc, alpha, beta, first);
-                else kernel4r(kc, aPack, ir * KC, bPack, bBase, ws.tile, cFull, cIdx, ldc, alpha, beta, first);
+                else kernel4r(kc, aPack, ir * AS, bPack, bBase, ws.tile, cFull, cIdx, ldc, alpha, beta, first);
+                if (!full) storeEdge(ws.tile, rows, cols, c, cIdx, ldc, alpha, beta, first);
               }
-              if (!full) storeEdge(ws.tile, rows, cols, c, cIdx, ldc, alpha, beta, first);
             }
           }
         }
@@ -168,31 +186,19 @@ public final class VectorGemm {
   }
 
   /**
-   * op(A) = A. With MR = 4 (kernel4r) each micro-panel is its MR rows copied as they are, KC
-   * floats apart: the 4-row kernel runs as fast on rows as on a p-major panel and the copy needs
-   * no transpose. With MR = 12 micro-panels are p-major ([p][MR]) like packAT, because kernel's
-   * contiguous broadcasts measured ~25% faster than rows of fixed stride there. Each step gathers
-   * one column of the panel; the 16-lane gather repeats row MR-1 in its spare lanes, which the next
-   * step (or the workspace's tail padding) overwrites.
+   * op(A) = A: each micro-panel is its MR rows copied as they are, AS floats apart, for the row
+   * kernels ({@link #kernel4r}, {@link #kernelRows}); rows past the edge are zeroed. A p-major
+   * panel ([p][MR]) needs a 12- or 16-lane gather per column, and on a Zen 4 core that pack took a
+   * quarter of a 128 x 784 x 128 product, while the kernels run as fast on rows as on p-major panels.
    */
   private static void packA(float[] a, int aOff, int lda, int ic, int mc, int pc, int kc, float[] dst) {
-    int[] rowsIdx = new int[L];
-    for (int r = 0; r < L; r++) rowsIdx[r] = Math.min(r, MR - 1) * lda;
     for (int ir = 0; ir < mc; ir += MR) {
       int rows = Math.min(MR, mc - ir);
       int src = aOff + (ic + ir) * lda + pc;
-      int d = ir * KC;
-      if (MR == 4) {
-        for (int r = 0; r < MR; r++) {
-          if (r < rows) System.arraycopy(a, src + r * lda, dst, d + r * KC, kc);
-          else java.util.Arrays.fill(dst, d + r * KC, d + r * KC + kc, 0f);
-        }
-      } else if (rows == MR && L >= MR) {
-        for (int p = 0; p < kc; p++, d += MR) FloatVector.fromArray(S, a, src + p, rowsIdx, 0).intoArray(dst, d);
-      } else {
-        for (int p = 0; p < kc; p++, d += MR) {
-          for (int r = 0; r < MR; r++) dst[d + r] = r < rows ? a[src + r * lda + p] : 0f;
-        }
+      int d = ir * AS;
+      for (int r = 0; r < MR; r++) {
+        if (r < rows) System.arraycopy(a, src + r * lda, dst, d + r * AS, kc);
+        else java.util.Arrays.fill(dst, d + r * AS, d + r * AS + kc, 0f);
       }
     }
   }
@@ -362,6 +368,195 @@ public final class VectorGemm {
     cb0.intoArray(tile, 22 * L); cb1.intoArray(tile, 23 * L);
   }
 
+  /** {@link #kernel} for an edge tile of 5..8 rows: the first 8 rows of a 12-row p-major A micro-panel. */
+  private static void kernel8(int kc, float[] ap, int aBase, float[] bp, int bBase, float[] tile) {
+    FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+    FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+    FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+    FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+    FloatVector c40 = FloatVector.zero(S), c41 = FloatVector.zero(S);
+    FloatVector c50 = FloatVector.zero(S), c51 = FloatVector.zero(S);
+    FloatVector c60 = FloatVector.zero(S), c61 = FloatVector.zero(S);
+    FloatVector c70 = FloatVector.zero(S), c71 = FloatVector.zero(S);
+    for (int p = 0, bi = bBase; p < kc; p++, bi += NR) {
+      FloatVector b0 = FloatVector.fromArray(S, bp, bi);
+      FloatVector b1 = FloatVector.fromArray(S, bp, bi + L);
+      int ai = aBase + p * MR;
+      FloatVector av = FloatVector.broadcast(S, ap[ai]);
+      c00 = av.fma(b0, c00); c01 = av.fma(b1, c01);
+      av = FloatVector.broadcast(S, ap[ai + 1]);
+      c10 = av.fma(b0, c10); c11 = av.fma(b1, c11);
+      av = FloatVector.broadcast(S, ap[ai + 2]);
+      c20 = av.fma(b0, c20); c21 = av.fma(b1, c21);
+      av = FloatVector.broadcast(S, ap[ai + 3]);
+      c30 = av.fma(b0, c30); c31 = av.fma(b1, c31);
+      av = FloatVector.broadcast(S, ap[ai + 4]);
+      c40 = av.fma(b0, c40); c41 = av.fma(b1, c41);
+      av = FloatVector.broadcast(S, ap[ai + 5]);
+      c50 = av.fma(b0, c50); c51 = av.fma(b1, c51);
+      av = FloatVector.broadcast(S, ap[ai + 6]);
+      c60 = av.fma(b0, c60); c61 = av.fma(b1, c61);
+      av = FloatVector.broadcast(S, ap[ai + 7]);
+      c70 = av.fma(b0, c70); c71 = av.fma(b1, c71);
+    }
+    c00.intoArray(tile, 0 * L); c01.intoArray(tile, 1 * L);
+    c10.intoArray(tile, 2 * L); c11.intoArray(tile, 3 * L);
+    c20.intoArray(tile, 4 * L); c21.intoArray(tile, 5 * L);
+    c30.intoArray(tile, 6 * L); c31.intoArray(tile, 7 * L);
+    c40.intoArray(tile, 8 * L); c41.intoArray(tile, 9 * L);
+    c50.intoArray(tile, 10 * L); c51.intoArray(tile, 11 * L);
+    c60.intoArray(tile, 12 * L); c61.intoArray(tile, 13 * L);
+    c70.intoArray(tile, 14 * L); c71.intoArray(tile, 15 * L);
+  }
+
+  /** {@link #kernel} for an edge tile of 1..4 rows: the first 4 rows of a 12-row p-major A micro-panel. */
+  private static void kernel4s(int kc, float[] ap, int aBase, float[] bp, int bBase, float[] tile) {
+    FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+    FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+    FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+    FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+    for (int p = 0, bi = bBase; p < kc; p++, bi += NR) {
+      FloatVector b0 = FloatVector.fromArray(S, bp, bi);
+      FloatVector b1 = FloatVector.fromArray(S, bp, bi + L);
+      int ai = aBase + p * MR;
+      FloatVector av = FloatVector.broadcast(S, ap[ai]);
+      c00 = av.fma(b0, c00); c01 = av.fma(b1, c01);
+      av = FloatVector.broadcast(S, ap[ai + 1]);
+      c10 = av.fma(b0, c10); c11 = av.fma(b1, c11);
+      av = FloatVector.broadcast(S, ap[ai + 2]);
+      c20 = av.fma(b0, c20); c21 = av.fma(b1, c21);
+      av = FloatVector.broadcast(S, ap[ai + 3]);
+      c30 = av.fma(b0, c30); c31 = av.fma(b1, c31);
+    }
+    c00.intoArray(tile, 0 * L); c01.intoArray(tile, 1 * L);
+    c10.intoArray(tile, 2 * L); c11.intoArray(tile, 3 * L);
+    c20.intoArray(tile, 4 * L); c21.intoArray(tile, 5 * L);
+    c30.intoArray(tile, 6 * L); c31.intoArray(tile, 7 * L);
+  }
+
+  /**
+   * {@link #kernel} over an A micro-panel packed as rows AS floats apart ({@link #packA}): the row
+   * offsets are constants, so the 12 broadcasts cost no more registers than the p-major ones.
+   */
+  private static void kernelRows(int kc, float[] ap, int aBase, float[] bp, int bBase, float[] tile) {
+    FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+    FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+    FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+    FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+    FloatVector c40 = FloatVector.zero(S), c41 = FloatVector.zero(S);
+    FloatVector c50 = FloatVector.zero(S), c51 = FloatVector.zero(S);
+    FloatVector c60 = FloatVector.zero(S), c61 = FloatVector.zero(S);
+    FloatVector c70 = FloatVector.zero(S), c71 = FloatVector.zero(S);
+    FloatVector c80 = FloatVector.zero(S), c81 = FloatVector.zero(S);
+    FloatVector c90 = FloatVector.zero(S), c91 = FloatVector.zero(S);
+    FloatVector ca0 = FloatVector.zero(S), ca1 = FloatVector.zero(S);
+    FloatVector cb0 = FloatVector.zero(S), cb1 = FloatVector.zero(S);
+    for (int p = 0, bi = bBase; p < kc; p++, bi += NR) {
+      FloatVector b0 = FloatVector.fromArray(S, bp, bi);
+      FloatVector b1 = FloatVector.fromArray(S, bp, bi + L);
+      int ai = aBase + p;
+      FloatVector av = FloatVector.broadcast(S, ap[ai]);
+      c00 = av.fma(b0, c00); c01 = av.fma(b1, c01);
+      av = FloatVector.broadcast(S, ap[ai + 1 * AS]);
+      c10 = av.fma(b0, c10); c11 = av.fma(b1, c11);
+      av = FloatVector.broadcast(S, ap[ai + 2 * AS]);
+      c20 = av.fma(b0, c20); c21 = av.fma(b1, c21);
+      av = FloatVector.broadcast(S, ap[ai + 3 * AS]);
+      c30 = av.fma(b0, c30); c31 = av.fma(b1, c31);
+      av = FloatVector.broadcast(S, ap[ai + 4 * AS]);
+      c40 = av.fma(b0, c40); c41 = av.fma(b1, c41);
+      av = FloatVector.broadcast(S, ap[ai + 5 * AS]);
+      c50 = av.fma(b0, c50); c51 = av.fma(b1, c51);
+      av = FloatVector.broadcast(S, ap[ai + 6 * AS]);
+      c60 = av.fma(b0, c60); c61 = av.fma(b1, c61);
+      av = FloatVector.broadcast(S, ap[ai + 7 * AS]);
+      c70 = av.fma(b0, c70); c71 = av.fma(b1, c71);
+      av = FloatVector.broadcast(S, ap[ai + 8 * AS]);
+      c80 = av.fma(b0, c80); c81 = av.fma(b1, c81);
+      av = FloatVector.broadcast(S, ap[ai + 9 * AS]);
+      c90 = av.fma(b0, c90); c91 = av.fma(b1, c91);
+      av = FloatVector.broadcast(S, ap[ai + 10 * AS]);
+      ca0 = av.fma(b0, ca0); ca1 = av.fma(b1, ca1);
+      av = FloatVector.broadcast(S, ap[ai + 11 * AS]);
+      cb0 = av.fma(b0, cb0); cb1 = av.fma(b1, cb1);
+    }
+    c00.intoArray(tile, 0 * L); c01.intoArray(tile, 1 * L);
+    c10.intoArray(tile, 2 * L); c11.intoArray(tile, 3 * L);
+    c20.intoArray(tile, 4 * L); c21.intoArray(tile, 5 * L);
+    c30.intoArray(tile, 6 * L); c31.intoArray(tile, 7 * L);
+    c40.intoArray(tile, 8 * L); c41.intoArray(tile, 9 * L);
+    c50.intoArray(tile, 10 * L); c51.intoArray(tile, 11 * L);
+    c60.intoArray(tile, 12 * L); c61.intoArray(tile, 13 * L);
+    c70.intoArray(tile, 14 * L); c71.intoArray(tile, 15 * L);
+    c80.intoArray(tile, 16 * L); c81.intoArray(tile, 17 * L);
+    c90.intoArray(tile, 18 * L); c91.intoArray(tile, 19 * L);
+    ca0.intoArray(tile, 20 * L); ca1.intoArray(tile, 21 * L);
+    cb0.intoArray(tile, 22 * L); cb1.intoArray(tile, 23 * L);
+  }
+  /** {@link #kernelRows} for an edge tile of 5..8 rows. */
+  private static void kernelRows8(int kc, float[] ap, int aBase, float[] bp, int bBase, float[] tile) {
+    FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+    FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+    FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+    FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+    FloatVector c40 = FloatVector.zero(S), c41 = FloatVector.zero(S);
+    FloatVector c50 = FloatVector.zero(S), c51 = FloatVector.zero(S);
+    FloatVector c60 = FloatVector.zero(S), c61 = FloatVector.zero(S);
+    FloatVector c70 = FloatVector.zero(S), c71 = FloatVector.zero(S);
+    for (int p = 0, bi = bBase; p < kc; p++, bi += NR) {
+      FloatVector b0 = FloatVector.fromArray(S, bp, bi);
+      FloatVector b1 = FloatVector.fromArray(S, bp, bi + L);
+      int ai = aBase + p;
+      FloatVector av = FloatVector.broadcast(S, ap[ai]);
+      c00 = av.fma(b0, c00); c01 = av.fma(b1, c01);
+      av = FloatVector.broadcast(S, ap[ai + 1 * AS]);
+      c10 = av.fma(b0, c10); c11 = av.fma(b1, c11);
+      av = FloatVector.broadcast(S, ap[ai + 2 * AS]);
+      c20 = av.fma(b0, c20); c21 = av.fma(b1, c21);
+      av = FloatVector.broadcast(S, ap[ai + 3 * AS]);
+      c30 = av.fma(b0, c30); c31 = av.fma(b1, c31);
+      av = FloatVector.broadcast(S, ap[ai + 4 * AS]);
+      c40 = av.fma(b0, c40); c41 = av.fma(b1, c41);
+      av = FloatVector.broadcast(S, ap[ai + 5 * AS]);
+      c50 = av.fma(b0, c50); c51 = av.fma(b1, c51);
+      av = FloatVector.broadcast(S, ap[ai + 6 * AS]);
+      c60 = av.fma(b0, c60); c61 = av.fma(b1, c61);
+      av = FloatVector.broadcast(S, ap[ai + 7 * AS]);
+      c70 = av.fma(b0, c70); c71 = av.fma(b1, c71);
+    }
+    c00.intoArray(tile, 0 * L); c01.intoArray(tile, 1 * L);
+    c10.intoArray(tile, 2 * L); c11.intoArray(tile, 3 * L);
+    c20.intoArray(tile, 4 * L); c21.intoArray(tile, 5 * L);
+    c30.intoArray(tile, 6 * L); c31.intoArray(tile, 7 * L);
+    c40.intoArray(tile, 8 * L); c41.intoArray(tile, 9 * L);
+    c50.intoArray(tile, 10 * L); c51.intoArray(tile, 11 * L);
+    c60.intoArray(tile, 12 * L); c61.intoArray(tile, 13 * L);
+    c70.intoArray(tile, 14 * L); c71.intoArray(tile, 15 * L);
+  }
+  /** {@link #kernelRows} for an edge tile of 1..4 rows. */
+  private static void kernelRows4(int kc, float[] ap, int aBase, float[] bp, int bBase, float[] tile) {
+    FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+    FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+    FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+    FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+    for (int p = 0, bi = bBase; p < kc; p++, bi += NR) {
+      FloatVector b0 = FloatVector.fromArray(S, bp, bi);
+      FloatVector b1 = FloatVector.fromArray(S, bp, bi + L);
+      int ai = aBase + p;
+      FloatVector av = FloatVector.broadcast(S, ap[ai]);
+      c00 = av.fma(b0, c00); c01 = av.fma(b1, c01);
+      av = FloatVector.broadcast(S, ap[ai + 1 * AS]);
+      c10 = av.fma(b0, c10); c11 = av.fma(b1, c11);
+      av = FloatVector.broadcast(S, ap[ai + 2 * AS]);
+      c20 = av.fma(b0, c20); c21 = av.fma(b1, c21);
+      av = FloatVector.broadcast(S, ap[ai + 3 * AS]);
+      c30 = av.fma(b0, c30); c31 = av.fma(b1, c31);
+    }
+    c00.intoArray(tile, 0 * L); c01.intoArray(tile, 1 * L);
+    c10.intoArray(tile, 2 * L); c11.intoArray(tile, 3 * L);
+    c20.intoArray(tile, 4 * L); c21.intoArray(tile, 5 * L);
+    c30.intoArray(tile, 6 * L); c31.intoArray(tile, 7 * L);
+  }
   /**
    * The 4 x NR tile for machines with 16 vector registers: 8 accumulators + 2 B vectors + the A
    * broadcasts. A 6-row tile (12 accumulators) fits on paper but C2 hoists the broadcasts and spills
@@ -430,7 +625,7 @@ public final class VectorGemm {
   }
 
   /**
-   * {@link #kernel4} over an A micro-panel packed as rows of stride KC ({@link #packA} with MR = 4):
+   * {@link #kernel4} over an A micro-panel packed as rows of stride AS ({@link #packA} with MR = 4):
    * plain row copies instead of a transpose, which cost ~1 ns a float and up to a fifth of a
    * 128 x 784 x 128 product; the kernel runs as fast on either layout.
    */
@@ -447,11 +642,11 @@ public final class VectorGemm {
       FloatVector b1 = FloatVector.fromArray(S, bp, bi + L);
       FloatVector av = FloatVector.broadcast(S, ap[ai]);
       c00 = av.fma(b0, c00); c01 = av.fma(b1, c01);
-      av = FloatVector.broadcast(S, ap[ai + KC]);
+      av = FloatVector.broadcast(S, ap[ai + AS]);
       c10 = av.fma(b0, c10); c11 = av.fma(b1, c11);
-      av = FloatVector.broadcast(S, ap[ai + 2 * KC]);
+      av = FloatVector.broadcast(S, ap[ai + 2 * AS]);
       c20 = av.fma(b0, c20); c21 = av.fma(b1, c21);
-      av = FloatVector.broadcast(S, ap[ai + 3 * KC]);
+      av = FloatVector.broadcast(S, ap[ai + 3 * AS]);
       c30 = av.fma(b0, c30); c31 = av.fma(b1, c31);
     }
     if (c == null) {
@@ -494,13 +689,14 @@ public final class VectorGemm {
   }
 
   /**
-   * Full tile write-back: C = alpha*acc + beta*C on the first K block (beta == 0 ignores the old
-   * C), C += alpha*acc after. storeEdge applies the same fused operations element by element.
+   * Write-back of the first {@code rows} rows of a full-width tile: C = alpha*acc + beta*C on the
+   * first K block (beta == 0 ignores the old C), C += alpha*acc after. storeEdge applies the same
+   * fused operations element by element.
    */
-  private static void storeTile(float[] tile, float[] c, int cIdx, int ldc, float alpha, float beta,
+  private static void storeTile(float[] tile, int rows, float[] c, int cIdx, int ldc, float alpha, float beta,
       boolean first) {
     FloatVector al = FloatVector.broadcast(S, alpha);
-    for (int r = 0, ci = cIdx, t = 0; r < MR; r++, ci += ldc) {
+    for (int r = 0, ci = cIdx, t = 0; r < rows; r++, ci += ldc) {
       for (int j = 0; j < NR; j += L, t += L) {
         FloatVector v = FloatVector.fromArray(S, tile, t);
         if (!first) v = v.fma(al, FloatVector.fromArray(S, c, ci + j));
