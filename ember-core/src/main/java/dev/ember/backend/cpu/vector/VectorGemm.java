@@ -82,8 +82,8 @@ public final class VectorGemm {
     int nChunk = n;
     if (work >= SERIAL_WORK) {
       int want = work < (1L << 24) ? 2 : 4;
-      // Splitting M repacks B once per task and splitting N repacks A: split the dimension whose
-      // duplicate costs less, in whole tiles.
+      // Tasks own whole tiles of C. Splitting N, each task packs its own columns of B and a copy
+      // of A; splitting M, the tasks share one packed B block (see sharedB).
       if (m >= n) {
         mChunk = roundUp((m + want - 1) / want, MR);
         tm = (m + mChunk - 1) / mChunk;
@@ -92,15 +92,54 @@ public final class VectorGemm {
         tn = (n + nChunk - 1) / nChunk;
       }
     }
-    final int fmChunk = mChunk;
+    if (tm > 1) {
+      sharedB(transA, transB, m, n, k, kc, mChunk, tm, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
+      return;
+    }
     final int fnChunk = nChunk;
-    final int ftn = tn;
-    Parallel.forEach(tm * tn, t -> {
-      int i0 = (t / ftn) * fmChunk;
-      int j0 = (t % ftn) * fnChunk;
-      block(transA, transB, i0, Math.min(m, i0 + fmChunk), j0, Math.min(n, j0 + fnChunk), k, kc, alpha,
+    Parallel.forEach(tn, t -> {
+      int j0 = t * fnChunk;
+      block(transA, transB, 0, m, j0, Math.min(n, j0 + fnChunk), k, kc, alpha,
           a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
     });
+  }
+
+  /**
+   * The row-split schedule: for each KC x NC block of op(B), the panels are packed once into the
+   * caller's buffer (by up to {@code tm} tasks, each a run of whole panels), then each of the
+   * {@code tm} row chunks multiplies its rows of A against it. Packing B per task instead (each
+   * thread streaming all of B) cost ~9% of a 1024^3 product on one thread and more on two, where
+   * both copies compete for L3. Every C element still sees the same K blocks in the same order,
+   * whichever thread ran which task.
+   */
+  private static void sharedB(boolean transA, boolean transB, int m, int n, int k, int kcMax, int mChunk, int tm,
+      float alpha, float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta,
+      float[] c, int cOff, int ldc) {
+    Workspace ws = WORKSPACE.get();
+    for (int jc = 0; jc < n; jc += NC) {
+      int nc = Math.min(NC, n - jc);
+      int panels = (nc + NR - 1) / NR;
+      float[] bPack = ws.bPack(panels * panelStride(kcMax));
+      int packTasks = Math.min(tm, panels);
+      for (int pc = 0; pc < k; pc += kcMax) {
+        int kc = Math.min(kcMax, k - pc);
+        final int fjc = jc;
+        final int fpc = pc;
+        Parallel.forEach(packTasks, g -> {
+          int p0 = g * panels / packTasks;
+          int p1 = (g + 1) * panels / packTasks;
+          int j0 = fjc + p0 * NR;
+          int cols = Math.min(nc, p1 * NR) - p0 * NR;
+          if (transB) packBT(b, bOff, ldb, fpc, kc, j0, cols, bPack, p0 * panelStride(kc));
+          else packB(b, bOff, ldb, fpc, kc, j0, cols, bPack, p0 * panelStride(kc));
+        });
+        Parallel.forEach(tm, t -> {
+          int i0 = t * mChunk;
+          multiply(WORKSPACE.get(), transA, i0, Math.min(m, i0 + mChunk), fjc, nc, fpc, kc, bPack, alpha,
+              a, aOff, lda, beta, c, cOff, ldc);
+        });
+      }
+    }
   }
 
   /**
@@ -126,59 +165,70 @@ public final class VectorGemm {
     }
   }
 
-  /** The full Goto loop nest for C[i0:i1, j0:j1]. */
+  /** The full Goto loop nest for C[i0:i1, j0:j1], packing its own B blocks. */
   private static void block(boolean transA, boolean transB, int i0, int i1, int j0, int j1, int k, int kcMax,
       float alpha, float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta,
       float[] c, int cOff, int ldc) {
     Workspace ws = WORKSPACE.get();
-    float[] aPack = ws.aPack;
-    // Equal row blocks in whole tiles: a 12-row remainder block would repack A for little work.
-    int mBlocks = (i1 - i0 + MC - 1) / MC;
-    int mcStep = roundUp((i1 - i0 + mBlocks - 1) / mBlocks, MR);
     for (int jc = j0; jc < j1; jc += NC) {
       int nc = Math.min(NC, j1 - jc);
       int ncPad = roundUp(nc, NR);
       float[] bPack = ws.bPack(ncPad / NR * panelStride(kcMax));
       for (int pc = 0; pc < k; pc += kcMax) {
         int kc = Math.min(kcMax, k - pc);
-        boolean first = pc == 0;
-        if (transB) packBT(b, bOff, ldb, pc, kc, jc, nc, bPack);
-        else packB(b, bOff, ldb, pc, kc, jc, nc, bPack);
-        for (int ic = i0; ic < i1; ic += mcStep) {
-          int mc = Math.min(mcStep, i1 - ic);
-          if (transA) packAT(a, aOff, lda, ic, mc, pc, kc, aPack);
-          else packA(a, aOff, lda, ic, mc, pc, kc, aPack);
-          for (int jr = 0; jr < nc; jr += NR) {
-            int cols = Math.min(NR, nc - jr);
-            int bBase = jr / NR * panelStride(kc);
-            for (int ir = 0; ir < mc; ir += MR) {
-              int rows = Math.min(MR, mc - ir);
-              int cIdx = cOff + (ic + ir) * ldc + jc + jr;
-              boolean full = rows == MR && cols == NR;
-              if (MR == 12) {
-                // Edge row tiles run a kernel of their own height: padding them to 12 rows cost up to
-                // an eighth of the multiply at m = 32 or 64 (36 or 72 rows computed).
-                if (transA) {
-                  int aBase = ir * KC;
-                  if (rows > 8) kernel(kc, aPack, aBase, bPack, bBase, ws.tile);
-                  else if (rows > 4) kernel8(kc, aPack, aBase, bPack, bBase, ws.tile);
-                  else kernel4s(kc, aPack, aBase, bPack, bBase, ws.tile);
-                } else {
-                  int aBase = ir * AS;
-                  if (rows > 8) kernelRows(kc, aPack, aBase, bPack, bBase, ws.tile);
-                  else if (rows > 4) kernelRows8(kc, aPack, aBase, bPack, bBase, ws.tile);
-                  else kernelRows4(kc, aPack, aBase, bPack, bBase, ws.tile);
-                }
-                if (cols == NR) storeTile(ws.tile, rows, c, cIdx, ldc, alpha, beta, first);
-                else storeEdge(ws.tile, rows, cols, c, cIdx, ldc, alpha, beta, first);
-              } else {
-                // Full tiles are written back by the kernel itself; edge tiles come back in ws.tile.
-                float[] cFull = full ? c : null;
-                if (transA) kernel4(kc, aPack, ir * KC, bPack, bBase, ws.tile, cFull, cIdx, ldc, alpha, beta, first);
-                else kernel4r(kc, aPack, ir * AS, bPack, bBase, ws.tile, cFull, cIdx, ldc, alpha, beta, first);
-                if (!full) storeEdge(ws.tile, rows, cols, c, cIdx, ldc, alpha, beta, first);
-              }
+        if (transB) packBT(b, bOff, ldb, pc, kc, jc, nc, bPack, 0);
+        else packB(b, bOff, ldb, pc, kc, jc, nc, bPack, 0);
+        multiply(ws, transA, i0, i1, jc, nc, pc, kc, bPack, alpha, a, aOff, lda, beta, c, cOff, ldc);
+      }
+    }
+  }
+
+  /**
+   * C[i0:i1, jc:jc+nc] (+)= alpha op(A)[i0:i1, pc:pc+kc] times the packed B block {@code bPack}:
+   * A is packed MC rows at a time into the workspace, then each B micro-panel meets every A
+   * micro-panel of the block while it is hot.
+   */
+  private static void multiply(Workspace ws, boolean transA, int i0, int i1, int jc, int nc, int pc, int kc,
+      float[] bPack, float alpha, float[] a, int aOff, int lda, float beta, float[] c, int cOff, int ldc) {
+    float[] aPack = ws.aPack;
+    float[] tile = ws.tile;
+    boolean first = pc == 0;
+    // Equal row blocks in whole tiles: a 12-row remainder block would repack A for little work.
+    int mBlocks = (i1 - i0 + MC - 1) / MC;
+    int mcStep = roundUp((i1 - i0 + mBlocks - 1) / mBlocks, MR);
+    for (int ic = i0; ic < i1; ic += mcStep) {
+      int mc = Math.min(mcStep, i1 - ic);
+      if (transA) packAT(a, aOff, lda, ic, mc, pc, kc, aPack);
+      else packA(a, aOff, lda, ic, mc, pc, kc, aPack);
+      for (int jr = 0; jr < nc; jr += NR) {
+        int cols = Math.min(NR, nc - jr);
+        int bBase = jr / NR * panelStride(kc);
+        for (int ir = 0; ir < mc; ir += MR) {
+          int rows = Math.min(MR, mc - ir);
+          int cIdx = cOff + (ic + ir) * ldc + jc + jr;
+          if (MR == 12) {
+            // Edge row tiles run a kernel of their own height: padding them to 12 rows cost up to
+            // an eighth of the multiply at m = 32 or 64 (36 or 72 rows computed).
+            if (transA) {
+              int aBase = ir * KC;
+              if (rows > 8) kernel(kc, aPack, aBase, bPack, bBase, tile);
+              else if (rows > 4) kernel8(kc, aPack, aBase, bPack, bBase, tile);
+              else kernel4s(kc, aPack, aBase, bPack, bBase, tile);
+            } else {
+              int aBase = ir * AS;
+              if (rows > 8) kernelRows(kc, aPack, aBase, bPack, bBase, tile);
+              else if (rows > 4) kernelRows8(kc, aPack, aBase, bPack, bBase, tile);
+              else kernelRows4(kc, aPack, aBase, bPack, bBase, tile);
             }
+            if (cols == NR) storeTile(tile, rows, c, cIdx, ldc, alpha, beta, first);
+            else storeEdge(tile, rows, cols, c, cIdx, ldc, alpha, beta, first);
+          } else {
+            // Full tiles are written back by the kernel itself; edge tiles come back in tile.
+            boolean full = rows == MR && cols == NR;
+            float[] cFull = full ? c : null;
+            if (transA) kernel4(kc, aPack, ir * KC, bPack, bBase, tile, cFull, cIdx, ldc, alpha, beta, first);
+            else kernel4r(kc, aPack, ir * AS, bPack, bBase, tile, cFull, cIdx, ldc, alpha, beta, first);
+            if (!full) storeEdge(tile, rows, cols, c, cIdx, ldc, alpha, beta, first);
           }
         }
       }
@@ -236,9 +286,9 @@ public final class VectorGemm {
    * reads stream (panel by panel, every read was a new cache line at stride ldb: packing a
    * 256 x 1664 block of a 6656-wide B cost as much as a third of the multiply).
    */
-  private static void packB(float[] b, int bOff, int ldb, int pc, int kc, int jc, int nc, float[] dst) {
+  private static void packB(float[] b, int bOff, int ldb, int pc, int kc, int jc, int nc, float[] dst, int dOff) {
     if (MR == 12) {
-      packBByPanel(b, bOff, ldb, pc, kc, jc, nc, dst);
+      packBByPanel(b, bOff, ldb, pc, kc, jc, nc, dst, dOff);
       return;
     }
     int full = nc / NR * NR;
@@ -246,7 +296,7 @@ public final class VectorGemm {
     int panelSize = panelStride(kc);
     for (int p = 0; p < kc; p++) {
       int src = bOff + (pc + p) * ldb + jc;
-      int d = p * NR;
+      int d = dOff + p * NR;
       for (int jr = 0; jr < full; jr += NR, d += panelSize) {
         FloatVector.fromArray(S, b, src + jr).intoArray(dst, d);
         FloatVector.fromArray(S, b, src + jr + L).intoArray(dst, d + L);
@@ -259,10 +309,11 @@ public final class VectorGemm {
   }
 
   /** packB as tuned on the AVX-512 machine: one micro-panel at a time. */
-  private static void packBByPanel(float[] b, int bOff, int ldb, int pc, int kc, int jc, int nc, float[] dst) {
+  private static void packBByPanel(float[] b, int bOff, int ldb, int pc, int kc, int jc, int nc, float[] dst,
+      int dOff) {
     for (int jr = 0; jr < nc; jr += NR) {
       int cols = Math.min(NR, nc - jr);
-      int d = jr / NR * panelStride(kc);
+      int d = dOff + jr / NR * panelStride(kc);
       int src = bOff + pc * ldb + jc + jr;
       if (cols == NR) {
         for (int p = 0; p < kc; p++, d += NR, src += ldb) {
@@ -283,12 +334,12 @@ public final class VectorGemm {
    * element from each of NR rows per step (hardware gathers beat a scalar transpose there); on
    * AVX2 (Zen 3: slow vgatherdps) and for the edge panel, a scalar transpose reading rows of b.
    */
-  private static void packBT(float[] b, int bOff, int ldb, int pc, int kc, int jc, int nc, float[] dst) {
+  private static void packBT(float[] b, int bOff, int ldb, int pc, int kc, int jc, int nc, float[] dst, int dOff) {
     int[] rowsIdx = new int[L];
     for (int j = 0; j < L; j++) rowsIdx[j] = j * ldb;
     for (int jr = 0; jr < nc; jr += NR) {
       int cols = Math.min(NR, nc - jr);
-      int base = jr / NR * panelStride(kc);
+      int base = dOff + jr / NR * panelStride(kc);
       int src = bOff + (jc + jr) * ldb + pc;
       if (cols == NR && MR == 12) {
         int src1 = src + L * ldb;
@@ -437,6 +488,8 @@ public final class VectorGemm {
   /**
    * {@link #kernel} over an A micro-panel packed as rows AS floats apart ({@link #packA}): the row
    * offsets are constants, so the 12 broadcasts cost no more registers than the p-major ones.
+   * Writing C from the kernel itself (as kernel4 does) made the method too big for C1 ("out of
+   * virtual registers"), which left it in tier-2 code at ~1 GFLOP/s in 2 of 6 launches.
    */
   private static void kernelRows(int kc, float[] ap, int aBase, float[] bp, int bBase, float[] tile) {
     FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
