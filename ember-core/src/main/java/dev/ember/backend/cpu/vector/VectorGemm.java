@@ -28,13 +28,21 @@ public final class VectorGemm {
   static final int MR = L >= 16 || System.getProperty("os.arch", "").equals("aarch64") ? 12 : 4;
   private static final int NR = 2 * L;
   /**
-   * A micro-panel (12 x 256 floats, 12 KiB) plus a B micro-panel (256 x 32, 32 KiB) stay in L1;
-   * with MR = 4 on AVX2 (16 KiB B panels) 384 and 512 measured slower than 256.
+   * K block. AVX-512 (MR = 12): 512, so a B micro-panel (512 x 32 floats, 64 KiB) is read from L2
+   * by the A micro-panels of a block; against 256, half the read-modify-write passes over C and
+   * half the pack calls: 1 thread on a Zen 4 core, 1024^3 83 -> 90 GFLOP/s, 128 x 6656 x 6656
+   * 66 -> 74, the small training shapes unchanged within noise. With MR = 4 on AVX2 (16 KiB B
+   * panels) 384 and 512 measured slower than 256.
    */
-  private static final int KC = 256;
-  /** Largest A block (144 x 256 floats, 144 KiB) stays in L2 while the B panels stream past it. */
+  private static final int KC = MR == 12 ? 512 : 256;
+  /**
+   * Floats from one row of a row-packed A micro-panel to the next: KC plus one cache line, so the
+   * 12 rows a kernel step reads fall in different L1 sets.
+   */
+  private static final int AS = KC + 16;
+  /** Largest A block (144 x KC floats, up to 288 KiB) stays in L2 while the B panels stream past it. */
   private static final int MC = 144;
-  /** B block (256 x 4096 floats, 4 MiB) is packed once and reused by all row blocks of a task. */
+  /** B block (KC x 4096 floats, up to 8 MiB, in L3) is packed once and reused by all row blocks. */
   private static final int NC = 4096;
   /** Below this many multiply-adds the pool hand-off costs more than it saves. */
   private static final long SERIAL_WORK = 1L << 18;
@@ -45,7 +53,7 @@ public final class VectorGemm {
 
   /** Per-thread packing buffers, grown on demand and reused across calls. */
   private static final class Workspace {
-    final float[] aPack = new float[MC * KC + L];
+    final float[] aPack = new float[MC * AS + L];
     final float[] tile = new float[MR * NR];
     float[] bPack = new float[0];
 
@@ -77,8 +85,8 @@ public final class VectorGemm {
     int nChunk = n;
     if (work >= SERIAL_WORK) {
       int want = work < (1L << 24) ? 2 : 4;
-      // Splitting M repacks B once per task and splitting N repacks A: split the dimension whose
-      // duplicate costs less, in whole tiles.
+      // Tasks own whole tiles of C. Splitting N, each task packs its own columns of B and a copy
+      // of A; splitting M, the tasks share one packed B block (see sharedB).
       if (m >= n) {
         mChunk = roundUp((m + want - 1) / want, MR);
         tm = (m + mChunk - 1) / mChunk;
@@ -87,15 +95,54 @@ public final class VectorGemm {
         tn = (n + nChunk - 1) / nChunk;
       }
     }
-    final int fmChunk = mChunk;
+    if (tm > 1) {
+      sharedB(transA, transB, m, n, k, kc, mChunk, tm, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
+      return;
+    }
     final int fnChunk = nChunk;
-    final int ftn = tn;
-    Parallel.forEach(tm * tn, t -> {
-      int i0 = (t / ftn) * fmChunk;
-      int j0 = (t % ftn) * fnChunk;
-      block(transA, transB, i0, Math.min(m, i0 + fmChunk), j0, Math.min(n, j0 + fnChunk), k, kc, alpha,
+    Parallel.forEach(tn, t -> {
+      int j0 = t * fnChunk;
+      block(transA, transB, 0, m, j0, Math.min(n, j0 + fnChunk), k, kc, alpha,
           a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
     });
+  }
+
+  /**
+   * The row-split schedule: for each KC x NC block of op(B), the panels are packed once into the
+   * caller's buffer (by up to {@code tm} tasks, each a run of whole panels), then each of the
+   * {@code tm} row chunks multiplies its rows of A against it. Packing B per task instead (each
+   * thread streaming all of B) cost ~9% of a 1024^3 product on one thread and more on two, where
+   * both copies compete for L3. Every C element still sees the same K blocks in the same order,
+   * whichever thread ran which task.
+   */
+  private static void sharedB(boolean transA, boolean transB, int m, int n, int k, int kcMax, int mChunk, int tm,
+      float alpha, float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta,
+      float[] c, int cOff, int ldc) {
+    Workspace ws = WORKSPACE.get();
+    for (int jc = 0; jc < n; jc += NC) {
+      int nc = Math.min(NC, n - jc);
+      int panels = (nc + NR - 1) / NR;
+      float[] bPack = ws.bPack(panels * panelStride(kcMax));
+      int packTasks = Math.min(tm, panels);
+      for (int pc = 0; pc < k; pc += kcMax) {
+        int kc = Math.min(kcMax, k - pc);
+        final int fjc = jc;
+        final int fpc = pc;
+        Parallel.forEach(packTasks, g -> {
+          int p0 = g * panels / packTasks;
+          int p1 = (g + 1) * panels / packTasks;
+          int j0 = fjc + p0 * NR;
+          int cols = Math.min(nc, p1 * NR) - p0 * NR;
+          if (transB) packBT(b, bOff, ldb, fpc, kc, j0, cols, bPack, p0 * panelStride(kc));
+          else packB(b, bOff, ldb, fpc, kc, j0, cols, bPack, p0 * panelStride(kc));
+        });
+        Parallel.forEach(tm, t -> {
+          int i0 = t * mChunk;
+          multiply(WORKSPACE.get(), transA, i0, Math.min(m, i0 + mChunk), fjc, nc, fpc, kc, bPack, alpha,
+              a, aOff, lda, beta, c, cOff, ldc);
+        });
+      }
+    }
   }
 
   /**
@@ -121,46 +168,70 @@ public final class VectorGemm {
     }
   }
 
-  /** The full Goto loop nest for C[i0:i1, j0:j1]. */
+  /** The full Goto loop nest for C[i0:i1, j0:j1], packing its own B blocks. */
   private static void block(boolean transA, boolean transB, int i0, int i1, int j0, int j1, int k, int kcMax,
       float alpha, float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta,
       float[] c, int cOff, int ldc) {
     Workspace ws = WORKSPACE.get();
-    float[] aPack = ws.aPack;
-    // Equal row blocks in whole tiles: a 12-row remainder block would repack A for little work.
-    int mBlocks = (i1 - i0 + MC - 1) / MC;
-    int mcStep = roundUp((i1 - i0 + mBlocks - 1) / mBlocks, MR);
     for (int jc = j0; jc < j1; jc += NC) {
       int nc = Math.min(NC, j1 - jc);
       int ncPad = roundUp(nc, NR);
       float[] bPack = ws.bPack(ncPad / NR * panelStride(kcMax));
       for (int pc = 0; pc < k; pc += kcMax) {
         int kc = Math.min(kcMax, k - pc);
-        boolean first = pc == 0;
-        if (transB) packBT(b, bOff, ldb, pc, kc, jc, nc, bPack);
-        else packB(b, bOff, ldb, pc, kc, jc, nc, bPack);
-        for (int ic = i0; ic < i1; ic += mcStep) {
-          int mc = Math.min(mcStep, i1 - ic);
-          if (transA) packAT(a, aOff, lda, ic, mc, pc, kc, aPack);
-          else packA(a, aOff, lda, ic, mc, pc, kc, aPack);
-          for (int jr = 0; jr < nc; jr += NR) {
-            int cols = Math.min(NR, nc - jr);
-            int bBase = jr / NR * panelStride(kc);
-            for (int ir = 0; ir < mc; ir += MR) {
-              int rows = Math.min(MR, mc - ir);
-              int cIdx = cOff + (ic + ir) * ldc + jc + jr;
-              boolean full = rows == MR && cols == NR;
-              if (MR == 12) {
-                kernel(kc, aPack, ir * KC, bPack, bBase, ws.tile);
-                if (full) storeTile(ws.tile, c, cIdx, ldc, alpha, beta, first);
-              } else {
-                // Full tiles are written back by the kernel itself; edge tiles come back in ws.tile.
-                float[] cFull = full ? c : null;
-                if (transA) kernel4(kc, aPack, ir * KC, bPack, bBase, ws.tile, cFull, cIdx, ldc, alpha, beta, first);
-                else kernel4r(kc, aPack, ir * KC, bPack, bBase, ws.tile, cFull, cIdx, ldc, alpha, beta, first);
-              }
-              if (!full) storeEdge(ws.tile, rows, cols, c, cIdx, ldc, alpha, beta, first);
+        if (transB) packBT(b, bOff, ldb, pc, kc, jc, nc, bPack, 0);
+        else packB(b, bOff, ldb, pc, kc, jc, nc, bPack, 0);
+        multiply(ws, transA, i0, i1, jc, nc, pc, kc, bPack, alpha, a, aOff, lda, beta, c, cOff, ldc);
+      }
+    }
+  }
+
+  /**
+   * C[i0:i1, jc:jc+nc] (+)= alpha op(A)[i0:i1, pc:pc+kc] times the packed B block {@code bPack}:
+   * A is packed MC rows at a time into the workspace, then each B micro-panel meets every A
+   * micro-panel of the block while it is hot.
+   */
+  private static void multiply(Workspace ws, boolean transA, int i0, int i1, int jc, int nc, int pc, int kc,
+      float[] bPack, float alpha, float[] a, int aOff, int lda, float beta, float[] c, int cOff, int ldc) {
+    float[] aPack = ws.aPack;
+    float[] tile = ws.tile;
+    boolean first = pc == 0;
+    // Equal row blocks in whole tiles: a 12-row remainder block would repack A for little work.
+    int mBlocks = (i1 - i0 + MC - 1) / MC;
+    int mcStep = roundUp((i1 - i0 + mBlocks - 1) / mBlocks, MR);
+    for (int ic = i0; ic < i1; ic += mcStep) {
+      int mc = Math.min(mcStep, i1 - ic);
+      if (transA) packAT(a, aOff, lda, ic, mc, pc, kc, aPack);
+      else packA(a, aOff, lda, ic, mc, pc, kc, aPack);
+      for (int jr = 0; jr < nc; jr += NR) {
+        int cols = Math.min(NR, nc - jr);
+        int bBase = jr / NR * panelStride(kc);
+        for (int ir = 0; ir < mc; ir += MR) {
+          int rows = Math.min(MR, mc - ir);
+          int cIdx = cOff + (ic + ir) * ldc + jc + jr;
+          if (MR == 12) {
+            // Edge row tiles run a kernel of their own height: padding them to 12 rows cost up to
+            // an eighth of the multiply at m = 32 or 64 (36 or 72 rows computed).
+            if (transA) {
+              int aBase = ir * KC;
+              if (rows > 8) kernel(kc, aPack, aBase, bPack, bBase, tile);
+              else if (rows > 4) kernel8(kc, aPack, aBase, bPack, bBase, tile);
+              else kernel4s(kc, aPack, aBase, bPack, bBase, tile);
+            } else {
+              int aBase = ir * AS;
+              if (rows > 8) kernelRows(kc, aPack, aBase, bPack, bBase, tile);
+              else if (rows > 4) kernelRows8(kc, aPack, aBase, bPack, bBase, tile);
+              else kernelRows4(kc, aPack, aBase, bPack, bBase, tile);
             }
+            if (cols == NR) storeTile(tile, rows, c, cIdx, ldc, alpha, beta, first);
+            else storeEdge(tile, rows, cols, c, cIdx, ldc, alpha, beta, first);
+          } else {
+            // Full tiles are written back by the kernel itself; edge tiles come back in tile.
+            boolean full = rows == MR && cols == NR;
+            float[] cFull = full ? c : null;
+            if (transA) kernel4(kc, aPack, ir * KC, bPack, bBase, tile, cFull, cIdx, ldc, alpha, beta, first);
+            else kernel4r(kc, aPack, ir * AS, bPack, bBase, tile, cFull, cIdx, ldc, alpha, beta, first);
+            if (!full) storeEdge(tile, rows, cols, c, cIdx, ldc, alpha, beta, first);
           }
         }
       }
@@ -168,31 +239,19 @@ public final class VectorGemm {
   }
 
   /**
-   * op(A) = A. With MR = 4 (kernel4r) each micro-panel is its MR rows copied as they are, KC
-   * floats apart: the 4-row kernel runs as fast on rows as on a p-major panel and the copy needs
-   * no transpose. With MR = 12 micro-panels are p-major ([p][MR]) like packAT, because kernel's
-   * contiguous broadcasts measured ~25% faster than rows of fixed stride there. Each step gathers
-   * one column of the panel; the 16-lane gather repeats row MR-1 in its spare lanes, which the next
-   * step (or the workspace's tail padding) overwrites.
+   * op(A) = A: each micro-panel is its MR rows copied as they are, AS floats apart, for the row
+   * kernels ({@link #kernel4r}, {@link #kernelRows}); rows past the edge are zeroed. A p-major
+   * panel ([p][MR]) needs a 12- or 16-lane gather per column, and on a Zen 4 core that pack took a
+   * quarter of a 128 x 784 x 128 product, while the kernels run as fast on rows as on p-major panels.
    */
   private static void packA(float[] a, int aOff, int lda, int ic, int mc, int pc, int kc, float[] dst) {
-    int[] rowsIdx = new int[L];
-    for (int r = 0; r < L; r++) rowsIdx[r] = Math.min(r, MR - 1) * lda;
     for (int ir = 0; ir < mc; ir += MR) {
       int rows = Math.min(MR, mc - ir);
       int src = aOff + (ic + ir) * lda + pc;
-      int d = ir * KC;
-      if (MR == 4) {
-        for (int r = 0; r < MR; r++) {
-          if (r < rows) System.arraycopy(a, src + r * lda, dst, d + r * KC, kc);
-          else java.util.Arrays.fill(dst, d + r * KC, d + r * KC + kc, 0f);
-        }
-      } else if (rows == MR && L >= MR) {
-        for (int p = 0; p < kc; p++, d += MR) FloatVector.fromArray(S, a, src + p, rowsIdx, 0).intoArray(dst, d);
-      } else {
-        for (int p = 0; p < kc; p++, d += MR) {
-          for (int r = 0; r < MR; r++) dst[d + r] = r < rows ? a[src + r * lda + p] : 0f;
-        }
+      int d = ir * AS;
+      for (int r = 0; r < MR; r++) {
+        if (r < rows) System.arraycopy(a, src + r * lda, dst, d + r * AS, kc);
+        else java.util.Arrays.fill(dst, d + r * AS, d + r * AS + kc, 0f);
       }
     }
   }
@@ -230,9 +289,9 @@ public final class VectorGemm {
    * reads stream (panel by panel, every read was a new cache line at stride ldb: packing a
    * 256 x 1664 block of a 6656-wide B cost as much as a third of the multiply).
    */
-  private static void packB(float[] b, int bOff, int ldb, int pc, int kc, int jc, int nc, float[] dst) {
+  private static void packB(float[] b, int bOff, int ldb, int pc, int kc, int jc, int nc, float[] dst, int dOff) {
     if (MR == 12) {
-      packBByPanel(b, bOff, ldb, pc, kc, jc, nc, dst);
+      packBByPanel(b, bOff, ldb, pc, kc, jc, nc, dst, dOff);
       return;
     }
     int full = nc / NR * NR;
@@ -240,7 +299,7 @@ public final class VectorGemm {
     int panelSize = panelStride(kc);
     for (int p = 0; p < kc; p++) {
       int src = bOff + (pc + p) * ldb + jc;
-      int d = p * NR;
+      int d = dOff + p * NR;
       for (int jr = 0; jr < full; jr += NR, d += panelSize) {
         FloatVector.fromArray(S, b, src + jr).intoArray(dst, d);
         FloatVector.fromArray(S, b, src + jr + L).intoArray(dst, d + L);
@@ -252,22 +311,34 @@ public final class VectorGemm {
     }
   }
 
-  /** packB as tuned on the AVX-512 machine: one micro-panel at a time. */
-  private static void packBByPanel(float[] b, int bOff, int ldb, int pc, int kc, int jc, int nc, float[] dst) {
-    for (int jr = 0; jr < nc; jr += NR) {
-      int cols = Math.min(NR, nc - jr);
-      int d = jr / NR * panelStride(kc);
-      int src = bOff + pc * ldb + jc + jr;
-      if (cols == NR) {
-        for (int p = 0; p < kc; p++, d += NR, src += ldb) {
-          FloatVector.fromArray(S, b, src).intoArray(dst, d);
-          FloatVector.fromArray(S, b, src + L).intoArray(dst, d + L);
+  /**
+   * packB for the AVX-512 path: 8 micro-panels (256 columns, 1 KiB of each B row) at a time, p by p.
+   * One panel at a time read 128 bytes per B row and jumped a whole row (26 KiB at n = 6656, a new
+   * page each time) so the prefetchers never ran ahead; walking all panels row by row (as on AVX2)
+   * scattered each row over 52 panels and was slower still. 1 thread at 128 x 6656 x 6656:
+   * one panel 73.5, 8 panels 79, all panels 58 GFLOP/s; 2 threads 130 -> 140.
+   */
+  private static void packBByPanel(float[] b, int bOff, int ldb, int pc, int kc, int jc, int nc, float[] dst,
+      int dOff) {
+    int full = nc / NR * NR;
+    int g = 8 * NR;
+    int ps = panelStride(kc);
+    for (int jg = 0; jg < full; jg += g) {
+      int gEnd = Math.min(full, jg + g);
+      int src = bOff + pc * ldb + jc;
+      for (int p = 0; p < kc; p++, src += ldb) {
+        for (int jr = jg, d = dOff + jg / NR * ps + p * NR; jr < gEnd; jr += NR, d += ps) {
+          FloatVector.fromArray(S, b, src + jr).intoArray(dst, d);
+          FloatVector.fromArray(S, b, src + jr + L).intoArray(dst, d + L);
         }
-      } else {
-        for (int p = 0; p < kc; p++, d += NR, src += ldb) {
-          System.arraycopy(b, src, dst, d, cols);
-          java.util.Arrays.fill(dst, d + cols, d + NR, 0f);
-        }
+      }
+    }
+    int cols = nc - full;
+    if (cols > 0) { // the edge panel, zero-padded to NR columns
+      int src = bOff + pc * ldb + jc + full;
+      for (int p = 0, d = dOff + full / NR * ps; p < kc; p++, d += NR, src += ldb) {
+        System.arraycopy(b, src, dst, d, cols);
+        java.util.Arrays.fill(dst, d + cols, d + NR, 0f);
       }
     }
   }
@@ -277,12 +348,12 @@ public final class VectorGemm {
    * element from each of NR rows per step (hardware gathers beat a scalar transpose there); on
    * AVX2 (Zen 3: slow vgatherdps) and for the edge panel, a scalar transpose reading rows of b.
    */
-  private static void packBT(float[] b, int bOff, int ldb, int pc, int kc, int jc, int nc, float[] dst) {
+  private static void packBT(float[] b, int bOff, int ldb, int pc, int kc, int jc, int nc, float[] dst, int dOff) {
     int[] rowsIdx = new int[L];
     for (int j = 0; j < L; j++) rowsIdx[j] = j * ldb;
     for (int jr = 0; jr < nc; jr += NR) {
       int cols = Math.min(NR, nc - jr);
-      int base = jr / NR * panelStride(kc);
+      int base = dOff + jr / NR * panelStride(kc);
       int src = bOff + (jc + jr) * ldb + pc;
       if (cols == NR && MR == 12) {
         int src1 = src + L * ldb;
@@ -362,6 +433,197 @@ public final class VectorGemm {
     cb0.intoArray(tile, 22 * L); cb1.intoArray(tile, 23 * L);
   }
 
+  /** {@link #kernel} for an edge tile of 5..8 rows: the first 8 rows of a 12-row p-major A micro-panel. */
+  private static void kernel8(int kc, float[] ap, int aBase, float[] bp, int bBase, float[] tile) {
+    FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+    FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+    FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+    FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+    FloatVector c40 = FloatVector.zero(S), c41 = FloatVector.zero(S);
+    FloatVector c50 = FloatVector.zero(S), c51 = FloatVector.zero(S);
+    FloatVector c60 = FloatVector.zero(S), c61 = FloatVector.zero(S);
+    FloatVector c70 = FloatVector.zero(S), c71 = FloatVector.zero(S);
+    for (int p = 0, bi = bBase; p < kc; p++, bi += NR) {
+      FloatVector b0 = FloatVector.fromArray(S, bp, bi);
+      FloatVector b1 = FloatVector.fromArray(S, bp, bi + L);
+      int ai = aBase + p * MR;
+      FloatVector av = FloatVector.broadcast(S, ap[ai]);
+      c00 = av.fma(b0, c00); c01 = av.fma(b1, c01);
+      av = FloatVector.broadcast(S, ap[ai + 1]);
+      c10 = av.fma(b0, c10); c11 = av.fma(b1, c11);
+      av = FloatVector.broadcast(S, ap[ai + 2]);
+      c20 = av.fma(b0, c20); c21 = av.fma(b1, c21);
+      av = FloatVector.broadcast(S, ap[ai + 3]);
+      c30 = av.fma(b0, c30); c31 = av.fma(b1, c31);
+      av = FloatVector.broadcast(S, ap[ai + 4]);
+      c40 = av.fma(b0, c40); c41 = av.fma(b1, c41);
+      av = FloatVector.broadcast(S, ap[ai + 5]);
+      c50 = av.fma(b0, c50); c51 = av.fma(b1, c51);
+      av = FloatVector.broadcast(S, ap[ai + 6]);
+      c60 = av.fma(b0, c60); c61 = av.fma(b1, c61);
+      av = FloatVector.broadcast(S, ap[ai + 7]);
+      c70 = av.fma(b0, c70); c71 = av.fma(b1, c71);
+    }
+    c00.intoArray(tile, 0 * L); c01.intoArray(tile, 1 * L);
+    c10.intoArray(tile, 2 * L); c11.intoArray(tile, 3 * L);
+    c20.intoArray(tile, 4 * L); c21.intoArray(tile, 5 * L);
+    c30.intoArray(tile, 6 * L); c31.intoArray(tile, 7 * L);
+    c40.intoArray(tile, 8 * L); c41.intoArray(tile, 9 * L);
+    c50.intoArray(tile, 10 * L); c51.intoArray(tile, 11 * L);
+    c60.intoArray(tile, 12 * L); c61.intoArray(tile, 13 * L);
+    c70.intoArray(tile, 14 * L); c71.intoArray(tile, 15 * L);
+  }
+
+  /** {@link #kernel} for an edge tile of 1..4 rows: the first 4 rows of a 12-row p-major A micro-panel. */
+  private static void kernel4s(int kc, float[] ap, int aBase, float[] bp, int bBase, float[] tile) {
+    FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+    FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+    FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+    FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+    for (int p = 0, bi = bBase; p < kc; p++, bi += NR) {
+      FloatVector b0 = FloatVector.fromArray(S, bp, bi);
+      FloatVector b1 = FloatVector.fromArray(S, bp, bi + L);
+      int ai = aBase + p * MR;
+      FloatVector av = FloatVector.broadcast(S, ap[ai]);
+      c00 = av.fma(b0, c00); c01 = av.fma(b1, c01);
+      av = FloatVector.broadcast(S, ap[ai + 1]);
+      c10 = av.fma(b0, c10); c11 = av.fma(b1, c11);
+      av = FloatVector.broadcast(S, ap[ai + 2]);
+      c20 = av.fma(b0, c20); c21 = av.fma(b1, c21);
+      av = FloatVector.broadcast(S, ap[ai + 3]);
+      c30 = av.fma(b0, c30); c31 = av.fma(b1, c31);
+    }
+    c00.intoArray(tile, 0 * L); c01.intoArray(tile, 1 * L);
+    c10.intoArray(tile, 2 * L); c11.intoArray(tile, 3 * L);
+    c20.intoArray(tile, 4 * L); c21.intoArray(tile, 5 * L);
+    c30.intoArray(tile, 6 * L); c31.intoArray(tile, 7 * L);
+  }
+
+  /**
+   * {@link #kernel} over an A micro-panel packed as rows AS floats apart ({@link #packA}): the row
+   * offsets are constants, so the 12 broadcasts cost no more registers than the p-major ones.
+   * Writing C from the kernel itself (as kernel4 does) made the method too big for C1 ("out of
+   * virtual registers"), which left it in tier-2 code at ~1 GFLOP/s in 2 of 6 launches.
+   */
+  private static void kernelRows(int kc, float[] ap, int aBase, float[] bp, int bBase, float[] tile) {
+    FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+    FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+    FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+    FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+    FloatVector c40 = FloatVector.zero(S), c41 = FloatVector.zero(S);
+    FloatVector c50 = FloatVector.zero(S), c51 = FloatVector.zero(S);
+    FloatVector c60 = FloatVector.zero(S), c61 = FloatVector.zero(S);
+    FloatVector c70 = FloatVector.zero(S), c71 = FloatVector.zero(S);
+    FloatVector c80 = FloatVector.zero(S), c81 = FloatVector.zero(S);
+    FloatVector c90 = FloatVector.zero(S), c91 = FloatVector.zero(S);
+    FloatVector ca0 = FloatVector.zero(S), ca1 = FloatVector.zero(S);
+    FloatVector cb0 = FloatVector.zero(S), cb1 = FloatVector.zero(S);
+    for (int p = 0, bi = bBase; p < kc; p++, bi += NR) {
+      FloatVector b0 = FloatVector.fromArray(S, bp, bi);
+      FloatVector b1 = FloatVector.fromArray(S, bp, bi + L);
+      int ai = aBase + p;
+      FloatVector av = FloatVector.broadcast(S, ap[ai]);
+      c00 = av.fma(b0, c00); c01 = av.fma(b1, c01);
+      av = FloatVector.broadcast(S, ap[ai + 1 * AS]);
+      c10 = av.fma(b0, c10); c11 = av.fma(b1, c11);
+      av = FloatVector.broadcast(S, ap[ai + 2 * AS]);
+      c20 = av.fma(b0, c20); c21 = av.fma(b1, c21);
+      av = FloatVector.broadcast(S, ap[ai + 3 * AS]);
+      c30 = av.fma(b0, c30); c31 = av.fma(b1, c31);
+      av = FloatVector.broadcast(S, ap[ai + 4 * AS]);
+      c40 = av.fma(b0, c40); c41 = av.fma(b1, c41);
+      av = FloatVector.broadcast(S, ap[ai + 5 * AS]);
+      c50 = av.fma(b0, c50); c51 = av.fma(b1, c51);
+      av = FloatVector.broadcast(S, ap[ai + 6 * AS]);
+      c60 = av.fma(b0, c60); c61 = av.fma(b1, c61);
+      av = FloatVector.broadcast(S, ap[ai + 7 * AS]);
+      c70 = av.fma(b0, c70); c71 = av.fma(b1, c71);
+      av = FloatVector.broadcast(S, ap[ai + 8 * AS]);
+      c80 = av.fma(b0, c80); c81 = av.fma(b1, c81);
+      av = FloatVector.broadcast(S, ap[ai + 9 * AS]);
+      c90 = av.fma(b0, c90); c91 = av.fma(b1, c91);
+      av = FloatVector.broadcast(S, ap[ai + 10 * AS]);
+      ca0 = av.fma(b0, ca0); ca1 = av.fma(b1, ca1);
+      av = FloatVector.broadcast(S, ap[ai + 11 * AS]);
+      cb0 = av.fma(b0, cb0); cb1 = av.fma(b1, cb1);
+    }
+    c00.intoArray(tile, 0 * L); c01.intoArray(tile, 1 * L);
+    c10.intoArray(tile, 2 * L); c11.intoArray(tile, 3 * L);
+    c20.intoArray(tile, 4 * L); c21.intoArray(tile, 5 * L);
+    c30.intoArray(tile, 6 * L); c31.intoArray(tile, 7 * L);
+    c40.intoArray(tile, 8 * L); c41.intoArray(tile, 9 * L);
+    c50.intoArray(tile, 10 * L); c51.intoArray(tile, 11 * L);
+    c60.intoArray(tile, 12 * L); c61.intoArray(tile, 13 * L);
+    c70.intoArray(tile, 14 * L); c71.intoArray(tile, 15 * L);
+    c80.intoArray(tile, 16 * L); c81.intoArray(tile, 17 * L);
+    c90.intoArray(tile, 18 * L); c91.intoArray(tile, 19 * L);
+    ca0.intoArray(tile, 20 * L); ca1.intoArray(tile, 21 * L);
+    cb0.intoArray(tile, 22 * L); cb1.intoArray(tile, 23 * L);
+  }
+  /** {@link #kernelRows} for an edge tile of 5..8 rows. */
+  private static void kernelRows8(int kc, float[] ap, int aBase, float[] bp, int bBase, float[] tile) {
+    FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+    FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+    FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+    FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+    FloatVector c40 = FloatVector.zero(S), c41 = FloatVector.zero(S);
+    FloatVector c50 = FloatVector.zero(S), c51 = FloatVector.zero(S);
+    FloatVector c60 = FloatVector.zero(S), c61 = FloatVector.zero(S);
+    FloatVector c70 = FloatVector.zero(S), c71 = FloatVector.zero(S);
+    for (int p = 0, bi = bBase; p < kc; p++, bi += NR) {
+      FloatVector b0 = FloatVector.fromArray(S, bp, bi);
+      FloatVector b1 = FloatVector.fromArray(S, bp, bi + L);
+      int ai = aBase + p;
+      FloatVector av = FloatVector.broadcast(S, ap[ai]);
+      c00 = av.fma(b0, c00); c01 = av.fma(b1, c01);
+      av = FloatVector.broadcast(S, ap[ai + 1 * AS]);
+      c10 = av.fma(b0, c10); c11 = av.fma(b1, c11);
+      av = FloatVector.broadcast(S, ap[ai + 2 * AS]);
+      c20 = av.fma(b0, c20); c21 = av.fma(b1, c21);
+      av = FloatVector.broadcast(S, ap[ai + 3 * AS]);
+      c30 = av.fma(b0, c30); c31 = av.fma(b1, c31);
+      av = FloatVector.broadcast(S, ap[ai + 4 * AS]);
+      c40 = av.fma(b0, c40); c41 = av.fma(b1, c41);
+      av = FloatVector.broadcast(S, ap[ai + 5 * AS]);
+      c50 = av.fma(b0, c50); c51 = av.fma(b1, c51);
+      av = FloatVector.broadcast(S, ap[ai + 6 * AS]);
+      c60 = av.fma(b0, c60); c61 = av.fma(b1, c61);
+      av = FloatVector.broadcast(S, ap[ai + 7 * AS]);
+      c70 = av.fma(b0, c70); c71 = av.fma(b1, c71);
+    }
+    c00.intoArray(tile, 0 * L); c01.intoArray(tile, 1 * L);
+    c10.intoArray(tile, 2 * L); c11.intoArray(tile, 3 * L);
+    c20.intoArray(tile, 4 * L); c21.intoArray(tile, 5 * L);
+    c30.intoArray(tile, 6 * L); c31.intoArray(tile, 7 * L);
+    c40.intoArray(tile, 8 * L); c41.intoArray(tile, 9 * L);
+    c50.intoArray(tile, 10 * L); c51.intoArray(tile, 11 * L);
+    c60.intoArray(tile, 12 * L); c61.intoArray(tile, 13 * L);
+    c70.intoArray(tile, 14 * L); c71.intoArray(tile, 15 * L);
+  }
+  /** {@link #kernelRows} for an edge tile of 1..4 rows. */
+  private static void kernelRows4(int kc, float[] ap, int aBase, float[] bp, int bBase, float[] tile) {
+    FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+    FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+    FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+    FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+    for (int p = 0, bi = bBase; p < kc; p++, bi += NR) {
+      FloatVector b0 = FloatVector.fromArray(S, bp, bi);
+      FloatVector b1 = FloatVector.fromArray(S, bp, bi + L);
+      int ai = aBase + p;
+      FloatVector av = FloatVector.broadcast(S, ap[ai]);
+      c00 = av.fma(b0, c00); c01 = av.fma(b1, c01);
+      av = FloatVector.broadcast(S, ap[ai + 1 * AS]);
+      c10 = av.fma(b0, c10); c11 = av.fma(b1, c11);
+      av = FloatVector.broadcast(S, ap[ai + 2 * AS]);
+      c20 = av.fma(b0, c20); c21 = av.fma(b1, c21);
+      av = FloatVector.broadcast(S, ap[ai + 3 * AS]);
+      c30 = av.fma(b0, c30); c31 = av.fma(b1, c31);
+    }
+    c00.intoArray(tile, 0 * L); c01.intoArray(tile, 1 * L);
+    c10.intoArray(tile, 2 * L); c11.intoArray(tile, 3 * L);
+    c20.intoArray(tile, 4 * L); c21.intoArray(tile, 5 * L);
+    c30.intoArray(tile, 6 * L); c31.intoArray(tile, 7 * L);
+  }
   /**
    * The 4 x NR tile for machines with 16 vector registers: 8 accumulators + 2 B vectors + the A
    * broadcasts. A 6-row tile (12 accumulators) fits on paper but C2 hoists the broadcasts and spills
@@ -430,7 +692,7 @@ public final class VectorGemm {
   }
 
   /**
-   * {@link #kernel4} over an A micro-panel packed as rows of stride KC ({@link #packA} with MR = 4):
+   * {@link #kernel4} over an A micro-panel packed as rows of stride AS ({@link #packA} with MR = 4):
    * plain row copies instead of a transpose, which cost ~1 ns a float and up to a fifth of a
    * 128 x 784 x 128 product; the kernel runs as fast on either layout.
    */
@@ -447,11 +709,11 @@ public final class VectorGemm {
       FloatVector b1 = FloatVector.fromArray(S, bp, bi + L);
       FloatVector av = FloatVector.broadcast(S, ap[ai]);
       c00 = av.fma(b0, c00); c01 = av.fma(b1, c01);
-      av = FloatVector.broadcast(S, ap[ai + KC]);
+      av = FloatVector.broadcast(S, ap[ai + AS]);
       c10 = av.fma(b0, c10); c11 = av.fma(b1, c11);
-      av = FloatVector.broadcast(S, ap[ai + 2 * KC]);
+      av = FloatVector.broadcast(S, ap[ai + 2 * AS]);
       c20 = av.fma(b0, c20); c21 = av.fma(b1, c21);
-      av = FloatVector.broadcast(S, ap[ai + 3 * KC]);
+      av = FloatVector.broadcast(S, ap[ai + 3 * AS]);
       c30 = av.fma(b0, c30); c31 = av.fma(b1, c31);
     }
     if (c == null) {
@@ -494,13 +756,14 @@ public final class VectorGemm {
   }
 
   /**
-   * Full tile write-back: C = alpha*acc + beta*C on the first K block (beta == 0 ignores the old
-   * C), C += alpha*acc after. storeEdge applies the same fused operations element by element.
+   * Write-back of the first {@code rows} rows of a full-width tile: C = alpha*acc + beta*C on the
+   * first K block (beta == 0 ignores the old C), C += alpha*acc after. storeEdge applies the same
+   * fused operations element by element.
    */
-  private static void storeTile(float[] tile, float[] c, int cIdx, int ldc, float alpha, float beta,
+  private static void storeTile(float[] tile, int rows, float[] c, int cIdx, int ldc, float alpha, float beta,
       boolean first) {
     FloatVector al = FloatVector.broadcast(S, alpha);
-    for (int r = 0, ci = cIdx, t = 0; r < MR; r++, ci += ldc) {
+    for (int r = 0, ci = cIdx, t = 0; r < rows; r++, ci += ldc) {
       for (int j = 0; j < NR; j += L, t += L) {
         FloatVector v = FloatVector.fromArray(S, tile, t);
         if (!first) v = v.fma(al, FloatVector.fromArray(S, c, ci + j));
