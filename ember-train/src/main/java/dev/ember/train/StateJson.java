@@ -1,6 +1,7 @@
 package dev.ember.train;
 
 import dev.ember.tensor.Tensor;
+import dev.ember.train.report.Json;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -38,7 +39,7 @@ final class StateJson {
     switch (v) {
       case null -> sb.append("null");
       case Boolean b -> sb.append(b);
-      case String s -> string(sb, s);
+      case String s -> Json.string(sb, s);
       case Integer i -> sb.append("{\"i\":").append(i).append('}');
       case Long l -> sb.append("{\"l\":").append(l).append('}');
       case Float f -> tagged(sb, "f", Float.toString(f));
@@ -57,13 +58,13 @@ final class StateJson {
         sb.append("{\"d[]\":[");
         for (int i = 0; i < a.length; i++) {
           if (i > 0) sb.append(',');
-          string(sb, Double.toString(a[i]));
+          Json.string(sb, Double.toString(a[i]));
         }
         sb.append("]}");
       }
       case Tensor t -> {
         sb.append("{\"t\":");
-        string(sb, sink.apply(t));
+        Json.string(sb, sink.apply(t));
         sb.append('}');
       }
       case List<?> list -> {
@@ -83,7 +84,7 @@ final class StateJson {
           }
           if (!first) sb.append(',');
           first = false;
-          string(sb, k);
+          Json.string(sb, k);
           sb.append(':');
           write(sb, e.getValue(), sink);
         }
@@ -96,27 +97,8 @@ final class StateJson {
 
   private static void tagged(StringBuilder sb, String tag, String text) {
     sb.append("{\"").append(tag).append("\":");
-    string(sb, text);
+    Json.string(sb, text);
     sb.append('}');
-  }
-
-  private static void string(StringBuilder sb, String s) {
-    sb.append('"');
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      switch (c) {
-        case '"' -> sb.append("\\\"");
-        case '\\' -> sb.append("\\\\");
-        case '\n' -> sb.append("\\n");
-        case '\r' -> sb.append("\\r");
-        case '\t' -> sb.append("\\t");
-        default -> {
-          if (c < 0x20) sb.append(String.format("\\u%04x", (int) c));
-          else sb.append(c);
-        }
-      }
-    }
-    sb.append('"');
   }
 
   static Object read(String text, Function<String, Tensor> tensors) {
