@@ -37,7 +37,7 @@ public final class R2Score extends RegressionMetric {
 
   @Override
   void accumulate(double[] o, double[] t, int b, int d) {
-    MeanSquaredError.squaredErrors(sqErr, o, t, b, d);
+    SquaredErrorMetric.squaredErrors(sqErr, o, t, b, d);
     if (n == 0) System.arraycopy(t, 0, shift, 0, d);
     double[] bm = zeros(d);
     for (int i = 0; i < b; i++) for (int j = 0; j < d; j++) bm[j] += t[i * d + j] - shift[j];

@@ -13,7 +13,7 @@ import java.util.Map;
  * scikit-learn's {@code multioutput='uniform_average'}.
  */
 abstract sealed class RegressionMetric implements Metric<Double>
-    permits MeanAbsoluteError, MeanSquaredError, RootMeanSquaredError, R2Score {
+    permits MeanAbsoluteError, SquaredErrorMetric, R2Score {
   /** Outputs per sample; 0 before the first update. */
   int outputs;
   /** Samples seen. */
