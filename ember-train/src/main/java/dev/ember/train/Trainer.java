@@ -314,8 +314,7 @@ public final class Trainer {
         }
         for (Callback c : callbacks) c.onValidationEnd(ctx, vals);
       } finally {
-        ctx.validating = false;
-        model.train();
+        ctx.validating = false;                          // evaluate() put the model back in train mode
       }
     }
 
