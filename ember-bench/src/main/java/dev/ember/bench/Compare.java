@@ -19,7 +19,7 @@ import java.util.Locale;
  */
 public final class Compare {
   static final String USAGE = """
-      usage: Compare CATEGORY [options]       (CATEGORY: gemm | ops | nn | optim)
+      usage: Compare CATEGORY [options]       (CATEGORY: gemm | ops | nn | optim | training)
         --threads N        Ember worker threads (default: -Dember.threads / EMBER_NUM_THREADS / #cpus)
         --repeats N        timed repeats per case (default 5)
         --warmup S         warm-up seconds per case, at least 2 calls (default 2.0: lets C2 compile the Vector API code)
@@ -61,6 +61,7 @@ public final class Compare {
       case "ops" -> OpsCases.cases(a.sizes != null ? a.sizes : OpsCases.DEFAULT_SIZES);
       case "nn" -> NnCases.cases();
       case "optim" -> OptimCases.cases();
+      case "training" -> TrainingCases.cases();
       default -> throw new IllegalStateException(a.category);
     });
     cases.removeIf(c -> !a.selected(c));
@@ -186,7 +187,7 @@ public final class Compare {
       }
       if (a.help) return a;
       if (a.category == null) throw new IllegalArgumentException("missing CATEGORY (gemm, ops, nn or optim)");
-      if (!List.of("gemm", "ops", "nn", "optim").contains(a.category)) {
+      if (!List.of("gemm", "ops", "nn", "optim", "training").contains(a.category)) {
         throw new IllegalArgumentException("unknown category '" + a.category + "' (expected gemm, ops, nn or optim)");
       }
       return a;

@@ -1,0 +1,240 @@
+package dev.ember.bench;
+
+import dev.ember.autograd.Grad;
+import dev.ember.nn.Embedding;
+import dev.ember.nn.Linear;
+import dev.ember.nn.Models;
+import dev.ember.nn.Module;
+import dev.ember.nn.Sequential;
+import dev.ember.nn.Transformer;
+import dev.ember.nn.TransformerEncoder;
+import dev.ember.nn.TransformerEncoderLayer;
+import dev.ember.nn.loss.CrossEntropyLoss;
+import dev.ember.optim.Adam;
+import dev.ember.optim.AdamW;
+import dev.ember.optim.Optimizer;
+import dev.ember.optim.SGD;
+import dev.ember.tensor.Generator;
+import dev.ember.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/**
+ * The {@code training} category: samples/s (tokens/s for the transformer) of one full training
+ * step, {@code zeroGrad; forward; loss; backward; step}, through ember-nn and ember-optim as a user
+ * writes it. The workloads, names and settings are exactly those of the shared PyTorch peer
+ * ({@code ../shared/peers/pytorch_bench.py}): same layer sizes, batch sizes, optimizer
+ * hyper-parameters, 8 pre-made random batches cycled (2 for the large MLP), labels uniform over
+ * the classes.
+ *
+ * <ul>
+ *   <li>mlp_mnist: 784-128-10 ReLU, SGD(lr=0.01), batch 32 and 128, plus batch-1 inference latency
+ *       in eval mode without the tape;
+ *   <li>seed_small / seed_medium / seed_large: 1024-h-h-h-10 ReLU with h = 512, 2048, 6656, at
+ *       batch 32 and 128, with SGD(lr=0.01, momentum=0.9), Adam(lr=1e-3) and AdamW(lr=1e-3,
+ *       weight_decay=0.01);
+ *   <li>lenet: LeNet-5 on 1x28x28, batch 64, Adam(lr=1e-3);
+ *   <li>convnet: conv 32-32-pool-64-64-pool with batch norm, fc 256, 10 on 3x32x32, batch 64,
+ *       SGD(lr=0.01, momentum=0.9);
+ *   <li>transformer: embedding 256 -> 2 post-norm encoder layers (d_model 256, 4 heads, ff 1024,
+ *       ReLU, no dropout) with a causal mask -> linear 256, batch 16, sequence 128, AdamW(lr=1e-3),
+ *       in tokens/s.
+ * </ul>
+ *
+ * <p>Models are built lazily (the large MLP holds ~95M parameters plus optimizer state), one case
+ * at a time: {@link Compare} drops each case after measuring it.
+ */
+final class TrainingCases {
+  static final int[] BATCHES = {32, 128};
+  static final String[] OPTIMS = {"sgd", "adam", "adamw"};
+  static final String[][] SEEDS = {{"small", "512"}, {"medium", "2048"}, {"large", "6656"}};
+  private static volatile Object sink;
+
+  private TrainingCases() {}
+
+  static List<BenchCase> cases() {
+    List<BenchCase> out = new ArrayList<>();
+    for (int b : BATCHES) {
+      out.add(lazy("mlp_mnist", "train b=" + b, "samples/s", b, () -> mlpMnist(b)));
+    }
+    out.add(BenchCase.latency("mlp_mnist", "infer b=1 latency", "latency_us", "us/call (lower is better)", 1e6,
+        inference()));
+    for (String[] s : SEEDS) {
+      int h = Integer.parseInt(s[1]);
+      for (int b : BATCHES) {
+        for (String o : OPTIMS) {
+          out.add(lazy("seed_" + s[0], "train b=" + b + " " + o, "samples/s", b, () -> seed(h, b, o)));
+        }
+      }
+    }
+    out.add(lazy("lenet", "train b=64 adam", "samples/s", 64, TrainingCases::lenet));
+    out.add(lazy("convnet", "train b=64 sgd-mom", "samples/s", 64, TrainingCases::convnet));
+    out.add(lazy("transformer", "train b=16 T=128 adamw", "tokens/s", 16 * 128, TrainingCases::transformer));
+    return out;
+  }
+
+  /** Parameter count of a workload's model (for model-FLOPs utilisation), or -1 if not an MLP. */
+  static long mlpParams(String workload) {
+    return switch (workload) {
+      case "mlp_mnist" -> 784L * 128 + 128 + 128L * 10 + 10;
+      case "seed_small" -> seedParams(512);
+      case "seed_medium" -> seedParams(2048);
+      case "seed_large" -> seedParams(6656);
+      default -> -1;
+    };
+  }
+
+  static long seedParams(long h) {
+    return 1024 * h + h + 2 * (h * h + h) + h * 10 + 10;
+  }
+
+  /** A throughput case whose step (model, optimizer, data) is built on its first call. */
+  private static BenchCase lazy(String workload, String name, String unit, int unitsPerStep, Supplier<Runnable> make) {
+    Runnable call = new Runnable() {
+      private Runnable step;
+
+      @Override
+      public void run() {
+        if (step == null) step = make.get();
+        step.run();
+      }
+    };
+    return BenchCase.throughput(workload, name, unit, unit, unitsPerStep, call);
+  }
+
+  static Runnable mlpMnist(int batch) {
+    Generator g = new Generator(0);
+    Sequential model = new Sequential(new Linear(784, 128, true, g), new dev.ember.nn.ReLU(), new Linear(128, 10, true, g));
+    return classifierStep(model, new SGD(model.parameters(), 0.01), batches(g, 8, 10, batch, 784));
+  }
+
+  static Runnable seed(int h, int batch, String optim) {
+    Generator g = new Generator(0);
+    Sequential model = new Sequential(new Linear(1024, h, true, g), new dev.ember.nn.ReLU(), new Linear(h, h, true, g),
+        new dev.ember.nn.ReLU(), new Linear(h, h, true, g), new dev.ember.nn.ReLU(), new Linear(h, 10, true, g));
+    return classifierStep(model, optimizer(optim, model), batches(g, h == 6656 ? 2 : 8, 10, batch, 1024));
+  }
+
+  static Optimizer optimizer(String name, Module model) {
+    return switch (name) {
+      case "sgd" -> new SGD(model.parameters(), Map.of("lr", 0.01, "momentum", 0.9));
+      case "adam" -> new Adam(model.parameters(), 1e-3);
+      case "adamw" -> new AdamW(model.parameters(), Map.of("lr", 1e-3, "weight_decay", 0.01));
+      default -> throw new IllegalArgumentException("unknown optimizer " + name);
+    };
+  }
+
+  static Runnable lenet() {
+    Generator.manualSeed(0);
+    Module model = Models.lenet5(10);
+    return classifierStep(model, new Adam(model.parameters(), 1e-3), batches(new Generator(0), 8, 10, 64, 1, 28, 28));
+  }
+
+  static Runnable convnet() {
+    Generator.manualSeed(0);
+    Module model = Models.convnet(3, 32, 10);
+    model.train();
+    return classifierStep(model, new SGD(model.parameters(), Map.of("lr", 0.01, "momentum", 0.9)),
+        batches(new Generator(0), 8, 10, 64, 3, 32, 32));
+  }
+
+  static Runnable transformer() {
+    int b = 16;
+    int t = 128;
+    int v = 256;
+    Generator g = new Generator(0);
+    TinyLm model = new TinyLm(v, 256, 4, 1024, 2, g);
+    model.train();
+    Optimizer opt = new AdamW(model.parameters(), Map.of("lr", 1e-3, "weight_decay", 0.01));
+    CrossEntropyLoss loss = new CrossEntropyLoss();
+    Tensor mask = Transformer.generateSquareSubsequentMask(t);
+    Tensor[] xs = new Tensor[8];
+    Tensor[] ys = new Tensor[8];
+    for (int i = 0; i < 8; i++) {
+      Tensor s = Tensor.randint(g, 0, v, b, t + 1);
+      xs[i] = s.narrow(1, 0, t).contiguous();
+      ys[i] = s.narrow(1, 1, t).contiguous().reshape(-1);
+    }
+    int[] i = {0};
+    return () -> {
+      int k = i[0]++ % xs.length;
+      opt.zeroGrad();
+      Tensor logits = model.forward(xs[k], mask);
+      Tensor l = loss.forward(logits.reshape(-1, v), ys[k]);
+      l.backward();
+      opt.step();
+      sink = l;
+    };
+  }
+
+  /** Embedding, a post-norm TransformerEncoder (batch first, no dropout) and a linear head: the peer's TinyLM. */
+  static final class TinyLm extends Module {
+    private final Embedding emb;
+    private final TransformerEncoder enc;
+    private final Linear head;
+
+    TinyLm(int vocab, int d, int nhead, int ff, int layers, Generator g) {
+      emb = registerModule("emb", new Embedding(vocab, d));
+      enc = registerModule("enc", new TransformerEncoder(
+          new TransformerEncoderLayer(d, nhead, ff, 0.0, "relu", 1e-5, true, false, true, g), layers));
+      head = registerModule("head", new Linear(d, vocab, true, g));
+    }
+
+    @Override
+    public String name() {
+      return "TinyLM";
+    }
+
+    @Override
+    public Tensor forward(Tensor x) {
+      return forward(x, null);
+    }
+
+    Tensor forward(Tensor x, Tensor mask) {
+      return head.call(enc.forward(emb.call(x), mask, null, false));
+    }
+  }
+
+  private static Runnable inference() {
+    Runnable[] holder = new Runnable[1];
+    return () -> {
+      if (holder[0] == null) {
+        Generator g = new Generator(0);
+        Sequential model = new Sequential(new Linear(784, 128, true, g), new dev.ember.nn.ReLU(), new Linear(128, 10, true, g));
+        model.eval();
+        Tensor x = Tensor.randn(g, 1, 784);
+        holder[0] = () -> {
+          try (Grad ignored = Grad.off()) {
+            sink = model.call(x);
+          }
+        };
+      }
+      holder[0].run();
+    };
+  }
+
+  /** {@code count} batches of {@code batch} inputs of {@code shape} (standard normal) with uniform labels. */
+  private static Tensor[][] batches(Generator g, int count, int classes, int batch, int... shape) {
+    int[] full = new int[shape.length + 1];
+    full[0] = batch;
+    System.arraycopy(shape, 0, full, 1, shape.length);
+    Tensor[][] out = new Tensor[count][];
+    for (int i = 0; i < count; i++) out[i] = new Tensor[] {Tensor.randn(g, full), Tensor.randint(g, 0, classes, batch)};
+    return out;
+  }
+
+  private static Runnable classifierStep(Module model, Optimizer opt, Tensor[][] data) {
+    CrossEntropyLoss loss = new CrossEntropyLoss();
+    int[] i = {0};
+    return () -> {
+      Tensor[] d = data[i[0]++ % data.length];
+      opt.zeroGrad();
+      Tensor l = loss.forward(model.call(d[0]), d[1]);
+      l.backward();
+      opt.step();
+      sink = l;
+    };
+  }
+}
