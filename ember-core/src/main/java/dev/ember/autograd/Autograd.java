@@ -58,11 +58,24 @@ public final class Autograd {
 
   private static void run(Tensor root, Tensor grad, boolean retainGraph) {
     Node rootNode = root.gradFn();
-    if (rootNode == null) { // a leaf
-      accumulate(root, applyHooks(root, grad));
+    if (rootNode == null) { // a leaf: the caller's tensor is never adopted
+      Tensor g = applyHooks(root, grad);
+      Tensor existing = root.grad();
+      if (existing == null) root.setGrad(g.cloneContiguous());
+      else existing.add_(g);
       return;
     }
+    Adoption adoption = new Adoption(grad);
+    try {
+      propagate(rootNode, root, grad, retainGraph, adoption);
+    } finally {
+      adoption.borrowed.clear();
+    }
+  }
+
+  private static void propagate(Node rootNode, Tensor root, Tensor grad, boolean retainGraph, Adoption adoption) {
     List<Node> order = topologicalOrder(rootNode);
+    adoption.allowed = root.gradHooks().isEmpty() && noHooks(order);
     Map<Node, Tensor> pending = new IdentityHashMap<>();
     Map<Node, Tensor> owners = new IdentityHashMap<>();
     pending.put(rootNode, grad);
@@ -90,7 +103,7 @@ public final class Autograd {
         if (gi.dtype() != input.dtype()) gi = gi.to(input.dtype());
         Node next = input.gradFn();
         if (next == null) {
-          accumulate(input, applyHooks(input, gi));
+          accumulate(input, applyHooks(input, gi), adoption);
         } else {
           Tensor prev = pending.get(next);
           pending.put(next, prev == null ? gi : prev.add(gi));
@@ -108,12 +121,55 @@ public final class Autograd {
     return g;
   }
 
-  private static void accumulate(Tensor leaf, Tensor g) {
+  /**
+   * Adds {@code g} into {@code leaf.grad()}. A leaf without a gradient adopts {@code g} itself
+   * instead of a copy when nothing else can see it: it is contiguous and spans its whole storage,
+   * no tensor of the graph has a gradient hook (a hook may keep what it sees), the storage is not the caller's
+   * root gradient and no other leaf adopted it. The same tensor may still be pending as the input
+   * of a node not yet run (add passes its gradient to both operands), so until the pass ends an
+   * adopted gradient is borrowed: a second contribution replaces it by a sum instead of adding in
+   * place. After the pass every adopted gradient is the leaf's alone, as a copy would be; the copy
+   * it saves is a full pass over every parameter per step.
+   */
+  private static void accumulate(Tensor leaf, Tensor g, Adoption adoption) {
     Tensor existing = leaf.grad();
     if (existing == null) {
-      leaf.setGrad(g.cloneContiguous());
+      if (adoption.mayAdopt(g)) {
+        leaf.setGrad(g);
+        adoption.borrowed.put(leaf, Boolean.TRUE);
+      } else {
+        leaf.setGrad(g.cloneContiguous());
+      }
+    } else if (adoption.borrowed.remove(leaf) != null) {
+      leaf.setGrad(existing.add(g));
     } else {
       existing.add_(g);
+    }
+  }
+
+  private static boolean noHooks(List<Node> order) {
+    for (Node n : order) {
+      for (Tensor t : n.edges) {
+        if (t != null && !t.gradHooks().isEmpty()) return false;
+      }
+    }
+    return true;
+  }
+
+  /** Per-pass bookkeeping of the gradients leaves adopted without copying (see accumulate). */
+  private static final class Adoption {
+    final IdentityHashMap<Object, Boolean> storages = new IdentityHashMap<>();
+    final IdentityHashMap<Tensor, Boolean> borrowed = new IdentityHashMap<>();
+    /** False when any tensor of the graph has a gradient hook: a hook may keep the gradient it sees. */
+    boolean allowed;
+
+    Adoption(Tensor rootGrad) {
+      storages.put(rootGrad.storage(), Boolean.TRUE);
+    }
+
+    boolean mayAdopt(Tensor g) {
+      return allowed && g.offset() == 0 && g.isContiguous() && g.numel() == g.storage().size()
+          && storages.put(g.storage(), Boolean.TRUE) == null;
     }
   }
 

@@ -8,7 +8,7 @@ import dev.ember.tensor.Tensor;
 import dev.ember.tensor.Views;
 import java.util.Arrays;
 
-/** matmul with NumPy semantics, bmm, outer, and addmm (bias fused into the GEMM's C). */
+/** matmul with NumPy semantics, bmm, outer, addmm (bias fused into the GEMM's C) and linear. */
 public final class LinalgOps {
   private LinalgOps() {}
 
@@ -117,6 +117,40 @@ public final class LinalgOps {
         ctx.edgeNeeded(0) ? g.sumTo(biasShape) : null,
         ctx.edgeNeeded(1) ? g.matmul(ctx.in(2).t()) : null,
         ctx.edgeNeeded(2) ? ctx.in(1).t().matmul(g) : null}, new Tensor[] {biasT, a, b});
+  }
+
+  /**
+   * y = x W^T + b for a 2-d x [m, in], weight [out, in] and bias [out] or null, as one autograd node
+   * whose edges are x, W and b themselves. Going through {@code addmm(b, x, W.t())} would route
+   * W's gradient through a transpose node and hand the parameter a transposed view, which the
+   * gradient accumulation must then copy element by element; here dW = g^T x is computed straight
+   * into W's layout (GEMM packs the transposed g), dx = g W, db = g summed over rows.
+   */
+  public static Tensor linear(Tensor x, Tensor weight, Tensor bias) {
+    checkFloat("linear", x, weight);
+    if (x.dim() != 2 || weight.dim() != 2 || x.shapeRef()[1] != weight.shapeRef()[1]) {
+      throw Check.fail("linear", "expects x [m, in] and weight [out, in]", "x", x, "weight", weight);
+    }
+    int m = x.shapeRef()[0];
+    int out = weight.shapeRef()[0];
+    if (bias != null && (bias.dim() != 1 || bias.shapeRef()[0] != out)) {
+      throw Check.fail("linear", "bias must be [out_features] = [" + out + "]", "bias", bias, "weight", weight);
+    }
+    Tensor biasT = bias == null ? null : bias.to(x.dtype());
+    Tensor wt = Views.transpose(weight, 0, 1);
+    Tensor y = Tensor.empty(x.dtype(), m, out);
+    if (biasT != null) ElementwiseOps.backend().copy(Views.expand(biasT, new int[] {m, out}), y);
+    ElementwiseOps.backend().matmul(batch1(x), batch1(wt), batch1(y), biasT != null);
+    return Autograd.record("linear", y, (ctx, g) -> new Tensor[] {
+        ctx.edgeNeeded(0) ? g.matmul(ctx.in(1)) : null,
+        ctx.edgeNeeded(1) ? Views.transpose(g, 0, 1).matmul(ctx.in(0)) : null,
+        ctx.edgeNeeded(2) ? g.sumTo(new int[] {out}) : null}, new Tensor[] {x, weight, biasT});
+  }
+
+  /** A 2-d tensor seen as a batch of one, [1, r, c], without copying. */
+  private static Tensor batch1(Tensor t) {
+    return Views.of(t, new int[] {1, t.shapeRef()[0], t.shapeRef()[1]},
+        new int[] {0, t.stridesRef()[0], t.stridesRef()[1]}, t.offset());
   }
 
   /** Dot product of two vectors. */

@@ -343,4 +343,73 @@ class AutogradTest {
     assertValues(new double[] {0.5, -0.5}, w, 0);
     assertNotNull(w.grad());
   }
+
+  // ---------------------------------------------------------------- gradient adoption without a copy
+
+  @Test
+  void oneGradientGivenToTwoLeavesIsNotSharedBetweenThem() {
+    Tensor a = leaf(1, 2, 3);
+    Tensor b = leaf(4, 5, 6);
+    // mul's backward makes a fresh tensor; add hands that same tensor to both operands
+    a.add(b).mul(Tensor.of(new double[] {2.0, 3.0, 4.0})).sum().backward();
+    assertValues(new double[] {2, 3, 4}, a.grad(), 0);
+    assertValues(new double[] {2, 3, 4}, b.grad(), 0);
+    assertFalse(a.grad().storage() == b.grad().storage(), "the two leaves must not share one gradient buffer");
+    a.grad().mul_(10);
+    assertValues(new double[] {2, 3, 4}, b.grad(), 0);
+  }
+
+  @Test
+  void aLeafReachedTwiceSumsBothPathsEvenWhenItsFirstGradientIsStillPendingElsewhere() {
+    // d/dw = c (through add, whose gradient tensor also goes to v's mul node) + 3 (second path); d/dv = 2c.
+    // Both summation orders, so that w's second contribution arrives before v's node has read the shared tensor.
+    for (boolean swap : new boolean[] {false, true}) {
+      Tensor w = leaf(1, 2, 3);
+      Tensor v = leaf(0.5, -1, 2);
+      Tensor c = Tensor.of(new double[] {2.0, 3.0, 4.0});
+      Tensor viaAdd = w.add(v.mul(2.0)).mul(c).sum();
+      Tensor direct = w.mul(3.0).sum();
+      (swap ? direct.add(viaAdd) : viaAdd.add(direct)).backward();
+      assertValues(new double[] {5, 6, 7}, w.grad(), 0);
+      assertValues(new double[] {4, 6, 8}, v.grad(), 0);
+      // a later pass accumulates into the adopted gradient
+      w.mul(c).sum().backward();
+      assertValues(new double[] {7, 9, 11}, w.grad(), 0);
+    }
+  }
+
+  @Test
+  void aGradientAHookSawIsCopiedNotAdopted() {
+    Tensor w = leaf(1, 2, 3);
+    Tensor y = w.add(0.0); // add's backward hands y's gradient to w unchanged
+    List<Tensor> seen = new ArrayList<>();
+    y.registerHook(g -> {
+      seen.add(g);
+      return null;
+    });
+    y.mul(Tensor.of(new double[] {2.0, 2.0, 2.0})).sum().backward();
+    assertValues(new double[] {2, 2, 2}, w.grad(), 0);
+    w.grad().mul_(5);
+    assertValues(new double[] {2, 2, 2}, seen.get(0), 0);
+  }
+
+  @Test
+  void backwardOnALeafCopiesTheCallersGradient() {
+    Tensor w = leaf(1, 2, 3);
+    Tensor g = Tensor.of(new double[] {1.0, 1.0, 1.0});
+    w.backward(g);
+    assertFalse(w.grad() == g || w.grad().storage() == g.storage(), "the leaf must own its gradient");
+    w.grad().mul_(3);
+    assertValues(new double[] {1, 1, 1}, g, 0);
+  }
+
+  @Test
+  void theCallersUpstreamGradientIsNeverAdopted() {
+    Tensor w = leaf(1, 2, 3);
+    Tensor g = Tensor.of(new double[] {1.0, 1.0, 1.0});
+    w.add(1.0).backward(g); // add's backward passes g through unchanged
+    w.grad().mul_(3);
+    assertValues(new double[] {1, 1, 1}, g, 0);
+    assertValues(new double[] {3, 3, 3}, w.grad(), 0);
+  }
 }

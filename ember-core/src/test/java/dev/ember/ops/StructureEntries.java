@@ -49,6 +49,15 @@ final class StructureEntries {
         .ref(l -> Ref.zip(Ref.matmul(l.get(1), l.get(2)), l.get(0), Double::sum))
         .shapes("[5] x [3, 4] x [4, 5]", "[3, 5] x [3, 4] x [4, 5]", "[] x [2, 2] x [2, 2]", "[1, 4] x [6, 0] x [0, 4]")
         .error("[3] x [3, 4] x [4, 5]", "addmm: cannot broadcast (3 vs 5 at axis -1): a=[3], b=[3, 5]"));
+    t.add(op("linear").fn(l -> LinalgOps.linear(l.get(1), l.get(2), l.get(0)))
+        .ref(l -> Ref.zip(Ref.matmul(l.get(1), Ref.permute(l.get(2), 1, 0)), l.get(0), Double::sum))
+        .shapes("[5] x [3, 4] x [5, 4]", "[1] x [1, 7] x [1, 7]", "[4] x [0, 3] x [4, 3]", "[2] x [3, 0] x [2, 0]",
+            "[19] x [17, 33] x [19, 33]")
+        .error("[5] x [3, 4] x [5, 3]", "linear: expects x [m, in] and weight [out, in]: x=[3, 4], weight=[5, 3]")
+        .error("[4] x [3, 4] x [5, 4]", "linear: bias must be [out_features] = [5]: bias=[4], weight=[5, 4]"));
+    t.add(op("linear_nobias").binary((x, w) -> LinalgOps.linear(x, w, null))
+        .ref(l -> Ref.matmul(l.get(0), Ref.permute(l.get(1), 1, 0)))
+        .shapes("[3, 4] x [5, 4]", "[2, 0] x [3, 0]"));
     t.add(op("dot").binary(LinalgOps::dot).ref(l -> Ref.matmul(l.get(0), l.get(1))).shapes("[5] x [5]", "[0] x [0]"));
 
     // ---------------------------------------------------------------- movement

@@ -32,7 +32,7 @@ public final class F {
     }
     int out = weight.size(0);
     Tensor x2 = input.dim() == 2 ? input : input.reshape(-1, weight.size(1));
-    Tensor y = bias == null ? x2.matmul(weight.t()) : LinalgOps.addmm(bias, x2, weight.t());
+    Tensor y = LinalgOps.linear(x2, weight, bias);
     if (input.dim() == 2) return y;
     int[] shape = input.shape();
     shape[shape.length - 1] = out;
