@@ -17,7 +17,9 @@ class GemmTest {
       {17, 17, 17}, {33, 33, 33}, {100, 100, 100}, {13, 37, 19}, {1, 1000, 3}, {130, 70, 300},
       {12, 32, 256}, {25, 65, 513}, {121, 33, 257}, {64, 160, 40}, {3, 7, 1}, {200, 9, 100},
       // short A against a wide B: A B^T goes through C^T = B A^T on AVX2
-      {32, 1024, 256}, {5, 200, 300}, {8, 512, 300}};
+      {32, 1024, 256}, {5, 200, 300}, {8, 512, 300},
+      // at most 4 rows of op(A): SkinnyGemm, unpacked dot products / row sums, split over columns when big
+      {1, 128, 784}, {4, 300, 1000}, {2, 70, 33}, {3, 129, 17}, {1, 10, 128}, {4, 65, 16}};
   private static final float[][] ALPHA_BETA = {{1f, 0f}, {1f, 1f}, {1.5f, 0.5f}, {-0.75f, 0f}};
 
   private interface Sgemm {

@@ -70,6 +70,10 @@ public final class VectorGemm {
       scaleC(m, n, beta, c, cOff, ldc);
       return;
     }
+    if (m <= SkinnyGemm.MAX_M) {
+      SkinnyGemm.sgemm(transA, transB, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
+      return;
+    }
     if (transB && !transA && (long) m * (k + n) * 4 < (long) n * k) {
       swapped(m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
       return;

@@ -1,0 +1,151 @@
+package dev.ember.backend.cpu.vector;
+
+import dev.ember.backend.cpu.Parallel;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * SGEMM for op(A) of at most {@link #MAX_M} rows (batch-1 inference, a few samples), without
+ * packing: each element of B is used at most {@code m} times, so copying B into panels (what
+ * {@link VectorGemm} does to reuse it across many rows) would cost more than the product. With
+ * op(B) = B^T every C element is a dot product of an A row with a contiguous row of b; otherwise
+ * each row of C is a sum of rows of b scaled by A's entries.
+ *
+ * <p>Determinism: C is split into fixed column blocks whatever the thread count, and every element
+ * is summed in one fixed order by the one task that owns it.
+ */
+final class SkinnyGemm {
+  static final int MAX_M = 4;
+  private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
+  private static final int L = S.length();
+  /** Columns of C per task: 64 dot products (B^T), or 4 vectors of a row (B). */
+  private static final int DOT_BLOCK = 64;
+  private static final int AXPY_BLOCK = 4 * L;
+  /** Below this many multiply-adds the pool hand-off costs more than it saves. */
+  private static final long SERIAL_WORK = 1L << 16;
+
+  private SkinnyGemm() {}
+
+  static void sgemm(boolean transA, boolean transB, int m, int n, int k, float alpha,
+      float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
+    float[] ar = a;
+    int arOff = aOff;
+    int ars = lda;
+    if (transA) { // op(A) rows are columns of a: copy them out once (m * k floats)
+      ar = new float[m * k];
+      for (int p = 0; p < k; p++) {
+        for (int i = 0; i < m; i++) ar[i * k + p] = a[aOff + p * lda + i];
+      }
+      arOff = 0;
+      ars = k;
+    }
+    final float[] fa = ar;
+    final int fo = arOff;
+    final int fs = ars;
+    int block = transB ? DOT_BLOCK : AXPY_BLOCK;
+    int tasks = (n + block - 1) / block;
+    if ((long) m * n * k < SERIAL_WORK) {
+      for (int t = 0; t < tasks; t++) task(transB, t, block, m, n, k, alpha, fa, fo, fs, b, bOff, ldb, beta, c, cOff, ldc);
+    } else {
+      Parallel.forEach(tasks, t -> task(transB, t, block, m, n, k, alpha, fa, fo, fs, b, bOff, ldb, beta, c, cOff, ldc));
+    }
+  }
+
+  private static void task(boolean transB, int t, int block, int m, int n, int k, float alpha, float[] a, int aOff,
+      int lda, float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
+    int j0 = t * block;
+    int j1 = Math.min(n, j0 + block);
+    if (transB) {
+      for (int i = 0; i < m; i++) dots(a, aOff + i * lda, k, b, bOff, ldb, j0, j1, alpha, beta, c, cOff + i * ldc);
+    } else {
+      for (int i = 0; i < m; i++) axpys(a, aOff + i * lda, k, b, bOff, ldb, j0, j1, alpha, beta, c, cOff + i * ldc);
+    }
+  }
+
+  /** c[j] = alpha * (a . b_row(j)) + beta * c[j] for j in [j0, j1), four rows of b at a time. */
+  private static void dots(float[] a, int ai, int k, float[] b, int bOff, int ldb, int j0, int j1, float alpha,
+      float beta, float[] c, int ci) {
+    int kv = k - k % L;
+    int j = j0;
+    for (; j + 4 <= j1; j += 4) {
+      int r0 = bOff + j * ldb;
+      int r1 = r0 + ldb;
+      int r2 = r1 + ldb;
+      int r3 = r2 + ldb;
+      FloatVector s0 = FloatVector.zero(S), s1 = FloatVector.zero(S), s2 = FloatVector.zero(S), s3 = FloatVector.zero(S);
+      for (int p = 0; p < kv; p += L) {
+        FloatVector av = FloatVector.fromArray(S, a, ai + p);
+        s0 = av.fma(FloatVector.fromArray(S, b, r0 + p), s0);
+        s1 = av.fma(FloatVector.fromArray(S, b, r1 + p), s1);
+        s2 = av.fma(FloatVector.fromArray(S, b, r2 + p), s2);
+        s3 = av.fma(FloatVector.fromArray(S, b, r3 + p), s3);
+      }
+      float d0 = s0.reduceLanes(VectorOperators.ADD);
+      float d1 = s1.reduceLanes(VectorOperators.ADD);
+      float d2 = s2.reduceLanes(VectorOperators.ADD);
+      float d3 = s3.reduceLanes(VectorOperators.ADD);
+      for (int p = kv; p < k; p++) {
+        float av = a[ai + p];
+        d0 = Math.fma(av, b[r0 + p], d0);
+        d1 = Math.fma(av, b[r1 + p], d1);
+        d2 = Math.fma(av, b[r2 + p], d2);
+        d3 = Math.fma(av, b[r3 + p], d3);
+      }
+      store(c, ci + j, d0, alpha, beta);
+      store(c, ci + j + 1, d1, alpha, beta);
+      store(c, ci + j + 2, d2, alpha, beta);
+      store(c, ci + j + 3, d3, alpha, beta);
+    }
+    for (; j < j1; j++) {
+      int r = bOff + j * ldb;
+      FloatVector s = FloatVector.zero(S);
+      for (int p = 0; p < kv; p += L) s = FloatVector.fromArray(S, a, ai + p).fma(FloatVector.fromArray(S, b, r + p), s);
+      float d = s.reduceLanes(VectorOperators.ADD);
+      for (int p = kv; p < k; p++) d = Math.fma(a[ai + p], b[r + p], d);
+      store(c, ci + j, d, alpha, beta);
+    }
+  }
+
+  private static void store(float[] c, int idx, float d, float alpha, float beta) {
+    float v = alpha * d;
+    c[idx] = beta == 0 ? v : Math.fma(c[idx], beta, v);
+  }
+
+  /** c[j0:j1] = alpha * sum_p a[p] * b_row(p)[j0:j1] + beta * c[j0:j1]. */
+  private static void axpys(float[] a, int ai, int k, float[] b, int bOff, int ldb, int j0, int j1, float alpha,
+      float beta, float[] c, int ci) {
+    int j = j0;
+    if (j1 - j0 == 4 * L) {
+      FloatVector s0 = FloatVector.zero(S), s1 = FloatVector.zero(S), s2 = FloatVector.zero(S), s3 = FloatVector.zero(S);
+      for (int p = 0, r = bOff + j0; p < k; p++, r += ldb) {
+        FloatVector av = FloatVector.broadcast(S, a[ai + p]);
+        s0 = av.fma(FloatVector.fromArray(S, b, r), s0);
+        s1 = av.fma(FloatVector.fromArray(S, b, r + L), s1);
+        s2 = av.fma(FloatVector.fromArray(S, b, r + 2 * L), s2);
+        s3 = av.fma(FloatVector.fromArray(S, b, r + 3 * L), s3);
+      }
+      storeV(c, ci + j0, s0, alpha, beta);
+      storeV(c, ci + j0 + L, s1, alpha, beta);
+      storeV(c, ci + j0 + 2 * L, s2, alpha, beta);
+      storeV(c, ci + j0 + 3 * L, s3, alpha, beta);
+      return;
+    }
+    for (; j + L <= j1; j += L) {
+      FloatVector s = FloatVector.zero(S);
+      for (int p = 0, r = bOff + j; p < k; p++, r += ldb) s = FloatVector.broadcast(S, a[ai + p]).fma(FloatVector.fromArray(S, b, r), s);
+      storeV(c, ci + j, s, alpha, beta);
+    }
+    for (; j < j1; j++) {
+      float d = 0f;
+      for (int p = 0, r = bOff + j; p < k; p++, r += ldb) d = Math.fma(a[ai + p], b[r], d);
+      store(c, ci + j, d, alpha, beta);
+    }
+  }
+
+  private static void storeV(float[] c, int idx, FloatVector s, float alpha, float beta) {
+    FloatVector v = s.mul(alpha);
+    if (beta != 0) v = FloatVector.fromArray(S, c, idx).fma(FloatVector.broadcast(S, beta), v);
+    v.intoArray(c, idx);
+  }
+}
