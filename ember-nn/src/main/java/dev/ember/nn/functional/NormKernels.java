@@ -11,7 +11,21 @@ import dev.ember.tensor.Tensor;
  * affine-transformed output. Inputs are contiguous (callers make them so) in F32 or F64.
  */
 final class NormKernels {
+  /** Below this many elements a kernel stays on the calling thread. */
+  private static final long PARALLEL_MIN = 1 << 15;
+  /** Rows per task of the per-row kernels: fixed, so the work split (and rowBackward's partial sums) never depends on the thread count. */
+  private static final int ROW_BLOCK = 16;
+
   private NormKernels() {}
+
+  /** body(t) for t in [0, tasks): on the worker pool when the kernel touches {@code elements} or more, else inline. */
+  private static void forTasks(int tasks, long elements, java.util.function.IntConsumer body) {
+    if (elements < PARALLEL_MIN) {
+      for (int t = 0; t < tasks; t++) body.accept(t);
+    } else {
+      dev.ember.backend.cpu.Parallel.forEach(tasks, body);
+    }
+  }
 
   /**
    * Per-row statistics of {@code x} viewed as [rows, m]: {@code mean} (null when {@code rms}) and
@@ -24,7 +38,8 @@ final class NormKernels {
     int base = x.offset();
     float[] f = x.dtype() == DType.F32 ? x.storage().floats() : null;
     double[] d = f == null ? x.storage().doubles() : null;
-    for (int r = 0; r < rows; r++) {
+    forTasks((rows + ROW_BLOCK - 1) / ROW_BLOCK, (long) rows * m, t -> {
+    for (int r = t * ROW_BLOCK, rEnd = Math.min(rows, r + ROW_BLOCK); r < rEnd; r++) {
       int o = base + r * m;
       double mu = 0;
       if (!rms) {
@@ -48,6 +63,7 @@ final class NormKernels {
       }
       rstd[r] = 1.0 / Math.sqrt(ss / m + eps);
     }
+    });
     return new double[][] {mean, rstd};
   }
 
@@ -59,7 +75,7 @@ final class NormKernels {
     float[] f = x.dtype() == DType.F32 ? x.storage().floats() : null;
     double[] d = f == null ? x.storage().doubles() : null;
     double count = (double) n * s;
-    for (int ch = 0; ch < c; ch++) {
+    forTasks(c, count > Integer.MAX_VALUE ? Long.MAX_VALUE : (long) count * c, ch -> {
       double sum = 0;
       for (int b = 0; b < n; b++) {
         int o = base + (b * c + ch) * s;
@@ -84,7 +100,7 @@ final class NormKernels {
       }
       mean[ch] = mu;
       var[ch] = ss / count;
-    }
+    });
     return new double[][] {mean, var};
   }
 
@@ -97,7 +113,8 @@ final class NormKernels {
     if (x.dtype() == DType.F32) {
       float[] xs = x.storage().floats();
       float[] os = out.storage().floats();
-      for (int r = 0; r < rows; r++) {
+      forTasks((rows + ROW_BLOCK - 1) / ROW_BLOCK, (long) rows * m, t -> {
+      for (int r = t * ROW_BLOCK, rEnd = Math.min(rows, r + ROW_BLOCK); r < rEnd; r++) {
         double mu = mean == null ? 0 : mean[r];
         double rs = rstd[r];
         int o = r * m;
@@ -108,6 +125,7 @@ final class NormKernels {
           os[o + i] = (float) v;
         }
       }
+      });
     } else {
       double[] xs = x.storage().doubles();
       double[] os = out.storage().doubles();
@@ -131,12 +149,12 @@ final class NormKernels {
     if (x.dtype() == DType.F32) {
       float[] xs = x.storage().floats();
       float[] os = out.storage().floats();
-      for (int bc = 0; bc < n * c; bc++) {
+      forTasks(n * c, (long) n * c * s, bc -> {
         float sc = (float) scale[bc];
         float sh = (float) shift[bc];
         int o = bc * s;
         for (int i = 0; i < s; i++) os[o + i] = xs[xo + o + i] * sc + sh;
-      }
+      });
     } else {
       double[] xs = x.storage().doubles();
       double[] os = out.storage().doubles();
@@ -166,7 +184,7 @@ final class NormKernels {
     int xo = x.offset();
     int go = g.offset();
     double count = (double) n * s;
-    for (int ch = 0; ch < c; ch++) {
+    forTasks(c, (long) n * c * s, ch -> {
       double mu = mean[ch];
       double rs = rstd[ch];
       double sumG = 0;
@@ -181,7 +199,7 @@ final class NormKernels {
       }
       if (gw != null) gw[ch] = sumGX;
       if (gb != null) gb[ch] = sumG;
-      if (os == null) continue;
+      if (os == null) return;
       double wr = (w == null ? 1 : w[ch]) * rs;
       double a = train ? sumG / count : 0;
       double bb = train ? sumGX / count : 0;
@@ -192,7 +210,7 @@ final class NormKernels {
           put(of, od, o + i, wr * (at(gf, gd, go + o + i) - a - xh * bb));
         }
       }
-    }
+    });
   }
 
   /**
@@ -213,32 +231,45 @@ final class NormKernels {
     double[] od = os == null ? null : os.doubles();
     int xo = x.offset();
     int go = g.offset();
-    for (int r = 0; r < rows; r++) {
-      double mu = mean == null ? 0 : mean[r];
-      double rs = rstd[r];
-      int wBase = (r % groups) * (m / sDiv);
-      int o = r * m;
-      double sumGh = 0;
-      double sumGhX = 0;
-      for (int i = 0; i < m; i++) {
-        int wi = wBase + i / sDiv;
-        double gv = at(gf, gd, go + o + i);
-        double xh = (at(xf, xd, xo + o + i) - mu) * rs;
-        double gh = w == null ? gv : gv * w[wi];
-        sumGh += gh;
-        sumGhX += gh * xh;
-        if (gw != null) gw[wi] += gv * xh;
-        if (gb != null) gb[wi] += gv;
+    int blocks = (rows + ROW_BLOCK - 1) / ROW_BLOCK;
+    // gw and gb sum over rows: each block of rows adds into its own partial, then the partials are
+    // added in block order, so the sums do not depend on which thread ran which block
+    double[][] gwPart = gw == null ? null : new double[blocks][];
+    double[][] gbPart = gb == null ? null : new double[blocks][];
+    forTasks(blocks, (long) rows * m, t -> {
+      double[] gwT = gw == null ? null : (gwPart[t] = new double[gw.length]);
+      double[] gbT = gb == null ? null : (gbPart[t] = new double[gb.length]);
+      for (int r = t * ROW_BLOCK, rEnd = Math.min(rows, r + ROW_BLOCK); r < rEnd; r++) {
+        double mu = mean == null ? 0 : mean[r];
+        double rs = rstd[r];
+        int wBase = (r % groups) * (m / sDiv);
+        int o = r * m;
+        double sumGh = 0;
+        double sumGhX = 0;
+        for (int i = 0; i < m; i++) {
+          int wi = wBase + i / sDiv;
+          double gv = at(gf, gd, go + o + i);
+          double xh = (at(xf, xd, xo + o + i) - mu) * rs;
+          double gh = w == null ? gv : gv * w[wi];
+          sumGh += gh;
+          sumGhX += gh * xh;
+          if (gwT != null) gwT[wi] += gv * xh;
+          if (gbT != null) gbT[wi] += gv;
+        }
+        if (os == null) continue;
+        double a = mean == null ? 0 : sumGh / m;
+        double bb = sumGhX / m;
+        for (int i = 0; i < m; i++) {
+          double gv = at(gf, gd, go + o + i);
+          double gh = w == null ? gv : gv * w[wBase + i / sDiv];
+          double xh = (at(xf, xd, xo + o + i) - mu) * rs;
+          put(of, od, o + i, rs * (gh - a - xh * bb));
+        }
       }
-      if (os == null) continue;
-      double a = mean == null ? 0 : sumGh / m;
-      double bb = sumGhX / m;
-      for (int i = 0; i < m; i++) {
-        double gv = at(gf, gd, go + o + i);
-        double gh = w == null ? gv : gv * w[wBase + i / sDiv];
-        double xh = (at(xf, xd, xo + o + i) - mu) * rs;
-        put(of, od, o + i, rs * (gh - a - xh * bb));
-      }
+    });
+    for (int t = 0; t < blocks; t++) {
+      if (gw != null) for (int i = 0; i < gw.length; i++) gw[i] += gwPart[t][i];
+      if (gb != null) for (int i = 0; i < gb.length; i++) gb[i] += gbPart[t][i];
     }
   }
 
