@@ -166,16 +166,25 @@ final class VectorRowKernels implements RowKernels {
           }
         }
       }
-      store(a0, a1, two, m0, m1, y, yo + oy * ow, ow);
-      if (pair) store(b0, b1, two, m0, m1, y, yo + (oy + 1) * ow, ow);
+      store(a0, a1, two, m0, m1, y, yo + oy * ow, ow, yo + oh * ow);
+      if (pair) store(b0, b1, two, m0, m1, y, yo + (oy + 1) * ow, ow, yo + oh * ow);
     }
   }
 
+  /**
+   * Writes one output row of a plane ending at {@code end}. A vector whose window stays inside the
+   * plane is written whole: the lanes past ow land on rows written after this one (a masked store
+   * checks its bounds at run time); one reaching past the plane is masked, as the next plane may
+   * belong to another task.
+   */
   private static void store(FloatVector v0, FloatVector v1, boolean two, VectorMask<Float> m0, VectorMask<Float> m1,
-      float[] y, int at, int ow) {
-    if (ow >= L) v0.intoArray(y, at);
+      float[] y, int at, int ow, int end) {
+    if (ow >= L || at + L <= end) v0.intoArray(y, at);
     else v0.intoArray(y, at, m0);
-    if (two) v1.intoArray(y, at + L, m1);
+    if (two) {
+      if (at + 2 * L <= end) v1.intoArray(y, at + L);
+      else v1.intoArray(y, at + L, m1);
+    }
   }
 
   /**
@@ -200,6 +209,19 @@ final class VectorRowKernels implements RowKernels {
   }
 
   /**
+   * Rows, from the first, whose full (unmasked) loads of g at gr..gr+2L and of xp at r..r+2L+extra
+   * stay inside the arrays: there the kernels load whole vectors and zero the lanes past ow with a
+   * blend, which costs one instruction where a masked load whose range the JIT cannot prove checks
+   * its bounds at run time (the masked loads were most of conv1's weight gradient in LeNet-5).
+   */
+  private static int safeRows(int oh, int go, int ow, int gLen, int r, int pw, int xLen, int extra) {
+    long byG = ow == 0 ? oh : (gLen - 2L * L - go) / ow + 1;
+    long byX = (xLen - 2L * L - extra - r) / pw + 1;
+    if (gLen - 2L * L - go < 0 || xLen - 2L * L - extra - r < 0) return 0;
+    return (int) Math.max(0, Math.min(oh, Math.min(byG, byX)));
+  }
+
+  /**
    * Two adjacent taps (x shifted by 0 and 1) over all rows: four independent chains and one load of
    * g per row for both. When ow <= L, m1 is empty and the second halves add zeros (no branch in the
    * loop). Small on purpose: a four-tap version (404 bytes of bytecode) was too big for C1's
@@ -211,7 +233,20 @@ final class VectorRowKernels implements RowKernels {
     FloatVector s01 = FloatVector.fromArray(S, acc, at + L);
     FloatVector s10 = FloatVector.fromArray(S, acc, at + 2 * L);
     FloatVector s11 = FloatVector.fromArray(S, acc, at + 3 * L);
-    for (int oy = 0, gr = go; oy < oh; oy++, r += pw, gr += ow) {
+    int safe = safeRows(oh, go, ow, g.length, r, pw, xp.length, 1);
+    VectorMask<Float> n0 = m0.not();
+    VectorMask<Float> n1 = m1.not();
+    int oy = 0;
+    int gr = go;
+    for (; oy < safe; oy++, r += pw, gr += ow) {
+      FloatVector g0 = FloatVector.fromArray(S, g, gr).blend(0f, n0);
+      FloatVector g1 = FloatVector.fromArray(S, g, gr + L).blend(0f, n1);
+      s00 = g0.fma(FloatVector.fromArray(S, xp, r).blend(0f, n0), s00);
+      s10 = g0.fma(FloatVector.fromArray(S, xp, r + 1).blend(0f, n0), s10);
+      s01 = g1.fma(FloatVector.fromArray(S, xp, r + L).blend(0f, n1), s01);
+      s11 = g1.fma(FloatVector.fromArray(S, xp, r + L + 1).blend(0f, n1), s11);
+    }
+    for (; oy < oh; oy++, r += pw, gr += ow) {
       FloatVector g0 = FloatVector.fromArray(S, g, gr, m0);
       FloatVector g1 = FloatVector.fromArray(S, g, gr + L, m1);
       s00 = g0.fma(FloatVector.fromArray(S, xp, r, m0), s00);
@@ -230,7 +265,16 @@ final class VectorRowKernels implements RowKernels {
       VectorMask<Float> m1, float[] acc, int at) {
     FloatVector s0 = FloatVector.fromArray(S, acc, at);
     FloatVector s1 = FloatVector.fromArray(S, acc, at + L);
-    for (int oy = 0, gr = go; oy < oh; oy++, r += pw, gr += ow) {
+    int safe = safeRows(oh, go, ow, g.length, r, pw, xp.length, 0);
+    VectorMask<Float> n0 = m0.not();
+    VectorMask<Float> n1 = m1.not();
+    int oy = 0;
+    int gr = go;
+    for (; oy < safe; oy++, r += pw, gr += ow) {
+      s0 = FloatVector.fromArray(S, g, gr).blend(0f, n0).fma(FloatVector.fromArray(S, xp, r).blend(0f, n0), s0);
+      s1 = FloatVector.fromArray(S, g, gr + L).blend(0f, n1).fma(FloatVector.fromArray(S, xp, r + L).blend(0f, n1), s1);
+    }
+    for (; oy < oh; oy++, r += pw, gr += ow) {
       s0 = FloatVector.fromArray(S, g, gr, m0).fma(FloatVector.fromArray(S, xp, r, m0), s0);
       s1 = FloatVector.fromArray(S, g, gr + L, m1).fma(FloatVector.fromArray(S, xp, r + L, m1), s1);
     }
