@@ -84,14 +84,4 @@ class MemoryProbeTest {
     assertEquals("memory: unexpected /proc/self/status line 'VmHWM:\t12 MB' (want 'VmHWM: N kB')", e.getMessage());
     assertTrue(MemoryProbe.statusMb("VmHWM") > 1);
   }
-
-  @Test
-  void mlpParameterCountsMatchThePeer() {
-    // the counts pytorch_bench.py prints as "params" for these models (torch.nn.Linear with bias)
-    assertEquals(101_770, TrainingCases.mlpParams("mlp_mnist"));
-    assertEquals(1_055_242, TrainingCases.mlpParams("seed_small"));
-    assertEquals(10_512_394, TrainingCases.mlpParams("seed_medium"));
-    assertEquals(95_506_954, TrainingCases.mlpParams("seed_large"));
-    assertEquals(-1, TrainingCases.mlpParams("lenet"));
-  }
 }
