@@ -184,6 +184,9 @@ public final class Report {
       throw new MalformedResultsException(file, line, "expected a JSON object per line (got " + shorten(text) + ")");
     }
     Fields f = new Fields(file, line, m);
+    String category = f.string("category");
+    String workload = f.string("workload");
+    String caseName = f.string("case");
     String unit = f.string("unit");
     double ember = f.number("ember");
     double threadsD = f.number("threads");
@@ -192,7 +195,7 @@ public final class Report {
     }
     Boolean lower = f.optBoolean("lower_is_better");
     Double pytorch = f.optNumber("pytorch");
-    return new Row(f.string("category"), f.string("workload"), f.string("case"), unit, (int) threadsD,
+    return new Row(category, workload, caseName, unit, (int) threadsD,
         lower != null ? lower : lowerIsBetter(unit), ember, orElse(f.optNumber("ember_min"), ember),
         orElse(f.optNumber("ember_max"), ember), pytorch, pytorch == null ? null : orElse(f.optNumber("pytorch_min"), pytorch),
         pytorch == null ? null : orElse(f.optNumber("pytorch_max"), pytorch), f.optNumber("ratio"),

@@ -149,7 +149,7 @@ class ReportTest {
 
     Path missing = file("b.jsonl", "{\"side\": \"ember\", \"model\": \"mlp\", \"threads\": 2}");
     e = assertThrows(Report.MalformedResultsException.class, () -> Report.read(missing));
-    assertEquals("read results: field 'unit' is missing: " + missing + " line 1", e.getMessage());
+    assertEquals("read results: field 'category' is missing: " + missing + " line 1", e.getMessage());
 
     Path badNumber = file("c.jsonl", rec("x", "a", "GB/s", 1, "").replace("\"ember\": 1.0", "\"ember\": \"fast\""));
     e = assertThrows(Report.MalformedResultsException.class, () -> Report.read(badNumber));
