@@ -331,7 +331,7 @@ public final class Report {
   static String regressionLine(Regression r) {
     Row c = r.current();
     return String.format(Locale.ROOT, "%s: %s -> %s %s (%s%s%%, %s is better)%s", c.key(), fmt(r.baseline().ember()),
-        fmt(c.ember()), c.unit(), c.lowerIsBetter() ? "+" : "-", fmt(r.worse() * 100),
+        fmt(c.ember()), c.unit().replace(" (lower is better)", ""), c.lowerIsBetter() ? "+" : "-", fmt(r.worse() * 100),
         c.lowerIsBetter() ? "lower" : "higher", c.contaminated() || r.baseline().contaminated() ? " [busy machine]" : "");
   }
 

@@ -109,6 +109,9 @@ class ReportTest {
     Report.Comparison c = Report.compare(base, cur, 0.10);
     assertEquals(List.of("lat", "rss"), c.regressions().stream().map(r -> r.current().workload()).toList());
     assertEquals(0.25, c.regressions().get(0).worse(), 1e-12);
+    Report.Row edge = cur.get(2);
+    assertTrue(Report.regressionLine(new Report.Regression(base.get(2), edge, 0.1)).contains("100 -> 110 us/call (+10.0%, lower"),
+        "the unit's own '(lower is better)' is not repeated");
     assertEquals(0.15, c.regressions().get(1).worse(), 1e-12);
     assertTrue(Report.regressionLine(c.regressions().getFirst()).contains("100 -> 125 us/call (+25.0%, lower is better)"),
         Report.regressionLine(c.regressions().getFirst()));
