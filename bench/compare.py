@@ -40,6 +40,10 @@ GEMM_SQUARE = "128,256,512,1024,2048"
 TRAINING = ["mlp_mnist", "seed_small", "seed_medium", "seed_large", "lenet", "convnet", "transformer"]
 MLP = ("mlp_mnist", "seed_small", "seed_medium", "seed_large")
 MFU_GEMM = ("sgemm", "N=1024")
+# Ember's warm-up per training case. The first case in a fresh JVM needs the whole nn/autograd/optim
+# path compiled by C2; on the shared 2-core machine under load, mlp_mnist b=32 measured ~550 samples/s
+# after Compare's default 2 s and ~45k after 10 s (1 thread, same load, 2026-11-23).
+TRAINING_WARMUP_S = 10.0
 
 
 def parse_args():
@@ -60,6 +64,8 @@ def parse_args():
     p.add_argument("--warmup-steps", type=int, default=5, help="memory: untimed steps before the measured ones")
     p.add_argument("--steps", type=int, default=20, help="memory: measured training steps")
     p.add_argument("--xmx", default="4g", help="memory: the JVM's -Xmx (enough for seed_large with Adam)")
+    p.add_argument("--training-warmup", type=float, default=TRAINING_WARMUP_S,
+                   help="training: Ember's warm-up seconds per case (default %(default)s, see TRAINING_WARMUP_S)")
     a = p.parse_args()
     if not a.no_peer and not a.peers:
         p.error("--peers is required unless --no-peer")
@@ -153,7 +159,7 @@ def training_ember_pass(a):
     rows = []
     if any(w in MLP for w in training_workloads(a)):
         rows += run_lines(java + ["dev.ember.bench.Compare", "gemm", "--sizes", "1024", "--only", "/".join(MFU_GEMM)] + common)
-    cmd = java + ["dev.ember.bench.Compare", "training"] + common
+    cmd = java + ["dev.ember.bench.Compare", "training", "--warmup", str(a.training_warmup)] + common
     if a.only:
         cmd += ["--only", a.only]
     return rows + run_lines(cmd)

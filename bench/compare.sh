@@ -6,7 +6,7 @@ set -euo pipefail
 usage() {
   cat <<'EOF'
 usage: bench/compare.sh CATEGORY [--threads N] [--repeats N] [--passes N] [--max-wait S] [--only P,...]
-                        [--no-peer] [--warmup-steps N] [--steps N] [--xmx SIZE]
+                        [--no-peer] [--warmup-steps N] [--steps N] [--xmx SIZE] [--training-warmup S]
 
   CATEGORY     gemm  sgemm, square 128..2048, the MLP training shapes and two transposed backward GEMMs
                ops   elementwise/reduction forward (1M and 64K floats), fwd+bwd with autograd, tape overhead
@@ -26,6 +26,8 @@ usage: bench/compare.sh CATEGORY [--threads N] [--repeats N] [--passes N] [--max
   --only P,... only workloads or "workload/case" names starting with one of these
   --no-peer    Ember only: no PyTorch passes, "pytorch" and "ratio" null (needs no torch)
   --warmup-steps N, --steps N  memory: steps before and during the measurement (default 5, 20)
+  --training-warmup S  training: Ember's warm-up seconds per case (default 10: the first case of a
+               fresh JVM waits for C2 to compile the training path)
   --xmx SIZE   memory: the Ember JVM's -Xmx (default 4g, enough for seed_large with Adam); the
                memory pass runs without -Xms/AlwaysPreTouch, which would make the whole heap resident
 
@@ -49,7 +51,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     -h|--help) usage; exit 0 ;;
     --no-peer) peer=0; extra+=("$1"); shift ;;
-    --threads|--repeats|--passes|--max-wait|--only|--warmup-steps|--steps|--xmx)
+    --threads|--repeats|--passes|--max-wait|--only|--warmup-steps|--steps|--xmx|--training-warmup)
       [ $# -ge 2 ] || { echo "compare.sh: $1 needs a value" >&2; exit 2; }
       extra+=("$1" "$2"); shift 2 ;;
     *) echo "compare.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;

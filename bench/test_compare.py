@@ -22,6 +22,7 @@ class Args:
     peers = "/peers"
     java = "java"
     classpath = "cp"
+    training_warmup = 10.0
 
 
 def row(workload, case, values, unit="samples/s", **extra):
@@ -85,6 +86,25 @@ class CompareTest(unittest.TestCase):
             a.only = "lenet"
             compare.training_torch_pass(a)
             self.assertEqual(seen[1][seen[1].index("--only") + 1], "lenet")  # no MLP: no sgemm
+        finally:
+            compare.run_lines = old
+
+    def test_ember_training_pass_warms_up_longer_and_measures_sgemm_for_mlps(self):
+        seen = []
+        old = compare.run_lines
+        compare.run_lines = lambda cmd, env=None: seen.append(cmd) or []
+        try:
+            a = Args()
+            a.only = "seed_small"
+            compare.training_ember_pass(a)
+            self.assertEqual(len(seen), 2)
+            gemm, training = seen
+            self.assertEqual(gemm[gemm.index("dev.ember.bench.Compare") + 1:][:5], ["gemm", "--sizes", "1024", "--only", "sgemm/N=1024"])
+            self.assertEqual(training[training.index("dev.ember.bench.Compare") + 1:][:3], ["training", "--warmup", "10.0"])
+            self.assertEqual(training[-2:], ["--only", "seed_small"])
+            a.only = "transformer"
+            compare.training_ember_pass(a)
+            self.assertEqual(len(seen), 3)  # no MLP: no sgemm
         finally:
             compare.run_lines = old
 
