@@ -360,7 +360,7 @@ public final class Report {
           .append(" |\n");
     }
     sb.append("\nratio > 1: Ember better (throughput ember/pytorch; latency and memory pytorch/ember). "
-        + "mfu: 6 x parameters x samples/s over that side's sgemm GFLOP/s at N=1024 in the same run.\n");
+        + "mfu: 6 x parameters x samples/s over that side's best sgemm GFLOP/s at N=1024 in the same run.\n");
     if (busy) sb.append("`*`: too few repeats ran on a quiet machine; the figures include disturbed repeats.\n");
     return sb.toString();
   }
