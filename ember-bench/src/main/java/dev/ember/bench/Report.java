@@ -138,7 +138,8 @@ public final class Report {
           writeAtomically(o.out, summary(rows, o.meta, c, o.baseline, o.threshold));
           yield 0;
         }
-        default -> throw new IllegalArgumentException("unknown subcommand '" + args[0] + "' (expected table, check, compare or summary)");
+        default -> throw new IllegalArgumentException("unknown subcommand '" + args[0]
+            + "' (expected table, check, compare or summary)");
       };
     } catch (MalformedResultsException e) {
       err.println("Report: " + e.getMessage());
