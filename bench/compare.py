@@ -8,9 +8,22 @@ would need both sides to stay warm between cases, which the shared one-shot peer
 alternating passes still spreads a shared machine's slow phases over both sides, and every pass
 pays its own JIT / library warm-up, so no side profits from having run first.
 
+training: Ember's `Compare training` and the shared peer's pytorch_bench.py on the same workloads
+(mlp_mnist, seed_small/medium/large, lenet, convnet, transformer), plus sgemm N=1024 on both sides
+when an MLP workload runs: each MLP training record then carries the model-FLOPs utilisation of
+each side, mfu = 6 x params x samples/s / (that side's best sgemm GFLOP/s at N=1024 in this run x 1e9).
+
+memory: every training workload in a fresh process per side and repeat (ember, pytorch, ember, ...):
+dev.ember.bench.MemoryProbe in a JVM with the Ember pass's flags minus -Xms/AlwaysPreTouch (which
+would touch the whole initial heap up front and inflate RSS) and with --xmx as the heap cap, and
+bench/peers/pytorch_memory.py through the shared launcher. Peak RSS (VmHWM) and RSS at start on both
+sides, peak and live Java heap for Ember; --repeats is the number of fresh processes per side.
+
+--no-peer: Ember only (records with "pytorch": null, "ratio": null).
+
 stdout: {"category","workload","case","unit","ember","pytorch","ratio",...} per case, where ratio
-> 1 means Ember is better (throughput: ember/pytorch; latency: pytorch/ember). A case PyTorch has
-no equivalent for (e.g. optim/lion) gets "pytorch": null and "ratio": null.
+> 1 means Ember is better (throughput: ember/pytorch; latency and memory: pytorch/ember). A case
+PyTorch has no equivalent for (e.g. optim/lion) gets "pytorch": null and "ratio": null.
 stderr: the sides' progress, then a table.
 """
 import argparse
@@ -23,11 +36,19 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 GEMM_SQUARE = "128,256,512,1024,2048"
+# the training category's workloads, as pytorch_bench.py and dev.ember.bench.TrainingCases name them
+TRAINING = ["mlp_mnist", "seed_small", "seed_medium", "seed_large", "lenet", "convnet", "transformer"]
+MLP = ("mlp_mnist", "seed_small", "seed_medium", "seed_large")
+MFU_GEMM = ("sgemm", "N=1024")
+# Ember's warm-up per training case. The first case in a fresh JVM needs the whole nn/autograd/optim
+# path compiled by C2; on the shared 2-core machine under load, mlp_mnist b=32 measured ~550 samples/s
+# after Compare's default 2 s and ~45k after 10 s (1 thread, same load, 2026-11-23).
+TRAINING_WARMUP_S = 10.0
 
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("category", choices=["gemm", "ops", "nn", "optim"])
+    p.add_argument("category", choices=["gemm", "ops", "nn", "optim", "training", "memory"])
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--repeats", type=int, default=3, help="timed repeats per case per pass")
     p.add_argument("--passes", type=int, default=2, help="alternating ember/torch passes")
@@ -37,9 +58,20 @@ def parse_args():
     p.add_argument("--only", default="", help="comma list of workloads or 'workload/case' prefixes")
     p.add_argument("--java", required=True, help="java executable (JDK 25+)")
     p.add_argument("--classpath", required=True)
-    p.add_argument("--peers", required=True, help="directory of the shared PyTorch peer scripts")
+    p.add_argument("--peers", help="directory of the shared PyTorch peer scripts (not needed with --no-peer)")
     p.add_argument("--python", default="/usr/bin/python3", help="Python with torch")
-    return p.parse_args()
+    p.add_argument("--no-peer", action="store_true", help="run Ember only (no PyTorch passes)")
+    p.add_argument("--warmup-steps", type=int, default=5, help="memory: untimed steps before the measured ones")
+    p.add_argument("--steps", type=int, default=20, help="memory: measured training steps")
+    p.add_argument("--xmx", default="4g", help="memory: the JVM's -Xmx (enough for seed_large with Adam)")
+    p.add_argument("--training-warmup", type=float, default=TRAINING_WARMUP_S,
+                   help="training: Ember's warm-up seconds per case (default %(default)s, see TRAINING_WARMUP_S)")
+    a = p.parse_args()
+    if not a.no_peer and not a.peers:
+        p.error("--peers is required unless --no-peer")
+    if a.warmup_steps < 0 or a.steps < 1:
+        p.error("--warmup-steps must be >= 0 and --steps >= 1")
+    return a
 
 
 def run_lines(cmd, env=None):
@@ -91,6 +123,8 @@ def pool(rows, into):
         e["values"] += r["values"]
         e["contaminated"] |= bool(r.get("contaminated"))
         e["discarded"] += r.get("discarded_repeats", 0)
+        if "params" in r:
+            e["params"] = r["params"]
 
 
 def selected(key, only):
@@ -98,46 +132,171 @@ def selected(key, only):
     return not prefixes or any(key[0].startswith(p) or ("%s/%s" % key).startswith(p) for p in prefixes)
 
 
-def main():
-    a = parse_args()
-    ember, torch_ = {}, {}
-    env_info = {}
+def workload_selected(workload, only):
+    """Whether a workload has a case --only may select (prefix of the workload, or of 'workload/...')."""
+    prefixes = [p for p in only.split(",") if p]
+    return not prefixes or any(workload.startswith(p.split("/")[0]) for p in prefixes)
+
+
+def training_workloads(a):
+    ws = [w for w in TRAINING if workload_selected(w, a.only)]
+    if not ws:
+        sys.exit("compare: no training workload matches --only %s (workloads: %s)" % (a.only, ",".join(TRAINING)))
+    return ws
+
+
+def ember_java(a, heap):
+    """The JVM command line of an Ember pass: heap flags, then the common ones."""
+    return [a.java, "--add-modules", "jdk.incubator.vector"] + heap + [
+        "-Dember.threads=%d" % a.threads, "-XX:+UseParallelGC", "-cp", a.classpath]
+
+
+def training_ember_pass(a):
+    """Compare training, plus sgemm N=1024 (the MFU reference) when an MLP workload is selected."""
+    common = ["--threads", str(a.threads), "--repeats", str(a.repeats), "--max-wait", str(a.max_wait),
+              "--foreign-max", str(a.foreign_max)]
+    java = ember_java(a, ["-Xms1g", "-XX:+AlwaysPreTouch"])
+    rows = []
+    if any(w in MLP for w in training_workloads(a)):
+        rows += run_lines(java + ["dev.ember.bench.Compare", "gemm", "--sizes", "1024", "--only", "/".join(MFU_GEMM)] + common)
+    cmd = java + ["dev.ember.bench.Compare", "training", "--warmup", str(a.training_warmup)] + common
+    if a.only:
+        cmd += ["--only", a.only]
+    return rows + run_lines(cmd)
+
+
+def training_torch_pass(a):
+    """pytorch_bench.py on the selected training workloads (and its sgemm at N=1024 for MFU)."""
+    ws = training_workloads(a)
+    if any(w in MLP for w in ws):
+        ws = ["sgemm"] + ws
+    cmd = [a.python, os.path.join(a.peers, "pytorch_bench.py"), "--only", ",".join(ws), "--sgemm-sizes", "1024",
+           "--threads", str(a.threads), "--repeats", str(a.repeats), "--max-wait", str(a.max_wait),
+           "--foreign-max", str(a.foreign_max)]
+    rows = run_lines(cmd, dict(os.environ, EMBER_PEERS=a.peers))
+    # the peer's extra "train b=N steps" rows restate samples/s as steps/s; its other sgemm shapes are not needed
+    return [r for r in rows if not r.get("case", "").endswith(" steps")
+            and (r.get("workload") != "sgemm" or r.get("case") == MFU_GEMM[1])]
+
+
+def memory_ember(a, workload):
+    # no -Xms / AlwaysPreTouch here: pre-touching the initial heap would count all of it as resident
+    return run_lines(ember_java(a, ["-Xmx" + a.xmx]) + [
+        "dev.ember.bench.MemoryProbe", workload, "--threads", str(a.threads),
+        "--warmup-steps", str(a.warmup_steps), "--steps", str(a.steps)])
+
+
+def memory_torch(a, workload):
+    return run_lines([a.python, os.path.join(HERE, "peers", "pytorch_memory.py"), workload, "--threads", str(a.threads),
+                      "--warmup-steps", str(a.warmup_steps), "--steps", str(a.steps)],
+                     dict(os.environ, EMBER_PEERS=a.peers))
+
+
+def env_of(rows, env_info):
+    for r in rows:
+        if r.get("workload") != "_env":
+            continue
+        if r.get("side") == "ember":
+            env_info.update({"ember_" + k: v for k, v in r.items() if k in ("kernels", "java")})
+        elif "torch" in r:
+            env_info["torch"] = r["torch"]
+
+
+def collect_passes(a):
+    """The timed categories: alternating whole-category passes (ember, torch, ember, torch...)."""
+    ember, torch_, env_info = {}, {}, {}
     for p in range(a.passes):
         sys.stderr.write("# pass %d/%d: ember\n" % (p + 1, a.passes))
-        rows = ember_pass(a)
-        env_info.update({"ember_" + k: v for k, v in rows[0].items() if rows and k in ("kernels", "java")})
+        rows = training_ember_pass(a) if a.category == "training" else ember_pass(a)
+        env_of(rows, env_info)
         pool(rows, ember)
+        if a.no_peer:
+            continue
         sys.stderr.write("# pass %d/%d: pytorch\n" % (p + 1, a.passes))
-        rows = torch_pass(a)
-        env_info.update({"torch": r["torch"] for r in rows if r.get("workload") == "_env" and "torch" in r})
+        rows = training_torch_pass(a) if a.category == "training" else torch_pass(a)
+        env_of(rows, env_info)
         pool(rows, torch_)
+    return ember, torch_, env_info
+
+
+def collect_memory(a):
+    """memory: each workload in a fresh process per side and repeat, the sides alternating."""
+    ember, torch_, env_info = {}, {}, {}
+    ws = training_workloads(a)
+    for rep in range(a.repeats):
+        for w in ws:
+            sys.stderr.write("# memory %d/%d %s: ember\n" % (rep + 1, a.repeats, w))
+            rows = memory_ember(a, w)
+            env_of(rows, env_info)
+            pool(rows, ember)
+            if a.no_peer:
+                continue
+            sys.stderr.write("# memory %d/%d %s: pytorch\n" % (rep + 1, a.repeats, w))
+            rows = memory_torch(a, w)
+            env_of(rows, env_info)
+            pool(rows, torch_)
+    env_info.update({"xmx": a.xmx, "warmup_steps": a.warmup_steps, "steps": a.steps})
+    return ember, torch_, env_info
+
+
+def add_mfu(rec, key, ember, torch_):
+    """Model-FLOPs utilisation of an MLP training case on each side, against that side's sgemm N=1024.
+
+    The reference is the best sgemm repeat of the run (the closest to the peak a side's GEMM reaches):
+    on a shared machine a median taken in a busy phase would put MFU above 100%.
+    """
+    if key[0] not in MLP or rec["unit"] != "samples/s":
+        return
+    for side, d, median in (("ember", ember, rec["ember"]), ("pytorch", torch_, rec["pytorch"])):
+        g = d.get(MFU_GEMM)
+        e = d.get(key)
+        if g is None or e is None or median is None or "params" not in e:
+            continue
+        gflops = max(g["values"])
+        rec[side + "_params"] = e["params"]
+        rec[side + "_sgemm_gflops"] = gflops
+        rec[side + "_mfu"] = 6.0 * e["params"] * median / (gflops * 1e9)
+    if rec.get("ember_params") and rec.get("pytorch_params") and rec["ember_params"] != rec["pytorch_params"]:
+        sys.stderr.write("# WARNING: %s has %d parameters in Ember but %d in PyTorch\n" % (
+            key[0], rec["ember_params"], rec["pytorch_params"]))
+
+
+def main():
+    a = parse_args()
+    ember, torch_, env_info = collect_memory(a) if a.category == "memory" else collect_passes(a)
     table = []
     for key, e in ember.items():
         t = torch_.get(key)
-        if not selected(key, a.only):
+        if not (selected(key, a.only) or (a.category == "training" and key == MFU_GEMM)):
             continue
         em = statistics.median(e["values"])
         tm = statistics.median(t["values"]) if t else None
         ratio = None if t is None else (tm / em) if e["lower"] else (em / tm)
         rec = {"category": a.category, "workload": key[0], "case": key[1], "unit": e["unit"],
-               "ember": em, "pytorch": tm, "ratio": ratio, "threads": a.threads,
+               "ember": em, "pytorch": tm, "ratio": ratio, "threads": a.threads, "lower_is_better": e["lower"],
                "ember_min": min(e["values"]), "ember_max": max(e["values"]),
                "pytorch_min": min(t["values"]) if t else None, "pytorch_max": max(t["values"]) if t else None,
                "repeats": [len(e["values"]), len(t["values"]) if t else 0]}
+        if a.category == "training":
+            add_mfu(rec, key, ember, torch_)
         rec.update(env_info)
         if e["contaminated"] or (t and t["contaminated"]):
             rec["contaminated"] = True
         print(json.dumps(rec), flush=True)
         table.append(rec)
     missing = [k for k in ember if k not in torch_ and selected(k, a.only)]
-    if missing:
+    if missing and not a.no_peer:
         sys.stderr.write("# no PyTorch result for: %s\n" % ", ".join("%s/%s" % k for k in missing))
-    sys.stderr.write("\n%-9s %-36s %-9s %12s %12s %8s\n" % ("workload", "case", "unit", "ember", "pytorch", "ratio"))
+    mfu = a.category == "training"
+    sys.stderr.write("\n%-11s %-36s %-9s %12s %12s %8s%s\n" % (
+        "workload", "case", "unit", "ember", "pytorch", "ratio", "  mfu ember/pytorch" if mfu else ""))
     for r in table:
-        sys.stderr.write("%-9s %-36s %-9s %12.3f %12s %8s%s\n" % (
+        sys.stderr.write("%-11s %-36s %-9s %12.3f %12s %8s%s%s\n" % (
             r["workload"], r["case"], r["unit"], r["ember"],
             "-" if r["pytorch"] is None else "%.3f" % r["pytorch"],
             "-" if r["ratio"] is None else "%.2fx" % r["ratio"],
+            "  %5s / %5s" % tuple("-" if r.get(s) is None else "%.1f%%" % (100 * r[s]) for s in ("ember_mfu", "pytorch_mfu"))
+            if mfu and ("ember_mfu" in r or "pytorch_mfu" in r) else "",
             "  (busy machine)" if r.get("contaminated") else ""))
     sys.stderr.write("# threads=%d, %s; ratio > 1: Ember better\n" % (
         a.threads, ", ".join("%s=%s" % kv for kv in sorted(env_info.items()))))

@@ -6,6 +6,7 @@ set -euo pipefail
 usage() {
   cat <<'EOF'
 usage: bench/compare.sh CATEGORY [--threads N] [--repeats N] [--passes N] [--max-wait S] [--only P,...]
+                        [--no-peer] [--warmup-steps N] [--steps N] [--xmx SIZE] [--training-warmup S]
 
   CATEGORY     gemm  sgemm, square 128..2048, the MLP training shapes and two transposed backward GEMMs
                ops   elementwise/reduction forward (1M and 64K floats), fwd+bwd with autograd, tape overhead
@@ -13,14 +14,25 @@ usage: bench/compare.sh CATEGORY [--threads N] [--repeats N] [--passes N] [--max
                optim optimizer.step() of SGD(momentum), Adam, AdamW, RMSprop, Adagrad, Lion on one f32
                      tensor of 1M and 16M elements (GB/s of state touched; Lion is Ember only), and
                      one CosineAnnealingLR step (us/call)
+               training  one training step (samples/s, tokens/s) of the peer's MLPs (mlp_mnist,
+                     seed_small/medium/large), lenet, convnet, transformer; MLPs also get the
+                     model-FLOPs utilisation of each side against its own sgemm N=1024
+               memory  peak RSS (VmHWM), RSS at start and, for Ember, peak and live heap of each
+                     training workload, each in a fresh process per side (MB, lower is better)
   --threads N  threads on both sides (default 2): -Dember.threads=N for Ember, --threads N for PyTorch
   --repeats N  timed repeats per case and pass (default 3)
   --passes N   alternating ember/pytorch passes; repeats are pooled over passes (default 2)
   --max-wait S seconds each case may wait for a quiet machine (default 10)
   --only P,... only workloads or "workload/case" names starting with one of these
+  --no-peer    Ember only: no PyTorch passes, "pytorch" and "ratio" null (needs no torch)
+  --warmup-steps N, --steps N  memory: steps before and during the measurement (default 5, 20)
+  --training-warmup S  training: Ember's warm-up seconds per case (default 10: the first case of a
+               fresh JVM waits for C2 to compile the training path)
+  --xmx SIZE   memory: the Ember JVM's -Xmx (default 4g, enough for seed_large with Adam); the
+               memory pass runs without -Xms/AlwaysPreTouch, which would make the whole heap resident
 
 stdout: one JSON object per case {"category","workload","case","unit","ember","pytorch","ratio",...};
-ratio > 1 means Ember is better. stderr: progress and a table.
+ratio > 1 means Ember is better (memory: pytorch/ember). stderr: progress and a table.
 Needs: a JDK 25+ (JAVA_HOME, else /usr/lib/jvm/*), Maven, /usr/bin/python3 with torch, and the
 shared peer scripts at $EMBER_PEERS or ../shared/peers relative to the repository root.
 EOF
@@ -30,63 +42,46 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 [ $# -ge 1 ] || { usage >&2; exit 2; }
 case "$1" in
   -h|--help) usage; exit 0 ;;
-  gemm|ops|nn|optim) category=$1; shift ;;
-  *) echo "compare.sh: unknown category '$1' (expected gemm, ops, nn or optim)" >&2; usage >&2; exit 2 ;;
+  gemm|ops|nn|optim|training|memory) category=$1; shift ;;
+  *) echo "compare.sh: unknown category '$1' (expected gemm, ops, nn, optim, training or memory)" >&2; usage >&2; exit 2 ;;
 esac
 extra=()
+peer=1
 while [ $# -gt 0 ]; do
   case "$1" in
     -h|--help) usage; exit 0 ;;
-    --threads|--repeats|--passes|--max-wait|--only)
+    --no-peer) peer=0; extra+=("$1"); shift ;;
+    --threads|--repeats|--passes|--max-wait|--only|--warmup-steps|--steps|--xmx|--training-warmup)
       [ $# -ge 2 ] || { echo "compare.sh: $1 needs a value" >&2; exit 2; }
       extra+=("$1" "$2"); shift 2 ;;
     *) echo "compare.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
   esac
 done
 
-java_major() {
-  "$1/bin/java" -XshowSettings:properties -version 2>&1 | awk -F'= ' '/java.specification.version/ {print $2; exit}'
-}
-jdk=""
-if [ -n "${JAVA_HOME:-}" ] && [ -x "$JAVA_HOME/bin/java" ] && [ "$(java_major "$JAVA_HOME")" -ge 25 ] 2>/dev/null; then
-  jdk=$JAVA_HOME
-else
-  for c in $(ls -d /usr/lib/jvm/*25*/ 2>/dev/null | sort -rV); do
-    c=${c%/}
-    if [ -x "$c/bin/javac" ] && [ "$(java_major "$c")" -ge 25 ] 2>/dev/null; then jdk=$c; break; fi
-  done
-fi
-if [ -z "$jdk" ]; then
-  echo "compare.sh: no JDK 25+ found (JAVA_HOME=${JAVA_HOME:-unset}, nothing usable in /usr/lib/jvm/*25*); install one and set JAVA_HOME" >&2
-  exit 1
-fi
-export JAVA_HOME=$jdk PATH="$jdk/bin:$PATH"
+# shellcheck source=scripts/find-jdk.sh
+. "$root/scripts/find-jdk.sh"
+ember_find_jdk
+# shellcheck source=bench/build.sh
+. "$root/bench/build.sh"
 
 python=/usr/bin/python3
-if ! "$python" -c 'import torch' 2>/dev/null; then
-  echo "compare.sh: PyTorch is missing: '$python -c \"import torch\"' failed (Debian: apt-get install -y python3-torch)" >&2
-  exit 1
-fi
-peers=${EMBER_PEERS:-$root/../shared/peers}
-if [ ! -f "$peers/pytorch_bench.py" ] || [ ! -f "$peers/launcher.py" ]; then
-  echo "compare.sh: shared PyTorch peer scripts not found at $peers (need pytorch_bench.py, launcher.py, quiet.py); set EMBER_PEERS" >&2
-  exit 1
-fi
-peers="$(cd "$peers" && pwd)"
-
-# rebuild when any main source or pom is newer than the bench classes (tests are not needed here)
-stamp="$root/ember-bench/target/.compare-built"
-if [ ! -f "$stamp" ] || [ -n "$(find "$root/pom.xml" "$root/ember-core" "$root/ember-nn" "$root/ember-bench" \
-    -path '*/target' -prune -o \( -name '*.java' -o -name pom.xml \) -newer "$stamp" -print -quit)" ]; then
-  echo "compare.sh: building ember-core and ember-bench..." >&2
-  offline=()
-  [ -d "$HOME/.m2/repository/org/openjdk/jmh/jmh-core" ] && offline=(-o)
-  if ! (cd "$root" && scripts/mvn -q "${offline[@]}" package -pl ember-core,ember-nn,ember-bench -am -DskipTests >&2); then
-    echo "compare.sh: build failed; run 'mvn package -pl ember-core,ember-nn,ember-bench -am -DskipTests' in $root to see why" >&2
+peer_args=()
+if [ "$peer" = 1 ]; then
+  if ! "$python" -c 'import torch' 2>/dev/null; then
+    echo "compare.sh: PyTorch is missing: '$python -c \"import torch\"' failed (Debian: apt-get install -y python3-torch)" >&2
     exit 1
   fi
-  touch "$stamp"
+  peers=${EMBER_PEERS:-$root/../shared/peers}
+  if [ ! -f "$peers/pytorch_bench.py" ] || [ ! -f "$peers/launcher.py" ]; then
+    echo "compare.sh: shared PyTorch peer scripts not found at $peers (need pytorch_bench.py, launcher.py, quiet.py); set EMBER_PEERS" >&2
+    exit 1
+  fi
+  peers="$(cd "$peers" && pwd)"
+  peer_args=(--peers "$peers")
 fi
 
+# rebuild when any main source or pom is newer than the bench classes (tests are not needed here)
+classpath=$(ember_bench_build "$root") || exit 1
+
 exec "$python" "$root/bench/compare.py" "$category" "${extra[@]}" --java "$JAVA_HOME/bin/java" \
-  --classpath "$root/ember-bench/target/classes:$root/ember-bench/target/lib/*" --peers "$peers" --python "$python"
+  --classpath "$classpath" "${peer_args[@]}" --python "$python"

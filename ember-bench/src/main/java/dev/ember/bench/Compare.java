@@ -111,6 +111,8 @@ public final class Compare {
     sb.append(",\"metric\":").append(Json.str(c.metric()));
     sb.append(",\"unit\":").append(Json.str(c.unit()));
     sb.append(",\"lower_is_better\":").append(c.lowerIsBetter());
+    long params = "samples/s".equals(c.unit()) ? TrainingCases.mlpParams(c.workload()) : -1;
+    if (params > 0) sb.append(",\"params\":").append(params); // for compare.py's model-FLOPs utilisation
     sb.append(",\"median\":").append(Json.num(r.median()));
     sb.append(",\"min\":").append(Json.num(r.min()));
     sb.append(",\"max\":").append(Json.num(r.max()));

@@ -65,9 +65,12 @@ public final class Main {
                   then a download into the cache)   --quiet (no progress bar)
           summary --model mlp|lenet|convnet
                   per layer: output shape, parameters, memory and forward FLOPs
-          bench CATEGORY [options]
-                  Ember and PyTorch side by side on the same workloads (bench/compare.sh;
-                  categories gemm, ops, nn, optim; needs /usr/bin/python3 with torch)
+          bench [options]
+                  the benchmark suite (bench/run_benchmarks.sh): -c CATEGORY[,...] (training,
+                  ops, losses, metrics, schedulers, callbacks, memory, gemm, nn, optim; default
+                  all)   --threads N[,N]   --peer (PyTorch side by side, needs /usr/bin/python3
+                  with torch)   --only P   --repeats N   -o DIR   -s (summary.md)
+                  -b BASELINE (exit status 1 if a case is more than 10% worse)   -h (all options)
           inspect FILE
                   each tensor's name, dtype, shape and statistics in a safetensors, .npy or .npz
                   file (on a bad file: one line naming the problem, exit status 2)

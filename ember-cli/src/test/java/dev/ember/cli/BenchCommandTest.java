@@ -14,12 +14,16 @@ class BenchCommandTest {
   void runsTheCheckoutsRunnerWithTheArgumentsAndItsExitStatus(@TempDir Path home) throws Exception {
     Files.createDirectories(home.resolve("bench"));
     Path log = home.resolve("args.txt");
-    Files.writeString(home.resolve("bench/compare.sh"), "echo \"$@\" > '" + log + "'\nexit 3\n");
+    Files.writeString(home.resolve("bench/run_benchmarks.sh"), "echo \"$@\" > '" + log + "'\nexit 3\n");
     String old = System.getProperty("ember.home");
     System.setProperty("ember.home", home.toString());
     try {
-      assertEquals(3, BenchCommand.run(new String[] {"gemm", "--threads", "1"}, new PrintStream(PrintStream.nullOutputStream())));
-      assertEquals("gemm --threads 1\n", Files.readString(log));
+      assertEquals(3, BenchCommand.run(new String[] {"-c", "training,memory", "--threads", "1,2", "--peer"},
+          new PrintStream(PrintStream.nullOutputStream())));
+      assertEquals("-c training,memory --threads 1,2 --peer\n", Files.readString(log));
+      Files.delete(home.resolve("bench/run_benchmarks.sh"));
+      var missing = assertThrows(IllegalArgumentException.class, () -> BenchCommand.run(new String[0], System.err));
+      assertEquals("no benchmark runner at " + home.resolve("bench/run_benchmarks.sh"), missing.getMessage());
       System.clearProperty("ember.home");
       var e = assertThrows(IllegalArgumentException.class, () -> BenchCommand.run(new String[0], System.err));
       assertEquals("the benchmark runner lives in the Ember checkout; run ./ember bench from there "

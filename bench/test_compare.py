@@ -1,0 +1,129 @@
+#!/usr/bin/python3
+"""Unit tests of bench/compare.py's logic that is not process plumbing (run: /usr/bin/python3 bench/test_compare.py).
+
+The Maven suite does not need Python; these cover the training category's MFU, its workload
+selection and the filtering of the peer's rows, with the processes replaced by canned rows.
+"""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare  # noqa: E402
+
+
+class Args:
+    only = ""
+    threads = 2
+    repeats = 1
+    max_wait = 0.0
+    foreign_max = 0.1
+    python = "/usr/bin/python3"
+    peers = "/peers"
+    java = "java"
+    classpath = "cp"
+    training_warmup = 10.0
+
+
+def row(workload, case, values, unit="samples/s", **extra):
+    r = {"workload": workload, "case": case, "unit": unit, "values": values}
+    r.update(extra)
+    return r
+
+
+class CompareTest(unittest.TestCase):
+    def test_mfu_is_six_params_samples_over_own_best_sgemm(self):
+        ember, torch_ = {}, {}
+        compare.pool([row("sgemm", "N=1024", [200.0], "GFLOP/s"),
+                      row("seed_small", "train b=32 sgd", [10000.0], params=1055242)], ember)
+        compare.pool([row("sgemm", "N=1024", [100.0, 300.0, 250.0], "GFLOP/s"),
+                      row("seed_small", "train b=32 sgd", [5000.0], params=1055242)], torch_)
+        rec = {"unit": "samples/s", "ember": 10000.0, "pytorch": 5000.0}
+        compare.add_mfu(rec, ("seed_small", "train b=32 sgd"), ember, torch_)
+        self.assertAlmostEqual(rec["ember_mfu"], 6 * 1055242 * 10000.0 / 200e9)
+        self.assertAlmostEqual(rec["pytorch_mfu"], 6 * 1055242 * 5000.0 / 300e9)  # best sgemm repeat
+        self.assertEqual(rec["ember_sgemm_gflops"], 200.0)
+        self.assertEqual(rec["pytorch_params"], 1055242)
+
+    def test_no_mfu_for_non_mlps_latencies_or_without_sgemm(self):
+        ember = {}
+        compare.pool([row("lenet", "train b=64 adam", [900.0], params=61706),
+                      row("mlp_mnist", "infer b=1 latency", [30.0], "us/call", params=101770),
+                      row("mlp_mnist", "train b=32", [1000.0], params=101770)], ember)
+        for key, unit in ((("lenet", "train b=64 adam"), "samples/s"), (("mlp_mnist", "infer b=1 latency"), "us/call"),
+                          (("mlp_mnist", "train b=32"), "samples/s")):
+            rec = {"unit": unit, "ember": 1.0, "pytorch": None}
+            compare.add_mfu(rec, key, ember, {})
+            self.assertNotIn("ember_mfu", rec, key)  # the last: no sgemm measured
+            self.assertNotIn("pytorch_mfu", rec, key)
+
+    def test_only_selects_training_workloads_by_prefix(self):
+        a = Args()
+        a.only = "seed,mlp_mnist/train b=32"
+        self.assertEqual(compare.training_workloads(a), ["mlp_mnist", "seed_small", "seed_medium", "seed_large"])
+        a.only = ""
+        self.assertEqual(compare.training_workloads(a), compare.TRAINING)
+        a.only = "resnet"
+        with self.assertRaises(SystemExit) as e:
+            compare.training_workloads(a)
+        self.assertIn("no training workload matches --only resnet", str(e.exception))
+
+    def test_torch_training_pass_asks_for_sgemm_and_drops_extra_rows(self):
+        seen = []
+        canned = [{"workload": "_env", "torch": "1.13"}, row("sgemm", "N=1024", [1.0], "GFLOP/s"),
+                  row("sgemm", "(128x784)@(784x128)", [1.0], "GFLOP/s"), row("mlp_mnist", "train b=32", [1.0]),
+                  row("mlp_mnist", "train b=32 steps", [1.0], "steps/s")]
+        old = compare.run_lines
+        compare.run_lines = lambda cmd, env=None: seen.append(cmd) or canned
+        try:
+            a = Args()
+            a.only = "mlp_mnist"
+            rows = compare.training_torch_pass(a)
+            self.assertEqual(seen[0][seen[0].index("--only") + 1], "sgemm,mlp_mnist")
+            self.assertEqual(seen[0][seen[0].index("--sgemm-sizes") + 1], "1024")
+            self.assertEqual([(r["workload"], r.get("case")) for r in rows],
+                             [("_env", None), ("sgemm", "N=1024"), ("mlp_mnist", "train b=32")])
+            a.only = "lenet"
+            compare.training_torch_pass(a)
+            self.assertEqual(seen[1][seen[1].index("--only") + 1], "lenet")  # no MLP: no sgemm
+        finally:
+            compare.run_lines = old
+
+    def test_ember_training_pass_warms_up_longer_and_measures_sgemm_for_mlps(self):
+        seen = []
+        old = compare.run_lines
+        compare.run_lines = lambda cmd, env=None: seen.append(cmd) or []
+        try:
+            a = Args()
+            a.only = "seed_small"
+            compare.training_ember_pass(a)
+            self.assertEqual(len(seen), 2)
+            gemm, training = seen
+            self.assertEqual(gemm[gemm.index("dev.ember.bench.Compare") + 1:][:5], ["gemm", "--sizes", "1024", "--only", "sgemm/N=1024"])
+            self.assertEqual(training[training.index("dev.ember.bench.Compare") + 1:][:3], ["training", "--warmup", "10.0"])
+            self.assertEqual(training[-2:], ["--only", "seed_small"])
+            a.only = "transformer"
+            compare.training_ember_pass(a)
+            self.assertEqual(len(seen), 3)  # no MLP: no sgemm
+        finally:
+            compare.run_lines = old
+
+    def test_memory_jvm_has_no_pretouch_and_the_heap_cap(self):
+        seen = []
+        old = compare.run_lines
+        compare.run_lines = lambda cmd, env=None: seen.append(cmd) or []
+        try:
+            a = Args()
+            a.xmx, a.warmup_steps, a.steps = "4g", 5, 20
+            compare.memory_ember(a, "lenet")
+            cmd = seen[0]
+            self.assertIn("-Xmx4g", cmd)
+            self.assertFalse(any(c.startswith("-Xms") or "AlwaysPreTouch" in c for c in cmd), cmd)
+            self.assertIn("-XX:+UseParallelGC", cmd)
+            self.assertEqual(cmd[cmd.index("dev.ember.bench.MemoryProbe") + 1], "lenet")
+        finally:
+            compare.run_lines = old
+
+
+if __name__ == "__main__":
+    unittest.main()

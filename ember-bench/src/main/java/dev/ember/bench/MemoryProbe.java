@@ -1,0 +1,265 @@
+package dev.ember.bench;
+
+import com.sun.management.GarbageCollectionNotificationInfo;
+import dev.ember.backend.cpu.Parallel;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryPoolMXBean;
+import java.lang.management.MemoryType;
+import java.lang.management.MemoryUsage;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
+import javax.management.NotificationEmitter;
+import javax.management.NotificationListener;
+import javax.management.openmbean.CompositeData;
+
+/**
+ * Ember's side of the {@code memory} category: runs one training workload of {@link TrainingCases}
+ * in this JVM, which {@code bench/compare.py} starts fresh for every workload, and reports its
+ * memory after {@code --warmup-steps} plus {@code --steps} training steps, as JSON lines in
+ * {@link Compare}'s format (unit MB, lower is better):
+ *
+ * <ul>
+ *   <li>{@code peak RSS, CASE}: VmHWM of /proc/self/status, the most resident memory the process
+ *       ever had (heap pages touched, JIT code, metaspace, thread stacks);
+ *   <li>{@code start RSS}: VmRSS before the model is built (the bare runtime);
+ *   <li>{@code peak heap, CASE}: the most Java heap in use at once: the larger of the heap in use
+ *       just before each garbage collection and the heap in use after the last step;
+ *   <li>{@code live heap, CASE}: heap in use after a full collection at the end (parameters,
+ *       gradients, optimizer state, the data batches).
+ * </ul>
+ *
+ * <p>One case per workload, the one with the most state: batch 128 and Adam for the MLPs, and the
+ * only case of the others (see {@link #CASES}). The PyTorch side is {@code bench/peers/pytorch_memory.py}.
+ */
+public final class MemoryProbe {
+  /** The training case measured per workload (names as in {@link TrainingCases}). */
+  static final Map<String, String> CASES = caseMap();
+
+  static final String USAGE = """
+      usage: MemoryProbe WORKLOAD [--warmup-steps N] [--steps N] [--threads N]
+        WORKLOAD           one of %s
+        --warmup-steps N   untimed steps first (default 5)
+        --steps N          measured steps after warm-up (default 20)
+        --threads N        Ember worker threads (default: -Dember.threads / EMBER_NUM_THREADS / #cpus)
+      stdout: JSON lines (MB, lower is better); run it in a fresh JVM without -Xms / AlwaysPreTouch.""";
+
+  private MemoryProbe() {}
+
+  private static Map<String, String> caseMap() {
+    Map<String, String> m = new LinkedHashMap<>();
+    m.put("mlp_mnist", "train b=128");
+    m.put("seed_small", "train b=128 adam");
+    m.put("seed_medium", "train b=128 adam");
+    m.put("seed_large", "train b=128 adam");
+    m.put("lenet", "train b=64 adam");
+    m.put("convnet", "train b=64 sgd-mom");
+    m.put("transformer", "train b=16 T=128 adamw");
+    return java.util.Collections.unmodifiableMap(m);
+  }
+
+  public static void main(String[] args) {
+    System.exit(run(args, System.out, System.err));
+  }
+
+  /** Measures one workload; returns 0, or 2 on bad arguments (message on {@code err}). */
+  static int run(String[] args, PrintStream out, PrintStream err) {
+    String workload = null;
+    int warmup = 5;
+    int steps = 20;
+    int threads = 0;
+    try {
+      for (int i = 0; i < args.length; i++) {
+        switch (args[i]) {
+          case "-h", "--help" -> {
+            err.println(usage());
+            return 0;
+          }
+          case "--warmup-steps" -> warmup = count(args, ++i, "--warmup-steps", 0);
+          case "--steps" -> steps = count(args, ++i, "--steps", 1);
+          case "--threads" -> threads = count(args, ++i, "--threads", 1);
+          default -> {
+            if (args[i].startsWith("-")) throw new IllegalArgumentException("unknown option " + args[i]);
+            if (workload != null) throw new IllegalArgumentException("more than one workload: " + workload + ", " + args[i]);
+            workload = args[i];
+          }
+        }
+      }
+      if (workload == null) throw new IllegalArgumentException("missing WORKLOAD");
+      if (!CASES.containsKey(workload)) {
+        throw new IllegalArgumentException("unknown workload '" + workload + "' (expected one of "
+            + String.join(", ", CASES.keySet()) + ")");
+      }
+    } catch (IllegalArgumentException e) {
+      err.println("MemoryProbe: " + e.getMessage());
+      err.println(usage());
+      return 2;
+    }
+    if (threads > 0) Parallel.setThreads(threads);
+    String caseName = CASES.get(workload);
+    final String w = workload;
+    BenchCase c = TrainingCases.cases().stream().filter(x -> x.workload().equals(w) && x.name().equals(caseName))
+        .findFirst().orElseThrow(() -> new IllegalStateException("TrainingCases has no case " + w + "/" + caseName));
+
+    HeapPeak heap = HeapPeak.start();
+    double startRss = statusMb("VmRSS");
+    long t0 = System.nanoTime();
+    for (int i = 0; i < warmup; i++) c.call().run();
+    long t1 = System.nanoTime();
+    for (int i = 0; i < steps; i++) c.call().run();
+    long t2 = System.nanoTime();
+    double peakHeap = heap.peakMb();
+    double peakRss = statusMb("VmHWM");
+    double liveHeap = heap.liveAfterFullGcMb();
+    heap.stop();
+
+    String kernels = dev.ember.backend.cpu.CpuBackends.instance().name();
+    out.println("{\"workload\":\"_env\",\"side\":\"ember\",\"kernels\":" + Compare.Json.str(kernels)
+        + ",\"threads\":" + Parallel.threads() + ",\"java\":" + Compare.Json.str(Runtime.version().toString())
+        + ",\"max_heap_mb\":" + Compare.Json.num(Runtime.getRuntime().maxMemory() / 1048576.0) + "}");
+    String extra = String.format(Locale.ROOT, ",\"warmup_steps\":%d,\"steps\":%d,\"warmup_s\":%s,\"s_per_step\":%s", warmup,
+        steps, Compare.Json.num((t1 - t0) / 1e9), Compare.Json.num((t2 - t1) / 1e9 / steps));
+    out.println(record(workload, "peak RSS, " + caseName, "peak_rss_mb", peakRss, extra));
+    out.println(record(workload, "start RSS", "start_rss_mb", startRss, extra));
+    out.println(record(workload, "peak heap, " + caseName, "peak_heap_mb", peakHeap, extra));
+    out.println(record(workload, "live heap, " + caseName, "live_heap_mb", liveHeap, extra));
+    out.flush();
+    err.printf(Locale.ROOT, "%-12s %-28s peak RSS %8.1f MB  start RSS %7.1f MB  peak heap %8.1f MB  live heap %8.1f MB"
+        + "  (%d+%d steps, %.3f s/step)%n", workload, caseName, peakRss, startRss, peakHeap, liveHeap, warmup, steps,
+        (t2 - t1) / 1e9 / steps);
+    return 0;
+  }
+
+  private static String usage() {
+    return USAGE.formatted(String.join(", ", CASES.keySet()));
+  }
+
+  static String record(String workload, String caseName, String metric, double mb, String extra) {
+    String v = Compare.Json.num(mb);
+    return "{\"workload\":" + Compare.Json.str(workload) + ",\"case\":" + Compare.Json.str(caseName)
+        + ",\"side\":\"ember\",\"threads\":" + Parallel.threads() + ",\"metric\":" + Compare.Json.str(metric)
+        + ",\"unit\":\"MB\",\"lower_is_better\":true,\"median\":" + v + ",\"min\":" + v + ",\"max\":" + v
+        + ",\"repeats\":1" + extra + ",\"values\":[" + v + "]}";
+  }
+
+  private static int count(String[] args, int i, String opt, int min) {
+    if (i >= args.length) throw new IllegalArgumentException(opt + " needs a value");
+    try {
+      int n = Integer.parseInt(args[i].trim());
+      if (n >= min) return n;
+    } catch (NumberFormatException ignored) {
+      // reported below with the option name
+    }
+    throw new IllegalArgumentException(opt + " expects an integer >= " + min + ", got '" + args[i] + "'");
+  }
+
+  /** A field of /proc/self/status ("VmHWM", "VmRSS") in MB. */
+  static double statusMb(String field) {
+    String status;
+    try {
+      status = Files.readString(Path.of("/proc/self/status"));
+    } catch (IOException e) {
+      throw new IllegalStateException("memory: cannot read /proc/self/status (Linux only): " + e.getMessage(), e);
+    }
+    return parseStatusKb(status, field) / 1024.0;
+  }
+
+  /** The kB value of {@code field} in a /proc/PID/status text, e.g. "VmHWM:\t  123456 kB". */
+  static long parseStatusKb(String status, String field) {
+    for (String line : status.split("\n")) {
+      if (!line.startsWith(field + ":")) continue;
+      String[] f = line.substring(field.length() + 1).trim().split("\\s+");
+      if (f.length == 2 && f[1].equals("kB")) {
+        try {
+          return Long.parseLong(f[0]);
+        } catch (NumberFormatException ignored) {
+          // reported below
+        }
+      }
+      throw new IllegalStateException("memory: unexpected /proc/self/status line '" + line + "' (want '" + field + ": N kB')");
+    }
+    throw new IllegalStateException("memory: /proc/self/status has no " + field + " line");
+  }
+
+  /**
+   * Tracks the heap in use at its fullest: every collection reports (via a JMX notification) the
+   * usage of each heap pool just before it ran, which is when the heap is fullest.
+   */
+  static final class HeapPeak {
+    private final Set<String> heapPools = ManagementFactory.getMemoryPoolMXBeans().stream()
+        .filter(p -> p.getType() == MemoryType.HEAP).map(MemoryPoolMXBean::getName).collect(Collectors.toSet());
+    private final AtomicLong maxBeforeGc = new AtomicLong();
+    private final AtomicLong seen = new AtomicLong();
+    private final List<GarbageCollectorMXBean> gcs = ManagementFactory.getGarbageCollectorMXBeans();
+    private final long startCount;
+    private final NotificationListener listener = (n, h) -> {
+      if (!n.getType().equals(GarbageCollectionNotificationInfo.GARBAGE_COLLECTION_NOTIFICATION)) return;
+      var info = GarbageCollectionNotificationInfo.from((CompositeData) n.getUserData());
+      long used = 0;
+      for (Map.Entry<String, MemoryUsage> e : info.getGcInfo().getMemoryUsageBeforeGc().entrySet()) {
+        if (heapPools.contains(e.getKey())) used += e.getValue().getUsed();
+      }
+      maxBeforeGc.accumulateAndGet(used, Math::max);
+      seen.incrementAndGet();
+    };
+
+    private HeapPeak() {
+      startCount = collections();
+    }
+
+    static HeapPeak start() {
+      HeapPeak p = new HeapPeak();
+      for (GarbageCollectorMXBean gc : p.gcs) {
+        if (gc instanceof NotificationEmitter e) e.addNotificationListener(p.listener, null, null);
+      }
+      return p;
+    }
+
+    private long collections() {
+      return gcs.stream().mapToLong(g -> Math.max(0, g.getCollectionCount())).sum();
+    }
+
+    /** The most heap in use so far, in MB; waits (up to 2 s) for the notifications of past collections. */
+    double peakMb() {
+      long now = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+      long want = collections() - startCount;
+      long deadline = System.nanoTime() + 2_000_000_000L;
+      while (seen.get() < want && System.nanoTime() < deadline) {
+        try {
+          Thread.sleep(5);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          break;
+        }
+      }
+      return Math.max(now, maxBeforeGc.get()) / 1048576.0;
+    }
+
+    /** Heap in use after a full collection, in MB. */
+    double liveAfterFullGcMb() {
+      ManagementFactory.getMemoryMXBean().gc();
+      return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed() / 1048576.0;
+    }
+
+    void stop() {
+      for (GarbageCollectorMXBean gc : gcs) {
+        if (gc instanceof NotificationEmitter e) {
+          try {
+            e.removeNotificationListener(listener);
+          } catch (javax.management.ListenerNotFoundException ignored) {
+            // not registered on this bean
+          }
+        }
+      }
+    }
+  }
+}
