@@ -13,6 +13,11 @@ usage: bench/compare.sh CATEGORY [--threads N] [--repeats N] [--passes N] [--max
                optim optimizer.step() of SGD(momentum), Adam, AdamW, RMSprop, Adagrad, Lion on one f32
                      tensor of 1M and 16M elements (GB/s of state touched; Lion is Ember only), and
                      one CosineAnnealingLR step (us/call)
+               losses     forward+backward of each loss (us/call) at [128x10], [128x1000], [128x1], [4096]
+               schedulers one lr scheduler step() on SGD with 4 param groups (us/call)
+               metrics    reset+update+compute of each ember-train metric on a batch of 128 (us/call);
+                          the peer is scikit-learn on the same batch (torch has no metrics library)
+               callbacks  us/step and % each Trainer callback adds to an MLP training step (Ember only)
   --threads N  threads on both sides (default 2): -Dember.threads=N for Ember, --threads N for PyTorch
   --repeats N  timed repeats per case and pass (default 3)
   --passes N   alternating ember/pytorch passes; repeats are pooled over passes (default 2)
@@ -30,8 +35,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 [ $# -ge 1 ] || { usage >&2; exit 2; }
 case "$1" in
   -h|--help) usage; exit 0 ;;
-  gemm|ops|nn|optim) category=$1; shift ;;
-  *) echo "compare.sh: unknown category '$1' (expected gemm, ops, nn or optim)" >&2; usage >&2; exit 2 ;;
+  gemm|ops|nn|optim|losses|schedulers|metrics|callbacks) category=$1; shift ;;
+  *) echo "compare.sh: unknown category '$1' (expected gemm, ops, nn, optim, losses, schedulers, metrics or callbacks)" >&2; usage >&2; exit 2 ;;
 esac
 extra=()
 while [ $# -gt 0 ]; do
@@ -76,9 +81,9 @@ peers="$(cd "$peers" && pwd)"
 
 # rebuild when any main source or pom is newer than the bench classes (tests are not needed here)
 stamp="$root/ember-bench/target/.compare-built"
-if [ ! -f "$stamp" ] || [ -n "$(find "$root/pom.xml" "$root/ember-core" "$root/ember-nn" "$root/ember-bench" \
+if [ ! -f "$stamp" ] || [ -n "$(find "$root/pom.xml" "$root/ember-core" "$root/ember-nn" "$root/ember-train" "$root/ember-bench" \
     -path '*/target' -prune -o \( -name '*.java' -o -name pom.xml \) -newer "$stamp" -print -quit)" ]; then
-  echo "compare.sh: building ember-core and ember-bench..." >&2
+  echo "compare.sh: building ember-core, ember-nn, ember-train and ember-bench..." >&2
   offline=()
   [ -d "$HOME/.m2/repository/org/openjdk/jmh/jmh-core" ] && offline=(-o)
   if ! (cd "$root" && scripts/mvn -q "${offline[@]}" package -pl ember-core,ember-nn,ember-bench -am -DskipTests >&2); then
