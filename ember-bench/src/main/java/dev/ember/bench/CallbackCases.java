@@ -31,7 +31,9 @@ import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Function;
 import java.util.stream.Stream;
 
@@ -101,24 +103,36 @@ final class CallbackCases {
     }
   }
 
+  /** The callback sets measured, by workload name; each builds its callbacks writing into the given folder. */
+  static Map<String, Function<Path, List<Callback>>> sets() {
+    Map<String, Function<Path, List<Callback>>> m = new LinkedHashMap<>();
+    m.put("progress_bar", d -> List.of(new ProgressBar(DISCARD, false)));
+    m.put("csv_logger", d -> List.of(new CsvLogger(d.resolve("metrics.csv"))));
+    m.put("json_lines_logger", d -> List.of(new JsonLinesLogger(d.resolve("log.jsonl"), 10)));
+    m.put("gradient_monitor", d -> List.of(new GradientMonitor(1, false)));
+    m.put("terminate_on_nan", d -> List.of(new TerminateOnNaN()));
+    m.put("early_stopping", d -> List.of(new EarlyStopping("loss", "min", 1000)));
+    m.put("reduce_lr_on_plateau", d -> List.of(new ReduceLROnPlateau("loss", "min", 0.5, 10, 0.0)));
+    m.put("histogram_logger", d -> List.of(new HistogramLogger(d.resolve("histograms.jsonl"), 50, 30)));
+    m.put("profiling", d -> List.of(new Profiling(DISCARD, d.resolve("profile.json"))));
+    m.put("model_checkpoint", d -> List.of(new ModelCheckpoint(d.resolve("ckpt"), 0, 50, 2)));
+    m.put("default_set", d -> List.of(new CsvLogger(d.resolve("metrics.csv")),
+        new Profiling(DISCARD, d.resolve("profile.json")), new ModelCheckpoint(d.resolve("checkpoints"), 1, 0, 3),
+        new ProgressBar(DISCARD, false)));
+    return m;
+  }
+
   static List<BenchCase> cases() {
     List<BenchCase> out = new ArrayList<>();
     out.add(BenchCase.latency("trainer", STEP_CASE, "latency_us", "us/step", 1e6 / STEPS,
         () -> Setup.get().fit(plain())));
-    overhead(out, "progress_bar", d -> List.of(new ProgressBar(DISCARD, false)));
-    overhead(out, "csv_logger", d -> List.of(new CsvLogger(d.resolve("metrics.csv"))));
-    overhead(out, "json_lines_logger", d -> List.of(new JsonLinesLogger(d.resolve("log.jsonl"), 10)));
-    overhead(out, "gradient_monitor", d -> List.of(new GradientMonitor(1, false)));
-    overhead(out, "terminate_on_nan", d -> List.of(new TerminateOnNaN()));
-    overhead(out, "early_stopping", d -> List.of(new EarlyStopping("loss", "min", 1000)));
-    overhead(out, "reduce_lr_on_plateau", d -> List.of(new ReduceLROnPlateau("loss", "min", 0.5, 10, 0.0)));
-    overhead(out, "histogram_logger", d -> List.of(new HistogramLogger(d.resolve("histograms.jsonl"), 50, 30)));
-    overhead(out, "profiling", d -> List.of(new Profiling(DISCARD, d.resolve("profile.json"))));
-    overhead(out, "model_checkpoint", d -> List.of(new ModelCheckpoint(d.resolve("ckpt"), 0, 50, 2)));
-    overhead(out, "default_set", d -> List.of(new CsvLogger(d.resolve("metrics.csv")),
-        new Profiling(DISCARD, d.resolve("profile.json")), new ModelCheckpoint(d.resolve("checkpoints"), 1, 0, 3),
-        new ProgressBar(DISCARD, false)));
+    sets().forEach((name, make) -> overhead(out, name, make));
     return out;
+  }
+
+  /** One epoch through a trainer with {@code callbacks}; returns its seconds. */
+  static double fitOnce(List<Callback> callbacks) {
+    return Setup.get().fit(Trainer.builder().maxEpochs(1).callbacks(callbacks).build());
   }
 
   private static Trainer plain() {
