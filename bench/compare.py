@@ -48,7 +48,8 @@ TRAINING_WARMUP_S = 10.0
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("category", choices=["gemm", "ops", "nn", "optim", "training", "memory"])
+    p.add_argument("category", choices=["gemm", "ops", "nn", "optim", "training", "memory", "losses", "schedulers",
+                                        "metrics", "callbacks"])
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--repeats", type=int, default=3, help="timed repeats per case per pass")
     p.add_argument("--passes", type=int, default=2, help="alternating ember/torch passes")
@@ -100,13 +101,15 @@ def ember_pass(a):
 
 
 def torch_pass(a):
+    if a.category == "callbacks":
+        return []  # Ember only: PyTorch has no trainer whose callbacks could be compared
     common = ["--threads", str(a.threads), "--repeats", str(a.repeats), "--max-wait", str(a.max_wait),
               "--foreign-max", str(a.foreign_max)]
     env = dict(os.environ, EMBER_PEERS=a.peers)
     ops = [a.python, os.path.join(HERE, "peers", "pytorch_ops.py"), "--suite", a.category] + common
     if a.only:
         ops += ["--only", a.only]
-    if a.category in ("ops", "nn", "optim"):
+    if a.category in ("ops", "nn", "optim", "losses", "schedulers", "metrics"):
         return run_lines(ops, env)
     rows = run_lines([a.python, os.path.join(a.peers, "pytorch_bench.py"), "--only", "sgemm",
                       "--sgemm-sizes", GEMM_SQUARE] + common, env)

@@ -19,6 +19,11 @@ usage: bench/compare.sh CATEGORY [--threads N] [--repeats N] [--passes N] [--max
                      model-FLOPs utilisation of each side against its own sgemm N=1024
                memory  peak RSS (VmHWM), RSS at start and, for Ember, peak and live heap of each
                      training workload, each in a fresh process per side (MB, lower is better)
+               losses     forward+backward of each loss (us/call) at [128x10], [128x1000], [128x1], [4096]
+               schedulers one lr scheduler step() on SGD with 4 param groups (us/call)
+               metrics    reset+update+compute of each ember-train metric on a batch of 128 (us/call);
+                          the peer is scikit-learn on the same batch (torch has no metrics library)
+               callbacks  us/step and % each Trainer callback adds to an MLP training step (Ember only)
   --threads N  threads on both sides (default 2): -Dember.threads=N for Ember, --threads N for PyTorch
   --repeats N  timed repeats per case and pass (default 3)
   --passes N   alternating ember/pytorch passes; repeats are pooled over passes (default 2)
@@ -42,8 +47,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 [ $# -ge 1 ] || { usage >&2; exit 2; }
 case "$1" in
   -h|--help) usage; exit 0 ;;
-  gemm|ops|nn|optim|training|memory) category=$1; shift ;;
-  *) echo "compare.sh: unknown category '$1' (expected gemm, ops, nn, optim, training or memory)" >&2; usage >&2; exit 2 ;;
+  gemm|ops|nn|optim|training|memory|losses|schedulers|metrics|callbacks) category=$1; shift ;;
+  *) echo "compare.sh: unknown category '$1' (expected gemm, ops, nn, optim, training, memory, losses, schedulers, metrics or callbacks)" >&2; usage >&2; exit 2 ;;
 esac
 extra=()
 peer=1

@@ -5,8 +5,9 @@
     /usr/bin/python3 bench/peers/pytorch_ops.py --suite gemm --threads 1,2
 
 --suite ops:  relu, add, sigmoid, exp, a*x+b, sum, softmax (rows of 1024) forward at 1M and 64K
-              elements; forward+backward of relu/sigmoid/tanh/softmax/sum/mean on [256x256] and of
-              a 256x256 matmul; autograd tape overhead (100 adds on a [4] tensor, per op).
+              elements; forward+backward ("gradient ops") of relu/sigmoid/tanh/softmax/sum/mean/
+              max over dim 1/add/mul on [n x n] and of an n x n matmul, n = 64, 256, 1024; autograd
+              tape overhead (100 adds on a [4] tensor, per op).
 --suite gemm: the sgemm shapes beyond pytorch_bench.py's: (128x6656)@(6656x6656) and the two
               transposed backward GEMMs of the 784-128 layer at batch 128.
 --suite nn:   attention (B=1, H=8, D=64) forward at T=128..4096, forward+backward at T=128..1024,
@@ -16,6 +17,20 @@
               parameter of 1M and 16M elements with a fixed gradient, as GB/s of state touched
               (20 or 28 B/elem, see OptimCases); one CosineAnnealingLR step (us/call). Lion has no
               torch 1.13 optimizer, so the Ember side runs it alone.
+--suite losses: forward+backward (us/call) of each torch.nn.functional loss Ember also has, at
+              classification ([128x10], [128x1000]), regression ([128x1], [4096]) and embedding
+              ([128x128]) sizes; see dev.ember.bench.LossCases.
+--suite schedulers: one lr_scheduler step() (us/call) on SGD(momentum 0.9) with 4 param groups;
+              see dev.ember.bench.ScheduleCases.
+--suite metrics: scikit-learn's metric functions on one batch of 128 (10 classes), from torch
+              tensors: what a PyTorch user calls for the numbers ember-train's metrics give (torch
+              1.13 has no metrics library); see dev.ember.bench.MetricCases.
+--list        print the suite's "workload/case" names and exit (no measuring, no relaunch).
+
+The names of the ops, losses, schedulers and metrics suites are also committed, one
+"suite<TAB>workload/case" per line, in ember-bench/src/test/resources/dev/ember/bench/peer_cases.tsv
+(regenerate with peer_cases.sh beside it). ember-bench's tests check the Java side against that
+file, and every run of those suites here checks this side against it, so the two cannot drift apart.
 
 Workload and case names, units and byte counts match dev.ember.bench.OpsCases / GemmCases / NnCases /
 OptimCases in
@@ -46,14 +61,18 @@ sys.path.insert(0, peers_dir())
 import launcher  # noqa: E402
 
 
+DEFAULT_SIZES = "1048576,65536"
+
+
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     launcher.add_args(p)
-    p.add_argument("--suite", choices=["ops", "gemm", "nn", "optim"], required=True)
+    p.add_argument("--suite", choices=["ops", "gemm", "nn", "optim", "losses", "schedulers", "metrics"], required=True)
+    p.add_argument("--list", action="store_true", help="print the suite's workload/case names and exit")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--warmup", type=float, default=1.0, help="warm-up seconds per case (min 2 calls)")
     p.add_argument("--target", type=float, default=0.4, help="seconds per timed repeat (calibrated)")
-    p.add_argument("--sizes", default="1048576,65536", help="ops: element counts of the forward cases")
+    p.add_argument("--sizes", default=DEFAULT_SIZES, help="ops: element counts of the forward cases")
     p.add_argument("--only", default="", help="comma list: workloads or 'workload/case' prefixes")
     p.add_argument("--foreign-max", type=float, default=0.1)
     p.add_argument("--max-attempts", type=int, default=4)
@@ -62,15 +81,21 @@ def parse_args():
 
 
 ARGS = parse_args()
-NT = launcher.relaunch(ARGS, __file__)
+NT = 1 if ARGS.list else launcher.relaunch(ARGS, __file__)
 
 import quiet  # noqa: E402
 import threadpoolctl  # noqa: E402
 import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
-RUNTIME = launcher.check_runtime(ARGS, torch, threadpoolctl, NT)
+RUNTIME = None if ARGS.list else launcher.check_runtime(ARGS, torch, threadpoolctl, NT)
+LISTED = []  # (workload, case) of every case a suite defines, filled in --list mode instead of measuring
+CASES_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                          "ember-bench", "src", "test", "resources", "dev", "ember", "bench", "peer_cases.tsv")
+CHECKED_SUITES = ("ops", "losses", "schedulers", "metrics")
 COLS = 1024
 CHAIN = 100
+GRAD_SIZES = [64, 256, 1024]
 
 
 def measure(fn, units_per_call):
@@ -137,14 +162,18 @@ def emit(workload, case, metric, unit, vals, info, lower_is_better, extra=None):
 
 
 def throughput(workload, case, metric, unit, units_per_call, fn, extra=None):
-    if selected(workload, case):
+    if ARGS.list:
+        LISTED.append((workload, case))
+    elif selected(workload, case):
         vals, info = measure(fn, units_per_call)
         emit(workload, case, metric, unit, vals, info, False, extra)
 
 
 def latency(workload, case, metric, unit, per_call, fn):
     """Measured as calls/s, reported as per_call / (calls/s), e.g. 1e6 -> us/call."""
-    if selected(workload, case):
+    if ARGS.list:
+        LISTED.append((workload, case))
+    elif selected(workload, case):
         vals, info = measure(fn, 1.0)
         emit(workload, case, metric, unit, [per_call / v for v in vals], info, True)
 
@@ -171,30 +200,46 @@ def suite_ops():
         throughput("softmax", c.replace("fwd", "fwd rows=1024"), "gbps", "GB/s", 2 * gb, lambda: torch.softmax(x, 1))
         del x, y
 
-    bc = "fwd+bwd [256x256]"
-    ones = torch.ones(256, 256)
-    for name, op, scalar_out in [("relu", torch.relu, False), ("sigmoid", torch.sigmoid, False),
-                                 ("tanh", torch.tanh, False), ("softmax", lambda t: torch.softmax(t, 1), False),
-                                 ("sum", torch.sum, True), ("mean", torch.mean, True)]:
-        x = torch.randn(256, 256, generator=gen).requires_grad_(True)
+    for n in GRAD_SIZES:
+        bc = "fwd+bwd [%dx%d]" % (n, n)
+        ones = torch.ones(n, n)
+        for name, op, scalar_out in [("relu", torch.relu, False), ("sigmoid", torch.sigmoid, False),
+                                     ("tanh", torch.tanh, False), ("softmax", lambda t: torch.softmax(t, 1), False),
+                                     ("sum", torch.sum, True), ("mean", torch.mean, True)]:
+            x = torch.randn(n, n, generator=gen).requires_grad_(True)
 
-        def step(x=x, op=op, scalar_out=scalar_out):
+            def step(x=x, op=op, scalar_out=scalar_out, ones=ones):
+                x.grad = None
+                out = op(x)
+                if scalar_out:
+                    out.backward()
+                else:
+                    out.backward(ones)
+            latency(name, bc, "latency_us", "us/call", 1e6, step)
+
+        xm = torch.randn(n, n, generator=gen).requires_grad_(True)
+        ones_n = torch.ones(n)
+
+        def max_step(x=xm, up=ones_n):
             x.grad = None
-            out = op(x)
-            if scalar_out:
-                out.backward()
-            else:
-                out.backward(ones)
-        latency(name, bc, "latency_us", "us/call", 1e6, step)
+            torch.max(x, 1).values.backward(up)
+        latency("max", bc.replace("fwd+bwd", "fwd+bwd dim=1"), "latency_us", "us/call", 1e6, max_step)
 
-    a = torch.randn(256, 256, generator=gen).requires_grad_(True)
-    b = torch.randn(256, 256, generator=gen).requires_grad_(True)
+        a = torch.randn(n, n, generator=gen).requires_grad_(True)
+        b = torch.randn(n, n, generator=gen).requires_grad_(True)
+        for name, op in [("add", torch.add), ("mul", torch.mul)]:
+            def bin_step(a=a, b=b, op=op, ones=ones):
+                a.grad = None
+                b.grad = None
+                op(a, b).backward(ones)
+            latency(name, bc, "latency_us", "us/call", 1e6, bin_step)
 
-    def mm_step():
-        a.grad = None
-        b.grad = None
-        a.matmul(b).backward(ones)
-    latency("matmul", "fwd+bwd (256x256)@(256x256)", "latency_us", "us/call", 1e6, mm_step)
+        def mm_step(a=a, b=b, ones=ones):
+            a.grad = None
+            b.grad = None
+            a.matmul(b).backward(ones)
+        latency("matmul", "fwd+bwd (%dx%d)@(%dx%d)" % (n, n, n, n), "latency_us", "us/call", 1e6, mm_step)
+        del a, b, xm
 
     x4 = torch.randn(4, generator=gen).requires_grad_(True)
     c4 = torch.ones(4)
@@ -360,18 +405,198 @@ def suite_optim():
     latency("cosine_annealing", "schedule step T_max=%d" % T_MAX, "latency_us", "us/call", 1e6, sched.step)
 
 
+def loss_case(name, shape, x, fn):
+    """Forward+backward of one loss call, fn(x), on the leaf x (its grad dropped before each call)."""
+    x.requires_grad_(True)
+
+    def step():
+        x.grad = None
+        fn(x).backward()
+    latency(name, "fwd+bwd " + shape, "latency_us", "us/call", 1e6, step)
+
+
+def signs(gen, n):
+    return torch.randint(0, 2, (n,), generator=gen).float() * 2 - 1
+
+
+def suite_losses():
+    """As dev.ember.bench.LossCases (focal, poly, sigmoid_focal and dice are Ember only)."""
+    gen = torch.Generator().manual_seed(0)
+    batch, flat, embed = 128, 4096, 128
+    for c in [10, 1000]:
+        shape = "[%dx%d]" % (batch, c)
+        labels = torch.randint(0, c, (batch,), generator=gen)
+        multi = torch.randint(0, 2, (batch, c), generator=gen).float()
+        probs = torch.softmax(torch.randn(batch, c, generator=gen), 1)
+
+        def logits():
+            return torch.randn(batch, c, generator=gen)
+        loss_case("cross_entropy", shape, logits(), lambda x: F.cross_entropy(x, labels))
+        loss_case("nll", shape, torch.log_softmax(logits(), 1), lambda x: F.nll_loss(x, labels))
+        loss_case("kl_div", shape, torch.log_softmax(logits(), 1), lambda x: F.kl_div(x, probs, reduction="batchmean"))
+        loss_case("bce", shape, torch.sigmoid(logits()), lambda x: F.binary_cross_entropy(x, multi))
+        loss_case("bce_with_logits", shape, logits(), lambda x: F.binary_cross_entropy_with_logits(x, multi))
+    for dims in [(batch, 1), (flat,)]:
+        shape = "[%s]" % "x".join(str(d) for d in dims)
+        target = torch.randn(*dims, generator=gen)
+        for name, fn in [("mse", F.mse_loss), ("l1", F.l1_loss), ("smooth_l1", F.smooth_l1_loss),
+                         ("huber", F.huber_loss)]:
+            loss_case(name, shape, torch.randn(*dims, generator=gen), lambda x, fn=fn, t=target: fn(x, t))
+    s = signs(gen, flat)
+    loss_case("hinge_embedding", "[%d]" % flat, torch.randn(flat, generator=gen),
+              lambda x: F.hinge_embedding_loss(x, s))
+    other = torch.randn(flat, generator=gen)
+    loss_case("margin_ranking", "[%d]" % flat, torch.randn(flat, generator=gen),
+              lambda x: F.margin_ranking_loss(x, other, s))
+    emb = "[%dx%d]" % (batch, embed)
+    e2 = torch.randn(batch, embed, generator=gen)
+    e3 = torch.randn(batch, embed, generator=gen)
+    row_signs = signs(gen, batch)
+    loss_case("cosine_embedding", emb, torch.randn(batch, embed, generator=gen),
+              lambda x: F.cosine_embedding_loss(x, e2, row_signs))
+    loss_case("triplet_margin", emb, torch.randn(batch, embed, generator=gen),
+              lambda x: F.triplet_margin_loss(x, e2, e3))
+
+
+SCHED_GROUPS = 4
+
+
+def sched_optimizer():
+    """SGD(lr 0.1, momentum 0.9) over SCHED_GROUPS groups of one [4] parameter each, as ScheduleCases."""
+    groups = [{"params": [torch.nn.Parameter(torch.zeros(4))]} for _ in range(SCHED_GROUPS)]
+    return torch.optim.SGD(groups, lr=0.1, momentum=0.9)
+
+
+def suite_schedulers():
+    """As dev.ember.bench.ScheduleCases; linear_warmup is Ember's LinearWarmup, here the SequentialLR of
+    the same values."""
+    L = torch.optim.lr_scheduler
+    case = "step %d groups" % SCHED_GROUPS
+
+    def warmup_cosine(o):
+        return L.SequentialLR(o, [L.LinearLR(o, 0.1, 1.0, 100), L.CosineAnnealingLR(o, 1000, 0.0)], [100])
+    specs = [
+        ("step", lambda o: L.StepLR(o, 30, 0.1)),
+        ("multi_step", lambda o: L.MultiStepLR(o, [30, 80, 120], 0.1)),
+        ("exponential", lambda o: L.ExponentialLR(o, 0.999)),
+        ("cosine_annealing", lambda o: L.CosineAnnealingLR(o, 1000, 0.0)),
+        ("cosine_warm_restarts", lambda o: L.CosineAnnealingWarmRestarts(o, 100, 2, 0.0)),
+        ("linear", lambda o: L.LinearLR(o, 1.0 / 3, 1.0, 1000)),
+        ("constant", lambda o: L.ConstantLR(o, 1.0 / 3, 1000)),
+        ("polynomial", lambda o: L.PolynomialLR(o, 1000, 2.0)),
+        ("lambda", lambda o: L.LambdaLR(o, lambda t: 0.99 ** t)),
+        ("one_cycle", lambda o: L.OneCycleLR(o, 0.1, total_steps=10 ** 9)),
+        ("cyclic", lambda o: L.CyclicLR(o, 0.001, 0.1, step_size_up=2000)),
+        ("sequential", warmup_cosine),
+        ("linear_warmup", warmup_cosine),
+    ]
+    for name, make in specs:
+        opt = sched_optimizer()
+        sched = make(opt)
+        opt.step()  # after the scheduler wrapped it: it warns when it steps before the optimizer ever has
+        latency(name, case, "latency_us", "us/call", 1e6, sched.step)
+    plateau = L.ReduceLROnPlateau(sched_optimizer())
+    latency("reduce_on_plateau", case, "latency_us", "us/call", 1e6, lambda: plateau.step(1.0))
+
+
+def suite_metrics():
+    """As dev.ember.bench.MetricCases: scikit-learn on torch tensors (MeanMetric is Ember only)."""
+    import numpy as np
+    from sklearn import metrics as M
+    from sklearn.preprocessing import label_binarize
+    gen = torch.Generator().manual_seed(0)
+    batch, classes = 128, 10
+    logits = torch.randn(batch, classes, generator=gen)
+    labels = torch.randint(0, classes, (batch,), generator=gen)
+    probs = torch.softmax(logits, 1)
+    scores = torch.sigmoid(torch.randn(batch, generator=gen))
+    binary = torch.randint(0, 2, (batch,), generator=gen)
+    pred = torch.randn(batch, generator=gen)
+    truth = torch.randn(batch, generator=gen)
+    lab = np.arange(classes)
+    cls = "update+compute b=%d c=%d" % (batch, classes)
+    bin_ = "update+compute b=%d binary" % batch
+    reg = "update+compute b=%d" % batch
+
+    def argmax():
+        return logits.argmax(1).numpy()
+    specs = [
+        ("accuracy", cls, lambda: M.accuracy_score(labels.numpy(), argmax())),
+        ("top5_accuracy", cls, lambda: M.top_k_accuracy_score(labels.numpy(), logits.numpy(), k=5, labels=lab)),
+        ("precision_macro", cls, lambda: M.precision_score(labels.numpy(), argmax(), labels=lab, average="macro",
+                                                           zero_division=0)),
+        ("recall_macro", cls, lambda: M.recall_score(labels.numpy(), argmax(), labels=lab, average="macro",
+                                                     zero_division=0)),
+        ("f1_macro", cls, lambda: M.f1_score(labels.numpy(), argmax(), labels=lab, average="macro", zero_division=0)),
+        ("fbeta2_macro", cls, lambda: M.fbeta_score(labels.numpy(), argmax(), beta=2.0, labels=lab, average="macro",
+                                                    zero_division=0)),
+        ("confusion_matrix", cls, lambda: M.confusion_matrix(labels.numpy(), argmax(), labels=lab)),
+        ("roc_auc_ovr_macro", cls, lambda: M.roc_auc_score(labels.numpy(), probs.numpy(), multi_class="ovr",
+                                                           average="macro", labels=lab)),
+        ("map", cls, lambda: M.average_precision_score(label_binarize(labels.numpy(), classes=lab), probs.numpy(),
+                                                       average="macro")),
+        ("roc_auc", bin_, lambda: M.roc_auc_score(binary.numpy(), scores.numpy())),
+        ("average_precision", bin_, lambda: M.average_precision_score(binary.numpy(), scores.numpy())),
+        ("roc_curve", bin_, lambda: M.roc_curve(binary.numpy(), scores.numpy())),
+        ("pr_curve", bin_, lambda: M.precision_recall_curve(binary.numpy(), scores.numpy())),
+        ("mae", reg, lambda: M.mean_absolute_error(truth.numpy(), pred.numpy())),
+        ("mse", reg, lambda: M.mean_squared_error(truth.numpy(), pred.numpy())),
+        ("rmse", reg, lambda: M.mean_squared_error(truth.numpy(), pred.numpy(), squared=False)),
+        ("r2", reg, lambda: M.r2_score(truth.numpy(), pred.numpy())),
+    ]
+    for name, case, fn in specs:
+        latency(name, case, "latency_us", "us/call", 1e6, fn)
+
+
+SUITES = {"ops": lambda: suite_ops(), "gemm": lambda: suite_gemm(), "nn": lambda: suite_nn(),
+          "optim": lambda: suite_optim(), "losses": lambda: suite_losses(),
+          "schedulers": lambda: suite_schedulers(), "metrics": lambda: suite_metrics()}
+
+
+def committed_names(suite):
+    """The suite's names in the committed case file (see the module doc), as a sorted list."""
+    try:
+        with open(CASES_FILE, encoding="utf-8") as f:
+            rows = [line.rstrip("\n").split("\t", 1) for line in f if line.strip() and not line.startswith("#")]
+    except OSError as e:
+        sys.exit("pytorch_ops.py: cannot read the committed case names %s: %s" % (CASES_FILE, e))
+    return sorted(r[1] for r in rows if r[0] == suite)
+
+
+def listed_names(suite):
+    """The suite's workload/case names, defined by running it in --list mode (nothing is measured)."""
+    was = ARGS.list, ARGS.sizes
+    ARGS.list, ARGS.sizes = True, DEFAULT_SIZES  # the committed names are those of the default sizes
+    try:
+        del LISTED[:]
+        SUITES[suite]()
+        return ["%s/%s" % k for k in LISTED]
+    finally:
+        ARGS.list, ARGS.sizes = was
+
+
+def check_names(suite):
+    """Stops when this side's names differ from the committed file that the Java side is tested against."""
+    mine, theirs = sorted(listed_names(suite)), committed_names(suite)
+    if mine != theirs:
+        sys.exit("pytorch_ops.py: --suite %s names differ from %s (only here: %s; only there: %s); change "
+                 "dev.ember.bench and this script together and regenerate the file with peer_cases.sh beside it"
+                 % (suite, CASES_FILE, sorted(set(mine) - set(theirs)), sorted(set(theirs) - set(mine))))
+
+
 def main():
+    if ARGS.list:
+        if ARGS.suite not in CHECKED_SUITES:
+            sys.exit("pytorch_ops.py: --list covers the suites %s" % ", ".join(CHECKED_SUITES))
+        for name in listed_names(ARGS.suite):
+            print(name)
+        return
+    if ARGS.suite in CHECKED_SUITES:
+        check_names(ARGS.suite)
     print(json.dumps({"workload": "_env", "side": "pytorch", **RUNTIME}), flush=True)
     sys.stderr.write("# torch %s, threads=%d, blas=%s, alloc=%s\n" % (torch.__version__, NT, ARGS.blas, ARGS.alloc))
     torch.manual_seed(0)
-    if ARGS.suite == "ops":
-        suite_ops()
-    elif ARGS.suite == "nn":
-        suite_nn()
-    elif ARGS.suite == "optim":
-        suite_optim()
-    else:
-        suite_gemm()
+    SUITES[ARGS.suite]()
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ import java.util.Locale;
  */
 public final class Compare {
   static final String USAGE = """
-      usage: Compare CATEGORY [options]       (CATEGORY: gemm | ops | nn | optim | training)
+      usage: Compare CATEGORY [options]       (CATEGORY: gemm | ops | nn | optim | training | losses | schedulers | metrics | callbacks)
         --threads N        Ember worker threads (default: -Dember.threads / EMBER_NUM_THREADS / #cpus)
         --repeats N        timed repeats per case (default 5)
         --warmup S         warm-up seconds per case, at least 2 calls (default 2.0: lets C2 compile the Vector API code)
@@ -62,6 +62,10 @@ public final class Compare {
       case "nn" -> NnCases.cases();
       case "optim" -> OptimCases.cases();
       case "training" -> TrainingCases.cases();
+      case "losses" -> LossCases.cases();
+      case "schedulers" -> ScheduleCases.cases();
+      case "metrics" -> MetricCases.cases();
+      case "callbacks" -> CallbackCases.cases();
       default -> throw new IllegalStateException(a.category);
     });
     cases.removeIf(c -> !a.selected(c));
@@ -188,9 +192,10 @@ public final class Compare {
         }
       }
       if (a.help) return a;
-      if (a.category == null) throw new IllegalArgumentException("missing CATEGORY (gemm, ops, nn or optim)");
-      if (!List.of("gemm", "ops", "nn", "optim", "training").contains(a.category)) {
-        throw new IllegalArgumentException("unknown category '" + a.category + "' (expected gemm, ops, nn or optim)");
+      if (a.category == null) throw new IllegalArgumentException("missing CATEGORY (gemm, ops, nn, optim, training, losses, schedulers, metrics or callbacks)");
+      if (!List.of("gemm", "ops", "nn", "optim", "training", "losses", "schedulers", "metrics", "callbacks")
+          .contains(a.category)) {
+        throw new IllegalArgumentException("unknown category '" + a.category + "' (expected gemm, ops, nn, optim, training, losses, schedulers, metrics or callbacks)");
       }
       return a;
     }

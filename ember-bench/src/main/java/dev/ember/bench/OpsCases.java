@@ -1,9 +1,11 @@
 package dev.ember.bench;
 
+import dev.ember.ops.ReduceOps;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.BinaryOperator;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 
@@ -16,16 +18,18 @@ import java.util.function.UnaryOperator;
  * although both libraries run it as two passes ({@code x.mul(a).add(b)}, 16 B/elem actually
  * moved), so its GB/s shows how far each is from a fused kernel.
  *
- * <p>Forward+backward cases report us per call: grads are dropped (setGrad(null), {@code
- * x.grad = None}) before each call so no accumulation op is added, and non-scalar outputs take a
- * preallocated upstream gradient of ones instead of a {@code sum()} that would add an op.
+ * <p>Forward+backward cases ("gradient ops") report us per call on [n, n] inputs, n = 64, 256,
+ * 1024: relu, sigmoid, tanh, softmax (dim 1), sum, mean, max over dim 1 (values, as
+ * {@code torch.max(x, 1).values}), add and mul (both operands need gradients) and an n x n matmul.
+ * Grads are dropped (setGrad(null), {@code x.grad = None}) before each call so no accumulation op is
+ * added, and non-scalar outputs take a preallocated upstream gradient of ones instead of a
+ * {@code sum()} that would add an op.
  */
 final class OpsCases {
   static final int[] DEFAULT_SIZES = {1 << 20, 1 << 16};
   private static final int COLS = 1024;
-  /** Elementwise fwd+bwd size: 64K elements, the size at which Ember starts to split work over threads. */
-  private static final int BW_ROWS = 256;
-  private static final int BW_COLS = 256;
+  /** Square sizes of the fwd+bwd ("gradient ops") cases; 256 (64K elements) is where Ember starts to split work over threads. */
+  static final int[] GRAD_SIZES = {64, 256, 1024};
   private static final int CHAIN = 100;
   private static volatile Object sink;
 
@@ -50,14 +54,19 @@ final class OpsCases {
       out.add(fwd("sum", c, gb, () -> x.get().sum()));
       out.add(fwd("softmax", c.replace("fwd", "fwd rows=1024"), 2 * gb, () -> x.get().softmax(1)));
     }
-    String bc = "fwd+bwd [" + BW_ROWS + "x" + BW_COLS + "]";
-    out.add(fwdBwd("relu", bc, Tensor::relu, false));
-    out.add(fwdBwd("sigmoid", bc, Tensor::sigmoid, false));
-    out.add(fwdBwd("tanh", bc, Tensor::tanh, false));
-    out.add(fwdBwd("softmax", bc, t -> t.softmax(1), false));
-    out.add(fwdBwd("sum", bc, Tensor::sum, true));
-    out.add(fwdBwd("mean", bc, Tensor::mean, true));
-    out.add(matmulFwdBwd());
+    for (int n : GRAD_SIZES) {
+      String bc = "fwd+bwd [" + n + "x" + n + "]";
+      out.add(fwdBwd("relu", bc, n, Tensor::relu, false));
+      out.add(fwdBwd("sigmoid", bc, n, Tensor::sigmoid, false));
+      out.add(fwdBwd("tanh", bc, n, Tensor::tanh, false));
+      out.add(fwdBwd("softmax", bc, n, t -> t.softmax(1), false));
+      out.add(fwdBwd("sum", bc, n, Tensor::sum, true));
+      out.add(fwdBwd("mean", bc, n, Tensor::mean, true));
+      out.add(fwdBwd("max", bc.replace("fwd+bwd", "fwd+bwd dim=1"), n, t -> ReduceOps.max(t, 1, false)[0], false));
+      out.add(binaryFwdBwd("add", bc, n, Tensor::add));
+      out.add(binaryFwdBwd("mul", bc, n, Tensor::mul));
+      out.add(matmulFwdBwd(n));
+    }
     out.add(tape());
     return out;
   }
@@ -79,9 +88,13 @@ final class OpsCases {
     };
   }
 
-  private static BenchCase fwdBwd(String workload, String name, UnaryOperator<Tensor> op, boolean scalarOut) {
-    Tensor x = Tensor.randn(new Generator(3), BW_ROWS, BW_COLS).requiresGrad(true);
-    Tensor g = Tensor.ones(BW_ROWS, BW_COLS);
+  /**
+   * Forward+backward of a unary op on an [n, n] standard-normal leaf. A [n, n] output takes an
+   * upstream gradient of ones of its shape; max over dim 1 (values) takes ones of shape [n].
+   */
+  private static BenchCase fwdBwd(String workload, String name, int n, UnaryOperator<Tensor> op, boolean scalarOut) {
+    Tensor x = Tensor.randn(new Generator(3), n, n).requiresGrad(true);
+    Tensor g = workload.equals("max") ? Tensor.ones(n) : Tensor.ones(n, n);
     return BenchCase.latency(workload, name, "latency_us", "us/call", 1e6, () -> {
       x.setGrad(null);
       Tensor out = op.apply(x);
@@ -91,11 +104,25 @@ final class OpsCases {
     });
   }
 
-  private static BenchCase matmulFwdBwd() {
-    Tensor a = Tensor.randn(new Generator(4), 256, 256).requiresGrad(true);
-    Tensor b = Tensor.randn(new Generator(5), 256, 256).requiresGrad(true);
-    Tensor g = Tensor.ones(256, 256);
-    return BenchCase.latency("matmul", "fwd+bwd (256x256)@(256x256)", "latency_us", "us/call", 1e6, () -> {
+  /** Forward+backward of an elementwise binary op on two [n, n] leaves, both needing gradients. */
+  private static BenchCase binaryFwdBwd(String workload, String name, int n, BinaryOperator<Tensor> op) {
+    Tensor a = Tensor.randn(new Generator(7), n, n).requiresGrad(true);
+    Tensor b = Tensor.randn(new Generator(8), n, n).requiresGrad(true);
+    Tensor g = Tensor.ones(n, n);
+    return BenchCase.latency(workload, name, "latency_us", "us/call", 1e6, () -> {
+      a.setGrad(null);
+      b.setGrad(null);
+      op.apply(a, b).backward(g);
+      sink = b.grad();
+    });
+  }
+
+  private static BenchCase matmulFwdBwd(int n) {
+    Tensor a = Tensor.randn(new Generator(4), n, n).requiresGrad(true);
+    Tensor b = Tensor.randn(new Generator(5), n, n).requiresGrad(true);
+    Tensor g = Tensor.ones(n, n);
+    String name = "fwd+bwd (" + n + "x" + n + ")@(" + n + "x" + n + ")";
+    return BenchCase.latency("matmul", name, "latency_us", "us/call", 1e6, () -> {
       a.setGrad(null);
       b.setGrad(null);
       a.matmul(b).backward(g);

@@ -52,7 +52,7 @@ class CompareTest {
   void unknownCategoryIsRejectedWithTheChoices() {
     Run r = run("convs");
     assertEquals(2, r.status());
-    assertTrue(r.err().startsWith("Compare: unknown category 'convs' (expected gemm, ops, nn or optim)"), r.err());
+    assertTrue(r.err().startsWith("Compare: unknown category 'convs' (expected gemm, ops, nn, optim, training, losses, schedulers, metrics or callbacks)"), r.err());
   }
 
   @Test
