@@ -256,6 +256,9 @@ public final class CpuBackend implements Backend {
       int n = j1 - j0;
       if (sameType && isd == 1 && iss == 1) {
         System.arraycopy(array(s), soff, array(d), doff, n);
+      } else if (s.dtype() == DType.F32 && d.dtype() == DType.F32 && isd == 1 && iss == 0) {
+        // a broadcast (expand) row, e.g. sum's gradient materialized: one value repeated
+        java.util.Arrays.fill(d.floats(), doff, doff + n, s.floats()[soff]);
       } else if (s.dtype() == DType.F32 && d.dtype() == DType.F32) {
         float[] sa = s.floats();
         float[] da = d.floats();
