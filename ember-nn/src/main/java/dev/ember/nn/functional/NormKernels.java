@@ -7,14 +7,17 @@ import dev.ember.tensor.Tensor;
 /**
  * The fused forward kernels of the normalizations: statistics in one pass per statistic (mean,
  * then the centred sum of squares: the two-pass form keeps float32 variances accurate where
- * E[x^2] - E[x]^2 would cancel), accumulated in double, then one pass writing the normalized and
- * affine-transformed output. Inputs are contiguous (callers make them so) in F32 or F64.
+ * E[x^2] - E[x]^2 would cancel), accumulated in double (batch norm's float32 planes are summed in
+ * float vector lanes by {@link RowKernels}, a plane at a time, and the planes in double), then one
+ * pass writing the normalized and affine-transformed output. Inputs are contiguous (callers make
+ * them so) in F32 or F64.
  */
 final class NormKernels {
   /** Below this many elements a kernel stays on the calling thread. */
   private static final long PARALLEL_MIN = 1 << 15;
   /** Rows per task of the per-row kernels: fixed, so the work split (and rowBackward's partial sums) never depends on the thread count. */
   private static final int ROW_BLOCK = 16;
+  private static final RowKernels ROWS = RowKernels.F32;
 
   private NormKernels() {}
 
@@ -75,11 +78,11 @@ final class NormKernels {
     float[] f = x.dtype() == DType.F32 ? x.storage().floats() : null;
     double[] d = f == null ? x.storage().doubles() : null;
     double count = (double) n * s;
-    forTasks(c, count > Integer.MAX_VALUE ? Long.MAX_VALUE : (long) count * c, ch -> {
+    forTasks(c, (long) n * c * s, ch -> {
       double sum = 0;
       for (int b = 0; b < n; b++) {
         int o = base + (b * c + ch) * s;
-        if (f != null) for (int i = 0; i < s; i++) sum += f[o + i];
+        if (f != null) sum += ROWS.sum(f, o, s); // each plane in float (vector lanes), planes in double
         else for (int i = 0; i < s; i++) sum += d[o + i];
       }
       double mu = sum / count;
@@ -87,10 +90,7 @@ final class NormKernels {
       for (int b = 0; b < n; b++) {
         int o = base + (b * c + ch) * s;
         if (f != null) {
-          for (int i = 0; i < s; i++) {
-            double v = f[o + i] - mu;
-            ss += v * v;
-          }
+          ss += ROWS.sumSquaredDeviations(f, o, s, (float) mu);
         } else {
           for (int i = 0; i < s; i++) {
             double v = d[o + i] - mu;
@@ -184,17 +184,28 @@ final class NormKernels {
     int xo = x.offset();
     int go = g.offset();
     double count = (double) n * s;
+    boolean f32 = xf != null && gf != null && (os == null || of != null);
     forTasks(c, (long) n * c * s, ch -> {
       double mu = mean[ch];
       double rs = rstd[ch];
       double sumG = 0;
       double sumGX = 0;
-      for (int b = 0; b < n; b++) {
-        int o = (b * c + ch) * s;
-        for (int i = 0; i < s; i++) {
-          double gv = at(gf, gd, go + o + i);
-          sumG += gv;
-          sumGX += gv * (at(xf, xd, xo + o + i) - mu) * rs;
+      if (f32) { // each plane in float (vector lanes), planes in double
+        float muF = (float) mu;
+        for (int b = 0; b < n; b++) {
+          int o = (b * c + ch) * s;
+          sumG += ROWS.sum(gf, go + o, s);
+          sumGX += ROWS.dotCentred(gf, go + o, xf, xo + o, s, muF);
+        }
+        sumGX *= rs;
+      } else {
+        for (int b = 0; b < n; b++) {
+          int o = (b * c + ch) * s;
+          for (int i = 0; i < s; i++) {
+            double gv = at(gf, gd, go + o + i);
+            sumG += gv;
+            sumGX += gv * (at(xf, xd, xo + o + i) - mu) * rs;
+          }
         }
       }
       if (gw != null) gw[ch] = sumGX;
@@ -203,6 +214,17 @@ final class NormKernels {
       double wr = (w == null ? 1 : w[ch]) * rs;
       double a = train ? sumG / count : 0;
       double bb = train ? sumGX / count : 0;
+      if (f32) { // gx = wr (g - a - (x - mu) rs bb) = wr g + (-wr rs bb (x - mu) - wr a)
+        float p = (float) wr;
+        float q = (float) (-wr * rs * bb);
+        float r = (float) (-wr * a);
+        float muF = (float) mu;
+        for (int b = 0; b < n; b++) {
+          int o = (b * c + ch) * s;
+          ROWS.normBackwardRow(gf, go + o, xf, xo + o, of, o, s, p, q, muF, r);
+        }
+        return;
+      }
       for (int b = 0; b < n; b++) {
         int o = (b * c + ch) * s;
         for (int i = 0; i < s; i++) {

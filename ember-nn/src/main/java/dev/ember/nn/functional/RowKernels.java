@@ -59,6 +59,23 @@ interface RowKernels {
   void convWeightPlane(float[] g, int go, int oh, int ow, float[] xp, int xo, int pw, int ps, int cin, int kh,
       int kw, float[] acc, int ao);
 
+  /** The float sum of a[ao + i] for i in [0, n), in an order fixed per implementation (batch norm's mean). */
+  float sum(float[] a, int ao, int n);
+
+  /** The float sum of (a[ao + i] - mu)^2, in an order fixed per implementation (batch norm's variance). */
+  float sumSquaredDeviations(float[] a, int ao, int n, float mu);
+
+  /** The float sum of g[go + i] * (x[xo + i] - mu), in an order fixed per implementation. */
+  float dotCentred(float[] g, int go, float[] x, int xo, int n, float mu);
+
+  /**
+   * y[yo + i] = p * g[go + i] + (q * (x[xo + i] - mu) + r) for i in [0, n), each operation rounded as
+   * written (no fused multiply-add), so both implementations give the same bits (batch norm's input
+   * gradient).
+   */
+  void normBackwardRow(float[] g, int go, float[] x, int xo, float[] y, int yo, int n, float p, float q, float mu,
+      float r);
+
   /** The total of a tap's directWidth() slots (see {@link #convWeightPlane}), summed in slot order. */
   static float sumSlots(float[] acc, int at, int width) {
     float s = 0;
@@ -88,6 +105,58 @@ interface RowKernels {
       }
       for (; i < n; i++) s0 += a[ao + i] * b[bo + i];
       return (s0 + s1) + (s2 + s3);
+    }
+
+    @Override
+    public float sum(float[] a, int ao, int n) {
+      float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      int i = 0;
+      for (; i + 3 < n; i += 4) {
+        s0 += a[ao + i];
+        s1 += a[ao + i + 1];
+        s2 += a[ao + i + 2];
+        s3 += a[ao + i + 3];
+      }
+      for (; i < n; i++) s0 += a[ao + i];
+      return (s0 + s1) + (s2 + s3);
+    }
+
+    @Override
+    public float sumSquaredDeviations(float[] a, int ao, int n, float mu) {
+      float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      int i = 0;
+      for (; i + 3 < n; i += 4) {
+        float d0 = a[ao + i] - mu, d1 = a[ao + i + 1] - mu, d2 = a[ao + i + 2] - mu, d3 = a[ao + i + 3] - mu;
+        s0 += d0 * d0;
+        s1 += d1 * d1;
+        s2 += d2 * d2;
+        s3 += d3 * d3;
+      }
+      for (; i < n; i++) {
+        float d = a[ao + i] - mu;
+        s0 += d * d;
+      }
+      return (s0 + s1) + (s2 + s3);
+    }
+
+    @Override
+    public float dotCentred(float[] g, int go, float[] x, int xo, int n, float mu) {
+      float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      int i = 0;
+      for (; i + 3 < n; i += 4) {
+        s0 += g[go + i] * (x[xo + i] - mu);
+        s1 += g[go + i + 1] * (x[xo + i + 1] - mu);
+        s2 += g[go + i + 2] * (x[xo + i + 2] - mu);
+        s3 += g[go + i + 3] * (x[xo + i + 3] - mu);
+      }
+      for (; i < n; i++) s0 += g[go + i] * (x[xo + i] - mu);
+      return (s0 + s1) + (s2 + s3);
+    }
+
+    @Override
+    public void normBackwardRow(float[] g, int go, float[] x, int xo, float[] y, int yo, int n, float p, float q,
+        float mu, float r) {
+      for (int i = 0; i < n; i++) y[yo + i] = p * g[go + i] + (q * (x[xo + i] - mu) + r);
     }
 
     @Override

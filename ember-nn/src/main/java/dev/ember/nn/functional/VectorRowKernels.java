@@ -31,6 +31,68 @@ final class VectorRowKernels implements RowKernels {
   }
 
   @Override
+  public float sum(float[] a, int ao, int n) {
+    FloatVector acc = FloatVector.zero(S);
+    int i = 0;
+    for (int bound = S.loopBound(n); i < bound; i += L) acc = acc.add(FloatVector.fromArray(S, a, ao + i));
+    float s = laneSum(acc);
+    for (; i < n; i++) s += a[ao + i];
+    return s;
+  }
+
+  @Override
+  public float sumSquaredDeviations(float[] a, int ao, int n, float mu) {
+    FloatVector acc = FloatVector.zero(S);
+    FloatVector m = FloatVector.broadcast(S, mu);
+    int i = 0;
+    for (int bound = S.loopBound(n); i < bound; i += L) {
+      FloatVector d = FloatVector.fromArray(S, a, ao + i).sub(m);
+      acc = d.mul(d).add(acc);
+    }
+    float s = laneSum(acc);
+    for (; i < n; i++) {
+      float d = a[ao + i] - mu;
+      s += d * d;
+    }
+    return s;
+  }
+
+  @Override
+  public float dotCentred(float[] g, int go, float[] x, int xo, int n, float mu) {
+    FloatVector acc = FloatVector.zero(S);
+    FloatVector m = FloatVector.broadcast(S, mu);
+    int i = 0;
+    for (int bound = S.loopBound(n); i < bound; i += L) {
+      acc = FloatVector.fromArray(S, g, go + i).mul(FloatVector.fromArray(S, x, xo + i).sub(m)).add(acc);
+    }
+    float s = laneSum(acc);
+    for (; i < n; i++) s += g[go + i] * (x[xo + i] - mu);
+    return s;
+  }
+
+  @Override
+  public void normBackwardRow(float[] g, int go, float[] x, int xo, float[] y, int yo, int n, float p, float q,
+      float mu, float r) {
+    FloatVector pv = FloatVector.broadcast(S, p);
+    FloatVector qv = FloatVector.broadcast(S, q);
+    FloatVector mv = FloatVector.broadcast(S, mu);
+    FloatVector rv = FloatVector.broadcast(S, r);
+    int i = 0;
+    for (int bound = S.loopBound(n); i < bound; i += L) {
+      FloatVector t = FloatVector.fromArray(S, x, xo + i).sub(mv).mul(qv).add(rv);
+      pv.mul(FloatVector.fromArray(S, g, go + i)).add(t).intoArray(y, yo + i);
+    }
+    for (; i < n; i++) y[yo + i] = p * g[go + i] + (q * (x[xo + i] - mu) + r);
+  }
+
+  /** The lanes added in lane order: the same bits on every call. */
+  private static float laneSum(FloatVector v) {
+    float s = 0;
+    for (int l = 0; l < L; l++) s += v.lane(l);
+    return s;
+  }
+
+  @Override
   public float dot(float[] a, int ao, float[] b, int bo, int n) {
     FloatVector acc = FloatVector.zero(S);
     int i = 0;

@@ -187,4 +187,48 @@ class RowKernelsTest {
       }
     }
   }
+
+  /** Batch norm's plane loops: sums within float rounding of the exact value, the backward row bitwise equal. */
+  @Test
+  void normLoopsVectorAgreeWithScalar() {
+    RowKernels vector = RowKernels.Choice.vectorOrNull();
+    assertNotNull(vector);
+    RowKernels scalar = new RowKernels.Scalar();
+    Random r = new Random(11);
+    for (int n : new int[] {0, 1, 3, 7, 15, 16, 17, 33, 1000, 4099}) {
+      float[] x = new float[n + 8];
+      float[] g = new float[n + 8];
+      for (int i = 0; i < x.length; i++) {
+        x[i] = (float) r.nextGaussian() * 3f + 2f;
+        g[i] = (float) r.nextGaussian();
+      }
+      float mu = 2.1f;
+      double sum = 0, sumAbs = 0, ss = 0, dot = 0, dotAbs = 0;
+      for (int i = 0; i < n; i++) {
+        sum += x[1 + i];
+        sumAbs += Math.abs(x[1 + i]);
+        double dev = x[1 + i] - (double) mu;
+        ss += dev * dev;
+        dot += g[3 + i] * dev;
+        dotAbs += Math.abs(g[3 + i] * dev);
+      }
+      for (int rep = 0; rep < 200; rep++) vector.sum(x, 1, n); // let C2 compile the vector loop
+      for (RowKernels k : new RowKernels[] {scalar, vector}) {
+        String who = (k == scalar ? "scalar" : "vector") + " n=" + n;
+        assertEquals(sum, k.sum(x, 1, n), 1e-6 * sumAbs + 1e-30, who + " sum");
+        assertEquals(ss, k.sumSquaredDeviations(x, 1, n, mu), 1e-6 * ss + 1e-30, who + " sumSquaredDeviations");
+        assertEquals(dot, k.dotCentred(g, 3, x, 1, n, mu), 1e-6 * dotAbs + 1e-30, who + " dotCentred");
+      }
+      float[] ys = new float[n + 8];
+      float[] yv = new float[n + 8];
+      for (int rep = 0; rep < 200; rep++) {
+        scalar.normBackwardRow(g, 3, x, 1, ys, 2, n, 0.7f, -0.3f, mu, 0.05f);
+        vector.normBackwardRow(g, 3, x, 1, yv, 2, n, 0.7f, -0.3f, mu, 0.05f);
+      }
+      assertArrayEquals(ys, yv, "normBackwardRow n=" + n);
+      for (int i = 0; i < n; i++) {
+        assertEquals(0.7 * g[3 + i] - 0.3 * (x[1 + i] - mu) + 0.05, ys[2 + i], 1e-5, "normBackwardRow value " + i);
+      }
+    }
+  }
 }
