@@ -269,7 +269,9 @@ class ReportTest {
   @Test
   void baselineFilesInTheRepositoryAreWellFormed() throws IOException {
     Path baseline = Path.of("..", "bench", "baseline");
-    for (String name : List.of("gemm.jsonl", "ops.jsonl", "nn.jsonl", "optim.jsonl")) {
+    for (String name : List.of("gemm.jsonl", "ops.jsonl", "nn.jsonl", "optim.jsonl", "suite-training-2t.jsonl",
+        "suite-training-1t.jsonl", "suite-training-2t-convnet-transformer.jsonl", "suite-memory.jsonl",
+        "suite-percall.jsonl", "suite-kernels.jsonl")) {
       Path f = baseline.resolve(name);
       assertFalse(Report.read(f).isEmpty(), f.toString());
     }
