@@ -705,7 +705,10 @@ final class ConvKernels {
 
   // ================================================================== shared
 
-  /** Per-channel sums of g [N, C, S] (the bias gradient), accumulated in double in a fixed order. */
+  /**
+   * Per-channel sums of g [N, C, S] (the bias gradient): each plane in a fixed order (float32 planes in
+   * float vector lanes), the planes in double.
+   */
   static double[] channelSums(Tensor g, int n, int c, int s) {
     double[] out = new double[c];
     Storage gs = g.storage();
@@ -713,7 +716,11 @@ final class ConvKernels {
     Parallel.forEach(Parallel.chunks(c, per), t -> {
       for (int ch = t * per, c1 = Math.min(c, ch + per); ch < c1; ch++) {
         double acc = 0;
-        for (int img = 0; img < n; img++) acc += Rows.sum(gs, g.offset() + (img * c + ch) * s, s);
+        for (int img = 0; img < n; img++) {
+          int o = g.offset() + (img * c + ch) * s;
+          // float32: each plane summed in float vector lanes, the planes in double
+          acc += gs.dtype() == DType.F32 ? ROWS.sum(gs.floats(), o, s) : Rows.sum(gs, o, s);
+        }
         out[ch] = acc;
       }
     });
