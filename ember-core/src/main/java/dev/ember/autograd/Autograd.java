@@ -58,14 +58,11 @@ public final class Autograd {
 
   private static void run(Tensor root, Tensor grad, boolean retainGraph) {
     Node rootNode = root.gradFn();
-    if (rootNode == null) { // a leaf: the caller's tensor is never adopted
-      Tensor g = applyHooks(root, grad);
-      Tensor existing = root.grad();
-      if (existing == null) root.setGrad(g.cloneContiguous());
-      else existing.add_(g);
+    Adoption adoption = new Adoption(grad);
+    if (rootNode == null) { // a leaf: adoption stays off (allowed is false), so the caller's tensor is copied
+      accumulate(root, applyHooks(root, grad), adoption);
       return;
     }
-    Adoption adoption = new Adoption(grad);
     try {
       propagate(rootNode, root, grad, retainGraph, adoption);
     } finally {

@@ -109,9 +109,7 @@ public final class LinalgOps {
     Tensor biasT = bias.to(a.dtype());
     Tensor out = Tensor.empty(a.dtype(), m, n);
     ElementwiseOps.backend().copy(Views.expand(biasT, outShape), out);
-    ElementwiseOps.backend().matmul(Views.of(a, new int[] {1, m, k}, new int[] {0, a.stridesRef()[0], a.stridesRef()[1]},
-        a.offset()), Views.of(b, new int[] {1, k, n}, new int[] {0, b.stridesRef()[0], b.stridesRef()[1]}, b.offset()),
-        Views.of(out, new int[] {1, m, n}, new int[] {0, n, 1}, 0), true);
+    ElementwiseOps.backend().matmul(batch1(a), batch1(b), batch1(out), true);
     int[] biasShape = bias.shape();
     return Autograd.record("addmm", out, (ctx, g) -> new Tensor[] {
         ctx.edgeNeeded(0) ? g.sumTo(biasShape) : null,
