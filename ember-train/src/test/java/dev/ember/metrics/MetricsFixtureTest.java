@@ -8,9 +8,11 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Tensor;
+import dev.ember.train.report.Json;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -36,7 +38,8 @@ class MetricsFixtureTest {
     if (fixtures == null) {
       try (InputStream in = MetricsFixtureTest.class.getResourceAsStream("/metrics/metrics_fixtures.json")) {
         if (in == null) throw new IllegalStateException("metrics/metrics_fixtures.json is not on the test classpath");
-        fixtures = (Map<String, Object>) MiniJson.parse(new String(in.readAllBytes(), StandardCharsets.UTF_8));
+        fixtures = (Map<String, Object>) Json.parse(new String(in.readAllBytes(), StandardCharsets.UTF_8),
+            Path.of("metrics/metrics_fixtures.json"), 0);
       } catch (IOException e) {
         throw new IllegalStateException(e);
       }
@@ -77,7 +80,7 @@ class MetricsFixtureTest {
       double[] d = new double[l.size() * cols];
       for (int i = 0; i < l.size(); i++) {
         List<Object> row = (List<Object>) l.get(i);
-        for (int j = 0; j < cols; j++) d[i * cols + j] = (Double) row.get(j);
+        for (int j = 0; j < cols; j++) d[i * cols + j] = number(row.get(j));
       }
       return Tensor.of(d, l.size(), cols);
     }
@@ -88,7 +91,7 @@ class MetricsFixtureTest {
   static double[] doubles(Object json) {
     List<Object> l = (List<Object>) json;
     double[] d = new double[l.size()];
-    for (int i = 0; i < d.length; i++) d[i] = (Double) l.get(i);
+    for (int i = 0; i < d.length; i++) d[i] = number(l.get(i));
     return d;
   }
 
@@ -99,8 +102,13 @@ class MetricsFixtureTest {
     return Tensor.of(v, v.length);
   }
 
+  /** A JSON number as a double (the reader gives Long for integers, Double otherwise); null stays null. */
+  static Double number(Object json) {
+    return json == null ? null : ((Number) json).doubleValue();
+  }
+
   static int integer(Object json) {
-    return (int) (double) (Double) json;
+    return (int) (double) number(json);
   }
 
   // ---------------------------------------------------------------- feeding
@@ -164,10 +172,10 @@ class MetricsFixtureTest {
   void accuracyMatchesSklearn(String name, Map<String, Object> c) {
     Tensor out = classificationOutput(c);
     Tensor y = longs(c.get("target"));
-    double th = (Double) c.get("threshold");
-    check(name + " accuracy", (Double) c.get("accuracy"), () -> new Accuracy(1, th), out, y);
+    double th = number(c.get("threshold"));
+    check(name + " accuracy", number(c.get("accuracy")), () -> new Accuracy(1, th), out, y);
     if (c.containsKey("top2_accuracy")) {
-      check(name + " top2", (Double) c.get("top2_accuracy"), () -> Accuracy.topK(2), out, y);
+      check(name + " top2", number(c.get("top2_accuracy")), () -> Accuracy.topK(2), out, y);
     }
   }
 
@@ -178,18 +186,18 @@ class MetricsFixtureTest {
     Tensor out = classificationOutput(c);
     Tensor y = longs(c.get("target"));
     int k = integer(c.get("num_classes"));
-    double th = (Double) c.get("threshold");
+    double th = number(c.get("threshold"));
     Map<String, Object> prf = (Map<String, Object>) c.get("prf");
     int checked = 0;
     for (var e : prf.entrySet()) {
       Average avg = Average.valueOf(e.getKey().toUpperCase(java.util.Locale.ROOT));
       Map<String, Object> v = (Map<String, Object>) e.getValue();
       String at = name + " " + e.getKey() + " ";
-      check(at + "precision", (Double) v.get("precision"), () -> new Precision(k, avg, th), out, y);
-      check(at + "recall", (Double) v.get("recall"), () -> new Recall(k, avg, th), out, y);
-      check(at + "f1", (Double) v.get("f1"), () -> new F1Score(k, avg, th), out, y);
-      check(at + "f0.5", (Double) v.get("f0.5"), () -> new FBetaScore(0.5, k, avg, th), out, y);
-      check(at + "f2", (Double) v.get("f2"), () -> new FBetaScore(2, k, avg, th), out, y);
+      check(at + "precision", number(v.get("precision")), () -> new Precision(k, avg, th), out, y);
+      check(at + "recall", number(v.get("recall")), () -> new Recall(k, avg, th), out, y);
+      check(at + "f1", number(v.get("f1")), () -> new F1Score(k, avg, th), out, y);
+      check(at + "f0.5", number(v.get("f0.5")), () -> new FBetaScore(0.5, k, avg, th), out, y);
+      check(at + "f2", number(v.get("f2")), () -> new FBetaScore(2, k, avg, th), out, y);
       checked++;
     }
     assertEquals(k == 2 ? 4 : 3, checked);
@@ -205,7 +213,7 @@ class MetricsFixtureTest {
     List<Object> rows = (List<Object>) c.get("confusion_matrix");
     long[][] expected = new long[k][];
     for (int i = 0; i < k; i++) expected[i] = longs(rows.get(i)).toLongArray();
-    ConfusionMatrix proto = new ConfusionMatrix(k, (Double) c.get("threshold"));
+    ConfusionMatrix proto = new ConfusionMatrix(k, number(c.get("threshold")));
     assertArrayEquals(expected, batched(proto.emptyCopy(), out, y, 3));
     assertArrayEquals(expected, merged(proto, out, y, 4));
 
@@ -239,8 +247,8 @@ class MetricsFixtureTest {
       assertClose(name + " recall", doubles(pr.get("recall")), r.recall());
       assertClose(name + " pr thresholds", doubles(pr.get("thresholds")), r.thresholds());
     }
-    check(name + " roc_auc", (Double) c.get("roc_auc"), RocAuc::new, s, y);
-    check(name + " average_precision", (Double) c.get("average_precision"), AveragePrecision::new, s, y);
+    check(name + " roc_auc", number(c.get("roc_auc")), RocAuc::new, s, y);
+    check(name + " average_precision", number(c.get("average_precision")), AveragePrecision::new, s, y);
   }
 
   @ParameterizedTest(name = "{0}")
@@ -250,14 +258,14 @@ class MetricsFixtureTest {
     Tensor y = longs(c.get("target"));
     int k = integer(c.get("num_classes"));
     if (c.containsKey("roc_auc_macro")) {
-      check(name + " roc_auc macro", (Double) c.get("roc_auc_macro"), () -> new RocAuc(k, Average.MACRO), s, y);
-      check(name + " roc_auc weighted", (Double) c.get("roc_auc_weighted"), () -> new RocAuc(k, Average.WEIGHTED), s, y);
+      check(name + " roc_auc macro", number(c.get("roc_auc_macro")), () -> new RocAuc(k, Average.MACRO), s, y);
+      check(name + " roc_auc weighted", number(c.get("roc_auc_weighted")), () -> new RocAuc(k, Average.WEIGHTED), s, y);
     } else {  // a class is missing from the targets: sklearn raises, and so does compute
       RocAuc auc = new RocAuc(k, Average.MACRO);
       auc.update(s, y);
       assertThrows(IllegalStateException.class, auc::compute);
     }
-    check(name + " map", (Double) c.get("mean_average_precision"), () -> new MeanAveragePrecision(k), s, y);
+    check(name + " map", number(c.get("mean_average_precision")), () -> new MeanAveragePrecision(k), s, y);
   }
 
   // ---------------------------------------------------------------- regression and means
@@ -267,10 +275,10 @@ class MetricsFixtureTest {
   void regressionMatchesSklearn(String name, Map<String, Object> c) {
     Tensor o = floats(c.get("output"));
     Tensor t = floats(c.get("target"));
-    check(name + " mae", (Double) c.get("mae"), MeanAbsoluteError::new, o, t);
-    check(name + " mse", (Double) c.get("mse"), MeanSquaredError::new, o, t);
-    check(name + " rmse", (Double) c.get("rmse"), RootMeanSquaredError::new, o, t);
-    check(name + " r2", (Double) c.get("r2"), R2Score::new, o, t);
+    check(name + " mae", number(c.get("mae")), MeanAbsoluteError::new, o, t);
+    check(name + " mse", number(c.get("mse")), MeanSquaredError::new, o, t);
+    check(name + " rmse", number(c.get("rmse")), RootMeanSquaredError::new, o, t);
+    check(name + " r2", number(c.get("r2")), R2Score::new, o, t);
   }
 
   @SuppressWarnings("unchecked")
@@ -280,7 +288,7 @@ class MetricsFixtureTest {
       Map<String, Object> c = (Map<String, Object>) o;
       double[] v = doubles(c.get("values"));
       double[] w = doubles(c.get("weights"));
-      double expected = (Double) c.get("mean");
+      double expected = number(c.get("mean"));
       MeanMetric scalar = new MeanMetric("loss");
       for (int i = 0; i < v.length; i++) scalar.update(v[i], (long) w[i]);
       assertClose("scalar updates", expected, scalar.compute());
@@ -329,7 +337,7 @@ class MetricsFixtureTest {
     Tensor y = longs(c.get("target"));
     // argmax of the float32-rounded logits equals that of the float64 ones on this case
     Tensor out32 = out.to(DType.F32);
-    assertEquals((Double) c.get("accuracy"), batched(new Accuracy(), out32, y.to(DType.I32), 7), 0.0);
+    assertEquals(number(c.get("accuracy")), batched(new Accuracy(), out32, y.to(DType.I32), 7), 0.0);
     List<Double> f1 = new ArrayList<>();
     for (Tensor o : List.of(out, out32)) f1.add(batched(new F1Score(3, Average.MACRO), o, y, 8));
     assertEquals(f1.get(0), f1.get(1), 0.0);
