@@ -130,24 +130,17 @@ public final class Compare {
     return sb.append("]}").toString();
   }
 
-  /** Minimal JSON for the flat records above (no dependency just for this). */
+  /**
+   * JSON for the flat records above: strings through ember-train's report writer, numbers as Java
+   * prints them (null when not finite).
+   */
   static final class Json {
     private Json() {}
 
     static String str(String s) {
-      StringBuilder sb = new StringBuilder("\"");
-      for (char ch : s.toCharArray()) {
-        switch (ch) {
-          case '"' -> sb.append("\\\"");
-          case '\\' -> sb.append("\\\\");
-          case '\n' -> sb.append("\\n");
-          default -> {
-            if (ch < 0x20) sb.append(String.format(Locale.ROOT, "\\u%04x", (int) ch));
-            else sb.append(ch);
-          }
-        }
-      }
-      return sb.append('"').toString();
+      StringBuilder sb = new StringBuilder();
+      dev.ember.train.report.Json.string(sb, s);
+      return sb.toString();
     }
 
     static String num(double v) {

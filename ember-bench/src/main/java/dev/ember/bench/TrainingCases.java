@@ -92,7 +92,12 @@ final class TrainingCases {
 
   /** A throughput case whose step (model, optimizer, data) is built on its first call. */
   private static BenchCase lazy(String workload, String name, String unit, int unitsPerStep, Supplier<Runnable> make) {
-    Runnable call = new Runnable() {
+    return BenchCase.throughput(workload, name, unit, unit, unitsPerStep, onFirstCall(make));
+  }
+
+  /** Runs the Runnable {@code make} returns, building it on the first call (cases are listed before they run). */
+  private static Runnable onFirstCall(Supplier<Runnable> make) {
+    return new Runnable() {
       private Runnable step;
 
       @Override
@@ -101,12 +106,16 @@ final class TrainingCases {
         step.run();
       }
     };
-    return BenchCase.throughput(workload, name, unit, unit, unitsPerStep, call);
+  }
+
+  /** The peer's mlp_mnist model, 784-128-10 with ReLU, initialised from {@code g}. */
+  private static Sequential mnistMlp(Generator g) {
+    return new Sequential(new Linear(784, 128, true, g), new dev.ember.nn.ReLU(), new Linear(128, 10, true, g));
   }
 
   static Runnable mlpMnist(int batch) {
     Generator g = new Generator(0);
-    Sequential model = new Sequential(new Linear(784, 128, true, g), new dev.ember.nn.ReLU(), new Linear(128, 10, true, g));
+    Sequential model = mnistMlp(g);
     return classifierStep(model, new SGD(model.parameters(), 0.01), batches(g, 8, 10, batch, 784));
   }
 
@@ -198,21 +207,17 @@ final class TrainingCases {
   }
 
   private static Runnable inference() {
-    Runnable[] holder = new Runnable[1];
-    return () -> {
-      if (holder[0] == null) {
-        Generator g = new Generator(0);
-        Sequential model = new Sequential(new Linear(784, 128, true, g), new dev.ember.nn.ReLU(), new Linear(128, 10, true, g));
-        model.eval();
-        Tensor x = Tensor.randn(g, 1, 784);
-        holder[0] = () -> {
-          try (Grad ignored = Grad.off()) {
-            sink = model.call(x);
-          }
-        };
-      }
-      holder[0].run();
-    };
+    return onFirstCall(() -> {
+      Generator g = new Generator(0);
+      Sequential model = mnistMlp(g);
+      model.eval();
+      Tensor x = Tensor.randn(g, 1, 784);
+      return () -> {
+        try (Grad ignored = Grad.off()) {
+          sink = model.call(x);
+        }
+      };
+    });
   }
 
   /** {@code count} batches of {@code batch} inputs of {@code shape} (standard normal) with uniform labels. */
