@@ -27,6 +27,8 @@ public final class VectorGemm {
    */
   static final int MR = L >= 16 || System.getProperty("os.arch", "").equals("aarch64") ? 12 : 4;
   private static final int NR = 2 * L;
+  /** Floats one A^T micro-panel row copy touches: MR rounded up to whole vectors. */
+  private static final int ROW_SPAN = (MR + L - 1) / L * L;
   /**
    * K block. AVX-512 (MR = 12): 512, so a B micro-panel (512 x 32 floats, 64 KiB) is read from L2
    * by the A micro-panels of a block; against 256, half the read-modify-write passes over C and
@@ -53,7 +55,7 @@ public final class VectorGemm {
 
   /** Per-thread packing buffers, grown on demand and reused across calls. */
   private static final class Workspace {
-    final float[] aPack = new float[MC * AS + L];
+    final float[] aPack = new float[MC * AS + ROW_SPAN];
     final float[] tile = new float[MR * NR];
     float[] bPack = new float[0];
 
@@ -279,6 +281,13 @@ public final class VectorGemm {
           dst[d + 1] = a[src + 1];
           dst[d + 2] = a[src + 2];
           dst[d + 3] = a[src + 3];
+        }
+      } else if (rows == MR && src + (kc - 1L) * lda + ROW_SPAN <= a.length) {
+        // Whole vectors: a 12-float System.arraycopy per p cost a quarter of a 1024 x 2048 x 256
+        // A^T B (65 GFLOP/s against 88 for A B on one Zen 4 core). The lanes past MR land in the next
+        // p's slot (rewritten next) or, after the last p, in the panel gap or the buffer's slack.
+        for (int p = 0; p < kc; p++, src += lda, d += MR) {
+          for (int v = 0; v < MR; v += L) FloatVector.fromArray(S, a, src + v).intoArray(dst, d + v);
         }
       } else {
         for (int p = 0; p < kc; p++, src += lda, d += MR) {
