@@ -55,6 +55,11 @@ final class ConvLoops {
     }
   }
 
+  /** Stride 1 and undilated: the row kernels' col2imUnit applies. */
+  private static boolean unit(ConvKernels.Geom g) {
+    return g.sh() == 1 && g.sw() == 1 && g.dh() == 1 && g.dw() == 1;
+  }
+
   /** The first output row whose input row for kernel row i lies in the image. */
   private static int firstRow(ConvKernels.Geom g, int i) {
     int off = i * g.dh() - g.ph(); // iy = oy * sh + off
@@ -75,6 +80,10 @@ final class ConvLoops {
 
   /** {@link #col2im(float[], int, ConvKernels.Geom, float[], int)} with column rows {@code cols} apart. */
   static void col2im(float[] col, int row0, ConvKernels.Geom g, float[] s, int so, int cols) {
+    if (unit(g)) {
+      ROWS.col2imUnit(col, row0, cols, g.h(), g.w(), g.kh(), g.kw(), g.ph(), g.pw(), g.oh(), g.ow(), s, so);
+      return;
+    }
     int ow = g.ow();
     int sw = g.sw();
     for (int i = 0; i < g.kh(); i++) {

@@ -34,6 +34,16 @@ interface RowKernels {
   void addRows(float[] s, int so, int ss, float[] d, int dOff, int ds, int rows, int n);
 
   /**
+   * col2im of one channel of a stride-1, undilated convolution: for each tap (i, j), oy < oh and
+   * ox < ow whose input position iy = oy + i - ph, ix = ox + j - pw lies in the h x w plane,
+   * s[so + iy*w + ix] += col[row0 + (i*kw + j)*ld + oy*ow + ox], one float add each, in tap order
+   * (i, then j) for every element, so both implementations give the same bits. Writes nothing
+   * outside the plane.
+   */
+  void col2imUnit(float[] col, int row0, int ld, int h, int w, int kh, int kw, int ph, int pw, int oh, int ow,
+      float[] s, int so);
+
+  /**
    * Widest output row the direct convolution kernels below take ({@code ow <= directWidth()}); the
    * padded input rows they read must hold {@code directWidth() + kw - 1} floats.
    */
@@ -167,6 +177,22 @@ interface RowKernels {
     @Override
     public void copyRows(float[] s, int so, int ss, float[] d, int dOff, int ds, int rows, int n) {
       for (int r = 0; r < rows; r++) System.arraycopy(s, so + r * ss, d, dOff + r * ds, n);
+    }
+
+    @Override
+    public void col2imUnit(float[] col, int row0, int ld, int h, int w, int kh, int kw, int ph, int pw, int oh,
+        int ow, float[] s, int so) {
+      for (int i = 0; i < kh; i++) {
+        for (int j = 0; j < kw; j++) {
+          int r = row0 + (i * kw + j) * ld;
+          for (int oy = Math.max(0, ph - i); oy < Math.min(oh, h + ph - i); oy++) {
+            int iy = oy + i - ph;
+            for (int ox = Math.max(0, pw - j); ox < Math.min(ow, w + pw - j); ox++) {
+              s[so + iy * w + ox + j - pw] += col[r + oy * ow + ox];
+            }
+          }
+        }
+      }
     }
 
     @Override
