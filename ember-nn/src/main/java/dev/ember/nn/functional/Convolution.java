@@ -1,6 +1,7 @@
 package dev.ember.nn.functional;
 
 import dev.ember.autograd.Autograd;
+import dev.ember.autograd.Grad;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.Tensor;
 import java.util.Arrays;
@@ -244,11 +245,14 @@ public final class Convolution {
     ConvKernels.Geom g = new ConvKernels.Geom(h, w, kh, kw, s[0], s[1], pads[0], pads[2], d[0], d[1], oh, ow);
     Tensor xc = x.contiguous();
     Tensor wc = weight.contiguous();
-    Tensor out = ConvKernels.convForward(xc, wc, bias == null ? null : bias.toDoubleArray(), groups, g);
+    // the column matrices are kept for the weight gradient only when there will be one
+    ConvKernels.SavedColumns cols = Grad.enabled() && weight.requiresGrad() ? new ConvKernels.SavedColumns() : null;
+    Tensor out = ConvKernels.convForward(xc, wc, bias == null ? null : bias.toDoubleArray(), groups, g, cols);
     int n = xc.size(0);
     out = Autograd.record(op, out, (ctx, gr) -> {
       Tensor gc = gr.contiguous();
-      Tensor[] r = ConvKernels.convBackward(ctx.in(0), ctx.in(1), gc, groups, g, ctx.edgeNeeded(0), ctx.edgeNeeded(1));
+      Tensor[] r = ConvKernels.convBackward(ctx.in(0), ctx.in(1), gc, groups, g, ctx.edgeNeeded(0), ctx.edgeNeeded(1),
+          cols);
       Tensor db = ctx.edgeNeeded(2) ? Tensor.of(ConvKernels.channelSums(gc, n, o, oh * ow)).to(gc.dtype()) : null;
       return new Tensor[] {r[0], r[1], db};
     }, new Tensor[] {xc, wc, bias});
