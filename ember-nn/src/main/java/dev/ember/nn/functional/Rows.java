@@ -63,7 +63,9 @@ final class Rows {
     if (src.dtype() == DType.F32) {
       float[] a = src.floats();
       float[] b = dst.floats();
-      if (stride == 1) for (int i = 0; i < n; i++) b[d + i] += a[so + i];
+      // unit stride through the vector row loops: C2 leaves this loop scalar (a and b may alias),
+      // and summing the convolution weight-gradient partials this way was 1.4% of a VGG step
+      if (stride == 1) RowKernels.F32.addRows(a, so, n, b, d, n, 1, n);
       else for (int i = 0; i < n; i++) b[d + i * stride] += a[so + i];
     } else {
       double[] a = src.doubles();
