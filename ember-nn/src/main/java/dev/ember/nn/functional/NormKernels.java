@@ -190,12 +190,14 @@ final class NormKernels {
       double rs = rstd[ch];
       double sumG = 0;
       double sumGX = 0;
-      if (f32) { // each plane in float (vector lanes), planes in double
+      if (f32) { // each plane in float (vector lanes), planes in double; g read once for both sums
         float muF = (float) mu;
+        float[] two = new float[2];
         for (int b = 0; b < n; b++) {
           int o = (b * c + ch) * s;
-          sumG += ROWS.sum(gf, go + o, s);
-          sumGX += ROWS.dotCentred(gf, go + o, xf, xo + o, s, muF);
+          ROWS.sumAndDotCentred(gf, go + o, xf, xo + o, s, muF, two);
+          sumG += two[0];
+          sumGX += two[1];
         }
         sumGX *= rs;
       } else {

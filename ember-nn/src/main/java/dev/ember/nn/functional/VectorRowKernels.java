@@ -73,6 +73,25 @@ final class VectorRowKernels implements RowKernels {
   }
 
   @Override
+  public void sumAndDotCentred(float[] g, int go, float[] x, int xo, int n, float mu, float[] out) {
+    FloatVector sum = FloatVector.zero(S);
+    FloatVector dot = FloatVector.zero(S);
+    FloatVector m = FloatVector.broadcast(S, mu);
+    int i = 0;
+    for (int bound = S.loopBound(n); i < bound; i += L) {
+      FloatVector gv = FloatVector.fromArray(S, g, go + i);
+      sum = sum.add(gv);
+      dot = gv.mul(FloatVector.fromArray(S, x, xo + i).sub(m)).add(dot);
+    }
+    float s = laneSum(sum);
+    float d = laneSum(dot);
+    for (int k = i; k < n; k++) s += g[go + k];
+    for (int k = i; k < n; k++) d += g[go + k] * (x[xo + k] - mu);
+    out[0] = s;
+    out[1] = d;
+  }
+
+  @Override
   public void normBackwardRow(float[] g, int go, float[] x, int xo, float[] y, int yo, int n, float p, float q,
       float mu, float r) {
     FloatVector pv = FloatVector.broadcast(S, p);

@@ -218,6 +218,12 @@ class RowKernelsTest {
         assertEquals(sum, k.sum(x, 1, n), 1e-6 * sumAbs + 1e-30, who + " sum");
         assertEquals(ss, k.sumSquaredDeviations(x, 1, n, mu), 1e-6 * ss + 1e-30, who + " sumSquaredDeviations");
         assertEquals(dot, k.dotCentred(g, 3, x, 1, n, mu), 1e-6 * dotAbs + 1e-30, who + " dotCentred");
+        float[] two = {Float.NaN, Float.NaN};
+        for (int rep = 0; rep < (k == vector ? 200 : 1); rep++) k.sumAndDotCentred(g, 3, x, 1, n, mu, two);
+        // the fused pass gives the same bits as the two separate ones
+        assertEquals(Float.floatToIntBits(k.sum(g, 3, n)), Float.floatToIntBits(two[0]), who + " sumAndDotCentred sum");
+        assertEquals(Float.floatToIntBits(k.dotCentred(g, 3, x, 1, n, mu)), Float.floatToIntBits(two[1]),
+            who + " sumAndDotCentred dot");
       }
       float[] ys = new float[n + 8];
       float[] yv = new float[n + 8];
