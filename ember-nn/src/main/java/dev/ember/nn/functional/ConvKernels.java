@@ -173,14 +173,10 @@ final class ConvKernels {
     private float[][] blocks;
   }
 
-  /** out [N, O, oh, ow] of x [N, C, h, w] with w [O, C/groups, kh, kw] and bias [O] (as doubles, or null). */
-  static Tensor convForward(Tensor x, Tensor w, double[] bias, int groups, Geom g) {
-    return convForward(x, w, bias, groups, g, null);
-  }
-
   /**
-   * {@link #convForward(Tensor, Tensor, double[], int, Geom)}, keeping the blocked path's column
-   * matrices in {@code keep} (when not null and they fit the budget) for {@link #convBackward}.
+   * out [N, O, oh, ow] of x [N, C, h, w] with w [O, C/groups, kh, kw] and bias [O] (as doubles, or
+   * null), keeping the blocked path's column matrices in {@code keep} (when not null and they fit
+   * the budget) for {@link #convBackward}.
    */
   static Tensor convForward(Tensor x, Tensor w, double[] bias, int groups, Geom g, SavedColumns keep) {
     int n = x.shapeRef()[0];
@@ -228,12 +224,10 @@ final class ConvKernels {
     return out;
   }
 
-  /** {dx, dw} (each null when not needed) of a convolution, from the upstream gradient gOut [N, O, oh, ow]. */
-  static Tensor[] convBackward(Tensor x, Tensor w, Tensor gOut, int groups, Geom g, boolean needX, boolean needW) {
-    return convBackward(x, w, gOut, groups, g, needX, needW, null);
-  }
-
-  /** {@link #convBackward(Tensor, Tensor, Tensor, int, Geom, boolean, boolean)} reusing the forward's saved columns. */
+  /**
+   * {dx, dw} (each null when not needed) of a convolution, from the upstream gradient gOut [N, O, oh, ow],
+   * reusing the forward's saved columns when {@code saved} holds them.
+   */
   static Tensor[] convBackward(Tensor x, Tensor w, Tensor gOut, int groups, Geom g, boolean needX, boolean needW,
       SavedColumns saved) {
     int n = x.shapeRef()[0];

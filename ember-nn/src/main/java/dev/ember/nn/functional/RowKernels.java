@@ -80,9 +80,12 @@ interface RowKernels {
 
   /**
    * out[0] = sum(g, go, n) and out[1] = dotCentred(g, go, x, xo, n, mu), the same bits as the two
-   * calls, in one pass over g (batch norm's backward reads g once for both).
+   * calls; the vector loops do both in one pass over g (batch norm's backward reads g once for both).
    */
-  void sumAndDotCentred(float[] g, int go, float[] x, int xo, int n, float mu, float[] out);
+  default void sumAndDotCentred(float[] g, int go, float[] x, int xo, int n, float mu, float[] out) {
+    out[0] = sum(g, go, n);
+    out[1] = dotCentred(g, go, x, xo, n, mu);
+  }
 
   /**
    * y[yo + i] = p * g[go + i] + (q * (x[xo + i] - mu) + r) for i in [0, n), each operation rounded as
@@ -167,30 +170,6 @@ interface RowKernels {
       }
       for (; i < n; i++) s0 += g[go + i] * (x[xo + i] - mu);
       return (s0 + s1) + (s2 + s3);
-    }
-
-    @Override
-    public void sumAndDotCentred(float[] g, int go, float[] x, int xo, int n, float mu, float[] out) {
-      float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-      float d0 = 0, d1 = 0, d2 = 0, d3 = 0;
-      int i = 0;
-      for (; i + 3 < n; i += 4) {
-        float g0 = g[go + i], g1 = g[go + i + 1], g2 = g[go + i + 2], g3 = g[go + i + 3];
-        s0 += g0;
-        s1 += g1;
-        s2 += g2;
-        s3 += g3;
-        d0 += g0 * (x[xo + i] - mu);
-        d1 += g1 * (x[xo + i + 1] - mu);
-        d2 += g2 * (x[xo + i + 2] - mu);
-        d3 += g3 * (x[xo + i + 3] - mu);
-      }
-      for (; i < n; i++) {
-        s0 += g[go + i];
-        d0 += g[go + i] * (x[xo + i] - mu);
-      }
-      out[0] = (s0 + s1) + (s2 + s3);
-      out[1] = (d0 + d1) + (d2 + d3);
     }
 
     @Override
