@@ -107,9 +107,7 @@ public final class LinalgOps {
           "bias", bias, "a", a, "b", b);
     }
     Tensor biasT = bias.to(a.dtype());
-    Tensor out = Tensor.empty(a.dtype(), m, n);
-    ElementwiseOps.backend().copy(Views.expand(biasT, outShape), out);
-    ElementwiseOps.backend().matmul(batch1(a), batch1(b), batch1(out), true);
+    Tensor out = product(a, b, biasT, m, n);
     int[] biasShape = bias.shape();
     return Autograd.record("addmm", out, (ctx, g) -> new Tensor[] {
         ctx.edgeNeeded(0) ? g.sumTo(biasShape) : null,
@@ -135,14 +133,22 @@ public final class LinalgOps {
       throw Check.fail("linear", "bias must be [out_features] = [" + out + "]", "bias", bias, "weight", weight);
     }
     Tensor biasT = bias == null ? null : bias.to(x.dtype());
-    Tensor wt = Views.transpose(weight, 0, 1);
-    Tensor y = Tensor.empty(x.dtype(), m, out);
-    if (biasT != null) ElementwiseOps.backend().copy(Views.expand(biasT, new int[] {m, out}), y);
-    ElementwiseOps.backend().matmul(batch1(x), batch1(wt), batch1(y), biasT != null);
+    Tensor y = product(x, Views.transpose(weight, 0, 1), biasT, m, out);
     return Autograd.record("linear", y, (ctx, g) -> new Tensor[] {
         ctx.edgeNeeded(0) ? g.matmul(ctx.in(1)) : null,
         ctx.edgeNeeded(1) ? Views.transpose(g, 0, 1).matmul(ctx.in(0)) : null,
         ctx.edgeNeeded(2) ? g.sumTo(new int[] {out}) : null}, new Tensor[] {x, weight, biasT});
+  }
+
+  /**
+   * a @ b [m, n] for 2-d a and b (either may be a transposed view; GEMM packs it), computed on top of
+   * {@code bias} broadcast to [m, n] when it is not null: the bias is GEMM's starting C.
+   */
+  private static Tensor product(Tensor a, Tensor b, Tensor bias, int m, int n) {
+    Tensor out = Tensor.empty(a.dtype(), m, n);
+    if (bias != null) ElementwiseOps.backend().copy(Views.expand(bias, new int[] {m, n}), out);
+    ElementwiseOps.backend().matmul(batch1(a), batch1(b), batch1(out), bias != null);
+    return out;
   }
 
   /** A 2-d tensor seen as a batch of one, [1, r, c], without copying. */
