@@ -6,10 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ember.train.Callback;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -33,14 +31,8 @@ class CategoriesTest {
   private static final Map<String, Set<String>> EMBER_ONLY = Map.of(
       "ops", Set.of(), "losses", LossCases.EMBER_ONLY, "schedulers", Set.of(), "metrics", MetricCases.EMBER_ONLY);
 
-  private record Run(int status, String out, String err) {}
-
-  private static Run run(String... args) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    int status = Compare.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
-        new PrintStream(err, true, StandardCharsets.UTF_8));
-    return new Run(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+  private static CommandRun run(String... args) {
+    return CommandRun.of(Compare::run, args);
   }
 
   private static Set<String> committed(String suite) throws IOException {
@@ -59,7 +51,7 @@ class CategoriesTest {
   void javaNamesAreThePeersNamesPlusTheEmberOnlyWorkloads() throws IOException {
     for (var e : EMBER_ONLY.entrySet()) {
       String category = e.getKey();
-      Run r = run(category, "--list");
+      CommandRun r = run(category, "--list");
       assertEquals(0, r.status(), r.err());
       List<String> java = r.out().lines().toList();
       assertEquals(java.size(), new TreeSet<>(java).size(), category + ": duplicate case names " + java);
@@ -133,7 +125,7 @@ class CategoriesTest {
 
   @Test
   void callbackCasesReportAddedMicrosecondsAndPercentFromOneMeasurement() {
-    Run r = run("callbacks", "--only", "terminate_on_nan", "--repeats", "1");
+    CommandRun r = run("callbacks", "--only", "terminate_on_nan", "--repeats", "1");
     assertEquals(0, r.status(), r.err());
     List<String> lines = r.out().lines().filter(l -> l.contains("\"terminate_on_nan\"")).toList();
     assertEquals(2, lines.size(), r.out());

@@ -3,27 +3,18 @@ package dev.ember.bench;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** The side-by-side runner's argument handling and case lists (the join keys with the PyTorch peer). */
 class CompareTest {
-  private record Run(int status, String out, String err) {}
-
-  private static Run run(String... args) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    int status = Compare.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
-        new PrintStream(err, true, StandardCharsets.UTF_8));
-    return new Run(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+  private static CommandRun run(String... args) {
+    return CommandRun.of(Compare::run, args);
   }
 
   @Test
   void nnCategoryListsTheCasesThePeerMeasures() {
-    Run r = run("nn", "--list");
+    CommandRun r = run("nn", "--list");
     assertEquals(0, r.status(), r.err());
     List<String> cases = r.out().lines().toList();
     assertTrue(cases.contains("attention/fwd B=1 H=8 T=4096 D=64"), cases.toString());
@@ -37,7 +28,7 @@ class CompareTest {
 
   @Test
   void optimCategoryListsTheCasesThePeerMeasures() {
-    Run r = run("optim", "--list");
+    CommandRun r = run("optim", "--list");
     assertEquals(0, r.status(), r.err());
     List<String> cases = r.out().lines().toList();
     for (String w : List.of("sgd", "adam", "adamw", "rmsprop", "adagrad", "lion")) {
@@ -50,14 +41,14 @@ class CompareTest {
 
   @Test
   void unknownCategoryIsRejectedWithTheChoices() {
-    Run r = run("convs");
+    CommandRun r = run("convs");
     assertEquals(2, r.status());
     assertTrue(r.err().startsWith("Compare: unknown category 'convs' (expected gemm, ops, nn, optim, training, losses, schedulers, metrics or callbacks)"), r.err());
   }
 
   @Test
   void probeCaseReportsMegabytesWithoutTiming() {
-    Run r = run("nn", "--only", "attention_mem/fwd B=1 H=8 T=1024", "--repeats", "1");
+    CommandRun r = run("nn", "--only", "attention_mem/fwd B=1 H=8 T=1024", "--repeats", "1");
     assertEquals(0, r.status(), r.err());
     String line = r.out().lines().filter(l -> l.contains("\"attention_mem\"")).findFirst().orElseThrow();
     assertTrue(line.contains("\"unit\":\"MB\"") && line.contains("\"lower_is_better\":true"), line);

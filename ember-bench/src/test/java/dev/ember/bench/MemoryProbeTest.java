@@ -4,9 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -15,14 +12,8 @@ import org.junit.jupiter.api.Test;
 
 /** The memory category's Ember side: its workload list, its output records and /proc/self/status parsing. */
 class MemoryProbeTest {
-  private record Run(int status, String out, String err) {}
-
-  private static Run run(String... args) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    int status = MemoryProbe.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
-        new PrintStream(err, true, StandardCharsets.UTF_8));
-    return new Run(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+  private static CommandRun run(String... args) {
+    return CommandRun.of(MemoryProbe::run, args);
   }
 
   @Test
@@ -37,7 +28,7 @@ class MemoryProbeTest {
 
   @Test
   void reportsRssAndHeapInMegabytesAsJsonLines() {
-    Run r = run("mlp_mnist", "--warmup-steps", "1", "--steps", "2", "--threads", "1");
+    CommandRun r = run("mlp_mnist", "--warmup-steps", "1", "--steps", "2", "--threads", "1");
     assertEquals(0, r.status(), r.err());
     List<String> lines = r.out().lines().toList();
     assertEquals(5, lines.size(), r.out());
@@ -61,7 +52,7 @@ class MemoryProbeTest {
 
   @Test
   void rejectsUnknownWorkloadsAndBadCounts() {
-    Run r = run("resnet50");
+    CommandRun r = run("resnet50");
     assertEquals(2, r.status());
     assertTrue(r.err().startsWith("MemoryProbe: unknown workload 'resnet50' (expected one of mlp_mnist, seed_small, "
         + "seed_medium, seed_large, lenet, convnet, transformer)"), r.err());

@@ -6,10 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -32,14 +29,8 @@ class ReportTest {
     return p;
   }
 
-  private record Run(int status, String out, String err) {}
-
-  private static Run run(String... args) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    int status = Report.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
-        new PrintStream(err, true, StandardCharsets.UTF_8));
-    return new Run(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+  private static CommandRun run(String... args) {
+    return CommandRun.of(Report::run, args);
   }
 
   @Test
@@ -179,27 +170,27 @@ class ReportTest {
   void compareCommandExitsNonZeroOnRegressionAndOnNothingInCommon() throws IOException {
     Path base = file("base.jsonl", rec("training", "a", "samples/s", 100, ""), rec("memory", "m", "MB", 100, ""));
     Path same = file("same.jsonl", rec("training", "a", "samples/s", 95, ""), rec("memory", "m", "MB", 105, ""));
-    Run ok = run("compare", base.toString(), same.toString());
+    CommandRun ok = run("compare", base.toString(), same.toString());
     assertEquals(0, ok.status(), ok.err());
     assertTrue(ok.out().startsWith("no regression: 2 cases within 10%"), ok.out());
 
     Path worse = file("worse.jsonl", rec("training", "a", "samples/s", 50, ""), rec("memory", "m", "MB", 300, ""));
-    Run bad = run("compare", base.toString(), worse.toString());
+    CommandRun bad = run("compare", base.toString(), worse.toString());
     assertEquals(1, bad.status(), bad.err());
     assertTrue(bad.out().startsWith("2 regressions (more than 10% worse than " + base + ", 2 cases compared):"), bad.out());
     assertTrue(bad.out().contains("memory/m/c threads=2: 100 -> 300 MB (+200%, lower is better)"), bad.out());
     assertTrue(bad.out().contains("training/a/c threads=2: 100 -> 50.0 samples/s (-50.0%, higher is better)"), bad.out());
 
-    Run loose = run("compare", base.toString(), worse.toString(), "--threshold", "250");
+    CommandRun loose = run("compare", base.toString(), worse.toString(), "--threshold", "250");
     assertEquals(0, loose.status(), loose.out());
 
     Path other = file("other.jsonl", rec("gemm", "sgemm", "GFLOP/s", 1, ""));
-    Run none = run("compare", base.toString(), other.toString());
+    CommandRun none = run("compare", base.toString(), other.toString());
     assertEquals(3, none.status());
     assertTrue(none.out().startsWith("no case of this run is in the baseline"), none.out());
 
     Path broken = file("broken.jsonl", rec("training", "a", "samples/s", 100, ""), "not json");
-    Run malformed = run("compare", broken.toString(), same.toString());
+    CommandRun malformed = run("compare", broken.toString(), same.toString());
     assertEquals(2, malformed.status());
     assertTrue(malformed.err().startsWith("Report: read results: invalid JSON: expected 'null' at column 1 (near 'not json'): "
         + broken + " line 2"), malformed.err());
@@ -232,7 +223,7 @@ class ReportTest {
         rec("memory", "m", "MB", 50, ""));
     Path base = file("base.jsonl", rec("training", "b", "samples/s", 100, ""));
     Path out = dir.resolve("summary.md");
-    Run r = run("summary", f.toString(), "-o", out.toString(), "--baseline", base.toString(),
+    CommandRun r = run("summary", f.toString(), "-o", out.toString(), "--baseline", base.toString(),
         "--meta", "commit=abc123", "--meta", "options=-c training");
     assertEquals(0, r.status(), r.err());
     String md = Files.readString(out);
@@ -248,7 +239,7 @@ class ReportTest {
 
   @Test
   void badArgumentsAreRejected() throws IOException {
-    Run r = run("compare", "only-one.jsonl");
+    CommandRun r = run("compare", "only-one.jsonl");
     assertEquals(2, r.status());
     assertTrue(r.err().startsWith("Report: compare expects 2 file arguments (got 1)"), r.err());
     r = run("frobnicate");
