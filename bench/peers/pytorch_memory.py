@@ -20,7 +20,6 @@ found at $EMBER_PEERS or ../shared/peers relative to the repository root.
 """
 import argparse
 import json
-import os
 import sys
 import time
 
@@ -33,19 +32,9 @@ CASES = {
     "convnet": "train b=64 sgd-mom",
     "transformer": "train b=16 T=128 adamw",
 }
+import shared_peers
 
-
-def peers_dir():
-    here = os.path.dirname(os.path.abspath(__file__))
-    root = os.path.dirname(os.path.dirname(here))
-    d = os.environ.get("EMBER_PEERS") or os.path.join(os.path.dirname(root), "shared", "peers")
-    if not os.path.isfile(os.path.join(d, "launcher.py")):
-        sys.exit("pytorch_memory.py: shared peer scripts not found at %s (launcher.py); "
-                 "set EMBER_PEERS to the directory that holds them" % d)
-    return d
-
-
-sys.path.insert(0, peers_dir())
+shared_peers.add_to_path("pytorch_memory.py", "launcher.py")
 import launcher  # noqa: E402
 
 

@@ -45,19 +45,9 @@ import os
 import statistics
 import sys
 import time
+import shared_peers
 
-
-def peers_dir():
-    here = os.path.dirname(os.path.abspath(__file__))
-    root = os.path.dirname(os.path.dirname(here))
-    d = os.environ.get("EMBER_PEERS") or os.path.join(os.path.dirname(root), "shared", "peers")
-    if not os.path.isfile(os.path.join(d, "launcher.py")):
-        sys.exit("pytorch_ops.py: shared peer scripts not found at %s (launcher.py, quiet.py); "
-                 "set EMBER_PEERS to the directory that holds them" % d)
-    return d
-
-
-sys.path.insert(0, peers_dir())
+shared_peers.add_to_path("pytorch_ops.py", "launcher.py, quiet.py")
 import launcher  # noqa: E402
 
 
