@@ -4,6 +4,7 @@
 The Maven suite does not need Python; these cover the training category's MFU, its workload
 selection and the filtering of the peer's rows, with the processes replaced by canned rows.
 """
+import contextlib
 import os
 import sys
 import unittest
@@ -29,6 +30,19 @@ def row(workload, case, values, unit="samples/s", **extra):
     r = {"workload": workload, "case": case, "unit": unit, "values": values}
     r.update(extra)
     return r
+
+
+@contextlib.contextmanager
+def stub_run_lines(rows):
+    """compare.run_lines replaced, inside the block, by a stub that records each command it is given
+    (the yielded list) and returns rows."""
+    seen = []
+    old = compare.run_lines
+    compare.run_lines = lambda cmd, env=None: seen.append(cmd) or rows
+    try:
+        yield seen
+    finally:
+        compare.run_lines = old
 
 
 class CompareTest(unittest.TestCase):
@@ -69,13 +83,10 @@ class CompareTest(unittest.TestCase):
         self.assertIn("no training workload matches --only resnet", str(e.exception))
 
     def test_torch_training_pass_asks_for_sgemm_and_drops_extra_rows(self):
-        seen = []
         canned = [{"workload": "_env", "torch": "1.13"}, row("sgemm", "N=1024", [1.0], "GFLOP/s"),
                   row("sgemm", "(128x784)@(784x128)", [1.0], "GFLOP/s"), row("mlp_mnist", "train b=32", [1.0]),
                   row("mlp_mnist", "train b=32 steps", [1.0], "steps/s")]
-        old = compare.run_lines
-        compare.run_lines = lambda cmd, env=None: seen.append(cmd) or canned
-        try:
+        with stub_run_lines(canned) as seen:
             a = Args()
             a.only = "mlp_mnist"
             rows = compare.training_torch_pass(a)
@@ -86,14 +97,9 @@ class CompareTest(unittest.TestCase):
             a.only = "lenet"
             compare.training_torch_pass(a)
             self.assertEqual(seen[1][seen[1].index("--only") + 1], "lenet")  # no MLP: no sgemm
-        finally:
-            compare.run_lines = old
 
     def test_ember_training_pass_warms_up_longer_and_measures_sgemm_for_mlps(self):
-        seen = []
-        old = compare.run_lines
-        compare.run_lines = lambda cmd, env=None: seen.append(cmd) or []
-        try:
+        with stub_run_lines([]) as seen:
             a = Args()
             a.only = "seed_small"
             compare.training_ember_pass(a)
@@ -105,14 +111,9 @@ class CompareTest(unittest.TestCase):
             a.only = "transformer"
             compare.training_ember_pass(a)
             self.assertEqual(len(seen), 3)  # no MLP: no sgemm
-        finally:
-            compare.run_lines = old
 
     def test_memory_jvm_has_no_pretouch_and_the_heap_cap(self):
-        seen = []
-        old = compare.run_lines
-        compare.run_lines = lambda cmd, env=None: seen.append(cmd) or []
-        try:
+        with stub_run_lines([]) as seen:
             a = Args()
             a.xmx, a.warmup_steps, a.steps = "4g", 5, 20
             compare.memory_ember(a, "lenet")
@@ -121,8 +122,6 @@ class CompareTest(unittest.TestCase):
             self.assertFalse(any(c.startswith("-Xms") or "AlwaysPreTouch" in c for c in cmd), cmd)
             self.assertIn("-XX:+UseParallelGC", cmd)
             self.assertEqual(cmd[cmd.index("dev.ember.bench.MemoryProbe") + 1], "lenet")
-        finally:
-            compare.run_lines = old
 
 
 if __name__ == "__main__":
