@@ -107,6 +107,9 @@ public final class Autograd {
           owners.put(next, input);
         }
       }
+      // The inputs are the graph's activations; a node that can no longer run backward must not
+      // keep them reachable from a tensor the caller still holds (the loss of the last step).
+      if (!retainGraph) node.releaseEdges();
     }
   }
 

@@ -25,6 +25,16 @@ public final class Node {
     return name;
   }
 
+  /**
+   * Drops the references to the inputs once a backward without retainGraph has run this node:
+   * its saved tensors are gone, so it can only fail if reached again, and a caller that keeps
+   * the loss (or any output) would otherwise keep every activation of the step alive. A second
+   * backward still fails, because the node itself stays in the graph of whatever reached it.
+   */
+  void releaseEdges() {
+    java.util.Arrays.fill(edges, null);
+  }
+
   Tensor[] apply(Tensor grad) {
     return backward.apply(ctx, grad);
   }

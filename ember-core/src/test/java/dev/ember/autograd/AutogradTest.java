@@ -90,6 +90,31 @@ class AutogradTest {
   }
 
   @Test
+  void backwardFreesTheActivationsOfTheGraphItRan() throws InterruptedException {
+    Tensor x = leaf(1, 2, 3);
+    Tensor hidden = x.exp();
+    java.lang.ref.WeakReference<Tensor> ref = new java.lang.ref.WeakReference<>(hidden);
+    Tensor loss = hidden.mul(hidden).sum();
+    hidden = null;
+    loss.backward();
+    // the caller still holds the loss, as a training loop's last-step variable does
+    for (int i = 0; i < 50 && ref.get() != null; i++) {
+      System.gc();
+      Thread.sleep(10);
+    }
+    assertNull(ref.get(), "the loss kept an activation of the graph its backward freed");
+    assertValues(new double[] {2 * Math.exp(2), 2 * Math.exp(4), 2 * Math.exp(6)}, x.grad(), 1e-9);
+    assertThrows(IllegalStateException.class, loss::backward);
+
+    // a node freed by one backward still stops another root's backward that reaches it
+    Tensor z = leaf(1, 2);
+    Tensor shared = z.exp();
+    shared.sum().backward();
+    IllegalStateException ex = assertThrows(IllegalStateException.class, () -> shared.mul(2).sum().backward());
+    assertTrue(ex.getMessage().startsWith("exp: ") && ex.getMessage().contains("second time"), ex.getMessage());
+  }
+
+  @Test
   void gradOffScopes() {
     Tensor x = leaf(1, 2);
     assertTrue(Grad.enabled());
