@@ -122,13 +122,16 @@ public class MultiheadAttention extends Module {
     }
     Tensor w = param("in_proj_weight");
     Tensor b = param("in_proj_bias");
-    Tensor qp = project(q, w.narrow(0, 0, e), b == null ? null : b.narrow(0, 0, e));
-    Tensor kp = project(k, w.narrow(0, e, e), b == null ? null : b.narrow(0, e, e));
-    Tensor vp = project(v, w.narrow(0, 2 * e, e), b == null ? null : b.narrow(0, 2 * e, e));
-    // [L, N, E] -> [N, H, L, hd]
-    Tensor qh = qp.reshape(l, n, h, hd).permute(1, 2, 0, 3);
-    Tensor kh = kp.reshape(s, n, h, hd).permute(1, 2, 0, 3);
-    Tensor vh = vp.reshape(s, n, h, hd).permute(1, 2, 0, 3);
+    // A batch-first input is projected in its own [N, L, E] layout (a view as [N*L, E]) and stays
+    // in it up to the output: going through [L, N, E] cost a transposed copy of each of query, key
+    // and value and a strided output.
+    boolean batchOuter = batched && batchFirst;
+    Tensor qp = project(batchOuter ? query : q, w.narrow(0, 0, e), b == null ? null : b.narrow(0, 0, e));
+    Tensor kp = project(batchOuter ? key : k, w.narrow(0, e, e), b == null ? null : b.narrow(0, e, e));
+    Tensor vp = project(batchOuter ? value : v, w.narrow(0, 2 * e, e), b == null ? null : b.narrow(0, 2 * e, e));
+    Tensor qh = heads(qp, h, batchOuter); // [N, H, L, hd]
+    Tensor kh = heads(kp, h, batchOuter);
+    Tensor vh = heads(vp, h, batchOuter);
 
     Tensor ctx;
     Tensor weights = null;
@@ -150,15 +153,22 @@ public class MultiheadAttention extends Module {
       double p = dropout > 0 && isTraining() ? dropout : 0;
       ctx = Attention.scaledDotProductAttention(qh, kh, vh, bias, p, isCausal, null, Attention.NO_WINDOW, gen, kernel);
     }
-    ctx = ctx.permute(2, 0, 1, 3).reshape(l, n, e); // [N, H, L, hd] -> [L, N, E]
+    // [N, H, L, hd] -> [N, L, E] or [L, N, E]
+    ctx = batchOuter ? ctx.permute(0, 2, 1, 3).reshape(n, l, e) : ctx.permute(2, 0, 1, 3).reshape(l, n, e);
     Tensor out = outProj.call(ctx);
     if (!batched) {
       out = out.squeeze(1);
       if (weights != null) weights = weights.squeeze(0);
-    } else if (batchFirst) {
+    } else if (batchFirst && !batchOuter) {
       out = out.transpose(0, 1);
     }
     return new Output(out, weights);
+  }
+
+  /** [L, N, E] (or [N, L, E] when batchOuter) as the per-head view [N, H, L, E / H]. */
+  private static Tensor heads(Tensor x, int h, boolean batchOuter) {
+    Tensor split = x.reshape(x.size(0), x.size(1), h, x.size(2) / h);
+    return batchOuter ? split.permute(0, 2, 1, 3) : split.permute(1, 2, 0, 3);
   }
 
   private static Tensor project(Tensor x, Tensor w, Tensor b) {

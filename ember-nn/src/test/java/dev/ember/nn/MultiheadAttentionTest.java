@@ -40,12 +40,33 @@ class MultiheadAttentionTest {
   }
 
   @Test
-  void matchesPyTorch() {
-    Generator g = new Generator(1);
-    check("self", new MultiheadAttention(8, 2));
-    check("cross_masks", new MultiheadAttention(8, 2));
-    check("batch_first_float_mask", new MultiheadAttention(8, 4, 0, true, true, g));
-    check("unbatched", new MultiheadAttention(8, 2));
+  void batchFirstRunsInItsOwnLayout() {
+    Generator g = new Generator(5);
+    MultiheadAttention m = new MultiheadAttention(4, 2, 0, true, true, g);
+    m.to(DType.F64);
+    for (Tensor p : m.parameters()) dev.ember.nn.init.Init.normal_(p, 0, 0.5, g);
+    Tensor x = Tensor.randn(g, DType.F64, 2, 3, 4).requiresGrad(true);
+    Tensor kv = Tensor.randn(g, DType.F64, 2, 5, 4).requiresGrad(true);
+    List<Tensor> inputs = new java.util.ArrayList<>(List.of(x, kv));
+    inputs.addAll(m.parameters());
+    GradCheck.check("MultiheadAttention batch first", in -> {
+      Tensor self = m.forward(in.get(0), in.get(0), in.get(0), null, null, false, true).output();
+      Tensor cross = m.forward(in.get(0), in.get(1), in.get(1), null, null, true, false).output();
+      return self.sum().add(cross.mul(cross).sum());
+    }, inputs);
+    // the same values as the [L, N, E] path (checked against PyTorch) on the transposed input
+    MultiheadAttention seqFirst = new MultiheadAttention(4, 2, 0, true, false, g);
+    seqFirst.to(DType.F64);
+    seqFirst.loadStateDict(m.stateDict());
+    Tensor kpm = Tensor.of(new boolean[] {false, true, false, false, false, false, false, false, true, false}, 2, 5);
+    for (boolean weights : new boolean[] {true, false}) {
+      MultiheadAttention.Output a = m.forward(x, kv, kv, kpm, null, weights, false);
+      MultiheadAttention.Output b = seqFirst.forward(x.transpose(0, 1), kv.transpose(0, 1), kv.transpose(0, 1), kpm, null,
+          weights, false);
+      assertArrayEquals(new int[] {2, 3, 4}, a.output().shape());
+      assertClose("batch first vs [L, N, E], weights " + weights, b.output().transpose(0, 1), a.output());
+      if (weights) assertClose("attention weights", b.weights(), a.weights());
+    }
   }
 
   @Test

@@ -96,11 +96,13 @@ public final class Attention {
     double sc = scale != null ? scale : 1 / Math.sqrt(e);
     long seed = dropoutP > 0 ? (gen == null ? Generator.global() : gen).nextLong() : 0;
     int nb = (int) Shapes.numel(batch);
-    Tensor q3 = q.reshape(nb, l, e);
-    Tensor k3 = k.reshape(nb, s, e);
-    Tensor v3 = v.reshape(nb, s, ev);
     boolean tiled = kernel.path() == Path.TILED
         || (kernel.path() == Path.AUTO && (long) l * s > kernel.tiledAbove());
+    // The plain path scales q (L x E, in the pass that makes a strided q contiguous anyway) rather
+    // than the L x S scores, as PyTorch's math path does; the tiled kernels apply the scale themselves.
+    Tensor q3 = (tiled ? q : q.mul(sc)).reshape(nb, l, e);
+    Tensor k3 = k.reshape(nb, s, e);
+    Tensor v3 = v.reshape(nb, s, ev);
     AttnKernels.Problem p = new AttnKernels.Problem(nb, l, s, e, ev, sc, isCausal, window, kernel.blockQ(),
         kernel.blockK(), null, dropoutP, seed);
     Tensor out = tiled ? tiled(p, q3, k3, v3, attnMask, full) : plain(p, q3, k3, v3, attnMask, full);
@@ -112,7 +114,7 @@ public final class Attention {
   private static Tensor plain(AttnKernels.Problem p, Tensor q, Tensor k, Tensor v, Tensor mask, int[] full) {
     DType dt = q.dtype();
     Tensor negInf = Tensor.scalar(Double.NEGATIVE_INFINITY, dt);
-    Tensor scores = q.matmul(k.mT()).mul(p.scale()); // [B, L, S]
+    Tensor scores = q.matmul(k.mT()); // [B, L, S]; q comes scaled
     if (mask != null) {
       Tensor m3 = mask.expand(full).reshape(p.batch(), p.l(), p.s());
       scores = mask.dtype() == DType.BOOL ? ElementwiseOps.where(m3, scores, negInf) : scores.add(m3);
