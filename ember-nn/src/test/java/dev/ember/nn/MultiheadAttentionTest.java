@@ -39,12 +39,19 @@ class MultiheadAttentionTest {
     assertClose(name + " weights", all.get("weights"), o.weights());
   }
 
+  /** A batch-first float64 attention (E = 4, 2 heads) whose parameters, zero biases included, are random. */
+  private static MultiheadAttention perturbedF64(Generator g) {
+    MultiheadAttention m = new MultiheadAttention(4, 2, 0, true, true, g);
+    m.to(DType.F64);
+    // biases start at zero: perturb them so their gradients are checked at a generic point
+    for (Tensor p : m.parameters()) dev.ember.nn.init.Init.normal_(p, 0, 0.5, g);
+    return m;
+  }
+
   @Test
   void batchFirstRunsInItsOwnLayout() {
     Generator g = new Generator(5);
-    MultiheadAttention m = new MultiheadAttention(4, 2, 0, true, true, g);
-    m.to(DType.F64);
-    for (Tensor p : m.parameters()) dev.ember.nn.init.Init.normal_(p, 0, 0.5, g);
+    MultiheadAttention m = perturbedF64(g);
     Tensor x = Tensor.randn(g, DType.F64, 2, 3, 4).requiresGrad(true);
     Tensor kv = Tensor.randn(g, DType.F64, 2, 5, 4).requiresGrad(true);
     List<Tensor> inputs = new java.util.ArrayList<>(List.of(x, kv));
@@ -72,10 +79,7 @@ class MultiheadAttentionTest {
   @Test
   void gradcheckWithMasksAndCausal() {
     Generator g = new Generator(3);
-    MultiheadAttention m = new MultiheadAttention(4, 2, 0, true, true, g);
-    m.to(DType.F64);
-    // biases start at zero: perturb them so their gradients are checked at a generic point
-    for (Tensor p : m.parameters()) dev.ember.nn.init.Init.normal_(p, 0, 0.5, g);
+    MultiheadAttention m = perturbedF64(g);
     Tensor q = Tensor.randn(g, DType.F64, 2, 3, 4).requiresGrad(true);
     Tensor kv = Tensor.randn(g, DType.F64, 2, 3, 4).requiresGrad(true);
     Tensor kpm = Tensor.of(new boolean[] {false, false, true, false, false, false}, 2, 3);
