@@ -19,7 +19,10 @@ class GemmTest {
       // short A against a wide B: A B^T goes through C^T = B A^T on AVX2
       {32, 1024, 256}, {5, 200, 300}, {8, 512, 300},
       // at most 4 rows of op(A): SkinnyGemm, unpacked dot products / row sums, split over columns when big
-      {1, 128, 784}, {4, 300, 1000}, {2, 70, 33}, {3, 129, 17}, {1, 10, 128}, {4, 65, 16}};
+      {1, 128, 784}, {4, 300, 1000}, {2, 70, 33}, {3, 129, 17}, {1, 10, 128}, {4, 65, 16},
+      // over 16M multiply-adds with more rows than columns: row chunks sharing packed B blocks, three
+      // K blocks (the next packed while the current one is multiplied) and an edge panel
+      {260, 130, 1100}};
   private static final float[][] ALPHA_BETA = {{1f, 0f}, {1f, 1f}, {1.5f, 0.5f}, {-0.75f, 0f}};
 
   private interface Sgemm {
