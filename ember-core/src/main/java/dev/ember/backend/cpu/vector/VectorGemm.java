@@ -65,6 +65,14 @@ public final class VectorGemm {
       if (bPack.length < size) bPack = new float[size];
       return bPack;
     }
+
+    /** sharedB's second B block, packed while the first is multiplied (products of 2+ K blocks only). */
+    float[] bPackNext = new float[0];
+
+    float[] bPackNext(int size) {
+      if (bPackNext.length < size) bPackNext = new float[size];
+      return bPackNext;
+    }
   }
 
   public static void sgemm(boolean transA, boolean transB, int m, int n, int k, float alpha,
@@ -136,8 +144,11 @@ public final class VectorGemm {
    * caller's buffer (by up to {@code tm} tasks, each a run of whole panels), then each of the
    * {@code tm} row chunks multiplies its rows of A against it. Packing B per task instead (each
    * thread streaming all of B) cost ~9% of a 1024^3 product on one thread and more on two, where
-   * both copies compete for L3. Every C element still sees the same K blocks in the same order,
-   * whichever thread ran which task.
+   * both copies compete for L3. The next K block is packed into a second buffer by tasks of the
+   * same hand-off that multiplies the current one, so a product takes one hand-off (one wait for
+   * the slower thread) per K block rather than two: 128 x 6656 x 6656 has 13 K blocks per column
+   * block. Every C element still sees the same K blocks in the same order, whichever thread ran
+   * which task.
    */
   private static void sharedB(boolean transA, boolean transB, int m, int n, int k, int kcMax, int mChunk, int tm,
       float alpha, float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta,
@@ -146,27 +157,41 @@ public final class VectorGemm {
     for (int jc = 0; jc < n; jc += NC) {
       int nc = Math.min(NC, n - jc);
       int panels = (nc + NR - 1) / NR;
-      float[] bPack = ws.bPack(panels * panelStride(kcMax));
       int packTasks = Math.min(tm, panels);
-      for (int pc = 0; pc < k; pc += kcMax) {
+      int size = panels * panelStride(kcMax);
+      float[][] bufs = {ws.bPack(size), k > kcMax ? ws.bPackNext(size) : null};
+      final int fjc = jc;
+      Parallel.forEach(packTasks, g -> packPart(transB, b, bOff, ldb, 0, Math.min(kcMax, k), fjc, nc, panels, packTasks, g,
+          bufs[0]));
+      for (int pc = 0, blk = 0; pc < k; pc += kcMax, blk++) {
         int kc = Math.min(kcMax, k - pc);
-        final int fjc = jc;
+        int next = pc + kcMax;
+        int kcNext = next < k ? Math.min(kcMax, k - next) : 0;
+        float[] cur = bufs[blk & 1];
+        float[] nxt = bufs[(blk + 1) & 1];
         final int fpc = pc;
-        Parallel.forEach(packTasks, g -> {
-          int p0 = g * panels / packTasks;
-          int p1 = (g + 1) * panels / packTasks;
-          int j0 = fjc + p0 * NR;
-          int cols = Math.min(nc, p1 * NR) - p0 * NR;
-          if (transB) packBT(b, bOff, ldb, fpc, kc, j0, cols, bPack, p0 * panelStride(kc));
-          else packB(b, bOff, ldb, fpc, kc, j0, cols, bPack, p0 * panelStride(kc));
-        });
-        Parallel.forEach(tm, t -> {
-          int i0 = t * mChunk;
-          multiply(WORKSPACE.get(), transA, i0, Math.min(m, i0 + mChunk), fjc, nc, fpc, kc, bPack, alpha,
-              a, aOff, lda, beta, c, cOff, ldc);
+        Parallel.forEach(tm + (kcNext > 0 ? packTasks : 0), t -> {
+          if (t < tm) {
+            int i0 = t * mChunk;
+            multiply(WORKSPACE.get(), transA, i0, Math.min(m, i0 + mChunk), fjc, nc, fpc, kc, cur, alpha,
+                a, aOff, lda, beta, c, cOff, ldc);
+          } else {
+            packPart(transB, b, bOff, ldb, next, kcNext, fjc, nc, panels, packTasks, t - tm, nxt);
+          }
         });
       }
     }
+  }
+
+  /** Part {@code g} of {@code parts} (a run of whole panels) of the packed B block at rows pc..pc+kc. */
+  private static void packPart(boolean transB, float[] b, int bOff, int ldb, int pc, int kc, int jc, int nc, int panels,
+      int parts, int g, float[] dst) {
+    int p0 = g * panels / parts;
+    int p1 = (g + 1) * panels / parts;
+    int j0 = jc + p0 * NR;
+    int cols = Math.min(nc, p1 * NR) - p0 * NR;
+    if (transB) packBT(b, bOff, ldb, pc, kc, j0, cols, dst, p0 * panelStride(kc));
+    else packB(b, bOff, ldb, pc, kc, j0, cols, dst, p0 * panelStride(kc));
   }
 
   /**
