@@ -153,14 +153,12 @@ public class MultiheadAttention extends Module {
       double p = dropout > 0 && isTraining() ? dropout : 0;
       ctx = Attention.scaledDotProductAttention(qh, kh, vh, bias, p, isCausal, null, Attention.NO_WINDOW, gen, kernel);
     }
-    // [N, H, L, hd] -> [N, L, E] or [L, N, E]
+    // [N, H, L, hd] -> the input's layout, [N, L, E] or [L, N, E]
     ctx = batchOuter ? ctx.permute(0, 2, 1, 3).reshape(n, l, e) : ctx.permute(2, 0, 1, 3).reshape(l, n, e);
     Tensor out = outProj.call(ctx);
     if (!batched) {
       out = out.squeeze(1);
       if (weights != null) weights = weights.squeeze(0);
-    } else if (batchFirst && !batchOuter) {
-      out = out.transpose(0, 1);
     }
     return new Output(out, weights);
   }
