@@ -9,11 +9,17 @@ import org.junit.jupiter.api.Test;
 
 /** The vector row loops against the scalar ones at every tail length and offset: axpy bitwise, dot within rounding. */
 class RowKernelsTest {
-  @Test
-  void vectorLoopsAgreeWithScalar() {
+  private final RowKernels vector = vectorLoops();
+  private final RowKernels scalar = new RowKernels.Scalar();
+
+  private static RowKernels vectorLoops() {
     RowKernels vector = RowKernels.Choice.vectorOrNull();
     assertNotNull(vector, "the tests run with jdk.incubator.vector; the vector loops must load");
-    RowKernels scalar = new RowKernels.Scalar();
+    return vector;
+  }
+
+  @Test
+  void vectorLoopsAgreeWithScalar() {
     Random r = new Random(5);
     for (int n : new int[] {0, 1, 3, 7, 15, 16, 17, 33, 1000, 4099}) {
       for (int[] off : new int[][] {{0, 0}, {3, 1}, {1, 5}}) {
@@ -52,9 +58,6 @@ class RowKernelsTest {
    */
   @Test
   void maxPool2x2RowVectorAgreesWithScalar() {
-    RowKernels vector = RowKernels.Choice.vectorOrNull();
-    assertNotNull(vector);
-    RowKernels scalar = new RowKernels.Scalar();
     float[] specials = {Float.NaN, -0f, 0f, Float.NEGATIVE_INFINITY, Float.POSITIVE_INFINITY};
     Random r = new Random(8);
     for (int ow = 1; ow <= 40; ow++) {
@@ -100,9 +103,6 @@ class RowKernelsTest {
    */
   @Test
   void directConvolutionVectorAgreesWithScalar() {
-    RowKernels vector = RowKernels.Choice.vectorOrNull();
-    assertNotNull(vector);
-    RowKernels scalar = new RowKernels.Scalar();
     int dw = vector.directWidth();
     Random r = new Random(9);
     for (int ow : new int[] {1, 5, 8, 15, 16, 17, 28, dw}) {
@@ -164,9 +164,6 @@ class RowKernelsTest {
   /** copyRows and addRows bitwise against the scalar loops, for row lengths around the vector width and rows ending at the array's end. */
   @Test
   void copyAndAddRowsAgreeWithScalar() {
-    RowKernels vector = RowKernels.Choice.vectorOrNull();
-    assertNotNull(vector);
-    RowKernels scalar = new RowKernels.Scalar();
     Random r = new Random(10);
     for (int n : new int[] {0, 1, 5, 10, 15, 16, 17, 28, 33}) {
       for (int rows : new int[] {1, 3, 7}) {
@@ -191,9 +188,6 @@ class RowKernelsTest {
   /** Batch norm's plane loops: sums within float rounding of the exact value, the backward row bitwise equal. */
   @Test
   void normLoopsVectorAgreeWithScalar() {
-    RowKernels vector = RowKernels.Choice.vectorOrNull();
-    assertNotNull(vector);
-    RowKernels scalar = new RowKernels.Scalar();
     Random r = new Random(11);
     for (int n : new int[] {0, 1, 3, 7, 15, 16, 17, 33, 1000, 4099}) {
       float[] x = new float[n + 8];
@@ -245,9 +239,6 @@ class RowKernelsTest {
    */
   @Test
   void col2imUnitAgreesWithTapByTapReference() {
-    RowKernels vector = RowKernels.Choice.vectorOrNull();
-    assertNotNull(vector);
-    RowKernels scalar = new RowKernels.Scalar();
     Random r = new Random(11);
     int[][] geoms = { // h, w, kh, kw, ph, pw, oh, ow
       {14, 14, 5, 5, 0, 0, 10, 10}, {32, 32, 3, 3, 1, 1, 32, 32}, {16, 16, 3, 3, 1, 1, 16, 16},
