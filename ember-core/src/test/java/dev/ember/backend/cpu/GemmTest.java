@@ -22,7 +22,10 @@ class GemmTest {
       {1, 128, 784}, {4, 300, 1000}, {2, 70, 33}, {3, 129, 17}, {1, 10, 128}, {4, 65, 16},
       // over 16M multiply-adds with more rows than columns: row chunks sharing packed B blocks, three
       // K blocks (the next packed while the current one is multiplied) and an edge panel
-      {260, 130, 1100}};
+      {260, 130, 1100},
+      // one B panel wide with op(A) = A: full 12-row tiles read A in place, short tiles (4 and 11 rows
+      // here, 8 above) packed; three and two K blocks
+      {28, 20, 1100}, {23, 20, 700}};
   private static final float[][] ALPHA_BETA = {{1f, 0f}, {1f, 1f}, {1.5f, 0.5f}, {-0.75f, 0f}};
 
   private interface Sgemm {

@@ -50,6 +50,11 @@ public final class VectorGemm {
   private static final long SERIAL_WORK = 1L << 18;
   /** Row-split products of at least this many multiply-adds share one packed B (see sharedB). */
   private static final long SHARED_B_WORK = 1L << 24;
+  /**
+   * Floats of packed B (512 KiB) that a row of micro-tiles sweeps before the next row starts: see
+   * {@link #multiply}.
+   */
+  private static final int B_WINDOW = 1 << 17;
 
   private static final ThreadLocal<Workspace> WORKSPACE = ThreadLocal.withInitial(Workspace::new);
 
@@ -238,53 +243,92 @@ public final class VectorGemm {
 
   /**
    * C[i0:i1, jc:jc+nc] (+)= alpha op(A)[i0:i1, pc:pc+kc] times the packed B block {@code bPack}:
-   * A is packed MC rows at a time into the workspace, then each B micro-panel meets every A
-   * micro-panel of the block while it is hot.
+   * A is packed MC rows at a time into the workspace (unless the block is one panel wide), then
+   * each A micro-panel meets the B micro-panels of an L2-sized window while it is in L1.
    */
   private static void multiply(Workspace ws, boolean transA, int i0, int i1, int jc, int nc, int pc, int kc,
       float[] bPack, float alpha, float[] a, int aOff, int lda, float beta, float[] c, int cOff, int ldc) {
     float[] aPack = ws.aPack;
-    float[] tile = ws.tile;
     boolean first = pc == 0;
     // Equal row blocks in whole tiles: a 12-row remainder block would repack A for little work.
     int mBlocks = (i1 - i0 + MC - 1) / MC;
     int mcStep = roundUp((i1 - i0 + mBlocks - 1) / mBlocks, MR);
     for (int ic = i0; ic < i1; ic += mcStep) {
       int mc = Math.min(mcStep, i1 - ic);
-      if (transA) packAT(a, aOff, lda, ic, mc, pc, kc, aPack);
-      else packA(a, aOff, lda, ic, mc, pc, kc, aPack);
-      for (int jr = 0; jr < nc; jr += NR) {
-        int cols = Math.min(NR, nc - jr);
-        int bBase = jr / NR * panelStride(kc);
+      if (!transA && nc <= NR && MR == 12) {
+        // One B panel: each element of A is used once, so packing A would copy every element for
+        // one use. The full 12-row tiles read A's rows where they are (x W^T at batch 32 runs as
+        // W x^T, one panel wide: 32 x 2048 x 2048 went from 93 to 109 GFLOP/s on two threads,
+        // median of alternating rounds in one JVM); a short last tile is packed as before.
         for (int ir = 0; ir < mc; ir += MR) {
           int rows = Math.min(MR, mc - ir);
-          int cIdx = cOff + (ic + ir) * ldc + jc + jr;
-          if (MR == 12) {
-            // Edge row tiles run a kernel of their own height: padding them to 12 rows cost up to
-            // an eighth of the multiply at m = 32 or 64 (36 or 72 rows computed).
-            if (transA) {
-              int aBase = ir * KC;
-              if (rows > 8) kernel(kc, aPack, aBase, bPack, bBase, tile);
-              else if (rows > 4) kernel8(kc, aPack, aBase, bPack, bBase, tile);
-              else kernel4s(kc, aPack, aBase, bPack, bBase, tile);
-            } else {
-              int aBase = ir * AS;
-              if (rows > 8) kernelRows(kc, aPack, aBase, bPack, bBase, tile);
-              else if (rows > 4) kernelRows8(kc, aPack, aBase, bPack, bBase, tile);
-              else kernelRows4(kc, aPack, aBase, bPack, bBase, tile);
-            }
-            if (cols == NR) storeTile(tile, rows, c, cIdx, ldc, alpha, beta, first);
-            else storeEdge(tile, rows, cols, c, cIdx, ldc, alpha, beta, first);
+          int cIdx = cOff + (ic + ir) * ldc + jc;
+          if (rows == MR) {
+            kernelRowsDirect(kc, a, aOff + (ic + ir) * lda + pc, lda, bPack, 0, ws.tile);
           } else {
-            // Full tiles are written back by the kernel itself; edge tiles come back in tile.
-            boolean full = rows == MR && cols == NR;
-            float[] cFull = full ? c : null;
-            if (transA) kernel4(kc, aPack, ir * KC, bPack, bBase, tile, cFull, cIdx, ldc, alpha, beta, first);
-            else kernel4r(kc, aPack, ir * AS, bPack, bBase, tile, cFull, cIdx, ldc, alpha, beta, first);
-            if (!full) storeEdge(tile, rows, cols, c, cIdx, ldc, alpha, beta, first);
+            packA(a, aOff, lda, ic + ir, rows, pc, kc, aPack);
+            if (rows > 8) kernelRows(kc, aPack, 0, bPack, 0, ws.tile);
+            else if (rows > 4) kernelRows8(kc, aPack, 0, bPack, 0, ws.tile);
+            else kernelRows4(kc, aPack, 0, bPack, 0, ws.tile);
+          }
+          if (nc == NR) storeTile(ws.tile, rows, c, cIdx, ldc, alpha, beta, first);
+          else storeEdge(ws.tile, rows, nc, c, cIdx, ldc, alpha, beta, first);
+        }
+        continue;
+      }
+      if (transA) packAT(a, aOff, lda, ic, mc, pc, kc, aPack);
+      else packA(a, aOff, lda, ic, mc, pc, kc, aPack);
+      // Row of tiles by row of tiles over a window of B panels that fits in L2, rather than panel by
+      // panel down the whole A block: at small K (a weight gradient dY^T X at batch 32) a tile is
+      // little work and writing C is the cost, and sweeping each C row across the window writes
+      // it in long runs instead of 128-byte pieces 12 rows apart. 2048 x 32 x 2048 A^T B on two
+      // threads: 73-85 -> 123-128 GFLOP/s; 2048 x 128 x 2048 148-154 -> 168-174; the square and
+      // training shapes unchanged (medians of alternating rounds in one JVM). Which tile runs
+      // when does not change any sum, so the bits are the same.
+      int window = Math.max(1, B_WINDOW / (kc * NR)) * NR;
+      for (int jw = 0; jw < nc; jw += window) {
+        int jEnd = Math.min(nc, jw + window);
+        for (int ir = 0; ir < mc; ir += MR) {
+          for (int jr = jw; jr < jEnd; jr += NR) {
+            tile(ws, transA, ic, mc, ir, jr, jc, nc, kc, bPack, alpha, beta, first, c, cOff, ldc);
           }
         }
       }
+    }
+  }
+
+  /** One MR x NR tile of C from the packed A block's micro-panel {@code ir} and B's panel {@code jr}. */
+  private static void tile(Workspace ws, boolean transA, int ic, int mc, int ir, int jr, int jc, int nc, int kc,
+      float[] bPack, float alpha, float beta, boolean first, float[] c, int cOff, int ldc) {
+    float[] aPack = ws.aPack;
+    float[] tile = ws.tile;
+    int cols = Math.min(NR, nc - jr);
+    int bBase = jr / NR * panelStride(kc);
+    int rows = Math.min(MR, mc - ir);
+    int cIdx = cOff + (ic + ir) * ldc + jc + jr;
+    if (MR == 12) {
+      // Edge row tiles run a kernel of their own height: padding them to 12 rows cost up to
+      // an eighth of the multiply at m = 32 or 64 (36 or 72 rows computed).
+      if (transA) {
+        int aBase = ir * KC;
+        if (rows > 8) kernel(kc, aPack, aBase, bPack, bBase, tile);
+        else if (rows > 4) kernel8(kc, aPack, aBase, bPack, bBase, tile);
+        else kernel4s(kc, aPack, aBase, bPack, bBase, tile);
+      } else {
+        int aBase = ir * AS;
+        if (rows > 8) kernelRows(kc, aPack, aBase, bPack, bBase, tile);
+        else if (rows > 4) kernelRows8(kc, aPack, aBase, bPack, bBase, tile);
+        else kernelRows4(kc, aPack, aBase, bPack, bBase, tile);
+      }
+      if (cols == NR) storeTile(tile, rows, c, cIdx, ldc, alpha, beta, first);
+      else storeEdge(tile, rows, cols, c, cIdx, ldc, alpha, beta, first);
+    } else {
+      // Full tiles are written back by the kernel itself; edge tiles come back in tile.
+      boolean full = rows == MR && cols == NR;
+      float[] cFull = full ? c : null;
+      if (transA) kernel4(kc, aPack, ir * KC, bPack, bBase, tile, cFull, cIdx, ldc, alpha, beta, first);
+      else kernel4r(kc, aPack, ir * AS, bPack, bBase, tile, cFull, cIdx, ldc, alpha, beta, first);
+      if (!full) storeEdge(tile, rows, cols, c, cIdx, ldc, alpha, beta, first);
     }
   }
 
@@ -699,6 +743,67 @@ public final class VectorGemm {
       av = FloatVector.broadcast(S, ap[ai + 10 * AS]);
       ca0 = av.fma(b0, ca0); ca1 = av.fma(b1, ca1);
       av = FloatVector.broadcast(S, ap[ai + 11 * AS]);
+      cb0 = av.fma(b0, cb0); cb1 = av.fma(b1, cb1);
+    }
+    c00.intoArray(tile, 0 * L); c01.intoArray(tile, 1 * L);
+    c10.intoArray(tile, 2 * L); c11.intoArray(tile, 3 * L);
+    c20.intoArray(tile, 4 * L); c21.intoArray(tile, 5 * L);
+    c30.intoArray(tile, 6 * L); c31.intoArray(tile, 7 * L);
+    c40.intoArray(tile, 8 * L); c41.intoArray(tile, 9 * L);
+    c50.intoArray(tile, 10 * L); c51.intoArray(tile, 11 * L);
+    c60.intoArray(tile, 12 * L); c61.intoArray(tile, 13 * L);
+    c70.intoArray(tile, 14 * L); c71.intoArray(tile, 15 * L);
+    c80.intoArray(tile, 16 * L); c81.intoArray(tile, 17 * L);
+    c90.intoArray(tile, 18 * L); c91.intoArray(tile, 19 * L);
+    ca0.intoArray(tile, 20 * L); ca1.intoArray(tile, 21 * L);
+    cb0.intoArray(tile, 22 * L); cb1.intoArray(tile, 23 * L);
+  }
+
+  /**
+   * {@link #kernelRows} on 12 rows of A read in place, {@code as} floats apart. A copy rather than
+   * kernelRows with a stride argument: the packed path keeps AS a constant, and passing it as an
+   * argument cost the square products ~5% (1024^3 and 2048^3 on two threads, alternating runs).
+   */
+  private static void kernelRowsDirect(int kc, float[] ap, int aBase, int as, float[] bp, int bBase, float[] tile) {
+    FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+    FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+    FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+    FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+    FloatVector c40 = FloatVector.zero(S), c41 = FloatVector.zero(S);
+    FloatVector c50 = FloatVector.zero(S), c51 = FloatVector.zero(S);
+    FloatVector c60 = FloatVector.zero(S), c61 = FloatVector.zero(S);
+    FloatVector c70 = FloatVector.zero(S), c71 = FloatVector.zero(S);
+    FloatVector c80 = FloatVector.zero(S), c81 = FloatVector.zero(S);
+    FloatVector c90 = FloatVector.zero(S), c91 = FloatVector.zero(S);
+    FloatVector ca0 = FloatVector.zero(S), ca1 = FloatVector.zero(S);
+    FloatVector cb0 = FloatVector.zero(S), cb1 = FloatVector.zero(S);
+    for (int p = 0, bi = bBase; p < kc; p++, bi += NR) {
+      FloatVector b0 = FloatVector.fromArray(S, bp, bi);
+      FloatVector b1 = FloatVector.fromArray(S, bp, bi + L);
+      int ai = aBase + p;
+      FloatVector av = FloatVector.broadcast(S, ap[ai]);
+      c00 = av.fma(b0, c00); c01 = av.fma(b1, c01);
+      av = FloatVector.broadcast(S, ap[ai + 1 * as]);
+      c10 = av.fma(b0, c10); c11 = av.fma(b1, c11);
+      av = FloatVector.broadcast(S, ap[ai + 2 * as]);
+      c20 = av.fma(b0, c20); c21 = av.fma(b1, c21);
+      av = FloatVector.broadcast(S, ap[ai + 3 * as]);
+      c30 = av.fma(b0, c30); c31 = av.fma(b1, c31);
+      av = FloatVector.broadcast(S, ap[ai + 4 * as]);
+      c40 = av.fma(b0, c40); c41 = av.fma(b1, c41);
+      av = FloatVector.broadcast(S, ap[ai + 5 * as]);
+      c50 = av.fma(b0, c50); c51 = av.fma(b1, c51);
+      av = FloatVector.broadcast(S, ap[ai + 6 * as]);
+      c60 = av.fma(b0, c60); c61 = av.fma(b1, c61);
+      av = FloatVector.broadcast(S, ap[ai + 7 * as]);
+      c70 = av.fma(b0, c70); c71 = av.fma(b1, c71);
+      av = FloatVector.broadcast(S, ap[ai + 8 * as]);
+      c80 = av.fma(b0, c80); c81 = av.fma(b1, c81);
+      av = FloatVector.broadcast(S, ap[ai + 9 * as]);
+      c90 = av.fma(b0, c90); c91 = av.fma(b1, c91);
+      av = FloatVector.broadcast(S, ap[ai + 10 * as]);
+      ca0 = av.fma(b0, ca0); ca1 = av.fma(b1, ca1);
+      av = FloatVector.broadcast(S, ap[ai + 11 * as]);
       cb0 = av.fma(b0, cb0); cb1 = av.fma(b1, cb1);
     }
     c00.intoArray(tile, 0 * L); c01.intoArray(tile, 1 * L);
