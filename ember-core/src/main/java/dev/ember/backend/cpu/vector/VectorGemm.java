@@ -130,7 +130,7 @@ public final class VectorGemm {
       Parallel.forEach(tm, t -> {
         int i0 = t * fm;
         block(transA, transB, i0, Math.min(m, i0 + fm), 0, n, k, kc, alpha, a, aOff, lda, b, bOff, ldb, beta,
-            c, cOff, ldc);
+            c, cOff, ldc, true);
       });
       return;
     }
@@ -139,10 +139,11 @@ public final class VectorGemm {
       return;
     }
     final int fnChunk = nChunk;
+    final boolean fullWidth = tn == 1;
     Parallel.forEach(tn, t -> {
       int j0 = t * fnChunk;
       block(transA, transB, 0, m, j0, Math.min(n, j0 + fnChunk), k, kc, alpha,
-          a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
+          a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc, fullWidth);
     });
   }
 
@@ -181,7 +182,7 @@ public final class VectorGemm {
           if (t < tm) {
             int i0 = t * mChunk;
             multiply(WORKSPACE.get(), transA, i0, Math.min(m, i0 + mChunk), fjc, nc, fpc, kc, cur, alpha,
-                a, aOff, lda, beta, c, cOff, ldc);
+                a, aOff, lda, beta, c, cOff, ldc, true);
           } else {
             packPart(transB, b, bOff, ldb, next, kcNext, fjc, nc, panels, packTasks, t - tm, nxt);
           }
@@ -225,10 +226,10 @@ public final class VectorGemm {
     }
   }
 
-  /** The full Goto loop nest for C[i0:i1, j0:j1], packing its own B blocks. */
+  /** The full Goto loop nest for C[i0:i1, j0:j1], packing its own B blocks ({@code sweep}: see multiply). */
   private static void block(boolean transA, boolean transB, int i0, int i1, int j0, int j1, int k, int kcMax,
       float alpha, float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta,
-      float[] c, int cOff, int ldc) {
+      float[] c, int cOff, int ldc, boolean sweep) {
     Workspace ws = WORKSPACE.get();
     for (int jc = j0; jc < j1; jc += NC) {
       int nc = Math.min(NC, j1 - jc);
@@ -238,7 +239,7 @@ public final class VectorGemm {
         int kc = Math.min(kcMax, k - pc);
         if (transB) packBT(b, bOff, ldb, pc, kc, jc, nc, bPack, 0);
         else packB(b, bOff, ldb, pc, kc, jc, nc, bPack, 0);
-        multiply(ws, transA, i0, i1, jc, nc, pc, kc, bPack, alpha, a, aOff, lda, beta, c, cOff, ldc);
+        multiply(ws, transA, i0, i1, jc, nc, pc, kc, bPack, alpha, a, aOff, lda, beta, c, cOff, ldc, sweep);
       }
     }
   }
@@ -246,11 +247,14 @@ public final class VectorGemm {
   /**
    * C[i0:i1, jc:jc+nc] (+)= alpha op(A)[i0:i1, pc:pc+kc] times the packed B block {@code bPack}:
    * A is packed MC rows at a time into the workspace (unless the block is one panel wide), then
-   * each A micro-panel meets the B micro-panels of an L2-sized window while it is in L1.
+   * each A micro-panel meets the B micro-panels of an L2-sized window while it is in L1
+   * ({@code sweep}: the task owns whole rows of C; otherwise panel by panel).
    */
   private static void multiply(Workspace ws, boolean transA, int i0, int i1, int jc, int nc, int pc, int kc,
-      float[] bPack, float alpha, float[] a, int aOff, int lda, float beta, float[] c, int cOff, int ldc) {
+      float[] bPack, float alpha, float[] a, int aOff, int lda, float beta, float[] c, int cOff, int ldc,
+      boolean sweep) {
     float[] aPack = ws.aPack;
+    float[] tile = ws.tile;
     boolean first = pc == 0;
     // Equal row blocks in whole tiles: a 12-row remainder block would repack A for little work.
     int mBlocks = (i1 - i0 + MC - 1) / MC;
@@ -287,51 +291,46 @@ public final class VectorGemm {
       // apart. Medians of alternating rounds in one JVM, two threads, A^T B: 2048 x 32 x 2048
       // 74 -> 102-128 GFLOP/s, 2048 x 128 x 2048 153 -> 172, 2048 x 128 x 1024 151 -> 172. A B block
       // within one window keeps the panel order: 128 x 128 x 784 (the MNIST MLP's first weight
-      // gradient) lost 7% in window order. The order of tiles changes no sum: same bits.
-      int window = kc <= WINDOW_KC || (long) kc * nc >= B_WINDOW ? Math.max(1, B_WINDOW / (kc * NR)) * NR : NR;
+      // gradient) lost 7% in window order; a product whose columns are split between tasks (sweep
+      // false) keeps it too: 288 x 32 x 1024 A^T B (a convnet's column gradient), two tasks of 512
+      // columns, lost 22% in window order. The order of tiles changes no sum: same bits.
+      boolean windowed = sweep && (kc <= WINDOW_KC || (long) kc * nc >= B_WINDOW);
+      int window = windowed ? Math.max(1, B_WINDOW / (kc * NR)) * NR : NR;
       for (int jw = 0; jw < nc; jw += window) {
         int jEnd = Math.min(nc, jw + window);
         for (int ir = 0; ir < mc; ir += MR) {
           for (int jr = jw; jr < jEnd; jr += NR) {
-            tile(ws, transA, ic, mc, ir, jr, jc, nc, kc, bPack, alpha, beta, first, c, cOff, ldc);
+            int cols = Math.min(NR, nc - jr);
+            int bBase = jr / NR * panelStride(kc);
+            int rows = Math.min(MR, mc - ir);
+            int cIdx = cOff + (ic + ir) * ldc + jc + jr;
+            if (MR == 12) {
+              // Edge row tiles run a kernel of their own height: padding them to 12 rows cost up to
+              // an eighth of the multiply at m = 32 or 64 (36 or 72 rows computed).
+              if (transA) {
+                int aBase = ir * KC;
+                if (rows > 8) kernel(kc, aPack, aBase, bPack, bBase, tile);
+                else if (rows > 4) kernel8(kc, aPack, aBase, bPack, bBase, tile);
+                else kernel4s(kc, aPack, aBase, bPack, bBase, tile);
+              } else {
+                int aBase = ir * AS;
+                if (rows > 8) kernelRows(kc, aPack, aBase, bPack, bBase, tile);
+                else if (rows > 4) kernelRows8(kc, aPack, aBase, bPack, bBase, tile);
+                else kernelRows4(kc, aPack, aBase, bPack, bBase, tile);
+              }
+              if (cols == NR) storeTile(tile, rows, c, cIdx, ldc, alpha, beta, first);
+              else storeEdge(tile, rows, cols, c, cIdx, ldc, alpha, beta, first);
+            } else {
+              // Full tiles are written back by the kernel itself; edge tiles come back in tile.
+              boolean full = rows == MR && cols == NR;
+              float[] cFull = full ? c : null;
+              if (transA) kernel4(kc, aPack, ir * KC, bPack, bBase, tile, cFull, cIdx, ldc, alpha, beta, first);
+              else kernel4r(kc, aPack, ir * AS, bPack, bBase, tile, cFull, cIdx, ldc, alpha, beta, first);
+              if (!full) storeEdge(tile, rows, cols, c, cIdx, ldc, alpha, beta, first);
+            }
           }
         }
       }
-    }
-  }
-
-  /** One MR x NR tile of C from the packed A block's micro-panel {@code ir} and B's panel {@code jr}. */
-  private static void tile(Workspace ws, boolean transA, int ic, int mc, int ir, int jr, int jc, int nc, int kc,
-      float[] bPack, float alpha, float beta, boolean first, float[] c, int cOff, int ldc) {
-    float[] aPack = ws.aPack;
-    float[] tile = ws.tile;
-    int cols = Math.min(NR, nc - jr);
-    int bBase = jr / NR * panelStride(kc);
-    int rows = Math.min(MR, mc - ir);
-    int cIdx = cOff + (ic + ir) * ldc + jc + jr;
-    if (MR == 12) {
-      // Edge row tiles run a kernel of their own height: padding them to 12 rows cost up to
-      // an eighth of the multiply at m = 32 or 64 (36 or 72 rows computed).
-      if (transA) {
-        int aBase = ir * KC;
-        if (rows > 8) kernel(kc, aPack, aBase, bPack, bBase, tile);
-        else if (rows > 4) kernel8(kc, aPack, aBase, bPack, bBase, tile);
-        else kernel4s(kc, aPack, aBase, bPack, bBase, tile);
-      } else {
-        int aBase = ir * AS;
-        if (rows > 8) kernelRows(kc, aPack, aBase, bPack, bBase, tile);
-        else if (rows > 4) kernelRows8(kc, aPack, aBase, bPack, bBase, tile);
-        else kernelRows4(kc, aPack, aBase, bPack, bBase, tile);
-      }
-      if (cols == NR) storeTile(tile, rows, c, cIdx, ldc, alpha, beta, first);
-      else storeEdge(tile, rows, cols, c, cIdx, ldc, alpha, beta, first);
-    } else {
-      // Full tiles are written back by the kernel itself; edge tiles come back in tile.
-      boolean full = rows == MR && cols == NR;
-      float[] cFull = full ? c : null;
-      if (transA) kernel4(kc, aPack, ir * KC, bPack, bBase, tile, cFull, cIdx, ldc, alpha, beta, first);
-      else kernel4r(kc, aPack, ir * AS, bPack, bBase, tile, cFull, cIdx, ldc, alpha, beta, first);
-      if (!full) storeEdge(tile, rows, cols, c, cIdx, ldc, alpha, beta, first);
     }
   }
 
