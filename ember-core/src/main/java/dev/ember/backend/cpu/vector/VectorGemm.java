@@ -262,24 +262,7 @@ public final class VectorGemm {
     for (int ic = i0; ic < i1; ic += mcStep) {
       int mc = Math.min(mcStep, i1 - ic);
       if (!transA && nc <= NR && MR == 12) {
-        // One B panel: each element of A is used once, so packing A would copy every element for
-        // one use. The full 12-row tiles read A's rows where they are (x W^T at batch 32 runs as
-        // W x^T, one panel wide: 32 x 2048 x 2048 went from 93 to 109 GFLOP/s on two threads,
-        // median of alternating rounds in one JVM); a short last tile is packed as before.
-        for (int ir = 0; ir < mc; ir += MR) {
-          int rows = Math.min(MR, mc - ir);
-          int cIdx = cOff + (ic + ir) * ldc + jc;
-          if (rows == MR) {
-            kernelRowsDirect(kc, a, aOff + (ic + ir) * lda + pc, lda, bPack, 0, ws.tile);
-          } else {
-            packA(a, aOff, lda, ic + ir, rows, pc, kc, aPack);
-            if (rows > 8) kernelRows(kc, aPack, 0, bPack, 0, ws.tile);
-            else if (rows > 4) kernelRows8(kc, aPack, 0, bPack, 0, ws.tile);
-            else kernelRows4(kc, aPack, 0, bPack, 0, ws.tile);
-          }
-          if (nc == NR) storeTile(ws.tile, rows, c, cIdx, ldc, alpha, beta, first);
-          else storeEdge(ws.tile, rows, nc, c, cIdx, ldc, alpha, beta, first);
-        }
+        multiplyInPlace(ws, ic, mc, jc, nc, pc, kc, bPack, alpha, a, aOff, lda, beta, c, cOff, ldc, first);
         continue;
       }
       if (transA) packAT(a, aOff, lda, ic, mc, pc, kc, aPack);
@@ -331,6 +314,31 @@ public final class VectorGemm {
           }
         }
       }
+    }
+  }
+
+  /**
+   * {@link #multiply}'s rows ic..ic+mc of a block one B panel wide with op(A) = A. Each element of A is used
+   * once, so packing A would copy every element for one use: the full 12-row tiles read A's rows where they
+   * are (x W^T at batch 32 runs as W x^T, one panel wide: 32 x 2048 x 2048 went from 93 to 109 GFLOP/s on two
+   * threads, median of alternating rounds in one JVM); a short last tile is packed as before.
+   */
+  private static void multiplyInPlace(Workspace ws, int ic, int mc, int jc, int nc, int pc, int kc, float[] bPack,
+      float alpha, float[] a, int aOff, int lda, float beta, float[] c, int cOff, int ldc, boolean first) {
+    float[] aPack = ws.aPack;
+    for (int ir = 0; ir < mc; ir += MR) {
+      int rows = Math.min(MR, mc - ir);
+      int cIdx = cOff + (ic + ir) * ldc + jc;
+      if (rows == MR) {
+        kernelRowsDirect(kc, a, aOff + (ic + ir) * lda + pc, lda, bPack, 0, ws.tile);
+      } else {
+        packA(a, aOff, lda, ic + ir, rows, pc, kc, aPack);
+        if (rows > 8) kernelRows(kc, aPack, 0, bPack, 0, ws.tile);
+        else if (rows > 4) kernelRows8(kc, aPack, 0, bPack, 0, ws.tile);
+        else kernelRows4(kc, aPack, 0, bPack, 0, ws.tile);
+      }
+      if (nc == NR) storeTile(ws.tile, rows, c, cIdx, ldc, alpha, beta, first);
+      else storeEdge(ws.tile, rows, nc, c, cIdx, ldc, alpha, beta, first);
     }
   }
 
