@@ -39,6 +39,15 @@ class MultiheadAttentionTest {
     assertClose(name + " weights", all.get("weights"), o.weights());
   }
 
+  @Test
+  void matchesPyTorch() {
+    Generator g = new Generator(1);
+    check("self", new MultiheadAttention(8, 2));
+    check("cross_masks", new MultiheadAttention(8, 2));
+    check("batch_first_float_mask", new MultiheadAttention(8, 4, 0, true, true, g));
+    check("unbatched", new MultiheadAttention(8, 2));
+  }
+
   /** A batch-first float64 attention (E = 4, 2 heads) whose parameters, zero biases included, are random. */
   private static MultiheadAttention perturbedF64(Generator g) {
     MultiheadAttention m = new MultiheadAttention(4, 2, 0, true, true, g);
