@@ -69,16 +69,18 @@ public final class VectorGemm {
     float[] bPack = new float[0];
 
     float[] bPack(int size) {
-      if (bPack.length < size) bPack = new float[size];
-      return bPack;
+      return bPack = atLeast(bPack, size);
     }
 
     /** sharedB's second B block, packed while the first is multiplied (products of 2+ K blocks only). */
     float[] bPackNext = new float[0];
 
     float[] bPackNext(int size) {
-      if (bPackNext.length < size) bPackNext = new float[size];
-      return bPackNext;
+      return bPackNext = atLeast(bPackNext, size);
+    }
+
+    private static float[] atLeast(float[] buf, int size) {
+      return buf.length < size ? new float[size] : buf;
     }
   }
 
@@ -256,29 +258,29 @@ public final class VectorGemm {
     float[] aPack = ws.aPack;
     float[] tile = ws.tile;
     boolean first = pc == 0;
+    if (!transA && nc <= NR && MR == 12) {
+      multiplyInPlace(ws, i0, i1 - i0, jc, nc, pc, kc, bPack, alpha, a, aOff, lda, beta, c, cOff, ldc, first);
+      return;
+    }
+    // Row of tiles by row of tiles over a window of B panels that fits in L2, rather than panel by
+    // panel down the whole A block, where K is short or B outgrows the window. At small K (a
+    // weight gradient dY^T X at batch 32) a tile is little work and writing C is the cost: sweeping
+    // each C row across the window writes it in long runs instead of 128-byte pieces 12 rows
+    // apart. Medians of alternating rounds in one JVM, two threads, A^T B: 2048 x 32 x 2048
+    // 74 -> 102-128 GFLOP/s, 2048 x 128 x 2048 153 -> 172, 2048 x 128 x 1024 151 -> 172. A B block
+    // within one window keeps the panel order: 128 x 128 x 784 (the MNIST MLP's first weight
+    // gradient) lost 7% in window order; a product whose columns are split between tasks (sweep
+    // false) keeps it too: 288 x 32 x 1024 A^T B (a convnet's column gradient), two tasks of 512
+    // columns, lost 22% in window order. The order of tiles changes no sum: same bits.
+    boolean windowed = sweep && (kc <= WINDOW_KC || (long) kc * nc >= B_WINDOW);
+    int window = windowed ? Math.max(1, B_WINDOW / (kc * NR)) * NR : NR;
     // Equal row blocks in whole tiles: a 12-row remainder block would repack A for little work.
     int mBlocks = (i1 - i0 + MC - 1) / MC;
     int mcStep = roundUp((i1 - i0 + mBlocks - 1) / mBlocks, MR);
     for (int ic = i0; ic < i1; ic += mcStep) {
       int mc = Math.min(mcStep, i1 - ic);
-      if (!transA && nc <= NR && MR == 12) {
-        multiplyInPlace(ws, ic, mc, jc, nc, pc, kc, bPack, alpha, a, aOff, lda, beta, c, cOff, ldc, first);
-        continue;
-      }
       if (transA) packAT(a, aOff, lda, ic, mc, pc, kc, aPack);
       else packA(a, aOff, lda, ic, mc, pc, kc, aPack);
-      // Row of tiles by row of tiles over a window of B panels that fits in L2, rather than panel by
-      // panel down the whole A block, where K is short or B outgrows the window. At small K (a
-      // weight gradient dY^T X at batch 32) a tile is little work and writing C is the cost: sweeping
-      // each C row across the window writes it in long runs instead of 128-byte pieces 12 rows
-      // apart. Medians of alternating rounds in one JVM, two threads, A^T B: 2048 x 32 x 2048
-      // 74 -> 102-128 GFLOP/s, 2048 x 128 x 2048 153 -> 172, 2048 x 128 x 1024 151 -> 172. A B block
-      // within one window keeps the panel order: 128 x 128 x 784 (the MNIST MLP's first weight
-      // gradient) lost 7% in window order; a product whose columns are split between tasks (sweep
-      // false) keeps it too: 288 x 32 x 1024 A^T B (a convnet's column gradient), two tasks of 512
-      // columns, lost 22% in window order. The order of tiles changes no sum: same bits.
-      boolean windowed = sweep && (kc <= WINDOW_KC || (long) kc * nc >= B_WINDOW);
-      int window = windowed ? Math.max(1, B_WINDOW / (kc * NR)) * NR : NR;
       for (int jw = 0; jw < nc; jw += window) {
         int jEnd = Math.min(nc, jw + window);
         for (int ir = 0; ir < mc; ir += MR) {
@@ -296,10 +298,7 @@ public final class VectorGemm {
                 else if (rows > 4) kernel8(kc, aPack, aBase, bPack, bBase, tile);
                 else kernel4s(kc, aPack, aBase, bPack, bBase, tile);
               } else {
-                int aBase = ir * AS;
-                if (rows > 8) kernelRows(kc, aPack, aBase, bPack, bBase, tile);
-                else if (rows > 4) kernelRows8(kc, aPack, aBase, bPack, bBase, tile);
-                else kernelRows4(kc, aPack, aBase, bPack, bBase, tile);
+                packedRows(rows, kc, aPack, ir * AS, bPack, bBase, tile);
               }
               if (cols == NR) storeTile(tile, rows, c, cIdx, ldc, alpha, beta, first);
               else storeEdge(tile, rows, cols, c, cIdx, ldc, alpha, beta, first);
@@ -318,10 +317,11 @@ public final class VectorGemm {
   }
 
   /**
-   * {@link #multiply}'s rows ic..ic+mc of a block one B panel wide with op(A) = A. Each element of A is used
+   * {@link #multiply} for rows ic..ic+mc of a block one B panel wide with op(A) = A. Each element of A is used
    * once, so packing A would copy every element for one use: the full 12-row tiles read A's rows where they
    * are (x W^T at batch 32 runs as W x^T, one panel wide: 32 x 2048 x 2048 went from 93 to 109 GFLOP/s on two
-   * threads, median of alternating rounds in one JVM); a short last tile is packed as before.
+   * threads, median of alternating rounds in one JVM); a short last tile is packed as before. With no A
+   * block to pack there is no MC blocking either: all rows in one sweep, one short tile at the end.
    */
   private static void multiplyInPlace(Workspace ws, int ic, int mc, int jc, int nc, int pc, int kc, float[] bPack,
       float alpha, float[] a, int aOff, int lda, float beta, float[] c, int cOff, int ldc, boolean first) {
@@ -333,13 +333,18 @@ public final class VectorGemm {
         kernelRowsDirect(kc, a, aOff + (ic + ir) * lda + pc, lda, bPack, 0, ws.tile);
       } else {
         packA(a, aOff, lda, ic + ir, rows, pc, kc, aPack);
-        if (rows > 8) kernelRows(kc, aPack, 0, bPack, 0, ws.tile);
-        else if (rows > 4) kernelRows8(kc, aPack, 0, bPack, 0, ws.tile);
-        else kernelRows4(kc, aPack, 0, bPack, 0, ws.tile);
+        packedRows(rows, kc, aPack, 0, bPack, 0, ws.tile);
       }
       if (nc == NR) storeTile(ws.tile, rows, c, cIdx, ldc, alpha, beta, first);
       else storeEdge(ws.tile, rows, nc, c, cIdx, ldc, alpha, beta, first);
     }
+  }
+
+  /** The row kernel for a tile of {@code rows} rows of an A micro-panel packed by {@link #packA}. */
+  private static void packedRows(int rows, int kc, float[] aPack, int aBase, float[] bPack, int bBase, float[] tile) {
+    if (rows > 8) kernelRows(kc, aPack, aBase, bPack, bBase, tile);
+    else if (rows > 4) kernelRows8(kc, aPack, aBase, bPack, bBase, tile);
+    else kernelRows4(kc, aPack, aBase, bPack, bBase, tile);
   }
 
   /**
