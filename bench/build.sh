@@ -1,6 +1,12 @@
 # Sourced by bench/compare.sh and bench/run_benchmarks.sh (after scripts/find-jdk.sh has set JAVA_HOME):
 # ember_bench_build ROOT builds ember-core, ember-nn, ember-train and ember-bench (classes + target/lib) when any
 # main source or pom is newer than the last build, and prints the runner's classpath on stdout.
+# ember_maven_offline: true when the local Maven repository already holds the bench's dependencies (JMH), so
+# builds can run offline.
+ember_maven_offline() {
+  [ -d "$HOME/.m2/repository/org/openjdk/jmh/jmh-core" ]
+}
+
 ember_bench_build() {
   local root=$1
   local stamp="$root/ember-bench/target/.compare-built"
@@ -8,7 +14,7 @@ ember_bench_build() {
       -path '*/target' -prune -o \( -name '*.java' -o -name pom.xml \) -newer "$stamp" -print -quit)" ]; then
     echo "bench: building ember-core, ember-nn, ember-train and ember-bench..." >&2
     local offline=()
-    [ -d "$HOME/.m2/repository/org/openjdk/jmh/jmh-core" ] && offline=(-o)
+    ember_maven_offline && offline=(-o)
     if ! (cd "$root" && scripts/mvn -q "${offline[@]}" package -pl ember-core,ember-nn,ember-bench -am -DskipTests >&2); then
       echo "bench: build failed; run 'scripts/mvn package -pl ember-core,ember-nn,ember-bench -am -DskipTests' in $root to see why" >&2
       return 1

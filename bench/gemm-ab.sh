@@ -49,7 +49,7 @@ cleanup() { git -C "$root" worktree remove --force "$tmp/old" >/dev/null 2>&1 ||
 trap cleanup EXIT
 git -C "$root" worktree add --detach --quiet "$tmp/old" "$sha"
 offline=()
-[ -d "$HOME/.m2/repository/org/openjdk/jmh/jmh-core" ] && offline=(-o)
+ember_maven_offline && offline=(-o)
 echo "gemm-ab: building ember-core at ${sha:0:12}..." >&2
 if ! (cd "$tmp/old" && scripts/mvn -q "${offline[@]}" compile -pl ember-core >&2); then
   echo "gemm-ab.sh: building ember-core at $rev failed" >&2
