@@ -197,6 +197,10 @@ final class ConvKernels {
       directForward(x, w, bias, out, g);
       return out;
     }
+    if (implicitForwardApplies(x, groups, g)) {
+      implicitForward(x, w, bias, out, g);
+      return out;
+    }
     if (blocked(x, groups, g)) {
       blockedForward(x, w, bias, out, g, keep);
       return out;
@@ -247,7 +251,9 @@ final class ConvKernels {
       return new Tensor[] {dx, dw};
     }
     if (blocked(x, groups, g)) {
-      blockedBackward(x, w, gOut, dx, dw, g, saved == null ? null : saved.blocks);
+      boolean implicitX = needX && implicitBackwardApplies(w, groups, g);
+      if (implicitX) implicitBackwardData(w, gOut, dx, g);
+      if (dw != null || !implicitX) blockedBackward(x, w, gOut, implicitX ? null : dx, dw, g, saved == null ? null : saved.blocks);
       return new Tensor[] {dx, dw};
     }
     int rows = cg * g.kk();
@@ -385,6 +391,160 @@ final class ConvKernels {
     }
   }
 
+  // ================================================================== implicit GEMM (F32, one group, stride 1)
+
+  /** Most floats of padded planes (all channels of one image) the implicit path copies per task. */
+  private static final long IMPLICIT_FLOATS = 1L << 21;
+  private static final ThreadLocal<float[]> F_IMPLICIT_X = ThreadLocal.withInitial(() -> new float[0]);
+  private static final ThreadLocal<float[]> F_IMPLICIT_Y = ThreadLocal.withInitial(() -> new float[0]);
+
+  /**
+   * Whether a stride-1 pass over planes of {@code chans} channels of h x w, zero-padded by (padH, padW),
+   * runs as {@link RowKernels#convTile}: the output rows share the padded input's pitch, so the kw - 1
+   * positions at the end of each row are computed and dropped; that waste stays under 1/8 (a 32-wide
+   * VGG layer with 3x3 taps computes 34 per row; LeNet's 14-wide second layer would compute 14 for 10 and keeps
+   * the blocked GEMM), and the padded planes stay within IMPLICIT_FLOATS.
+   */
+  private static boolean implicitFits(int chans, int h, int w, int padH, int padW, int kh, int kw) {
+    long pitch = w + 2L * padW;
+    long hp = h + 2L * padH;
+    return padH >= 0 && padW >= 0 && hp >= kh && pitch >= kw && 8L * (kw - 1) <= pitch
+        && chans * hp * pitch <= IMPLICIT_FLOATS;
+  }
+
+  /**
+   * Undilated stride-1 F32 one-group convolutions over more than 4 input channels (fewer take the
+   * direct kernels), except 1x1 without padding, whose GEMM reads the input as it is.
+   */
+  private static boolean implicitForwardApplies(Tensor x, int groups, Geom g) {
+    return x.dtype() == DType.F32 && groups == 1 && x.shapeRef()[1] > 4 && !g.identity() && g.sh == 1 && g.sw == 1
+        && g.dh == 1 && g.dw == 1 && implicitFits(x.shapeRef()[1], g.h, g.w, g.ph, g.pw, g.kh, g.kw);
+  }
+
+  /**
+   * The input gradient of such a convolution is itself one: the upstream gradient padded by
+   * (kh - 1 - ph, kw - 1 - pw), convolved with the weights flipped in both taps and with input and
+   * output channels swapped.
+   */
+  private static boolean implicitBackwardApplies(Tensor w, int groups, Geom g) {
+    return w.dtype() == DType.F32 && groups == 1 && !g.identity() && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1
+        && implicitFits(w.shapeRef()[0], g.oh, g.ow, g.kh - 1 - g.ph, g.kw - 1 - g.pw, g.kh, g.kw);
+  }
+
+  /** Per tap k = (c*kh + i)*kw + j, the offset c*plane + i*pitch + j of its input in the padded planes. */
+  private static int[] tapOffsets(int chans, int plane, int pitch, int kh, int kw) {
+    int[] offs = new int[chans * kh * kw];
+    for (int c = 0, k = 0; c < chans; c++) {
+      for (int i = 0; i < kh; i++) {
+        for (int j = 0; j < kw; j++) offs[k++] = c * plane + i * pitch + j;
+      }
+    }
+    return offs;
+  }
+
+  /**
+   * Weights in tiles of RowKernels.CONV_TILE output channels: wp[(t*K + k)*TILE + r] = wt(t*TILE + r, k),
+   * zero for channels past outC, where wt(o, k) reads the [outC, K] matrix the pass multiplies by.
+   */
+  private static float[] packTiles(int outC, int kdim, java.util.function.IntBinaryOperator index, float[] w) {
+    int tile = RowKernels.CONV_TILE;
+    int tiles = (outC + tile - 1) / tile;
+    float[] wp = new float[tiles * kdim * tile];
+    for (int o = 0; o < outC; o++) {
+      int t = o / tile;
+      int r = o % tile;
+      for (int k = 0; k < kdim; k++) wp[(t * kdim + k) * tile + r] = w[index.applyAsInt(o, k)];
+    }
+    return wp;
+  }
+
+  /**
+   * One image: dst [outC, hp - kh + 1, pitch - kw + 1] (at dstOff) = the convolution of src [inC, h, w]
+   * (at srcOff) zero-padded by (padH, padW) with the packed weights, plus bias[o] when bias is not null.
+   */
+  private static void implicitImage(float[] src, int srcOff, int inC, int h, int w, int padH, int padW, int kh,
+      int kw, float[] wp, int[] offs, int outC, float[] bias, float[] dst, int dstOff) {
+    int pitch = w + 2 * padW;
+    int hp = h + 2 * padH;
+    int plane = hp * pitch;
+    int oh = hp - kh + 1;
+    int ow = pitch - kw + 1;
+    int slack = ROWS.convSlack();
+    int xsize = inC * plane + kw + slack;
+    float[] xp = F_IMPLICIT_X.get();
+    if (xp.length < xsize) F_IMPLICIT_X.set(xp = new float[xsize]);
+    java.util.Arrays.fill(xp, 0, xsize, 0f);
+    for (int c = 0; c < inC; c++) {
+      for (int r = 0; r < h; r++) System.arraycopy(src, srcOff + (c * h + r) * w, xp, c * plane + (r + padH) * pitch + padW, w);
+    }
+    int tile = RowKernels.CONV_TILE;
+    int tiles = (outC + tile - 1) / tile;
+    int qn = oh * pitch;
+    int ldy = qn + slack;
+    float[] y = F_IMPLICIT_Y.get();
+    if (y.length < tiles * tile * ldy) F_IMPLICIT_Y.set(y = new float[tiles * tile * ldy]);
+    int kdim = offs.length;
+    for (int t = 0; t < tiles; t++) ROWS.convTile(xp, offs, kdim, wp, t * kdim * tile, y, t * tile * ldy, ldy, qn);
+    for (int o = 0; o < outC; o++) {
+      for (int oy = 0; oy < oh; oy++) {
+        int s = o * ldy + oy * pitch;
+        int d = dstOff + (o * oh + oy) * ow;
+        if (bias == null) System.arraycopy(y, s, dst, d, ow);
+        else {
+          float b = bias[o];
+          for (int ox = 0; ox < ow; ox++) dst[d + ox] = y[s + ox] + b;
+        }
+      }
+    }
+  }
+
+  /** Forward, one task per image: every image writes its own output, so no result depends on the thread count. */
+  private static void implicitForward(Tensor x, Tensor w, double[] bias, Tensor out, Geom g) {
+    int n = x.shapeRef()[0];
+    int c = x.shapeRef()[1];
+    int o = w.shapeRef()[0];
+    int kdim = c * g.kk();
+    float[] wf = w.contiguous().toFloatArray();
+    float[] wp = packTiles(o, kdim, (oc, k) -> oc * kdim + k, wf);
+    int[] offs = tapOffsets(c, (g.h + 2 * g.ph) * (g.w + 2 * g.pw), g.w + 2 * g.pw, g.kh, g.kw);
+    float[] bf = null;
+    if (bias != null) {
+      bf = new float[o];
+      for (int i = 0; i < o; i++) bf[i] = (float) bias[i];
+    }
+    float[] b = bf;
+    float[] xs = x.storage().floats();
+    float[] ys = out.storage().floats();
+    Parallel.forEach(n, img -> implicitImage(xs, x.offset() + img * c * g.hw(), c, g.h, g.w, g.ph, g.pw, g.kh, g.kw,
+        wp, offs, o, b, ys, out.offset() + img * o * g.cols()));
+  }
+
+  /** dx of every image from its upstream gradient (see {@link #implicitBackwardApplies}), one task per image. */
+  private static void implicitBackwardData(Tensor w, Tensor gOut, Tensor dx, Geom g) {
+    int n = gOut.shapeRef()[0];
+    int o = w.shapeRef()[0];
+    int c = w.shapeRef()[1];
+    int kh = g.kh;
+    int kw = g.kw;
+    int kk = g.kk();
+    int kdim = o * kk;
+    int padH = kh - 1 - g.ph;
+    int padW = kw - 1 - g.pw;
+    float[] wf = w.contiguous().toFloatArray();
+    // row ci of the flipped weights, tap (oc, i, j): w[oc, ci, kh-1-i, kw-1-j]
+    float[] wp = packTiles(c, kdim, (ci, k) -> {
+      int oc = k / kk;
+      int t = k % kk;
+      return (oc * c + ci) * kk + (kk - 1 - t);
+    }, wf);
+    int pitch = g.ow + 2 * padW;
+    int[] offs = tapOffsets(o, (g.oh + 2 * padH) * pitch, pitch, kh, kw);
+    float[] gs = gOut.storage().floats();
+    float[] ds = dx.storage().floats();
+    Parallel.forEach(n, img -> implicitImage(gs, gOut.offset() + img * o * g.cols(), o, g.oh, g.ow, padH, padW, kh, kw,
+        wp, offs, c, null, ds, dx.offset() + img * c * g.hw()));
+  }
+
   // ================================================================== blocks of images (F32, one group)
 
   /**
@@ -475,8 +635,10 @@ final class ConvKernels {
 
   /**
    * Backward over the same blocks: the block's upstream gradient rows are gathered side by side
-   * (gb [O, B*cols]); dW's partial for the block is gb x col^T, and dcol = W^T x gb is scattered
-   * back by col2im. Partials are summed in block order, so dW does not depend on the thread count.
+   * (gb [O, B*cols]); gb x col^T adds to the weight-gradient partial of the block's chunk (consecutive
+   * blocks, at most MAX_WEIGHT_CHUNKS chunks: one partial per image at batch 64 was 21% of a VGG step's
+   * allocation), and dcol = W^T x gb is scattered back by col2im. Chunks are fixed by the shapes and
+   * their partials summed in chunk order, so dW does not depend on the thread count.
    */
   private static void blockedBackward(Tensor x, Tensor w, Tensor gOut, Tensor dx, Tensor dw, Geom g,
       float[][] kept) {
@@ -487,36 +649,41 @@ final class ConvKernels {
     int cols = g.cols();
     int per = imagesPerBlock(n, rows, cols);
     int blocks = Parallel.chunks(n, per);
+    // consecutive blocks share a weight-gradient partial: at most MAX_WEIGHT_CHUNKS of them, fixed by the shapes
+    int perChunk = Math.max(1, imagesPerChunk(blocks, dw == null ? 0 : dw.numel()));
+    int chunks = Parallel.chunks(blocks, perChunk);
     float[] xs = x.storage().floats();
     float[] gs = gOut.storage().floats();
     int go = gOut.offset();
     Storage ws = w.storage();
-    Storage[] part = partials(dw, blocks);
-    Parallel.forEach(blocks, t -> {
-      int i0 = t * per;
-      int nb = Math.min(n, i0 + per) - i0;
-      int ld = nb * cols;
-      Storage col = scratch(DType.F32, rows * ld);
-      float[] gb = scratch2(o * ld);
-      for (int b = 0; b < nb; b++) {
-        for (int oc = 0; oc < o; oc++) {
-          System.arraycopy(gs, go + ((i0 + b) * o + oc) * cols, gb, oc * ld + b * cols, cols);
-        }
-      }
-      Storage gbs = Storage.wrap(gb);
-      if (dw != null) { // dW [O, rows] = gb [O, ld] x col^T [ld, rows]
-        Storage cw = col;
-        if (kept != null) cw = Storage.wrap(kept[t]);
-        else blockIm2col(xs, x.offset(), c, g, i0, nb, col.floats());
-        gemm(gbs, 0, o, ld, ld, false, cw, 0, rows, ld, true, part[t], 0, rows, false);
-      }
-      if (dx != null) { // dcol [rows, ld] = W^T [rows, O] x gb [O, ld], then col2im per image
-        gemm(ws, w.offset(), rows, o, rows, true, gbs, 0, ld, ld, false, col, 0, ld, false);
-        float[] dxs = dx.storage().floats();
-        float[] cs = col.floats();
+    Storage[] part = partials(dw, chunks);
+    Parallel.forEach(chunks, ch -> {
+      for (int t = ch * perChunk, t1 = Math.min(blocks, t + perChunk); t < t1; t++) {
+        int i0 = t * per;
+        int nb = Math.min(n, i0 + per) - i0;
+        int ld = nb * cols;
+        Storage col = scratch(DType.F32, rows * ld);
+        float[] gb = scratch2(o * ld);
         for (int b = 0; b < nb; b++) {
-          for (int ch = 0; ch < c; ch++) {
-            ConvLoops.col2im(cs, ch * g.kk() * ld + b * cols, g, dxs, ((i0 + b) * c + ch) * g.hw(), ld);
+          for (int oc = 0; oc < o; oc++) {
+            System.arraycopy(gs, go + ((i0 + b) * o + oc) * cols, gb, oc * ld + b * cols, cols);
+          }
+        }
+        Storage gbs = Storage.wrap(gb);
+        if (dw != null) { // dW [O, rows] (+)= gb [O, ld] x col^T [ld, rows]
+          Storage cw = col;
+          if (kept != null) cw = Storage.wrap(kept[t]);
+          else blockIm2col(xs, x.offset(), c, g, i0, nb, col.floats());
+          gemm(gbs, 0, o, ld, ld, false, cw, 0, rows, ld, true, part[ch], 0, rows, t != ch * perChunk);
+        }
+        if (dx != null) { // dcol [rows, ld] = W^T [rows, O] x gb [O, ld], then col2im per image
+          gemm(ws, w.offset(), rows, o, rows, true, gbs, 0, ld, ld, false, col, 0, ld, false);
+          float[] dxs = dx.storage().floats();
+          float[] cs = col.floats();
+          for (int b = 0; b < nb; b++) {
+            for (int chn = 0; chn < c; chn++) {
+              ConvLoops.col2im(cs, chn * g.kk() * ld + b * cols, g, dxs, ((i0 + b) * c + chn) * g.hw(), ld);
+            }
           }
         }
       }

@@ -69,6 +69,22 @@ interface RowKernels {
   void convWeightPlane(float[] g, int go, int oh, int ow, float[] xp, int xo, int pw, int ps, int cin, int kh,
       int kw, float[] acc, int ao);
 
+  /** Output channels per tile of {@link #convTile}; a tile's weights are packed [k][CONV_TILE]. */
+  int CONV_TILE = 8;
+
+  /** Floats that {@link #convTile} may compute past qn in each row of y, and read past the last used element of xp. */
+  int convSlack();
+
+  /**
+   * One tile of CONV_TILE output channels of a stride-1 convolution as an implicit GEMM: input and
+   * output share one row pitch (the input's zero-padded width), so tap k of every output position q
+   * reads xp[offs[k] + q]. For r < CONV_TILE and q < qn, y[yo + r*ldy + q] is the fma chain over
+   * k < kdim, from 0 in k order, of wp[wo + k*CONV_TILE + r] * xp[offs[k] + q]. Positions q in
+   * [qn, qn + convSlack()) may be computed and written too, so rows of y and xp hold that much more.
+   * Both implementations give the same bits for q < qn.
+   */
+  void convTile(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] y, int yo, int ldy, int qn);
+
   /** The float sum of a[ao + i] for i in [0, n), in an order fixed per implementation (batch norm's mean). */
   float sum(float[] a, int ao, int n);
 
@@ -215,6 +231,23 @@ interface RowKernels {
     public int directWidth() {
       return 32;
     }
+
+    @Override
+    public int convSlack() {
+      return 0;
+    }
+
+    @Override
+    public void convTile(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] y, int yo, int ldy, int qn) {
+      for (int r = 0; r < CONV_TILE; r++) {
+        for (int q = 0; q < qn; q++) {
+          float acc = 0f;
+          for (int k = 0; k < kdim; k++) acc = Math.fma(wp[wo + k * CONV_TILE + r], xp[offs[k] + q], acc);
+          y[yo + r * ldy + q] = acc;
+        }
+      }
+    }
+
 
     @Override
     public void convPlane(float[] xp, int xo, int pw, int ps, int cin, int kh, int kw, float[] w, int wo, float bias,

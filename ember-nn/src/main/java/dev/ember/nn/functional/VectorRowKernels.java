@@ -282,6 +282,91 @@ final class VectorRowKernels implements RowKernels {
     return 2 * L;
   }
 
+  @Override
+  public int convSlack() {
+    return 3 * L;
+  }
+
+  /** Tiles of 8 channels x 3 vectors of positions: 24 accumulators, per tap 3 loads of x and 8 broadcasts. */
+  @Override
+  public void convTile(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] y, int yo, int ldy, int qn) {
+    for (int q = 0; q < qn; q += 3 * L) convTile3(xp, offs, kdim, wp, wo, y, yo + q, ldy, q);
+  }
+
+  private static void convTile3(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] y, int yo, int ldy,
+      int q) {
+    FloatVector a00 = FloatVector.zero(S), a01 = a00, a02 = a00;
+    FloatVector a10 = FloatVector.zero(S), a11 = a10, a12 = a10;
+    FloatVector a20 = FloatVector.zero(S), a21 = a20, a22 = a20;
+    FloatVector a30 = FloatVector.zero(S), a31 = a30, a32 = a30;
+    FloatVector a40 = FloatVector.zero(S), a41 = a40, a42 = a40;
+    FloatVector a50 = FloatVector.zero(S), a51 = a50, a52 = a50;
+    FloatVector a60 = FloatVector.zero(S), a61 = a60, a62 = a60;
+    FloatVector a70 = FloatVector.zero(S), a71 = a70, a72 = a70;
+    for (int k = 0, w = wo; k < kdim; k++, w += CONV_TILE) {
+      int at = offs[k] + q;
+      FloatVector x0 = FloatVector.fromArray(S, xp, at);
+      FloatVector x1 = FloatVector.fromArray(S, xp, at + L);
+      FloatVector x2 = FloatVector.fromArray(S, xp, at + 2 * L);
+      FloatVector b0 = FloatVector.broadcast(S, wp[w + 0]);
+      a00 = x0.fma(b0, a00);
+      a01 = x1.fma(b0, a01);
+      a02 = x2.fma(b0, a02);
+      FloatVector b1 = FloatVector.broadcast(S, wp[w + 1]);
+      a10 = x0.fma(b1, a10);
+      a11 = x1.fma(b1, a11);
+      a12 = x2.fma(b1, a12);
+      FloatVector b2 = FloatVector.broadcast(S, wp[w + 2]);
+      a20 = x0.fma(b2, a20);
+      a21 = x1.fma(b2, a21);
+      a22 = x2.fma(b2, a22);
+      FloatVector b3 = FloatVector.broadcast(S, wp[w + 3]);
+      a30 = x0.fma(b3, a30);
+      a31 = x1.fma(b3, a31);
+      a32 = x2.fma(b3, a32);
+      FloatVector b4 = FloatVector.broadcast(S, wp[w + 4]);
+      a40 = x0.fma(b4, a40);
+      a41 = x1.fma(b4, a41);
+      a42 = x2.fma(b4, a42);
+      FloatVector b5 = FloatVector.broadcast(S, wp[w + 5]);
+      a50 = x0.fma(b5, a50);
+      a51 = x1.fma(b5, a51);
+      a52 = x2.fma(b5, a52);
+      FloatVector b6 = FloatVector.broadcast(S, wp[w + 6]);
+      a60 = x0.fma(b6, a60);
+      a61 = x1.fma(b6, a61);
+      a62 = x2.fma(b6, a62);
+      FloatVector b7 = FloatVector.broadcast(S, wp[w + 7]);
+      a70 = x0.fma(b7, a70);
+      a71 = x1.fma(b7, a71);
+      a72 = x2.fma(b7, a72);
+    }
+    a00.intoArray(y, yo + 0 * ldy);
+    a01.intoArray(y, yo + 0 * ldy + L);
+    a02.intoArray(y, yo + 0 * ldy + 2 * L);
+    a10.intoArray(y, yo + 1 * ldy);
+    a11.intoArray(y, yo + 1 * ldy + L);
+    a12.intoArray(y, yo + 1 * ldy + 2 * L);
+    a20.intoArray(y, yo + 2 * ldy);
+    a21.intoArray(y, yo + 2 * ldy + L);
+    a22.intoArray(y, yo + 2 * ldy + 2 * L);
+    a30.intoArray(y, yo + 3 * ldy);
+    a31.intoArray(y, yo + 3 * ldy + L);
+    a32.intoArray(y, yo + 3 * ldy + 2 * L);
+    a40.intoArray(y, yo + 4 * ldy);
+    a41.intoArray(y, yo + 4 * ldy + L);
+    a42.intoArray(y, yo + 4 * ldy + 2 * L);
+    a50.intoArray(y, yo + 5 * ldy);
+    a51.intoArray(y, yo + 5 * ldy + L);
+    a52.intoArray(y, yo + 5 * ldy + 2 * L);
+    a60.intoArray(y, yo + 6 * ldy);
+    a61.intoArray(y, yo + 6 * ldy + L);
+    a62.intoArray(y, yo + 6 * ldy + 2 * L);
+    a70.intoArray(y, yo + 7 * ldy);
+    a71.intoArray(y, yo + 7 * ldy + L);
+    a72.intoArray(y, yo + 7 * ldy + 2 * L);
+  }
+
   /**
    * Two output rows at a time, each as two vectors (ox < L and L <= ox < 2L; the second only when
    * ow > L): four independent fma chains per tap, the weight broadcast once for both rows. Lanes at

@@ -194,9 +194,10 @@ class ConvolutionTest {
   }
 
   /**
-   * The float32 one-group paths (the direct kernels for few input channels, the blocks of images
-   * side by side for the rest) against float64, which keeps the per-image GEMMs: LeNet's two
-   * layers, widths on both sides of one and two vectors, batches that do not fill the last block.
+   * The float32 one-group paths (the direct kernels for few input channels, the implicit GEMM for
+   * stride-1 layers with more, the blocks of images side by side for the rest) against float64,
+   * which keeps the per-image GEMMs: LeNet's two layers, widths on both sides of one and two
+   * vectors, batches that do not fill the last block, part-filled channel tiles.
    */
   @Test
   void float32DirectAndBlockedPathsMatchFloat64() {
@@ -210,6 +211,11 @@ class ConvolutionTest {
         {13, 6, 16, 14, 14, 5, 1, 0, 1}, // LeNet conv2: blocked
         {7, 5, 3, 11, 10, 3, 2, 1, 1}, // blocked, strided and padded
         {2, 3, 4, 5, 40, 3, 1, 1, 0}, // ow 40: too wide for the direct kernels, blocked
+        {3, 8, 12, 10, 18, 3, 1, 1, 1}, // implicit forward and input gradient, 12 channels: a part-filled tile
+        {2, 6, 9, 12, 24, 3, 1, 0, 1}, // implicit, unpadded: the input gradient pads by 2
+        {2, 5, 16, 7, 41, 5, 1, 2, 1}, // implicit, 5x5 taps, two full tiles
+        {2, 5, 4, 6, 20, 3, 1, 3, 1}, // implicit forward; padding past kh - 1: blocked input gradient
+        {2, 6, 3, 6, 7, 3, 1, 1, 1}, // 7 wide: 2 dropped columns in 9 is too many, blocked
     };
     for (int[] t : cases) {
       String what = java.util.Arrays.toString(t);
@@ -228,6 +234,8 @@ class ConvolutionTest {
         DType.F32));
     assertSameBits("conv2d blocks of images (LeNet conv2, uneven last block)", () -> f32Step(19, 6, 16, 14, 14, 5, 1,
         0, true, DType.F32));
+    assertSameBits("conv2d implicit GEMM (VGG-like, 11 images: weight chunks of 2 blocks)", () -> f32Step(11, 16, 24,
+        32, 32, 3, 1, 1, true, DType.F32));
     assertSameBits("conv2d batch 6 (GEMM per image, 6 weight chunks)", () -> convStep(6, 16, 32, 3, 1, 1));
     assertSameBits("conv2d batch 11 (uneven chunks)", () -> convStep(11, 4, 6, 3, 2, 2));
     assertSameBits("conv2d single image (threaded im2col and GEMM)", () -> convStep(1, 16, 32, 3, 1, 1));

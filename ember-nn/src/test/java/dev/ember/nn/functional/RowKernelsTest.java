@@ -97,6 +97,46 @@ class RowKernelsTest {
   }
 
   /**
+   * convTile bitwise against the scalar loop (both fma every tap from zero in tap order), for
+   * position counts around multiples of the vector tile and tap offsets in any order; the vector
+   * kernel writes at most convSlack() past qn in each row and nothing between rows' slack and the next row.
+   */
+  @Test
+  void convTileVectorAgreesWithScalar() {
+    Random r = new Random(10);
+    int slack = vector.convSlack();
+    int tile = RowKernels.CONV_TILE;
+    for (int qn : new int[] {1, 15, 16, 17, 47, 48, 49, 100, 1088}) {
+      for (int kdim : new int[] {1, 9, 27}) {
+        int[] offs = new int[kdim];
+        for (int k = 0; k < kdim; k++) offs[k] = 2 + r.nextInt(60);
+        float[] xp = new float[64 + qn + slack];
+        for (int i = 0; i < xp.length; i++) xp[i] = (float) r.nextGaussian();
+        float[] wp = new float[3 + kdim * tile];
+        for (int i = 0; i < wp.length; i++) wp[i] = (float) r.nextGaussian();
+        int ldy = qn + slack + 5;
+        float[] ys = new float[7 + tile * ldy];
+        float[] yv = new float[7 + tile * ldy];
+        java.util.Arrays.fill(ys, -1f);
+        java.util.Arrays.fill(yv, -1f);
+        scalar.convTile(xp, offs, kdim, wp, 3, ys, 7, ldy, qn);
+        vector.convTile(xp, offs, kdim, wp, 3, yv, 7, ldy, qn);
+        String what = "qn=" + qn + " kdim=" + kdim;
+        for (int row = 0; row < tile; row++) {
+          for (int q = 0; q < qn; q++) {
+            int at = 7 + row * ldy + q;
+            assertEquals(Float.floatToRawIntBits(ys[at]), Float.floatToRawIntBits(yv[at]), what + " row " + row + " q " + q);
+          }
+          for (int q = qn + slack; q < ldy; q++) assertEquals(-1f, yv[7 + row * ldy + q], what + " wrote past the slack");
+        }
+        double exact = 0;
+        for (int k = 0; k < kdim; k++) exact += (double) wp[3 + k * tile + 5] * xp[offs[k] + qn - 1];
+        assertEquals(exact, ys[7 + 5 * ldy + qn - 1], 1e-4 * kdim, what + " scalar against a double sum");
+      }
+    }
+  }
+
+  /**
    * The direct convolution kernels: convPlane bitwise (both fma each tap in the same order),
    * convWeightPlane's slot totals within float rounding of a double sum, for widths around one and two vectors,
    * 1-3 input channels and odd and even kernel widths; padding lanes past ow must not leak in.
