@@ -252,8 +252,12 @@ final class ConvKernels {
     }
     if (blocked(x, groups, g)) {
       boolean implicitX = needX && implicitBackwardApplies(w, groups, g);
+      boolean implicitW = needW && implicitForwardApplies(x, groups, g);
       if (implicitX) implicitBackwardData(w, gOut, dx, g);
-      if (dw != null || !implicitX) blockedBackward(x, w, gOut, implicitX ? null : dx, dw, g, saved == null ? null : saved.blocks);
+      if (implicitW) implicitWeightGrad(x, gOut, dw, g);
+      Tensor bx = implicitX ? null : dx;
+      Tensor bw = implicitW ? null : dw;
+      if (bx != null || bw != null) blockedBackward(x, w, gOut, bx, bw, g, saved == null ? null : saved.blocks);
       return new Tensor[] {dx, dw};
     }
     int rows = cg * g.kk();
@@ -459,6 +463,23 @@ final class ConvKernels {
   }
 
   /**
+   * One image src [inC, h, w] (at srcOff) in this thread's buffer, zero-padded by (padH, padW) and
+   * followed by kw + convSlack() zeros, the most {@link RowKernels#convTile} reads past the planes.
+   */
+  private static float[] padImage(float[] src, int srcOff, int inC, int h, int w, int padH, int padW, int kw) {
+    int pitch = w + 2 * padW;
+    int plane = (h + 2 * padH) * pitch;
+    int xsize = inC * plane + kw + ROWS.convSlack();
+    float[] xp = F_IMPLICIT_X.get();
+    if (xp.length < xsize) F_IMPLICIT_X.set(xp = new float[xsize]);
+    java.util.Arrays.fill(xp, 0, xsize, 0f);
+    for (int c = 0; c < inC; c++) {
+      for (int r = 0; r < h; r++) System.arraycopy(src, srcOff + (c * h + r) * w, xp, c * plane + (r + padH) * pitch + padW, w);
+    }
+    return xp;
+  }
+
+  /**
    * One image: dst [outC, hp - kh + 1, pitch - kw + 1] (at dstOff) = the convolution of src [inC, h, w]
    * (at srcOff) zero-padded by (padH, padW) with the packed weights, plus bias[o] when bias is not null.
    */
@@ -470,13 +491,7 @@ final class ConvKernels {
     int oh = hp - kh + 1;
     int ow = pitch - kw + 1;
     int slack = ROWS.convSlack();
-    int xsize = inC * plane + kw + slack;
-    float[] xp = F_IMPLICIT_X.get();
-    if (xp.length < xsize) F_IMPLICIT_X.set(xp = new float[xsize]);
-    java.util.Arrays.fill(xp, 0, xsize, 0f);
-    for (int c = 0; c < inC; c++) {
-      for (int r = 0; r < h; r++) System.arraycopy(src, srcOff + (c * h + r) * w, xp, c * plane + (r + padH) * pitch + padW, w);
-    }
+    float[] xp = padImage(src, srcOff, inC, h, w, padH, padW, kw);
     int tile = RowKernels.CONV_TILE;
     int tiles = (outC + tile - 1) / tile;
     int qn = oh * pitch;
@@ -517,6 +532,66 @@ final class ConvKernels {
     float[] ys = out.storage().floats();
     Parallel.forEach(n, img -> implicitImage(xs, x.offset() + img * c * g.hw(), c, g.h, g.w, g.ph, g.pw, g.kh, g.kw,
         wp, offs, o, b, ys, out.offset() + img * o * g.cols()));
+  }
+
+  /**
+   * dw [O, C*kh*kw] of an implicit-path convolution without column matrices: per chunk of
+   * consecutive images (at most MAX_WEIGHT_CHUNKS, fixed by the shapes) a partial [taps, channels]
+   * that {@link RowKernels#convWeightTile} accumulates from each image's padded input and its
+   * upstream gradient packed position by position; the partials are summed in chunk order, so dw
+   * does not depend on the thread count.
+   */
+  private static void implicitWeightGrad(Tensor x, Tensor gOut, Tensor dw, Geom g) {
+    int n = x.shapeRef()[0];
+    int c = x.shapeRef()[1];
+    int o = dw.shapeRef()[0];
+    int kdim = c * g.kk();
+    int taps = RowKernels.WEIGHT_TAPS;
+    int kpad = (kdim + taps - 1) / taps * taps;
+    int width = ROWS.convWeightWidth();
+    int otiles = (o + width - 1) / width;
+    int opad = otiles * width;
+    int pitch = g.w + 2 * g.pw;
+    // the taps past kdim read offset 0 and fill rows of the partial that are never summed
+    int[] offs = java.util.Arrays.copyOf(tapOffsets(c, (g.h + 2 * g.ph) * pitch, pitch, g.kh, g.kw), kpad);
+    int cols = g.cols();
+    int per = imagesPerChunk(n, (long) kpad * opad);
+    int chunks = Parallel.chunks(n, per);
+    float[][] part = new float[chunks][kpad * opad];
+    int rowBlock = Math.max(1, 4096 / (g.ow * width)); // 16 KiB of packed gradient per block, kept in L1 across tap tiles
+    float[] xs = x.storage().floats();
+    float[] gs = gOut.storage().floats();
+    Parallel.forEach(chunks, t -> {
+      float[] acc = part[t];
+      for (int img = t * per, n1 = Math.min(n, img + per); img < n1; img++) {
+        float[] xp = padImage(xs, x.offset() + img * c * g.hw(), c, g.h, g.w, g.ph, g.pw, g.kw);
+        float[] gp = F_IMPLICIT_Y.get();
+        if (gp.length < opad * cols) F_IMPLICIT_Y.set(gp = new float[opad * cols]);
+        for (int oc = 0; oc < opad; oc++) { // gp[(ot*cols + p)*width + l] = g[img, ot*width + l, p]
+          int base = (oc / width) * cols * width + oc % width;
+          int src = gOut.offset() + (img * o + oc) * cols;
+          if (oc < o) for (int p = 0; p < cols; p++) gp[base + p * width] = gs[src + p];
+          else for (int p = 0; p < cols; p++) gp[base + p * width] = 0f;
+        }
+        for (int ot = 0; ot < otiles; ot++) {
+          for (int oy = 0; oy < g.oh; oy += rowBlock) {
+            int rows = Math.min(rowBlock, g.oh - oy);
+            int gpo = (ot * cols + oy * g.ow) * width;
+            for (int k0 = 0; k0 < kpad; k0 += taps) {
+              ROWS.convWeightTile(xp, oy * pitch, offs, k0, pitch, rows, g.ow, gp, gpo, acc, k0 * opad + ot * width, opad);
+            }
+          }
+        }
+      }
+    });
+    float[] d = dw.storage().floats();
+    for (int oc = 0; oc < o; oc++) {
+      for (int k = 0; k < kdim; k++) {
+        float sum = part[0][k * opad + oc];
+        for (int t = 1; t < chunks; t++) sum += part[t][k * opad + oc];
+        d[dw.offset() + oc * kdim + k] = sum;
+      }
+    }
   }
 
   /** dx of every image from its upstream gradient (see {@link #implicitBackwardApplies}), one task per image. */

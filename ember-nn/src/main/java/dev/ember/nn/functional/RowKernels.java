@@ -85,6 +85,22 @@ interface RowKernels {
    */
   void convTile(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] y, int yo, int ldy, int qn);
 
+  /** Taps per tile of {@link #convWeightTile}. */
+  int WEIGHT_TAPS = 12;
+
+  /** Output channels per tile of {@link #convWeightTile}: the packed gradient holds this many per position. */
+  int convWeightWidth();
+
+  /**
+   * The weight gradient of {@link #convTile} for WEIGHT_TAPS taps and convWeightWidth() output
+   * channels, over the valid positions only: for r < WEIGHT_TAPS and l < width, c[co + r*ldc + l]
+   * becomes the fma chain, starting from its value and going row by row (oy < oh, then ox < ow), of
+   * xp[xo + offs[k0 + r] + oy*pitch + ox] * gp[gpo + (oy*ow + ox)*width + l]. Both implementations
+   * give the same bits when their widths agree.
+   */
+  void convWeightTile(float[] xp, int xo, int[] offs, int k0, int pitch, int oh, int ow, float[] gp, int gpo,
+      float[] c, int co, int ldc);
+
   /** The float sum of a[ao + i] for i in [0, n), in an order fixed per implementation (batch norm's mean). */
   float sum(float[] a, int ao, int n);
 
@@ -236,6 +252,30 @@ interface RowKernels {
     public int convSlack() {
       return 0;
     }
+
+    @Override
+    public int convWeightWidth() {
+      return 32;
+    }
+
+    @Override
+    public void convWeightTile(float[] xp, int xo, int[] offs, int k0, int pitch, int oh, int ow, float[] gp,
+        int gpo, float[] c, int co, int ldc) {
+      int width = convWeightWidth();
+      for (int r = 0; r < WEIGHT_TAPS; r++) {
+        int x = xo + offs[k0 + r];
+        for (int l = 0; l < width; l++) {
+          float acc = c[co + r * ldc + l];
+          for (int oy = 0; oy < oh; oy++) {
+            for (int ox = 0; ox < ow; ox++) {
+              acc = Math.fma(xp[x + oy * pitch + ox], gp[gpo + (oy * ow + ox) * width + l], acc);
+            }
+          }
+          c[co + r * ldc + l] = acc;
+        }
+      }
+    }
+
 
     @Override
     public void convTile(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] y, int yo, int ldy, int qn) {

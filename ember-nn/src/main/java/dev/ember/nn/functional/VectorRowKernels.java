@@ -287,6 +287,109 @@ final class VectorRowKernels implements RowKernels {
     return 3 * L;
   }
 
+  @Override
+  public int convWeightWidth() {
+    return 2 * L;
+  }
+
+  /** 12 taps x 2 vectors of channels: 24 accumulators, per position 2 loads of the gradient and 12 broadcasts. */
+  @Override
+  public void convWeightTile(float[] xp, int xo, int[] offs, int k0, int pitch, int oh, int ow, float[] gp, int gpo,
+      float[] c, int co, int ldc) {
+    FloatVector a00 = FloatVector.fromArray(S, c, co + 0 * ldc), a01 = FloatVector.fromArray(S, c, co + 0 * ldc + L);
+    FloatVector a10 = FloatVector.fromArray(S, c, co + 1 * ldc), a11 = FloatVector.fromArray(S, c, co + 1 * ldc + L);
+    FloatVector a20 = FloatVector.fromArray(S, c, co + 2 * ldc), a21 = FloatVector.fromArray(S, c, co + 2 * ldc + L);
+    FloatVector a30 = FloatVector.fromArray(S, c, co + 3 * ldc), a31 = FloatVector.fromArray(S, c, co + 3 * ldc + L);
+    FloatVector a40 = FloatVector.fromArray(S, c, co + 4 * ldc), a41 = FloatVector.fromArray(S, c, co + 4 * ldc + L);
+    FloatVector a50 = FloatVector.fromArray(S, c, co + 5 * ldc), a51 = FloatVector.fromArray(S, c, co + 5 * ldc + L);
+    FloatVector a60 = FloatVector.fromArray(S, c, co + 6 * ldc), a61 = FloatVector.fromArray(S, c, co + 6 * ldc + L);
+    FloatVector a70 = FloatVector.fromArray(S, c, co + 7 * ldc), a71 = FloatVector.fromArray(S, c, co + 7 * ldc + L);
+    FloatVector a80 = FloatVector.fromArray(S, c, co + 8 * ldc), a81 = FloatVector.fromArray(S, c, co + 8 * ldc + L);
+    FloatVector a90 = FloatVector.fromArray(S, c, co + 9 * ldc), a91 = FloatVector.fromArray(S, c, co + 9 * ldc + L);
+    FloatVector a100 = FloatVector.fromArray(S, c, co + 10 * ldc), a101 = FloatVector.fromArray(S, c, co + 10 * ldc + L);
+    FloatVector a110 = FloatVector.fromArray(S, c, co + 11 * ldc), a111 = FloatVector.fromArray(S, c, co + 11 * ldc + L);
+    int x0 = xo + offs[k0 + 0];
+    int x1 = xo + offs[k0 + 1];
+    int x2 = xo + offs[k0 + 2];
+    int x3 = xo + offs[k0 + 3];
+    int x4 = xo + offs[k0 + 4];
+    int x5 = xo + offs[k0 + 5];
+    int x6 = xo + offs[k0 + 6];
+    int x7 = xo + offs[k0 + 7];
+    int x8 = xo + offs[k0 + 8];
+    int x9 = xo + offs[k0 + 9];
+    int x10 = xo + offs[k0 + 10];
+    int x11 = xo + offs[k0 + 11];
+    for (int oy = 0, g = gpo; oy < oh; oy++) {
+      int row = oy * pitch;
+      for (int ox = 0; ox < ow; ox++, g += 2 * L) {
+        int at = row + ox;
+        FloatVector b0 = FloatVector.fromArray(S, gp, g);
+        FloatVector b1 = FloatVector.fromArray(S, gp, g + L);
+        FloatVector s0 = FloatVector.broadcast(S, xp[x0 + at]);
+        a00 = s0.fma(b0, a00);
+        a01 = s0.fma(b1, a01);
+        FloatVector s1 = FloatVector.broadcast(S, xp[x1 + at]);
+        a10 = s1.fma(b0, a10);
+        a11 = s1.fma(b1, a11);
+        FloatVector s2 = FloatVector.broadcast(S, xp[x2 + at]);
+        a20 = s2.fma(b0, a20);
+        a21 = s2.fma(b1, a21);
+        FloatVector s3 = FloatVector.broadcast(S, xp[x3 + at]);
+        a30 = s3.fma(b0, a30);
+        a31 = s3.fma(b1, a31);
+        FloatVector s4 = FloatVector.broadcast(S, xp[x4 + at]);
+        a40 = s4.fma(b0, a40);
+        a41 = s4.fma(b1, a41);
+        FloatVector s5 = FloatVector.broadcast(S, xp[x5 + at]);
+        a50 = s5.fma(b0, a50);
+        a51 = s5.fma(b1, a51);
+        FloatVector s6 = FloatVector.broadcast(S, xp[x6 + at]);
+        a60 = s6.fma(b0, a60);
+        a61 = s6.fma(b1, a61);
+        FloatVector s7 = FloatVector.broadcast(S, xp[x7 + at]);
+        a70 = s7.fma(b0, a70);
+        a71 = s7.fma(b1, a71);
+        FloatVector s8 = FloatVector.broadcast(S, xp[x8 + at]);
+        a80 = s8.fma(b0, a80);
+        a81 = s8.fma(b1, a81);
+        FloatVector s9 = FloatVector.broadcast(S, xp[x9 + at]);
+        a90 = s9.fma(b0, a90);
+        a91 = s9.fma(b1, a91);
+        FloatVector s10 = FloatVector.broadcast(S, xp[x10 + at]);
+        a100 = s10.fma(b0, a100);
+        a101 = s10.fma(b1, a101);
+        FloatVector s11 = FloatVector.broadcast(S, xp[x11 + at]);
+        a110 = s11.fma(b0, a110);
+        a111 = s11.fma(b1, a111);
+      }
+    }
+    a00.intoArray(c, co + 0 * ldc);
+    a01.intoArray(c, co + 0 * ldc + L);
+    a10.intoArray(c, co + 1 * ldc);
+    a11.intoArray(c, co + 1 * ldc + L);
+    a20.intoArray(c, co + 2 * ldc);
+    a21.intoArray(c, co + 2 * ldc + L);
+    a30.intoArray(c, co + 3 * ldc);
+    a31.intoArray(c, co + 3 * ldc + L);
+    a40.intoArray(c, co + 4 * ldc);
+    a41.intoArray(c, co + 4 * ldc + L);
+    a50.intoArray(c, co + 5 * ldc);
+    a51.intoArray(c, co + 5 * ldc + L);
+    a60.intoArray(c, co + 6 * ldc);
+    a61.intoArray(c, co + 6 * ldc + L);
+    a70.intoArray(c, co + 7 * ldc);
+    a71.intoArray(c, co + 7 * ldc + L);
+    a80.intoArray(c, co + 8 * ldc);
+    a81.intoArray(c, co + 8 * ldc + L);
+    a90.intoArray(c, co + 9 * ldc);
+    a91.intoArray(c, co + 9 * ldc + L);
+    a100.intoArray(c, co + 10 * ldc);
+    a101.intoArray(c, co + 10 * ldc + L);
+    a110.intoArray(c, co + 11 * ldc);
+    a111.intoArray(c, co + 11 * ldc + L);
+  }
+
   /** Tiles of 8 channels x 3 vectors of positions: 24 accumulators, per tap 3 loads of x and 8 broadcasts. */
   @Override
   public void convTile(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] y, int yo, int ldy, int qn) {
