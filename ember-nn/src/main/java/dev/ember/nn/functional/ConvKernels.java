@@ -404,16 +404,46 @@ final class ConvKernels {
 
   /**
    * Whether a stride-1 pass over planes of {@code chans} channels of h x w, zero-padded by (padH, padW),
-   * runs as {@link RowKernels#convTile}: the output rows share the padded input's pitch, so the kw - 1
-   * positions at the end of each row are computed and dropped; that waste stays under 1/8 (a 32-wide
-   * VGG layer with 3x3 taps computes 34 per row; LeNet's 14-wide second layer would compute 14 for 10 and keeps
-   * the blocked GEMM), and the padded planes stay within IMPLICIT_FLOATS.
+   * runs as {@link RowKernels#convTile}: its slots (see {@link #slots}) compute at most 1/8 more positions
+   * than the output has (VGG's 32- and 16-wide layers none: two slots or one per row; LeNet's 10-wide second
+   * layer 44% more, so it keeps the blocked GEMM), and the padded planes stay within IMPLICIT_FLOATS.
    */
   private static boolean implicitFits(int chans, int h, int w, int padH, int padW, int kh, int kw) {
     long pitch = w + 2L * padW;
     long hp = h + 2L * padH;
-    return padH >= 0 && padW >= 0 && hp >= kh && pitch >= kw && 8L * (kw - 1) <= pitch
-        && chans * hp * pitch <= IMPLICIT_FLOATS;
+    if (padH < 0 || padW < 0 || hp < kh || pitch < kw || chans * hp * pitch > IMPLICIT_FLOATS) return false;
+    long oh = hp - kh + 1;
+    long ow = pitch - kw + 1;
+    return 8 * slotCount((int) oh, (int) ow, (int) pitch) * (long) ROWS.convLanes() <= 9 * oh * ow;
+  }
+
+  /** How many slots {@link #slots} gives. */
+  private static int slotCount(int oh, int ow, int pitch) {
+    int lanes = ROWS.convLanes();
+    int run = Math.ceilDiv((oh - 1) * pitch + ow, lanes);
+    int rows = oh * Math.ceilDiv(ow, lanes);
+    return Math.min(run, rows);
+  }
+
+  /**
+   * The slots of convLanes() positions that cover an oh x ow output laid out with the given row pitch,
+   * in increasing order: each row on its own (its last slot running into the padding columns or the next
+   * row when ow is not a multiple of the lanes), or, when that takes more, one run over every
+   * position from the first row's start to the last row's end, the kw - 1 padding columns of each row
+   * computed and dropped. Every position a slot reaches is below oh*pitch + convLanes().
+   */
+  private static int[] slots(int oh, int ow, int pitch) {
+    int lanes = ROWS.convLanes();
+    int n = slotCount(oh, ow, pitch);
+    int[] s = new int[n];
+    if (n == oh * Math.ceilDiv(ow, lanes)) {
+      for (int oy = 0, i = 0; oy < oh; oy++) {
+        for (int ox = 0; ox < ow; ox += lanes) s[i++] = oy * pitch + ox;
+      }
+    } else {
+      for (int i = 0; i < n; i++) s[i] = i * lanes;
+    }
+    return s;
   }
 
   /**
@@ -464,12 +494,12 @@ final class ConvKernels {
 
   /**
    * One image src [inC, h, w] (at srcOff) in this thread's buffer, zero-padded by (padH, padW) and
-   * followed by kw + convSlack() zeros, the most {@link RowKernels#convTile} reads past the planes.
+   * followed by kw + convLanes() zeros, the most {@link RowKernels#convTile} reads past the planes.
    */
   private static float[] padImage(float[] src, int srcOff, int inC, int h, int w, int padH, int padW, int kw) {
     int pitch = w + 2 * padW;
     int plane = (h + 2 * padH) * pitch;
-    int xsize = inC * plane + kw + ROWS.convSlack();
+    int xsize = inC * plane + kw + ROWS.convLanes();
     float[] xp = F_IMPLICIT_X.get();
     if (xp.length < xsize) F_IMPLICIT_X.set(xp = new float[xsize]);
     java.util.Arrays.fill(xp, 0, xsize, 0f);
@@ -484,22 +514,19 @@ final class ConvKernels {
    * (at srcOff) zero-padded by (padH, padW) with the packed weights, plus bias[o] when bias is not null.
    */
   private static void implicitImage(float[] src, int srcOff, int inC, int h, int w, int padH, int padW, int kh,
-      int kw, float[] wp, int[] offs, int outC, float[] bias, float[] dst, int dstOff) {
+      int kw, float[] wp, int[] offs, int[] slots, int outC, float[] bias, float[] dst, int dstOff) {
     int pitch = w + 2 * padW;
     int hp = h + 2 * padH;
-    int plane = hp * pitch;
     int oh = hp - kh + 1;
     int ow = pitch - kw + 1;
-    int slack = ROWS.convSlack();
     float[] xp = padImage(src, srcOff, inC, h, w, padH, padW, kw);
     int tile = RowKernels.CONV_TILE;
     int tiles = (outC + tile - 1) / tile;
-    int qn = oh * pitch;
-    int ldy = qn + slack;
+    int ldy = oh * pitch + ROWS.convLanes();
     float[] y = F_IMPLICIT_Y.get();
     if (y.length < tiles * tile * ldy) F_IMPLICIT_Y.set(y = new float[tiles * tile * ldy]);
     int kdim = offs.length;
-    for (int t = 0; t < tiles; t++) ROWS.convTile(xp, offs, kdim, wp, t * kdim * tile, y, t * tile * ldy, ldy, qn);
+    for (int t = 0; t < tiles; t++) ROWS.convTile(xp, offs, kdim, wp, t * kdim * tile, slots, slots.length, y, t * tile * ldy, ldy);
     for (int o = 0; o < outC; o++) {
       for (int oy = 0; oy < oh; oy++) {
         int s = o * ldy + oy * pitch;
@@ -522,6 +549,7 @@ final class ConvKernels {
     float[] wf = w.contiguous().toFloatArray();
     float[] wp = packTiles(o, kdim, (oc, k) -> oc * kdim + k, wf);
     int[] offs = tapOffsets(c, (g.h + 2 * g.ph) * (g.w + 2 * g.pw), g.w + 2 * g.pw, g.kh, g.kw);
+    int[] slots = slots(g.oh, g.ow, g.w + 2 * g.pw);
     float[] bf = null;
     if (bias != null) {
       bf = new float[o];
@@ -531,7 +559,7 @@ final class ConvKernels {
     float[] xs = x.storage().floats();
     float[] ys = out.storage().floats();
     Parallel.forEach(n, img -> implicitImage(xs, x.offset() + img * c * g.hw(), c, g.h, g.w, g.ph, g.pw, g.kh, g.kw,
-        wp, offs, o, b, ys, out.offset() + img * o * g.cols()));
+        wp, offs, slots, o, b, ys, out.offset() + img * o * g.cols()));
   }
 
   /**
@@ -614,10 +642,11 @@ final class ConvKernels {
     }, wf);
     int pitch = g.ow + 2 * padW;
     int[] offs = tapOffsets(o, (g.oh + 2 * padH) * pitch, pitch, kh, kw);
+    int[] slots = slots(g.h, g.w, pitch);
     float[] gs = gOut.storage().floats();
     float[] ds = dx.storage().floats();
     Parallel.forEach(n, img -> implicitImage(gs, gOut.offset() + img * o * g.cols(), o, g.oh, g.ow, padH, padW, kh, kw,
-        wp, offs, c, null, ds, dx.offset() + img * c * g.hw()));
+        wp, offs, slots, c, null, ds, dx.offset() + img * c * g.hw()));
   }
 
   // ================================================================== blocks of images (F32, one group)

@@ -72,18 +72,20 @@ interface RowKernels {
   /** Output channels per tile of {@link #convTile}; a tile's weights are packed [k][CONV_TILE]. */
   int CONV_TILE = 8;
 
-  /** Floats that {@link #convTile} may compute past qn in each row of y, and read past the last used element of xp. */
-  int convSlack();
+  /** Positions per slot of {@link #convTile}: the vector length (16 for the scalar loops). */
+  int convLanes();
 
   /**
    * One tile of CONV_TILE output channels of a stride-1 convolution as an implicit GEMM: input and
-   * output share one row pitch (the input's zero-padded width), so tap k of every output position q
-   * reads xp[offs[k] + q]. For r < CONV_TILE and q < qn, y[yo + r*ldy + q] is the fma chain over
-   * k < kdim, from 0 in k order, of wp[wo + k*CONV_TILE + r] * xp[offs[k] + q]. Positions q in
-   * [qn, qn + convSlack()) may be computed and written too, so rows of y and xp hold that much more.
-   * Both implementations give the same bits for q < qn.
+   * output share one row pitch (the input's zero-padded width), so tap k of output position p reads
+   * xp[offs[k] + p]. Slot s covers positions p = slots[s] + l for l < convLanes(); for each slot in
+   * order and r < CONV_TILE, y[yo + r*ldy + p] becomes the fma chain over k < kdim, from 0 in k
+   * order, of wp[wo + k*CONV_TILE + r] * xp[offs[k] + p]. A position that a later slot covers again
+   * ends with the later slot's value, so a row's last slot may run past the row's end. Both
+   * implementations give the same bits.
    */
-  void convTile(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] y, int yo, int ldy, int qn);
+  void convTile(float[] xp, int[] offs, int kdim, float[] wp, int wo, int[] slots, int nslots, float[] y, int yo,
+      int ldy);
 
   /** Taps per tile of {@link #convWeightTile}. */
   int WEIGHT_TAPS = 12;
@@ -249,8 +251,23 @@ interface RowKernels {
     }
 
     @Override
-    public int convSlack() {
-      return 0;
+    public int convLanes() {
+      return 16;
+    }
+
+    @Override
+    public void convTile(float[] xp, int[] offs, int kdim, float[] wp, int wo, int[] slots, int nslots, float[] y,
+        int yo, int ldy) {
+      for (int s = 0; s < nslots; s++) {
+        for (int l = 0; l < convLanes(); l++) {
+          int p = slots[s] + l;
+          for (int r = 0; r < CONV_TILE; r++) {
+            float acc = 0f;
+            for (int k = 0; k < kdim; k++) acc = Math.fma(wp[wo + k * CONV_TILE + r], xp[offs[k] + p], acc);
+            y[yo + r * ldy + p] = acc;
+          }
+        }
+      }
     }
 
     @Override
@@ -275,19 +292,6 @@ interface RowKernels {
         }
       }
     }
-
-
-    @Override
-    public void convTile(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] y, int yo, int ldy, int qn) {
-      for (int r = 0; r < CONV_TILE; r++) {
-        for (int q = 0; q < qn; q++) {
-          float acc = 0f;
-          for (int k = 0; k < kdim; k++) acc = Math.fma(wp[wo + k * CONV_TILE + r], xp[offs[k] + q], acc);
-          y[yo + r * ldy + q] = acc;
-        }
-      }
-    }
-
 
     @Override
     public void convPlane(float[] xp, int xo, int pw, int ps, int cin, int kh, int kw, float[] w, int wo, float bias,

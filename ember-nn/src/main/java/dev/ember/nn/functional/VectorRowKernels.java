@@ -283,8 +283,8 @@ final class VectorRowKernels implements RowKernels {
   }
 
   @Override
-  public int convSlack() {
-    return 3 * L;
+  public int convLanes() {
+    return L;
   }
 
   @Override
@@ -390,14 +390,49 @@ final class VectorRowKernels implements RowKernels {
     a111.intoArray(c, co + 11 * ldc + L);
   }
 
-  /** Tiles of 8 channels x 3 vectors of positions: 24 accumulators, per tap 3 loads of x and 8 broadcasts. */
+  /** Tiles of 8 channels x 3 slots (vectors) of positions: 24 accumulators, per tap 3 loads of x and 8 broadcasts. */
   @Override
-  public void convTile(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] y, int yo, int ldy, int qn) {
-    for (int q = 0; q < qn; q += 3 * L) convTile3(xp, offs, kdim, wp, wo, y, yo + q, ldy, q);
+  public void convTile(float[] xp, int[] offs, int kdim, float[] wp, int wo, int[] slots, int nslots, float[] y, int yo,
+      int ldy) {
+    int s = 0;
+    for (; s + 3 <= nslots; s += 3) convTile3(xp, offs, kdim, wp, wo, y, yo, ldy, slots[s], slots[s + 1], slots[s + 2]);
+    for (; s < nslots; s++) convTile1(xp, offs, kdim, wp, wo, y, yo, ldy, slots[s]);
+  }
+
+  /** The one or two slots past the last group of three, one at a time (8 accumulators). */
+  private static void convTile1(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] y, int yo, int ldy,
+      int p) {
+    FloatVector a0 = FloatVector.zero(S);
+    FloatVector a1 = FloatVector.zero(S);
+    FloatVector a2 = FloatVector.zero(S);
+    FloatVector a3 = FloatVector.zero(S);
+    FloatVector a4 = FloatVector.zero(S);
+    FloatVector a5 = FloatVector.zero(S);
+    FloatVector a6 = FloatVector.zero(S);
+    FloatVector a7 = FloatVector.zero(S);
+    for (int k = 0, w = wo; k < kdim; k++, w += CONV_TILE) {
+      FloatVector x = FloatVector.fromArray(S, xp, offs[k] + p);
+      a0 = x.fma(FloatVector.broadcast(S, wp[w + 0]), a0);
+      a1 = x.fma(FloatVector.broadcast(S, wp[w + 1]), a1);
+      a2 = x.fma(FloatVector.broadcast(S, wp[w + 2]), a2);
+      a3 = x.fma(FloatVector.broadcast(S, wp[w + 3]), a3);
+      a4 = x.fma(FloatVector.broadcast(S, wp[w + 4]), a4);
+      a5 = x.fma(FloatVector.broadcast(S, wp[w + 5]), a5);
+      a6 = x.fma(FloatVector.broadcast(S, wp[w + 6]), a6);
+      a7 = x.fma(FloatVector.broadcast(S, wp[w + 7]), a7);
+    }
+    a0.intoArray(y, yo + 0 * ldy + p);
+    a1.intoArray(y, yo + 1 * ldy + p);
+    a2.intoArray(y, yo + 2 * ldy + p);
+    a3.intoArray(y, yo + 3 * ldy + p);
+    a4.intoArray(y, yo + 4 * ldy + p);
+    a5.intoArray(y, yo + 5 * ldy + p);
+    a6.intoArray(y, yo + 6 * ldy + p);
+    a7.intoArray(y, yo + 7 * ldy + p);
   }
 
   private static void convTile3(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] y, int yo, int ldy,
-      int q) {
+      int p0, int p1, int p2) {
     FloatVector a00 = FloatVector.zero(S), a01 = a00, a02 = a00;
     FloatVector a10 = FloatVector.zero(S), a11 = a10, a12 = a10;
     FloatVector a20 = FloatVector.zero(S), a21 = a20, a22 = a20;
@@ -407,10 +442,10 @@ final class VectorRowKernels implements RowKernels {
     FloatVector a60 = FloatVector.zero(S), a61 = a60, a62 = a60;
     FloatVector a70 = FloatVector.zero(S), a71 = a70, a72 = a70;
     for (int k = 0, w = wo; k < kdim; k++, w += CONV_TILE) {
-      int at = offs[k] + q;
-      FloatVector x0 = FloatVector.fromArray(S, xp, at);
-      FloatVector x1 = FloatVector.fromArray(S, xp, at + L);
-      FloatVector x2 = FloatVector.fromArray(S, xp, at + 2 * L);
+      int at = offs[k];
+      FloatVector x0 = FloatVector.fromArray(S, xp, at + p0);
+      FloatVector x1 = FloatVector.fromArray(S, xp, at + p1);
+      FloatVector x2 = FloatVector.fromArray(S, xp, at + p2);
       FloatVector b0 = FloatVector.broadcast(S, wp[w + 0]);
       a00 = x0.fma(b0, a00);
       a01 = x1.fma(b0, a01);
@@ -444,30 +479,30 @@ final class VectorRowKernels implements RowKernels {
       a71 = x1.fma(b7, a71);
       a72 = x2.fma(b7, a72);
     }
-    a00.intoArray(y, yo + 0 * ldy);
-    a01.intoArray(y, yo + 0 * ldy + L);
-    a02.intoArray(y, yo + 0 * ldy + 2 * L);
-    a10.intoArray(y, yo + 1 * ldy);
-    a11.intoArray(y, yo + 1 * ldy + L);
-    a12.intoArray(y, yo + 1 * ldy + 2 * L);
-    a20.intoArray(y, yo + 2 * ldy);
-    a21.intoArray(y, yo + 2 * ldy + L);
-    a22.intoArray(y, yo + 2 * ldy + 2 * L);
-    a30.intoArray(y, yo + 3 * ldy);
-    a31.intoArray(y, yo + 3 * ldy + L);
-    a32.intoArray(y, yo + 3 * ldy + 2 * L);
-    a40.intoArray(y, yo + 4 * ldy);
-    a41.intoArray(y, yo + 4 * ldy + L);
-    a42.intoArray(y, yo + 4 * ldy + 2 * L);
-    a50.intoArray(y, yo + 5 * ldy);
-    a51.intoArray(y, yo + 5 * ldy + L);
-    a52.intoArray(y, yo + 5 * ldy + 2 * L);
-    a60.intoArray(y, yo + 6 * ldy);
-    a61.intoArray(y, yo + 6 * ldy + L);
-    a62.intoArray(y, yo + 6 * ldy + 2 * L);
-    a70.intoArray(y, yo + 7 * ldy);
-    a71.intoArray(y, yo + 7 * ldy + L);
-    a72.intoArray(y, yo + 7 * ldy + 2 * L);
+    a00.intoArray(y, yo + 0 * ldy + p0);
+    a01.intoArray(y, yo + 0 * ldy + p1);
+    a02.intoArray(y, yo + 0 * ldy + p2);
+    a10.intoArray(y, yo + 1 * ldy + p0);
+    a11.intoArray(y, yo + 1 * ldy + p1);
+    a12.intoArray(y, yo + 1 * ldy + p2);
+    a20.intoArray(y, yo + 2 * ldy + p0);
+    a21.intoArray(y, yo + 2 * ldy + p1);
+    a22.intoArray(y, yo + 2 * ldy + p2);
+    a30.intoArray(y, yo + 3 * ldy + p0);
+    a31.intoArray(y, yo + 3 * ldy + p1);
+    a32.intoArray(y, yo + 3 * ldy + p2);
+    a40.intoArray(y, yo + 4 * ldy + p0);
+    a41.intoArray(y, yo + 4 * ldy + p1);
+    a42.intoArray(y, yo + 4 * ldy + p2);
+    a50.intoArray(y, yo + 5 * ldy + p0);
+    a51.intoArray(y, yo + 5 * ldy + p1);
+    a52.intoArray(y, yo + 5 * ldy + p2);
+    a60.intoArray(y, yo + 6 * ldy + p0);
+    a61.intoArray(y, yo + 6 * ldy + p1);
+    a62.intoArray(y, yo + 6 * ldy + p2);
+    a70.intoArray(y, yo + 7 * ldy + p0);
+    a71.intoArray(y, yo + 7 * ldy + p1);
+    a72.intoArray(y, yo + 7 * ldy + p2);
   }
 
   /**

@@ -211,11 +211,11 @@ class ConvolutionTest {
         {13, 6, 16, 14, 14, 5, 1, 0, 1}, // LeNet conv2: blocked
         {7, 5, 3, 11, 10, 3, 2, 1, 1}, // blocked, strided and padded
         {2, 3, 4, 5, 40, 3, 1, 1, 0}, // ow 40: too wide for the direct kernels, blocked
-        {3, 8, 12, 10, 18, 3, 1, 1, 1}, // implicit forward and input gradient, 12 channels: a part-filled tile
-        {2, 6, 9, 12, 24, 3, 1, 0, 1}, // implicit, unpadded: the input gradient pads by 2
-        {2, 5, 16, 7, 41, 5, 1, 2, 1}, // implicit, 5x5 taps, two full tiles
-        {2, 5, 4, 6, 20, 3, 1, 3, 1}, // implicit forward; padding past kh - 1: blocked input gradient
-        {2, 6, 3, 6, 7, 3, 1, 1, 1}, // 7 wide: 2 dropped columns in 9 is too many, blocked
+        {3, 8, 12, 10, 16, 3, 1, 1, 1}, // implicit, a slot per row; 12 channels: a part-filled tile
+        {2, 6, 9, 12, 30, 3, 1, 0, 1}, // implicit, unpadded: forward in one run of slots, input gradient by rows
+        {2, 5, 16, 7, 41, 5, 1, 2, 1}, // implicit, 5x5 taps, two full tiles, one run of slots
+        {2, 5, 4, 6, 30, 3, 1, 3, 1}, // implicit forward; padding past kh - 1: blocked input gradient
+        {2, 6, 3, 6, 7, 3, 1, 1, 1}, // 7 wide: 64 positions computed for 42 is too many, blocked
     };
     for (int[] t : cases) {
       String what = java.util.Arrays.toString(t);

@@ -97,41 +97,111 @@ class RowKernelsTest {
   }
 
   /**
-   * convTile bitwise against the scalar loop (both fma every tap from zero in tap order), for
-   * position counts around multiples of the vector tile and tap offsets in any order; the vector
-   * kernel writes at most convSlack() past qn in each row and nothing between rows' slack and the next row.
+   * convTile bitwise against the scalar loop (both fma every tap from zero in tap order), for slot
+   * counts around multiples of the vector kernel's three, slots that overlap (the later one's values
+   * must win) and tap offsets in any order; nothing outside the slots' positions is written.
    */
   @Test
   void convTileVectorAgreesWithScalar() {
     Random r = new Random(10);
-    int slack = vector.convSlack();
     int tile = RowKernels.CONV_TILE;
-    for (int qn : new int[] {1, 15, 16, 17, 47, 48, 49, 100, 1088}) {
+    for (int nslots : new int[] {1, 2, 3, 4, 5, 7, 22}) {
       for (int kdim : new int[] {1, 9, 27}) {
+        int lanes = vector.convLanes();
+        int[] slots = new int[nslots];
+        for (int i = 1; i < nslots; i++) slots[i] = slots[i - 1] + lanes - 3 + r.nextInt(8); // some overlap
+        int span = slots[nslots - 1] + Math.max(lanes, scalar.convLanes());
         int[] offs = new int[kdim];
-        for (int k = 0; k < kdim; k++) offs[k] = 2 + r.nextInt(60);
-        float[] xp = new float[64 + qn + slack];
+        for (int k = 0; k < kdim; k++) offs[k] = r.nextInt(60);
+        float[] xp = new float[60 + span];
         for (int i = 0; i < xp.length; i++) xp[i] = (float) r.nextGaussian();
         float[] wp = new float[3 + kdim * tile];
         for (int i = 0; i < wp.length; i++) wp[i] = (float) r.nextGaussian();
-        int ldy = qn + slack + 5;
+        int ldy = span + 5;
         float[] ys = new float[7 + tile * ldy];
         float[] yv = new float[7 + tile * ldy];
         java.util.Arrays.fill(ys, -1f);
         java.util.Arrays.fill(yv, -1f);
-        scalar.convTile(xp, offs, kdim, wp, 3, ys, 7, ldy, qn);
-        vector.convTile(xp, offs, kdim, wp, 3, yv, 7, ldy, qn);
-        String what = "qn=" + qn + " kdim=" + kdim;
+        scalar.convTile(xp, offs, kdim, wp, 3, slots, nslots, ys, 7, ldy);
+        vector.convTile(xp, offs, kdim, wp, 3, slots, nslots, yv, 7, ldy);
+        String what = "nslots=" + nslots + " kdim=" + kdim;
+        boolean[] covered = new boolean[ldy];
+        for (int sl : slots) for (int l = 0; l < lanes; l++) covered[sl + l] = true;
         for (int row = 0; row < tile; row++) {
-          for (int q = 0; q < qn; q++) {
-            int at = 7 + row * ldy + q;
-            assertEquals(Float.floatToRawIntBits(ys[at]), Float.floatToRawIntBits(yv[at]), what + " row " + row + " q " + q);
+          for (int p = 0; p < ldy; p++) {
+            float v = yv[7 + row * ldy + p];
+            if (!covered[p]) {
+              assertEquals(-1f, v, what + " wrote outside the slots at row " + row + " p " + p);
+              continue;
+            }
+            double exact = 0;
+            for (int k = 0; k < kdim; k++) exact += (double) wp[3 + k * tile + row] * xp[offs[k] + p];
+            assertEquals(exact, v, 1e-4 * kdim, what + " row " + row + " p " + p + " against a double sum");
+            if (lanes == scalar.convLanes()) {
+              assertEquals(Float.floatToRawIntBits(ys[7 + row * ldy + p]), Float.floatToRawIntBits(v),
+                  what + " bits at row " + row + " p " + p);
+            }
           }
-          for (int q = qn + slack; q < ldy; q++) assertEquals(-1f, yv[7 + row * ldy + q], what + " wrote past the slack");
         }
-        double exact = 0;
-        for (int k = 0; k < kdim; k++) exact += (double) wp[3 + k * tile + 5] * xp[offs[k] + qn - 1];
-        assertEquals(exact, ys[7 + 5 * ldy + qn - 1], 1e-4 * kdim, what + " scalar against a double sum");
+      }
+    }
+  }
+
+  /**
+   * convWeightTile against a double sum (and bitwise against the scalar loop when both tile the
+   * channels alike): it adds to what c holds, reads only the valid positions of each row (a NaN in
+   * the padding columns must not reach c) and writes only its 12 x width block.
+   */
+  @Test
+  void convWeightTileVectorAgreesWithScalar() {
+    Random r = new Random(11);
+    int taps = RowKernels.WEIGHT_TAPS;
+    for (int[] shape : new int[][] {{1, 1, 3}, {3, 5, 8}, {4, 16, 18}, {2, 33, 36}}) {
+      int oh = shape[0], ow = shape[1], pitch = shape[2];
+      int[] offs = new int[taps + 2];
+      int jmax = (pitch - ow) / 2; // taps at row offsets 0-1 and column offsets 0..jmax: columns past ow + jmax are never valid
+      for (int k = 0; k < offs.length; k++) offs[k] = r.nextInt(2) * pitch + r.nextInt(jmax + 1);
+      float[] xp = new float[4 + 2 * pitch + oh * pitch];
+      for (int i = 0; i < xp.length; i++) xp[i] = (float) r.nextGaussian();
+      for (int row = 0; 4 + row * pitch < xp.length; row++) {
+        for (int col = ow + jmax; col < pitch && 4 + row * pitch + col < xp.length; col++) xp[4 + row * pitch + col] = Float.NaN;
+      }
+      for (RowKernels kernels : new RowKernels[] {scalar, vector}) {
+        int width = kernels.convWeightWidth();
+        float[] gp = new float[3 + oh * ow * width];
+        for (int i = 0; i < gp.length; i++) gp[i] = (float) r.nextGaussian();
+        int ldc = width + 5;
+        float[] c = new float[2 + (taps + 1) * ldc];
+        for (int i = 0; i < c.length; i++) c[i] = (float) r.nextGaussian();
+        float[] before = c.clone();
+        kernels.convWeightTile(xp, 4, offs, 2, pitch, oh, ow, gp, 3, c, 2, ldc);
+        String what = kernels.getClass().getSimpleName() + " oh=" + oh + " ow=" + ow;
+        for (int i = 0; i < c.length; i++) {
+          int row = (i - 2) / ldc, l = (i - 2) % ldc;
+          if (i < 2 || row >= taps || l >= width) {
+            assertEquals(before[i], c[i], what + " wrote outside its block at " + i);
+            continue;
+          }
+          double exact = before[i], mag = Math.abs(before[i]);
+          for (int oy = 0; oy < oh; oy++) {
+            for (int ox = 0; ox < ow; ox++) {
+              double p = (double) xp[4 + offs[2 + row] + oy * pitch + ox] * gp[3 + (oy * ow + ox) * width + l];
+              exact += p;
+              mag += Math.abs(p);
+            }
+          }
+          assertEquals(exact, c[i], 1e-5 * mag + 1e-6, what + " tap " + row + " channel " + l);
+        }
+      }
+      if (scalar.convWeightWidth() == vector.convWeightWidth()) {
+        int width = vector.convWeightWidth();
+        float[] gp = new float[3 + oh * ow * width];
+        for (int i = 0; i < gp.length; i++) gp[i] = (float) r.nextGaussian();
+        float[] cs = new float[2 + taps * width];
+        float[] cv = new float[2 + taps * width];
+        scalar.convWeightTile(xp, 4, offs, 2, pitch, oh, ow, gp, 3, cs, 2, width);
+        vector.convWeightTile(xp, 4, offs, 2, pitch, oh, ow, gp, 3, cv, 2, width);
+        assertArrayEquals(cs, cv, "convWeightTile bits oh=" + oh + " ow=" + ow);
       }
     }
   }
