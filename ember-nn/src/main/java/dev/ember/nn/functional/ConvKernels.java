@@ -430,24 +430,36 @@ final class ConvKernels {
   }
 
   /**
-   * The slots of convLanes() positions that cover an oh x ow output laid out with the given row pitch,
-   * in increasing order: each row on its own (its last slot running into the padding columns or the next
-   * row when ow is not a multiple of the lanes), or, when that takes more, one run over every
-   * position from the first row's start to the last row's end, the kw - 1 padding columns of each row
-   * computed and dropped. Every position a slot reaches is below oh*pitch + convLanes().
+   * Slots of convLanes() positions (see {@link RowKernels#convTile}): where each reads in the padded
+   * pitch, and where it writes: in the output plane itself ({@code direct}) when every row is a whole
+   * number of slots, else at the same place in the pitch layout, to be copied out.
    */
-  private static int[] slots(int oh, int ow, int pitch) {
+  record Slots(int[] read, int[] write, boolean direct) {}
+
+  /**
+   * The slots that cover an oh x ow output whose input rows have the given pitch, in increasing order:
+   * each row on its own (its last slot running into the padding columns or the next row when ow is
+   * not a multiple of the lanes), or, when that takes more, one run over every position from the
+   * first row's start to the last row's end, the kw - 1 padding columns of each row computed and
+   * dropped. Every position a slot reads or writes in the pitch layout is below oh*pitch + convLanes().
+   */
+  private static Slots slots(int oh, int ow, int pitch) {
     int lanes = ROWS.convLanes();
     int n = slotCount(oh, ow, pitch);
-    int[] s = new int[n];
+    int[] read = new int[n];
     if (n == oh * Math.ceilDiv(ow, lanes)) {
+      int[] plane = new int[n];
       for (int oy = 0, i = 0; oy < oh; oy++) {
-        for (int ox = 0; ox < ow; ox += lanes) s[i++] = oy * pitch + ox;
+        for (int ox = 0; ox < ow; ox += lanes, i++) {
+          read[i] = oy * pitch + ox;
+          plane[i] = oy * ow + ox;
+        }
       }
+      if (ow % lanes == 0) return new Slots(read, plane, true);
     } else {
-      for (int i = 0; i < n; i++) s[i] = i * lanes;
+      for (int i = 0; i < n; i++) read[i] = i * lanes;
     }
-    return s;
+    return new Slots(read, read, false);
   }
 
   /**
@@ -519,10 +531,13 @@ final class ConvKernels {
 
   /**
    * One image: dst [outC, hp - kh + 1, pitch - kw + 1] (at dstOff) = the convolution of src [inC, h, w]
-   * (at srcOff) zero-padded by (padH, padW) with the packed weights, plus bias[o] when bias is not null.
+   * (at srcOff) zero-padded by (padH, padW) with the packed weights, each chain starting from bias[o]
+   * (from 0 when bias is null). Slots that write the plane directly do so when outC fills whole tiles
+   * (a part-filled tile would write past the image's channels); otherwise the tiles go to a scratch
+   * buffer in the pitch layout and the rows are copied out.
    */
   private static void implicitImage(float[] src, int srcOff, int inC, int h, int w, int padH, int padW, int kh,
-      int kw, float[] wp, int[] offs, int[] slots, int outC, float[] bias, float[] dst, int dstOff) {
+      int kw, float[] wp, int[] offs, Slots slots, int outC, float[] bias, float[] dst, int dstOff) {
     int pitch = w + 2 * padW;
     int hp = h + 2 * padH;
     int oh = hp - kh + 1;
@@ -530,21 +545,24 @@ final class ConvKernels {
     float[] xp = padImage(src, srcOff, inC, h, w, padH, padW, kw);
     int tile = RowKernels.CONV_TILE;
     int tiles = (outC + tile - 1) / tile;
+    int kdim = offs.length;
+    int n = slots.read().length;
+    if (slots.direct() && outC % tile == 0) {
+      for (int t = 0; t < tiles; t++) {
+        ROWS.convTile(xp, offs, kdim, wp, t * kdim * tile, bias, t * tile, slots.read(), slots.write(), n, dst,
+            dstOff + t * tile * oh * ow, oh * ow);
+      }
+      return;
+    }
     int ldy = oh * pitch + ROWS.convLanes();
     float[] y = F_IMPLICIT_Y.get();
     if (y.length < tiles * tile * ldy) F_IMPLICIT_Y.set(y = new float[tiles * tile * ldy]);
-    int kdim = offs.length;
-    for (int t = 0; t < tiles; t++) ROWS.convTile(xp, offs, kdim, wp, t * kdim * tile, slots, slots.length, y, t * tile * ldy, ldy);
+    for (int t = 0; t < tiles; t++) {
+      ROWS.convTile(xp, offs, kdim, wp, t * kdim * tile, bias, t * tile, slots.read(), slots.read(), n, y,
+          t * tile * ldy, ldy);
+    }
     for (int o = 0; o < outC; o++) {
-      for (int oy = 0; oy < oh; oy++) {
-        int s = o * ldy + oy * pitch;
-        int d = dstOff + (o * oh + oy) * ow;
-        if (bias == null) System.arraycopy(y, s, dst, d, ow);
-        else {
-          float b = bias[o];
-          for (int ox = 0; ox < ow; ox++) dst[d + ox] = y[s + ox] + b;
-        }
-      }
+      for (int oy = 0; oy < oh; oy++) System.arraycopy(y, o * ldy + oy * pitch, dst, dstOff + (o * oh + oy) * ow, ow);
     }
   }
 
@@ -557,10 +575,10 @@ final class ConvKernels {
     float[] wf = w.contiguous().toFloatArray();
     float[] wp = packTiles(o, kdim, (oc, k) -> oc * kdim + k, wf);
     int[] offs = tapOffsets(c, (g.h + 2 * g.ph) * (g.w + 2 * g.pw), g.w + 2 * g.pw, g.kh, g.kw);
-    int[] slots = slots(g.oh, g.ow, g.w + 2 * g.pw);
+    Slots slots = slots(g.oh, g.ow, g.w + 2 * g.pw);
     float[] bf = null;
     if (bias != null) {
-      bf = new float[o];
+      bf = new float[Math.ceilDiv(o, RowKernels.CONV_TILE) * RowKernels.CONV_TILE]; // whole tiles: convTile reads init per tile
       for (int i = 0; i < o; i++) bf[i] = (float) bias[i];
     }
     float[] b = bf;
@@ -650,7 +668,7 @@ final class ConvKernels {
     }, wf);
     int pitch = g.ow + 2 * padW;
     int[] offs = tapOffsets(o, (g.oh + 2 * padH) * pitch, pitch, kh, kw);
-    int[] slots = slots(g.h, g.w, pitch);
+    Slots slots = slots(g.h, g.w, pitch);
     float[] gs = gOut.storage().floats();
     float[] ds = dx.storage().floats();
     Parallel.forEach(n, img -> implicitImage(gs, gOut.offset() + img * o * g.cols(), o, g.oh, g.ow, padH, padW, kh, kw,

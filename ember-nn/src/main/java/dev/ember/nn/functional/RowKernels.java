@@ -78,14 +78,14 @@ interface RowKernels {
   /**
    * One tile of CONV_TILE output channels of a stride-1 convolution as an implicit GEMM: input and
    * output share one row pitch (the input's zero-padded width), so tap k of output position p reads
-   * xp[offs[k] + p]. Slot s covers positions p = slots[s] + l for l < convLanes(); for each slot in
-   * order and r < CONV_TILE, y[yo + r*ldy + p] becomes the fma chain over k < kdim, from 0 in k
-   * order, of wp[wo + k*CONV_TILE + r] * xp[offs[k] + p]. A position that a later slot covers again
-   * ends with the later slot's value, so a row's last slot may run past the row's end. Both
-   * implementations give the same bits.
+   * xp[offs[k] + p]. Slot s covers positions p = read[s] + l for l < convLanes(); for each slot in
+   * order and r < CONV_TILE, y[yo + r*ldy + write[s] + l] becomes the fma chain over k < kdim, in k
+   * order, of wp[wo + k*CONV_TILE + r] * xp[offs[k] + p], starting from init[io + r] (from 0 when
+   * init is null). A position that a later slot writes again ends with the later slot's value, so a
+   * row's last slot may run past the row's end. Both implementations give the same bits.
    */
-  void convTile(float[] xp, int[] offs, int kdim, float[] wp, int wo, int[] slots, int nslots, float[] y, int yo,
-      int ldy);
+  void convTile(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] init, int io, int[] read, int[] write,
+      int nslots, float[] y, int yo, int ldy);
 
   /** Taps per tile of {@link #convWeightTile}. */
   int WEIGHT_TAPS = 12;
@@ -256,15 +256,15 @@ interface RowKernels {
     }
 
     @Override
-    public void convTile(float[] xp, int[] offs, int kdim, float[] wp, int wo, int[] slots, int nslots, float[] y,
-        int yo, int ldy) {
+    public void convTile(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] init, int io, int[] read,
+        int[] write, int nslots, float[] y, int yo, int ldy) {
       for (int s = 0; s < nslots; s++) {
         for (int l = 0; l < convLanes(); l++) {
-          int p = slots[s] + l;
+          int p = read[s] + l;
           for (int r = 0; r < CONV_TILE; r++) {
-            float acc = 0f;
+            float acc = init == null ? 0f : init[io + r];
             for (int k = 0; k < kdim; k++) acc = Math.fma(wp[wo + k * CONV_TILE + r], xp[offs[k] + p], acc);
-            y[yo + r * ldy + p] = acc;
+            y[yo + r * ldy + write[s] + l] = acc;
           }
         }
       }

@@ -392,24 +392,29 @@ final class VectorRowKernels implements RowKernels {
 
   /** Tiles of 8 channels x 3 slots (vectors) of positions: 24 accumulators, per tap 3 loads of x and 8 broadcasts. */
   @Override
-  public void convTile(float[] xp, int[] offs, int kdim, float[] wp, int wo, int[] slots, int nslots, float[] y, int yo,
-      int ldy) {
+  public void convTile(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] init, int io, int[] read,
+      int[] write, int nslots, float[] y, int yo, int ldy) {
+    float[] start = new float[CONV_TILE];
+    if (init != null) System.arraycopy(init, io, start, 0, CONV_TILE);
     int s = 0;
-    for (; s + 3 <= nslots; s += 3) convTile3(xp, offs, kdim, wp, wo, y, yo, ldy, slots[s], slots[s + 1], slots[s + 2]);
-    for (; s < nslots; s++) convTile1(xp, offs, kdim, wp, wo, y, yo, ldy, slots[s]);
+    for (; s + 3 <= nslots; s += 3) {
+      convTile3(xp, offs, kdim, wp, wo, start, y, yo, ldy, read[s], read[s + 1], read[s + 2], write[s], write[s + 1],
+          write[s + 2]);
+    }
+    for (; s < nslots; s++) convTile1(xp, offs, kdim, wp, wo, start, y, yo, ldy, read[s], write[s]);
   }
 
   /** The one or two slots past the last group of three, one at a time (8 accumulators). */
-  private static void convTile1(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] y, int yo, int ldy,
-      int p) {
-    FloatVector a0 = FloatVector.zero(S);
-    FloatVector a1 = FloatVector.zero(S);
-    FloatVector a2 = FloatVector.zero(S);
-    FloatVector a3 = FloatVector.zero(S);
-    FloatVector a4 = FloatVector.zero(S);
-    FloatVector a5 = FloatVector.zero(S);
-    FloatVector a6 = FloatVector.zero(S);
-    FloatVector a7 = FloatVector.zero(S);
+  private static void convTile1(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] start, float[] y, int yo,
+      int ldy, int p, int q) {
+    FloatVector a0 = FloatVector.broadcast(S, start[0]);
+    FloatVector a1 = FloatVector.broadcast(S, start[1]);
+    FloatVector a2 = FloatVector.broadcast(S, start[2]);
+    FloatVector a3 = FloatVector.broadcast(S, start[3]);
+    FloatVector a4 = FloatVector.broadcast(S, start[4]);
+    FloatVector a5 = FloatVector.broadcast(S, start[5]);
+    FloatVector a6 = FloatVector.broadcast(S, start[6]);
+    FloatVector a7 = FloatVector.broadcast(S, start[7]);
     for (int k = 0, w = wo; k < kdim; k++, w += CONV_TILE) {
       FloatVector x = FloatVector.fromArray(S, xp, offs[k] + p);
       a0 = x.fma(FloatVector.broadcast(S, wp[w + 0]), a0);
@@ -421,26 +426,26 @@ final class VectorRowKernels implements RowKernels {
       a6 = x.fma(FloatVector.broadcast(S, wp[w + 6]), a6);
       a7 = x.fma(FloatVector.broadcast(S, wp[w + 7]), a7);
     }
-    a0.intoArray(y, yo + 0 * ldy + p);
-    a1.intoArray(y, yo + 1 * ldy + p);
-    a2.intoArray(y, yo + 2 * ldy + p);
-    a3.intoArray(y, yo + 3 * ldy + p);
-    a4.intoArray(y, yo + 4 * ldy + p);
-    a5.intoArray(y, yo + 5 * ldy + p);
-    a6.intoArray(y, yo + 6 * ldy + p);
-    a7.intoArray(y, yo + 7 * ldy + p);
+    a0.intoArray(y, yo + 0 * ldy + q);
+    a1.intoArray(y, yo + 1 * ldy + q);
+    a2.intoArray(y, yo + 2 * ldy + q);
+    a3.intoArray(y, yo + 3 * ldy + q);
+    a4.intoArray(y, yo + 4 * ldy + q);
+    a5.intoArray(y, yo + 5 * ldy + q);
+    a6.intoArray(y, yo + 6 * ldy + q);
+    a7.intoArray(y, yo + 7 * ldy + q);
   }
 
-  private static void convTile3(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] y, int yo, int ldy,
-      int p0, int p1, int p2) {
-    FloatVector a00 = FloatVector.zero(S), a01 = a00, a02 = a00;
-    FloatVector a10 = FloatVector.zero(S), a11 = a10, a12 = a10;
-    FloatVector a20 = FloatVector.zero(S), a21 = a20, a22 = a20;
-    FloatVector a30 = FloatVector.zero(S), a31 = a30, a32 = a30;
-    FloatVector a40 = FloatVector.zero(S), a41 = a40, a42 = a40;
-    FloatVector a50 = FloatVector.zero(S), a51 = a50, a52 = a50;
-    FloatVector a60 = FloatVector.zero(S), a61 = a60, a62 = a60;
-    FloatVector a70 = FloatVector.zero(S), a71 = a70, a72 = a70;
+  private static void convTile3(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] start, float[] y, int yo,
+      int ldy, int p0, int p1, int p2, int q0, int q1, int q2) {
+    FloatVector a00 = FloatVector.broadcast(S, start[0]), a01 = a00, a02 = a00;
+    FloatVector a10 = FloatVector.broadcast(S, start[1]), a11 = a10, a12 = a10;
+    FloatVector a20 = FloatVector.broadcast(S, start[2]), a21 = a20, a22 = a20;
+    FloatVector a30 = FloatVector.broadcast(S, start[3]), a31 = a30, a32 = a30;
+    FloatVector a40 = FloatVector.broadcast(S, start[4]), a41 = a40, a42 = a40;
+    FloatVector a50 = FloatVector.broadcast(S, start[5]), a51 = a50, a52 = a50;
+    FloatVector a60 = FloatVector.broadcast(S, start[6]), a61 = a60, a62 = a60;
+    FloatVector a70 = FloatVector.broadcast(S, start[7]), a71 = a70, a72 = a70;
     for (int k = 0, w = wo; k < kdim; k++, w += CONV_TILE) {
       int at = offs[k];
       FloatVector x0 = FloatVector.fromArray(S, xp, at + p0);
@@ -479,30 +484,30 @@ final class VectorRowKernels implements RowKernels {
       a71 = x1.fma(b7, a71);
       a72 = x2.fma(b7, a72);
     }
-    a00.intoArray(y, yo + 0 * ldy + p0);
-    a01.intoArray(y, yo + 0 * ldy + p1);
-    a02.intoArray(y, yo + 0 * ldy + p2);
-    a10.intoArray(y, yo + 1 * ldy + p0);
-    a11.intoArray(y, yo + 1 * ldy + p1);
-    a12.intoArray(y, yo + 1 * ldy + p2);
-    a20.intoArray(y, yo + 2 * ldy + p0);
-    a21.intoArray(y, yo + 2 * ldy + p1);
-    a22.intoArray(y, yo + 2 * ldy + p2);
-    a30.intoArray(y, yo + 3 * ldy + p0);
-    a31.intoArray(y, yo + 3 * ldy + p1);
-    a32.intoArray(y, yo + 3 * ldy + p2);
-    a40.intoArray(y, yo + 4 * ldy + p0);
-    a41.intoArray(y, yo + 4 * ldy + p1);
-    a42.intoArray(y, yo + 4 * ldy + p2);
-    a50.intoArray(y, yo + 5 * ldy + p0);
-    a51.intoArray(y, yo + 5 * ldy + p1);
-    a52.intoArray(y, yo + 5 * ldy + p2);
-    a60.intoArray(y, yo + 6 * ldy + p0);
-    a61.intoArray(y, yo + 6 * ldy + p1);
-    a62.intoArray(y, yo + 6 * ldy + p2);
-    a70.intoArray(y, yo + 7 * ldy + p0);
-    a71.intoArray(y, yo + 7 * ldy + p1);
-    a72.intoArray(y, yo + 7 * ldy + p2);
+    a00.intoArray(y, yo + 0 * ldy + q0);
+    a01.intoArray(y, yo + 0 * ldy + q1);
+    a02.intoArray(y, yo + 0 * ldy + q2);
+    a10.intoArray(y, yo + 1 * ldy + q0);
+    a11.intoArray(y, yo + 1 * ldy + q1);
+    a12.intoArray(y, yo + 1 * ldy + q2);
+    a20.intoArray(y, yo + 2 * ldy + q0);
+    a21.intoArray(y, yo + 2 * ldy + q1);
+    a22.intoArray(y, yo + 2 * ldy + q2);
+    a30.intoArray(y, yo + 3 * ldy + q0);
+    a31.intoArray(y, yo + 3 * ldy + q1);
+    a32.intoArray(y, yo + 3 * ldy + q2);
+    a40.intoArray(y, yo + 4 * ldy + q0);
+    a41.intoArray(y, yo + 4 * ldy + q1);
+    a42.intoArray(y, yo + 4 * ldy + q2);
+    a50.intoArray(y, yo + 5 * ldy + q0);
+    a51.intoArray(y, yo + 5 * ldy + q1);
+    a52.intoArray(y, yo + 5 * ldy + q2);
+    a60.intoArray(y, yo + 6 * ldy + q0);
+    a61.intoArray(y, yo + 6 * ldy + q1);
+    a62.intoArray(y, yo + 6 * ldy + q2);
+    a70.intoArray(y, yo + 7 * ldy + q0);
+    a71.intoArray(y, yo + 7 * ldy + q1);
+    a72.intoArray(y, yo + 7 * ldy + q2);
   }
 
   /**

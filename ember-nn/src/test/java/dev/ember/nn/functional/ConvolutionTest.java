@@ -217,6 +217,7 @@ class ConvolutionTest {
         {2, 5, 4, 6, 30, 3, 1, 3, 1}, // implicit forward; padding past kh - 1: blocked input gradient
         {2, 6, 3, 6, 7, 3, 1, 1, 1}, // 7 wide: 64 positions computed for 42 is too many, blocked
         {3, 3, 32, 8, 16, 3, 1, 1, 0}, // RGB input, 32 filters: implicit forward and weight gradient alone
+        {2, 8, 16, 6, 16, 3, 1, 1, 1}, // implicit, whole tiles and rows of whole vectors: both passes write the planes
     };
     for (int[] t : cases) {
       String what = java.util.Arrays.toString(t);

@@ -97,9 +97,10 @@ class RowKernelsTest {
   }
 
   /**
-   * convTile bitwise against the scalar loop (both fma every tap from zero in tap order), for slot
-   * counts around multiples of the vector kernel's three, slots that overlap (the later one's values
-   * must win) and tap offsets in any order; nothing outside the slots' positions is written.
+   * convTile bitwise against the scalar loop (both fma every tap in tap order from the tile's start
+   * values), for slot counts around multiples of the vector kernel's three, slots that overlap (the
+   * later one's values must win), tap offsets in any order, with and without start values, writing
+   * where it reads or elsewhere; nothing outside the written slots changes.
    */
   @Test
   void convTileVectorAgreesWithScalar() {
@@ -107,39 +108,46 @@ class RowKernelsTest {
     int tile = RowKernels.CONV_TILE;
     for (int nslots : new int[] {1, 2, 3, 4, 5, 7, 22}) {
       for (int kdim : new int[] {1, 9, 27}) {
-        int lanes = vector.convLanes();
-        int[] slots = new int[nslots];
-        for (int i = 1; i < nslots; i++) slots[i] = slots[i - 1] + lanes - 3 + r.nextInt(8); // some overlap
-        int span = slots[nslots - 1] + Math.max(lanes, scalar.convLanes());
-        int[] offs = new int[kdim];
-        for (int k = 0; k < kdim; k++) offs[k] = r.nextInt(60);
-        float[] xp = new float[60 + span];
-        for (int i = 0; i < xp.length; i++) xp[i] = (float) r.nextGaussian();
-        float[] wp = new float[3 + kdim * tile];
-        for (int i = 0; i < wp.length; i++) wp[i] = (float) r.nextGaussian();
-        int ldy = span + 5;
-        float[] ys = new float[7 + tile * ldy];
-        float[] yv = new float[7 + tile * ldy];
-        java.util.Arrays.fill(ys, -1f);
-        java.util.Arrays.fill(yv, -1f);
-        scalar.convTile(xp, offs, kdim, wp, 3, slots, nslots, ys, 7, ldy);
-        vector.convTile(xp, offs, kdim, wp, 3, slots, nslots, yv, 7, ldy);
-        String what = "nslots=" + nslots + " kdim=" + kdim;
-        boolean[] covered = new boolean[ldy];
-        for (int sl : slots) for (int l = 0; l < lanes; l++) covered[sl + l] = true;
-        for (int row = 0; row < tile; row++) {
-          for (int p = 0; p < ldy; p++) {
-            float v = yv[7 + row * ldy + p];
-            if (!covered[p]) {
-              assertEquals(-1f, v, what + " wrote outside the slots at row " + row + " p " + p);
-              continue;
-            }
-            double exact = 0;
-            for (int k = 0; k < kdim; k++) exact += (double) wp[3 + k * tile + row] * xp[offs[k] + p];
-            assertEquals(exact, v, 1e-4 * kdim, what + " row " + row + " p " + p + " against a double sum");
-            if (lanes == scalar.convLanes()) {
-              assertEquals(Float.floatToRawIntBits(ys[7 + row * ldy + p]), Float.floatToRawIntBits(v),
-                  what + " bits at row " + row + " p " + p);
+        for (int variant = 0; variant < 2; variant++) { // 0: write where read, no start values; 1: shifted writes, start values
+          int lanes = vector.convLanes();
+          int[] read = new int[nslots];
+          for (int i = 1; i < nslots; i++) read[i] = read[i - 1] + lanes - 3 + r.nextInt(8); // some overlap
+          int[] write = read.clone();
+          if (variant == 1) for (int i = 0; i < nslots; i++) write[i] = read[i] + 2 * i + 1;
+          int span = write[nslots - 1] + Math.max(lanes, scalar.convLanes());
+          int[] offs = new int[kdim];
+          for (int k = 0; k < kdim; k++) offs[k] = r.nextInt(60);
+          float[] xp = new float[60 + span];
+          for (int i = 0; i < xp.length; i++) xp[i] = (float) r.nextGaussian();
+          float[] wp = new float[3 + kdim * tile];
+          for (int i = 0; i < wp.length; i++) wp[i] = (float) r.nextGaussian();
+          float[] init = variant == 1 ? new float[4 + tile] : null;
+          if (init != null) for (int i = 0; i < init.length; i++) init[i] = (float) r.nextGaussian();
+          int ldy = span + 5;
+          float[] ys = new float[7 + tile * ldy];
+          float[] yv = new float[7 + tile * ldy];
+          java.util.Arrays.fill(ys, -1f);
+          java.util.Arrays.fill(yv, -1f);
+          scalar.convTile(xp, offs, kdim, wp, 3, init, 4, read, write, nslots, ys, 7, ldy);
+          vector.convTile(xp, offs, kdim, wp, 3, init, 4, read, write, nslots, yv, 7, ldy);
+          String what = "nslots=" + nslots + " kdim=" + kdim + " variant=" + variant;
+          int[] from = new int[ldy]; // the read position whose value lands at each written position (the last slot wins)
+          java.util.Arrays.fill(from, -1);
+          for (int i = 0; i < nslots; i++) for (int l = 0; l < lanes; l++) from[write[i] + l] = read[i] + l;
+          for (int row = 0; row < tile; row++) {
+            for (int q = 0; q < ldy; q++) {
+              float v = yv[7 + row * ldy + q];
+              if (from[q] < 0) {
+                assertEquals(-1f, v, what + " wrote outside the slots at row " + row + " q " + q);
+                continue;
+              }
+              double exact = init == null ? 0 : init[4 + row];
+              for (int k = 0; k < kdim; k++) exact += (double) wp[3 + k * tile + row] * xp[offs[k] + from[q]];
+              assertEquals(exact, v, 1e-4 * kdim, what + " row " + row + " q " + q + " against a double sum");
+              if (lanes == scalar.convLanes()) {
+                assertEquals(Float.floatToRawIntBits(ys[7 + row * ldy + q]), Float.floatToRawIntBits(v),
+                    what + " bits at row " + row + " q " + q);
+              }
             }
           }
         }
