@@ -15,12 +15,17 @@ package dev.ember.tensor;
 public final class Storage {
   private final DType dtype;
   private final int size;
-  final float[] f32;
-  final double[] f64;
-  final long[] i64;
-  final int[] i32;
-  final byte[] bool;
+  private float[] f32;
+  private double[] f64;
+  private long[] i64;
+  private int[] i32;
+  private byte[] bool;
   private int version;
+  /** The {@link MemoryScope} that recycles this buffer when it closes, or null (GC-managed). */
+  MemoryScope scope;
+  /** Set when the buffer went back to its scope's pool: every access throws from then on. */
+  private boolean released;
+  private boolean fromPool;
 
   private Storage(DType dtype, int size, float[] f32, double[] f64, long[] i64, int[] i32, byte[] bool) {
     this.dtype = dtype;
@@ -32,13 +37,34 @@ public final class Storage {
     this.bool = bool;
   }
 
-  /** A zero-filled buffer of {@code size} elements. */
+  /**
+   * A zero-filled buffer of {@code size} elements: from the thread's buffer pool, and owned by its
+   * innermost {@link MemoryScope}, when one is open on this thread; a fresh array otherwise.
+   */
   public static Storage allocate(DType dtype, long size) {
     if (size < 0 || size > Integer.MAX_VALUE - 64) {
       throw new IllegalArgumentException("allocate: " + size + " elements of " + dtype.torchName()
           + " do not fit in one CPU buffer (max " + (Integer.MAX_VALUE - 64) + ")");
     }
     int n = (int) size;
+    MemoryScope scope = MemoryScope.current();
+    if (scope != null) return scope.allocate(dtype, n);
+    return fresh(dtype, n);
+  }
+
+  /** A fresh zero-filled Java array of n elements of dtype. */
+  static Object newArray(DType dtype, int n) {
+    return switch (dtype) {
+      case F32 -> new float[n];
+      case F64 -> new double[n];
+      case I64 -> new long[n];
+      case I32 -> new int[n];
+      case BOOL -> new byte[n];
+    };
+  }
+
+  /** A fresh zero-filled array of n elements of dtype, unowned. */
+  static Storage fresh(DType dtype, int n) {
     return switch (dtype) {
       case F32 -> new Storage(dtype, n, new float[n], null, null, null, null);
       case F64 -> new Storage(dtype, n, null, new double[n], null, null, null);
@@ -46,6 +72,60 @@ public final class Storage {
       case I32 -> new Storage(dtype, n, null, null, null, new int[n], null);
       case BOOL -> new Storage(dtype, n, null, null, null, null, new byte[n]);
     };
+  }
+
+  /** A storage around a pooled array (zero-filled by the pool) owned by {@code scope}. */
+  static Storage pooled(DType dtype, int n, Object array, MemoryScope scope) {
+    Storage st = switch (dtype) {
+      case F32 -> new Storage(dtype, n, (float[]) array, null, null, null, null);
+      case F64 -> new Storage(dtype, n, null, (double[]) array, null, null, null);
+      case I64 -> new Storage(dtype, n, null, null, (long[]) array, null, null);
+      case I32 -> new Storage(dtype, n, null, null, null, (int[]) array, null);
+      case BOOL -> new Storage(dtype, n, null, null, null, null, (byte[]) array);
+    };
+    st.scope = scope;
+    st.fromPool = true;
+    return st;
+  }
+
+  /** Whether the array came from a {@link MemoryScope}'s pool. */
+  boolean fromPool() {
+    return fromPool;
+  }
+
+  /** The backing array, whatever its type. */
+  Object array() {
+    return switch (dtype) {
+      case F32 -> f32;
+      case F64 -> f64;
+      case I64 -> i64;
+      case I32 -> i32;
+      case BOOL -> bool;
+    };
+  }
+
+  /** Hands the array back (for the pool) and makes every later access throw. */
+  Object release() {
+    Object a = array();
+    released = true;
+    scope = null;
+    f32 = null;
+    f64 = null;
+    i64 = null;
+    i32 = null;
+    bool = null;
+    return a;
+  }
+
+  /** Whether this buffer went back to a {@link MemoryScope}'s pool (any access throws). */
+  public boolean isReleased() {
+    return released;
+  }
+
+  private IllegalStateException releasedError() {
+    return new IllegalStateException("storage of " + size + " " + dtype.torchName() + " elements was released when "
+        + "the MemoryScope that created it closed; a tensor used after its scope must be kept (MemoryScope.keep) "
+        + "or created outside the scope");
   }
 
   public static Storage wrap(float[] a) {
@@ -78,26 +158,32 @@ public final class Storage {
 
   /** The backing array of an F32 storage (kernels only). */
   public float[] floats() {
+    if (released) throw releasedError();
     return f32;
   }
 
   public double[] doubles() {
+    if (released) throw releasedError();
     return f64;
   }
 
   public long[] longs() {
+    if (released) throw releasedError();
     return i64;
   }
 
   public int[] ints() {
+    if (released) throw releasedError();
     return i32;
   }
 
   public byte[] bools() {
+    if (released) throw releasedError();
     return bool;
   }
 
   public double getDouble(int i) {
+    if (released) throw releasedError();
     return switch (dtype) {
       case F32 -> f32[i];
       case F64 -> f64[i];
@@ -108,6 +194,7 @@ public final class Storage {
   }
 
   public long getLong(int i) {
+    if (released) throw releasedError();
     return switch (dtype) {
       case F32 -> (long) f32[i];
       case F64 -> (long) f64[i];
@@ -119,6 +206,7 @@ public final class Storage {
 
   /** Stores {@code v} converted to this storage's type (floats truncate toward zero for integers, bool is v != 0). */
   public void setDouble(int i, double v) {
+    if (released) throw releasedError();
     switch (dtype) {
       case F32 -> f32[i] = (float) v;
       case F64 -> f64[i] = v;
@@ -129,6 +217,7 @@ public final class Storage {
   }
 
   public void setLong(int i, long v) {
+    if (released) throw releasedError();
     switch (dtype) {
       case F32 -> f32[i] = v;
       case F64 -> f64[i] = v;

@@ -293,7 +293,12 @@ public final class Tensor {
     return grad;
   }
 
+  /**
+   * Sets the gradient. On a tensor that belongs to no {@link MemoryScope} (a parameter), the
+   * gradient's buffer leaves any scope it was made in, so that it survives as long as the tensor.
+   */
   public void setGrad(Tensor g) {
+    if (g != null && storage.scope == null) MemoryScope.escape(g);
     this.grad = g;
   }
 

@@ -1,0 +1,140 @@
+package dev.ember.tensor;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class MemoryScopeTest {
+  @AfterEach
+  void emptyPool() {
+    MemoryScope.trimPool();
+  }
+
+  @Test
+  void theNextScopeReusesTheArraysZeroFilled() {
+    float[] first;
+    try (MemoryScope s = MemoryScope.open()) {
+      Tensor t = Tensor.ones(3, 5);
+      first = t.storage().floats();
+      assertTrue(t.storage().scope == s);
+    }
+    assertEquals(15 * 4, MemoryScope.pooledBytes());
+    try (MemoryScope s = MemoryScope.open()) {
+      Tensor z = Tensor.zeros(15);
+      assertSame(first, z.storage().floats(), "same length: the pooled array");
+      assertArrayEquals(new float[15], z.toFloatArray(), "reused arrays are zero-filled like fresh ones");
+      assertEquals(0, MemoryScope.pooledBytes());
+      Tensor other = Tensor.zeros(16);
+      assertNotSame(first, other.storage().floats());
+    }
+  }
+
+  @Test
+  void aTensorUsedAfterItsScopeThrowsInsteadOfReadingReusedMemory() {
+    Tensor t;
+    Tensor view;
+    try (MemoryScope s = MemoryScope.open()) {
+      t = Tensor.arange(6).reshape(2, 3);
+      view = t.select(0, 1);
+    }
+    assertTrue(t.storage().isReleased());
+    IllegalStateException e = assertThrows(IllegalStateException.class, t::toFloatArray);
+    assertTrue(e.getMessage().contains("released when the MemoryScope that created it closed"), e.getMessage());
+    assertThrows(IllegalStateException.class, () -> view.add(1));
+    assertThrows(IllegalStateException.class, () -> t.storage().getDouble(0));
+  }
+
+  @Test
+  void keptTensorsMoveToTheEnclosingScopeAndEscapedOnesToTheCollector() {
+    Tensor kept;
+    Tensor escaped;
+    Tensor keptOut;
+    try (MemoryScope outer = MemoryScope.open()) {
+      try (MemoryScope inner = MemoryScope.open()) {
+        kept = inner.keep(Tensor.full(2.0, 4));
+        escaped = MemoryScope.escape(Tensor.full(3.0, 4));
+      }
+      assertArrayEquals(new float[] {2, 2, 2, 2}, kept.toFloatArray(), "kept: alive until the outer scope closes");
+      keptOut = outer.keep(Tensor.full(5.0, 2));
+    }
+    assertTrue(kept.storage().isReleased(), "the outer scope released what the inner one handed it");
+    assertArrayEquals(new float[] {3, 3, 3, 3}, escaped.toFloatArray());
+    assertArrayEquals(new float[] {5, 5}, keptOut.toFloatArray(), "kept by the outermost scope: left to the GC");
+  }
+
+  @Test
+  void tensorsFromBeforeTheScopeOrOtherThreadsAreNotTouched() throws Exception {
+    Tensor before = Tensor.ones(8);
+    AtomicReference<Tensor> fromOtherThread = new AtomicReference<>();
+    try (MemoryScope s = MemoryScope.open()) {
+      Thread th = new Thread(() -> fromOtherThread.set(Tensor.full(7.0, 3)));
+      th.start();
+      th.join();
+      before.add_(1);
+    }
+    assertArrayEquals(new float[] {2, 2, 2, 2, 2, 2, 2, 2}, before.toFloatArray());
+    assertArrayEquals(new float[] {7, 7, 7}, fromOtherThread.get().toFloatArray());
+    assertFalse(MemoryScope.active());
+  }
+
+  @Test
+  void aParametersGradientOutlivesTheScopeOfItsBackwardPass() {
+    Tensor p = Tensor.arange(3).to(DType.F32).requiresGrad(true);
+    Tensor inside;
+    try (MemoryScope s = MemoryScope.open()) {
+      inside = Tensor.ones(3).requiresGrad(true);
+      p.mul(inside).mul(2).sum().backward();
+      p.mul(3).sum().backward(); // accumulates: a new buffer made in the scope
+    }
+    assertArrayEquals(new float[] {5, 5, 5}, p.grad().toFloatArray());
+    assertTrue(inside.storage().isReleased(), "a tensor made in the scope goes, gradient and all");
+  }
+
+  @Test
+  void scopesCloseInnermostFirstAndOnTheirOwnThread() throws Exception {
+    MemoryScope outer = MemoryScope.open();
+    MemoryScope inner = MemoryScope.open();
+    IllegalStateException e = assertThrows(IllegalStateException.class, outer::close);
+    assertTrue(e.getMessage().contains("inner scope is still open"), e.getMessage());
+    AtomicReference<Throwable> fromOther = new AtomicReference<>();
+    Thread th = new Thread(() -> {
+      try {
+        inner.close();
+      } catch (Throwable t) {
+        fromOther.set(t);
+      }
+    });
+    th.start();
+    th.join();
+    assertTrue(fromOther.get() instanceof IllegalStateException, String.valueOf(fromOther.get()));
+    inner.close();
+    inner.close(); // idempotent
+    outer.close();
+    assertFalse(MemoryScope.active());
+    assertThrows(IllegalStateException.class, () -> outer.keep(Tensor.ones(1)));
+  }
+
+  @Test
+  void lengthsNotAskedForInTwoOutermostScopesLeaveThePool() {
+    try (MemoryScope s = MemoryScope.open()) {
+      Tensor.zeros(DType.F64, 100);
+    }
+    assertEquals(800, MemoryScope.pooledBytes());
+    try (MemoryScope s = MemoryScope.open()) {
+      Tensor.zeros(7);
+    }
+    assertEquals(800 + 28, MemoryScope.pooledBytes(), "one scope without it: kept (the last batch may be short)");
+    try (MemoryScope s = MemoryScope.open()) {
+      Tensor.zeros(7);
+    }
+    assertEquals(28, MemoryScope.pooledBytes(), "two without it: dropped");
+  }
+}
