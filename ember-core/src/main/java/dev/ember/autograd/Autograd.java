@@ -1,6 +1,8 @@
 package dev.ember.autograd;
 
 import dev.ember.tensor.Check;
+import dev.ember.tensor.MemoryScope;
+import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -73,6 +75,20 @@ public final class Autograd {
   private static void propagate(Node rootNode, Tensor root, Tensor grad, boolean retainGraph, Adoption adoption) {
     List<Node> order = topologicalOrder(rootNode);
     adoption.allowed = root.gradHooks().isEmpty() && noHooks(order);
+    // Inside a MemoryScope (and without hooks, which may keep what they see) the pass gets a scope of its
+    // own: a gradient is handed back to the pool as soon as no pending input and no leaf holds its buffer,
+    // so the pass reuses it instead of holding every gradient of the step until the step's scope closes.
+    Recycler recycler = adoption.allowed && MemoryScope.active() ? new Recycler(MemoryScope.open(), adoption) : null;
+    try {
+      propagate(order, rootNode, root, grad, retainGraph, adoption, recycler);
+      if (recycler != null) recycler.keepLeafGrads();
+    } finally {
+      if (recycler != null) recycler.pass.close();
+    }
+  }
+
+  private static void propagate(List<Node> order, Node rootNode, Tensor root, Tensor grad, boolean retainGraph,
+      Adoption adoption, Recycler recycler) {
     Map<Node, Tensor> pending = new IdentityHashMap<>();
     Map<Node, Tensor> owners = new IdentityHashMap<>();
     pending.put(rootNode, grad);
@@ -80,6 +96,7 @@ public final class Autograd {
     for (Node node : order) {
       Tensor g = pending.remove(node);
       if (g == null) continue; // no gradient reached this node (e.g. all paths had null grads)
+      if (recycler != null) recycler.unref(g);
       Tensor owner = owners.remove(node);
       if (owner != null) g = applyHooks(owner, g);
       if (node.ctx.released()) {
@@ -87,7 +104,15 @@ public final class Autograd {
             + " (its saved tensors were freed after the first backward); hint: call backward(retainGraph=true)"
             + " the first time");
       }
-      Tensor[] grads = node.apply(g);
+      Tensor[] grads;
+      if (recycler == null) {
+        grads = node.apply(g);
+      } else {
+        try (MemoryScope nodeScope = MemoryScope.open()) { // the backward function's temporaries go back at once
+          grads = node.apply(g);
+          for (Tensor t : grads) if (t != null) nodeScope.keep(t);
+        }
+      }
       if (!retainGraph) node.ctx.release();
       for (int i = 0; i < node.edges.length; i++) {
         Tensor input = node.edges[i];
@@ -97,19 +122,88 @@ public final class Autograd {
           throw new IllegalStateException(node.name() + ": backward produced gradient " + Arrays.toString(gi.shape())
               + " for input " + i + " of shape " + Arrays.toString(input.shape()) + " (internal error)");
         }
-        if (gi.dtype() != input.dtype()) gi = gi.to(input.dtype());
+        if (gi.dtype() != input.dtype()) {
+          if (recycler != null) recycler.dead(gi);
+          gi = gi.to(input.dtype());
+        }
         Node next = input.gradFn();
         if (next == null) {
           accumulate(input, applyHooks(input, gi), adoption);
+          if (recycler != null) {
+            recycler.leaves.add(input);
+            recycler.dead(gi); // adopted buffers are never released (Adoption.storages)
+          }
         } else {
           Tensor prev = pending.get(next);
-          pending.put(next, prev == null ? gi : prev.add(gi));
+          Tensor sum = prev == null ? gi : prev.add(gi);
+          pending.put(next, sum);
           owners.put(next, input);
+          if (recycler != null) {
+            recycler.ref(sum);
+            if (prev != null) {
+              recycler.unref(prev);
+              recycler.dead(prev);
+              recycler.dead(gi);
+            }
+          }
         }
+      }
+      if (recycler != null) {
+        recycler.dead(g);
+        recycler.releaseDead();
       }
       // The inputs are the graph's activations; a node that can no longer run backward must not
       // keep them reachable from a tensor the caller still holds (the loss of the last step).
       if (!retainGraph) node.releaseEdges();
+    }
+  }
+
+  /**
+   * Counts, per buffer, the pending gradients on it, and hands a gradient made in this pass back to
+   * the pool once it is consumed and no pending gradient, leaf or the caller's root gradient shares
+   * its buffer (a node's backward may pass its gradient on as it is, or as a view).
+   */
+  private static final class Recycler {
+    final MemoryScope pass;
+    final Adoption adoption;
+    final IdentityHashMap<Storage, int[]> refs = new IdentityHashMap<>();
+    final ArrayList<Tensor> candidates = new ArrayList<>();
+    final java.util.Set<Tensor> leaves = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
+
+    Recycler(MemoryScope pass, Adoption adoption) {
+      this.pass = pass;
+      this.adoption = adoption;
+    }
+
+    void ref(Tensor t) {
+      refs.computeIfAbsent(t.storage(), k -> new int[1])[0]++;
+    }
+
+    void unref(Tensor t) {
+      int[] c = refs.get(t.storage());
+      if (c != null && --c[0] == 0) refs.remove(t.storage());
+    }
+
+    void dead(Tensor t) {
+      candidates.add(t);
+    }
+
+    void releaseDead() {
+      for (Tensor t : candidates) {
+        Storage st = t.storage();
+        if (!st.isReleased() && !refs.containsKey(st) && !adoption.storages.containsKey(st) && pass.owns(t)) {
+          pass.releaseNow(t);
+        }
+      }
+      candidates.clear();
+    }
+
+    /** A leaf made inside the enclosing scope keeps its gradient as long as that scope (a parameter's escaped already). */
+    void keepLeafGrads() {
+      for (Tensor leaf : leaves) {
+        Tensor gr = leaf.grad();
+        if (gr != null && pass.owns(gr)) pass.keep(gr);
+      }
     }
   }
 
