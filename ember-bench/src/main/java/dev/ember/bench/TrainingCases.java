@@ -15,6 +15,7 @@ import dev.ember.optim.AdamW;
 import dev.ember.optim.Optimizer;
 import dev.ember.optim.SGD;
 import dev.ember.tensor.Generator;
+import dev.ember.tensor.MemoryScope;
 import dev.ember.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.List;
@@ -169,12 +170,14 @@ final class TrainingCases {
     int[] i = {0};
     return () -> {
       int k = i[0]++ % xs.length;
-      opt.zeroGrad();
-      Tensor logits = model.forward(xs[k], mask);
-      Tensor l = loss.forward(logits.reshape(-1, v), ys[k]);
-      l.backward();
-      opt.step();
-      sink = l;
+      try (MemoryScope step = MemoryScope.open()) {
+        opt.zeroGrad();
+        Tensor logits = model.forward(xs[k], mask);
+        Tensor l = loss.forward(logits.reshape(-1, v), ys[k]);
+        l.backward();
+        opt.step();
+        sink = l.item();
+      }
     };
   }
 
@@ -213,7 +216,7 @@ final class TrainingCases {
       model.eval();
       Tensor x = Tensor.randn(g, 1, 784);
       return () -> {
-        try (Grad ignored = Grad.off()) {
+        try (Grad ignored = Grad.off(); MemoryScope call = MemoryScope.open()) {
           sink = model.call(x);
         }
       };
@@ -235,11 +238,13 @@ final class TrainingCases {
     int[] i = {0};
     return () -> {
       Tensor[] d = data[i[0]++ % data.length];
-      opt.zeroGrad();
-      Tensor l = loss.forward(model.call(d[0]), d[1]);
-      l.backward();
-      opt.step();
-      sink = l;
+      try (MemoryScope step = MemoryScope.open()) { // the step's tensors back to the pool, as the Trainer does
+        opt.zeroGrad();
+        Tensor l = loss.forward(model.call(d[0]), d[1]);
+        l.backward();
+        opt.step();
+        sink = l.item();
+      }
     };
   }
 }

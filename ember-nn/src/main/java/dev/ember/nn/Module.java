@@ -2,6 +2,7 @@ package dev.ember.nn;
 
 import dev.ember.autograd.Grad;
 import dev.ember.tensor.DType;
+import dev.ember.tensor.MemoryScope;
 import dev.ember.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -294,12 +295,17 @@ public abstract class Module {
     zeroGrad(true);
   }
 
-  /** Clears gradients: {@code setToNull} drops them, otherwise they are filled with zeros. */
+  /**
+   * Clears gradients: {@code setToNull} drops them, otherwise they are filled with zeros. Inside a
+   * {@link MemoryScope} dropped gradients go back to the pool ({@link MemoryScope#recycle}).
+   */
   public void zeroGrad(boolean setToNull) {
     for (Tensor p : parameters()) {
-      if (p.grad() == null) continue;
+      Tensor grad = p.grad();
+      if (grad == null) continue;
       if (setToNull) {
         p.setGrad(null);
+        MemoryScope.recycle(grad);
       } else {
         try (Grad ignored = Grad.off()) {
           p.grad().zero_();

@@ -3,6 +3,7 @@ package dev.ember.optim;
 import dev.ember.autograd.Grad;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
+import dev.ember.tensor.MemoryScope;
 import dev.ember.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -157,7 +158,10 @@ public abstract class Optimizer {
       p.copy_(work);
     }
     p.storage().bumpVersion();
-    for (Tensor s : st.values()) s.storage().bumpVersion();
+    for (Tensor s : st.values()) {
+      s.storage().bumpVersion();
+      MemoryScope.escape(s); // state made inside a MemoryScope (the first step) lives as long as the optimizer
+    }
   }
 
   /** The gradient of {@code p}, validated and made contiguous. */
@@ -172,14 +176,21 @@ public abstract class Optimizer {
     return grad.contiguous();
   }
 
-  /** Clears gradients of all parameters: {@code setToNull} drops them, otherwise fills them with zeros. */
+  /**
+   * Clears gradients of all parameters: {@code setToNull} drops them, otherwise fills them with zeros.
+   * Inside a {@link MemoryScope} the dropped gradients' buffers go back to the pool for the next
+   * backward pass ({@link MemoryScope#recycle}): clone a gradient that must be read afterwards.
+   */
   public void zeroGrad(boolean setToNull) {
     try (Grad ignored = Grad.off()) {
       for (ParamGroup g : groups) {
         for (Tensor p : g.params()) {
-          if (p.grad() == null) continue;
-          if (setToNull) p.setGrad(null);
-          else p.grad().zero_();
+          Tensor grad = p.grad();
+          if (grad == null) continue;
+          if (setToNull) {
+            p.setGrad(null);
+            MemoryScope.recycle(grad);
+          } else grad.zero_();
         }
       }
     }
@@ -288,6 +299,7 @@ public abstract class Optimizer {
     }
     state.clear();
     state.putAll(restored);
+    for (LinkedHashMap<String, Tensor> m : restored.values()) for (Tensor t : m.values()) MemoryScope.escape(t);
   }
 
   // ------------------------------------------------------------------ validation helpers

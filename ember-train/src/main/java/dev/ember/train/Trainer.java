@@ -11,6 +11,7 @@ import dev.ember.optim.Optimizer;
 import dev.ember.optim.OptimizerState;
 import dev.ember.optim.schedule.LRScheduler;
 import dev.ember.tensor.Generator;
+import dev.ember.tensor.MemoryScope;
 import dev.ember.tensor.Tensor;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -127,10 +128,12 @@ public final class Trainer {
     try (var ignored = Grad.off(); BatchIterator it = source.iterate(0, 0)) {
       while (it.hasNext()) {
         Batch b = it.next();
-        Tensor out = model.call(b.input());
-        if (lossFn != null) lossSum += lossFn.apply(out, b.target()).item() * b.size();
-        count += b.size();
-        for (Metric<Double> m : fresh) m.update(out, b.target());
+        try (MemoryScope batchScope = MemoryScope.open()) { // outputs and temporaries go back to the pool per batch
+          Tensor out = model.call(b.input());
+          if (lossFn != null) lossSum += lossFn.apply(out, b.target()).item() * b.size();
+          count += b.size();
+          for (Metric<Double> m : fresh) m.update(out, b.target());
+        }
       }
     } finally {
       model.train(wasTraining);
@@ -208,6 +211,7 @@ public final class Trainer {
       model.train();
       boolean completed = true;
       int numBatches = train.numBatches();
+      MemoryScope stepScope = null; // open from an optimizer step's first batch to the step itself
       try (BatchIterator it = train.iterate(epochIndex, nextBatch)) {
         while (true) {
           long t0 = System.nanoTime();
@@ -219,6 +223,7 @@ public final class Trainer {
           for (Callback c : callbacks) c.onBatchBegin(ctx, batch);
           long t1 = System.nanoTime();
           cbNanos += t1 - tData;
+          if (stepScope == null) stepScope = MemoryScope.open();
           Tensor out = model.call(batch.input());
           long t2 = System.nanoTime();
           Tensor loss = lossFn.apply(out, batch.target());
@@ -252,6 +257,8 @@ public final class Trainer {
             cbNanos += t7 - t6;
             optimizer.step();
             optimizer.zeroGrad();
+            stepScope.close(); // the step's activations, gradients and temporaries back to the pool
+            stepScope = null;
             pending = 0;
             ctx.globalStep++;
             if (scheduler != null && scheduleInterval == Interval.BATCH) scheduler.step();
@@ -282,6 +289,8 @@ public final class Trainer {
             break;
           }
         }
+      } finally {
+        if (stepScope != null) stepScope.close();
       }
       if (!completed) return;
       endEpoch();

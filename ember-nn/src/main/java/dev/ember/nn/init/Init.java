@@ -73,7 +73,7 @@ public final class Init {
     if (!(a <= b)) throw new IllegalArgumentException("uniform_: need a <= b, got a=" + a + ", b=" + b);
     Tensor u;
     try (Grad ignored = Grad.off()) {
-      u = Tensor.rand(gen, sampleType(t), t.shape()).mul(b - a).add(a);
+      u = Tensor.rand(gen, sampleType(t), t.shape()).mul_(b - a).add_(a); // in place: one temporary, not three
     }
     return fill(t, u);
   }
@@ -87,7 +87,7 @@ public final class Init {
     if (!(std >= 0)) throw new IllegalArgumentException("normal_: std must be >= 0, got " + std);
     Tensor n;
     try (Grad ignored = Grad.off()) {
-      n = Tensor.randn(gen, sampleType(t), t.shape()).mul(std).add(mean);
+      n = Tensor.randn(gen, sampleType(t), t.shape()).mul_(std).add_(mean);
     }
     return fill(t, n);
   }
