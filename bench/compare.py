@@ -65,6 +65,7 @@ def parse_args():
     p.add_argument("--warmup-steps", type=int, default=5, help="memory: untimed steps before the measured ones")
     p.add_argument("--steps", type=int, default=20, help="memory: measured training steps")
     p.add_argument("--xmx", default="4g", help="memory: the JVM's -Xmx (enough for seed_large with Adam)")
+    p.add_argument("--xmn", default="64m", help="memory: the JVM's young generation (-Xmn), serial collector")
     p.add_argument("--training-warmup", type=float, default=TRAINING_WARMUP_S,
                    help="training: Ember's warm-up seconds per case (default %(default)s, see TRAINING_WARMUP_S)")
     a = p.parse_args()
@@ -148,10 +149,10 @@ def training_workloads(a):
     return ws
 
 
-def ember_java(a, heap):
+def ember_java(a, heap, gc="-XX:+UseParallelGC"):
     """The JVM command line of an Ember pass: heap flags, then the common ones."""
     return [a.java, "--add-modules", "jdk.incubator.vector"] + heap + [
-        "-Dember.threads=%d" % a.threads, "-XX:+UseParallelGC", "-cp", a.classpath]
+        "-Dember.threads=%d" % a.threads, gc, "-cp", a.classpath]
 
 
 def training_ember_pass(a):
@@ -183,8 +184,10 @@ def training_torch_pass(a):
 
 
 def memory_ember(a, workload):
-    # no -Xms / AlwaysPreTouch here: pre-touching the initial heap would count all of it as resident
-    return run_lines(ember_java(a, ["-Xmx" + a.xmx]) + [
+    # no -Xms / AlwaysPreTouch here: pre-touching the initial heap would count all of it as resident; the serial
+    # collector with a fixed young generation (--xmn) is the lean configuration: the steps' tensors come from
+    # MemoryScope's pool, so the young generation only sees small objects and need not grow
+    return run_lines(ember_java(a, ["-Xmx" + a.xmx, "-Xmn" + a.xmn], gc="-XX:+UseSerialGC") + [
         "dev.ember.bench.MemoryProbe", workload, "--threads", str(a.threads),
         "--warmup-steps", str(a.warmup_steps), "--steps", str(a.steps)])
 
@@ -238,7 +241,7 @@ def collect_memory(a):
             rows = memory_torch(a, w)
             env_of(rows, env_info)
             pool(rows, torch_)
-    env_info.update({"xmx": a.xmx, "warmup_steps": a.warmup_steps, "steps": a.steps})
+    env_info.update({"xmx": a.xmx, "xmn": a.xmn, "gc": "serial", "warmup_steps": a.warmup_steps, "steps": a.steps})
     return ember, torch_, env_info
 
 

@@ -6,7 +6,7 @@ set -euo pipefail
 usage() {
   cat <<'EOF'
 usage: bench/compare.sh CATEGORY [--threads N] [--repeats N] [--passes N] [--max-wait S] [--only P,...]
-                        [--no-peer] [--warmup-steps N] [--steps N] [--xmx SIZE] [--training-warmup S]
+                        [--no-peer] [--warmup-steps N] [--steps N] [--xmx SIZE] [--xmn SIZE] [--training-warmup S]
 
   CATEGORY     gemm  sgemm, square 128..2048, the MLP training shapes and two transposed backward GEMMs
                ops   elementwise/reduction forward (1M and 64K floats), fwd+bwd with autograd, tape overhead
@@ -35,6 +35,8 @@ usage: bench/compare.sh CATEGORY [--threads N] [--repeats N] [--passes N] [--max
                fresh JVM waits for C2 to compile the training path)
   --xmx SIZE   memory: the Ember JVM's -Xmx (default 4g, enough for seed_large with Adam); the
                memory pass runs without -Xms/AlwaysPreTouch, which would make the whole heap resident
+  --xmn SIZE   memory: its young generation (default 64m), with the serial collector: the steps'
+               tensors come from MemoryScope's pool, so the young generation need not grow
 
 stdout: one JSON object per case {"category","workload","case","unit","ember","pytorch","ratio",...};
 ratio > 1 means Ember is better (memory: pytorch/ember). stderr: progress and a table.
@@ -56,7 +58,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     -h|--help) usage; exit 0 ;;
     --no-peer) peer=0; extra+=("$1"); shift ;;
-    --threads|--repeats|--passes|--max-wait|--only|--warmup-steps|--steps|--xmx|--training-warmup)
+    --threads|--repeats|--passes|--max-wait|--only|--warmup-steps|--steps|--xmx|--xmn|--training-warmup)
       [ $# -ge 2 ] || { echo "compare.sh: $1 needs a value" >&2; exit 2; }
       extra+=("$1" "$2"); shift 2 ;;
     *) echo "compare.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;

@@ -115,12 +115,14 @@ class CompareTest(unittest.TestCase):
     def test_memory_jvm_has_no_pretouch_and_the_heap_cap(self):
         with stub_run_lines([]) as seen:
             a = Args()
-            a.xmx, a.warmup_steps, a.steps = "4g", 5, 20
+            a.xmx, a.xmn, a.warmup_steps, a.steps = "4g", "64m", 5, 20
             compare.memory_ember(a, "lenet")
             cmd = seen[0]
             self.assertIn("-Xmx4g", cmd)
+            self.assertIn("-Xmn64m", cmd)
             self.assertFalse(any(c.startswith("-Xms") or "AlwaysPreTouch" in c for c in cmd), cmd)
-            self.assertIn("-XX:+UseParallelGC", cmd)
+            self.assertIn("-XX:+UseSerialGC", cmd)
+            self.assertNotIn("-XX:+UseParallelGC", cmd)
             self.assertEqual(cmd[cmd.index("dev.ember.bench.MemoryProbe") + 1], "lenet")
 
 
