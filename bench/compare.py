@@ -66,6 +66,9 @@ def parse_args():
     p.add_argument("--steps", type=int, default=20, help="memory: measured training steps")
     p.add_argument("--xmx", default="4g", help="memory: the JVM's -Xmx (enough for seed_large with Adam)")
     p.add_argument("--xmn", default="64m", help="memory: the JVM's young generation (-Xmn), serial collector")
+    p.add_argument("--lean-jvm", action="store_true",
+                   help="training: run Ember in the memory pass's JVM (serial collector, --xmx, --xmn, no pre-touch) "
+                        "instead of ParallelGC with a pre-touched 1 GB heap")
     p.add_argument("--training-warmup", type=float, default=TRAINING_WARMUP_S,
                    help="training: Ember's warm-up seconds per case (default %(default)s, see TRAINING_WARMUP_S)")
     a = p.parse_args()
@@ -159,7 +162,7 @@ def training_ember_pass(a):
     """Compare training, plus sgemm N=1024 (the MFU reference) when an MLP workload is selected."""
     common = ["--threads", str(a.threads), "--repeats", str(a.repeats), "--max-wait", str(a.max_wait),
               "--foreign-max", str(a.foreign_max)]
-    java = ember_java(a, ["-Xms1g", "-XX:+AlwaysPreTouch"])
+    java = lean_java(a) if a.lean_jvm else ember_java(a, ["-Xms1g", "-XX:+AlwaysPreTouch"])
     rows = []
     if any(w in MLP for w in training_workloads(a)):
         rows += run_lines(java + ["dev.ember.bench.Compare", "gemm", "--sizes", "1024", "--only", "/".join(MFU_GEMM)] + common)
@@ -183,11 +186,15 @@ def training_torch_pass(a):
             and (r.get("workload") != "sgemm" or r.get("case") == MFU_GEMM[1])]
 
 
+def lean_java(a):
+    """The lean JVM: no -Xms / AlwaysPreTouch (pre-touching the initial heap would make all of it resident), the
+    serial collector with a fixed young generation (--xmn): the steps' tensors come from MemoryScope's pool, so the
+    young generation only sees small objects and need not grow."""
+    return ember_java(a, ["-Xmx" + a.xmx, "-Xmn" + a.xmn], gc="-XX:+UseSerialGC")
+
+
 def memory_ember(a, workload):
-    # no -Xms / AlwaysPreTouch here: pre-touching the initial heap would count all of it as resident; the serial
-    # collector with a fixed young generation (--xmn) is the lean configuration: the steps' tensors come from
-    # MemoryScope's pool, so the young generation only sees small objects and need not grow
-    return run_lines(ember_java(a, ["-Xmx" + a.xmx, "-Xmn" + a.xmn], gc="-XX:+UseSerialGC") + [
+    return run_lines(lean_java(a) + [
         "dev.ember.bench.MemoryProbe", workload, "--threads", str(a.threads),
         "--warmup-steps", str(a.warmup_steps), "--steps", str(a.steps)])
 

@@ -6,7 +6,7 @@ set -euo pipefail
 usage() {
   cat <<'EOF'
 usage: bench/compare.sh CATEGORY [--threads N] [--repeats N] [--passes N] [--max-wait S] [--only P,...]
-                        [--no-peer] [--warmup-steps N] [--steps N] [--xmx SIZE] [--xmn SIZE] [--training-warmup S]
+                        [--no-peer] [--warmup-steps N] [--steps N] [--xmx SIZE] [--xmn SIZE] [--lean-jvm] [--training-warmup S]
 
   CATEGORY     gemm  sgemm, square 128..2048, the MLP training shapes and two transposed backward GEMMs
                ops   elementwise/reduction forward (1M and 64K floats), fwd+bwd with autograd, tape overhead
@@ -37,6 +37,8 @@ usage: bench/compare.sh CATEGORY [--threads N] [--repeats N] [--passes N] [--max
                memory pass runs without -Xms/AlwaysPreTouch, which would make the whole heap resident
   --xmn SIZE   memory: its young generation (default 64m), with the serial collector: the steps'
                tensors come from MemoryScope's pool, so the young generation need not grow
+  --lean-jvm   training: run Ember in that same lean JVM instead of ParallelGC with a pre-touched
+               1 GB heap (to check that one configuration meets both the speed and memory targets)
 
 stdout: one JSON object per case {"category","workload","case","unit","ember","pytorch","ratio",...};
 ratio > 1 means Ember is better (memory: pytorch/ember). stderr: progress and a table.
@@ -58,6 +60,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     -h|--help) usage; exit 0 ;;
     --no-peer) peer=0; extra+=("$1"); shift ;;
+    --lean-jvm) extra+=("$1"); shift ;;
     --threads|--repeats|--passes|--max-wait|--only|--warmup-steps|--steps|--xmx|--xmn|--training-warmup)
       [ $# -ge 2 ] || { echo "compare.sh: $1 needs a value" >&2; exit 2; }
       extra+=("$1" "$2"); shift 2 ;;

@@ -22,6 +22,8 @@ usage: bench/run_benchmarks.sh [options]
                            results.jsonl already
       --threads N[,N...]   thread counts, each a separate run of every category (default 2)
       --peer               also run PyTorch, interleaved in the same run, and report ratios
+      --lean-jvm           training: Ember in the memory category's lean JVM (serial collector, 64 MB
+                           young generation, no pre-touched heap) instead of ParallelGC with 1 GB pre-touched
                            (needs /usr/bin/python3 with torch and the shared peer scripts)
       --only P[,P...]      only workloads or "workload/case" names starting with one of these
                            (categories where nothing matches are skipped)
@@ -62,6 +64,7 @@ while [ $# -gt 0 ]; do
     -h|--help) usage; exit 0 ;;
     -s|--summary) summary=1; shift ;;
     --peer) peer=1; shift ;;
+    --lean-jvm) pass+=("$1"); shift ;;
     -c|--category|-b|--baseline|-o|--out|--threads|--threshold|--only|--repeats|--passes|--max-wait)
       [ $# -ge 2 ] || die "$1 needs a value"
       case "$1" in

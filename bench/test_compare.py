@@ -24,6 +24,9 @@ class Args:
     java = "java"
     classpath = "cp"
     training_warmup = 10.0
+    lean_jvm = False
+    xmx = "4g"
+    xmn = "64m"
 
 
 def row(workload, case, values, unit="samples/s", **extra):
@@ -111,6 +114,20 @@ class CompareTest(unittest.TestCase):
             a.only = "transformer"
             compare.training_ember_pass(a)
             self.assertEqual(len(seen), 3)  # no MLP: no sgemm
+
+    def test_lean_jvm_runs_training_in_the_memory_configuration(self):
+        with stub_run_lines([]) as seen:
+            a = Args()
+            a.only, a.lean_jvm, a.xmx, a.xmn = "transformer", True, "4g", "64m"
+            compare.training_ember_pass(a)
+            cmd = seen[0]
+            self.assertIn("-XX:+UseSerialGC", cmd)
+            self.assertIn("-Xmn64m", cmd)
+            self.assertFalse(any(c.startswith("-Xms") or "AlwaysPreTouch" in c for c in cmd), cmd)
+            a.lean_jvm = False
+            compare.training_ember_pass(a)
+            self.assertIn("-XX:+AlwaysPreTouch", seen[1])
+            self.assertIn("-XX:+UseParallelGC", seen[1])
 
     def test_memory_jvm_has_no_pretouch_and_the_heap_cap(self):
         with stub_run_lines([]) as seen:
