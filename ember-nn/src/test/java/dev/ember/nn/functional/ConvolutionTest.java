@@ -208,14 +208,16 @@ class ConvolutionTest {
         {3, 4, 3, 5, 32, 1, 1, 0, 0}, // direct, ow 32 (two full vectors), 1x1 kernel without padding
         {4, 3, 3, 6, 30, 3, 1, 2, 0}, // direct, ow 32 from padding
         {3, 2, 5, 8, 9, 3, 1, 1, 1}, // direct forward, blocked backward (x needs its gradient)
-        {13, 6, 16, 14, 14, 5, 1, 0, 1}, // LeNet conv2: blocked
+        {13, 6, 16, 14, 14, 5, 1, 0, 1}, // LeNet conv2: implicit, 44% extra positions (16 channels allow 2x)
         {7, 5, 3, 11, 10, 3, 2, 1, 1}, // blocked, strided and padded
         {2, 3, 4, 5, 40, 3, 1, 1, 0}, // ow 40: too wide for the direct kernels, blocked
         {3, 8, 12, 10, 16, 3, 1, 1, 1}, // implicit, a slot per row; 12 channels: a part-filled tile
         {2, 6, 9, 12, 30, 3, 1, 0, 1}, // implicit, unpadded: forward in one run of slots, input gradient by rows
         {2, 5, 16, 7, 41, 5, 1, 2, 1}, // implicit, 5x5 taps, two full tiles, one run of slots
         {2, 5, 4, 6, 30, 3, 1, 3, 1}, // implicit forward; padding past kh - 1: blocked input gradient
-        {2, 6, 3, 6, 7, 3, 1, 1, 1}, // 7 wide: 64 positions computed for 42 is too many, blocked
+        {2, 6, 3, 6, 7, 3, 1, 1, 1}, // 7 wide, 3 filters: 64 positions for 42, within the 2x of few channels
+        {2, 6, 3, 5, 4, 3, 1, 0, 1}, // 2 wide: 16 positions for 6 is too many, blocked forward; implicit input gradient
+        {2, 6, 40, 6, 7, 3, 1, 1, 1}, // 40 filters: 64 positions for 42 is too many, blocked forward
         {3, 3, 32, 8, 16, 3, 1, 1, 0}, // RGB input, 32 filters: implicit forward and weight gradient alone
         {2, 8, 16, 6, 16, 3, 1, 1, 1}, // implicit, whole tiles and rows of whole vectors: both passes write the planes
     };
@@ -234,8 +236,9 @@ class ConvolutionTest {
   void resultsAreBitwiseTheSameOnOneAndTwoThreads() {
     assertSameBits("conv2d direct (LeNet conv1, 3 weight chunks)", () -> f32Step(19, 1, 6, 28, 28, 5, 1, 2, false,
         DType.F32));
-    assertSameBits("conv2d blocks of images (LeNet conv2, uneven last block)", () -> f32Step(19, 6, 16, 14, 14, 5, 1,
-        0, true, DType.F32));
+    assertSameBits("conv2d implicit (LeNet conv2)", () -> f32Step(19, 6, 16, 14, 14, 5, 1, 0, true, DType.F32));
+    assertSameBits("conv2d blocks of images (strided, uneven last block)", () -> f32Step(19, 6, 16, 14, 14, 5, 2, 0,
+        true, DType.F32));
     assertSameBits("conv2d implicit GEMM (VGG-like, 11 images: weight chunks of 2 blocks)", () -> f32Step(11, 16, 24,
         32, 32, 3, 1, 1, true, DType.F32));
     assertSameBits("conv2d batch 6 (GEMM per image, 6 weight chunks)", () -> convStep(6, 16, 32, 3, 1, 1));
