@@ -405,6 +405,10 @@ public final class Tensor {
 
   @Override
   public String toString() {
+    if (storage.isReleased()) { // printing (a debugger, a log line) must not throw
+      return "tensor(<released by its MemoryScope>, size=" + java.util.Arrays.toString(shape) + ", dtype="
+          + "torch." + dtype().torchName() + ")";
+    }
     return TensorFormat.format(this);
   }
 

@@ -50,6 +50,7 @@ class MemoryScopeTest {
     assertTrue(e.getMessage().contains("released when the MemoryScope that created it closed"), e.getMessage());
     assertThrows(IllegalStateException.class, () -> view.add(1));
     assertThrows(IllegalStateException.class, () -> t.storage().getDouble(0));
+    assertEquals("tensor(<released by its MemoryScope>, size=[2, 3], dtype=torch.int64)", t.toString());
   }
 
   @Test
