@@ -189,11 +189,9 @@ public final class Autograd {
     }
 
     void releaseDead() {
-      for (Tensor t : candidates) {
+      for (Tensor t : candidates) { // releaseNow skips buffers the pass does not own (released ones included)
         Storage st = t.storage();
-        if (!st.isReleased() && !refs.containsKey(st) && !adoption.storages.containsKey(st) && pass.owns(t)) {
-          pass.releaseNow(t);
-        }
+        if (!refs.containsKey(st) && !adoption.storages.containsKey(st)) pass.releaseNow(t);
       }
       candidates.clear();
     }

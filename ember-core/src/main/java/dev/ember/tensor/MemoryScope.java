@@ -77,8 +77,7 @@ public final class MemoryScope implements AutoCloseable {
 
   Storage allocate(DType dtype, int n) {
     Storage st = Storage.pooled(dtype, n, pool.take(dtype, n), this);
-    if (count == owned.length) owned = Arrays.copyOf(owned, count * 2);
-    owned[count++] = st;
+    adopt(st);
     return st;
   }
 
@@ -116,18 +115,15 @@ public final class MemoryScope implements AutoCloseable {
     MemoryScope s = CURRENT.get();
     Storage st = t.storage();
     if (s == null || !st.fromPool() || st.isReleased() || st.scope != null) return;
-    s.pool.give(st.dtype(), st.release());
+    s.pool.give(st);
   }
 
   /**
    * Gives {@code t}'s buffer back to the pool now if this scope owns it (autograd's backward pass,
-   * for a gradient no pending input and no leaf holds any more). Returns whether it did.
+   * for a gradient no pending input and no leaf holds any more); does nothing otherwise.
    */
-  public boolean releaseNow(Tensor t) {
-    Storage st = t.storage();
-    if (closed || st.scope != this) return false;
-    pool.give(st.dtype(), st.release());
-    return true;
+  public void releaseNow(Tensor t) {
+    if (owns(t)) pool.give(t.storage());
   }
 
   /** Whether this scope (open) owns {@code t}'s buffer. */
@@ -156,7 +152,7 @@ public final class MemoryScope implements AutoCloseable {
     for (int i = 0; i < count; i++) {
       Storage st = owned[i];
       owned[i] = null;
-      if (st.scope == this) pool.give(st.dtype(), st.release());
+      if (st.scope == this) pool.give(st);
     }
     count = 0;
     if (parent == null) pool.endOutermost();
@@ -182,17 +178,19 @@ public final class MemoryScope implements AutoCloseable {
     private long freeBytes;
     private long outermost;
 
+    /** The free arrays of one type and length. */
     private static final class Bin {
       final ArrayDeque<Object> arrays = new ArrayDeque<>();
+      final long bytes;
       long lastUse;
+
+      Bin(DType dtype, int n) {
+        bytes = (long) n * dtype.itemSize();
+      }
     }
 
     private static long key(DType dtype, int n) {
       return ((long) dtype.ordinal() << 32) | n;
-    }
-
-    private static long bytes(DType dtype, int n) {
-      return (long) n * dtype.itemSize();
     }
 
     Object take(DType dtype, int n) {
@@ -203,7 +201,7 @@ public final class MemoryScope implements AutoCloseable {
         a = bin.arrays.pollLast();
       }
       if (a == null) return Storage.newArray(dtype, n);
-      freeBytes -= bytes(dtype, n);
+      freeBytes -= bin.bytes;
       switch (a) {
         case float[] f -> Arrays.fill(f, 0f);
         case double[] d -> Arrays.fill(d, 0.0);
@@ -215,12 +213,14 @@ public final class MemoryScope implements AutoCloseable {
       return a;
     }
 
-    void give(DType dtype, Object a) {
-      int n = java.lang.reflect.Array.getLength(a);
-      Bin bin = bins.computeIfAbsent(key(dtype, n), k -> new Bin());
+    /** Takes {@code st}'s array (releasing st: every later access throws) into the free lists. */
+    void give(Storage st) {
+      DType dtype = st.dtype();
+      int n = st.size();
+      Bin bin = bins.computeIfAbsent(key(dtype, n), k -> new Bin(dtype, n));
       bin.lastUse = Math.max(bin.lastUse, outermost);
-      bin.arrays.addLast(a);
-      freeBytes += bytes(dtype, n);
+      bin.arrays.addLast(st.release());
+      freeBytes += bin.bytes;
     }
 
     void beginOutermost() {
@@ -229,12 +229,10 @@ public final class MemoryScope implements AutoCloseable {
 
     /** Drops the lengths not asked for by this outermost scope nor the one before. */
     void endOutermost() {
-      for (Iterator<Map.Entry<Long, Bin>> it = bins.entrySet().iterator(); it.hasNext(); ) {
-        Map.Entry<Long, Bin> e = it.next();
-        if (e.getValue().lastUse < outermost - 1) {
-          int n = (int) (long) e.getKey();
-          DType dt = DType.values()[(int) (e.getKey() >>> 32)];
-          freeBytes -= bytes(dt, n) * e.getValue().arrays.size();
+      for (Iterator<Bin> it = bins.values().iterator(); it.hasNext(); ) {
+        Bin bin = it.next();
+        if (bin.lastUse < outermost - 1) {
+          freeBytes -= bin.bytes * bin.arrays.size();
           it.remove();
         }
       }

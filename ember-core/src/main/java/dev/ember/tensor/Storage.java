@@ -65,27 +65,25 @@ public final class Storage {
 
   /** A fresh zero-filled array of n elements of dtype, unowned. */
   static Storage fresh(DType dtype, int n) {
-    return switch (dtype) {
-      case F32 -> new Storage(dtype, n, new float[n], null, null, null, null);
-      case F64 -> new Storage(dtype, n, null, new double[n], null, null, null);
-      case I64 -> new Storage(dtype, n, null, null, new long[n], null, null);
-      case I32 -> new Storage(dtype, n, null, null, null, new int[n], null);
-      case BOOL -> new Storage(dtype, n, null, null, null, null, new byte[n]);
-    };
+    return of(dtype, n, newArray(dtype, n));
   }
 
   /** A storage around a pooled array (zero-filled by the pool) owned by {@code scope}. */
   static Storage pooled(DType dtype, int n, Object array, MemoryScope scope) {
-    Storage st = switch (dtype) {
+    Storage st = of(dtype, n, array);
+    st.scope = scope;
+    st.fromPool = true;
+    return st;
+  }
+
+  private static Storage of(DType dtype, int n, Object array) {
+    return switch (dtype) {
       case F32 -> new Storage(dtype, n, (float[]) array, null, null, null, null);
       case F64 -> new Storage(dtype, n, null, (double[]) array, null, null, null);
       case I64 -> new Storage(dtype, n, null, null, (long[]) array, null, null);
       case I32 -> new Storage(dtype, n, null, null, null, (int[]) array, null);
       case BOOL -> new Storage(dtype, n, null, null, null, null, (byte[]) array);
     };
-    st.scope = scope;
-    st.fromPool = true;
-    return st;
   }
 
   /** Whether the array came from a {@link MemoryScope}'s pool. */
