@@ -246,22 +246,20 @@ final class ConvKernels {
       depthwiseBackward(x, w, gOut, dx, dw, o / c, g);
       return new Tensor[] {dx, dw};
     }
-    if (!needX && needW && implicitForwardApplies(x, o, groups, g)) {
-      implicitWeightGrad(x, gOut, dw, g);
-      return new Tensor[] {dx, dw};
-    }
+    // the implicit passes first (they also take first layers the direct kernels would), then whatever is left
+    boolean implicitX = needX && implicitBackwardApplies(w, groups, g);
+    boolean implicitW = needW && implicitForwardApplies(x, o, groups, g);
+    if (implicitX) implicitBackwardData(w, gOut, dx, g);
+    if (implicitW) implicitWeightGrad(x, gOut, dw, g);
+    Tensor restX = implicitX ? null : dx;
+    Tensor restW = implicitW ? null : dw;
+    if (restX == null && restW == null) return new Tensor[] {dx, dw};
     if (!needX && directSmall(x, groups, g)) {
       directWeightGrad(x, gOut, dw, g);
       return new Tensor[] {dx, dw};
     }
-    if (blocked(x, groups, g)) {
-      boolean implicitX = needX && implicitBackwardApplies(w, groups, g);
-      boolean implicitW = needW && implicitForwardApplies(x, o, groups, g);
-      if (implicitX) implicitBackwardData(w, gOut, dx, g);
-      if (implicitW) implicitWeightGrad(x, gOut, dw, g);
-      Tensor bx = implicitX ? null : dx;
-      Tensor bw = implicitW ? null : dw;
-      if (bx != null || bw != null) blockedBackward(x, w, gOut, bx, bw, g, saved == null ? null : saved.blocks);
+    if (blocked(x, groups, g)) { // always so when a pass went implicit: the rest never reaches the per-image GEMMs
+      blockedBackward(x, w, gOut, restX, restW, g, saved == null ? null : saved.blocks);
       return new Tensor[] {dx, dw};
     }
     int rows = cg * g.kk();
@@ -407,16 +405,6 @@ final class ConvKernels {
   private static final ThreadLocal<float[]> F_IMPLICIT_Y = ThreadLocal.withInitial(() -> new float[0]);
 
   /**
-   * Whether a stride-1 pass over planes of {@code chans} channels of h x w, zero-padded by (padH, padW),
-   * producing {@code outChans} channels, runs as {@link RowKernels#convTile}: the padded planes stay within
-   * IMPLICIT_FLOATS, and its slots (see {@link #slots}) compute at most 1/8 more positions than the output
-   * has, or twice as many for at most 32 output channels, where the blocked GEMM's M is too small to tile
-   * well. VGG's 32- and 16-wide layers compute none extra; LeNet's 10-wide second layer 44% more, and its
-   * training step ran 15% faster on this path than with the blocked GEMM (3.04-3.13 -> 2.58-2.63 ms, 2
-   * threads). Wider layers keep the 1/8 bound (a 7-wide map of 512 channels, 29% more, stays on the GEMM,
-   * whose M then tiles well; not measured).
-   */
-  /**
    * Stride 1, undilated, and the output exactly the symmetrically padded input's valid positions
    * (oh = h + 2ph - kh + 1): "same" padding with an even kernel pads one side more, which the shared
    * pitch does not express.
@@ -426,6 +414,16 @@ final class ConvKernels {
         && g.ow == g.w + 2 * g.pw - g.kw + 1;
   }
 
+  /**
+   * Whether a stride-1 pass over planes of {@code chans} channels of h x w, zero-padded by (padH, padW),
+   * producing {@code outChans} channels, runs as {@link RowKernels#convTile}: the padded planes stay within
+   * IMPLICIT_FLOATS, and its slots (see {@link #slots}) compute at most 1/8 more positions than the output
+   * has, or twice as many for at most 32 output channels, where the blocked GEMM's M is too small to tile
+   * well. VGG's 32- and 16-wide layers compute none extra; LeNet's 10-wide second layer 44% more, and its
+   * training step ran 15% faster on this path than with the blocked GEMM (3.04-3.13 -> 2.58-2.63 ms, 2
+   * threads). Wider layers keep the 1/8 bound (a 7-wide map of 512 channels, 29% more, stays on the GEMM,
+   * whose M then tiles well; not measured).
+   */
   private static boolean implicitFits(int chans, int h, int w, int padH, int padW, int kh, int kw, int outChans) {
     long pitch = w + 2L * padW;
     long hp = h + 2L * padH;
@@ -797,7 +795,7 @@ final class ConvKernels {
     int per = imagesPerBlock(n, rows, cols);
     int blocks = Parallel.chunks(n, per);
     // consecutive blocks share a weight-gradient partial: at most MAX_WEIGHT_CHUNKS of them, fixed by the shapes
-    int perChunk = Math.max(1, imagesPerChunk(blocks, dw == null ? 0 : dw.numel()));
+    int perChunk = imagesPerChunk(blocks, dw == null ? 0 : dw.numel());
     int chunks = Parallel.chunks(blocks, perChunk);
     float[] xs = x.storage().floats();
     float[] gs = gOut.storage().floats();

@@ -394,27 +394,30 @@ final class VectorRowKernels implements RowKernels {
   @Override
   public void convTile(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] init, int io, int[] read,
       int[] write, int nslots, float[] y, int yo, int ldy) {
-    float[] start = new float[CONV_TILE];
-    if (init != null) System.arraycopy(init, io, start, 0, CONV_TILE);
     int s = 0;
     for (; s + 3 <= nslots; s += 3) {
-      convTile3(xp, offs, kdim, wp, wo, start, y, yo, ldy, read[s], read[s + 1], read[s + 2], write[s], write[s + 1],
-          write[s + 2]);
+      convTile3(xp, offs, kdim, wp, wo, init, io, y, yo, ldy, read[s], read[s + 1], read[s + 2], write[s],
+          write[s + 1], write[s + 2]);
     }
-    for (; s < nslots; s++) convTile1(xp, offs, kdim, wp, wo, start, y, yo, ldy, read[s], write[s]);
+    for (; s < nslots; s++) convTile1(xp, offs, kdim, wp, wo, init, io, y, yo, ldy, read[s], write[s]);
+  }
+
+  /** The chain's start for row r of a tile: init[io + r], or 0 without init. */
+  private static FloatVector start(float[] init, int io, int r) {
+    return FloatVector.broadcast(S, init == null ? 0f : init[io + r]);
   }
 
   /** The one or two slots past the last group of three, one at a time (8 accumulators). */
-  private static void convTile1(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] start, float[] y, int yo,
-      int ldy, int p, int q) {
-    FloatVector a0 = FloatVector.broadcast(S, start[0]);
-    FloatVector a1 = FloatVector.broadcast(S, start[1]);
-    FloatVector a2 = FloatVector.broadcast(S, start[2]);
-    FloatVector a3 = FloatVector.broadcast(S, start[3]);
-    FloatVector a4 = FloatVector.broadcast(S, start[4]);
-    FloatVector a5 = FloatVector.broadcast(S, start[5]);
-    FloatVector a6 = FloatVector.broadcast(S, start[6]);
-    FloatVector a7 = FloatVector.broadcast(S, start[7]);
+  private static void convTile1(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] init, int io, float[] y,
+      int yo, int ldy, int p, int q) {
+    FloatVector a0 = start(init, io, 0);
+    FloatVector a1 = start(init, io, 1);
+    FloatVector a2 = start(init, io, 2);
+    FloatVector a3 = start(init, io, 3);
+    FloatVector a4 = start(init, io, 4);
+    FloatVector a5 = start(init, io, 5);
+    FloatVector a6 = start(init, io, 6);
+    FloatVector a7 = start(init, io, 7);
     for (int k = 0, w = wo; k < kdim; k++, w += CONV_TILE) {
       FloatVector x = FloatVector.fromArray(S, xp, offs[k] + p);
       a0 = x.fma(FloatVector.broadcast(S, wp[w + 0]), a0);
@@ -436,16 +439,16 @@ final class VectorRowKernels implements RowKernels {
     a7.intoArray(y, yo + 7 * ldy + q);
   }
 
-  private static void convTile3(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] start, float[] y, int yo,
-      int ldy, int p0, int p1, int p2, int q0, int q1, int q2) {
-    FloatVector a00 = FloatVector.broadcast(S, start[0]), a01 = a00, a02 = a00;
-    FloatVector a10 = FloatVector.broadcast(S, start[1]), a11 = a10, a12 = a10;
-    FloatVector a20 = FloatVector.broadcast(S, start[2]), a21 = a20, a22 = a20;
-    FloatVector a30 = FloatVector.broadcast(S, start[3]), a31 = a30, a32 = a30;
-    FloatVector a40 = FloatVector.broadcast(S, start[4]), a41 = a40, a42 = a40;
-    FloatVector a50 = FloatVector.broadcast(S, start[5]), a51 = a50, a52 = a50;
-    FloatVector a60 = FloatVector.broadcast(S, start[6]), a61 = a60, a62 = a60;
-    FloatVector a70 = FloatVector.broadcast(S, start[7]), a71 = a70, a72 = a70;
+  private static void convTile3(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] init, int io, float[] y,
+      int yo, int ldy, int p0, int p1, int p2, int q0, int q1, int q2) {
+    FloatVector a00 = start(init, io, 0), a01 = a00, a02 = a00;
+    FloatVector a10 = start(init, io, 1), a11 = a10, a12 = a10;
+    FloatVector a20 = start(init, io, 2), a21 = a20, a22 = a20;
+    FloatVector a30 = start(init, io, 3), a31 = a30, a32 = a30;
+    FloatVector a40 = start(init, io, 4), a41 = a40, a42 = a40;
+    FloatVector a50 = start(init, io, 5), a51 = a50, a52 = a50;
+    FloatVector a60 = start(init, io, 6), a61 = a60, a62 = a60;
+    FloatVector a70 = start(init, io, 7), a71 = a70, a72 = a70;
     for (int k = 0, w = wo; k < kdim; k++, w += CONV_TILE) {
       int at = offs[k];
       FloatVector x0 = FloatVector.fromArray(S, xp, at + p0);
