@@ -88,7 +88,8 @@ final class Factory {
     Check.floatingType("randn", dtype);
     Tensor t = Tensor.empty(dtype, shape);
     Storage s = t.storage();
-    for (int i = 0; i < s.size(); i++) s.setDouble(i, gen.nextGaussian());
+    if (dtype == DType.F32) gen.fillNormal(s.floats(), 0, s.size(), 0, 1);
+    else gen.fillNormal(s.doubles(), 0, s.size(), 0, 1);
     return t;
   }
 
@@ -104,13 +105,8 @@ final class Factory {
     if (n < 0) throw Check.fail("randperm", "n must be non-negative, got " + n);
     Tensor t = Tensor.empty(DType.I64, n);
     long[] a = t.storage().longs();
-    for (int i = 0; i < n; i++) a[i] = i;
-    for (int i = n - 1; i > 0; i--) {
-      int j = (int) gen.nextLong(i + 1);
-      long tmp = a[i];
-      a[i] = a[j];
-      a[j] = tmp;
-    }
+    int[] p = gen.permutation(n);
+    for (int i = 0; i < n; i++) a[i] = p[i];
     return t;
   }
 
@@ -125,7 +121,9 @@ final class Factory {
       if (!(pi >= 0 && pi <= 1)) {
         throw Check.fail("bernoulli", "probabilities must be in [0, 1], got " + pi + " at flat index " + i, "p", p);
       }
-      s.setDouble(i, gen.nextDouble() < pi ? 1 : 0);
+      // as PyTorch: a float64 p is compared with a 53-bit uniform, a float32 p with a 24-bit one
+      boolean one = src.dtype() == DType.F64 ? gen.nextDouble() < pi : gen.nextFloat() < (float) pi;
+      s.setDouble(i, one ? 1 : 0);
     }
     return out;
   }

@@ -1,20 +1,43 @@
 package dev.ember.tensor;
 
 /**
- * A seedable source of random numbers. The same seed gives the same numbers on every machine and
- * at every thread count: random tensors are filled sequentially on the calling thread from a
- * SplitMix64 stream, whose whole state is one {@code long} ({@link #state()}), so checkpoints can
- * save and restore it exactly.
+ * A seedable source of random numbers that draws the same numbers as PyTorch's CPU generator.
+ *
+ * <p>The engine is the 32-bit Mersenne Twister (MT19937) seeded as {@code torch.manual_seed} seeds
+ * it, and each kind of draw transforms its output as PyTorch's CPU kernels do: {@code rand} of
+ * float32 keeps 24 bits of one 32-bit output, float64 53 bits of two; {@code randn} of 16 or more
+ * elements fills uniforms and turns each block of 16 into normals by Box-Muller (the last partial
+ * block is redrawn), fewer elements are drawn one by one with the second value of each pair cached
+ * in the generator; {@code randint} and {@code randperm} take one 32-bit output modulo the range.
+ * So {@code Generator.manualSeed(0)} followed by building a {@code Linear} gives the weights that
+ * {@code torch.manual_seed(0)} followed by {@code nn.Linear} gives (to the last bit for uniform
+ * draws, to a few float ulps for normal ones, whose {@code log}/{@code sin}/{@code cos} differ from
+ * PyTorch's vectorised ones). Results are the same on every machine and at every thread count:
+ * random tensors are filled sequentially on the calling thread, with {@link StrictMath}.
+ *
+ * <p>{@link #state()} captures everything (the 624-word state, the position in it, the cached
+ * normal value and the seed) in a {@code long[]} that checkpoints save and restore exactly.
  *
  * <p>Not thread-safe: give each thread its own generator.
  */
 public final class Generator {
-  private static final long GOLDEN = 0x9E3779B97F4A7C15L;
-  private static final Generator DEFAULT = new Generator(0x5EED_E3B3L);
-  private long state;
+  private static final int N = 624;
+  private static final int M = 397;
+  /** Length of {@link #state()}: 312 longs of state words, then position, seed, cached-normal flag and bits. */
+  public static final int STATE_LONGS = N / 2 + 4;
+  private static final Generator DEFAULT = new Generator(67280421310721L); // PyTorch's default seed
 
+  private static final float TWO_PI_F = (float) (2 * Math.PI);
+
+  private final int[] mt = new int[N];
+  private int next;
+  private long seed;
+  private boolean hasNormal;
+  private double cachedNormal;
+
+  /** A generator seeded with {@code seed}, as {@code torch.Generator().manual_seed(seed)} (the engine takes its low 32 bits). */
   public Generator(long seed) {
-    this.state = seed;
+    manualSeed0(seed);
   }
 
   /** The process-wide default generator, used when no generator is passed. */
@@ -24,52 +47,216 @@ public final class Generator {
 
   /** Reseeds the default generator, as {@code torch.manual_seed}. */
   public static void manualSeed(long seed) {
-    DEFAULT.setState(seed);
+    DEFAULT.manualSeed0(seed);
   }
 
-  public long state() {
-    return state;
+  /** Reseeds this generator, as {@code torch.Generator.manual_seed}: the engine uses the low 32 bits of {@code seed}. */
+  public Generator seed(long seed) {
+    manualSeed0(seed);
+    return this;
   }
 
-  public void setState(long state) {
-    this.state = state;
+  /** The seed this generator was last seeded with ({@code torch.Generator.initial_seed}). */
+  public long initialSeed() {
+    return seed;
   }
 
+  private void manualSeed0(long seed) {
+    this.seed = seed;
+    hasNormal = false;
+    cachedNormal = 0;
+    mt[0] = (int) seed;
+    for (int j = 1; j < N; j++) mt[j] = 1812433253 * (mt[j - 1] ^ (mt[j - 1] >>> 30)) + j;
+    next = N;
+  }
+
+  /** The whole state ({@link #STATE_LONGS} values), for {@link #setState(long[])}. */
+  public long[] state() {
+    long[] s = new long[STATE_LONGS];
+    for (int i = 0; i < N / 2; i++) s[i] = ((long) mt[2 * i] << 32) | (mt[2 * i + 1] & 0xFFFFFFFFL);
+    s[N / 2] = next;
+    s[N / 2 + 1] = seed;
+    s[N / 2 + 2] = hasNormal ? 1 : 0;
+    s[N / 2 + 3] = Double.doubleToRawLongBits(cachedNormal);
+    return s;
+  }
+
+  /** Restores a state from {@link #state()}; rejects arrays of the wrong length or position. */
+  public void setState(long[] s) {
+    if (s == null || s.length != STATE_LONGS) {
+      throw new IllegalArgumentException("Generator.setState: expected " + STATE_LONGS + " values, got "
+          + (s == null ? "null" : Integer.toString(s.length)));
+    }
+    long pos = s[N / 2];
+    long flag = s[N / 2 + 2];
+    if (pos < 0 || pos > N || (flag != 0 && flag != 1)) {
+      throw new IllegalArgumentException("Generator.setState: corrupt state (position " + pos + ", normal flag " + flag + ")");
+    }
+    for (int i = 0; i < N / 2; i++) {
+      mt[2 * i] = (int) (s[i] >>> 32);
+      mt[2 * i + 1] = (int) s[i];
+    }
+    next = (int) pos;
+    seed = s[N / 2 + 1];
+    hasNormal = flag == 1;
+    cachedNormal = Double.longBitsToDouble(s[N / 2 + 3]);
+  }
+
+  private void twist() {
+    for (int k = 0; k < N; k++) {
+      int y = (mt[k] & 0x80000000) | (mt[(k + 1) % N] & 0x7FFFFFFF);
+      int v = mt[(k + M) % N] ^ (y >>> 1);
+      mt[k] = (y & 1) != 0 ? v ^ 0x9908B0DF : v;
+    }
+    next = 0;
+  }
+
+  /** The next 32 random bits (PyTorch's {@code random()}). */
+  public int nextInt() {
+    if (next >= N) twist();
+    int y = mt[next++];
+    y ^= y >>> 11;
+    y ^= (y << 7) & 0x9D2C5680;
+    y ^= (y << 15) & 0xEFC60000;
+    return y ^ (y >>> 18);
+  }
+
+  /** The next 64 random bits: two 32-bit outputs, the first one high (PyTorch's {@code random64()}). */
   public long nextLong() {
-    long z = (state += GOLDEN);
-    z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
-    z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
-    return z ^ (z >>> 31);
+    long hi = nextInt() & 0xFFFFFFFFL;
+    long lo = nextInt() & 0xFFFFFFFFL;
+    return (hi << 32) | lo;
   }
 
-  /** Uniform in [0, 1) with 53 random bits. */
+  /** Uniform in [0, 1) with 53 random bits from {@link #nextLong()} (a float64 {@code rand} element). */
   public double nextDouble() {
-    return (nextLong() >>> 11) * 0x1.0p-53;
+    return (nextLong() & ((1L << 53) - 1)) * 0x1.0p-53;
   }
 
-  /** Uniform in [0, 1) with 24 random bits. */
+  /** Uniform in [0, 1) with 24 random bits from {@link #nextInt()} (a float32 {@code rand} element). */
   public float nextFloat() {
-    return (nextLong() >>> 40) * 0x1.0p-24f;
+    return (nextInt() & 0xFFFFFF) * 0x1.0p-24f;
   }
 
-  /** Uniform integer in [0, bound) without modulo bias. */
+  /**
+   * Uniform integer in [0, bound), as PyTorch's {@code randint}: one 32-bit output modulo
+   * {@code bound} when it is at most 2^32, else one 64-bit output (the modulo bias, under
+   * {@code bound / 2^32}, is PyTorch's too).
+   */
   public long nextLong(long bound) {
     if (bound <= 0) throw new IllegalArgumentException("Generator.nextLong: bound must be positive, got " + bound);
-    long m = bound - 1;
-    long u = nextLong() >>> 1;
-    long r = u % bound;
-    // reject the top partial range of [0, 2^63) so every residue is equally likely
-    while (u - r + m < 0) {
-      u = nextLong() >>> 1;
-      r = u % bound;
-    }
-    return r;
+    if (bound <= 1L << 32) return (nextInt() & 0xFFFFFFFFL) % bound;
+    return Long.remainderUnsigned(nextLong(), bound);
   }
 
-  /** Standard normal by Box-Muller (one value per two uniforms, so the state advances by exactly two). */
+  /**
+   * A standard normal value (a float64 draw of PyTorch's {@code normal_distribution}): Box-Muller on
+   * two {@link #nextDouble()} values; the sine of the pair is cached and returned by the next call.
+   */
   public double nextGaussian() {
-    double u1 = 1.0 - nextDouble(); // (0, 1]: log never sees 0
+    if (hasNormal) {
+      hasNormal = false;
+      return cachedNormal;
+    }
+    double u1 = nextDouble();
     double u2 = nextDouble();
-    return Math.sqrt(-2.0 * Math.log(u1)) * Math.cos(2.0 * Math.PI * u2);
+    double r = StrictMath.sqrt(-2.0 * StrictMath.log(1.0 - u2));
+    double theta = 2.0 * Math.PI * u1;
+    cachedNormal = r * StrictMath.sin(theta);
+    hasNormal = true;
+    return r * StrictMath.cos(theta);
+  }
+
+  /** Fills {@code a} with uniform values in [from, to), as {@code torch.empty(n).uniform_(from, to)} (float32). */
+  public void fillUniform(float[] a, int off, int n, double from, double to) {
+    float f = (float) from;
+    float range = (float) to - f;
+    for (int i = off; i < off + n; i++) a[i] = Math.fma(nextFloat(), range, f);
+  }
+
+  /** Fills {@code a} with uniform values in [from, to), as {@code uniform_(from, to)} on float64. */
+  public void fillUniform(double[] a, int off, int n, double from, double to) {
+    double range = to - from;
+    for (int i = off; i < off + n; i++) a[i] = Math.fma(nextDouble(), range, from);
+  }
+
+  /**
+   * Fills {@code a} with normal values, as {@code normal_(mean, std)} on a contiguous float32 tensor:
+   * 16 or more elements are made from uniforms in blocks of 16 (the last partial block redrawn
+   * over the final 16 elements), fewer one at a time from {@link #nextGaussian()}.
+   */
+  public void fillNormal(float[] a, int off, int n, double mean, double std) {
+    if (n < 16) {
+      for (int i = off; i < off + n; i++) a[i] = (float) (nextGaussian() * std + mean);
+      return;
+    }
+    for (int i = off; i < off + n; i++) a[i] = nextFloat();
+    float m = (float) mean, s = (float) std;
+    for (int i = 0; i + 16 <= n; i += 16) normal16(a, off + i, m, s);
+    if (n % 16 != 0) {
+      int last = off + n - 16;
+      for (int i = last; i < off + n; i++) a[i] = nextFloat();
+      normal16(a, last, m, s);
+    }
+  }
+
+  /** {@link #fillNormal(float[], int, int, double, double)} for float64. */
+  public void fillNormal(double[] a, int off, int n, double mean, double std) {
+    if (n < 16) {
+      for (int i = off; i < off + n; i++) a[i] = nextGaussian() * std + mean;
+      return;
+    }
+    for (int i = off; i < off + n; i++) a[i] = nextDouble();
+    for (int i = 0; i + 16 <= n; i += 16) normal16(a, off + i, mean, std);
+    if (n % 16 != 0) {
+      int last = off + n - 16;
+      for (int i = last; i < off + n; i++) a[i] = nextDouble();
+      normal16(a, last, mean, std);
+    }
+  }
+
+  /** One block of PyTorch's float32 Box-Muller (its AVX2 kernel: float arithmetic, a fused multiply-add at the end). */
+  private static void normal16(float[] a, int o, float mean, float std) {
+    for (int j = 0; j < 8; j++) {
+      float u1 = 1f - a[o + j];
+      float u2 = a[o + j + 8];
+      float radius = (float) StrictMath.sqrt(-2f * (float) StrictMath.log(u1));
+      float theta = TWO_PI_F * u2;
+      a[o + j] = Math.fma(radius * (float) StrictMath.cos(theta), std, mean);
+      a[o + j + 8] = Math.fma(radius * (float) StrictMath.sin(theta), std, mean);
+    }
+  }
+
+  private static void normal16(double[] a, int o, double mean, double std) {
+    for (int j = 0; j < 8; j++) {
+      double u1 = 1 - a[o + j];
+      double u2 = a[o + j + 8];
+      double radius = StrictMath.sqrt(-2 * StrictMath.log(u1));
+      double theta = 2.0 * Math.PI * u2;
+      a[o + j] = radius * StrictMath.cos(theta) * std + mean;
+      a[o + j + 8] = radius * StrictMath.sin(theta) * std + mean;
+    }
+  }
+
+  /**
+   * A random permutation of {@code 0..n-1}, as {@code torch.randperm(n, generator=g)}: for
+   * {@code i = 0 .. n-2}, swap element {@code i} with element {@code i + nextInt() mod (n - i)}.
+   */
+  public int[] permutation(int n) {
+    if (n < 0) throw new IllegalArgumentException("Generator.permutation: n must be non-negative, got " + n);
+    int[] a = new int[n];
+    for (int i = 0; i < n; i++) a[i] = i;
+    for (int i = 0; i < n - 1; i++) {
+      int z = (int) ((nextInt() & 0xFFFFFFFFL) % (n - i)) + i;
+      int t = a[i];
+      a[i] = a[z];
+      a[z] = t;
+    }
+    return a;
+  }
+
+  /** Advances the state as {@link #permutation(int)} does, without building it. */
+  public void skipPermutation(int n) {
+    for (int i = 0; i < n - 1; i++) nextInt();
   }
 }

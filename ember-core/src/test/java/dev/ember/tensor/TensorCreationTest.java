@@ -269,7 +269,8 @@ class TensorCreationTest {
   void generatorStateSaveRestore() {
     Generator g = new Generator(99);
     Tensor.rand(g, 13); // advance
-    long saved = g.state();
+    Tensor.randn(g, 3); // leaves a cached normal value, which the state must carry
+    long[] saved = g.state();
     float[] a = Tensor.randn(g, 20).toFloatArray();
     long[] b = Tensor.randint(g, 0, 100, 20).toLongArray();
     g.setState(saved);
@@ -280,6 +281,11 @@ class TensorCreationTest {
     h.setState(g.state());
     assertEquals(g.nextLong(), h.nextLong());
     assertEquals(g.nextDouble(), h.nextDouble());
+    assertEquals(g.nextGaussian(), h.nextGaussian());
+    assertThrows(IllegalArgumentException.class, () -> h.setState(new long[3]));
+    long[] corrupt = g.state();
+    corrupt[Generator.STATE_LONGS - 4] = 625; // position past the 624 words
+    assertThrows(IllegalArgumentException.class, () -> h.setState(corrupt));
     assertNotEquals(new Generator(1).nextLong(), new Generator(2).nextLong());
     assertSame(Generator.global(), Generator.global());
   }

@@ -20,8 +20,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Cuts a data set into batches, epoch by epoch, as PyTorch's {@code DataLoader}.
  *
- * <p>Epoch {@code e} visits the samples in the order of a permutation drawn from a generator
- * seeded by a mix of ({@code config.seed()}, {@code e}) (index order without shuffling). An
+ * <p>Epoch {@code e} visits the samples in the order of the {@code e}-th permutation drawn from
+ * {@code new Generator(config.seed())} (index order without shuffling): the orders of PyTorch's
+ * {@code DataLoader(shuffle=True, generator=torch.Generator().manual_seed(seed))}. An
  * optional per-sample {@link Transform} is applied to each input with a generator seeded by
  * ({@code seed}, {@code e}, sample index). A batch is therefore a pure function of the
  * configuration, the epoch and its position, and {@link #iterate(int, int)} can resume an epoch
@@ -60,6 +61,9 @@ public final class DataLoader implements BatchSource, Iterable<Batch>, AutoClose
   private final Transform transform;
   private final Fast fast;
   private final int numBatches;
+  /** The generator after drawing epoch {@code orderEpoch}'s order, so the next epoch's costs one permutation. */
+  private Generator orderGen;
+  private int orderEpoch;
   private final int id = IDS.incrementAndGet();
   private final AtomicInteger nextEpoch = new AtomicInteger();
   private final Set<ThreadPoolExecutor> pools = ConcurrentHashMap.newKeySet();
@@ -130,7 +134,16 @@ public final class DataLoader implements BatchSource, Iterable<Batch>, AutoClose
       for (int i = 0; i < n; i++) a[i] = i;
       return a;
     }
-    return Datasets.permutation(new Generator(Seeds.mix(config.seed() ^ Seeds.ORDER, epoch)), n);
+    synchronized (this) {
+      // epochs usually come in order: continue from the last one rather than replay from the seed
+      if (orderGen == null || orderEpoch >= epoch) {
+        orderGen = new Generator(config.seed());
+        orderEpoch = -1;
+      }
+      for (; orderEpoch < epoch - 1; orderEpoch++) orderGen.skipPermutation(n);
+      orderEpoch = epoch;
+      return orderGen.permutation(n);
+    }
   }
 
   @Override

@@ -12,8 +12,8 @@ public final class Datasets {
 
   /**
    * Splits {@code dataset} into non-overlapping subsets of the given lengths, which must add up to
-   * its size, after a random permutation drawn from {@code new Generator(seed)} (as PyTorch's
-   * {@code random_split}): the same seed gives the same split on every machine.
+   * its size, after a random permutation drawn from {@code new Generator(seed)}: the split of
+   * PyTorch's {@code random_split(dataset, lengths, generator=torch.Generator().manual_seed(seed))}.
    */
   public static <T> List<Subset<T>> randomSplit(Dataset<T> dataset, long seed, int... lengths) {
     Objects.requireNonNull(dataset, "randomSplit: dataset is null");
@@ -68,22 +68,11 @@ public final class Datasets {
     return randomSplit(dataset, seed, lengths);
   }
 
-  /**
-   * A random permutation of {@code 0..n-1} by Fisher-Yates, drawing {@code gen.nextLong(i + 1)}
-   * for {@code i = n-1 .. 1} (the same sequence as {@code Tensor.randperm}).
-   */
+  /** A random permutation of {@code 0..n-1}: {@link Generator#permutation(int)}, the order of {@code torch.randperm}. */
   public static int[] permutation(Generator gen, int n) {
     Objects.requireNonNull(gen, "permutation: generator is null");
     if (n < 0) throw new IllegalArgumentException("permutation: n must be non-negative, got " + n);
-    int[] a = new int[n];
-    for (int i = 0; i < n; i++) a[i] = i;
-    for (int i = n - 1; i > 0; i--) {
-      int j = (int) gen.nextLong(i + 1);
-      int t = a[i];
-      a[i] = a[j];
-      a[j] = t;
-    }
-    return a;
+    return gen.permutation(n);
   }
 
   /**

@@ -7,8 +7,7 @@ package dev.ember.data;
 final class Seeds {
   private Seeds() {}
 
-  /** Tag separating the shuffling stream from the augmentation stream of the same seed. */
-  static final long ORDER = 0x6F72646572L;
+  /** Tag separating the augmentation stream from the shuffling one ({@code new Generator(seed)}). */
   static final long AUGMENT = 0x6175676D65L;
 
   /** A well-mixed 64-bit value from two inputs (MurmurHash3's 64-bit finalizer over a combination). */

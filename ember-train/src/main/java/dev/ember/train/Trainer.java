@@ -351,9 +351,10 @@ public final class Trainer {
       for (var e : os.state().entrySet()) optState.put(Integer.toString(e.getKey()), new LinkedHashMap<>(e.getValue()));
       s.put("optimizer", Map.of("state", optState, "param_groups", os.paramGroups()));
       if (scheduler != null) s.put("scheduler", scheduler.stateDict());
-      long[] rng = new long[1 + generators.size()];
-      rng[0] = Generator.global().state();
-      for (int i = 0; i < generators.size(); i++) rng[i + 1] = generators.get(i).state();
+      int w = Generator.STATE_LONGS;
+      long[] rng = new long[(1 + generators.size()) * w];
+      System.arraycopy(Generator.global().state(), 0, rng, 0, w);
+      for (int i = 0; i < generators.size(); i++) System.arraycopy(generators.get(i).state(), 0, rng, (i + 1) * w, w);
       s.put("generators", rng);
       LinkedHashMap<String, Object> t = new LinkedHashMap<>();
       t.put("epoch_index", epochIndex);
@@ -406,12 +407,13 @@ public final class Trainer {
           scheduler.loadStateDict((Map<String, Object>) sm);
         }
         long[] rng = (long[]) s.get("generators");
-        if (rng.length != 1 + generators.size()) {
-          throw new IllegalArgumentException("the checkpoint holds " + (rng.length - 1) + " extra generator states, this trainer has "
-              + generators.size());
+        int w = Generator.STATE_LONGS;
+        if (rng.length != (1 + generators.size()) * w) {
+          throw new IllegalArgumentException("the checkpoint holds " + rng.length + " generator state values, this trainer needs "
+              + (1 + generators.size()) + " x " + w + " (the global generator and " + generators.size() + " more)");
         }
-        Generator.global().setState(rng[0]);
-        for (int i = 0; i < generators.size(); i++) generators.get(i).setState(rng[i + 1]);
+        Generator.global().setState(java.util.Arrays.copyOfRange(rng, 0, w));
+        for (int i = 0; i < generators.size(); i++) generators.get(i).setState(java.util.Arrays.copyOfRange(rng, (i + 1) * w, (i + 2) * w));
         Map<String, Object> t = (Map<String, Object>) s.get("trainer");
         epochIndex = (Integer) t.get("epoch_index");
         nextBatch = (Integer) t.get("next_batch");

@@ -48,7 +48,7 @@ class TransformTest {
       Generator replay = new Generator(seed); // the crop draws top, then left
       int top = (int) replay.nextLong(4 + 2 * pad - size + 1);
       int left = (int) replay.nextLong(5 + 2 * pad - size + 1);
-      assertEquals(replay.state(), g.state(), "exactly two draws");
+      assertArrayEquals(replay.state(), g.state(), "exactly two draws");
       corners.add(top + "," + left);
       for (int c = 0; c < 2; c++) {
         for (int i = 0; i < size; i++) {

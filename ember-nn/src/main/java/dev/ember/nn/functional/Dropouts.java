@@ -76,12 +76,15 @@ public final class Dropouts {
     return input.mul(mask(input.dtype(), ms, p, gen));
   }
 
-  /** 0 with probability p, else 1 / (1 - p); one uniform draw per element, in row-major order. */
+  /**
+   * 0 with probability p, else 1 / (1 - p); one uniform draw per element, in row-major order, kept when
+   * it falls below 1 - p: PyTorch's {@code bernoulli_(1 - p)}, so a seed drops the same elements in both.
+   */
   static Tensor mask(DType dtype, int[] shape, double p, Generator gen) {
     Tensor m = Tensor.empty(dtype, shape);
     Storage s = m.storage();
     double keep = p >= 1 ? 0 : 1 / (1 - p);
-    for (int i = 0; i < s.size(); i++) s.setDouble(i, gen.nextDouble() < p ? 0 : keep);
+    for (int i = 0; i < s.size(); i++) s.setDouble(i, gen.nextDouble() < 1 - p ? keep : 0);
     return m;
   }
 

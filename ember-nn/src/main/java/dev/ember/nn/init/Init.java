@@ -68,13 +68,12 @@ public final class Init {
 
   // ---------------------------------------------------------------------------------------------
 
-  /** U(a, b). */
+  /** U(a, b), drawn as PyTorch's {@code uniform_} draws it (the same seed gives the same values). */
   public static Tensor uniform_(Tensor t, double a, double b, Generator gen) {
     if (!(a <= b)) throw new IllegalArgumentException("uniform_: need a <= b, got a=" + a + ", b=" + b);
-    Tensor u;
-    try (Grad ignored = Grad.off()) {
-      u = Tensor.rand(gen, sampleType(t), t.shape()).mul_(b - a).add_(a); // in place: one temporary, not three
-    }
+    Tensor u = Tensor.empty(sampleType(t), t.shape());
+    if (u.dtype() == DType.F32) gen.fillUniform(u.storage().floats(), 0, u.storage().size(), a, b);
+    else gen.fillUniform(u.storage().doubles(), 0, u.storage().size(), a, b);
     return fill(t, u);
   }
 
@@ -82,14 +81,17 @@ public final class Init {
     return uniform_(t, a, b, Generator.global());
   }
 
-  /** N(mean, std^2). */
+  /** N(mean, std^2), drawn as PyTorch's {@code normal_} draws it. */
   public static Tensor normal_(Tensor t, double mean, double std, Generator gen) {
     if (!(std >= 0)) throw new IllegalArgumentException("normal_: std must be >= 0, got " + std);
-    Tensor n;
-    try (Grad ignored = Grad.off()) {
-      n = Tensor.randn(gen, sampleType(t), t.shape()).mul_(std).add_(mean);
-    }
-    return fill(t, n);
+    return fill(t, gaussian(t.shape(), sampleType(t), mean, std, gen));
+  }
+
+  private static Tensor gaussian(int[] shape, DType dtype, double mean, double std, Generator gen) {
+    Tensor n = Tensor.empty(dtype, shape);
+    if (dtype == DType.F32) gen.fillNormal(n.storage().floats(), 0, n.storage().size(), mean, std);
+    else gen.fillNormal(n.storage().doubles(), 0, n.storage().size(), mean, std);
+    return n;
   }
 
   public static Tensor normal_(Tensor t, double mean, double std) {
@@ -171,14 +173,20 @@ public final class Init {
     if (!(a < b)) throw new IllegalArgumentException("truncNormal_: need a < b, got a=" + a + ", b=" + b);
     if (!(std > 0)) throw new IllegalArgumentException("truncNormal_: std must be > 0, got " + std);
     double lo = normCdf((a - mean) / std), hi = normCdf((b - mean) / std);
-    int n = (int) t.numel();
-    double[] v = new double[n];
-    for (int i = 0; i < n; i++) {
-      double u = 2 * (lo + (hi - lo) * gen.nextDouble()) - 1;
-      double x = mean + std * Math.sqrt(2) * erfinv(u);
-      v[i] = Math.min(b, Math.max(a, x));
+    // PyTorch: uniform_(2 lo - 1, 2 hi - 1), erfinv_, mul_(std sqrt 2), add_(mean), clamp_(a, b), each in the tensor's type
+    Tensor u = Tensor.empty(sampleType(t), t.shape());
+    int n = u.storage().size();
+    double scale = std * Math.sqrt(2);
+    if (u.dtype() == DType.F32) {
+      float[] v = u.storage().floats();
+      gen.fillUniform(v, 0, n, 2 * lo - 1, 2 * hi - 1);
+      for (int i = 0; i < n; i++) v[i] = Math.min((float) b, Math.max((float) a, (float) erfinv(v[i]) * (float) scale + (float) mean));
+    } else {
+      double[] v = u.storage().doubles();
+      gen.fillUniform(v, 0, n, 2 * lo - 1, 2 * hi - 1);
+      for (int i = 0; i < n; i++) v[i] = Math.min(b, Math.max(a, erfinv(v[i]) * scale + mean));
     }
-    return fill(t, Tensor.of(v, t.shape()));
+    return fill(t, u);
   }
 
   public static Tensor truncNormal_(Tensor t, double mean, double std) {
@@ -244,8 +252,7 @@ public final class Init {
     int m = wide ? cols : rows, n = wide ? rows : cols; // m >= n
     double[][] a = new double[m][n];
     // sample row-major [rows, cols] as PyTorch does, then transpose if wide
-    double[] g = new double[rows * cols];
-    for (int i = 0; i < g.length; i++) g[i] = gen.nextGaussian();
+    double[] g = gaussian(new int[] {rows * cols}, sampleType(t), 0, 1, gen).toDoubleArray(); // in the tensor's type, as PyTorch
     for (int r = 0; r < rows; r++) {
       for (int c = 0; c < cols; c++) {
         if (wide) a[c][r] = g[r * cols + c];

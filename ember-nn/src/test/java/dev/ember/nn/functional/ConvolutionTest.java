@@ -185,11 +185,12 @@ class ConvolutionTest {
   /** One F32 step: x [n, c, h, w] (with or without grad), weight [o, c, k, k], bias; returns y and the grads. */
   private static Tensor[] f32Step(int n, int c, int o, int h, int w, int k, int stride, int pad, boolean xGrad,
       DType dt) {
-    Tensor x = Tensor.randn(new Generator(11), dt, n, c, h, w).requiresGrad(xGrad);
-    Tensor wt = Tensor.randn(new Generator(12), dt, o, c, k, k).requiresGrad(true);
-    Tensor b = Tensor.randn(new Generator(13), dt, o).requiresGrad(true);
+    // drawn in float64 and cast, so both types see the same values (float32 draws differ)
+    Tensor x = Tensor.randn(new Generator(11), DType.F64, n, c, h, w).to(dt).requiresGrad(xGrad);
+    Tensor wt = Tensor.randn(new Generator(12), DType.F64, o, c, k, k).to(dt).requiresGrad(true);
+    Tensor b = Tensor.randn(new Generator(13), DType.F64, o).to(dt).requiresGrad(true);
     Tensor y = Convolution.conv2d(x, wt, b, a(stride), a(pad), a(1), 1);
-    y.backward(Tensor.randn(new Generator(14), dt, y.shape()));
+    y.backward(Tensor.randn(new Generator(14), DType.F64, y.shape()).to(dt));
     return xGrad ? new Tensor[] {y, wt.grad(), b.grad(), x.grad()} : new Tensor[] {y, wt.grad(), b.grad()};
   }
 

@@ -359,7 +359,7 @@ public final class BatchSizeFinder {
     private final List<Tensor> params;
     private final List<Tensor> grads = new ArrayList<>();
     private final OptimizerState optimizerState;
-    private final long globalGenerator;
+    private final long[] globalGenerator;
 
     Snapshot(Module model, Optimizer optimizer) {
       this.model = model;
