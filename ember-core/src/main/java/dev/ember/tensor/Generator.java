@@ -140,12 +140,12 @@ public final class Generator {
 
   /**
    * Uniform integer in [0, bound), as PyTorch's {@code randint}: one 32-bit output modulo
-   * {@code bound} when it is at most 2^32, else one 64-bit output (the modulo bias, under
+   * {@code bound} when it is below 2^32, else one 64-bit output (the modulo bias, under
    * {@code bound / 2^32}, is PyTorch's too).
    */
   public long nextLong(long bound) {
     if (bound <= 0) throw new IllegalArgumentException("Generator.nextLong: bound must be positive, got " + bound);
-    if (bound <= 1L << 32) return (nextInt() & 0xFFFFFFFFL) % bound;
+    if (bound < 1L << 32) return (nextInt() & 0xFFFFFFFFL) % bound;
     return Long.remainderUnsigned(nextLong(), bound);
   }
 

@@ -75,6 +75,11 @@ class DataLoaderTest {
     assertNotEquals(Arrays.toString(dl.order(0)), Arrays.toString(dl.order(1)));
     assertArrayEquals(dl.order(3), new DataLoader(ds, BatchConfig.shuffled(7, 5)).order(3), "order depends on seed and epoch only");
     assertNotEquals(Arrays.toString(dl.order(0)), Arrays.toString(new DataLoader(ds, BatchConfig.shuffled(10, 6)).order(0)));
+    // epoch e is the e-th permutation of new Generator(seed), as PyTorch's DataLoader with a seeded generator,
+    // whatever order the epochs are asked for in (a resumed run starts at a later epoch)
+    Generator g = new Generator(5);
+    int[][] successive = {g.permutation(103), g.permutation(103), g.permutation(103), g.permutation(103)};
+    for (int e : new int[] {2, 2, 3, 0, 1, 3, 1}) assertArrayEquals(successive[e], dl.order(e), "epoch " + e);
 
     DataLoader seq = new DataLoader(ds, new BatchConfig(10, false, true, 0));
     assertEquals(10, seq.numBatches());
