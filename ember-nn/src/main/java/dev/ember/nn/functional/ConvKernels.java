@@ -310,6 +310,8 @@ final class ConvKernels {
   /** Images per task of the direct kernels (fixed, so the weight-gradient partials do not depend on threads). */
   private static final int DIRECT_IMAGES = 8;
   private static final ThreadLocal<float[]> F_PADDED = ThreadLocal.withInitial(() -> new float[0]);
+  /** An output gradient in the padded input's pitch, for the direct weight gradient. */
+  private static final ThreadLocal<float[]> F_GRAD_PITCH = ThreadLocal.withInitial(() -> new float[0]);
 
   /**
    * Whether the direct kernels apply: F32, one group, stride 1, undilated, output rows no wider
@@ -327,7 +329,12 @@ final class ConvKernels {
    * rows of pw = directWidth() + kw - 1 floats, the image at (top, left) = (ph, pw) padding.
    */
   private static float[] padded(float[] xs, int xOff, int cin, Geom g, int img, int ph, int pw) {
-    int size = cin * ph * pw;
+    return padded(xs, xOff, cin, g, img, ph, pw, 0);
+  }
+
+  /** {@link #padded(float[], int, int, Geom, int, int, int)} followed by {@code extra} zeros. */
+  private static float[] padded(float[] xs, int xOff, int cin, Geom g, int img, int ph, int pw, int extra) {
+    int size = cin * ph * pw + extra;
     float[] xp = F_PADDED.get();
     if (xp.length < size) F_PADDED.set(xp = new float[size]);
     java.util.Arrays.fill(xp, 0, size, 0f);
@@ -366,34 +373,69 @@ final class ConvKernels {
     });
   }
 
+  /**
+   * The weight gradient of the direct path as blocks of {@link RowKernels#convWeightTaps}: per image,
+   * the input zero-padded to pitch ow + kw - 1 (so tap (ci, i, j) of position p reads
+   * xp[ci*plane + i*pitch + j + p]) and the output gradient copied into the same pitch with zeros
+   * past ow; output channels in blocks of 6 (a zero plane fills the last), taps in blocks of 4 (extra
+   * taps read tap 0 and are dropped). Each task of DIRECT_IMAGES images keeps its own slots, summed
+   * in task order at the end, so the result does not depend on the thread count.
+   */
   private static void directWeightGrad(Tensor x, Tensor gOut, Tensor dw, Geom g) {
     if (dw == null) return;
     int n = x.shapeRef()[0];
     int cin = x.shapeRef()[1];
     int o = gOut.shapeRef()[1];
-    int ph = g.oh + g.kh - 1;
-    int pw = ROWS.directWidth() + g.kw - 1;
+    int lanes = ROWS.convLanes();
+    int rows = g.oh + g.kh - 1;
+    int pitch = g.ow + g.kw - 1;
+    int positions = (g.oh * pitch + lanes - 1) / lanes * lanes; // whole vectors over the oh rows
     int cols = g.cols();
     int taps = cin * g.kk();
+    int tapsPad = (taps + RowKernels.TAPS_TAPS - 1) / RowKernels.TAPS_TAPS * RowKernels.TAPS_TAPS;
+    int chans = (o + RowKernels.TAPS_CHANNELS - 1) / RowKernels.TAPS_CHANNELS * RowKernels.TAPS_CHANNELS;
+    int[] xOff = new int[tapsPad];
+    for (int ci = 0, t = 0; ci < cin; ci++) {
+      for (int i = 0; i < g.kh; i++) {
+        for (int j = 0; j < g.kw; j++) xOff[t++] = ci * rows * pitch + i * pitch + j;
+      }
+    }
+    int[] gOff = new int[chans];
+    for (int k = 0; k < chans; k++) gOff[k] = Math.min(k, o) * positions; // plane o is all zeros
+    // the furthest read: the last tap's offset plus the last vector, past the padded planes by at most this
+    int extra = positions - g.oh * pitch + g.kw;
     float[] xs = x.storage().floats();
     float[] gs = gOut.storage().floats();
+    int go = gOut.offset();
     int chunks = Parallel.chunks(n, DIRECT_IMAGES);
-    int width = ROWS.directWidth();
-    float[][] part = new float[chunks][o * taps * width];
+    float[][] part = new float[chunks][chans * tapsPad * lanes];
     Parallel.forEach(chunks, t -> {
+      float[] gp = F_GRAD_PITCH.get();
+      int gSize = (o + 1) * positions;
+      if (gp.length < gSize) F_GRAD_PITCH.set(gp = new float[gSize]);
+      java.util.Arrays.fill(gp, 0, gSize, 0f);
       for (int img = t * DIRECT_IMAGES, n1 = Math.min(n, img + DIRECT_IMAGES); img < n1; img++) {
-        float[] xp = padded(xs, x.offset(), cin, g, img, ph, pw);
+        float[] xp = padded(xs, x.offset(), cin, g, img, rows, pitch, extra);
         for (int oc = 0; oc < o; oc++) {
-          ROWS.convWeightPlane(gs, gOut.offset() + (img * o + oc) * cols, g.oh, g.ow, xp, 0, pw, ph * pw, cin, g.kh,
-              g.kw, part[t], oc * taps * width);
+          for (int oy = 0; oy < g.oh; oy++) {
+            System.arraycopy(gs, go + (img * o + oc) * cols + oy * g.ow, gp, oc * positions + oy * pitch, g.ow);
+          }
+        }
+        for (int k0 = 0; k0 < chans; k0 += RowKernels.TAPS_CHANNELS) {
+          for (int t0 = 0; t0 < tapsPad; t0 += RowKernels.TAPS_TAPS) {
+            ROWS.convWeightTaps(gp, gOff, k0, xp, xOff, t0, positions, part[t], (k0 * tapsPad + t0) * lanes, tapsPad);
+          }
         }
       }
     });
     float[] d = dw.storage().floats();
-    for (int e = 0; e < o * taps; e++) { // each chunk's slots summed in slot order, then the chunks in order
-      float s = RowKernels.sumSlots(part[0], e * width, width);
-      for (int t = 1; t < chunks; t++) s += RowKernels.sumSlots(part[t], e * width, width);
-      d[dw.offset() + e] = s;
+    for (int oc = 0; oc < o; oc++) { // each task's slots summed in slot order, then the tasks in order
+      for (int tap = 0; tap < taps; tap++) {
+        int at = (oc * tapsPad + tap) * lanes;
+        float s = RowKernels.sumSlots(part[0], at, lanes);
+        for (int t = 1; t < chunks; t++) s += RowKernels.sumSlots(part[t], at, lanes);
+        d[dw.offset() + oc * taps + tap] = s;
+      }
     }
   }
 

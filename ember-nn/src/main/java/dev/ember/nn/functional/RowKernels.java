@@ -59,15 +59,20 @@ interface RowKernels {
   void convPlane(float[] xp, int xo, int pw, int ps, int cin, int kh, int kw, float[] w, int wo, float bias,
       float[] y, int yo, int oh, int ow);
 
+  /** Output channels (k) and taps (m) of one block of {@link #convWeightTaps}. */
+  int TAPS_CHANNELS = 6;
+  int TAPS_TAPS = 4;
+
   /**
-   * The weight gradient of {@link #convPlane} for one (image, output channel) pair, as partial
-   * sums: each tap t = (ci*kh + i)*kw + j owns the directWidth() slots acc[ao + t*directWidth() ...],
-   * and this adds to them partial sums (in an order fixed per implementation) whose total is the
-   * sum over oy < oh, ox < ow of g[go + oy*ow + ox] * xp[xo + ci*ps + (oy + i)*pw + ox + j].
-   * Keeping the slots across many planes leaves one reduction per tap ({@link #sumSlots}) to the end.
+   * One TAPS_CHANNELS x TAPS_TAPS block of a weight gradient over positions laid out in one row
+   * pitch (the zero-padded input's width, the output gradient zero outside its ow columns): for
+   * k < TAPS_CHANNELS, m < TAPS_TAPS and lane l < convLanes(), slot acc[ao + (k*ldk + m)*convLanes() + l]
+   * gains g[gOff[go + k] + p] * x[xOff[xo + m] + p] for p = l, l + convLanes(), ... < n, in that
+   * order, each term fused (fma(g, x, acc)). n is a multiple of convLanes(). Summing the slots of a
+   * (channel, tap) pair ({@link #sumSlots}) gives its gradient; keeping them across images leaves one
+   * reduction per weight to the end. Both implementations give the same bits when their convLanes() agree.
    */
-  void convWeightPlane(float[] g, int go, int oh, int ow, float[] xp, int xo, int pw, int ps, int cin, int kh,
-      int kw, float[] acc, int ao);
+  void convWeightTaps(float[] g, int[] gOff, int go, float[] x, int[] xOff, int xo, int n, float[] acc, int ao, int ldk);
 
   /** Output channels per tile of {@link #convTile}; a tile's weights are packed [k][CONV_TILE]. */
   int CONV_TILE = 8;
@@ -129,7 +134,7 @@ interface RowKernels {
   void normBackwardRow(float[] g, int go, float[] x, int xo, float[] y, int yo, int n, float p, float q, float mu,
       float r);
 
-  /** The total of a tap's directWidth() slots (see {@link #convWeightPlane}), summed in slot order. */
+  /** The total of {@code width} slots (see {@link #convWeightTaps}), summed in slot order. */
   static float sumSlots(float[] acc, int at, int width) {
     float s = 0;
     for (int l = 0; l < width; l++) s += acc[at + l];
@@ -312,17 +317,16 @@ interface RowKernels {
     }
 
     @Override
-    public void convWeightPlane(float[] g, int go, int oh, int ow, float[] xp, int xo, int pw, int ps, int cin,
-        int kh, int kw, float[] acc, int ao) {
-      int width = directWidth();
-      for (int ci = 0; ci < cin; ci++) {
-        for (int i = 0; i < kh; i++) {
-          for (int j = 0; j < kw; j++) {
-            int at = ao + ((ci * kh + i) * kw + j) * width; // slot ox holds column ox's sum
-            for (int oy = 0; oy < oh; oy++) {
-              int r = xo + ci * ps + (oy + i) * pw + j;
-              for (int ox = 0; ox < ow; ox++) acc[at + ox] = Math.fma(g[go + oy * ow + ox], xp[r + ox], acc[at + ox]);
-            }
+    public void convWeightTaps(float[] g, int[] gOff, int go, float[] x, int[] xOff, int xo, int n, float[] acc, int ao,
+        int ldk) {
+      int lanes = convLanes();
+      for (int k = 0; k < TAPS_CHANNELS; k++) {
+        for (int m = 0; m < TAPS_TAPS; m++) {
+          int gk = gOff[go + k], xm = xOff[xo + m], at = ao + (k * ldk + m) * lanes;
+          for (int l = 0; l < lanes; l++) {
+            float a = acc[at + l];
+            for (int p = l; p < n; p += lanes) a = Math.fma(g[gk + p], x[xm + p], a);
+            acc[at + l] = a;
           }
         }
       }

@@ -568,97 +568,90 @@ final class VectorRowKernels implements RowKernels {
   }
 
   /**
-   * A tap's slots are two vectors (ox < L and L <= ox < 2L), loaded, advanced by lane-wise fma over
-   * the rows and stored back. Lanes at ox >= ow load as 0 from both operands, so nothing from the
-   * padding enters. Taps run two at a time (see taps2).
+   * 24 chains (6 channels x 4 taps) over whole vectors of positions: per step 6 loads of g and 4 of
+   * x feed 24 fused multiply-adds, where one channel and two taps at a time (the loop this replaced)
+   * loaded 6 vectors for 4. Loads are unmasked: the layout puts zeros wherever a position is not an
+   * output, so no lane needs excluding.
    */
   @Override
-  public void convWeightPlane(float[] g, int go, int oh, int ow, float[] xp, int xo, int pw, int ps, int cin,
-      int kh, int kw, float[] acc, int ao) {
-    VectorMask<Float> m0 = S.indexInRange(0, ow);
-    VectorMask<Float> m1 = S.indexInRange(L, ow);
-    for (int ci = 0; ci < cin; ci++) {
-      for (int i = 0; i < kh; i++) {
-        int base = xo + ci * ps + i * pw;
-        int t = ao + (ci * kh + i) * kw * 2 * L;
-        int j = 0;
-        for (; j + 1 < kw; j += 2) taps2(g, go, oh, ow, xp, base + j, pw, m0, m1, acc, t + j * 2 * L);
-        for (; j < kw; j++) tap1(g, go, oh, ow, xp, base + j, pw, m0, m1, acc, t + j * 2 * L);
-      }
+  public void convWeightTaps(float[] g, int[] gOff, int go, float[] x, int[] xOff, int xo, int n, float[] acc, int ao,
+      int ldk) {
+    int g0 = gOff[go], g1 = gOff[go + 1], g2 = gOff[go + 2], g3 = gOff[go + 3], g4 = gOff[go + 4], g5 = gOff[go + 5];
+    int x0 = xOff[xo], x1 = xOff[xo + 1], x2 = xOff[xo + 2], x3 = xOff[xo + 3];
+    int r = ldk * L;
+    int a0 = ao, a1 = ao + r, a2 = ao + 2 * r, a3 = ao + 3 * r, a4 = ao + 4 * r, a5 = ao + 5 * r;
+    FloatVector s00 = FloatVector.fromArray(S, acc, a0), s01 = FloatVector.fromArray(S, acc, a0 + L);
+    FloatVector s02 = FloatVector.fromArray(S, acc, a0 + 2 * L), s03 = FloatVector.fromArray(S, acc, a0 + 3 * L);
+    FloatVector s10 = FloatVector.fromArray(S, acc, a1), s11 = FloatVector.fromArray(S, acc, a1 + L);
+    FloatVector s12 = FloatVector.fromArray(S, acc, a1 + 2 * L), s13 = FloatVector.fromArray(S, acc, a1 + 3 * L);
+    FloatVector s20 = FloatVector.fromArray(S, acc, a2), s21 = FloatVector.fromArray(S, acc, a2 + L);
+    FloatVector s22 = FloatVector.fromArray(S, acc, a2 + 2 * L), s23 = FloatVector.fromArray(S, acc, a2 + 3 * L);
+    FloatVector s30 = FloatVector.fromArray(S, acc, a3), s31 = FloatVector.fromArray(S, acc, a3 + L);
+    FloatVector s32 = FloatVector.fromArray(S, acc, a3 + 2 * L), s33 = FloatVector.fromArray(S, acc, a3 + 3 * L);
+    FloatVector s40 = FloatVector.fromArray(S, acc, a4), s41 = FloatVector.fromArray(S, acc, a4 + L);
+    FloatVector s42 = FloatVector.fromArray(S, acc, a4 + 2 * L), s43 = FloatVector.fromArray(S, acc, a4 + 3 * L);
+    FloatVector s50 = FloatVector.fromArray(S, acc, a5), s51 = FloatVector.fromArray(S, acc, a5 + L);
+    FloatVector s52 = FloatVector.fromArray(S, acc, a5 + 2 * L), s53 = FloatVector.fromArray(S, acc, a5 + 3 * L);
+    for (int p = 0; p < n; p += L) {
+      FloatVector v0 = FloatVector.fromArray(S, x, x0 + p);
+      FloatVector v1 = FloatVector.fromArray(S, x, x1 + p);
+      FloatVector v2 = FloatVector.fromArray(S, x, x2 + p);
+      FloatVector v3 = FloatVector.fromArray(S, x, x3 + p);
+      FloatVector w = FloatVector.fromArray(S, g, g0 + p);
+      s00 = w.fma(v0, s00);
+      s01 = w.fma(v1, s01);
+      s02 = w.fma(v2, s02);
+      s03 = w.fma(v3, s03);
+      w = FloatVector.fromArray(S, g, g1 + p);
+      s10 = w.fma(v0, s10);
+      s11 = w.fma(v1, s11);
+      s12 = w.fma(v2, s12);
+      s13 = w.fma(v3, s13);
+      w = FloatVector.fromArray(S, g, g2 + p);
+      s20 = w.fma(v0, s20);
+      s21 = w.fma(v1, s21);
+      s22 = w.fma(v2, s22);
+      s23 = w.fma(v3, s23);
+      w = FloatVector.fromArray(S, g, g3 + p);
+      s30 = w.fma(v0, s30);
+      s31 = w.fma(v1, s31);
+      s32 = w.fma(v2, s32);
+      s33 = w.fma(v3, s33);
+      w = FloatVector.fromArray(S, g, g4 + p);
+      s40 = w.fma(v0, s40);
+      s41 = w.fma(v1, s41);
+      s42 = w.fma(v2, s42);
+      s43 = w.fma(v3, s43);
+      w = FloatVector.fromArray(S, g, g5 + p);
+      s50 = w.fma(v0, s50);
+      s51 = w.fma(v1, s51);
+      s52 = w.fma(v2, s52);
+      s53 = w.fma(v3, s53);
     }
+    s00.intoArray(acc, a0);
+    s01.intoArray(acc, a0 + L);
+    s02.intoArray(acc, a0 + 2 * L);
+    s03.intoArray(acc, a0 + 3 * L);
+    s10.intoArray(acc, a1);
+    s11.intoArray(acc, a1 + L);
+    s12.intoArray(acc, a1 + 2 * L);
+    s13.intoArray(acc, a1 + 3 * L);
+    s20.intoArray(acc, a2);
+    s21.intoArray(acc, a2 + L);
+    s22.intoArray(acc, a2 + 2 * L);
+    s23.intoArray(acc, a2 + 3 * L);
+    s30.intoArray(acc, a3);
+    s31.intoArray(acc, a3 + L);
+    s32.intoArray(acc, a3 + 2 * L);
+    s33.intoArray(acc, a3 + 3 * L);
+    s40.intoArray(acc, a4);
+    s41.intoArray(acc, a4 + L);
+    s42.intoArray(acc, a4 + 2 * L);
+    s43.intoArray(acc, a4 + 3 * L);
+    s50.intoArray(acc, a5);
+    s51.intoArray(acc, a5 + L);
+    s52.intoArray(acc, a5 + 2 * L);
+    s53.intoArray(acc, a5 + 3 * L);
   }
 
-  /**
-   * Rows, from the first, whose full (unmasked) loads of g at gr..gr+2L and of xp at r..r+2L+extra
-   * stay inside the arrays: there the kernels load whole vectors and zero the lanes past ow with a
-   * blend, which costs one instruction where a masked load whose range the JIT cannot prove checks
-   * its bounds at run time (the masked loads were most of conv1's weight gradient in LeNet-5).
-   */
-  private static int safeRows(int oh, int go, int ow, int gLen, int r, int pw, int xLen, int extra) {
-    long byG = ow == 0 ? oh : (gLen - 2L * L - go) / ow + 1;
-    long byX = (xLen - 2L * L - extra - r) / pw + 1;
-    if (gLen - 2L * L - go < 0 || xLen - 2L * L - extra - r < 0) return 0;
-    return (int) Math.max(0, Math.min(oh, Math.min(byG, byX)));
-  }
-
-  /**
-   * Two adjacent taps (x shifted by 0 and 1) over all rows: four independent chains and one load of
-   * g per row for both. When ow <= L, m1 is empty and the second halves add zeros (no branch in the
-   * loop). Small on purpose: a four-tap version (404 bytes of bytecode) was too big for C1's
-   * register allocator and too big to inline, stayed in tier-2 code and ran 15x slower.
-   */
-  private static void taps2(float[] g, int go, int oh, int ow, float[] xp, int r, int pw, VectorMask<Float> m0,
-      VectorMask<Float> m1, float[] acc, int at) {
-    FloatVector s00 = FloatVector.fromArray(S, acc, at);
-    FloatVector s01 = FloatVector.fromArray(S, acc, at + L);
-    FloatVector s10 = FloatVector.fromArray(S, acc, at + 2 * L);
-    FloatVector s11 = FloatVector.fromArray(S, acc, at + 3 * L);
-    int safe = safeRows(oh, go, ow, g.length, r, pw, xp.length, 1);
-    VectorMask<Float> n0 = m0.not();
-    VectorMask<Float> n1 = m1.not();
-    int oy = 0;
-    int gr = go;
-    for (; oy < safe; oy++, r += pw, gr += ow) {
-      FloatVector g0 = FloatVector.fromArray(S, g, gr).blend(0f, n0);
-      FloatVector g1 = FloatVector.fromArray(S, g, gr + L).blend(0f, n1);
-      s00 = g0.fma(FloatVector.fromArray(S, xp, r).blend(0f, n0), s00);
-      s10 = g0.fma(FloatVector.fromArray(S, xp, r + 1).blend(0f, n0), s10);
-      s01 = g1.fma(FloatVector.fromArray(S, xp, r + L).blend(0f, n1), s01);
-      s11 = g1.fma(FloatVector.fromArray(S, xp, r + L + 1).blend(0f, n1), s11);
-    }
-    for (; oy < oh; oy++, r += pw, gr += ow) {
-      FloatVector g0 = FloatVector.fromArray(S, g, gr, m0);
-      FloatVector g1 = FloatVector.fromArray(S, g, gr + L, m1);
-      s00 = g0.fma(FloatVector.fromArray(S, xp, r, m0), s00);
-      s10 = g0.fma(FloatVector.fromArray(S, xp, r + 1, m0), s10);
-      s01 = g1.fma(FloatVector.fromArray(S, xp, r + L, m1), s01);
-      s11 = g1.fma(FloatVector.fromArray(S, xp, r + L + 1, m1), s11);
-    }
-    s00.intoArray(acc, at);
-    s01.intoArray(acc, at + L);
-    s10.intoArray(acc, at + 2 * L);
-    s11.intoArray(acc, at + 3 * L);
-  }
-
-  /** One tap over all rows (after the pairs). */
-  private static void tap1(float[] g, int go, int oh, int ow, float[] xp, int r, int pw, VectorMask<Float> m0,
-      VectorMask<Float> m1, float[] acc, int at) {
-    FloatVector s0 = FloatVector.fromArray(S, acc, at);
-    FloatVector s1 = FloatVector.fromArray(S, acc, at + L);
-    int safe = safeRows(oh, go, ow, g.length, r, pw, xp.length, 0);
-    VectorMask<Float> n0 = m0.not();
-    VectorMask<Float> n1 = m1.not();
-    int oy = 0;
-    int gr = go;
-    for (; oy < safe; oy++, r += pw, gr += ow) {
-      s0 = FloatVector.fromArray(S, g, gr).blend(0f, n0).fma(FloatVector.fromArray(S, xp, r).blend(0f, n0), s0);
-      s1 = FloatVector.fromArray(S, g, gr + L).blend(0f, n1).fma(FloatVector.fromArray(S, xp, r + L).blend(0f, n1), s1);
-    }
-    for (; oy < oh; oy++, r += pw, gr += ow) {
-      s0 = FloatVector.fromArray(S, g, gr, m0).fma(FloatVector.fromArray(S, xp, r, m0), s0);
-      s1 = FloatVector.fromArray(S, g, gr + L, m1).fma(FloatVector.fromArray(S, xp, r + L, m1), s1);
-    }
-    s0.intoArray(acc, at);
-    s1.intoArray(acc, at + L);
-  }
 }

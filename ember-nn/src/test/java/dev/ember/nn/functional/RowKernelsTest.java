@@ -215,9 +215,8 @@ class RowKernelsTest {
   }
 
   /**
-   * The direct convolution kernels: convPlane bitwise (both fma each tap in the same order),
-   * convWeightPlane's slot totals within float rounding of a double sum, for widths around one and two vectors,
-   * 1-3 input channels and odd and even kernel widths; padding lanes past ow must not leak in.
+   * The direct convolution kernel convPlane bitwise (both fma each tap in the same order), for widths
+   * around one and two vectors, 1-3 input channels and odd and even kernel widths.
    */
   @Test
   void directConvolutionVectorAgreesWithScalar() {
@@ -234,47 +233,68 @@ class RowKernelsTest {
         float[] w = new float[2 + cin * kh * kw];
         for (int i = 0; i < w.length; i++) w[i] = (float) r.nextGaussian();
         float[] ys = new float[4 + oh * ow], yv = new float[4 + oh * ow];
-        float[] g = new float[1 + oh * ow];
-        for (int i = 0; i < g.length; i++) g[i] = (float) r.nextGaussian();
         String what = "ow=" + ow + " oh=" + oh + " k=" + kh + "x" + kw + " cin=" + cin;
         for (int rep = 0; rep < 20; rep++) {
           scalar.convPlane(xp, 3, pw, ps, cin, kh, kw, w, 2, 0.5f, ys, 4, oh, ow);
           vector.convPlane(xp, 3, pw, ps, cin, kh, kw, w, 2, 0.5f, yv, 4, oh, ow);
         }
         assertArrayEquals(ys, yv, "convPlane " + what);
-        int sw = scalar.directWidth();
-        float[] as = new float[1 + cin * kh * kw * sw], av = new float[1 + cin * kh * kw * dw];
-        for (int rep = 0; rep < 2; rep++) { // slots accumulate: twice the plane is twice the sum
-          scalar.convWeightPlane(g, 1, oh, ow, xp, 3, pw, ps, cin, kh, kw, as, 1);
-          vector.convWeightPlane(g, 1, oh, ow, xp, 3, pw, ps, cin, kh, kw, av, 1);
-        }
-        for (int ci = 0; ci < cin; ci++) {
-          for (int i = 0; i < kh; i++) {
-            for (int j = 0; j < kw; j++) {
-              double exact = 0, mag = 0;
-              for (int oy = 0; oy < oh; oy++) {
-                for (int ox = 0; ox < ow; ox++) {
-                  double p = (double) g[1 + oy * ow + ox] * xp[3 + ci * ps + (oy + i) * pw + ox + j];
-                  exact += p;
-                  mag += Math.abs(p);
-                }
-              }
-              int t = (ci * kh + i) * kw + j;
-              assertEquals(2 * exact, RowKernels.sumSlots(as, 1 + t * sw, sw), 2e-5 * mag + 1e-6,
-                  "scalar convWeightPlane " + what);
-              assertEquals(2 * exact, RowKernels.sumSlots(av, 1 + t * dw, dw), 2e-5 * mag + 1e-6,
-                  "vector convWeightPlane " + what);
+      }
+    }
+  }
+
+  /**
+   * convWeightTaps: each slot's total against a double sum, scalar and vector bitwise when their lane
+   * counts agree, slots accumulating across calls, offsets anywhere in the arrays, and only the
+   * 6 x 4 block of slots (at row stride ldk) written.
+   */
+  @Test
+  void convWeightTapsVectorAgreesWithScalar() {
+    Random r = new Random(12);
+    int lanes = vector.convLanes();
+    for (int vectors : new int[] {1, 3, 8}) {
+      int n = vectors * lanes;
+      float[] g = new float[5 + 7 * n], x = new float[3 + 9 * n];
+      for (int i = 0; i < g.length; i++) g[i] = (float) r.nextGaussian();
+      for (int i = 0; i < x.length; i++) x[i] = (float) r.nextGaussian();
+      int[] gOff = {99, 5, 5 + 3 * n, 5 + n, 7 + 6 * n - 2, 5 + 2 * n + 1, 5 + 4 * n, 5 + 5 * n}; // from index 1
+      int[] xOff = {77, 3, 3 + n + 2, 3 + 8 * n, 3 + 5 * n - 1, 3 + 2 * n}; // from index 1
+      int ldk = 5;
+      for (RowKernels k : new RowKernels[] {scalar, vector}) {
+        int l = k.convLanes();
+        float[] acc = new float[2 + (5 * ldk + 4) * l + 3];
+        for (int i = 0; i < acc.length; i++) acc[i] = (float) r.nextGaussian();
+        float[] before = acc.clone();
+        k.convWeightTaps(g, gOff, 1, x, xOff, 1, n, acc, 2, ldk);
+        k.convWeightTaps(g, gOff, 1, x, xOff, 1, n, acc, 2, ldk);
+        boolean[] touched = new boolean[acc.length];
+        for (int c = 0; c < 6; c++) {
+          for (int m = 0; m < 4; m++) {
+            int at = 2 + (c * ldk + m) * l;
+            double exact = 0, mag = 0;
+            for (int p = 0; p < n; p++) {
+              double t = (double) g[gOff[1 + c] + p] * x[xOff[1 + m] + p];
+              exact += t;
+              mag += Math.abs(t);
             }
+            double start = 0;
+            for (int i = 0; i < l; i++) {
+              start += before[at + i];
+              touched[at + i] = true;
+            }
+            assertEquals(start + 2 * exact, RowKernels.sumSlots(acc, at, l), 1e-5 * (mag + 1),
+                k.getClass().getSimpleName() + " n=" + n + " channel " + c + " tap " + m);
           }
         }
-        // a NaN in the padding columns past ow (read by the vector loads) must not reach the gradient
-        if (ow + kw - 1 < pw) {
-          float[] xn = xp.clone();
-          for (int row = 0; row < cin * ph; row++) xn[3 + row * pw + ow + kw - 1] = Float.NaN;
-          float[] an = new float[1 + cin * kh * kw * dw];
-          vector.convWeightPlane(g, 1, oh, ow, xn, 3, pw, ps, cin, kh, kw, an, 1);
-          for (float v : an) assertEquals(false, Float.isNaN(v), "NaN leaked from padding " + what);
+        for (int i = 0; i < acc.length; i++) if (!touched[i]) assertEquals(before[i], acc[i], "slot " + i + " written");
+      }
+      if (scalar.convLanes() == lanes) {
+        float[] as = new float[2 + (5 * ldk + 4) * lanes], av = as.clone();
+        for (int rep = 0; rep < 30; rep++) { // enough calls for C2 to compile the vector loop
+          scalar.convWeightTaps(g, gOff, 1, x, xOff, 1, n, as, 2, ldk);
+          vector.convWeightTaps(g, gOff, 1, x, xOff, 1, n, av, 2, ldk);
         }
+        assertArrayEquals(as, av, "convWeightTaps bits n=" + n);
       }
     }
   }
