@@ -38,7 +38,7 @@ public final class ElementwiseOps {
 
   public static Tensor unary(UnaryOp op, Tensor x, double param) {
     if (x.dtype() == DType.BOOL || (!x.dtype().isFloatingPoint() && !keepsIntegers(op))) x = x.to(DType.F32);
-    Tensor out = Tensor.empty(x.dtype(), x.shapeRef());
+    Tensor out = Tensor.uninitialized(x.dtype(), x.shapeRef()); // the kernels write every element
     backend().unary(op, param, x, out);
     // read (and version-check) only what the rule uses: exp's backward must not fail because x changed
     return Autograd.record(name(op), out, (ctx, g) -> new Tensor[] {unaryGrad(op, param,
@@ -119,7 +119,7 @@ public final class ElementwiseOps {
     DType dt = g.dtype();
     if (!Grad.enabled() && (dt == DType.F32 || dt == DType.F64) && x.dtype() == dt
         && java.util.Arrays.equals(x.shapeRef(), g.shapeRef())) {
-      Tensor out = Tensor.empty(dt, g.shapeRef());
+      Tensor out = Tensor.uninitialized(dt, g.shapeRef());
       backend().reluBackward(g, x, out);
       return out;
     }
@@ -192,7 +192,7 @@ public final class ElementwiseOps {
     DType dt = DType.promote(a.dtype(), b.dtype());
     Tensor a2 = a.to(dt);
     Tensor b2 = b.to(dt);
-    Tensor out = Tensor.empty(dt, shape);
+    Tensor out = Tensor.uninitialized(dt, shape);
     backend().binary(op, Views.expand(a2, shape), Views.expand(b2, shape), out);
     return Autograd.record(name, out, (ctx, g) -> binaryGrad(op, ctx, g),
         new Tensor[] {a2, b2});

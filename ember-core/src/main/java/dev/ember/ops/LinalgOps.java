@@ -74,7 +74,7 @@ public final class LinalgOps {
   }
 
   private static Tensor bmm3(Tensor a, Tensor b) {
-    Tensor out = Tensor.empty(a.dtype(), a.shapeRef()[0], a.shapeRef()[1], b.shapeRef()[2]);
+    Tensor out = Tensor.uninitialized(a.dtype(), a.shapeRef()[0], a.shapeRef()[1], b.shapeRef()[2]); // GEMM with beta 0 writes all
     ElementwiseOps.backend().matmul(a, b, out, false);
     return Autograd.record("matmul", out, (ctx, g) -> {
       // dA = G B^T, dB = A^T G: transposed views, which GEMM reads by packing
@@ -145,7 +145,7 @@ public final class LinalgOps {
    * {@code bias} broadcast to [m, n] when it is not null: the bias is GEMM's starting C.
    */
   private static Tensor product(Tensor a, Tensor b, Tensor bias, int m, int n) {
-    Tensor out = Tensor.empty(a.dtype(), m, n);
+    Tensor out = Tensor.uninitialized(a.dtype(), m, n); // the bias copy or GEMM's beta 0 writes all
     if (bias != null) ElementwiseOps.backend().copy(Views.expand(bias, new int[] {m, n}), out);
     ElementwiseOps.backend().matmul(batch1(a), batch1(b), batch1(out), bias != null);
     return out;

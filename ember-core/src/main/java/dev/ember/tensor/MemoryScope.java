@@ -76,7 +76,12 @@ public final class MemoryScope implements AutoCloseable {
   }
 
   Storage allocate(DType dtype, int n) {
-    Storage st = Storage.pooled(dtype, n, pool.take(dtype, n), this);
+    return allocate(dtype, n, true);
+  }
+
+  /** A pooled buffer, zero-filled only when {@code zero} (else it may hold a released tensor's values). */
+  Storage allocate(DType dtype, int n, boolean zero) {
+    Storage st = Storage.pooled(dtype, n, pool.take(dtype, n, zero), this);
     adopt(st);
     return st;
   }
@@ -193,7 +198,7 @@ public final class MemoryScope implements AutoCloseable {
       return ((long) dtype.ordinal() << 32) | n;
     }
 
-    Object take(DType dtype, int n) {
+    Object take(DType dtype, int n, boolean zero) {
       Bin bin = bins.get(key(dtype, n));
       Object a = null;
       if (bin != null) {
@@ -202,6 +207,7 @@ public final class MemoryScope implements AutoCloseable {
       }
       if (a == null) return Storage.newArray(dtype, n);
       freeBytes -= bin.bytes;
+      if (!zero) return a;
       switch (a) {
         case float[] f -> Arrays.fill(f, 0f);
         case double[] d -> Arrays.fill(d, 0.0);

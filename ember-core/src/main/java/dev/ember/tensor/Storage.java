@@ -52,6 +52,17 @@ public final class Storage {
     return fresh(dtype, n);
   }
 
+  /**
+   * A buffer of {@code size} elements whose contents are unspecified, for a caller that writes every
+   * element before anything reads it: inside a {@link MemoryScope} a pooled array as it was released
+   * (the zero-fill skipped), outside one a fresh (zeroed) array.
+   */
+  public static Storage allocateUninitialized(DType dtype, long size) {
+    MemoryScope scope = MemoryScope.current();
+    if (scope == null || size < 0 || size > Integer.MAX_VALUE - 64) return allocate(dtype, size);
+    return scope.allocate(dtype, (int) size, false);
+  }
+
   /** A fresh zero-filled Java array of n elements of dtype. */
   static Object newArray(DType dtype, int n) {
     return switch (dtype) {

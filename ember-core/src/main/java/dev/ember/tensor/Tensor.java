@@ -46,6 +46,18 @@ public final class Tensor {
     return new Tensor(Storage.allocate(dtype, Shapes.numel(shape)), shape.clone(), Shapes.contiguousStrides(shape), 0);
   }
 
+  /**
+   * A new contiguous tensor whose contents are unspecified, as {@code torch.empty}: for code that
+   * writes every element before reading any. Inside a {@link MemoryScope} it may hold the values of a
+   * tensor released earlier (the pool's zero-fill is skipped, which for a 16 MB gradient is a full
+   * pass over memory); outside one it is zero-filled like {@link #empty(DType, int...)}.
+   */
+  public static Tensor uninitialized(DType dtype, int... shape) {
+    checkShape("uninitialized", shape);
+    return new Tensor(Storage.allocateUninitialized(dtype, Shapes.numel(shape)), shape.clone(),
+        Shapes.contiguousStrides(shape), 0);
+  }
+
   public static Tensor empty(int... shape) {
     return empty(DType.F32, shape);
   }

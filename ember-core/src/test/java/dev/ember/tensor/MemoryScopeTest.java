@@ -38,6 +38,50 @@ class MemoryScopeTest {
   }
 
   @Test
+  void uninitializedTensorsSkipTheZeroFillOnlyInsideAScope() {
+    assertArrayEquals(new float[6], Tensor.uninitialized(DType.F32, 2, 3).toFloatArray(), "outside a scope: fresh");
+    float[] first;
+    try (MemoryScope s = MemoryScope.open()) {
+      first = Tensor.full(7, DType.F32, 2, 3).storage().floats();
+    }
+    try (MemoryScope s = MemoryScope.open()) {
+      Tensor u = Tensor.uninitialized(DType.F32, 3, 2);
+      assertSame(first, u.storage().floats());
+      assertEquals(7f, u.toFloatArray()[0], "the released values are left in place");
+    }
+  }
+
+  /**
+   * The ops that take uninitialized outputs (matmul and its backward, addmm, unary, binary, relu's
+   * backward) must write every element: with the pool holding only NaN-filled arrays of each output's
+   * length, a scoped step gives bitwise what an unscoped one gives.
+   */
+  @Test
+  void opsWithUninitializedOutputsWriteEveryElement() {
+    java.util.function.Supplier<float[][]> step = () -> {
+      Generator g = new Generator(3);
+      Tensor x = Tensor.randn(g, 5, 7).requiresGrad(true);
+      Tensor w = Tensor.randn(g, 7, 6).requiresGrad(true);
+      Tensor b = Tensor.randn(g, 6).requiresGrad(true);
+      Tensor h = dev.ember.ops.LinalgOps.addmm(b, x, w).relu().mul(Tensor.randn(g, 5, 6)).exp();
+      Tensor y = h.matmul(Tensor.randn(g, 6, 4)).sum();
+      y.backward();
+      return new float[][] {h.toFloatArray(), x.grad().toFloatArray(), w.grad().toFloatArray(), b.grad().toFloatArray()};
+    };
+    float[][] plain = step.get();
+    try (MemoryScope s = MemoryScope.open()) { // one scope: the pool keeps what the last two outermost scopes used
+      for (int len : new int[] {5 * 7, 7 * 6, 6, 5 * 6, 6 * 4, 5 * 4, 4, 1}) {
+        for (int i = 0; i < 4; i++) Tensor.full(Float.NaN, DType.F32, len);
+      }
+    }
+    float[][] scoped;
+    try (MemoryScope s = MemoryScope.open()) {
+      scoped = step.get();
+    }
+    for (int i = 0; i < plain.length; i++) assertArrayEquals(plain[i], scoped[i], "output " + i);
+  }
+
+  @Test
   void aTensorUsedAfterItsScopeThrowsInsteadOfReadingReusedMemory() {
     Tensor t;
     Tensor view;
