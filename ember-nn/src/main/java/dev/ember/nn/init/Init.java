@@ -71,10 +71,15 @@ public final class Init {
   /** U(a, b), drawn as PyTorch's {@code uniform_} draws it (the same seed gives the same values). */
   public static Tensor uniform_(Tensor t, double a, double b, Generator gen) {
     if (!(a <= b)) throw new IllegalArgumentException("uniform_: need a <= b, got a=" + a + ", b=" + b);
-    Tensor u = Tensor.empty(sampleType(t), t.shape());
-    if (u.dtype() == DType.F32) gen.fillUniform(u.storage().floats(), 0, u.storage().size(), a, b);
+    return fill(t, uniform(t.shape(), sampleType(t), a, b, gen));
+  }
+
+  /** A fresh tensor of U(a, b) values drawn in {@code dtype}, as PyTorch draws them. */
+  private static Tensor uniform(int[] shape, DType dtype, double a, double b, Generator gen) {
+    Tensor u = Tensor.empty(dtype, shape);
+    if (dtype == DType.F32) gen.fillUniform(u.storage().floats(), 0, u.storage().size(), a, b);
     else gen.fillUniform(u.storage().doubles(), 0, u.storage().size(), a, b);
-    return fill(t, u);
+    return u;
   }
 
   public static Tensor uniform_(Tensor t, double a, double b) {
@@ -87,6 +92,7 @@ public final class Init {
     return fill(t, gaussian(t.shape(), sampleType(t), mean, std, gen));
   }
 
+  /** A fresh tensor of N(mean, std^2) values drawn in {@code dtype}, as PyTorch draws them. */
   private static Tensor gaussian(int[] shape, DType dtype, double mean, double std, Generator gen) {
     Tensor n = Tensor.empty(dtype, shape);
     if (dtype == DType.F32) gen.fillNormal(n.storage().floats(), 0, n.storage().size(), mean, std);
@@ -174,16 +180,14 @@ public final class Init {
     if (!(std > 0)) throw new IllegalArgumentException("truncNormal_: std must be > 0, got " + std);
     double lo = normCdf((a - mean) / std), hi = normCdf((b - mean) / std);
     // PyTorch: uniform_(2 lo - 1, 2 hi - 1), erfinv_, mul_(std sqrt 2), add_(mean), clamp_(a, b), each in the tensor's type
-    Tensor u = Tensor.empty(sampleType(t), t.shape());
+    Tensor u = uniform(t.shape(), sampleType(t), 2 * lo - 1, 2 * hi - 1, gen);
     int n = u.storage().size();
     double scale = std * Math.sqrt(2);
     if (u.dtype() == DType.F32) {
       float[] v = u.storage().floats();
-      gen.fillUniform(v, 0, n, 2 * lo - 1, 2 * hi - 1);
       for (int i = 0; i < n; i++) v[i] = Math.min((float) b, Math.max((float) a, (float) erfinv(v[i]) * (float) scale + (float) mean));
     } else {
       double[] v = u.storage().doubles();
-      gen.fillUniform(v, 0, n, 2 * lo - 1, 2 * hi - 1);
       for (int i = 0; i < n; i++) v[i] = Math.min(b, Math.max(a, erfinv(v[i]) * scale + mean));
     }
     return fill(t, u);
