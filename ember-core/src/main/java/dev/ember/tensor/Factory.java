@@ -75,8 +75,7 @@ final class Factory {
     Storage s = t.storage();
     int n = s.size();
     if (dtype == DType.F32) {
-      float[] a = s.floats();
-      for (int i = 0; i < n; i++) a[i] = gen.nextFloat();
+      gen.fillUniform(s.floats(), 0, n, 0, 1); // fma(u, 1, 0) is u: the same numbers as nextFloat()
     } else {
       double[] a = s.doubles();
       for (int i = 0; i < n; i++) a[i] = gen.nextDouble();

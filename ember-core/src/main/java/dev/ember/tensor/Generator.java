@@ -102,19 +102,28 @@ public final class Generator {
     cachedNormal = Double.longBitsToDouble(s[N / 2 + 3]);
   }
 
+  /** The next 624 words, in three runs so that no index needs a modulo. */
   private void twist() {
-    for (int k = 0; k < N; k++) {
-      int y = (mt[k] & 0x80000000) | (mt[(k + 1) % N] & 0x7FFFFFFF);
-      int v = mt[(k + M) % N] ^ (y >>> 1);
-      mt[k] = (y & 1) != 0 ? v ^ 0x9908B0DF : v;
-    }
+    int[] s = mt;
+    int k = 0;
+    for (; k < N - M; k++) s[k] = mix(s[k], s[k + 1], s[k + M]);
+    for (; k < N - 1; k++) s[k] = mix(s[k], s[k + 1], s[k + M - N]);
+    s[N - 1] = mix(s[N - 1], s[0], s[M - 1]);
     next = 0;
+  }
+
+  private static int mix(int upper, int lower, int far) {
+    int y = (upper & 0x80000000) | (lower & 0x7FFFFFFF);
+    return far ^ (y >>> 1) ^ (-(y & 1) & 0x9908B0DF);
   }
 
   /** The next 32 random bits (PyTorch's {@code random()}). */
   public int nextInt() {
     if (next >= N) twist();
-    int y = mt[next++];
+    return temper(mt[next++]);
+  }
+
+  private static int temper(int y) {
     y ^= y >>> 11;
     y ^= (y << 7) & 0x9D2C5680;
     y ^= (y << 15) & 0xEFC60000;
@@ -171,7 +180,15 @@ public final class Generator {
   public void fillUniform(float[] a, int off, int n, double from, double to) {
     float f = (float) from;
     float range = (float) to - f;
-    for (int i = off; i < off + n; i++) a[i] = Math.fma(nextFloat(), range, f);
+    int[] s = mt;
+    for (int i = off, end = off + n; i < end; ) { // runs of state words: no per-element bookkeeping
+      if (next >= N) twist();
+      int k = next;
+      int run = Math.min(N - k, end - i);
+      for (int j = 0; j < run; j++) a[i + j] = Math.fma((temper(s[k + j]) & 0xFFFFFF) * 0x1.0p-24f, range, f);
+      next = k + run;
+      i += run;
+    }
   }
 
   /** Fills {@code a} with uniform values in [from, to), as {@code uniform_(from, to)} on float64. */
@@ -190,12 +207,12 @@ public final class Generator {
       for (int i = off; i < off + n; i++) a[i] = (float) (nextGaussian() * std + mean);
       return;
     }
-    for (int i = off; i < off + n; i++) a[i] = nextFloat();
+    fillUniform(a, off, n, 0, 1);
     float m = (float) mean, s = (float) std;
     for (int i = 0; i + 16 <= n; i += 16) normal16(a, off + i, m, s);
     if (n % 16 != 0) {
       int last = off + n - 16;
-      for (int i = last; i < off + n; i++) a[i] = nextFloat();
+      fillUniform(a, last, 16, 0, 1);
       normal16(a, last, m, s);
     }
   }
