@@ -1,6 +1,5 @@
 package dev.ember.optim;
 
-import static jdk.incubator.vector.VectorOperators.ADD;
 import static jdk.incubator.vector.VectorOperators.F2D;
 import static jdk.incubator.vector.VectorOperators.GT;
 import static jdk.incubator.vector.VectorOperators.LT;
@@ -258,8 +257,8 @@ final class VectorUpdateKernels implements UpdateKernels {
         rr = rr.add(rd.mul(rd));
       }
     }
-    acc[0] += pp.reduceLanes(ADD);
-    acc[1] += rr.reduceLanes(ADD);
+    acc[0] += laneSum(pp);
+    acc[1] += laneSum(rr);
     TAIL.lambMoments(p, g, m, v, i, hi, b1, b2, c1, c2, bc1, bc2, eps, wd, acc);
   }
 
@@ -319,7 +318,7 @@ final class VectorUpdateKernels implements UpdateKernels {
         acc = acc.add(wd.mul(wd));
       }
     }
-    return acc.reduceLanes(ADD) + TAIL.samSquares(p, g, i, hi, adaptive);
+    return laneSum(acc) + TAIL.samSquares(p, g, i, hi, adaptive);
   }
 
   @Override
@@ -334,5 +333,12 @@ final class VectorUpdateKernels implements UpdateKernels {
       x.add(t.mul(scale)).intoArray(pa, po + i);
     }
     TAIL.samAscend(p, g, i, hi, scale, adaptive);
+  }
+
+  /** Sum of the lanes in lane order: reduceLanes(ADD) rounds differently before and after C2 compiles it. */
+  private static double laneSum(DoubleVector v) {
+    double s = v.lane(0);
+    for (int i = 1; i < v.length(); i++) s += v.lane(i);
+    return s;
   }
 }

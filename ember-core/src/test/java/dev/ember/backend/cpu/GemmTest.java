@@ -122,6 +122,40 @@ class GemmTest {
     }
   }
 
+  /**
+   * The skinny path's dot products (m <= 4, B transposed) sum each vector's lanes in lane order, the
+   * same bits before and after C2 compiles the loop: reduceLanes(ADD) reduced in a different order
+   * once compiled, so a result depended on how warm the JIT was (a trainer test comparing two runs
+   * of the same batches failed by one ulp depending on which tests ran before it).
+   */
+  @Test
+  void skinnyDotsSumLanesInOrderColdAndCompiled() {
+    int lanes = jdk.incubator.vector.FloatVector.SPECIES_PREFERRED.length();
+    int m = 3, n = 9, k = 5 * lanes + 3, kv = k - k % lanes;
+    SplittableRandom rnd = new SplittableRandom(5);
+    float[] a = fill(m * k, rnd), b = fill(n * k, rnd);
+    float[] want = new float[m * n];
+    for (int i = 0; i < m; i++) {
+      for (int j = 0; j < n; j++) {
+        float[] acc = new float[lanes];
+        for (int p = 0; p < kv; p++) acc[p % lanes] = Math.fma(a[i * k + p], b[j * k + p], acc[p % lanes]);
+        float d = acc[0];
+        for (int l = 1; l < lanes; l++) d += acc[l];
+        for (int p = kv; p < k; p++) d = Math.fma(a[i * k + p], b[j * k + p], d);
+        want[i * n + j] = d;
+      }
+    }
+    for (int rep = 0; rep < 20_000; rep++) {
+      float[] c = new float[m * n];
+      VectorGemm.sgemm(false, true, m, n, k, 1f, a, 0, k, b, 0, k, 0f, c, 0, n);
+      if (rep % 5_000 == 0 || rep == 19_999) {
+        for (int i = 0; i < c.length; i++) {
+          assertEquals(Float.floatToRawIntBits(want[i]), Float.floatToRawIntBits(c[i]), "call " + rep + " element " + i);
+        }
+      }
+    }
+  }
+
   @Test
   void vectorSgemmMatchesOracle() {
     checkAll(VectorGemm::sgemm, "VectorGemm.sgemm");

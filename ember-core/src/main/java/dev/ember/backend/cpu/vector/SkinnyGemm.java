@@ -2,7 +2,6 @@ package dev.ember.backend.cpu.vector;
 
 import dev.ember.backend.cpu.Parallel;
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -81,10 +80,11 @@ final class SkinnyGemm {
         s2 = av.fma(FloatVector.fromArray(S, b, r2 + p), s2);
         s3 = av.fma(FloatVector.fromArray(S, b, r3 + p), s3);
       }
-      float d0 = s0.reduceLanes(VectorOperators.ADD);
-      float d1 = s1.reduceLanes(VectorOperators.ADD);
-      float d2 = s2.reduceLanes(VectorOperators.ADD);
-      float d3 = s3.reduceLanes(VectorOperators.ADD);
+      // in lane order: reduceLanes(ADD) rounds differently once compiled, so results would follow JIT state
+      float d0 = VMath.laneSum(s0);
+      float d1 = VMath.laneSum(s1);
+      float d2 = VMath.laneSum(s2);
+      float d3 = VMath.laneSum(s3);
       for (int p = kv; p < k; p++) {
         float av = a[ai + p];
         d0 = Math.fma(av, b[r0 + p], d0);
@@ -101,7 +101,7 @@ final class SkinnyGemm {
       int r = bOff + j * ldb;
       FloatVector s = FloatVector.zero(S);
       for (int p = 0; p < kv; p += L) s = FloatVector.fromArray(S, a, ai + p).fma(FloatVector.fromArray(S, b, r + p), s);
-      float d = s.reduceLanes(VectorOperators.ADD);
+      float d = VMath.laneSum(s); // in lane order: reduceLanes(ADD) rounds differently once compiled
       for (int p = kv; p < k; p++) d = Math.fma(a[ai + p], b[r + p], d);
       store(c, ci + j, d, alpha, beta);
     }
