@@ -13,7 +13,8 @@ package dev.ember.tensor;
  * {@code torch.manual_seed(0)} followed by {@code nn.Linear} gives (to the last bit for uniform
  * draws, to a few float ulps for normal ones, whose {@code log}/{@code sin}/{@code cos} differ from
  * PyTorch's vectorised ones). Results are the same on every machine and at every thread count:
- * random tensors are filled sequentially on the calling thread, with {@link StrictMath}.
+ * random tensors are filled sequentially on the calling thread, with plain float and double
+ * arithmetic and {@link StrictMath} (never the platform-dependent {@link Math} intrinsics).
  *
  * <p>{@link #state()} captures everything (the 624-word state, the position in it, the cached
  * normal value and the seed) in a {@code long[]} that checkpoints save and restore exactly.
@@ -48,12 +49,6 @@ public final class Generator {
   /** Reseeds the default generator, as {@code torch.manual_seed}. */
   public static void manualSeed(long seed) {
     DEFAULT.manualSeed0(seed);
-  }
-
-  /** Reseeds this generator, as {@code torch.Generator.manual_seed}: the engine uses the low 32 bits of {@code seed}. */
-  public Generator seed(long seed) {
-    manualSeed0(seed);
-    return this;
   }
 
   /** The seed this generator was last seeded with ({@code torch.Generator.initial_seed}). */

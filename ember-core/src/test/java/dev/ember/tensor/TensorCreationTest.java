@@ -268,6 +268,7 @@ class TensorCreationTest {
   @Test
   void generatorStateSaveRestore() {
     Generator g = new Generator(99);
+    assertEquals(99, g.initialSeed());
     Tensor.rand(g, 13); // advance
     Tensor.randn(g, 3); // leaves a cached normal value, which the state must carry
     long[] saved = g.state();
@@ -279,6 +280,7 @@ class TensorCreationTest {
     // a second generator restored to the same state continues identically
     Generator h = new Generator(0);
     h.setState(g.state());
+    assertEquals(99, h.initialSeed(), "the seed travels with the state");
     assertEquals(g.nextLong(), h.nextLong());
     assertEquals(g.nextDouble(), h.nextDouble());
     assertEquals(g.nextGaussian(), h.nextGaussian());
