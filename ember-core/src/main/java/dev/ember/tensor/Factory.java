@@ -74,12 +74,9 @@ final class Factory {
     Tensor t = Tensor.empty(dtype, shape);
     Storage s = t.storage();
     int n = s.size();
-    if (dtype == DType.F32) {
-      gen.fillUniform(s.floats(), 0, n, 0, 1); // fma(u, 1, 0) is u: the same numbers as nextFloat()
-    } else {
-      double[] a = s.doubles();
-      for (int i = 0; i < n; i++) a[i] = gen.nextDouble();
-    }
+    // fma(u, 1, 0) is u: the numbers of nextFloat() / nextDouble()
+    if (dtype == DType.F32) gen.fillUniform(s.floats(), 0, n, 0, 1);
+    else gen.fillUniform(s.doubles(), 0, n, 0, 1);
     return t;
   }
 

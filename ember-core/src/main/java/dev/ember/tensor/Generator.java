@@ -139,7 +139,12 @@ public final class Generator {
 
   /** Uniform in [0, 1) with 24 random bits from {@link #nextInt()} (a float32 {@code rand} element). */
   public float nextFloat() {
-    return (nextInt() & 0xFFFFFF) * 0x1.0p-24f;
+    return unitFloat(nextInt());
+  }
+
+  /** The low 24 bits of an output as a float in [0, 1) (PyTorch's float32 uniform). */
+  private static float unitFloat(int bits) {
+    return (bits & 0xFFFFFF) * 0x1.0p-24f;
   }
 
   /**
@@ -180,7 +185,7 @@ public final class Generator {
       if (next >= N) twist();
       int k = next;
       int run = Math.min(N - k, end - i);
-      for (int j = 0; j < run; j++) a[i + j] = Math.fma((temper(s[k + j]) & 0xFFFFFF) * 0x1.0p-24f, range, f);
+      for (int j = 0; j < run; j++) a[i + j] = Math.fma(unitFloat(temper(s[k + j])), range, f);
       next = k + run;
       i += run;
     }

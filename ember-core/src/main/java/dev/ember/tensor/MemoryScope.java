@@ -75,10 +75,6 @@ public final class MemoryScope implements AutoCloseable {
     return CURRENT.get() != null;
   }
 
-  Storage allocate(DType dtype, int n) {
-    return allocate(dtype, n, true);
-  }
-
   /** A pooled buffer, zero-filled only when {@code zero} (else it may hold a released tensor's values). */
   Storage allocate(DType dtype, int n, boolean zero) {
     Storage st = Storage.pooled(dtype, n, pool.take(dtype, n, zero), this);

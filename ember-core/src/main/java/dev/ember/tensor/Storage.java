@@ -42,14 +42,7 @@ public final class Storage {
    * innermost {@link MemoryScope}, when one is open on this thread; a fresh array otherwise.
    */
   public static Storage allocate(DType dtype, long size) {
-    if (size < 0 || size > Integer.MAX_VALUE - 64) {
-      throw new IllegalArgumentException("allocate: " + size + " elements of " + dtype.torchName()
-          + " do not fit in one CPU buffer (max " + (Integer.MAX_VALUE - 64) + ")");
-    }
-    int n = (int) size;
-    MemoryScope scope = MemoryScope.current();
-    if (scope != null) return scope.allocate(dtype, n);
-    return fresh(dtype, n);
+    return allocate(dtype, size, true);
   }
 
   /**
@@ -58,9 +51,18 @@ public final class Storage {
    * (the zero-fill skipped), outside one a fresh (zeroed) array.
    */
   public static Storage allocateUninitialized(DType dtype, long size) {
+    return allocate(dtype, size, false);
+  }
+
+  private static Storage allocate(DType dtype, long size, boolean zero) {
+    if (size < 0 || size > Integer.MAX_VALUE - 64) {
+      throw new IllegalArgumentException("allocate: " + size + " elements of " + dtype.torchName()
+          + " do not fit in one CPU buffer (max " + (Integer.MAX_VALUE - 64) + ")");
+    }
+    int n = (int) size;
     MemoryScope scope = MemoryScope.current();
-    if (scope == null || size < 0 || size > Integer.MAX_VALUE - 64) return allocate(dtype, size);
-    return scope.allocate(dtype, (int) size, false);
+    if (scope != null) return scope.allocate(dtype, n, zero);
+    return fresh(dtype, n);
   }
 
   /** A fresh zero-filled Java array of n elements of dtype. */
