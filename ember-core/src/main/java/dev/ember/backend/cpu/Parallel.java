@@ -76,6 +76,16 @@ public final class Parallel {
   }
 
   /**
+   * Whether a {@link #forEach} called from this thread now would run all its tasks on this thread:
+   * one thread configured, or inside a task of another forEach (no nesting). A caller that splits
+   * work into tasks only to spread it over threads can then keep it whole (a GEMM per attention
+   * head inside a forEach over heads).
+   */
+  public static boolean runsInline() {
+    return threads == 1 || IN_WORKER.get();
+  }
+
+  /**
    * Runs {@code body.accept(t)} for every task {@code t} in {@code [0, tasks)}, spread over the pool;
    * returns when all are done. Tasks are claimed dynamically; each must be independent of the others.
    * Runs inline when there is one task or one thread, when called from a worker (no nesting), and

@@ -65,6 +65,16 @@ class DeterminismTest {
   }
 
   @Test
+  void batchedMatmulWhoseProductsSplitAtTopLevel() {
+    // each 128 x 64 x 128 product is split over threads when called alone, but runs whole inside
+    // the forEach over the batch: the bits must not depend on which
+    assertSameOnOneAndTwoThreads("bmm [8,128,64]x[8,128,64]^T", () -> Tensor.randn(new Generator(7), 8, 128, 64)
+        .matmul(Tensor.randn(new Generator(8), 8, 128, 64).transpose(1, 2)));
+    assertSameOnOneAndTwoThreads("matmul [128,64]x[128,64]^T", () -> Tensor.randn(new Generator(7), 128, 64)
+        .matmul(Tensor.randn(new Generator(8), 128, 64).t()));
+  }
+
+  @Test
   void fullSumOfOneMillion() {
     assertSameOnOneAndTwoThreads("sum of 1M", () -> Tensor.rand(new Generator(7), 1_000_000).sum());
     // and the value is right (float accumulation of 1M uniforms, against a double sum)

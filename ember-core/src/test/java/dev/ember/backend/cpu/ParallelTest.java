@@ -1,9 +1,11 @@
 package dev.ember.backend.cpu;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -39,6 +41,18 @@ class ParallelTest {
         if (tasks == 0) assertEquals(0, runs.get(0));
       }
     }
+  }
+
+  @Test
+  void runsInlineOnOneThreadAndInsideTasks() {
+    Parallel.setThreads(1);
+    assertTrue(Parallel.runsInline());
+    Parallel.setThreads(2);
+    assertFalse(Parallel.runsInline(), "the caller of a forEach on two threads");
+    AtomicIntegerArray inline = new AtomicIntegerArray(8);
+    Parallel.forEach(8, t -> inline.set(t, Parallel.runsInline() ? 1 : 0));
+    for (int t = 0; t < 8; t++) assertEquals(1, inline.get(t), "task " + t);
+    assertFalse(Parallel.runsInline(), "after the forEach returned");
   }
 
   @Test

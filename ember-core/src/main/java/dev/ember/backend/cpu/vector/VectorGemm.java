@@ -108,7 +108,10 @@ public final class VectorGemm {
     int tn = 1;
     int mChunk = m;
     int nChunk = n;
-    if (work >= SERIAL_WORK) {
+    // Split only where the tasks can run on other threads. Inside a forEach (a GEMM per attention
+    // head, the heads spread over the threads) or on one thread, a 128 x 128 x 64 product split in
+    // two row tasks packed B twice and ran 64-row tasks of five 12-row tiles and a 4-row edge.
+    if (work >= SERIAL_WORK && !Parallel.runsInline()) {
       int want = work < (1L << 24) ? 2 : 4;
       // Splitting N, each task packs its own columns of B and a copy of A; splitting M, the tasks
       // share one packed B block (see sharedB). Row chunks are equal to within 4 rows rather than
