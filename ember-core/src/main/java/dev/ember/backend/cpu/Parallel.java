@@ -92,9 +92,8 @@ public final class Parallel {
    * when another thread is using the pool (results are the same either way: only speed differs).
    */
   public static void forEach(int tasks, IntConsumer body) {
-    int nt = threads;
     if (tasks <= 0) return;
-    if (tasks == 1 || nt == 1 || IN_WORKER.get()) {
+    if (tasks == 1 || runsInline()) {
       for (int t = 0; t < tasks; t++) body.accept(t);
       return;
     }
