@@ -16,8 +16,9 @@ class GemmTest {
       {0, 5, 3}, {5, 0, 3}, {4, 6, 0}, {1, 1, 1}, {3, 3, 3}, {7, 7, 7}, {15, 15, 15}, {16, 16, 16},
       {17, 17, 17}, {33, 33, 33}, {100, 100, 100}, {13, 37, 19}, {1, 1000, 3}, {130, 70, 300},
       {12, 32, 256}, {25, 65, 513}, {121, 33, 257}, {64, 160, 40}, {3, 7, 1}, {200, 9, 100},
-      // short A against a wide B: A B^T goes through C^T = B A^T on AVX2
-      {32, 1024, 256}, {5, 200, 300}, {8, 512, 300},
+      // short A against a wide B: A B^T goes through C^T = B A^T, written back in 16 x 16 blocks
+      // with scalar edges (rows past the last whole 16 and columns past the last whole 16)
+      {32, 1024, 256}, {5, 200, 300}, {8, 512, 300}, {20, 1000, 300}, {33, 2050, 600},
       // at most 4 rows of op(A): SkinnyGemm, unpacked dot products / row sums, split over columns when big
       {1, 128, 784}, {4, 300, 1000}, {2, 70, 33}, {3, 129, 17}, {1, 10, 128}, {4, 65, 16},
       // over 16M multiply-adds with more rows than columns: row chunks sharing packed B blocks, three
