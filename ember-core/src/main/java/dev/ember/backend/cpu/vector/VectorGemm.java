@@ -311,6 +311,10 @@ public final class VectorGemm {
               // an eighth of the multiply at m = 32 or 64 (36 or 72 rows computed).
               if (transA) {
                 int aBase = ir * KC;
+                if (rows == MR && cols == NR && first && beta == 0) {
+                  kernelC(kc, aPack, aBase, bPack, bBase, c, cIdx, ldc, alpha);
+                  continue;
+                }
                 if (rows > 8) kernel(kc, aPack, aBase, bPack, bBase, tile);
                 else if (rows > 4) kernel8(kc, aPack, aBase, bPack, bBase, tile);
                 else kernel4s(kc, aPack, aBase, bPack, bBase, tile);
@@ -669,6 +673,86 @@ public final class VectorGemm {
     c90.intoArray(tile, 18 * L); c91.intoArray(tile, 19 * L);
     ca0.intoArray(tile, 20 * L); ca1.intoArray(tile, 21 * L);
     cb0.intoArray(tile, 22 * L); cb1.intoArray(tile, 23 * L);
+  }
+
+  /**
+   * {@link #kernel} for a full tile of a first K block with beta = 0, written to C straight from the
+   * accumulators ({@code alpha} times each, as {@link #storeTile} writes it: the same bits) rather
+   * than through the tile buffer. At a short K the write-back is a large part of a tile: the weight
+   * gradient dY^T X at batch 32 on two threads, C from memory, medians of alternating rounds in one
+   * JVM: 2048 x 2048 x 32 1,628 -> 1,495 us and 1,747 -> 1,613 us (two runs), 2048 x 1024 x 32
+   * 855 -> 769 us; products of several K blocks unchanged (256 x 256 x 2048, 1024^3).
+   * Only this case: a version with the accumulate and beta != 0 write-backs as well ran at 2 GFLOP/s
+   * (C2 gave up on the method and boxed the accumulators).
+   */
+  private static void kernelC(int kc, float[] ap, int aBase, float[] bp, int bBase, float[] c, int cIdx, int ldc,
+      float alpha) {
+    FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+    FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+    FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+    FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+    FloatVector c40 = FloatVector.zero(S), c41 = FloatVector.zero(S);
+    FloatVector c50 = FloatVector.zero(S), c51 = FloatVector.zero(S);
+    FloatVector c60 = FloatVector.zero(S), c61 = FloatVector.zero(S);
+    FloatVector c70 = FloatVector.zero(S), c71 = FloatVector.zero(S);
+    FloatVector c80 = FloatVector.zero(S), c81 = FloatVector.zero(S);
+    FloatVector c90 = FloatVector.zero(S), c91 = FloatVector.zero(S);
+    FloatVector ca0 = FloatVector.zero(S), ca1 = FloatVector.zero(S);
+    FloatVector cb0 = FloatVector.zero(S), cb1 = FloatVector.zero(S);
+    for (int p = 0, bi = bBase; p < kc; p++, bi += NR) {
+      FloatVector b0 = FloatVector.fromArray(S, bp, bi);
+      FloatVector b1 = FloatVector.fromArray(S, bp, bi + L);
+      int ai = aBase + p * MR;
+      FloatVector av = FloatVector.broadcast(S, ap[ai]);
+      c00 = av.fma(b0, c00); c01 = av.fma(b1, c01);
+      av = FloatVector.broadcast(S, ap[ai + 1]);
+      c10 = av.fma(b0, c10); c11 = av.fma(b1, c11);
+      av = FloatVector.broadcast(S, ap[ai + 2]);
+      c20 = av.fma(b0, c20); c21 = av.fma(b1, c21);
+      av = FloatVector.broadcast(S, ap[ai + 3]);
+      c30 = av.fma(b0, c30); c31 = av.fma(b1, c31);
+      av = FloatVector.broadcast(S, ap[ai + 4]);
+      c40 = av.fma(b0, c40); c41 = av.fma(b1, c41);
+      av = FloatVector.broadcast(S, ap[ai + 5]);
+      c50 = av.fma(b0, c50); c51 = av.fma(b1, c51);
+      av = FloatVector.broadcast(S, ap[ai + 6]);
+      c60 = av.fma(b0, c60); c61 = av.fma(b1, c61);
+      av = FloatVector.broadcast(S, ap[ai + 7]);
+      c70 = av.fma(b0, c70); c71 = av.fma(b1, c71);
+      av = FloatVector.broadcast(S, ap[ai + 8]);
+      c80 = av.fma(b0, c80); c81 = av.fma(b1, c81);
+      av = FloatVector.broadcast(S, ap[ai + 9]);
+      c90 = av.fma(b0, c90); c91 = av.fma(b1, c91);
+      av = FloatVector.broadcast(S, ap[ai + 10]);
+      ca0 = av.fma(b0, ca0); ca1 = av.fma(b1, ca1);
+      av = FloatVector.broadcast(S, ap[ai + 11]);
+      cb0 = av.fma(b0, cb0); cb1 = av.fma(b1, cb1);
+    }
+    FloatVector al = FloatVector.broadcast(S, alpha);
+    c00.mul(al).intoArray(c, cIdx + 0 * ldc);
+    c01.mul(al).intoArray(c, cIdx + 0 * ldc + L);
+    c10.mul(al).intoArray(c, cIdx + 1 * ldc);
+    c11.mul(al).intoArray(c, cIdx + 1 * ldc + L);
+    c20.mul(al).intoArray(c, cIdx + 2 * ldc);
+    c21.mul(al).intoArray(c, cIdx + 2 * ldc + L);
+    c30.mul(al).intoArray(c, cIdx + 3 * ldc);
+    c31.mul(al).intoArray(c, cIdx + 3 * ldc + L);
+    c40.mul(al).intoArray(c, cIdx + 4 * ldc);
+    c41.mul(al).intoArray(c, cIdx + 4 * ldc + L);
+    c50.mul(al).intoArray(c, cIdx + 5 * ldc);
+    c51.mul(al).intoArray(c, cIdx + 5 * ldc + L);
+    c60.mul(al).intoArray(c, cIdx + 6 * ldc);
+    c61.mul(al).intoArray(c, cIdx + 6 * ldc + L);
+    c70.mul(al).intoArray(c, cIdx + 7 * ldc);
+    c71.mul(al).intoArray(c, cIdx + 7 * ldc + L);
+    c80.mul(al).intoArray(c, cIdx + 8 * ldc);
+    c81.mul(al).intoArray(c, cIdx + 8 * ldc + L);
+    c90.mul(al).intoArray(c, cIdx + 9 * ldc);
+    c91.mul(al).intoArray(c, cIdx + 9 * ldc + L);
+    ca0.mul(al).intoArray(c, cIdx + 10 * ldc);
+    ca1.mul(al).intoArray(c, cIdx + 10 * ldc + L);
+    cb0.mul(al).intoArray(c, cIdx + 11 * ldc);
+    cb1.mul(al).intoArray(c, cIdx + 11 * ldc + L);
   }
 
   /** {@link #kernel} for an edge tile of 5..8 rows: the first 8 rows of a 12-row p-major A micro-panel. */
