@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import dev.ember.backend.cpu.Parallel;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Generator;
+import dev.ember.tensor.MemoryScope;
 import dev.ember.tensor.Tensor;
 import dev.ember.tensor.TensorArgumentException;
 import dev.ember.testing.GradCheck;
@@ -256,5 +257,48 @@ class ConvolutionTest {
     Tensor z = Convolution.convTranspose2d(Tensor.zeros(3, 4, 4), Tensor.zeros(3, 5, 3, 3), null, a(2), a(1), a(1), 1,
         a(1));
     assertArrayEquals(new int[] {5, 8, 8}, z.shape());
+  }
+
+  /**
+   * conv2d's output is uninitialized (no zero-fill of a pooled array), so every forward path must write
+   * each element: with the pool holding only NaN-filled arrays of each output's length, scoped
+   * outputs are bitwise the unscoped ones. Paths: implicit (8 -> 32 channels), direct (3 input
+   * channels), blocked (stride 2), per-group GEMMs, depthwise and 1x1; each with and without bias.
+   */
+  @Test
+  void everyForwardPathWritesEachOutputElement() {
+    int[][][] cases = { // x, w, stride, padding, groups
+        {a(2, 8, 6, 6), a(32, 8, 3, 3), a(1), a(1), a(1)},
+        {a(2, 3, 8, 8), a(4, 3, 3, 3), a(1), a(1), a(1)},
+        {a(2, 5, 7, 7), a(6, 5, 3, 3), a(2), a(1), a(1)},
+        {a(2, 4, 5, 5), a(6, 2, 3, 3), a(1), a(1), a(2)},
+        {a(2, 3, 6, 5), a(3, 1, 3, 3), a(1), a(1), a(3)},
+        {a(2, 4, 3, 3), a(2, 4, 1, 1), a(1), a(0), a(1)}};
+    Supplier<float[][]> run = () -> {
+      Generator g = new Generator(9);
+      float[][] outs = new float[2 * cases.length][];
+      for (int i = 0; i < cases.length; i++) {
+        int[][] cs = cases[i];
+        Tensor x = Tensor.randn(g, cs[0]);
+        Tensor w = Tensor.randn(g, cs[1]);
+        Tensor b = Tensor.randn(g, cs[1][0]);
+        outs[2 * i] = Convolution.conv2d(x, w, b, cs[2], cs[3], a(1), cs[4][0]).toFloatArray();
+        outs[2 * i + 1] = Convolution.conv2d(x, w, null, cs[2], cs[3], a(1), cs[4][0]).toFloatArray();
+      }
+      return outs;
+    };
+    float[][] plain = run.get();
+    try (MemoryScope s = MemoryScope.open()) { // the pool keeps what the last two outermost scopes used
+      for (float[] out : plain) {
+        for (int i = 0; i < 4; i++) Tensor.full(Float.NaN, DType.F32, out.length);
+      }
+    }
+    float[][] scoped;
+    try (MemoryScope s = MemoryScope.open()) {
+      scoped = run.get();
+    }
+    for (int i = 0; i < plain.length; i++) {
+      assertArrayEquals(plain[i], scoped[i], "case " + i / 2 + (i % 2 == 0 ? "" : " without bias"));
+    }
   }
 }

@@ -1,6 +1,7 @@
 package dev.ember.nn.functional;
 
 import static dev.ember.testing.Assertions.assertClose;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -9,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Generator;
+import dev.ember.tensor.MemoryScope;
 import dev.ember.tensor.Tensor;
 import dev.ember.tensor.TensorArgumentException;
 import dev.ember.testing.GradCheck;
@@ -143,5 +145,41 @@ class NormalizationTest {
         + " input=[2, 6, 3]", () -> Normalization.groupNorm(Tensor.zeros(2, 6, 3), 4, null, null));
     assertError("rms_norm: weight must have shape normalized_shape [3]: input=[2, 3], weight=[2]",
         () -> Normalization.rmsNorm(Tensor.zeros(2, 3), new int[] {3}, Tensor.ones(2), null));
+  }
+
+  /**
+   * Every normalization takes an uninitialized output and input gradient (no zero-fill of a pooled
+   * array), so its kernels must write every element: with the pool holding only NaN-filled arrays of
+   * each length, a scoped forward and backward gives bitwise what an unscoped one gives.
+   */
+  @Test
+  void normalizationsWriteEveryElementOfTheirUninitializedBuffers() {
+    Supplier<float[][]> step = () -> {
+      Generator g = new Generator(5);
+      Tensor x = Tensor.randn(g, 2, 4, 3, 5).requiresGrad(true);
+      Tensor w = Tensor.randn(g, 4).requiresGrad(true);
+      Tensor b = Tensor.randn(g, 4).requiresGrad(true);
+      Tensor lw = Tensor.randn(g, 5).requiresGrad(true);
+      Tensor rm = Tensor.zeros(DType.F32, 4);
+      Tensor rv = Tensor.ones(DType.F32, 4);
+      Tensor train = Normalization.batchNorm(x, rm, rv, w, b, true);
+      Tensor eval = Normalization.batchNorm(x, rm, rv, w, b, false);
+      Tensor layer = Normalization.layerNorm(x, new int[] {5}, lw, null);
+      Tensor rms = Normalization.rmsNorm(x, new int[] {5}, lw, null);
+      Tensor group = Normalization.groupNorm(x, 2, w, b);
+      Tensor mix = Tensor.randn(g, 2, 4, 3, 5);
+      train.add(eval).add(layer).add(rms).add(group).mul(mix).sum().backward();
+      return new float[][] {train.toFloatArray(), eval.toFloatArray(), layer.toFloatArray(), rms.toFloatArray(),
+          group.toFloatArray(), x.grad().toFloatArray(), w.grad().toFloatArray(), lw.grad().toFloatArray()};
+    };
+    float[][] plain = step.get();
+    try (MemoryScope s = MemoryScope.open()) { // the pool keeps what the last two outermost scopes used
+      for (int i = 0; i < 24; i++) Tensor.full(Float.NaN, DType.F32, 2 * 4 * 3 * 5);
+    }
+    float[][] scoped;
+    try (MemoryScope s = MemoryScope.open()) {
+      scoped = step.get();
+    }
+    for (int i = 0; i < plain.length; i++) assertArrayEquals(plain[i], scoped[i], "output " + i);
   }
 }
