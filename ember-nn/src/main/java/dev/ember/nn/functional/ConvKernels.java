@@ -680,12 +680,7 @@ final class ConvKernels {
         float[] xp = padImage(xs, x.offset() + img * c * g.hw(), c, g.h, g.w, g.ph, g.pw, g.kw);
         float[] gp = F_IMPLICIT_Y.get();
         if (gp.length < opad * cols) F_IMPLICIT_Y.set(gp = new float[opad * cols]);
-        for (int oc = 0; oc < opad; oc++) { // gp[(ot*cols + p)*width + l] = g[img, ot*width + l, p]
-          int base = (oc / width) * cols * width + oc % width;
-          int src = gOut.offset() + (img * o + oc) * cols;
-          if (oc < o) for (int p = 0; p < cols; p++) gp[base + p * width] = gs[src + p];
-          else for (int p = 0; p < cols; p++) gp[base + p * width] = 0f;
-        }
+        ROWS.packPositionMajor(gs, gOut.offset() + img * o * cols, o, opad, cols, gp);
         for (int ot = 0; ot < otiles; ot++) {
           for (int oy = 0; oy < g.oh; oy += rowBlock) {
             int rows = Math.min(rowBlock, g.oh - oy);

@@ -99,6 +99,25 @@ interface RowKernels {
   int convWeightWidth();
 
   /**
+   * The upstream gradient of one image made position-major for {@link #convWeightTile}: with width =
+   * convWeightWidth(), gp[(ot*cols + p)*width + l] = g[src + (ot*width + l)*cols + p] for the o
+   * channels (o rows of cols floats at src), and 0 for the channels o..opad (opad a multiple of width).
+   */
+  void packPositionMajor(float[] g, int src, int o, int opad, int cols, float[] gp);
+
+  /** {@link #packPositionMajor} element by element, for channels c0..c1 and positions p0..cols. */
+  static void packPositionMajor(float[] g, int src, int o, int c0, int c1, int p0, int cols, int width, float[] gp) {
+    for (int oc = c0; oc < c1; oc++) {
+      int d = (oc / width) * cols * width + oc % width + p0 * width;
+      if (oc < o) {
+        for (int p = p0, s = src + oc * cols + p0; p < cols; p++, s++, d += width) gp[d] = g[s];
+      } else {
+        for (int p = p0; p < cols; p++, d += width) gp[d] = 0f;
+      }
+    }
+  }
+
+  /**
    * The weight gradient of {@link #convTile} for WEIGHT_TAPS taps and convWeightWidth() output
    * channels, over the valid positions only: for r < WEIGHT_TAPS and l < width, c[co + r*ldc + l]
    * becomes the fma chain, starting from its value and going row by row (oy < oh, then ox < ow), of
@@ -278,6 +297,11 @@ interface RowKernels {
     @Override
     public int convWeightWidth() {
       return 32;
+    }
+
+    @Override
+    public void packPositionMajor(float[] g, int src, int o, int opad, int cols, float[] gp) {
+      RowKernels.packPositionMajor(g, src, o, 0, opad, 0, cols, convWeightWidth(), gp);
     }
 
     @Override

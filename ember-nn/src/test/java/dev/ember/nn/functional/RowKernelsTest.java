@@ -417,4 +417,34 @@ class RowKernelsTest {
       }
     }
   }
+
+  /**
+   * packPositionMajor: the vector version (16 x 16 register transposes plus element-wise edges) gives
+   * exactly the scalar layout, with channels and positions that are and are not whole blocks of 16,
+   * channel padding up to a whole tile, a source offset, and gp's stale contents overwritten.
+   */
+  @Test
+  void positionMajorPackingAgreesWithScalar() {
+    Random r = new Random(8);
+    int width = vector.convWeightWidth();
+    assertEquals(width, scalar.convWeightWidth(), "the two packings must have the same tile width");
+    for (int[] oc : new int[][] {{32, 1024}, {64, 256}, {40, 37}, {3, 16}, {17, 5}, {16, 1}}) {
+      int o = oc[0];
+      int cols = oc[1];
+      int opad = (o + width - 1) / width * width;
+      int src = 7;
+      float[] g = new float[src + o * cols];
+      for (int i = 0; i < g.length; i++) g[i] = (float) r.nextGaussian();
+      float[] gs = new float[opad * cols];
+      float[] gv = new float[opad * cols];
+      java.util.Arrays.fill(gs, Float.NaN);
+      java.util.Arrays.fill(gv, Float.NaN);
+      for (int rep = 0; rep < 50; rep++) vector.packPositionMajor(g, src, o, opad, cols, gv);
+      scalar.packPositionMajor(g, src, o, opad, cols, gs);
+      assertArrayEquals(gs, gv, "o=" + o + " cols=" + cols);
+      int p = cols - 1;
+      int l = o - 1;
+      assertEquals(g[src + l * cols + p], gs[((l / width) * cols + p) * width + l % width], "the layout itself");
+    }
+  }
 }
