@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,8 +26,9 @@ import org.junit.jupiter.api.Test;
  * weight used twice, views and reshapes, attention, convolutions with batch norm, an LSTM.
  */
 class MemoryScopeTrainingTest {
+  @BeforeEach
   @AfterEach
-  void emptyPool() {
+  void emptyPool() { // the pool is per thread and outlives test classes: start and leave it empty
     MemoryScope.trimPool();
   }
 
