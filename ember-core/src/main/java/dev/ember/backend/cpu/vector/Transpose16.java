@@ -35,20 +35,19 @@ public final class Transpose16 {
     return idx;
   }
 
-  /** dst[d..d+16] = v, or v + beta dst[d..d+16] for beta != 0 (as BLAS: beta 0 ignores what was there, NaN too). */
-  private static void store16(FloatVector v, float[] dst, int d, float beta) {
-    if (beta == 0) v.intoArray(dst, d);
-    else if (beta == 1) v.add(FloatVector.fromArray(S, dst, d)).intoArray(dst, d);
+  /** dst[d..d+16] = v + beta dst[d..d+16], for beta != 0 (beta 0 takes the plain stores of {@link #transpose}). */
+  private static void addScaled16(FloatVector v, float[] dst, int d, float beta) {
+    if (beta == 1) v.add(FloatVector.fromArray(S, dst, d)).intoArray(dst, d);
     else FloatVector.fromArray(S, dst, d).mul(beta).add(v).intoArray(dst, d);
   }
 
   /**
-   * Transposes the 16 x 16 block of b at rows r..r+15 (ldb apart), columns p..p+15 into dst: row t
-   * of the result (b's column p + t) lands at dst[d + t * ldd ..+16], added to {@code beta} times
-   * what is there unless beta is 0 (see {@link #store16}). Four butterfly stages of
-   * two-vector lane selections, each swapping one bit of the row index with the same bit of the
-   * column index; 16 loads, 64 selections and 16 stores for 256 elements, where the scalar
-   * transpose does 256 loads and stores.
+   * Transposes the 16 x 16 block of b whose first element is b[r] (rows ldb apart) into dst: row t
+   * of the result (the block's column t) lands at dst[d + t * ldd ..+16], added to {@code beta}
+   * times what is there unless beta is 0 (as BLAS: beta 0 ignores what was there, NaN too). Four
+   * butterfly stages of two-vector lane selections, each swapping one bit of the row index with the
+   * same bit of the column index; 16 loads, 64 selections and 16 stores for 256 elements, where the
+   * scalar transpose does 256 loads and stores.
    *
    * <p>The stores of the 16 results are plain, so that C2 keeps the vectors in registers (measured
    * L1-resident, one thread): a branch on beta at each store made a block take 120-130 ns against 35
@@ -62,7 +61,7 @@ public final class Transpose16 {
     }
     float[] t = SCRATCH.get();
     transpose(b, r, ldb, t, 0, 16);
-    for (int i = 0; i < 16; i++) store16(FloatVector.fromArray(S, t, 16 * i), dst, d + i * ldd, beta);
+    for (int i = 0; i < 16; i++) addScaled16(FloatVector.fromArray(S, t, 16 * i), dst, d + i * ldd, beta);
   }
 
   /** {@link #transpose(float[], int, int, float[], int, int, float)} with beta 0. */

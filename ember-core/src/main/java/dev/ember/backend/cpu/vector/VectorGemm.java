@@ -509,8 +509,6 @@ public final class VectorGemm {
     }
   }
 
-
-
   /**
    * One 12 x NR tile over a K block, left in {@code tile}: the accumulators cannot be handed to a
    * store helper without C2 boxing them. The accumulators start from FloatVector.zero inside the method: a static
