@@ -93,7 +93,7 @@ public final class Normalization {
         shift[bi * c + ch] = sh;
       }
     }
-    Tensor out = Tensor.uninitialized(input.dtype(), input.shapeRef()); // the affine pass writes every element
+    Tensor out = affineOutput(input);
     NormKernels.channelAffine(x, scale, shift, out, n, c, s);
     if (runningMean != null) {
       double[] unbiased = new double[c];
@@ -128,7 +128,7 @@ public final class Normalization {
         shift[bi * c + ch] = sh;
       }
     }
-    Tensor out = Tensor.uninitialized(input.dtype(), input.shapeRef()); // the affine pass writes every element
+    Tensor out = affineOutput(input);
     NormKernels.channelAffine(x, scale, shift, out, n, c, s);
     return Autograd.record("batch_norm", out, (ctx, g) -> {
       Tensor[] r = newGrads(ctx, c, 3);
@@ -164,7 +164,7 @@ public final class Normalization {
     int rows = m == 0 ? 0 : (int) (input.numel() / m);
     Tensor x = input.contiguous();
     double[][] st = NormKernels.rowStats(x, rows, m, eps, false);
-    Tensor out = Tensor.uninitialized(input.dtype(), input.shapeRef()); // the affine pass writes every element
+    Tensor out = affineOutput(input);
     double[] w = weight == null ? null : weight.toDoubleArray();
     NormKernels.rowAffine(x, st[0], st[1], w, bias == null ? null : bias.toDoubleArray(), out, rows, m);
     int[] wShape = normalizedShape.clone();
@@ -194,7 +194,7 @@ public final class Normalization {
     int rows = m == 0 ? 0 : (int) (input.numel() / m);
     Tensor x = input.contiguous();
     double[][] st = NormKernels.rowStats(x, rows, m, e, true);
-    Tensor out = Tensor.uninitialized(input.dtype(), input.shapeRef()); // the affine pass writes every element
+    Tensor out = affineOutput(input);
     double[] w = weight == null ? null : weight.toDoubleArray();
     NormKernels.rowAffine(x, null, st[1], w, null, out, rows, m);
     int[] wShape = normalizedShape.clone();
@@ -245,7 +245,7 @@ public final class Normalization {
         shift[bi * c + ch] = (b == null ? 0 : b[ch]) - st[0][r] * sc;
       }
     }
-    Tensor out = Tensor.uninitialized(input.dtype(), input.shapeRef()); // the affine pass writes every element
+    Tensor out = affineOutput(input);
     NormKernels.channelAffine(x, scale, shift, out, n, c, s);
     return Autograd.record(op, out, (ctx, g) -> {
       Tensor[] r = newGrads(ctx, c, 3);
@@ -266,6 +266,14 @@ public final class Normalization {
    * holders for the weight's and bias's as double arrays of {@code params} (or null), wrapped in
    * 1-element tensors so one array carries them all.
    */
+  /**
+   * The output of an affine pass over {@code input} ({@link NormKernels#channelAffine} or
+   * {@link NormKernels#rowAffine}), which writes every element: uninitialized, no zero-fill.
+   */
+  private static Tensor affineOutput(Tensor input) {
+    return Tensor.uninitialized(input.dtype(), input.shapeRef());
+  }
+
   private static Tensor[] newGrads(Ctx ctx, int params, int inputs) {
     Tensor x = ctx.in(0);
     Tensor[] r = new Tensor[3];
