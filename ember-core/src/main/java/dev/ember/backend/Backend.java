@@ -49,7 +49,12 @@ public interface Backend {
   void cumsum(Tensor x, int axis, Tensor out);
 
   /** out[b] (+)= a[b] @ b[b] (accumulate: add to out, e.g. a pre-filled bias) for rank-3 operands [B, m, k] x [B, k, n] -> [B, m, n]; a and b may be transposed views. */
-  void matmul(Tensor a, Tensor b, Tensor out, boolean accumulate);
+  default void matmul(Tensor a, Tensor b, Tensor out, boolean accumulate) {
+    matmul(a, b, out, accumulate ? 1f : 0f);
+  }
+
+  /** out[b] = a[b] @ b[b] + beta * out[b] (beta 0: out is only written), operands as in the boolean form. */
+  void matmul(Tensor a, Tensor b, Tensor out, float beta);
 
   /** out[..i..] = x[..index[..i..]..] along dim (index I64, same rank as x). */
   void gather(Tensor x, int dim, Tensor index, Tensor out);

@@ -180,6 +180,23 @@ abstract class BackendConformanceTest {
   }
 
   @Test
+  void matmulScalesOutByBeta() {
+    Tensor a = data(1, 1, 4, 6);
+    Tensor b = data(2, 1, 6, 3);
+    Tensor out = data(3, 1, 4, 3);
+    double[] before = Arr.of(out).data().clone();
+    backend().matmul(a, b, out, 0.5f);
+    double[] product = Ref.matmul(Arr.of(a), Arr.of(b)).data();
+    for (int i = 0; i < product.length; i++) product[i] += 0.5 * before[i];
+    Assertions.assertClose(new Arr(product, new int[] {1, 4, 3}), out, 1e-5, 1e-5, "beta 0.5");
+    Tensor empty = data(4, 1, 4, 3); // k = 0: the sum is empty, out = beta * out
+    double[] kept = Arr.of(empty).data().clone();
+    backend().matmul(Tensor.empty(1, 4, 0), Tensor.empty(1, 0, 3), empty, -2f);
+    for (int i = 0; i < kept.length; i++) kept[i] *= -2;
+    Assertions.assertClose(new Arr(kept, new int[] {1, 4, 3}), empty, 0, 0, "k = 0, beta -2");
+  }
+
+  @Test
   void copyConvertsTypesAndLayouts() {
     Tensor x = Views.transpose(data(3, 5, 7), 0, 1);
     Tensor out = Tensor.empty(DType.F64, 7, 5);

@@ -350,8 +350,8 @@ public final class CpuBackend implements Backend {
   // ------------------------------------------------------------------ matmul and indexing
 
   @Override
-  public void matmul(Tensor a, Tensor b, Tensor out, boolean accumulate) {
-    Matmul.run(k, a, b, out, accumulate);
+  public void matmul(Tensor a, Tensor b, Tensor out, float beta) {
+    Matmul.run(k, a, b, out, beta);
   }
 
   @Override

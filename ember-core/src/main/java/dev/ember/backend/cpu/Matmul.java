@@ -11,14 +11,19 @@ import dev.ember.tensor.Tensor;
 final class Matmul {
   private Matmul() {}
 
-  static void run(FloatKernels k, Tensor a, Tensor b, Tensor out, boolean accumulate) {
+  static void run(FloatKernels k, Tensor a, Tensor b, Tensor out, float beta) {
     int batch = a.shapeRef()[0];
     int m = a.shapeRef()[1];
     int kk = a.shapeRef()[2];
     int n = b.shapeRef()[2];
     if (batch == 0 || m == 0 || n == 0) return;
     if (kk == 0) {
-      if (!accumulate) out.device().backend().fill(out, 0);
+      if (beta == 0) {
+        out.device().backend().fill(out, 0);
+      } else if (beta != 1) { // an empty sum: out = beta * out
+        Tensor scale = Tensor.full(beta, out.dtype());
+        out.device().backend().binary(dev.ember.backend.BinaryOp.MUL, out, dev.ember.tensor.Views.expand(scale, out.shapeRef()), out);
+      }
       return;
     }
     Tensor a2 = gemmable(a);
@@ -41,10 +46,10 @@ final class Matmul {
       int co = out.offset() + i * sc;
       if (out.dtype() == DType.F32) {
         k.sgemm(ta, tb, m, n, kk, 1f, a2.storage().floats(), ao, lda, b2.storage().floats(), bo, ldb,
-            accumulate ? 1f : 0f, out.storage().floats(), co, ldc);
+            beta, out.storage().floats(), co, ldc);
       } else {
         ScalarGemm.dgemm(ta, tb, m, n, kk, 1.0, a2.storage().doubles(), ao, lda, b2.storage().doubles(), bo, ldb,
-            accumulate ? 1.0 : 0.0, out.storage().doubles(), co, ldc);
+            beta, out.storage().doubles(), co, ldc);
       }
     };
     if (spreadBatches) {
