@@ -3,7 +3,10 @@ package dev.ember.ops;
 import dev.ember.autograd.Autograd;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
+import dev.ember.tensor.Deferred;
+import dev.ember.tensor.MemoryScope;
 import dev.ember.tensor.Shapes;
+import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
 import dev.ember.tensor.Views;
 import java.util.Arrays;
@@ -136,8 +139,67 @@ public final class LinalgOps {
     Tensor y = product(x, Views.transpose(weight, 0, 1), biasT, m, out);
     return Autograd.record("linear", y, (ctx, g) -> new Tensor[] {
         ctx.edgeNeeded(0) ? g.matmul(ctx.in(1)) : null,
-        ctx.edgeNeeded(1) ? Views.transpose(g, 0, 1).matmul(ctx.in(0)) : null,
+        ctx.edgeNeeded(1) ? weightGrad(g, ctx.in(0), ctx.in(1)) : null,
         ctx.edgeNeeded(2) ? g.sumTo(new int[] {out}) : null}, new Tensor[] {x, weight, biasT});
+  }
+
+  /**
+   * dW = g^T x for {@link #linear}. For a float32 leaf weight whose gradient is larger than its two
+   * factors (a batch of 32 against a 2048 x 2048 layer: 16 MB against 0.5 MB), the product is left
+   * {@linkplain Deferred deferred}: copies of g and x are kept, and the GEMM runs when something reads
+   * the gradient, or inside an optimizer that folds it into its own state (SGD with momentum computes
+   * b = dW + 0.9 b as one GEMM with C = b, so dW is never written to memory and read back). Whoever reads
+   * it gets the bits the eager product would have had: it is the same GEMM call.
+   */
+  private static Tensor weightGrad(Tensor g, Tensor x, Tensor weight) {
+    int m = g.shapeRef()[0];
+    int out = g.shapeRef()[1];
+    int in = x.shapeRef()[1];
+    if (g.dtype() != DType.F32 || !weight.isLeaf() || 2L * m * (in + out) > (long) in * out) {
+      return Views.transpose(g, 0, 1).matmul(x);
+    }
+    // The copies leave every scope: the gradient may be read after the step's scope closed. release()
+    // hands them back to the pool (zeroGrad, or once the product is computed).
+    WeightGrad product = new WeightGrad(MemoryScope.escape(g.cloneContiguous()), MemoryScope.escape(x.cloneContiguous()));
+    return new Tensor(Storage.deferred(out * in, product), new int[] {out, in}, new int[] {in, 1}, 0);
+  }
+
+  /** The deferred weight gradient g^T x of {@link #weightGrad}, from contiguous copies of g [m, out] and x [m, in]. */
+  private static final class WeightGrad implements Deferred {
+    private Tensor g;
+    private Tensor x;
+
+    WeightGrad(Tensor g, Tensor x) {
+      this.g = g;
+      this.x = x;
+    }
+
+    @Override
+    public void computeInto(float[] dst, int off, float beta) {
+      int m = g.shapeRef()[0];
+      int out = g.shapeRef()[1];
+      int in = x.shapeRef()[1];
+      Tensor c = new Tensor(Storage.wrap(dst), new int[] {1, out, in}, new int[] {0, in, 1}, off);
+      // GEMM rounds beta * C before adding it to the sum when K fits one K block (256 or 512) and the
+      // product is not one of SkinnyGemm's (m <= 4 rows, which fuses beta into an fma); otherwise compute
+      // the product alone and add it here, so the contract holds either way.
+      if (beta == 0 || (m <= 256 && out > 4)) {
+        ElementwiseOps.backend().matmul(batch1(Views.transpose(g, 0, 1)), batch1(x), c, beta);
+        return;
+      }
+      float[] value = new float[out * in];
+      Tensor v = new Tensor(Storage.wrap(value), new int[] {1, out, in}, new int[] {0, in, 1}, 0);
+      ElementwiseOps.backend().matmul(batch1(Views.transpose(g, 0, 1)), batch1(x), v, 0f);
+      for (int i = 0; i < value.length; i++) dst[off + i] = value[i] + beta * dst[off + i];
+    }
+
+    @Override
+    public void release() {
+      MemoryScope.recycle(g);
+      MemoryScope.recycle(x);
+      g = null;
+      x = null;
+    }
   }
 
   /**

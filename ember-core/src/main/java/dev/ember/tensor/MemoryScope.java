@@ -109,14 +109,16 @@ public final class MemoryScope implements AutoCloseable {
    * Gives {@code t}'s buffer back to this thread's pool now, when a scope is open here and the buffer
    * came from a pool and belongs to no open scope (a parameter's gradient that {@code zeroGrad()} drops:
    * without this, every step would leave a model's worth of gradient arrays to the collector). Every
-   * tensor on that buffer throws from then on. Does nothing otherwise.
+   * tensor on that buffer throws from then on. A {@linkplain Deferred deferred} gradient that was never
+   * read hands back the buffers it would have been computed from. Does nothing otherwise.
    */
   public static void recycle(Tensor t) {
     if (t == null) return;
     MemoryScope s = CURRENT.get();
     Storage st = t.storage();
-    if (s == null || !st.fromPool() || st.isReleased() || st.scope != null) return;
-    s.pool.give(st);
+    if (s == null || st.isReleased() || st.scope != null) return;
+    if (st.isDeferred()) st.dropDeferred(); // never read: only its inputs go back
+    else if (st.fromPool()) s.pool.give(st);
   }
 
   /**
@@ -130,6 +132,17 @@ public final class MemoryScope implements AutoCloseable {
   /** Whether this scope (open) owns {@code t}'s buffer. */
   public boolean owns(Tensor t) {
     return !closed && t.storage().scope == this;
+  }
+
+  /** Makes this scope the owner of {@code st} (a deferred buffer, whose array comes later). */
+  void own(Storage st) {
+    st.scope = this;
+    adopt(st);
+  }
+
+  /** An array of n elements from this thread's pool, contents unspecified (for a deferred buffer's values). */
+  Object takeArray(DType dtype, int n) {
+    return pool.take(dtype, n, false);
   }
 
   private void adopt(Storage st) {
@@ -217,6 +230,10 @@ public final class MemoryScope implements AutoCloseable {
 
     /** Takes {@code st}'s array (releasing st: every later access throws) into the free lists. */
     void give(Storage st) {
+      if (st.isDeferred()) { // never read: there is no array, only the inputs to hand back
+        st.dropDeferred();
+        return;
+      }
       DType dtype = st.dtype();
       int n = st.size();
       Bin bin = bins.computeIfAbsent(key(dtype, n), k -> new Bin(dtype, n));

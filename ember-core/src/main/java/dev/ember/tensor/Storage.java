@@ -26,6 +26,8 @@ public final class Storage {
   /** Set when the buffer went back to its scope's pool: every access throws from then on. */
   private boolean released;
   private boolean fromPool;
+  /** Computes the F32 array on first access, then is null (see {@link Deferred}). */
+  private volatile Deferred deferred;
 
   private Storage(DType dtype, int size, float[] f32, double[] f64, long[] i64, int[] i32, byte[] bool) {
     this.dtype = dtype;
@@ -99,6 +101,53 @@ public final class Storage {
     };
   }
 
+  /**
+   * An F32 buffer of {@code size} elements whose values {@code value} computes on first access. It belongs
+   * to the current {@link MemoryScope} like any buffer allocated here.
+   */
+  public static Storage deferred(int size, Deferred value) {
+    Storage st = new Storage(DType.F32, size, null, null, null, null, null);
+    st.deferred = value;
+    MemoryScope scope = MemoryScope.current();
+    if (scope != null) scope.own(st);
+    return st;
+  }
+
+  /** The pending computation of this buffer's values, or null once they exist (or for other buffers). */
+  public Deferred deferred() {
+    return released ? null : deferred;
+  }
+
+  /**
+   * Computes a deferred buffer's values: into a pooled array when a scope is open on this thread (the
+   * buffer keeps its owner, so the array goes back to the pool with it), else into a fresh one.
+   */
+  private synchronized void materialize() {
+    Deferred d = deferred;
+    if (d == null) return;
+    MemoryScope current = MemoryScope.current();
+    float[] a = current != null ? (float[]) current.takeArray(DType.F32, size) : new float[size];
+    d.computeInto(a, 0, 0f);
+    f32 = a;
+    fromPool = current != null;
+    deferred = null;
+    d.release();
+  }
+
+  /** Drops a deferred buffer that was never read: its inputs go back, and it counts as released. */
+  void dropDeferred() {
+    Deferred d = deferred;
+    deferred = null;
+    released = true;
+    scope = null;
+    if (d != null) d.release();
+  }
+
+  /** Whether this buffer's values are still to be computed. */
+  boolean isDeferred() {
+    return deferred != null;
+  }
+
   /** Whether the array came from a {@link MemoryScope}'s pool. */
   boolean fromPool() {
     return fromPool;
@@ -106,6 +155,7 @@ public final class Storage {
 
   /** The backing array, whatever its type. */
   Object array() {
+    if (deferred != null) materialize();
     return switch (dtype) {
       case F32 -> f32;
       case F64 -> f64;
@@ -170,31 +220,37 @@ public final class Storage {
   /** The backing array of an F32 storage (kernels only). */
   public float[] floats() {
     if (released) throw releasedError();
+    if (deferred != null) materialize();
     return f32;
   }
 
   public double[] doubles() {
     if (released) throw releasedError();
+    if (deferred != null) materialize();
     return f64;
   }
 
   public long[] longs() {
     if (released) throw releasedError();
+    if (deferred != null) materialize();
     return i64;
   }
 
   public int[] ints() {
     if (released) throw releasedError();
+    if (deferred != null) materialize();
     return i32;
   }
 
   public byte[] bools() {
     if (released) throw releasedError();
+    if (deferred != null) materialize();
     return bool;
   }
 
   public double getDouble(int i) {
     if (released) throw releasedError();
+    if (deferred != null) materialize();
     return switch (dtype) {
       case F32 -> f32[i];
       case F64 -> f64[i];
@@ -206,6 +262,7 @@ public final class Storage {
 
   public long getLong(int i) {
     if (released) throw releasedError();
+    if (deferred != null) materialize();
     return switch (dtype) {
       case F32 -> (long) f32[i];
       case F64 -> (long) f64[i];
@@ -218,6 +275,7 @@ public final class Storage {
   /** Stores {@code v} converted to this storage's type (floats truncate toward zero for integers, bool is v != 0). */
   public void setDouble(int i, double v) {
     if (released) throw releasedError();
+    if (deferred != null) materialize();
     switch (dtype) {
       case F32 -> f32[i] = (float) v;
       case F64 -> f64[i] = v;
@@ -229,6 +287,7 @@ public final class Storage {
 
   public void setLong(int i, long v) {
     if (released) throw releasedError();
+    if (deferred != null) materialize();
     switch (dtype) {
       case F32 -> f32[i] = v;
       case F64 -> f64[i] = v;

@@ -1,0 +1,143 @@
+package dev.ember.ops;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ember.autograd.Grad;
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Deferred;
+import dev.ember.tensor.Generator;
+import dev.ember.tensor.MemoryScope;
+import dev.ember.tensor.Tensor;
+import dev.ember.tensor.Views;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** linear's weight gradient left as its factors g and x until read (LinalgOps.weightGrad). */
+class DeferredWeightGradTest {
+  @AfterEach
+  void emptyPool() {
+    MemoryScope.trimPool();
+  }
+
+  /** A leaf weight [out, in], an input [m, in], and the upstream gradient r: the loss is sum(linear(x, w) * r). */
+  private record Case(Tensor w, Tensor x, Tensor r) {
+    static Case of(long seed, DType dtype, int m, int in, int out) {
+      Generator g = new Generator(seed);
+      return new Case(Tensor.randn(g, dtype, out, in).requiresGrad(true), Tensor.randn(g, dtype, m, in),
+          Tensor.randn(g, dtype, m, out));
+    }
+
+    void backward() {
+      LinalgOps.linear(x, w, null).mul(r).sum().backward();
+    }
+
+    /** The eager gradient: the product the backward computed before deferral, r^T x. */
+    float[] eager() {
+      try (Grad ignored = Grad.off()) {
+        return Views.transpose(r, 0, 1).matmul(x).toFloatArray();
+      }
+    }
+  }
+
+  @Test
+  void aLargeWeightGradientIsDeferredAndReadsAsTheEagerProduct() {
+    Case c = Case.of(1, DType.F32, 8, 48, 64); // factors 8 x (48 + 64) against 48 x 64: deferred
+    c.backward();
+    Tensor grad = c.w.grad();
+    assertNotNull(grad.storage().deferred(), "not computed by the backward");
+    assertArrayEquals(c.eager(), grad.toFloatArray(), "the same GEMM: the same bits");
+    assertNull(grad.storage().deferred(), "computed once, on the first read");
+  }
+
+  @Test
+  void smallLayersFloat64AndNonLeafWeightsAreComputedAtOnce() {
+    Case wide = Case.of(2, DType.F32, 64, 16, 16); // factors larger than the product
+    wide.backward();
+    assertNull(wide.w.grad().storage().deferred());
+    assertArrayEquals(wide.eager(), wide.w.grad().toFloatArray());
+
+    Case f64 = Case.of(3, DType.F64, 8, 48, 64);
+    f64.backward();
+    assertNull(f64.w.grad().storage().deferred(), "float64 (gradient checks) stays eager");
+
+    Generator g = new Generator(4);
+    Tensor leaf = Tensor.randn(g, 64, 48).requiresGrad(true);
+    Tensor w = leaf.mul(2); // a weight computed from a parameter: its gradient flows on at once
+    LinalgOps.linear(Tensor.randn(g, 8, 48), w, null).sum().backward();
+    assertNull(leaf.grad().storage().deferred());
+  }
+
+  @Test
+  void theGradientKeepsTheInputAsItWasDuringTheBackward() {
+    Case c = Case.of(5, DType.F32, 8, 48, 64);
+    float[] expected = c.eager();
+    c.backward();
+    c.x.fill_(3f); // the input batch reused for the next step before anyone read the gradient
+    c.r.fill_(-1f);
+    assertArrayEquals(expected, c.w.grad().toFloatArray());
+  }
+
+  @Test
+  void computeIntoRoundsBetaTimesDstBeforeAddingTheValue() {
+    // 8 rows: the GEMM's own beta; 300 rows (more than one K block): the product, then the sum here.
+    for (int[] s : new int[][] {{8, 48, 64}, {300, 1300, 1300}}) {
+      Case c = Case.of(6, DType.F32, s[0], s[1], s[2]);
+      c.backward();
+      Deferred d = c.w.grad().storage().deferred();
+      assertNotNull(d);
+      int n = s[1] * s[2];
+      float[] dst = new float[n + 5];
+      Generator g = new Generator(7);
+      float[] init = Tensor.randn(g, n + 5).toFloatArray();
+      System.arraycopy(init, 0, dst, 0, dst.length);
+      d.computeInto(dst, 3, 0.9f);
+      float[] value = c.eager();
+      for (int i = 0; i < n; i++) {
+        float expected = value[i] + (0.9f * init[3 + i]);
+        assertEquals(Float.floatToIntBits(expected), Float.floatToIntBits(dst[3 + i]), "rows " + s[0] + ", element " + i);
+      }
+      assertEquals(init[0], dst[0]);
+      assertEquals(init[n + 4], dst[n + 4], "nothing outside [off, off + size) is written");
+      assertArrayEquals(value, c.w.grad().toFloatArray(), "computeInto leaves the gradient itself deferred");
+    }
+  }
+
+  @Test
+  void aSecondBackwardAddsToADeferredGradient() {
+    Case c = Case.of(8, DType.F32, 8, 48, 64);
+    c.backward();
+    c.backward();
+    float[] once = c.eager();
+    float[] twice = new float[once.length];
+    for (int i = 0; i < once.length; i++) twice[i] = once[i] + once[i];
+    assertArrayEquals(twice, c.w.grad().toFloatArray());
+  }
+
+  @Test
+  void insideAScopeTheGradientOutlivesItAndZeroGradGivesTheFactorsBack() {
+    Case c = Case.of(9, DType.F32, 8, 48, 64);
+    try (MemoryScope step = MemoryScope.open()) {
+      c.backward();
+    }
+    assertNotNull(c.w.grad().storage().deferred(), "a parameter's gradient survives the step's scope, unread");
+    assertArrayEquals(c.eager(), c.w.grad().toFloatArray());
+
+    Case d = Case.of(10, DType.F32, 8, 48, 64);
+    try (MemoryScope step = MemoryScope.open()) {
+      d.backward();
+    }
+    MemoryScope.trimPool();
+    Tensor grad = d.w.grad();
+    try (MemoryScope next = MemoryScope.open()) {
+      MemoryScope.recycle(grad); // what zeroGrad does with a dropped gradient
+      assertEquals((8 * 64 + 8 * 48) * 4, MemoryScope.pooledBytes(), "the copies of g and x are back in the pool");
+    }
+    assertTrue(grad.storage().isReleased());
+    assertThrows(IllegalStateException.class, grad::toFloatArray);
+  }
+}
