@@ -1,0 +1,98 @@
+package dev.ember.optim;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+
+import dev.ember.nn.Linear;
+import dev.ember.nn.ReLU;
+import dev.ember.nn.Sequential;
+import dev.ember.tensor.Generator;
+import dev.ember.tensor.MemoryScope;
+import dev.ember.tensor.Tensor;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * SGD folds a Linear weight's deferred gradient into the momentum buffer with one GEMM (b = g^T x +
+ * keep b) instead of reading a computed gradient: the parameters and buffers must come out bitwise as
+ * when every gradient is computed first, and the other option sets must fall back to the plain update.
+ */
+class SgdDeferredGradientTest {
+  @AfterEach
+  void emptyPool() {
+    MemoryScope.trimPool();
+  }
+
+  static Stream<Map<String, Object>> options() {
+    return Stream.of(
+        Map.of("lr", 0.05, "momentum", 0.9),
+        Map.of("lr", 0.05, "momentum", 0.9, "dampening", 0.1),
+        Map.of("lr", 0.05, "momentum", 0.9, "nesterov", true),
+        Map.of("lr", 0.05, "momentum", 0.9, "weight_decay", 0.01),
+        Map.of("lr", 0.05, "momentum", 0.9, "maximize", true),
+        Map.of("lr", 0.05));
+  }
+
+  private static Sequential model() {
+    Generator g = new Generator(11);
+    return new Sequential(new Linear(48, 64, true, g), new ReLU(), new Linear(64, 40, true, g));
+  }
+
+  /** Four SGD steps of a two-layer MLP, each in its own MemoryScope; {@code readGrads} reads every gradient before the step. */
+  private static List<Tensor> train(Map<String, Object> options, boolean readGrads, List<Boolean> deferredAtStep) {
+    Sequential model = model();
+    SGD opt = new SGD(model.parameters(), options);
+    Generator g = new Generator(12);
+    for (int step = 0; step < 4; step++) {
+      Tensor x = Tensor.randn(g, 8, 48);
+      Tensor r = Tensor.randn(g, 8, 40);
+      try (MemoryScope scope = MemoryScope.open()) {
+        opt.zeroGrad();
+        model.call(x).mul(r).sum().backward();
+        Tensor w0 = model.parameters().get(0).grad();
+        if (deferredAtStep != null) deferredAtStep.add(w0.storage().deferred() != null);
+        if (readGrads) for (Tensor p : model.parameters()) p.grad().toFloatArray();
+        opt.step();
+      }
+    }
+    List<Tensor> out = new java.util.ArrayList<>(model.parameters());
+    for (Tensor p : model.parameters()) {
+      Tensor b = opt.state(p).get("momentum_buffer");
+      if (b != null) out.add(b);
+    }
+    return out;
+  }
+
+  @ParameterizedTest
+  @MethodSource("options")
+  void theFoldedUpdateGivesTheBitsOfThePlainOne(Map<String, Object> options) {
+    List<Boolean> deferred = new java.util.ArrayList<>();
+    List<Tensor> folded = train(options, false, deferred);
+    List<Tensor> plain = train(options, true, null);
+    assertArrayEquals(new Boolean[] {true, true, true, true}, deferred.toArray(), "the first weight's gradient is deferred");
+    for (int i = 0; i < plain.size(); i++) {
+      assertArrayEquals(plain.get(i).toFloatArray(), folded.get(i).toFloatArray(), "tensor " + i + " with " + options);
+    }
+  }
+
+  @ParameterizedTest
+  @MethodSource("options")
+  void aGradientFoldedIntoTheBufferCanStillBeRead(Map<String, Object> options) {
+    Sequential model = model();
+    SGD opt = new SGD(model.parameters(), options);
+    Generator g = new Generator(13);
+    Tensor x = Tensor.randn(g, 8, 48);
+    Tensor w = model.parameters().get(0);
+    model.call(x).sum().backward();
+    Tensor grad = w.grad();
+    assertNotNull(grad.storage().deferred());
+    Sequential reference = model();
+    reference.call(x).sum().backward();
+    opt.step();
+    assertArrayEquals(reference.parameters().get(0).grad().toFloatArray(), grad.toFloatArray());
+  }
+}
