@@ -46,7 +46,7 @@ class DeferredWeightGradTest {
 
   @Test
   void aLargeWeightGradientIsDeferredAndReadsAsTheEagerProduct() {
-    Case c = Case.of(1, DType.F32, 8, 48, 64); // factors 8 x (48 + 64) against 48 x 64: deferred
+    Case c = Case.of(1, DType.F32, 8, 1024, 1024); // factors 8 x (1024 + 1024) against 1024 x 1024: deferred
     c.backward();
     Tensor grad = c.w.grad();
     assertNotNull(grad.storage().deferred(), "not computed by the backward");
@@ -56,25 +56,29 @@ class DeferredWeightGradTest {
 
   @Test
   void smallLayersFloat64AndNonLeafWeightsAreComputedAtOnce() {
-    Case wide = Case.of(2, DType.F32, 64, 16, 16); // factors larger than the product
+    Case wide = Case.of(2, DType.F32, 300, 1024, 1024); // factors 300 x 2048 against 1024 x 1024: not smaller
     wide.backward();
     assertNull(wide.w.grad().storage().deferred());
     assertArrayEquals(wide.eager(), wide.w.grad().toFloatArray());
 
-    Case f64 = Case.of(3, DType.F64, 8, 48, 64);
+    Case small = Case.of(2, DType.F32, 8, 48, 64); // under a million elements: the copies would cost more
+    small.backward();
+    assertNull(small.w.grad().storage().deferred());
+
+    Case f64 = Case.of(3, DType.F64, 8, 1024, 1024);
     f64.backward();
     assertNull(f64.w.grad().storage().deferred(), "float64 (gradient checks) stays eager");
 
     Generator g = new Generator(4);
-    Tensor leaf = Tensor.randn(g, 64, 48).requiresGrad(true);
+    Tensor leaf = Tensor.randn(g, 1024, 1024).requiresGrad(true);
     Tensor w = leaf.mul(2); // a weight computed from a parameter: its gradient flows on at once
-    LinalgOps.linear(Tensor.randn(g, 8, 48), w, null).sum().backward();
+    LinalgOps.linear(Tensor.randn(g, 8, 1024), w, null).sum().backward();
     assertNull(leaf.grad().storage().deferred());
   }
 
   @Test
   void theGradientKeepsTheInputAsItWasDuringTheBackward() {
-    Case c = Case.of(5, DType.F32, 8, 48, 64);
+    Case c = Case.of(5, DType.F32, 8, 1024, 1024);
     float[] expected = c.eager();
     c.backward();
     c.x.fill_(3f); // the input batch reused for the next step before anyone read the gradient
@@ -85,7 +89,7 @@ class DeferredWeightGradTest {
   @Test
   void computeIntoRoundsBetaTimesDstBeforeAddingTheValue() {
     // 8 rows: the GEMM's own beta; 300 rows (more than one K block): the product, then the sum here.
-    for (int[] s : new int[][] {{8, 48, 64}, {300, 1300, 1300}}) {
+    for (int[] s : new int[][] {{8, 1024, 1040}, {300, 1300, 1300}}) {
       Case c = Case.of(6, DType.F32, s[0], s[1], s[2]);
       c.backward();
       Deferred d = c.w.grad().storage().deferred();
@@ -109,7 +113,7 @@ class DeferredWeightGradTest {
 
   @Test
   void aSecondBackwardAddsToADeferredGradient() {
-    Case c = Case.of(8, DType.F32, 8, 48, 64);
+    Case c = Case.of(8, DType.F32, 8, 1024, 1024);
     c.backward();
     c.backward();
     float[] once = c.eager();
@@ -120,14 +124,14 @@ class DeferredWeightGradTest {
 
   @Test
   void insideAScopeTheGradientOutlivesItAndZeroGradGivesTheFactorsBack() {
-    Case c = Case.of(9, DType.F32, 8, 48, 64);
+    Case c = Case.of(9, DType.F32, 8, 1024, 1024);
     try (MemoryScope step = MemoryScope.open()) {
       c.backward();
     }
     assertNotNull(c.w.grad().storage().deferred(), "a parameter's gradient survives the step's scope, unread");
     assertArrayEquals(c.eager(), c.w.grad().toFloatArray());
 
-    Case d = Case.of(10, DType.F32, 8, 48, 64);
+    Case d = Case.of(10, DType.F32, 8, 1024, 1024);
     try (MemoryScope step = MemoryScope.open()) {
       d.backward();
     }
@@ -135,7 +139,7 @@ class DeferredWeightGradTest {
     Tensor grad = d.w.grad();
     try (MemoryScope next = MemoryScope.open()) {
       MemoryScope.recycle(grad); // what zeroGrad does with a dropped gradient
-      assertEquals((8 * 64 + 8 * 48) * 4, MemoryScope.pooledBytes(), "the copies of g and x are back in the pool");
+      assertEquals((8 * 1024 + 8 * 1024) * 4, MemoryScope.pooledBytes(), "the copies of g and x are back in the pool");
     }
     assertTrue(grad.storage().isReleased());
     assertThrows(IllegalStateException.class, grad::toFloatArray);

@@ -39,7 +39,7 @@ class SgdDeferredGradientTest {
 
   private static Sequential model() {
     Generator g = new Generator(11);
-    return new Sequential(new Linear(48, 64, true, g), new ReLU(), new Linear(64, 40, true, g));
+    return new Sequential(new Linear(1024, 1024, true, g), new ReLU(), new Linear(1024, 40, true, g));
   }
 
   /** Four SGD steps of a two-layer MLP, each in its own MemoryScope; {@code readGrads} reads every gradient before the step. */
@@ -48,7 +48,7 @@ class SgdDeferredGradientTest {
     SGD opt = new SGD(model.parameters(), options);
     Generator g = new Generator(12);
     for (int step = 0; step < 4; step++) {
-      Tensor x = Tensor.randn(g, 8, 48);
+      Tensor x = Tensor.randn(g, 8, 1024);
       Tensor r = Tensor.randn(g, 8, 40);
       try (MemoryScope scope = MemoryScope.open()) {
         opt.zeroGrad();
@@ -85,7 +85,7 @@ class SgdDeferredGradientTest {
     Sequential model = model();
     SGD opt = new SGD(model.parameters(), options);
     Generator g = new Generator(13);
-    Tensor x = Tensor.randn(g, 8, 48);
+    Tensor x = Tensor.randn(g, 8, 1024);
     Tensor w = model.parameters().get(0);
     model.call(x).sum().backward();
     Tensor grad = w.grad();
