@@ -189,6 +189,16 @@ abstract class BackendConformanceTest {
     double[] product = Ref.matmul(Arr.of(a), Arr.of(b)).data();
     for (int i = 0; i < product.length; i++) product[i] += 0.5 * before[i];
     Assertions.assertClose(new Arr(product, new int[] {1, 4, 3}), out, 1e-5, 1e-5, "beta 0.5");
+    for (boolean ta : new boolean[] {false, true}) { // full 12 x 32 tiles, written from the registers
+      Tensor a2 = ta ? Views.transpose(data(5, 1, 20, 40), 1, 2) : data(5, 1, 40, 20);
+      Tensor b2 = data(6, 1, 20, 70);
+      Tensor c2 = data(7, 1, 40, 70);
+      double[] c0 = Arr.of(c2).data().clone();
+      backend().matmul(a2, b2, c2, 0.9f);
+      double[] p2 = Ref.matmul(Arr.of(a2), Arr.of(b2)).data();
+      for (int i = 0; i < p2.length; i++) p2[i] += 0.9 * c0[i];
+      Assertions.assertClose(new Arr(p2, new int[] {1, 40, 70}), c2, tol(20) * 4, 1e-5, "beta 0.9, ta=" + ta);
+    }
     Tensor empty = data(4, 1, 4, 3); // k = 0: the sum is empty, out = beta * out
     double[] kept = Arr.of(empty).data().clone();
     backend().matmul(Tensor.empty(1, 4, 0), Tensor.empty(1, 0, 3), empty, -2f);

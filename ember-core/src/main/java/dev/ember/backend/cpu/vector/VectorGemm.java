@@ -311,8 +311,8 @@ public final class VectorGemm {
               // an eighth of the multiply at m = 32 or 64 (36 or 72 rows computed).
               if (transA) {
                 int aBase = ir * KC;
-                if (rows == MR && cols == NR && first && beta == 0) {
-                  kernelC(kc, aPack, aBase, bPack, bBase, c, cIdx, ldc, alpha);
+                if (rows == MR && cols == NR && first) {
+                  kernelC(kc, aPack, aBase, bPack, bBase, c, cIdx, ldc, alpha, beta);
                   continue;
                 }
                 if (rows > 8) kernel(kc, aPack, aBase, bPack, bBase, tile);
@@ -571,17 +571,19 @@ public final class VectorGemm {
   }
 
   /**
-   * {@link #kernel} for a full tile of a first K block with beta = 0, written to C straight from the
-   * accumulators ({@code alpha} times each, as {@link #storeTile} writes it: the same bits) rather
-   * than through the tile buffer. At a short K the write-back is a large part of a tile: the weight
-   * gradient dY^T X at batch 32 on two threads, C from memory, medians of alternating rounds in one
-   * JVM: 2048 x 2048 x 32 1,628 -> 1,495 us and 1,747 -> 1,613 us (two runs), 2048 x 1024 x 32
-   * 855 -> 769 us; products of several K blocks unchanged (256 x 256 x 2048, 1024^3).
-   * Only this case: a version with the accumulate and beta != 0 write-backs as well ran at 2 GFLOP/s
-   * (C2 gave up on the method and boxed the accumulators).
+   * {@link #kernel} for a full tile of a first K block, written to C straight from the accumulators
+   * ({@code alpha} times each, plus {@code beta} times C rounded first, as {@link #storeTile} writes it:
+   * the same bits) rather than through the tile buffer. At a short K the write-back is a large part of
+   * a tile: the weight gradient dY^T X at batch 32 on two threads, C from memory, medians of
+   * alternating rounds in one JVM: 2048 x 2048 x 32 1,628 -> 1,495 us and 1,747 -> 1,613 us (two runs),
+   * 2048 x 1024 x 32 855 -> 769 us; products of several K blocks unchanged (256 x 256 x 2048, 1024^3).
+   * With beta != 0 (SGD folding a weight gradient into its momentum buffer, C = b, beta 0.9), the same
+   * product 127 -> 143 GFLOP/s; beta 0 unchanged by the second branch (170-177 either way). A version
+   * that also took the accumulate write-back of later K blocks ran at 2 GFLOP/s (C2 gave up on the
+   * method and boxed the accumulators).
    */
   private static void kernelC(int kc, float[] ap, int aBase, float[] bp, int bBase, float[] c, int cIdx, int ldc,
-      float alpha) {
+      float alpha, float beta) {
     FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
     FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
     FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
@@ -624,30 +626,58 @@ public final class VectorGemm {
       cb0 = av.fma(b0, cb0); cb1 = av.fma(b1, cb1);
     }
     FloatVector al = FloatVector.broadcast(S, alpha);
-    c00.mul(al).intoArray(c, cIdx + 0 * ldc);
-    c01.mul(al).intoArray(c, cIdx + 0 * ldc + L);
-    c10.mul(al).intoArray(c, cIdx + 1 * ldc);
-    c11.mul(al).intoArray(c, cIdx + 1 * ldc + L);
-    c20.mul(al).intoArray(c, cIdx + 2 * ldc);
-    c21.mul(al).intoArray(c, cIdx + 2 * ldc + L);
-    c30.mul(al).intoArray(c, cIdx + 3 * ldc);
-    c31.mul(al).intoArray(c, cIdx + 3 * ldc + L);
-    c40.mul(al).intoArray(c, cIdx + 4 * ldc);
-    c41.mul(al).intoArray(c, cIdx + 4 * ldc + L);
-    c50.mul(al).intoArray(c, cIdx + 5 * ldc);
-    c51.mul(al).intoArray(c, cIdx + 5 * ldc + L);
-    c60.mul(al).intoArray(c, cIdx + 6 * ldc);
-    c61.mul(al).intoArray(c, cIdx + 6 * ldc + L);
-    c70.mul(al).intoArray(c, cIdx + 7 * ldc);
-    c71.mul(al).intoArray(c, cIdx + 7 * ldc + L);
-    c80.mul(al).intoArray(c, cIdx + 8 * ldc);
-    c81.mul(al).intoArray(c, cIdx + 8 * ldc + L);
-    c90.mul(al).intoArray(c, cIdx + 9 * ldc);
-    c91.mul(al).intoArray(c, cIdx + 9 * ldc + L);
-    ca0.mul(al).intoArray(c, cIdx + 10 * ldc);
-    ca1.mul(al).intoArray(c, cIdx + 10 * ldc + L);
-    cb0.mul(al).intoArray(c, cIdx + 11 * ldc);
-    cb1.mul(al).intoArray(c, cIdx + 11 * ldc + L);
+    if (beta == 0) {
+      c00.mul(al).intoArray(c, cIdx + 0 * ldc);
+      c01.mul(al).intoArray(c, cIdx + 0 * ldc + L);
+      c10.mul(al).intoArray(c, cIdx + 1 * ldc);
+      c11.mul(al).intoArray(c, cIdx + 1 * ldc + L);
+      c20.mul(al).intoArray(c, cIdx + 2 * ldc);
+      c21.mul(al).intoArray(c, cIdx + 2 * ldc + L);
+      c30.mul(al).intoArray(c, cIdx + 3 * ldc);
+      c31.mul(al).intoArray(c, cIdx + 3 * ldc + L);
+      c40.mul(al).intoArray(c, cIdx + 4 * ldc);
+      c41.mul(al).intoArray(c, cIdx + 4 * ldc + L);
+      c50.mul(al).intoArray(c, cIdx + 5 * ldc);
+      c51.mul(al).intoArray(c, cIdx + 5 * ldc + L);
+      c60.mul(al).intoArray(c, cIdx + 6 * ldc);
+      c61.mul(al).intoArray(c, cIdx + 6 * ldc + L);
+      c70.mul(al).intoArray(c, cIdx + 7 * ldc);
+      c71.mul(al).intoArray(c, cIdx + 7 * ldc + L);
+      c80.mul(al).intoArray(c, cIdx + 8 * ldc);
+      c81.mul(al).intoArray(c, cIdx + 8 * ldc + L);
+      c90.mul(al).intoArray(c, cIdx + 9 * ldc);
+      c91.mul(al).intoArray(c, cIdx + 9 * ldc + L);
+      ca0.mul(al).intoArray(c, cIdx + 10 * ldc);
+      ca1.mul(al).intoArray(c, cIdx + 10 * ldc + L);
+      cb0.mul(al).intoArray(c, cIdx + 11 * ldc);
+      cb1.mul(al).intoArray(c, cIdx + 11 * ldc + L);
+    } else {
+      FloatVector be = FloatVector.broadcast(S, beta);
+      c00.fma(al, FloatVector.fromArray(S, c, cIdx + 0 * ldc).mul(be)).intoArray(c, cIdx + 0 * ldc);
+      c01.fma(al, FloatVector.fromArray(S, c, cIdx + 0 * ldc + L).mul(be)).intoArray(c, cIdx + 0 * ldc + L);
+      c10.fma(al, FloatVector.fromArray(S, c, cIdx + 1 * ldc).mul(be)).intoArray(c, cIdx + 1 * ldc);
+      c11.fma(al, FloatVector.fromArray(S, c, cIdx + 1 * ldc + L).mul(be)).intoArray(c, cIdx + 1 * ldc + L);
+      c20.fma(al, FloatVector.fromArray(S, c, cIdx + 2 * ldc).mul(be)).intoArray(c, cIdx + 2 * ldc);
+      c21.fma(al, FloatVector.fromArray(S, c, cIdx + 2 * ldc + L).mul(be)).intoArray(c, cIdx + 2 * ldc + L);
+      c30.fma(al, FloatVector.fromArray(S, c, cIdx + 3 * ldc).mul(be)).intoArray(c, cIdx + 3 * ldc);
+      c31.fma(al, FloatVector.fromArray(S, c, cIdx + 3 * ldc + L).mul(be)).intoArray(c, cIdx + 3 * ldc + L);
+      c40.fma(al, FloatVector.fromArray(S, c, cIdx + 4 * ldc).mul(be)).intoArray(c, cIdx + 4 * ldc);
+      c41.fma(al, FloatVector.fromArray(S, c, cIdx + 4 * ldc + L).mul(be)).intoArray(c, cIdx + 4 * ldc + L);
+      c50.fma(al, FloatVector.fromArray(S, c, cIdx + 5 * ldc).mul(be)).intoArray(c, cIdx + 5 * ldc);
+      c51.fma(al, FloatVector.fromArray(S, c, cIdx + 5 * ldc + L).mul(be)).intoArray(c, cIdx + 5 * ldc + L);
+      c60.fma(al, FloatVector.fromArray(S, c, cIdx + 6 * ldc).mul(be)).intoArray(c, cIdx + 6 * ldc);
+      c61.fma(al, FloatVector.fromArray(S, c, cIdx + 6 * ldc + L).mul(be)).intoArray(c, cIdx + 6 * ldc + L);
+      c70.fma(al, FloatVector.fromArray(S, c, cIdx + 7 * ldc).mul(be)).intoArray(c, cIdx + 7 * ldc);
+      c71.fma(al, FloatVector.fromArray(S, c, cIdx + 7 * ldc + L).mul(be)).intoArray(c, cIdx + 7 * ldc + L);
+      c80.fma(al, FloatVector.fromArray(S, c, cIdx + 8 * ldc).mul(be)).intoArray(c, cIdx + 8 * ldc);
+      c81.fma(al, FloatVector.fromArray(S, c, cIdx + 8 * ldc + L).mul(be)).intoArray(c, cIdx + 8 * ldc + L);
+      c90.fma(al, FloatVector.fromArray(S, c, cIdx + 9 * ldc).mul(be)).intoArray(c, cIdx + 9 * ldc);
+      c91.fma(al, FloatVector.fromArray(S, c, cIdx + 9 * ldc + L).mul(be)).intoArray(c, cIdx + 9 * ldc + L);
+      ca0.fma(al, FloatVector.fromArray(S, c, cIdx + 10 * ldc).mul(be)).intoArray(c, cIdx + 10 * ldc);
+      ca1.fma(al, FloatVector.fromArray(S, c, cIdx + 10 * ldc + L).mul(be)).intoArray(c, cIdx + 10 * ldc + L);
+      cb0.fma(al, FloatVector.fromArray(S, c, cIdx + 11 * ldc).mul(be)).intoArray(c, cIdx + 11 * ldc);
+      cb1.fma(al, FloatVector.fromArray(S, c, cIdx + 11 * ldc + L).mul(be)).intoArray(c, cIdx + 11 * ldc + L);
+    }
   }
 
   /** {@link #kernel} for an edge tile of 5..8 rows: the first 8 rows of a 12-row p-major A micro-panel. */
