@@ -11,6 +11,10 @@ package dev.ember.tensor;
  *
  * <p>The version counter is bumped by every in-place write; autograd compares it against the
  * value seen at forward time to reject gradients computed from modified tensors.
+ *
+ * <p>A buffer may start {@linkplain #deferred(int, Deferred) deferred}: its values are computed by the
+ * first access to its array (every accessor goes through that check), so a weight gradient that an
+ * optimizer folds into its own state is never written out; see {@link Deferred}.
  */
 public final class Storage {
   private final DType dtype;
