@@ -144,8 +144,8 @@ public final class LinalgOps {
   }
 
   /**
-   * dW = g^T x for {@link #linear}. For a float32 leaf weight of at least {@link #DEFER_MIN} elements whose
-   * gradient is larger than its two factors (a batch of 32 against a 2048 x 2048 layer: 16 MB against
+   * dW = g^T x for {@link #linear}. For a float32 leaf weight of at least {@link #DEFER_MIN} elements, whose
+   * optimizer {@linkplain Deferred#permit permits} it and whose gradient is larger than its two factors (a batch of 32 against a 2048 x 2048 layer: 16 MB against
    * 0.5 MB), the product is left
    * {@linkplain Deferred deferred}: copies of g and x are kept, and the GEMM runs when something reads
    * the gradient, or inside an optimizer that folds it into its own state (SGD with momentum computes
@@ -157,7 +157,8 @@ public final class LinalgOps {
     int out = g.shapeRef()[1];
     int in = x.shapeRef()[1];
     long size = (long) in * out;
-    if (g.dtype() != DType.F32 || !weight.isLeaf() || size < DEFER_MIN || 2L * m * (in + out) > size) {
+    if (g.dtype() != DType.F32 || !weight.isLeaf() || size < DEFER_MIN || 2L * m * (in + out) > size
+        || !Deferred.permitted(weight)) {
       return Views.transpose(g, 0, 1).matmul(x);
     }
     // The copies leave every scope: the gradient may be read after the step's scope closed. release()

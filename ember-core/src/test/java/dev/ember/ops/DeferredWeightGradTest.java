@@ -26,10 +26,12 @@ class DeferredWeightGradTest {
 
   /** A leaf weight [out, in], an input [m, in], and the upstream gradient r: the loss is sum(linear(x, w) * r). */
   private record Case(Tensor w, Tensor x, Tensor r) {
+    /** A case whose weight an optimizer has permitted to defer (as SGD with momentum does after its first step). */
     static Case of(long seed, DType dtype, int m, int in, int out) {
       Generator g = new Generator(seed);
-      return new Case(Tensor.randn(g, dtype, out, in).requiresGrad(true), Tensor.randn(g, dtype, m, in),
-          Tensor.randn(g, dtype, m, out));
+      Tensor w = Tensor.randn(g, dtype, out, in).requiresGrad(true);
+      Deferred.permit(w, true);
+      return new Case(w, Tensor.randn(g, dtype, m, in), Tensor.randn(g, dtype, m, out));
     }
 
     void backward() {
@@ -55,7 +57,7 @@ class DeferredWeightGradTest {
   }
 
   @Test
-  void smallLayersFloat64AndNonLeafWeightsAreComputedAtOnce() {
+  void smallLayersFloat64UnpermittedAndNonLeafWeightsAreComputedAtOnce() {
     Case wide = Case.of(2, DType.F32, 300, 1024, 1024); // factors 300 x 2048 against 1024 x 1024: not smaller
     wide.backward();
     assertNull(wide.w.grad().storage().deferred());
@@ -69,8 +71,15 @@ class DeferredWeightGradTest {
     f64.backward();
     assertNull(f64.w.grad().storage().deferred(), "float64 (gradient checks) stays eager");
 
+    Case unpermitted = Case.of(11, DType.F32, 8, 1024, 1024);
+    Deferred.permit(unpermitted.w, false); // no optimizer asked for it: Adam would compute it in the step anyway
+    unpermitted.backward();
+    assertNull(unpermitted.w.grad().storage().deferred());
+    assertArrayEquals(unpermitted.eager(), unpermitted.w.grad().toFloatArray());
+
     Generator g = new Generator(4);
     Tensor leaf = Tensor.randn(g, 1024, 1024).requiresGrad(true);
+    Deferred.permit(leaf, true);
     Tensor w = leaf.mul(2); // a weight computed from a parameter: its gradient flows on at once
     LinalgOps.linear(Tensor.randn(g, 8, 1024), w, null).sum().backward();
     assertNull(leaf.grad().storage().deferred());

@@ -85,6 +85,8 @@ public final class SGD extends Optimizer {
     // first step: b = g (PyTorch clones d_p), so the momentum coefficients become (0, 1)
     double keep = first ? 0 : mom;
     double add = first ? 1 : 1 - damp;
+    // From the next step on, backward may leave this weight's gradient deferred when this update can fold it.
+    Deferred.permit(param, p.f != null && wd == 0 && sign == 1 && damp == 0 && !nesterov);
     Deferred product = grad.storage().deferred();
     if (product != null && p.f != null && wd == 0 && sign == 1 && add == 1 && !nesterov) {
       // A gradient not computed yet (a Linear weight's g^T x): b = g + keep * b is that product's GEMM

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import dev.ember.nn.Linear;
 import dev.ember.nn.ReLU;
 import dev.ember.nn.Sequential;
+import dev.ember.tensor.Deferred;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.MemoryScope;
 import dev.ember.tensor.Tensor;
@@ -73,26 +74,32 @@ class SgdDeferredGradientTest {
     List<Boolean> deferred = new java.util.ArrayList<>();
     List<Tensor> folded = train(options, false, deferred);
     List<Tensor> plain = train(options, true, null);
-    assertArrayEquals(new Boolean[] {true, true, true, true}, deferred.toArray(), "the first weight's gradient is deferred");
+    boolean folds = options.containsKey("momentum") && !options.containsKey("dampening") && !options.containsKey("nesterov")
+        && !options.containsKey("weight_decay") && !options.containsKey("maximize");
+    assertArrayEquals(new Boolean[] {false, folds, folds, folds}, deferred.toArray(),
+        "the first weight's gradient is deferred from the second step on, when this SGD can fold it");
     for (int i = 0; i < plain.size(); i++) {
       assertArrayEquals(plain.get(i).toFloatArray(), folded.get(i).toFloatArray(), "tensor " + i + " with " + options);
     }
   }
 
-  @ParameterizedTest
-  @MethodSource("options")
-  void aGradientFoldedIntoTheBufferCanStillBeRead(Map<String, Object> options) {
+  @org.junit.jupiter.api.Test
+  void aGradientFoldedIntoTheBufferCanStillBeRead() {
     Sequential model = model();
-    SGD opt = new SGD(model.parameters(), options);
+    SGD opt = new SGD(model.parameters(), Map.of("lr", 0.05, "momentum", 0.9));
     Generator g = new Generator(13);
-    Tensor x = Tensor.randn(g, 8, 1024);
     Tensor w = model.parameters().get(0);
+    model.call(Tensor.randn(g, 8, 1024)).sum().backward();
+    opt.step(); // the first step permits deferral
+    opt.zeroGrad();
+    Tensor x = Tensor.randn(g, 8, 1024);
     model.call(x).sum().backward();
     Tensor grad = w.grad();
     assertNotNull(grad.storage().deferred());
-    Sequential reference = model();
-    reference.call(x).sum().backward();
+    float[] expected = new float[(int) grad.numel()];
+    grad.storage().deferred().computeInto(expected, 0, 0f); // the value, without materializing it
     opt.step();
-    assertArrayEquals(reference.parameters().get(0).grad().toFloatArray(), grad.toFloatArray());
+    assertNotNull(grad.storage().deferred(), "folded: not computed by the step");
+    assertArrayEquals(expected, grad.toFloatArray(), "and still the gradient when read");
   }
 }
