@@ -181,29 +181,23 @@ abstract class BackendConformanceTest {
 
   @Test
   void matmulScalesOutByBeta() {
-    Tensor a = data(1, 1, 4, 6);
-    Tensor b = data(2, 1, 6, 3);
-    Tensor out = data(3, 1, 4, 3);
-    double[] before = Arr.of(out).data().clone();
-    backend().matmul(a, b, out, 0.5f);
-    double[] product = Ref.matmul(Arr.of(a), Arr.of(b)).data();
-    for (int i = 0; i < product.length; i++) product[i] += 0.5 * before[i];
-    Assertions.assertClose(new Arr(product, new int[] {1, 4, 3}), out, 1e-5, 1e-5, "beta 0.5");
+    assertBetaProduct(data(1, 1, 4, 6), data(2, 1, 6, 3), data(3, 1, 4, 3), 0.5f, 1e-5, "beta 0.5");
     for (boolean ta : new boolean[] {false, true}) { // full 12 x 32 tiles, written from the registers
-      Tensor a2 = ta ? Views.transpose(data(5, 1, 20, 40), 1, 2) : data(5, 1, 40, 20);
-      Tensor b2 = data(6, 1, 20, 70);
-      Tensor c2 = data(7, 1, 40, 70);
-      double[] c0 = Arr.of(c2).data().clone();
-      backend().matmul(a2, b2, c2, 0.9f);
-      double[] p2 = Ref.matmul(Arr.of(a2), Arr.of(b2)).data();
-      for (int i = 0; i < p2.length; i++) p2[i] += 0.9 * c0[i];
-      Assertions.assertClose(new Arr(p2, new int[] {1, 40, 70}), c2, tol(20) * 4, 1e-5, "beta 0.9, ta=" + ta);
+      Tensor a = ta ? Views.transpose(data(5, 1, 20, 40), 1, 2) : data(5, 1, 40, 20);
+      assertBetaProduct(a, data(6, 1, 20, 70), data(7, 1, 40, 70), 0.9f, tol(20) * 4, "beta 0.9, ta=" + ta);
     }
-    Tensor empty = data(4, 1, 4, 3); // k = 0: the sum is empty, out = beta * out
-    double[] kept = Arr.of(empty).data().clone();
-    backend().matmul(Tensor.empty(1, 4, 0), Tensor.empty(1, 0, 3), empty, -2f);
-    for (int i = 0; i < kept.length; i++) kept[i] *= -2;
-    Assertions.assertClose(new Arr(kept, new int[] {1, 4, 3}), empty, 0, 0, "k = 0, beta -2");
+    // k = 0: the sum is empty, out = beta * out
+    assertBetaProduct(Tensor.empty(1, 4, 0), Tensor.empty(1, 0, 3), data(4, 1, 4, 3), -2f, 0, "k = 0, beta -2");
+  }
+
+  /** out = a b + beta out, against the double-precision product and out's values before the call. */
+  private void assertBetaProduct(Tensor a, Tensor b, Tensor out, float beta, double atol, String what) {
+    double[] before = Arr.of(out).data().clone();
+    backend().matmul(a, b, out, beta);
+    Arr product = Ref.matmul(Arr.of(a), Arr.of(b));
+    double[] expected = product.data();
+    for (int i = 0; i < expected.length; i++) expected[i] += (double) beta * before[i];
+    Assertions.assertClose(product, out, atol, atol == 0 ? 0 : 1e-5, what);
   }
 
   @Test
