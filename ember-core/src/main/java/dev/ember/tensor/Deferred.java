@@ -27,23 +27,16 @@ public interface Deferred {
    * it, only where the GEMM runs and what memory it takes.
    */
   static void permit(Tensor leaf, boolean permitted) {
-    synchronized (Permits.LEAVES) {
-      if (permitted) Permits.LEAVES.put(leaf, Boolean.TRUE);
-      else Permits.LEAVES.remove(leaf);
+    synchronized (DeferralPermits.LEAVES) {
+      if (permitted) DeferralPermits.LEAVES.put(leaf, Boolean.TRUE);
+      else DeferralPermits.LEAVES.remove(leaf);
     }
   }
 
   /** Whether {@link #permit} allowed deferring {@code leaf}'s gradient. */
   static boolean permitted(Tensor leaf) {
-    synchronized (Permits.LEAVES) {
-      return Permits.LEAVES.containsKey(leaf);
+    synchronized (DeferralPermits.LEAVES) {
+      return DeferralPermits.LEAVES.containsKey(leaf);
     }
-  }
-
-  /** The leaves of {@link #permit} (Tensor keeps Object's identity equality, so this is an identity map). */
-  final class Permits {
-    static final java.util.WeakHashMap<Tensor, Boolean> LEAVES = new java.util.WeakHashMap<>();
-
-    private Permits() {}
   }
 }
