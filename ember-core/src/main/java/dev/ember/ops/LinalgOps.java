@@ -144,9 +144,9 @@ public final class LinalgOps {
   }
 
   /**
-   * dW = g^T x for {@link #linear}. For a float32 leaf weight of at least {@link #DEFER_MIN} elements, whose
-   * optimizer {@linkplain Deferred#permit permits} it and whose gradient is larger than its two factors (a batch of 32 against a 2048 x 2048 layer: 16 MB against
-   * 0.5 MB), the product is left
+   * dW = g^T x for {@link #linear}. For a float32 leaf weight of at least {@link #DEFER_MIN} elements whose
+   * optimizer {@linkplain Deferred#permit permits} it, and whose gradient is larger than its two factors
+   * (a batch of 32 against a 2048 x 2048 layer: 16 MB against 0.5 MB), the product is left
    * {@linkplain Deferred deferred}: copies of g and x are kept, and the GEMM runs when something reads
    * the gradient, or inside an optimizer that folds it into its own state (SGD with momentum computes
    * b = dW + 0.9 b as one GEMM with C = b, so dW is never written to memory and read back). Whoever reads
