@@ -262,11 +262,6 @@ public final class Normalization {
   // ================================================================== shared
 
   /**
-   * Gradient buffers for a fused backward: r[0] the input's gradient (or null), r[1] and r[2]
-   * holders for the weight's and bias's as double arrays of {@code params} (or null), wrapped in
-   * 1-element tensors so one array carries them all.
-   */
-  /**
    * The output of an affine pass over {@code input} ({@link NormKernels#channelAffine} or
    * {@link NormKernels#rowAffine}), which writes every element: uninitialized, no zero-fill.
    */
@@ -274,6 +269,11 @@ public final class Normalization {
     return Tensor.uninitialized(input.dtype(), input.shapeRef());
   }
 
+  /**
+   * Gradient buffers for a fused backward: r[0] the input's gradient (or null), r[1] and r[2]
+   * holders for the weight's and bias's as double arrays of {@code params} (or null), wrapped in
+   * 1-element tensors so one array carries them all.
+   */
   private static Tensor[] newGrads(Ctx ctx, int params, int inputs) {
     Tensor x = ctx.in(0);
     Tensor[] r = new Tensor[3];
