@@ -1,7 +1,9 @@
 package dev.ember.backend.cpu;
 
+import dev.ember.backend.BinaryOp;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Tensor;
+import dev.ember.tensor.Views;
 
 /**
  * Batched matmul on rank-3 operands. A transposed operand (unit stride on its first matrix axis)
@@ -22,7 +24,7 @@ final class Matmul {
         out.device().backend().fill(out, 0);
       } else if (beta != 1) { // an empty sum: out = beta * out
         Tensor scale = Tensor.full(beta, out.dtype());
-        out.device().backend().binary(dev.ember.backend.BinaryOp.MUL, out, dev.ember.tensor.Views.expand(scale, out.shapeRef()), out);
+        out.device().backend().binary(BinaryOp.MUL, out, Views.expand(scale, out.shapeRef()), out);
       }
       return;
     }
