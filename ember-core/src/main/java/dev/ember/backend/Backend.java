@@ -1,6 +1,8 @@
 package dev.ember.backend;
 
+import dev.ember.tensor.DType;
 import dev.ember.tensor.Tensor;
+import dev.ember.tensor.Views;
 
 /**
  * The primitives a device implements. Tensors passed in are already validated by the op layer
@@ -55,6 +57,27 @@ public interface Backend {
 
   /** out[b] = a[b] @ b[b] + beta * out[b] (beta 0: out is only written), operands as in the boolean form. */
   void matmul(Tensor a, Tensor b, Tensor out, float beta);
+
+  /**
+   * a @ b for 2-d float32 a [m, k] and b [k, n] (either may be a transposed view), handed to {@code sink} in
+   * blocks of whole rows that cover [0, m) once each, in any order and possibly on several threads at once.
+   * Every element has the bits {@link #matmul} with beta 0 gives it. A backend that can keeps only a block
+   * at a time; this default computes the whole product and hands it over as one block. A sink must not
+   * call matmulRows itself.
+   */
+  default void matmulRows(Tensor a, Tensor b, RowSink sink) {
+    int m = a.shapeRef()[0];
+    int n = b.shapeRef()[1];
+    Tensor out = Tensor.empty(DType.F32, m, n);
+    matmul(batch1(a), batch1(b), batch1(out), 0f);
+    if (m > 0) sink.rows(0, m, out.storage().floats(), out.offset());
+  }
+
+  /** A 2-d tensor seen as a batch of one, [1, r, c], without copying. */
+  private static Tensor batch1(Tensor t) {
+    return Views.of(t, new int[] {1, t.shapeRef()[0], t.shapeRef()[1]},
+        new int[] {0, t.stridesRef()[0], t.stridesRef()[1]}, t.offset());
+  }
 
   /** out[..i..] = x[..index[..i..]..] along dim (index I64, same rank as x). */
   void gather(Tensor x, int dim, Tensor index, Tensor out);

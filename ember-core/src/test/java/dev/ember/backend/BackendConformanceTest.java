@@ -190,6 +190,38 @@ abstract class BackendConformanceTest {
     assertBetaProduct(Tensor.empty(1, 4, 0), Tensor.empty(1, 0, 3), data(4, 1, 4, 3), -2f, 0, "k = 0, beta -2");
   }
 
+  @Test
+  void matmulRowsHandsOverEveryRowOnceWithMatmulsBits() {
+    // {m, k, n}: SkinnyGemm's rows; whole and edge tiles of rows and column panels in one K block, on both
+    // sides of the 32K-float row block; K past one block (AVX2's 256, AVX-512's 512): the whole product.
+    int[][] shapes = {{3, 5, 7}, {40, 20, 70}, {130, 32, 2048}, {301, 64, 1030}, {50, 600, 90}};
+    for (int[] s : shapes) {
+      int m = s[0];
+      int k = s[1];
+      int n = s[2];
+      for (boolean ta : new boolean[] {false, true}) {
+        for (boolean tb : new boolean[] {false, true}) {
+          Tensor a = ta ? Views.transpose(data(m + k, k, m), 0, 1) : data(m + k, m, k);
+          Tensor b = tb ? Views.transpose(data(n + k, n, k), 0, 1) : data(n + k, k, n);
+          Tensor whole = Tensor.empty(1, m, n);
+          backend().matmul(a.unsqueeze(0), b.unsqueeze(0), whole, 0f);
+          float[] expected = whole.toFloatArray();
+          float[] seen = new float[m * n];
+          int[] times = new int[m];
+          backend().matmulRows(a, b, (r0, r1, c, off) -> {
+            for (int i = r0; i < r1; i++) {
+              times[i]++;
+              System.arraycopy(c, off + (i - r0) * n, seen, i * n, n);
+            }
+          });
+          String what = "matmulRows " + m + "x" + k + "x" + n + " ta=" + ta + " tb=" + tb;
+          for (int i = 0; i < m; i++) org.junit.jupiter.api.Assertions.assertEquals(1, times[i], what + " row " + i);
+          assertArrayEquals(expected, seen, what);
+        }
+      }
+    }
+  }
+
   /** out = a b + beta out, against the double-precision product and out's values before the call. */
   private void assertBetaProduct(Tensor a, Tensor b, Tensor out, float beta, double atol, String what) {
     double[] before = Arr.of(out).data().clone();

@@ -3,6 +3,7 @@ package dev.ember.backend.cpu;
 import dev.ember.backend.Backend;
 import dev.ember.backend.BinaryOp;
 import dev.ember.backend.ReduceOp;
+import dev.ember.backend.RowSink;
 import dev.ember.backend.UnaryOp;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Shapes;
@@ -352,6 +353,11 @@ public final class CpuBackend implements Backend {
   @Override
   public void matmul(Tensor a, Tensor b, Tensor out, float beta) {
     Matmul.run(k, a, b, out, beta);
+  }
+
+  @Override
+  public void matmulRows(Tensor a, Tensor b, RowSink sink) {
+    Matmul.rows(k, a, b, sink);
   }
 
   @Override

@@ -1,6 +1,7 @@
 package dev.ember.backend.cpu;
 
 import dev.ember.backend.BinaryOp;
+import dev.ember.backend.RowSink;
 import dev.ember.backend.UnaryOp;
 
 /**
@@ -33,4 +34,32 @@ public interface FloatKernels {
   /** Row-major C = alpha * op(A) op(B) + beta * C (see ScalarGemm for the argument convention). */
   void sgemm(boolean transA, boolean transB, int m, int n, int k, float alpha,
       float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc);
+
+  /**
+   * op(A) op(B) (m x n, arguments as in {@link #sgemm}) handed to {@code sink} in blocks of rows, each element
+   * with the bits sgemm at alpha 1 and beta 0 gives it (see {@link dev.ember.backend.Backend#matmulRows}).
+   * This form computes the whole product first; the Vector API one keeps a block at a time.
+   */
+  default void sgemmRows(boolean transA, boolean transB, int m, int n, int k, float[] a, int aOff, int lda,
+      float[] b, int bOff, int ldb, RowSink sink) {
+    float[] c = new float[m * n];
+    sgemm(transA, transB, m, n, k, 1f, a, aOff, lda, b, bOff, ldb, 0f, c, 0, n);
+    handOver(m, n, c, sink);
+  }
+
+  /**
+   * Hands a whole m x n product to {@code sink} in blocks of about {@link #HAND_OVER} elements, in parallel:
+   * the sink's own work (an optimizer's update) is spread over the threads as if it were its own loop.
+   */
+  static void handOver(int m, int n, float[] c, RowSink sink) {
+    if (m == 0) return;
+    int rows = Math.max(1, HAND_OVER / Math.max(1, n));
+    Parallel.forEach((m + rows - 1) / rows, t -> {
+      int r0 = t * rows;
+      sink.rows(r0, Math.min(m, r0 + rows), c, r0 * n);
+    });
+  }
+
+  /** Elements per block of {@link #handOver}. */
+  int HAND_OVER = 1 << 15;
 }

@@ -1,6 +1,7 @@
 package dev.ember.backend.cpu;
 
 import dev.ember.backend.BinaryOp;
+import dev.ember.backend.RowSink;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Tensor;
 import dev.ember.tensor.Views;
@@ -59,6 +60,25 @@ final class Matmul {
     } else {
       for (int i = 0; i < batch; i++) one.accept(i);
     }
+  }
+
+  /** {@link dev.ember.backend.Backend#matmulRows} for 2-d float32 a [m, k] and b [k, n]: see {@link FloatKernels#sgemmRows}. */
+  static void rows(FloatKernels k, Tensor a, Tensor b, RowSink sink) {
+    int m = a.shapeRef()[0];
+    int kk = a.shapeRef()[1];
+    int n = b.shapeRef()[1];
+    if (m == 0) return;
+    Tensor a2 = gemmable(batch1(a));
+    Tensor b2 = gemmable(batch1(b));
+    boolean ta = isTransposed(a2);
+    boolean tb = isTransposed(b2);
+    k.sgemmRows(ta, tb, m, n, kk, a2.storage().floats(), a2.offset(), ld(a2, ta), b2.storage().floats(), b2.offset(),
+        ld(b2, tb), sink);
+  }
+
+  private static Tensor batch1(Tensor t) {
+    return Views.of(t, new int[] {1, t.shapeRef()[0], t.shapeRef()[1]},
+        new int[] {0, t.stridesRef()[0], t.stridesRef()[1]}, t.offset());
   }
 
   /** A layout GEMM reads directly (row-major or transposed matrices), or a contiguous copy. */

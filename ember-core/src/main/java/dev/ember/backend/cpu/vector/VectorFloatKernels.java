@@ -1,6 +1,7 @@
 package dev.ember.backend.cpu.vector;
 
 import dev.ember.backend.BinaryOp;
+import dev.ember.backend.RowSink;
 import dev.ember.backend.UnaryOp;
 import dev.ember.backend.cpu.FloatKernels;
 
@@ -63,5 +64,11 @@ public final class VectorFloatKernels implements FloatKernels {
   public void sgemm(boolean transA, boolean transB, int m, int n, int k, float alpha,
       float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
     VectorGemm.sgemm(transA, transB, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
+  }
+
+  @Override
+  public void sgemmRows(boolean transA, boolean transB, int m, int n, int k, float[] a, int aOff, int lda,
+      float[] b, int bOff, int ldb, RowSink sink) {
+    VectorGemm.sgemmRows(transA, transB, m, n, k, a, aOff, lda, b, bOff, ldb, sink);
   }
 }

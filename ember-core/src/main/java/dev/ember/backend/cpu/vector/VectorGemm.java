@@ -1,5 +1,7 @@
 package dev.ember.backend.cpu.vector;
 
+import dev.ember.backend.RowSink;
+import dev.ember.backend.cpu.FloatKernels;
 import dev.ember.backend.cpu.Parallel;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
@@ -86,6 +88,12 @@ public final class VectorGemm {
       return bPackNext = atLeast(bPackNext, size);
     }
 
+    /** sgemmRows' packed B (its own: a sink may run an sgemm on this thread, which uses bPack). */
+    float[] rowsB = new float[0];
+
+    /** sgemmRows' block of C rows, handed to the sink while it is in L2. */
+    float[] rowsC = new float[0];
+
     private static float[] atLeast(float[] buf, int size) {
       return buf.length < size ? new float[size] : buf;
     }
@@ -158,6 +166,46 @@ public final class VectorGemm {
           a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc, fullWidth);
     });
   }
+
+  /**
+   * op(A) op(B) handed to {@code sink} a block of rows at a time (see {@link FloatKernels#sgemmRows}), each
+   * block computed into a per-thread buffer of about {@link #ROWS_BLOCK} floats that stays in L2 while the
+   * sink reads it: a weight gradient dY^T X at batch 32 (2048 x 2048 x 32) is never written to memory, and
+   * the optimizer that consumes it reads it from cache. Products of one K block only, the case where the
+   * sum is cheap and the memory traffic is the cost; a block of rows runs {@link #multiply} exactly as the
+   * full product's row tasks do, and tiling never changes an element's sum, so the bits are sgemm's.
+   * Other shapes (more than one K block, SkinnyGemm's, the swapped A B^T) compute the whole product and
+   * hand it over.
+   */
+  public static void sgemmRows(boolean transA, boolean transB, int m, int n, int k, float[] a, int aOff, int lda,
+      float[] b, int bOff, int ldb, RowSink sink) {
+    if (m <= 0 || n <= 0) return;
+    if (k <= 0 || k > KC || m <= SkinnyGemm.MAX_M || (transB && !transA && (long) m * (k + n) * 4 < (long) n * k)) {
+      float[] c = new float[m * n];
+      sgemm(transA, transB, m, n, k, 1f, a, aOff, lda, b, bOff, ldb, 0f, c, 0, n);
+      FloatKernels.handOver(m, n, c, sink);
+      return;
+    }
+    int panels = (n + NR - 1) / NR;
+    Workspace ws = WORKSPACE.get();
+    float[] bPack = ws.rowsB = Workspace.atLeast(ws.rowsB, panels * panelStride(k));
+    int packTasks = (long) n * k >= 1L << 16 ? Math.min(4, panels) : 1;
+    Parallel.forEach(packTasks, g -> packPart(transB, b, bOff, ldb, 0, k, 0, n, panels, packTasks, g, bPack));
+    // Whole tiles of rows, at least one, about ROWS_BLOCK floats: 12 rows of 2048 (96 KiB), 24 of 1024.
+    int rows = Math.max(1, ROWS_BLOCK / n / MR) * MR;
+    Parallel.forEach((m + rows - 1) / rows, t -> {
+      Workspace w = WORKSPACE.get();
+      int r0 = t * rows;
+      int r1 = Math.min(m, r0 + rows);
+      float[] block = w.rowsC = Workspace.atLeast(w.rowsC, rows * n);
+      // C's row r0 lands at block[0]: multiply indexes C by absolute row.
+      multiply(w, transA, r0, r1, 0, n, 0, k, bPack, 1f, a, aOff, lda, 0f, block, -r0 * n, n, true);
+      sink.rows(r0, r1, block, 0);
+    });
+  }
+
+  /** Floats in one of sgemmRows' row blocks (128 KiB), rounded to whole tiles of rows. */
+  private static final int ROWS_BLOCK = 1 << 15;
 
   /**
    * The row-split schedule: for each KC x NC block of op(B), the panels are packed once into the
