@@ -148,9 +148,9 @@ public final class LinalgOps {
    * optimizer {@linkplain Deferred#permit permits} it, and whose gradient is larger than its two factors
    * (a batch of 32 against a 2048 x 2048 layer: 16 MB against 0.5 MB), the product is left
    * {@linkplain Deferred deferred}: copies of g and x are kept, and the GEMM runs when something reads
-   * the gradient, or inside an optimizer that folds it into its own state (SGD with momentum computes
-   * b = dW + 0.9 b as one GEMM with C = b, so dW is never written to memory and read back). Whoever reads
-   * it gets the bits the eager product would have had: it is the same GEMM call.
+   * the gradient, or inside the optimizer's step, which takes it a block of rows at a time while the block
+   * is in cache ({@link dev.ember.backend.Backend#matmulRows}): the gradient is never written to memory and
+   * read back. Whoever reads it gets the bits the eager product would have had.
    */
   private static Tensor weightGrad(Tensor g, Tensor x, Tensor weight) {
     int m = g.shapeRef()[0];
@@ -186,22 +186,18 @@ public final class LinalgOps {
     }
 
     @Override
-    public void computeInto(float[] dst, int off, float beta) {
-      int m = g.shapeRef()[0];
+    public void computeInto(float[] dst, int off) {
       int out = g.shapeRef()[1];
       int in = x.shapeRef()[1];
       Tensor c = new Tensor(Storage.wrap(dst), new int[] {1, out, in}, new int[] {0, in, 1}, off);
-      // GEMM rounds beta * C before adding it to the sum when K fits one K block (256 or 512) and the
-      // product is not one of SkinnyGemm's (m <= 4 rows, which fuses beta into an fma); otherwise compute
-      // the product alone and add it here, so the contract holds either way.
-      if (beta == 0 || (m <= 256 && out > 4)) {
-        ElementwiseOps.backend().matmul(batch1(Views.transpose(g, 0, 1)), batch1(x), c, beta);
-        return;
-      }
-      float[] value = new float[out * in];
-      Tensor v = new Tensor(Storage.wrap(value), new int[] {1, out, in}, new int[] {0, in, 1}, 0);
-      ElementwiseOps.backend().matmul(batch1(Views.transpose(g, 0, 1)), batch1(x), v, 0f);
-      for (int i = 0; i < value.length; i++) dst[off + i] = value[i] + beta * dst[off + i];
+      ElementwiseOps.backend().matmul(batch1(Views.transpose(g, 0, 1)), batch1(x), c, 0f);
+    }
+
+    @Override
+    public void computeBlocks(Blocks blocks) {
+      int in = x.shapeRef()[1];
+      ElementwiseOps.backend().matmulRows(Views.transpose(g, 0, 1), x,
+          (r0, r1, c, off) -> blocks.accept(r0 * in, r1 * in, c, off));
     }
 
     @Override

@@ -2,21 +2,35 @@ package dev.ember.tensor;
 
 /**
  * The value of a float32 {@link Storage} that is computed when something first reads it, rather than
- * when it is made: a weight gradient dY^T X kept as its two small factors. An optimizer that can fold
- * the value into its own state may use {@link #computeInto} with a {@code beta} and never materialize
- * the storage; any other read computes it with beta 0, so everyone sees the same bits.
+ * when it is made: a weight gradient dY^T X kept as its two small factors. An optimizer may consume the
+ * value {@linkplain #computeBlocks block by block} while each block is in cache, so that the gradient is
+ * never written to memory and read back; any other read {@linkplain #computeInto computes} it whole. Both
+ * give the same bits.
  *
- * <p>Backward defers a leaf's gradient only after an optimizer that folds it has {@linkplain #permit
- * permitted} that: an optimizer that reads the gradient anyway would only pay for the copies it is kept
- * from (Adam on seed_medium at batch 128: +22 MB peak RSS, no faster).
+ * <p>Backward defers a leaf's gradient only after an optimizer that consumes it in blocks has {@linkplain
+ * #permit permitted} that: an optimizer that reads the gradient whole would only pay for the copies of the
+ * factors it is kept from.
  */
 public interface Deferred {
+  /** Writes the value into {@code dst[off .. off + size)}. */
+  void computeInto(float[] dst, int off);
+
   /**
-   * Writes the value into {@code dst[off .. off + size)} as {@code dst = value + beta * dst}, element by
-   * element, where {@code beta * dst} is rounded to float before the sum and {@code value} has the bits
-   * that beta 0 writes. With beta 0 the old contents of dst are not read.
+   * Computes the value in blocks of elements that cover it once each, in any order and possibly on several
+   * threads at once, handing each to {@code blocks} without storing the value whole. The value stays
+   * deferred: a later read computes it again.
    */
-  void computeInto(float[] dst, int off, float beta);
+  void computeBlocks(Blocks blocks);
+
+  /** A consumer of {@link #computeBlocks}' blocks. */
+  @FunctionalInterface
+  interface Blocks {
+    /**
+     * Elements {@code lo .. hi} (exclusive) of the value: element i is {@code values[off + i - lo]}. The
+     * array is scratch, valid only during the call.
+     */
+    void accept(int lo, int hi, float[] values, int off);
+  }
 
   /** Hands back the buffers the value is computed from; called once, after which it is not computed again. */
   void release();

@@ -14,7 +14,7 @@ package dev.ember.tensor;
  *
  * <p>A buffer may start {@linkplain #deferred(int, Deferred) deferred}: its values are computed by the
  * first access to its array (every accessor goes through that check), so a weight gradient that an
- * optimizer folds into its own state is never written out; see {@link Deferred}.
+ * optimizer consumes block by block is never written out; see {@link Deferred}.
  */
 public final class Storage {
   private final DType dtype;
@@ -131,7 +131,7 @@ public final class Storage {
     if (d == null) return;
     MemoryScope current = MemoryScope.current();
     float[] a = current != null ? (float[]) current.takeArray(DType.F32, size) : new float[size];
-    d.computeInto(a, 0, 0f);
+    d.computeInto(a, 0);
     f32 = a;
     fromPool = current != null;
     deferred = null;

@@ -84,11 +84,11 @@ public class Adam extends Optimizer {
     // decoupled (AdamW): p *= 1 - lr * wd; coupled (Adam): g += wd * p
     double decay = decoupled ? 1 - lr * wd : 1;
     double l2 = decoupled ? 0 : wd;
-    Slot p = new Slot(param), gr = new Slot(grad);
+    Slot p = new Slot(param);
     Slot m = new Slot(state.get("exp_avg")), v = new Slot(state.get("exp_avg_sq"));
     Slot vmax = ams ? new Slot(state.get("max_exp_avg_sq")) : null;
-    Kernels.forRange((int) param.numel(),
-        (lo, hi) -> kernel(p, gr, m, v, vmax, lo, hi, sign, l2, decay, b1, b2, eps, stepSize, bc2Sqrt));
+    Kernels.forGradient(param, grad,
+        (gr, lo, hi) -> kernel(p, gr, m, v, vmax, lo, hi, sign, l2, decay, b1, b2, eps, stepSize, bc2Sqrt));
   }
 
   static void kernel(Slot p, Slot g, Slot m, Slot v, Slot vmax, int lo, int hi, double sign, double l2, double decay,

@@ -1,6 +1,5 @@
 package dev.ember.optim;
 
-import dev.ember.tensor.Deferred;
 import dev.ember.tensor.Tensor;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -68,11 +67,9 @@ public final class SGD extends Optimizer {
     double wd = g.getDouble("weight_decay");
     boolean nesterov = g.getBoolean("nesterov");
     double sign = g.getBoolean("maximize") ? -1 : 1;
-    int n = (int) param.numel();
     Slot p = new Slot(param);
     if (mom == 0) {
-      Slot gr = new Slot(grad);
-      Kernels.forRange(n, (lo, hi) -> plain(p, gr, lo, hi, lr, wd, sign));
+      Kernels.forGradient(param, grad, (gr, lo, hi) -> plain(p, gr, lo, hi, lr, wd, sign));
       return;
     }
     Tensor bufT = state.get("momentum_buffer");
@@ -85,20 +82,8 @@ public final class SGD extends Optimizer {
     // first step: b = g (PyTorch clones d_p), so the momentum coefficients become (0, 1)
     double keep = first ? 0 : mom;
     double add = first ? 1 : 1 - damp;
-    // From the next step on, backward may leave this weight's gradient deferred when this update can fold it.
-    Deferred.permit(param, p.f != null && wd == 0 && sign == 1 && damp == 0 && !nesterov);
-    Deferred product = grad.storage().deferred();
-    if (product != null && p.f != null && wd == 0 && sign == 1 && add == 1 && !nesterov) {
-      // A gradient not computed yet (a Linear weight's g^T x): b = g + keep * b is that product's GEMM
-      // with C = b, so the gradient is never written out and read back (for a 2048 x 2048 layer at batch
-      // 32, 32 of the 112 MB the GEMM and this update moved). Same bits as the loop below: both round
-      // keep * b, then add g; the gradient stays readable (it is computed if someone asks).
-      product.computeInto(b.f, b.off, (float) keep);
-      Kernels.forRange(n, (lo, hi) -> Kernels.F32.sgdApply(p, b, lo, hi, (float) lr));
-      return;
-    }
-    Slot gr = new Slot(grad);
-    Kernels.forRange(n, (lo, hi) -> momentum(p, gr, b, lo, hi, lr, wd, sign, keep, add, nesterov, mom));
+    Kernels.forGradient(param, grad,
+        (gr, lo, hi) -> momentum(p, gr, b, lo, hi, lr, wd, sign, keep, add, nesterov, mom));
   }
 
   private static void plain(Slot p, Slot g, int lo, int hi, double lr, double wd, double sign) {

@@ -22,13 +22,6 @@ final class ScalarUpdateKernels implements UpdateKernels {
   }
 
   @Override
-  public void sgdApply(Slot p, Slot b, int lo, int hi, float lr) {
-    float[] pa = p.f, ba = b.f;
-    int po = p.off, bo = b.off;
-    for (int i = lo; i < hi; i++) pa[po + i] = pa[po + i] - lr * ba[bo + i];
-  }
-
-  @Override
   public void sgdMomentum(Slot p, Slot g, Slot b, int lo, int hi, float lr, float wd, float sign, float keep, float add,
       boolean nesterov, float mom) {
     float[] pa = p.f, ga = g.f, ba = b.f;

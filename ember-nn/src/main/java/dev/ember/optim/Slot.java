@@ -12,6 +12,13 @@ final class Slot {
   final double[] d;
   final int off;
 
+  /** A float32 array seen from element offset {@code off} (negative for a block of a larger tensor: see Kernels.forGradient). */
+  Slot(float[] f, int off) {
+    this.f = f;
+    this.d = null;
+    this.off = off;
+  }
+
   Slot(Tensor t) {
     boolean f32 = t.dtype() == DType.F32;
     this.f = f32 ? t.storage().floats() : null;

@@ -21,9 +21,6 @@ interface UpdateKernels {
   /** SGD without momentum: {@code p = x - lr * (sign * g + wd * x)}. */
   void sgd(Slot p, Slot g, int lo, int hi, float lr, float wd, float sign);
 
-  /** The last line of plain momentum SGD when b is already updated: {@code p = x - lr * b}. */
-  void sgdApply(Slot p, Slot b, int lo, int hi, float lr);
-
   /** SGD with momentum: {@code d = sign*g + wd*x; b = keep*b + add*d; p = x - lr * (nesterov ? d + mom*b : b)}. */
   void sgdMomentum(Slot p, Slot g, Slot b, int lo, int hi, float lr, float wd, float sign, float keep, float add,
       boolean nesterov, float mom);

@@ -58,17 +58,6 @@ final class VectorUpdateKernels implements UpdateKernels {
   }
 
   @Override
-  public void sgdApply(Slot p, Slot b, int lo, int hi, float lr) {
-    float[] pa = p.f, ba = b.f;
-    int po = p.off, bo = b.off;
-    int i = lo;
-    for (int end = bound(lo, hi); i < end; i += L) {
-      load(pa, po + i).sub(load(ba, bo + i).mul(lr)).intoArray(pa, po + i);
-    }
-    TAIL.sgdApply(p, b, i, hi, lr);
-  }
-
-  @Override
   public void sgdMomentum(Slot p, Slot g, Slot b, int lo, int hi, float lr, float wd, float sign, float keep, float add,
       boolean nesterov, float mom) {
     float[] pa = p.f, ga = g.f, ba = b.f;

@@ -50,10 +50,6 @@ class OptimKernelsTest {
         return null;
       }));
     }
-    ks.add(new Kernel("sgd apply (momentum buffer already updated)", 2, 0, (k, s, lo, hi) -> {
-      k.sgdApply(s[0], s[1], lo, hi, 0.05f);
-      return null;
-    }));
     ks.add(new Kernel("sgd momentum first step", 3, 0, (k, s, lo, hi) -> {
       k.sgdMomentum(s[0], s[1], s[2], lo, hi, 0.05f, 0f, -1f, 0f, 1f, false, 0.9f);
       return null;
