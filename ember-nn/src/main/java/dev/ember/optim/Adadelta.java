@@ -62,8 +62,8 @@ public final class Adadelta extends Optimizer {
     incrementStep(state);
     double lr = g.lr(), rho = g.getDouble("rho"), eps = g.getDouble("eps"), wd = g.getDouble("weight_decay");
     double sign = g.getBoolean("maximize") ? -1 : 1;
-    Slot p = new Slot(param), gr = new Slot(grad), s = new Slot(state.get("square_avg")), u = new Slot(state.get("acc_delta"));
-    Kernels.forRange((int) param.numel(), (lo, hi) -> kernel(p, gr, s, u, lo, hi, sign, wd, rho, eps, lr));
+    Slot p = new Slot(param), s = new Slot(state.get("square_avg")), u = new Slot(state.get("acc_delta"));
+    Kernels.forGradient(param, grad, (gr, lo, hi) -> kernel(p, gr, s, u, lo, hi, sign, wd, rho, eps, lr));
   }
 
   private static void kernel(Slot p, Slot g, Slot s, Slot u, int lo, int hi, double sign, double wd, double rho, double eps,

@@ -70,8 +70,8 @@ public final class Adagrad extends Optimizer {
     double clr = g.lr() / (1 + (t - 1) * g.getDouble("lr_decay"));
     double wd = g.getDouble("weight_decay"), eps = g.getDouble("eps");
     double sign = g.getBoolean("maximize") ? -1 : 1;
-    Slot p = new Slot(param), gr = new Slot(grad), s = new Slot(state.get("sum"));
-    Kernels.forRange((int) param.numel(), (lo, hi) -> kernel(p, gr, s, lo, hi, sign, wd, eps, clr));
+    Slot p = new Slot(param), s = new Slot(state.get("sum"));
+    Kernels.forGradient(param, grad, (gr, lo, hi) -> kernel(p, gr, s, lo, hi, sign, wd, eps, clr));
   }
 
   private static void kernel(Slot p, Slot g, Slot s, int lo, int hi, double sign, double wd, double eps, double clr) {

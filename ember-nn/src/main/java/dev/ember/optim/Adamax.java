@@ -63,8 +63,8 @@ public final class Adamax extends Optimizer {
     }
     double t = incrementStep(state);
     double clr = lr / (1 - Math.pow(b1, t));
-    Slot p = new Slot(param), gr = new Slot(grad), m = new Slot(state.get("exp_avg")), u = new Slot(state.get("exp_inf"));
-    Kernels.forRange((int) param.numel(), (lo, hi) -> kernel(p, gr, m, u, lo, hi, sign, wd, b1, b2, eps, clr));
+    Slot p = new Slot(param), m = new Slot(state.get("exp_avg")), u = new Slot(state.get("exp_inf"));
+    Kernels.forGradient(param, grad, (gr, lo, hi) -> kernel(p, gr, m, u, lo, hi, sign, wd, b1, b2, eps, clr));
   }
 
   private static void kernel(Slot p, Slot g, Slot m, Slot u, int lo, int hi, double sign, double wd, double b1, double b2,

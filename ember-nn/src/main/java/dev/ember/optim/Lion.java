@@ -57,8 +57,8 @@ public final class Lion extends Optimizer {
     double lr = g.lr(), b1 = g.pair("betas", 0), b2 = g.pair("betas", 1);
     double decay = 1 - lr * g.getDouble("weight_decay");
     double sign = g.getBoolean("maximize") ? -1 : 1;
-    Slot p = new Slot(param), gr = new Slot(grad), m = new Slot(state.get("exp_avg"));
-    Kernels.forRange((int) param.numel(), (lo, hi) -> kernel(p, gr, m, lo, hi, sign, decay, lr, b1, b2));
+    Slot p = new Slot(param), m = new Slot(state.get("exp_avg"));
+    Kernels.forGradient(param, grad, (gr, lo, hi) -> kernel(p, gr, m, lo, hi, sign, decay, lr, b1, b2));
   }
 
   private static void kernel(Slot p, Slot g, Slot m, int lo, int hi, double sign, double decay, double lr, double b1,

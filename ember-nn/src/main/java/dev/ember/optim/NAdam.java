@@ -76,8 +76,8 @@ public final class NAdam extends Optimizer {
     double cg = lr * (1 - mu) / (1 - muProd);
     double cm = lr * muNext / (1 - muProd * muNext);
     double bc2 = 1 - Math.pow(b2, t);
-    Slot p = new Slot(param), gr = new Slot(grad), m = new Slot(state.get("exp_avg")), v = new Slot(state.get("exp_avg_sq"));
-    Kernels.forRange((int) param.numel(), (lo, hi) -> kernel(p, gr, m, v, lo, hi, sign, wd, b1, b2, bc2, eps, cg, cm));
+    Slot p = new Slot(param), m = new Slot(state.get("exp_avg")), v = new Slot(state.get("exp_avg_sq"));
+    Kernels.forGradient(param, grad, (gr, lo, hi) -> kernel(p, gr, m, v, lo, hi, sign, wd, b1, b2, bc2, eps, cg, cm));
   }
 
   private static void kernel(Slot p, Slot g, Slot m, Slot v, int lo, int hi, double sign, double wd, double b1, double b2,

@@ -72,8 +72,8 @@ public final class RAdam extends Optimizer {
     double rect = adaptive ? Math.sqrt((rhoT - 4) * (rhoT - 2) * rhoInf / ((rhoInf - 4) * (rhoInf - 2) * rhoT)) : 0;
     // adaptive: p -= (lr / bc1 * rect * sqrt(bc2)) * m / (sqrt(v) + eps); else p -= (lr / bc1) * m
     double scale = adaptive ? lr / bc1 * rect * Math.sqrt(bc2) : lr / bc1;
-    Slot p = new Slot(param), gr = new Slot(grad), m = new Slot(state.get("exp_avg")), v = new Slot(state.get("exp_avg_sq"));
-    Kernels.forRange((int) param.numel(), (lo, hi) -> kernel(p, gr, m, v, lo, hi, sign, wd, b1, b2, eps, scale, adaptive));
+    Slot p = new Slot(param), m = new Slot(state.get("exp_avg")), v = new Slot(state.get("exp_avg_sq"));
+    Kernels.forGradient(param, grad, (gr, lo, hi) -> kernel(p, gr, m, v, lo, hi, sign, wd, b1, b2, eps, scale, adaptive));
   }
 
   private static void kernel(Slot p, Slot g, Slot m, Slot v, int lo, int hi, double sign, double wd, double b1, double b2,

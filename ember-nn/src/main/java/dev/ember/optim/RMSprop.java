@@ -70,10 +70,10 @@ public final class RMSprop extends Optimizer {
     if (mom > 0 && !state.containsKey("momentum_buffer")) state.put("momentum_buffer", zerosLike(param));
     if (centered && !state.containsKey("grad_avg")) state.put("grad_avg", zerosLike(param));
     incrementStep(state);
-    Slot p = new Slot(param), gr = new Slot(grad), s = new Slot(state.get("square_avg"));
+    Slot p = new Slot(param), s = new Slot(state.get("square_avg"));
     Slot a = centered ? new Slot(state.get("grad_avg")) : null;
     Slot b = mom > 0 ? new Slot(state.get("momentum_buffer")) : null;
-    Kernels.forRange((int) param.numel(), (lo, hi) -> kernel(p, gr, s, a, b, lo, hi, sign, wd, alpha, eps, mom, lr));
+    Kernels.forGradient(param, grad, (gr, lo, hi) -> kernel(p, gr, s, a, b, lo, hi, sign, wd, alpha, eps, mom, lr));
   }
 
   private static void kernel(Slot p, Slot g, Slot s, Slot a, Slot b, int lo, int hi, double sign, double wd, double alpha,

@@ -161,8 +161,8 @@ public final class SophiaG extends Optimizer {
     double decay = 1 - lr * g.getDouble("weight_decay");
     double rhoBs = g.getDouble("rho") * g.getDouble("bs");
     double sign = g.getBoolean("maximize") ? -1 : 1;
-    Slot p = new Slot(param), gr = new Slot(grad), m = new Slot(state.get("exp_avg")), h = new Slot(state.get("hessian"));
-    Kernels.forRange((int) param.numel(), (lo, hi) -> kernel(p, gr, m, h, lo, hi, sign, decay, lr, b1, rhoBs));
+    Slot p = new Slot(param), m = new Slot(state.get("exp_avg")), h = new Slot(state.get("hessian"));
+    Kernels.forGradient(param, grad, (gr, lo, hi) -> kernel(p, gr, m, h, lo, hi, sign, decay, lr, b1, rhoBs));
   }
 
   private static void ema(Slot h, Slot g, int lo, int hi, double b2) {

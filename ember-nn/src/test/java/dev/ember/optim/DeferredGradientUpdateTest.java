@@ -21,9 +21,10 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * SGD, Adam and AdamW take a wide Linear weight's deferred gradient block by block from the GEMM
- * (Kernels.forGradient) instead of reading a computed gradient: parameters and optimizer state must come
- * out bitwise as when every gradient is computed first, for every option set.
+ * The elementwise optimizers (SGD, the Adam family, Adadelta, Adagrad, Lion, RMSprop, SophiaG) take a wide
+ * Linear weight's deferred gradient block by block from the GEMM (Kernels.forGradient) instead of reading a
+ * computed gradient: parameters and optimizer state must come out bitwise as when every gradient is
+ * computed first, for every option set.
  */
 class DeferredGradientUpdateTest {
   @AfterEach
@@ -45,7 +46,23 @@ class DeferredGradientUpdateTest {
         Arguments.of("adam", adam, Map.of("lr", 1e-3)),
         Arguments.of("adam", adam, Map.of("lr", 1e-3, "weight_decay", 0.01, "amsgrad", true)),
         Arguments.of("adamw", adamw, Map.of("lr", 1e-3, "weight_decay", 0.01)),
-        Arguments.of("adamw", adamw, Map.of("lr", 1e-3, "maximize", true)));
+        Arguments.of("adamw", adamw, Map.of("lr", 1e-3, "maximize", true)),
+        Arguments.of("adadelta", (BiFunction<List<Tensor>, Map<String, Object>, Optimizer>) Adadelta::new,
+            Map.of("lr", 1.0, "weight_decay", 0.01)),
+        Arguments.of("adagrad", (BiFunction<List<Tensor>, Map<String, Object>, Optimizer>) Adagrad::new,
+            Map.of("lr", 0.01)),
+        Arguments.of("adamax", (BiFunction<List<Tensor>, Map<String, Object>, Optimizer>) Adamax::new,
+            Map.of("lr", 2e-3)),
+        Arguments.of("lion", (BiFunction<List<Tensor>, Map<String, Object>, Optimizer>) Lion::new,
+            Map.of("lr", 1e-4, "weight_decay", 0.1)),
+        Arguments.of("nadam", (BiFunction<List<Tensor>, Map<String, Object>, Optimizer>) NAdam::new,
+            Map.of("lr", 2e-3)),
+        Arguments.of("radam", (BiFunction<List<Tensor>, Map<String, Object>, Optimizer>) RAdam::new,
+            Map.of("lr", 1e-3)),
+        Arguments.of("rmsprop", (BiFunction<List<Tensor>, Map<String, Object>, Optimizer>) RMSprop::new,
+            Map.of("lr", 1e-3, "momentum", 0.9, "centered", true)),
+        Arguments.of("sophiag", (BiFunction<List<Tensor>, Map<String, Object>, Optimizer>) SophiaG::new,
+            Map.of("lr", 1e-3)));
   }
 
   private static Sequential model() {
