@@ -150,24 +150,37 @@ abstract class BackendConformanceTest {
     }
   }
 
-  @Test
-  void matmulWithEveryTransposeCombination() {
-    int[][] shapes = {{1, 1, 1}, {3, 7, 5}, {16, 17, 33}, {33, 1, 15}, {64, 100, 31}, {130, 257, 70}};
+  /** A product case: a [m, k] and b [k, n], either of them a transposed view of its data when ta or tb. */
+  @FunctionalInterface
+  private interface ProductCase {
+    void check(Tensor a, Tensor b, int m, int k, int n, String what);
+  }
+
+  /** Runs {@code body} on every {m, k, n} shape with each of the four transpose combinations. */
+  private static void forEachTransposeCombination(int[][] shapes, ProductCase body) {
     for (int[] s : shapes) {
       int m = s[0];
       int k = s[1];
       int n = s[2];
       for (boolean ta : new boolean[] {false, true}) {
         for (boolean tb : new boolean[] {false, true}) {
-          Tensor a = ta ? Views.transpose(data(m + k, 1, k, m), 1, 2) : data(m + k, 1, m, k);
-          Tensor b = tb ? Views.transpose(data(n + k, 1, n, k), 1, 2) : data(n + k, 1, k, n);
-          Tensor out = Tensor.empty(1, m, n);
-          backend().matmul(a, b, out, false);
-          Assertions.assertClose(Ref.matmul(Arr.of(a), Arr.of(b)), out, tol(k) * 4, 1e-5,
-              "matmul " + m + "x" + k + "x" + n + " ta=" + ta + " tb=" + tb);
+          Tensor a = ta ? Views.transpose(data(m + k, k, m), 0, 1) : data(m + k, m, k);
+          Tensor b = tb ? Views.transpose(data(n + k, n, k), 0, 1) : data(n + k, k, n);
+          body.check(a, b, m, k, n, m + "x" + k + "x" + n + " ta=" + ta + " tb=" + tb);
         }
       }
     }
+  }
+
+  @Test
+  void matmulWithEveryTransposeCombination() {
+    int[][] shapes = {{1, 1, 1}, {3, 7, 5}, {16, 17, 33}, {33, 1, 15}, {64, 100, 31}, {130, 257, 70}};
+    forEachTransposeCombination(shapes, (a, b, m, k, n, what) -> {
+      Tensor out = Tensor.empty(1, m, n);
+      backend().matmul(a.unsqueeze(0), b.unsqueeze(0), out, false);
+      Arr expected = new Arr(Ref.matmul(Arr.of(a), Arr.of(b)).data(), new int[] {1, m, n});
+      Assertions.assertClose(expected, out, tol(k) * 4, 1e-5, "matmul " + what);
+    });
   }
 
   @Test
@@ -195,31 +208,20 @@ abstract class BackendConformanceTest {
     // {m, k, n}: SkinnyGemm's rows; whole and edge tiles of rows and column panels in one K block, on both
     // sides of the 32K-float row block; K past one block (AVX2's 256, AVX-512's 512): the whole product.
     int[][] shapes = {{3, 5, 7}, {40, 20, 70}, {130, 32, 2048}, {301, 64, 1030}, {50, 600, 90}};
-    for (int[] s : shapes) {
-      int m = s[0];
-      int k = s[1];
-      int n = s[2];
-      for (boolean ta : new boolean[] {false, true}) {
-        for (boolean tb : new boolean[] {false, true}) {
-          Tensor a = ta ? Views.transpose(data(m + k, k, m), 0, 1) : data(m + k, m, k);
-          Tensor b = tb ? Views.transpose(data(n + k, n, k), 0, 1) : data(n + k, k, n);
-          Tensor whole = Tensor.empty(1, m, n);
-          backend().matmul(a.unsqueeze(0), b.unsqueeze(0), whole, 0f);
-          float[] expected = whole.toFloatArray();
-          float[] seen = new float[m * n];
-          int[] times = new int[m];
-          backend().matmulRows(a, b, (r0, r1, c, off) -> {
-            for (int i = r0; i < r1; i++) {
-              times[i]++;
-              System.arraycopy(c, off + (i - r0) * n, seen, i * n, n);
-            }
-          });
-          String what = "matmulRows " + m + "x" + k + "x" + n + " ta=" + ta + " tb=" + tb;
-          for (int i = 0; i < m; i++) org.junit.jupiter.api.Assertions.assertEquals(1, times[i], what + " row " + i);
-          assertArrayEquals(expected, seen, what);
+    forEachTransposeCombination(shapes, (a, b, m, k, n, what) -> {
+      Tensor whole = Tensor.empty(1, m, n);
+      backend().matmul(a.unsqueeze(0), b.unsqueeze(0), whole, 0f);
+      float[] seen = new float[m * n];
+      int[] times = new int[m];
+      backend().matmulRows(a, b, (r0, r1, c, off) -> {
+        for (int i = r0; i < r1; i++) {
+          times[i]++;
+          System.arraycopy(c, off + (i - r0) * n, seen, i * n, n);
         }
-      }
-    }
+      });
+      for (int i = 0; i < m; i++) org.junit.jupiter.api.Assertions.assertEquals(1, times[i], "matmulRows " + what + " row " + i);
+      assertArrayEquals(whole.toFloatArray(), seen, "matmulRows " + what);
+    });
   }
 
   /** out = a b + beta out, against the double-precision product and out's values before the call. */
