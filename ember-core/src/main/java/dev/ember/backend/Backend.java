@@ -69,14 +69,8 @@ public interface Backend {
     int m = a.shapeRef()[0];
     int n = b.shapeRef()[1];
     Tensor out = Tensor.empty(DType.F32, m, n);
-    matmul(batch1(a), batch1(b), batch1(out), 0f);
+    matmul(Views.batchOfOne(a), Views.batchOfOne(b), Views.batchOfOne(out), 0f);
     if (m > 0) sink.rows(0, m, out.storage().floats(), out.offset());
-  }
-
-  /** A 2-d tensor seen as a batch of one, [1, r, c], without copying. */
-  private static Tensor batch1(Tensor t) {
-    return Views.of(t, new int[] {1, t.shapeRef()[0], t.shapeRef()[1]},
-        new int[] {0, t.stridesRef()[0], t.stridesRef()[1]}, t.offset());
   }
 
   /** out[..i..] = x[..index[..i..]..] along dim (index I64, same rank as x). */

@@ -190,7 +190,7 @@ public final class LinalgOps {
       int out = g.shapeRef()[1];
       int in = x.shapeRef()[1];
       Tensor c = new Tensor(Storage.wrap(dst), new int[] {1, out, in}, new int[] {0, in, 1}, off);
-      ElementwiseOps.backend().matmul(batch1(Views.transpose(g, 0, 1)), batch1(x), c, 0f);
+      ElementwiseOps.backend().matmul(Views.batchOfOne(Views.transpose(g, 0, 1)), Views.batchOfOne(x), c, 0f);
     }
 
     @Override
@@ -216,14 +216,8 @@ public final class LinalgOps {
   private static Tensor product(Tensor a, Tensor b, Tensor bias, int m, int n) {
     Tensor out = Tensor.uninitialized(a.dtype(), m, n); // the bias copy or GEMM's beta 0 writes all
     if (bias != null) ElementwiseOps.backend().copy(Views.expand(bias, new int[] {m, n}), out);
-    ElementwiseOps.backend().matmul(batch1(a), batch1(b), batch1(out), bias != null);
+    ElementwiseOps.backend().matmul(Views.batchOfOne(a), Views.batchOfOne(b), Views.batchOfOne(out), bias != null);
     return out;
-  }
-
-  /** A 2-d tensor seen as a batch of one, [1, r, c], without copying. */
-  private static Tensor batch1(Tensor t) {
-    return Views.of(t, new int[] {1, t.shapeRef()[0], t.shapeRef()[1]},
-        new int[] {0, t.stridesRef()[0], t.stridesRef()[1]}, t.offset());
   }
 
   /** Dot product of two vectors. */

@@ -11,6 +11,12 @@ public final class Views {
     return new Tensor(t.storage(), shape, strides, offset);
   }
 
+  /** A 2-d tensor seen as a batch of one, [1, r, c], without copying (the batched matmul's operand form). */
+  public static Tensor batchOfOne(Tensor t) {
+    return of(t, new int[] {1, t.shapeRef()[0], t.shapeRef()[1]}, new int[] {0, t.stridesRef()[0], t.stridesRef()[1]},
+        t.offset());
+  }
+
   public static Tensor transpose(Tensor t, int d0, int d1) {
     int r = t.dim();
     d0 = d0 < 0 ? d0 + r : d0;

@@ -68,17 +68,12 @@ final class Matmul {
     int kk = a.shapeRef()[1];
     int n = b.shapeRef()[1];
     if (m == 0) return;
-    Tensor a2 = gemmable(batch1(a));
-    Tensor b2 = gemmable(batch1(b));
+    Tensor a2 = gemmable(Views.batchOfOne(a));
+    Tensor b2 = gemmable(Views.batchOfOne(b));
     boolean ta = isTransposed(a2);
     boolean tb = isTransposed(b2);
     k.sgemmRows(ta, tb, m, n, kk, a2.storage().floats(), a2.offset(), ld(a2, ta), b2.storage().floats(), b2.offset(),
         ld(b2, tb), sink);
-  }
-
-  private static Tensor batch1(Tensor t) {
-    return Views.of(t, new int[] {1, t.shapeRef()[0], t.shapeRef()[1]},
-        new int[] {0, t.stridesRef()[0], t.stridesRef()[1]}, t.offset());
   }
 
   /** A layout GEMM reads directly (row-major or transposed matrices), or a contiguous copy. */

@@ -625,8 +625,8 @@ public final class VectorGemm {
    * a tile: the weight gradient dY^T X at batch 32 on two threads, C from memory, medians of
    * alternating rounds in one JVM: 2048 x 2048 x 32 1,628 -> 1,495 us and 1,747 -> 1,613 us (two runs),
    * 2048 x 1024 x 32 855 -> 769 us; products of several K blocks unchanged (256 x 256 x 2048, 1024^3).
-   * With beta != 0 (SGD folding a weight gradient into its momentum buffer, C = b, beta 0.9), the same
-   * product 127 -> 143 GFLOP/s; beta 0 unchanged by the second branch (170-177 either way). A version
+   * With beta != 0 (C = b, beta 0.9, as SGD once folded a weight gradient into its momentum buffer), the
+   * same product 127 -> 143 GFLOP/s; beta 0 unchanged by the second branch (170-177 either way). A version
    * that also took the accumulate write-back of later K blocks ran at 2 GFLOP/s (C2 gave up on the
    * method and boxed the accumulators).
    */
