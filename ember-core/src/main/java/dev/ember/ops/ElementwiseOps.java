@@ -8,6 +8,7 @@ import dev.ember.backend.UnaryOp;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Shapes;
+import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
 import dev.ember.tensor.Views;
 
@@ -373,6 +374,10 @@ public final class ElementwiseOps {
 
   public static Tensor fill_(Tensor self, double value) {
     checkInPlace("fill_", self);
+    Storage st = self.storage();
+    if (self.offset() == 0 && self.numel() == st.size() && self.isContiguous()) {
+      st.discardDeferred(); // every element is overwritten: a deferred value need not be computed first
+    }
     backend().fill(self, value);
     self.storage().bumpVersion();
     return self;

@@ -138,6 +138,22 @@ public final class Storage {
     d.release();
   }
 
+  /**
+   * For a caller about to overwrite every element of this buffer (a fill over all of it, as
+   * {@code zeroGrad(false)} does to a gradient): a deferred buffer gets an array of unspecified contents
+   * without its value being computed, and its inputs go back. Returns whether it was deferred.
+   */
+  public synchronized boolean discardDeferred() {
+    Deferred d = deferred;
+    if (d == null) return false;
+    MemoryScope current = MemoryScope.current();
+    f32 = current != null ? (float[]) current.takeArray(DType.F32, size) : new float[size];
+    fromPool = current != null;
+    deferred = null;
+    d.release();
+    return true;
+  }
+
   /** Drops a deferred buffer that was never read: its inputs go back, and it counts as released. */
   void dropDeferred() {
     Deferred d = deferred;

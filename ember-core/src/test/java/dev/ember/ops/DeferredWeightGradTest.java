@@ -12,6 +12,7 @@ import dev.ember.tensor.DType;
 import dev.ember.tensor.Deferred;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.MemoryScope;
+import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
 import dev.ember.tensor.Views;
 import org.junit.jupiter.api.AfterEach;
@@ -121,6 +122,46 @@ class DeferredWeightGradTest {
       assertNotNull(c.w.grad().storage().deferred(), "computeBlocks leaves the gradient itself deferred");
       assertArrayEquals(value, c.w.grad().toFloatArray());
     }
+  }
+
+  /** A deferred value of six elements that fails the test if it is ever computed. */
+  private static Storage neverComputed(boolean[] released) {
+    return Storage.deferred(6, new Deferred() {
+      @Override
+      public void computeInto(float[] dst, int off) {
+        throw new AssertionError("computed");
+      }
+
+      @Override
+      public void computeBlocks(Blocks blocks) {
+        throw new AssertionError("computed");
+      }
+
+      @Override
+      public void release() {
+        released[0] = true;
+      }
+    });
+  }
+
+  @Test
+  void fillingAllOfADeferredBufferSkipsItsValueAndFillingPartOfItComputesIt() {
+    boolean[] released = {false};
+    Storage st = neverComputed(released);
+    Tensor whole = new Tensor(st, new int[] {2, 3}, new int[] {3, 1}, 0);
+    whole.zero_(); // as zeroGrad(false) does to a gradient
+    assertNull(st.deferred());
+    assertTrue(released[0], "the inputs went back");
+    assertArrayEquals(new float[6], whole.toFloatArray());
+
+    Case c = Case.of(13, DType.F32, 8, 1024, 1024);
+    c.backward();
+    Tensor grad = c.w.grad();
+    assertNotNull(grad.storage().deferred());
+    grad.narrow(0, 0, 1).fill_(7f); // one row overwritten: the rest must be the value
+    float[] expected = c.eager();
+    java.util.Arrays.fill(expected, 0, 1024, 7f);
+    assertArrayEquals(expected, grad.toFloatArray());
   }
 
   @Test
