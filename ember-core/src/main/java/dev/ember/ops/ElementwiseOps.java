@@ -379,7 +379,7 @@ public final class ElementwiseOps {
       st.discardDeferred(); // every element is overwritten: a deferred value need not be computed first
     }
     backend().fill(self, value);
-    self.storage().bumpVersion();
+    st.bumpVersion();
     return self;
   }
 

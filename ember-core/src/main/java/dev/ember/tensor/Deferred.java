@@ -37,8 +37,8 @@ public interface Deferred {
 
   /**
    * Lets backward leave {@code leaf}'s gradient deferred (or stops it): an optimizer that takes such a
-   * gradient {@linkplain #computeBlocks in blocks} says so for each parameter it updates. Held weakly; results never depend on
-   * it, only where the GEMM runs and what memory it takes.
+   * gradient {@linkplain #computeBlocks in blocks} says so for each parameter it updates. Held weakly;
+   * results never depend on it, only where the GEMM runs and what memory it takes.
    */
   static void permit(Tensor leaf, boolean permitted) {
     synchronized (DeferralPermits.LEAVES) {

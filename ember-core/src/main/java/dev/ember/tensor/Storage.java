@@ -122,20 +122,9 @@ public final class Storage {
     return released ? null : deferred;
   }
 
-  /**
-   * Computes a deferred buffer's values: into a pooled array when a scope is open on this thread (the
-   * buffer keeps its owner, so the array goes back to the pool with it), else into a fresh one.
-   */
-  private synchronized void materialize() {
-    Deferred d = deferred;
-    if (d == null) return;
-    MemoryScope current = MemoryScope.current();
-    float[] a = current != null ? (float[]) current.takeArray(DType.F32, size) : new float[size];
-    d.computeInto(a, 0);
-    f32 = a;
-    fromPool = current != null;
-    deferred = null;
-    d.release();
+  /** Computes a deferred buffer's values (see {@link #resolveDeferred}). */
+  private void materialize() {
+    resolveDeferred(true);
   }
 
   /**
@@ -143,11 +132,22 @@ public final class Storage {
    * {@code zeroGrad(false)} does to a gradient): a deferred buffer gets an array of unspecified contents
    * without its value being computed, and its inputs go back. Returns whether it was deferred.
    */
-  public synchronized boolean discardDeferred() {
+  public boolean discardDeferred() {
+    return resolveDeferred(false);
+  }
+
+  /**
+   * Gives a deferred buffer its array, with the value computed into it when {@code compute}: a pooled array
+   * when a scope is open on this thread (the buffer keeps its owner, so the array goes back to the pool with
+   * it), else a fresh one. The inputs go back. Returns whether the buffer was deferred.
+   */
+  private synchronized boolean resolveDeferred(boolean compute) {
     Deferred d = deferred;
     if (d == null) return false;
     MemoryScope current = MemoryScope.current();
-    f32 = current != null ? (float[]) current.takeArray(DType.F32, size) : new float[size];
+    float[] a = current != null ? (float[]) current.takeArray(DType.F32, size) : new float[size];
+    if (compute) d.computeInto(a, 0);
+    f32 = a;
     fromPool = current != null;
     deferred = null;
     d.release();
