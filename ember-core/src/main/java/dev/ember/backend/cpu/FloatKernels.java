@@ -48,18 +48,15 @@ public interface FloatKernels {
   }
 
   /**
-   * Hands a whole m x n product to {@code sink} in blocks of about {@link #HAND_OVER} elements, in parallel:
-   * the sink's own work (an optimizer's update) is spread over the threads as if it were its own loop.
+   * Hands a whole m x n product to {@code sink} in blocks of about 32K elements, in parallel: the sink's
+   * own work (an optimizer's update) is spread over the threads as if it were its own loop.
    */
-  static void handOver(int m, int n, float[] c, RowSink sink) {
+  private static void handOver(int m, int n, float[] c, RowSink sink) {
     if (m == 0) return;
-    int rows = Math.max(1, HAND_OVER / Math.max(1, n));
+    int rows = Math.max(1, (1 << 15) / Math.max(1, n));
     Parallel.forEach((m + rows - 1) / rows, t -> {
       int r0 = t * rows;
       sink.rows(r0, Math.min(m, r0 + rows), c, r0 * n);
     });
   }
-
-  /** Elements per block of {@link #handOver}. */
-  int HAND_OVER = 1 << 15;
 }

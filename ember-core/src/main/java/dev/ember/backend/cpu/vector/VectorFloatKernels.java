@@ -69,6 +69,8 @@ public final class VectorFloatKernels implements FloatKernels {
   @Override
   public void sgemmRows(boolean transA, boolean transB, int m, int n, int k, float[] a, int aOff, int lda,
       float[] b, int bOff, int ldb, RowSink sink) {
-    VectorGemm.sgemmRows(transA, transB, m, n, k, a, aOff, lda, b, bOff, ldb, sink);
+    if (!VectorGemm.sgemmRows(transA, transB, m, n, k, a, aOff, lda, b, bOff, ldb, sink)) {
+      FloatKernels.super.sgemmRows(transA, transB, m, n, k, a, aOff, lda, b, bOff, ldb, sink);
+    }
   }
 }

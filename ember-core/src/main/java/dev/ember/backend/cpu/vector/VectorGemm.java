@@ -1,7 +1,6 @@
 package dev.ember.backend.cpu.vector;
 
 import dev.ember.backend.RowSink;
-import dev.ember.backend.cpu.FloatKernels;
 import dev.ember.backend.cpu.Parallel;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
@@ -168,23 +167,20 @@ public final class VectorGemm {
   }
 
   /**
-   * op(A) op(B) handed to {@code sink} a block of rows at a time (see {@link FloatKernels#sgemmRows}), each
+   * op(A) op(B) handed to {@code sink} a block of rows at a time (see {@link dev.ember.backend.cpu.FloatKernels#sgemmRows}), each
    * block computed into a per-thread buffer of about {@link #ROWS_BLOCK} floats that stays in L2 while the
    * sink reads it: a weight gradient dY^T X at batch 32 (2048 x 2048 x 32) is never written to memory, and
    * the optimizer that consumes it reads it from cache. Products of one K block only, the case where the
    * sum is cheap and the memory traffic is the cost; a block of rows runs {@link #multiply} exactly as the
    * full product's row tasks do, and tiling never changes an element's sum, so the bits are sgemm's.
-   * Other shapes (more than one K block, SkinnyGemm's, the swapped A B^T) compute the whole product and
-   * hand it over.
+   * Returns false, having done nothing, for the other shapes (more than one K block, SkinnyGemm's, the
+   * swapped A B^T): the caller computes the whole product and hands it over.
    */
-  public static void sgemmRows(boolean transA, boolean transB, int m, int n, int k, float[] a, int aOff, int lda,
+  public static boolean sgemmRows(boolean transA, boolean transB, int m, int n, int k, float[] a, int aOff, int lda,
       float[] b, int bOff, int ldb, RowSink sink) {
-    if (m <= 0 || n <= 0) return;
+    if (m <= 0 || n <= 0) return true;
     if (k <= 0 || k > KC || m <= SkinnyGemm.MAX_M || (transB && !transA && (long) m * (k + n) * 4 < (long) n * k)) {
-      float[] c = new float[m * n];
-      sgemm(transA, transB, m, n, k, 1f, a, aOff, lda, b, bOff, ldb, 0f, c, 0, n);
-      FloatKernels.handOver(m, n, c, sink);
-      return;
+      return false;
     }
     int panels = (n + NR - 1) / NR;
     Workspace ws = WORKSPACE.get();
@@ -202,6 +198,7 @@ public final class VectorGemm {
       multiply(w, transA, r0, r1, 0, n, 0, k, bPack, 1f, a, aOff, lda, 0f, block, -r0 * n, n, true);
       sink.rows(r0, r1, block, 0);
     });
+    return true;
   }
 
   /** Floats in one of sgemmRows' row blocks (128 KiB), rounded to whole tiles of rows. */
