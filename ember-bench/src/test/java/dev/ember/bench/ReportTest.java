@@ -262,7 +262,8 @@ class ReportTest {
     Path baseline = Path.of("..", "bench", "baseline");
     for (String name : List.of("gemm.jsonl", "ops.jsonl", "nn.jsonl", "optim.jsonl", "suite-training-2t.jsonl",
         "suite-training-2t-0915.jsonl", "suite-training-1t.jsonl", "suite-training-2t-convnet-transformer.jsonl", "suite-memory.jsonl",
-        "suite-percall.jsonl", "suite-kernels.jsonl", "suite-gemm-2t.jsonl", "suite-training-2t-lean.jsonl")) {
+        "suite-percall.jsonl", "suite-kernels.jsonl", "suite-gemm-2t.jsonl", "suite-training-2t-lean.jsonl",
+        "suite-gemm-2t-latest.jsonl", "suite-training-2t-latest.jsonl")) {
       Path f = baseline.resolve(name);
       assertFalse(Report.read(f).isEmpty(), f.toString());
     }
