@@ -117,8 +117,7 @@ public final class MemoryScope implements AutoCloseable {
     MemoryScope s = CURRENT.get();
     Storage st = t.storage();
     if (s == null || st.isReleased() || st.scope != null) return;
-    if (st.isDeferred()) st.dropDeferred(); // never read: only its inputs go back
-    else if (st.fromPool()) s.pool.give(st);
+    if (st.isDeferred() || st.fromPool()) s.pool.give(st); // give drops a deferred buffer's inputs
   }
 
   /**
