@@ -24,9 +24,10 @@ class GemmTest {
       // over 16M multiply-adds with more rows than columns: row chunks sharing packed B blocks, three
       // K blocks (the next packed while the current one is multiplied) and an edge panel
       {260, 130, 1100},
-      // one B panel wide with op(A) = A: full 12-row tiles read A in place, short tiles (4 and 11 rows
-      // here, 8 above) packed; three and two K blocks
-      {28, 20, 1100}, {23, 20, 700}};
+      // one B panel wide with op(A) = A: 8-row tiles read A in place in one K block, short tiles (4 and 7
+      // rows here) copied and run through the same kernel; past 4096, two K blocks (32 x 300 x 4200 A B^T runs as
+      // C^T = B A^T: 300 rows of B in place, a 4-row edge)
+      {28, 20, 1100}, {23, 20, 700}, {20, 20, 4200}, {32, 300, 4200}};
   private static final float[][] ALPHA_BETA = {{1f, 0f}, {1f, 1f}, {1.5f, 0.5f}, {-0.75f, 0f}};
 
   private interface Sgemm {
@@ -217,7 +218,7 @@ class GemmTest {
     int before = Parallel.threads();
     try {
       for (int t = 0; t < 4; t++) {
-        for (int[] s : new int[][] {{300, 257, 129}, {40, 700, 300}}) {
+        for (int[] s : new int[][] {{300, 257, 129}, {40, 700, 300}, {100, 20, 4200}}) {
           Case cs = Case.make((t & 1) != 0, (t & 2) != 0, s[0], s[1], s[2], 0.75f, 0.5f, 42 + t, false);
           List<float[]> results = new ArrayList<>();
           for (int threads : new int[] {1, 2, 3}) {

@@ -43,6 +43,12 @@ public final class VectorGemm {
    * 12 rows a kernel step reads fall in different L1 sets.
    */
   private static final int AS = KC + 16;
+  /**
+   * Longest K block of a product one B panel wide with op(A) = A (see {@link #multiplyInPlace}): its packed B
+   * panel (up to 512 KiB) stays in L2 while A's rows stream past it once, so K is cut only past this. The
+   * short last tile's copy, 8 x (INPLACE_KC + 16) floats, fits in the workspace's aPack (MC x AS).
+   */
+  private static final int INPLACE_KC = 4096;
   /** Largest A block (144 x KC floats, up to 288 KiB) stays in L2 while the B panels stream past it. */
   private static final int MC = 144;
   /** B block (KC x 4096 floats, up to 8 MiB, in L3) is packed once and reused by all row blocks. */
@@ -115,6 +121,7 @@ public final class VectorGemm {
     }
     // Equal K blocks (e.g. 784 -> 4 x 196) avoid a short last block that runs the kernel at low efficiency.
     int kBlocks = (k + KC - 1) / KC;
+    if (!transA && n <= NR && MR == 12) kBlocks = (k + INPLACE_KC - 1) / INPLACE_KC;
     int kc = (k + kBlocks - 1) / kBlocks;
 
     long work = (long) m * n * k;
@@ -384,22 +391,38 @@ public final class VectorGemm {
 
   /**
    * {@link #multiply} for rows ic..ic+mc of a block one B panel wide with op(A) = A. Each element of A is used
-   * once, so packing A would copy every element for one use: the full 12-row tiles read A's rows where they
-   * are (x W^T at batch 32 runs as W x^T, one panel wide: 32 x 2048 x 2048 went from 93 to 109 GFLOP/s on two
-   * threads, median of alternating rounds in one JVM); a short last tile is packed as before. With no A
-   * block to pack there is no MC blocking either: all rows in one sweep, one short tile at the end.
+   * once, so packing A would copy every element for one use: tiles of 8 rows read A's rows where they are
+   * (x W^T at batch 32 runs as W x^T, one panel wide: 32 x 2048 x 2048 went from 93 to 109 GFLOP/s on two
+   * threads when A stopped being packed). With no A block to pack there is no MC blocking either: all rows
+   * in one sweep.
+   *
+   * <p>8 rows, not the packed kernels' 12: a weight's rows are 8 KiB apart (any multiple of 4 KiB), so the
+   * lines a tile reads at one p all fall in one L1 set, and 12 of them overflow its 8 ways on a Zen 4 core:
+   * every broadcast then came from L2. One thread, 32 x 2048 x 2048 with W from DRAM: 12-row tiles 87,
+   * 8-row tiles 96-97 GFLOP/s, and 12-row tiles on rows padded to 2064 floats 96. Where rows do not alias,
+   * 8-row tiles are as fast (98 against 100). Together with the single K block (sgemm caps it at
+   * {@link #INPLACE_KC}; four blocks of 512 before, each re-reading 2 KiB runs of the 8 KiB rows and adding
+   * into C), two threads: 32 x 2048 x 2048 144-160 -> 169-183, 32 x 2048 x 1024 130-155 -> 173-177,
+   * 32 x 6656 x 6656 166 -> 185 GFLOP/s (alternating JVMs).
    */
   private static void multiplyInPlace(Workspace ws, int ic, int mc, int jc, int nc, int pc, int kc, float[] bPack,
       float alpha, float[] a, int aOff, int lda, float beta, float[] c, int cOff, int ldc, boolean first) {
     float[] aPack = ws.aPack;
-    for (int ir = 0; ir < mc; ir += MR) {
-      int rows = Math.min(MR, mc - ir);
+    for (int ir = 0; ir < mc; ir += 8) {
+      int rows = Math.min(8, mc - ir);
       int cIdx = cOff + (ic + ir) * ldc + jc;
-      if (rows == MR) {
-        kernelRowsDirect(kc, a, aOff + (ic + ir) * lda + pc, lda, bPack, 0, ws.tile);
+      if (rows == 8) {
+        kernelRowsDirect8(kc, a, aOff + (ic + ir) * lda + pc, lda, bPack, 0, ws.tile);
       } else {
-        packA(a, aOff, lda, ic + ir, rows, pc, kc, aPack);
-        packedRows(rows, kc, aPack, 0, bPack, 0, ws.tile);
+        // The short last tile's rows are copied, the rest zeroed, and run through the same kernel, so every
+        // element is summed in the order a full tile sums it: how the rows are split between tasks (on one
+        // thread or two) must not change any bits. kc + 16 floats apart, the copies share no L1 set.
+        int as = kc + 16;
+        for (int r = 0; r < 8; r++) {
+          if (r < rows) System.arraycopy(a, aOff + (ic + ir + r) * lda + pc, aPack, r * as, kc);
+          else java.util.Arrays.fill(aPack, r * as, r * as + kc, 0f);
+        }
+        kernelRowsDirect8(kc, aPack, 0, as, bPack, 0, ws.tile);
       }
       if (nc == NR) storeTile(ws.tile, rows, c, cIdx, ldc, alpha, beta, first);
       else storeEdge(ws.tile, rows, nc, c, cIdx, ldc, alpha, beta, first);
@@ -853,66 +876,6 @@ public final class VectorGemm {
     cb0.intoArray(tile, 22 * L); cb1.intoArray(tile, 23 * L);
   }
 
-  /**
-   * {@link #kernelRows} on 12 rows of A read in place, {@code as} floats apart. A copy rather than
-   * kernelRows with a stride argument: the packed path keeps AS a constant, and passing it as an
-   * argument cost the square products ~5% (1024^3 and 2048^3 on two threads, alternating runs).
-   */
-  private static void kernelRowsDirect(int kc, float[] ap, int aBase, int as, float[] bp, int bBase, float[] tile) {
-    FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
-    FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
-    FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
-    FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
-    FloatVector c40 = FloatVector.zero(S), c41 = FloatVector.zero(S);
-    FloatVector c50 = FloatVector.zero(S), c51 = FloatVector.zero(S);
-    FloatVector c60 = FloatVector.zero(S), c61 = FloatVector.zero(S);
-    FloatVector c70 = FloatVector.zero(S), c71 = FloatVector.zero(S);
-    FloatVector c80 = FloatVector.zero(S), c81 = FloatVector.zero(S);
-    FloatVector c90 = FloatVector.zero(S), c91 = FloatVector.zero(S);
-    FloatVector ca0 = FloatVector.zero(S), ca1 = FloatVector.zero(S);
-    FloatVector cb0 = FloatVector.zero(S), cb1 = FloatVector.zero(S);
-    for (int p = 0, bi = bBase; p < kc; p++, bi += NR) {
-      FloatVector b0 = FloatVector.fromArray(S, bp, bi);
-      FloatVector b1 = FloatVector.fromArray(S, bp, bi + L);
-      int ai = aBase + p;
-      FloatVector av = FloatVector.broadcast(S, ap[ai]);
-      c00 = av.fma(b0, c00); c01 = av.fma(b1, c01);
-      av = FloatVector.broadcast(S, ap[ai + 1 * as]);
-      c10 = av.fma(b0, c10); c11 = av.fma(b1, c11);
-      av = FloatVector.broadcast(S, ap[ai + 2 * as]);
-      c20 = av.fma(b0, c20); c21 = av.fma(b1, c21);
-      av = FloatVector.broadcast(S, ap[ai + 3 * as]);
-      c30 = av.fma(b0, c30); c31 = av.fma(b1, c31);
-      av = FloatVector.broadcast(S, ap[ai + 4 * as]);
-      c40 = av.fma(b0, c40); c41 = av.fma(b1, c41);
-      av = FloatVector.broadcast(S, ap[ai + 5 * as]);
-      c50 = av.fma(b0, c50); c51 = av.fma(b1, c51);
-      av = FloatVector.broadcast(S, ap[ai + 6 * as]);
-      c60 = av.fma(b0, c60); c61 = av.fma(b1, c61);
-      av = FloatVector.broadcast(S, ap[ai + 7 * as]);
-      c70 = av.fma(b0, c70); c71 = av.fma(b1, c71);
-      av = FloatVector.broadcast(S, ap[ai + 8 * as]);
-      c80 = av.fma(b0, c80); c81 = av.fma(b1, c81);
-      av = FloatVector.broadcast(S, ap[ai + 9 * as]);
-      c90 = av.fma(b0, c90); c91 = av.fma(b1, c91);
-      av = FloatVector.broadcast(S, ap[ai + 10 * as]);
-      ca0 = av.fma(b0, ca0); ca1 = av.fma(b1, ca1);
-      av = FloatVector.broadcast(S, ap[ai + 11 * as]);
-      cb0 = av.fma(b0, cb0); cb1 = av.fma(b1, cb1);
-    }
-    c00.intoArray(tile, 0 * L); c01.intoArray(tile, 1 * L);
-    c10.intoArray(tile, 2 * L); c11.intoArray(tile, 3 * L);
-    c20.intoArray(tile, 4 * L); c21.intoArray(tile, 5 * L);
-    c30.intoArray(tile, 6 * L); c31.intoArray(tile, 7 * L);
-    c40.intoArray(tile, 8 * L); c41.intoArray(tile, 9 * L);
-    c50.intoArray(tile, 10 * L); c51.intoArray(tile, 11 * L);
-    c60.intoArray(tile, 12 * L); c61.intoArray(tile, 13 * L);
-    c70.intoArray(tile, 14 * L); c71.intoArray(tile, 15 * L);
-    c80.intoArray(tile, 16 * L); c81.intoArray(tile, 17 * L);
-    c90.intoArray(tile, 18 * L); c91.intoArray(tile, 19 * L);
-    ca0.intoArray(tile, 20 * L); ca1.intoArray(tile, 21 * L);
-    cb0.intoArray(tile, 22 * L); cb1.intoArray(tile, 23 * L);
-  }
   /** {@link #kernelRows} for an edge tile of 5..8 rows. */
   private static void kernelRows8(int kc, float[] ap, int aBase, float[] bp, int bBase, float[] tile) {
     FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
@@ -942,6 +905,45 @@ public final class VectorGemm {
       av = FloatVector.broadcast(S, ap[ai + 6 * AS]);
       c60 = av.fma(b0, c60); c61 = av.fma(b1, c61);
       av = FloatVector.broadcast(S, ap[ai + 7 * AS]);
+      c70 = av.fma(b0, c70); c71 = av.fma(b1, c71);
+    }
+    c00.intoArray(tile, 0 * L); c01.intoArray(tile, 1 * L);
+    c10.intoArray(tile, 2 * L); c11.intoArray(tile, 3 * L);
+    c20.intoArray(tile, 4 * L); c21.intoArray(tile, 5 * L);
+    c30.intoArray(tile, 6 * L); c31.intoArray(tile, 7 * L);
+    c40.intoArray(tile, 8 * L); c41.intoArray(tile, 9 * L);
+    c50.intoArray(tile, 10 * L); c51.intoArray(tile, 11 * L);
+    c60.intoArray(tile, 12 * L); c61.intoArray(tile, 13 * L);
+    c70.intoArray(tile, 14 * L); c71.intoArray(tile, 15 * L);
+  }
+  private static void kernelRowsDirect8(int kc, float[] ap, int aBase, int as, float[] bp, int bBase, float[] tile) {
+    FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+    FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+    FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+    FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+    FloatVector c40 = FloatVector.zero(S), c41 = FloatVector.zero(S);
+    FloatVector c50 = FloatVector.zero(S), c51 = FloatVector.zero(S);
+    FloatVector c60 = FloatVector.zero(S), c61 = FloatVector.zero(S);
+    FloatVector c70 = FloatVector.zero(S), c71 = FloatVector.zero(S);
+    for (int p = 0, bi = bBase; p < kc; p++, bi += NR) {
+      FloatVector b0 = FloatVector.fromArray(S, bp, bi);
+      FloatVector b1 = FloatVector.fromArray(S, bp, bi + L);
+      int ai = aBase + p;
+      FloatVector av = FloatVector.broadcast(S, ap[ai]);
+      c00 = av.fma(b0, c00); c01 = av.fma(b1, c01);
+      av = FloatVector.broadcast(S, ap[ai + 1 * as]);
+      c10 = av.fma(b0, c10); c11 = av.fma(b1, c11);
+      av = FloatVector.broadcast(S, ap[ai + 2 * as]);
+      c20 = av.fma(b0, c20); c21 = av.fma(b1, c21);
+      av = FloatVector.broadcast(S, ap[ai + 3 * as]);
+      c30 = av.fma(b0, c30); c31 = av.fma(b1, c31);
+      av = FloatVector.broadcast(S, ap[ai + 4 * as]);
+      c40 = av.fma(b0, c40); c41 = av.fma(b1, c41);
+      av = FloatVector.broadcast(S, ap[ai + 5 * as]);
+      c50 = av.fma(b0, c50); c51 = av.fma(b1, c51);
+      av = FloatVector.broadcast(S, ap[ai + 6 * as]);
+      c60 = av.fma(b0, c60); c61 = av.fma(b1, c61);
+      av = FloatVector.broadcast(S, ap[ai + 7 * as]);
       c70 = av.fma(b0, c70); c71 = av.fma(b1, c71);
     }
     c00.intoArray(tile, 0 * L); c01.intoArray(tile, 1 * L);
