@@ -27,7 +27,11 @@ class GemmTest {
       // one B panel wide with op(A) = A: 8-row tiles read A in place in one K block, short tiles (4 and 7
       // rows here) copied and run through the same kernel; past 4096, two K blocks (32 x 300 x 4200 A B^T runs as
       // C^T = B A^T: 300 rows of B in place, a 4-row edge)
-      {28, 20, 1100}, {23, 20, 700}, {20, 20, 4200}, {32, 300, 4200}};
+      {28, 20, 1100}, {23, 20, 700}, {20, 20, 4200}, {32, 300, 4200},
+      // at most 48 rows of op(A) against a B of 1M+ elements and K >= 1024 (op(B) = B): K in two parts of
+      // 128-row blocks of whole B rows, a partial C each; an edge panel (1000 = 31 x 32 + 8), an 8-row edge
+      // tile, a short last block (1100 = 8 x 128 + 76)
+      {20, 1000, 1100}};
   private static final float[][] ALPHA_BETA = {{1f, 0f}, {1f, 1f}, {1.5f, 0.5f}, {-0.75f, 0f}};
 
   private interface Sgemm {
@@ -218,7 +222,7 @@ class GemmTest {
     int before = Parallel.threads();
     try {
       for (int t = 0; t < 4; t++) {
-        for (int[] s : new int[][] {{300, 257, 129}, {40, 700, 300}, {100, 20, 4200}}) {
+        for (int[] s : new int[][] {{300, 257, 129}, {40, 700, 300}, {100, 20, 4200}, {40, 700, 1600}}) {
           Case cs = Case.make((t & 1) != 0, (t & 2) != 0, s[0], s[1], s[2], 0.75f, 0.5f, 42 + t, false);
           List<float[]> results = new ArrayList<>();
           for (int threads : new int[] {1, 2, 3}) {
