@@ -101,6 +101,7 @@ public final class VectorGemm {
       return bPackNext = atLeast(bPackNext, size);
     }
 
+    /** rowsOfB's partial C of each K part (up to 2 x 48 x 2048 floats, 768 KiB), on the calling thread. */
     float[] partial = new float[0];
 
     float[] partial(int size) {
@@ -1027,6 +1028,12 @@ public final class VectorGemm {
     c60.intoArray(tile, 12 * L); c61.intoArray(tile, 13 * L);
     c70.intoArray(tile, 14 * L); c71.intoArray(tile, 15 * L);
   }
+
+  /**
+   * {@link #kernelRows8} on 8 rows of A read in place, {@code as} floats apart ({@link #multiplyInPlace}). A
+   * copy rather than kernelRows8 with a stride argument: the packed path keeps AS a constant, and passing it
+   * as an argument cost the square products ~5% (1024^3 and 2048^3 on two threads, alternating runs).
+   */
   private static void kernelRowsDirect8(int kc, float[] ap, int aBase, int as, float[] bp, int bBase, float[] tile) {
     FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
     FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
