@@ -339,7 +339,7 @@ public final class VectorGemm {
     int mn = m * n;
     float[] partial = WORKSPACE.get().partial(parts * mn);
     int panels = (n + NR - 1) / NR;
-    // A spare line between panels: packRowsOfB writes one row into every panel in turn, and panels 32 KiB
+    // A spare line between panels: packRows writes one row into every panel in turn, and panels 32 KiB
     // apart (a multiple of 4 KiB) would all map to the same L1 set.
     int ps = ROWS_B_KC * NR + 16;
     Parallel.forEach(parts, part -> {
@@ -351,7 +351,7 @@ public final class VectorGemm {
         int pc = blk * ROWS_B_KC;
         int kc = Math.min(ROWS_B_KC, k - pc);
         boolean first = blk == b0;
-        packRowsOfB(b, bOff, ldb, pc, kc, n, bPack, ps);
+        packRows(b, bOff, ldb, pc, kc, 0, n, bPack, 0, ps);
         if (transA) packAT(a, aOff, lda, 0, m, pc, kc, ws.aPack);
         else packA(a, aOff, lda, 0, m, pc, kc, ws.aPack);
         for (int jr = 0; jr < n; jr += NR) { // each B panel meets every tile of A while it is in L1
@@ -391,13 +391,17 @@ public final class VectorGemm {
     });
   }
 
-  /** Rows pc..pc+kc of B (n columns) into panels {@code ps} floats apart, each row read once, front to back. */
-  private static void packRowsOfB(float[] b, int bOff, int ldb, int pc, int kc, int n, float[] dst, int ps) {
-    int full = n / NR * NR;
-    int cols = n - full;
+  /**
+   * Rows pc..pc+kc, columns jc..jc+nc of B into panels {@code ps} floats apart from {@code dOff}, each row's run
+   * read once, front to back.
+   */
+  private static void packRows(float[] b, int bOff, int ldb, int pc, int kc, int jc, int nc, float[] dst, int dOff,
+      int ps) {
+    int full = nc / NR * NR;
+    int cols = nc - full;
     for (int p = 0; p < kc; p++) {
-      int src = bOff + (pc + p) * ldb;
-      int d = p * NR;
+      int src = bOff + (pc + p) * ldb + jc;
+      int d = dOff + p * NR;
       for (int jr = 0; jr < full; jr += NR, d += ps) {
         FloatVector.fromArray(S, b, src + jr).intoArray(dst, d);
         FloatVector.fromArray(S, b, src + jr + L).intoArray(dst, d + L);
@@ -611,21 +615,7 @@ public final class VectorGemm {
       packBByPanel(b, bOff, ldb, pc, kc, jc, nc, dst, dOff);
       return;
     }
-    int full = nc / NR * NR;
-    int cols = nc - full;
-    int panelSize = panelStride(kc);
-    for (int p = 0; p < kc; p++) {
-      int src = bOff + (pc + p) * ldb + jc;
-      int d = dOff + p * NR;
-      for (int jr = 0; jr < full; jr += NR, d += panelSize) {
-        FloatVector.fromArray(S, b, src + jr).intoArray(dst, d);
-        FloatVector.fromArray(S, b, src + jr + L).intoArray(dst, d + L);
-      }
-      if (cols > 0) {
-        System.arraycopy(b, src + full, dst, d, cols);
-        java.util.Arrays.fill(dst, d + cols, d + NR, 0f);
-      }
-    }
+    packRows(b, bOff, ldb, pc, kc, jc, nc, dst, dOff, panelStride(kc));
   }
 
   /**
