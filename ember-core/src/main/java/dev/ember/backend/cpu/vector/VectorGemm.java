@@ -359,13 +359,8 @@ public final class VectorGemm {
           int bBase = jr / NR * ps;
           for (int ir = 0; ir < m; ir += MR) {
             int rows = Math.min(MR, m - ir);
-            if (!transA) packedRows(rows, kc, ws.aPack, ir * AS, bPack, bBase, ws.tile);
-            else if (rows > 8) kernel(kc, ws.aPack, ir * KC, bPack, bBase, ws.tile);
-            else if (rows > 4) kernel8(kc, ws.aPack, ir * KC, bPack, bBase, ws.tile);
-            else kernel4s(kc, ws.aPack, ir * KC, bPack, bBase, ws.tile);
-            int pIdx = part * mn + ir * n + jr;
-            if (cols == NR) storeTile(ws.tile, rows, partial, pIdx, n, 1f, 0f, first);
-            else storeEdge(ws.tile, rows, cols, partial, pIdx, n, 1f, 0f, first);
+            packedTile(transA, rows, kc, ws.aPack, ir, bPack, bBase, ws.tile);
+            writeTile(ws.tile, rows, cols, partial, part * mn + ir * n + jr, n, 1f, 0f, first);
           }
         }
       }
@@ -475,22 +470,12 @@ public final class VectorGemm {
             int rows = Math.min(MR, mc - ir);
             int cIdx = cOff + (ic + ir) * ldc + jc + jr;
             if (MR == 12) {
-              // Edge row tiles run a kernel of their own height: padding them to 12 rows cost up to
-              // an eighth of the multiply at m = 32 or 64 (36 or 72 rows computed).
-              if (transA) {
-                int aBase = ir * KC;
-                if (rows == MR && cols == NR && first) {
-                  kernelC(kc, aPack, aBase, bPack, bBase, c, cIdx, ldc, alpha, beta);
-                  continue;
-                }
-                if (rows > 8) kernel(kc, aPack, aBase, bPack, bBase, tile);
-                else if (rows > 4) kernel8(kc, aPack, aBase, bPack, bBase, tile);
-                else kernel4s(kc, aPack, aBase, bPack, bBase, tile);
-              } else {
-                packedRows(rows, kc, aPack, ir * AS, bPack, bBase, tile);
+              if (transA && rows == MR && cols == NR && first) {
+                kernelC(kc, aPack, ir * KC, bPack, bBase, c, cIdx, ldc, alpha, beta);
+                continue;
               }
-              if (cols == NR) storeTile(tile, rows, c, cIdx, ldc, alpha, beta, first);
-              else storeEdge(tile, rows, cols, c, cIdx, ldc, alpha, beta, first);
+              packedTile(transA, rows, kc, aPack, ir, bPack, bBase, tile);
+              writeTile(tile, rows, cols, c, cIdx, ldc, alpha, beta, first);
             } else {
               // Full tiles are written back by the kernel itself; edge tiles come back in tile.
               boolean full = rows == MR && cols == NR;
@@ -540,9 +525,22 @@ public final class VectorGemm {
         }
         kernelRowsDirect8(kc, aPack, 0, as, bPack, 0, ws.tile);
       }
-      if (nc == NR) storeTile(ws.tile, rows, c, cIdx, ldc, alpha, beta, first);
-      else storeEdge(ws.tile, rows, nc, c, cIdx, ldc, alpha, beta, first);
+      writeTile(ws.tile, rows, nc, c, cIdx, ldc, alpha, beta, first);
     }
+  }
+
+  /**
+   * The 12-row path's kernel for the tile of {@code rows} rows at row {@code ir} of a packed A block: a
+   * p-major micro-panel ({@link #packAT}) when transA, else rows {@link #packA} copied. Edge row tiles run
+   * a kernel of their own height: padding them to 12 rows cost up to an eighth of the multiply at m = 32
+   * or 64 (36 or 72 rows computed).
+   */
+  private static void packedTile(boolean transA, int rows, int kc, float[] aPack, int ir, float[] bPack, int bBase,
+      float[] tile) {
+    if (!transA) packedRows(rows, kc, aPack, ir * AS, bPack, bBase, tile);
+    else if (rows > 8) kernel(kc, aPack, ir * KC, bPack, bBase, tile);
+    else if (rows > 4) kernel8(kc, aPack, ir * KC, bPack, bBase, tile);
+    else kernel4s(kc, aPack, ir * KC, bPack, bBase, tile);
   }
 
   /** The row kernel for a tile of {@code rows} rows of an A micro-panel packed by {@link #packA}. */
@@ -1235,6 +1233,13 @@ public final class VectorGemm {
         v.intoArray(c, ci + j);
       }
     }
+  }
+
+  /** {@link #storeTile} for a full-width tile, {@link #storeEdge} for the edge panel's {@code cols} columns. */
+  private static void writeTile(float[] tile, int rows, int cols, float[] c, int cIdx, int ldc, float alpha, float beta,
+      boolean first) {
+    if (cols == NR) storeTile(tile, rows, c, cIdx, ldc, alpha, beta, first);
+    else storeEdge(tile, rows, cols, c, cIdx, ldc, alpha, beta, first);
   }
 
   private static void storeEdge(float[] tile, int rows, int cols, float[] c, int cIdx, int ldc,
