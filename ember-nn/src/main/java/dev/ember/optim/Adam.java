@@ -13,6 +13,8 @@ import java.util.Map;
  *   v' = amsgrad ? (vmax = max(vmax, v)) : v
  *   p = p - lr / (1 - beta1^t) * m / (sqrt(v') / sqrt(1 - beta2^t) + eps)
  * </pre>
+ * The division by sqrt(1 - beta2^t) is a multiplication by its reciprocal, computed once per step: one
+ * division per element fewer, and a denominator within an ulp of torch's.
  * Options (defaults): {@code lr} (1e-3), {@code betas} ((0.9, 0.999)), {@code eps} (1e-8),
  * {@code weight_decay} (0, L2 added to the gradient), {@code amsgrad} (false),
  * {@code maximize} (false). State: {@code step}, {@code exp_avg}, {@code exp_avg_sq},
@@ -80,7 +82,7 @@ public class Adam extends Optimizer {
     if (ams && !state.containsKey("max_exp_avg_sq")) state.put("max_exp_avg_sq", zerosLike(param));
     double t = incrementStep(state);
     double stepSize = lr / (1 - Math.pow(b1, t));
-    double bc2Sqrt = Math.sqrt(1 - Math.pow(b2, t));
+    double invBc2Sqrt = 1 / Math.sqrt(1 - Math.pow(b2, t));
     // decoupled (AdamW): p *= 1 - lr * wd; coupled (Adam): g += wd * p
     double decay = decoupled ? 1 - lr * wd : 1;
     double l2 = decoupled ? 0 : wd;
@@ -88,17 +90,17 @@ public class Adam extends Optimizer {
     Slot m = new Slot(state.get("exp_avg")), v = new Slot(state.get("exp_avg_sq"));
     Slot vmax = ams ? new Slot(state.get("max_exp_avg_sq")) : null;
     Kernels.forGradient(param, grad,
-        (gr, lo, hi) -> kernel(p, gr, m, v, vmax, lo, hi, sign, l2, decay, b1, b2, eps, stepSize, bc2Sqrt));
+        (gr, lo, hi) -> kernel(p, gr, m, v, vmax, lo, hi, sign, l2, decay, b1, b2, eps, stepSize, invBc2Sqrt));
   }
 
   static void kernel(Slot p, Slot g, Slot m, Slot v, Slot vmax, int lo, int hi, double sign, double l2, double decay,
-      double b1, double b2, double eps, double stepSize, double bc2Sqrt) {
+      double b1, double b2, double eps, double stepSize, double invBc2Sqrt) {
     int po = p.off, go = g.off, mo = m.off, vo = v.off;
     boolean ams = vmax != null;
     int xo = ams ? vmax.off : 0;
     if (p.f != null) {
       Kernels.F32.adam(p, g, m, v, vmax, lo, hi, (float) sign, (float) l2, (float) decay, (float) b1, (float) b2,
-          (float) (1 - b1), (float) (1 - b2), (float) eps, (float) stepSize, (float) bc2Sqrt);
+          (float) (1 - b1), (float) (1 - b2), (float) eps, (float) stepSize, (float) invBc2Sqrt);
     } else {
       double[] pa = p.d, ga = g.d, ma = m.d, va = v.d, xa = ams ? vmax.d : null;
       double c1 = 1 - b1, c2 = 1 - b2;
@@ -113,7 +115,7 @@ public class Adam extends Optimizer {
           vi = Math.max(xa[xo + i], vi);
           xa[xo + i] = vi;
         }
-        double denom = Math.sqrt(vi) / bc2Sqrt + eps;
+        double denom = Math.sqrt(vi) * invBc2Sqrt + eps;
         pa[po + i] = x * decay - stepSize * mi / denom;
       }
     }

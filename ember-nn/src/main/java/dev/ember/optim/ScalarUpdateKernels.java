@@ -38,33 +38,25 @@ final class ScalarUpdateKernels implements UpdateKernels {
 
   @Override
   public void adam(Slot p, Slot g, Slot m, Slot v, Slot vmax, int lo, int hi, float sign, float l2, float decay, float b1,
-      float b2, float c1, float c2, float eps, float stepSize, float bc2Sqrt) {
+      float b2, float c1, float c2, float eps, float stepSize, float invBc2Sqrt) {
     float[] pa = p.f, ga = g.f, ma = m.f, va = v.f;
     int po = p.off, go = g.off, mo = m.off, vo = v.off;
-    if (vmax == null) {
-      for (int i = lo; i < hi; i++) {
-        float x = pa[po + i];
-        float gi = sign * ga[go + i] + l2 * x;
-        float mi = b1 * ma[mo + i] + c1 * gi;
-        float vi = b2 * va[vo + i] + c2 * gi * gi;
-        ma[mo + i] = mi;
-        va[vo + i] = vi;
-        pa[po + i] = x * decay - stepSize * mi / ((float) Math.sqrt(vi) / bc2Sqrt + eps);
-      }
-      return;
-    }
-    float[] xa = vmax.f;
-    int xo = vmax.off;
+    boolean plain = sign == 1f && l2 == 0f;
+    boolean ams = vmax != null;
+    float[] xa = ams ? vmax.f : null;
+    int xo = ams ? vmax.off : 0;
     for (int i = lo; i < hi; i++) {
       float x = pa[po + i];
-      float gi = sign * ga[go + i] + l2 * x;
+      float gi = plain ? ga[go + i] : sign * ga[go + i] + l2 * x;
       float mi = b1 * ma[mo + i] + c1 * gi;
       float vi = b2 * va[vo + i] + c2 * gi * gi;
       ma[mo + i] = mi;
       va[vo + i] = vi;
-      vi = Math.max(xa[xo + i], vi);
-      xa[xo + i] = vi;
-      pa[po + i] = x * decay - stepSize * mi / ((float) Math.sqrt(vi) / bc2Sqrt + eps);
+      if (ams) {
+        vi = Math.max(xa[xo + i], vi);
+        xa[xo + i] = vi;
+      }
+      pa[po + i] = x * decay - stepSize * mi / ((float) Math.sqrt(vi) * invBc2Sqrt + eps);
     }
   }
 

@@ -25,9 +25,13 @@ interface UpdateKernels {
   void sgdMomentum(Slot p, Slot g, Slot b, int lo, int hi, float lr, float wd, float sign, float keep, float add,
       boolean nesterov, float mom);
 
-  /** Adam / AdamW (and AMSGrad when {@code vmax} is non-null); see {@link Adam}. */
+  /**
+   * Adam / AdamW (and AMSGrad when {@code vmax} is non-null); see {@link Adam}. {@code invBc2Sqrt} is
+   * 1 / sqrt(1 - beta2^t): the denominator is {@code sqrt(v) * invBc2Sqrt + eps}. With {@code sign} 1 and
+   * {@code l2} 0 (no maximize, no L2 term) the gradient is used as it is, without the two operations.
+   */
   void adam(Slot p, Slot g, Slot m, Slot v, Slot vmax, int lo, int hi, float sign, float l2, float decay, float b1,
-      float b2, float c1, float c2, float eps, float stepSize, float bc2Sqrt);
+      float b2, float c1, float c2, float eps, float stepSize, float invBc2Sqrt);
 
   /** Adamax; see {@link Adamax}. */
   void adamax(Slot p, Slot g, Slot m, Slot u, int lo, int hi, float sign, float wd, float b1, float b2, float c1, float eps,

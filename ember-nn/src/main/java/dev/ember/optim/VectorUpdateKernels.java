@@ -74,14 +74,31 @@ final class VectorUpdateKernels implements UpdateKernels {
     TAIL.sgdMomentum(p, g, b, i, hi, lr, wd, sign, keep, add, nesterov, mom);
   }
 
+  /**
+   * The plain case (no maximize, no L2 term, no AMSGrad: Adam and AdamW as usually run) has a loop of its
+   * own without the gradient's two extra operations: with the denominator's one division (see
+   * {@link UpdateKernels#adam}), a seed_medium Adam step at batch 32 went from 8.1-8.4 to 7.7-7.8 ms.
+   */
   @Override
   public void adam(Slot p, Slot g, Slot m, Slot v, Slot vmax, int lo, int hi, float sign, float l2, float decay, float b1,
-      float b2, float c1, float c2, float eps, float stepSize, float bc2Sqrt) {
+      float b2, float c1, float c2, float eps, float stepSize, float invBc2Sqrt) {
     float[] pa = p.f, ga = g.f, ma = m.f, va = v.f, xa = vmax == null ? null : vmax.f;
     int po = p.off, go = g.off, mo = m.off, vo = v.off, xo = vmax == null ? 0 : vmax.off;
     boolean ams = vmax != null;
     int i = lo;
-    for (int end = bound(lo, hi); i < end; i += L) {
+    int end = bound(lo, hi);
+    if (!ams && sign == 1f && l2 == 0f) {
+      for (; i < end; i += L) {
+        FloatVector gi = load(ga, go + i);
+        FloatVector mi = load(ma, mo + i).mul(b1).add(gi.mul(c1));
+        FloatVector vi = load(va, vo + i).mul(b2).add(gi.mul(c2).mul(gi));
+        mi.intoArray(ma, mo + i);
+        vi.intoArray(va, vo + i);
+        FloatVector denom = vi.sqrt().mul(invBc2Sqrt).add(eps);
+        load(pa, po + i).mul(decay).sub(mi.mul(stepSize).div(denom)).intoArray(pa, po + i);
+      }
+    }
+    for (; i < end; i += L) {
       FloatVector x = load(pa, po + i);
       FloatVector gi = load(ga, go + i).mul(sign).add(x.mul(l2));
       FloatVector mi = load(ma, mo + i).mul(b1).add(gi.mul(c1));
@@ -92,10 +109,10 @@ final class VectorUpdateKernels implements UpdateKernels {
         vi = load(xa, xo + i).max(vi);
         vi.intoArray(xa, xo + i);
       }
-      FloatVector denom = vi.sqrt().div(bc2Sqrt).add(eps);
+      FloatVector denom = vi.sqrt().mul(invBc2Sqrt).add(eps);
       x.mul(decay).sub(mi.mul(stepSize).div(denom)).intoArray(pa, po + i);
     }
-    TAIL.adam(p, g, m, v, vmax, i, hi, sign, l2, decay, b1, b2, c1, c2, eps, stepSize, bc2Sqrt);
+    TAIL.adam(p, g, m, v, vmax, i, hi, sign, l2, decay, b1, b2, c1, c2, eps, stepSize, invBc2Sqrt);
   }
 
   @Override
