@@ -87,7 +87,8 @@ final class VectorUpdateKernels implements UpdateKernels {
     boolean ams = vmax != null;
     int i = lo;
     int end = bound(lo, hi);
-    if (!ams && sign == 1f && l2 == 0f) {
+    boolean plain = sign == 1f && l2 == 0f;
+    if (plain && !ams) {
       for (; i < end; i += L) {
         FloatVector gi = load(ga, go + i);
         FloatVector mi = load(ma, mo + i).mul(b1).add(gi.mul(c1));
@@ -100,7 +101,7 @@ final class VectorUpdateKernels implements UpdateKernels {
     }
     for (; i < end; i += L) {
       FloatVector x = load(pa, po + i);
-      FloatVector gi = load(ga, go + i).mul(sign).add(x.mul(l2));
+      FloatVector gi = plain ? load(ga, go + i) : load(ga, go + i).mul(sign).add(x.mul(l2));
       FloatVector mi = load(ma, mo + i).mul(b1).add(gi.mul(c1));
       FloatVector vi = load(va, vo + i).mul(b2).add(gi.mul(c2).mul(gi));
       mi.intoArray(ma, mo + i);

@@ -71,6 +71,11 @@ class OptimKernelsTest {
           1e-8f, 2e-3f, 3.3f);
       return null;
     }));
+    ks.add(new Kernel("adam amsgrad plain", 5, 0b11000, (k, s, lo, hi) -> {
+      k.adam(s[0], s[1], s[2], s[3], s[4], lo, hi, 1f, 0f, 1f, 0.9f, 0.999f, (float) (1 - 0.9), (float) (1 - 0.999),
+          1e-8f, 3.2e-3f, 22.4f);
+      return null;
+    }));
     ks.add(new Kernel("adamax", 4, 0b1000, (k, s, lo, hi) -> {
       k.adamax(s[0], s[1], s[2], s[3], lo, hi, 1f, 0.01f, 0.9f, 0.999f, (float) (1 - 0.9), 1e-8f, 2e-2f);
       return null;
@@ -241,6 +246,33 @@ class OptimKernelsTest {
   }
 
   /** Slots over [offset(j), offset(j) + n) of each array, sharing the arrays (the kernels write them). */
+  /**
+   * Without maximize or an L2 term Adam uses the gradient as it is, as torch does with weight_decay 0: an
+   * infinite parameter stays infinite and its moments stay finite (sign * g + 0 * x would make them NaN), in
+   * both loop sets, with and without AMSGrad, in whole vectors and the tail.
+   */
+  @ParameterizedTest(name = "amsgrad={0}")
+  @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+  void plainAdamIgnoresANonFiniteParameter(boolean ams) {
+    int n = 37;
+    for (UpdateKernels k : new UpdateKernels[] {SCALAR, VECTOR}) {
+      float[] p = new float[n], g = new float[n], m = new float[n], v = new float[n], x = new float[n];
+      for (int i = 0; i < n; i++) {
+        p[i] = i % 3 == 0 ? Float.POSITIVE_INFINITY : i - 5f;
+        g[i] = 0.25f * i - 3f;
+      }
+      k.adam(new Slot(p, 0), new Slot(g, 0), new Slot(m, 0), new Slot(v, 0), ams ? new Slot(x, 0) : null, 0, n, 1f, 0f,
+          1f, 0.9f, 0.999f, (float) (1 - 0.9), (float) (1 - 0.999), 1e-8f, 1e-3f, 31.6f);
+      for (int i = 0; i < n; i++) {
+        String at = k.name() + " element " + i;
+        assertEquals((float) (0.1 * g[i]), m[i], 1e-6f, at + ": exp_avg");
+        assertEquals((float) (0.001 * g[i] * g[i]), v[i], 1e-6f, at + ": exp_avg_sq");
+        if (i % 3 == 0) assertEquals(Float.POSITIVE_INFINITY, p[i], at + ": parameter");
+        else org.junit.jupiter.api.Assertions.assertTrue(Float.isFinite(p[i]), at + ": parameter " + p[i]);
+      }
+    }
+  }
+
   private static Slot[] slots(float[][] arrays, int n) {
     Slot[] s = new Slot[arrays.length];
     for (int j = 0; j < arrays.length; j++) {
