@@ -260,8 +260,7 @@ public final class Autograd {
     }
 
     boolean mayAdopt(Tensor g) {
-      return allowed && g.offset() == 0 && g.isContiguous() && g.numel() == g.storage().size()
-          && storages.put(g.storage(), Boolean.TRUE) == null;
+      return allowed && g.spansStorage() && storages.put(g.storage(), Boolean.TRUE) == null;
     }
   }
 

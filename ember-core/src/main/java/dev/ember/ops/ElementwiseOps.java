@@ -375,7 +375,7 @@ public final class ElementwiseOps {
   public static Tensor fill_(Tensor self, double value) {
     checkInPlace("fill_", self);
     Storage st = self.storage();
-    if (self.offset() == 0 && self.numel() == st.size() && self.isContiguous()) {
+    if (self.spansStorage()) {
       st.discardDeferred(); // every element is overwritten: a deferred value need not be computed first
     }
     backend().fill(self, value);

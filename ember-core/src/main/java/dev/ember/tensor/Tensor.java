@@ -272,6 +272,14 @@ public final class Tensor {
     return true;
   }
 
+  /**
+   * Whether this tensor is all of its storage, element for element in order: offset 0, contiguous, as many
+   * elements as the storage has. Writing every element of such a tensor overwrites the whole buffer.
+   */
+  public boolean spansStorage() {
+    return offset == 0 && numel() == storage.size() && isContiguous();
+  }
+
   /** The in-place modification counter of the underlying storage. */
   public int version() {
     return storage.version();
