@@ -122,9 +122,14 @@ final class TrainingCases {
 
   static Runnable seed(int h, int batch, String optim) {
     Generator g = new Generator(0);
-    Sequential model = new Sequential(new Linear(1024, h, true, g), new dev.ember.nn.ReLU(), new Linear(h, h, true, g),
-        new dev.ember.nn.ReLU(), new Linear(h, h, true, g), new dev.ember.nn.ReLU(), new Linear(h, 10, true, g));
+    Sequential model = seedModel(h, g);
     return classifierStep(model, optimizer(optim, model), batches(g, h == 6656 ? 2 : 8, 10, batch, 1024));
+  }
+
+  /** The peer's seed MLP 1024-h-h-h-10 with ReLU, initialised from {@code g}. */
+  static Sequential seedModel(int h, Generator g) {
+    return new Sequential(new Linear(1024, h, true, g), new dev.ember.nn.ReLU(), new Linear(h, h, true, g),
+        new dev.ember.nn.ReLU(), new Linear(h, h, true, g), new dev.ember.nn.ReLU(), new Linear(h, 10, true, g));
   }
 
   static Optimizer optimizer(String name, Module model) {
