@@ -35,6 +35,8 @@ import java.util.Locale;
 public final class StepPhases {
   private static final String[] PHASES = {"zero_grad", "forward", "backward", "step", "total", "step_gemm"};
   private static final List<String> OPTIMIZERS = List.of("sgd", "adam", "adamw");
+  /** The options that take a value. */
+  private static final List<String> VALUED = List.of("--hidden", "--batch", "--steps", "--rounds", "--optim");
 
   private StepPhases() {}
 
@@ -70,8 +72,8 @@ public final class StepPhases {
         split = true;
         continue;
       }
-      if (i + 1 >= args.length || !List.of("--hidden", "--batch", "--steps", "--rounds", "--optim").contains(a)) {
-        throw new IllegalArgumentException(List.of("--hidden", "--batch", "--steps", "--rounds", "--optim").contains(a)
+      if (i + 1 >= args.length || !VALUED.contains(a)) {
+        throw new IllegalArgumentException(VALUED.contains(a)
             ? "StepPhases: " + a + " needs a value"
             : "StepPhases: unknown option '" + a + "' (options: --hidden, --batch, --optim, --steps, --rounds, --split-step)");
       }

@@ -2,6 +2,7 @@ package dev.ember.optim;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.ember.tensor.Tensor;
@@ -12,6 +13,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The Vector API update loops against the scalar ones on sizes 0, 1, 7, 17, 1000 and 4099, at
@@ -245,14 +247,13 @@ class OptimKernelsTest {
     return c;
   }
 
-  /** Slots over [offset(j), offset(j) + n) of each array, sharing the arrays (the kernels write them). */
   /**
    * Without maximize or an L2 term Adam uses the gradient as it is, as torch does with weight_decay 0: an
    * infinite parameter stays infinite and its moments stay finite (sign * g + 0 * x would make them NaN), in
    * both loop sets, with and without AMSGrad, in whole vectors and the tail.
    */
   @ParameterizedTest(name = "amsgrad={0}")
-  @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+  @ValueSource(booleans = {false, true})
   void plainAdamIgnoresANonFiniteParameter(boolean ams) {
     int n = 37;
     for (UpdateKernels k : new UpdateKernels[] {SCALAR, VECTOR}) {
@@ -268,11 +269,12 @@ class OptimKernelsTest {
         assertEquals((float) (0.1 * g[i]), m[i], 1e-6f, at + ": exp_avg");
         assertEquals((float) (0.001 * g[i] * g[i]), v[i], 1e-6f, at + ": exp_avg_sq");
         if (i % 3 == 0) assertEquals(Float.POSITIVE_INFINITY, p[i], at + ": parameter");
-        else org.junit.jupiter.api.Assertions.assertTrue(Float.isFinite(p[i]), at + ": parameter " + p[i]);
+        else assertTrue(Float.isFinite(p[i]), at + ": parameter " + p[i]);
       }
     }
   }
 
+  /** Slots over [offset(j), offset(j) + n) of each array, sharing the arrays (the kernels write them). */
   private static Slot[] slots(float[][] arrays, int n) {
     Slot[] s = new Slot[arrays.length];
     for (int j = 0; j < arrays.length; j++) {
