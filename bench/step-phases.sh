@@ -6,6 +6,7 @@ set -euo pipefail
 usage() {
   cat <<'USAGE'
 usage: bench/step-phases.sh [--threads N] [--hidden H] [--batch B] [--optim O[,O...]] [--steps N] [--rounds R] [--split-step]
+                           [--floor]
 
   --threads N   worker threads (default 2)
   --hidden H    the seed MLP's width, 1024-H-H-H-10 (default 2048: seed_medium; 512 small, 6656 large)
@@ -13,11 +14,14 @@ usage: bench/step-phases.sh [--threads N] [--hidden H] [--batch B] [--optim O[,O
   --optim O     sgd, adam, adamw, or several separated by commas (default sgd); each gets its own model
   --steps N     steps per round (default 30); --rounds R timed rounds after two warm-up ones (default 10)
   --split-step  also time the deferred weight-gradient GEMMs inside the step, alone (step_gemm)
+  --floor       also time the step's memory floor (step_floor): one read-modify-write pass over the arrays the
+                optimizer rewrites (parameters + momentum buffer, or + Adam's two moments), as many floats each
+                as the model has parameters
 
 stdout: one JSON object per optimizer {"category":"step-phases","workload","case","unit":"ms","zero_grad",
-"forward","backward","step","total","step_gemm","deferred","rounds"}: medians over the rounds of the mean ms per
+"forward","backward","step","total","step_gemm","step_floor","deferred","rounds"}: medians over the rounds of the mean ms per
 step. stderr: each median with its min-max. Example:
-  bench/step-phases.sh --optim sgd,adam,adamw --split-step
+  bench/step-phases.sh --optim sgd,adam,adamw --split-step --floor
 USAGE
 }
 

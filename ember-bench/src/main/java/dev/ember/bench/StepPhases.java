@@ -1,5 +1,6 @@
 package dev.ember.bench;
 
+import dev.ember.backend.cpu.Parallel;
 import dev.ember.nn.Sequential;
 import dev.ember.nn.loss.CrossEntropyLoss;
 import dev.ember.optim.Optimizer;
@@ -12,6 +13,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorSpecies;
 
 /**
  * Where a training step of the seed MLP (1024-h-h-h-10, the training suite's definition) spends its time:
@@ -20,20 +23,26 @@ import java.util.Locale;
  * host's swings (20-30% here from minute to minute) fall on all of them alike. {@code --split-step} also times
  * the part of the step that computes the deferred weight gradients (a wide layer's dY^T X, which the optimizers
  * take block by block): after a backward, the GEMMs alone into a sink that reads one element per block.
+ * {@code --floor} times the step's memory floor: one read-modify-write pass, on the same pool, over as many
+ * floats as the model has parameters in each of the arrays the optimizer rewrites (the parameters and SGD
+ * momentum's buffer, or the parameters and Adam's two moments), with a few multiply-adds per element. An
+ * optimizer step over a model far past the caches cannot take less; the gradient, which the deferred GEMM hands
+ * over in cache, is not counted.
  *
  * <pre>
- * StepPhases [--hidden H] [--batch B] [--optim O[,O...]] [--steps N] [--rounds R] [--split-step]
+ * StepPhases [--hidden H] [--batch B] [--optim O[,O...]] [--steps N] [--rounds R] [--split-step] [--floor]
  *   defaults: hidden 2048 (seed_medium), batch 32, optim sgd, steps 30 per round, rounds 10; O: sgd, adam, adamw
  * </pre>
  *
  * stdout: one JSON object per optimizer, medians over the rounds of each phase's mean ms per step:
  * {@code {"category":"step-phases","workload":"seed_h2048","case":"train b=32 adamw","unit":"ms","zero_grad",
- * "forward","backward","step","total","step_gemm","deferred","rounds"}} ({@code step_gemm} null without
- * {@code --split-step}; {@code deferred} counts the parameters whose gradient was deferred). stderr: a table
+ * "forward","backward","step","total","step_gemm","step_floor","deferred","rounds"}} ({@code step_gemm} null without
+ * {@code --split-step}, {@code step_floor} without {@code --floor}; {@code deferred} counts the parameters whose
+ * gradient was deferred). stderr: a table
  * with each median and its min-max.
  */
 public final class StepPhases {
-  private static final String[] PHASES = {"zero_grad", "forward", "backward", "step", "total", "step_gemm"};
+  private static final String[] PHASES = {"zero_grad", "forward", "backward", "step", "total", "step_gemm", "step_floor"};
   private static final List<String> OPTIMIZERS = List.of("sgd", "adam", "adamw");
   /** The options that take a value. */
   private static final List<String> VALUED = List.of("--hidden", "--batch", "--steps", "--rounds", "--optim");
@@ -41,9 +50,9 @@ public final class StepPhases {
   private StepPhases() {}
 
   /** What to run. */
-  record Options(int hidden, int batch, List<String> optims, int steps, int rounds, boolean splitStep) {}
+  record Options(int hidden, int batch, List<String> optims, int steps, int rounds, boolean splitStep, boolean floor) {}
 
-  /** One optimizer's medians (and min, max) over the rounds, in {@link #PHASES} order; step_gemm NaN when not timed. */
+  /** One optimizer's medians (and min, max) over the rounds, in {@link #PHASES} order; step_gemm, step_floor NaN when not timed. */
   record Result(String optim, double[] median, double[] min, double[] max, int deferred, int rounds) {}
 
   public static void main(String[] args) {
@@ -65,6 +74,7 @@ public final class StepPhases {
     int steps = 30;
     int rounds = 10;
     boolean split = false;
+    boolean floor = false;
     List<String> optims = List.of("sgd");
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
@@ -72,10 +82,14 @@ public final class StepPhases {
         split = true;
         continue;
       }
+      if (a.equals("--floor")) {
+        floor = true;
+        continue;
+      }
       if (i + 1 >= args.length || !VALUED.contains(a)) {
         throw new IllegalArgumentException(VALUED.contains(a)
             ? "StepPhases: " + a + " needs a value"
-            : "StepPhases: unknown option '" + a + "' (options: --hidden, --batch, --optim, --steps, --rounds, --split-step)");
+            : "StepPhases: unknown option '" + a + "' (options: --hidden, --batch, --optim, --steps, --rounds, --split-step, --floor)");
       }
       String v = args[++i];
       switch (a) {
@@ -93,7 +107,7 @@ public final class StepPhases {
         }
       }
     }
-    return new Options(hidden, batch, optims, steps, rounds, split);
+    return new Options(hidden, batch, optims, steps, rounds, split, floor);
   }
 
   private static int positive(String option, String value) {
@@ -121,6 +135,11 @@ public final class StepPhases {
     CrossEntropyLoss loss = new CrossEntropyLoss();
     double[][][] per = new double[n][PHASES.length][o.rounds()];
     int[] deferred = new int[n];
+    float[][][] state = new float[n][][];
+    for (int v = 0; v < n && o.floor(); v++) {
+      long params = models[v].parameters().stream().mapToLong(Tensor::numel).sum();
+      state[v] = new float[streams(o.optims().get(v))][Math.toIntExact(params)];
+    }
     for (int r = -2; r < o.rounds(); r++) {
       for (int v = 0; v < n; v++) {
         long[] sum = new long[4];
@@ -148,6 +167,7 @@ public final class StepPhases {
           gemm = timeGemms(ds, o.steps());
           opts[v].zeroGrad();
         }
+        double floor = o.floor() ? timeRewrite(state[v], o.steps()) : Double.NaN;
         if (r < 0) continue;
         double total = 0;
         for (int p = 0; p < 4; p++) {
@@ -156,6 +176,7 @@ public final class StepPhases {
         }
         per[v][4][r] = total;
         per[v][5][r] = gemm;
+        per[v][6][r] = floor;
       }
     }
     List<Result> out = new ArrayList<>();
@@ -197,6 +218,48 @@ public final class StepPhases {
     long t1 = System.nanoTime();
     sink = acc[0];
     return (t1 - t0) / 1e6 / reps;
+  }
+
+  /** Arrays an optimizer's step reads and rewrites per parameter: the parameter and SGD momentum's buffer, or Adam's two moments too. */
+  static int streams(String optim) {
+    return optim.equals("sgd") ? 2 : 3;
+  }
+
+  private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
+  /** Floats per task of {@link #rewrite}: fixed, like the optimizers' own chunks. */
+  private static final int CHUNK = 1 << 16;
+
+  /** Mean ms of a {@link #rewrite} pass over {@code arrays}. */
+  private static double timeRewrite(float[][] arrays, int reps) {
+    long t0 = System.nanoTime();
+    for (int i = 0; i < reps; i++) rewrite(arrays);
+    return (System.nanoTime() - t0) / 1e6 / reps;
+  }
+
+  /**
+   * One pass over two or three arrays of one length, each element read and written once: a[j] = a[j] / 2 + a[j+1] / 4
+   * for all but the last array, which becomes last / 2 + 1/4 (values stay finite however many passes run).
+   */
+  static void rewrite(float[][] arrays) {
+    int n = arrays[0].length;
+    int k = arrays.length;
+    Parallel.forEach((n + CHUNK - 1) / CHUNK, t -> {
+      int lo = t * CHUNK;
+      int hi = Math.min(n, lo + CHUNK);
+      int i = lo;
+      for (int end = lo + S.loopBound(hi - lo); i < end; i += S.length()) {
+        FloatVector next = FloatVector.fromArray(S, arrays[0], i);
+        for (int j = 0; j < k; j++) {
+          FloatVector cur = next;
+          FloatVector add = j + 1 < k ? (next = FloatVector.fromArray(S, arrays[j + 1], i)).mul(0.25f)
+              : FloatVector.broadcast(S, 0.25f);
+          cur.mul(0.5f).add(add).intoArray(arrays[j], i);
+        }
+      }
+      for (; i < hi; i++) {
+        for (int j = 0; j < k; j++) arrays[j][i] = arrays[j][i] * 0.5f + (j + 1 < k ? arrays[j + 1][i] * 0.25f : 0.25f);
+      }
+    });
   }
 
   static void print(Options o, List<Result> results, PrintStream out, PrintStream err) {

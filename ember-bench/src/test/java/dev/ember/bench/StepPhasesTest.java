@@ -25,7 +25,7 @@ class StepPhasesTest {
   void timesEachPhaseForEachOptimizerAndFindsTheDeferredWeightGradients() {
     // 1024 x 1024 weights are the smallest whose gradients backward defers: the three hidden layers' (not the last's).
     StepPhases.Options o = StepPhases.parse(new String[] {"--hidden", "1024", "--batch", "4", "--optim", "sgd,adamw",
-        "--steps", "2", "--rounds", "3", "--split-step"});
+        "--steps", "2", "--rounds", "3", "--split-step", "--floor"});
     ByteArrayOutputStream log = new ByteArrayOutputStream();
     String[] lines = run(o, log);
     assertEquals(2, lines.length);
@@ -38,7 +38,7 @@ class StepPhasesTest {
       assertEquals(3.0, rec.get("rounds"));
       double step = (Double) rec.get("step");
       double total = (Double) rec.get("total");
-      for (String p : List.of("forward", "backward", "step", "step_gemm")) {
+      for (String p : List.of("forward", "backward", "step", "step_gemm", "step_floor")) {
         assertTrue((Double) rec.get(p) > 0, p + " in " + lines[i]);
       }
       assertTrue(total >= step && total >= (Double) rec.get("forward"), lines[i]);
@@ -50,11 +50,34 @@ class StepPhasesTest {
   @Test
   void leavesTheStepsGemmsUntimedWithoutSplitStep() {
     StepPhases.Options o = StepPhases.parse(new String[] {"--hidden", "16", "--batch", "2", "--steps", "1", "--rounds", "1"});
-    assertEquals(new StepPhases.Options(16, 2, List.of("sgd"), 1, 1, false), o);
+    assertEquals(new StepPhases.Options(16, 2, List.of("sgd"), 1, 1, false, false), o);
     Map<?, ?> rec = (Map<?, ?>) JsonReader.parse(run(o, new ByteArrayOutputStream())[0]);
     assertNull(rec.get("step_gemm"));
+    assertNull(rec.get("step_floor"));
     assertNull(rec.get("deferred"));
     assertTrue((Double) rec.get("total") > 0);
+  }
+
+  @Test
+  void theFloorRewritesEachOfTheOptimizersArraysOnce() {
+    assertEquals(2, StepPhases.streams("sgd"));
+    assertEquals(3, StepPhases.streams("adam"));
+    assertEquals(3, StepPhases.streams("adamw"));
+    // two chunks of 65,536 floats and a tail shorter than a vector
+    int n = (1 << 17) + 7;
+    for (int k = 2; k <= 3; k++) {
+      float[][] a = new float[k][n];
+      for (int j = 0; j < k; j++) {
+        for (int i = 0; i < n; i++) a[j][i] = (i % 101) + 1000 * j;
+      }
+      StepPhases.rewrite(a);
+      for (int j = 0; j < k; j++) {
+        for (int i : new int[] {0, 5, 65_535, 65_536, n - 8, n - 1}) {
+          double next = j + 1 < k ? ((i % 101) + 1000 * (j + 1)) * 0.25 : 0.25;
+          assertEquals(((i % 101) + 1000 * j) * 0.5 + next, a[j][i], 0, "array " + j + " of " + k + ", element " + i);
+        }
+      }
+    }
   }
 
   @Test
