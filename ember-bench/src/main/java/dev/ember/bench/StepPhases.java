@@ -38,8 +38,7 @@ import jdk.incubator.vector.VectorSpecies;
  * {@code {"category":"step-phases","workload":"seed_h2048","case":"train b=32 adamw","unit":"ms","zero_grad",
  * "forward","backward","step","total","step_gemm","step_floor","deferred","rounds"}} ({@code step_gemm} null without
  * {@code --split-step}, {@code step_floor} without {@code --floor}; {@code deferred} counts the parameters whose
- * gradient was deferred). stderr: a table
- * with each median and its min-max.
+ * gradient was deferred). stderr: a table with each median and its min-max.
  */
 public final class StepPhases {
   private static final String[] PHASES = {"zero_grad", "forward", "backward", "step", "total", "step_gemm", "step_floor"};
