@@ -136,8 +136,7 @@ public final class StepPhases {
     int[] deferred = new int[n];
     float[][][] state = new float[n][][];
     for (int v = 0; v < n && o.floor(); v++) {
-      long params = models[v].parameters().stream().mapToLong(Tensor::numel).sum();
-      state[v] = new float[streams(o.optims().get(v))][Math.toIntExact(params)];
+      state[v] = new float[streams(o.optims().get(v))][Math.toIntExact(models[v].numParameters(false))];
     }
     for (int r = -2; r < o.rounds(); r++) {
       for (int v = 0; v < n; v++) {
@@ -242,7 +241,7 @@ public final class StepPhases {
   static void rewrite(float[][] arrays) {
     int n = arrays[0].length;
     int k = arrays.length;
-    Parallel.forEach((n + CHUNK - 1) / CHUNK, t -> {
+    Parallel.forEach(Parallel.chunks(n, CHUNK), t -> {
       int lo = t * CHUNK;
       int hi = Math.min(n, lo + CHUNK);
       int i = lo;
