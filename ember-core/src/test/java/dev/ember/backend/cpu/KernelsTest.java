@@ -234,6 +234,46 @@ class KernelsTest {
     }
   }
 
+  /**
+   * VMath's functions and the kernels built on them pass values between passes through scratch blocks of
+   * 512 floats: over several blocks and a tail, every op gives the same bits written over its own input
+   * as into a separate array (a pass must read each element before a later pass writes it).
+   */
+  @Test
+  void vectorUnaryInPlaceMatchesOutOfPlaceAcrossBlocks() {
+    Random r = new Random(11);
+    int n = 3 * 512 + 37;
+    for (UnaryOp op : UnaryOp.values()) {
+      float[] x = random(r, n, -6, 6);
+      if (op == UnaryOp.LOG || op == UnaryOp.SQRT || op == UnaryOp.RSQRT) for (int i = 0; i < n; i++) x[i] = Math.abs(x[i]);
+      float[] out = new float[n];
+      VectorKernels.unary(op, 1.5f, x, 0, out, 0, n);
+      VectorKernels.unary(op, 1.5f, x, 0, x, 0, n);
+      for (int i = 0; i < n; i++) {
+        assertEquals(Float.floatToRawIntBits(out[i]), Float.floatToRawIntBits(x[i]), op + " in place at " + i);
+      }
+    }
+  }
+
+  /**
+   * VMath passes no vector across a method boundary (see its class comment): a helper that takes or returns
+   * a FloatVector is fast only where C2 inlines it, and where it does not, every lane of every call runs the
+   * Vector API's Java fallback (tanh and log ran 4-5x slower than they do as array passes). laneSum returns
+   * a float from a finished accumulator, once per reduction.
+   */
+  @Test
+  void vmathPassesNoVectorBetweenMethods() throws ClassNotFoundException {
+    Class<?> vmath = Class.forName("dev.ember.backend.cpu.vector.VMath");
+    for (java.lang.reflect.Method m : vmath.getDeclaredMethods()) {
+      if (m.getName().equals("laneSum") || m.isSynthetic()) continue;
+      for (Class<?> t : m.getParameterTypes()) {
+        assertFalse(t.getName().startsWith("jdk.incubator.vector"), "VMath." + m.getName() + " takes a " + t.getSimpleName());
+      }
+      assertFalse(m.getReturnType().getName().startsWith("jdk.incubator.vector"),
+          "VMath." + m.getName() + " returns a " + m.getReturnType().getSimpleName());
+    }
+  }
+
   @Test
   void reluKeepsNaNAndZeroesNegativeZero() {
     float[] x = new float[XO + 32];

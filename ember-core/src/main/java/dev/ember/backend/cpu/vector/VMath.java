@@ -7,10 +7,10 @@ import static jdk.incubator.vector.VectorOperators.EQ;
 import static jdk.incubator.vector.VectorOperators.F2I;
 import static jdk.incubator.vector.VectorOperators.GT;
 import static jdk.incubator.vector.VectorOperators.I2F;
-import static jdk.incubator.vector.VectorOperators.IS_NAN;
 import static jdk.incubator.vector.VectorOperators.LSHL;
 import static jdk.incubator.vector.VectorOperators.LSHR;
 import static jdk.incubator.vector.VectorOperators.LT;
+import static jdk.incubator.vector.VectorOperators.NE;
 import static jdk.incubator.vector.VectorOperators.OR;
 
 import jdk.incubator.vector.FloatVector;
@@ -28,6 +28,16 @@ import jdk.incubator.vector.VectorSpecies;
  * through it, on the thread count and on what ran before: exactly what Ember promises not to do.
  * These functions give the same bits cold and warm, on one thread or many.
  *
+ * <p>Every function works on arrays, a loop per pass, and no vector crosses a method boundary. A helper
+ * that takes and returns vectors is only fast where C2 inlines it, and C2 declines often: a callee over
+ * 325 bytecodes ("hot method too big": log), one already compiled on its own into a big method (expm1
+ * once a warm-up had compiled it alone: tanh), a caller that has used up its inlining budget. Where it
+ * declines, each vector is boxed at the call and the Vector API runs its Java fallbacks: log, expm1,
+ * log1p and tanh ran 10-40x slower than their arithmetic (tanh 3.7-4.5 ms per million elements on two
+ * threads, exp 0.2 ms). A function that needs another's result (tanh needs expm1, which needs exp)
+ * takes it from a pass over a per-thread scratch block of {@link #BLOCK} floats in L1, so each lane goes
+ * through exactly the operations it went through when the helpers were inlined: the same bits.
+ *
  * <p>Algorithms follow Cephes' single-precision routines (exp: Cody-Waite reduction by ln2 and a
  * degree-6 polynomial; log: mantissa in [sqrt(1/2), sqrt(2)) and a degree-9 polynomial), about 1
  * ulp; expm1, log1p and tanh are derived from them without cancellation. Accuracy is tested against
@@ -37,7 +47,19 @@ final class VMath {
   private VMath() {}
 
   static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
-  private static final VectorSpecies<Integer> I = S.withLanes(int.class);
+  private static final int L = S.length();
+
+  /** Floats per scratch block: 2 KiB, so a function's scratch blocks and its operands stay in L1. */
+  static final int BLOCK = 512;
+  /** Scratch slots: exp values for expm1, u = 1 + x for log1p, and up to three for the callers. */
+  private static final int E = 0, U = 1;
+  static final int SLOT_A = 2, SLOT_B = 3, SLOT_C = 4;
+  private static final ThreadLocal<float[][]> SCRATCH = ThreadLocal.withInitial(() -> new float[5][BLOCK]);
+
+  /** This thread's scratch blocks; slots {@link #SLOT_A}..{@link #SLOT_C} are free for callers of this class. */
+  static float[][] scratch() {
+    return SCRATCH.get();
+  }
 
   private static final float LOG2E = 1.44269504088896341f;
   private static final float LN2_HI = 0.693359375f; // 9 significant bits: n * LN2_HI is exact
@@ -46,127 +68,168 @@ final class VMath {
   private static final float EXP_LO = -103.97208f; // below, exp(x) rounds to 0
   private static final float ROUND = 0x1.8p23f; // adding and subtracting it rounds to an integer
 
-  /** exp(x), about 1 ulp; +inf above 88.72, 0 below -103.97, NaN for NaN. */
-  static FloatVector exp(FloatVector x) {
-    FloatVector xc = x.max(EXP_LO).min(EXP_HI);
-    FloatVector n = xc.fma(LOG2E, ROUND).sub(ROUND);
-    FloatVector r = n.fma(FloatVector.broadcast(S, -LN2_HI), xc);
-    r = n.fma(FloatVector.broadcast(S, -LN2_LO), r);
-    FloatVector p = r.fma(1.9875691500e-4f, 1.3981999507e-3f);
-    p = mad(p, r, 8.3334519073e-3f);
-    p = mad(p, r, 4.1665795894e-2f);
-    p = mad(p, r, 1.6666665459e-1f);
-    p = mad(p, r, 5.0000001201e-1f);
-    p = p.mul(r.mul(r)).add(r).add(1f);
-    // 2^n as two normal powers of two: n is in [-150, 128], so n/2 and n - n/2 stay within [-75, 64]
-    // and the second product rounds once, correctly, even into the subnormal range
-    IntVector ni = (IntVector) n.convert(F2I, 0);
-    IntVector h = ni.lanewise(ASHR, 1);
-    FloatVector s1 = h.add(127).lanewise(LSHL, 23).reinterpretAsFloats();
-    FloatVector s2 = ni.sub(h).add(127).lanewise(LSHL, 23).reinterpretAsFloats();
-    FloatVector y = p.mul(s1).mul(s2);
-    y = y.blend(Float.POSITIVE_INFINITY, x.compare(GT, EXP_HI));
-    y = y.blend(0f, x.compare(LT, EXP_LO));
-    return y.blend(x, x.test(IS_NAN));
+  /**
+   * out = exp(x) over n elements (a multiple of the vector length; out may be x), about 1 ulp; +inf above
+   * 88.72, 0 below -103.97, NaN for NaN.
+   */
+  static void exp(float[] xa, int xo, float[] out, int oo, int n) {
+    for (int i = 0; i + L <= n; i += L) {
+      FloatVector x = FloatVector.fromArray(S, xa, xo + i);
+      FloatVector xc = x.max(EXP_LO).min(EXP_HI);
+      FloatVector nn = xc.fma(LOG2E, ROUND).sub(ROUND);
+      FloatVector r = nn.fma(FloatVector.broadcast(S, -LN2_HI), xc);
+      r = nn.fma(FloatVector.broadcast(S, -LN2_LO), r);
+      FloatVector p = r.fma(1.9875691500e-4f, 1.3981999507e-3f);
+      p = p.fma(r, FloatVector.broadcast(S, 8.3334519073e-3f));
+      p = p.fma(r, FloatVector.broadcast(S, 4.1665795894e-2f));
+      p = p.fma(r, FloatVector.broadcast(S, 1.6666665459e-1f));
+      p = p.fma(r, FloatVector.broadcast(S, 5.0000001201e-1f));
+      p = p.mul(r.mul(r)).add(r).add(1f);
+      // 2^n as two normal powers of two: n is in [-150, 128], so n/2 and n - n/2 stay within [-75, 64]
+      // and the second product rounds once, correctly, even into the subnormal range
+      IntVector ni = (IntVector) nn.convert(F2I, 0);
+      IntVector h = ni.lanewise(ASHR, 1);
+      FloatVector s1 = h.add(127).lanewise(LSHL, 23).reinterpretAsFloats();
+      FloatVector s2 = ni.sub(h).add(127).lanewise(LSHL, 23).reinterpretAsFloats();
+      FloatVector y = p.mul(s1).mul(s2);
+      y = y.blend(Float.POSITIVE_INFINITY, x.compare(GT, EXP_HI));
+      y = y.blend(0f, x.compare(LT, EXP_LO));
+      y.blend(x, x.compare(NE, x)).intoArray(out, oo + i);
+    }
+    for (int i = n / L * L; i < n; i++) out[oo + i] = (float) Math.exp(xa[xo + i]);
   }
 
   private static final float SQRTH = 0.70710678118654752440f;
 
-  /** Natural log, about 1 ulp; -inf at +-0, NaN below 0 and for NaN, +inf at +inf. */
-  static FloatVector log(FloatVector x) {
-    // subnormals: scale by 2^25 first and take 25 off the exponent
-    VectorMask<Float> tiny = x.compare(LT, 0x1p-126f);
-    FloatVector xs = x.blend(x.mul(0x1p25f), tiny);
-    IntVector bits = xs.reinterpretAsInts();
-    IntVector e = bits.lanewise(LSHR, 23).lanewise(AND, 0xff).sub(126);
-    e = e.blend(e.sub(25), tiny.cast(I));
-    // m in [0.5, 1)
-    FloatVector m = bits.lanewise(AND, 0x007fffff).lanewise(OR, 0x3f000000).reinterpretAsFloats();
-    FloatVector ef = (FloatVector) e.convert(I2F, 0);
-    // move m to [sqrt(1/2), sqrt(2)): below sqrt(1/2), double it and take one from the exponent
-    VectorMask<Float> small = m.compare(LT, SQRTH);
-    ef = ef.blend(ef.sub(1f), small);
-    FloatVector f = m.blend(m.add(m), small).sub(1f); // exact (Sterbenz)
-    FloatVector z = f.mul(f);
-    FloatVector y = f.fma(7.0376836292e-2f, -1.1514610310e-1f);
-    y = mad(y, f, 1.1676998740e-1f);
-    y = mad(y, f, -1.2420140846e-1f);
-    y = mad(y, f, 1.4249322787e-1f);
-    y = mad(y, f, -1.6668057665e-1f);
-    y = mad(y, f, 2.0000714765e-1f);
-    y = mad(y, f, -2.4999993993e-1f);
-    y = mad(y, f, 3.3333331174e-1f);
-    y = y.mul(f).mul(z);
-    y = ef.fma(FloatVector.broadcast(S, LN2_LO), y);
-    y = z.fma(FloatVector.broadcast(S, -0.5f), y);
-    FloatVector r = f.add(y);
-    r = ef.fma(FloatVector.broadcast(S, LN2_HI), r);
-    r = r.blend(Float.NEGATIVE_INFINITY, x.compare(EQ, 0f));
-    r = r.blend(Float.NaN, x.compare(LT, 0f));
-    r = r.blend(x, x.compare(EQ, Float.POSITIVE_INFINITY).or(x.test(IS_NAN)));
-    return r;
+  /**
+   * out = log(x) over n elements (a multiple of the vector length; out may be x), about 1 ulp; -inf at
+   * +-0, NaN below 0 and for NaN, +inf at +inf.
+   */
+  static void log(float[] xa, int xo, float[] out, int oo, int n) {
+    for (int i = 0; i < n; i += L) {
+      FloatVector x = FloatVector.fromArray(S, xa, xo + i);
+      // subnormals: scale by 2^25 first and take 25 off the exponent
+      VectorMask<Float> tiny = x.compare(LT, 0x1p-126f);
+      FloatVector xs = x.blend(x.mul(0x1p25f), tiny);
+      IntVector bits = xs.reinterpretAsInts();
+      IntVector e = bits.lanewise(LSHR, 23).lanewise(AND, 0xff).sub(126);
+      // m in [0.5, 1)
+      FloatVector m = bits.lanewise(AND, 0x007fffff).lanewise(OR, 0x3f000000).reinterpretAsFloats();
+      FloatVector ef = (FloatVector) e.convert(I2F, 0);
+      ef = ef.blend(ef.sub(25f), tiny); // exact: small integers
+      // move m to [sqrt(1/2), sqrt(2)): below sqrt(1/2), double it and take one from the exponent
+      VectorMask<Float> small = m.compare(LT, SQRTH);
+      ef = ef.blend(ef.sub(1f), small);
+      FloatVector f = m.blend(m.add(m), small).sub(1f); // exact (Sterbenz)
+      FloatVector z = f.mul(f);
+      FloatVector y = f.fma(7.0376836292e-2f, -1.1514610310e-1f);
+      y = y.fma(f, FloatVector.broadcast(S, 1.1676998740e-1f));
+      y = y.fma(f, FloatVector.broadcast(S, -1.2420140846e-1f));
+      y = y.fma(f, FloatVector.broadcast(S, 1.4249322787e-1f));
+      y = y.fma(f, FloatVector.broadcast(S, -1.6668057665e-1f));
+      y = y.fma(f, FloatVector.broadcast(S, 2.0000714765e-1f));
+      y = y.fma(f, FloatVector.broadcast(S, -2.4999993993e-1f));
+      y = y.fma(f, FloatVector.broadcast(S, 3.3333331174e-1f));
+      y = y.mul(f).mul(z);
+      y = ef.fma(FloatVector.broadcast(S, LN2_LO), y);
+      y = z.fma(FloatVector.broadcast(S, -0.5f), y);
+      FloatVector r = f.add(y);
+      r = ef.fma(FloatVector.broadcast(S, LN2_HI), r);
+      r = r.blend(Float.NEGATIVE_INFINITY, x.compare(EQ, 0f));
+      r = r.blend(Float.NaN, x.compare(LT, 0f));
+      r.blend(x, x.compare(EQ, Float.POSITIVE_INFINITY).or(x.compare(NE, x))).intoArray(out, oo + i);
+    }
   }
 
   private static final float LN2 = 0.69314718f;
 
-  /** Taylor polynomial of expm1 to degree 10: truncation below 1e-9 relative for |x| < ln2. */
-  private static FloatVector expm1Poly(FloatVector x) {
-    FloatVector t = x.fma(1f / 3628800f, 1f / 362880f);
-    t = mad(t, x, 1f / 40320f);
-    t = mad(t, x, 1f / 5040f);
-    t = mad(t, x, 1f / 720f);
-    t = mad(t, x, 1f / 120f);
-    t = mad(t, x, 1f / 24f);
-    t = mad(t, x, 1f / 6f);
-    t = mad(t, x, 0.5f);
-    return t.mul(x.mul(x)).add(x);
+  /**
+   * out = exp(x) - 1 without cancellation over n elements (a multiple of the vector length; out may be x),
+   * about 1 ulp. |x| < ln2: the polynomial directly. Up to |x| = 16.5: x = n ln2 + r, and expm1(x) =
+   * 2^n expm1(r) + (2^n - 1), where 2^n - 1 is exact for |n| <= 24 and the fma rounds once. Beyond,
+   * exp(x) - 1 loses nothing.
+   */
+  static void expm1(float[] xa, int xo, float[] out, int oo, int n) {
+    float[] ex = SCRATCH.get()[E];
+    for (int b = 0; b < n; b += BLOCK) {
+      int len = Math.min(BLOCK, n - b);
+      exp(xa, xo + b, ex, 0, len);
+      for (int i = 0; i < len; i += L) {
+        FloatVector x = FloatVector.fromArray(S, xa, xo + b + i);
+        FloatVector a = x.lanewise(ABS);
+        FloatVector nn = x.max(-24f).min(24f).fma(LOG2E, ROUND).sub(ROUND);
+        FloatVector r = nn.fma(FloatVector.broadcast(S, -LN2_HI), x);
+        r = nn.fma(FloatVector.broadcast(S, -LN2_LO), r);
+        IntVector ni = (IntVector) nn.convert(F2I, 0);
+        FloatVector s = ni.add(127).lanewise(LSHL, 23).reinterpretAsFloats();
+        // Taylor polynomial of expm1 to degree 10 (truncation below 1e-9 relative for |x| < ln2), at r and
+        // below at x, written out twice: a helper taking vectors is exactly what this class avoids
+        FloatVector t = r.fma(1f / 3628800f, 1f / 362880f);
+        t = t.fma(r, FloatVector.broadcast(S, 1f / 40320f));
+        t = t.fma(r, FloatVector.broadcast(S, 1f / 5040f));
+        t = t.fma(r, FloatVector.broadcast(S, 1f / 720f));
+        t = t.fma(r, FloatVector.broadcast(S, 1f / 120f));
+        t = t.fma(r, FloatVector.broadcast(S, 1f / 24f));
+        t = t.fma(r, FloatVector.broadcast(S, 1f / 6f));
+        t = t.fma(r, FloatVector.broadcast(S, 0.5f));
+        FloatVector viaN = s.fma(t.mul(r.mul(r)).add(r), s.sub(1f));
+        FloatVector q = x.fma(1f / 3628800f, 1f / 362880f);
+        q = q.fma(x, FloatVector.broadcast(S, 1f / 40320f));
+        q = q.fma(x, FloatVector.broadcast(S, 1f / 5040f));
+        q = q.fma(x, FloatVector.broadcast(S, 1f / 720f));
+        q = q.fma(x, FloatVector.broadcast(S, 1f / 120f));
+        q = q.fma(x, FloatVector.broadcast(S, 1f / 24f));
+        q = q.fma(x, FloatVector.broadcast(S, 1f / 6f));
+        q = q.fma(x, FloatVector.broadcast(S, 0.5f));
+        FloatVector small = q.mul(x.mul(x)).add(x);
+        FloatVector y = FloatVector.fromArray(S, ex, i).sub(1f);
+        y = y.blend(viaN, a.compare(LT, 16.5f));
+        y = y.blend(small, a.compare(LT, LN2));
+        y.blend(x, x.compare(NE, x)).intoArray(out, oo + b + i);
+      }
+    }
   }
 
   /**
-   * exp(x) - 1 without cancellation, about 1 ulp. |x| < ln2: the polynomial directly. Up to |x| =
-   * 16.5: x = n ln2 + r, and expm1(x) = 2^n expm1(r) + (2^n - 1), where 2^n - 1 is exact for
-   * |n| <= 24 and the fma rounds once. Beyond, exp(x) - 1 loses nothing.
+   * out = log(1 + x) over n elements (a multiple of the vector length; out may be x), with Goldberg's
+   * correction: u = 1 + x rounds, and log(u) * x / (u - 1) undoes the rounding to first order. Where u
+   * is exactly 1, x itself is the answer.
    */
-  static FloatVector expm1(FloatVector x) {
-    FloatVector a = x.lanewise(ABS);
-    FloatVector n = x.max(-24f).min(24f).fma(LOG2E, ROUND).sub(ROUND);
-    FloatVector r = n.fma(FloatVector.broadcast(S, -LN2_HI), x);
-    r = n.fma(FloatVector.broadcast(S, -LN2_LO), r);
-    IntVector ni = (IntVector) n.convert(F2I, 0);
-    FloatVector s = ni.add(127).lanewise(LSHL, 23).reinterpretAsFloats();
-    FloatVector viaN = s.fma(expm1Poly(r), s.sub(1f));
-    FloatVector y = exp(x).sub(1f);
-    y = y.blend(viaN, a.compare(LT, 16.5f));
-    y = y.blend(expm1Poly(x), a.compare(LT, LN2));
-    return y.blend(x, x.test(IS_NAN));
+  static void log1p(float[] xa, int xo, float[] out, int oo, int n) {
+    float[] lu = SCRATCH.get()[U];
+    for (int b = 0; b < n; b += BLOCK) {
+      int len = Math.min(BLOCK, n - b);
+      for (int i = 0; i < len; i += L) FloatVector.fromArray(S, xa, xo + b + i).add(1f).intoArray(lu, i);
+      log(lu, 0, lu, 0, len);
+      for (int i = 0; i < len; i += L) {
+        FloatVector x = FloatVector.fromArray(S, xa, xo + b + i);
+        FloatVector u = x.add(1f);
+        FloatVector d = u.sub(1f);
+        FloatVector r = FloatVector.fromArray(S, lu, i).mul(x.div(d));
+        r = r.blend(x, d.compare(EQ, 0f));
+        r.blend(u, u.compare(EQ, Float.POSITIVE_INFINITY)).intoArray(out, oo + b + i);
+      }
+    }
   }
 
   /**
-   * log(1 + x) with Goldberg's correction: u = 1 + x rounds, and log(u) * x / (u - 1) undoes the
-   * rounding to first order. Where u is exactly 1, x itself is the answer.
+   * out = tanh(x) over n elements (a multiple of the vector length; out may be x): tanh(|x|) = -e / (e + 2)
+   * with e = expm1(-2|x|) in (-1, 0]: no cancellation anywhere, exact 1 in the limit; the sign is put
+   * back by select so -0 stays -0.
    */
-  static FloatVector log1p(FloatVector x) {
-    FloatVector u = x.add(1f);
-    FloatVector d = u.sub(1f);
-    FloatVector r = log(u).mul(x.div(d));
-    r = r.blend(x, d.compare(EQ, 0f));
-    return r.blend(u, u.compare(EQ, Float.POSITIVE_INFINITY));
-  }
-
-  /**
-   * tanh(|x|) = -e / (e + 2) with e = expm1(-2|x|) in (-1, 0]: no cancellation anywhere, exact 1
-   * in the limit; the sign is put back by select so -0 stays -0.
-   */
-  static FloatVector tanh(FloatVector x) {
-    FloatVector a = x.lanewise(ABS);
-    FloatVector e = expm1(a.mul(-2f));
-    FloatVector t = e.neg().div(e.add(2f));
-    return t.blend(t.neg(), x.compare(LT, 0f)).blend(x, x.test(IS_NAN));
-  }
-
-  /** a * b + c with one rounding. */
-  private static FloatVector mad(FloatVector a, FloatVector b, float c) {
-    return a.fma(b, FloatVector.broadcast(S, c));
+  static void tanh(float[] xa, int xo, float[] out, int oo, int n) {
+    float[] e = SCRATCH.get()[SLOT_A];
+    for (int b = 0; b < n; b += BLOCK) {
+      int len = Math.min(BLOCK, n - b);
+      for (int i = 0; i < len; i += L) FloatVector.fromArray(S, xa, xo + b + i).lanewise(ABS).mul(-2f).intoArray(e, i);
+      expm1(e, 0, e, 0, len);
+      for (int i = 0; i < len; i += L) {
+        FloatVector x = FloatVector.fromArray(S, xa, xo + b + i);
+        FloatVector ev = FloatVector.fromArray(S, e, i);
+        FloatVector t = ev.neg().div(ev.add(2f));
+        t.blend(t.neg(), x.compare(LT, 0f)).blend(x, x.compare(NE, x)).intoArray(out, oo + b + i);
+      }
+    }
   }
 
   /** Sum of the lanes in lane order: reduceLanes(ADD) may reorder, and differently once compiled. */

@@ -106,35 +106,27 @@ public final class VectorKernels {
   }
 
   private static int exp(float[] x, int xo, float[] out, int oo, int n) {
-    int i = 0;
-    for (int end = S.loopBound(n); i < end; i += L) {
-      VMath.exp(fromArray(S, x, xo + i)).intoArray(out, oo + i);
-    }
-    return i;
+    int m = S.loopBound(n);
+    VMath.exp(x, xo, out, oo, m);
+    return m;
   }
 
   private static int log(float[] x, int xo, float[] out, int oo, int n) {
-    int i = 0;
-    for (int end = S.loopBound(n); i < end; i += L) {
-      VMath.log(fromArray(S, x, xo + i)).intoArray(out, oo + i);
-    }
-    return i;
+    int m = S.loopBound(n);
+    VMath.log(x, xo, out, oo, m);
+    return m;
   }
 
   private static int log1p(float[] x, int xo, float[] out, int oo, int n) {
-    int i = 0;
-    for (int end = S.loopBound(n); i < end; i += L) {
-      VMath.log1p(fromArray(S, x, xo + i)).intoArray(out, oo + i);
-    }
-    return i;
+    int m = S.loopBound(n);
+    VMath.log1p(x, xo, out, oo, m);
+    return m;
   }
 
   private static int expm1(float[] x, int xo, float[] out, int oo, int n) {
-    int i = 0;
-    for (int end = S.loopBound(n); i < end; i += L) {
-      VMath.expm1(fromArray(S, x, xo + i)).intoArray(out, oo + i);
-    }
-    return i;
+    int m = S.loopBound(n);
+    VMath.expm1(x, xo, out, oo, m);
+    return m;
   }
 
   private static int sqrt(float[] x, int xo, float[] out, int oo, int n) {
@@ -176,36 +168,45 @@ public final class VectorKernels {
 
 
   private static int tanh(float[] x, int xo, float[] out, int oo, int n) {
-    int i = 0;
-    for (int end = S.loopBound(n); i < end; i += L) {
-      VMath.tanh(fromArray(S, x, xo + i)).intoArray(out, oo + i);
-    }
-    return i;
+    int m = S.loopBound(n);
+    VMath.tanh(x, xo, out, oo, m);
+    return m;
   }
 
-  /**
-   * exp(-|x|) never overflows; for x < 0 sigmoid is e/(1+e), which keeps full relative precision
-   * down to the float underflow where 1/(1+exp(-x)) would already have become 1/inf = 0.
-   */
-  private static FloatVector sigmoid(FloatVector v) {
-    FloatVector e = VMath.exp(v.lanewise(ABS).neg());
-    FloatVector r = FloatVector.broadcast(S, 1f).div(e.add(1f));
-    return r.blend(e.mul(r), v.compare(LT, 0f));
+  /** e[0, len) = exp(-|x|) for the block at xo. */
+  private static void expNegAbs(float[] x, int xo, float[] e, int len) {
+    for (int i = 0; i < len; i += L) fromArray(S, x, xo + i).lanewise(ABS).neg().intoArray(e, i);
+    VMath.exp(e, 0, e, 0, len);
   }
 
   private static int sigmoid(float[] x, int xo, float[] out, int oo, int n) {
-    int i = 0;
-    for (int end = S.loopBound(n); i < end; i += L) sigmoid(fromArray(S, x, xo + i)).intoArray(out, oo + i);
-    return i;
+    int m = S.loopBound(n);
+    float[] e = VMath.scratch()[VMath.SLOT_A];
+    for (int b = 0; b < m; b += VMath.BLOCK) {
+      int len = Math.min(VMath.BLOCK, m - b);
+      expNegAbs(x, xo + b, e, len);
+      for (int i = 0; i < len; i += L) {
+        FloatVector v = fromArray(S, x, xo + b + i), ev = fromArray(S, e, i);
+        FloatVector r = FloatVector.broadcast(S, 1f).div(ev.add(1f));
+        r.blend(ev.mul(r), v.compare(LT, 0f)).intoArray(out, oo + b + i);
+      }
+    }
+    return m;
   }
 
   private static int silu(float[] x, int xo, float[] out, int oo, int n) {
-    int i = 0;
-    for (int end = S.loopBound(n); i < end; i += L) {
-      FloatVector v = fromArray(S, x, xo + i);
-      v.mul(sigmoid(v)).intoArray(out, oo + i);
+    int m = S.loopBound(n);
+    float[] e = VMath.scratch()[VMath.SLOT_A];
+    for (int b = 0; b < m; b += VMath.BLOCK) {
+      int len = Math.min(VMath.BLOCK, m - b);
+      expNegAbs(x, xo + b, e, len);
+      for (int i = 0; i < len; i += L) {
+        FloatVector v = fromArray(S, x, xo + b + i), ev = fromArray(S, e, i);
+        FloatVector r = FloatVector.broadcast(S, 1f).div(ev.add(1f));
+        v.mul(r.blend(ev.mul(r), v.compare(LT, 0f))).intoArray(out, oo + b + i);
+      }
     }
-    return i;
+    return m;
   }
 
   /**
@@ -249,24 +250,35 @@ public final class VectorKernels {
   }
 
   private static int elu(float alpha, float[] x, int xo, float[] out, int oo, int n) {
-    int i = 0;
-    for (int end = S.loopBound(n); i < end; i += L) {
-      FloatVector v = fromArray(S, x, xo + i);
-      VMath.expm1(v).mul(alpha).blend(v, v.compare(GT, 0f)).intoArray(out, oo + i);
+    int m = S.loopBound(n);
+    float[] e = VMath.scratch()[VMath.SLOT_A];
+    for (int b = 0; b < m; b += VMath.BLOCK) {
+      int len = Math.min(VMath.BLOCK, m - b);
+      VMath.expm1(x, xo + b, e, 0, len);
+      for (int i = 0; i < len; i += L) {
+        FloatVector v = fromArray(S, x, xo + b + i);
+        fromArray(S, e, i).mul(alpha).blend(v, v.compare(GT, 0f)).intoArray(out, oo + b + i);
+      }
     }
-    return i;
+    return m;
   }
 
   /** Above beta*x = 20 PyTorch returns x; the exp may overflow there but that lane is replaced. */
   private static int softplus(float beta, float[] x, int xo, float[] out, int oo, int n) {
-    int i = 0;
-    for (int end = S.loopBound(n); i < end; i += L) {
-      FloatVector v = fromArray(S, x, xo + i);
-      FloatVector bx = v.mul(beta);
-      FloatVector y = VMath.log1p(VMath.exp(bx)).div(beta);
-      y.blend(v, bx.compare(GT, 20f)).intoArray(out, oo + i);
+    int m = S.loopBound(n);
+    float[] y = VMath.scratch()[VMath.SLOT_A];
+    for (int b = 0; b < m; b += VMath.BLOCK) {
+      int len = Math.min(VMath.BLOCK, m - b);
+      for (int i = 0; i < len; i += L) fromArray(S, x, xo + b + i).mul(beta).intoArray(y, i);
+      VMath.exp(y, 0, y, 0, len);
+      VMath.log1p(y, 0, y, 0, len);
+      for (int i = 0; i < len; i += L) {
+        FloatVector v = fromArray(S, x, xo + b + i);
+        FloatVector bx = v.mul(beta);
+        fromArray(S, y, i).div(beta).blend(v, bx.compare(GT, 20f)).intoArray(out, oo + b + i);
+      }
     }
-    return i;
+    return m;
   }
 
 
@@ -278,13 +290,23 @@ public final class VectorKernels {
    */
   private static int geluTanh(float[] x, int xo, float[] out, int oo, int n) {
     final float k = (float) (2 * 0.7978845608028654), c = (float) (2 * 0.7978845608028654 * 0.044715);
-    int i = 0;
-    for (int end = S.loopBound(n); i < end; i += L) {
-      FloatVector v = fromArray(S, x, xo + i);
-      FloatVector u2 = v.mul(v).mul(c).add(k).mul(v);
-      v.mul(sigmoid(u2)).intoArray(out, oo + i);
+    int m = S.loopBound(n);
+    float[] e = VMath.scratch()[VMath.SLOT_A];
+    for (int b = 0; b < m; b += VMath.BLOCK) {
+      int len = Math.min(VMath.BLOCK, m - b);
+      for (int i = 0; i < len; i += L) {
+        FloatVector v = fromArray(S, x, xo + b + i);
+        v.mul(v).mul(c).add(k).mul(v).lanewise(ABS).neg().intoArray(e, i);
+      }
+      VMath.exp(e, 0, e, 0, len);
+      for (int i = 0; i < len; i += L) {
+        FloatVector v = fromArray(S, x, xo + b + i);
+        FloatVector u2 = v.mul(v).mul(c).add(k).mul(v), ev = fromArray(S, e, i);
+        FloatVector r = FloatVector.broadcast(S, 1f).div(ev.add(1f));
+        v.mul(r.blend(ev.mul(r), u2.compare(LT, 0f))).intoArray(out, oo + b + i);
+      }
     }
-    return i;
+    return m;
   }
 
   private static final float INV_SQRT_2 = 0.70710677f;
@@ -299,26 +321,36 @@ public final class VectorKernels {
    * Lanes with |x| > 14.5 are set to x (x > 0) or a signed zero: erfc(10.25) is below float range.
    */
   private static int gelu(float[] x, int xo, float[] out, int oo, int n) {
-    int i = 0;
-    for (int end = S.loopBound(n); i < end; i += L) gelu(fromArray(S, x, xo + i)).intoArray(out, oo + i);
-    return i;
-  }
-
-  private static FloatVector gelu(FloatVector v) {
-    FloatVector ax = v.lanewise(ABS).min(14.5f);
-    FloatVector t = FloatVector.broadcast(S, 1f).div(ax.mul(0.5f * INV_SQRT_2).add(1f));
-    FloatVector p = t.mul(0.17087277f).add(-0.82215223f).mul(t).add(1.48851587f).mul(t).add(-1.13520398f)
-        .mul(t).add(0.27886807f).mul(t).add(-0.18628806f).mul(t).add(0.09678418f).mul(t).add(0.37409196f)
-        .mul(t).add(1.00002368f).mul(t).add(-1.26551223f);
-    FloatVector xx = ax.mul(ax);
-    FloatVector nzz = xx.mul(-0.5f);
-    FloatVector zzErr = ax.fma(ax, xx.neg()).mul(0.5f);
-    FloatVector s = nzz.add(p);
-    FloatVector sErr = nzz.sub(s).add(p);
-    FloatVector erfcAbs = t.mul(VMath.exp(s)).mul(sErr.sub(zzErr).add(1f));
-    FloatVector h = v.mul(0.5f).mul(erfcAbs);
-    VectorMask<Float> pos = v.compare(GT, 0f), big = v.lanewise(ABS).compare(GT, 14.5f);
-    return h.blend(v.sub(h), pos).blend(v, big.and(pos)).blend(v.mul(0f), big.andNot(pos));
+    int m = S.loopBound(n);
+    float[][] scratch = VMath.scratch();
+    float[] se = scratch[VMath.SLOT_A], ts = scratch[VMath.SLOT_B], corr = scratch[VMath.SLOT_C];
+    for (int b = 0; b < m; b += VMath.BLOCK) {
+      int len = Math.min(VMath.BLOCK, m - b);
+      for (int i = 0; i < len; i += L) {
+        FloatVector ax = fromArray(S, x, xo + b + i).lanewise(ABS).min(14.5f);
+        FloatVector t = FloatVector.broadcast(S, 1f).div(ax.mul(0.5f * INV_SQRT_2).add(1f));
+        FloatVector p = t.mul(0.17087277f).add(-0.82215223f).mul(t).add(1.48851587f).mul(t).add(-1.13520398f)
+            .mul(t).add(0.27886807f).mul(t).add(-0.18628806f).mul(t).add(0.09678418f).mul(t).add(0.37409196f)
+            .mul(t).add(1.00002368f).mul(t).add(-1.26551223f);
+        FloatVector xx = ax.mul(ax);
+        FloatVector nzz = xx.mul(-0.5f);
+        FloatVector zzErr = ax.fma(ax, xx.neg()).mul(0.5f);
+        FloatVector s = nzz.add(p);
+        FloatVector sErr = nzz.sub(s).add(p);
+        s.intoArray(se, i);
+        t.intoArray(ts, i);
+        sErr.sub(zzErr).add(1f).intoArray(corr, i);
+      }
+      VMath.exp(se, 0, se, 0, len);
+      for (int i = 0; i < len; i += L) {
+        FloatVector v = fromArray(S, x, xo + b + i);
+        FloatVector erfcAbs = fromArray(S, ts, i).mul(fromArray(S, se, i)).mul(fromArray(S, corr, i));
+        FloatVector h = v.mul(0.5f).mul(erfcAbs);
+        VectorMask<Float> pos = v.compare(GT, 0f), big = v.lanewise(ABS).compare(GT, 14.5f);
+        h.blend(v.sub(h), pos).blend(v, big.and(pos)).blend(v.mul(0f), big.andNot(pos)).intoArray(out, oo + b + i);
+      }
+    }
+    return m;
   }
 
   /**
@@ -513,8 +545,15 @@ public final class VectorKernels {
 
   private static float expSum(float[] x, int xo, float m, int n) {
     FloatVector acc = FloatVector.zero(S);
-    int i = 0;
-    for (int end = S.loopBound(n); i < end; i += L) acc = acc.add(VMath.exp(fromArray(S, x, xo + i).sub(m)));
+    int end = S.loopBound(n);
+    float[] e = VMath.scratch()[VMath.SLOT_A];
+    for (int b = 0; b < end; b += VMath.BLOCK) {
+      int len = Math.min(VMath.BLOCK, end - b);
+      for (int i = 0; i < len; i += L) fromArray(S, x, xo + b + i).sub(m).intoArray(e, i);
+      VMath.exp(e, 0, e, 0, len);
+      for (int i = 0; i < len; i += L) acc = acc.add(fromArray(S, e, i));
+    }
+    int i = end;
     float s = VMath.laneSum(acc);
     for (; i < n; i++) s += (float) Math.exp(x[xo + i] - m);
     return s;
@@ -522,12 +561,13 @@ public final class VectorKernels {
 
   private static float expStore(float[] x, int xo, float m, float[] out, int oo, int n) {
     FloatVector acc = FloatVector.zero(S);
-    int i = 0;
-    for (int end = S.loopBound(n); i < end; i += L) {
-      FloatVector e = VMath.exp(fromArray(S, x, xo + i).sub(m));
-      e.intoArray(out, oo + i);
-      acc = acc.add(e);
-    }
+    int end = S.loopBound(n);
+    // x - m into out, exp in place, then the sum: out may be x (an in-place softmax), and each element is
+    // read before it is written
+    for (int i = 0; i < end; i += L) fromArray(S, x, xo + i).sub(m).intoArray(out, oo + i);
+    VMath.exp(out, oo, out, oo, end);
+    for (int i = 0; i < end; i += L) acc = acc.add(fromArray(S, out, oo + i));
+    int i = end;
     float s = VMath.laneSum(acc);
     for (; i < n; i++) {
       float e = (float) Math.exp(x[xo + i] - m);
