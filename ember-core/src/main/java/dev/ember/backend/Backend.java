@@ -30,11 +30,19 @@ public interface Backend {
   void where(Tensor cond, Tensor a, Tensor b, Tensor out);
 
   /**
-   * ReLU's backward in one pass: {@code out = g * (x > 0 ? 1 : 0)}, the value of
-   * {@code g.mul(x.gt(0).to(g.dtype()))} element for element (NaN or infinite g still gives NaN where
-   * x <= 0). g, x and out share one floating dtype; g and x are already expanded to out's shape.
+   * The backward of an elementwise op in one pass, element for element the value of its composite:
+   * <ul>
+   *   <li>RELU, ref = x: {@code out = g * (x > 0 ? 1 : 0)}, as {@code g.mul(x.gt(0).to(g.dtype()))} (NaN or
+   *       infinite g still gives NaN where x <= 0);
+   *   <li>TANH, ref = tanh(x): {@code out = g * (1 - ref * ref)}, as {@code g.mul(ref.mul(ref).neg().add(1))};
+   *   <li>SIGMOID, ref = sigmoid(x): {@code out = g * (ref * (1 - ref))}, as
+   *       {@code g.mul(ref.mul(ref.neg().add(1)))}.
+   * </ul>
+   * g, ref and out share one floating dtype; g and ref are already expanded to out's shape.
+   *
+   * @throws IllegalArgumentException for any other op
    */
-  void reluBackward(Tensor g, Tensor x, Tensor out);
+  void unaryBackward(UnaryOp op, Tensor g, Tensor ref, Tensor out);
 
   /**
    * Reduces {@code x} over {@code axes} (sorted, distinct) into {@code out}, whose shape is x's with

@@ -60,24 +60,34 @@ abstract class BackendConformanceTest {
   }
 
   @Test
-  void reluBackwardOnContiguousStridedAndF64Inputs() {
-    DoubleBinaryOperator f = (g, x) -> x > 0 ? g : 0;
-    for (int n : SIZES) {
-      Tensor g = data(n, 3, n);
-      Tensor x = data(n + 5, 3, n);
-      Tensor out = Tensor.empty(3, n);
-      backend().reluBackward(g, x, out);
-      Assertions.assertClose(Ref.zip(Arr.of(g), Arr.of(x), f), out, 0, 0, "relu_backward n=" + n);
-      Tensor xt = Views.transpose(data(n + 3, n, 3), 0, 1);
-      Tensor gb = Views.expand(data(n + 4, n), new int[] {3, n});
-      backend().reluBackward(gb, xt, out);
-      Assertions.assertClose(Ref.zip(Arr.of(gb), Arr.of(xt), f), out, 0, 0, "relu_backward strided n=" + n);
-      Tensor g64 = g.to(DType.F64);
-      Tensor x64 = x.to(DType.F64);
-      Tensor out64 = Tensor.empty(DType.F64, 3, n);
-      backend().reluBackward(g64, x64, out64);
-      Assertions.assertClose(Ref.zip(Arr.of(g64), Arr.of(x64), f), out64, 0, 0, "relu_backward f64 n=" + n);
+  void unaryBackwardOnContiguousStridedAndF64Inputs() {
+    UnaryOp[] ops = {UnaryOp.RELU, UnaryOp.TANH, UnaryOp.SIGMOID};
+    DoubleBinaryOperator[] fs = {(g, x) -> x > 0 ? g : 0, (g, y) -> g * (1 - y * y), (g, y) -> g * y * (1 - y)};
+    for (int k = 0; k < ops.length; k++) {
+      DoubleBinaryOperator f = fs[k];
+      double tol = k == 0 ? 0 : 1e-5; // ReLU's product by 0 or 1 is exact
+      String name = ops[k].name().toLowerCase() + "_backward";
+      for (int n : SIZES) {
+        Tensor g = data(n, 3, n);
+        Tensor x = data(n + 5, 3, n);
+        Tensor out = Tensor.empty(3, n);
+        backend().unaryBackward(ops[k], g, x, out);
+        Assertions.assertClose(Ref.zip(Arr.of(g), Arr.of(x), f), out, tol, tol, name + " n=" + n);
+        Tensor xt = Views.transpose(data(n + 3, n, 3), 0, 1);
+        Tensor gb = Views.expand(data(n + 4, n), new int[] {3, n});
+        backend().unaryBackward(ops[k], gb, xt, out);
+        Assertions.assertClose(Ref.zip(Arr.of(gb), Arr.of(xt), f), out, tol, tol, name + " strided n=" + n);
+        Tensor g64 = g.to(DType.F64);
+        Tensor x64 = x.to(DType.F64);
+        Tensor out64 = Tensor.empty(DType.F64, 3, n);
+        backend().unaryBackward(ops[k], g64, x64, out64);
+        Assertions.assertClose(Ref.zip(Arr.of(g64), Arr.of(x64), f), out64, 1e-15, 1e-15, name + " f64 n=" + n);
+      }
     }
+    IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+        () -> backend().unaryBackward(UnaryOp.GELU, Tensor.ones(2), Tensor.ones(2), Tensor.empty(2)));
+    org.junit.jupiter.api.Assertions.assertEquals(
+        "unaryBackward: GELU has no one-pass backward (RELU, TANH or SIGMOID)", e.getMessage());
   }
 
   @Test

@@ -188,7 +188,8 @@ public final class CpuBackend implements Backend {
   }
 
   @Override
-  public void reluBackward(Tensor g, Tensor x, Tensor out) {
+  public void unaryBackward(UnaryOp op, Tensor g, Tensor x, Tensor out) {
+    if (op != UnaryOp.RELU && op != UnaryOp.TANH && op != UnaryOp.SIGMOID) throw ScalarKernels.noFusedBackward(op);
     int[][] c = Strided.coalesce(out.shapeRef(), out.stridesRef(), g.stridesRef(), x.stridesRef());
     int[] shape = c[0];
     int[] so = c[1];
@@ -212,12 +213,17 @@ public final class CpuBackend implements Backend {
       int n = j1 - j0;
       boolean unit = iso == 1 && isg == 1 && isx == 1;
       if (f32 && unit) {
-        k.reluBackward(gs.floats(), go, xs.floats(), xo, os.floats(), oo, n);
+        k.unaryBackward(op, gs.floats(), go, xs.floats(), xo, os.floats(), oo, n);
       } else if (f64 && unit) {
-        ScalarKernels.reluBackward(gs.doubles(), go, xs.doubles(), xo, os.doubles(), oo, n);
+        ScalarKernels.unaryBackward(op, gs.doubles(), go, xs.doubles(), xo, os.doubles(), oo, n);
+      } else if (f32) {
+        for (int j = 0; j < n; j++) { // in float, rounding where the kernels round
+          float v = ScalarKernels.unaryBackward(op, (float) gs.getDouble(go + j * isg), (float) xs.getDouble(xo + j * isx));
+          os.setDouble(oo + j * iso, v);
+        }
       } else {
         for (int j = 0; j < n; j++) {
-          os.setDouble(oo + j * iso, gs.getDouble(go + j * isg) * (xs.getDouble(xo + j * isx) > 0 ? 1.0 : 0.0));
+          os.setDouble(oo + j * iso, ScalarKernels.unaryBackward(op, gs.getDouble(go + j * isg), xs.getDouble(xo + j * isx)));
         }
       }
     });

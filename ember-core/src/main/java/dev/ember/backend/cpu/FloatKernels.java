@@ -20,8 +20,8 @@ public interface FloatKernels {
 
   void binaryScalarLeft(BinaryOp op, float s, float[] b, int bo, float[] out, int oo, int n);
 
-  /** out = g * (x > 0 ? 1 : 0), ReLU's backward (NaN and infinite g propagate as in the product). */
-  void reluBackward(float[] g, int go, float[] x, int xo, float[] out, int oo, int n);
+  /** The backward of RELU, TANH or SIGMOID from g and ref (x or the op's output): see Backend.unaryBackward. */
+  void unaryBackward(UnaryOp op, float[] g, int go, float[] ref, int ro, float[] out, int oo, int n);
 
   float sum(float[] x, int xo, int n);
 

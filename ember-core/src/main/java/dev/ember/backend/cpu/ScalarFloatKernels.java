@@ -31,8 +31,8 @@ public final class ScalarFloatKernels implements FloatKernels {
   }
 
   @Override
-  public void reluBackward(float[] g, int go, float[] x, int xo, float[] out, int oo, int n) {
-    ScalarKernels.reluBackward(g, go, x, xo, out, oo, n);
+  public void unaryBackward(UnaryOp op, float[] g, int go, float[] ref, int ro, float[] out, int oo, int n) {
+    ScalarKernels.unaryBackward(op, g, go, ref, ro, out, oo, n);
   }
 
   @Override

@@ -225,19 +225,80 @@ public final class ScalarKernels {
   }
 
   /**
-   * ReLU's backward, {@code out = g * (x > 0 ? 1 : 0)}: the product (not a select) keeps the
-   * composite's values bit for bit, NaN for an infinite or NaN g where x <= 0 and -0 for a
-   * negative g there included.
+   * The backward of RELU (ref = x), TANH or SIGMOID (ref = the op's output) in one pass, each operation the
+   * composite's in its order, so the bits are the composite's (NaN for NaN, its sign being the hardware's
+   * choice of operand): RELU
+   * {@code g * (x > 0 ? 1 : 0)} (the product, not a select, keeps NaN for an infinite or NaN g where x <= 0
+   * and -0 for a negative g there), TANH {@code g * (-(r*r) + 1)}, SIGMOID {@code g * (r * (-r + 1))}.
    */
-  public static void reluBackward(float[] g, int go, float[] x, int xo, float[] out, int oo, int n) {
-    assert n >= 0 && go + n <= g.length && xo + n <= x.length && oo + n <= out.length;
-    for (int i = 0; i < n; i++) out[oo + i] = g[go + i] * (x[xo + i] > 0 ? 1f : 0f);
+  public static void unaryBackward(UnaryOp op, float[] g, int go, float[] ref, int ro, float[] out, int oo, int n) {
+    assert n >= 0 && go + n <= g.length && ro + n <= ref.length && oo + n <= out.length;
+    switch (op) {
+      case RELU -> {
+        for (int i = 0; i < n; i++) out[oo + i] = g[go + i] * (ref[ro + i] > 0 ? 1f : 0f);
+      }
+      case TANH -> {
+        for (int i = 0; i < n; i++) {
+          float r = ref[ro + i];
+          out[oo + i] = g[go + i] * (-(r * r) + 1f);
+        }
+      }
+      case SIGMOID -> {
+        for (int i = 0; i < n; i++) {
+          float r = ref[ro + i];
+          out[oo + i] = g[go + i] * (r * (-r + 1f));
+        }
+      }
+      default -> throw noFusedBackward(op);
+    }
   }
 
-  /** The double version of {@link #reluBackward(float[], int, float[], int, float[], int, int)}. */
-  public static void reluBackward(double[] g, int go, double[] x, int xo, double[] out, int oo, int n) {
-    assert n >= 0 && go + n <= g.length && xo + n <= x.length && oo + n <= out.length;
-    for (int i = 0; i < n; i++) out[oo + i] = g[go + i] * (x[xo + i] > 0 ? 1.0 : 0.0);
+  /** The double version of {@link #unaryBackward(UnaryOp, float[], int, float[], int, float[], int, int)}. */
+  public static void unaryBackward(UnaryOp op, double[] g, int go, double[] ref, int ro, double[] out, int oo,
+      int n) {
+    assert n >= 0 && go + n <= g.length && ro + n <= ref.length && oo + n <= out.length;
+    switch (op) {
+      case RELU -> {
+        for (int i = 0; i < n; i++) out[oo + i] = g[go + i] * (ref[ro + i] > 0 ? 1.0 : 0.0);
+      }
+      case TANH -> {
+        for (int i = 0; i < n; i++) {
+          double r = ref[ro + i];
+          out[oo + i] = g[go + i] * (-(r * r) + 1.0);
+        }
+      }
+      case SIGMOID -> {
+        for (int i = 0; i < n; i++) {
+          double r = ref[ro + i];
+          out[oo + i] = g[go + i] * (r * (-r + 1.0));
+        }
+      }
+      default -> throw noFusedBackward(op);
+    }
+  }
+
+  /** One element of {@link #unaryBackward}, in float (strided callers). */
+  public static float unaryBackward(UnaryOp op, float g, float r) {
+    return switch (op) {
+      case RELU -> g * (r > 0 ? 1f : 0f);
+      case TANH -> g * (-(r * r) + 1f);
+      case SIGMOID -> g * (r * (-r + 1f));
+      default -> throw noFusedBackward(op);
+    };
+  }
+
+  /** One element of {@link #unaryBackward}, in double (strided and mixed-dtype callers). */
+  public static double unaryBackward(UnaryOp op, double g, double r) {
+    return switch (op) {
+      case RELU -> g * (r > 0 ? 1.0 : 0.0);
+      case TANH -> g * (-(r * r) + 1.0);
+      case SIGMOID -> g * (r * (-r + 1.0));
+      default -> throw noFusedBackward(op);
+    };
+  }
+
+  public static IllegalArgumentException noFusedBackward(UnaryOp op) {
+    return new IllegalArgumentException("unaryBackward: " + op + " has no one-pass backward (RELU, TANH or SIGMOID)");
   }
 
   public static void binary(BinaryOp op, float[] a, int ao, float[] b, int bo, float[] out, int oo, int n) {

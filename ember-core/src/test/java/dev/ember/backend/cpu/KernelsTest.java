@@ -2,6 +2,7 @@ package dev.ember.backend.cpu;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -299,8 +300,8 @@ class KernelsTest {
       for (int i = 0; i < n; i += 3) x[XO + i] = specials[(i / 3) % specials.length];
       for (int i = 1; i < n; i += 5) g[2 + i] = specials[(i / 5) % specials.length];
       float[] s = new float[n + OO], v = new float[n + OO];
-      ScalarKernels.reluBackward(g, 2, x, XO, s, OO, n);
-      VectorKernels.reluBackward(g, 2, x, XO, v, OO, n);
+      ScalarKernels.unaryBackward(UnaryOp.RELU, g, 2, x, XO, s, OO, n);
+      VectorKernels.unaryBackward(UnaryOp.RELU, g, 2, x, XO, v, OO, n);
       for (int i = 0; i < n; i++) {
         float want = g[2 + i] * (float) ScalarKernels.apply(BinaryOp.GT, x[XO + i], 0); // the composite g * (x > 0)
         String what = "n=" + n + " i=" + i + " g=" + g[2 + i] + " x=" + x[XO + i];
@@ -311,11 +312,51 @@ class KernelsTest {
     double[] gd = {1.5, -2, Double.NaN, Double.POSITIVE_INFINITY, 4};
     double[] xd = {0.1, -1, 3, -0.0, Double.NaN};
     double[] od = new double[5];
-    ScalarKernels.reluBackward(gd, 0, xd, 0, od, 0, 5);
+    ScalarKernels.unaryBackward(UnaryOp.RELU, gd, 0, xd, 0, od, 0, 5);
     assertEquals(1.5, od[0]);
     assertEquals(Double.doubleToRawLongBits(-0.0), Double.doubleToRawLongBits(od[1]));
     assertTrue(Double.isNaN(od[2]) && Double.isNaN(od[3]));
     assertEquals(0.0, od[4]);
+  }
+
+  /**
+   * tanh's and sigmoid's one-pass backward give the bits of their composites (NaN as NaN), {@code g * (1 - r*r)} as
+   * g.mul(r.mul(r).neg().add(1)) and {@code g * (r * (1 - r))} as g.mul(r.mul(r.neg().add(1))), each step
+   * rounded to float as the composite's ops round, on every tail size and on NaN, infinities and signed zeros.
+   */
+  private static int bitsOrNaN(float f) {
+    return Float.isNaN(f) ? Float.floatToIntBits(Float.NaN) : Float.floatToRawIntBits(f);
+  }
+
+  @Test
+  void tanhAndSigmoidBackwardMatchTheirCompositesBitwise() {
+    Random r = new Random(12);
+    float[] specials = {Float.NaN, -0f, 0f, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, 1f, -1f};
+    for (UnaryOp op : new UnaryOp[] {UnaryOp.TANH, UnaryOp.SIGMOID}) {
+      for (int n : SIZES) {
+        float[] ref = random(r, n + XO, op == UnaryOp.TANH ? -1 : 0, 1);
+        float[] g = random(r, n + 2, -3, 3);
+        for (int i = 0; i < n; i += 7) ref[XO + i] = specials[(i / 7) % specials.length];
+        for (int i = 2; i < n; i += 5) g[2 + i] = specials[(i / 5) % specials.length];
+        float[] s = new float[n + OO], v = new float[n + OO];
+        ScalarKernels.unaryBackward(op, g, 2, ref, XO, s, OO, n);
+        VectorKernels.unaryBackward(op, g, 2, ref, XO, v, OO, n);
+        for (int i = 0; i < n; i++) {
+          float y = ref[XO + i];
+          float want = op == UnaryOp.TANH
+              ? (float) ScalarKernels.apply(BinaryOp.MUL, g[2 + i], (float) ScalarKernels.apply(BinaryOp.ADD, -(y * y), 1))
+              : (float) ScalarKernels.apply(BinaryOp.MUL, g[2 + i], (float) ScalarKernels.apply(BinaryOp.MUL, y, (float) ScalarKernels.apply(BinaryOp.ADD, -y, 1)));
+          String what = op + " n=" + n + " i=" + i + " g=" + g[2 + i] + " ref=" + y;
+          // NaN is compared as NaN: which operand's NaN a product passes on (and so its sign) is the
+          // hardware's choice, and the JIT may swap the operands of a commutative op
+          assertEquals(bitsOrNaN(want), bitsOrNaN(s[OO + i]), "scalar " + what);
+          assertEquals(bitsOrNaN(want), bitsOrNaN(v[OO + i]), "vector " + what);
+        }
+      }
+    }
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> ScalarKernels.unaryBackward(UnaryOp.EXP, new float[1], 0, new float[1], 0, new float[1], 0, 1));
+    assertEquals("unaryBackward: EXP has no one-pass backward (RELU, TANH or SIGMOID)", e.getMessage());
   }
 
   @Test

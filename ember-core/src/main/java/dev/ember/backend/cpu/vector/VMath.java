@@ -68,13 +68,35 @@ final class VMath {
   private static final float EXP_LO = -103.97208f; // below, exp(x) rounds to 0
   private static final float ROUND = 0x1.8p23f; // adding and subtracting it rounds to an integer
 
-  /**
-   * out = exp(x) over n elements (a multiple of the vector length; out may be x), about 1 ulp; +inf above
-   * 88.72, 0 below -103.97, NaN for NaN.
-   */
+  /** What {@link #expForm} computes from exp: see there. */
+  static final int EXP = 0, SIGMOID = 1, SILU = 2, GELU_TANH = 3;
+  /** gelu_tanh's argument: sigmoid(2u) with 2u = x (K + C x^2), K = 2 sqrt(2/pi), C = K * 0.044715. */
+  private static final float GELU_K = (float) (2 * 0.7978845608028654), GELU_C = (float) (2 * 0.7978845608028654 * 0.044715);
+
+  /** out = exp(x) over n elements (a multiple of the vector length; out may be x): {@link #expForm} EXP. */
   static void exp(float[] xa, int xo, float[] out, int oo, int n) {
-    for (int i = 0; i + L <= n; i += L) {
-      FloatVector x = FloatVector.fromArray(S, xa, xo + i);
+    expForm(xa, xo, out, oo, n, EXP);
+  }
+
+  /**
+   * One pass of exp over n elements (a multiple of the vector length; out may be x) and what is built on
+   * it, so a sigmoid does not pay a second pass through a scratch block:
+   * <ul>
+   *   <li>EXP: exp(x), about 1 ulp; +inf above 88.72, 0 below -103.97, NaN for NaN;
+   *   <li>SIGMOID: with e = exp(-|x|) (which never overflows), 1/(1+e), or e/(1+e) for x < 0, which keeps
+   *       full relative precision down to the float underflow where 1/(1+exp(-x)) would be 1/inf = 0;
+   *   <li>SILU: x sigmoid(x);
+   *   <li>GELU_TANH: x sigmoid(u), u = x (K + C x^2): 0.5 (1 + tanh(u/2)) == sigmoid(u), one exp instead of
+   *       tanh and no cancellation for x << 0. u is rounded in float, so below x ~ -9 (outputs under
+   *       1e-30) the relative error grows to ~2e-5, as in any float implementation.
+   * </ul>
+   * The form is the same for the whole call, so its branches are taken the same way every iteration.
+   */
+  static void expForm(float[] xa, int xo, float[] out, int oo, int n, int form) {
+    for (int i = 0; i < n; i += L) {
+      FloatVector v = FloatVector.fromArray(S, xa, xo + i);
+      FloatVector w = form == GELU_TANH ? v.mul(v).mul(GELU_C).add(GELU_K).mul(v) : v;
+      FloatVector x = form == EXP ? v : w.lanewise(ABS).neg();
       FloatVector xc = x.max(EXP_LO).min(EXP_HI);
       FloatVector nn = xc.fma(LOG2E, ROUND).sub(ROUND);
       FloatVector r = nn.fma(FloatVector.broadcast(S, -LN2_HI), xc);
@@ -94,9 +116,14 @@ final class VMath {
       FloatVector y = p.mul(s1).mul(s2);
       y = y.blend(Float.POSITIVE_INFINITY, x.compare(GT, EXP_HI));
       y = y.blend(0f, x.compare(LT, EXP_LO));
-      y.blend(x, x.compare(NE, x)).intoArray(out, oo + i);
+      y = y.blend(x, x.compare(NE, x));
+      if (form != EXP) {
+        FloatVector q = FloatVector.broadcast(S, 1f).div(y.add(1f));
+        y = q.blend(y.mul(q), w.compare(LT, 0f));
+        if (form != SIGMOID) y = v.mul(y);
+      }
+      y.intoArray(out, oo + i);
     }
-    for (int i = n / L * L; i < n; i++) out[oo + i] = (float) Math.exp(xa[xo + i]);
   }
 
   private static final float SQRTH = 0.70710678118654752440f;

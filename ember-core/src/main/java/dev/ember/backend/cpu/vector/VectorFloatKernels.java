@@ -36,8 +36,8 @@ public final class VectorFloatKernels implements FloatKernels {
   }
 
   @Override
-  public void reluBackward(float[] g, int go, float[] x, int xo, float[] out, int oo, int n) {
-    VectorKernels.reluBackward(g, go, x, xo, out, oo, n);
+  public void unaryBackward(UnaryOp op, float[] g, int go, float[] ref, int ro, float[] out, int oo, int n) {
+    VectorKernels.unaryBackward(op, g, go, ref, ro, out, oo, n);
   }
 
   @Override

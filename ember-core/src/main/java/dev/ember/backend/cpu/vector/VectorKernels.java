@@ -173,39 +173,15 @@ public final class VectorKernels {
     return m;
   }
 
-  /** e[0, len) = exp(-|x|) for the block at xo. */
-  private static void expNegAbs(float[] x, int xo, float[] e, int len) {
-    for (int i = 0; i < len; i += L) fromArray(S, x, xo + i).lanewise(ABS).neg().intoArray(e, i);
-    VMath.exp(e, 0, e, 0, len);
-  }
-
   private static int sigmoid(float[] x, int xo, float[] out, int oo, int n) {
     int m = S.loopBound(n);
-    float[] e = VMath.scratch()[VMath.SLOT_A];
-    for (int b = 0; b < m; b += VMath.BLOCK) {
-      int len = Math.min(VMath.BLOCK, m - b);
-      expNegAbs(x, xo + b, e, len);
-      for (int i = 0; i < len; i += L) {
-        FloatVector v = fromArray(S, x, xo + b + i), ev = fromArray(S, e, i);
-        FloatVector r = FloatVector.broadcast(S, 1f).div(ev.add(1f));
-        r.blend(ev.mul(r), v.compare(LT, 0f)).intoArray(out, oo + b + i);
-      }
-    }
+    VMath.expForm(x, xo, out, oo, m, VMath.SIGMOID);
     return m;
   }
 
   private static int silu(float[] x, int xo, float[] out, int oo, int n) {
     int m = S.loopBound(n);
-    float[] e = VMath.scratch()[VMath.SLOT_A];
-    for (int b = 0; b < m; b += VMath.BLOCK) {
-      int len = Math.min(VMath.BLOCK, m - b);
-      expNegAbs(x, xo + b, e, len);
-      for (int i = 0; i < len; i += L) {
-        FloatVector v = fromArray(S, x, xo + b + i), ev = fromArray(S, e, i);
-        FloatVector r = FloatVector.broadcast(S, 1f).div(ev.add(1f));
-        v.mul(r.blend(ev.mul(r), v.compare(LT, 0f))).intoArray(out, oo + b + i);
-      }
-    }
+    VMath.expForm(x, xo, out, oo, m, VMath.SILU);
     return m;
   }
 
@@ -225,11 +201,21 @@ public final class VectorKernels {
   }
 
   /**
-   * ReLU's backward, {@code out = g * (x > 0 ? 1 : 0)} (see ScalarKernels.reluBackward): one pass,
-   * the 0/1 factor from a compare and a blend, then the same product as the scalar kernel.
+   * The one-pass backward of RELU, TANH or SIGMOID (see ScalarKernels.unaryBackward), rounding where the
+   * scalar kernel rounds. ReLU's 0/1 factor comes from a compare and a blend, then the same product.
    */
-  public static void reluBackward(float[] g, int go, float[] x, int xo, float[] out, int oo, int n) {
-    assert n >= 0 && go + n <= g.length && xo + n <= x.length && oo + n <= out.length;
+  public static void unaryBackward(UnaryOp op, float[] g, int go, float[] ref, int ro, float[] out, int oo, int n) {
+    assert n >= 0 && go + n <= g.length && ro + n <= ref.length && oo + n <= out.length;
+    int i = switch (op) {
+      case RELU -> reluBackward(g, go, ref, ro, out, oo, n);
+      case TANH -> tanhBackward(g, go, ref, ro, out, oo, n);
+      case SIGMOID -> sigmoidBackward(g, go, ref, ro, out, oo, n);
+      default -> throw ScalarKernels.noFusedBackward(op);
+    };
+    ScalarKernels.unaryBackward(op, g, go + i, ref, ro + i, out, oo + i, n - i);
+  }
+
+  private static int reluBackward(float[] g, int go, float[] x, int xo, float[] out, int oo, int n) {
     FloatVector zero = FloatVector.zero(S);
     FloatVector one = FloatVector.broadcast(S, 1f);
     int i = 0;
@@ -237,7 +223,27 @@ public final class VectorKernels {
       FloatVector f = zero.blend(one, fromArray(S, x, xo + i).compare(GT, 0f));
       fromArray(S, g, go + i).mul(f).intoArray(out, oo + i);
     }
-    ScalarKernels.reluBackward(g, go + i, x, xo + i, out, oo + i, n - i);
+    return i;
+  }
+
+  private static int tanhBackward(float[] g, int go, float[] r, int ro, float[] out, int oo, int n) {
+    FloatVector one = FloatVector.broadcast(S, 1f);
+    int i = 0;
+    for (int end = S.loopBound(n); i < end; i += L) {
+      FloatVector v = fromArray(S, r, ro + i);
+      fromArray(S, g, go + i).mul(v.mul(v).neg().add(one)).intoArray(out, oo + i);
+    }
+    return i;
+  }
+
+  private static int sigmoidBackward(float[] g, int go, float[] r, int ro, float[] out, int oo, int n) {
+    FloatVector one = FloatVector.broadcast(S, 1f);
+    int i = 0;
+    for (int end = S.loopBound(n); i < end; i += L) {
+      FloatVector v = fromArray(S, r, ro + i);
+      fromArray(S, g, go + i).mul(v.mul(v.neg().add(one))).intoArray(out, oo + i);
+    }
+    return i;
   }
 
   private static int leakyRelu(float slope, float[] x, int xo, float[] out, int oo, int n) {
@@ -283,29 +289,10 @@ public final class VectorKernels {
 
 
 
-  /**
-   * 0.5 (1 + tanh(u)) == sigmoid(2u): one exp instead of tanh, and no cancellation for x << 0.
-   * The cubic argument is rounded in float, so below x ~ -9 (outputs under 1e-30) the relative
-   * error grows to ~2e-5, as in any float implementation; the absolute error stays below 1e-35.
-   */
+  /** GELU with the tanh approximation: see VMath.expForm's GELU_TANH. */
   private static int geluTanh(float[] x, int xo, float[] out, int oo, int n) {
-    final float k = (float) (2 * 0.7978845608028654), c = (float) (2 * 0.7978845608028654 * 0.044715);
     int m = S.loopBound(n);
-    float[] e = VMath.scratch()[VMath.SLOT_A];
-    for (int b = 0; b < m; b += VMath.BLOCK) {
-      int len = Math.min(VMath.BLOCK, m - b);
-      for (int i = 0; i < len; i += L) {
-        FloatVector v = fromArray(S, x, xo + b + i);
-        v.mul(v).mul(c).add(k).mul(v).lanewise(ABS).neg().intoArray(e, i);
-      }
-      VMath.exp(e, 0, e, 0, len);
-      for (int i = 0; i < len; i += L) {
-        FloatVector v = fromArray(S, x, xo + b + i);
-        FloatVector u2 = v.mul(v).mul(c).add(k).mul(v), ev = fromArray(S, e, i);
-        FloatVector r = FloatVector.broadcast(S, 1f).div(ev.add(1f));
-        v.mul(r.blend(ev.mul(r), u2.compare(LT, 0f))).intoArray(out, oo + b + i);
-      }
-    }
+    VMath.expForm(x, xo, out, oo, m, VMath.GELU_TANH);
     return m;
   }
 
