@@ -189,29 +189,22 @@ final class VMath {
         r = nn.fma(FloatVector.broadcast(S, -LN2_LO), r);
         IntVector ni = (IntVector) nn.convert(F2I, 0);
         FloatVector s = ni.add(127).lanewise(LSHL, 23).reinterpretAsFloats();
-        // Taylor polynomial of expm1 to degree 10 (truncation below 1e-9 relative for |x| < ln2), at r and
-        // below at x, written out twice: a helper taking vectors is exactly what this class avoids
-        FloatVector t = r.fma(1f / 3628800f, 1f / 362880f);
-        t = t.fma(r, FloatVector.broadcast(S, 1f / 40320f));
-        t = t.fma(r, FloatVector.broadcast(S, 1f / 5040f));
-        t = t.fma(r, FloatVector.broadcast(S, 1f / 720f));
-        t = t.fma(r, FloatVector.broadcast(S, 1f / 120f));
-        t = t.fma(r, FloatVector.broadcast(S, 1f / 24f));
-        t = t.fma(r, FloatVector.broadcast(S, 1f / 6f));
-        t = t.fma(r, FloatVector.broadcast(S, 0.5f));
-        FloatVector viaN = s.fma(t.mul(r.mul(r)).add(r), s.sub(1f));
-        FloatVector q = x.fma(1f / 3628800f, 1f / 362880f);
-        q = q.fma(x, FloatVector.broadcast(S, 1f / 40320f));
-        q = q.fma(x, FloatVector.broadcast(S, 1f / 5040f));
-        q = q.fma(x, FloatVector.broadcast(S, 1f / 720f));
-        q = q.fma(x, FloatVector.broadcast(S, 1f / 120f));
-        q = q.fma(x, FloatVector.broadcast(S, 1f / 24f));
-        q = q.fma(x, FloatVector.broadcast(S, 1f / 6f));
-        q = q.fma(x, FloatVector.broadcast(S, 0.5f));
-        FloatVector small = q.mul(x.mul(x)).add(x);
+        // Taylor polynomial of expm1 to degree 10 (truncation below 1e-9 relative for |x| < ln2), evaluated
+        // once: at x in the lanes where it is the answer, at r elsewhere
+        VectorMask<Float> small = a.compare(LT, LN2);
+        FloatVector u = r.blend(x, small);
+        FloatVector t = u.fma(1f / 3628800f, 1f / 362880f);
+        t = t.fma(u, FloatVector.broadcast(S, 1f / 40320f));
+        t = t.fma(u, FloatVector.broadcast(S, 1f / 5040f));
+        t = t.fma(u, FloatVector.broadcast(S, 1f / 720f));
+        t = t.fma(u, FloatVector.broadcast(S, 1f / 120f));
+        t = t.fma(u, FloatVector.broadcast(S, 1f / 24f));
+        t = t.fma(u, FloatVector.broadcast(S, 1f / 6f));
+        t = t.fma(u, FloatVector.broadcast(S, 0.5f));
+        FloatVector poly = t.mul(u.mul(u)).add(u);
         FloatVector y = FloatVector.fromArray(S, ex, i).sub(1f);
-        y = y.blend(viaN, a.compare(LT, 16.5f));
-        y = y.blend(small, a.compare(LT, LN2));
+        y = y.blend(s.fma(poly, s.sub(1f)), a.compare(LT, 16.5f));
+        y = y.blend(poly, small);
         y.blend(x, x.compare(NE, x)).intoArray(out, oo + b + i);
       }
     }
