@@ -11,6 +11,7 @@ import dev.ember.tensor.Shapes;
 import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
 import dev.ember.tensor.Views;
+import java.util.function.Supplier;
 
 /**
  * Elementwise ops: forward on the backend, backward written with tensor ops. Binary ops broadcast
@@ -118,7 +119,7 @@ public final class ElementwiseOps {
    * itself being recorded. Otherwise the composite, which takes three or four passes and as many new
    * buffers: at 1024 x 1024, tanh's backward went from 4 ops to 1.
    */
-  private static Tensor fusedGrad(UnaryOp op, Tensor ref, Tensor g, java.util.function.Supplier<Tensor> composite) {
+  private static Tensor fusedGrad(UnaryOp op, Tensor ref, Tensor g, Supplier<Tensor> composite) {
     DType dt = g.dtype();
     if (!Grad.enabled() && (dt == DType.F32 || dt == DType.F64) && ref.dtype() == dt
         && java.util.Arrays.equals(ref.shapeRef(), g.shapeRef())) {

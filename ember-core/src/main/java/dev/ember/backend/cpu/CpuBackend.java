@@ -188,42 +188,42 @@ public final class CpuBackend implements Backend {
   }
 
   @Override
-  public void unaryBackward(UnaryOp op, Tensor g, Tensor x, Tensor out) {
+  public void unaryBackward(UnaryOp op, Tensor g, Tensor ref, Tensor out) {
     if (op != UnaryOp.RELU && op != UnaryOp.TANH && op != UnaryOp.SIGMOID) throw ScalarKernels.noFusedBackward(op);
-    int[][] c = Strided.coalesce(out.shapeRef(), out.stridesRef(), g.stridesRef(), x.stridesRef());
+    int[][] c = Strided.coalesce(out.shapeRef(), out.stridesRef(), g.stridesRef(), ref.stridesRef());
     int[] shape = c[0];
     int[] so = c[1];
     int[] sg = c[2];
-    int[] sx = c[3];
+    int[] sr = c[3];
     int last = shape.length - 1;
     int inner = shape[last];
     int rows = (int) (Shapes.numel(shape) / Math.max(inner, 1));
     int iso = so[last];
     int isg = sg[last];
-    int isx = sx[last];
+    int isr = sr[last];
     Storage gs = g.storage();
-    Storage xs = x.storage();
+    Storage rs = ref.storage();
     Storage os = out.storage();
-    boolean f32 = gs.dtype() == DType.F32 && xs.dtype() == DType.F32 && os.dtype() == DType.F32;
-    boolean f64 = gs.dtype() == DType.F64 && xs.dtype() == DType.F64 && os.dtype() == DType.F64;
+    boolean f32 = gs.dtype() == DType.F32 && rs.dtype() == DType.F32 && os.dtype() == DType.F32;
+    boolean f64 = gs.dtype() == DType.F64 && rs.dtype() == DType.F64 && os.dtype() == DType.F64;
     segments(rows, inner, (r, j0, j1) -> {
       int oo = Strided.rowOffset(r, shape, so, out.offset()) + j0 * iso;
       int go = Strided.rowOffset(r, shape, sg, g.offset()) + j0 * isg;
-      int xo = Strided.rowOffset(r, shape, sx, x.offset()) + j0 * isx;
+      int ro = Strided.rowOffset(r, shape, sr, ref.offset()) + j0 * isr;
       int n = j1 - j0;
-      boolean unit = iso == 1 && isg == 1 && isx == 1;
+      boolean unit = iso == 1 && isg == 1 && isr == 1;
       if (f32 && unit) {
-        k.unaryBackward(op, gs.floats(), go, xs.floats(), xo, os.floats(), oo, n);
+        k.unaryBackward(op, gs.floats(), go, rs.floats(), ro, os.floats(), oo, n);
       } else if (f64 && unit) {
-        ScalarKernels.unaryBackward(op, gs.doubles(), go, xs.doubles(), xo, os.doubles(), oo, n);
+        ScalarKernels.unaryBackward(op, gs.doubles(), go, rs.doubles(), ro, os.doubles(), oo, n);
       } else if (f32) {
         for (int j = 0; j < n; j++) { // in float, rounding where the kernels round
-          float v = ScalarKernels.unaryBackward(op, (float) gs.getDouble(go + j * isg), (float) xs.getDouble(xo + j * isx));
+          float v = ScalarKernels.unaryBackward(op, (float) gs.getDouble(go + j * isg), (float) rs.getDouble(ro + j * isr));
           os.setDouble(oo + j * iso, v);
         }
       } else {
         for (int j = 0; j < n; j++) {
-          os.setDouble(oo + j * iso, ScalarKernels.unaryBackward(op, gs.getDouble(go + j * isg), xs.getDouble(xo + j * isx)));
+          os.setDouble(oo + j * iso, ScalarKernels.unaryBackward(op, gs.getDouble(go + j * isg), rs.getDouble(ro + j * isr)));
         }
       }
     });
