@@ -257,21 +257,24 @@ class KernelsTest {
   }
 
   /**
-   * VMath passes no vector across a method boundary (see its class comment): a helper that takes or returns
-   * a FloatVector is fast only where C2 inlines it, and where it does not, every lane of every call runs the
-   * Vector API's Java fallback (tanh and log ran 4-5x slower than they do as array passes). laneSum returns
-   * a float from a finished accumulator, once per reduction.
+   * The vector kernels pass no vector across a method boundary (see VMath's class comment): a helper that
+   * takes or returns a FloatVector is fast only where C2 inlines it, and where it does not, every lane of
+   * every call runs the Vector API's Java fallback: tanh and log ran 4-5x slower as such helpers. laneSum
+   * returns a float from a finished accumulator, once per reduction.
    */
   @Test
-  void vmathPassesNoVectorBetweenMethods() throws ClassNotFoundException {
-    Class<?> vmath = Class.forName("dev.ember.backend.cpu.vector.VMath");
-    for (java.lang.reflect.Method m : vmath.getDeclaredMethods()) {
-      if (m.getName().equals("laneSum") || m.isSynthetic()) continue;
-      for (Class<?> t : m.getParameterTypes()) {
-        assertFalse(t.getName().startsWith("jdk.incubator.vector"), "VMath." + m.getName() + " takes a " + t.getSimpleName());
+  void vectorKernelsPassNoVectorBetweenMethods() throws ClassNotFoundException {
+    for (String name : new String[] {"VMath", "VectorKernels", "VectorGemm", "SkinnyGemm", "Transpose16",
+        "BinaryLoops", "VectorFloatKernels"}) {
+      Class<?> c = Class.forName("dev.ember.backend.cpu.vector." + name);
+      for (java.lang.reflect.Method m : c.getDeclaredMethods()) {
+        if (m.getName().equals("laneSum") || m.isSynthetic()) continue;
+        for (Class<?> t : m.getParameterTypes()) {
+          assertFalse(t.getName().startsWith("jdk.incubator.vector"), name + "." + m.getName() + " takes a " + t.getSimpleName());
+        }
+        assertFalse(m.getReturnType().getName().startsWith("jdk.incubator.vector"),
+            name + "." + m.getName() + " returns a " + m.getReturnType().getSimpleName());
       }
-      assertFalse(m.getReturnType().getName().startsWith("jdk.incubator.vector"),
-          "VMath." + m.getName() + " returns a " + m.getReturnType().getSimpleName());
     }
   }
 

@@ -125,16 +125,20 @@ final class SkinnyGemm {
         s2 = av.fma(FloatVector.fromArray(S, b, r + 2 * L), s2);
         s3 = av.fma(FloatVector.fromArray(S, b, r + 3 * L), s3);
       }
-      storeV(c, ci + j0, s0, alpha, beta);
-      storeV(c, ci + j0 + L, s1, alpha, beta);
-      storeV(c, ci + j0 + 2 * L, s2, alpha, beta);
-      storeV(c, ci + j0 + 3 * L, s3, alpha, beta);
+      float[] t = SUMS.get();
+      s0.intoArray(t, 0);
+      s1.intoArray(t, L);
+      s2.intoArray(t, 2 * L);
+      s3.intoArray(t, 3 * L);
+      storeRow(t, c, ci + j0, 4 * L, alpha, beta);
       return;
     }
     for (; j + L <= j1; j += L) {
       FloatVector s = FloatVector.zero(S);
       for (int p = 0, r = bOff + j; p < k; p++, r += ldb) s = FloatVector.broadcast(S, a[ai + p]).fma(FloatVector.fromArray(S, b, r), s);
-      storeV(c, ci + j, s, alpha, beta);
+      float[] t = SUMS.get();
+      s.intoArray(t, 0);
+      storeRow(t, c, ci + j, L, alpha, beta);
     }
     for (; j < j1; j++) {
       float d = 0f;
@@ -143,9 +147,19 @@ final class SkinnyGemm {
     }
   }
 
-  private static void storeV(float[] c, int idx, FloatVector s, float alpha, float beta) {
-    FloatVector v = s.mul(alpha);
-    if (beta != 0) v = FloatVector.fromArray(S, c, idx).fma(FloatVector.broadcast(S, beta), v);
-    v.intoArray(c, idx);
+  /** Per-thread home of a row's finished sums on their way to C (see storeRow). */
+  private static final ThreadLocal<float[]> SUMS = ThreadLocal.withInitial(() -> new float[4 * L]);
+
+  /**
+   * c[idx..idx+n) = alpha t[0..n) + beta c[idx..idx+n) (beta 0 ignores c), n a multiple of the vector length.
+   * The sums come through an array, not as vector arguments: a helper taking a vector is fast only where C2
+   * inlines it (see VMath).
+   */
+  private static void storeRow(float[] t, float[] c, int idx, int n, float alpha, float beta) {
+    for (int i = 0; i < n; i += L) {
+      FloatVector v = FloatVector.fromArray(S, t, i).mul(alpha);
+      if (beta != 0) v = FloatVector.fromArray(S, c, idx + i).fma(FloatVector.broadcast(S, beta), v);
+      v.intoArray(c, idx + i);
+    }
   }
 }

@@ -35,12 +35,6 @@ public final class Transpose16 {
     return idx;
   }
 
-  /** dst[d..d+16] = v + beta dst[d..d+16], for beta != 0 (beta 0 takes the plain stores of {@link #transpose}). */
-  private static void addScaled16(FloatVector v, float[] dst, int d, float beta) {
-    if (beta == 1) v.add(FloatVector.fromArray(S, dst, d)).intoArray(dst, d);
-    else FloatVector.fromArray(S, dst, d).mul(beta).add(v).intoArray(dst, d);
-  }
-
   /**
    * Transposes the 16 x 16 block of b whose first element is b[r] (rows ldb apart) into dst: row t
    * of the result (the block's column t) lands at dst[d + t * ldd ..+16], added to {@code beta}
@@ -61,7 +55,13 @@ public final class Transpose16 {
     }
     float[] t = SCRATCH.get();
     transpose(b, r, ldb, t, 0, 16);
-    for (int i = 0; i < 16; i++) addScaled16(FloatVector.fromArray(S, t, 16 * i), dst, d + i * ldd, beta);
+    // dst row = transposed row + beta dst row, written out here rather than in a helper taking the vector (see VMath)
+    for (int i = 0; i < 16; i++) {
+      FloatVector v = FloatVector.fromArray(S, t, 16 * i);
+      int di = d + i * ldd;
+      if (beta == 1) v.add(FloatVector.fromArray(S, dst, di)).intoArray(dst, di);
+      else FloatVector.fromArray(S, dst, di).mul(beta).add(v).intoArray(dst, di);
+    }
   }
 
   /** {@link #transpose(float[], int, int, float[], int, int, float)} with beta 0. */

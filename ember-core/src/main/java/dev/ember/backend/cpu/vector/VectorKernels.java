@@ -2,13 +2,14 @@ package dev.ember.backend.cpu.vector;
 
 import static jdk.incubator.vector.FloatVector.fromArray;
 import static jdk.incubator.vector.VectorOperators.ABS;
+import static jdk.incubator.vector.VectorOperators.AND;
 import static jdk.incubator.vector.VectorOperators.GT;
-import static jdk.incubator.vector.VectorOperators.IS_NEGATIVE;
 import static jdk.incubator.vector.VectorOperators.LE;
 import static jdk.incubator.vector.VectorOperators.LT;
 import static jdk.incubator.vector.VectorOperators.MAX;
 import static jdk.incubator.vector.VectorOperators.MIN;
 import static jdk.incubator.vector.VectorOperators.NEG;
+import static jdk.incubator.vector.VectorOperators.OR;
 import static jdk.incubator.vector.VectorOperators.SQRT;
 
 import dev.ember.backend.BinaryOp;
@@ -70,10 +71,10 @@ public final class VectorKernels {
       case SOFTPLUS -> softplus(p, x, xo, out, oo, n);
       // x*x is bitwise what pow(x, 2) rounds to, and far cheaper than the pow intrinsic
       case POW_SCALAR -> p == 2f ? square(x, xo, out, oo, n) : 0;
-      case FLOOR -> floor(x, xo, out, oo, n);
-      case CEIL -> ceil(x, xo, out, oo, n);
-      case ROUND -> round(x, xo, out, oo, n);
-      case TRUNC -> trunc(x, xo, out, oo, n);
+      case FLOOR -> rounded(x, xo, out, oo, n, FLOOR);
+      case CEIL -> rounded(x, xo, out, oo, n, CEIL);
+      case ROUND -> rounded(x, xo, out, oo, n, ROUND);
+      case TRUNC -> rounded(x, xo, out, oo, n, TRUNC);
     };
     ScalarKernels.unary(op, p, x, xo + i, out, oo + i, n - i);
   }
@@ -340,50 +341,31 @@ public final class VectorKernels {
     return m;
   }
 
+  private static final int ROUND = 0, FLOOR = 1, CEIL = 2, TRUNC = 3;
+
   /**
-   * Round half to even without a rint instruction: adding and subtracting 2^23 to |x| < 2^23 makes
-   * the FPU round away the fraction (round-to-nearest-even); the sign is put back by select so
-   * -0.3 gives -0.0 like Math.rint. Larger |x|, infinities and NaN are already integral and kept.
+   * Round half to even (ROUND), floor, ceil or trunc, one loop for the four. Round: adding and subtracting
+   * 2^23 to |x| < 2^23 makes the FPU round away the fraction (round-to-nearest-even), and x's sign bit is
+   * put back with an OR, so -0.3 gives -0.0 like Math.rint. Larger |x|, infinities and NaN are already
+   * integral and kept. floor(x) = r - 1 where the rounded r is above x; ceil(x) = -floor(-x), which also
+   * gives Math.ceil's -0.0 for x in (-1, 0); trunc(x) = floor(|x|) with x's sign bit. One loop rather than
+   * rint and floor helpers taking vectors: see VMath on why no vector crosses a method boundary here.
    */
-  private static FloatVector rint(FloatVector v) {
-    FloatVector a = v.lanewise(ABS);
-    FloatVector r = a.add(0x1p23f).sub(0x1p23f);
-    r = r.blend(r.neg(), v.test(IS_NEGATIVE));
-    return v.blend(r, a.compare(LT, 0x1p23f));
-  }
-
-  private static FloatVector floor(FloatVector v) {
-    FloatVector r = rint(v);
-    return r.blend(r.sub(1f), r.compare(GT, v));
-  }
-
-  private static int round(float[] x, int xo, float[] out, int oo, int n) {
-    int i = 0;
-    for (int end = S.loopBound(n); i < end; i += L) rint(fromArray(S, x, xo + i)).intoArray(out, oo + i);
-    return i;
-  }
-
-  private static int floor(float[] x, int xo, float[] out, int oo, int n) {
-    int i = 0;
-    for (int end = S.loopBound(n); i < end; i += L) floor(fromArray(S, x, xo + i)).intoArray(out, oo + i);
-    return i;
-  }
-
-  /** ceil(x) = -floor(-x), which also gives Math.ceil's -0.0 for x in (-1, 0). */
-  private static int ceil(float[] x, int xo, float[] out, int oo, int n) {
-    int i = 0;
-    for (int end = S.loopBound(n); i < end; i += L) {
-      floor(fromArray(S, x, xo + i).neg()).neg().intoArray(out, oo + i);
-    }
-    return i;
-  }
-
-  private static int trunc(float[] x, int xo, float[] out, int oo, int n) {
+  private static int rounded(float[] x, int xo, float[] out, int oo, int n, int mode) {
     int i = 0;
     for (int end = S.loopBound(n); i < end; i += L) {
       FloatVector v = fromArray(S, x, xo + i);
-      FloatVector f = floor(v.lanewise(ABS));
-      f.blend(f.neg(), v.test(IS_NEGATIVE)).intoArray(out, oo + i);
+      FloatVector u = mode == CEIL ? v.neg() : mode == TRUNC ? v.lanewise(ABS) : v;
+      FloatVector a = u.lanewise(ABS);
+      FloatVector r = a.add(0x1p23f).sub(0x1p23f);
+      r = r.reinterpretAsInts().lanewise(OR, u.reinterpretAsInts().lanewise(AND, 0x80000000)).reinterpretAsFloats();
+      r = u.blend(r, a.compare(LT, 0x1p23f));
+      if (mode != ROUND) r = r.blend(r.sub(1f), r.compare(GT, u));
+      if (mode == CEIL) r = r.neg();
+      if (mode == TRUNC) {
+        r = r.reinterpretAsInts().lanewise(OR, v.reinterpretAsInts().lanewise(AND, 0x80000000)).reinterpretAsFloats();
+      }
+      r.intoArray(out, oo + i);
     }
     return i;
   }
