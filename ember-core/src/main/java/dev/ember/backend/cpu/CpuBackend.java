@@ -189,7 +189,7 @@ public final class CpuBackend implements Backend {
 
   @Override
   public void unaryBackward(UnaryOp op, Tensor g, Tensor ref, Tensor out) {
-    if (op != UnaryOp.RELU && op != UnaryOp.TANH && op != UnaryOp.SIGMOID) throw ScalarKernels.noFusedBackward(op);
+    ScalarKernels.requireFusedBackward(op);
     int[][] c = Strided.coalesce(out.shapeRef(), out.stridesRef(), g.stridesRef(), ref.stridesRef());
     int[] shape = c[0];
     int[] so = c[1];

@@ -233,51 +233,19 @@ public final class ScalarKernels {
    */
   public static void unaryBackward(UnaryOp op, float[] g, int go, float[] ref, int ro, float[] out, int oo, int n) {
     assert n >= 0 && go + n <= g.length && ro + n <= ref.length && oo + n <= out.length;
-    switch (op) {
-      case RELU -> {
-        for (int i = 0; i < n; i++) out[oo + i] = g[go + i] * (ref[ro + i] > 0 ? 1f : 0f);
-      }
-      case TANH -> {
-        for (int i = 0; i < n; i++) {
-          float r = ref[ro + i];
-          out[oo + i] = g[go + i] * (-(r * r) + 1f);
-        }
-      }
-      case SIGMOID -> {
-        for (int i = 0; i < n; i++) {
-          float r = ref[ro + i];
-          out[oo + i] = g[go + i] * (r * (-r + 1f));
-        }
-      }
-      default -> throw noFusedBackward(op);
-    }
+    requireFusedBackward(op);
+    for (int i = 0; i < n; i++) out[oo + i] = unaryBackward(op, g[go + i], ref[ro + i]);
   }
 
   /** The double version of {@link #unaryBackward(UnaryOp, float[], int, float[], int, float[], int, int)}. */
   public static void unaryBackward(UnaryOp op, double[] g, int go, double[] ref, int ro, double[] out, int oo,
       int n) {
     assert n >= 0 && go + n <= g.length && ro + n <= ref.length && oo + n <= out.length;
-    switch (op) {
-      case RELU -> {
-        for (int i = 0; i < n; i++) out[oo + i] = g[go + i] * (ref[ro + i] > 0 ? 1.0 : 0.0);
-      }
-      case TANH -> {
-        for (int i = 0; i < n; i++) {
-          double r = ref[ro + i];
-          out[oo + i] = g[go + i] * (-(r * r) + 1.0);
-        }
-      }
-      case SIGMOID -> {
-        for (int i = 0; i < n; i++) {
-          double r = ref[ro + i];
-          out[oo + i] = g[go + i] * (r * (-r + 1.0));
-        }
-      }
-      default -> throw noFusedBackward(op);
-    }
+    requireFusedBackward(op);
+    for (int i = 0; i < n; i++) out[oo + i] = unaryBackward(op, g[go + i], ref[ro + i]);
   }
 
-  /** One element of {@link #unaryBackward}, in float (strided callers). */
+  /** One element of {@link #unaryBackward}, in float (the loop above, and strided callers). */
   public static float unaryBackward(UnaryOp op, float g, float r) {
     return switch (op) {
       case RELU -> g * (r > 0 ? 1f : 0f);
@@ -287,7 +255,7 @@ public final class ScalarKernels {
     };
   }
 
-  /** One element of {@link #unaryBackward}, in double (strided and mixed-dtype callers). */
+  /** One element of {@link #unaryBackward}, in double (the loop above, strided and mixed-dtype callers). */
   public static double unaryBackward(UnaryOp op, double g, double r) {
     return switch (op) {
       case RELU -> g * (r > 0 ? 1.0 : 0.0);
@@ -295,6 +263,11 @@ public final class ScalarKernels {
       case SIGMOID -> g * (r * (-r + 1.0));
       default -> throw noFusedBackward(op);
     };
+  }
+
+  /** Throws {@link #noFusedBackward} unless op is RELU, TANH or SIGMOID, so an empty call fails as a full one. */
+  public static void requireFusedBackward(UnaryOp op) {
+    if (op != UnaryOp.RELU && op != UnaryOp.TANH && op != UnaryOp.SIGMOID) throw noFusedBackward(op);
   }
 
   public static IllegalArgumentException noFusedBackward(UnaryOp op) {

@@ -116,6 +116,7 @@ final class SkinnyGemm {
   private static void axpys(float[] a, int ai, int k, float[] b, int bOff, int ldb, int j0, int j1, float alpha,
       float beta, float[] c, int ci) {
     int j = j0;
+    float[] t = SUMS.get();
     if (j1 - j0 == 4 * L) {
       FloatVector s0 = FloatVector.zero(S), s1 = FloatVector.zero(S), s2 = FloatVector.zero(S), s3 = FloatVector.zero(S);
       for (int p = 0, r = bOff + j0; p < k; p++, r += ldb) {
@@ -125,7 +126,6 @@ final class SkinnyGemm {
         s2 = av.fma(FloatVector.fromArray(S, b, r + 2 * L), s2);
         s3 = av.fma(FloatVector.fromArray(S, b, r + 3 * L), s3);
       }
-      float[] t = SUMS.get();
       s0.intoArray(t, 0);
       s1.intoArray(t, L);
       s2.intoArray(t, 2 * L);
@@ -136,7 +136,6 @@ final class SkinnyGemm {
     for (; j + L <= j1; j += L) {
       FloatVector s = FloatVector.zero(S);
       for (int p = 0, r = bOff + j; p < k; p++, r += ldb) s = FloatVector.broadcast(S, a[ai + p]).fma(FloatVector.fromArray(S, b, r), s);
-      float[] t = SUMS.get();
       s.intoArray(t, 0);
       storeRow(t, c, ci + j, L, alpha, beta);
     }

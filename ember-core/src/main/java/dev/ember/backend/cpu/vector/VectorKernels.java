@@ -288,8 +288,6 @@ public final class VectorKernels {
     return m;
   }
 
-
-
   /** GELU with the tanh approximation: see VMath.expForm's GELU_TANH. */
   private static int geluTanh(float[] x, int xo, float[] out, int oo, int n) {
     int m = S.loopBound(n);
