@@ -2,6 +2,7 @@ package dev.ember.bench;
 
 import dev.ember.ops.ReduceOps;
 import dev.ember.tensor.Generator;
+import dev.ember.tensor.MemoryScope;
 import dev.ember.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,6 +25,13 @@ import java.util.function.UnaryOperator;
  * Grads are dropped (setGrad(null), {@code x.grad = None}) before each call so no accumulation op is
  * added, and non-scalar outputs take a preallocated upstream gradient of ones instead of a
  * {@code sum()} that would add an op.
+ *
+ * <p>Each Ember call runs inside its own {@link MemoryScope}, as each step of {@code Trainer.fit} and
+ * of the training category does, and a dropped gradient goes back to the pool as {@code zeroGrad()}
+ * hands it back. That is Ember's counterpart of the caching allocator PyTorch's loop gets without
+ * asking: both hand the next call the block the last one freed, still in cache. Without a scope, a
+ * 1M-element output is a new 4 MiB Java array, and its first write to memory not in cache costs about
+ * what the op does (BENCHMARKS.md, "a new 4 MiB array").
  */
 final class OpsCases {
   static final int[] DEFAULT_SIZES = {1 << 20, 1 << 16};
@@ -72,17 +80,24 @@ final class OpsCases {
   }
 
   private static BenchCase fwd(String workload, String name, double gbPerCall, Supplier<Tensor> op) {
-    return BenchCase.throughput(workload, name, "gbps", "GB/s", gbPerCall, () -> sink = op.get());
+    return BenchCase.throughput(workload, name, "gbps", "GB/s", gbPerCall, () -> {
+      try (MemoryScope call = MemoryScope.open()) {
+        sink = op.get();
+      }
+    });
   }
 
-  /** A [n/1024, 1024] standard-normal tensor, created on first use so idle cases hold no memory. */
+  /**
+   * A [n/1024, 1024] standard-normal tensor, created on first use so idle cases hold no memory. The
+   * first use is inside a call's scope, so the tensor is taken out of it.
+   */
   private static Supplier<Tensor> lazy(int n, long seed) {
     return new Supplier<>() {
       private Tensor t;
 
       @Override
       public Tensor get() {
-        if (t == null) t = Tensor.randn(new Generator(seed), n / COLS, COLS);
+        if (t == null) t = MemoryScope.escape(Tensor.randn(new Generator(seed), n / COLS, COLS));
         return t;
       }
     };
@@ -96,11 +111,13 @@ final class OpsCases {
     Tensor x = Tensor.randn(new Generator(3), n, n).requiresGrad(true);
     Tensor g = workload.equals("max") ? Tensor.ones(n) : Tensor.ones(n, n);
     return BenchCase.latency(workload, name, "latency_us", "us/call", 1e6, () -> {
-      x.setGrad(null);
-      Tensor out = op.apply(x);
-      if (scalarOut) out.backward();
-      else out.backward(g);
-      sink = x.grad();
+      try (MemoryScope call = MemoryScope.open()) {
+        dropGrad(x);
+        Tensor out = op.apply(x);
+        if (scalarOut) out.backward();
+        else out.backward(g);
+        sink = x.grad();
+      }
     });
   }
 
@@ -110,10 +127,12 @@ final class OpsCases {
     Tensor b = Tensor.randn(new Generator(8), n, n).requiresGrad(true);
     Tensor g = Tensor.ones(n, n);
     return BenchCase.latency(workload, name, "latency_us", "us/call", 1e6, () -> {
-      a.setGrad(null);
-      b.setGrad(null);
-      op.apply(a, b).backward(g);
-      sink = b.grad();
+      try (MemoryScope call = MemoryScope.open()) {
+        dropGrad(a);
+        dropGrad(b);
+        op.apply(a, b).backward(g);
+        sink = b.grad();
+      }
     });
   }
 
@@ -123,10 +142,12 @@ final class OpsCases {
     Tensor g = Tensor.ones(n, n);
     String name = "fwd+bwd (" + n + "x" + n + ")@(" + n + "x" + n + ")";
     return BenchCase.latency("matmul", name, "latency_us", "us/call", 1e6, () -> {
-      a.setGrad(null);
-      b.setGrad(null);
-      a.matmul(b).backward(g);
-      sink = b.grad();
+      try (MemoryScope call = MemoryScope.open()) {
+        dropGrad(a);
+        dropGrad(b);
+        a.matmul(b).backward(g);
+        sink = b.grad();
+      }
     });
   }
 
@@ -137,11 +158,20 @@ final class OpsCases {
     Tensor g = Tensor.ones(4);
     return BenchCase.latency("tape", "add chain x" + CHAIN + " [4] fwd+bwd per op", "latency_ns", "ns/op",
         1e9 / CHAIN, () -> {
-          x.setGrad(null);
-          Tensor y = x;
-          for (int i = 0; i < CHAIN; i++) y = y.add(c);
-          y.backward(g);
-          sink = x.grad();
+          try (MemoryScope call = MemoryScope.open()) {
+            dropGrad(x);
+            Tensor y = x;
+            for (int i = 0; i < CHAIN; i++) y = y.add(c);
+            y.backward(g);
+            sink = x.grad();
+          }
         });
+  }
+
+  /** Drops a leaf's gradient and hands its buffer back to the pool, as {@code Optimizer.zeroGrad()} does. */
+  private static void dropGrad(Tensor leaf) {
+    Tensor old = leaf.grad();
+    leaf.setGrad(null);
+    MemoryScope.recycle(old);
   }
 }
