@@ -56,6 +56,17 @@ public interface Backend {
   /** Numerically stable softmax or log-softmax along {@code axis}. */
   void softmax(Tensor x, int axis, boolean log, Tensor out);
 
+  /**
+   * The backward of softmax ({@code log} false) or log_softmax along the last axis, from the upstream
+   * gradient g and the forward's output y, in one pass over each row instead of three or four tensor
+   * ops: {@code y * (g - sum(g * y))} or {@code g - exp(y) * sum(g)}, each row's sum taken as
+   * {@code sum(-1, keepdim)} takes it, so the bits are the composite's. g, y and out are contiguous, of
+   * one floating dtype and one shape.
+   *
+   * @throws IllegalArgumentException if they are not
+   */
+  void softmaxBackward(Tensor g, Tensor y, boolean log, Tensor out);
+
   void cumsum(Tensor x, int axis, Tensor out);
 
   /** out[b] (+)= a[b] @ b[b] (accumulate: add to out, e.g. a pre-filled bias) for rank-3 operands [B, m, k] x [B, k, n] -> [B, m, n]; a and b may be transposed views. */

@@ -158,8 +158,12 @@ public final class ReduceOps {
     int[] inShape = x.shape();
     Tensor idxK = idx;
     values = Autograd.record(name, values, (ctx, g) -> {
+      if (x.dim() == 0) return new Tensor[] {g};
       Tensor gi = Tensor.zeros(g.dtype(), inShape);
-      return new Tensor[] {x.dim() == 0 ? g : IndexOps.scatter(gi, axis, idxK, g, true)};
+      if (Grad.enabled()) return new Tensor[] {IndexOps.scatter(gi, axis, idxK, g, true)}; // a recorded backward
+      // one index per slice: g lands in the zeros in place, without scatter's copy of them
+      ElementwiseOps.backend().scatter(gi, axis, idxK, g, true);
+      return new Tensor[] {gi};
     }, new Tensor[] {x});
     if (!keepDim && x.dim() > 0) {
       values = values.squeeze(axis);
@@ -232,6 +236,12 @@ public final class ReduceOps {
       Tensor y = ctx.out();
       int ax = y.dim() == 0 ? 0 : axis;
       if (y.dim() == 0) return new Tensor[] {g.mul(0)};
+      if (!Grad.enabled() && ax == y.dim() - 1 && g.dtype() == y.dtype() && g.isContiguous() && y.isContiguous()
+          && Arrays.equals(g.shapeRef(), y.shapeRef())) { // one pass per row, the composite's bits
+        Tensor gx = Tensor.uninitialized(y.dtype(), y.shapeRef());
+        ElementwiseOps.backend().softmaxBackward(g, y, log, gx);
+        return new Tensor[] {gx};
+      }
       if (log) return new Tensor[] {g.sub(y.exp().mul(g.sum(ax, true)))};
       return new Tensor[] {y.mul(g.sub(g.mul(y).sum(ax, true)))};
     }, new Tensor[] {x});

@@ -341,12 +341,17 @@ public final class CpuBackend implements Backend {
 
   @Override
   public void argReduce(boolean max, Tensor x, int axis, Tensor out) {
-    Reductions.argReduce(max, x, axis, out);
+    Reductions.argReduce(k, max, x, axis, out);
   }
 
   @Override
   public void softmax(Tensor x, int axis, boolean log, Tensor out) {
     Reductions.softmax(k, x, axis, log, out);
+  }
+
+  @Override
+  public void softmaxBackward(Tensor g, Tensor y, boolean log, Tensor out) {
+    Reductions.softmaxBackward(k, g, y, log, out);
   }
 
   @Override

@@ -31,6 +31,12 @@ public interface FloatKernels {
 
   void softmaxRows(float[] x, int xo, float[] out, int oo, int rows, int cols, boolean log);
 
+  /**
+   * For each of {@code rows} contiguous rows of {@code cols >= 1} elements, the index of its first
+   * largest (max) or smallest element, or of its first NaN when it has one, into out[oo + r].
+   */
+  void argExtremeRows(boolean max, float[] x, int xo, int rows, int cols, long[] out, int oo);
+
   /** Row-major C = alpha * op(A) op(B) + beta * C (see ScalarGemm for the argument convention). */
   void sgemm(boolean transA, boolean transB, int m, int n, int k, float alpha,
       float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc);

@@ -2,6 +2,7 @@ package dev.ember.backend.cpu;
 
 import dev.ember.backend.BinaryOp;
 import dev.ember.backend.ReduceOp;
+import dev.ember.backend.UnaryOp;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Shapes;
 import dev.ember.tensor.Storage;
@@ -177,7 +178,13 @@ final class Reductions {
     });
   }
 
-  static void argReduce(boolean max, Tensor x, int axis, Tensor out) {
+  static void argReduce(FloatKernels k, boolean max, Tensor x, int axis, Tensor out) {
+    int last = x.dim() - 1;
+    DType dt = x.dtype();
+    if (axis == last && x.isContiguous() && out.isContiguous() && (dt == DType.F32 || dt == DType.F64)) {
+      argRows(k, max, x, out);
+      return;
+    }
     Tensor xm = Views.transpose(x, axis, -1);
     Tensor om = Views.transpose(out, axis, -1);
     int n = xm.shapeRef()[xm.dim() - 1];
@@ -201,6 +208,24 @@ final class Reductions {
       }
       os.setLong(Strided.elementOffset(o, oShape, oos, out.offset()), best);
     }
+  }
+
+  /** argmax/argmin over the last axis of contiguous float rows: a row kernel per row, rows split over the pool. */
+  private static void argRows(FloatKernels k, boolean max, Tensor x, Tensor out) {
+    int cols = x.shapeRef()[x.dim() - 1];
+    if (x.numel() == 0) return;
+    int rows = (int) (x.numel() / cols);
+    int perTask = Math.max(1, CpuBackend.CHUNK / cols);
+    int tasks = x.numel() < CpuBackend.PARALLEL_MIN ? 1 : Parallel.chunks(rows, perTask);
+    int per = tasks == 1 ? rows : perTask;
+    long[] oa = out.storage().longs();
+    Parallel.forEach(tasks, t -> {
+      int r0 = t * per;
+      int n = Math.min(rows, r0 + per) - r0;
+      int xo = x.offset() + r0 * cols;
+      if (x.dtype() == DType.F32) k.argExtremeRows(max, x.storage().floats(), xo, n, cols, oa, out.offset() + r0);
+      else ScalarKernels.argExtremeRows(max, x.storage().doubles(), xo, n, cols, oa, out.offset() + r0);
+    });
   }
 
   static void softmax(FloatKernels k, Tensor x, int axis, boolean log, Tensor out) {
@@ -230,6 +255,78 @@ final class Reductions {
             out.offset() + r0 * cols, n, cols, log);
       }
     });
+  }
+
+  static void softmaxBackward(FloatKernels k, Tensor g, Tensor y, boolean log, Tensor out) {
+    DType dt = y.dtype();
+    if ((dt != DType.F32 && dt != DType.F64) || g.dtype() != dt || out.dtype() != dt
+        || !java.util.Arrays.equals(g.shapeRef(), y.shapeRef()) || !java.util.Arrays.equals(out.shapeRef(), y.shapeRef())
+        || !g.isContiguous() || !y.isContiguous() || !out.isContiguous() || y.dim() == 0) {
+      throw new IllegalArgumentException((log ? "log_softmax" : "softmax") + " backward: g, y and out must be contiguous"
+          + " tensors of one floating dtype and shape, got g " + g.dtype().torchName() + java.util.Arrays.toString(g.shapeRef())
+          + ", y " + dt.torchName() + java.util.Arrays.toString(y.shapeRef()) + ", out " + out.dtype().torchName()
+          + java.util.Arrays.toString(out.shapeRef()));
+    }
+    // exp(y) first, as one elementwise pass over the whole tensor like the composite's y.exp(): a vector
+    // kernel's exp and its scalar tail may differ in the last bit, so a row-by-row exp would not match
+    if (log) y.device().backend().unary(UnaryOp.EXP, 0, y, out);
+    int cols = y.shapeRef()[y.dim() - 1];
+    if (cols == 0 || y.numel() == 0) return;
+    int rows = (int) (y.numel() / cols);
+    boolean lone = rows == 1 && cols >= CpuBackend.PARALLEL_MIN; // reduce() sums such a row in chunk partials
+    int perTask = Math.max(1, CpuBackend.CHUNK / cols);
+    int tasks = y.numel() < CpuBackend.PARALLEL_MIN ? 1 : Parallel.chunks(rows, perTask);
+    int per = tasks == 1 ? rows : perTask;
+    Parallel.forEach(tasks, t -> {
+      int r0 = t * per;
+      int r1 = Math.min(rows, r0 + per);
+      for (int r = r0; r < r1; r++) {
+        int go = g.offset() + r * cols;
+        int yo = y.offset() + r * cols;
+        int oo = out.offset() + r * cols;
+        if (dt == DType.F32) softmaxBackwardRow(k, log, g.storage().floats(), go, y.storage().floats(), yo,
+            out.storage().floats(), oo, cols, lone);
+        else softmaxBackwardRow(log, g.storage().doubles(), go, y.storage().doubles(), yo, out.storage().doubles(), oo, cols);
+      }
+    });
+  }
+
+  /** One row in float, op by op as the composite runs them (the kernels it would call, in its order; exp(y) already in out for log). */
+  private static void softmaxBackwardRow(FloatKernels k, boolean log, float[] g, int go, float[] y, int yo,
+      float[] out, int oo, int n, boolean lone) {
+    if (log) { // g - exp(y) * sum(g), exp(y) already in out
+      float s = rowSum(k, g, go, n, lone);
+      k.binaryScalarRight(BinaryOp.MUL, out, oo, s, out, oo, n);
+      k.binary(BinaryOp.SUB, g, go, out, oo, out, oo, n);
+    } else { // y * (g - sum(g * y))
+      k.binary(BinaryOp.MUL, g, go, y, yo, out, oo, n);
+      float s = rowSum(k, out, oo, n, lone);
+      k.binaryScalarRight(BinaryOp.SUB, g, go, s, out, oo, n);
+      k.binary(BinaryOp.MUL, y, yo, out, oo, out, oo, n);
+    }
+  }
+
+  /** A row's sum with reduce()'s bits: one kernel call, or for a lone long row its chunk partials added in order. */
+  private static float rowSum(FloatKernels k, float[] x, int off, int n, boolean lone) {
+    if (!lone) return k.sum(x, off, n);
+    float acc = 0;
+    for (int j0 = 0; j0 < n; j0 += CpuBackend.CHUNK) {
+      float part = k.sum(x, off + j0, Math.min(n, j0 + CpuBackend.CHUNK) - j0);
+      acc = j0 == 0 ? part : acc + part;
+    }
+    return acc;
+  }
+
+  /** One row in double (for log_softmax, exp(y) already in out); the sum in order from 0, as reduce()'s generic loop takes it. */
+  private static void softmaxBackwardRow(boolean log, double[] g, int go, double[] y, int yo, double[] out, int oo, int n) {
+    double s = 0;
+    if (log) {
+      for (int j = 0; j < n; j++) s += g[go + j];
+      for (int j = 0; j < n; j++) out[oo + j] = g[go + j] - out[oo + j] * s;
+    } else {
+      for (int j = 0; j < n; j++) s += g[go + j] * y[yo + j];
+      for (int j = 0; j < n; j++) out[oo + j] = y[yo + j] * (g[go + j] - s);
+    }
   }
 
   private static void copyInto(Tensor src, Tensor dst) {

@@ -390,6 +390,45 @@ public final class ScalarKernels {
   }
 
   /**
+   * Index of the first largest (max) or smallest element of each of {@code rows} contiguous rows, or of
+   * the row's first NaN: NaN wins, as it does in PyTorch's argmax, and ties go to the lower index.
+   */
+  public static void argExtremeRows(boolean max, float[] x, int xo, int rows, int cols, long[] out, int oo) {
+    assert rows >= 0 && cols >= 1 && xo + (long) rows * cols <= x.length && oo + rows <= out.length;
+    for (int r = 0; r < rows; r++) {
+      int xb = xo + r * cols;
+      int best = 0;
+      float bv = x[xb];
+      for (int j = 1; j < cols && !Float.isNaN(bv); j++) {
+        float v = x[xb + j];
+        if (Float.isNaN(v) || (max ? v > bv : v < bv)) {
+          best = j;
+          bv = v;
+        }
+      }
+      out[oo + r] = best;
+    }
+  }
+
+  /** {@link #argExtremeRows(boolean, float[], int, int, int, long[], int)} on doubles. */
+  public static void argExtremeRows(boolean max, double[] x, int xo, int rows, int cols, long[] out, int oo) {
+    assert rows >= 0 && cols >= 1 && xo + (long) rows * cols <= x.length && oo + rows <= out.length;
+    for (int r = 0; r < rows; r++) {
+      int xb = xo + r * cols;
+      int best = 0;
+      double bv = x[xb];
+      for (int j = 1; j < cols && !Double.isNaN(bv); j++) {
+        double v = x[xb + j];
+        if (Double.isNaN(v) || (max ? v > bv : v < bv)) {
+          best = j;
+          bv = v;
+        }
+      }
+      out[oo + r] = best;
+    }
+  }
+
+  /**
    * Row-wise softmax (or log_softmax) of a row-major [rows, cols] block. The row max is subtracted
    * first so exp never overflows; log_softmax is x - max - log(sum exp(x - max)), which stays finite
    * where log(softmax) would give log(0). The exp sum is accumulated in double.

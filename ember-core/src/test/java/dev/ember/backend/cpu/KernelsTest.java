@@ -363,6 +363,45 @@ class KernelsTest {
   }
 
   @Test
+  void argExtremeRowsVectorMatchesScalarAndTheFirstExtreme() {
+    Random r = new Random(13);
+    float[] specials = {Float.NaN, -0f, 0f, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY};
+    for (int cols : SIZES) {
+      if (cols == 0) continue;
+      int rows = 12;
+      float[] x = random(r, XO + rows * cols, -3, 3);
+      for (int row = 0; row < rows; row++) {
+        int b = XO + row * cols;
+        switch (row % 6) {
+          case 1 -> { for (int j = 0; j < cols; j++) x[b + j] = Math.round(x[b + j]); } // many ties
+          case 2 -> x[b + r.nextInt(cols)] = Float.NaN;
+          case 3 -> { for (int j = 0; j < cols; j++) x[b + j] = specials[r.nextInt(specials.length)]; }
+          case 4 -> { for (int j = 0; j < cols; j++) x[b + j] = r.nextBoolean() ? -0f : 0f; }
+          case 5 -> x[b + cols - 1] = 9; // the extreme in the tail
+          default -> { }
+        }
+      }
+      for (boolean max : new boolean[] {true, false}) {
+        long[] s = new long[rows + OO], v = new long[rows + OO];
+        ScalarKernels.argExtremeRows(max, x, XO, rows, cols, s, OO);
+        VectorKernels.argExtremeRows(max, x, XO, rows, cols, v, OO);
+        for (int row = 0; row < rows; row++) {
+          int b = XO + row * cols;
+          int want = 0; // the first NaN, else the first element no other beats
+          while (want < cols && !Float.isNaN(x[b + want])) want++;
+          if (want == cols) {
+            want = 0;
+            for (int j = 1; j < cols; j++) if (max ? x[b + j] > x[b + want] : x[b + j] < x[b + want]) want = j;
+          }
+          String what = (max ? "argmax" : "argmin") + " cols=" + cols + " row=" + row;
+          assertEquals(want, s[OO + row], "scalar " + what);
+          assertEquals(want, v[OO + row], "vector " + what);
+        }
+      }
+    }
+  }
+
+  @Test
   void vectorBinaryMatchesScalar() {
     Random r = new Random(2);
     for (BinaryOp op : ARITH) {

@@ -61,6 +61,11 @@ public final class VectorFloatKernels implements FloatKernels {
   }
 
   @Override
+  public void argExtremeRows(boolean max, float[] x, int xo, int rows, int cols, long[] out, int oo) {
+    VectorKernels.argExtremeRows(max, x, xo, rows, cols, out, oo);
+  }
+
+  @Override
   public void sgemm(boolean transA, boolean transB, int m, int n, int k, float alpha,
       float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
     VectorGemm.sgemm(transA, transB, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);

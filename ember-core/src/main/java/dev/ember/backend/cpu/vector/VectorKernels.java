@@ -472,6 +472,39 @@ public final class VectorKernels {
     return m;
   }
 
+  /**
+   * Index of each row's first largest (max) or smallest element, or of its first NaN: the scalar
+   * kernel's answer in two passes over the row, the extreme value by {@link #max}/{@link #min} (NaN if
+   * the row has one), then the first lane equal to it. Equal compares -0.0 and 0.0 alike, as the
+   * scalar kernel's strict comparison does, so the first zero of either sign is found.
+   */
+  public static void argExtremeRows(boolean max, float[] x, int xo, int rows, int cols, long[] out, int oo) {
+    assert rows >= 0 && cols >= 1 && xo + (long) rows * cols <= x.length && oo + rows <= out.length;
+    for (int r = 0; r < rows; r++) {
+      int xb = xo + r * cols;
+      float m = max ? max(x, xb, cols) : min(x, xb, cols);
+      int j = 0;
+      if (Float.isNaN(m)) {
+        while (!Float.isNaN(x[xb + j])) j++;
+      } else {
+        int found = -1;
+        for (int end = S.loopBound(cols); j < end; j += L) {
+          int lane = fromArray(S, x, xb + j).eq(m).firstTrue();
+          if (lane < L) {
+            found = j + lane;
+            break;
+          }
+        }
+        if (found < 0) {
+          while (x[xb + j] != m) j++;
+          found = j;
+        }
+        j = found;
+      }
+      out[oo + r] = j;
+    }
+  }
+
   /** Smallest element, NaN if any is NaN. */
   public static float min(float[] x, int xo, int n) {
     assert n >= 1 && xo + n <= x.length;
