@@ -27,6 +27,12 @@ public final class CpuBackend implements Backend {
    * output's allocation (zeroing fresh memory, single-threaded) is most of the cost at these sizes.
    */
   static final int PARALLEL_MIN = 1 << 18;
+  /**
+   * The same for ops that spend several nanoseconds an element on arithmetic (exp, log, tanh, sigmoid
+   * and their family, softmax): two chunks. A 64K-float exp took 41 us on one thread, where the
+   * hand-off to a second costs a few.
+   */
+  static final int PARALLEL_MIN_COSTLY = 2 * CHUNK;
   private final FloatKernels k;
 
   public CpuBackend(FloatKernels kernels) {
@@ -50,8 +56,13 @@ public final class CpuBackend implements Backend {
 
   /** Runs {@code body} over rows x inner, split into fixed-size tasks when the op is large. */
   private static void segments(int rows, int inner, Segment body) {
+    segments(rows, inner, PARALLEL_MIN, body);
+  }
+
+  /** {@link #segments(int, int, Segment)}, split from {@code parallelMin} elements on. */
+  private static void segments(int rows, int inner, int parallelMin, Segment body) {
     long total = (long) rows * inner;
-    if (total < PARALLEL_MIN) {
+    if (total < parallelMin) {
       for (int r = 0; r < rows; r++) body.run(r, 0, inner);
     } else if (inner >= CHUNK) {
       int pieces = Parallel.chunks(inner, CHUNK);
@@ -84,11 +95,12 @@ public final class CpuBackend implements Backend {
     int isx = sx[last];
     Storage xs = x.storage();
     Storage os = out.storage();
+    int parallelMin = costly(op) ? PARALLEL_MIN_COSTLY : PARALLEL_MIN;
     if (xs.dtype() == DType.F32 && os.dtype() == DType.F32) {
       float[] xa = xs.floats();
       float[] oa = os.floats();
       float p = (float) param;
-      segments(rows, inner, (r, j0, j1) -> {
+      segments(rows, inner, parallelMin, (r, j0, j1) -> {
         int oo = Strided.rowOffset(r, shape, so, out.offset()) + j0 * iso;
         int xo = Strided.rowOffset(r, shape, sx, x.offset()) + j0 * isx;
         if (iso == 1 && isx == 1) {
@@ -100,7 +112,7 @@ public final class CpuBackend implements Backend {
     } else if (xs.dtype() == DType.F64 && os.dtype() == DType.F64) {
       double[] xa = xs.doubles();
       double[] oa = os.doubles();
-      segments(rows, inner, (r, j0, j1) -> {
+      segments(rows, inner, parallelMin, (r, j0, j1) -> {
         int oo = Strided.rowOffset(r, shape, so, out.offset()) + j0 * iso;
         int xo = Strided.rowOffset(r, shape, sx, x.offset()) + j0 * isx;
         if (iso == 1 && isx == 1) {
@@ -116,6 +128,14 @@ public final class CpuBackend implements Backend {
         for (int j = j0; j < j1; j++) os.setDouble(oo + j * iso, ScalarKernels.apply(op, xs.getDouble(xo + j * isx), param));
       });
     }
+  }
+
+  /** Whether a unary op costs enough per element to split from {@link #PARALLEL_MIN_COSTLY} elements. */
+  static boolean costly(UnaryOp op) {
+    return switch (op) {
+      case EXP, LOG, LOG1P, EXPM1, SIN, COS, TANH, SIGMOID, ELU, GELU, GELU_TANH, SILU, SOFTPLUS, POW_SCALAR -> true;
+      case NEG, ABS, SIGN, SQRT, RSQRT, SQUARE, RECIPROCAL, RELU, LEAKY_RELU, FLOOR, CEIL, ROUND, TRUNC -> false;
+    };
   }
 
   @Override

@@ -243,7 +243,7 @@ final class Reductions {
     if (cols == 0 || x.numel() == 0) return;
     int rows = (int) (x.numel() / cols);
     int perTask = Math.max(1, CpuBackend.CHUNK / cols);
-    int tasks = x.numel() < CpuBackend.PARALLEL_MIN ? 1 : Parallel.chunks(rows, perTask);
+    int tasks = x.numel() < CpuBackend.PARALLEL_MIN_COSTLY ? 1 : Parallel.chunks(rows, perTask); // exp-bound
     int per = tasks == 1 ? rows : perTask;
     Parallel.forEach(tasks, t -> {
       int r0 = t * per;
