@@ -265,7 +265,7 @@ public final class ElementwiseOps {
     String name = op.name().toLowerCase();
     Check.sameDevice(name, a, b);
     int[] shape = Shapes.broadcast(name, a.shapeRef(), b.shapeRef());
-    Tensor out = Tensor.empty(DType.BOOL, shape);
+    Tensor out = Tensor.uninitialized(DType.BOOL, shape);
     backend().binary(op, Views.expand(a, shape), Views.expand(b, shape), out);
     return out;
   }
@@ -305,7 +305,7 @@ public final class ElementwiseOps {
     DType dt = DType.promote(a.dtype(), b.dtype());
     Tensor a2 = a.to(dt);
     Tensor b2 = b.to(dt);
-    Tensor out = Tensor.empty(dt, shape);
+    Tensor out = Tensor.uninitialized(dt, shape);
     backend().where(Views.expand(cond, shape), Views.expand(a2, shape), Views.expand(b2, shape), out);
     return Autograd.record("where", out, (ctx, g) -> {
       Tensor zero = Tensor.scalar(0, g.dtype());
@@ -319,8 +319,8 @@ public final class ElementwiseOps {
     if (Double.isNaN(lo) || Double.isNaN(hi) || lo > hi) {
       throw Check.fail("clamp", "min must not exceed max (min " + lo + ", max " + hi + ")", "x", x);
     }
-    Tensor out = Tensor.empty(x.dtype(), x.shapeRef());
-    Tensor tmp = Tensor.empty(x.dtype(), x.shapeRef());
+    Tensor out = Tensor.uninitialized(x.dtype(), x.shapeRef());
+    Tensor tmp = Tensor.uninitialized(x.dtype(), x.shapeRef());
     backend().binary(BinaryOp.MAXIMUM, x, Views.expand(Tensor.scalar(lo, x.dtype()), x.shapeRef()), tmp);
     backend().binary(BinaryOp.MINIMUM, tmp, Views.expand(Tensor.scalar(hi, x.dtype()), x.shapeRef()), out);
     return Autograd.record("clamp", out, (ctx, g) -> {
@@ -332,7 +332,7 @@ public final class ElementwiseOps {
 
   /** Type conversion; differentiable between floating types (the gradient converts back). */
   public static Tensor cast(Tensor x, DType dtype) {
-    Tensor out = Tensor.empty(dtype, x.shapeRef());
+    Tensor out = Tensor.uninitialized(dtype, x.shapeRef());
     backend().copy(x, out);
     if (!dtype.isFloatingPoint() || !x.dtype().isFloatingPoint()) return out;
     DType from = x.dtype();

@@ -52,7 +52,7 @@ public final class IndexOps {
     int axis = x.dim() == 0 ? 0 : Check.axis("gather", dim, x.dim(), x);
     checkGatherShapes("gather", x, axis, index);
     checkBounds("gather", index, x.dim() == 0 ? 1 : x.shapeRef()[axis], "dim " + axis, x);
-    Tensor out = Tensor.empty(x.dtype(), index.shapeRef());
+    Tensor out = Tensor.uninitialized(x.dtype(), index.shapeRef());
     ElementwiseOps.backend().gather(x, axis, index, out);
     int[] inShape = x.shape();
     return Autograd.record("gather", out, (ctx, g) -> {
@@ -76,7 +76,7 @@ public final class IndexOps {
     }
     checkBounds(name, index, x.shapeRef()[axis], "dim " + axis, x);
     Tensor s = src.to(x.dtype());
-    Tensor out = Tensor.empty(x.dtype(), x.shapeRef());
+    Tensor out = Tensor.uninitialized(x.dtype(), x.shapeRef());
     ElementwiseOps.backend().copy(x, out);
     ElementwiseOps.backend().scatter(out, axis, index, s, accumulate);
     return Autograd.record(name, out, (ctx, g) -> {
@@ -112,7 +112,7 @@ public final class IndexOps {
     checkBounds("index_select", idx, x.shapeRef()[axis], "dim " + axis, x);
     int[] shape = x.shape();
     shape[axis] = idx.shapeRef()[0];
-    Tensor out = Tensor.empty(x.dtype(), shape);
+    Tensor out = Tensor.uninitialized(x.dtype(), shape);
     ElementwiseOps.backend().indexSelect(x, axis, idx, out);
     int[] inShape = x.shape();
     return Autograd.record("index_select", out, (ctx, g) -> {

@@ -14,7 +14,7 @@ public final class MovementOps {
   private MovementOps() {}
 
   public static Tensor contiguousCopy(Tensor x) {
-    Tensor out = Tensor.empty(x.dtype(), x.shapeRef());
+    Tensor out = Tensor.uninitialized(x.dtype(), x.shapeRef());
     ElementwiseOps.backend().copy(x, out);
     return Autograd.record("clone", out, (ctx, g) -> new Tensor[] {g}, new Tensor[] {x});
   }
@@ -197,7 +197,7 @@ public final class MovementOps {
     }
     int[] shape = first.shape();
     shape[axis] = total;
-    Tensor out = Tensor.empty(dt, shape);
+    Tensor out = Tensor.uninitialized(dt, shape);
     int[] sizes = new int[tensors.size()];
     int at = 0;
     for (int i = 0; i < tensors.size(); i++) {

@@ -51,7 +51,7 @@ public final class ReduceOps {
 
   private static Tensor reduceRaw(ReduceOp op, Tensor x, int[] axes, boolean keepDim, DType outType) {
     int[] ks = keepShape(x.shapeRef(), axes);
-    Tensor out = Tensor.empty(outType, ks);
+    Tensor out = Tensor.uninitialized(outType, ks);
     ElementwiseOps.backend().reduce(op, x, axes, out);
     return keepDim ? out : dev.ember.tensor.Views.of(out, dropShape(x.shapeRef(), axes),
         dev.ember.tensor.Shapes.contiguousStrides(dropShape(x.shapeRef(), axes)), 0);
@@ -185,7 +185,7 @@ public final class ReduceOps {
     int axis = Check.axis(name, dim, x.dim(), x);
     if (x.shapeRef()[axis] == 0) throw Check.fail(name, "cannot reduce over an empty dimension " + axis, "x", x);
     int[] ks = keepShape(x.shapeRef(), new int[] {axis});
-    Tensor out = Tensor.empty(DType.I64, ks);
+    Tensor out = Tensor.uninitialized(DType.I64, ks);
     ElementwiseOps.backend().argReduce(max, x, axis, out);
     return keepDim ? out : out.squeeze(axis);
   }
@@ -229,7 +229,7 @@ public final class ReduceOps {
     Check.floating(name, x);
     int axis = x.dim() == 0 ? 0 : Check.axis(name, dim, x.dim(), x);
     Tensor xv = x.dim() == 0 ? x.reshape(1) : x;
-    Tensor out = Tensor.empty(x.dtype(), xv.shapeRef());
+    Tensor out = Tensor.uninitialized(x.dtype(), xv.shapeRef());
     ElementwiseOps.backend().softmax(xv, axis, log, out);
     if (x.dim() == 0) out = out.reshape();
     return Autograd.record(name, out, (ctx, g) -> {
@@ -251,7 +251,7 @@ public final class ReduceOps {
     if (x.dim() == 0) return x.clone();
     int axis = Check.axis("cumsum", dim, x.dim(), x);
     DType dt = x.dtype().isFloatingPoint() ? x.dtype() : DType.I64;
-    Tensor out = Tensor.empty(dt, x.shapeRef());
+    Tensor out = Tensor.uninitialized(dt, x.shapeRef());
     ElementwiseOps.backend().cumsum(x, axis, out);
     return Autograd.record("cumsum", out, (ctx, g) -> {
       // reverse cumulative sum: total - cumsum + g

@@ -71,6 +71,32 @@ class MemoryScopeTest {
     dev.ember.testing.PoolChecks.assertEveryElementWritten(step, 4, 5 * 7, 7 * 6, 6, 5 * 6, 6 * 4, 5 * 4, 4, 1);
   }
 
+  /**
+   * The same for the copies, reductions, softmax (its backward, and the transposed temporaries of a
+   * softmax over a leading axis), cumsum, cat, where, clamp, casts and the index ops: every output
+   * and gradient of a graph that uses them all, each of length 0 mod 4 or not.
+   */
+  @Test
+  void copiesReductionsAndIndexOpsWriteEveryElement() {
+    java.util.function.Supplier<float[][]> step = () -> {
+      Generator g = new Generator(5);
+      Tensor x = Tensor.randn(g, 6, 5).requiresGrad(true);
+      Tensor xt = x.transpose(0, 1); // [5, 6], strided
+      Tensor idx = Tensor.of(new long[] {4, 0, 2}, 3);
+      Tensor parts = dev.ember.ops.MovementOps.cat(java.util.List.of(
+          xt.clone(), xt.softmax(0), xt.logSoftmax(1), dev.ember.ops.ReduceOps.cumsum(xt, 1)), 0); // [20, 6]
+      Tensor picked = dev.ember.ops.IndexOps.gather(x, 1, Tensor.of(new long[] {1, 0, 4, 4, 2, 3}, 6, 1))
+          .add(x.indexSelect(1, idx).sum(1, true)); // [6, 1]
+      Tensor mixed = dev.ember.ops.ElementwiseOps.where(x.gt(0), x.clamp(-0.5, 0.5), x.to(DType.F64).to(DType.F32));
+      Tensor red = parts.sum(0, false).add(parts.mean(1, false).sum()).add(dev.ember.ops.ReduceOps.max(parts, 0, false)[0]); // [6]
+      Tensor loss = red.sum().add(picked.sum()).add(mixed.mul(mixed).sum());
+      loss.backward();
+      return new float[][] {parts.toFloatArray(), picked.toFloatArray(), mixed.toFloatArray(), red.toFloatArray(),
+          x.grad().toFloatArray()};
+    };
+    dev.ember.testing.PoolChecks.assertEveryElementWritten(step, 6, 30, 6, 5, 3, 18, 20, 120, 1);
+  }
+
   @Test
   void aTensorUsedAfterItsScopeThrowsInsteadOfReadingReusedMemory() {
     Tensor t;

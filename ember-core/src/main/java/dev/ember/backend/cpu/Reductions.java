@@ -232,9 +232,9 @@ final class Reductions {
     int last = x.dim() - 1;
     if (axis != last || !x.isContiguous() || !out.isContiguous()) {
       // move the axis last, compute on contiguous rows, write back through the permuted view
-      Tensor xt = Tensor.empty(x.dtype(), Views.transpose(x, axis, -1).shape());
+      Tensor xt = Tensor.uninitialized(x.dtype(), Views.transpose(x, axis, -1).shape());
       copyInto(Views.transpose(x, axis, -1), xt);
-      Tensor ot = Tensor.empty(out.dtype(), xt.shape());
+      Tensor ot = Tensor.uninitialized(out.dtype(), xt.shape());
       softmax(k, xt, xt.dim() - 1, log, ot);
       copyInto(ot, Views.transpose(out, axis, -1));
       return;
