@@ -236,6 +236,34 @@ class KernelsTest {
   }
 
   /**
+   * exp clamps its argument to [-110, 89] and lets the scaling by 2^n overflow to +inf or round to 0 by itself:
+   * at the last finite argument and the next float up, at the last argument that does not round to 0 and the
+   * next float down, beyond the clamps, at the infinities and NaN, every lane of a vector gives what Math.exp
+   * rounded to float gives.
+   */
+  @Test
+  void vectorExpAtAndBeyondItsClamps() {
+    float hi = 88.72283935546875f, lo = -103.97208f;
+    float[] x = {hi, Math.nextUp(hi), 88.8f, 89f, Math.nextUp(89f), 100f, 1e30f, Float.POSITIVE_INFINITY,
+        Math.nextUp(lo), lo, Math.nextDown(lo), -104f, -110f, Math.nextDown(-110f), -1e30f, Float.NEGATIVE_INFINITY,
+        Float.NaN, -87.3f, -100f, 0f};
+    float[] got = new float[32];
+    float[] in = new float[32];
+    System.arraycopy(x, 0, in, 0, x.length);
+    VectorKernels.unary(UnaryOp.EXP, 0, in, 0, got, 0, 32);
+    for (int i = 0; i < x.length; i++) {
+      float want = (float) Math.exp(x[i]);
+      if (Float.isNaN(want)) {
+        assertTrue(Float.isNaN(got[i]), "exp(" + x[i] + ") = " + got[i]);
+      } else if (Float.isInfinite(want) || want == 0 || want < Float.MIN_NORMAL) {
+        assertEquals(want, got[i], "exp(" + x[i] + ")"); // infinity, zero and subnormals exactly
+      } else {
+        assertTrue(ulps(Math.exp(x[i]), got[i]) <= 1.5, "exp(" + x[i] + ") = " + got[i] + ", want " + want);
+      }
+    }
+  }
+
+  /**
    * VMath's functions and the kernels built on them pass values between passes through scratch blocks of
    * 512 floats: over several blocks and a tail, every op gives the same bits written over its own input
    * as into a separate array (a pass must read each element before a later pass writes it).

@@ -64,9 +64,13 @@ final class VMath {
   private static final float LOG2E = 1.44269504088896341f;
   private static final float LN2_HI = 0.693359375f; // 9 significant bits: n * LN2_HI is exact
   private static final float LN2_LO = -2.12194440e-4f;
-  private static final float EXP_HI = 88.72283935546875f; // largest x with exp(x) finite in float
-  private static final float EXP_LO = -103.97208f; // below, exp(x) rounds to 0
   private static final float ROUND = 0x1.8p23f; // adding and subtracting it rounds to an integer
+  /**
+   * exp's argument is clamped to [EXP_CLAMP_LO, EXP_CLAMP_HI]. Above EXP_HI = 88.72283935546875 (the largest x
+   * with exp(x) finite in float) the result is then +inf by itself, below EXP_LO = -103.97208 (where exp(x)
+   * rounds to 0) it is 0 by itself.
+   */
+  private static final float EXP_CLAMP_LO = -110f, EXP_CLAMP_HI = 89f;
 
   /** What {@link #expForm} computes from exp: see there. */
   static final int EXP = 0, SIGMOID = 1, SILU = 2, GELU_TANH = 3;
@@ -97,7 +101,10 @@ final class VMath {
       FloatVector v = FloatVector.fromArray(S, xa, xo + i);
       FloatVector w = form == GELU_TANH ? v.mul(v).mul(GELU_C).add(GELU_K).mul(v) : v;
       FloatVector x = form == EXP ? v : w.lanewise(ABS).neg();
-      FloatVector xc = x.max(EXP_LO).min(EXP_HI);
+      // compare and blend, not max/min, whose Java rules for NaN and -0.0 cost several instructions each; a NaN
+      // passes both and every operation after them, so it comes out NaN
+      FloatVector xc = x.blend(EXP_CLAMP_LO, x.compare(LT, EXP_CLAMP_LO));
+      xc = xc.blend(EXP_CLAMP_HI, xc.compare(GT, EXP_CLAMP_HI));
       FloatVector nn = xc.fma(LOG2E, ROUND).sub(ROUND);
       FloatVector r = nn.fma(FloatVector.broadcast(S, -LN2_HI), xc);
       r = nn.fma(FloatVector.broadcast(S, -LN2_LO), r);
@@ -107,16 +114,14 @@ final class VMath {
       p = p.fma(r, FloatVector.broadcast(S, 1.6666665459e-1f));
       p = p.fma(r, FloatVector.broadcast(S, 5.0000001201e-1f));
       p = p.mul(r.mul(r)).add(r).add(1f);
-      // 2^n as two normal powers of two: n is in [-150, 128], so n/2 and n - n/2 stay within [-75, 64]
-      // and the second product rounds once, correctly, even into the subnormal range
+      // 2^n as two normal powers of two: n is in [-159, 128], so n/2 and n - n/2 stay within [-80, 64]
+      // and the second product rounds once, correctly, even into the subnormal range. Above EXP_HI, n is
+      // 128 and p >= 1, so the product overflows to +inf; below EXP_LO it is under 2^-150 and rounds to 0.
       IntVector ni = (IntVector) nn.convert(F2I, 0);
       IntVector h = ni.lanewise(ASHR, 1);
       FloatVector s1 = h.add(127).lanewise(LSHL, 23).reinterpretAsFloats();
       FloatVector s2 = ni.sub(h).add(127).lanewise(LSHL, 23).reinterpretAsFloats();
       FloatVector y = p.mul(s1).mul(s2);
-      y = y.blend(Float.POSITIVE_INFINITY, x.compare(GT, EXP_HI));
-      y = y.blend(0f, x.compare(LT, EXP_LO));
-      y = y.blend(x, x.compare(NE, x));
       if (form != EXP) {
         FloatVector q = FloatVector.broadcast(S, 1f).div(y.add(1f));
         y = q.blend(y.mul(q), w.compare(LT, 0f));
@@ -184,7 +189,9 @@ final class VMath {
       for (int i = 0; i < len; i += L) {
         FloatVector x = FloatVector.fromArray(S, xa, xo + b + i);
         FloatVector a = x.lanewise(ABS);
-        FloatVector nn = x.max(-24f).min(24f).fma(LOG2E, ROUND).sub(ROUND);
+        FloatVector xc = x.blend(-24f, x.compare(LT, -24f)); // compare and blend: see expForm
+        xc = xc.blend(24f, xc.compare(GT, 24f));
+        FloatVector nn = xc.fma(LOG2E, ROUND).sub(ROUND);
         FloatVector r = nn.fma(FloatVector.broadcast(S, -LN2_HI), x);
         r = nn.fma(FloatVector.broadcast(S, -LN2_LO), r);
         IntVector ni = (IntVector) nn.convert(F2I, 0);

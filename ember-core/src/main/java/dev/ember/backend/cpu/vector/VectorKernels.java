@@ -313,7 +313,8 @@ public final class VectorKernels {
     for (int b = 0; b < m; b += VMath.BLOCK) {
       int len = Math.min(VMath.BLOCK, m - b);
       for (int i = 0; i < len; i += L) {
-        FloatVector ax = fromArray(S, x, xo + b + i).lanewise(ABS).min(14.5f);
+        FloatVector ax = fromArray(S, x, xo + b + i).lanewise(ABS);
+        ax = ax.blend(14.5f, ax.compare(GT, 14.5f)); // not min(): its Java NaN and -0.0 rules cost several instructions
         FloatVector t = FloatVector.broadcast(S, 1f).div(ax.mul(0.5f * INV_SQRT_2).add(1f));
         FloatVector p = t.mul(0.17087277f).add(-0.82215223f).mul(t).add(1.48851587f).mul(t).add(-1.13520398f)
             .mul(t).add(0.27886807f).mul(t).add(-0.18628806f).mul(t).add(0.09678418f).mul(t).add(0.37409196f)
