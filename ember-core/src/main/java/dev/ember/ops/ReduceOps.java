@@ -215,12 +215,17 @@ public final class ReduceOps {
   /** True where every element (over dims) is non-zero. */
   public static Tensor all(Tensor x, int[] dims, boolean keepDim) {
     int[] axes = normAxes("all", x, dims);
-    return reduceRaw(ReduceOp.MIN, x.ne(0), axes, keepDim, DType.BOOL);
+    return reduceRaw(ReduceOp.MIN, truth(x), axes, keepDim, DType.BOOL);
   }
 
   public static Tensor any(Tensor x, int[] dims, boolean keepDim) {
     int[] axes = normAxes("any", x, dims);
-    return reduceRaw(ReduceOp.MAX, x.ne(0), axes, keepDim, DType.BOOL);
+    return reduceRaw(ReduceOp.MAX, truth(x), axes, keepDim, DType.BOOL);
+  }
+
+  /** x != 0 as BOOL; a BOOL tensor already is (its elements are 0 or 1). */
+  private static Tensor truth(Tensor x) {
+    return x.dtype() == DType.BOOL ? x : x.ne(0);
   }
 
   /** softmax (log=false) or log_softmax along dim, numerically stable. */

@@ -90,6 +90,80 @@ abstract class BackendConformanceTest {
         "unaryBackward: GELU has no one-pass backward (RELU, TANH or SIGMOID)", e.getMessage());
   }
 
+  /**
+   * Comparisons of floats into BOOL, with NaNs and ties, on contiguous operands, either one a broadcast
+   * scalar, and a transposed one; the logical ops on BOOL; where on F32 and F64 with either branch a
+   * scalar and a strided one; any/all over BOOL rows; a unary op on an expanded (stride 0) input.
+   */
+  @Test
+  void comparisonsLogicalWhereAndBoolReductions() {
+    BinaryOp[] cmps = {BinaryOp.EQ, BinaryOp.NE, BinaryOp.LT, BinaryOp.LE, BinaryOp.GT, BinaryOp.GE};
+    DoubleBinaryOperator[] cf = {(x, y) -> x == y ? 1 : 0, (x, y) -> x != y ? 1 : 0, (x, y) -> x < y ? 1 : 0,
+        (x, y) -> x <= y ? 1 : 0, (x, y) -> x > y ? 1 : 0, (x, y) -> x >= y ? 1 : 0};
+    for (int n : SIZES) {
+      float[] av = data(n, 3, n).toFloatArray();
+      float[] bv = data(n + 9, 3, n).toFloatArray();
+      for (int i = 0; i < av.length; i += 5) bv[i] = av[i];         // ties
+      for (int i = 3; i < av.length; i += 11) av[i] = Float.NaN;    // NaN compares false, and unequal
+      for (int i = 7; i < av.length; i += 13) bv[i] = Float.NaN;
+      Tensor a = Tensor.of(av, 3, n);
+      Tensor b = Tensor.of(bv, 3, n);
+      Tensor s = Tensor.of(new float[] {av.length > 0 ? av[0] : 0.5f}, 1); // equal to a[0]: a tie
+      Tensor at = Views.transpose(Tensor.of(av, n, 3).contiguous(), 0, 1);
+      int[] shape = {3, n};
+      for (int k = 0; k < cmps.length; k++) {
+        Tensor out = Tensor.empty(DType.BOOL, shape);
+        backend().binary(cmps[k], a, b, out);
+        Assertions.assertClose(Ref.zip(Arr.of(a), Arr.of(b), cf[k]), out, 0, 0, cmps[k] + " n=" + n);
+        backend().binary(cmps[k], a, Views.expand(s, shape), out);
+        Assertions.assertClose(Ref.zip(Arr.of(a), Arr.of(s), cf[k]), out, 0, 0, cmps[k] + " scalar right n=" + n);
+        backend().binary(cmps[k], Views.expand(s, shape), b, out);
+        Assertions.assertClose(Ref.zip(Arr.of(s), Arr.of(b), cf[k]), out, 0, 0, cmps[k] + " scalar left n=" + n);
+        backend().binary(cmps[k], at, b, out);
+        Assertions.assertClose(Ref.zip(Arr.of(at), Arr.of(b), cf[k]), out, 0, 0, cmps[k] + " transposed n=" + n);
+      }
+      Tensor pa = Tensor.empty(DType.BOOL, shape);
+      Tensor pb = Tensor.empty(DType.BOOL, shape);
+      backend().binary(BinaryOp.LT, a, b, pa);
+      backend().binary(BinaryOp.GE, a, Views.expand(s, shape), pb);
+      BinaryOp[] logic = {BinaryOp.LOGICAL_AND, BinaryOp.LOGICAL_OR, BinaryOp.LOGICAL_XOR};
+      DoubleBinaryOperator[] lf = {(x, y) -> x != 0 && y != 0 ? 1 : 0, (x, y) -> x != 0 || y != 0 ? 1 : 0,
+          (x, y) -> (x != 0) != (y != 0) ? 1 : 0};
+      for (int k = 0; k < logic.length; k++) {
+        Tensor out = Tensor.empty(DType.BOOL, shape);
+        backend().binary(logic[k], pa, pb, out);
+        Assertions.assertClose(Ref.zip(Arr.of(pa), Arr.of(pb), lf[k]), out, 0, 0, logic[k] + " n=" + n);
+      }
+      for (DType dt : new DType[] {DType.F32, DType.F64}) {
+        Tensor x = data(n + 1, 3, n).to(dt);
+        Tensor y = data(n + 2, 3, n).to(dt);
+        Tensor c = Tensor.scalar(0.25, dt);
+        Tensor out = Tensor.empty(dt, shape);
+        backend().where(pa, x, y, out);
+        Assertions.assertClose(Ref.where(Arr.of(pa), Arr.of(x), Arr.of(y)), out, 0, 0, "where " + dt + " n=" + n);
+        backend().where(pa, Views.expand(c, shape), y, out);
+        Assertions.assertClose(Ref.where(Arr.of(pa), Arr.of(c), Arr.of(y)), out, 0, 0, "where scalar a " + dt + " n=" + n);
+        backend().where(pa, x, Views.expand(c, shape), out);
+        Assertions.assertClose(Ref.where(Arr.of(pa), Arr.of(x), Arr.of(c)), out, 0, 0, "where scalar b " + dt + " n=" + n);
+        Tensor xt = Views.transpose(data(n + 3, n, 3).to(dt), 0, 1);
+        backend().where(pa, xt, y, out);
+        Assertions.assertClose(Ref.where(Arr.of(pa), Arr.of(xt), Arr.of(y)), out, 0, 0, "where strided " + dt + " n=" + n);
+      }
+      if (n > 0) {
+        Tensor any = Tensor.empty(DType.BOOL, 3);
+        Tensor all = Tensor.empty(DType.BOOL, 3);
+        backend().reduce(ReduceOp.MAX, pa, new int[] {1}, any);
+        backend().reduce(ReduceOp.MIN, pa, new int[] {1}, all);
+        Assertions.assertClose(Ref.reduce(Arr.of(pa), new int[] {1}, false, 0, Math::max), any, 0, 0, "any n=" + n);
+        Assertions.assertClose(Ref.reduce(Arr.of(pa), new int[] {1}, false, 1, Math::min), all, 0, 0, "all n=" + n);
+      }
+      Tensor col = data(n + 4, 3, 1);
+      Tensor out = Tensor.empty(shape);
+      backend().unary(UnaryOp.EXP, 0, Views.expand(col, shape), out);
+      Assertions.assertClose(Ref.map(Arr.of(Views.expand(col, shape)), Math::exp), out, 1e-6, 1e-6, "exp of expanded n=" + n);
+    }
+  }
+
   @Test
   void binaryWithBroadcastLayouts() {
     BinaryOp[] ops = {BinaryOp.ADD, BinaryOp.SUB, BinaryOp.MUL, BinaryOp.DIV, BinaryOp.MAXIMUM, BinaryOp.MINIMUM};

@@ -105,6 +105,8 @@ public final class CpuBackend implements Backend {
         int xo = Strided.rowOffset(r, shape, sx, x.offset()) + j0 * isx;
         if (iso == 1 && isx == 1) {
           k.unary(op, p, xa, xo, oa, oo, j1 - j0);
+        } else if (iso == 1 && isx == 0) { // one input value along the row (an expanded gradient): once, then a fill
+          java.util.Arrays.fill(oa, oo, oo + j1 - j0, (float) ScalarKernels.apply(op, xa[xo], p));
         } else {
           for (int j = 0; j < j1 - j0; j++) oa[oo + j * iso] = (float) ScalarKernels.apply(op, xa[xo + j * isx], p);
         }
@@ -128,6 +130,17 @@ public final class CpuBackend implements Backend {
         for (int j = j0; j < j1; j++) os.setDouble(oo + j * iso, ScalarKernels.apply(op, xs.getDouble(xo + j * isx), param));
       });
     }
+  }
+
+  /** The comparison that gives {@code b op' a} what {@code a op b} gives. */
+  private static BinaryOp mirrored(BinaryOp op) {
+    return switch (op) {
+      case LT -> BinaryOp.GT;
+      case GT -> BinaryOp.LT;
+      case LE -> BinaryOp.GE;
+      case GE -> BinaryOp.LE;
+      default -> op; // EQ, NE
+    };
   }
 
   /** Whether a unary op costs enough per element to split from {@link #PARALLEL_MIN_COSTLY} elements. */
@@ -190,6 +203,29 @@ public final class CpuBackend implements Backend {
           for (int j = 0; j < n; j++) oa[oo + j * iso] = ScalarKernels.apply(op, aa[ao + j * isa], ba[bo + j * isb]);
         }
       });
+    } else if (op.isComparison() && as.dtype() == DType.F32 && bs.dtype() == DType.F32 && os.dtype() == DType.BOOL) {
+      float[] aa = as.floats();
+      float[] ba = bs.floats();
+      byte[] oa = os.bools();
+      segments(rows, inner, (r, j0, j1) -> {
+        int ao = Strided.rowOffset(r, shape, sa, a.offset()) + j0 * isa;
+        int bo = Strided.rowOffset(r, shape, sb, b.offset()) + j0 * isb;
+        int oo = Strided.rowOffset(r, shape, so, out.offset()) + j0 * iso;
+        if (iso == 1 && isa == 1 && (isb == 1 || isb == 0)) {
+          k.compare(op, aa, ao, ba, bo, isb == 0, oa, oo, j1 - j0);
+        } else if (iso == 1 && isa == 0 && isb == 1) { // s op b is b op' s, op' the mirrored comparison
+          k.compare(mirrored(op), ba, bo, aa, ao, true, oa, oo, j1 - j0);
+        } else {
+          ScalarKernels.compare(op, aa, ao, isa, ba, bo, isb, oa, oo, iso, j1 - j0);
+        }
+      });
+    } else if (op.isLogical() && as.dtype() == DType.BOOL && bs.dtype() == DType.BOOL && os.dtype() == DType.BOOL) {
+      byte[] aa = as.bools();
+      byte[] ba = bs.bools();
+      byte[] oa = os.bools();
+      segments(rows, inner, (r, j0, j1) -> ScalarKernels.logical(op, aa, Strided.rowOffset(r, shape, sa, a.offset()) + j0 * isa,
+          isa, ba, Strided.rowOffset(r, shape, sb, b.offset()) + j0 * isb, isb, oa,
+          Strided.rowOffset(r, shape, so, out.offset()) + j0 * iso, iso, j1 - j0));
     } else {
       boolean integral = !os.dtype().isFloatingPoint() && !op.returnsBool();
       segments(rows, inner, (r, j0, j1) -> {
@@ -340,6 +376,28 @@ public final class CpuBackend implements Backend {
     Storage cs = cond.storage();
     Storage as = a.storage();
     Storage bs = b.storage();
+    int iso = c[1][last], isc = c[2][last], isa = c[3][last], isb = c[4][last];
+    DType dt = os.dtype();
+    if (cs.dtype() == DType.BOOL && (dt == DType.F32 || dt == DType.F64) && as.dtype() == dt && bs.dtype() == dt) {
+      byte[] ca = cs.bools();
+      segments(rows, inner, (r, j0, j1) -> {
+        int oo = Strided.rowOffset(r, shape, c[1], out.offset()) + j0 * iso;
+        int co = Strided.rowOffset(r, shape, c[2], cond.offset()) + j0 * isc;
+        int ao = Strided.rowOffset(r, shape, c[3], a.offset()) + j0 * isa;
+        int bo = Strided.rowOffset(r, shape, c[4], b.offset()) + j0 * isb;
+        int n = j1 - j0;
+        if (dt == DType.F32 && iso == 1 && isc == 1 && (isa == 0 || isa == 1) && (isb == 0 || isb == 1)) {
+          k.where(ca, co, as.floats(), ao, isa == 0, bs.floats(), bo, isb == 0, os.floats(), oo, n);
+        } else if (dt == DType.F32) {
+          float[] oa = os.floats(), aa = as.floats(), ba = bs.floats();
+          for (int j = 0; j < n; j++) oa[oo + j * iso] = ca[co + j * isc] != 0 ? aa[ao + j * isa] : ba[bo + j * isb];
+        } else {
+          double[] oa = os.doubles(), aa = as.doubles(), ba = bs.doubles();
+          for (int j = 0; j < n; j++) oa[oo + j * iso] = ca[co + j * isc] != 0 ? aa[ao + j * isa] : ba[bo + j * isb];
+        }
+      });
+      return;
+    }
     segments(rows, inner, (r, j0, j1) -> {
       int oo = Strided.rowOffset(r, shape, c[1], out.offset());
       int co = Strided.rowOffset(r, shape, c[2], cond.offset());

@@ -23,6 +23,13 @@ public interface FloatKernels {
   /** The backward of RELU, TANH or SIGMOID from g and ref (x or the op's output): see Backend.unaryBackward. */
   void unaryBackward(UnaryOp op, float[] g, int go, float[] ref, int ro, float[] out, int oo, int n);
 
+  /** out = 1 where {@code a op b} holds, else 0, for a comparison op; b is one value, b[bo], when bScalar. */
+  void compare(BinaryOp op, float[] a, int ao, float[] b, int bo, boolean bScalar, byte[] out, int oo, int n);
+
+  /** out = c != 0 ? a : b; a (b) is one value, a[ao] (b[bo]), when aScalar (bScalar). */
+  void where(byte[] c, int co, float[] a, int ao, boolean aScalar, float[] b, int bo, boolean bScalar, float[] out,
+      int oo, int n);
+
   float sum(float[] x, int xo, int n);
 
   float max(float[] x, int xo, int n);

@@ -57,8 +57,11 @@ final class Reductions {
       return;
     }
     boolean innerContiguous = ci[0].length == 1 && ci[1][0] == 1;
+    boolean bools = xs.dtype() == DType.BOOL && os.dtype() == DType.BOOL && (op == ReduceOp.MIN || op == ReduceOp.MAX);
     if (f32 && op != ReduceOp.PROD && innerContiguous) {
       rowsKernel(k, op, x, out, co, (int) nOuter, (int) nInner);
+    } else if (bools && innerContiguous) {
+      boolRows(op == ReduceOp.MAX, x, out, co, (int) nOuter, (int) nInner);
     } else if (f32 && co[0].length == 1 && co[1][0] == 1 && co[2][0] == 1 && nOuter > 1) {
       columns(k, op, x, out, ci, (int) nOuter, (int) nInner);
     } else {
@@ -91,6 +94,31 @@ final class Reductions {
         int xo = Strided.elementOffset(o, co[0], co[1], x.offset());
         int oo = Strided.elementOffset(o, co[0], co[2], out.offset());
         oa[oo] = rowOp(k, op, xa, xo, nInner);
+      }
+    });
+  }
+
+  /**
+   * any (MAX) or all (MIN) over contiguous rows of a BOOL tensor, whose elements are 0 or 1: each row is
+   * scanned until an element decides it.
+   */
+  private static void boolRows(boolean any, Tensor x, Tensor out, int[][] co, int nOuter, int nInner) {
+    byte[] xa = x.storage().bools();
+    byte[] oa = out.storage().bools();
+    boolean small = (long) nOuter * nInner < CpuBackend.PARALLEL_MIN;
+    int perTask = small ? nOuter : Math.max(1, CpuBackend.CHUNK / nInner);
+    Parallel.forEach(Parallel.chunks(nOuter, perTask), t -> {
+      int o1 = Math.min(nOuter, (t + 1) * perTask);
+      for (int o = t * perTask; o < o1; o++) {
+        int xo = Strided.elementOffset(o, co[0], co[1], x.offset());
+        int j = 0;
+        if (any) {
+          while (j < nInner && xa[xo + j] == 0) j++;
+        } else {
+          while (j < nInner && xa[xo + j] != 0) j++;
+        }
+        boolean decided = j < nInner; // any: found a 1; all: found a 0
+        oa[Strided.elementOffset(o, co[0], co[2], out.offset())] = (byte) (decided == any ? 1 : 0);
       }
     });
   }

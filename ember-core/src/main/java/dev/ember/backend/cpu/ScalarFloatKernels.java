@@ -56,6 +56,17 @@ public final class ScalarFloatKernels implements FloatKernels {
   }
 
   @Override
+  public void compare(BinaryOp op, float[] a, int ao, float[] b, int bo, boolean bScalar, byte[] out, int oo, int n) {
+    ScalarKernels.compare(op, a, ao, 1, b, bo, bScalar ? 0 : 1, out, oo, 1, n);
+  }
+
+  @Override
+  public void where(byte[] c, int co, float[] a, int ao, boolean aScalar, float[] b, int bo, boolean bScalar,
+      float[] out, int oo, int n) {
+    for (int i = 0; i < n; i++) out[oo + i] = c[co + i] != 0 ? a[aScalar ? ao : ao + i] : b[bScalar ? bo : bo + i];
+  }
+
+  @Override
   public void argExtremeRows(boolean max, float[] x, int xo, int rows, int cols, long[] out, int oo) {
     ScalarKernels.argExtremeRows(max, x, xo, rows, cols, out, oo);
   }

@@ -80,6 +80,34 @@ public final class ScalarKernels {
     };
   }
 
+  /**
+   * out[oo + j so] = 1 where a[ao + j sa] op b[bo + j sb] holds, else 0, for j < n and a comparison op: what
+   * {@link #apply} gives, on float arrays and into a BOOL array without a per-element dtype dispatch.
+   */
+  public static void compare(BinaryOp op, float[] a, int ao, int sa, float[] b, int bo, int sb, byte[] out, int oo,
+      int so, int n) {
+    switch (op) {
+      case EQ -> { for (int j = 0; j < n; j++) out[oo + j * so] = a[ao + j * sa] == b[bo + j * sb] ? (byte) 1 : 0; }
+      case NE -> { for (int j = 0; j < n; j++) out[oo + j * so] = a[ao + j * sa] != b[bo + j * sb] ? (byte) 1 : 0; }
+      case LT -> { for (int j = 0; j < n; j++) out[oo + j * so] = a[ao + j * sa] < b[bo + j * sb] ? (byte) 1 : 0; }
+      case LE -> { for (int j = 0; j < n; j++) out[oo + j * so] = a[ao + j * sa] <= b[bo + j * sb] ? (byte) 1 : 0; }
+      case GT -> { for (int j = 0; j < n; j++) out[oo + j * so] = a[ao + j * sa] > b[bo + j * sb] ? (byte) 1 : 0; }
+      case GE -> { for (int j = 0; j < n; j++) out[oo + j * so] = a[ao + j * sa] >= b[bo + j * sb] ? (byte) 1 : 0; }
+      default -> throw new IllegalArgumentException("compare: " + op + " is not a comparison");
+    }
+  }
+
+  /** The logical ops ({@link #apply}'s) on BOOL arrays, strided as {@link #compare}. */
+  public static void logical(BinaryOp op, byte[] a, int ao, int sa, byte[] b, int bo, int sb, byte[] out, int oo,
+      int so, int n) {
+    switch (op) {
+      case LOGICAL_AND -> { for (int j = 0; j < n; j++) out[oo + j * so] = (byte) ((a[ao + j * sa] != 0) & (b[bo + j * sb] != 0) ? 1 : 0); }
+      case LOGICAL_OR -> { for (int j = 0; j < n; j++) out[oo + j * so] = (byte) ((a[ao + j * sa] != 0) | (b[bo + j * sb] != 0) ? 1 : 0); }
+      case LOGICAL_XOR -> { for (int j = 0; j < n; j++) out[oo + j * so] = (byte) ((a[ao + j * sa] != 0) ^ (b[bo + j * sb] != 0) ? 1 : 0); }
+      default -> throw new IllegalArgumentException("logical: " + op + " is not a logical op");
+    }
+  }
+
   /** Two branches so that exp never overflows: 1/(1+inf) would be fine, but inf/inf is not. */
   static double sigmoid(double x) {
     if (x >= 0) return 1.0 / (1.0 + Math.exp(-x));

@@ -61,6 +61,17 @@ public final class VectorFloatKernels implements FloatKernels {
   }
 
   @Override
+  public void compare(BinaryOp op, float[] a, int ao, float[] b, int bo, boolean bScalar, byte[] out, int oo, int n) {
+    VectorKernels.compare(op, a, ao, b, bo, bScalar, out, oo, n);
+  }
+
+  @Override
+  public void where(byte[] c, int co, float[] a, int ao, boolean aScalar, float[] b, int bo, boolean bScalar,
+      float[] out, int oo, int n) {
+    VectorKernels.where(c, co, a, ao, aScalar, b, bo, bScalar, out, oo, n);
+  }
+
+  @Override
   public void argExtremeRows(boolean max, float[] x, int xo, int rows, int cols, long[] out, int oo) {
     VectorKernels.argExtremeRows(max, x, xo, rows, cols, out, oo);
   }

@@ -3,11 +3,14 @@ package dev.ember.backend.cpu.vector;
 import static jdk.incubator.vector.FloatVector.fromArray;
 import static jdk.incubator.vector.VectorOperators.ABS;
 import static jdk.incubator.vector.VectorOperators.AND;
+import static jdk.incubator.vector.VectorOperators.EQ;
+import static jdk.incubator.vector.VectorOperators.GE;
 import static jdk.incubator.vector.VectorOperators.GT;
 import static jdk.incubator.vector.VectorOperators.LE;
 import static jdk.incubator.vector.VectorOperators.LT;
 import static jdk.incubator.vector.VectorOperators.MAX;
 import static jdk.incubator.vector.VectorOperators.MIN;
+import static jdk.incubator.vector.VectorOperators.NE;
 import static jdk.incubator.vector.VectorOperators.NEG;
 import static jdk.incubator.vector.VectorOperators.OR;
 import static jdk.incubator.vector.VectorOperators.SQRT;
@@ -15,8 +18,10 @@ import static jdk.incubator.vector.VectorOperators.SQRT;
 import dev.ember.backend.BinaryOp;
 import dev.ember.backend.UnaryOp;
 import dev.ember.backend.cpu.ScalarKernels;
+import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorMask;
+import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -40,6 +45,8 @@ public final class VectorKernels {
 
   private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
   private static final int L = S.length();
+  /** Bytes with as many lanes as S: a BOOL tensor's elements, one per float lane. */
+  private static final VectorSpecies<Byte> B = VectorSpecies.of(byte.class, VectorShape.forBitSize(L * 8));
 
   // ---------------------------------------------------------------------------------------------
   // Unary
@@ -385,6 +392,83 @@ public final class VectorKernels {
       default -> 0;
     };
     ScalarKernels.binary(op, a, ao + i, b, bo + i, out, oo + i, n - i);
+  }
+
+  /**
+   * out = 1 where {@code a op b} holds, else 0, for a comparison op; {@code b} is one value, b[bo], when
+   * {@code bScalar}. The scalar kernel's answers (NaN compares false, and unequal): one loop per operator,
+   * GT and GE as LT and LE with the operands swapped.
+   */
+  public static void compare(BinaryOp op, float[] a, int ao, float[] b, int bo, boolean bScalar, byte[] out, int oo,
+      int n) {
+    assert n >= 0 && ao + n <= a.length && (bScalar ? bo < b.length || n == 0 : bo + n <= b.length) && oo + n <= out.length;
+    int i = switch (op) {
+      case LT -> lt(a, ao, false, b, bo, bScalar, out, oo, n);
+      case GT -> lt(b, bo, bScalar, a, ao, false, out, oo, n);
+      case LE -> le(a, ao, false, b, bo, bScalar, out, oo, n);
+      case GE -> le(b, bo, bScalar, a, ao, false, out, oo, n);
+      case EQ -> eq(a, ao, b, bo, bScalar, out, oo, n, false);
+      case NE -> eq(a, ao, b, bo, bScalar, out, oo, n, true);
+      default -> throw new IllegalArgumentException("compare: " + op + " is not a comparison");
+    };
+    ScalarKernels.compare(op, a, ao + i, 1, b, bScalar ? bo : bo + i, bScalar ? 0 : 1, out, oo + i, 1, n - i);
+  }
+
+  private static int lt(float[] a, int ao, boolean aScalar, float[] b, int bo, boolean bScalar, byte[] out, int oo, int n) {
+    int end = S.loopBound(n);
+    if (end == 0) return 0;
+    FloatVector sa = FloatVector.broadcast(S, a[ao]), sb = FloatVector.broadcast(S, b[bo]);
+    ByteVector zero = ByteVector.zero(B), one = ByteVector.broadcast(B, (byte) 1);
+    for (int i = 0; i < end; i += L) {
+      FloatVector va = aScalar ? sa : fromArray(S, a, ao + i);
+      FloatVector vb = bScalar ? sb : fromArray(S, b, bo + i);
+      zero.blend(one, va.compare(LT, vb).cast(B)).intoArray(out, oo + i);
+    }
+    return end;
+  }
+
+  private static int le(float[] a, int ao, boolean aScalar, float[] b, int bo, boolean bScalar, byte[] out, int oo, int n) {
+    int end = S.loopBound(n);
+    if (end == 0) return 0;
+    FloatVector sa = FloatVector.broadcast(S, a[ao]), sb = FloatVector.broadcast(S, b[bo]);
+    ByteVector zero = ByteVector.zero(B), one = ByteVector.broadcast(B, (byte) 1);
+    for (int i = 0; i < end; i += L) {
+      FloatVector va = aScalar ? sa : fromArray(S, a, ao + i);
+      FloatVector vb = bScalar ? sb : fromArray(S, b, bo + i);
+      zero.blend(one, va.compare(LE, vb).cast(B)).intoArray(out, oo + i);
+    }
+    return end;
+  }
+
+  private static int eq(float[] a, int ao, float[] b, int bo, boolean bScalar, byte[] out, int oo, int n, boolean negate) {
+    int end = S.loopBound(n);
+    if (end == 0) return 0;
+    FloatVector sb = FloatVector.broadcast(S, b[bo]);
+    ByteVector yes = ByteVector.broadcast(B, (byte) (negate ? 0 : 1)), no = ByteVector.broadcast(B, (byte) (negate ? 1 : 0));
+    for (int i = 0; i < end; i += L) {
+      FloatVector vb = bScalar ? sb : fromArray(S, b, bo + i);
+      no.blend(yes, fromArray(S, a, ao + i).compare(EQ, vb).cast(B)).intoArray(out, oo + i);
+    }
+    return end;
+  }
+
+  /**
+   * out = c != 0 ? a : b over n elements; a (or b) is one value, a[ao] (b[bo]), when aScalar (bScalar).
+   */
+  public static void where(byte[] c, int co, float[] a, int ao, boolean aScalar, float[] b, int bo, boolean bScalar,
+      float[] out, int oo, int n) {
+    assert n >= 0 && co + n <= c.length && oo + n <= out.length;
+    int end = S.loopBound(n);
+    int i = 0;
+    if (end > 0) {
+      FloatVector sa = FloatVector.broadcast(S, a[ao]), sb = FloatVector.broadcast(S, b[bo]);
+      for (; i < end; i += L) {
+        FloatVector va = aScalar ? sa : fromArray(S, a, ao + i);
+        FloatVector vb = bScalar ? sb : fromArray(S, b, bo + i);
+        vb.blend(va, ByteVector.fromArray(B, c, co + i).compare(NE, (byte) 0).cast(S)).intoArray(out, oo + i);
+      }
+    }
+    for (; i < n; i++) out[oo + i] = c[co + i] != 0 ? a[aScalar ? ao : ao + i] : b[bScalar ? bo : bo + i];
   }
 
   /** {@code out = a op s}. */
