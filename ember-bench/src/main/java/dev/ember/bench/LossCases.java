@@ -4,6 +4,7 @@ import dev.ember.nn.functional.Losses;
 import dev.ember.nn.functional.Reduction;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Generator;
+import dev.ember.tensor.MemoryScope;
 import dev.ember.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,6 +28,9 @@ import java.util.Set;
  *       sigmoid_focal (torchvision's, bce_with_logits shapes, mean), dice ([128x10] with class
  *       indices).
  * </ul>
+ *
+ * <p>Each Ember call runs in its own {@link MemoryScope} and hands the dropped gradient back to the pool, as
+ * a step of {@code Trainer.fit} does (see {@link OpsCases}).
  */
 final class LossCases {
   /** Workloads PyTorch 1.13 has no loss for: their rows carry {@code "pytorch": null}. */
@@ -112,9 +116,11 @@ final class LossCases {
 
   private static BenchCase timed(String workload, String shape, Tensor x, Call f) {
     return BenchCase.latency(workload, "fwd+bwd " + shape, "latency_us", "us/call", 1e6, () -> {
-      x.setGrad(null);
-      f.apply(x).backward();
-      sink = x.grad();
+      try (MemoryScope call = MemoryScope.open()) {
+        OpsCases.dropGrad(x);
+        f.apply(x).backward();
+        sink = x.grad();
+      }
     });
   }
 }

@@ -169,7 +169,7 @@ final class OpsCases {
   }
 
   /** Drops a leaf's gradient and hands its buffer back to the pool, as {@code Optimizer.zeroGrad()} does. */
-  private static void dropGrad(Tensor leaf) {
+  static void dropGrad(Tensor leaf) {
     Tensor old = leaf.grad();
     leaf.setGrad(null);
     MemoryScope.recycle(old);
