@@ -220,6 +220,10 @@ class LossesTest {
     }
     GradCheck.check("bce 0-d", in -> Losses.bceLoss(in.get(0), in.get(1)),
         List.of(Tensor.scalar(0.3, DType.F64).requiresGrad(true), Tensor.scalar(0.8, DType.F64).requiresGrad(true)));
+    GradCheck.check("bce_with_logits, input and target", in -> Losses.bceWithLogits(in.get(0), in.get(1)),
+        List.of(randn(3, 4).mul(3).detach().requiresGrad(true), Tensor.rand(GEN, DType.F64, 3, 4).requiresGrad(true)));
+    GradCheck.check("sigmoid_focal", in -> Losses.sigmoidFocalLoss(in.get(0), in.get(1), 0.25, 2, Reduction.SUM),
+        List.of(randn(2, 5).mul(2).detach().requiresGrad(true), Tensor.rand(GEN, DType.F64, 2, 5).requiresGrad(true)));
     GradCheck.check("triplet p=1.5", in -> Losses.tripletMarginLoss(in.get(0), in.get(1), in.get(2), 3.0, 1.5, 1e-6,
         true, Reduction.NONE), List.of(randn(3, 4).requiresGrad(true), randn(3, 4).requiresGrad(true),
         randn(3, 4).requiresGrad(true)));

@@ -76,14 +76,25 @@ public final class VectorKernels {
       case GELU_TANH -> geluTanh(x, xo, out, oo, n);
       case SILU -> silu(x, xo, out, oo, n);
       case SOFTPLUS -> softplus(p, x, xo, out, oo, n);
-      // x*x is bitwise what pow(x, 2) rounds to, and far cheaper than the pow intrinsic
-      case POW_SCALAR -> p == 2f ? square(x, xo, out, oo, n) : 0;
+      // x*x is bitwise what pow(x, 2) rounds to, and far cheaper than the pow intrinsic; pow(x, 1) is x and
+      // pow(x, 0) is 1 for every x, NaN included (Math.pow's spec), as a square's backward asks for them
+      case POW_SCALAR -> p == 2f ? square(x, xo, out, oo, n) : p == 1f ? copy(x, xo, out, oo, n) : p == 0f ? ones(out, oo, n) : 0;
       case FLOOR -> rounded(x, xo, out, oo, n, FLOOR);
       case CEIL -> rounded(x, xo, out, oo, n, CEIL);
       case ROUND -> rounded(x, xo, out, oo, n, ROUND);
       case TRUNC -> rounded(x, xo, out, oo, n, TRUNC);
     };
     ScalarKernels.unary(op, p, x, xo + i, out, oo + i, n - i);
+  }
+
+  private static int copy(float[] x, int xo, float[] out, int oo, int n) {
+    System.arraycopy(x, xo, out, oo, n);
+    return n;
+  }
+
+  private static int ones(float[] out, int oo, int n) {
+    java.util.Arrays.fill(out, oo, oo + n, 1f);
+    return n;
   }
 
   private static int neg(float[] x, int xo, float[] out, int oo, int n) {
