@@ -164,6 +164,30 @@ abstract class BackendConformanceTest {
     }
   }
 
+  /**
+   * A contiguous matrix plus a transposed one (a weight's gradient accumulated from the backward of
+   * {@code x.matmul(w.t())}) takes whole 16 x 16 tiles and scalar edges: out of place, in place into
+   * either operand's layout, with the transposed operand on either side, against the oracle.
+   */
+  @Test
+  void addOfATransposedMatrix() {
+    for (int[] rc : new int[][] {{1, 1}, {3, 5}, {16, 16}, {37, 50}, {64, 48}, {100, 17}}) {
+      int rows = rc[0], cols = rc[1];
+      Tensor a = data(rows * 31L + cols, rows, cols);
+      Tensor bt = Views.transpose(data(rows + 7L * cols, cols, rows), 0, 1); // [rows, cols], strides (1, rows)
+      Arr want = Ref.zip(Arr.of(a), Arr.of(bt), Double::sum);
+      String what = rows + "x" + cols;
+      Tensor out = Tensor.empty(rows, cols);
+      backend().binary(BinaryOp.ADD, a, bt, out);
+      Assertions.assertClose(want, out, 0, 0, "a + b^T " + what);
+      backend().binary(BinaryOp.ADD, bt, a, out);
+      Assertions.assertClose(want, out, 0, 0, "b^T + a " + what);
+      Tensor acc = a.clone();
+      backend().binary(BinaryOp.ADD, acc, bt, acc); // add_, as autograd accumulates a gradient
+      Assertions.assertClose(want, acc, 0, 0, "a += b^T " + what);
+    }
+  }
+
   @Test
   void binaryWithBroadcastLayouts() {
     BinaryOp[] ops = {BinaryOp.ADD, BinaryOp.SUB, BinaryOp.MUL, BinaryOp.DIV, BinaryOp.MAXIMUM, BinaryOp.MINIMUM};

@@ -132,6 +132,18 @@ public final class CpuBackend implements Backend {
     }
   }
 
+  /** out = a + b^T over [rows, cols] (see FloatKernels.addTransposed), in 64-row blocks over the pool. */
+  private void addTransposed(float[] a, int ao, float[] b, int bo, int ldb, float[] out, int oo, int rows, int cols) {
+    int block = 64;
+    int tasks = (long) rows * cols < PARALLEL_MIN ? 1 : Parallel.chunks(rows, block);
+    int per = tasks == 1 ? rows : block;
+    Parallel.forEach(tasks, t -> {
+      int r0 = t * per;
+      int n = Math.min(rows, r0 + per) - r0;
+      k.addTransposed(a, ao + r0 * cols, b, bo + r0, ldb, out, oo + r0 * cols, n, cols);
+    });
+  }
+
   /** The comparison that gives {@code b op' a} what {@code a op b} gives. */
   private static BinaryOp mirrored(BinaryOp op) {
     return switch (op) {
@@ -171,6 +183,17 @@ public final class CpuBackend implements Backend {
       float[] aa = as.floats();
       float[] ba = bs.floats();
       float[] oa = os.floats();
+      if (op == BinaryOp.ADD && shape.length == 2 && so[0] == inner && iso == 1 && oa != (isa == 1 ? ba : aa)) {
+        // a contiguous [R, C] plus a transposed one (a gradient accumulated into a weight): tiles, not a strided loop
+        if (sa[0] == inner && isa == 1 && sb[0] == 1 && isb >= rows) {
+          addTransposed(aa, a.offset(), ba, b.offset(), isb, oa, out.offset(), rows, inner);
+          return;
+        }
+        if (sb[0] == inner && isb == 1 && sa[0] == 1 && isa >= rows) {
+          addTransposed(ba, b.offset(), aa, a.offset(), isa, oa, out.offset(), rows, inner);
+          return;
+        }
+      }
       segments(rows, inner, (r, j0, j1) -> {
         int oo = Strided.rowOffset(r, shape, so, out.offset()) + j0 * iso;
         int ao = Strided.rowOffset(r, shape, sa, a.offset()) + j0 * isa;

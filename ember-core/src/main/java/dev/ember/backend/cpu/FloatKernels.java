@@ -30,6 +30,14 @@ public interface FloatKernels {
   void where(byte[] c, int co, float[] a, int ao, boolean aScalar, float[] b, int bo, boolean bScalar, float[] out,
       int oo, int n);
 
+  /**
+   * out[oo + r cols + c] = a[ao + r cols + c] + b[bo + c ldb + r] for r < rows, c < cols: a row-major
+   * [rows, cols] block plus a block stored column-major (a transposed view, e.g. a weight's gradient from
+   * the backward of {@code x.matmul(w.t())}), taken in tiles so that both are read along cache lines.
+   * out may be a.
+   */
+  void addTransposed(float[] a, int ao, float[] b, int bo, int ldb, float[] out, int oo, int rows, int cols);
+
   float sum(float[] x, int xo, int n);
 
   float max(float[] x, int xo, int n);

@@ -67,6 +67,11 @@ public final class ScalarFloatKernels implements FloatKernels {
   }
 
   @Override
+  public void addTransposed(float[] a, int ao, float[] b, int bo, int ldb, float[] out, int oo, int rows, int cols) {
+    ScalarKernels.addTransposed(a, ao, b, bo, ldb, out, oo, rows, cols);
+  }
+
+  @Override
   public void argExtremeRows(boolean max, float[] x, int xo, int rows, int cols, long[] out, int oo) {
     ScalarKernels.argExtremeRows(max, x, xo, rows, cols, out, oo);
   }

@@ -97,6 +97,20 @@ public final class ScalarKernels {
     }
   }
 
+  /** See {@link FloatKernels#addTransposed}: 16 x 16 tiles, so that b's columns are read 16 at a time. */
+  public static void addTransposed(float[] a, int ao, float[] b, int bo, int ldb, float[] out, int oo, int rows,
+      int cols) {
+    for (int r0 = 0; r0 < rows; r0 += 16) {
+      int r1 = Math.min(rows, r0 + 16);
+      for (int c0 = 0; c0 < cols; c0 += 16) {
+        int c1 = Math.min(cols, c0 + 16);
+        for (int r = r0; r < r1; r++) {
+          for (int c = c0; c < c1; c++) out[oo + r * cols + c] = a[ao + r * cols + c] + b[bo + c * ldb + r];
+        }
+      }
+    }
+  }
+
   /** The logical ops ({@link #apply}'s) on BOOL arrays, strided as {@link #compare}. */
   public static void logical(BinaryOp op, byte[] a, int ao, int sa, byte[] b, int bo, int sb, byte[] out, int oo,
       int so, int n) {

@@ -4,6 +4,7 @@ import dev.ember.backend.BinaryOp;
 import dev.ember.backend.RowSink;
 import dev.ember.backend.UnaryOp;
 import dev.ember.backend.cpu.FloatKernels;
+import dev.ember.backend.cpu.ScalarKernels;
 
 /**
  * The Vector API kernel set. Loaded by name from {@code CpuBackends}, so no class that links
@@ -69,6 +70,26 @@ public final class VectorFloatKernels implements FloatKernels {
   public void where(byte[] c, int co, float[] a, int ao, boolean aScalar, float[] b, int bo, boolean bScalar,
       float[] out, int oo, int n) {
     VectorKernels.where(c, co, a, ao, aScalar, b, bo, bScalar, out, oo, n);
+  }
+
+  @Override
+  public void addTransposed(float[] a, int ao, float[] b, int bo, int ldb, float[] out, int oo, int rows, int cols) {
+    if (!Transpose16.APPLIES) {
+      ScalarKernels.addTransposed(a, ao, b, bo, ldb, out, oo, rows, cols);
+      return;
+    }
+    // out = a, then each whole 16 x 16 tile of b transposed and added in vector registers; the edges in scalar
+    if (a != out || ao != oo) {
+      for (int r = 0; r < rows; r++) System.arraycopy(a, ao + r * cols, out, oo + r * cols, cols);
+    }
+    int r16 = rows & ~15, c16 = cols & ~15;
+    for (int r0 = 0; r0 < r16; r0 += 16) {
+      for (int c0 = 0; c0 < c16; c0 += 16) Transpose16.transpose(b, bo + c0 * ldb + r0, ldb, out, oo + r0 * cols + c0, cols, 1f);
+    }
+    for (int r = 0; r < rows; r++) {
+      int c = r < r16 ? c16 : 0;
+      for (; c < cols; c++) out[oo + r * cols + c] += b[bo + c * ldb + r];
+    }
   }
 
   @Override
