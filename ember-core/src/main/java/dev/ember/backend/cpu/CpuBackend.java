@@ -412,8 +412,7 @@ public final class CpuBackend implements Backend {
         if (dt == DType.F32 && iso == 1 && isc == 1 && (isa == 0 || isa == 1) && (isb == 0 || isb == 1)) {
           k.where(ca, co, as.floats(), ao, isa == 0, bs.floats(), bo, isb == 0, os.floats(), oo, n);
         } else if (dt == DType.F32) {
-          float[] oa = os.floats(), aa = as.floats(), ba = bs.floats();
-          for (int j = 0; j < n; j++) oa[oo + j * iso] = ca[co + j * isc] != 0 ? aa[ao + j * isa] : ba[bo + j * isb];
+          ScalarKernels.where(ca, co, isc, as.floats(), ao, isa, bs.floats(), bo, isb, os.floats(), oo, iso, n);
         } else {
           double[] oa = os.doubles(), aa = as.doubles(), ba = bs.doubles();
           for (int j = 0; j < n; j++) oa[oo + j * iso] = ca[co + j * isc] != 0 ? aa[ao + j * isa] : ba[bo + j * isb];

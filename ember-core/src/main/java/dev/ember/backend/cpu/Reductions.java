@@ -20,6 +20,22 @@ import dev.ember.tensor.Views;
 final class Reductions {
   private Reductions() {}
 
+  /** Rows [r0, r1) of a row-wise kernel. */
+  @FunctionalInterface
+  private interface RowBlock {
+    void run(int r0, int r1);
+  }
+
+  /**
+   * Runs {@code body} over {@code rows} rows of {@code rowLen} elements: as one block on the calling thread
+   * below {@code parallelMin} elements, else in blocks of about {@link CpuBackend#CHUNK} elements (at
+   * least one row) over the pool. The blocks depend on the shape only, never on the thread count.
+   */
+  private static void rowBlocks(int rows, int rowLen, int parallelMin, RowBlock body) {
+    int per = (long) rows * rowLen < parallelMin ? Math.max(1, rows) : Math.max(1, CpuBackend.CHUNK / rowLen);
+    Parallel.forEach(Parallel.chunks(rows, per), t -> body.run(t * per, Math.min(rows, (t + 1) * per)));
+  }
+
   static void reduce(FloatKernels k, ReduceOp op, Tensor x, int[] axes, Tensor out) {
     int r = x.dim();
     boolean[] red = new boolean[r];
@@ -85,11 +101,7 @@ final class Reductions {
       oa[out.offset()] = acc;
       return;
     }
-    boolean small = (long) nOuter * nInner < CpuBackend.PARALLEL_MIN;
-    int perTask = small ? nOuter : Math.max(1, CpuBackend.CHUNK / nInner);
-    Parallel.forEach(Parallel.chunks(nOuter, perTask), t -> {
-      int o0 = t * perTask;
-      int o1 = Math.min(nOuter, o0 + perTask);
+    rowBlocks(nOuter, nInner, CpuBackend.PARALLEL_MIN, (o0, o1) -> {
       for (int o = o0; o < o1; o++) {
         int xo = Strided.elementOffset(o, co[0], co[1], x.offset());
         int oo = Strided.elementOffset(o, co[0], co[2], out.offset());
@@ -105,11 +117,8 @@ final class Reductions {
   private static void boolRows(boolean any, Tensor x, Tensor out, int[][] co, int nOuter, int nInner) {
     byte[] xa = x.storage().bools();
     byte[] oa = out.storage().bools();
-    boolean small = (long) nOuter * nInner < CpuBackend.PARALLEL_MIN;
-    int perTask = small ? nOuter : Math.max(1, CpuBackend.CHUNK / nInner);
-    Parallel.forEach(Parallel.chunks(nOuter, perTask), t -> {
-      int o1 = Math.min(nOuter, (t + 1) * perTask);
-      for (int o = t * perTask; o < o1; o++) {
+    rowBlocks(nOuter, nInner, CpuBackend.PARALLEL_MIN, (o0, o1) -> {
+      for (int o = o0; o < o1; o++) {
         int xo = Strided.elementOffset(o, co[0], co[1], x.offset());
         int j = 0;
         if (any) {
@@ -243,13 +252,9 @@ final class Reductions {
     int cols = x.shapeRef()[x.dim() - 1];
     if (x.numel() == 0) return;
     int rows = (int) (x.numel() / cols);
-    int perTask = Math.max(1, CpuBackend.CHUNK / cols);
-    int tasks = x.numel() < CpuBackend.PARALLEL_MIN ? 1 : Parallel.chunks(rows, perTask);
-    int per = tasks == 1 ? rows : perTask;
     long[] oa = out.storage().longs();
-    Parallel.forEach(tasks, t -> {
-      int r0 = t * per;
-      int n = Math.min(rows, r0 + per) - r0;
+    rowBlocks(rows, cols, CpuBackend.PARALLEL_MIN, (r0, r1) -> {
+      int n = r1 - r0;
       int xo = x.offset() + r0 * cols;
       if (x.dtype() == DType.F32) k.argExtremeRows(max, x.storage().floats(), xo, n, cols, oa, out.offset() + r0);
       else ScalarKernels.argExtremeRows(max, x.storage().doubles(), xo, n, cols, oa, out.offset() + r0);
@@ -270,12 +275,8 @@ final class Reductions {
     int cols = x.shapeRef()[last];
     if (cols == 0 || x.numel() == 0) return;
     int rows = (int) (x.numel() / cols);
-    int perTask = Math.max(1, CpuBackend.CHUNK / cols);
-    int tasks = x.numel() < CpuBackend.PARALLEL_MIN_COSTLY ? 1 : Parallel.chunks(rows, perTask); // exp-bound
-    int per = tasks == 1 ? rows : perTask;
-    Parallel.forEach(tasks, t -> {
-      int r0 = t * per;
-      int n = Math.min(rows, r0 + per) - r0;
+    rowBlocks(rows, cols, CpuBackend.PARALLEL_MIN_COSTLY, (r0, r1) -> { // exp-bound
+      int n = r1 - r0;
       if (x.dtype() == DType.F32) {
         k.softmaxRows(x.storage().floats(), x.offset() + r0 * cols, out.storage().floats(), out.offset() + r0 * cols, n, cols, log);
       } else {
@@ -302,12 +303,7 @@ final class Reductions {
     if (cols == 0 || y.numel() == 0) return;
     int rows = (int) (y.numel() / cols);
     boolean lone = rows == 1 && cols >= CpuBackend.PARALLEL_MIN; // reduce() sums such a row in chunk partials
-    int perTask = Math.max(1, CpuBackend.CHUNK / cols);
-    int tasks = y.numel() < CpuBackend.PARALLEL_MIN ? 1 : Parallel.chunks(rows, perTask);
-    int per = tasks == 1 ? rows : perTask;
-    Parallel.forEach(tasks, t -> {
-      int r0 = t * per;
-      int r1 = Math.min(rows, r0 + per);
+    rowBlocks(rows, cols, CpuBackend.PARALLEL_MIN, (r0, r1) -> {
       for (int r = r0; r < r1; r++) {
         int go = g.offset() + r * cols;
         int yo = y.offset() + r * cols;

@@ -63,7 +63,7 @@ public final class ScalarFloatKernels implements FloatKernels {
   @Override
   public void where(byte[] c, int co, float[] a, int ao, boolean aScalar, float[] b, int bo, boolean bScalar,
       float[] out, int oo, int n) {
-    for (int i = 0; i < n; i++) out[oo + i] = c[co + i] != 0 ? a[aScalar ? ao : ao + i] : b[bScalar ? bo : bo + i];
+    ScalarKernels.where(c, co, 1, a, ao, aScalar ? 0 : 1, b, bo, bScalar ? 0 : 1, out, oo, 1, n);
   }
 
   @Override

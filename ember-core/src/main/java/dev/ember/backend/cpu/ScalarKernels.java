@@ -97,6 +97,12 @@ public final class ScalarKernels {
     }
   }
 
+  /** out[oo + j so] = c[co + j sc] != 0 ? a[ao + j sa] : b[bo + j sb] for j < n (a stride of 0 is one value). */
+  public static void where(byte[] c, int co, int sc, float[] a, int ao, int sa, float[] b, int bo, int sb, float[] out,
+      int oo, int so, int n) {
+    for (int j = 0; j < n; j++) out[oo + j * so] = c[co + j * sc] != 0 ? a[ao + j * sa] : b[bo + j * sb];
+  }
+
   /** See {@link FloatKernels#addTransposed}: 16 x 16 tiles, so that b's columns are read 16 at a time. */
   public static void addTransposed(float[] a, int ao, float[] b, int bo, int ldb, float[] out, int oo, int rows,
       int cols) {

@@ -79,9 +79,7 @@ public final class VectorFloatKernels implements FloatKernels {
       return;
     }
     // out = a, then each whole 16 x 16 tile of b transposed and added in vector registers; the edges in scalar
-    if (a != out || ao != oo) {
-      for (int r = 0; r < rows; r++) System.arraycopy(a, ao + r * cols, out, oo + r * cols, cols);
-    }
+    if (a != out || ao != oo) System.arraycopy(a, ao, out, oo, rows * cols); // both are rows x cols, contiguous
     int r16 = rows & ~15, c16 = cols & ~15;
     for (int r0 = 0; r0 < r16; r0 += 16) {
       for (int c0 = 0; c0 < c16; c0 += 16) Transpose16.transpose(b, bo + c0 * ldb + r0, ldb, out, oo + r0 * cols + c0, cols, 1f);

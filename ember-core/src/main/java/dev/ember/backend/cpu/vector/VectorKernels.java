@@ -479,7 +479,8 @@ public final class VectorKernels {
         vb.blend(va, ByteVector.fromArray(B, c, co + i).compare(NE, (byte) 0).cast(S)).intoArray(out, oo + i);
       }
     }
-    for (; i < n; i++) out[oo + i] = c[co + i] != 0 ? a[aScalar ? ao : ao + i] : b[bScalar ? bo : bo + i];
+    ScalarKernels.where(c, co + i, 1, a, aScalar ? ao : ao + i, aScalar ? 0 : 1, b, bScalar ? bo : bo + i, bScalar ? 0 : 1,
+        out, oo + i, 1, n - i);
   }
 
   /** {@code out = a op s}. */
