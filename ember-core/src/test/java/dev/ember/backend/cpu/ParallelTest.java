@@ -8,6 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import org.junit.jupiter.api.AfterEach;
@@ -41,6 +44,37 @@ class ParallelTest {
         if (tasks == 0) assertEquals(0, runs.get(0));
       }
     }
+  }
+
+  /**
+   * Each thread starts at the front of its own contiguous range (the caller's is the first), so that
+   * consecutive ops over the same tensor touch each chunk from the same core. A shared counter would
+   * hand the worker task 1. Every task waits in its first task until both threads are in one.
+   */
+  @Test
+  void eachThreadStartsAtTheFrontOfItsOwnRange() {
+    Parallel.setThreads(2);
+    assertTimeoutPreemptively(Duration.ofSeconds(20), () -> {
+      for (int round = 0; round < 20; round++) {
+        CountDownLatch both = new CountDownLatch(2);
+        Map<Thread, Integer> first = new ConcurrentHashMap<>();
+        Parallel.forEach(8, t -> {
+          if (first.putIfAbsent(Thread.currentThread(), t) == null) {
+            both.countDown();
+            try {
+              both.await();
+            } catch (InterruptedException e) {
+              throw new IllegalStateException(e);
+            }
+          }
+        });
+        assertEquals(2, first.size(), "threads that ran a task");
+        Thread caller = Thread.currentThread();
+        assertEquals(0, first.get(caller), "the caller's first task");
+        int worker = first.entrySet().stream().filter(e -> e.getKey() != caller).findFirst().orElseThrow().getValue();
+        assertEquals(4, worker, "the worker's first task");
+      }
+    });
   }
 
   @Test
