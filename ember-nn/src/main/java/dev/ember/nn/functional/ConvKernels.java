@@ -967,6 +967,40 @@ final class ConvKernels {
 
   // ================================================================== depthwise
 
+  /**
+   * Whether a float32 depthwise layer takes {@link RowKernels#convPlane} over zero-padded planes: stride 1,
+   * no dilation, and padding of at most k - 1 (so that the input gradient is the same kernel over the
+   * padded output gradient with the taps reversed). The per-tap row loops it replaces ran one call of 56
+   * floats per tap and row, 3 vectors and a tail, and ran the depthwise layer's forward+backward at 0.34x
+   * PyTorch (8 x 64 x 56 x 56, 3 x 3).
+   */
+  private static boolean depthwiseDirect(Tensor x, Geom g) {
+    return x.dtype() == DType.F32 && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 && g.ph <= g.kh - 1
+        && g.pw <= g.kw - 1;
+  }
+
+  /** Row pitch of the padded planes the direct depthwise kernels read for output rows of {@code ow}. */
+  private static int directPitch(int ow, int kw) {
+    int d = ROWS.directWidth();
+    return (ow + d - 1) / d * d + kw - 1;
+  }
+
+  /**
+   * {@code planes} consecutive h x w planes of {@code s} from {@code src} copied into this thread's buffer,
+   * each at (top, left) of a zeroed plane of {@code rows} x {@code pitch} floats, the planes back to back.
+   */
+  private static float[] paddedPlanes(float[] s, int src, int planes, int h, int w, int top, int left, int rows,
+      int pitch) {
+    int size = planes * rows * pitch;
+    float[] xp = F_PADDED.get();
+    if (xp.length < size) F_PADDED.set(xp = new float[size]);
+    java.util.Arrays.fill(xp, 0, size, 0f);
+    for (int q = 0; q < planes; q++) {
+      for (int r = 0; r < h; r++) System.arraycopy(s, src + (q * h + r) * w, xp, (q * rows + r + top) * pitch + left, w);
+    }
+    return xp;
+  }
+
   /** out[n, o] = bias[o] + sum over (i, j) of w[o, 0, i, j] * x[n, o / mult] shifted: a direct kernel per plane. */
   private static void depthwiseForward(Tensor x, Tensor w, double[] bias, Tensor out, int mult, Geom g) {
     int c = x.shapeRef()[1];
@@ -979,11 +1013,20 @@ final class ConvKernels {
     double[] wv = w.toDoubleArray();
     float[] wf = x.dtype() == DType.F32 ? w.toFloatArray() : null;
     int per = Math.max(1, GRAIN / Math.max(1, cols * kk));
+    boolean direct = depthwiseDirect(x, g);
+    int rows = g.oh + g.kh - 1;
+    int pitch = directPitch(g.ow, g.kw);
     Parallel.forEach(Parallel.chunks(planes, per), t -> {
       for (int p = t * per, p1 = Math.min(planes, p + per); p < p1; p++) {
         int oc = p % o;
         int src = x.offset() + ((p / o) * c + oc / mult) * g.hw();
         int dst = p * cols;
+        if (direct) {
+          float[] xp = paddedPlanes(xs.floats(), src, 1, g.h, g.w, g.ph, g.pw, rows, pitch);
+          ROWS.convPlane(xp, 0, pitch, rows * pitch, 1, g.kh, g.kw, wf, oc * kk, bias == null ? 0f : (float) bias[oc],
+              os.floats(), dst, g.oh, g.ow);
+          continue;
+        }
         if (wf != null) {
           ConvLoops.depthwisePlane(xs.floats(), src, wf, oc * kk, bias == null ? 0f : (float) bias[oc], g, os.floats(),
               dst);
@@ -1019,10 +1062,27 @@ final class ConvKernels {
     if (dx != null) { // a task owns whole input planes (n, c) and visits the mult output planes reading them
       Storage ds = dx.storage();
       int per = Math.max(1, GRAIN / Math.max(1, cols * kk * mult));
+      boolean direct = depthwiseDirect(x, g);
+      // Direct: dx = the mult output-gradient planes, padded by k - 1 - p, correlated with the reversed taps.
+      float[] flipped = direct ? new float[o * kk] : null;
+      if (direct) {
+        for (int q = 0; q < o * kk; q += kk) {
+          for (int tap = 0; tap < kk; tap++) flipped[q + tap] = wf[q + kk - 1 - tap];
+        }
+      }
+      int rows = g.h + g.kh - 1;
+      int pitch = directPitch(g.w, g.kw);
       Parallel.forEach(Parallel.chunks(n * c, per), t -> {
         for (int p = t * per, p1 = Math.min(n * c, p + per); p < p1; p++) {
           int img = p / c;
           int ci = p % c;
+          if (direct) {
+            int go = gOut.offset() + (img * o + ci * mult) * cols;
+            float[] gp = paddedPlanes(gs.floats(), go, mult, g.oh, g.ow, g.kh - 1 - g.ph, g.kw - 1 - g.pw, rows, pitch);
+            ROWS.convPlane(gp, 0, pitch, rows * pitch, mult, g.kh, g.kw, flipped, ci * mult * kk, 0f, ds.floats(),
+                p * g.hw(), g.h, g.w);
+            continue;
+          }
           for (int m = 0; m < mult; m++) {
             int oc = ci * mult + m;
             int go = gOut.offset() + (img * o + oc) * cols;

@@ -53,7 +53,8 @@ interface RowKernels {
    * One output plane of a stride-1, undilated convolution over a zero-padded input: for oy < oh,
    * ox < ow, y[yo + oy*ow + ox] = bias + the sum over ci < cin, i < kh, j < kw (in that order, each
    * term fused: fma(w, x, acc)) of w[wo + (ci*kh + i)*kw + j] * xp[xo + ci*ps + (oy + i)*pw + ox + j].
-   * Rows of xp are pw >= directWidth() + kw - 1 floats wide, so a kernel may read (not use) past ow.
+   * Rows of xp are pw >= ceil(ow / directWidth()) * directWidth() + kw - 1 floats wide, so a kernel may
+   * read (not use) past ow; rows wider than directWidth() go in blocks of directWidth() columns.
    * Both implementations give the same bits.
    */
   void convPlane(float[] xp, int xo, int pw, int ps, int cin, int kh, int kw, float[] w, int wo, float bias,

@@ -544,9 +544,23 @@ final class VectorRowKernels implements RowKernels {
   @Override
   public void convPlane(float[] xp, int xo, int pw, int ps, int cin, int kh, int kw, float[] w, int wo, float bias,
       float[] y, int yo, int oh, int ow) {
-    VectorMask<Float> m0 = S.indexInRange(0, ow);
-    VectorMask<Float> m1 = S.indexInRange(L, ow);
-    boolean two = ow > L;
+    if (ow <= 2 * L) {
+      convBlock(xp, xo, pw, ps, cin, kh, kw, w, wo, bias, y, yo, ow, oh, ow, false);
+      return;
+    }
+    // Wider rows (a depthwise layer's 56 columns) in blocks of 2L columns, every row of a block before
+    // the next block: a block's stores stop at its last column, the next block's columns being written later.
+    for (int c0 = 0; c0 < ow; c0 += 2 * L) {
+      convBlock(xp, xo + c0, pw, ps, cin, kh, kw, w, wo, bias, y, yo + c0, ow, oh, Math.min(2 * L, ow - c0), true);
+    }
+  }
+
+  /** Columns [0, bw) (bw <= 2L) of convPlane's rows, y's rows ldy apart; {@code exact}: store no lane past bw. */
+  private static void convBlock(float[] xp, int xo, int pw, int ps, int cin, int kh, int kw, float[] w, int wo,
+      float bias, float[] y, int yo, int ldy, int oh, int bw, boolean exact) {
+    VectorMask<Float> m0 = S.indexInRange(0, bw);
+    VectorMask<Float> m1 = S.indexInRange(L, bw);
+    boolean two = bw > L;
     int oy = 0;
     for (; oy < oh; oy += 2) {
       boolean pair = oy + 1 < oh;
@@ -569,8 +583,9 @@ final class VectorRowKernels implements RowKernels {
           }
         }
       }
-      store(a0, a1, two, m0, m1, y, yo + oy * ow, ow, yo + oh * ow);
-      if (pair) store(b0, b1, two, m0, m1, y, yo + (oy + 1) * ow, ow, yo + oh * ow);
+      int at = yo + oy * ldy;
+      store(a0, a1, two, m0, m1, y, at, bw, exact ? at + bw : yo + oh * ldy);
+      if (pair) store(b0, b1, two, m0, m1, y, at + ldy, bw, exact ? at + ldy + bw : yo + oh * ldy);
     }
   }
 

@@ -102,6 +102,41 @@ class ConvolutionTest {
     dev.ember.testing.Assertions.assertClose(gemm, direct, 1e-12, 1e-12, "depthwise vs dense");
   }
 
+  /**
+   * Float32 depthwise layers against the same layer in float64, forward and every gradient: the stride-1
+   * shapes take the direct kernel over padded planes (rows of 56 and 45 are wider than one block of it,
+   * 7 narrower than a vector; "valid" and asymmetric padding; two output channels per input channel),
+   * the strided and dilated ones the per-tap loops.
+   */
+  @Test
+  void depthwiseFloat32MatchesFloat64() {
+    int[][] cases = { // c, mult, h, w, kh, kw, stride, pad h, pad w, dilation
+        {3, 1, 56, 56, 3, 3, 1, 1, 1, 1}, {2, 1, 9, 45, 3, 3, 1, 1, 1, 1}, {2, 2, 6, 7, 3, 3, 1, 0, 1, 1},
+        {2, 1, 12, 33, 5, 5, 1, 2, 2, 1}, {1, 1, 8, 20, 7, 7, 1, 3, 3, 1}, {2, 1, 10, 10, 3, 3, 1, 0, 0, 1},
+        {2, 1, 11, 13, 3, 3, 2, 1, 1, 1}, {2, 1, 11, 13, 3, 3, 1, 2, 2, 2}};
+    for (int[] k : cases) {
+      int c = k[0], o = c * k[1];
+      String what = java.util.Arrays.toString(k);
+      Tensor x = Tensor.randn(new Generator(k[2] + k[3]), DType.F64, 2, c, k[2], k[3]);
+      Tensor w = Tensor.randn(new Generator(5), DType.F64, o, 1, k[4], k[5]);
+      Tensor b = Tensor.randn(new Generator(6), DType.F64, o);
+      Tensor[] ref = depthwiseStep(x, w, b, k, c);
+      Tensor[] got = depthwiseStep(x.to(DType.F32), w.to(DType.F32), b.to(DType.F32), k, c);
+      String[] names = {"output", "input gradient", "weight gradient", "bias gradient"};
+      for (int i = 0; i < ref.length; i++) {
+        dev.ember.testing.Assertions.assertClose(ref[i], got[i].to(DType.F64), 1e-4, 1e-4, names[i] + " " + what);
+      }
+    }
+  }
+
+  private static Tensor[] depthwiseStep(Tensor x, Tensor w, Tensor b, int[] k, int c) {
+    Tensor xi = x.detach().requiresGrad(true), wi = w.detach().requiresGrad(true), bi = b.detach().requiresGrad(true);
+    Tensor y = Convolution.conv2d(xi, wi, bi, a(k[6]), a(k[7], k[8]), a(k[9]), c);
+    Tensor up = Tensor.randn(new Generator(7), DType.F64, y.shape()).to(x.dtype());
+    y.backward(up);
+    return new Tensor[] {y.detach(), xi.grad(), wi.grad(), bi.grad()};
+  }
+
   // ------------------------------------------------------------------ errors
 
   private static void assertError(String expected, Supplier<Tensor> call) {

@@ -216,23 +216,26 @@ class RowKernelsTest {
 
   /**
    * The direct convolution kernel convPlane bitwise (both fma each tap in the same order), for widths
-   * around one and two vectors, 1-3 input channels and odd and even kernel widths.
+   * around one and two vectors and rows wider than that (taken in blocks of directWidth() columns, as a
+   * depthwise layer's 56), 1-3 input channels and odd and even kernel widths. Nothing past the plane is
+   * written: the outputs end in 40 sentinels.
    */
   @Test
   void directConvolutionVectorAgreesWithScalar() {
     int dw = vector.directWidth();
     Random r = new Random(9);
-    for (int ow : new int[] {1, 5, 8, 15, 16, 17, 28, dw}) {
-      if (ow > dw) continue;
-      for (int[] kc : new int[][] {{1, 1, 1}, {3, 3, 2}, {5, 5, 1}, {2, 4, 3}, {5, 3, 2}}) {
+    for (int ow : new int[] {1, 5, 8, 15, 16, 17, 28, dw, dw + 1, 45, 56, 2 * dw, 2 * dw + 7, 3 * dw + 1}) {
+      for (int[] kc : new int[][] {{1, 1, 1}, {3, 3, 2}, {5, 5, 1}, {2, 4, 3}, {5, 3, 2}, {7, 7, 1}}) {
         int kh = kc[0], kw = kc[1], cin = kc[2];
         int oh = 1 + r.nextInt(9);
-        int ph = oh + kh - 1, pw = dw + kw - 1, ps = ph * pw;
+        int ph = oh + kh - 1, pw = (ow + dw - 1) / dw * dw + kw - 1, ps = ph * pw;
         float[] xp = new float[3 + cin * ps];
         for (int i = 0; i < xp.length; i++) xp[i] = (float) r.nextGaussian();
         float[] w = new float[2 + cin * kh * kw];
         for (int i = 0; i < w.length; i++) w[i] = (float) r.nextGaussian();
-        float[] ys = new float[4 + oh * ow], yv = new float[4 + oh * ow];
+        float[] ys = new float[4 + oh * ow + 40], yv = new float[4 + oh * ow + 40];
+        java.util.Arrays.fill(ys, 4 + oh * ow, ys.length, -7f);
+        java.util.Arrays.fill(yv, 4 + oh * ow, yv.length, -7f);
         String what = "ow=" + ow + " oh=" + oh + " k=" + kh + "x" + kw + " cin=" + cin;
         for (int rep = 0; rep < 20; rep++) {
           scalar.convPlane(xp, 3, pw, ps, cin, kh, kw, w, 2, 0.5f, ys, 4, oh, ow);
