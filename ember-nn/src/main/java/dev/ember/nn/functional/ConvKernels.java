@@ -1001,6 +1001,20 @@ final class ConvKernels {
     return xp;
   }
 
+  private static final ThreadLocal<float[]> F_PITCHED = ThreadLocal.withInitial(() -> new float[0]);
+
+  /** The rows x cols plane of {@code s} at {@code src} in this thread's second buffer, rows {@code pitch} apart, zeros between. */
+  private static float[] pitched(float[] s, int src, int rows, int cols, int pitch) {
+    int size = rows * pitch;
+    float[] d = F_PITCHED.get();
+    if (d.length < size) F_PITCHED.set(d = new float[size]);
+    for (int r = 0; r < rows; r++) {
+      System.arraycopy(s, src + r * cols, d, r * pitch, cols);
+      java.util.Arrays.fill(d, r * pitch + cols, (r + 1) * pitch, 0f);
+    }
+    return d;
+  }
+
   /** out[n, o] = bias[o] + sum over (i, j) of w[o, 0, i, j] * x[n, o / mult] shifted: a direct kernel per plane. */
   private static void depthwiseForward(Tensor x, Tensor w, double[] bias, Tensor out, int mult, Geom g) {
     int c = x.shapeRef()[1];
@@ -1111,6 +1125,10 @@ final class ConvKernels {
     if (dw != null) { // a task owns output channels and sums over the batch in order
       Storage dws = dw.storage();
       int per = Math.max(1, GRAIN / Math.max(1, cols * kk * n));
+      // Stride 1, no dilation, float32: per image, one dot of a whole plane per tap instead of one per tap and
+      // row (rows of 56: 3 vectors and a tail each); any padding, the input padded by it.
+      boolean directW = x.dtype() == DType.F32 && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1;
+      int pitch = g.ow + g.kw - 1;
       Parallel.forEach(Parallel.chunks(o, per), t -> {
         double[] acc = new double[kk];
         for (int oc = t * per, o1 = Math.min(o, oc + per); oc < o1; oc++) {
@@ -1118,6 +1136,16 @@ final class ConvKernels {
           for (int img = 0; img < n; img++) {
             int go = gOut.offset() + (img * o + oc) * cols;
             int src = x.offset() + (img * c + oc / mult) * g.hw();
+            if (directW) {
+              // One float dot per tap over the whole plane: the output gradient laid out in the padded
+              // input's pitch with zeros past its ow columns, against the padded input shifted by the tap.
+              float[] xp = paddedPlanes(xs.floats(), src, 1, g.h, g.w, g.ph, g.pw, g.oh + g.kh, pitch);
+              float[] gp = pitched(gs.floats(), go, g.oh, g.ow, pitch);
+              for (int i = 0; i < g.kh; i++) {
+                for (int j = 0; j < g.kw; j++) acc[i * g.kw + j] += ROWS.dot(gp, 0, xp, i * pitch + j, g.oh * pitch);
+              }
+              continue;
+            }
             if (wf != null) {
               ConvLoops.depthwiseWeightPlane(gs.floats(), go, xs.floats(), src, g, acc);
               continue;
