@@ -194,13 +194,26 @@ final class AttnKernels {
     Storage ss = sBuf.storage();
     Storage ps = pBuf.storage();
     Storage dps = dpBuf.storage();
+    // float32: the same double arithmetic on the arrays (same bits) rather than Storage's per-element accessors
+    boolean f32 = q.dtype() == DType.F32;
+    float[] sf = f32 ? ss.floats() : null;
+    float[] pf = f32 ? ps.floats() : null;
+    float[] dpf = f32 ? dps.floats() : null;
+    float[] gf = f32 && dout.dtype() == DType.F32 ? gs.floats() : null;
+    float[] of = gf != null && out.dtype() == DType.F32 ? os.floats() : null;
+    if (of == null) gf = null;
+    boolean plainF32 = f32 && dmask == null && p.dropoutP() == 0;
     double[] dRow = new double[p.bq()];
     for (int i0 = 0; i0 < l; i0 += p.bq()) {
       int nq = Math.min(l, i0 + p.bq()) - i0;
       for (int r = 0; r < nq; r++) { // D_i = dO_i . O_i = sum_j P_ij dP_ij
         double d = 0;
         int oo = (b * l + i0 + r) * ev;
-        for (int c = 0; c < ev; c++) d += gs.getDouble(dout.offset() + oo + c) * os.getDouble(oo + c);
+        if (gf != null) {
+          for (int c = 0; c < ev; c++) d += (double) gf[dout.offset() + oo + c] * of[oo + c];
+        } else {
+          for (int c = 0; c < ev; c++) d += gs.getDouble(dout.offset() + oo + c) * os.getDouble(oo + c);
+        }
         dRow[r] = d;
       }
       Tensor qb = rows(q, b, i0, nq);
@@ -220,6 +233,11 @@ final class AttnKernels {
           int i = i0 + r;
           double li = lse[b * l + i];
           int so = r * p.bk();
+          if (sf != null) {
+            scores(p, sf, so, nk, b, i, j0);
+            for (int jj = so; jj < so + nk; jj++) sf[jj] = li == Double.NEGATIVE_INFINITY ? (float) li : (float) (sf[jj] - li);
+            continue;
+          }
           scores(p, ss, so, nk, b, i, j0);
           for (int jj = 0; jj < nk; jj++) {
             ss.setDouble(so + jj, li == Double.NEGATIVE_INFINITY ? li : ss.getDouble(so + jj) - li);
@@ -229,6 +247,12 @@ final class AttnKernels {
         for (int r = 0; r < nq; r++) {
           int i = i0 + r;
           int so = r * p.bk();
+          if (plainF32) { // no dropout (keep = 1) and no mask gradient: dS = P (dP - D) scaled, P stays as it is
+            double dr = dRow[r];
+            double scale = p.scale();
+            for (int jj = so; jj < so + nk; jj++) sf[jj] = (float) (pf[jj] * (dpf[jj] - dr) * scale);
+            continue;
+          }
           for (int jj = 0; jj < nk; jj++) {
             int j = j0 + jj;
             double pij = ps.getDouble(so + jj);
