@@ -22,17 +22,14 @@ import dev.ember.tensor.Tensor;
 public final class CpuBackend implements Backend {
   static final int CHUNK = 1 << 15;
   /**
-   * Below this many elements an op stays on the calling thread. Measured on 2 cores: a 64K-float
-   * neg took 28 us on one thread and 38 us on two, 256K about even, 1M 15% faster on two. The
-   * output's allocation (zeroing fresh memory, single-threaded) is most of the cost at these sizes.
+   * Below this many elements (two chunks) an op stays on the calling thread. At 64K floats on two
+   * threads, in MemoryScopes and with Parallel keeping each chunk on the core that wrote it (68e4618):
+   * add 100 -> 169 GB/s, relu 93 -> 147, a*x+b 45 -> 76, sum 97 -> 132, relu forward+backward at
+   * 256^2 14.6 -> 8.6 us. The earlier threshold of 256K was measured with a fresh output per call
+   * (its zeroing most of the cost) and tasks handed out in any order: a 64K neg then took 28 us on one
+   * thread and 38 on two. Exp-bound ops already split from here.
    */
-  static final int PARALLEL_MIN = 1 << 18;
-  /**
-   * The same for ops that spend several nanoseconds an element on arithmetic (exp, log, tanh, sigmoid
-   * and their family, softmax): two chunks. A 64K-float exp took 41 us on one thread, where the
-   * hand-off to a second costs a few.
-   */
-  static final int PARALLEL_MIN_COSTLY = 2 * CHUNK;
+  static final int PARALLEL_MIN = 2 * CHUNK;
   private final FloatKernels k;
 
   public CpuBackend(FloatKernels kernels) {
@@ -54,15 +51,10 @@ public final class CpuBackend implements Backend {
     void run(int row, int j0, int j1);
   }
 
-  /** Runs {@code body} over rows x inner, split into fixed-size tasks when the op is large. */
+  /** Runs {@code body} over rows x inner, split into fixed-size tasks from {@link #PARALLEL_MIN} elements on. */
   private static void segments(int rows, int inner, Segment body) {
-    segments(rows, inner, PARALLEL_MIN, body);
-  }
-
-  /** {@link #segments(int, int, Segment)}, split from {@code parallelMin} elements on. */
-  private static void segments(int rows, int inner, int parallelMin, Segment body) {
     long total = (long) rows * inner;
-    if (total < parallelMin) {
+    if (total < PARALLEL_MIN) {
       for (int r = 0; r < rows; r++) body.run(r, 0, inner);
     } else if (inner >= CHUNK) {
       int pieces = Parallel.chunks(inner, CHUNK);
@@ -95,12 +87,11 @@ public final class CpuBackend implements Backend {
     int isx = sx[last];
     Storage xs = x.storage();
     Storage os = out.storage();
-    int parallelMin = costly(op) ? PARALLEL_MIN_COSTLY : PARALLEL_MIN;
     if (xs.dtype() == DType.F32 && os.dtype() == DType.F32) {
       float[] xa = xs.floats();
       float[] oa = os.floats();
       float p = (float) param;
-      segments(rows, inner, parallelMin, (r, j0, j1) -> {
+      segments(rows, inner, (r, j0, j1) -> {
         int oo = Strided.rowOffset(r, shape, so, out.offset()) + j0 * iso;
         int xo = Strided.rowOffset(r, shape, sx, x.offset()) + j0 * isx;
         if (iso == 1 && isx == 1) {
@@ -114,7 +105,7 @@ public final class CpuBackend implements Backend {
     } else if (xs.dtype() == DType.F64 && os.dtype() == DType.F64) {
       double[] xa = xs.doubles();
       double[] oa = os.doubles();
-      segments(rows, inner, parallelMin, (r, j0, j1) -> {
+      segments(rows, inner, (r, j0, j1) -> {
         int oo = Strided.rowOffset(r, shape, so, out.offset()) + j0 * iso;
         int xo = Strided.rowOffset(r, shape, sx, x.offset()) + j0 * isx;
         if (iso == 1 && isx == 1) {
@@ -152,14 +143,6 @@ public final class CpuBackend implements Backend {
       case LE -> BinaryOp.GE;
       case GE -> BinaryOp.LE;
       default -> op; // EQ, NE
-    };
-  }
-
-  /** Whether a unary op costs enough per element to split from {@link #PARALLEL_MIN_COSTLY} elements. */
-  static boolean costly(UnaryOp op) {
-    return switch (op) {
-      case EXP, LOG, LOG1P, EXPM1, SIN, COS, TANH, SIGMOID, ELU, GELU, GELU_TANH, SILU, SOFTPLUS, POW_SCALAR -> true;
-      case NEG, ABS, SIGN, SQRT, RSQRT, SQUARE, RECIPROCAL, RELU, LEAKY_RELU, FLOOR, CEIL, ROUND, TRUNC -> false;
     };
   }
 

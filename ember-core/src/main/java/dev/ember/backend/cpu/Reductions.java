@@ -275,7 +275,7 @@ final class Reductions {
     int cols = x.shapeRef()[last];
     if (cols == 0 || x.numel() == 0) return;
     int rows = (int) (x.numel() / cols);
-    rowBlocks(rows, cols, CpuBackend.PARALLEL_MIN_COSTLY, (r0, r1) -> { // exp-bound
+    rowBlocks(rows, cols, CpuBackend.PARALLEL_MIN, (r0, r1) -> { // exp-bound
       int n = r1 - r0;
       if (x.dtype() == DType.F32) {
         k.softmaxRows(x.storage().floats(), x.offset() + r0 * cols, out.storage().floats(), out.offset() + r0 * cols, n, cols, log);
