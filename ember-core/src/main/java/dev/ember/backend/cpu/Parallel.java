@@ -96,9 +96,10 @@ public final class Parallel {
    * tasks from the back of the others'. Two element-wise ops over the same tensor then touch each
    * chunk from the same core, so the second finds the first's output in that core's cache. Taking
    * tasks in any order from a shared counter (as this pool did) hands about half the chunks to the
-   * core that did not write them; where the two vCPUs sit on different L3 caches that cross-cache
-   * read made a 1M-element {@code x * 1.5 + 0.5} ~5x slower (~550 against ~110 us) for seconds at
-   * a time. OpenMP's static schedule, which PyTorch's parallel_for uses, keeps the same affinity.
+   * core that did not write them. On the 2-vCPU development host that read turns, for seconds at a
+   * time, slower than DRAM (the vCPUs placed on different L3s, by the look of it): a 1M-element
+   * {@code x * 1.5 + 0.5} ran ~5x slower (~550 against ~110 us) in those stretches. OpenMP's static
+   * schedule, which PyTorch's parallel_for uses, keeps the same affinity.
    * Runs inline when there is one task or one thread, when called from a worker (no nesting), and
    * when another thread is using the pool (results are the same either way: only speed differs).
    */
