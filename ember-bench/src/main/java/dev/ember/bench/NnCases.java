@@ -5,6 +5,7 @@ import dev.ember.nn.LSTM;
 import dev.ember.nn.functional.Attention;
 import dev.ember.nn.functional.Convolution;
 import dev.ember.tensor.Generator;
+import dev.ember.tensor.MemoryScope;
 import dev.ember.tensor.Tensor;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
@@ -13,7 +14,9 @@ import java.util.function.Supplier;
 
 /**
  * The {@code nn} category: layer workloads through ember-nn as a user would call them, mirrored
- * by bench/peers/pytorch_ops.py {@code --suite nn}.
+ * by bench/peers/pytorch_ops.py {@code --suite nn}. Each timed Ember call runs in its own
+ * {@link MemoryScope}, with the leaves' gradients handed back to the pool, as the ops cases and
+ * {@code Trainer.fit} do (PyTorch's caching allocator gives its loop the same reuse).
  *
  * <ul>
  *   <li>attention: scaled dot-product attention, B=1, H=8, head dim 64, T = 128..4096 forward
@@ -71,7 +74,7 @@ final class NnCases {
         if (x == null) {
           Generator g = new Generator(t);
           x = new Tensor[3];
-          for (int i = 0; i < 3; i++) x[i] = Tensor.randn(g, 1, HEADS, t, HEAD_DIM).requiresGrad(grad);
+          for (int i = 0; i < 3; i++) x[i] = MemoryScope.escape(Tensor.randn(g, 1, HEADS, t, HEAD_DIM)).requiresGrad(grad);
         }
         return x;
       }
@@ -82,7 +85,7 @@ final class NnCases {
     Supplier<Tensor[]> x = qkv(t, false);
     return BenchCase.latency("attention", "fwd " + attnShape(t), "latency_ms", "ms/call", 1e3, () -> {
       Tensor[] q = x.get();
-      try (Grad g = Grad.off()) {
+      try (MemoryScope call = MemoryScope.open(); Grad g = Grad.off()) {
         sink = Attention.scaledDotProductAttention(q[0], q[1], q[2]);
       }
     });
@@ -93,9 +96,11 @@ final class NnCases {
     Tensor up = Tensor.ones(1, HEADS, t, HEAD_DIM);
     return BenchCase.latency("attention", "fwd+bwd " + attnShape(t), "latency_ms", "ms/call", 1e3, () -> {
       Tensor[] q = x.get();
-      for (Tensor p : q) p.setGrad(null);
-      Attention.scaledDotProductAttention(q[0], q[1], q[2]).backward(up);
-      sink = q[0].grad();
+      try (MemoryScope call = MemoryScope.open()) {
+        for (Tensor p : q) OpsCases.dropGrad(p);
+        Attention.scaledDotProductAttention(q[0], q[1], q[2]).backward(up);
+        sink = q[0].grad();
+      }
     });
   }
 
@@ -136,17 +141,19 @@ final class NnCases {
     String name = convName(tag, n, c, hw, o, k, pad, groups, backward);
     if (!backward) {
       return BenchCase.latency("conv2d", name, "latency_ms", "ms/call", 1e3, () -> {
-        try (Grad off = Grad.off()) {
+        try (MemoryScope call = MemoryScope.open(); Grad off = Grad.off()) {
           sink = Convolution.conv2d(x, w, b, stride, padding, dilation, groups);
         }
       });
     }
     return BenchCase.latency("conv2d", name, "latency_ms", "ms/call", 1e3, () -> {
-      x.setGrad(null);
-      w.setGrad(null);
-      b.setGrad(null);
-      Convolution.conv2d(x, w, b, stride, padding, dilation, groups).backward(up);
-      sink = w.grad();
+      try (MemoryScope call = MemoryScope.open()) {
+        OpsCases.dropGrad(x);
+        OpsCases.dropGrad(w);
+        OpsCases.dropGrad(b);
+        Convolution.conv2d(x, w, b, stride, padding, dilation, groups).backward(up);
+        sink = w.grad();
+      }
     });
   }
 
@@ -163,16 +170,18 @@ final class NnCases {
     String shape = "in=" + LSTM_IN + " hidden=" + LSTM_HIDDEN + " batch=" + LSTM_BATCH + " steps=" + LSTM_STEPS;
     if (!backward) {
       return BenchCase.latency("lstm", "fwd " + shape, "latency_ms", "ms/call", 1e3, () -> {
-        try (Grad off = Grad.off()) {
+        try (MemoryScope call = MemoryScope.open(); Grad off = Grad.off()) {
           sink = layer.forward(in, null, null).output();
         }
       });
     }
     return BenchCase.latency("lstm", "fwd+bwd " + shape, "latency_ms", "ms/call", 1e3, () -> {
-      layer.zeroGrad();
-      in.setGrad(null);
-      layer.forward(in, null, null).output().backward(up);
-      sink = in.grad();
+      try (MemoryScope call = MemoryScope.open()) {
+        layer.zeroGrad();
+        OpsCases.dropGrad(in);
+        layer.forward(in, null, null).output().backward(up);
+        sink = in.grad();
+      }
     });
   }
 }
