@@ -124,10 +124,12 @@ final class AttnKernels {
           for (int jj = 0; jj < nk; jj++) ss.setDouble(so + jj, ss.getDouble(so + jj) - newMax);
         }
         double alpha = Math.exp(m[r] - newMax); // 0 when m was -inf
-        if (alpha != 1 && af != null) {
-          for (int c = r * ev; c < (r + 1) * ev; c++) af[c] = (float) (af[c] * alpha);
-        } else if (alpha != 1) {
-          for (int c = 0; c < ev; c++) as.setDouble(r * ev + c, as.getDouble(r * ev + c) * alpha);
+        if (alpha != 1) {
+          if (af != null) {
+            for (int c = r * ev; c < (r + 1) * ev; c++) af[c] = (float) (af[c] * alpha);
+          } else {
+            for (int c = 0; c < ev; c++) as.setDouble(r * ev + c, as.getDouble(r * ev + c) * alpha);
+          }
         }
         sum[r] *= alpha;
         m[r] = newMax;
@@ -199,9 +201,9 @@ final class AttnKernels {
     float[] sf = f32 ? ss.floats() : null;
     float[] pf = f32 ? ps.floats() : null;
     float[] dpf = f32 ? dps.floats() : null;
-    float[] gf = f32 && dout.dtype() == DType.F32 ? gs.floats() : null;
-    float[] of = gf != null && out.dtype() == DType.F32 ? os.floats() : null;
-    if (of == null) gf = null;
+    boolean f32Rows = f32 && dout.dtype() == DType.F32 && out.dtype() == DType.F32;
+    float[] gf = f32Rows ? gs.floats() : null;
+    float[] of = f32Rows ? os.floats() : null;
     boolean plainF32 = f32 && dmask == null && p.dropoutP() == 0;
     double[] dRow = new double[p.bq()];
     for (int i0 = 0; i0 < l; i0 += p.bq()) {
@@ -275,6 +277,22 @@ final class AttnKernels {
    * scores in place: scale * qk + mask, and -inf outside the causal/window band (a contiguous
    * range of keys per query). Returns the row's largest score.
    */
+  private static double scores(Problem p, Storage ss, int so, int nk, int b, int i, int j0) {
+    int lo = Math.max(0, Math.min(nk, p.keyStart(i) - j0));
+    int hi = Math.max(lo, Math.min(nk, p.keyEnd(i + 1) - j0));
+    double max = Double.NEGATIVE_INFINITY;
+    double scale = p.scale();
+    Mask mask = p.mask();
+    for (int jj = 0; jj < lo; jj++) ss.setDouble(so + jj, Double.NEGATIVE_INFINITY);
+    for (int jj = lo; jj < hi; jj++) {
+      double x = ss.getDouble(so + jj) * scale;
+      if (mask != null) x += mask.at(b, i, j0 + jj);
+      ss.setDouble(so + jj, x);
+      max = Math.max(max, x);
+    }
+    for (int jj = hi; jj < nk; jj++) ss.setDouble(so + jj, Double.NEGATIVE_INFINITY);
+    return max;
+  }
   /** {@link #scores(Problem, Storage, int, int, int, int, int)} on a float32 block's array: the same arithmetic. */
   private static double scores(Problem p, float[] s, int so, int nk, int b, int i, int j0) {
     int lo = Math.max(0, Math.min(nk, p.keyStart(i) - j0));
@@ -293,22 +311,6 @@ final class AttnKernels {
     return max;
   }
 
-  private static double scores(Problem p, Storage ss, int so, int nk, int b, int i, int j0) {
-    int lo = Math.max(0, Math.min(nk, p.keyStart(i) - j0));
-    int hi = Math.max(lo, Math.min(nk, p.keyEnd(i + 1) - j0));
-    double max = Double.NEGATIVE_INFINITY;
-    double scale = p.scale();
-    Mask mask = p.mask();
-    for (int jj = 0; jj < lo; jj++) ss.setDouble(so + jj, Double.NEGATIVE_INFINITY);
-    for (int jj = lo; jj < hi; jj++) {
-      double x = ss.getDouble(so + jj) * scale;
-      if (mask != null) x += mask.at(b, i, j0 + jj);
-      ss.setDouble(so + jj, x);
-      max = Math.max(max, x);
-    }
-    for (int jj = hi; jj < nk; jj++) ss.setDouble(so + jj, Double.NEGATIVE_INFINITY);
-    return max;
-  }
 
   /** Rows [start, start + len) of batch element b of a contiguous [B, R, C] tensor, as a [1, len, C] view. */
   private static Tensor rows(Tensor t, int b, int start, int len) {

@@ -45,6 +45,11 @@ final class ConvKernels {
       return kh * kw;
     }
 
+    /** Stride 1 and no dilation in both dimensions. */
+    boolean stride1() {
+      return sh == 1 && sw == 1 && dh == 1 && dw == 1;
+    }
+
     /** The column matrix of a channel is the channel itself. */
     boolean identity() {
       return kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && oh == h && ow == w;
@@ -322,8 +327,7 @@ final class ConvKernels {
    * output channels) is too small to tile well; the direct loops read the padded image instead.
    */
   private static boolean directSmall(Tensor x, int groups, Geom g) {
-    return x.dtype() == DType.F32 && groups == 1 && x.shapeRef()[1] <= 4 && g.sh == 1 && g.sw == 1 && g.dh == 1
-        && g.dw == 1 && g.ow <= ROWS.directWidth();
+    return x.dtype() == DType.F32 && groups == 1 && x.shapeRef()[1] <= 4 && g.stride1() && g.ow <= ROWS.directWidth();
   }
 
   /**
@@ -336,21 +340,7 @@ final class ConvKernels {
 
   /** {@link #padded(float[], int, int, Geom, int, int, int)} followed by {@code extra} zeros. */
   private static float[] padded(float[] xs, int xOff, int cin, Geom g, int img, int ph, int pw, int extra) {
-    int size = cin * ph * pw + extra;
-    float[] xp = F_PADDED.get();
-    if (xp.length < size) F_PADDED.set(xp = new float[size]);
-    java.util.Arrays.fill(xp, 0, size, 0f);
-    for (int ci = 0; ci < cin; ci++) {
-      int src = xOff + (img * cin + ci) * g.hw();
-      for (int r = 0; r < g.h; r++) {
-        int pr = r + g.ph;
-        if (pr < 0 || pr >= ph) continue;
-        int c0 = Math.max(0, -g.pw);
-        int c1 = Math.min(g.w, pw - g.pw);
-        if (c1 > c0) System.arraycopy(xs, src + r * g.w + c0, xp, ci * ph * pw + pr * pw + g.pw + c0, c1 - c0);
-      }
-    }
-    return xp;
+    return paddedPlanes(xs, xOff + img * cin * g.hw(), cin, g.h, g.w, g.ph, g.pw, ph, pw, extra);
   }
 
   private static void directForward(Tensor x, Tensor w, double[] bias, Tensor out, Geom g) {
@@ -454,8 +444,7 @@ final class ConvKernels {
    * pitch does not express.
    */
   private static boolean unitStride(Geom g) {
-    return g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 && g.oh == g.h + 2 * g.ph - g.kh + 1
-        && g.ow == g.w + 2 * g.pw - g.kw + 1;
+    return g.stride1() && g.oh == g.h + 2 * g.ph - g.kh + 1 && g.ow == g.w + 2 * g.pw - g.kw + 1;
   }
 
   /**
@@ -975,8 +964,7 @@ final class ConvKernels {
    * PyTorch (8 x 64 x 56 x 56, 3 x 3).
    */
   private static boolean depthwiseDirect(Tensor x, Geom g) {
-    return x.dtype() == DType.F32 && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 && g.ph <= g.kh - 1
-        && g.pw <= g.kw - 1;
+    return x.dtype() == DType.F32 && g.stride1() && g.ph <= g.kh - 1 && g.pw <= g.kw - 1;
   }
 
   /** Row pitch of the padded planes the direct depthwise kernels read for output rows of {@code ow}. */
@@ -987,16 +975,23 @@ final class ConvKernels {
 
   /**
    * {@code planes} consecutive h x w planes of {@code s} from {@code src} copied into this thread's buffer,
-   * each at (top, left) of a zeroed plane of {@code rows} x {@code pitch} floats, the planes back to back.
+   * each at (top, left) of a zeroed plane of {@code rows} x {@code pitch} floats, the planes back to back and
+   * followed by {@code extra} zeros; what falls outside a plane is left out.
    */
   private static float[] paddedPlanes(float[] s, int src, int planes, int h, int w, int top, int left, int rows,
-      int pitch) {
-    int size = planes * rows * pitch;
+      int pitch, int extra) {
+    int size = planes * rows * pitch + extra;
     float[] xp = F_PADDED.get();
     if (xp.length < size) F_PADDED.set(xp = new float[size]);
     java.util.Arrays.fill(xp, 0, size, 0f);
+    int c0 = Math.max(0, -left);
+    int c1 = Math.min(w, pitch - left);
     for (int q = 0; q < planes; q++) {
-      for (int r = 0; r < h; r++) System.arraycopy(s, src + (q * h + r) * w, xp, (q * rows + r + top) * pitch + left, w);
+      for (int r = 0; r < h; r++) {
+        int pr = r + top;
+        if (pr < 0 || pr >= rows || c1 <= c0) continue;
+        System.arraycopy(s, src + (q * h + r) * w + c0, xp, (q * rows + pr) * pitch + left + c0, c1 - c0);
+      }
     }
     return xp;
   }
@@ -1036,7 +1031,7 @@ final class ConvKernels {
         int src = x.offset() + ((p / o) * c + oc / mult) * g.hw();
         int dst = p * cols;
         if (direct) {
-          float[] xp = paddedPlanes(xs.floats(), src, 1, g.h, g.w, g.ph, g.pw, rows, pitch);
+          float[] xp = paddedPlanes(xs.floats(), src, 1, g.h, g.w, g.ph, g.pw, rows, pitch, 0);
           ROWS.convPlane(xp, 0, pitch, rows * pitch, 1, g.kh, g.kw, wf, oc * kk, bias == null ? 0f : (float) bias[oc],
               os.floats(), dst, g.oh, g.ow);
           continue;
@@ -1092,7 +1087,7 @@ final class ConvKernels {
           int ci = p % c;
           if (direct) {
             int go = gOut.offset() + (img * o + ci * mult) * cols;
-            float[] gp = paddedPlanes(gs.floats(), go, mult, g.oh, g.ow, g.kh - 1 - g.ph, g.kw - 1 - g.pw, rows, pitch);
+            float[] gp = paddedPlanes(gs.floats(), go, mult, g.oh, g.ow, g.kh - 1 - g.ph, g.kw - 1 - g.pw, rows, pitch, 0);
             ROWS.convPlane(gp, 0, pitch, rows * pitch, mult, g.kh, g.kw, flipped, ci * mult * kk, 0f, ds.floats(),
                 p * g.hw(), g.h, g.w);
             continue;
@@ -1127,7 +1122,7 @@ final class ConvKernels {
       int per = Math.max(1, GRAIN / Math.max(1, cols * kk * n));
       // Stride 1, no dilation, float32: per image, one dot of a whole plane per tap instead of one per tap and
       // row (rows of 56: 3 vectors and a tail each); any padding, the input padded by it.
-      boolean directW = x.dtype() == DType.F32 && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1;
+      boolean directW = x.dtype() == DType.F32 && g.stride1();
       int pitch = g.ow + g.kw - 1;
       Parallel.forEach(Parallel.chunks(o, per), t -> {
         double[] acc = new double[kk];
@@ -1139,7 +1134,7 @@ final class ConvKernels {
             if (directW) {
               // One float dot per tap over the whole plane: the output gradient laid out in the padded
               // input's pitch with zeros past its ow columns, against the padded input shifted by the tap.
-              float[] xp = paddedPlanes(xs.floats(), src, 1, g.h, g.w, g.ph, g.pw, g.oh + g.kh, pitch);
+              float[] xp = paddedPlanes(xs.floats(), src, 1, g.h, g.w, g.ph, g.pw, g.oh + g.kh, pitch, 0);
               float[] gp = pitched(gs.floats(), go, g.oh, g.ow, pitch);
               for (int i = 0; i < g.kh; i++) {
                 for (int j = 0; j < g.kw; j++) acc[i * g.kw + j] += ROWS.dot(gp, 0, xp, i * pitch + j, g.oh * pitch);
