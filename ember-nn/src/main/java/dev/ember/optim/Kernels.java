@@ -83,14 +83,29 @@ final class Kernels {
     forRange((int) param.numel(), (lo, hi) -> body.run(g, lo, hi));
   }
 
-  /** Runs {@code body} over {@code [0, n)} in fixed chunks, in parallel when there are several. */
+  /**
+   * Runs the elementwise {@code body} over {@code [0, n)} in parallel when it spans more than one chunk:
+   * as many tasks as there are {@link #CHUNK}s, of equal sizes (see {@link #bound}). The body is
+   * elementwise, so where the task boundaries fall does not change any bits.
+   */
   static void forRange(int n, Range body) {
     if (n <= CHUNK) {
       if (n > 0) body.run(0, n);
       return;
     }
     int tasks = Parallel.chunks(n, CHUNK);
-    Parallel.forEach(tasks, t -> body.run(t * CHUNK, Math.min(n, (t + 1) * CHUNK)));
+    Parallel.forEach(tasks, t -> body.run(bound(n, tasks, t), bound(n, tasks, t + 1)));
+  }
+
+  /**
+   * Start of task {@code t} of {@code tasks} equal tasks over {@code n} elements, on a 64-byte line. Equal
+   * tasks split a tensor into equal halves on two threads (the pool gives each thread a contiguous run of
+   * tasks), which is how the GEMMs split a layer's weight: the rows a thread reads in the forward and
+   * whose gradient it computes are then the rows it updates, and none of them moves to the other core's
+   * cache. Fixed 32K chunks put the MNIST MLP's 784 x 128 weight (100,352 floats) 65,536 against 34,816.
+   */
+  static int bound(int n, int tasks, int t) {
+    return t >= tasks ? n : (int) ((long) n * t / tasks) & ~15;
   }
 
   /** {@code k} sums over {@code [0, n)}: per-chunk partials combined in chunk order. */

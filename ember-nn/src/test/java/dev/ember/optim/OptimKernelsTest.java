@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -285,5 +286,41 @@ class OptimKernelsTest {
       arrays[j] = whole.storage().floats();
     }
     return s;
+  }
+
+  /**
+   * forRange's tasks: contiguous, covering [0, n) once, each starting on a 64-byte line, equal to within one
+   * line, so that two threads split a tensor in halves (the MNIST MLP's 784 x 128 weight at its row 64).
+   */
+  @Test
+  void forRangeTasksAreEqualAndLineAligned() {
+    assertEquals(List.of(0, 25088, 50176, 75264, 100352), bounds(100352));
+    for (int n : new int[] {Kernels.CHUNK + 1, 65537, 100352, 1 << 20, 3_000_017}) {
+      List<Integer> b = bounds(n);
+      int tasks = b.size() - 1;
+      assertEquals((n + Kernels.CHUNK - 1) / Kernels.CHUNK, tasks, "n=" + n);
+      assertEquals(0, b.get(0));
+      assertEquals(n, b.get(tasks));
+      int size = n / tasks;
+      for (int t = 0; t < tasks; t++) {
+        int lo = b.get(t), hi = b.get(t + 1);
+        if (t > 0) assertEquals(0, lo % 16, "n=" + n + " task " + t + " starts at " + lo);
+        assertTrue(Math.abs(hi - lo - size) <= 16, "n=" + n + " task " + t + ": " + lo + ".." + hi);
+      }
+    }
+    // and the tasks run cover every element once
+    int n = 3 * Kernels.CHUNK + 5;
+    int[] seen = new int[n];
+    Kernels.forRange(n, (lo, hi) -> {
+      for (int i = lo; i < hi; i++) seen[i]++;
+    });
+    for (int i = 0; i < n; i++) assertEquals(1, seen[i], "element " + i);
+  }
+
+  private static List<Integer> bounds(int n) {
+    int tasks = (n + Kernels.CHUNK - 1) / Kernels.CHUNK;
+    List<Integer> b = new ArrayList<>();
+    for (int t = 0; t <= tasks; t++) b.add(Kernels.bound(n, tasks, t));
+    return b;
   }
 }

@@ -158,7 +158,7 @@ public final class VectorGemm {
       // whole 12-row tiles: at m = 128 on two threads, 72 + 56 rows left one thread 6 tiles and the
       // other 4 and an 8-row edge; 64 + 64 is 5 tiles and a 4-row edge each. Which rows a task
       // owns does not change any C element's sums, so results stay the same bits.
-      if (m >= n) {
+      if (splitsRows(transA, m, n, work)) {
         mChunk = roundUp((m + want - 1) / want, MR == 12 ? 4 : MR);
         tm = (m + mChunk - 1) / mChunk;
       } else {
@@ -190,6 +190,20 @@ public final class VectorGemm {
       block(transA, transB, 0, m, j0, Math.min(n, j0 + fnChunk), k, kc, alpha,
           a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc, fullWidth);
     });
+  }
+
+  /**
+   * Whether a product split over the threads splits C's rows (else its columns): when C is at least as
+   * tall as it is wide, and for a weight gradient g^T x (op(A) = A^T) whose tasks pack for themselves,
+   * whatever its width. The optimizer updates a weight in equal halves of its elements, that is of its
+   * rows, so each core then updates the gradient rows it wrote, and (as the forward's column split of
+   * x W^T reads them) the weight rows it reads next. Split by columns, half of every gradient row
+   * crossed to the other core, which on this host can cost more than DRAM (see Parallel.forEach):
+   * the MNIST MLP at batch 32 (dW 128 x 784 x 32) went from 265K to 283K samples/s, alternating JVMs,
+   * and its slow stretches from ~150K to ~240K.
+   */
+  static boolean splitsRows(boolean transA, int m, int n, long work) {
+    return m >= n || (transA && work < SHARED_B_WORK && m >= 8 * MR);
   }
 
   /**

@@ -29,4 +29,17 @@ class VectorGemmScheduleTest {
       }
     }
   }
+
+  @Test
+  void aWeightGradientSplitsItsRowsAsTheOptimizerSplitsTheWeight() {
+    org.junit.jupiter.api.Assumptions.assumeTrue(VectorGemm.MR == 12, "the 12-row kernel's thresholds");
+    // dW = g^T x of the MNIST MLP's 784 -> 128 layer at batch 32: rows, as the update's halves
+    assertEquals(true, VectorGemm.splitsRows(true, 128, 784, 128L * 784 * 32));
+    // the same shape as a plain product, and a weight gradient too short to split by rows: columns
+    assertEquals(false, VectorGemm.splitsRows(false, 128, 784, 128L * 784 * 32));
+    assertEquals(false, VectorGemm.splitsRows(true, 64, 784, 64L * 784 * 32));
+    // products large enough to share one packed B keep the shape rule
+    assertEquals(false, VectorGemm.splitsRows(true, 512, 1024, 512L * 1024 * 128));
+    assertEquals(true, VectorGemm.splitsRows(false, 784, 128, 784L * 128 * 32));
+  }
 }
