@@ -28,10 +28,11 @@ class GemmTest {
       // rows here) copied and run through the same kernel; past 4096, two K blocks (32 x 300 x 4200 A B^T runs as
       // C^T = B A^T: 300 rows of B in place, a 4-row edge)
       {28, 20, 1100}, {23, 20, 700}, {20, 20, 4200}, {32, 300, 4200},
-      // at most 48 rows of op(A) against a B of 1M+ elements and K >= 1024 (op(B) = B): K in two parts of
+      // at most 48 rows of op(A) against a B of 256K+ elements and K >= 512 (op(B) = B): K in two parts of
       // 128-row blocks of whole B rows, a partial C each; an edge panel (1000 = 31 x 32 + 8), an 8-row edge
-      // tile, a short last block (1100 = 8 x 128 + 76)
-      {20, 1000, 1100}};
+      // tile, a short last block (1100 = 8 x 128 + 76); at the thresholds, 4 blocks split 2 + 2, and 5
+      // (600 = 4 x 128 + 88) split 2 + 3
+      {20, 1000, 1100}, {32, 512, 512}, {44, 520, 600}};
   private static final float[][] ALPHA_BETA = {{1f, 0f}, {1f, 1f}, {1.5f, 0.5f}, {-0.75f, 0f}};
 
   private interface Sgemm {

@@ -54,7 +54,7 @@ public final class VectorGemm {
   /** op(A) rows (four 12-row tiles), B columns and K for which {@link #rowsOfB} replaces the Goto path. */
   private static final int ROWS_B_MAX_M = 48;
   private static final int ROWS_B_MAX_N = 2048;
-  private static final int ROWS_B_MIN_K = 8 * ROWS_B_KC;
+  private static final int ROWS_B_MIN_K = 4 * ROWS_B_KC;
   /** Fixed K parts of {@link #rowsOfB}, one per core here; a fixed count keeps the sums' order. */
   private static final int ROWS_B_PARTS = 2;
   /** Largest A block (144 x KC floats, up to 288 KiB) stays in L2 while the B panels stream past it. */
@@ -134,7 +134,7 @@ public final class VectorGemm {
       swapped(m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
       return;
     }
-    if (!transB && MR == 12 && m <= ROWS_B_MAX_M && n <= ROWS_B_MAX_N && k >= ROWS_B_MIN_K && (long) k * n >= 1L << 20) {
+    if (!transB && MR == 12 && m <= ROWS_B_MAX_M && n <= ROWS_B_MAX_N && k >= ROWS_B_MIN_K && (long) k * n >= 1L << 18) {
       rowsOfB(transA, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
       return;
     }
@@ -364,7 +364,12 @@ public final class VectorGemm {
    * Blocks of 64 rows ran at 71 on one thread, 256 rows (2 MiB, out of L2) at 69. Packing the next block
    * a slice per panel between the current block's tiles (to overlap its reads with the FMAs) cost 10-20%.
    * Wider B (6656 columns: chunks of 1664, runs of 6.5 KiB) lost to the Goto path, 133 -> 120: hence
-   * {@link #ROWS_B_MAX_N}; so did 32 x 2048 x 512 slightly (154 -> 146), hence {@link #ROWS_B_MIN_K}.
+   * {@link #ROWS_B_MAX_N}. From K = 512 (4 blocks) on, and B of 256K floats: in a training step the K
+   * parts are also the row halves of W that each core has just updated (see {@link #splitsRows}), where the
+   * Goto path's column tasks read half of every row from the other core. seed_small at batch 32 (dY W
+   * 32 x 512 x 512), alternating JVMs, 7 pairs: SGD 1.08-1.15x, Adam 1.01-1.11x, AdamW 1.03-1.13x, though
+   * the product alone, one B reused, runs the same or slower (32 x 512 x 512 145-177 against 174-176
+   * GFLOP/s; 32 x 2048 x 512 154 -> 146 when K = 1024 was the floor).
    */
   private static void rowsOfB(boolean transA, int m, int n, int k, float alpha, float[] a, int aOff, int lda,
       float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
