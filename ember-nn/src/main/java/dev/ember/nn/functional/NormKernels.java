@@ -70,7 +70,21 @@ final class NormKernels {
     return new double[][] {mean, rstd};
   }
 
-  /** Per-channel mean and biased variance of {@code x} viewed as [n, c, s] (batch norm's statistics). */
+  /**
+   * Images per task of batch norm's per-channel passes: about {@link #PARALLEL_MIN} elements, fixed by the
+   * shape alone. The passes split the batch, not the channels, as the convolutions, the pooling and the
+   * element-wise ops around them do: each core then reads the images it wrote itself. Split by channels,
+   * every core read half of each plane set from the other core's cache.
+   */
+  private static int imagesPerTask(int c, int s) {
+    return (int) Math.max(1, PARALLEL_MIN / Math.max(1L, (long) c * s));
+  }
+
+  /**
+   * Per-channel mean and biased variance of {@code x} viewed as [n, c, s] (batch norm's statistics). Each
+   * task sums its block of images per channel (a plane in float vector lanes, planes in double) into its own
+   * partial, and the partials are added in block order: the same bits on any thread count.
+   */
   static double[][] channelStats(Tensor x, int n, int c, int s) {
     double[] mean = new double[c];
     double[] var = new double[c];
@@ -78,29 +92,50 @@ final class NormKernels {
     float[] f = x.dtype() == DType.F32 ? x.storage().floats() : null;
     double[] d = f == null ? x.storage().doubles() : null;
     double count = (double) n * s;
-    forTasks(c, (long) n * c * s, ch -> {
-      double sum = 0;
-      for (int b = 0; b < n; b++) {
-        int o = base + (b * c + ch) * s;
-        if (f != null) sum += ROWS.sum(f, o, s); // each plane in float (vector lanes), planes in double
-        else for (int i = 0; i < s; i++) sum += d[o + i];
-      }
-      double mu = sum / count;
-      double ss = 0;
-      for (int b = 0; b < n; b++) {
-        int o = base + (b * c + ch) * s;
-        if (f != null) {
-          ss += ROWS.sumSquaredDeviations(f, o, s, (float) mu);
-        } else {
-          for (int i = 0; i < s; i++) {
-            double v = d[o + i] - mu;
-            ss += v * v;
+    int per = imagesPerTask(c, s);
+    int tasks = (n + per - 1) / per;
+    double[][] part = new double[tasks][c];
+    forTasks(tasks, (long) n * c * s, t -> {
+      double[] acc = part[t];
+      for (int b = t * per, bEnd = Math.min(n, b + per); b < bEnd; b++) {
+        for (int ch = 0; ch < c; ch++) {
+          int o = base + (b * c + ch) * s;
+          if (f != null) {
+            acc[ch] += ROWS.sum(f, o, s);
+          } else {
+            for (int i = 0; i < s; i++) acc[ch] += d[o + i];
           }
         }
       }
-      mean[ch] = mu;
-      var[ch] = ss / count;
     });
+    for (int ch = 0; ch < c; ch++) {
+      double sum = 0;
+      for (double[] p : part) sum += p[ch];
+      mean[ch] = sum / count;
+    }
+    forTasks(tasks, (long) n * c * s, t -> {
+      double[] acc = part[t];
+      java.util.Arrays.fill(acc, 0);
+      for (int b = t * per, bEnd = Math.min(n, b + per); b < bEnd; b++) {
+        for (int ch = 0; ch < c; ch++) {
+          int o = base + (b * c + ch) * s;
+          double mu = mean[ch];
+          if (f != null) {
+            acc[ch] += ROWS.sumSquaredDeviations(f, o, s, (float) mu);
+          } else {
+            for (int i = 0; i < s; i++) {
+              double v = d[o + i] - mu;
+              acc[ch] += v * v;
+            }
+          }
+        }
+      }
+    });
+    for (int ch = 0; ch < c; ch++) {
+      double ss = 0;
+      for (double[] p : part) ss += p[ch];
+      var[ch] = ss / count;
+    }
     return new double[][] {mean, var};
   }
 
@@ -170,7 +205,8 @@ final class NormKernels {
   /**
    * Batch norm's backward per channel of x and g viewed as [n, c, s]. With {@code train} the batch
    * statistics depended on x: gx = w rstd (g - mean(g) - xhat mean(g xhat)); else gx = w rstd g.
-   * Fills gw[c] = sum(g xhat) and gb[c] = sum(g) when non-null; gx (contiguous) may be null.
+   * Fills gw[c] = sum(g xhat) and gb[c] = sum(g) when non-null; gx (contiguous) may be null. Both passes
+   * split the batch in {@link #imagesPerTask} blocks (the sums: a partial per block, added in block order).
    */
   static void channelBackward(Tensor x, Tensor g, double[] mean, double[] rstd, double[] w, int n, int c, int s,
       boolean train, Tensor gx, double[] gw, double[] gb) {
@@ -185,53 +221,62 @@ final class NormKernels {
     int go = g.offset();
     double count = (double) n * s;
     boolean f32 = xf != null && gf != null && (os == null || of != null);
-    forTasks(c, (long) n * c * s, ch -> {
-      double mu = mean[ch];
-      double rs = rstd[ch];
-      double sumG = 0;
-      double sumGX = 0;
-      if (f32) { // each plane in float (vector lanes), planes in double; g read once for both sums
-        float muF = (float) mu;
-        float[] two = new float[2];
-        for (int b = 0; b < n; b++) {
+    int per = imagesPerTask(c, s);
+    int tasks = (n + per - 1) / per;
+    // sumG and sumGX per channel, each task's at [t][ch] and [t][c + ch]
+    double[][] part = new double[tasks][2 * c];
+    forTasks(tasks, (long) n * c * s, t -> {
+      double[] acc = part[t];
+      float[] two = f32 ? new float[2] : null;
+      for (int b = t * per, bEnd = Math.min(n, b + per); b < bEnd; b++) {
+        for (int ch = 0; ch < c; ch++) {
           int o = (b * c + ch) * s;
-          ROWS.sumAndDotCentred(gf, go + o, xf, xo + o, s, muF, two);
-          sumG += two[0];
-          sumGX += two[1];
-        }
-        sumGX *= rs;
-      } else {
-        for (int b = 0; b < n; b++) {
-          int o = (b * c + ch) * s;
-          for (int i = 0; i < s; i++) {
-            double gv = at(gf, gd, go + o + i);
-            sumG += gv;
-            sumGX += gv * (at(xf, xd, xo + o + i) - mu) * rs;
+          if (f32) { // a plane in float (vector lanes), planes in double; g read once for both sums
+            ROWS.sumAndDotCentred(gf, go + o, xf, xo + o, s, (float) mean[ch], two);
+            acc[ch] += two[0];
+            acc[c + ch] += two[1];
+          } else {
+            double mu = mean[ch];
+            double rs = rstd[ch];
+            for (int i = 0; i < s; i++) {
+              double gv = at(gf, gd, go + o + i);
+              acc[ch] += gv;
+              acc[c + ch] += gv * (at(xf, xd, xo + o + i) - mu) * rs;
+            }
           }
         }
       }
-      if (gw != null) gw[ch] = sumGX;
-      if (gb != null) gb[ch] = sumG;
-      if (os == null) return;
-      double wr = (w == null ? 1 : w[ch]) * rs;
-      double a = train ? sumG / count : 0;
-      double bb = train ? sumGX / count : 0;
-      if (f32) { // gx = wr (g - a - (x - mu) rs bb) = wr g + (-wr rs bb (x - mu) - wr a)
-        float p = (float) wr;
-        float q = (float) (-wr * rs * bb);
-        float r = (float) (-wr * a);
-        float muF = (float) mu;
-        for (int b = 0; b < n; b++) {
-          int o = (b * c + ch) * s;
-          ROWS.normBackwardRow(gf, go + o, xf, xo + o, of, o, s, p, q, muF, r);
-        }
-        return;
+    });
+    double[] sumG = new double[c];
+    double[] sumGX = new double[c];
+    for (int ch = 0; ch < c; ch++) {
+      for (double[] p : part) {
+        sumG[ch] += p[ch];
+        sumGX[ch] += p[c + ch];
       }
-      for (int b = 0; b < n; b++) {
-        int o = (b * c + ch) * s;
-        for (int i = 0; i < s; i++) {
-          double xh = (at(xf, xd, xo + o + i) - mu) * rs;
-          put(of, od, o + i, wr * (at(gf, gd, go + o + i) - a - xh * bb));
+      if (f32) sumGX[ch] *= rstd[ch];
+      if (gw != null) gw[ch] = sumGX[ch];
+      if (gb != null) gb[ch] = sumG[ch];
+    }
+    if (os == null) return;
+    forTasks(tasks, (long) n * c * s, t -> {
+      for (int b = t * per, bEnd = Math.min(n, b + per); b < bEnd; b++) {
+        for (int ch = 0; ch < c; ch++) {
+          double mu = mean[ch];
+          double rs = rstd[ch];
+          double wr = (w == null ? 1 : w[ch]) * rs;
+          double a = train ? sumG[ch] / count : 0;
+          double bb = train ? sumGX[ch] / count : 0;
+          int o = (b * c + ch) * s;
+          if (f32) { // gx = wr (g - a - (x - mu) rs bb) = wr g + (-wr rs bb (x - mu) - wr a)
+            ROWS.normBackwardRow(gf, go + o, xf, xo + o, of, o, s, (float) wr, (float) (-wr * rs * bb), (float) mu,
+                (float) (-wr * a));
+            continue;
+          }
+          for (int i = 0; i < s; i++) {
+            double xh = (at(xf, xd, xo + o + i) - mu) * rs;
+            put(of, od, o + i, wr * (at(gf, gd, go + o + i) - a - xh * bb));
+          }
         }
       }
     });

@@ -12,8 +12,8 @@ import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 
 /**
- * The normalization kernels split channels and fixed blocks of rows over the worker pool (rows'
- * weight and bias gradients as per-block partial sums added in block order): outputs and every
+ * The normalization kernels split fixed blocks of rows, or of images for batch norm, over the worker pool
+ * (sums over the blocks as per-block partial sums added in block order): outputs and every
  * gradient must be bitwise the same on one and two threads. Sizes are above the kernels' serial
  * threshold so the pool is really used.
  */
@@ -74,6 +74,9 @@ class NormDeterminismTest {
   void batchNormTraining() {
     assertSameOnOneAndTwoThreads("batch_norm [8, 24, 18, 18]",
         in -> Normalization.batchNorm(in[0], null, null, in[1], in[2], true, 0.1, 1e-5), new int[] {8, 24, 18, 18}, 24);
+    // blocks of 4 images: 4 + 4 + 2
+    assertSameOnOneAndTwoThreads("batch_norm [10, 24, 18, 18]",
+        in -> Normalization.batchNorm(in[0], null, null, in[1], in[2], true, 0.1, 1e-5), new int[] {10, 24, 18, 18}, 24);
   }
 
   @Test
