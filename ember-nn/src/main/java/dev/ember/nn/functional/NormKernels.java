@@ -70,14 +70,42 @@ final class NormKernels {
     return new double[][] {mean, rstd};
   }
 
+  /** One plane of batch norm's [n, c, s] input: image b, channel ch, in block {@code blk} of images. */
+  @FunctionalInterface
+  private interface Plane {
+    void run(int blk, int b, int ch, float[] scratch);
+  }
+
   /**
-   * Images per task of batch norm's per-channel passes: about {@link #PARALLEL_MIN} elements, fixed by the
-   * shape alone. The passes split the batch, not the channels, as the convolutions, the pooling and the
-   * element-wise ops around them do: each core then reads the images it wrote itself. Split by channels,
-   * every core read half of each plane set from the other core's cache.
+   * Runs {@code body} over every plane of an [n, c, s] tensor, in tasks fixed by the shape alone: blocks of
+   * whole images of about {@link #PARALLEL_MIN} elements, or, for images larger than that, one image's
+   * channels in groups of about that size. The tasks split the batch, not the channels, as the
+   * convolutions, the pooling and the element-wise ops around batch norm do: each core then reads the
+   * images it wrote itself (split by channels, every core read half of each channel from the other core).
+   * A task writes only its own image block's entries ({@link #imageBlocks}) for its own channels.
+   * {@code scratch} is a float[2] of the task's.
    */
-  private static int imagesPerTask(int c, int s) {
-    return (int) Math.max(1, PARALLEL_MIN / Math.max(1L, (long) c * s));
+  private static void forPlanes(int n, int c, int s, Plane body) {
+    long image = Math.max(1L, (long) c * s);
+    int per = (int) Math.max(1, PARALLEL_MIN / image);
+    int chPer = per > 1 ? c : (int) Math.min(c, Math.max(1, PARALLEL_MIN / Math.max(1, s)));
+    int groups = (c + chPer - 1) / chPer;
+    int blocks = (n + per - 1) / per;
+    forTasks(blocks * groups, (long) n * c * s, t -> {
+      int blk = t / groups;
+      int ch0 = t % groups * chPer;
+      int ch1 = Math.min(c, ch0 + chPer);
+      float[] scratch = new float[2];
+      for (int b = blk * per, bEnd = Math.min(n, b + per); b < bEnd; b++) {
+        for (int ch = ch0; ch < ch1; ch++) body.run(blk, b, ch, scratch);
+      }
+    });
+  }
+
+  /** Image blocks of {@link #forPlanes} for an [n, c, s] tensor. */
+  private static int imageBlocks(int n, int c, int s) {
+    int per = (int) Math.max(1, PARALLEL_MIN / Math.max(1L, (long) c * s));
+    return (n + per - 1) / per;
   }
 
   /**
@@ -92,20 +120,13 @@ final class NormKernels {
     float[] f = x.dtype() == DType.F32 ? x.storage().floats() : null;
     double[] d = f == null ? x.storage().doubles() : null;
     double count = (double) n * s;
-    int per = imagesPerTask(c, s);
-    int tasks = (n + per - 1) / per;
-    double[][] part = new double[tasks][c];
-    forTasks(tasks, (long) n * c * s, t -> {
-      double[] acc = part[t];
-      for (int b = t * per, bEnd = Math.min(n, b + per); b < bEnd; b++) {
-        for (int ch = 0; ch < c; ch++) {
-          int o = base + (b * c + ch) * s;
-          if (f != null) {
-            acc[ch] += ROWS.sum(f, o, s);
-          } else {
-            for (int i = 0; i < s; i++) acc[ch] += d[o + i];
-          }
-        }
+    double[][] part = new double[imageBlocks(n, c, s)][c];
+    forPlanes(n, c, s, (blk, b, ch, scratch) -> {
+      int o = base + (b * c + ch) * s;
+      if (f != null) {
+        part[blk][ch] += ROWS.sum(f, o, s);
+      } else {
+        for (int i = 0; i < s; i++) part[blk][ch] += d[o + i];
       }
     });
     for (int ch = 0; ch < c; ch++) {
@@ -113,22 +134,19 @@ final class NormKernels {
       for (double[] p : part) sum += p[ch];
       mean[ch] = sum / count;
     }
-    forTasks(tasks, (long) n * c * s, t -> {
-      double[] acc = part[t];
-      java.util.Arrays.fill(acc, 0);
-      for (int b = t * per, bEnd = Math.min(n, b + per); b < bEnd; b++) {
-        for (int ch = 0; ch < c; ch++) {
-          int o = base + (b * c + ch) * s;
-          double mu = mean[ch];
-          if (f != null) {
-            acc[ch] += ROWS.sumSquaredDeviations(f, o, s, (float) mu);
-          } else {
-            for (int i = 0; i < s; i++) {
-              double v = d[o + i] - mu;
-              acc[ch] += v * v;
-            }
-          }
+    for (double[] p : part) java.util.Arrays.fill(p, 0);
+    forPlanes(n, c, s, (blk, b, ch, scratch) -> {
+      int o = base + (b * c + ch) * s;
+      double mu = mean[ch];
+      if (f != null) {
+        part[blk][ch] += ROWS.sumSquaredDeviations(f, o, s, (float) mu);
+      } else {
+        double ss = 0;
+        for (int i = 0; i < s; i++) {
+          double v = d[o + i] - mu;
+          ss += v * v;
         }
+        part[blk][ch] += ss;
       }
     });
     for (int ch = 0; ch < c; ch++) {
@@ -206,7 +224,7 @@ final class NormKernels {
    * Batch norm's backward per channel of x and g viewed as [n, c, s]. With {@code train} the batch
    * statistics depended on x: gx = w rstd (g - mean(g) - xhat mean(g xhat)); else gx = w rstd g.
    * Fills gw[c] = sum(g xhat) and gb[c] = sum(g) when non-null; gx (contiguous) may be null. Both passes
-   * split the batch in {@link #imagesPerTask} blocks (the sums: a partial per block, added in block order).
+   * split the batch as {@link #forPlanes} does (the sums: a partial per image block, added in block order).
    */
   static void channelBackward(Tensor x, Tensor g, double[] mean, double[] rstd, double[] w, int n, int c, int s,
       boolean train, Tensor gx, double[] gw, double[] gb) {
@@ -221,29 +239,22 @@ final class NormKernels {
     int go = g.offset();
     double count = (double) n * s;
     boolean f32 = xf != null && gf != null && (os == null || of != null);
-    int per = imagesPerTask(c, s);
-    int tasks = (n + per - 1) / per;
-    // sumG and sumGX per channel, each task's at [t][ch] and [t][c + ch]
-    double[][] part = new double[tasks][2 * c];
-    forTasks(tasks, (long) n * c * s, t -> {
-      double[] acc = part[t];
-      float[] two = f32 ? new float[2] : null;
-      for (int b = t * per, bEnd = Math.min(n, b + per); b < bEnd; b++) {
-        for (int ch = 0; ch < c; ch++) {
-          int o = (b * c + ch) * s;
-          if (f32) { // a plane in float (vector lanes), planes in double; g read once for both sums
-            ROWS.sumAndDotCentred(gf, go + o, xf, xo + o, s, (float) mean[ch], two);
-            acc[ch] += two[0];
-            acc[c + ch] += two[1];
-          } else {
-            double mu = mean[ch];
-            double rs = rstd[ch];
-            for (int i = 0; i < s; i++) {
-              double gv = at(gf, gd, go + o + i);
-              acc[ch] += gv;
-              acc[c + ch] += gv * (at(xf, xd, xo + o + i) - mu) * rs;
-            }
-          }
+    // sumG and sumGX per channel, each image block's at [blk][ch] and [blk][c + ch]
+    double[][] part = new double[imageBlocks(n, c, s)][2 * c];
+    forPlanes(n, c, s, (blk, b, ch, two) -> {
+      int o = (b * c + ch) * s;
+      double[] acc = part[blk];
+      if (f32) { // a plane in float (vector lanes), planes in double; g read once for both sums
+        ROWS.sumAndDotCentred(gf, go + o, xf, xo + o, s, (float) mean[ch], two);
+        acc[ch] += two[0];
+        acc[c + ch] += two[1];
+      } else {
+        double mu = mean[ch];
+        double rs = rstd[ch];
+        for (int i = 0; i < s; i++) {
+          double gv = at(gf, gd, go + o + i);
+          acc[ch] += gv;
+          acc[c + ch] += gv * (at(xf, xd, xo + o + i) - mu) * rs;
         }
       }
     });
@@ -259,25 +270,21 @@ final class NormKernels {
       if (gb != null) gb[ch] = sumG[ch];
     }
     if (os == null) return;
-    forTasks(tasks, (long) n * c * s, t -> {
-      for (int b = t * per, bEnd = Math.min(n, b + per); b < bEnd; b++) {
-        for (int ch = 0; ch < c; ch++) {
-          double mu = mean[ch];
-          double rs = rstd[ch];
-          double wr = (w == null ? 1 : w[ch]) * rs;
-          double a = train ? sumG[ch] / count : 0;
-          double bb = train ? sumGX[ch] / count : 0;
-          int o = (b * c + ch) * s;
-          if (f32) { // gx = wr (g - a - (x - mu) rs bb) = wr g + (-wr rs bb (x - mu) - wr a)
-            ROWS.normBackwardRow(gf, go + o, xf, xo + o, of, o, s, (float) wr, (float) (-wr * rs * bb), (float) mu,
-                (float) (-wr * a));
-            continue;
-          }
-          for (int i = 0; i < s; i++) {
-            double xh = (at(xf, xd, xo + o + i) - mu) * rs;
-            put(of, od, o + i, wr * (at(gf, gd, go + o + i) - a - xh * bb));
-          }
-        }
+    forPlanes(n, c, s, (blk, b, ch, scratch) -> {
+      double mu = mean[ch];
+      double rs = rstd[ch];
+      double wr = (w == null ? 1 : w[ch]) * rs;
+      double a = train ? sumG[ch] / count : 0;
+      double bb = train ? sumGX[ch] / count : 0;
+      int o = (b * c + ch) * s;
+      if (f32) { // gx = wr (g - a - (x - mu) rs bb) = wr g + (-wr rs bb (x - mu) - wr a)
+        ROWS.normBackwardRow(gf, go + o, xf, xo + o, of, o, s, (float) wr, (float) (-wr * rs * bb), (float) mu,
+            (float) (-wr * a));
+        return;
+      }
+      for (int i = 0; i < s; i++) {
+        double xh = (at(xf, xd, xo + o + i) - mu) * rs;
+        put(of, od, o + i, wr * (at(gf, gd, go + o + i) - a - xh * bb));
       }
     });
   }

@@ -77,6 +77,9 @@ class NormDeterminismTest {
     // blocks of 4 images: 4 + 4 + 2
     assertSameOnOneAndTwoThreads("batch_norm [10, 24, 18, 18]",
         in -> Normalization.batchNorm(in[0], null, null, in[1], in[2], true, 0.1, 1e-5), new int[] {10, 24, 18, 18}, 24);
+    // images of more than 32K elements: each image's channels in groups (here of 8 planes of 64 x 64)
+    assertSameOnOneAndTwoThreads("batch_norm [2, 20, 64, 64]",
+        in -> Normalization.batchNorm(in[0], null, null, in[1], in[2], true, 0.1, 1e-5), new int[] {2, 20, 64, 64}, 20);
   }
 
   @Test

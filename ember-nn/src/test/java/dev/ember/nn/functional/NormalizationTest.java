@@ -48,6 +48,44 @@ class NormalizationTest {
     }
   }
 
+  /**
+   * Batch norm on shapes large enough for the pool: blocks of several images ([6, 8, 40, 40], 12,800 elements
+   * an image), and images split into channel groups ([2, 20, 64, 64]). Output and gradients, float64 and
+   * float32, against the same normalization composed of tensor ops in float64.
+   */
+  @Test
+  void batchNormOnPooledShapesMatchesComposedOps() {
+    for (int[] shape : new int[][] {{6, 8, 40, 40}, {2, 20, 64, 64}}) {
+      int c = shape[1];
+      Generator g = new Generator(5);
+      Tensor x = Tensor.randn(g, DType.F64, shape).mul(2).add(0.5);
+      Tensor w = Tensor.randn(g, DType.F64, c);
+      Tensor b = Tensor.randn(g, DType.F64, c);
+      Tensor up = Tensor.randn(g, DType.F64, shape);
+      int[] dims = {0, 2, 3};
+      Tensor xr = x.detach().requiresGrad(true);
+      Tensor wr = w.detach().requiresGrad(true);
+      Tensor br = b.detach().requiresGrad(true);
+      Tensor centred = xr.sub(xr.mean(dims, true));
+      Tensor ref = centred.mul(centred.square().mean(dims, true).add(1e-5).rsqrt())
+          .mul(wr.view(1, c, 1, 1)).add(br.view(1, c, 1, 1));
+      ref.mul(up).sum().backward();
+      for (DType dt : new DType[] {DType.F64, DType.F32}) {
+        double tol = dt == DType.F64 ? 1e-10 : 2e-4;
+        Tensor xt = x.detach().to(dt).requiresGrad(true);
+        Tensor wt = w.detach().to(dt).requiresGrad(true);
+        Tensor bt = b.detach().to(dt).requiresGrad(true);
+        Tensor y = Normalization.batchNorm(xt, null, null, wt, bt, true, 0.1, 1e-5);
+        y.mul(up.to(dt)).sum().backward();
+        String what = "batch_norm " + java.util.Arrays.toString(shape) + " " + dt;
+        assertClose(ref.detach(), y.to(DType.F64), tol, tol, what + " output");
+        assertClose(xr.grad(), xt.grad().to(DType.F64), tol, tol, what + " grad x");
+        assertClose(wr.grad(), wt.grad().to(DType.F64), tol * 100, tol, what + " grad w");
+        assertClose(br.grad(), bt.grad().to(DType.F64), tol * 100, tol, what + " grad b");
+      }
+    }
+  }
+
   @Test
   void batchNormEvalBackwardMatchesCentralDifferences() {
     Tensor rm = Tensor.of(new double[] {0.5, -1, 2});
