@@ -86,8 +86,7 @@ final class NormKernels {
    * {@code scratch} is a float[2] of the task's.
    */
   private static void forPlanes(int n, int c, int s, Plane body) {
-    long image = Math.max(1L, (long) c * s);
-    int per = (int) Math.max(1, PARALLEL_MIN / image);
+    int per = imagesPerBlock(c, s);
     int chPer = per > 1 ? c : (int) Math.min(c, Math.max(1, PARALLEL_MIN / Math.max(1, s)));
     int groups = (c + chPer - 1) / chPer;
     int blocks = (n + per - 1) / per;
@@ -104,8 +103,13 @@ final class NormKernels {
 
   /** Image blocks of {@link #forPlanes} for an [n, c, s] tensor. */
   private static int imageBlocks(int n, int c, int s) {
-    int per = (int) Math.max(1, PARALLEL_MIN / Math.max(1L, (long) c * s));
+    int per = imagesPerBlock(c, s);
     return (n + per - 1) / per;
+  }
+
+  /** Whole images of c x s elements in about {@link #PARALLEL_MIN} elements, at least one. */
+  private static int imagesPerBlock(int c, int s) {
+    return (int) Math.max(1, PARALLEL_MIN / Math.max(1L, (long) c * s));
   }
 
   /**
