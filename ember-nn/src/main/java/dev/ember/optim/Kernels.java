@@ -7,10 +7,10 @@ import dev.ember.tensor.Tensor;
 import java.util.logging.Logger;
 
 /**
- * Chunked loops for the fused update kernels. A tensor is cut into chunks of {@link #CHUNK}
- * elements whatever the thread count, so elementwise updates and the partial sums of reductions
- * (combined in chunk order) are bitwise the same on 1 or N threads. Tensors of one chunk or less
- * run on the calling thread.
+ * Chunked loops for the fused update kernels. The partial sums of reductions run over chunks of
+ * {@link #CHUNK} elements whatever the thread count, combined in chunk order; elementwise updates run
+ * in as many equal tasks as there are chunks (where a task ends changes no element). Both are bitwise
+ * the same on 1 or N threads. Tensors of one chunk or less run on the calling thread.
  *
  * <p>The float32 loop bodies are {@link #F32}: the Vector API set when {@code jdk.incubator.vector}
  * is readable (loaded by name, as the core's CPU kernels are), else the plain-Java set; both give

@@ -293,6 +293,7 @@ final class AttnKernels {
     for (int jj = hi; jj < nk; jj++) ss.setDouble(so + jj, Double.NEGATIVE_INFINITY);
     return max;
   }
+
   /** {@link #scores(Problem, Storage, int, int, int, int, int)} on a float32 block's array: the same arithmetic. */
   private static double scores(Problem p, float[] s, int so, int nk, int b, int i, int j0) {
     int lo = Math.max(0, Math.min(nk, p.keyStart(i) - j0));
@@ -310,7 +311,6 @@ final class AttnKernels {
     Arrays.fill(s, so + hi, so + nk, Float.NEGATIVE_INFINITY);
     return max;
   }
-
 
   /** Rows [start, start + len) of batch element b of a contiguous [B, R, C] tensor, as a [1, len, C] view. */
   private static Tensor rows(Tensor t, int b, int start, int len) {
