@@ -403,22 +403,25 @@ public final class Tensor {
 
   /** The elements in row-major order, as floats. */
   public float[] toFloatArray() {
-    Tensor c = to(DType.F32).contiguous();
     float[] out = new float[(int) numel()];
+    if (out.length == 0) return out; // an empty view's offset may lie past its storage's end (as in PyTorch)
+    Tensor c = to(DType.F32).contiguous();
     System.arraycopy(c.storage.floats(), c.offset, out, 0, out.length);
     return out;
   }
 
   public double[] toDoubleArray() {
-    Tensor c = to(DType.F64).contiguous();
     double[] out = new double[(int) numel()];
+    if (out.length == 0) return out; // an empty view's offset may lie past its storage's end (as in PyTorch)
+    Tensor c = to(DType.F64).contiguous();
     System.arraycopy(c.storage.doubles(), c.offset, out, 0, out.length);
     return out;
   }
 
   public long[] toLongArray() {
-    Tensor c = to(DType.I64).contiguous();
     long[] out = new long[(int) numel()];
+    if (out.length == 0) return out; // an empty view's offset may lie past its storage's end (as in PyTorch)
+    Tensor c = to(DType.I64).contiguous();
     System.arraycopy(c.storage.longs(), c.offset, out, 0, out.length);
     return out;
   }
