@@ -221,7 +221,7 @@ public final class Tensor {
 
   /** Size of dimension {@code d} (negative counts from the end). */
   public int size(int d) {
-    return shape[Check.axis("size", d, shape.length, this)];
+    return shape[Check.dim("size", d, this)];
   }
 
   public int dim() {
@@ -481,7 +481,9 @@ public final class Tensor {
     return MovementOps.transpose(this, 0, 1);
   }
 
+  /** The last two dims swapped (as {@code x.mT}): a matrix or a batch of them. */
   public Tensor mT() {
+    if (dim() < 2) throw Check.fail("mT", "expects a matrix or a batch of matrices, got rank " + dim(), "x", this);
     return MovementOps.transpose(this, -2, -1);
   }
 
@@ -497,11 +499,18 @@ public final class Tensor {
     return MovementOps.expand(this, other.shape);
   }
 
+  /**
+   * {@code length} elements from {@code start} along {@code dim}, as torch.narrow: a negative start
+   * counts from the end, and a range outside the dim is an error (not clamped as by {@link #slice}).
+   */
   public Tensor narrow(int dim, int start, int length) {
-    return MovementOps.slice(this, dim, start, start + length, 1);
+    return MovementOps.narrow(this, dim, start, length);
   }
 
-  /** Elements {@code start, start+step, ...} below {@code end} along {@code dim} (negative start/end count from the end). */
+  /**
+   * Elements {@code start, start+step, ...} below {@code end} along {@code dim}, as Python's
+   * {@code x[start:end:step]}: negative start/end count from the end and are clamped to the dim; step must be positive.
+   */
   public Tensor slice(int dim, int start, int end, int step) {
     return MovementOps.slice(this, dim, start, end, step);
   }
