@@ -481,8 +481,9 @@ public final class Tensor {
     return MovementOps.transpose(this, 0, 1);
   }
 
-  /** The last two dims swapped (as {@code x.mT}): a matrix or a batch of them. */
+  /** The last two dims swapped (as {@code x.mT}): a matrix or a batch of them (a 0-d tensor comes back as it is, as in PyTorch). */
   public Tensor mT() {
+    if (dim() == 0) return this;
     if (dim() < 2) throw Check.fail("mT", "expects a matrix or a batch of matrices, got rank " + dim(), "x", this);
     return MovementOps.transpose(this, -2, -1);
   }
