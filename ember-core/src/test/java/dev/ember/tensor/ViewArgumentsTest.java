@@ -8,7 +8,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.ember.testing.GradCheck;
+import java.io.IOException;
+import java.io.InputStream;
 import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -82,11 +85,11 @@ class ViewArgumentsTest {
     rejects("squeeze", () -> s.squeeze(3));
     rejects("transpose", () -> s.transpose(0, 2));
     rejects("flatten", () -> s.flatten(0, 5));
-    rejects("mT", s::mT); // returned the tensor itself; torch: only matrices or batches of them
-    rejects("mT", () -> grid(3).mT());
+    rejects("mT", () -> grid(3).mT()); // said "axis -2 out of range"; torch: only matrices or batches of them
     // and these are fine, as in PyTorch
     assertSame(s, s.squeeze(-1));
     assertSame(s, s.transpose(0, -1));
+    assertSame(s, s.mT()); // as torch 1.13
     assertArrayEquals(new int[] {1}, s.flatten(-1, 0).shape());
     assertArrayEquals(new int[] {1}, s.unsqueeze(-1).shape());
     rejects("unsqueeze", () -> s.unsqueeze(1));
@@ -152,6 +155,91 @@ class ViewArgumentsTest {
     x.narrow(0, -1, 1).sum().backward();
     double[] g = x.grad().toDoubleArray();
     for (int i = 0; i < g.length; i++) assertEquals(i >= 15 ? 1.0 : 0.0, g[i], "element " + i);
+  }
+
+  // ------------------------------------------------------------------ PyTorch's answers
+
+  private static int[] ints(String s) {
+    return s.equals("-") ? new int[0] : Arrays.stream(s.split(",")).mapToInt(Integer::parseInt).toArray();
+  }
+
+  /** The op of a fixture line with its arguments (for expand, reshape, view and permute: the one list). */
+  private static Case fixtureCase(String op, int[] a) {
+    return switch (op) {
+      case "narrow" -> one(s -> narrow(s, a[0], a[1], a[2]), t -> t.narrow(a[0], a[1], a[2]));
+      case "slice" -> one(s -> slice(s, a[0], a[1], a[2], a[3]), t -> t.slice(a[0], a[1], a[2], a[3]));
+      case "select" -> one(s -> select(s, a[0], a[1]), t -> t.select(a[0], a[1]));
+      case "expand" -> one(s -> expand(s, a), t -> t.expand(a));
+      case "reshape" -> one(s -> reshape(s, a), t -> t.reshape(a));
+      case "view" -> one(s -> reshape(s, a), t -> t.view(a));
+      case "squeeze" -> a.length == 0 ? one(s -> squeeze(s), Tensor::squeeze) : one(s -> squeeze(s, a[0]), t -> t.squeeze(a[0]));
+      case "unsqueeze" -> one(s -> unsqueeze(s, a[0]), t -> t.unsqueeze(a[0]));
+      case "transpose" -> one(s -> transpose(s, a[0], a[1]), t -> t.transpose(a[0], a[1]));
+      case "permute" -> one(s -> permute(s, a), t -> t.permute(a));
+      case "flatten" -> one(s -> flatten(s, a[0], a[1]), t -> t.flatten(a[0], a[1]));
+      case "split" -> many(s -> split(s, a[0], a[1]), t -> t.split(a[0], a[1]));
+      case "chunk" -> many(s -> chunk(s, a[0], a[1]), t -> t.chunk(a[0], a[1]));
+      default -> throw new AssertionError("unknown op in the fixture: " + op);
+    };
+  }
+
+  /**
+   * view_fixtures.txt holds PyTorch 1.13's answers to tricky arguments (make_view_fixtures.py beside
+   * it writes them): both the reference below and Ember must give exactly those, so the reference
+   * the random cases trust is itself checked against PyTorch.
+   */
+  @Test
+  void theReferenceAndEmberGivePyTorchsAnswers() throws IOException {
+    List<String> lines;
+    try (InputStream in = ViewArgumentsTest.class.getResourceAsStream("view_fixtures.txt")) {
+      lines = new String(in.readAllBytes(), StandardCharsets.UTF_8).lines().filter(l -> !l.isBlank()).toList();
+    }
+    assertTrue(lines.size() > 1000, "fixture cases: " + lines.size());
+    for (String line : lines) {
+      String[] sides = line.split(" -> ");
+      String[] head = sides[0].split(" ");
+      int[] shape = ints(head[1]);
+      Case c = fixtureCase(head[0], ints(head[2]));
+      List<RefView> torch = null;
+      if (!sides[1].equals("error")) {
+        torch = new ArrayList<>();
+        for (String piece : sides[1].split(" ")) {
+          String[] sv = piece.split(":");
+          torch.add(new RefView(ints(sv[0]), ints(sv[1])));
+        }
+      }
+      List<RefView> ref;
+      try {
+        ref = c.ref(shape.clone());
+      } catch (RefError e) {
+        ref = null;
+        if (torch != null) fail(line + ": the reference says error (" + e.getMessage() + ")");
+      }
+      if (ref != null) {
+        if (torch == null) fail(line + ": the reference allows it");
+        assertEquals(torch.size(), ref.size(), line + ": reference's number of results");
+        for (int k = 0; k < ref.size(); k++) {
+          assertArrayEquals(torch.get(k).shape, ref.get(k).shape, line + ": reference's shape " + k);
+          assertArrayEquals(torch.get(k).src, ref.get(k).src, line + ": reference's elements " + k);
+        }
+      }
+      Tensor base = Tensor.arange(0, numel(shape), 1, DType.F64).reshape(shape);
+      List<Tensor> got;
+      try {
+        got = c.ember(base);
+      } catch (TensorArgumentException e) {
+        if (torch != null) fail(line + ": Ember threw " + e.getMessage());
+        assertEquals(head[0], e.op(), line);
+        continue;
+      }
+      if (torch == null) fail(line + ": Ember returned " + got.stream().map(t -> Arrays.toString(t.shape())).toList());
+      assertEquals(torch.size(), got.size(), line + ": number of results");
+      for (int k = 0; k < got.size(); k++) {
+        assertArrayEquals(torch.get(k).shape, got.get(k).shape(), line + ": shape " + k);
+        assertArrayEquals(Arrays.stream(torch.get(k).src).asDoubleStream().toArray(), got.get(k).toDoubleArray(),
+            line + ": values " + k);
+      }
+    }
   }
 
   // ------------------------------------------------------------------ the reference
