@@ -65,9 +65,9 @@ public final class MovementOps {
 
   public static Tensor transpose(Tensor x, int d0, int d1) {
     int r = x.dim();
-    if (r == 0) return x;
     int a = Check.axis("transpose", d0, r, x);
     int b = Check.axis("transpose", d1, r, x);
+    if (r == 0) return x; // as PyTorch, dims 0 and -1 name the 0-d tensor's only "dim"
     int[] perm = new int[r];
     for (int i = 0; i < r; i++) perm[i] = i;
     perm[a] = b;
@@ -75,6 +75,10 @@ public final class MovementOps {
     return permute(x, perm);
   }
 
+  /**
+   * Broadcast view, as torch.expand: -1 keeps an existing dim's size, new leading dims may be added
+   * (but not as -1), and only size-1 dims change size.
+   */
   public static Tensor expand(Tensor x, int[] shape) {
     int r = shape.length;
     int lead = r - x.dim();
@@ -85,8 +89,15 @@ public final class MovementOps {
     int[] target = shape.clone();
     for (int d = 0; d < r; d++) {
       int sd = d - lead;
-      int have = sd < 0 ? 1 : x.shapeRef()[sd];
-      if (target[d] == -1 && sd >= 0) target[d] = have;
+      if (sd < 0) {
+        if (target[d] < 0) {
+          throw Check.fail("expand", "size " + shape[d] + " is not allowed in the new leading dim " + d, "x", x,
+              "target", shape);
+        }
+        continue;
+      }
+      int have = x.shapeRef()[sd];
+      if (target[d] == -1) target[d] = have;
       if (target[d] < 0 || (have != 1 && have != target[d])) {
         throw Check.fail("expand", "size " + have + " at dim " + sd + " cannot expand to " + shape[d], "x", x,
             "target", shape);
@@ -98,14 +109,50 @@ public final class MovementOps {
     return Autograd.record("expand", out, (ctx, g) -> new Tensor[] {g.sumTo(inShape)}, new Tensor[] {x});
   }
 
-  /** Elements start, start+step, ... below end along dim; start/end are clamped like Python slices. */
+  /**
+   * Elements start, start+step, ... below end along dim, as {@code x[start:end:step]} in Python:
+   * negative start/end count from the end, then both are clamped to [0, size]; step must be positive.
+   */
   public static Tensor slice(Tensor x, int dim, int start, int end, int step) {
-    int axis = Check.axis("slice", dim, x.dim(), x);
+    int axis = Check.dim("slice", dim, x);
     if (step <= 0) throw Check.fail("slice", "step must be positive, got " + step, "x", x);
     int n = x.shapeRef()[axis];
     int s = clampIndex(start, n);
     int e = clampIndex(end, n);
-    int len = e > s ? (e - s + step - 1) / step : 0;
+    // long: e - s + step - 1 overflows int for a step near Integer.MAX_VALUE
+    int len = e > s ? (int) (((long) e - s + step - 1) / step) : 0;
+    return sliceView(x, axis, s, len, step);
+  }
+
+  /**
+   * {@code length} elements from {@code start} along dim, as torch.narrow: start may be negative
+   * (counting from the end) or equal to the size (an empty result), and the range must lie inside
+   * the dim; nothing is clamped.
+   */
+  public static Tensor narrow(Tensor x, int dim, int start, int length) {
+    int axis = Check.dim("narrow", dim, x);
+    int n = x.shapeRef()[axis];
+    if (length < 0) throw Check.fail("narrow", "length must be non-negative, got " + length, "x", x);
+    int s = start;
+    if (start != n) {
+      // PyTorch wraps start as a dim index of a size-max(n, 1) dim, so an empty dim accepts 0 and -1
+      int wrap = Math.max(n, 1);
+      if (start < -wrap || start >= wrap) {
+        throw Check.fail("narrow", "start " + start + " out of range for dim " + axis + " of size " + n + " (valid: "
+            + -wrap + ".." + n + ")", "x", x);
+      }
+      s = start < 0 ? start + wrap : start;
+    }
+    if ((long) s + length > n) {
+      throw Check.fail("narrow", "start (" + s + ") + length (" + length + ") exceeds dimension size (" + n
+          + ") of dim " + axis, "x", x);
+    }
+    return sliceView(x, axis, s, length, 1);
+  }
+
+  /** The view of elements s, s+step, ... (len of them) along axis, with its gradient; arguments already checked. */
+  private static Tensor sliceView(Tensor x, int axis, int s, int len, int stepIn) {
+    int step = len <= 1 ? 1 : stepIn; // a dim of one element needs no step, and stride * step could overflow
     Tensor out = Views.slice(x, axis, s, len, step);
     int[] inShape = x.shape();
     return Autograd.record("slice", out, (ctx, g) -> {
@@ -121,7 +168,7 @@ public final class MovementOps {
   }
 
   public static Tensor select(Tensor x, int dim, int index) {
-    int axis = Check.axis("select", dim, x.dim(), x);
+    int axis = Check.dim("select", dim, x);
     int n = x.shapeRef()[axis];
     if (index < -n || index >= n) {
       throw Check.fail("select", "index " + index + " out of range for dimension " + axis + " of size " + n, "x", x);
@@ -142,9 +189,8 @@ public final class MovementOps {
   }
 
   public static Tensor squeeze(Tensor x, int dim) {
-    if (x.dim() == 0) return x;
     int axis = Check.axis("squeeze", dim, x.dim(), x);
-    if (x.shapeRef()[axis] != 1) return x;
+    if (x.dim() == 0 || x.shapeRef()[axis] != 1) return x;
     int[] s = new int[x.dim() - 1];
     for (int d = 0, j = 0; d < x.dim(); d++) if (d != axis) s[j++] = x.shapeRef()[d];
     return reshape(x, s);
@@ -158,9 +204,9 @@ public final class MovementOps {
   }
 
   public static Tensor flatten(Tensor x, int startDim, int endDim) {
-    if (x.dim() == 0) return reshape(x, new int[] {1});
     int a = Check.axis("flatten", startDim, x.dim(), x);
     int b = Check.axis("flatten", endDim, x.dim(), x);
+    if (x.dim() == 0) return reshape(x, new int[] {1});
     if (a > b) throw Check.fail("flatten", "start dim " + startDim + " comes after end dim " + endDim, "x", x);
     int[] s = new int[x.dim() - (b - a)];
     int j = 0;
@@ -233,24 +279,41 @@ public final class MovementOps {
     return cat(parts, axis);
   }
 
-  /** Pieces of {@code splitSize} along dim (the last may be smaller); each is a view. */
+  /**
+   * Pieces of {@code splitSize} along dim (the last may be smaller); each is a view. As torch.split,
+   * an empty dim gives one empty piece, and a split size of 0 is allowed only there.
+   */
   public static List<Tensor> split(Tensor x, int splitSize, int dim) {
-    int axis = Check.axis("split", dim, x.dim(), x);
-    if (splitSize <= 0) throw Check.fail("split", "split size must be positive, got " + splitSize, "x", x);
+    int axis = Check.dim("split", dim, x);
+    if (splitSize < 0) throw Check.fail("split", "split size must be non-negative, got " + splitSize, "x", x);
     int n = x.shapeRef()[axis];
+    if (splitSize == 0 && n != 0) {
+      throw Check.fail("split", "split size can be 0 only for an empty dim, got dim " + axis + " of size " + n, "x", x);
+    }
     List<Tensor> out = new ArrayList<>();
-    for (int s = 0; s < n || (n == 0 && out.isEmpty()); s += splitSize) {
-      out.add(slice(x, axis, s, Math.min(n, s + splitSize), 1));
-      if (n == 0) break;
+    if (n == 0) {
+      out.add(sliceView(x, axis, 0, 0, 1));
+      return out;
+    }
+    for (long s = 0; s < n; s += splitSize) { // long: s + splitSize may pass Integer.MAX_VALUE
+      out.add(sliceView(x, axis, (int) s, (int) Math.min(n - s, splitSize), 1));
     }
     return out;
   }
 
-  /** At most {@code chunks} pieces of equal size (ceil), as torch.chunk. */
+  /**
+   * At most {@code chunks} pieces of equal size (ceil), as torch.chunk; an empty dim gives
+   * {@code chunks} empty pieces, as PyTorch's.
+   */
   public static List<Tensor> chunk(Tensor x, int chunks, int dim) {
+    int axis = Check.dim("chunk", dim, x);
     if (chunks <= 0) throw Check.fail("chunk", "number of chunks must be positive, got " + chunks, "x", x);
-    int axis = Check.axis("chunk", dim, x.dim(), x);
     int n = x.shapeRef()[axis];
-    return split(x, Math.max(1, (n + chunks - 1) / chunks), axis);
+    if (n == 0) {
+      List<Tensor> out = new ArrayList<>(chunks);
+      for (int i = 0; i < chunks; i++) out.add(sliceView(x, axis, 0, 0, 1));
+      return out;
+    }
+    return split(x, (int) (((long) n + chunks - 1) / chunks), axis);
   }
 }

@@ -51,6 +51,16 @@ public final class Check {
     return axis < 0 ? axis + r : axis;
   }
 
+  /**
+   * Normalises a possibly negative dim of an op that indexes into that dim (select, narrow, slice,
+   * split, size), so it needs a real one: a 0-d tensor fails, where {@link #axis} would accept 0
+   * and -1 as PyTorch's reductions do.
+   */
+  public static int dim(String op, int dim, Tensor x) {
+    if (x.dim() == 0) throw fail(op, "cannot be applied to a 0-dim tensor (dim " + dim + ")", "x", x);
+    return axis(op, dim, x.dim(), x);
+  }
+
   public static void floating(String op, Tensor x) {
     if (!x.dtype().isFloatingPoint()) {
       throw fail(op, "expected a floating-point tensor, got " + x.dtype().torchName(), "x", x,

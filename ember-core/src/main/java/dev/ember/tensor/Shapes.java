@@ -53,7 +53,8 @@ public final class Shapes {
       } else if (shape[i] < 0) {
         throw Check.fail(op, "invalid size " + shape[i] + " in shape " + Arrays.toString(shape), "x", from);
       } else {
-        known *= shape[i];
+        // saturate: a wrapped product (65536^4 is 0 mod 2^64) could otherwise match numel
+        known = known != 0 && shape[i] > Long.MAX_VALUE / known ? Long.MAX_VALUE : known * shape[i];
       }
     }
     int[] out = shape.clone();

@@ -221,7 +221,7 @@ public final class Tensor {
 
   /** Size of dimension {@code d} (negative counts from the end). */
   public int size(int d) {
-    return shape[Check.axis("size", d, shape.length, this)];
+    return shape[Check.dim("size", d, this)];
   }
 
   public int dim() {
@@ -403,22 +403,25 @@ public final class Tensor {
 
   /** The elements in row-major order, as floats. */
   public float[] toFloatArray() {
-    Tensor c = to(DType.F32).contiguous();
     float[] out = new float[(int) numel()];
+    if (out.length == 0) return out; // an empty view's offset may lie past its storage's end (as in PyTorch)
+    Tensor c = to(DType.F32).contiguous();
     System.arraycopy(c.storage.floats(), c.offset, out, 0, out.length);
     return out;
   }
 
   public double[] toDoubleArray() {
-    Tensor c = to(DType.F64).contiguous();
     double[] out = new double[(int) numel()];
+    if (out.length == 0) return out; // an empty view's offset may lie past its storage's end (as in PyTorch)
+    Tensor c = to(DType.F64).contiguous();
     System.arraycopy(c.storage.doubles(), c.offset, out, 0, out.length);
     return out;
   }
 
   public long[] toLongArray() {
-    Tensor c = to(DType.I64).contiguous();
     long[] out = new long[(int) numel()];
+    if (out.length == 0) return out; // an empty view's offset may lie past its storage's end (as in PyTorch)
+    Tensor c = to(DType.I64).contiguous();
     System.arraycopy(c.storage.longs(), c.offset, out, 0, out.length);
     return out;
   }
@@ -478,7 +481,10 @@ public final class Tensor {
     return MovementOps.transpose(this, 0, 1);
   }
 
+  /** The last two dims swapped (as {@code x.mT}): a matrix or a batch of them (a 0-d tensor comes back as it is, as in PyTorch). */
   public Tensor mT() {
+    if (dim() == 0) return this;
+    if (dim() < 2) throw Check.fail("mT", "expects a matrix or a batch of matrices, got rank " + dim(), "x", this);
     return MovementOps.transpose(this, -2, -1);
   }
 
@@ -494,11 +500,18 @@ public final class Tensor {
     return MovementOps.expand(this, other.shape);
   }
 
+  /**
+   * {@code length} elements from {@code start} along {@code dim}, as torch.narrow: a negative start
+   * counts from the end, and a range outside the dim is an error (not clamped as by {@link #slice}).
+   */
   public Tensor narrow(int dim, int start, int length) {
-    return MovementOps.slice(this, dim, start, start + length, 1);
+    return MovementOps.narrow(this, dim, start, length);
   }
 
-  /** Elements {@code start, start+step, ...} below {@code end} along {@code dim} (negative start/end count from the end). */
+  /**
+   * Elements {@code start, start+step, ...} below {@code end} along {@code dim}, as Python's
+   * {@code x[start:end:step]}: negative start/end count from the end and are clamped to the dim; step must be positive.
+   */
   public Tensor slice(int dim, int start, int end, int step) {
     return MovementOps.slice(this, dim, start, end, step);
   }

@@ -2,13 +2,38 @@ package dev.ember.tensor;
 
 /**
  * Raw strided views without autograd recording or argument checks, for kernels and op
- * implementations that have already validated their input. Users call the Tensor methods.
+ * implementations that have already validated their input. Users call the Tensor methods. Under
+ * {@code -ea} (as in the tests) each view asserts that it stays inside its storage, so a caller's
+ * missed range check fails here rather than reading a neighbour's elements.
  */
 public final class Views {
   private Views() {}
 
   public static Tensor of(Tensor t, int[] shape, int[] strides, int offset) {
-    return new Tensor(t.storage(), shape, strides, offset);
+    return checked(new Tensor(t.storage(), shape, strides, offset));
+  }
+
+  private static Tensor checked(Tensor v) {
+    assert inStorage(v) : "view " + Shapes.str(v.shapeRef()) + " strides " + Shapes.str(v.stridesRef()) + " offset "
+        + v.offset() + " reaches outside its storage of " + v.storage().size() + " elements";
+    return v;
+  }
+
+  /** Whether every element of {@code v} lies in [0, storage size) (vacuously so when it has none). */
+  static boolean inStorage(Tensor v) {
+    int[] sh = v.shapeRef();
+    int[] st = v.stridesRef();
+    if (sh.length != st.length) return false;
+    long lo = v.offset();
+    long hi = v.offset();
+    for (int d = 0; d < sh.length; d++) {
+      if (sh[d] == 0) return true;
+      if (sh[d] < 0) return false;
+      long span = (long) (sh[d] - 1) * st[d];
+      if (span < 0) lo += span;
+      else hi += span;
+    }
+    return lo >= 0 && hi < v.storage().size();
   }
 
   /** A 2-d tensor seen as a batch of one, [1, r, c], without copying (the batched matmul's operand form). */
@@ -29,7 +54,7 @@ public final class Views {
     tmp = st[d0];
     st[d0] = st[d1];
     st[d1] = tmp;
-    return new Tensor(t.storage(), sh, st, t.offset());
+    return checked(new Tensor(t.storage(), sh, st, t.offset()));
   }
 
   public static Tensor permute(Tensor t, int[] dims) {
@@ -39,7 +64,7 @@ public final class Views {
       sh[i] = t.shapeRef()[dims[i]];
       st[i] = t.stridesRef()[dims[i]];
     }
-    return new Tensor(t.storage(), sh, st, t.offset());
+    return checked(new Tensor(t.storage(), sh, st, t.offset()));
   }
 
   public static Tensor select(Tensor t, int dim, int index) {
@@ -51,7 +76,7 @@ public final class Views {
       sh[j] = t.shapeRef()[d];
       st[j++] = t.stridesRef()[d];
     }
-    return new Tensor(t.storage(), sh, st, t.offset() + index * t.stridesRef()[dim]);
+    return checked(new Tensor(t.storage(), sh, st, t.offset() + index * t.stridesRef()[dim]));
   }
 
   public static Tensor slice(Tensor t, int dim, int start, int length, int step) {
@@ -60,7 +85,7 @@ public final class Views {
     int off = t.offset() + (length > 0 ? start * st[dim] : 0);
     sh[dim] = length;
     st[dim] = st[dim] * step;
-    return new Tensor(t.storage(), sh, st, off);
+    return checked(new Tensor(t.storage(), sh, st, off));
   }
 
   /** Broadcast view: size-1 (or missing leading) dims get stride 0. Shapes must be compatible. */
@@ -72,6 +97,6 @@ public final class Views {
       int sd = d - off;
       st[d] = sd < 0 || (t.shapeRef()[sd] == 1 && shape[d] != 1) ? 0 : t.stridesRef()[sd];
     }
-    return new Tensor(t.storage(), shape.clone(), st, t.offset());
+    return checked(new Tensor(t.storage(), shape.clone(), st, t.offset()));
   }
 }

@@ -17,7 +17,7 @@ public class Unflatten extends Module {
 
   @Override
   public Tensor forward(Tensor x) {
-    int d = Check.axis("Unflatten", dim, x.dim(), x);
+    int d = Check.dim("Unflatten", dim, x); // a 0-d tensor has no dim to split
     int[] in = x.shape();
     int[] out = new int[in.length - 1 + sizes.length];
     System.arraycopy(in, 0, out, 0, d);
@@ -26,6 +26,9 @@ public class Unflatten extends Module {
     long known = 1;
     int free = -1;
     for (int i = 0; i < sizes.length; i++) {
+      if (sizes[i] < -1) {
+        throw Check.fail("Unflatten", "invalid size " + sizes[i] + " in sizes " + Arrays.toString(sizes), "input", x);
+      }
       if (sizes[i] == -1 && free < 0) free = d + i;
       else known *= sizes[i];
     }

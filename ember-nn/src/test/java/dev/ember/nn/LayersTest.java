@@ -124,6 +124,11 @@ class LayersTest {
     assertArrayEquals(new int[] {60}, new Flatten(0, -1).forward(Tensor.zeros(5, 3, 4)).shape());
     assertEquals("Unflatten: sizes [5, -1] do not multiply to dimension 1's length (12): input=[2, 12]",
         assertThrows(IllegalArgumentException.class, () -> new Unflatten(1, 5, -1).forward(Tensor.zeros(2, 12))).getMessage());
+    // a 0-d input threw ArrayIndexOutOfBoundsException; -2 sizes reached reshape, which named itself
+    assertEquals("Unflatten: cannot be applied to a 0-dim tensor (dim 0): x=[]",
+        assertThrows(IllegalArgumentException.class, () -> new Unflatten(0, 1).forward(Tensor.scalar(3))).getMessage());
+    assertEquals("Unflatten: invalid size -2 in sizes [-2, -2]: input=[3, 4]",
+        assertThrows(IllegalArgumentException.class, () -> new Unflatten(1, -2, -2).forward(Tensor.zeros(3, 4))).getMessage());
 
     ModuleList list = new ModuleList(new Linear(2, 2), new Tanh());
     assertEquals(List.of("0.weight", "0.bias"), List.copyOf(list.namedParameters().keySet()));
