@@ -33,7 +33,7 @@ public interface Backend {
    * The backward of an elementwise op in one pass, element for element the value of its composite:
    * <ul>
    *   <li>RELU, ref = x: {@code out = g * (x > 0 ? 1 : 0)}, as {@code g.mul(x.gt(0).to(g.dtype()))} (NaN or
-   *       infinite g still gives NaN where x <= 0);
+   *       infinite g still gives NaN where x &lt;= 0);
    *   <li>TANH, ref = tanh(x): {@code out = g * (1 - ref * ref)}, as {@code g.mul(ref.mul(ref).neg().add(1))};
    *   <li>SIGMOID, ref = sigmoid(x): {@code out = g * (ref * (1 - ref))}, as
    *       {@code g.mul(ref.mul(ref.neg().add(1)))}.

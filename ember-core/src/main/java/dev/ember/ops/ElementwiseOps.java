@@ -314,7 +314,7 @@ public final class ElementwiseOps {
     }, new Tensor[] {a2, b2, cond});
   }
 
-  /** min(max(x, lo), hi); the gradient flows where lo <= x <= hi. NaN bounds are not allowed. */
+  /** min(max(x, lo), hi); the gradient flows where lo &lt;= x &lt;= hi. NaN bounds are not allowed. */
   public static Tensor clamp(Tensor x, double lo, double hi) {
     if (Double.isNaN(lo) || Double.isNaN(hi) || lo > hi) {
       throw Check.fail("clamp", "min must not exceed max (min " + lo + ", max " + hi + ")", "x", x);

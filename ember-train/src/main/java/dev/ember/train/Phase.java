@@ -1,6 +1,6 @@
 package dev.ember.train;
 
-/** The phases of one training step that the Trainer times (see {@link TrainContext#stepNanos()}). */
+/** The phases of one training step that the Trainer times (see {@link TrainContext#stepNanos(Phase)}). */
 public enum Phase {
   /** Waiting for the loader to hand over the next batch. */
   DATA,

@@ -31,7 +31,7 @@ public interface FloatKernels {
       int oo, int n);
 
   /**
-   * out[oo + r cols + c] = a[ao + r cols + c] + b[bo + c ldb + r] for r < rows, c < cols: a row-major
+   * out[oo + r cols + c] = a[ao + r cols + c] + b[bo + c ldb + r] for r &lt; rows, c &lt; cols: a row-major
    * [rows, cols] block plus a block stored column-major (a transposed view, e.g. a weight's gradient from
    * the backward of {@code x.matmul(w.t())}), taken in tiles so that both are read along cache lines.
    * out may be a.

@@ -81,7 +81,7 @@ public final class ScalarKernels {
   }
 
   /**
-   * out[oo + j so] = 1 where a[ao + j sa] op b[bo + j sb] holds, else 0, for j < n and a comparison op: what
+   * out[oo + j so] = 1 where a[ao + j sa] op b[bo + j sb] holds, else 0, for j &lt; n and a comparison op: what
    * {@link #apply} gives, on float arrays and into a BOOL array without a per-element dtype dispatch.
    */
   public static void compare(BinaryOp op, float[] a, int ao, int sa, float[] b, int bo, int sb, byte[] out, int oo,
@@ -97,7 +97,7 @@ public final class ScalarKernels {
     }
   }
 
-  /** out[oo + j so] = c[co + j sc] != 0 ? a[ao + j sa] : b[bo + j sb] for j < n (a stride of 0 is one value). */
+  /** out[oo + j so] = c[co + j sc] != 0 ? a[ao + j sa] : b[bo + j sb] for j &lt; n (a stride of 0 is one value). */
   public static void where(byte[] c, int co, int sc, float[] a, int ao, int sa, float[] b, int bo, int sb, float[] out,
       int oo, int so, int n) {
     for (int j = 0; j < n; j++) out[oo + j * so] = c[co + j * sc] != 0 ? a[ao + j * sa] : b[bo + j * sb];
@@ -276,7 +276,7 @@ public final class ScalarKernels {
    * The backward of RELU (ref = x), TANH or SIGMOID (ref = the op's output) in one pass, each operation the
    * composite's in its order, so the bits are the composite's (NaN for NaN, its sign being the hardware's
    * choice of operand): RELU
-   * {@code g * (x > 0 ? 1 : 0)} (the product, not a select, keeps NaN for an infinite or NaN g where x <= 0
+   * {@code g * (x > 0 ? 1 : 0)} (the product, not a select, keeps NaN for an infinite or NaN g where x &lt;= 0
    * and -0 for a negative g there), TANH {@code g * (-(r*r) + 1)}, SIGMOID {@code g * (r * (-r + 1))}.
    */
   public static void unaryBackward(UnaryOp op, float[] g, int go, float[] ref, int ro, float[] out, int oo, int n) {

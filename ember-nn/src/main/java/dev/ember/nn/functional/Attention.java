@@ -16,8 +16,8 @@ import java.util.Arrays;
  * same leading dims), giving [..., L, Ev]. {@code attnMask} broadcasts to [..., L, S] and is either
  * BOOL, true where a query may attend a key (SDPA's convention, the opposite of
  * MultiheadAttention's), or floating point and added to the scores. {@code isCausal} lets query i
- * see keys j <= i (top-left aligned, as PyTorch); a sliding {@code window} w >= 0 lets it see keys
- * with |i - j| <= w, or i - w <= j <= i when causal. A mask, causality and a window may be combined
+ * see keys j &lt;= i (top-left aligned, as PyTorch); a sliding {@code window} w &gt;= 0 lets it see keys
+ * with |i - j| &lt;= w, or i - w &lt;= j &lt;= i when causal. A mask, causality and a window may be combined
  * (all apply; PyTorch refuses a mask together with is_causal). A query row that sees no key gives
  * NaN, as the explicit formula does.
  *
