@@ -3,6 +3,7 @@ package dev.ember.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -73,6 +74,15 @@ class LauncherTest {
             System.out.flush();
             System.err.println("a line on stderr");
             System.err.println("not the JVM's: WARNING: Using incubator modules: jdk.incubator.vector");
+            if (args[0].equals("int")) { // counts the SIGINTs that reach it
+              java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
+              sun.misc.Signal.handle(new sun.misc.Signal("INT"), sig -> n.incrementAndGet());
+              System.err.println("waiting for SIGINT");
+              for (int i = 0; i < 600 && n.get() == 0; i++) Thread.sleep(100);
+              Thread.sleep(1000); // time for a second one
+              System.err.println("SIGINT received " + n.get() + " time(s)");
+              System.exit(n.get() == 0 ? 0 : 130);
+            }
             if (args[0].equals("sleep")) {
               Runtime.getRuntime().addShutdownHook(new Thread(() -> System.err.println("shutdown hook ran")));
               System.err.println("sleeping");
@@ -84,8 +94,9 @@ class LauncherTest {
         }
         """);
     fakeClasses = work.resolve("fake/classes");
-    int rc = ToolProvider.getSystemJavaCompiler().run(null, null, null, "-d", fakeClasses.toString(), src.toString());
-    assertEquals(0, rc, "compiling the stand-in Main");
+    java.io.ByteArrayOutputStream log = new java.io.ByteArrayOutputStream(); // sun.misc.Signal's warnings
+    int rc = ToolProvider.getSystemJavaCompiler().run(null, log, log, "-d", fakeClasses.toString(), src.toString());
+    assertEquals(0, rc, "compiling the stand-in Main: " + log);
   }
 
   /** The class path this test runs with, which has the CLI's classes and their dependencies. */
@@ -270,14 +281,7 @@ class LauncherTest {
     Process p = start(fakeClasses.toString(), Map.of(), "sleep");
     // wait until java sleeps: its "sleeping" line has come through the filter
     InputStream err = p.getErrorStream();
-    StringBuilder seen = new StringBuilder();
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (!seen.toString().contains("sleeping\n") && System.nanoTime() < deadline) {
-      int b = err.read();
-      if (b < 0) break;
-      seen.append((char) b);
-    }
-    assertTrue(seen.toString().contains("sleeping\n"), seen.toString());
+    String seen = readUntil(err, "sleeping");
     List<ProcessHandle> children = p.descendants().toList();
     assertTrue(children.stream().anyMatch(h -> h.info().command().orElse("").endsWith("java")), children.toString());
     p.toHandle().destroy(); // SIGTERM to the launcher only (Process.destroy would close the streams too)
@@ -289,6 +293,60 @@ class LauncherTest {
       h.onExit().get(30, TimeUnit.SECONDS);
       assertFalse(h.isAlive(), h + " outlived the launcher");
     }
+  }
+
+  /** Reads {@code in} up to and including {@code line}, within 60 s; what was read. */
+  private static String readUntil(InputStream in, String line) throws IOException {
+    StringBuilder seen = new StringBuilder();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (!seen.toString().contains(line + "\n") && System.nanoTime() < deadline) {
+      int b = in.read();
+      if (b < 0) break;
+      seen.append((char) b);
+    }
+    assertTrue(seen.toString().contains(line + "\n"), "no '" + line + "' in: " + seen);
+    return seen.toString();
+  }
+
+  private static boolean have(String tool) {
+    return Arrays.stream(System.getenv().getOrDefault("PATH", "").split(":")).anyMatch(d -> Files.isExecutable(Path.of(d, tool)));
+  }
+
+  @Test
+  void ctrlCOnATerminalReachesJavaOnce() throws Exception {
+    assumeTrue(have("script"), "needs script(1) (util-linux) for a pseudo-terminal");
+    // script runs the launcher on a pseudo-terminal of its own; a ^C typed there is the terminal's SIGINT
+    // to the whole foreground process group: the launcher, java and the stderr filter
+    ProcessBuilder pb = new ProcessBuilder("script", "-qefc", root.resolve("ember") + " int", "/dev/null")
+        .directory(Files.createDirectories(work.resolve("cwd")).toFile()).redirectErrorStream(true);
+    pb.environment().put("JAVA_HOME", System.getProperty("java.home"));
+    pb.environment().put("EMBER_CLASSPATH", fakeClasses.toString());
+    pb.environment().remove("EMBER_JAVA_OPTS");
+    Process p = pb.start();
+    readUntil(p.getInputStream(), "waiting for SIGINT\r");
+    p.getOutputStream().write(3); // ^C
+    p.getOutputStream().flush();
+    String rest = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+    assertTrue(rest.contains("SIGINT received 1 time(s)"), rest);
+    assertEquals(130, p.exitValue(), rest);
+  }
+
+  @Test
+  void sigintToTheLauncherAloneReachesJava() throws Exception {
+    assumeTrue(have("setsid"), "needs setsid(1) (util-linux) for a launcher without a terminal");
+    ProcessBuilder pb = new ProcessBuilder("setsid", root.resolve("ember").toString(), "int")
+        .directory(Files.createDirectories(work.resolve("cwd")).toFile());
+    pb.environment().put("JAVA_HOME", System.getProperty("java.home"));
+    pb.environment().put("EMBER_CLASSPATH", fakeClasses.toString());
+    pb.environment().remove("EMBER_JAVA_OPTS");
+    Process p = pb.start();
+    readUntil(p.getErrorStream(), "waiting for SIGINT");
+    assertEquals(0, new ProcessBuilder("kill", "-INT", Long.toString(p.pid())).start().waitFor());
+    String rest = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+    assertEquals("SIGINT received 1 time(s)\n", rest);
+    assertEquals(130, p.exitValue(), rest);
   }
 
   @Test
