@@ -244,7 +244,7 @@ class LauncherTest {
     // the pre-touched 1 GiB heap is train's alone
     assertEquals("-Xms1g -XX:+AlwaysPreTouch", jvmOptions(null, "train", "--epochs", "2"));
     assertEquals("", jvmOptions(null, "train", "--help"));
-    assertEquals("", jvmOptions(null, "inspect", "x.npy"));
+    assertEquals("", jvmOptions(null, "inspect", "a file *.npy"));
     assertEquals("", jvmOptions(null, "bench", "-c", "ops"));
     assertEquals("", jvmOptions(null));
     assertEquals("-Xmx256m", jvmOptions("-Xmx256m", "inspect", "f"));
