@@ -1,6 +1,17 @@
 # Sourced by ./ember, .ci/run and bench scripts: sets JAVA_HOME to a JDK 25+ or fails with a clear message.
 # Order: $JAVA_HOME if it is 25 or newer, then JDKs installed under /usr/lib/jvm (newest first).
+# The major version of the JDK in $1: from its release file (instant), else by asking its java
+# (a JVM start, which every ./ember command would pay).
 ember_java_major() {
+  local v
+  v=$(sed -n 's/^JAVA_VERSION="\([0-9][0-9.]*\).*/\1/p' "$1/release" 2>/dev/null | head -1)
+  if [ -n "$v" ]; then
+    case "$v" in
+      1.*) v=${v#1.} ;; # 1.8.0_x is 8
+    esac
+    echo "${v%%.*}"
+    return 0
+  fi
   "$1/bin/java" -XshowSettings:properties -version 2>&1 | awk -F'= ' '/java.specification.version/ {print $2; exit}'
 }
 

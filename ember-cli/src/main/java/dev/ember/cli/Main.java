@@ -4,9 +4,17 @@ import dev.ember.backend.cpu.Parallel;
 import dev.ember.tensor.Device;
 import java.io.PrintStream;
 import java.util.Arrays;
+import java.util.List;
 
-/** The {@code ember} command. */
+/**
+ * The {@code ember} command. Every command answers {@code -h}/{@code --help} with its part of the
+ * help on stdout and exit status 0; a mistake on the command line is one line on stderr, {@code ember
+ * COMMAND: problem}, and exit status 2; an I/O failure exit status 1.
+ */
 public final class Main {
+  /** Ember's version, as in the poms (without -SNAPSHOT). */
+  static final String VERSION = "0.1.0";
+
   private Main() {}
 
   public static void main(String[] args) {
@@ -17,16 +25,28 @@ public final class Main {
     String cmd = args.length == 0 ? "help" : args[0];
     String[] rest = Arrays.copyOfRange(args, Math.min(1, args.length), args.length);
     try {
+      // bench's options (-h among them) are the benchmark runner's, which prints its own help
+      if (!cmd.equals("bench") && help(cmd) != null && wantsHelp(rest)) {
+        out.println("usage: " + help(cmd) + "\n\n" + ENVIRONMENT);
+        return 0;
+      }
       return switch (cmd) {
         case "train" -> TrainCommand.run(rest, out, err);
         case "summary" -> SummaryCommand.run(rest, out);
         case "bench" -> BenchCommand.run(rest, err);
         case "inspect" -> Inspect.run(rest, out, err);
-        case "info" -> info(out);
-        case "help", "-h", "--help" -> help(out);
+        case "info" -> {
+          noArguments("info", rest);
+          yield info(out, true);
+        }
+        case "version", "--version", "-V" -> {
+          noArguments(cmd, rest);
+          yield info(out, false);
+        }
+        case "help", "-h", "--help" -> help(rest, out);
         default -> {
-          err.println("ember: unknown command '" + cmd + "'");
-          help(err);
+          err.println("ember: " + (cmd.startsWith("-") ? "unknown option " + cmd : "unknown command '" + cmd + "'")
+              + " (commands: train, summary, bench, inspect, info, version, help; see ./ember help)");
           yield 2;
         }
       };
@@ -39,47 +59,106 @@ public final class Main {
     }
   }
 
-  private static int info(PrintStream out) {
-    out.println("ember 0.1.0");
+  /** {@code n} and the noun, in the plural unless n is 1: "1 epoch", "3 epochs". */
+  static String count(long n, String noun) {
+    return n + " " + noun + (n == 1 ? "" : "s");
+  }
+
+  private static boolean wantsHelp(String[] args) {
+    for (String a : args) if (a.equals("-h") || a.equals("--help")) return true;
+    return false;
+  }
+
+  private static void noArguments(String cmd, String[] rest) {
+    Args it = new Args(cmd, rest);
+    if (it.hasNext()) {
+      it.next();
+      throw it.unknown();
+    }
+  }
+
+  private static int info(PrintStream out, boolean threads) {
+    out.println("ember " + VERSION);
     out.println("java:    " + Runtime.version() + " (" + System.getProperty("java.vendor") + ")");
     out.println("backend: " + Device.CPU.backend().name());
-    out.println("threads: " + Parallel.threads() + " (set with EMBER_NUM_THREADS)");
+    if (threads) out.println("threads: " + Parallel.threads() + " (set with EMBER_NUM_THREADS or --threads)");
     return 0;
   }
 
-  private static int help(PrintStream out) {
-    out.println("""
-        usage: ./ember COMMAND [options]
-
-        commands:
-          train   train a model on Fashion-MNIST and report its test accuracy (last line:
-                  test_accuracy=0.xxxx); leaves a run folder with metrics.csv, checkpoints/,
-                  model.safetensors and report.html
-                  --model mlp|lenet|convnet (lenet)   --epochs N (mlp 10, others 5)
-                  --batch-size B (128)   --optimizer adam|adamw|sgd (adam)   --lr LR (0.001)
-                  --scheduler none|cosine|step (none)   --seed S (0)   --threads N
-                  --workers N (loader threads, 1)   --out DIR (runs/MODEL-TIME)
-                  --resume DIR (continue that run up to --epochs; same result as uninterrupted)
-                  --checkpoint-every N (also checkpoint every N steps; each epoch always)
-                  --data DIR (else $EMBER_DATA, the user cache, the Debian package's folder,
-                  then a download into the cache)   --quiet (no progress bar)
-          summary --model mlp|lenet|convnet
-                  per layer: output shape, parameters, memory and forward FLOPs
-          bench [options]
-                  the benchmark suite (bench/run_benchmarks.sh): -c CATEGORY[,...] (training,
-                  ops, losses, metrics, schedulers, callbacks, memory, gemm, nn, optim; default
-                  all)   --threads N[,N]   --peer (PyTorch side by side, needs /usr/bin/python3
-                  with torch)   --only P   --repeats N   -o DIR   -s (summary.md)
-                  -b BASELINE (exit status 1 if a case is more than 10% worse)   -h (all options)
-          inspect FILE
-                  each tensor's name, dtype, shape and statistics in a safetensors, .npy or .npz
-                  file (on a bad file: one line naming the problem, exit status 2)
-          info    print the JDK, the CPU backend in use and the thread count
-          help    this text
-
-        environment:
-          EMBER_JAVA_OPTS    extra JVM options (e.g. -Xmx8g)
-          EMBER_NUM_THREADS  worker threads for the CPU kernels (default: all cores)""");
+  private static int help(String[] rest, PrintStream out) {
+    if (rest.length == 1 && help(rest[0]) != null) {
+      out.println("usage: " + help(rest[0]) + "\n\n" + ENVIRONMENT);
+      return 0;
+    }
+    if (rest.length > 0) {
+      throw new IllegalArgumentException("no command '" + rest[0] + "' (commands: " + String.join(", ", COMMANDS) + ")");
+    }
+    StringBuilder sb = new StringBuilder("""
+        usage: ./ember COMMAND [options]    (./ember COMMAND --help: that command's part of this text;
+                                             options take a value as --name VALUE or --name=VALUE)
+        """);
+    for (String c : COMMANDS) sb.append('\n').append(help(c)).append('\n');
+    out.println(sb.append('\n').append(ENVIRONMENT));
     return 0;
   }
+
+  private static final List<String> COMMANDS = List.of("train", "summary", "bench", "inspect", "info", "version", "help");
+
+  /** The help of one command, starting with its usage line; null for no such command. */
+  private static String help(String cmd) {
+    return switch (cmd) {
+      case "train" -> """
+          ./ember train [options]
+            Train a model on Fashion-MNIST and report its test accuracy (last line:
+            test_accuracy=0.xxxx); leaves a run folder with metrics.csv, checkpoints/,
+            model.safetensors and report.html.
+            --model mlp|lenet|convnet     the model (lenet)
+            --epochs N                    epochs to train (mlp 10, others 5); with --resume, the total
+            --batch-size B                (128)
+            --optimizer adam|adamw|sgd    (adam)
+            --lr LR                       learning rate (0.001)
+            --scheduler none|cosine|step  learning-rate schedule over the epochs (none)
+            --seed S                      initial weights and shuffling (0)
+            --threads N                   threads of the CPU kernels (all cores, or EMBER_NUM_THREADS)
+            --workers N                   data loader threads (1)
+            --out DIR                     the run folder (runs/MODEL-TIME)
+            --resume DIR                  continue that run up to --epochs; same result as
+                                          uninterrupted. The run keeps its --model, --batch-size,
+                                          --optimizer, --lr, --scheduler and --seed: giving the same
+                                          values again is fine, other values are refused
+            --checkpoint-every N          also checkpoint every N steps (each epoch always)
+            --data DIR                    Fashion-MNIST's files (else $EMBER_DATA, the user cache, the
+                                          Debian package's folder, then a download into the cache)
+            --quiet                       no progress bar""";
+      case "summary" -> """
+          ./ember summary [--model mlp|lenet|convnet]
+            Per layer of the model (lenet): output shape, parameters, memory and forward FLOPs.""";
+      case "bench" -> """
+          ./ember bench [options]
+            The benchmark suite (bench/run_benchmarks.sh): -c CATEGORY[,...] (training, ops, losses,
+            metrics, schedulers, callbacks, memory, gemm, nn, optim; default all)   --threads N[,N]
+            --peer (PyTorch side by side, needs /usr/bin/python3 with torch)   --only P
+            --repeats N   -o DIR   -s (summary.md)   -b BASELINE (exit status 1 if a case is more
+            than 10% worse); ./ember bench --help lists all options.""";
+      case "inspect" -> """
+          ./ember inspect FILE
+            Each tensor's name, dtype, shape and statistics in a safetensors, .npy or .npz file (on a
+            bad file: one line naming the problem, exit status 2).""";
+      case "info" -> """
+          ./ember info
+            The version, the JDK, the CPU backend in use and the thread count.""";
+      case "version", "--version", "-V" -> """
+          ./ember version    (also ./ember --version, ./ember -V)
+            Ember's version, the JDK and the CPU backend in use.""";
+      case "help" -> """
+          ./ember help [COMMAND]
+            This text, or one command's part of it.""";
+      default -> null;
+    };
+  }
+
+  private static final String ENVIRONMENT = """
+      environment:
+        EMBER_JAVA_OPTS    JVM options; they win over the launcher's (train: -Xms1g -XX:+AlwaysPreTouch)
+        EMBER_NUM_THREADS  threads of the CPU kernels (default: all cores)""";
 }

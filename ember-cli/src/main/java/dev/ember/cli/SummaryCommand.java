@@ -9,11 +9,13 @@ final class SummaryCommand {
 
   static int run(String[] args, PrintStream out) {
     String name = "lenet";
-    for (int i = 0; i < args.length; i++) {
-      if (!args[i].equals("--model") || i + 1 >= args.length) {
-        throw new IllegalArgumentException("usage: ./ember summary --model mlp|lenet|convnet");
+    Args it = new Args("summary", args);
+    while (it.hasNext()) {
+      String a = it.next();
+      switch (a) {
+        case "--model" -> name = it.value();
+        default -> throw it.unknown();
       }
-      name = args[++i];
     }
     out.print(ModelSummary.of(TrainCommand.model(name), 1, 1, 28, 28));
     return 0;

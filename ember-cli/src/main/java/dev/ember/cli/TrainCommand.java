@@ -88,66 +88,121 @@ final class TrainCommand {
     }
   }
 
+  /**
+   * The settings from the command line; with {@code --resume DIR}, the run's own settings from its
+   * run.properties, which options given again must agree with.
+   */
   static Settings parse(String[] args) {
     Settings s = new Settings();
-    java.util.Set<String> given = new java.util.HashSet<>();
-    for (int i = 0; i < args.length; i++) {
-      String a = args[i];
-      if (a.equals("--quiet")) {
-        s.quiet = true;
-        continue;
-      }
-      if (i + 1 >= args.length) throw new IllegalArgumentException("option " + a + " needs a value (see ./ember help)");
-      String v = args[++i];
-      given.add(a);
+    Map<String, String> given = new LinkedHashMap<>(); // option -> its value as typed
+    Args it = new Args("train", args);
+    while (it.hasNext()) {
+      String a = it.next();
       switch (a) {
-        case "--model" -> s.model = oneOf(a, v, "mlp", "lenet", "convnet");
-        case "--epochs" -> s.epochs = positive(a, v);
-        case "--batch-size" -> s.batchSize = positive(a, v);
-        case "--optimizer" -> s.optimizer = oneOf(a, v, "adam", "adamw", "sgd");
-        case "--lr" -> s.lr = positiveDouble(a, v);
-        case "--scheduler" -> s.scheduler = oneOf(a, v, "none", "cosine", "step");
-        case "--seed" -> s.seed = parseLong(a, v);
-        case "--threads" -> s.threads = positive(a, v);
-        case "--workers" -> s.workers = nonNegative(a, v);
-        case "--checkpoint-every" -> s.checkpointEvery = nonNegative(a, v);
-        case "--out" -> s.out = Path.of(v);
-        case "--resume" -> s.resume = Path.of(v);
-        case "--data" -> s.data = Path.of(v);
-        default -> throw new IllegalArgumentException("unknown option " + a + " (see ./ember help)");
-      }
-    }
-    if (s.resume != null) {
-      if (s.out != null && !s.out.equals(s.resume)) {
-        throw new IllegalArgumentException("--resume continues the run in its own folder; drop --out or make it the same folder");
-      }
-      Properties p = new Properties();
-      Path props = s.resume.resolve("run.properties");
-      try (var in = Files.newBufferedReader(props, StandardCharsets.UTF_8)) {
-        p.load(in);
-      } catch (IOException e) {
-        throw new IllegalArgumentException("--resume " + s.resume + ": cannot read " + props + " (" + e.getMessage()
-            + "); is it the folder of an earlier ./ember train run?");
-      }
-      for (String fixed : List.of("--model", "--batch-size", "--optimizer", "--lr", "--scheduler", "--seed")) {
-        if (given.contains(fixed)) {
-          throw new IllegalArgumentException("--resume takes " + fixed.substring(2) + " from the run being resumed; drop " + fixed);
+        case "--quiet" -> {
+          it.noValue();
+          s.quiet = true;
         }
+        case "--model" -> s.model = oneOf(a, it.value(), "mlp", "lenet", "convnet");
+        case "--epochs" -> s.epochs = positive(a, it.value());
+        case "--batch-size" -> s.batchSize = positive(a, it.value());
+        case "--optimizer" -> s.optimizer = oneOf(a, it.value(), "adam", "adamw", "sgd");
+        case "--lr" -> s.lr = positiveDouble(a, it.value());
+        case "--scheduler" -> s.scheduler = oneOf(a, it.value(), "none", "cosine", "step");
+        case "--seed" -> s.seed = parseLong(a, it.value());
+        case "--threads" -> s.threads = positive(a, it.value());
+        case "--workers" -> s.workers = nonNegative(a, it.value());
+        case "--checkpoint-every" -> s.checkpointEvery = nonNegative(a, it.value());
+        case "--out" -> s.out = Path.of(it.value());
+        case "--resume" -> s.resume = Path.of(it.value());
+        case "--data" -> s.data = Path.of(it.value());
+        default -> throw it.unknown();
       }
-      s.model = p.getProperty("model");
-      s.batchSize = Integer.parseInt(p.getProperty("batch_size"));
-      s.optimizer = p.getProperty("optimizer");
-      s.lr = Double.parseDouble(p.getProperty("lr"));
-      s.scheduler = p.getProperty("scheduler");
-      s.seed = Long.parseLong(p.getProperty("seed"));
-      if (s.epochs < 0) s.epochs = Integer.parseInt(p.getProperty("epochs"));
-      if (!given.contains("--checkpoint-every")) s.checkpointEvery = Long.parseLong(p.getProperty("checkpoint_every"));
-      s.out = s.resume;
+      given.put(a, it.taken());
     }
+    if (s.resume != null) resume(s, given);
     if (s.out == null) {
       s.out = Path.of("runs", s.model + "-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
     }
     return s;
+  }
+
+  /** The keys of run.properties that {@code --resume} needs, in the order {@link Settings#saved()} writes them. */
+  static final List<String> RUN_KEYS = List.of("model", "epochs", "batch_size", "optimizer", "lr", "scheduler", "seed");
+
+  /**
+   * Takes the settings of the run in {@code s.resume} from its run.properties. The options that fix
+   * a run's numbers may be given again with the same values (numbers compare as numbers: {@code
+   * --lr 1e-3} is {@code 0.001}); a different value is refused, naming both.
+   */
+  private static void resume(Settings s, Map<String, String> given) {
+    Path dir = s.resume;
+    String where = "--resume " + dir;
+    if (s.out != null && !s.out.toAbsolutePath().normalize().equals(dir.toAbsolutePath().normalize())) {
+      throw new IllegalArgumentException("--resume continues the run in its own folder; drop --out or make it the same folder");
+    }
+    if (!Files.exists(dir)) throw new IllegalArgumentException(where + ": no such folder");
+    if (!Files.isDirectory(dir)) throw new IllegalArgumentException(where + ": not a folder");
+    Path file = dir.resolve("run.properties");
+    if (!Files.exists(file)) {
+      throw new IllegalArgumentException(where + ": not a run folder (it has no run.properties); give a folder that "
+          + "./ember train wrote");
+    }
+    Properties p = new Properties();
+    try (var in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+      p.load(in);
+    } catch (IOException | IllegalArgumentException e) {
+      String why = e instanceof java.nio.file.AccessDeniedException ? "permission denied"
+          : e instanceof java.nio.charset.CharacterCodingException ? "not UTF-8 text" : e.getMessage();
+      throw new IllegalArgumentException(where + ": cannot read " + file + " (" + why + ")");
+    }
+    Settings run = new Settings();
+    run.model = oneOf(key(file, "model"), saved(file, p, "model"), "mlp", "lenet", "convnet");
+    run.epochs = positive(key(file, "epochs"), saved(file, p, "epochs"));
+    run.batchSize = positive(key(file, "batch_size"), saved(file, p, "batch_size"));
+    run.optimizer = oneOf(key(file, "optimizer"), saved(file, p, "optimizer"), "adam", "adamw", "sgd");
+    run.lr = positiveDouble(key(file, "lr"), saved(file, p, "lr"));
+    run.scheduler = oneOf(key(file, "scheduler"), saved(file, p, "scheduler"), "none", "cosine", "step");
+    run.seed = parseLong(key(file, "seed"), saved(file, p, "seed"));
+    String every = p.getProperty("checkpoint_every");
+    run.checkpointEvery = every == null ? 0 : nonNegative(key(file, "checkpoint_every"), every.strip());
+
+    agree(where, given, "--model", p.getProperty("model"), s.model.equals(run.model));
+    agree(where, given, "--batch-size", p.getProperty("batch_size"), s.batchSize == run.batchSize);
+    agree(where, given, "--optimizer", p.getProperty("optimizer"), s.optimizer.equals(run.optimizer));
+    agree(where, given, "--lr", p.getProperty("lr"), s.lr == run.lr);
+    agree(where, given, "--scheduler", p.getProperty("scheduler"), s.scheduler.equals(run.scheduler));
+    agree(where, given, "--seed", p.getProperty("seed"), s.seed == run.seed);
+    s.model = run.model;
+    s.batchSize = run.batchSize;
+    s.optimizer = run.optimizer;
+    s.lr = run.lr;
+    s.scheduler = run.scheduler;
+    s.seed = run.seed;
+    if (s.epochs < 0) s.epochs = run.epochs;
+    if (!given.containsKey("--checkpoint-every")) s.checkpointEvery = run.checkpointEvery;
+    s.out = dir;
+  }
+
+  /** How the validators name a run.properties value: {@code runs/x/run.properties: 'lr'}. */
+  private static String key(Path file, String key) {
+    return file + ": '" + key + "'";
+  }
+
+  private static String saved(Path file, Properties p, String key) {
+    String v = p.getProperty(key);
+    if (v == null) {
+      throw new IllegalArgumentException(file + " has no '" + key + "' (a run's run.properties holds "
+          + String.join(", ", RUN_KEYS) + "); restore it or start a new run");
+    }
+    return v.strip();
+  }
+
+  private static void agree(String where, Map<String, String> given, String option, String runValue, boolean same) {
+    if (given.containsKey(option) && !same) {
+      throw new IllegalArgumentException(where + ": the run was trained with " + option + " " + runValue.strip() + ", not "
+          + given.get(option) + "; drop " + option + " or start a new run");
+    }
   }
 
   static int run(String[] args, PrintStream out, PrintStream err) throws IOException {
@@ -192,8 +247,9 @@ final class TrainCommand {
       out.println("ember train: resuming from " + latest);
       builder.resumeFrom(latest);
     }
-    out.printf(Locale.ROOT, "ember train: %s on Fashion-MNIST (%s), %s lr=%s, batch %d, %d epochs, seed %d, %d threads -> %s%n",
-        s.model, dataDir, s.optimizer, s.lr, s.batchSize, epochs, s.seed, Parallel.threads(), dir);
+    out.printf(Locale.ROOT, "ember train: %s on Fashion-MNIST (%s), %s lr=%s, batch %d, %s, seed %d, %s -> %s%n",
+        s.model, dataDir, s.optimizer, s.lr, s.batchSize, Main.count(epochs, "epoch"), s.seed,
+        Main.count(Parallel.threads(), "thread"), dir);
     History h = builder.build().fit(model, F::crossEntropy, opt, train, test);
 
     // one pass over the test set gives the final accuracy and the confusion matrix
@@ -228,8 +284,8 @@ final class TrainCommand {
       java.util.Arrays.sort(sorted);
       int m = sorted.length / 2;
       double median = sorted.length % 2 == 1 ? sorted[m] : (sorted[m - 1] + sorted[m]) / 2;
-      out.printf(Locale.ROOT, "ember train: %d epochs, median %.2f s of training per epoch; run folder %s (open report.html)%n",
-          times.length, median, dir);
+      out.printf(Locale.ROOT, "ember train: %s, median %.2f s of training per epoch; run folder %s (open report.html)%n",
+          Main.count(times.length, "epoch"), median, dir);
     }
     out.printf(Locale.ROOT, "test_accuracy=%.4f%n", acc);
     return 0;
@@ -266,15 +322,15 @@ final class TrainCommand {
   }
 
   private static int positive(String opt, String v) {
-    int n = (int) parseLong(opt, v);
-    if (n < 1) throw new IllegalArgumentException(opt + " must be a positive integer, got " + v);
-    return n;
+    long n = parseLong(opt, v);
+    if (n < 1 || n > Integer.MAX_VALUE) throw new IllegalArgumentException(opt + " must be a positive integer, got " + v);
+    return (int) n;
   }
 
   private static int nonNegative(String opt, String v) {
-    int n = (int) parseLong(opt, v);
-    if (n < 0) throw new IllegalArgumentException(opt + " must be >= 0, got " + v);
-    return n;
+    long n = parseLong(opt, v);
+    if (n < 0 || n > Integer.MAX_VALUE) throw new IllegalArgumentException(opt + " must be >= 0, got " + v);
+    return (int) n;
   }
 
   private static long parseLong(String opt, String v) {

@@ -89,8 +89,10 @@ class TrainCommandTest {
 
     // the same run stopped after 1 epoch, then resumed up to 3
     Path part = tmp.resolve("part");
-    run("train", "--data", data.toString(), "--model", "mlp", "--epochs", "1", "--batch-size", "32",
+    String[] one = run("train", "--data", data.toString(), "--model", "mlp", "--epochs", "1", "--batch-size", "32",
         "--checkpoint-every", "7", "--out", part.toString(), "--quiet");
+    assertTrue(one[0].contains(", batch 32, 1 epoch, seed 0, "), one[0]);
+    assertTrue(one[one.length - 2].startsWith("ember train: 1 epoch, median "), one[one.length - 2]);
     String[] resumed = run("train", "--resume", part.toString(), "--epochs", "3", "--data", data.toString(), "--quiet");
     assertTrue(resumed[0].startsWith("ember train: resuming from "), resumed[0]);
     assertArrayEquals(Files.readAllBytes(full.resolve("model.safetensors")), Files.readAllBytes(part.resolve("model.safetensors")),

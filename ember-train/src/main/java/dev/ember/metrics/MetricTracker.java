@@ -61,7 +61,7 @@ public final class MetricTracker {
     if (name == null || name.isEmpty()) throw new IllegalArgumentException("MetricTracker.add: name must not be empty");
     if (epochs() > 0) {
       throw new IllegalStateException("MetricTracker.add: cannot add '" + name + "' after " + epochs()
-          + " epochs ended (its history would not line up with the others)");
+          + (epochs() == 1 ? " epoch" : " epochs") + " ended (its history would not line up with the others)");
     }
     if (metrics.containsKey(name)) {
       throw new IllegalArgumentException("MetricTracker.add: a metric named '" + name + "' is already tracked"
@@ -151,7 +151,7 @@ public final class MetricTracker {
     }
     if (bestEpoch < 0) {
       throw new IllegalStateException("MetricTracker.best: no epoch value for '" + name + "' yet (" + h.size()
-          + " epochs, all NaN or none)");
+          + (h.size() == 1 ? " epoch" : " epochs") + ", all NaN or none)");
     }
     return new Best(bestEpoch, bestValue);
   }

@@ -80,7 +80,9 @@ class MetricTrackerTest {
     t.update(labels(0), labels(0));
     t.updateMean("loss", 1, 1);
     t.endEpoch();
-    assertThrows(IllegalStateException.class, () -> t.addMean("val_loss"));
+    var late = assertThrows(IllegalStateException.class, () -> t.addMean("val_loss"));
+    assertEquals("MetricTracker.add: cannot add 'val_loss' after 1 epoch ended (its history would not line up with the "
+        + "others)", late.getMessage());
   }
 
   @Test

@@ -258,4 +258,20 @@ class TrainerTest {
         .fit(model, (o, t) -> o.sum(1, false), new SGD(model.parameters(), 0.1), Fixtures.source(train, 50, 0), null));
     assertEquals("Trainer.fit: the loss must be a scalar, got shape [50]; use a mean or sum reduction", ex.getMessage());
   }
+
+  @Test
+  void earlyStoppingSaysOneEpochInTheSingular() {
+    Module model = Fixtures.mlp(0);
+    String[] reason = new String[1];
+    Callback last = new Callback() {
+      @Override public void onTrainEnd(TrainContext c) {
+        reason[0] = c.stopReason();
+      }
+    };
+    // patience 0 and a learning rate that makes validation loss worse: stops one epoch without improvement
+    Trainer.builder().maxEpochs(50).callbacks(new EarlyStopping("val_loss", "min", 0), last).build()
+        .fit(model, F::crossEntropy, new SGD(model.parameters(), 5.0), Fixtures.source(train, 10, 0), Fixtures.source(val, 90, 0));
+    assertTrue(reason[0] != null && reason[0].startsWith("EarlyStopping: val_loss did not improve for 1 epoch (best "),
+        String.valueOf(reason[0]));
+  }
 }

@@ -47,7 +47,7 @@ public final class EarlyStopping implements Callback {
     wait++;
     if (wait > patience) {
       stoppedEpoch = ctx.epoch();
-      ctx.requestStop("EarlyStopping: " + monitor.key() + " did not improve for " + wait + " epochs (best "
+      ctx.requestStop("EarlyStopping: " + monitor.key() + " did not improve for " + wait + (wait == 1 ? " epoch" : " epochs") + " (best "
           + best + " at epoch " + bestEpoch + ")");
     }
   }
