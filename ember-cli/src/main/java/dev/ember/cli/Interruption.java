@@ -40,6 +40,7 @@ final class Interruption implements Callback, AutoCloseable {
   private final ModelCheckpoint rotation;
   private final PrintStream err;
   private final String resumeCommand;
+  private final long minStopWaitMillis;
   private final Thread hook = new Thread(this::onSignal, "ember-train-interrupt");
   private final CountDownLatch stopped = new CountDownLatch(1);
   private final CountDownLatch finished = new CountDownLatch(1);
@@ -54,6 +55,13 @@ final class Interruption implements Callback, AutoCloseable {
    * end). {@code fresh}: the folder is a new run's, which may be removed if nothing was saved.
    */
   Interruption(RunFolder folder, boolean fresh, ModelCheckpoint rotation, PrintStream err, String resumeCommand) {
+    this(folder, fresh, rotation, err, resumeCommand, STOP_WAIT_MILLIS);
+  }
+
+  /** As above, waiting at least {@code minStopWaitMillis} (instead of {@link #STOP_WAIT_MILLIS}) for the loop to stop; for tests. */
+  Interruption(RunFolder folder, boolean fresh, ModelCheckpoint rotation, PrintStream err, String resumeCommand,
+      long minStopWaitMillis) {
+    this.minStopWaitMillis = minStopWaitMillis;
     this.folder = folder;
     this.fresh = fresh;
     this.checkpoints = folder.checkpoints();
@@ -129,7 +137,7 @@ final class Interruption implements Callback, AutoCloseable {
   }
 
   /** The hook: raise the flag, wait for the loop to stop and the files to be written, each for a bounded time. */
-  private void onSignal() {
+  void onSignal() {
     requested = true;
     try {
       long wait = stopWaitMillis();
@@ -157,7 +165,7 @@ final class Interruption implements Callback, AutoCloseable {
     TrainContext ctx = live;
     long stepNanos = 0;
     if (ctx != null) for (dev.ember.train.Phase p : dev.ember.train.Phase.values()) stepNanos += ctx.stepNanos(p);
-    return Math.min(MAX_STOP_WAIT_MILLIS, Math.max(STOP_WAIT_MILLIS, 3 * stepNanos / 1_000_000));
+    return Math.min(MAX_STOP_WAIT_MILLIS, Math.max(minStopWaitMillis, 3 * stepNanos / 1_000_000));
   }
 
   /** The line for a loop that did not reach a batch boundary in time. */

@@ -137,7 +137,10 @@ public final class FashionMnist {
       return base.resolve("ember").resolve("fashion-mnist");
     }
 
-    /** The folders searched, in order. */
+    /**
+     * The folders {@link #locate(Path, Sources)} searches when no folder is given, in order, after
+     * {@code dataOption} if it is not null.
+     */
     public List<Path> candidates(Path dataOption) {
       List<Path> out = new ArrayList<>();
       if (dataOption != null) out.add(dataOption);
