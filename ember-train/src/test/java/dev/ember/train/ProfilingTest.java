@@ -120,6 +120,14 @@ class ProfilingTest {
     b.batch(3, 0.5, nanos(3));
     b.trainEnd();
     assertEquals(4, second.summary().steps());
+    assertTrue(first.summary().table().startsWith("profile: 2 steps, "), first.summary().table());
+    Profiling one = new Profiling(null, null);
+    CallbackDriver c = new CallbackDriver(1, 4, one);
+    c.trainBegin();
+    c.epochBegin(1);
+    c.batch(0, 0.5, nanos(0));
+    c.trainEnd();
+    assertTrue(one.summary().table().startsWith("profile: 1 step, 0.017 s in steps"), one.summary().table());
     assertEquals(0.074, second.summary().stepSeconds(), 1e-12);
     assertEquals(0.010, second.summary().phases().get(Phase.CALLBACKS.ordinal()).totalSeconds(), 1e-12);
   }

@@ -94,7 +94,7 @@ public final class Profiling implements Callback {
     /** The table printed at train end. */
     public String table() {
       StringBuilder sb = new StringBuilder();
-      sb.append(String.format(Locale.ROOT, "profile: %d steps, %.3f s in steps%n", steps, stepSeconds));
+      sb.append(String.format(Locale.ROOT, "profile: %d step%s, %.3f s in steps%n", steps, steps == 1 ? "" : "s", stepSeconds));
       sb.append(String.format(Locale.ROOT, "%-10s %10s %12s %10s%n", "phase", "total s", "ms/step", "% of step"));
       double total = 0;
       for (PhaseTime p : phases) {
