@@ -3,6 +3,9 @@ package dev.ember.cli;
 import dev.ember.train.callbacks.ModelCheckpoint;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.FileAlreadyExistsException;
@@ -10,6 +13,7 @@ import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -24,14 +28,18 @@ import java.util.stream.Stream;
  * asks to delete that run's files (and only those; other files in the folder stay). Temporary files
  * that a killed process left behind (AtomicFiles' {@code .NAME.HEX.tmp}) are removed when a run starts
  * or resumes. A run that fails before it wrote anything worth keeping (a checkpoint or weights)
- * takes its files away again, and the folders this invocation created.
+ * takes its files away again, and the folders this invocation created. While a run uses the folder
+ * it holds a lock on {@value #LOCK} in it, so a second {@code ./ember train} on the same folder (two
+ * terminals, one {@code --resume} too many) is refused instead of writing into the same files.
  */
-final class RunFolder {
+final class RunFolder implements AutoCloseable {
   /** The files a run writes directly in its folder. */
   static final List<String> RUN_FILES = List.of("run.properties", "metrics.csv", "model.safetensors", "profile.json",
       "report.html", "confusion_matrix.json");
   /** The subfolder of the checkpoints. */
   static final String CHECKPOINTS = "checkpoints";
+  /** The file locked while a run uses the folder; deleted when it ends (a killed run leaves it, unlocked). */
+  static final String LOCK = ".ember-train.lock";
 
   private static final Pattern STEP = Pattern.compile("step-(\\d{8,})\\.ckpt");
   /** AtomicFiles' temporary file: {@code .<target name>.<random hex>.tmp}. */
@@ -39,10 +47,36 @@ final class RunFolder {
 
   private final Path dir;
   private final List<Path> created; // folders this invocation made, deepest first
+  private final FileChannel lock;
 
-  private RunFolder(Path dir, List<Path> created) {
+  private RunFolder(Path dir, List<Path> created) throws IOException {
     this.dir = dir;
     this.created = created;
+    this.lock = lock(dir);
+  }
+
+  /** Locks {@code dir}'s {@link #LOCK} file, or says that another run holds it. */
+  private static FileChannel lock(Path dir) throws IOException {
+    FileChannel ch = FileChannel.open(dir.resolve(LOCK), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+    FileLock held;
+    try {
+      held = ch.tryLock();
+    } catch (OverlappingFileLockException sameProcess) {
+      held = null;
+    }
+    if (held == null) {
+      ch.close();
+      throw new IllegalArgumentException(dir + " is in use by another ./ember train; wait for it to end or choose another folder");
+    }
+    return ch;
+  }
+
+  /** Releases the lock and deletes its file. */
+  @Override
+  public void close() throws IOException {
+    if (!lock.isOpen()) return;
+    Files.deleteIfExists(dir.resolve(LOCK)); // while still held: a run starting now locks a new file
+    lock.close();
   }
 
   Path dir() {
@@ -62,13 +96,6 @@ final class RunFolder {
    */
   static RunFolder create(Path dir, boolean overwrite) throws IOException {
     if (Files.exists(dir) && !Files.isDirectory(dir)) throw cannotCreate(dir, "it is a file");
-    if (Files.isDirectory(dir) && holdsRun(dir)) {
-      if (!overwrite) {
-        throw new IllegalArgumentException(dir + " already holds a run (" + describe(dir) + "); use --resume " + dir
-            + " to continue it or choose another --out (or add --overwrite to delete it and start again)");
-      }
-      deleteRun(dir);
-    }
     List<Path> made = new ArrayList<>();
     for (Path p = dir.toAbsolutePath(); p != null && !Files.exists(p); p = p.getParent()) made.add(p);
     try {
@@ -77,8 +104,20 @@ final class RunFolder {
       throw cannotCreate(dir, why(dir, e));
     }
     if (!Files.isWritable(dir)) throw cannotCreate(dir, "permission denied");
-    RunFolder f = new RunFolder(dir, List.copyOf(made));
-    f.removeTemporaries();
+    RunFolder f = new RunFolder(dir, List.copyOf(made)); // locked before anything in it is looked at or deleted
+    try {
+      if (holdsRun(dir)) {
+        if (!overwrite) {
+          throw new IllegalArgumentException(dir + " already holds a run (" + describe(dir) + "); use --resume " + dir
+              + " to continue it or choose another --out (or add --overwrite to delete it and start again)");
+        }
+        deleteRun(dir);
+      }
+      f.removeTemporaries();
+    } catch (IOException | RuntimeException e) {
+      f.close();
+      throw e;
+    }
     return f;
   }
 
@@ -86,7 +125,12 @@ final class RunFolder {
   static RunFolder resume(Path dir) throws IOException {
     if (!Files.isDirectory(dir)) throw new IllegalArgumentException("--resume " + dir + ": no such folder");
     RunFolder f = new RunFolder(dir, List.of());
-    f.removeTemporaries();
+    try {
+      f.removeTemporaries(); // safe now: no other run writes here while this one holds the lock
+    } catch (IOException | RuntimeException e) {
+      f.close();
+      throw e;
+    }
     return f;
   }
 
@@ -139,6 +183,7 @@ final class RunFolder {
    */
   void discardIfWorthless() throws IOException {
     if (holdsValue()) return;
+    close();
     deleteRun(dir);
     for (Path p : created) {
       try {

@@ -184,9 +184,10 @@ final class TrainCommand {
       if (problem != null) throw new IllegalArgumentException("--data " + s.data + ": " + problem);
     }
     // the folder before the (slow) data load, so that a bad --out is known at once
+    ModelCheckpoint rotation = new ModelCheckpoint(s.out.resolve(RunFolder.CHECKPOINTS), 1, s.checkpointEvery, 3);
     RunFolder folder = s.resume != null ? RunFolder.resume(s.resume) : RunFolder.create(s.out, s.overwrite);
-    ModelCheckpoint rotation = new ModelCheckpoint(folder.checkpoints(), 1, s.checkpointEvery, 3);
-    try (Interruption interruption = new Interruption(folder, s.resume == null, rotation, err, resumeCommand(s))) {
+    // the folder's lock goes before the hook ends: resources close in reverse order
+    try (Interruption interruption = new Interruption(folder, s.resume == null, rotation, err, resumeCommand(s)); folder) {
       try {
         return train(s, folder, rotation, interruption, sources, out, err);
       } catch (Interruption.Interrupted e) {

@@ -33,7 +33,7 @@ class InterruptionTest {
   void theRunSeesTheSignalAtItsNextCheckAndTheHookThenReturns() throws Exception {
     RunFolder folder = RunFolder.create(tmp.resolve("runs/x"), false);
     Thread hook;
-    try (Interruption in = interruption(folder, 10_000)) {
+    try (folder; Interruption in = interruption(folder, 10_000)) {
       hook = new Thread(in::onSignal);
       hook.start();
       while (!in.requested()) Thread.onSpinWait();
@@ -62,7 +62,7 @@ class InterruptionTest {
     RunFolder folder = RunFolder.create(x, false);
     Files.createDirectories(folder.checkpoints());
     Files.writeString(folder.checkpoints().resolve(ModelCheckpoint.fileName(40)), "a checkpoint");
-    try (Interruption in = interruption(folder, 200)) {
+    try (folder; Interruption in = interruption(folder, 200)) {
       in.onSignal();
     }
     assertEquals("ember train: interrupted before training started; continue from its last checkpoint (step 40) with"

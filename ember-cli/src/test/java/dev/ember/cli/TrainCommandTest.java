@@ -187,6 +187,23 @@ class TrainCommandTest {
   }
 
   @Test
+  void aFolderInUseByAnotherRunIsRefused(@TempDir Path tmp) throws IOException {
+    Path x = tmp.resolve("x");
+    assertEquals(0, call(null, train(x)).code());
+    Map<String, FileTime> before = mtimes(x);
+    try (RunFolder running = RunFolder.resume(x)) { // holds the folder's lock, as a running ./ember train --resume does
+      String refused = "ember train: " + x + " is in use by another ./ember train; wait for it to end or choose another folder\n";
+      Result r = call(null, "train", "--resume", x.toString(), "--epochs", "2", "--data", data.toString(), "--quiet");
+      assertEquals(2, r.code());
+      assertEquals(refused, r.err());
+      r = call(null, train(x, "--overwrite"));
+      assertEquals(refused, r.err(), "--overwrite must not delete the files of a run in progress");
+    }
+    assertEquals(before, mtimes(x));
+    assertFalse(Files.exists(x.resolve(RunFolder.LOCK)), "the lock file goes when the run ends");
+  }
+
+  @Test
   void staleTemporaryFilesAreRemovedOnStartAndOnResume(@TempDir Path tmp) throws IOException {
     Path x = tmp.resolve("x");
     Files.createDirectories(x.resolve("checkpoints"));

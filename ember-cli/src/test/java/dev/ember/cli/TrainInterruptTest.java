@@ -88,6 +88,7 @@ class TrainInterruptTest {
     for (String f : List.of("model.safetensors", "report.html", "metrics.csv", "profile.json", "run.properties")) {
       assertTrue(Files.exists(cut.resolve(f)), f + " missing after the interruption");
     }
+    assertTrue(Files.notExists(cut.resolve(RunFolder.LOCK)), "the folder's lock is given back before the JVM ends");
 
     String resumed = runToEnd("train", "--resume", cut.toString(), "--data", data.toString(), "--quiet");
     assertTrue(resumed.startsWith("ember train: resuming from " + cut.resolve("checkpoints").resolve(checkpoint(step))), resumed);
