@@ -103,7 +103,7 @@ final class RunFolder implements AutoCloseable {
     } catch (IOException e) {
       throw cannotCreate(dir, why(dir, e));
     }
-    if (!Files.isWritable(dir)) throw cannotCreate(dir, "permission denied");
+    if (!Files.isWritable(dir)) throw new IOException("cannot write in run folder " + dir + ": permission denied");
     RunFolder f = new RunFolder(dir, List.copyOf(made)); // locked before anything in it is looked at or deleted
     try {
       if (holdsRun(dir)) {
