@@ -121,14 +121,17 @@ public final class Main {
             --seed S                      initial weights and shuffling (0)
             --threads N                   threads of the CPU kernels (all cores, or EMBER_NUM_THREADS)
             --workers N                   data loader threads (1)
-            --out DIR                     the run folder (runs/MODEL-TIME)
+            --out DIR                     the run folder (runs/MODEL-TIME); one that holds a run is
+                                          refused
+            --overwrite                   with --out: delete the run already there and start again
             --resume DIR                  continue that run up to --epochs; same result as
                                           uninterrupted. The run keeps its --model, --batch-size,
                                           --optimizer, --lr, --scheduler and --seed: giving the same
                                           values again is fine, other values are refused
             --checkpoint-every N          also checkpoint every N steps (each epoch always)
-            --data DIR                    Fashion-MNIST's files (else $EMBER_DATA, the user cache, the
-                                          Debian package's folder, then a download into the cache)
+            --data DIR                    Fashion-MNIST's files, used as given (without it:
+                                          $EMBER_DATA, the user cache, the Debian package's folder,
+                                          then a download into the cache)
             --quiet                       no progress bar""";
       case "summary" -> """
           ./ember summary [--model mlp|lenet|convnet]

@@ -23,6 +23,7 @@ import dev.ember.optim.schedule.LRScheduler;
 import dev.ember.optim.schedule.StepLR;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
+import dev.ember.train.Checkpoint;
 import dev.ember.train.History;
 import dev.ember.train.Trainer;
 import dev.ember.train.callbacks.CsvLogger;
@@ -41,6 +42,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 
 /**
@@ -68,6 +70,8 @@ final class TrainCommand {
     Path resume;
     Path data;
     boolean quiet;
+    /** --overwrite: a new run may replace the run already in --out (its files only). */
+    boolean overwrite;
 
     int epochs() {
       return epochs > 0 ? epochs : model.equals("mlp") ? 10 : 5;
@@ -102,6 +106,10 @@ final class TrainCommand {
         case "--quiet" -> {
           it.noValue();
           s.quiet = true;
+        }
+        case "--overwrite" -> {
+          it.noValue();
+          s.overwrite = true;
         }
         case "--model" -> s.model = oneOf(a, it.value(), "mlp", "lenet", "convnet");
         case "--epochs" -> s.epochs = positive(a, it.value());
@@ -206,17 +214,66 @@ final class TrainCommand {
   }
 
   static int run(String[] args, PrintStream out, PrintStream err) throws IOException {
+    return run(args, out, err, FashionMnist.Sources.defaults());
+  }
+
+  /**
+   * Runs {@code ember train}, looking for and downloading the data set as {@code sources} say (tests
+   * point them at temporary folders). Returns the exit status: 0, or 130 when a signal stopped it.
+   */
+  static int run(String[] args, PrintStream out, PrintStream err, FashionMnist.Sources sources) throws IOException {
     Settings s = parse(args);
-    if (s.threads > 0) Parallel.setThreads(s.threads);
-    Path dir = s.out;
-    Files.createDirectories(dir);
-    Path dataDir = FashionMnist.locate(s.data);
-    FashionMnist.Split data = FashionMnist.load(dataDir);
-    if (s.resume == null) {
-      java.io.StringWriter w = new java.io.StringWriter();
-      s.saved().store(w, "ember train settings (read by --resume)");
-      AtomicFiles.write(dir.resolve("run.properties"), w.toString());
+    if (s.overwrite && s.resume != null) {
+      throw new IllegalArgumentException("--overwrite starts a new run in --out; it cannot be used with --resume");
     }
+    if (s.threads > 0) Parallel.setThreads(s.threads);
+    if (s.resume != null) {
+      int done = epochsDone(s.resume);
+      if (done >= 0 && s.epochs() <= done) {
+        out.println("ember train: " + s.resume + " already has " + Main.count(done, "epoch") + "; nothing to do");
+        return 0;
+      }
+    }
+    if (s.data != null) {
+      String problem = FashionMnist.problem(s.data);
+      if (problem != null) throw new IllegalArgumentException("--data " + s.data + ": " + problem);
+    }
+    // the folder before the (slow) data load, so that a bad --out is known at once
+    ModelCheckpoint rotation = new ModelCheckpoint(s.out.resolve(RunFolder.CHECKPOINTS), 1, s.checkpointEvery, 3);
+    RunFolder folder = s.resume != null ? RunFolder.resume(s.resume) : RunFolder.create(s.out, s.overwrite);
+    // the folder's lock goes before the hook ends: resources close in reverse order
+    try (Interruption interruption = new Interruption(folder, s.resume == null, rotation, err, resumeCommand(s)); folder) {
+      try {
+        return train(s, folder, rotation, interruption, sources, out, err);
+      } catch (Interruption.Interrupted e) {
+        if (s.resume == null) folder.discardIfWorthless();
+        err.println("ember train: interrupted before training " + (s.resume == null ? "started; nothing was saved"
+            : "resumed; " + s.resume + " is as it was"));
+        return 130;
+      } catch (IOException | RuntimeException | Error e) {
+        if (s.resume == null) {
+          try {
+            folder.discardIfWorthless(); // a failed new run leaves no empty run folder behind
+          } catch (IOException cleanup) {
+            e.addSuppressed(cleanup);
+          }
+        }
+        throw e;
+      }
+    }
+  }
+
+  /** Loads the data, trains, and writes the run's files; see {@link #run(String[], PrintStream, PrintStream, FashionMnist.Sources)}. */
+  private static int train(Settings s, RunFolder folder, ModelCheckpoint rotation, Interruption interruption,
+      FashionMnist.Sources sources, PrintStream out, PrintStream err) throws IOException {
+    Path dir = folder.dir();
+    Path dataDir = locateData(s.data, sources);
+    interruption.check();
+    FashionMnist.Split data = FashionMnist.load(dataDir);
+    interruption.check();
+    java.io.StringWriter w = new java.io.StringWriter();
+    s.saved().store(w, "ember train settings (read by --resume)");
+    AtomicFiles.write(dir.resolve("run.properties"), w.toString()); // on --resume too: --epochs may have grown
 
     Generator.manualSeed(s.seed);
     Module model = model(s.model);
@@ -234,25 +291,43 @@ final class TrainCommand {
     DataLoader train = new DataLoader(data.train(), new BatchConfig(s.batchSize, true, false, s.seed), s.workers);
     DataLoader test = new DataLoader(data.test(), new BatchConfig(1000, false, false, s.seed), 0);
 
-    Path checkpoints = dir.resolve("checkpoints");
-    Profiling profiling = new Profiling(dir.resolve("profile.json"));
+    Profiling profiling = new Profiling(out, dir.resolve("profile.json"));
     var builder = Trainer.builder().maxEpochs(epochs).metrics(new Accuracy())
-        .callbacks(new CsvLogger(dir.resolve("metrics.csv")), profiling,
-            new ModelCheckpoint(checkpoints, 1, s.checkpointEvery, 3));
-    if (!s.quiet) builder.callbacks(ProgressBar.auto());
+        .callbacks(new CsvLogger(dir.resolve("metrics.csv")), profiling, rotation);
+    if (!s.quiet) builder.callbacks(ProgressBar.auto(out));
     if (sched != null) builder.scheduler(sched, Trainer.Interval.EPOCH);
+    builder.callbacks(interruption); // last: it sees whether the rotation saves the step it stops at
     if (s.resume != null) {
-      Path latest = ModelCheckpoint.latest(checkpoints).orElseThrow(() -> new IllegalArgumentException(
-          "--resume " + s.resume + ": no checkpoint in " + checkpoints));
+      Path latest = ModelCheckpoint.latest(folder.checkpoints()).orElseThrow(() -> new IllegalArgumentException(
+          "--resume " + s.resume + ": no checkpoint in " + folder.checkpoints()));
       out.println("ember train: resuming from " + latest);
       builder.resumeFrom(latest);
     }
     out.printf(Locale.ROOT, "ember train: %s on Fashion-MNIST (%s), %s lr=%s, batch %d, %s, seed %d, %s -> %s%n",
         s.model, dataDir, s.optimizer, s.lr, s.batchSize, Main.count(epochs, "epoch"), s.seed,
         Main.count(Parallel.threads(), "thread"), dir);
-    History h = builder.build().fit(model, F::crossEntropy, opt, train, test);
+    History h;
+    interruption.training(true);
+    try {
+      h = builder.build().fit(model, F::crossEntropy, opt, train, test);
+    } finally {
+      interruption.training(false);
+    }
+    folder.pruneCheckpoints(rotation.kept());
+    if (interruption.stoppedTraining() && h.values("epoch_time_s").length < epochs) {
+      SafeTensors.save(model.stateDict(), dir.resolve("model.safetensors")); // the weights of the checkpoint just written
+      HtmlReport.write(dir, info(s, model, sched, Double.NaN));
+      err.printf(Locale.ROOT, "ember train: interrupted at epoch %d step %d; continue with %s%n", interruption.epoch(),
+          interruption.step(), resumeCommand(s));
+      return 130;
+    }
+    finish(s, dir, model, sched, test, h, out);
+    return 0;
+  }
 
-    // one pass over the test set gives the final accuracy and the confusion matrix
+  /** The test set's accuracy and confusion matrix, the weights, the report and the summary lines of a completed run. */
+  private static void finish(Settings s, Path dir, Module model, LRScheduler sched, DataLoader test, History h, PrintStream out)
+      throws IOException {
     ConfusionMatrix cm = new ConfusionMatrix(10);
     Accuracy accuracy = new Accuracy();
     model.eval();
@@ -269,15 +344,7 @@ final class TrainCommand {
     writeConfusion(dir.resolve("confusion_matrix.json"), cm.compute());
     SafeTensors.save(model.stateDict(), dir.resolve("model.safetensors"));
     double acc = accuracy.compute();
-    LinkedHashMap<String, String> info = new LinkedHashMap<>();
-    info.put("model", s.model + " (" + model.numParameters(false) + " parameters)");
-    info.put("optimizer", s.optimizer + " lr=" + s.lr + (sched == null ? "" : ", " + s.scheduler + " schedule"));
-    info.put("batch size", Integer.toString(s.batchSize));
-    info.put("epochs", Integer.toString(epochs));
-    info.put("seed", Long.toString(s.seed));
-    info.put("threads", Integer.toString(Parallel.threads()));
-    info.put("test accuracy", String.format(Locale.ROOT, "%.4f", acc));
-    HtmlReport.write(dir, info);
+    HtmlReport.write(dir, info(s, model, sched, acc));
     double[] times = h.values("epoch_time_s");
     if (times.length > 0) {
       double[] sorted = times.clone();
@@ -288,7 +355,51 @@ final class TrainCommand {
           Main.count(times.length, "epoch"), median, dir);
     }
     out.printf(Locale.ROOT, "test_accuracy=%.4f%n", acc);
-    return 0;
+  }
+
+  /** The settings shown in report.html; {@code accuracy} NaN leaves the test accuracy out (an interrupted run). */
+  private static Map<String, String> info(Settings s, Module model, LRScheduler sched, double accuracy) {
+    LinkedHashMap<String, String> info = new LinkedHashMap<>();
+    info.put("model", s.model + " (" + model.numParameters(false) + " parameters)");
+    info.put("optimizer", s.optimizer + " lr=" + s.lr + (sched == null ? "" : ", " + s.scheduler + " schedule"));
+    info.put("batch size", Integer.toString(s.batchSize));
+    info.put("epochs", Integer.toString(s.epochs()));
+    info.put("seed", Long.toString(s.seed));
+    info.put("threads", Integer.toString(Parallel.threads()));
+    if (!Double.isNaN(accuracy)) info.put("test accuracy", String.format(Locale.ROOT, "%.4f", accuracy));
+    return info;
+  }
+
+  /** The folder holding the data: {@code --data} as given, else found or downloaded; a failed download in one line. */
+  private static Path locateData(Path dataOption, FashionMnist.Sources sources) throws IOException {
+    try {
+      return FashionMnist.locate(dataOption, sources);
+    } catch (FashionMnist.DownloadFailedException e) {
+      throw new IOException("could not download Fashion-MNIST from " + e.host() + ": " + e.reason()
+          + "; install dataset-fashion-mnist or pass --data DIR", e);
+    }
+  }
+
+  /** The command that continues this run. */
+  private static String resumeCommand(Settings s) {
+    return "./ember train --resume " + s.out + (s.data == null ? "" : " --data " + s.data);
+  }
+
+  /**
+   * The epochs completed in the newest checkpoint of the run in {@code dir}, or -1 when there is none
+   * or it cannot be read (resuming then says why).
+   */
+  static int epochsDone(Path dir) {
+    try {
+      Optional<Path> latest = ModelCheckpoint.latest(dir.resolve(RunFolder.CHECKPOINTS));
+      if (latest.isEmpty()) return -1;
+      if (Checkpoint.read(latest.get()).get("trainer") instanceof Map<?, ?> t && t.get("epoch_index") instanceof Number n) {
+        return n.intValue();
+      }
+    } catch (IOException | RuntimeException e) {
+      // an unreadable checkpoint is the resume's to report, with its reason
+    }
+    return -1;
   }
 
   /** The CLI's models, for 1x28x28 inputs and 10 classes. */

@@ -31,13 +31,15 @@ import java.util.concurrent.Future;
  * Zalando's Fashion-MNIST (https://github.com/zalandoresearch/fashion-mnist): 28x28 grey images
  * of 10 kinds of clothing, 60,000 for training and 10,000 for testing, in four IDX files.
  *
- * <p>{@link #locate} finds a folder holding the four files (each raw or {@code .gz}), searching in
- * order: the folder given, {@code $EMBER_DATA} (and its {@code fashion-mnist} subfolder), the user
- * cache ({@code $XDG_CACHE_HOME/ember/fashion-mnist}, default {@code ~/.cache/ember/fashion-mnist}),
- * and the Debian package's folder {@code /usr/share/datasets/fashion-mnist}
- * ({@code apt-get install dataset-fashion-mnist}). When none has them, the {@code .gz} files are
- * downloaded from the data set's official location into the user cache, each written to a
- * temporary file, checked against its SHA-256 and only then renamed into place.
+ * <p>{@link #locate} finds a folder holding the four files (each raw or {@code .gz}). A folder the
+ * caller names is used as is or rejected ({@link #problem} says why), never replaced by another.
+ * Without one it searches, in order, {@code $EMBER_DATA} (and its {@code fashion-mnist} subfolder),
+ * the user cache ({@code $XDG_CACHE_HOME/ember/fashion-mnist}, default
+ * {@code ~/.cache/ember/fashion-mnist}), and the Debian package's folder
+ * {@code /usr/share/datasets/fashion-mnist} ({@code apt-get install dataset-fashion-mnist}). When none
+ * has them, the {@code .gz} files are downloaded from the data set's official location into the user
+ * cache, each written to a temporary file, checked against its SHA-256 and only then renamed into
+ * place; a failed download leaves no folder it created behind ({@link DownloadFailedException}).
  *
  * <p>{@link #load} reads a folder into train and test {@link TensorDataset}s: images F32
  * {@code [N, 1, 28, 28]} in [0, 1], labels I64 {@code [N]} in 0..9.
@@ -79,6 +81,31 @@ public final class FashionMnist {
   public record Split(TensorDataset train, TensorDataset test) {}
 
   /**
+   * The data set is not on this machine and downloading it failed: {@link #host()} is where from,
+   * {@link #reason()} says why in a few words ("connection refused", "HTTP 404", ...).
+   */
+  public static final class DownloadFailedException extends DatasetUnavailableException {
+    private final String host;
+    private final String reason;
+
+    DownloadFailedException(String host, String reason, String message, Throwable cause) {
+      super(message, cause);
+      this.host = host;
+      this.reason = reason;
+    }
+
+    /** The host (and port, if the URL names one) of the download URL. */
+    public String host() {
+      return host;
+    }
+
+    /** Why the download failed, in a few words. */
+    public String reason() {
+      return reason;
+    }
+  }
+
+  /**
    * Where {@link #locate(Path, Sources)} looks and downloads from: the environment (for
    * {@code EMBER_DATA} and {@code XDG_CACHE_HOME}), the user's home, the system folder, the base
    * URL and the expected SHA-256 of each {@code .gz} file. Tests point these at temporary folders
@@ -110,7 +137,10 @@ public final class FashionMnist {
       return base.resolve("ember").resolve("fashion-mnist");
     }
 
-    /** The folders searched, in order. */
+    /**
+     * The folders {@link #locate(Path, Sources)} searches when no folder is given, in order, after
+     * {@code dataOption} if it is not null.
+     */
     public List<Path> candidates(Path dataOption) {
       List<Path> out = new ArrayList<>();
       if (dataOption != null) out.add(dataOption);
@@ -131,25 +161,35 @@ public final class FashionMnist {
   }
 
   /**
-   * The first folder of {@link Sources#candidates} holding all four files; if none does, downloads
-   * the missing {@code .gz} files into {@link Sources#cacheDir()} and returns it.
+   * {@code dataOption} if it is given and holds the four files; without it, the first folder of
+   * {@link Sources#candidates} holding them, or, if none does, {@link Sources#cacheDir()} after
+   * downloading the missing {@code .gz} files into it.
    *
-   * @param dataOption a folder the user named, searched first (may be null)
-   * @throws DatasetUnavailableException when nothing is found and the download fails, saying what to install or put where
+   * @param dataOption a folder the user named (may be null): used as is, never replaced by another
+   * @throws DatasetUnavailableException when {@code dataOption} lacks the files (the message says
+   *     what, see {@link #problem}), or a {@link DownloadFailedException} when nothing is found and
+   *     the download fails, saying what to install or put where
    */
   public static Path locate(Path dataOption, Sources sources) throws IOException {
+    if (dataOption != null) {
+      String problem = problem(dataOption);
+      if (problem != null) throw new DatasetUnavailableException("fashion-mnist: " + dataOption + ": " + problem, null);
+      return dataOption;
+    }
     List<String> searched = new ArrayList<>();
-    for (Path dir : sources.candidates(dataOption)) {
-      List<String> missing = missing(dir);
-      if (missing.isEmpty()) return dir;
-      searched.add(dir + (Files.isDirectory(dir) ? " (missing " + String.join(", ", missing) + ")" : " (no such folder)"));
+    for (Path dir : sources.candidates(null)) {
+      String problem = problem(dir);
+      if (problem == null) return dir;
+      searched.add(dir + " (" + problem + ")");
     }
     Path cache = sources.cacheDir();
     try {
       download(cache, sources);
     } catch (IOException | RuntimeException e) {
-      throw new DatasetUnavailableException("fashion-mnist: the data set is not on this machine and downloading it from "
-          + sources.baseUrl() + " failed (" + e + ").\n  searched: " + String.join("; ", searched)
+      String host = sources.baseUrl().getAuthority();
+      String reason = reason(e);
+      throw new DownloadFailedException(host, reason, "fashion-mnist: could not download Fashion-MNIST from " + host + ": "
+          + reason + " (" + sources.baseUrl() + ").\n  searched: " + String.join("; ", searched)
           + "\n  hint: install the Debian package (apt-get install dataset-fashion-mnist), or put "
           + String.join(", ", FILES.stream().map(f -> f + ".gz").toList()) + " (raw or .gz) in " + cache
           + " or in a folder named by the environment variable EMBER_DATA, or pass that folder", e);
@@ -157,6 +197,38 @@ public final class FashionMnist {
     List<String> still = missing(cache);
     if (!still.isEmpty()) throw new IllegalStateException("fashion-mnist: download finished but " + cache + " lacks " + still);
     return cache;
+  }
+
+  /**
+   * Why {@code dir} cannot serve as the data folder ({@code no such folder}, {@code not a folder},
+   * {@code no train-images-idx3-ubyte(.gz) there}), or null when it holds all four files.
+   */
+  public static String problem(Path dir) {
+    if (!Files.exists(dir)) return "no such folder";
+    if (!Files.isDirectory(dir)) return "not a folder";
+    List<String> lacking = new ArrayList<>();
+    for (String f : FILES) if (find(dir, f) == null) lacking.add(f + "(.gz)");
+    return lacking.isEmpty() ? null : "no " + String.join(", ", lacking) + " there";
+  }
+
+  /**
+   * A download failure in a few words: the network's own words where the JDK gives them
+   * ({@code ConnectException}'s message is often null, its cause says "Connection refused").
+   */
+  static String reason(Throwable e) {
+    String deepest = null;
+    boolean connect = false;
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof java.net.UnknownHostException) return "unknown host " + t.getMessage() + " (no network or no DNS?)";
+      if (t instanceof java.net.http.HttpConnectTimeoutException) return "connection timed out";
+      if (t instanceof java.net.http.HttpTimeoutException) return "no answer in time";
+      if (t instanceof DataFormatException) return t.getMessage();
+      connect |= t instanceof java.net.ConnectException;
+      if (t.getMessage() != null && !t.getMessage().isBlank()) deepest = t.getMessage();
+    }
+    if (deepest == null) return connect ? "connection refused" : e.getClass().getSimpleName();
+    boolean capitalised = deepest.length() > 1 && Character.isLowerCase(deepest.charAt(1)); // "Connection refused", not "HTTP 404"
+    return capitalised ? Character.toLowerCase(deepest.charAt(0)) + deepest.substring(1) : deepest;
   }
 
   /** The files of {@link #FILES} that {@code dir} lacks in both raw and .gz form. */
@@ -175,6 +247,8 @@ public final class FashionMnist {
   }
 
   private static void download(Path cache, Sources sources) throws IOException {
+    List<Path> created = new ArrayList<>(); // the folders made here, deepest first: removed again on failure
+    for (Path p = cache.toAbsolutePath(); p != null && !Files.exists(p); p = p.getParent()) created.add(p);
     Files.createDirectories(cache);
     try (HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(20))
         .followRedirects(HttpClient.Redirect.NORMAL).build()) {
@@ -183,6 +257,15 @@ public final class FashionMnist {
         String name = f + ".gz";
         fetch(client, sources.baseUrl().resolve(name), cache.resolve(name), sources.sha256().get(name));
       }
+    } catch (IOException | RuntimeException e) {
+      for (Path p : created) {
+        try {
+          Files.deleteIfExists(p);
+        } catch (IOException notEmpty) {
+          break; // it holds something now (another process's download): keep it and its parents
+        }
+      }
+      throw e;
     }
   }
 

@@ -96,7 +96,7 @@ class FashionMnistTest {
     var withData = sources(Map.of("EMBER_DATA", data.toString()), nowhere, FashionMnist.SHA256);
     assertEquals(data.resolve("fashion-mnist"), FashionMnist.locate(null, withData));
     fill(data, true);
-    assertEquals(data, FashionMnist.locate(given, withData), "a given folder without the files is skipped");
+    assertEquals(data, FashionMnist.locate(null, withData));
     fill(given, true);
     assertEquals(given, FashionMnist.locate(given, withData));
 
@@ -149,23 +149,47 @@ class FashionMnistTest {
   }
 
   @Test
-  void offlineFailureSaysWhatToInstallOrWhereToPutFiles() throws Exception {
+  void aFolderTheCallerNamesIsUsedOrRejectedNeverReplaced() throws Exception {
+    Path system = tmp.resolve("system"), given = tmp.resolve("given");
+    fill(system, true); // a complete folder further down the search order must not stand in
+    var src = sources(Map.of(), URI.create("http://127.0.0.1:9/"), FashionMnist.SHA256);
+    var e = assertThrows(DatasetUnavailableException.class, () -> FashionMnist.locate(given, src));
+    assertEquals("fashion-mnist: " + given + ": no such folder", e.getMessage());
+    Files.createDirectories(given);
+    Files.write(given.resolve("train-labels-idx1-ubyte.gz"), new byte[] {1});
+    Files.write(given.resolve("t10k-images-idx3-ubyte"), new byte[] {1});
+    assertEquals("no train-images-idx3-ubyte(.gz), t10k-labels-idx1-ubyte(.gz) there", FashionMnist.problem(given));
+    e = assertThrows(DatasetUnavailableException.class, () -> FashionMnist.locate(given, src));
+    assertEquals("fashion-mnist: " + given + ": no train-images-idx3-ubyte(.gz), t10k-labels-idx1-ubyte(.gz) there", e.getMessage());
+    Path file = Files.writeString(tmp.resolve("notes.txt"), "x");
+    assertEquals("not a folder", FashionMnist.problem(file));
+    fill(given, false);
+    assertEquals(null, FashionMnist.problem(given));
+    assertEquals(given, FashionMnist.locate(given, src));
+  }
+
+  @Test
+  void offlineFailureSaysWhatToInstallOrWhereToPutFilesAndLeavesNoFolder() throws Exception {
     int port;
     try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
       port = s.getLocalPort(); // closed again: nothing listens there
     }
     var src = sources(Map.of(), URI.create("http://127.0.0.1:" + port + "/"), FashionMnist.SHA256);
-    var e = assertThrows(DatasetUnavailableException.class, () -> FashionMnist.locate(tmp.resolve("mine"), src));
+    var e = assertThrows(FashionMnist.DownloadFailedException.class, () -> FashionMnist.locate(null, src));
+    assertEquals("127.0.0.1:" + port, e.host());
+    assertEquals("connection refused", e.reason());
     String m = e.getMessage();
-    assertTrue(m.startsWith("fashion-mnist: the data set is not on this machine and downloading it from http://127.0.0.1:"), m);
-    assertTrue(m.contains("searched: " + tmp.resolve("mine") + " (no such folder); "), m);
+    assertTrue(m.startsWith("fashion-mnist: could not download Fashion-MNIST from 127.0.0.1:" + port + ": connection refused ("), m);
+    assertTrue(m.contains("searched: " + src.cacheDir() + " (no such folder); "), m);
+    assertFalse(Files.exists(tmp.resolve("home")), "the folders made for the download are removed again");
     assertTrue(m.contains("apt-get install dataset-fashion-mnist"), m);
     assertTrue(m.contains("train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, t10k-images-idx3-ubyte.gz, "
         + "t10k-labels-idx1-ubyte.gz (raw or .gz) in " + src.cacheDir()), m);
     assertTrue(m.contains("EMBER_DATA"), m);
 
     var notFound = sources(Map.of(), serve(Map.of(), new AtomicInteger()), FashionMnist.SHA256);
-    var e404 = assertThrows(DatasetUnavailableException.class, () -> FashionMnist.locate(null, notFound));
+    var e404 = assertThrows(FashionMnist.DownloadFailedException.class, () -> FashionMnist.locate(null, notFound));
+    assertTrue(e404.reason().startsWith("HTTP 404 for http://127.0.0.1:"), e404.reason());
     assertTrue(e404.getMessage().contains("HTTP 404"), e404.getMessage());
   }
 

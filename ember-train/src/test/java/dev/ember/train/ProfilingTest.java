@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ember.tensor.MemoryScope;
+import dev.ember.tensor.Tensor;
 import dev.ember.train.callbacks.Profiling;
 import dev.ember.train.report.Json;
 import java.io.ByteArrayOutputStream;
@@ -34,10 +36,14 @@ class ProfilingTest {
     CallbackDriver d = new CallbackDriver(2, 2, prof);
     d.trainBegin();
     int step = 0;
+    MemoryScope.trimPool();
     for (int e = 1; e <= 2; e++) {
       d.epochBegin(e);
       for (int b = 0; b < 2; b++) {
-        sink = new byte[1 << 20]; // 1 MiB allocated on the training thread in every step
+        sink = new byte[(step == 2 ? 3 : 1) << 20]; // 1 MiB allocated on the training thread in every step, 3 in the third
+        try (MemoryScope scope = MemoryScope.open()) {
+          Tensor.zeros(256, 1024); // 1 MiB of floats, back to the pool at close and reused the step after
+        }
         d.batch(b, 0.5, nanos(step++));
       }
       d.epochEnd(Map.of(), Map.of("val_loss", 0.5));
@@ -59,6 +65,10 @@ class ProfilingTest {
     }
     assertNotNull(s.allocatedPerStep(), "HotSpot counts allocation per thread");
     assertTrue(s.allocatedPerStep().min() >= 1 << 20, s.allocatedPerStep().toString());
+    assertTrue(s.allocatedPerStep().max() >= 3 << 20, s.allocatedPerStep().toString());
+    assertEquals(3, s.maxAllocationStep(), "the third step allocated 3 MiB");
+    assertEquals(1 << 20, s.pooledAfterStep().min(), "the pool holds the step's 1 MiB buffer after each step");
+    assertEquals(1 << 20, s.pooledAfterStep().max());
     assertTrue(s.heapUsedAfterStep().max() > 0);
 
     String table = bytes.toString(StandardCharsets.UTF_8);
@@ -67,7 +77,10 @@ class ProfilingTest {
     assertTrue(one.table().startsWith("profile: 1 step, 0.500 s in steps\n"), one.table());
     assertTrue(table.contains("backward        0.032        8.000      43.2%"), table);
     assertTrue(table.contains("total           0.074       18.500     100.0%"), table);
-    assertTrue(table.contains("allocated per step: mean "), table);
+    assertTrue(table.matches("(?s).*\nmemory per step: \\d+\\.\\d\\d MiB newly allocated on the JVM heap by the training thread"
+        + " \\(mean; min \\d+\\.\\d\\d MiB, max 3\\.\\d\\d MiB at step 3\\); buffers reused from Ember's pool are not counted\n.*"), table);
+    assertTrue(table.contains("\nEmber's buffer pool after a step: 1.00 MiB held for reuse (mean; max 1.00 MiB)\n"), table);
+    assertTrue(table.contains("\nJVM heap in use after a step: mean "), table);
 
     Path json = dir.resolve("profile.json");
     assertEquals(json, prof.jsonFile());
@@ -80,6 +93,16 @@ class ProfilingTest {
         phases.stream().map(p -> p.get("phase")).toList());
     assertEquals(0.032, ((Number) phases.get(3).get("total_s")).doubleValue(), 1e-12);
     assertTrue(m.get("alloc_bytes_per_step") instanceof Map<?, ?>);
+    assertEquals(3L, m.get("alloc_max_step"));
+    assertEquals(Map.of("mean", 1048576L, "min", 1048576L, "max", 1048576L), m.get("pool_bytes_after_step")); // JSON writes 1048576.0 as 1048576
+  }
+
+  @Test
+  void sizesReadInTheLargestUnitThatKeepsANumberAtLeastOne() {
+    assertEquals("812 B", Profiling.Summary.size(812));
+    assertEquals("1.50 KiB", Profiling.Summary.size(1536));
+    assertEquals("7.41 GiB", Profiling.Summary.size(7.41 * (1L << 30)));
+    assertEquals("-", Profiling.Summary.size(Double.NaN));
   }
 
   @Test
@@ -99,6 +122,14 @@ class ProfilingTest {
     b.batch(3, 0.5, nanos(3));
     b.trainEnd();
     assertEquals(4, second.summary().steps());
+    assertTrue(first.summary().table().startsWith("profile: 2 steps, "), first.summary().table());
+    Profiling one = new Profiling(null, null);
+    CallbackDriver c = new CallbackDriver(1, 4, one);
+    c.trainBegin();
+    c.epochBegin(1);
+    c.batch(0, 0.5, nanos(0));
+    c.trainEnd();
+    assertTrue(one.summary().table().startsWith("profile: 1 step, 0.017 s in steps"), one.summary().table());
     assertEquals(0.074, second.summary().stepSeconds(), 1e-12);
     assertEquals(0.010, second.summary().phases().get(Phase.CALLBACKS.ordinal()).totalSeconds(), 1e-12);
   }

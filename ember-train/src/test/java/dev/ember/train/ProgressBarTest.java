@@ -137,6 +137,35 @@ class ProgressBarTest {
   }
 
   @Test
+  void withoutATerminalByDefaultOneLinePerEpochPlusOneEvery30Seconds() {
+    ProgressBar bar = new ProgressBar(out, false, clock::now);
+    CallbackDriver d = new CallbackDriver(2, 100, bar);
+    d.trainBegin();
+    // epoch 1: 100 fast batches (10 ms each): only its epoch line
+    d.epochBegin(1);
+    for (int i = 0; i < 100; i++) {
+      clock.nanos += 10_000_000L;
+      d.batch(i, 1.0, null);
+    }
+    d.epochEnd(Map.of(), Map.of());
+    assertEquals(1, text().lines().count(), text());
+    // epoch 2: 100 batches of 0.7 s (70 s): lines at 30 s and 60 s, then the epoch line
+    d.epochBegin(2);
+    for (int i = 0; i < 100; i++) {
+      clock.nanos += 700_000_000L;
+      d.batch(i, 1.0, null);
+    }
+    d.epochEnd(Map.of(), Map.of());
+    d.trainEnd();
+    List<String> lines = text().lines().toList();
+    assertEquals(4, lines.size(), lines.toString());
+    assertTrue(lines.get(0).startsWith("epoch 1/2 100/100  1.0s"), lines.get(0));
+    assertTrue(lines.get(1).startsWith("epoch 2/2 43/100 (43%)"), lines.get(1)); // 43 x 0.7 s = 30.1 s
+    assertTrue(lines.get(2).startsWith("epoch 2/2 86/100 (86%)"), lines.get(2));
+    assertTrue(lines.get(3).startsWith("epoch 2/2 100/100  70.0s"), lines.get(3));
+  }
+
+  @Test
   void autoPicksPlainLinesWhenNotOnATerminal() {
     // the test JVM's output goes to a file or pipe, not a terminal
     assertEquals(System.console() != null && System.console().isTerminal(), ProgressBar.auto().interactive());

@@ -2,6 +2,7 @@ package dev.ember.train.callbacks;
 
 import dev.ember.data.Batch;
 import dev.ember.train.Callback;
+import dev.ember.tensor.MemoryScope;
 import dev.ember.train.Phase;
 import dev.ember.train.TrainContext;
 import dev.ember.nn.io.AtomicFiles;
@@ -20,11 +21,20 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * Where the time of a training step goes: sums {@link TrainContext#stepNanos(Phase)} of every step
- * per phase, the bytes the training thread allocated per step
- * ({@code com.sun.management.ThreadMXBean#getCurrentThreadAllocatedBytes}) and the heap in use after
- * each step ({@link MemoryMXBean}). At train end it prints a table (phase, total s, mean ms/step,
- * % of step) and, if given a path, writes the same as JSON ({@code profile.json}, read by
+ * Where the time and memory of a training step go. Per phase it sums
+ * {@link TrainContext#stepNanos(Phase)} of every step. For memory it measures three things after
+ * every step:
+ * <ul>
+ *   <li>the bytes the training thread newly allocated on the JVM heap during the step
+ *       ({@code com.sun.management.ThreadMXBean#getCurrentThreadAllocatedBytes}): new arrays and
+ *       objects; buffers that Ember's pool ({@link MemoryScope}) hands out again are not new, so
+ *       they do not count, and a step that fills the pool (the first, or the first of a new batch
+ *       shape) allocates far more than the steps after it, hence the step of the maximum is kept;
+ *   <li>the bytes the training thread's buffer pool holds for reuse ({@link MemoryScope#pooledBytes()});
+ *   <li>the heap in use ({@link MemoryMXBean}): live data of all threads plus garbage not yet collected.
+ * </ul>
+ * At train end it prints a table (phase, total s, mean ms/step, % of step) and the memory lines, and,
+ * if given a path, writes the same as JSON ({@code profile.json}, read by
  * {@link dev.ember.train.report.HtmlReport}). {@link #summary()} gives the numbers as data.
  *
  * <p>The step of a batch counts from the hook after its {@code onBatchEnd} (the Trainer fills the
@@ -40,11 +50,14 @@ public final class Profiling implements Callback {
   public record Bytes(double mean, long min, long max) {}
 
   /**
-   * Everything measured. {@code allocatedPerStep} is null when the JVM cannot count allocation per
-   * thread; {@code heapUsedAfterStep} also has the last value.
+   * Everything measured. {@code allocatedPerStep} (bytes newly allocated on the heap by the training
+   * thread per step) is null when the JVM cannot count allocation per thread, and
+   * {@code maxAllocationStep} is the optimizer step that allocated the most (-1 when unknown);
+   * {@code pooledAfterStep} is what Ember's buffer pool held for reuse after a step;
+   * {@code heapUsedAfterStep} also has the last value.
    */
   public record Summary(long steps, double stepSeconds, List<PhaseTime> phases, Bytes allocatedPerStep,
-      Bytes heapUsedAfterStep, long lastHeapUsed) {
+      long maxAllocationStep, Bytes pooledAfterStep, Bytes heapUsedAfterStep, long lastHeapUsed) {
     /** The summary as plain maps and lists (the content of profile.json). */
     public Map<String, Object> toMap() {
       LinkedHashMap<String, Object> m = new LinkedHashMap<>();
@@ -60,7 +73,11 @@ public final class Profiling implements Callback {
         ph.add(e);
       }
       m.put("phases", ph);
-      if (allocatedPerStep != null) m.put("alloc_bytes_per_step", bytes(allocatedPerStep));
+      if (allocatedPerStep != null) {
+        m.put("alloc_bytes_per_step", bytes(allocatedPerStep));
+        m.put("alloc_max_step", maxAllocationStep);
+      }
+      m.put("pool_bytes_after_step", bytes(pooledAfterStep));
       m.put("heap_used_bytes", bytes(heapUsedAfterStep));
       m.put("heap_used_last_bytes", lastHeapUsed);
       return m;
@@ -88,18 +105,32 @@ public final class Profiling implements Callback {
       sb.append(String.format(Locale.ROOT, "%-10s %10.3f %12.3f %9.1f%%%n", "total", total,
           steps == 0 ? 0.0 : total * 1e3 / steps, total > 0 ? 100.0 : 0.0));
       if (allocatedPerStep != null) {
-        sb.append(String.format(Locale.ROOT, "allocated per step: mean %s, min %s, max %s%n", mib(allocatedPerStep.mean()),
-            mib(allocatedPerStep.min()), mib(allocatedPerStep.max())));
+        sb.append(String.format(Locale.ROOT,
+            "memory per step: %s newly allocated on the JVM heap by the training thread (mean; min %s, max %s%s);"
+                + " buffers reused from Ember's pool are not counted%n", size(allocatedPerStep.mean()), size(allocatedPerStep.min()),
+            size(allocatedPerStep.max()), maxAllocationStep >= 0 ? " at step " + maxAllocationStep : ""));
       } else {
-        sb.append("allocated per step: not measurable on this JVM\n");
+        sb.append("memory per step: this JVM cannot count the training thread's heap allocation\n");
       }
-      sb.append(String.format(Locale.ROOT, "heap used after a step: mean %s, min %s, max %s%n",
-          mib(heapUsedAfterStep.mean()), mib(heapUsedAfterStep.min()), mib(heapUsedAfterStep.max())));
+      sb.append(String.format(Locale.ROOT, "Ember's buffer pool after a step: %s held for reuse (mean; max %s)%n",
+          size(pooledAfterStep.mean()), size(pooledAfterStep.max())));
+      sb.append(String.format(Locale.ROOT,
+          "JVM heap in use after a step: mean %s, min %s, max %s (live data of all threads and garbage not yet collected)%n",
+          size(heapUsedAfterStep.mean()), size(heapUsedAfterStep.min()), size(heapUsedAfterStep.max())));
       return sb.toString();
     }
 
-    private static String mib(double bytes) {
-      return Double.isNaN(bytes) ? "-" : String.format(Locale.ROOT, "%.2f MiB", bytes / (1024.0 * 1024.0));
+    /** Bytes in the largest binary unit that keeps the number at or above 1 ({@code 812 B}, {@code 7.41 GiB}). */
+    public static String size(double bytes) {
+      if (Double.isNaN(bytes)) return "-";
+      String[] units = {"B", "KiB", "MiB", "GiB", "TiB"};
+      int u = 0;
+      double v = bytes;
+      while (Math.abs(v) >= 1024 && u < units.length - 1) {
+        v /= 1024;
+        u++;
+      }
+      return u == 0 ? String.format(Locale.ROOT, "%.0f B", v) : String.format(Locale.ROOT, "%.2f %s", v, units[u]);
     }
   }
 
@@ -118,6 +149,10 @@ public final class Profiling implements Callback {
   private long allocCount;
   private long allocMin = Long.MAX_VALUE;
   private long allocMax = Long.MIN_VALUE;
+  private long allocMaxStep = -1;
+  private long poolSum;
+  private long poolMin = Long.MAX_VALUE;
+  private long poolMax;
   private long heapSum;
   private long heapCount;
   private long heapMin = Long.MAX_VALUE;
@@ -185,9 +220,16 @@ public final class Profiling implements Callback {
       allocSum += a;
       allocCount++;
       allocMin = Math.min(allocMin, a);
-      allocMax = Math.max(allocMax, a);
+      if (a > allocMax) {
+        allocMax = a;
+        allocMaxStep = ctx.globalStep();
+      }
     }
     allocMark = now;
+    long pooled = MemoryScope.pooledBytes(); // this thread's pool: the training thread runs the callbacks
+    poolSum += pooled;
+    poolMin = Math.min(poolMin, pooled);
+    poolMax = Math.max(poolMax, pooled);
     long heap = memory.getHeapMemoryUsage().getUsed();
     heapSum += heap;
     heapCount++;
@@ -248,7 +290,9 @@ public final class Profiling implements Callback {
     Bytes alloc = threads == null ? null
         : allocCount == 0 ? new Bytes(Double.NaN, 0, 0) : new Bytes((double) allocSum / allocCount, allocMin, allocMax);
     Bytes heap = heapCount == 0 ? new Bytes(Double.NaN, 0, 0) : new Bytes((double) heapSum / heapCount, heapMin, heapMax);
-    return new Summary(steps, total / 1e9, List.copyOf(phases), alloc, heap, heapLast);
+    // the pool is sampled at the same moments as the heap, so heapCount counts its samples too
+    Bytes pool = heapCount == 0 ? new Bytes(Double.NaN, 0, 0) : new Bytes((double) poolSum / heapCount, poolMin, poolMax);
+    return new Summary(steps, total / 1e9, List.copyOf(phases), alloc, alloc == null ? -1 : allocMaxStep, pool, heap, heapLast);
   }
 
   @Override
@@ -260,6 +304,8 @@ public final class Profiling implements Callback {
     s.put("steps", steps);
     s.put("alloc", new long[] {allocSum, allocCount, allocMin, allocMax});
     s.put("heap", new long[] {heapSum, heapCount, heapMin, heapMax, heapLast});
+    s.put("alloc_max_step", allocMaxStep);
+    s.put("pool", new long[] {poolSum, poolMin, poolMax});
     return s;
   }
 
@@ -282,6 +328,13 @@ public final class Profiling implements Callback {
     heapMin = hp[2];
     heapMax = hp[3];
     heapLast = hp[4];
+    // absent from checkpoints written before these were measured: start them from here
+    allocMaxStep = state.get("alloc_max_step") instanceof Number n ? n.longValue() : -1;
+    if (state.get("pool") instanceof long[] pl && pl.length == 3) {
+      poolSum = pl[0];
+      poolMin = pl[1];
+      poolMax = pl[2];
+    }
     pending = false;
   }
 }

@@ -14,8 +14,9 @@ import java.util.function.LongSupplier;
  * {@code \r}, at most {@link #REDRAWS_PER_SECOND} times a second:
  * <pre>epoch 3/10 [=======>      ] 234/469  1523 samples/s  ETA 0:12  loss 0.4123 acc 0.8512</pre>
  * Otherwise (a log file, a CI console) a plain line is printed every {@code plainSeconds} seconds
- * or every {@code plainPercent} percent of an epoch, whichever comes first. Both modes end each
- * epoch with a line holding the epoch's values, validation included:
+ * (30 by default) and, if asked for, every {@code plainPercent} percent of an epoch, so that a log
+ * holds one line per epoch plus one per 30 s of a long epoch. Both modes end each epoch with a line
+ * holding the epoch's values, validation included:
  * <pre>epoch 3/10 469/469  12.3s  1523 samples/s  loss 0.4123 acc 0.8512 lr 0.001 val_loss 0.4501 val_acc 0.8400</pre>
  * During an epoch the line shows the running loss and the values logged since the epoch began;
  * {@code accuracy} is shortened to {@code acc}.
@@ -43,9 +44,17 @@ public final class ProgressBar implements Callback {
   private boolean lineOpen;
   private final Map<String, Double> epochStartLogs = new HashMap<>();
 
-  /** Draws on {@code out}: in place if {@code interactive}, else a plain line every 30 s or 10% of an epoch. */
+  /** Seconds between plain lines inside an epoch when not drawing in place. */
+  public static final double PLAIN_SECONDS = 30;
+
+  /** Draws on {@code out}: in place if {@code interactive}, else a line per epoch and one every 30 s. */
   public ProgressBar(PrintStream out, boolean interactive) {
-    this(out, interactive, 30, 10, System::nanoTime);
+    this(out, interactive, System::nanoTime);
+  }
+
+  /** As {@link #ProgressBar(PrintStream, boolean)}, timed by {@code clock} (nanoseconds; tests pass a fake one). */
+  public ProgressBar(PrintStream out, boolean interactive, LongSupplier clock) {
+    this(out, interactive, PLAIN_SECONDS, 0, clock);
   }
 
   /**
@@ -67,8 +76,13 @@ public final class ProgressBar implements Callback {
 
   /** A bar on {@code System.out}, redrawn in place when the process runs on a terminal, plain lines otherwise. */
   public static ProgressBar auto() {
+    return auto(System.out);
+  }
+
+  /** A bar on {@code out}, redrawn in place when the process runs on a terminal, plain lines otherwise. */
+  public static ProgressBar auto(PrintStream out) {
     java.io.Console console = System.console();
-    return new ProgressBar(System.out, console != null && console.isTerminal());
+    return new ProgressBar(out, console != null && console.isTerminal());
   }
 
   /** True when the line is redrawn in place. */

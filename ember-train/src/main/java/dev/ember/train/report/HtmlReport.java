@@ -434,7 +434,7 @@ public final class HtmlReport {
     sb.append("</table>\n");
     if (!p.alloc().isEmpty() || !p.heap().isEmpty()) {
       sb.append("<table class=\"kv\">\n");
-      if (!p.alloc().isEmpty()) kv(sb, "allocated per step", bytesRange(p.alloc()));
+      if (!p.alloc().isEmpty()) kv(sb, "new heap allocation per step (training thread; reuse from Ember's buffer pool not counted)", bytesRange(p.alloc()));
       if (!p.heap().isEmpty()) kv(sb, "heap used after a step", bytesRange(p.heap()));
       sb.append("</table>\n");
     }
