@@ -83,6 +83,14 @@ class NpzTest {
   }
 
   @Test
+  void anEmptyArchiveHoldsNoTensors() throws IOException {
+    // numpy.savez with no arrays writes the end-of-archive record alone, and numpy.load reads it
+    byte[] z = new byte[22];
+    putInt(z, 0, 0x06054b50);
+    assertTrue(Npz.load(write(z)).isEmpty());
+  }
+
+  @Test
   void roundTripsLargeStoredAndDeflatedMembersAcrossReadChunks() throws IOException {
     Map<String, Tensor> m = new LinkedHashMap<>();
     m.put("a", Tensor.randn(new Generator(3), 300, 250)); // 300 KB of noise: compressed data spans several chunks
