@@ -63,7 +63,10 @@ public final class Npy {
     return load(file, HeapBudget.HEAP);
   }
 
-  /** {@link #load(Path)} with at most {@code limit} bytes of heap for the tensor ({@link HeapBudget#HEAP}: what is free). */
+  /**
+   * {@link #load(Path)} with at most {@code limit} bytes of heap for the tensor
+   * ({@link HeapBudget#HEAP}: what the heap has free).
+   */
   static Tensor load(Path file, long limit) throws IOException {
     long size = Files.size(file);
     try (InputStream in = new BufferedInputStream(Files.newInputStream(file), CHUNK)) {

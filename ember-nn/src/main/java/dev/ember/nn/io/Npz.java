@@ -96,7 +96,10 @@ public final class Npz {
     return load(file, HeapBudget.HEAP);
   }
 
-  /** {@link #load(Path)} with at most {@code limit} bytes of heap for the tensors ({@link HeapBudget#HEAP}: what is free). */
+  /**
+   * {@link #load(Path)} with at most {@code limit} bytes of heap for the tensors
+   * ({@link HeapBudget#HEAP}: what the heap has free).
+   */
   static LinkedHashMap<String, Tensor> load(Path file, long limit) throws IOException {
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
       long size = ch.size();

@@ -94,7 +94,10 @@ public final class SafeTensors {
     return read(file, HeapBudget.HEAP);
   }
 
-  /** {@link #read(Path)} with at most {@code limit} bytes of heap for the header and tensors ({@link HeapBudget#HEAP}: what is free). */
+  /**
+   * {@link #read(Path)} with at most {@code limit} bytes of heap for the header and the tensors
+   * ({@link HeapBudget#HEAP}: what the heap has free).
+   */
   static SafeTensorsFile read(Path file, long limit) throws IOException {
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
       long size = ch.size();
@@ -138,11 +141,12 @@ public final class SafeTensors {
       long dataStart = 8 + n;
       Header.Parsed header = Header.validate(file, root, dataStart, size - dataStart);
       root = null; // the JSON tree is garbage from here: the entries hold what is needed
-      long need = (size - dataStart) + header.entries().size() * HeapBudget.PER_TENSOR_BYTES;
+      int count = header.entries().size();
+      long need = (size - dataStart) + count * HeapBudget.PER_TENSOR_BYTES;
       if (!HeapBudget.allows(need, limit)) {
-        throw new SafeTensorsException(file, Reason.EXCEEDS_HEAP, -1, null, "its " + header.entries().size()
-            + (header.entries().size() == 1 ? " tensor holds " : " tensors hold ") + (size - dataStart) + " bytes of data, needing " + HeapBudget.human(need)
-            + " of heap, more than " + HeapBudget.shortfall(limit));
+        throw new SafeTensorsException(file, Reason.EXCEEDS_HEAP, -1, null, "its " + count
+            + (count == 1 ? " tensor holds " : " tensors hold ") + (size - dataStart) + " bytes of data, needing "
+            + HeapBudget.human(need) + " of heap, more than " + HeapBudget.shortfall(limit));
       }
       LinkedHashMap<String, Tensor> tensors = new LinkedHashMap<>();
       ByteBuffer chunk = ByteBuffer.allocateDirect((int) Math.min(CHUNK_BYTES, Math.max(8, size - dataStart)))
