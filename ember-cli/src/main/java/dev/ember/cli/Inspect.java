@@ -1,8 +1,10 @@
 package dev.ember.cli;
 
 import dev.ember.nn.io.Npy;
+import dev.ember.nn.io.NpyException;
 import dev.ember.nn.io.Npz;
 import dev.ember.nn.io.SafeTensors;
+import dev.ember.nn.io.SafeTensorsException;
 import dev.ember.nn.io.SafeTensorsFile;
 import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
@@ -92,13 +94,29 @@ final class Inspect {
       String prefix = file + ": ";
       int at = m.indexOf(prefix);
       String problem = at >= 0 ? m.substring(at + prefix.length()) : m;
-      err.println("ember inspect: " + file + ": "
-          + (guessed ? "not a safetensors, .npy or .npz file (read as safetensors: " + problem + ")" : problem));
+      if (exceedsHeap(e)) {
+        // a valid file refused from its header because its tensors need more heap than there is: the problem says how much
+        err.println("ember inspect: " + file + ": its tensors do not fit in this JVM's heap: " + problem
+            + "; raise it with EMBER_JAVA_OPTS=-Xmx...");
+      } else {
+        err.println("ember inspect: " + file + ": "
+            + (guessed ? "not a safetensors, .npy or .npz file (read as safetensors: " + problem + ")" : problem));
+      }
     } catch (OutOfMemoryError e) {
-      err.println("ember inspect: " + file + ": its tensors do not fit in this JVM's heap ("
-          + Runtime.getRuntime().maxMemory() / (1 << 20) + " MiB); raise it with EMBER_JAVA_OPTS=-Xmx...");
+      // the readers refuse files that cannot fit from their headers, so this is a real shortage met later
+      long size = file.toFile().length();
+      err.println("ember inspect: " + file + ": ran out of heap memory (max "
+          + Runtime.getRuntime().maxMemory() / (1 << 20) + " MiB) while reading or summarizing its tensors, which need at"
+          + " least " + size + " bytes (the file's size" + (size > 0 ? ", " + (size + (1 << 20) - 1) / (1 << 20) + " MiB" : "")
+          + "); raise it with EMBER_JAVA_OPTS=-Xmx...");
     }
     return 2;
+  }
+
+  /** Whether a reader refused a valid file because its tensors need more heap than the JVM has. */
+  private static boolean exceedsHeap(IOException e) {
+    return e instanceof NpyException n && n.exceedsHeap()
+        || e instanceof SafeTensorsException s && s.reason() == SafeTensorsException.Reason.EXCEEDS_HEAP;
   }
 
   private static void print(PrintStream out, Path file, Format format, Map<String, Tensor> tensors,

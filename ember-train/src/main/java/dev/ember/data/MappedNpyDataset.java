@@ -1,6 +1,7 @@
 package dev.ember.data;
 
 import dev.ember.nn.io.Npy;
+import dev.ember.nn.io.NpyException;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
@@ -18,7 +19,8 @@ import java.util.Arrays;
  * Samples read on demand from two memory-mapped {@code .npy} files: row {@code i} of the inputs
  * {@code [N, ...]} and of the targets {@code [N, ...]}. Only the rows asked for are copied onto
  * the heap, so the files may be far larger than memory (and than 2 GB). Headers are validated by
- * {@link Npy#header} with the same checks as {@link Npy#load}, before anything is mapped.
+ * {@link Npy#header} with the same checks as {@link Npy#load}, before anything is mapped, and a
+ * bool array's bytes are checked to be 0 or 1 when it is opened, as {@link Npy#load} checks them.
  *
  * <p>Safe for concurrent reads. {@link #close()} unmaps the files; reading afterwards throws
  * {@link IllegalStateException}.
@@ -123,6 +125,7 @@ public final class MappedNpyDataset implements BatchDataset, AutoCloseable {
       try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
         this.data = bytes == 0 ? MemorySegment.NULL : ch.map(FileChannel.MapMode.READ_ONLY, h.dataStart(), bytes, arena);
       }
+      if (dtype == DType.BOOL) checkBools(file, data, bytes, h.dataStart());
       ByteOrder order = h.order();
       this.layout = switch (dtype) {
         case F32 -> ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(order);
@@ -131,6 +134,26 @@ public final class MappedNpyDataset implements BatchDataset, AutoCloseable {
         case I32 -> ValueLayout.JAVA_INT_UNALIGNED.withOrder(order);
         case BOOL -> ValueLayout.JAVA_BYTE;
       };
+    }
+
+    /**
+     * Every byte of a bool array is 0 or 1, checked once at open as {@link Npy#load} checks it (a
+     * byte such as 2 would read as a third truth value). Eight bytes at a time: a word of 0/1 bytes
+     * has no bit set outside each byte's lowest.
+     */
+    private static void checkBools(Path file, MemorySegment data, long bytes, long dataStart) throws NpyException {
+      ValueLayout.OfLong word = ValueLayout.JAVA_LONG_UNALIGNED;
+      long i = 0;
+      for (; i + 8 <= bytes; i += 8) {
+        if ((data.get(word, i) & 0xfefefefefefefefeL) != 0) break; // the byte loop below finds which
+      }
+      for (; i < bytes; i++) {
+        byte b = data.get(ValueLayout.JAVA_BYTE, i);
+        if (b != 0 && b != 1) {
+          throw new NpyException(file, null, String.format("bool element %d (byte %d) is 0x%02x, not 0 or 1", i,
+              dataStart + i, b & 0xff));
+        }
+      }
     }
 
     /** Rows {@code idx}, stacked: {@code [idx.length, ...rowShape]}. */

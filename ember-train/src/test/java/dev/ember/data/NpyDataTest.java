@@ -17,6 +17,7 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -118,5 +119,30 @@ class NpyDataTest {
     assertEquals(List.of(4L, 3L), List.of(ds.get(0).target().getLong(), ds.get(1).target().getLong()));
     var e = assertThrows(DataFormatException.class, () -> NpyData.loadNpz(f, "x", "labels"));
     assertEquals("npz: " + f + ": has no array 'x'; it holds [images, labels]", e.getMessage());
+  }
+
+  @Test
+  void mappingRejectsBoolBytesOtherThanZeroOrOneAtOpenAsLoadDoes() throws Exception {
+    Path xf = dir.resolve("x.npy");
+    Npy.save(Tensor.zeros(1000, 2), xf);
+    String dict = "{'descr': '|b1', 'fortran_order': False, 'shape': (1000,), }";
+    // a bad byte in the 8-byte words the scan reads first, and one in the tail after the last whole word
+    for (int bad : new int[] {3, 997}) {
+      byte[] bools = new byte[1000];
+      Arrays.fill(bools, (byte) 1);
+      bools[bad] = 2;
+      Path yf = Files.write(dir.resolve("mask" + bad + ".npy"), npy(dict, bools));
+      long dataStart = Files.size(yf) - 1000;
+      var e = assertThrows(NpyException.class, () -> NpyData.map(xf, yf));
+      assertEquals("npy: " + yf + ": bool element " + bad + " (byte " + (dataStart + bad) + ") is 0x02, not 0 or 1",
+          e.getMessage());
+      assertEquals(e.getMessage(), assertThrows(NpyException.class, () -> Npy.load(yf)).getMessage(), "as Npy.load says");
+    }
+    byte[] ok = new byte[1000];
+    for (int i = 0; i < ok.length; i += 3) ok[i] = 1;
+    Path yf = Files.write(dir.resolve("mask.npy"), npy(dict, ok));
+    try (MappedNpyDataset ds = NpyData.map(xf, yf)) {
+      assertArrayEquals(new long[] {1, 0, 0, 1}, ds.getBatch(new int[] {0, 1, 2, 999}).target().toLongArray());
+    }
   }
 }

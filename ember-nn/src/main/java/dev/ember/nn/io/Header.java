@@ -54,8 +54,8 @@ final class Header {
 
   /**
    * Position of a dtype in the reference library's {@code Dtype} enum, which is declared in
-   * increasing alignment (BOOL < ... < I32 < U32 < F32 < F64 < I64 < U64). Its writer sorts tensors
-   * by this rank, largest first, then by name, so that every tensor's data stays aligned.
+   * increasing alignment ({@code BOOL < ... < I32 < U32 < F32 < F64 < I64 < U64}). Its writer sorts
+   * tensors by this rank, largest first, then by name, so that every tensor's data stays aligned.
    */
   static int formatRank(DType dtype) {
     return switch (dtype) {

@@ -105,6 +105,98 @@ final class Json {
     return root;
   }
 
+  /**
+   * The outline of a header, found without building anything: how many members its root object
+   * has, and where the value of its {@code "__metadata__"} member starts and how many bytes it
+   * spans (-1 and 0 without one). It lets a reader refuse a header whose parse would not fit
+   * before parsing it. On malformed input it stops and returns what it has counted so far: the
+   * parse that follows reports the error.
+   */
+  record Outline(int members, long metadataPos, long metadataBytes) {}
+
+  static Outline outline(byte[] b, long base) {
+    int members = 0;
+    long metadataPos = -1;
+    long metadataBytes = 0;
+    int i = skipSpace(b, 0);
+    if (i < b.length && b[i] == '{') {
+      i = skipSpace(b, i + 1);
+      while (i < b.length && b[i] == '"') {
+        int keyStart = i;
+        i = skipString(b, i);
+        if (i < 0) break;
+        boolean metadata = isMetadataKey(b, keyStart, i);
+        i = skipSpace(b, i);
+        if (i >= b.length || b[i] != ':') break;
+        i = skipSpace(b, i + 1);
+        int valueStart = i;
+        i = skipValue(b, i);
+        if (i < 0) break;
+        members++;
+        if (metadata) {
+          metadataPos = base + valueStart;
+          metadataBytes += i - valueStart;
+        }
+        i = skipSpace(b, i);
+        if (i >= b.length || b[i] != ',') break;
+        i = skipSpace(b, i + 1);
+      }
+    }
+    return new Outline(members, metadataPos, metadataBytes);
+  }
+
+  private static final byte[] METADATA_KEY = "\"__metadata__\"".getBytes(StandardCharsets.US_ASCII);
+
+  private static boolean isMetadataKey(byte[] b, int from, int to) {
+    return to - from == METADATA_KEY.length && java.util.Arrays.equals(b, from, to, METADATA_KEY, 0, to - from);
+  }
+
+  private static int skipSpace(byte[] b, int i) {
+    while (i < b.length && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r')) i++;
+    return i;
+  }
+
+  /** The index after the string starting at {@code b[i] == '"'}, or -1 if it does not end. */
+  private static int skipString(byte[] b, int i) {
+    for (i++; i < b.length; i++) {
+      if (b[i] == '\\') {
+        i++;
+      } else if (b[i] == '"') {
+        return i + 1;
+      }
+    }
+    return -1;
+  }
+
+  /** The index after the value starting at {@code b[i]} (brackets matched, strings skipped), or -1. */
+  private static int skipValue(byte[] b, int i) {
+    if (i >= b.length) return -1;
+    if (b[i] == '"') return skipString(b, i);
+    if (b[i] != '{' && b[i] != '[') {
+      while (i < b.length && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\n'
+          && b[i] != '\t' && b[i] != '\r') {
+        i++;
+      }
+      return i;
+    }
+    int depth = 0;
+    while (i < b.length) {
+      byte c = b[i];
+      if (c == '"') {
+        i = skipString(b, i);
+        if (i < 0) return -1;
+        continue;
+      }
+      if (c == '{' || c == '[') {
+        depth++;
+      } else if ((c == '}' || c == ']') && --depth == 0) {
+        return i + 1;
+      }
+      i++;
+    }
+    return -1;
+  }
+
   private Value value(int depth) throws SyntaxError {
     skipSpace();
     if (i >= b.length) throw error("expected a value, found the end of the header");

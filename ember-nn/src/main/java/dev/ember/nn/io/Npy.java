@@ -55,12 +55,35 @@ public final class Npy {
     });
   }
 
-  /** The tensor in {@code file}. */
+  /**
+   * The tensor in {@code file}. A file whose array needs more heap than the JVM has free is refused
+   * from its header, with the size it needs ({@link NpyException#exceedsHeap()}).
+   */
   public static Tensor load(Path file) throws IOException {
+    return load(file, HeapBudget.HEAP);
+  }
+
+  /**
+   * {@link #load(Path)} with at most {@code limit} bytes of heap for the tensor
+   * ({@link HeapBudget#HEAP}: what the heap has free).
+   */
+  static Tensor load(Path file, long limit) throws IOException {
     long size = Files.size(file);
     try (InputStream in = new BufferedInputStream(Files.newInputStream(file), CHUNK)) {
-      return read(in, size, file, null);
+      Header h = readHeader(in, size, file, null);
+      long need = heapNeed(h);
+      if (!HeapBudget.allows(need, limit)) {
+        throw NpyException.heap(file, null, h.describe() + " needs " + HeapBudget.bytes(need) + " of heap, more than "
+            + HeapBudget.shortfall(limit), false);
+      }
+      return readBody(in, h, size, file, null);
     }
+  }
+
+  /** The heap reading {@code h}'s array takes: its data, twice for a Fortran-ordered one (read, then transposed). */
+  static long heapNeed(Header h) {
+    boolean transposed = h.fortran() && h.shape().length >= 2;
+    return h.dataBytes() * (transposed ? 2 : 1) + HeapBudget.PER_TENSOR_BYTES;
   }
 
   /**
@@ -165,7 +188,11 @@ public final class Npy {
    * declared size); {@code member} names the npz member in errors, or is null for a .npy file.
    */
   static Tensor read(InputStream in, long length, Path file, String member) throws IOException {
-    Header h = readHeader(in, length, file, member);
+    return readBody(in, readHeader(in, length, file, member), length, file, member);
+  }
+
+  /** Reads the data of the validated header {@code h}; the stream is at the first data byte. */
+  private static Tensor readBody(InputStream in, Header h, long length, Path file, String member) throws IOException {
     Tensor t = Tensor.empty(h.dtype(), h.fortran() ? reversed(h.shape()) : h.shape());
     readData(in, h, t.storage(), file, member);
     if (in.read() >= 0) {
@@ -280,8 +307,8 @@ public final class Npy {
         case BOOL -> {
           for (int k = 0; k < count; k++) {
             if (buf[k] != 0 && buf[k] != 1) {
-              throw new NpyException(file, member, String.format("bool element %d is 0x%02x, not 0 or 1", at + k,
-                  buf[k] & 0xff));
+              throw new NpyException(file, member, String.format("bool element %d (byte %d%s) is 0x%02x, not 0 or 1",
+                  at + k, h.dataStart() + at + k, member == null ? "" : " of the member", buf[k] & 0xff));
             }
           }
           System.arraycopy(buf, 0, s.bools(), at, count);

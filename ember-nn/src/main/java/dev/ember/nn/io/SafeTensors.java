@@ -46,12 +46,29 @@ import java.util.TreeMap;
  * byte, unique names, string-to-string metadata. Each problem is a {@link SafeTensorsException}
  * naming the file, the byte offset and the tensor. Ember reads F32, F64, I64, I32 and BOOL; other
  * dtypes (F16, BF16, I8, U8, ...) are rejected by name.
+ *
+ * <p>A small crafted file must not exhaust the heap: before the header is parsed, its outline
+ * (the number of tensors and the size of {@code __metadata__}, found without allocating) is checked
+ * against {@link #MAX_METADATA_BYTES} and against the heap the parse needs (about 1 KiB per
+ * tensor: {@link SafeTensorsException.Reason#HEADER_TOO_LARGE}); before the tensors are allocated,
+ * their total size is checked against the heap ({@link SafeTensorsException.Reason#EXCEEDS_HEAP}).
+ * Each refusal names the size needed.
  */
 public final class SafeTensors {
   private SafeTensors() {}
 
   /** The header-length cap of the reference library: larger headers are refused before reading them. */
   public static final long MAX_HEADER_BYTES = 100_000_000L;
+
+  /**
+   * The largest {@code __metadata__} read, in bytes of JSON: real files hold a few strings (format,
+   * training settings); 16 MiB leaves room for the largest seen while a crafted 90 MB string is
+   * refused before it is decoded.
+   */
+  public static final long MAX_METADATA_BYTES = 16L << 20;
+
+  /** Heap the parse takes per tensor, measured at about 0.9 KiB (the JSON tree, the entry, the name), rounded up. */
+  static final long PARSE_BYTES_PER_TENSOR = 1024;
 
   /** Size of the transfer buffer between tensors and the file. */
   private static final int CHUNK_BYTES = 1 << 20;
@@ -74,6 +91,14 @@ public final class SafeTensors {
 
   /** The tensors of {@code file}, in file order, and its metadata. */
   public static SafeTensorsFile read(Path file) throws IOException {
+    return read(file, HeapBudget.HEAP);
+  }
+
+  /**
+   * {@link #read(Path)} with at most {@code limit} bytes of heap for the header and the tensors
+   * ({@link HeapBudget#HEAP}: what the heap has free).
+   */
+  static SafeTensorsFile read(Path file, long limit) throws IOException {
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
       long size = ch.size();
       if (size < 8) {
@@ -89,7 +114,24 @@ public final class SafeTensors {
         throw new SafeTensorsException(file, Reason.TRUNCATED, 0, null, "header length " + n
             + " runs past the end of the file (" + size + " bytes, so at most " + (size - 8) + " header bytes)");
       }
+      if (!HeapBudget.allows(n, limit)) {
+        throw new SafeTensorsException(file, Reason.HEADER_TOO_LARGE, 0, null, "the header of " + n + " bytes needs "
+            + HeapBudget.human(n) + " of heap to read, more than " + HeapBudget.shortfall(limit));
+      }
       byte[] headerBytes = readFully(ch, file, 8, (int) n).array();
+      Json.Outline outline = Json.outline(headerBytes, 8);
+      if (outline.metadataBytes() > MAX_METADATA_BYTES) {
+        throw new SafeTensorsException(file, Reason.METADATA_TOO_LARGE, outline.metadataPos(), null,
+            "\"__metadata__\" is " + HeapBudget.bytes(outline.metadataBytes()) + " of JSON, over the "
+                + (MAX_METADATA_BYTES >> 20) + " MiB limit for metadata (real files hold a few KB of strings)");
+      }
+      int declared = outline.members() - (outline.metadataPos() >= 0 ? 1 : 0);
+      long parseNeed = declared * PARSE_BYTES_PER_TENSOR + 2 * n;
+      if (!HeapBudget.allows(parseNeed, limit)) {
+        throw new SafeTensorsException(file, Reason.HEADER_TOO_LARGE, 8, null, "header declares " + declared
+            + " tensors; parsing it needs about " + HeapBudget.human(parseNeed) + " of heap (1 KiB per tensor), more than "
+            + HeapBudget.shortfall(limit));
+      }
       Json.Obj root;
       try {
         root = Json.parseObject(headerBytes, 8);
@@ -98,6 +140,14 @@ public final class SafeTensors {
       }
       long dataStart = 8 + n;
       Header.Parsed header = Header.validate(file, root, dataStart, size - dataStart);
+      root = null; // the JSON tree is garbage from here: the entries hold what is needed
+      int count = header.entries().size();
+      long need = (size - dataStart) + count * HeapBudget.PER_TENSOR_BYTES;
+      if (!HeapBudget.allows(need, limit)) {
+        throw new SafeTensorsException(file, Reason.EXCEEDS_HEAP, -1, null, "its " + count
+            + (count == 1 ? " tensor holds " : " tensors hold ") + (size - dataStart) + " bytes of data, needing "
+            + HeapBudget.human(need) + " of heap, more than " + HeapBudget.shortfall(limit));
+      }
       LinkedHashMap<String, Tensor> tensors = new LinkedHashMap<>();
       ByteBuffer chunk = ByteBuffer.allocateDirect((int) Math.min(CHUNK_BYTES, Math.max(8, size - dataStart)))
           .order(ByteOrder.LITTLE_ENDIAN);

@@ -22,7 +22,10 @@ public class SafeTensorsException extends IOException {
   public enum Reason {
     /** The file ends before the 8-byte header length, the header or the data it announces. */
     TRUNCATED,
-    /** The announced header length exceeds {@link SafeTensors#MAX_HEADER_BYTES}. */
+    /**
+     * The announced header length exceeds {@link SafeTensors#MAX_HEADER_BYTES}, or reading or
+     * parsing the header (so many tensors) needs more heap than the JVM has.
+     */
     HEADER_TOO_LARGE,
     /** The header is not well-formed JSON (or not valid UTF-8). */
     MALFORMED_JSON,
@@ -37,7 +40,14 @@ public class SafeTensorsException extends IOException {
     /** Tensor data that is not a valid value of its dtype (a BOOL byte other than 0 or 1). */
     INVALID_DATA,
     /** A tensor larger than one Ember tensor can hold. */
-    TOO_LARGE_FOR_EMBER
+    TOO_LARGE_FOR_EMBER,
+    /** A {@code __metadata__} larger than {@link SafeTensors#MAX_METADATA_BYTES}. */
+    METADATA_TOO_LARGE,
+    /**
+     * A valid file whose tensors need more heap than the JVM can give, found from the header before
+     * they are allocated; the message says how much. A larger heap (-Xmx) reads it.
+     */
+    EXCEEDS_HEAP
   }
 
   private final transient Path file;

@@ -86,4 +86,20 @@ class JsonTest {
     String deep = "{\"a\":" + "[".repeat(100_000) + "]".repeat(100_000) + "}";
     assertEquals("nesting deeper than " + Json.MAX_DEPTH + " levels", fails(deep).getMessage());
   }
+
+  @Test
+  void outlineCountsRootMembersAndSpansTheMetadataWithoutParsing() {
+    String text = " {\"a\\\"}\":\"[{\" , \"__metadata__\" : {\"k\":\"}]\\\"\"} ,\"w\":{\"shape\":[1,[2]],\"x\":null}}  ";
+    Json.Outline o = Json.outline(text.getBytes(StandardCharsets.UTF_8), 8);
+    assertEquals(3, o.members());
+    String metadata = "{\"k\":\"}]\\\"\"}";
+    assertEquals(8 + text.indexOf(metadata), o.metadataPos());
+    assertEquals(metadata.length(), o.metadataBytes());
+    Json.Outline none = Json.outline("{\"w\":1,\"v\":true}".getBytes(StandardCharsets.UTF_8), 8);
+    assertEquals(new Json.Outline(2, -1, 0), none);
+    // malformed: it stops where the structure breaks, and the parse reports the error
+    assertEquals(1, Json.outline("{\"a\":1,\"b\" 2}".getBytes(StandardCharsets.UTF_8), 8).members());
+    assertEquals(0, Json.outline("{\"a\":[1,2".getBytes(StandardCharsets.UTF_8), 8).members());
+    assertEquals(0, Json.outline("[]".getBytes(StandardCharsets.UTF_8), 8).members());
+  }
 }

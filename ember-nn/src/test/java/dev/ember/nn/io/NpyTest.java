@@ -189,7 +189,7 @@ class NpyTest {
     byte[] boolFile = withDict("{'descr': '|b1', 'fortran_order': False, 'shape': (24,), }");
     Arrays.fill(boolFile, boolFile.length - 24, boolFile.length, (byte) 1);
     boolFile[boolFile.length - 1] = 2;
-    assertEquals("bool element 23 is 0x02, not 0 or 1", problemOf(boolFile));
+    assertEquals("bool element 23 (byte 151) is 0x02, not 0 or 1", problemOf(boolFile));
     byte[] noNewline = g.clone();
     noNewline[g.length - 25] = ' ';
     assertEquals("header does not end with a newline", problemOf(noNewline));
@@ -243,7 +243,8 @@ class NpyTest {
     assertTrue(problem.startsWith("w.npy: declares 2147483647 bytes from "), problem);
     Path notZip = dir.resolve("plain.npz");
     Files.write(notZip, g);
-    assertTrue(npzProblem(notZip).startsWith("not a valid zip archive"), npzProblem(notZip));
+    assertEquals("not a zip archive: no end-of-archive record (PK\\5\\6) in its last " + g.length + " bytes",
+        npzProblem(notZip));
   }
 
   private static int lastIndexOf(byte[] hay, byte[] needle) {

@@ -374,4 +374,56 @@ class SafeTensorsBadFileTest {
     SafeTensorsFile file = SafeTensors.read(craft(j, 12));
     assertEquals(java.util.List.of("b", "a"), java.util.List.copyOf(file.tensors().keySet()));
   }
+
+  // ------------------------------------------------------------------ size limits, before allocating
+
+  /** Like {@link #rejects}, for {@code SafeTensors.read(f, limit)}. */
+  private static SafeTensorsException rejects(Path f, long limit, Reason reason, String rest) {
+    SafeTensorsException e = assertThrows(SafeTensorsException.class, () -> SafeTensors.read(f, limit));
+    assertEquals("safetensors: " + f + ": " + rest, e.getMessage());
+    assertEquals(reason, e.reason(), e.getMessage());
+    return e;
+  }
+
+  /** A header of {@code n} empty F32 tensors: as many as fit in a few bytes each. */
+  private static String emptyTensors(int n) {
+    StringBuilder sb = new StringBuilder("{");
+    for (int i = 0; i < n; i++) {
+      sb.append(i > 0 ? "," : "").append("\"t").append(i).append("\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}");
+    }
+    return sb.append('}').toString();
+  }
+
+  @Test
+  void metadataOverTheLimitIsRefusedBeforeItIsDecoded() throws IOException {
+    String value = "x".repeat((int) SafeTensors.MAX_METADATA_BYTES);
+    String j = "{\"__metadata__\":{\"k\":\"" + value + "\"},\"w\":" + F32_2 + "}";
+    long span = 8 + value.length(); // {"k":"..."}
+    rejects(craft(j, 8), Reason.METADATA_TOO_LARGE, "byte 24: \"__metadata__\" is " + span
+        + " bytes (16.0 MiB) of JSON, over the 16 MiB limit for metadata (real files hold a few KB of strings)");
+    // just under the limit reads
+    String under = "{\"__metadata__\":{\"k\":\"" + value.substring(8) + "\"},\"w\":" + F32_2 + "}";
+    assertEquals(value.length() - 8, SafeTensors.read(craft(under, 8)).metadata().get("k").length());
+  }
+
+  @Test
+  void aHeaderOfManyTensorsIsRefusedWhenItsParseCannotFit() throws IOException {
+    String j = emptyTensors(300_000); // 17 MB of header, about 300 MB of parsed JSON
+    Path f = craft(j, 0);
+    long need = 300_000 * 1024L + 2L * j.length();
+    rejects(f, 100_000_000, Reason.HEADER_TOO_LARGE, "byte 8: header declares 300000 tensors; parsing it needs about "
+        + HeapBudget.human(need) + " of heap (1 KiB per tensor), more than the limit of 100000000 bytes");
+    assertEquals(300, SafeTensors.read(craft(emptyTensors(300), 0), 400_000).tensors().size(), "a few hundred fit");
+  }
+
+  @Test
+  void tensorsThatCannotFitAreRefusedBeforeAllocatingWithTheSizeTheyNeed() throws IOException {
+    String j = "{\"w\":{\"dtype\":\"F32\",\"shape\":[1000],\"data_offsets\":[0,4000]}}";
+    Path f = craft(j, 4000);
+    rejects(f, 4000, Reason.EXCEEDS_HEAP, "its 1 tensor holds 4000 bytes of data, needing 4.4 KiB of heap, more than "
+        + "the limit of 4000 bytes");
+    rejects(f, 10, Reason.HEADER_TOO_LARGE, "byte 0: the header of " + j.length() + " bytes needs "
+        + HeapBudget.human(j.length()) + " of heap to read, more than the limit of 10 bytes");
+    assertEquals(1000, SafeTensors.read(f, 1L << 20).tensors().get("w").numel());
+  }
 }
