@@ -73,7 +73,8 @@ class ProfilingTest {
 
     String table = bytes.toString(StandardCharsets.UTF_8);
     assertTrue(table.contains("profile: 4 steps, 0.074 s in steps"), table);
-    Profiling.Summary one = new Profiling.Summary(1, 0.5, List.of(), null, new Profiling.Bytes(0, 0, 0), 0);
+    Profiling.Summary one = new Profiling.Summary(1, 0.5, List.of(), null, -1, new Profiling.Bytes(0, 0, 0),
+        new Profiling.Bytes(0, 0, 0), 0);
     assertTrue(one.table().startsWith("profile: 1 step, 0.500 s in steps\n"), one.table());
     assertTrue(table.contains("backward        0.032        8.000      43.2%"), table);
     assertTrue(table.contains("total           0.074       18.500     100.0%"), table);
