@@ -54,8 +54,16 @@ final class Inspect {
   }
 
   static int run(String[] args, PrintStream out, PrintStream err) {
-    if (args.length != 1 || args[0].startsWith("-")) {
+    if (args.length == 0) {
       err.println("usage: ./ember inspect FILE    (safetensors, .npy or .npz)");
+      return 2;
+    }
+    if (args[0].startsWith("-") && args[0].length() > 1) {
+      err.println("ember inspect: unknown option " + args[0] + " (see ./ember inspect --help)");
+      return 2;
+    }
+    if (args.length > 1) {
+      err.println("ember inspect: unexpected argument '" + args[1] + "'; inspect reads one file (see ./ember inspect --help)");
       return 2;
     }
     Path file = Path.of(args[0]);

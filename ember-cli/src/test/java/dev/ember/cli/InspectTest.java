@@ -110,6 +110,13 @@ class InspectTest {
     Run usage = inspect();
     assertEquals(2, usage.status());
     assertTrue(usage.err().startsWith("usage: ./ember inspect FILE"), usage.err());
+    Run two = inspect(text.toString(), dir.toString());
+    assertEquals(2, two.status());
+    assertEquals("ember inspect: unexpected argument '" + dir + "'; inspect reads one file (see ./ember inspect --help)\n",
+        two.err());
+    Run option = inspect("--all", text.toString());
+    assertEquals(2, option.status());
+    assertEquals("ember inspect: unknown option --all (see ./ember inspect --help)\n", option.err());
   }
 
   // ------------------------------------------------------------------ npz archives and files that cannot fit

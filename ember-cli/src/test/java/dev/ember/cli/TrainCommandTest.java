@@ -138,6 +138,18 @@ class TrainCommandTest {
     assertEquals("ember train: --model must be one of mlp, lenet, convnet, got 'resnet'\n", err.toString(StandardCharsets.UTF_8));
   }
 
+  @Test
+  void moreWorkersThanCoresIsWarnedAbout(@TempDir Path tmp) {
+    int cores = Runtime.getRuntime().availableProcessors();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int code = Main.run(new String[] {"train", "--workers", Integer.toString(cores + 1), "--data", tmp.resolve("none").toString()},
+        new PrintStream(new ByteArrayOutputStream()), new PrintStream(err, true, StandardCharsets.UTF_8));
+    String e = err.toString(StandardCharsets.UTF_8);
+    assertEquals(2, code, e);
+    assertTrue(e.startsWith("ember train: warning: --workers " + (cores + 1) + " is more than this machine's "), e);
+    assertTrue(e.endsWith("--data " + tmp.resolve("none") + ": no such folder\n"), e);
+  }
+
   private static String[] train(Path out, String... more) {
     List<String> args = new java.util.ArrayList<>(List.of("train", "--data", data.toString(), "--model", "mlp", "--epochs", "1",
         "--batch-size", "32", "--out", out.toString(), "--quiet"));
