@@ -33,7 +33,7 @@ public final class Main {
     } catch (IllegalArgumentException e) {
       err.println("ember " + cmd + ": " + e.getMessage());
       return 2;
-    } catch (java.io.IOException | java.io.UncheckedIOException e) {
+    } catch (java.io.IOException | java.io.UncheckedIOException | dev.ember.train.NonFiniteStepException e) {
       err.println("ember " + cmd + ": " + e.getMessage());
       return 1;
     }

@@ -64,6 +64,7 @@ final class TrainCommand {
     int threads = 0;
     int workers = 1;
     long checkpointEvery = 0;
+    int maxBadSteps = 3;                               // non-finite steps skipped in a row before stopping (0: off)
     Path out;
     Path resume;
     Path data;
@@ -111,6 +112,7 @@ final class TrainCommand {
         case "--threads" -> s.threads = positive(a, v);
         case "--workers" -> s.workers = nonNegative(a, v);
         case "--checkpoint-every" -> s.checkpointEvery = nonNegative(a, v);
+        case "--max-bad-steps" -> s.maxBadSteps = nonNegative(a, v);
         case "--out" -> s.out = Path.of(v);
         case "--resume" -> s.resume = Path.of(v);
         case "--data" -> s.data = Path.of(v);
@@ -181,14 +183,15 @@ final class TrainCommand {
 
     Path checkpoints = dir.resolve("checkpoints");
     Profiling profiling = new Profiling(dir.resolve("profile.json"));
-    var builder = Trainer.builder().maxEpochs(epochs).metrics(new Accuracy())
+    var builder = Trainer.builder().maxEpochs(epochs).metrics(new Accuracy()).skipNonFiniteSteps(s.maxBadSteps)
         .callbacks(new CsvLogger(dir.resolve("metrics.csv")), profiling,
             new ModelCheckpoint(checkpoints, 1, s.checkpointEvery, 3));
     if (!s.quiet) builder.callbacks(ProgressBar.auto());
     if (sched != null) builder.scheduler(sched, Trainer.Interval.EPOCH);
     if (s.resume != null) {
-      Path latest = ModelCheckpoint.latest(checkpoints).orElseThrow(() -> new IllegalArgumentException(
-          "--resume " + s.resume + ": no checkpoint in " + checkpoints));
+      // the newest checkpoint that verifies; newer corrupt ones are named with their problem on stderr
+      Path latest = ModelCheckpoint.latestValid(checkpoints, w -> err.println("ember train: " + w))
+          .orElseThrow(() -> new IllegalArgumentException("--resume " + s.resume + ": no checkpoint in " + checkpoints));
       out.println("ember train: resuming from " + latest);
       builder.resumeFrom(latest);
     }
