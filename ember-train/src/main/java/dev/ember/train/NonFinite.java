@@ -2,19 +2,19 @@ package dev.ember.train;
 
 import dev.ember.backend.cpu.Parallel;
 import dev.ember.tensor.Tensor;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.Map;
 
 /**
  * The finiteness check of gradients behind {@link Trainer.Builder#skipNonFiniteSteps} and
- * {@link TrainContext#firstNonFiniteGradient()}: one read of each gradient, no allocation.
- * {@code x * 0} is 0 for every finite x and NaN for NaN and both infinities, so a sum of such
- * products is 0 exactly when all elements are finite, whatever their size (a sum of squares would
- * also flag finite gradients past 1e19 in float32). Four sums hide the add latency; tensors larger
- * than {@link #CHUNK} are split over the threads.
+ * {@link TrainContext#firstNonFiniteGradient()}: one read of each gradient, no allocation, exact
+ * (a sum of squares would also flag finite float32 gradients past 1e19). Tensors larger than
+ * {@link #CHUNK} are split over the threads.
  */
 final class NonFinite {
-  /** 64K elements (256 KiB of float32) per task. */
-  private static final int CHUNK = 1 << 16;
+  /** 256K elements (1 MiB of float32, ~25 us of this loop) per task: less is not worth a hand-off. */
+  private static final int CHUNK = 1 << 18;
 
   private NonFinite() {}
 
@@ -51,31 +51,27 @@ final class NonFinite {
     return true;
   }
 
+  // An IEEE value is NaN or infinite exactly when its exponent bits are all ones; adding one to the
+  // lowest exponent bit then carries into the sign bit, which no finite value's sum reaches. The OR of
+  // these sums is negative iff some element is not finite: integer AND, ADD and OR only, which C2
+  // vectorizes when the floats are read as ints through a MemorySegment (0.09-0.2 ns per float on the
+  // development host against 1-1.5 ns for a float sum of x * 0, which it keeps in order).
+
   private static boolean finite(float[] a, int off, int n) {
-    float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    int i = off;
-    int end = off + n;
-    for (; i + 3 < end; i += 4) {
-      s0 += a[i] * 0f;
-      s1 += a[i + 1] * 0f;
-      s2 += a[i + 2] * 0f;
-      s3 += a[i + 3] * 0f;
+    MemorySegment s = MemorySegment.ofArray(a);
+    int acc = 0;
+    for (long i = off, end = (long) off + n; i < end; i++) {
+      acc |= (s.getAtIndex(ValueLayout.JAVA_INT, i) & 0x7f800000) + 0x00800000;
     }
-    for (; i < end; i++) s0 += a[i] * 0f;
-    return s0 + s1 + s2 + s3 == 0f;
+    return acc >= 0;
   }
 
   private static boolean finite(double[] a, int off, int n) {
-    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    int i = off;
-    int end = off + n;
-    for (; i + 3 < end; i += 4) {
-      s0 += a[i] * 0.0;
-      s1 += a[i + 1] * 0.0;
-      s2 += a[i + 2] * 0.0;
-      s3 += a[i + 3] * 0.0;
+    MemorySegment s = MemorySegment.ofArray(a);
+    long acc = 0;
+    for (long i = off, end = (long) off + n; i < end; i++) {
+      acc |= (s.getAtIndex(ValueLayout.JAVA_LONG, i) & 0x7ff0000000000000L) + 0x0010000000000000L;
     }
-    for (; i < end; i++) s0 += a[i] * 0.0;
-    return s0 + s1 + s2 + s3 == 0.0;
+    return acc >= 0;
   }
 }

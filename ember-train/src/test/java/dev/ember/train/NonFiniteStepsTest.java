@@ -273,4 +273,38 @@ class NonFiniteStepsTest {
     assertEquals("Trainer: skip_non_finite_steps must be >= 0 (0: off), got -1",
         assertThrows(IllegalArgumentException.class, () -> Trainer.builder().skipNonFiniteSteps(-1)).getMessage());
   }
+
+  @Test
+  void theCheckFindsEveryNonFiniteValueAndNoFiniteOne() {
+    for (int n : new int[] {1, 7, 64, 1000, (1 << 18) + 5, 3 * (1 << 18)}) {   // the last two take the threaded path
+      float[] f = new float[n];
+      double[] d = new double[n];
+      for (int i = 0; i < n; i++) {
+        f[i] = (i % 3 == 0 ? -1 : 1) * (i % 5 == 0 ? Float.MAX_VALUE : i % 7 == 0 ? Float.MIN_VALUE : i * 0.5f);
+        d[i] = (i % 3 == 0 ? -1 : 1) * (i % 5 == 0 ? Double.MAX_VALUE : i % 7 == 0 ? Double.MIN_VALUE : i * 0.5);
+      }
+      assertTrue(NonFinite.allFinite(Tensor.of(f, n)), "finite f32, n=" + n);
+      assertTrue(NonFinite.allFinite(Tensor.of(d, n)), "finite f64, n=" + n);
+      for (int at : new int[] {0, n / 2, n - 1}) {
+        for (float bad : new float[] {Float.NaN, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY,
+            Float.intBitsToFloat(0xffc00001)}) {                          // a negative NaN with a payload
+          float[] g = f.clone();
+          g[at] = bad;
+          assertFalse(NonFinite.allFinite(Tensor.of(g, n)), bad + " at " + at + " of " + n);
+          double[] e = d.clone();
+          e[at] = bad;
+          assertFalse(NonFinite.allFinite(Tensor.of(e, n)), bad + " (f64) at " + at + " of " + n);
+        }
+      }
+    }
+    // views: only the elements in view count
+    float[] v = {Float.NaN, 1, 2, 3, 4, Float.POSITIVE_INFINITY};
+    Tensor t = Tensor.of(v, 6);
+    assertTrue(NonFinite.allFinite(t.narrow(0, 1, 4)));
+    assertFalse(NonFinite.allFinite(t.narrow(0, 1, 5)));
+    Tensor m = Tensor.of(new float[] {1, Float.NaN, 3, 4}, 2, 2);
+    assertFalse(NonFinite.allFinite(m.transpose(0, 1)));
+    assertTrue(NonFinite.allFinite(m.select(1, 0)));
+    assertTrue(NonFinite.allFinite(Tensor.of(new long[] {Long.MAX_VALUE, -1}, 2)), "integer tensors are finite");
+  }
 }
