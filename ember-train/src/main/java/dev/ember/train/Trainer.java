@@ -630,7 +630,7 @@ public final class Trainer {
      * loss scaler skips an overflowing step. The gradients are dropped; the optimizer, the schedule
      * and {@code onBeforeOptimizerStep} callbacks are not run and {@link TrainContext#globalStep()}
      * does not advance; the batch is consumed. After {@code maxConsecutive} skipped steps in a row
-     * {@link #fit} throws a {@link NonFiniteStepException} naming the step, the loss, the first
+     * {@link Trainer#fit} throws a {@link NonFiniteStepException} naming the step, the loss, the first
      * parameter with a non-finite gradient and the last checkpoint written, and writes none after it.
      * Skipped steps are counted as {@code skipped_steps} in the logs and the history (per epoch, in
      * epochs that have any) and in {@link TrainContext#skippedSteps()}, and the check costs one read
