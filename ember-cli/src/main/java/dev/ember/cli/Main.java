@@ -53,7 +53,7 @@ public final class Main {
     } catch (IllegalArgumentException e) {
       err.println("ember " + cmd + ": " + e.getMessage());
       return 2;
-    } catch (java.io.IOException | java.io.UncheckedIOException e) {
+    } catch (java.io.IOException | java.io.UncheckedIOException | dev.ember.train.NonFiniteStepException e) {
       err.println("ember " + cmd + ": " + e.getMessage());
       return 1;
     }
@@ -129,6 +129,8 @@ public final class Main {
                                           --optimizer, --lr, --scheduler and --seed: giving the same
                                           values again is fine, other values are refused
             --checkpoint-every N          also checkpoint every N steps (each epoch always)
+            --max-bad-steps N             skip a step whose loss or gradients are NaN/Inf, and stop
+                                          after N such steps in a row (3; 0: off)
             --data DIR                    Fashion-MNIST's files, used as given (without it:
                                           $EMBER_DATA, the user cache, the Debian package's folder,
                                           then a download into the cache)

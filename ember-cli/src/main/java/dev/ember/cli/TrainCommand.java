@@ -66,6 +66,7 @@ final class TrainCommand {
     int threads = 0;
     int workers = 1;
     long checkpointEvery = 0;
+    int maxBadSteps = 3;                               // non-finite steps skipped in a row before stopping (0: off)
     Path out;
     Path resume;
     Path data;
@@ -121,6 +122,7 @@ final class TrainCommand {
         case "--threads" -> s.threads = positive(a, it.value());
         case "--workers" -> s.workers = nonNegative(a, it.value());
         case "--checkpoint-every" -> s.checkpointEvery = nonNegative(a, it.value());
+        case "--max-bad-steps" -> s.maxBadSteps = nonNegative(a, it.value());
         case "--out" -> s.out = Path.of(it.value());
         case "--resume" -> s.resume = Path.of(it.value());
         case "--data" -> s.data = Path.of(it.value());
@@ -297,14 +299,15 @@ final class TrainCommand {
     DataLoader test = new DataLoader(data.test(), new BatchConfig(1000, false, false, s.seed), 0);
 
     Profiling profiling = new Profiling(out, dir.resolve("profile.json"));
-    var builder = Trainer.builder().maxEpochs(epochs).metrics(new Accuracy())
+    var builder = Trainer.builder().maxEpochs(epochs).metrics(new Accuracy()).skipNonFiniteSteps(s.maxBadSteps)
         .callbacks(new CsvLogger(dir.resolve("metrics.csv")), profiling, rotation);
     if (!s.quiet) builder.callbacks(ProgressBar.auto(out));
     if (sched != null) builder.scheduler(sched, Trainer.Interval.EPOCH);
     builder.callbacks(interruption); // last: it sees whether the rotation saves the step it stops at
     if (s.resume != null) {
-      Path latest = ModelCheckpoint.latest(folder.checkpoints()).orElseThrow(() -> new IllegalArgumentException(
-          "--resume " + s.resume + ": no checkpoint in " + folder.checkpoints()));
+      // the newest checkpoint that verifies; newer corrupt ones are named with their problem on stderr
+      Path latest = ModelCheckpoint.latestValid(folder.checkpoints(), problem -> err.println("ember train: " + problem))
+          .orElseThrow(() -> new IllegalArgumentException("--resume " + s.resume + ": no checkpoint in " + folder.checkpoints()));
       out.println("ember train: resuming from " + latest);
       builder.resumeFrom(latest);
     }

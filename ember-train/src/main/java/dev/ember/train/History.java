@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -41,6 +42,44 @@ public final class History {
   public double last(String key) {
     List<Entry> e = series.get(key);
     return e == null || e.isEmpty() ? Double.NaN : e.get(e.size() - 1).value();
+  }
+
+  /**
+   * The epochs and optimizer steps reached and the last value of everything logged, in
+   * first-logged order: {@code History(5 epochs, 2345 steps; loss=0.2931 accuracy=0.8912
+   * lr=0.0010 epoch_time_s=3.1416 val_loss=0.3310 val_accuracy=0.8792 train_time_s=16.2000)}.
+   * Counts (keys ending in {@code step(s)} or {@code epoch(s)}) print as integers, other values
+   * with 4 decimals, or in scientific notation outside [0.001, 100000) (0 stays 0.0000).
+   */
+  @Override
+  public String toString() {
+    int epochs = 0;
+    long steps = 0;
+    for (List<Entry> l : series.values()) {
+      for (Entry e : l) {
+        epochs = Math.max(epochs, e.epoch());
+        steps = Math.max(steps, e.step());
+      }
+    }
+    StringBuilder sb = new StringBuilder("History(").append(epochs).append(epochs == 1 ? " epoch, " : " epochs, ")
+        .append(steps).append(steps == 1 ? " step" : " steps");
+    String sep = "; ";
+    for (var e : series.entrySet()) {
+      if (e.getValue().isEmpty()) continue;
+      sb.append(sep).append(e.getKey()).append('=').append(number(e.getKey(), e.getValue().getLast().value()));
+      sep = " ";
+    }
+    return sb.append(')').toString();
+  }
+
+  private static String number(String key, double v) {
+    if (Double.isNaN(v)) return "NaN";
+    if (Double.isInfinite(v)) return v > 0 ? "Inf" : "-Inf";
+    double a = Math.abs(v);
+    boolean count = key.endsWith("step") || key.endsWith("steps") || key.endsWith("epoch") || key.endsWith("epochs");
+    if (count && v == Math.rint(v) && a < 1e15) return Long.toString((long) v);
+    if (a == 0 || (a >= 1e-3 && a < 1e5)) return String.format(Locale.ROOT, "%.4f", v);
+    return String.format(Locale.ROOT, "%.3e", v);
   }
 
   /** Everything as plain maps (for checkpoints): key -> [epoch..., step..., value...] arrays. */

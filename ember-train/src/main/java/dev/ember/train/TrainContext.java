@@ -26,6 +26,9 @@ public final class TrainContext {
   boolean validating;
   String stopReason;
   int accumulation = 1;
+  double batchLoss = Double.NaN;
+  boolean stepSkipped;
+  long skippedSteps;
   final java.util.List<PendingCheckpoint> pendingCheckpoints = new java.util.ArrayList<>();
 
   /** A checkpoint asked for during a hook, written once every callback has run that hook. */
@@ -86,6 +89,36 @@ public final class TrainContext {
     return samplesSeen;
   }
 
+  /**
+   * The loss of the current batch, from the forward pass on (NaN before it): what {@code
+   * onAfterBackward} and {@code onBeforeOptimizerStep} callbacks check before the step lands.
+   */
+  public double batchLoss() {
+    return batchLoss;
+  }
+
+  /**
+   * Whether the optimizer step that the current batch ended was skipped because its loss or a
+   * gradient was not finite ({@link Trainer.Builder#skipNonFiniteSteps}); valid in {@code onBatchEnd}.
+   * No optimizer or schedule step was taken and {@link #globalStep()} did not advance.
+   */
+  public boolean stepSkipped() {
+    return stepSkipped;
+  }
+
+  /** Optimizer steps skipped so far in the run (checkpoints carry the count), see {@link #stepSkipped()}. */
+  public long skippedSteps() {
+    return skippedSteps;
+  }
+
+  /**
+   * The name ({@link Module#namedParameters()}) of the first parameter whose gradient holds a NaN
+   * or an infinity, or null when every gradient is finite: one read of each gradient.
+   */
+  public String firstNonFiniteGradient() {
+    return NonFinite.firstNonFiniteGradient(model.namedParameters());
+  }
+
   /** True while validation runs (eval mode, no tape). */
   public boolean isValidating() {
     return validating;
@@ -136,7 +169,12 @@ public final class TrainContext {
     pendingCheckpoints.add(new PendingCheckpoint(file, afterCommit));
   }
 
-  /** Asks the trainer to stop after the current batch; the reason is kept and logged. */
+  /**
+   * Asks the trainer to stop after the current batch; the reason is kept and logged. Asked before
+   * the batch's optimizer step (in {@code onBatchBegin}, {@code onAfterBackward} or {@code
+   * onBeforeOptimizerStep}), it also cancels that step: the gradients are dropped, so a callback
+   * that sees a bad loss or gradient there stops training before it reaches the parameters.
+   */
   public void requestStop(String reason) {
     if (stopReason == null) stopReason = reason;
   }

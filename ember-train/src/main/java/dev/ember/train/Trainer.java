@@ -47,6 +47,13 @@ import java.util.function.BiFunction;
  * {@link Builder#resumeFrom(Path)} continues from one so that the parameters and losses are
  * bitwise those of the uninterrupted run, and the same logged values (the training metrics' partial
  * state of the epoch travels in the checkpoint too).
+ *
+ * <p>NaN and infinity: by default a non-finite loss or gradient is stepped on like any other, as in
+ * PyTorch, and turns every parameter into NaN. {@code .skipNonFiniteSteps(3)} skips such steps
+ * before they reach the weights or a checkpoint, counts them ({@code skipped_steps}), and stops
+ * with a {@link NonFiniteStepException} after 3 in a row; see {@link Builder#skipNonFiniteSteps}.
+ * A callback may also stop training before a bad step lands ({@link TrainContext#requestStop}
+ * before the optimizer step cancels it), as {@code TerminateOnNaN} does.
  */
 public final class Trainer {
   /** When the schedule steps: after every optimizer step, or after every epoch. */
@@ -65,6 +72,7 @@ public final class Trainer {
   private final List<Callback> callbacks;
   private final List<Generator> generators;
   private final Path resumeFrom;
+  private final int maxBadSteps;
 
   private Trainer(Builder b) {
     this.maxEpochs = b.maxEpochs;
@@ -80,6 +88,7 @@ public final class Trainer {
     this.callbacks = List.copyOf(b.callbacks);
     this.generators = List.copyOf(b.generators);
     this.resumeFrom = b.resumeFrom;
+    this.maxBadSteps = b.maxBadSteps;
     Set<String> keys = new HashSet<>();
     for (Callback c : callbacks) {
       if (!keys.add(c.stateKey())) {
@@ -161,6 +170,15 @@ public final class Trainer {
     long lossCount;
     int pending;
     long epochNanos;
+    final Map<String, Tensor> named;
+    /** Steps skipped in a row, and in the current epoch ({@link Builder#skipNonFiniteSteps}). */
+    int consecutiveSkips;
+    int epochSkips;
+    /** Whether a batch of the step in progress had a non-finite loss, and the first such loss. */
+    boolean stepLossBad;
+    double stepBadLoss;
+    /** The newest checkpoint written by this run, or the one it resumed from. */
+    Path lastCheckpoint;
 
     Run(Module model, BiFunction<Tensor, Tensor, Tensor> lossFn, Optimizer optimizer, BatchSource train, BatchSource val) {
       this.model = model;
@@ -172,6 +190,8 @@ public final class Trainer {
       ctx.accumulation = accumulation;
       ctx.batchesPerEpoch = train.numBatches();
       for (Metric<Double> m : metrics) trainMetrics.add(m.emptyCopy());
+      this.named = model.namedParameters();
+      this.lastCheckpoint = resumeFrom;
     }
 
     History fit() {
@@ -204,6 +224,8 @@ public final class Trainer {
         lossSum = 0;
         lossCount = 0;
         epochNanos = 0;
+        epochSkips = 0;
+        ctx.logs.remove("skipped_steps");               // logged again if a step of this epoch is skipped
         for (Metric<Double> m : trainMetrics) m.reset();
         epochStarted = true;
         for (Callback c : callbacks) c.onEpochBegin(ctx);
@@ -219,6 +241,8 @@ public final class Trainer {
           Batch batch = it.next();
           long tData = System.nanoTime();
           ctx.batchIndex = nextBatch;
+          ctx.batchLoss = Double.NaN;
+          ctx.stepSkipped = false;
           long cbNanos = 0;
           for (Callback c : callbacks) c.onBatchBegin(ctx, batch);
           long t1 = System.nanoTime();
@@ -232,7 +256,14 @@ public final class Trainer {
                 + java.util.Arrays.toString(loss.shape()) + "; use a mean or sum reduction");
           }
           double lossValue = loss.item();
-          if (!trainMetrics.isEmpty()) {
+          ctx.batchLoss = lossValue;
+          // with skipping on, a batch whose loss is not finite stays out of the epoch's loss and metrics
+          boolean counted = maxBadSteps == 0 || Double.isFinite(lossValue);
+          if (!counted && !stepLossBad) {
+            stepLossBad = true;
+            stepBadLoss = lossValue;
+          }
+          if (!trainMetrics.isEmpty() && counted) {
             try (var ignored = Grad.off()) {
               Tensor detached = out.detach();
               for (Metric<Double> m : trainMetrics) m.update(detached, batch.target());
@@ -249,24 +280,55 @@ public final class Trainer {
           boolean stepped = false;
           long optNanos = 0;
           if (pending >= k || nextBatch == numBatches - 1) {
-            if (clipValue > 0) GradClip.clipGradValue(model.parameters(), clipValue);
-            if (clipNorm > 0) GradClip.clipGradNorm(model.parameters(), clipNorm);
+            // Non-finite loss or gradients are caught here, before clipping (which would spread a NaN
+            // over every gradient) and before any callback or the optimizer can act on them.
+            String badGradient = null;
+            boolean bad = false;
+            if (maxBadSteps > 0 && ctx.stopReason == null) {
+              badGradient = NonFinite.firstNonFiniteGradient(named);
+              bad = stepLossBad || badGradient != null;
+            }
             long t6 = System.nanoTime();
-            for (Callback c : callbacks) c.onBeforeOptimizerStep(ctx);
-            long t7 = System.nanoTime();
-            cbNanos += t7 - t6;
-            optimizer.step();
+            long t7 = t6;
+            if (!bad && ctx.stopReason == null) {
+              if (clipValue > 0) GradClip.clipGradValue(model.parameters(), clipValue);
+              if (clipNorm > 0) GradClip.clipGradNorm(model.parameters(), clipNorm);
+              t6 = System.nanoTime();
+              for (Callback c : callbacks) c.onBeforeOptimizerStep(ctx);
+              t7 = System.nanoTime();
+              cbNanos += t7 - t6;
+            }
+            // a stop asked for before the step (TerminateOnNaN, GradientMonitor) cancels it, as a bad step is skipped
+            boolean step = !bad && ctx.stopReason == null;
+            if (step) optimizer.step();
             optimizer.zeroGrad();
             stepScope.close(); // the step's activations, gradients and temporaries back to the pool
             stepScope = null;
             pending = 0;
-            ctx.globalStep++;
-            if (scheduler != null && scheduleInterval == Interval.BATCH) scheduler.step();
+            double badLoss = stepLossBad ? stepBadLoss : lossValue;
+            stepLossBad = false;
+            if (step) {
+              ctx.globalStep++;
+              consecutiveSkips = 0;
+              if (scheduler != null && scheduleInterval == Interval.BATCH) scheduler.step();
+              stepped = true;
+            } else if (bad) {
+              consecutiveSkips++;
+              epochSkips++;
+              ctx.skippedSteps++;
+              ctx.stepSkipped = true;
+              ctx.logs.put("skipped_steps", (double) epochSkips);
+              if (consecutiveSkips >= maxBadSteps) {
+                throw new NonFiniteStepException(consecutiveSkips, ctx.epoch, nextBatch, ctx.globalStep, badLoss,
+                    badGradient, lastCheckpoint);
+              }
+            }
             optNanos = (t6 - t5) + (System.nanoTime() - t7);
-            stepped = true;
           }
-          lossSum += lossValue * batch.size();
-          lossCount += batch.size();
+          if (counted) {
+            lossSum += lossValue * batch.size();
+            lossCount += batch.size();
+          }
           ctx.samplesSeen += batch.size();
           ctx.logs.put("loss", lossSum / lossCount);
           ctx.logs.put("lr", optimizer.paramGroups().get(0).lr());
@@ -299,6 +361,7 @@ public final class Trainer {
     private void endEpoch() {
       if (lossCount > 0) ctx.log("loss", lossSum / lossCount);
       for (Metric<Double> m : trainMetrics) ctx.log(m.name(), m.compute());
+      if (epochSkips > 0) ctx.log("skipped_steps", epochSkips);
       ctx.log("lr", optimizer.paramGroups().get(0).lr());
       ctx.log("epoch_time_s", epochNanos / 1e9);
       if (scheduler != null && scheduleInterval == Interval.EPOCH) scheduler.step();
@@ -338,6 +401,7 @@ public final class Trainer {
         } catch (IOException e) {
           throw new UncheckedIOException("Trainer: writing checkpoint " + p.file() + " failed", e);
         }
+        lastCheckpoint = p.file();
         if (p.afterCommit() != null) p.afterCommit().run();
       }
     }
@@ -365,6 +429,9 @@ public final class Trainer {
       t.put("loss_sum", lossSum);
       t.put("loss_count", lossCount);
       t.put("accumulation", ctx.accumulation);
+      t.put("skipped_steps", ctx.skippedSteps);
+      t.put("epoch_skipped_steps", epochSkips);
+      t.put("consecutive_skipped_steps", consecutiveSkips);
       t.put("logs", new LinkedHashMap<String, Object>(ctx.logs));
       s.put("trainer", t);
       LinkedHashMap<String, Object> ms = new LinkedHashMap<>();
@@ -382,8 +449,10 @@ public final class Trainer {
       Map<String, Object> s;
       try {
         s = Checkpoint.read(file);
+      } catch (CheckpointException e) {
+        throw new UncheckedIOException("Trainer: cannot resume from " + file + ": " + e.problem(), e);
       } catch (IOException e) {
-        throw new UncheckedIOException("Trainer: cannot resume from " + file, e);
+        throw new UncheckedIOException("Trainer: cannot resume from " + file + ": " + e.getMessage(), e);
       }
       try {
         LinkedHashMap<String, Tensor> modelState = new LinkedHashMap<>();
@@ -423,6 +492,10 @@ public final class Trainer {
         lossSum = (Double) t.get("loss_sum");
         lossCount = (Long) t.get("loss_count");
         ctx.accumulation = (Integer) t.get("accumulation");
+        // absent from checkpoints written before steps could be skipped: none were
+        ctx.skippedSteps = (Long) t.getOrDefault("skipped_steps", 0L);
+        epochSkips = (Integer) t.getOrDefault("epoch_skipped_steps", 0);
+        consecutiveSkips = (Integer) t.getOrDefault("consecutive_skipped_steps", 0);
         ((Map<String, Object>) t.get("logs")).forEach((k, v) -> ctx.logs.put(k, (Double) v));
         ctx.epoch = epochIndex + (epochStarted ? 1 : 0);
         history.loadStateDict((Map<String, Object>) s.get("history"));
@@ -465,6 +538,7 @@ public final class Trainer {
     private final List<Callback> callbacks = new ArrayList<>();
     private final List<Generator> generators = new ArrayList<>();
     private Path resumeFrom;
+    private int maxBadSteps;
 
     private Builder() {}
 
@@ -547,6 +621,27 @@ public final class Trainer {
     /** Generators (besides the global one, always saved) whose state checkpoints carry, e.g. a dropout generator. */
     public Builder generators(Generator... generators) {
       this.generators.addAll(List.of(generators));
+      return this;
+    }
+
+    /**
+     * Keeps non-finite steps away from the weights: an optimizer step whose loss (of any of its
+     * batches) or any parameter gradient holds a NaN or an infinity is skipped, as a mixed-precision
+     * loss scaler skips an overflowing step. The gradients are dropped; the optimizer, the schedule
+     * and {@code onBeforeOptimizerStep} callbacks are not run and {@link TrainContext#globalStep()}
+     * does not advance; the batch is consumed. After {@code maxConsecutive} skipped steps in a row
+     * {@link Trainer#fit} throws a {@link NonFiniteStepException} naming the step, the loss, the first
+     * parameter with a non-finite gradient and the last checkpoint written, and writes none after it.
+     * Skipped steps are counted as {@code skipped_steps} in the logs and the history (per epoch, in
+     * epochs that have any) and in {@link TrainContext#skippedSteps()}, and the check costs one read
+     * of each gradient per step. 0, the default, turns it off: non-finite values reach the weights,
+     * as in PyTorch.
+     */
+    public Builder skipNonFiniteSteps(int maxConsecutive) {
+      if (maxConsecutive < 0) {
+        throw new IllegalArgumentException("Trainer: skip_non_finite_steps must be >= 0 (0: off), got " + maxConsecutive);
+      }
+      this.maxBadSteps = maxConsecutive;
       return this;
     }
 

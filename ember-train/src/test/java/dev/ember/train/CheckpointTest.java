@@ -109,7 +109,57 @@ class CheckpointTest {
     Path plain = dir.resolve("plain.safetensors");
     dev.ember.nn.io.SafeTensors.save(Map.of("w", Tensor.zeros(2)), plain);
     var e = assertThrows(CheckpointException.class, () -> Checkpoint.read(plain));
-    assertEquals("checkpoint " + plain + ": format is 'null', expected 'ember-checkpoint/1'", e.getMessage());
+    assertEquals("checkpoint " + plain + ": not a checkpoint: a safetensors file without the 'ember-checkpoint/' format tag"
+        + " in its metadata", e.getMessage());
+  }
+
+  /** The reason {@link Checkpoint#read} gives for {@code bytes}, which {@link Checkpoint#verify} gives too. */
+  private static String problem(Path dir, byte[] bytes) throws Exception {
+    Path g = dir.resolve("bad.ckpt");
+    Files.write(g, bytes);
+    var e = assertThrows(CheckpointException.class, () -> Checkpoint.read(g));
+    assertEquals("checkpoint " + g + ": " + e.problem(), e.getMessage());
+    assertEquals(java.util.Optional.of(e.problem()), Checkpoint.verify(g));
+    return e.problem();
+  }
+
+  @Test
+  void eachFailureSaysWhatIsWrong(@TempDir Path dir) throws Exception {
+    Path f = dir.resolve("a.ckpt");
+    Checkpoint.write(f, sample());
+    assertEquals(java.util.Optional.empty(), Checkpoint.verify(f));
+    byte[] good = Files.readAllBytes(f);
+    int headerLen = (int) java.nio.ByteBuffer.wrap(good, 0, 8).order(java.nio.ByteOrder.LITTLE_ENDIAN).getLong();
+    String total = String.format(java.util.Locale.ROOT, "%,d", good.length);
+    assertTrue(good.length > 1000, "the grouping below needs a 4-digit size: " + good.length);
+
+    int cut = 8 + headerLen + 10;
+    assertEquals(String.format(java.util.Locale.ROOT, "truncated at %,d of %s bytes", cut, total),
+        problem(dir, java.util.Arrays.copyOf(good, cut)));
+    assertEquals(String.format(java.util.Locale.ROOT, "truncated at %,d of %s bytes", good.length - 1, total),
+        problem(dir, java.util.Arrays.copyOf(good, good.length - 1)));
+    assertEquals(String.format(java.util.Locale.ROOT, "truncated at 100 of at least %,d bytes (inside the header)", 8 + headerLen),
+        problem(dir, java.util.Arrays.copyOf(good, 100)));
+    assertEquals("truncated at 5 bytes, before the end of the 8-byte header length", problem(dir, java.util.Arrays.copyOf(good, 5)));
+    assertEquals("no such file", Checkpoint.verify(dir.resolve("missing.ckpt")).orElseThrow());
+
+    byte[] flipped = good.clone();
+    flipped[good.length - 3] ^= 0x01;                   // inside the last tensor's data
+    String p = problem(dir, flipped);
+    assertTrue(p.matches("checksum mismatch \\(expected sha256 [0-9a-f]{64}, got [0-9a-f]{64}\\)"), p);
+
+    byte[] brace = good.clone();
+    brace[8] = 'x';                                     // the header's opening brace
+    assertTrue(problem(dir, brace).startsWith("unparsable header at byte 8: "), problem(dir, brace));
+
+    byte[] magic = good.clone();
+    magic[7] = 0x7f;                                    // a header length no safetensors file has
+    assertTrue(problem(dir, magic).startsWith("not a checkpoint: bad magic at byte 0, header length "), problem(dir, magic));
+
+    Path v2 = dir.resolve("v2.ckpt");
+    dev.ember.nn.io.SafeTensors.save(Map.of("t0", Tensor.zeros(2)), Map.of("format", "ember-checkpoint/2", "state", "{}",
+        "sha256", "0"), v2);
+    assertEquals("unknown version 'ember-checkpoint/2' (this Ember reads ember-checkpoint/1)", Checkpoint.verify(v2).orElseThrow());
   }
 
   @Test

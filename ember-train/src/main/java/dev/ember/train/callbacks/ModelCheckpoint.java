@@ -2,6 +2,8 @@ package dev.ember.train.callbacks;
 
 import dev.ember.data.Batch;
 import dev.ember.train.Callback;
+import dev.ember.train.Checkpoint;
+import dev.ember.train.CheckpointException;
 import dev.ember.train.TrainContext;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -14,6 +16,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -23,8 +26,9 @@ import java.util.stream.Stream;
  * {@code step-00001234.ckpt} in a folder, keeps the last {@code k} of them, and optionally keeps
  * {@code best.ckpt}, the state at the best value of a monitored metric. A file is replaced or
  * deleted only after the new one is committed (flushed and renamed into place), so a crash at any
- * moment leaves every checkpoint file in the folder complete. {@link #latest(Path)} finds the one
- * to resume from.
+ * moment leaves every checkpoint file in the folder complete. {@link #latestValid(Path, Consumer)}
+ * finds the one to resume from (the newest that verifies, in case a disk or a copy damaged one).
+ * A step skipped as non-finite ({@code Trainer.Builder.skipNonFiniteSteps}) is never saved.
  */
 public final class ModelCheckpoint implements Callback {
   private static final Pattern NAME = Pattern.compile("step-(\\d{8,})\\.ckpt");
@@ -77,6 +81,38 @@ public final class ModelCheckpoint implements Callback {
     }
   }
 
+  /**
+   * The newest periodic checkpoint in {@code dir} that {@linkplain Checkpoint#verify verifies}, to
+   * resume from; empty when {@code dir} holds none. Newer ones that do not verify are passed over
+   * and told to {@code warn} (may be null) in one line, e.g. {@code dir/step-00001400.ckpt is corrupt
+   * (truncated at 1,204,224 of 2,409,001 bytes); resuming from dir/step-00001300.ckpt}. When there
+   * are checkpoints but none verifies, throws a {@link CheckpointException} naming each with its problem.
+   * Each candidate is read whole once.
+   */
+  public static Optional<Path> latestValid(Path dir, Consumer<String> warn) throws IOException {
+    if (!Files.isDirectory(dir)) return Optional.empty();
+    List<Path> newestFirst;
+    try (Stream<Path> files = Files.list(dir)) {
+      newestFirst = files.filter(p -> NAME.matcher(p.getFileName().toString()).matches())
+          .sorted(Comparator.comparingLong(ModelCheckpoint::stepOf).reversed()).toList();
+    }
+    List<String> corrupt = new ArrayList<>();
+    StringBuilder all = new StringBuilder();
+    for (Path p : newestFirst) {
+      Optional<String> problem = Checkpoint.verify(p);
+      if (problem.isEmpty()) {
+        if (!corrupt.isEmpty() && warn != null) warn.accept(String.join("; ", corrupt) + "; resuming from " + p);
+        return Optional.of(p);
+      }
+      corrupt.add(p + " is corrupt (" + problem.get() + ")");
+      all.append(all.isEmpty() ? "" : "; ").append(p.getFileName()).append(" (").append(problem.get()).append(')');
+    }
+    if (corrupt.isEmpty()) return Optional.empty();
+    String what = newestFirst.size() == 1 ? "its only checkpoint does not verify: " : "none of its " + newestFirst.size()
+        + " checkpoints verifies: ";
+    throw new CheckpointException(dir, what + all);
+  }
+
   private static long stepOf(Path p) {
     Matcher m = NAME.matcher(p.getFileName().toString());
     if (!m.matches()) throw new IllegalArgumentException("ModelCheckpoint: not a checkpoint name: " + p);
@@ -94,6 +130,7 @@ public final class ModelCheckpoint implements Callback {
 
   @Override
   public void onBatchEnd(TrainContext ctx, Batch batch, double loss) {
+    if (ctx.stepSkipped()) return;                       // a skipped non-finite step is never saved
     if (everySteps > 0 && ctx.globalStep() > 0 && ctx.globalStep() % everySteps == 0) savePeriodic(ctx);
   }
 
