@@ -46,12 +46,24 @@ public final class IndexOps {
     }
   }
 
+  /**
+   * A 0-d input counts as one dim of size 1, as in PyTorch: dims 0 and -1 are valid, and an index of
+   * rank at most 1 is read against it as if it were {@code x.reshape(1)}.
+   */
+  private static boolean asOneDim(Tensor x, Tensor index) {
+    return x.dim() == 0 && index.dim() <= 1;
+  }
+
   /** out[i][j] = x[index[i][j]][j] (dim 0), etc. */
   public static Tensor gather(Tensor x, int dim, Tensor index) {
     checkIndexType("gather", index);
-    int axis = x.dim() == 0 ? 0 : Check.axis("gather", dim, x.dim(), x);
+    int axis = Check.axis("gather", dim, x.dim(), x);
+    if (asOneDim(x, index)) {
+      checkBounds("gather", index, 1, "dim " + axis, x);
+      return gather(x.reshape(1), 0, index.reshape(-1)).reshape(index.shapeRef());
+    }
     checkGatherShapes("gather", x, axis, index);
-    checkBounds("gather", index, x.dim() == 0 ? 1 : x.shapeRef()[axis], "dim " + axis, x);
+    checkBounds("gather", index, x.shapeRef()[axis], "dim " + axis, x);
     Tensor out = Tensor.uninitialized(x.dtype(), index.shapeRef());
     ElementwiseOps.backend().gather(x, axis, index, out);
     int[] inShape = x.shape();
@@ -67,6 +79,10 @@ public final class IndexOps {
     String name = accumulate ? "scatter_add" : "scatter";
     checkIndexType(name, index);
     int axis = Check.axis(name, dim, x.dim(), x);
+    if (asOneDim(x, index) && src.dim() <= 1) {
+      checkBounds(name, index, 1, "dim " + axis, x);
+      return scatter(x.reshape(1), 0, index.reshape(-1), src.reshape(-1), accumulate).reshape();
+    }
     checkGatherShapes(name, x, axis, index);
     if (src.dim() != index.dim()) throw Check.fail(name, "src must have the index's rank", "src", src, "index", index);
     for (int d = 0; d < index.dim(); d++) {
@@ -109,6 +125,14 @@ public final class IndexOps {
     if (index.dim() > 1) throw Check.fail("index_select", "index must be 1-d", "x", x, "index", index);
     int axis = Check.axis("index_select", dim, x.dim(), x);
     Tensor idx = index.dim() == 0 ? index.reshape(1) : index;
+    if (x.dim() == 0) { // x as [1]; the result is 0-d again, as in PyTorch
+      if (idx.numel() != 1) {
+        throw Check.fail("index_select", "a 0-d input takes an index of exactly one element, got "
+            + idx.numel(), "x", x, "index", index);
+      }
+      checkBounds("index_select", idx, 1, "dim " + axis, x);
+      return indexSelect(x.reshape(1), 0, idx).reshape();
+    }
     checkBounds("index_select", idx, x.shapeRef()[axis], "dim " + axis, x);
     int[] shape = x.shape();
     shape[axis] = idx.shapeRef()[0];
@@ -160,6 +184,10 @@ public final class IndexOps {
   /** gather with the index broadcast against x except along dim, as torch.take_along_dim. */
   public static Tensor takeAlongDim(Tensor x, Tensor index, int dim) {
     checkIndexType("take_along_dim", index);
+    if (x.dim() == 0) { // PyTorch: "Dimension specified as 0 but tensor has no dimensions"
+      throw Check.fail("take_along_dim", "dim " + dim + " out of range: a 0-d input has no dims to take along"
+          + " (valid: none)", "x", x, "index", index);
+    }
     int axis = Check.axis("take_along_dim", dim, x.dim(), x);
     if (index.dim() != x.dim()) throw Check.fail("take_along_dim", "index must have the input's rank", "x", x, "index", index);
     int[] xs = x.shape();

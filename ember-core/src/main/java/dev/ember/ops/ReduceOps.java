@@ -86,6 +86,7 @@ public final class ReduceOps {
   }
 
   public static Tensor std(Tensor x, int[] dims, boolean unbiased, boolean keepDim) {
+    normAxes("std", x, dims); // errors name std, not the var it is built on
     return var(x, dims, unbiased, keepDim).sqrt();
   }
 
@@ -181,8 +182,8 @@ public final class ReduceOps {
   }
 
   private static Tensor argReduce(String name, boolean max, Tensor x, int dim, boolean keepDim) {
+    int axis = Check.axis(name, dim, x.dim(), x); // a 0-d input has dims 0 and -1, as in PyTorch
     if (x.dim() == 0) return Tensor.scalar(0, DType.I64);
-    int axis = Check.axis(name, dim, x.dim(), x);
     if (x.shapeRef()[axis] == 0) throw Check.fail(name, "cannot reduce over an empty dimension " + axis, "x", x);
     int[] ks = keepShape(x.shapeRef(), new int[] {axis});
     Tensor out = Tensor.uninitialized(DType.I64, ks);
@@ -206,6 +207,7 @@ public final class ReduceOps {
   /** Vector norm over dims: p = 1, 2 or infinity. */
   public static Tensor norm(Tensor x, double p, int[] dims, boolean keepDim) {
     Check.floating("norm", x);
+    normAxes("norm", x, dims); // errors name norm, not the sum or amax it is built on
     if (p == 1) return sum(x.abs(), dims, keepDim);
     if (p == 2) return sum(x.square(), dims, keepDim).sqrt();
     if (p == Double.POSITIVE_INFINITY) return amax(x.abs(), dims, keepDim);
@@ -232,7 +234,7 @@ public final class ReduceOps {
   public static Tensor softmax(Tensor x, int dim, boolean log) {
     String name = log ? "log_softmax" : "softmax";
     Check.floating(name, x);
-    int axis = x.dim() == 0 ? 0 : Check.axis(name, dim, x.dim(), x);
+    int axis = Check.axis(name, dim, x.dim(), x);
     Tensor xv = x.dim() == 0 ? x.reshape(1) : x;
     Tensor out = Tensor.uninitialized(x.dtype(), xv.shapeRef());
     ElementwiseOps.backend().softmax(xv, axis, log, out);
@@ -253,9 +255,9 @@ public final class ReduceOps {
   }
 
   public static Tensor cumsum(Tensor x, int dim) {
-    if (x.dim() == 0) return x.clone();
     int axis = Check.axis("cumsum", dim, x.dim(), x);
     DType dt = x.dtype().isFloatingPoint() ? x.dtype() : DType.I64;
+    if (x.dim() == 0) return dt == x.dtype() ? x.clone() : x.to(dt);
     Tensor out = Tensor.uninitialized(dt, x.shapeRef());
     ElementwiseOps.backend().cumsum(x, axis, out);
     return Autograd.record("cumsum", out, (ctx, g) -> {
