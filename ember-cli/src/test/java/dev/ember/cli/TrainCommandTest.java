@@ -1,5 +1,6 @@
 package dev.ember.cli;
 
+import dev.ember.data.FashionLike;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -7,9 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.io.PrintStream;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,7 +21,6 @@ import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
 import java.util.stream.Stream;
-import java.util.zip.GZIPOutputStream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -38,35 +36,8 @@ class TrainCommandTest {
   @BeforeAll
   static void writeData() throws IOException {
     Random rnd = new Random(1);
-    write(data, "train", 600, rnd);
-    write(data, "t10k", 200, rnd);
-  }
-
-  static void write(Path dir, String prefix, int n, Random rnd) throws IOException {
-    byte[] images = new byte[n * 784];
-    byte[] labels = new byte[n];
-    for (int i = 0; i < n; i++) {
-      int c = rnd.nextInt(10);
-      labels[i] = (byte) c;
-      for (int p = 0; p < 784; p++) images[i * 784 + p] = (byte) rnd.nextInt(60);
-      int r0 = (c / 5) * 12 + 2, c0 = (c % 5) * 5 + 1;
-      for (int r = r0; r < r0 + 8; r++) for (int q = c0; q < c0 + 4; q++) images[i * 784 + r * 28 + q] = (byte) 220;
-    }
-    gz(dir.resolve(prefix + "-images-idx3-ubyte.gz"), header(0x803, n, 28, 28), images);
-    gz(dir.resolve(prefix + "-labels-idx1-ubyte.gz"), header(0x801, n), labels);
-  }
-
-  private static byte[] header(int magic, int... dims) {
-    ByteBuffer b = ByteBuffer.allocate(4 + 4 * dims.length).putInt(magic);
-    for (int d : dims) b.putInt(d);
-    return b.array();
-  }
-
-  private static void gz(Path file, byte[] head, byte[] body) throws IOException {
-    try (OutputStream out = new GZIPOutputStream(Files.newOutputStream(file))) {
-      out.write(head);
-      out.write(body);
-    }
+    FashionLike.write(data, "train", 600, rnd);
+    FashionLike.write(data, "t10k", 200, rnd);
   }
 
   /** What one in-process {@code ember} call gave. */

@@ -1,5 +1,6 @@
 package dev.ember.cli;
 
+import dev.ember.data.FashionLike;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -58,8 +59,8 @@ class TrainInterruptTest {
   void ctrlCInEpochOneLeavesAResumableRunThatEndsBitwiseAsAnUninterruptedOne() throws Exception {
     Path data = Files.createDirectories(tmp.resolve("data"));
     Random rnd = new Random(3);
-    TrainCommandTest.write(data, "train", TRAIN, rnd);
-    TrainCommandTest.write(data, "t10k", 100, rnd);
+    FashionLike.write(data, "train", TRAIN, rnd);
+    FashionLike.write(data, "t10k", 100, rnd);
     Path full = tmp.resolve("full"), cut = tmp.resolve("cut");
     runToEnd(train(data, full));
 

@@ -1,14 +1,13 @@
 package dev.ember.cli;
 
+import dev.ember.data.FashionLike;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.io.PrintStream;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -17,7 +16,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
-import java.util.zip.GZIPOutputStream;
 import dev.ember.tensor.Tensor;
 import dev.ember.train.Checkpoint;
 import org.junit.jupiter.api.BeforeAll;
@@ -32,28 +30,8 @@ class TrainResumeFallbackTest {
   @BeforeAll
   static void writeData() throws IOException {
     Random rnd = new Random(2);
-    for (String prefix : new String[] {"train", "t10k"}) {
-      int n = prefix.equals("train") ? 300 : 100;
-      byte[] images = new byte[n * 784];
-      byte[] labels = new byte[n];
-      for (int i = 0; i < n; i++) {
-        int c = rnd.nextInt(10);
-        labels[i] = (byte) c;
-        for (int p = 0; p < 784; p++) images[i * 784 + p] = (byte) rnd.nextInt(60);
-        int r0 = (c / 5) * 12 + 2, c0 = (c % 5) * 5 + 1;
-        for (int r = r0; r < r0 + 8; r++) for (int q = c0; q < c0 + 4; q++) images[i * 784 + r * 28 + q] = (byte) 220;
-      }
-      gz(data.resolve(prefix + "-images-idx3-ubyte.gz"), ByteBuffer.allocate(16).putInt(0x803).putInt(n).putInt(28).putInt(28)
-          .array(), images);
-      gz(data.resolve(prefix + "-labels-idx1-ubyte.gz"), ByteBuffer.allocate(8).putInt(0x801).putInt(n).array(), labels);
-    }
-  }
-
-  private static void gz(Path file, byte[] head, byte[] body) throws IOException {
-    try (OutputStream out = new GZIPOutputStream(Files.newOutputStream(file))) {
-      out.write(head);
-      out.write(body);
-    }
+    FashionLike.write(data, "train", 300, rnd);
+    FashionLike.write(data, "t10k", 100, rnd);
   }
 
   /** Exit code, stdout, stderr. */

@@ -1,5 +1,6 @@
 package dev.ember.examples;
 
+import dev.ember.data.FashionLike;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -54,7 +55,7 @@ class ImageInferenceTest {
     byte[] images = new byte[3 * 784];
     new Random(4).nextBytes(images);
     Path idx = tmp.resolve("three-images-idx3-ubyte.gz");
-    FashionCnnTest.gz(idx, FashionCnnTest.header(0x803, 3, 28, 28), images);
+    FashionLike.writeIdx(idx, 0x803, new int[] {3, 28, 28}, images);
     byte[] second = java.util.Arrays.copyOfRange(images, 784, 2 * 784);
     String out = Output.of(() -> ImageInference.main(new String[] {weights.toString(), idx.toString(), "1"}));
     assertEquals(expectedFirstLine(second), out.lines().findFirst().orElse(""));

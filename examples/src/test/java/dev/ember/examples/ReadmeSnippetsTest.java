@@ -1,5 +1,6 @@
 package dev.ember.examples;
 
+import dev.ember.data.FashionLike;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -84,8 +85,8 @@ class ReadmeSnippetsTest {
   @Test
   void training(@TempDir Path tmp) throws Exception {
     Path data = Files.createDirectory(tmp.resolve("data"));
-    FashionCnnTest.writeFashionLike(data, "train", 256, new Random(1));
-    FashionCnnTest.writeFashionLike(data, "t10k", 100, new Random(2));
+    FashionLike.write(data, "train", 256, new Random(1));
+    FashionLike.write(data, "t10k", 100, new Random(2));
     Path run = tmp.resolve("run");
 
     var split = FashionMnist.load(FashionMnist.locate(data));           // README: locate(null)
