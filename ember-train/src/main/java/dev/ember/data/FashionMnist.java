@@ -250,6 +250,7 @@ public final class FashionMnist {
     List<Path> created = new ArrayList<>(); // the folders made here, deepest first: removed again on failure
     for (Path p = cache.toAbsolutePath(); p != null && !Files.exists(p); p = p.getParent()) created.add(p);
     Files.createDirectories(cache);
+    removeStalePartFiles(cache);
     try (HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(20))
         .followRedirects(HttpClient.Redirect.NORMAL).build()) {
       for (String f : FILES) {
@@ -266,6 +267,19 @@ public final class FashionMnist {
         }
       }
       throw e;
+    }
+  }
+
+  /** A download writes its {@code .part} file continuously; one untouched this long was left by a killed process. */
+  static final Duration STALE_PART = Duration.ofMinutes(10);
+
+  /** Deletes the {@code .FILE.gz.*.part} files of downloads that were killed (untouched for {@link #STALE_PART}). */
+  static void removeStalePartFiles(Path cache) throws IOException {
+    long cutoff = System.currentTimeMillis() - STALE_PART.toMillis();
+    try (var files = Files.newDirectoryStream(cache, ".*.gz.*.part")) {
+      for (Path f : files) {
+        if (Files.isRegularFile(f) && Files.getLastModifiedTime(f).toMillis() < cutoff) Files.deleteIfExists(f);
+      }
     }
   }
 

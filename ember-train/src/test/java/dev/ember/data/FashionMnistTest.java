@@ -132,6 +132,24 @@ class FashionMnistTest {
   }
 
   @Test
+  void aKilledDownloadsPartFileIsRemovedByTheNextDownloadButAFreshOneIsNot() throws Exception {
+    Map<String, byte[]> files = smallFiles();
+    var src = sources(Map.of(), serve(files, new AtomicInteger()), hashes(files));
+    Path cache = src.cacheDir();
+    Files.createDirectories(cache);
+    Path stale = Files.write(cache.resolve(".train-images-idx3-ubyte.gz.8123456.part"), new byte[100]);
+    Files.setLastModifiedTime(stale, java.nio.file.attribute.FileTime.fromMillis(
+        System.currentTimeMillis() - FashionMnist.STALE_PART.toMillis() - 60_000));
+    Path inProgress = Files.write(cache.resolve(".t10k-images-idx3-ubyte.gz.9123456.part"), new byte[100]);
+    Path unrelated = Files.write(cache.resolve("notes.part"), new byte[1]);
+    Files.setLastModifiedTime(unrelated, Files.getLastModifiedTime(stale));
+    assertEquals(cache, FashionMnist.locate(null, src));
+    assertFalse(Files.exists(stale), "a .part file untouched for 10 minutes is a killed download's");
+    assertTrue(Files.exists(inProgress), "another process may be writing a fresh one");
+    assertTrue(Files.exists(unrelated), "only the download's own temporary files are removed");
+  }
+
+  @Test
   void aCorruptDownloadIsDeletedAndReported() throws Exception {
     Map<String, byte[]> files = new HashMap<>(smallFiles());
     Map<String, String> sha = hashes(files);
