@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ember.nn.io.AtomicFiles;
 import dev.ember.nn.io.Json;
-import dev.ember.train.report.Csv;
+import dev.ember.train.report.CsvTable;
 import dev.ember.train.report.RunFileException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -19,7 +19,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The small readers and writers behind the run files: Json, Csv, AtomicFiles. */
+/** The small readers and writers behind the run files: Json, CsvTable, AtomicFiles. */
 class RunFilesTest {
   @TempDir Path dir;
   final Path f = Path.of("run/x.json");
@@ -85,15 +85,15 @@ class RunFilesTest {
   @Test
   void csvQuotesWhatNeedsQuotingAndReadsItBack() throws RunFileException {
     StringBuilder sb = new StringBuilder();
-    Csv.row(sb, List.of("plain", "with,comma", "with \"quote\"", "two\nlines", ""));
+    CsvTable.row(sb, List.of("plain", "with,comma", "with \"quote\"", "two\nlines", ""));
     assertEquals("plain,\"with,comma\",\"with \"\"quote\"\"\",\"two\nlines\",\n", sb.toString());
-    List<List<String>> rows = Csv.parse(sb + "1,2,3,4,5\r\nlast,row", f);
+    List<List<String>> rows = CsvTable.parse(sb + "1,2,3,4,5\r\nlast,row", f);
     assertEquals(List.of(List.of("plain", "with,comma", "with \"quote\"", "two\nlines", ""), List.of("1", "2", "3", "4", "5"),
         List.of("last", "row")), rows);
-    RunFileException e = assertThrows(RunFileException.class, () -> Csv.parse("a,b\n1,x\"y\n", f));
+    RunFileException e = assertThrows(RunFileException.class, () -> CsvTable.parse("a,b\n1,x\"y\n", f));
     assertEquals(7, e.offset());
     assertTrue(e.getMessage().endsWith("a quote inside an unquoted cell"), e.getMessage());
-    e = assertThrows(RunFileException.class, () -> Csv.parse("a,\"b\"c\n", f));
+    e = assertThrows(RunFileException.class, () -> CsvTable.parse("a,\"b\"c\n", f));
     assertEquals(5, e.offset());
   }
 

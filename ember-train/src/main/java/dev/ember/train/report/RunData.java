@@ -92,7 +92,7 @@ final class RunData {
   }
 
   static Metrics readMetrics(Path file) throws IOException {
-    List<List<String>> rows = Csv.parse(readSmall(file), file);
+    List<List<String>> rows = CsvTable.parse(readSmall(file), file);
     if (rows.isEmpty()) throw new RunFileException(file, 0, "empty file; expected a header row (epoch,step,time_s,...)");
     List<String> header = rows.get(0);
     for (int c = 0; c < header.size(); c++) {
