@@ -20,7 +20,7 @@ import dev.ember.train.callbacks.JsonLinesLogger;
 import dev.ember.train.callbacks.ModelCheckpoint;
 import dev.ember.train.callbacks.Profiling;
 import dev.ember.train.callbacks.ProgressBar;
-import dev.ember.train.callbacks.ReduceLROnPlateau;
+import dev.ember.train.callbacks.ReduceLROnPlateauCallback;
 import dev.ember.train.callbacks.TerminateOnNaN;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -112,7 +112,7 @@ final class CallbackCases {
     m.put("gradient_monitor", d -> List.of(new GradientMonitor(1, false)));
     m.put("terminate_on_nan", d -> List.of(new TerminateOnNaN()));
     m.put("early_stopping", d -> List.of(new EarlyStopping("loss", "min", 1000)));
-    m.put("reduce_lr_on_plateau", d -> List.of(new ReduceLROnPlateau("loss", "min", 0.5, 10, 0.0)));
+    m.put("reduce_lr_on_plateau", d -> List.of(new ReduceLROnPlateauCallback("loss", "min", 0.5, 10, 0.0)));
     m.put("histogram_logger", d -> List.of(new HistogramLogger(d.resolve("histograms.jsonl"), 50, 30)));
     m.put("profiling", d -> List.of(new Profiling(DISCARD, d.resolve("profile.json"))));
     m.put("model_checkpoint", d -> List.of(new ModelCheckpoint(d.resolve("ckpt"), 0, 50, 2)));

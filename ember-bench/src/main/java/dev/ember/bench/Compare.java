@@ -78,9 +78,9 @@ public final class Compare {
       return 0;
     }
     String kernels = CpuBackends.instance().name();
-    out.println("{\"workload\":\"_env\",\"side\":\"ember\",\"kernels\":" + Json.str(kernels)
-        + ",\"threads\":" + Parallel.threads() + ",\"java\":" + Json.str(Runtime.version().toString())
-        + ",\"vm\":" + Json.str(System.getProperty("java.vm.name")) + ",\"cpus\":" + Runtime.getRuntime().availableProcessors() + "}");
+    out.println("{\"workload\":\"_env\",\"side\":\"ember\",\"kernels\":" + JsonText.str(kernels)
+        + ",\"threads\":" + Parallel.threads() + ",\"java\":" + JsonText.str(Runtime.version().toString())
+        + ",\"vm\":" + JsonText.str(System.getProperty("java.vm.name")) + ",\"cpus\":" + Runtime.getRuntime().availableProcessors() + "}");
     out.flush();
     err.printf(Locale.ROOT, "# ember kernels=%s threads=%d java=%s%n", kernels, Parallel.threads(), Runtime.version());
     Measure m = new Measure(new Measure.Options(a.warmup, a.target, a.repeats, a.foreignMax, 4, a.maxWait));
@@ -108,38 +108,38 @@ public final class Compare {
 
   private static String json(BenchCase c, Measure.Result r, String kernels) {
     StringBuilder sb = new StringBuilder("{");
-    sb.append("\"workload\":").append(Json.str(c.workload()));
-    sb.append(",\"case\":").append(Json.str(c.name()));
-    sb.append(",\"side\":\"ember\",\"kernels\":").append(Json.str(kernels));
+    sb.append("\"workload\":").append(JsonText.str(c.workload()));
+    sb.append(",\"case\":").append(JsonText.str(c.name()));
+    sb.append(",\"side\":\"ember\",\"kernels\":").append(JsonText.str(kernels));
     sb.append(",\"threads\":").append(Parallel.threads());
-    sb.append(",\"metric\":").append(Json.str(c.metric()));
-    sb.append(",\"unit\":").append(Json.str(c.unit()));
+    sb.append(",\"metric\":").append(JsonText.str(c.metric()));
+    sb.append(",\"unit\":").append(JsonText.str(c.unit()));
     sb.append(",\"lower_is_better\":").append(c.lowerIsBetter());
     long params = "samples/s".equals(c.unit()) ? TrainingCases.mlpParams(c.workload()) : -1;
     if (params > 0) sb.append(",\"params\":").append(params); // for compare.py's model-FLOPs utilisation
-    sb.append(",\"median\":").append(Json.num(r.median()));
-    sb.append(",\"min\":").append(Json.num(r.min()));
-    sb.append(",\"max\":").append(Json.num(r.max()));
+    sb.append(",\"median\":").append(JsonText.num(r.median()));
+    sb.append(",\"min\":").append(JsonText.num(r.min()));
+    sb.append(",\"max\":").append(JsonText.num(r.max()));
     sb.append(",\"repeats\":").append(r.values().length);
     sb.append(",\"calls_per_repeat\":").append(r.callsPerRepeat());
     sb.append(",\"discarded_repeats\":").append(r.discarded());
     if (r.contaminated()) sb.append(",\"contaminated\":true");
-    sb.append(",\"quiet_wait_s\":").append(Json.num(r.quietWaitS()));
+    sb.append(",\"quiet_wait_s\":").append(JsonText.num(r.quietWaitS()));
     sb.append(",\"values\":[");
-    for (int i = 0; i < r.values().length; i++) sb.append(i > 0 ? "," : "").append(Json.num(r.values()[i]));
+    for (int i = 0; i < r.values().length; i++) sb.append(i > 0 ? "," : "").append(JsonText.num(r.values()[i]));
     return sb.append("]}").toString();
   }
 
   /**
-   * JSON for the flat records above: strings through ember-train's report writer, numbers as Java
-   * prints them (null when not finite).
+   * JSON for the flat records above: strings through Ember's JSON writer, numbers as Java prints
+   * them (null when not finite).
    */
-  static final class Json {
-    private Json() {}
+  static final class JsonText {
+    private JsonText() {}
 
     static String str(String s) {
       StringBuilder sb = new StringBuilder();
-      dev.ember.train.report.Json.string(sb, s);
+      dev.ember.nn.io.Json.string(sb, s);
       return sb.toString();
     }
 

@@ -123,11 +123,11 @@ public final class MemoryProbe {
     heap.stop();
 
     String kernels = dev.ember.backend.cpu.CpuBackends.instance().name();
-    out.println("{\"workload\":\"_env\",\"side\":\"ember\",\"kernels\":" + Compare.Json.str(kernels)
-        + ",\"threads\":" + Parallel.threads() + ",\"java\":" + Compare.Json.str(Runtime.version().toString())
-        + ",\"max_heap_mb\":" + Compare.Json.num(Runtime.getRuntime().maxMemory() / 1048576.0) + "}");
+    out.println("{\"workload\":\"_env\",\"side\":\"ember\",\"kernels\":" + Compare.JsonText.str(kernels)
+        + ",\"threads\":" + Parallel.threads() + ",\"java\":" + Compare.JsonText.str(Runtime.version().toString())
+        + ",\"max_heap_mb\":" + Compare.JsonText.num(Runtime.getRuntime().maxMemory() / 1048576.0) + "}");
     String extra = String.format(Locale.ROOT, ",\"warmup_steps\":%d,\"steps\":%d,\"warmup_s\":%s,\"s_per_step\":%s", warmup,
-        steps, Compare.Json.num((t1 - t0) / 1e9), Compare.Json.num((t2 - t1) / 1e9 / steps));
+        steps, Compare.JsonText.num((t1 - t0) / 1e9), Compare.JsonText.num((t2 - t1) / 1e9 / steps));
     out.println(record(workload, "peak RSS, " + caseName, "peak_rss_mb", peakRss, extra));
     out.println(record(workload, "start RSS", "start_rss_mb", startRss, extra));
     out.println(record(workload, "peak heap, " + caseName, "peak_heap_mb", peakHeap, extra));
@@ -144,9 +144,9 @@ public final class MemoryProbe {
   }
 
   static String record(String workload, String caseName, String metric, double mb, String extra) {
-    String v = Compare.Json.num(mb);
-    return "{\"workload\":" + Compare.Json.str(workload) + ",\"case\":" + Compare.Json.str(caseName)
-        + ",\"side\":\"ember\",\"threads\":" + Parallel.threads() + ",\"metric\":" + Compare.Json.str(metric)
+    String v = Compare.JsonText.num(mb);
+    return "{\"workload\":" + Compare.JsonText.str(workload) + ",\"case\":" + Compare.JsonText.str(caseName)
+        + ",\"side\":\"ember\",\"threads\":" + Parallel.threads() + ",\"metric\":" + Compare.JsonText.str(metric)
         + ",\"unit\":\"MB\",\"lower_is_better\":true,\"median\":" + v + ",\"min\":" + v + ",\"max\":" + v
         + ",\"repeats\":1" + extra + ",\"values\":[" + v + "]}";
   }

@@ -1,5 +1,6 @@
 package dev.ember.bench;
 
+import dev.ember.nn.io.Json;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -174,10 +175,24 @@ public final class Report {
     return rows;
   }
 
+  /**
+   * One result line as plain values ({@link Json#parsePlain}), Python's {@code NaN} and
+   * {@code Infinity} accepted as Python's reader accepts them.
+   *
+   * @throws IllegalArgumentException naming the column of a syntax error
+   */
+  static Object parseJson(String text) {
+    try {
+      return Json.parsePlain(text, Json.NonFinite.LITERALS);
+    } catch (Json.SyntaxError e) {
+      throw new IllegalArgumentException("invalid JSON: " + e.getMessage() + " at column " + (e.pos + 1));
+    }
+  }
+
   static Row parseRow(Path file, int line, String text) {
     Object parsed;
     try {
-      parsed = JsonReader.parse(text);
+      parsed = parseJson(text);
     } catch (IllegalArgumentException e) {
       throw new MalformedResultsException(file, line, e.getMessage());
     }
@@ -234,14 +249,14 @@ public final class Report {
 
     double number(String k) {
       Object v = m.get(k);
-      if (v instanceof Double d && Double.isFinite(d)) return d;
+      if (v instanceof Number n && Double.isFinite(n.doubleValue())) return n.doubleValue();
       throw bad(k, v == null && !m.containsKey(k) ? "is missing" : "must be a finite number", v);
     }
 
     Double optNumber(String k) {
       Object v = m.get(k);
       if (v == null) return null;
-      if (v instanceof Double d && Double.isFinite(d)) return d;
+      if (v instanceof Number n && Double.isFinite(n.doubleValue())) return n.doubleValue();
       throw bad(k, "must be a finite number or null", v);
     }
 

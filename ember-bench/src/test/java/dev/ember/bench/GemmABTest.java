@@ -36,11 +36,11 @@ class GemmABTest {
       GemmAB.Result r = results.get(i);
       assertTrue(r.sameBits(), "one build on both sides must give the same bits: " + r);
       assertTrue(r.rounds() >= 1 && r.oldGflops() > 0 && r.newGflops() > 0, r.toString());
-      Map<?, ?> rec = (Map<?, ?>) JsonReader.parse(lines[i]);
+      Map<?, ?> rec = (Map<?, ?>) Report.parseJson(lines[i]);
       assertEquals("gemm-ab", rec.get("category"));
       assertEquals(shapes.get(i).text(), rec.get("case"));
       assertEquals(true, rec.get("same_bits"));
-      assertEquals((double) r.rounds(), rec.get("rounds"));
+      assertEquals((long) r.rounds(), rec.get("rounds"));
       assertEquals(r.newGflops() / r.oldGflops(), (Double) rec.get("ratio"), 1e-3);
     }
     assertTrue(log.toString(StandardCharsets.UTF_8).contains("30x40x50:tn"));

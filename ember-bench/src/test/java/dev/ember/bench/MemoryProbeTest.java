@@ -36,7 +36,7 @@ class MemoryProbeTest {
     // the records are in Compare's format: parse them as compare.py pools them
     Map<String, Double> mb = new java.util.HashMap<>();
     for (String line : lines.subList(1, 5)) {
-      Map<?, ?> m = (Map<?, ?>) JsonReader.parse(line);
+      Map<?, ?> m = (Map<?, ?>) Report.parseJson(line);
       assertEquals("mlp_mnist", m.get("workload"));
       assertEquals("MB", m.get("unit"));
       assertEquals(Boolean.TRUE, m.get("lower_is_better"));

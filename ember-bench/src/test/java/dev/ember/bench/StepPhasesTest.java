@@ -30,12 +30,12 @@ class StepPhasesTest {
     String[] lines = run(o, log);
     assertEquals(2, lines.length);
     for (int i = 0; i < 2; i++) {
-      Map<?, ?> rec = (Map<?, ?>) JsonReader.parse(lines[i]);
+      Map<?, ?> rec = (Map<?, ?>) Report.parseJson(lines[i]);
       assertEquals("step-phases", rec.get("category"));
       assertEquals("seed_h1024", rec.get("workload"));
       assertEquals("train b=4 " + List.of("sgd", "adamw").get(i), rec.get("case"));
-      assertEquals(3.0, rec.get("deferred"), lines[i]);
-      assertEquals(3.0, rec.get("rounds"));
+      assertEquals(3L, rec.get("deferred"), lines[i]);
+      assertEquals(3L, rec.get("rounds"));
       double step = (Double) rec.get("step");
       double total = (Double) rec.get("total");
       for (String p : List.of("forward", "backward", "step", "step_gemm", "step_floor")) {
@@ -51,7 +51,7 @@ class StepPhasesTest {
   void leavesTheStepsGemmsUntimedWithoutSplitStep() {
     StepPhases.Options o = StepPhases.parse(new String[] {"--hidden", "16", "--batch", "2", "--steps", "1", "--rounds", "1"});
     assertEquals(new StepPhases.Options(16, 2, List.of("sgd"), 1, 1, false, false), o);
-    Map<?, ?> rec = (Map<?, ?>) JsonReader.parse(run(o, new ByteArrayOutputStream())[0]);
+    Map<?, ?> rec = (Map<?, ?>) Report.parseJson(run(o, new ByteArrayOutputStream())[0]);
     assertNull(rec.get("step_gemm"));
     assertNull(rec.get("step_floor"));
     assertNull(rec.get("deferred"));

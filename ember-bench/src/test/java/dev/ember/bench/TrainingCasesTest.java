@@ -41,10 +41,10 @@ class TrainingCasesTest {
     assertEquals(0, status);
     List<String> lines = out.toString(StandardCharsets.UTF_8).lines().toList();
     assertEquals(2, lines.size(), lines.toString());
-    Map<?, ?> rec = (Map<?, ?>) JsonReader.parse(lines.get(1));
+    Map<?, ?> rec = (Map<?, ?>) Report.parseJson(lines.get(1));
     assertEquals("train b=32", rec.get("case"));
     assertEquals("samples/s", rec.get("unit"));
-    assertEquals(101_770.0, rec.get("params"));
+    assertEquals(101_770L, rec.get("params"));
     assertTrue((Double) rec.get("median") > 0, rec.toString());
   }
 }

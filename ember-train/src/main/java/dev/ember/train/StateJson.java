@@ -1,7 +1,8 @@
 package dev.ember.train;
 
+import dev.ember.nn.io.Json;
 import dev.ember.tensor.Tensor;
-import dev.ember.train.report.Json;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -14,12 +15,16 @@ import java.util.function.Function;
  * double bit for bit (written with {@link Double#toString}, which round-trips, or as a tag for
  * NaN and infinities). Tensors are not written inline: {@link #write} hands each to a sink that
  * stores it elsewhere and returns a reference name, and {@link #read} resolves the names back.
+ * The JSON itself is read and written by {@link Json}; this class only maps types to tags.
  *
  * <p>Encoding: {@code null}, booleans and strings as JSON; {@code {"i":1}}, {@code {"l":1}},
  * {@code {"f":"1.5"}}, {@code {"d":"1.5"}}; arrays {@code {"i[]":[..]}}, {@code {"l[]":[..]}},
  * {@code {"d[]":[".."]}}; lists as JSON arrays; maps {@code {"m":{..}}}; tensors {@code {"t":"name"}}.
  */
 final class StateJson {
+  /** JSON nesting accepted: a state nested 64 levels deep (a map is two JSON levels), as before. */
+  private static final int MAX_DEPTH = 2 * 64 + 2;
+
   private StateJson() {}
 
   /** Thrown for text that is not what {@link #write} produces. */
@@ -30,266 +35,156 @@ final class StateJson {
   }
 
   static String write(Object value, Function<Tensor, String> tensorSink) {
-    StringBuilder sb = new StringBuilder();
-    write(sb, value, tensorSink);
-    return sb.toString();
+    return Json.write(tagged(value, tensorSink));
   }
 
-  private static void write(StringBuilder sb, Object v, Function<Tensor, String> sink) {
-    switch (v) {
-      case null -> sb.append("null");
-      case Boolean b -> sb.append(b);
-      case String s -> Json.string(sb, s);
-      case Integer i -> sb.append("{\"i\":").append(i).append('}');
-      case Long l -> sb.append("{\"l\":").append(l).append('}');
-      case Float f -> tagged(sb, "f", Float.toString(f));
-      case Double d -> tagged(sb, "d", Double.toString(d));
-      case int[] a -> {
-        sb.append("{\"i[]\":[");
-        for (int i = 0; i < a.length; i++) sb.append(i == 0 ? "" : ",").append(a[i]);
-        sb.append("]}");
-      }
-      case long[] a -> {
-        sb.append("{\"l[]\":[");
-        for (int i = 0; i < a.length; i++) sb.append(i == 0 ? "" : ",").append(a[i]);
-        sb.append("]}");
-      }
+  /** {@code v} as the plain JSON values of its tagged encoding. */
+  private static Object tagged(Object v, Function<Tensor, String> sink) {
+    return switch (v) {
+      case null -> null;
+      case Boolean b -> b;
+      case String s -> s;
+      case Integer i -> Map.of("i", i);
+      case Long l -> Map.of("l", l);
+      case Float f -> Map.of("f", Float.toString(f));
+      case Double d -> Map.of("d", Double.toString(d));
+      case int[] a -> Map.of("i[]", a);
+      case long[] a -> Map.of("l[]", a);
       case double[] a -> {
-        sb.append("{\"d[]\":[");
-        for (int i = 0; i < a.length; i++) {
-          if (i > 0) sb.append(',');
-          Json.string(sb, Double.toString(a[i]));
-        }
-        sb.append("]}");
+        List<String> texts = new ArrayList<>(a.length);
+        for (double d : a) texts.add(Double.toString(d));
+        yield Map.of("d[]", texts);
       }
-      case Tensor t -> {
-        sb.append("{\"t\":");
-        Json.string(sb, sink.apply(t));
-        sb.append('}');
-      }
+      case Tensor t -> Map.of("t", sink.apply(t));
       case List<?> list -> {
-        sb.append('[');
-        for (int i = 0; i < list.size(); i++) {
-          if (i > 0) sb.append(',');
-          write(sb, list.get(i), sink);
-        }
-        sb.append(']');
+        List<Object> out = new ArrayList<>(list.size());
+        for (Object item : list) out.add(tagged(item, sink));
+        yield out;
       }
       case Map<?, ?> map -> {
-        sb.append("{\"m\":{");
-        boolean first = true;
+        LinkedHashMap<String, Object> out = new LinkedHashMap<>();
         for (var e : map.entrySet()) {
           if (!(e.getKey() instanceof String k)) {
             throw new IllegalArgumentException("checkpoint state: map keys must be strings, got " + e.getKey());
           }
-          if (!first) sb.append(',');
-          first = false;
-          Json.string(sb, k);
-          sb.append(':');
-          write(sb, e.getValue(), sink);
+          out.put(k, tagged(e.getValue(), sink));
         }
-        sb.append("}}");
+        yield Map.of("m", out);
       }
       default -> throw new IllegalArgumentException("checkpoint state: cannot store a " + v.getClass().getName()
           + " (allowed: numbers, strings, booleans, int[]/long[]/double[], lists, maps, tensors)");
-    }
-  }
-
-  private static void tagged(StringBuilder sb, String tag, String text) {
-    sb.append("{\"").append(tag).append("\":");
-    Json.string(sb, text);
-    sb.append('}');
+    };
   }
 
   static Object read(String text, Function<String, Tensor> tensors) {
-    Parser p = new Parser(text, tensors);
-    Object v = p.value(0);
-    p.skipWs();
-    if (p.pos != text.length()) throw p.fail("trailing characters");
-    return v;
+    Json.Value root;
+    try {
+      root = Json.parse(text.getBytes(StandardCharsets.UTF_8), 0, MAX_DEPTH, Json.NonFinite.REJECT);
+    } catch (Json.SyntaxError e) {
+      throw new FormatException("checkpoint state: " + e.getMessage() + " at byte " + e.pos);
+    }
+    return value(root, tensors);
   }
 
-  private static final class Parser {
-    private final String s;
-    private final Function<String, Tensor> tensors;
-    int pos;
+  private static FormatException fail(Json.Value at, String what) {
+    return new FormatException("checkpoint state: " + what + " at byte " + at.pos());
+  }
 
-    Parser(String s, Function<String, Tensor> tensors) {
-      this.s = s;
-      this.tensors = tensors;
-    }
+  private static Object value(Json.Value v, Function<String, Tensor> tensors) {
+    return switch (v) {
+      case Json.Str s -> s.value();
+      case Json.Lit lit -> lit.text().equals("null") ? null : Boolean.valueOf(lit.text());
+      case Json.Arr a -> {
+        List<Object> out = new ArrayList<>(a.items().size());
+        for (Json.Value item : a.items()) out.add(value(item, tensors));
+        yield out;
+      }
+      case Json.Obj o -> tagged(o, tensors);
+      case Json.Num n -> throw fail(n, "untagged number " + n.text());
+    };
+  }
 
-    FormatException fail(String what) {
-      return new FormatException("checkpoint state: " + what + " at character " + pos);
-    }
-
-    void skipWs() {
-      while (pos < s.length() && Character.isWhitespace(s.charAt(pos))) pos++;
-    }
-
-    void expect(char c) {
-      skipWs();
-      if (pos >= s.length() || s.charAt(pos) != c) throw fail("expected '" + c + "'");
-      pos++;
-    }
-
-    boolean peek(char c) {
-      skipWs();
-      return pos < s.length() && s.charAt(pos) == c;
-    }
-
-    Object value(int depth) {
-      if (depth > 64) throw fail("nesting deeper than 64");
-      skipWs();
-      if (pos >= s.length()) throw fail("unexpected end");
-      char c = s.charAt(pos);
-      if (c == '"') return string();
-      if (c == '[') {
-        pos++;
-        List<Object> out = new ArrayList<>();
-        if (peek(']')) {
-          pos++;
-          return out;
+  private static Object tagged(Json.Obj o, Function<String, Tensor> tensors) {
+    if (o.members().size() != 1) throw fail(o, "expected one tag in an object, found " + o.members().size() + " members");
+    Json.Member m = o.members().get(0);
+    Json.Value v = m.value();
+    return switch (m.key()) {
+      case "i" -> {
+        long l = integer(v);
+        if (l != (int) l) throw fail(v, "integer " + l + " does not fit an int");
+        yield (int) l;
+      }
+      case "l" -> integer(v);
+      case "f" -> Float.parseFloat(number(v));
+      case "d" -> Double.parseDouble(number(v));
+      case "t" -> {
+        String name = string(v);
+        Tensor t = tensors.apply(name);
+        if (t == null) throw fail(v, "tensor '" + name + "' is missing");
+        yield t;
+      }
+      case "i[]" -> {
+        List<Json.Value> items = array(v);
+        int[] out = new int[items.size()];
+        for (int k = 0; k < out.length; k++) {
+          long l = integer(items.get(k));
+          if (l != (int) l) throw fail(items.get(k), "integer " + l + " does not fit an int");
+          out[k] = (int) l;
         }
-        do {
-          out.add(value(depth + 1));
-        } while (comma());
-        expect(']');
-        return out;
+        yield out;
       }
-      if (c == '{') return tagged(depth);
-      if (s.startsWith("null", pos)) {
-        pos += 4;
-        return null;
+      case "l[]" -> {
+        List<Json.Value> items = array(v);
+        long[] out = new long[items.size()];
+        for (int k = 0; k < out.length; k++) out[k] = integer(items.get(k));
+        yield out;
       }
-      if (s.startsWith("true", pos)) {
-        pos += 4;
-        return Boolean.TRUE;
+      case "d[]" -> {
+        List<Json.Value> items = array(v);
+        double[] out = new double[items.size()];
+        for (int k = 0; k < out.length; k++) out[k] = Double.parseDouble(number(items.get(k)));
+        yield out;
       }
-      if (s.startsWith("false", pos)) {
-        pos += 5;
-        return Boolean.FALSE;
+      case "m" -> {
+        if (!(v instanceof Json.Obj map)) throw fail(v, "expected an object after \"m\", found " + v.describe());
+        LinkedHashMap<String, Object> out = new LinkedHashMap<>();
+        for (Json.Member e : map.members()) {
+          if (out.containsKey(e.key())) throw fail(e.value(), "duplicate key \"" + e.key() + "\"");
+          out.put(e.key(), value(e.value(), tensors));
+        }
+        yield out;
       }
-      throw fail("unexpected character '" + c + "'");
-    }
+      default -> throw fail(o, "unknown tag '" + m.key() + "'");
+    };
+  }
 
-    boolean comma() {
-      if (peek(',')) {
-        pos++;
-        return true;
-      }
-      return false;
+  private static long integer(Json.Value v) {
+    if (!(v instanceof Json.Num n) || !n.isInteger()) throw fail(v, "expected an integer, found " + v.describe());
+    try {
+      return Long.parseLong(n.text());
+    } catch (NumberFormatException e) {
+      throw fail(v, "integer " + n.text() + " does not fit a long");
     }
+  }
 
-    Object tagged(int depth) {
-      expect('{');
-      String tag = string();
-      expect(':');
-      Object out = switch (tag) {
-        case "i" -> Math.toIntExact(integer());
-        case "l" -> integer();
-        case "f" -> Float.parseFloat(string());
-        case "d" -> parseDouble(string());
-        case "t" -> {
-          String name = string();
-          Tensor t = tensors.apply(name);
-          if (t == null) throw fail("tensor '" + name + "' is missing");
-          yield t;
-        }
-        case "i[]", "l[]" -> {
-          expect('[');
-          List<Long> vals = new ArrayList<>();
-          if (!peek(']')) {
-            do {
-              vals.add(integer());
-            } while (comma());
-          }
-          expect(']');
-          if (tag.equals("l[]")) yield vals.stream().mapToLong(Long::longValue).toArray();
-          yield vals.stream().mapToInt(Math::toIntExact).toArray();
-        }
-        case "d[]" -> {
-          expect('[');
-          List<Double> vals = new ArrayList<>();
-          if (!peek(']')) {
-            do {
-              vals.add(parseDouble(string()));
-            } while (comma());
-          }
-          expect(']');
-          yield vals.stream().mapToDouble(Double::doubleValue).toArray();
-        }
-        case "m" -> {
-          expect('{');
-          LinkedHashMap<String, Object> m = new LinkedHashMap<>();
-          if (!peek('}')) {
-            do {
-              String k = string();
-              expect(':');
-              m.put(k, value(depth + 1));
-            } while (comma());
-          }
-          expect('}');
-          yield m;
-        }
-        default -> throw fail("unknown tag '" + tag + "'");
-      };
-      expect('}');
-      return out;
+  /** A double's text as {@link Double#toString} wrote it, checked to parse. */
+  private static String number(Json.Value v) {
+    String s = string(v);
+    try {
+      Double.parseDouble(s);
+    } catch (NumberFormatException e) {
+      throw fail(v, "bad number '" + s + "'");
     }
+    return s;
+  }
 
-    double parseDouble(String text) {
-      try {
-        return Double.parseDouble(text);
-      } catch (NumberFormatException e) {
-        throw fail("bad number '" + text + "'");
-      }
-    }
+  private static String string(Json.Value v) {
+    if (!(v instanceof Json.Str s)) throw fail(v, "expected a string, found " + v.describe());
+    return s.value();
+  }
 
-    long integer() {
-      skipWs();
-      int start = pos;
-      if (pos < s.length() && s.charAt(pos) == '-') pos++;
-      while (pos < s.length() && Character.isDigit(s.charAt(pos))) pos++;
-      try {
-        return Long.parseLong(s.substring(start, pos));
-      } catch (NumberFormatException e) {
-        throw fail("bad integer");
-      }
-    }
-
-    String string() {
-      skipWs();
-      if (pos >= s.length() || s.charAt(pos) != '"') throw fail("expected a string");
-      pos++;
-      StringBuilder sb = new StringBuilder();
-      while (true) {
-        if (pos >= s.length()) throw fail("unterminated string");
-        char c = s.charAt(pos++);
-        if (c == '"') return sb.toString();
-        if (c != '\\') {
-          sb.append(c);
-          continue;
-        }
-        if (pos >= s.length()) throw fail("unterminated escape");
-        char e = s.charAt(pos++);
-        switch (e) {
-          case '"', '\\', '/' -> sb.append(e);
-          case 'n' -> sb.append('\n');
-          case 'r' -> sb.append('\r');
-          case 't' -> sb.append('\t');
-          case 'u' -> {
-            if (pos + 4 > s.length()) throw fail("short \\u escape");
-            try {
-              sb.append((char) Integer.parseInt(s.substring(pos, pos + 4), 16));
-            } catch (NumberFormatException ex) {
-              throw fail("bad \\u escape");
-            }
-            pos += 4;
-          }
-          default -> throw fail("bad escape '\\" + e + "'");
-        }
-      }
-    }
+  private static List<Json.Value> array(Json.Value v) {
+    if (!(v instanceof Json.Arr a)) throw fail(v, "expected an array, found " + v.describe());
+    return a.items();
   }
 }

@@ -6,9 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import dev.ember.nn.io.Json;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Tensor;
-import dev.ember.train.report.Json;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -38,9 +38,8 @@ class MetricsFixtureTest {
     if (fixtures == null) {
       try (InputStream in = MetricsFixtureTest.class.getResourceAsStream("/metrics/metrics_fixtures.json")) {
         if (in == null) throw new IllegalStateException("metrics/metrics_fixtures.json is not on the test classpath");
-        fixtures = (Map<String, Object>) Json.parse(new String(in.readAllBytes(), StandardCharsets.UTF_8),
-            Path.of("metrics/metrics_fixtures.json"), 0);
-      } catch (IOException e) {
+        fixtures = (Map<String, Object>) Json.parsePlain(in.readAllBytes(), 0, Json.MAX_DEPTH, Json.NonFinite.REJECT);
+      } catch (IOException | Json.SyntaxError e) {
         throw new IllegalStateException(e);
       }
     }

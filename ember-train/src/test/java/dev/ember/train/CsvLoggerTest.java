@@ -174,7 +174,7 @@ class CsvLoggerTest {
     d.trainBegin();
     d.epoch(1, 1, Map.of("f1,\"macro\"", 0.5), Map.of());
     assertTrue(lines(f).get(0).endsWith(",\"f1,\"\"macro\"\"\""), lines(f).get(0));
-    var parsed = dev.ember.train.report.Csv.parse(Files.readString(f), f);
+    var parsed = dev.ember.train.report.CsvTable.parse(Files.readString(f), f);
     assertEquals("f1,\"macro\"", parsed.get(0).getLast());
     assertEquals("0.5", parsed.get(1).getLast());
   }

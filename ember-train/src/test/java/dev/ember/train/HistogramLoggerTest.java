@@ -8,9 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.ember.nn.Linear;
 import dev.ember.nn.Module;
 import dev.ember.nn.Sequential;
+import dev.ember.nn.io.Json;
 import dev.ember.tensor.Tensor;
 import dev.ember.train.callbacks.HistogramLogger;
-import dev.ember.train.report.Json;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -26,7 +26,13 @@ class HistogramLoggerTest {
   @SuppressWarnings("unchecked")
   static List<Map<String, Object>> read(Path f) throws IOException {
     List<Map<String, Object>> out = new ArrayList<>();
-    for (String line : Files.readAllLines(f)) out.add((Map<String, Object>) Json.parse(line, f, 0));
+    for (String line : Files.readAllLines(f)) {
+      try {
+        out.add((Map<String, Object>) Json.parsePlain(line, Json.NonFinite.REJECT));
+      } catch (Json.SyntaxError e) {
+        throw new AssertionError(f + ": " + e.getMessage() + " at byte " + e.pos + " of line " + (out.size() + 1), e);
+      }
+    }
     return out;
   }
 

@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ember.nn.io.Json;
 import dev.ember.train.callbacks.JsonLinesLogger;
-import dev.ember.train.report.Json;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,7 +22,13 @@ class JsonLinesLoggerTest {
   @SuppressWarnings("unchecked")
   private static List<Map<String, Object>> read(Path f) throws IOException {
     List<Map<String, Object>> out = new ArrayList<>();
-    for (String line : Files.readAllLines(f)) out.add((Map<String, Object>) Json.parse(line, f, 0));
+    for (String line : Files.readAllLines(f)) {
+      try {
+        out.add((Map<String, Object>) Json.parsePlain(line, Json.NonFinite.REJECT));
+      } catch (Json.SyntaxError e) {
+        throw new AssertionError(f + ": " + e.getMessage() + " at byte " + e.pos + " of line " + (out.size() + 1), e);
+      }
+    }
     return out;
   }
 

@@ -15,7 +15,7 @@ import dev.ember.optim.SGD;
 import dev.ember.optim.schedule.StepLR;
 import dev.ember.tensor.Tensor;
 import dev.ember.train.callbacks.EarlyStopping;
-import dev.ember.train.callbacks.GradientAccumulation;
+import dev.ember.train.callbacks.GradientAccumulationScheduler;
 import dev.ember.train.callbacks.GradientMonitor;
 import dev.ember.train.callbacks.ModelCheckpoint;
 import dev.ember.train.callbacks.TerminateOnNaN;
@@ -142,7 +142,7 @@ class TrainerTest {
       for (int i = 0; i < x.length; i++) assertEquals(y[i], x[i], 1e-6, k);
     }
     Module c = Fixtures.mlp(9);
-    Trainer.builder().maxEpochs(1).callbacks(new GradientAccumulation(2)).build()
+    Trainer.builder().maxEpochs(1).callbacks(new GradientAccumulationScheduler(2)).build()
         .fit(c, F::crossEntropy, new SGD(c.parameters(), 0.5), Fixtures.source(d, 4, 0), null);
     Fixtures.assertSameState(a.stateDict(), c.stateDict());
   }

@@ -2,47 +2,79 @@ package dev.ember.nn.io;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 
 /**
- * A small strict JSON parser for safetensors headers (RFC 8259: objects, arrays, strings with
- * escapes, numbers, {@code true}, {@code false}, {@code null}). It works on the raw header bytes so
- * that every error and every value carries the byte offset where it starts. Numbers keep their
- * text: the header only needs non-negative integers, and the validator reports the exact token when
- * it gets something else. Objects keep their members in order, duplicates included, so that the
- * validator can name a duplicate tensor instead of silently keeping the last one.
+ * Ember's one JSON reader and writer (RFC 8259), used by safetensors headers, checkpoints, the
+ * run-folder reports and the benchmark results.
  *
- * <p>Nesting is capped ({@link #MAX_DEPTH}) so that a hostile header of {@code [[[[...} cannot
- * overflow the stack; a valid header is three levels deep.
+ * <p><b>Reading</b> is strict and works on bytes, so that every error ({@link SyntaxError}) and
+ * every value ({@link Value#pos()}) carries the byte offset where it is, counted from the start of
+ * the file the bytes came from; strings must be valid UTF-8; nesting is capped (a hostile
+ * {@code [[[[...} cannot overflow the stack). {@link #parse} gives a tree of {@link Value}s that
+ * keeps number tokens as written and object members in order, duplicates included (the safetensors
+ * validator names a duplicate tensor); {@link #parsePlain} gives plain Java values and rejects
+ * duplicate names. JSON has no NaN or infinity: they are refused unless {@link
+ * NonFinite#LITERALS} asks to accept Python's {@code NaN}, {@code Infinity} and {@code -Infinity}.
+ *
+ * <p><b>Writing</b> ({@link #write}) is compact: no whitespace, members in map order, strings with
+ * the escapes RFC 8259 requires (backslash escapes for quote, backslash, newline, carriage return
+ * and tab; a four-hex-digit escape for other control characters) and nothing else escaped.
+ * Doubles are written in the shortest form that reads back to the same value, integral ones below
+ * 1e15 without a fraction. A non-finite double is refused unless {@link NonFinite#NULL} asks for
+ * {@code null}. The checkpoint format keeps NaN and infinities (and every double bit for bit) by
+ * storing doubles as strings: see ember-train's checkpoint state.
  */
-final class Json {
-  static final int MAX_DEPTH = 16;
+public final class Json {
+  /** The default nesting cap of {@link #parse} and {@link #parsePlain}. */
+  public static final int MAX_DEPTH = 64;
+
+  /** The nesting cap of a safetensors header (a valid one is three levels deep). */
+  static final int HEADER_MAX_DEPTH = 16;
+
+  /** What to do with NaN and the infinities, which JSON cannot express. */
+  public enum NonFinite {
+    /** Refuse them: a reader reports a syntax error, a writer throws. */
+    REJECT,
+    /** Read Python's {@code NaN}, {@code Infinity} and {@code -Infinity} tokens as numbers. */
+    LITERALS,
+    /** Write them as {@code null} (the run-folder files' convention). */
+    NULL
+  }
 
   /** A parsed value; {@code pos} is the byte offset of its first byte, counted from the file start. */
-  sealed interface Value permits Obj, Arr, Str, Num, Lit {
+  public sealed interface Value permits Obj, Arr, Str, Num, Lit {
+    /** The byte offset of the value's first byte. */
     long pos();
 
     /** How the value is described in errors: {@code a string}, {@code the number 2.5}, ... */
     String describe();
   }
 
-  record Member(String key, long keyPos, Value value) {}
+  /** An object member: its name, the byte offset of the name's opening quote, and its value. */
+  public record Member(String key, long keyPos, Value value) {}
 
-  record Obj(List<Member> members, long pos) implements Value {
+  /** An object, its members in order (duplicates kept). */
+  public record Obj(List<Member> members, long pos) implements Value {
     @Override
     public String describe() {
       return "an object";
     }
   }
 
-  record Arr(List<Value> items, long pos) implements Value {
+  /** An array. */
+  public record Arr(List<Value> items, long pos) implements Value {
     @Override
     public String describe() {
       return "an array";
     }
   }
 
-  record Str(String value, long pos) implements Value {
+  /** A string, unescaped. */
+  public record Str(String value, long pos) implements Value {
     @Override
     public String describe() {
       // a hostile header can hold megabyte strings: quote only the start
@@ -50,10 +82,24 @@ final class Json {
     }
   }
 
-  /** A number token as written; {@link #isInteger()} when it has neither fraction nor exponent. */
-  record Num(String text, long pos) implements Value {
-    boolean isInteger() {
-      return text.indexOf('.') < 0 && text.indexOf('e') < 0 && text.indexOf('E') < 0;
+  /**
+   * A number token as written ({@code NaN}, {@code Infinity} or {@code -Infinity} only when read
+   * with {@link NonFinite#LITERALS}).
+   */
+  public record Num(String text, long pos) implements Value {
+    /** Whether the token is an integer: no fraction, no exponent, not a non-finite literal. */
+    public boolean isInteger() {
+      return text.indexOf('.') < 0 && text.indexOf('e') < 0 && text.indexOf('E') < 0 && !isNonFinite();
+    }
+
+    /** Whether the token is {@code NaN}, {@code Infinity} or {@code -Infinity}. */
+    public boolean isNonFinite() {
+      return text.endsWith("NaN") || text.endsWith("Infinity");
+    }
+
+    /** The token's double value (correctly rounded). */
+    public double doubleValue() {
+      return Double.parseDouble(text);
     }
 
     @Override
@@ -63,16 +109,17 @@ final class Json {
   }
 
   /** {@code true}, {@code false} or {@code null}. */
-  record Lit(String text, long pos) implements Value {
+  public record Lit(String text, long pos) implements Value {
     @Override
     public String describe() {
       return text;
     }
   }
 
-  /** A syntax error at {@code pos} (a file byte offset). */
-  static final class SyntaxError extends Exception {
-    final long pos;
+  /** A syntax error at a byte offset of the file ({@link #pos}); the message does not repeat it. */
+  public static final class SyntaxError extends Exception {
+    /** The byte offset of the error, counted from the start of the file. */
+    public final long pos;
 
     SyntaxError(long pos, String message) {
       super(message, null, false, false);
@@ -80,21 +127,212 @@ final class Json {
     }
   }
 
-  private final byte[] b;
-  private final long base;
-  private int i;
-
-  private Json(byte[] bytes, long base) {
-    this.b = bytes;
-    this.base = base;
+  /**
+   * Parses {@code bytes} as one JSON value surrounded only by whitespace. {@code base} is the file
+   * offset of {@code bytes[0]}, added to every position.
+   *
+   * @param maxDepth the deepest nesting of objects and arrays accepted
+   * @param nonFinite {@link NonFinite#LITERALS} to accept Python's non-finite tokens, otherwise refused
+   * @throws SyntaxError at the offending byte
+   */
+  public static Value parse(byte[] bytes, long base, int maxDepth, NonFinite nonFinite) throws SyntaxError {
+    Json p = new Json(bytes, base, "the text", maxDepth, nonFinite == NonFinite.LITERALS);
+    Value v = p.value(0);
+    p.skipSpace();
+    if (p.i < bytes.length) throw p.error("unexpected " + p.found() + " after the JSON value");
+    return v;
   }
 
   /**
-   * Parses {@code bytes} as one JSON object followed only by whitespace (the format pads the header
-   * with spaces). {@code base} is the file offset of {@code bytes[0]}, added to every position.
+   * Parses {@code bytes} into plain Java values: {@link LinkedHashMap} (members in order; a
+   * duplicate name is an error), {@link ArrayList}, {@link String}, {@link Boolean}, {@code null},
+   * and {@link Long} for integers of at most 18 characters, {@link Double} for other numbers.
+   * Parameters as for {@link #parse}.
+   *
+   * @param bytes the UTF-8 text
+   * @param base the file offset of {@code bytes[0]}
+   * @param maxDepth the deepest nesting accepted
+   * @param nonFinite {@link NonFinite#LITERALS} to accept Python's non-finite tokens
+   * @return the value
+   * @throws SyntaxError at the offending byte
+   */
+  public static Object parsePlain(byte[] bytes, long base, int maxDepth, NonFinite nonFinite) throws SyntaxError {
+    return plain(parse(bytes, base, maxDepth, nonFinite));
+  }
+
+  /** {@link #parsePlain} of a string's UTF-8 bytes, positions counted from its first byte, default depth cap. */
+  public static Object parsePlain(String text, NonFinite nonFinite) throws SyntaxError {
+    return parsePlain(text.getBytes(StandardCharsets.UTF_8), 0, MAX_DEPTH, nonFinite);
+  }
+
+  /**
+   * {@code value} as plain Java values (see {@link #parsePlain}).
+   *
+   * @throws SyntaxError at the second member of an object with a duplicate name
+   */
+  public static Object plain(Value value) throws SyntaxError {
+    switch (value) {
+      case Obj o -> {
+        LinkedHashMap<String, Object> m = new LinkedHashMap<>();
+        for (Member member : o.members()) {
+          if (m.containsKey(member.key())) {
+            throw new SyntaxError(member.keyPos(), "duplicate member name \"" + member.key() + "\"");
+          }
+          m.put(member.key(), plain(member.value()));
+        }
+        return m;
+      }
+      case Arr a -> {
+        ArrayList<Object> list = new ArrayList<>(a.items().size());
+        for (Value item : a.items()) list.add(plain(item));
+        return list;
+      }
+      case Str str -> {
+        return str.value();
+      }
+      case Num n -> {
+        return n.isInteger() && n.text().length() <= 18 ? (Object) Long.parseLong(n.text()) : n.doubleValue();
+      }
+      case Lit lit -> {
+        return lit.text().equals("null") ? null : Boolean.valueOf(lit.text());
+      }
+    }
+  }
+
+  /** Writes {@code value} as compact JSON; a non-finite double throws. See {@link #write(StringBuilder, Object, NonFinite)}. */
+  public static String write(Object value) {
+    return write(value, NonFinite.REJECT);
+  }
+
+  /** Writes {@code value} as compact JSON, non-finite doubles as {@code nonFinite} says. */
+  public static String write(Object value, NonFinite nonFinite) {
+    StringBuilder sb = new StringBuilder();
+    write(sb, value, nonFinite);
+    return sb.toString();
+  }
+
+  /**
+   * Appends {@code value} as compact JSON: {@code null}, {@link Boolean}, {@link String}, any
+   * {@link Number} (a {@link Double} or {@link Float} as {@link #number}, others as their
+   * {@code long} value), {@code double[]}, {@code long[]}, {@code int[]}, {@link List} and {@link
+   * Map} (keys written as {@link String#valueOf}).
+   *
+   * @param nonFinite {@link NonFinite#NULL} writes NaN and infinities as {@code null}; otherwise they throw
+   * @throws IllegalArgumentException for another type, or a non-finite double not allowed
+   */
+  public static void write(StringBuilder sb, Object value, NonFinite nonFinite) {
+    switch (value) {
+      case null -> sb.append("null");
+      case Boolean b -> sb.append(b);
+      case String str -> string(sb, str);
+      case Double d -> number(sb, d, nonFinite);
+      case Float f -> number(sb, f.doubleValue(), nonFinite);
+      case Number n -> sb.append(n.longValue());
+      case double[] a -> {
+        sb.append('[');
+        for (int k = 0; k < a.length; k++) {
+          if (k > 0) sb.append(',');
+          number(sb, a[k], nonFinite);
+        }
+        sb.append(']');
+      }
+      case long[] a -> {
+        sb.append('[');
+        for (int k = 0; k < a.length; k++) sb.append(k == 0 ? "" : ",").append(a[k]);
+        sb.append(']');
+      }
+      case int[] a -> {
+        sb.append('[');
+        for (int k = 0; k < a.length; k++) sb.append(k == 0 ? "" : ",").append(a[k]);
+        sb.append(']');
+      }
+      case List<?> list -> {
+        sb.append('[');
+        for (int k = 0; k < list.size(); k++) {
+          if (k > 0) sb.append(',');
+          write(sb, list.get(k), nonFinite);
+        }
+        sb.append(']');
+      }
+      case Map<?, ?> map -> {
+        sb.append('{');
+        boolean first = true;
+        for (var e : map.entrySet()) {
+          if (!first) sb.append(',');
+          first = false;
+          string(sb, String.valueOf(e.getKey()));
+          sb.append(':');
+          write(sb, e.getValue(), nonFinite);
+        }
+        sb.append('}');
+      }
+      default -> throw new IllegalArgumentException("Json.write: cannot write a " + value.getClass().getName()
+          + "; expected null, a boolean, number, string, primitive array, list or map");
+    }
+  }
+
+  /**
+   * Appends a double in the shortest form that reads back to the same value ({@link
+   * Double#toString}), or as an integer when it is integral, below 1e15 in magnitude and not -0.0.
+   *
+   * @param nonFinite {@link NonFinite#NULL} writes NaN and infinities as {@code null}; otherwise they throw
+   * @throws IllegalArgumentException for a non-finite {@code d} not allowed
+   */
+  public static void number(StringBuilder sb, double d, NonFinite nonFinite) {
+    if (!Double.isFinite(d)) {
+      if (nonFinite != NonFinite.NULL) {
+        throw new IllegalArgumentException("Json.write: " + d + " has no JSON form (pass NonFinite.NULL to write it as null)");
+      }
+      sb.append("null");
+    } else if (d == Math.rint(d) && Math.abs(d) < 1e15 && !(d == 0 && 1 / d < 0)) {
+      sb.append((long) d);
+    } else {
+      sb.append(Double.toString(d));
+    }
+  }
+
+  /** Appends a JSON string literal with the escapes RFC 8259 requires, and no others. */
+  public static void string(StringBuilder sb, String str) {
+    sb.append('"');
+    for (int k = 0; k < str.length(); k++) {
+      char c = str.charAt(k);
+      switch (c) {
+        case '"' -> sb.append("\\\"");
+        case '\\' -> sb.append("\\\\");
+        case '\n' -> sb.append("\\n");
+        case '\r' -> sb.append("\\r");
+        case '\t' -> sb.append("\\t");
+        default -> {
+          if (c < 0x20) sb.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
+          else sb.append(c);
+        }
+      }
+    }
+    sb.append('"');
+  }
+
+  private final byte[] b;
+  private final long base;
+  private final String source;
+  private final int maxDepth;
+  private final boolean nonFiniteLiterals;
+  private int i;
+
+  private Json(byte[] bytes, long base, String source, int maxDepth, boolean nonFiniteLiterals) {
+    this.b = bytes;
+    this.base = base;
+    this.source = source;
+    this.maxDepth = maxDepth;
+    this.nonFiniteLiterals = nonFiniteLiterals;
+  }
+
+  /**
+   * Parses a safetensors header: one JSON object followed only by whitespace (the format pads the
+   * header with spaces), nested at most {@link #HEADER_MAX_DEPTH} levels. {@code base} is the file
+   * offset of {@code bytes[0]}, added to every position.
    */
   static Obj parseObject(byte[] bytes, long base) throws SyntaxError {
-    Json p = new Json(bytes, base);
+    Json p = new Json(bytes, base, "the header", HEADER_MAX_DEPTH, false);
     if (bytes.length == 0) throw p.error("the header is empty; expected a JSON object");
     if (bytes[0] != '{') {
       throw p.error("the header must start with '{' (a JSON object), found " + p.found());
@@ -199,7 +437,7 @@ final class Json {
 
   private Value value(int depth) throws SyntaxError {
     skipSpace();
-    if (i >= b.length) throw error("expected a value, found the end of the header");
+    if (i >= b.length) throw error("expected a value, found the end of " + source);
     return switch (b[i]) {
       case '{' -> object(depth + 1);
       case '[' -> array(depth + 1);
@@ -210,7 +448,10 @@ final class Json {
       case 't' -> literal("true");
       case 'f' -> literal("false");
       case 'n' -> literal("null");
+      case 'N' -> nonFinite("NaN");
+      case 'I' -> nonFinite("Infinity");
       default -> {
+        if (b[i] == '-' && i + 1 < b.length && b[i + 1] == 'I') yield nonFinite("-Infinity");
         if (b[i] == '-' || (b[i] >= '0' && b[i] <= '9')) yield number();
         throw error("expected a value, found " + found());
       }
@@ -218,7 +459,7 @@ final class Json {
   }
 
   private Obj object(int depth) throws SyntaxError {
-    if (depth > MAX_DEPTH) throw error("nesting deeper than " + MAX_DEPTH + " levels");
+    if (depth > maxDepth) throw error("nesting deeper than " + maxDepth + " levels");
     long pos = base + i;
     i++; // '{'
     List<Member> members = new ArrayList<>();
@@ -250,7 +491,7 @@ final class Json {
   }
 
   private Arr array(int depth) throws SyntaxError {
-    if (depth > MAX_DEPTH) throw error("nesting deeper than " + MAX_DEPTH + " levels");
+    if (depth > maxDepth) throw error("nesting deeper than " + maxDepth + " levels");
     long pos = base + i;
     i++; // '['
     List<Value> items = new ArrayList<>();
@@ -281,6 +522,17 @@ final class Json {
     }
     i += word.length();
     return new Lit(word, pos);
+  }
+
+  /** Python's {@code NaN}, {@code Infinity} or {@code -Infinity}, when they are accepted. */
+  private Num nonFinite(String word) throws SyntaxError {
+    if (!nonFiniteLiterals) throw error("expected a value, found " + found());
+    long pos = base + i;
+    for (int k = 0; k < word.length(); k++) {
+      if (i + k >= b.length || b[i + k] != word.charAt(k)) throw error("expected a value, found " + found());
+    }
+    i += word.length();
+    return new Num(word, pos);
   }
 
   /** RFC 8259 number grammar: {@code -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?}. */
@@ -321,7 +573,7 @@ final class Json {
     StringBuilder sb = new StringBuilder();
     int runStart = i;
     while (true) {
-      if (i >= b.length) throw error("unterminated string, found the end of the header");
+      if (i >= b.length) throw error("unterminated string, found the end of " + source);
       byte c = b[i];
       if (c == '"') {
         appendUtf8(sb, runStart, i);
@@ -343,7 +595,7 @@ final class Json {
   private void escape(StringBuilder sb) throws SyntaxError {
     int start = i;
     i++; // backslash
-    if (i >= b.length) throw error("unterminated escape sequence, found the end of the header");
+    if (i >= b.length) throw error("unterminated escape sequence, found the end of " + source);
     char c = (char) b[i++];
     switch (c) {
       case '"', '\\', '/' -> sb.append(c);
@@ -453,7 +705,7 @@ final class Json {
   }
 
   private String found() {
-    if (i >= b.length) return "the end of the header";
+    if (i >= b.length) return "the end of " + source;
     int c = b[i] & 0xff;
     return c >= 0x20 && c < 0x7f ? "'" + (char) c + "'" : String.format("byte 0x%02x", c);
   }

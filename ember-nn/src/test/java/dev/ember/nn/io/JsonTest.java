@@ -2,11 +2,15 @@ package dev.ember.nn.io;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** The header's JSON parser: values, escapes, positions, and the syntax it refuses. */
@@ -81,10 +85,10 @@ class JsonTest {
 
   @Test
   void nestingIsCapped() throws Exception {
-    String ok = "{\"a\":" + "[".repeat(Json.MAX_DEPTH - 1) + "]".repeat(Json.MAX_DEPTH - 1) + "}";
+    String ok = "{\"a\":" + "[".repeat(Json.HEADER_MAX_DEPTH - 1) + "]".repeat(Json.HEADER_MAX_DEPTH - 1) + "}";
     assertFalse(parse(ok).members().isEmpty());
     String deep = "{\"a\":" + "[".repeat(100_000) + "]".repeat(100_000) + "}";
-    assertEquals("nesting deeper than " + Json.MAX_DEPTH + " levels", fails(deep).getMessage());
+    assertEquals("nesting deeper than " + Json.HEADER_MAX_DEPTH + " levels", fails(deep).getMessage());
   }
 
   @Test
@@ -101,5 +105,78 @@ class JsonTest {
     assertEquals(1, Json.outline("{\"a\":1,\"b\" 2}".getBytes(StandardCharsets.UTF_8), 8).members());
     assertEquals(0, Json.outline("{\"a\":[1,2".getBytes(StandardCharsets.UTF_8), 8).members());
     assertEquals(0, Json.outline("[]".getBytes(StandardCharsets.UTF_8), 8).members());
+  }
+
+  @Test
+  void parsesPlainValuesInKeyOrderWithLongsAndDoubles() throws Exception {
+    Object v = Json.parsePlain(" {\"b\": [1, -2.5e3, true, null, 1234567890123456789], \"a\": {\"x\": \"y\"}, \"c\": false} ",
+        Json.NonFinite.REJECT);
+    Map<?, ?> m = (Map<?, ?>) v;
+    assertEquals(List.of("b", "a", "c"), List.copyOf(m.keySet()));
+    assertEquals(Arrays.asList(1L, -2500.0, true, null, 1.2345678901234568e18), m.get("b"));
+    assertEquals(Map.of("x", "y"), m.get("a"));
+    assertEquals(Map.of(), Json.parsePlain("{}", Json.NonFinite.REJECT));
+    assertEquals(List.of(), Json.parsePlain("[ ]", Json.NonFinite.REJECT));
+    assertNull(Json.parsePlain("null", Json.NonFinite.REJECT));
+    assertEquals("\u00e9\ud83d\ude00", Json.parsePlain("\"\\u00e9\\ud83d\\ude00\"", Json.NonFinite.REJECT));
+  }
+
+  @Test
+  void plainRejectsDuplicateNamesAtTheSecond() {
+    Json.SyntaxError e = assertThrows(Json.SyntaxError.class, () -> Json.parsePlain("{\"a\": 1, \"a\": 2}", Json.NonFinite.REJECT));
+    assertEquals("duplicate member name \"a\"", e.getMessage());
+    assertEquals(9, e.pos);
+  }
+
+  @Test
+  void nonFiniteLiteralsOnlyWhenAsked() throws Exception {
+    assertEquals(List.of(Double.NaN, Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY),
+        Json.parsePlain("[NaN, Infinity, -Infinity]", Json.NonFinite.LITERALS));
+    Json.SyntaxError e = assertThrows(Json.SyntaxError.class, () -> Json.parsePlain("[1, NaN]", Json.NonFinite.REJECT));
+    assertEquals("expected a value, found 'N'", e.getMessage());
+    assertEquals(4, e.pos);
+    e = assertThrows(Json.SyntaxError.class, () -> Json.parsePlain("[-Inf]", Json.NonFinite.LITERALS));
+    assertEquals(1, e.pos);
+    Json.Num n = (Json.Num) ((Json.Arr) Json.parse("[Infinity]".getBytes(StandardCharsets.UTF_8), 0, 4,
+        Json.NonFinite.LITERALS)).items().get(0);
+    assertFalse(n.isInteger());
+    assertTrue(n.isNonFinite());
+  }
+
+  @Test
+  void errorsCarryTheByteOffsetFromTheBase() {
+    Json.SyntaxError e = assertThrows(Json.SyntaxError.class,
+        () -> Json.parse("{\"\u00e9\": tru}".getBytes(StandardCharsets.UTF_8), 100, Json.MAX_DEPTH, Json.NonFinite.REJECT));
+    assertEquals(107, e.pos); // the \u00e9 is two bytes
+    assertEquals("expected a value, found 't'", e.getMessage());
+    e = assertThrows(Json.SyntaxError.class, () -> Json.parsePlain("[1, 2] x", Json.NonFinite.REJECT));
+    assertEquals("unexpected 'x' after the JSON value", e.getMessage());
+    assertEquals(7, e.pos);
+    e = assertThrows(Json.SyntaxError.class, () -> Json.parsePlain("[".repeat(Json.MAX_DEPTH + 1), Json.NonFinite.REJECT));
+    assertEquals("nesting deeper than " + Json.MAX_DEPTH + " levels", e.getMessage());
+    assertEquals("expected a value, found the end of the text",
+        assertThrows(Json.SyntaxError.class, () -> Json.parsePlain("", Json.NonFinite.REJECT)).getMessage());
+  }
+
+  @Test
+  void writesCompactlyAndNonFiniteOnlyWhenAsked() throws Exception {
+    LinkedHashMap<String, Object> m = new LinkedHashMap<>();
+    m.put("s", "a\"b\\c\n\u0001\u00e9/");
+    m.put("i", 42);
+    m.put("whole", 3.0);
+    m.put("neg0", -0.0);
+    m.put("e15", 1e15);
+    m.put("f", 0.1f);
+    m.put("arr", new double[] {1.5, Double.NaN});
+    m.put("ints", new int[] {1, -2});
+    m.put("list", List.of(true, "x"));
+    m.put("none", null);
+    String text = Json.write(m, Json.NonFinite.NULL);
+    assertEquals("{\"s\":\"a\\\"b\\\\c\\n\\u0001\u00e9/\",\"i\":42,\"whole\":3,\"neg0\":-0.0,\"e15\":1.0E15,"
+        + "\"f\":0.10000000149011612,\"arr\":[1.5,null],\"ints\":[1,-2],\"list\":[true,\"x\"],\"none\":null}", text);
+    assertEquals(m.get("s"), ((Map<?, ?>) Json.parsePlain(text, Json.NonFinite.REJECT)).get("s"));
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Json.write(m));
+    assertTrue(e.getMessage().contains("NaN has no JSON form"), e.getMessage());
+    assertThrows(IllegalArgumentException.class, () -> Json.write(Map.of("x", new Object())));
   }
 }

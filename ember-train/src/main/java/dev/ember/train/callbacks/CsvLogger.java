@@ -3,7 +3,7 @@ package dev.ember.train.callbacks;
 import dev.ember.train.Callback;
 import dev.ember.train.TrainContext;
 import dev.ember.nn.io.AtomicFiles;
-import dev.ember.train.report.Csv;
+import dev.ember.train.report.CsvTable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -144,7 +144,7 @@ public final class CsvLogger implements Callback {
   /** The header and every row, written atomically. */
   private void rewrite() {
     StringBuilder sb = new StringBuilder();
-    Csv.row(sb, columns);
+    CsvTable.row(sb, columns);
     for (String[] row : rows) appendRow(sb, row);
     try {
       AtomicFiles.write(file, sb.toString());
@@ -157,7 +157,7 @@ public final class CsvLogger implements Callback {
   private void appendRow(StringBuilder sb, String[] row) {
     for (int c = 0; c < columns.size(); c++) {
       if (c > 0) sb.append(',');
-      if (c < row.length) Csv.cell(sb, row[c]);
+      if (c < row.length) CsvTable.cell(sb, row[c]);
     }
     sb.append('\n');
   }

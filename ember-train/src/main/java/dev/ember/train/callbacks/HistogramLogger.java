@@ -1,9 +1,9 @@
 package dev.ember.train.callbacks;
 
+import dev.ember.nn.io.Json;
 import dev.ember.tensor.Tensor;
 import dev.ember.train.Callback;
 import dev.ember.train.TrainContext;
-import dev.ember.train.report.Json;
 import java.nio.file.Path;
 import java.util.Map;
 
@@ -141,20 +141,20 @@ public final class HistogramLogger implements Callback {
       std = Math.sqrt(sq / finite);
     }
     sb.append("{\"min\":");
-    Json.number(sb, finite > 0 ? min : Double.NaN);
+    Json.number(sb, finite > 0 ? min : Double.NaN, Json.NonFinite.NULL);
     sb.append(",\"max\":");
-    Json.number(sb, finite > 0 ? max : Double.NaN);
+    Json.number(sb, finite > 0 ? max : Double.NaN, Json.NonFinite.NULL);
     sb.append(",\"lo\":");
-    Json.number(sb, finite > 0 ? lo : Double.NaN);
+    Json.number(sb, finite > 0 ? lo : Double.NaN, Json.NonFinite.NULL);
     sb.append(",\"hi\":");
-    Json.number(sb, finite > 0 ? hi : Double.NaN);
+    Json.number(sb, finite > 0 ? hi : Double.NaN, Json.NonFinite.NULL);
     sb.append(",\"counts\":");
-    Json.write(sb, counts);
+    Json.write(sb, counts, Json.NonFinite.NULL);
     sb.append(",\"nonfinite\":").append(nonfinite);
     sb.append(",\"mean\":");
-    Json.number(sb, mean);
+    Json.number(sb, mean, Json.NonFinite.NULL);
     sb.append(",\"std\":");
-    Json.number(sb, std);
+    Json.number(sb, std, Json.NonFinite.NULL);
     sb.append('}');
   }
 

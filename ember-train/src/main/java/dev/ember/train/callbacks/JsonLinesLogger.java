@@ -1,9 +1,9 @@
 package dev.ember.train.callbacks;
 
 import dev.ember.data.Batch;
+import dev.ember.nn.io.Json;
 import dev.ember.train.Callback;
 import dev.ember.train.TrainContext;
-import dev.ember.train.report.Json;
 import java.nio.file.Path;
 import java.util.Map;
 
@@ -60,9 +60,9 @@ public final class JsonLinesLogger implements Callback {
     StringBuilder sb = head("batch", ctx);
     sb.append(",\"batch\":").append(ctx.batchIndex());
     sb.append(",\"time_s\":");
-    Json.number(sb, elapsedSeconds());
+    Json.number(sb, elapsedSeconds(), Json.NonFinite.NULL);
     sb.append(",\"batch_loss\":");
-    Json.number(sb, loss);
+    Json.number(sb, loss, Json.NonFinite.NULL);
     for (var e : ctx.logs().entrySet()) {
       if (e.getKey().startsWith("val_")) continue;
       member(sb, e.getKey(), e.getValue());
@@ -74,7 +74,7 @@ public final class JsonLinesLogger implements Callback {
   public void onEpochEnd(TrainContext ctx) {
     StringBuilder sb = head("epoch", ctx);
     sb.append(",\"time_s\":");
-    Json.number(sb, elapsedSeconds());
+    Json.number(sb, elapsedSeconds(), Json.NonFinite.NULL);
     for (var e : ctx.logs().entrySet()) member(sb, e.getKey(), e.getValue());
     log.append(sb.append('}'));
   }
@@ -103,7 +103,7 @@ public final class JsonLinesLogger implements Callback {
     sb.append(',');
     Json.string(sb, k);
     sb.append(':');
-    Json.number(sb, value == null ? Double.NaN : value);
+    Json.number(sb, value == null ? Double.NaN : value, Json.NonFinite.NULL);
   }
 
   private double elapsedSeconds() {

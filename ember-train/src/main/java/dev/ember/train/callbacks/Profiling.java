@@ -1,12 +1,12 @@
 package dev.ember.train.callbacks;
 
 import dev.ember.data.Batch;
-import dev.ember.train.Callback;
+import dev.ember.nn.io.AtomicFiles;
+import dev.ember.nn.io.Json;
 import dev.ember.tensor.MemoryScope;
+import dev.ember.train.Callback;
 import dev.ember.train.Phase;
 import dev.ember.train.TrainContext;
-import dev.ember.nn.io.AtomicFiles;
-import dev.ember.train.report.Json;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
@@ -259,7 +259,7 @@ public final class Profiling implements Callback {
     Path file = jsonFile();
     if (file != null) {
       try {
-        AtomicFiles.write(file, Json.write(s.toMap()) + "\n");
+        AtomicFiles.write(file, Json.write(s.toMap(), Json.NonFinite.NULL) + "\n");
       } catch (IOException e) {
         throw new UncheckedIOException("Profiling: writing " + file + " failed", e);
       }

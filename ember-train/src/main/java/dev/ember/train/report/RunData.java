@@ -1,5 +1,6 @@
 package dev.ember.train.report;
 
+import dev.ember.nn.io.Json;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -91,7 +92,7 @@ final class RunData {
   }
 
   static Metrics readMetrics(Path file) throws IOException {
-    List<List<String>> rows = Csv.parse(readSmall(file), file);
+    List<List<String>> rows = CsvTable.parse(readSmall(file), file);
     if (rows.isEmpty()) throw new RunFileException(file, 0, "empty file; expected a header row (epoch,step,time_s,...)");
     List<String> header = rows.get(0);
     for (int c = 0; c < header.size(); c++) {
@@ -129,7 +130,7 @@ final class RunData {
   }
 
   static Confusion readConfusion(Path file) throws IOException {
-    Object root = Json.parse(readSmall(file), file, 0);
+    Object root = parseJson(readSmall(file), file, 0);
     if (!(root instanceof Map<?, ?> obj) || !(obj.get("matrix") instanceof List<?> rows)) {
       throw new RunFileException(file, -1, "expected an object with \"matrix\" (a list of rows) and optional \"labels\"");
     }
@@ -160,7 +161,7 @@ final class RunData {
   }
 
   static Profile readProfile(Path file) throws IOException {
-    Object root = Json.parse(readSmall(file), file, 0);
+    Object root = parseJson(readSmall(file), file, 0);
     if (!(root instanceof Map<?, ?> obj) || !(obj.get("phases") instanceof List<?> phases)
         || !(obj.get("steps") instanceof Number steps)) {
       throw new RunFileException(file, -1, "expected an object with \"steps\" and \"phases\" (as Profiling writes)");
@@ -194,7 +195,7 @@ final class RunData {
       String line;
       while ((line = lines.next()) != null) {
         if (line.isBlank()) continue;
-        Object root = Json.parse(line, file, lines.lineStart());
+        Object root = parseJson(line, file, lines.lineStart());
         if (!(root instanceof Map<?, ?> obj) || !(obj.get("name") instanceof String name)
             || !(obj.get("step") instanceof Number step) || !(obj.get("weight") instanceof Map<?, ?> w)) {
           throw new RunFileException(file, lines.lineStart(), "expected an object with name, step and weight (as HistogramLogger writes)");
@@ -288,6 +289,15 @@ final class RunData {
       } catch (java.nio.charset.CharacterCodingException e) {
         throw new RunFileException(file, lineStart, "line is not valid UTF-8");
       }
+    }
+  }
+
+  /** One JSON value of a run file; {@code base} is the byte offset of {@code text} in {@code file}. */
+  private static Object parseJson(String text, Path file, long base) throws RunFileException {
+    try {
+      return Json.parsePlain(text.getBytes(StandardCharsets.UTF_8), base, Json.MAX_DEPTH, Json.NonFinite.REJECT);
+    } catch (Json.SyntaxError e) {
+      throw new RunFileException(file, e.pos, e.getMessage());
     }
   }
 }

@@ -11,8 +11,8 @@
  *     .build().fit(model, F::crossEntropy, optimizer, train, val);
  * HtmlReport.write(run, Map.of("model", "lenet5", "test accuracy", "0.8874"));
  * }</pre>
- * The small readers and writers the run files share live here too: {@link dev.ember.train.report.Json},
- * {@link dev.ember.train.report.Csv}, {@link dev.ember.nn.io.AtomicFiles}; a malformed run
+ * The small readers and writers the run files share: {@link dev.ember.nn.io.Json} (the one JSON reader and writer),
+ * {@link dev.ember.train.report.CsvTable}, {@link dev.ember.nn.io.AtomicFiles}; a malformed run
  * file raises {@link dev.ember.train.report.RunFileException} naming the file and the byte offset.
  */
 package dev.ember.train.report;

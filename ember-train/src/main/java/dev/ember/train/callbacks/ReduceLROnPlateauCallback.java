@@ -8,9 +8,10 @@ import java.util.Map;
 /**
  * Drives a {@link dev.ember.optim.schedule.ReduceLROnPlateau} from a logged value at every epoch
  * end (after validation): the learning rate drops by {@code factor} when the value has not
- * improved for {@code patience} epochs.
+ * improved for {@code patience} epochs. A hand-written loop uses that scheduler directly
+ * (PyTorch's name and arguments); this is its Trainer callback.
  */
-public final class ReduceLROnPlateau implements Callback {
+public final class ReduceLROnPlateauCallback implements Callback {
   private final String monitor;
   private final double factor;
   private final int patience;
@@ -20,8 +21,8 @@ public final class ReduceLROnPlateau implements Callback {
   private Map<String, Object> restored;
 
   /** PyTorch's defaults for the rest: threshold 1e-4 relative, cooldown 0, eps 1e-8. */
-  public ReduceLROnPlateau(String monitor, String mode, double factor, int patience, double minLr) {
-    if (monitor == null || monitor.isEmpty()) throw new IllegalArgumentException("ReduceLROnPlateau: monitor must name a logged value");
+  public ReduceLROnPlateauCallback(String monitor, String mode, double factor, int patience, double minLr) {
+    if (monitor == null || monitor.isEmpty()) throw new IllegalArgumentException("ReduceLROnPlateauCallback: monitor must name a logged value");
     this.monitor = monitor;
     this.mode = mode;
     this.factor = factor;
@@ -47,7 +48,7 @@ public final class ReduceLROnPlateau implements Callback {
   public void onEpochEnd(TrainContext ctx) {
     Double v = ctx.logs().get(monitor);
     if (v == null) {
-      throw new IllegalStateException("ReduceLROnPlateau: monitored value '" + monitor + "' was not logged; logged values are "
+      throw new IllegalStateException("ReduceLROnPlateauCallback: monitored value '" + monitor + "' was not logged; logged values are "
           + ctx.logs().keySet());
     }
     plateau(ctx.optimizer()).step(v);

@@ -7,10 +7,10 @@ import java.util.List;
 /**
  * RFC 4180 CSV as the run files use it: comma-separated cells, a cell quoted with {@code "} when
  * it holds a comma, quote or line break (a quote inside doubled), rows ended by {@code \n} or
- * {@code \r\n}.
+ * {@code \r\n}. (Data sets in CSV are read by {@link dev.ember.data.Csv}.)
  */
-public final class Csv {
-  private Csv() {}
+public final class CsvTable {
+  private CsvTable() {}
 
   /** Appends {@code cell}, quoted if it must be. */
   public static void cell(StringBuilder sb, String cell) {
