@@ -413,7 +413,10 @@ public final class Trainer {
       OptimizerState os = optimizer.stateDict();
       LinkedHashMap<String, Object> optState = new LinkedHashMap<>();
       for (var e : os.state().entrySet()) optState.put(Integer.toString(e.getKey()), new LinkedHashMap<>(e.getValue()));
-      s.put("optimizer", Map.of("state", optState, "param_groups", os.paramGroups()));
+      LinkedHashMap<String, Object> opt = new LinkedHashMap<>();      // a fixed order: Map.of's varies per JVM
+      opt.put("state", optState);
+      opt.put("param_groups", os.paramGroups());
+      s.put("optimizer", opt);
       if (scheduler != null) s.put("scheduler", scheduler.stateDict());
       int w = Generator.STATE_LONGS;
       long[] rng = new long[(1 + generators.size()) * w];
