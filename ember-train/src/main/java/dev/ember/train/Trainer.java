@@ -180,6 +180,8 @@ public final class Trainer {
     Path lastCheckpoint;
     /** What a checkpoint of this run holds, and how it is read back. */
     final TrainerState savedState;
+    /** Times each step's phases into {@link TrainContext#stepNanos(Phase)}. */
+    final PhaseClock clock;
 
     Run(Module model, BiFunction<Tensor, Tensor, Tensor> lossFn, Optimizer optimizer, BatchSource train, BatchSource val) {
       this.model = model;
@@ -193,6 +195,7 @@ public final class Trainer {
       for (Metric<Double> m : metrics) trainMetrics.add(m.emptyCopy());
       this.named = model.namedParameters();
       this.lastCheckpoint = resumeFrom;
+      this.clock = new PhaseClock(ctx.stepNanos);
       this.savedState = new TrainerState(model, optimizer, scheduler, generators, trainMetrics, history, callbacks, ctx);
     }
 
@@ -238,20 +241,18 @@ public final class Trainer {
       MemoryScope stepScope = null; // open from an optimizer step's first batch to the step itself
       try (BatchIterator it = train.iterate(epochIndex, nextBatch)) {
         while (true) {
-          long t0 = System.nanoTime();
+          clock.startStep();
           if (!it.hasNext()) break;
           Batch batch = it.next();
-          long tData = System.nanoTime();
+          clock.lap(Phase.DATA);
           ctx.batchIndex = nextBatch;
           ctx.batchLoss = Double.NaN;
           ctx.stepSkipped = false;
-          long cbNanos = 0;
           for (Callback c : callbacks) c.onBatchBegin(ctx, batch);
-          long t1 = System.nanoTime();
-          cbNanos += t1 - tData;
+          clock.lap(Phase.CALLBACKS);
           if (stepScope == null) stepScope = MemoryScope.open();
           Tensor out = model.call(batch.input());
-          long t2 = System.nanoTime();
+          clock.lap(Phase.FORWARD);
           Tensor loss = lossFn.apply(out, batch.target());
           if (loss.numel() != 1) {
             throw new IllegalArgumentException("Trainer.fit: the loss must be a scalar, got shape "
@@ -271,16 +272,14 @@ public final class Trainer {
               for (Metric<Double> m : trainMetrics) m.update(detached, batch.target());
             }
           }
-          long t3 = System.nanoTime();
+          clock.lap(Phase.LOSS);
           int k = Math.max(1, ctx.accumulation);
           (k == 1 ? loss : loss.div(k)).backward();
           pending++;
-          long t4 = System.nanoTime();
+          clock.lap(Phase.BACKWARD);
           for (Callback c : callbacks) c.onAfterBackward(ctx);
-          long t5 = System.nanoTime();
-          cbNanos += t5 - t4;
+          clock.lap(Phase.CALLBACKS);
           boolean stepped = false;
-          long optNanos = 0;
           if (pending >= k || nextBatch == numBatches - 1) {
             // Non-finite loss or gradients are caught here, before clipping (which would spread a NaN
             // over every gradient) and before any callback or the optimizer can act on them.
@@ -290,15 +289,15 @@ public final class Trainer {
               badGradient = NonFinite.firstNonFiniteGradient(named);
               bad = stepLossBad || badGradient != null;
             }
-            long t6 = System.nanoTime();
-            long t7 = t6;
-            if (!bad && ctx.stopReason == null) {
+            boolean clean = !bad && ctx.stopReason == null;
+            if (clean) {
               if (clipValue > 0) GradClip.clipGradValue(model.parameters(), clipValue);
               if (clipNorm > 0) GradClip.clipGradNorm(model.parameters(), clipNorm);
-              t6 = System.nanoTime();
+            }
+            clock.lap(Phase.OPTIMIZER);
+            if (clean) {
               for (Callback c : callbacks) c.onBeforeOptimizerStep(ctx);
-              t7 = System.nanoTime();
-              cbNanos += t7 - t6;
+              clock.lap(Phase.CALLBACKS);
             }
             // a stop asked for before the step (TerminateOnNaN, GradientMonitor) cancels it, as a bad step is skipped
             boolean step = !bad && ctx.stopReason == null;
@@ -325,7 +324,7 @@ public final class Trainer {
                     badGradient, lastCheckpoint);
               }
             }
-            optNanos = (t6 - t5) + (System.nanoTime() - t7);
+            clock.lap(Phase.OPTIMIZER);
           }
           if (counted) {
             lossSum += lossValue * batch.size();
@@ -335,18 +334,12 @@ public final class Trainer {
           ctx.logs.put("loss", lossSum / lossCount);
           ctx.logs.put("lr", optimizer.paramGroups().get(0).lr());
           nextBatch++;
-          long[] ns = ctx.stepNanos;
-          ns[Phase.DATA.ordinal()] = tData - t0;
-          ns[Phase.FORWARD.ordinal()] = t2 - t1;
-          ns[Phase.LOSS.ordinal()] = t3 - t2;
-          ns[Phase.BACKWARD.ordinal()] = t4 - t3;
-          ns[Phase.OPTIMIZER.ordinal()] = optNanos;
+          clock.publishWork();
           if (stepped && validateEverySteps > 0 && ctx.globalStep % validateEverySteps == 0) validate();
-          long t8 = System.nanoTime();
+          clock.mark();                                 // validation is in no phase (epoch_time_s counts it)
           for (Callback c : callbacks) c.onBatchEnd(ctx, batch, lossValue);
-          long t9 = System.nanoTime();
-          ns[Phase.CALLBACKS.ordinal()] = cbNanos + t9 - t8;
-          epochNanos += t9 - t0;
+          clock.lap(Phase.CALLBACKS);
+          epochNanos += clock.publishCallbacks();       // the whole step, validation included
           writePendingCheckpoints();
           if (ctx.stopReason != null || ctx.globalStep >= maxSteps) {
             completed = nextBatch >= numBatches;
