@@ -130,11 +130,35 @@ public final class LinalgOps {
     if (x.dim() != 2 || weight.dim() != 2 || x.shapeRef()[1] != weight.shapeRef()[1]) {
       throw Check.fail("linear", "expects x [m, in] and weight [out, in]", "x", x, "weight", weight);
     }
-    int m = x.shapeRef()[0];
     int out = weight.shapeRef()[0];
     if (bias != null && (bias.dim() != 1 || bias.shapeRef()[0] != out)) {
       throw Check.fail("linear", "bias must be [out_features] = [" + out + "]", "bias", bias, "weight", weight);
     }
+    return linear2d(x, weight, bias);
+  }
+
+  /**
+   * {@link #linear} for a caller that has checked the shapes itself, with the message its own
+   * users read ({@code F.linear}, {@code nn.Linear}), so that linear's shapes are checked once
+   * per call: x [..., in] with any leading dimensions (kept), weight [out, in], bias [out] or
+   * null. The shapes are only asserted here; the dtypes are checked as in {@link #linear}.
+   */
+  public static Tensor linearOfCheckedShapes(Tensor x, Tensor weight, Tensor bias) {
+    checkFloat("linear", x, weight);
+    assert weight.dim() == 2 && x.dim() >= 1 && x.shapeRef()[x.dim() - 1] == weight.shapeRef()[1]
+        && (bias == null || (bias.dim() == 1 && bias.shapeRef()[0] == weight.shapeRef()[0]))
+        : "linear: unchecked shapes x=" + Arrays.toString(x.shapeRef()) + ", weight=" + Arrays.toString(weight.shapeRef());
+    if (x.dim() == 2) return linear2d(x, weight, bias);
+    Tensor y = linear2d(x.reshape(-1, weight.shapeRef()[1]), weight, bias);
+    int[] shape = x.shape();
+    shape[shape.length - 1] = weight.shapeRef()[0];
+    return y.reshape(shape);
+  }
+
+  /** linear's GEMM and autograd node, for shapes already checked: x [m, in], weight [out, in], bias [out] or null. */
+  private static Tensor linear2d(Tensor x, Tensor weight, Tensor bias) {
+    int m = x.shapeRef()[0];
+    int out = weight.shapeRef()[0];
     Tensor biasT = bias == null ? null : bias.to(x.dtype());
     Tensor y = product(x, Views.transpose(weight, 0, 1), biasT, m, out);
     return Autograd.record("linear", y, (ctx, g) -> new Tensor[] {

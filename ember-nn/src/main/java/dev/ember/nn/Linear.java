@@ -1,7 +1,7 @@
 package dev.ember.nn;
 
 import dev.ember.nn.init.Init;
-import dev.ember.nn.functional.F;
+import dev.ember.ops.LinalgOps;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
@@ -65,7 +65,7 @@ public class Linear extends Module {
       throw Check.fail("Linear", "input's last dimension must be in_features (" + inFeatures + ")", "input", x,
           "weight", weight());
     }
-    return F.linear(x, weight(), bias());
+    return LinalgOps.linearOfCheckedShapes(x, weight(), bias());  // weight and bias are ours: [out, in] and [out]
   }
 
   @Override

@@ -95,7 +95,11 @@ public final class History {
         steps[i] = l.get(i).step();
         values[i] = l.get(i).value();
       }
-      out.put(e.getKey(), Map.of("epoch", epochs, "step", steps, "value", values));
+      LinkedHashMap<String, Object> entry = new LinkedHashMap<>();   // a fixed order: Map.of's varies per JVM
+      entry.put("epoch", epochs);
+      entry.put("step", steps);
+      entry.put("value", values);
+      out.put(e.getKey(), entry);
     }
     return out;
   }

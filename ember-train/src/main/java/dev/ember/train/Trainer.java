@@ -8,7 +8,6 @@ import dev.ember.metrics.Metric;
 import dev.ember.nn.Module;
 import dev.ember.optim.GradClip;
 import dev.ember.optim.Optimizer;
-import dev.ember.optim.OptimizerState;
 import dev.ember.optim.schedule.LRScheduler;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.MemoryScope;
@@ -179,6 +178,10 @@ public final class Trainer {
     double stepBadLoss;
     /** The newest checkpoint written by this run, or the one it resumed from. */
     Path lastCheckpoint;
+    /** What a checkpoint of this run holds, and how it is read back. */
+    final TrainerState savedState;
+    /** Times each step's phases into {@link TrainContext#stepNanos(Phase)}. */
+    final PhaseClock clock;
 
     Run(Module model, BiFunction<Tensor, Tensor, Tensor> lossFn, Optimizer optimizer, BatchSource train, BatchSource val) {
       this.model = model;
@@ -192,6 +195,8 @@ public final class Trainer {
       for (Metric<Double> m : metrics) trainMetrics.add(m.emptyCopy());
       this.named = model.namedParameters();
       this.lastCheckpoint = resumeFrom;
+      this.clock = new PhaseClock(ctx.stepNanos);
+      this.savedState = new TrainerState(model, optimizer, scheduler, generators, trainMetrics, history, callbacks, ctx);
     }
 
     History fit() {
@@ -236,20 +241,18 @@ public final class Trainer {
       MemoryScope stepScope = null; // open from an optimizer step's first batch to the step itself
       try (BatchIterator it = train.iterate(epochIndex, nextBatch)) {
         while (true) {
-          long t0 = System.nanoTime();
+          clock.startStep();
           if (!it.hasNext()) break;
           Batch batch = it.next();
-          long tData = System.nanoTime();
+          clock.lap(Phase.DATA);
           ctx.batchIndex = nextBatch;
           ctx.batchLoss = Double.NaN;
           ctx.stepSkipped = false;
-          long cbNanos = 0;
           for (Callback c : callbacks) c.onBatchBegin(ctx, batch);
-          long t1 = System.nanoTime();
-          cbNanos += t1 - tData;
+          clock.lap(Phase.CALLBACKS);
           if (stepScope == null) stepScope = MemoryScope.open();
           Tensor out = model.call(batch.input());
-          long t2 = System.nanoTime();
+          clock.lap(Phase.FORWARD);
           Tensor loss = lossFn.apply(out, batch.target());
           if (loss.numel() != 1) {
             throw new IllegalArgumentException("Trainer.fit: the loss must be a scalar, got shape "
@@ -269,16 +272,14 @@ public final class Trainer {
               for (Metric<Double> m : trainMetrics) m.update(detached, batch.target());
             }
           }
-          long t3 = System.nanoTime();
+          clock.lap(Phase.LOSS);
           int k = Math.max(1, ctx.accumulation);
           (k == 1 ? loss : loss.div(k)).backward();
           pending++;
-          long t4 = System.nanoTime();
+          clock.lap(Phase.BACKWARD);
           for (Callback c : callbacks) c.onAfterBackward(ctx);
-          long t5 = System.nanoTime();
-          cbNanos += t5 - t4;
+          clock.lap(Phase.CALLBACKS);
           boolean stepped = false;
-          long optNanos = 0;
           if (pending >= k || nextBatch == numBatches - 1) {
             // Non-finite loss or gradients are caught here, before clipping (which would spread a NaN
             // over every gradient) and before any callback or the optimizer can act on them.
@@ -288,15 +289,15 @@ public final class Trainer {
               badGradient = NonFinite.firstNonFiniteGradient(named);
               bad = stepLossBad || badGradient != null;
             }
-            long t6 = System.nanoTime();
-            long t7 = t6;
-            if (!bad && ctx.stopReason == null) {
+            boolean clean = !bad && ctx.stopReason == null;
+            if (clean) {
               if (clipValue > 0) GradClip.clipGradValue(model.parameters(), clipValue);
               if (clipNorm > 0) GradClip.clipGradNorm(model.parameters(), clipNorm);
-              t6 = System.nanoTime();
+            }
+            clock.lap(Phase.OPTIMIZER);
+            if (clean) {
               for (Callback c : callbacks) c.onBeforeOptimizerStep(ctx);
-              t7 = System.nanoTime();
-              cbNanos += t7 - t6;
+              clock.lap(Phase.CALLBACKS);
             }
             // a stop asked for before the step (TerminateOnNaN, GradientMonitor) cancels it, as a bad step is skipped
             boolean step = !bad && ctx.stopReason == null;
@@ -323,7 +324,7 @@ public final class Trainer {
                     badGradient, lastCheckpoint);
               }
             }
-            optNanos = (t6 - t5) + (System.nanoTime() - t7);
+            clock.lap(Phase.OPTIMIZER);
           }
           if (counted) {
             lossSum += lossValue * batch.size();
@@ -333,18 +334,12 @@ public final class Trainer {
           ctx.logs.put("loss", lossSum / lossCount);
           ctx.logs.put("lr", optimizer.paramGroups().get(0).lr());
           nextBatch++;
-          long[] ns = ctx.stepNanos;
-          ns[Phase.DATA.ordinal()] = tData - t0;
-          ns[Phase.FORWARD.ordinal()] = t2 - t1;
-          ns[Phase.LOSS.ordinal()] = t3 - t2;
-          ns[Phase.BACKWARD.ordinal()] = t4 - t3;
-          ns[Phase.OPTIMIZER.ordinal()] = optNanos;
+          clock.publishWork();
           if (stepped && validateEverySteps > 0 && ctx.globalStep % validateEverySteps == 0) validate();
-          long t8 = System.nanoTime();
+          clock.mark();                                 // validation is in no phase (epoch_time_s counts it)
           for (Callback c : callbacks) c.onBatchEnd(ctx, batch, lossValue);
-          long t9 = System.nanoTime();
-          ns[Phase.CALLBACKS.ordinal()] = cbNanos + t9 - t8;
-          epochNanos += t9 - t0;
+          clock.lap(Phase.CALLBACKS);
+          epochNanos += clock.publishCallbacks();       // the whole step, validation included
           writePendingCheckpoints();
           if (ctx.stopReason != null || ctx.globalStep >= maxSteps) {
             completed = nextBatch >= numBatches;
@@ -406,120 +401,20 @@ public final class Trainer {
       }
     }
 
-    /** Everything needed to continue exactly from here. */
     private Map<String, Object> state() {
-      LinkedHashMap<String, Object> s = new LinkedHashMap<>();
-      s.put("model", new LinkedHashMap<String, Object>(model.stateDict()));
-      OptimizerState os = optimizer.stateDict();
-      LinkedHashMap<String, Object> optState = new LinkedHashMap<>();
-      for (var e : os.state().entrySet()) optState.put(Integer.toString(e.getKey()), new LinkedHashMap<>(e.getValue()));
-      s.put("optimizer", Map.of("state", optState, "param_groups", os.paramGroups()));
-      if (scheduler != null) s.put("scheduler", scheduler.stateDict());
-      int w = Generator.STATE_LONGS;
-      long[] rng = new long[(1 + generators.size()) * w];
-      System.arraycopy(Generator.global().state(), 0, rng, 0, w);
-      for (int i = 0; i < generators.size(); i++) System.arraycopy(generators.get(i).state(), 0, rng, (i + 1) * w, w);
-      s.put("generators", rng);
-      LinkedHashMap<String, Object> t = new LinkedHashMap<>();
-      t.put("epoch_index", epochIndex);
-      t.put("next_batch", nextBatch);
-      t.put("epoch_started", epochStarted);
-      t.put("global_step", ctx.globalStep);
-      t.put("samples_seen", ctx.samplesSeen);
-      t.put("loss_sum", lossSum);
-      t.put("loss_count", lossCount);
-      t.put("accumulation", ctx.accumulation);
-      t.put("skipped_steps", ctx.skippedSteps);
-      t.put("epoch_skipped_steps", epochSkips);
-      t.put("consecutive_skipped_steps", consecutiveSkips);
-      t.put("logs", new LinkedHashMap<String, Object>(ctx.logs));
-      s.put("trainer", t);
-      LinkedHashMap<String, Object> ms = new LinkedHashMap<>();
-      for (int i = 0; i < trainMetrics.size(); i++) ms.put(i + ":" + trainMetrics.get(i).name(), trainMetrics.get(i).stateDict());
-      s.put("train_metrics", ms);
-      s.put("history", history.stateDict());
-      LinkedHashMap<String, Object> cbs = new LinkedHashMap<>();
-      for (Callback c : callbacks) cbs.put(c.stateKey(), c.stateDict());
-      s.put("callbacks", cbs);
-      return s;
+      return savedState.state(new TrainerState.Counters(epochIndex, nextBatch, epochStarted, lossSum, lossCount, epochSkips,
+          consecutiveSkips));
     }
 
-    @SuppressWarnings("unchecked")
     private void restore(Path file) {
-      Map<String, Object> s;
-      try {
-        s = Checkpoint.read(file);
-      } catch (CheckpointException e) {
-        throw new UncheckedIOException("Trainer: cannot resume from " + file + ": " + e.problem(), e);
-      } catch (IOException e) {
-        throw new UncheckedIOException("Trainer: cannot resume from " + file + ": " + e.getMessage(), e);
-      }
-      try {
-        LinkedHashMap<String, Tensor> modelState = new LinkedHashMap<>();
-        ((Map<String, Object>) s.get("model")).forEach((k, v) -> modelState.put(k, (Tensor) v));
-        try (var ignored = Grad.off()) {
-          model.loadStateDict(modelState);
-        }
-        Map<String, Object> o = (Map<String, Object>) s.get("optimizer");
-        LinkedHashMap<Integer, Map<String, Tensor>> optState = new LinkedHashMap<>();
-        ((Map<String, Object>) o.get("state")).forEach((k, v) -> {
-          LinkedHashMap<String, Tensor> m = new LinkedHashMap<>();
-          ((Map<String, Object>) v).forEach((kk, vv) -> m.put(kk, (Tensor) vv));
-          optState.put(Integer.parseInt(k), m);
-        });
-        optimizer.loadStateDict(new OptimizerState(optState, (List<Map<String, Object>>) o.get("param_groups")));
-        if (scheduler != null) {
-          Object sched = s.get("scheduler");
-          if (!(sched instanceof Map<?, ?> sm)) {
-            throw new IllegalArgumentException("the checkpoint has no scheduler state but this trainer has a scheduler");
-          }
-          scheduler.loadStateDict((Map<String, Object>) sm);
-        }
-        long[] rng = (long[]) s.get("generators");
-        int w = Generator.STATE_LONGS;
-        if (rng.length != (1 + generators.size()) * w) {
-          throw new IllegalArgumentException("the checkpoint holds " + rng.length + " generator state values, this trainer needs "
-              + (1 + generators.size()) + " x " + w + " (the global generator and " + generators.size() + " more)");
-        }
-        Generator.global().setState(java.util.Arrays.copyOfRange(rng, 0, w));
-        for (int i = 0; i < generators.size(); i++) generators.get(i).setState(java.util.Arrays.copyOfRange(rng, (i + 1) * w, (i + 2) * w));
-        Map<String, Object> t = (Map<String, Object>) s.get("trainer");
-        epochIndex = (Integer) t.get("epoch_index");
-        nextBatch = (Integer) t.get("next_batch");
-        epochStarted = (Boolean) t.get("epoch_started");
-        ctx.globalStep = (Long) t.get("global_step");
-        ctx.samplesSeen = (Long) t.get("samples_seen");
-        lossSum = (Double) t.get("loss_sum");
-        lossCount = (Long) t.get("loss_count");
-        ctx.accumulation = (Integer) t.get("accumulation");
-        // absent from checkpoints written before steps could be skipped: none were
-        ctx.skippedSteps = (Long) t.getOrDefault("skipped_steps", 0L);
-        epochSkips = (Integer) t.getOrDefault("epoch_skipped_steps", 0);
-        consecutiveSkips = (Integer) t.getOrDefault("consecutive_skipped_steps", 0);
-        ((Map<String, Object>) t.get("logs")).forEach((k, v) -> ctx.logs.put(k, (Double) v));
-        ctx.epoch = epochIndex + (epochStarted ? 1 : 0);
-        history.loadStateDict((Map<String, Object>) s.get("history"));
-        Map<String, Object> ms = (Map<String, Object>) s.get("train_metrics");
-        if (ms.size() != trainMetrics.size()) {
-          throw new IllegalArgumentException("the checkpoint holds " + ms.size() + " training metrics, this trainer has "
-              + trainMetrics.size());
-        }
-        for (int i = 0; i < trainMetrics.size(); i++) {
-          Object m = ms.get(i + ":" + trainMetrics.get(i).name());
-          if (!(m instanceof Map<?, ?> mm)) {
-            throw new IllegalArgumentException("the checkpoint has no state for training metric " + i + " ('"
-                + trainMetrics.get(i).name() + "'); it holds " + ms.keySet());
-          }
-          trainMetrics.get(i).loadStateDict((Map<String, Object>) mm);
-        }
-        Map<String, Object> cbs = (Map<String, Object>) s.get("callbacks");
-        for (Callback c : callbacks) {
-          Object cs = cbs.get(c.stateKey());
-          if (cs instanceof Map<?, ?> m) c.loadStateDict((Map<String, Object>) m);
-        }
-      } catch (ClassCastException | NullPointerException e) {
-        throw new IllegalArgumentException("Trainer: checkpoint " + file + " does not hold a trainer state (" + e + ")", e);
-      }
+      TrainerState.Counters c = savedState.restore(file);
+      epochIndex = c.epochIndex();
+      nextBatch = c.nextBatch();
+      epochStarted = c.epochStarted();
+      lossSum = c.lossSum();
+      lossCount = c.lossCount();
+      epochSkips = c.epochSkips();
+      consecutiveSkips = c.consecutiveSkips();
     }
   }
 

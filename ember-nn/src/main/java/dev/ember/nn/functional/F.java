@@ -30,13 +30,7 @@ public final class F {
       throw Check.fail("linear", "bias must be [out_features] = [" + weight.size(0) + "]", "bias", bias, "weight",
           weight);
     }
-    int out = weight.size(0);
-    Tensor x2 = input.dim() == 2 ? input : input.reshape(-1, weight.size(1));
-    Tensor y = LinalgOps.linear(x2, weight, bias);
-    if (input.dim() == 2) return y;
-    int[] shape = input.shape();
-    shape[shape.length - 1] = out;
-    return y.reshape(shape);
+    return LinalgOps.linearOfCheckedShapes(input, weight, bias);  // the shapes are checked here only
   }
 
   /** F.linear without a bias. */
