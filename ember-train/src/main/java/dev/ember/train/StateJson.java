@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.SequencedMap;
 import java.util.function.Function;
 
 /**
@@ -69,11 +70,20 @@ final class StateJson {
           }
           out.put(k, tagged(e.getValue(), sink));
         }
+        // a map with an order (LinkedHashMap, TreeMap) keeps it; one without (Map.of, HashMap) iterates in an
+        // order that can change from one JVM to the next, so its keys are sorted: the same state, the same bytes
+        if (!(map instanceof SequencedMap<?, ?>)) out = sortedByKey(out);
         yield Map.of("m", out);
       }
       default -> throw new IllegalArgumentException("checkpoint state: cannot store a " + v.getClass().getName()
           + " (allowed: numbers, strings, booleans, int[]/long[]/double[], lists, maps, tensors)");
     };
+  }
+
+  private static LinkedHashMap<String, Object> sortedByKey(Map<String, Object> m) {
+    LinkedHashMap<String, Object> sorted = new LinkedHashMap<>();
+    m.keySet().stream().sorted().forEach(k -> sorted.put(k, m.get(k)));
+    return sorted;
   }
 
   static Object read(String text, Function<String, Tensor> tensors) {

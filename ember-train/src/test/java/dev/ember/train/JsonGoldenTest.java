@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ember.nn.io.Json;
 import dev.ember.tensor.Tensor;
@@ -12,6 +13,8 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -30,6 +33,35 @@ class JsonGoldenTest {
       if (in == null) throw new IllegalStateException("json/" + name + " is not on the test classpath");
       return in.readAllBytes();
     }
+  }
+
+  /**
+   * A callback's state as {@code Map.of} (AppendLog, CsvLogger, users' callbacks) iterates in an
+   * order that can change between JVMs: unordered maps are written with sorted keys, so the same
+   * state gives the same checkpoint bytes; an ordered map keeps its own order.
+   */
+  @Test
+  void unorderedMapsAreWrittenInKeyOrderOrderedOnesInTheirOwn() {
+    HashMap<String, Object> forward = new HashMap<>(), backward = new HashMap<>(64, 0.5f);
+    LinkedHashMap<String, Object> linked = new LinkedHashMap<>();
+    List<String> keys = List.of("lines", "bytes", "crc32", "columns", "cells", "last_step", "time_s", "a", "zz", "m1");
+    for (int i = 0; i < keys.size(); i++) forward.put(keys.get(i), (long) i);
+    for (int i = keys.size() - 1; i >= 0; i--) backward.put(keys.get(i), (long) i);
+    for (int i = keys.size() - 1; i >= 0; i--) linked.put(keys.get(i), (long) i);
+    String a = StateJson.write(forward, t -> "t"), b = StateJson.write(backward, t -> "t");
+    String c = StateJson.write(Map.of("lines", 0L, "bytes", 1L, "crc32", 2L, "columns", 3L, "cells", 4L, "last_step", 5L,
+        "time_s", 6L, "a", 7L, "zz", 8L, "m1", 9L), t -> "t");
+    assertEquals(a, b);
+    assertEquals(a, c);
+    int at = -1;
+    for (String k : keys.stream().sorted().toList()) {
+      int next = a.indexOf('"' + k + '"');
+      assertTrue(next > at, k + " out of key order in " + a);
+      at = next;
+    }
+    String l = StateJson.write(linked, t -> "t");
+    assertTrue(l.indexOf("\"m1\"") < l.indexOf("\"lines\""), "insertion order kept: " + l);
+    assertEquals(forward, StateJson.read(a, s -> null));
   }
 
   @Test
