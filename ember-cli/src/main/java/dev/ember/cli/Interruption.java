@@ -181,7 +181,7 @@ final class Interruption implements Callback, AutoCloseable {
     try {
       Optional<Path> latest = ModelCheckpoint.latest(checkpoints);
       if (latest.isPresent()) {
-        return "continue from its last checkpoint (step " + RunFolder.stepOf(latest.get()) + ") with " + resumeCommand;
+        return "continue from its last checkpoint (step " + ModelCheckpoint.stepOf(latest.get()) + ") with " + resumeCommand;
       }
       if (fresh) folder.discardIfWorthless();
       return "nothing was saved";

@@ -1,5 +1,6 @@
 package dev.ember.cli;
 
+import dev.ember.nn.io.AtomicFiles;
 import dev.ember.train.callbacks.ModelCheckpoint;
 import java.io.IOException;
 import java.io.InputStream;
@@ -18,8 +19,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Properties;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
@@ -40,10 +39,6 @@ final class RunFolder implements AutoCloseable {
   static final String CHECKPOINTS = "checkpoints";
   /** The file locked while a run uses the folder; deleted when it ends (a killed run leaves it, unlocked). */
   static final String LOCK = ".ember-train.lock";
-
-  private static final Pattern STEP = Pattern.compile("step-(\\d{8,})\\.ckpt");
-  /** AtomicFiles' temporary file: {@code .<target name>.<random hex>.tmp}. */
-  private static final Pattern TEMPORARY = Pattern.compile("\\..+\\.[0-9a-f]{1,16}\\.tmp");
 
   private final Path dir;
   private final List<Path> created; // folders this invocation made, deepest first
@@ -152,23 +147,18 @@ final class RunFolder implements AutoCloseable {
       // no or unreadable run.properties: the checkpoint still tells what is there
     }
     Optional<Path> latest = ModelCheckpoint.latest(dir.resolve(CHECKPOINTS));
-    parts.add(latest.map(c -> "last checkpoint step " + stepOf(c)).orElse("no checkpoint"));
+    parts.add(latest.map(c -> "last checkpoint step " + ModelCheckpoint.stepOf(c)).orElse("no checkpoint"));
     return String.join(", ", parts);
-  }
-
-  /** The optimizer step in a periodic checkpoint's name ({@code step-00014070.ckpt}: 14070). */
-  static long stepOf(Path checkpoint) {
-    Matcher m = STEP.matcher(checkpoint.getFileName().toString());
-    if (!m.matches()) throw new IllegalArgumentException("not a checkpoint name: " + checkpoint);
-    return Long.parseLong(m.group(1));
   }
 
   /** Deletes AtomicFiles' temporary files in the folder and in checkpoints/, left by a process that was killed while writing. */
   void removeTemporaries() throws IOException {
-    for (Path folder : List.of(dir, checkpoints())) {
-      for (Path f : list(folder)) {
-        if (TEMPORARY.matcher(f.getFileName().toString()).matches() && Files.isRegularFile(f)) Files.deleteIfExists(f);
-      }
+    removeTemporaries(dir);
+  }
+
+  private static void removeTemporaries(Path dir) throws IOException {
+    for (Path folder : List.of(dir, dir.resolve(CHECKPOINTS))) {
+      for (Path f : list(folder)) if (AtomicFiles.isTemporary(f) && Files.isRegularFile(f)) Files.deleteIfExists(f);
     }
   }
 
@@ -201,16 +191,17 @@ final class RunFolder implements AutoCloseable {
   void pruneCheckpoints(List<String> kept) throws IOException {
     Optional<Path> newest = ModelCheckpoint.latest(checkpoints());
     for (Path f : checkpointFiles(checkpoints())) {
-      String name = f.getFileName().toString();
-      if (STEP.matcher(name).matches() && !kept.contains(name) && !f.equals(newest.orElse(null))) Files.deleteIfExists(f);
+      if (ModelCheckpoint.isPeriodic(f) && !kept.contains(f.getFileName().toString()) && !f.equals(newest.orElse(null))) {
+        Files.deleteIfExists(f);
+      }
     }
   }
 
   /** Deletes a run's own files in {@code dir}: {@link #RUN_FILES}, checkpoints and temporary files; nothing else. */
   private static void deleteRun(Path dir) throws IOException {
+    removeTemporaries(dir);
     Path ckpt = dir.resolve(CHECKPOINTS);
     for (Path f : checkpointFiles(ckpt)) Files.deleteIfExists(f);
-    for (Path f : list(ckpt)) if (TEMPORARY.matcher(f.getFileName().toString()).matches()) Files.deleteIfExists(f);
     if (Files.isDirectory(ckpt)) {
       try {
         Files.delete(ckpt);
@@ -219,14 +210,12 @@ final class RunFolder implements AutoCloseable {
       }
     }
     for (String f : RUN_FILES) Files.deleteIfExists(dir.resolve(f));
-    for (Path f : list(dir)) if (TEMPORARY.matcher(f.getFileName().toString()).matches()) Files.deleteIfExists(f);
   }
 
   private static List<Path> checkpointFiles(Path ckpt) throws IOException {
     List<Path> out = new ArrayList<>();
     for (Path f : list(ckpt)) {
-      String name = f.getFileName().toString();
-      if (STEP.matcher(name).matches() || name.equals("best.ckpt")) out.add(f);
+      if (ModelCheckpoint.isPeriodic(f) || f.getFileName().toString().equals("best.ckpt")) out.add(f);
     }
     return out;
   }

@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.regex.Pattern;
 
 /**
  * Writes a file so that a reader sees either the old content or the complete new one, never half
@@ -60,6 +61,17 @@ public final class AtomicFiles {
       throw t;
     }
     syncDirectory(dir);
+  }
+
+  /** The name of {@link #createTemp}'s files: {@code .<target name>.<random hex>.tmp}. */
+  private static final Pattern TEMPORARY = Pattern.compile("\\..+\\.[0-9a-f]{1,16}\\.tmp");
+
+  /**
+   * Whether {@code file} is named as this class's temporary file, which only a process killed
+   * while writing leaves behind.
+   */
+  public static boolean isTemporary(Path file) {
+    return TEMPORARY.matcher(file.getFileName().toString()).matches();
   }
 
   /** A new empty file named {@code .<name>.<random>.tmp} beside the target (hidden, and recognisable if a crash leaves it). */

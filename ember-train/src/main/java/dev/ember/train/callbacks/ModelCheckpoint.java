@@ -76,7 +76,7 @@ public final class ModelCheckpoint implements Callback {
   public static Optional<Path> latest(Path dir) throws IOException {
     if (!Files.isDirectory(dir)) return Optional.empty();
     try (Stream<Path> files = Files.list(dir)) {
-      return files.filter(p -> NAME.matcher(p.getFileName().toString()).matches())
+      return files.filter(ModelCheckpoint::isPeriodic)
           .max(Comparator.comparingLong(ModelCheckpoint::stepOf));
     }
   }
@@ -93,7 +93,7 @@ public final class ModelCheckpoint implements Callback {
     if (!Files.isDirectory(dir)) return Optional.empty();
     List<Path> newestFirst;
     try (Stream<Path> files = Files.list(dir)) {
-      newestFirst = files.filter(p -> NAME.matcher(p.getFileName().toString()).matches())
+      newestFirst = files.filter(ModelCheckpoint::isPeriodic)
           .sorted(Comparator.comparingLong(ModelCheckpoint::stepOf).reversed()).toList();
     }
     List<String> corrupt = new ArrayList<>();
@@ -113,7 +113,13 @@ public final class ModelCheckpoint implements Callback {
     throw new CheckpointException(dir, what + all);
   }
 
-  private static long stepOf(Path p) {
+  /** Whether {@code p} is named as a periodic checkpoint ({@code step-00001234.ckpt}). */
+  public static boolean isPeriodic(Path p) {
+    return NAME.matcher(p.getFileName().toString()).matches();
+  }
+
+  /** The optimizer step in a periodic checkpoint's name ({@code step-00014070.ckpt}: 14070). */
+  public static long stepOf(Path p) {
     Matcher m = NAME.matcher(p.getFileName().toString());
     if (!m.matches()) throw new IllegalArgumentException("ModelCheckpoint: not a checkpoint name: " + p);
     return Long.parseLong(m.group(1));
