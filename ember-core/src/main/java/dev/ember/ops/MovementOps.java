@@ -290,11 +290,17 @@ public final class MovementOps {
     if (splitSize == 0 && n != 0) {
       throw Check.fail("split", "split size can be 0 only for an empty dim, got dim " + axis + " of size " + n, "x", x);
     }
-    List<Tensor> out = new ArrayList<>();
     if (n == 0) {
+      List<Tensor> out = new ArrayList<>();
       out.add(sliceView(x, axis, 0, 0, 1));
       return out;
     }
+    return pieces(x, axis, n, splitSize);
+  }
+
+  /** split's pieces of a dim of size n &gt; 0 along axis, for a checked axis and splitSize &gt; 0. */
+  private static List<Tensor> pieces(Tensor x, int axis, int n, int splitSize) {
+    List<Tensor> out = new ArrayList<>();
     for (long s = 0; s < n; s += splitSize) { // long: s + splitSize may pass Integer.MAX_VALUE
       out.add(sliceView(x, axis, (int) s, (int) Math.min(n - s, splitSize), 1));
     }
@@ -314,6 +320,6 @@ public final class MovementOps {
       for (int i = 0; i < chunks; i++) out.add(sliceView(x, axis, 0, 0, 1));
       return out;
     }
-    return split(x, (int) (((long) n + chunks - 1) / chunks), axis);
+    return pieces(x, axis, n, (int) (((long) n + chunks - 1) / chunks)); // checked above: not split's checks again
   }
 }

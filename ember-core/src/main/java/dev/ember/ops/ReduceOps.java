@@ -86,8 +86,8 @@ public final class ReduceOps {
   }
 
   public static Tensor std(Tensor x, int[] dims, boolean unbiased, boolean keepDim) {
-    normAxes("std", x, dims); // errors name std, not the var it is built on
-    return var(x, dims, unbiased, keepDim).sqrt();
+    int[] axes = normAxes("std", x, dims); // errors name std, not the var it is built on
+    return var(x, axes, unbiased, keepDim).sqrt();
   }
 
   /** Product; the gradient is exact with zeros present (no division by zero). */
@@ -207,10 +207,10 @@ public final class ReduceOps {
   /** Vector norm over dims: p = 1, 2 or infinity. */
   public static Tensor norm(Tensor x, double p, int[] dims, boolean keepDim) {
     Check.floating("norm", x);
-    normAxes("norm", x, dims); // errors name norm, not the sum or amax it is built on
-    if (p == 1) return sum(x.abs(), dims, keepDim);
-    if (p == 2) return sum(x.square(), dims, keepDim).sqrt();
-    if (p == Double.POSITIVE_INFINITY) return amax(x.abs(), dims, keepDim);
+    int[] axes = normAxes("norm", x, dims); // errors name norm, not the sum or amax it is built on
+    if (p == 1) return sum(x.abs(), axes, keepDim);
+    if (p == 2) return sum(x.square(), axes, keepDim).sqrt();
+    if (p == Double.POSITIVE_INFINITY) return amax(x.abs(), axes, keepDim);
     throw Check.fail("norm", "unsupported order p=" + p + " (supported: 1, 2, inf)", "x", x);
   }
 

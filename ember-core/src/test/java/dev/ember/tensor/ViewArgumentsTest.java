@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import dev.ember.testing.Arr;
 import dev.ember.testing.GradCheck;
 import java.io.IOException;
 import java.io.InputStream;
@@ -223,7 +224,7 @@ class ViewArgumentsTest {
           assertArrayEquals(torch.get(k).src, ref.get(k).src, line + ": reference's elements " + k);
         }
       }
-      Tensor base = Tensor.arange(0, numel(shape), 1, DType.F64).reshape(shape);
+      Tensor base = Tensor.arange(0, Arr.numel(shape), 1, DType.F64).reshape(shape);
       List<Tensor> got;
       try {
         got = c.ember(base);
@@ -254,43 +255,24 @@ class ViewArgumentsTest {
     }
   }
 
-  private static int numel(int[] shape) {
-    int n = 1;
-    for (int d : shape) n *= d;
-    return n;
-  }
-
-  private static int[] unravel(int flat, int[] shape) {
-    int[] idx = new int[shape.length];
-    for (int d = shape.length - 1; d >= 0; d--) {
-      idx[d] = flat % shape[d];
-      flat /= shape[d];
-    }
-    return idx;
-  }
-
-  private static int ravel(int[] idx, int[] shape) {
-    int flat = 0;
-    for (int d = 0; d < shape.length; d++) flat = flat * shape[d] + idx[d];
-    return flat;
-  }
-
   /** The result of shape {@code out} whose element at index o shows the base element at {@code in.apply(o)}. */
   private static RefView gather(int[] base, int[] out, Function<int[], int[]> in) {
-    int[] src = new int[numel(out)];
+    Arr outIdx = Arr.zeros(out); // only its row-major index arithmetic is used
+    Arr baseIdx = Arr.zeros(base);
+    int[] src = new int[outIdx.numel()];
     for (int i = 0; i < src.length; i++) {
-      int[] b = in.apply(unravel(i, out));
+      int[] b = in.apply(outIdx.index(i));
       for (int d = 0; d < base.length; d++) {
         if (b[d] < 0 || b[d] >= base[d]) throw new AssertionError("reference bug: index " + Arrays.toString(b));
       }
-      src[i] = ravel(b, base);
+      src[i] = baseIdx.flat(b);
     }
     return new RefView(out, src);
   }
 
   /** The same elements in the same order under another shape. */
   private static RefView sameOrder(int[] base, int[] out) {
-    int[] src = new int[numel(base)];
+    int[] src = new int[Arr.numel(base)];
     for (int i = 0; i < src.length; i++) src[i] = i;
     return new RefView(out, src);
   }
@@ -397,7 +379,7 @@ class ViewArgumentsTest {
         known = known.multiply(BigInteger.valueOf(sizes[i]));
       }
     }
-    BigInteger total = BigInteger.valueOf(numel(base));
+    BigInteger total = BigInteger.valueOf(Arr.numel(base));
     int[] out = sizes.clone();
     if (infer >= 0) {
       if (known.signum() == 0 || total.mod(known).signum() != 0) throw new RefError("cannot infer");
@@ -548,7 +530,7 @@ class ViewArgumentsTest {
   }
 
   private static Base base(int[] shape, int layout, boolean grad) {
-    int n = numel(shape);
+    int n = Arr.numel(shape);
     Tensor values = Tensor.arange(1, n + 1, 1, DType.F64);
     return switch (layout) {
       case 1 -> {
@@ -756,7 +738,7 @@ class ViewArgumentsTest {
   }
 
   private static int[] reshapeSizes(Random rnd, int[] shape) {
-    int n = numel(shape);
+    int n = Arr.numel(shape);
     int rank = rnd.nextInt(5);
     int[] sizes = new int[rank];
     int left = n;
