@@ -6,8 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 
 import dev.ember.autograd.Grad;
 import dev.ember.data.Batch;
-import dev.ember.data.BatchIterator;
-import dev.ember.data.BatchSource;
 import dev.ember.metrics.MeanAbsoluteError;
 import dev.ember.nn.Linear;
 import dev.ember.nn.functional.F;
@@ -51,34 +49,6 @@ class CheckpointBytesTest {
     return out;
   }
 
-  private static BatchSource source(List<Batch> batches) {
-    return new BatchSource() {
-      @Override
-      public int numBatches() {
-        return batches.size();
-      }
-
-      @Override
-      public BatchIterator iterate(int epoch, int skip) {
-        return new BatchIterator() {
-          int next = skip;
-
-          @Override
-          public boolean hasNext() {
-            return next < batches.size();
-          }
-
-          @Override
-          public Batch next() {
-            return batches.get(next++);
-          }
-
-          @Override
-          public void close() {}
-        };
-      }
-    };
-  }
 
   /** Logs a value into the history at every batch, keeps a count, and asks for a checkpoint after batch 6. */
   private static final class Probe implements Callback {
@@ -119,7 +89,7 @@ class CheckpointBytesTest {
       Trainer.builder().maxEpochs(1).maxSteps(3).accumulate(2).skipNonFiniteSteps(2)
           .scheduler(new StepLR(opt, 2, 0.5), Trainer.Interval.BATCH)
           .metrics(new MeanAbsoluteError()).generators(new Generator(7)).callbacks(new Probe(file)).build()
-          .fit(model, F::mseLoss, opt, source(batches()), null);
+          .fit(model, F::mseLoss, opt, Fixtures.source(batches()), null);
       return file;
     } finally {
       Generator.global().setState(globalBefore);

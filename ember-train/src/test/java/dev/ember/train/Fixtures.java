@@ -9,6 +9,7 @@ import dev.ember.nn.ReLU;
 import dev.ember.nn.Sequential;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
+import java.util.List;
 import java.util.Map;
 
 /** Small models and data for the trainer tests: 3 Gaussian blobs in 4-d, a 4-16-3 MLP. */
@@ -31,6 +32,36 @@ final class Fixtures {
   static Module mlp(long seed) {
     Generator g = new Generator(seed);
     return new Sequential(new Linear(4, 16, true, g), new ReLU(), new Linear(16, 3, true, g));
+  }
+
+  /** These batches, in this order, every epoch. */
+  static BatchSource source(List<Batch> batches) {
+    return new BatchSource() {
+      @Override
+      public int numBatches() {
+        return batches.size();
+      }
+
+      @Override
+      public BatchIterator iterate(int epoch, int skip) {
+        return new BatchIterator() {
+          int next = skip;
+
+          @Override
+          public boolean hasNext() {
+            return next < batches.size();
+          }
+
+          @Override
+          public Batch next() {
+            return batches.get(next++);
+          }
+
+          @Override
+          public void close() {}
+        };
+      }
+    };
   }
 
   /** Batches of a fixed data set; epoch e's order is a permutation seeded by (seed, e). */

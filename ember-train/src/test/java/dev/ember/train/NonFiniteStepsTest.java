@@ -46,35 +46,6 @@ class NonFiniteStepsTest {
     return out;
   }
 
-  /** The batches, all of them, every epoch. */
-  private static BatchSource source(List<Batch> batches) {
-    return new BatchSource() {
-      @Override
-      public int numBatches() {
-        return batches.size();
-      }
-
-      @Override
-      public BatchIterator iterate(int epoch, int skip) {
-        return new BatchIterator() {
-          int next = skip;
-
-          @Override
-          public boolean hasNext() {
-            return next < batches.size();
-          }
-
-          @Override
-          public Batch next() {
-            return batches.get(next++);
-          }
-
-          @Override
-          public void close() {}
-        };
-      }
-    };
-  }
 
   private static List<Batch> without(List<Batch> all, Set<Integer> drop) {
     List<Batch> out = new ArrayList<>();
@@ -102,14 +73,14 @@ class NonFiniteStepsTest {
     };
     History ha = Trainer.builder().maxEpochs(2).skipNonFiniteSteps(3).metrics(new TrainerTest.Acc())
         .scheduler(schedA, Trainer.Interval.BATCH).callbacks(watch).build()
-        .fit(a, F::crossEntropy, optA, source(batches(bad)), null);
+        .fit(a, F::crossEntropy, optA, Fixtures.source(batches(bad)), null);
 
     Module b = Fixtures.mlp(5);
     var optB = new Adam(b.parameters(), 0.01);
     var schedB = new StepLR(optB, 4, 0.5);
     History hb = Trainer.builder().maxEpochs(2).metrics(new TrainerTest.Acc())
         .scheduler(schedB, Trainer.Interval.BATCH).build()
-        .fit(b, F::crossEntropy, optB, source(without(batches(bad), bad)), null);
+        .fit(b, F::crossEntropy, optB, Fixtures.source(without(batches(bad), bad)), null);
 
     assertFinite(a);
     Fixtures.assertSameState(b.stateDict(), a.stateDict());
@@ -131,7 +102,7 @@ class NonFiniteStepsTest {
       }
     };
     var e = assertThrows(NonFiniteStepException.class, () -> Trainer.builder().maxEpochs(1).skipNonFiniteSteps(1)
-        .callbacks(poison).build().fit(a, F::crossEntropy, new SGD(a.parameters(), 0.1), source(batches(Set.of())), null));
+        .callbacks(poison).build().fit(a, F::crossEntropy, new SGD(a.parameters(), 0.1), Fixtures.source(batches(Set.of())), null));
     assertEquals("2.bias", e.parameter());
     assertTrue(Double.isFinite(e.loss()), "loss " + e.loss());
     assertTrue(e.getMessage().startsWith("Trainer: 1 consecutive non-finite step (the last at epoch 1, batch 2, after step 2:"
@@ -145,7 +116,7 @@ class NonFiniteStepsTest {
     var opt = new Adam(m.parameters(), 0.01);
     var e = assertThrows(NonFiniteStepException.class, () -> Trainer.builder().maxEpochs(3).skipNonFiniteSteps(3)
         .callbacks(new ModelCheckpoint(dir, 0, 1, 1000)).build()
-        .fit(m, F::crossEntropy, opt, source(batches(Set.of(4, 5, 6))), null));
+        .fit(m, F::crossEntropy, opt, Fixtures.source(batches(Set.of(4, 5, 6))), null));
     Path last = dir.resolve("step-00000004.ckpt");
     assertEquals("Trainer: 3 consecutive non-finite steps (the last at epoch 1, batch 6, after step 4: loss=NaN,"
         + " first non-finite gradient in 0.weight); stopping. The last good checkpoint is " + last, e.getMessage());
@@ -166,7 +137,7 @@ class NonFiniteStepsTest {
     // without a checkpoint the message says so
     Module n = Fixtures.mlp(5);
     var e2 = assertThrows(NonFiniteStepException.class, () -> Trainer.builder().maxEpochs(1).skipNonFiniteSteps(2).build()
-        .fit(n, F::crossEntropy, new SGD(n.parameters(), 0.1), source(batches(Set.of(0, 1))), null));
+        .fit(n, F::crossEntropy, new SGD(n.parameters(), 0.1), Fixtures.source(batches(Set.of(0, 1))), null));
     assertTrue(e2.getMessage().endsWith("after step 0: loss=NaN, first non-finite gradient in 0.weight); stopping."
         + " No checkpoint was written before it."), e2.getMessage());
     assertNull(e2.lastCheckpoint());
@@ -181,7 +152,7 @@ class NonFiniteStepsTest {
     History refHist = Trainer.builder().maxEpochs(3).skipNonFiniteSteps(2).metrics(new TrainerTest.Acc())
         .scheduler(new StepLR(refOpt, 3, 0.5), Trainer.Interval.BATCH)
         .callbacks(new ModelCheckpoint(ckpts, 1, 3, 1000)).build()
-        .fit(ref, F::crossEntropy, refOpt, source(batches(bad)), null);
+        .fit(ref, F::crossEntropy, refOpt, Fixtures.source(batches(bad)), null);
     assertArrayEquals(new double[] {2, 2, 2}, refHist.values("skipped_steps"));
     List<Path> files;
     try (Stream<Path> s = Files.list(ckpts)) {
@@ -195,7 +166,7 @@ class NonFiniteStepsTest {
       History h = Trainer.builder().maxEpochs(3).skipNonFiniteSteps(2).metrics(new TrainerTest.Acc())
           .scheduler(new StepLR(opt, 3, 0.5), Trainer.Interval.BATCH)
           .callbacks(new ModelCheckpoint(dir.resolve("other"), 1, 3, 1000))
-          .resumeFrom(f).build().fit(m, F::crossEntropy, opt, source(batches(bad)), null);
+          .resumeFrom(f).build().fit(m, F::crossEntropy, opt, Fixtures.source(batches(bad)), null);
       Fixtures.assertSameState(ref.stateDict(), m.stateDict());
       for (String key : List.of("loss", "lr", "accuracy", "skipped_steps")) {
         assertArrayEquals(refHist.values(key), h.values(key), 0.0, key + " from " + f);
@@ -214,7 +185,7 @@ class NonFiniteStepsTest {
       }
 
       @Override public BatchIterator iterate(int epoch, int skip) {
-        return source(epoch == 0 ? data : later).iterate(epoch, skip);
+        return Fixtures.source(epoch == 0 ? data : later).iterate(epoch, skip);
       }
     };
     Module a = Fixtures.mlp(3);
@@ -234,9 +205,9 @@ class NonFiniteStepsTest {
     var nan = new TerminateOnNaN();
     var gm = new GradientMonitor(1, false);
     History h = Trainer.builder().maxEpochs(2).callbacks(gm, nan).build()
-        .fit(a, F::crossEntropy, new SGD(a.parameters(), 0.1), source(batches(Set.of(3))), null);
+        .fit(a, F::crossEntropy, new SGD(a.parameters(), 0.1), Fixtures.source(batches(Set.of(3))), null);
     Module b = Fixtures.mlp(5);
-    Trainer.builder().maxSteps(3).build().fit(b, F::crossEntropy, new SGD(b.parameters(), 0.1), source(batches(Set.of())), null);
+    Trainer.builder().maxSteps(3).build().fit(b, F::crossEntropy, new SGD(b.parameters(), 0.1), Fixtures.source(batches(Set.of())), null);
     assertFinite(a);
     Fixtures.assertSameState(b.stateDict(), a.stateDict());
     assertEquals(3, nan.stoppedAtStep());
@@ -257,7 +228,7 @@ class NonFiniteStepsTest {
       }
     };
     Trainer.builder().maxEpochs(1).clipGradNorm(1.0).callbacks(poison, nan2).build()
-        .fit(c, F::crossEntropy, new SGD(c.parameters(), 0.1), source(batches(Set.of())), null);
+        .fit(c, F::crossEntropy, new SGD(c.parameters(), 0.1), Fixtures.source(batches(Set.of())), null);
     assertEquals(1, nan2.stoppedAtStep());
     assertFinite(c);
     assertTrue(reasons.get(0).startsWith("TerminateOnNaN: the gradient of 0.bias is not finite"), reasons.get(0));
@@ -267,7 +238,7 @@ class NonFiniteStepsTest {
   void offByDefaultAndRejectsANegativeLimit() {
     Module a = Fixtures.mlp(5);
     History h = Trainer.builder().maxEpochs(1).build()
-        .fit(a, F::crossEntropy, new SGD(a.parameters(), 0.1), source(batches(Set.of(3))), null);
+        .fit(a, F::crossEntropy, new SGD(a.parameters(), 0.1), Fixtures.source(batches(Set.of(3))), null);
     assertFalse(Float.isFinite(a.stateDict().get("0.weight").toFloatArray()[0]), "without skipping, NaN reaches the weights");
     assertEquals(0, h.values("skipped_steps").length);
     assertEquals("Trainer: skip_non_finite_steps must be >= 0 (0: off), got -1",
