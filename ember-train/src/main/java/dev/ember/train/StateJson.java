@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.SequencedMap;
 import java.util.function.Function;
+import java.util.function.ToDoubleFunction;
 
 /**
  * Checkpoint state (maps of numbers, strings, arrays, lists and tensors) as JSON that keeps every
@@ -125,8 +126,8 @@ final class StateJson {
         yield (int) l;
       }
       case "l" -> integer(v);
-      case "f" -> Float.parseFloat(number(v));
-      case "d" -> Double.parseDouble(number(v));
+      case "f" -> (float) number(v, Float::parseFloat);
+      case "d" -> number(v, Double::parseDouble);
       case "t" -> {
         String name = string(v);
         Tensor t = tensors.apply(name);
@@ -152,7 +153,7 @@ final class StateJson {
       case "d[]" -> {
         List<Json.Value> items = array(v);
         double[] out = new double[items.size()];
-        for (int k = 0; k < out.length; k++) out[k] = Double.parseDouble(number(items.get(k)));
+        for (int k = 0; k < out.length; k++) out[k] = number(items.get(k), Double::parseDouble);
         yield out;
       }
       case "m" -> {
@@ -177,15 +178,18 @@ final class StateJson {
     }
   }
 
-  /** A double's text as {@link Double#toString} wrote it, checked to parse. */
-  private static String number(Json.Value v) {
+  /**
+   * A float's or double's text as {@link Float#toString} or {@link Double#toString} wrote it, parsed
+   * once by {@code parse} ({@link Float#parseFloat} or {@link Double#parseDouble}, which accept the
+   * same texts).
+   */
+  private static double number(Json.Value v, ToDoubleFunction<String> parse) {
     String s = string(v);
     try {
-      Double.parseDouble(s);
+      return parse.applyAsDouble(s);
     } catch (NumberFormatException e) {
       throw fail(v, "bad number '" + s + "'");
     }
-    return s;
   }
 
   private static String string(Json.Value v) {
