@@ -4,6 +4,7 @@ import dev.ember.nn.io.Json;
 import dev.ember.tensor.Tensor;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -64,16 +65,13 @@ final class StateJson {
         yield out;
       }
       case Map<?, ?> map -> {
-        LinkedHashMap<String, Object> out = new LinkedHashMap<>();
-        for (var e : map.entrySet()) {
-          if (!(e.getKey() instanceof String k)) {
-            throw new IllegalArgumentException("checkpoint state: map keys must be strings, got " + e.getKey());
-          }
-          out.put(k, tagged(e.getValue(), sink));
-        }
         // a map with an order (LinkedHashMap, TreeMap) keeps it; one without (Map.of, HashMap) iterates in an
-        // order that can change from one JVM to the next, so its keys are sorted: the same state, the same bytes
-        if (!(map instanceof SequencedMap<?, ?>)) out = sortedByKey(out);
+        // order that can change from one JVM to the next, so its entries are taken in key order, before their values
+        // are encoded (a tensor's name comes from the order the sink sees it): the same state, the same bytes
+        LinkedHashMap<String, Object> out = new LinkedHashMap<>();
+        for (var e : map instanceof SequencedMap<?, ?> ? map.entrySet() : byKey(map)) {
+          out.put(key(e), tagged(e.getValue(), sink));
+        }
         yield Map.of("m", out);
       }
       default -> throw new IllegalArgumentException("checkpoint state: cannot store a " + v.getClass().getName()
@@ -81,10 +79,19 @@ final class StateJson {
     };
   }
 
-  private static LinkedHashMap<String, Object> sortedByKey(Map<String, Object> m) {
-    LinkedHashMap<String, Object> sorted = new LinkedHashMap<>();
-    m.keySet().stream().sorted().forEach(k -> sorted.put(k, m.get(k)));
-    return sorted;
+  private static String key(Map.Entry<?, ?> e) {
+    if (!(e.getKey() instanceof String k)) {
+      throw new IllegalArgumentException("checkpoint state: map keys must be strings, got " + e.getKey());
+    }
+    return k;
+  }
+
+  /** {@code map}'s entries sorted by key (all checked to be strings first). */
+  private static List<Map.Entry<?, ?>> byKey(Map<?, ?> map) {
+    List<Map.Entry<?, ?>> entries = new ArrayList<>(map.entrySet());
+    entries.forEach(StateJson::key);
+    entries.sort(Comparator.comparing(StateJson::key));
+    return entries;
   }
 
   static Object read(String text, Function<String, Tensor> tensors) {
