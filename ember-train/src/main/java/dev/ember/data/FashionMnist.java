@@ -206,8 +206,7 @@ public final class FashionMnist {
   public static String problem(Path dir) {
     if (!Files.exists(dir)) return "no such folder";
     if (!Files.isDirectory(dir)) return "not a folder";
-    List<String> lacking = new ArrayList<>();
-    for (String f : FILES) if (find(dir, f) == null) lacking.add(f + "(.gz)");
+    List<String> lacking = lacking(dir, "(.gz)");
     return lacking.isEmpty() ? null : "no " + String.join(", ", lacking) + " there";
   }
 
@@ -233,8 +232,13 @@ public final class FashionMnist {
 
   /** The files of {@link #FILES} that {@code dir} lacks in both raw and .gz form. */
   static List<String> missing(Path dir) {
+    return lacking(dir, "[.gz]");
+  }
+
+  /** The files of {@link #FILES} that {@code dir} lacks in both raw and .gz form, each followed by {@code suffix}. */
+  private static List<String> lacking(Path dir, String suffix) {
     List<String> out = new ArrayList<>();
-    for (String f : FILES) if (find(dir, f) == null) out.add(f + "[.gz]");
+    for (String f : FILES) if (find(dir, f) == null) out.add(f + suffix);
     return out;
   }
 

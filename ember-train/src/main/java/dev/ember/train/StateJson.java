@@ -4,11 +4,13 @@ import dev.ember.nn.io.Json;
 import dev.ember.tensor.Tensor;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SequencedMap;
 import java.util.function.Function;
+import java.util.function.ToDoubleFunction;
 
 /**
  * Checkpoint state (maps of numbers, strings, arrays, lists and tensors) as JSON that keeps every
@@ -63,16 +65,13 @@ final class StateJson {
         yield out;
       }
       case Map<?, ?> map -> {
-        LinkedHashMap<String, Object> out = new LinkedHashMap<>();
-        for (var e : map.entrySet()) {
-          if (!(e.getKey() instanceof String k)) {
-            throw new IllegalArgumentException("checkpoint state: map keys must be strings, got " + e.getKey());
-          }
-          out.put(k, tagged(e.getValue(), sink));
-        }
         // a map with an order (LinkedHashMap, TreeMap) keeps it; one without (Map.of, HashMap) iterates in an
-        // order that can change from one JVM to the next, so its keys are sorted: the same state, the same bytes
-        if (!(map instanceof SequencedMap<?, ?>)) out = sortedByKey(out);
+        // order that can change from one JVM to the next, so its entries are taken in key order, before their values
+        // are encoded (a tensor's name comes from the order the sink sees it): the same state, the same bytes
+        LinkedHashMap<String, Object> out = new LinkedHashMap<>();
+        for (var e : map instanceof SequencedMap<?, ?> ? map.entrySet() : byKey(map)) {
+          out.put(key(e), tagged(e.getValue(), sink));
+        }
         yield Map.of("m", out);
       }
       default -> throw new IllegalArgumentException("checkpoint state: cannot store a " + v.getClass().getName()
@@ -80,10 +79,19 @@ final class StateJson {
     };
   }
 
-  private static LinkedHashMap<String, Object> sortedByKey(Map<String, Object> m) {
-    LinkedHashMap<String, Object> sorted = new LinkedHashMap<>();
-    m.keySet().stream().sorted().forEach(k -> sorted.put(k, m.get(k)));
-    return sorted;
+  private static String key(Map.Entry<?, ?> e) {
+    if (!(e.getKey() instanceof String k)) {
+      throw new IllegalArgumentException("checkpoint state: map keys must be strings, got " + e.getKey());
+    }
+    return k;
+  }
+
+  /** {@code map}'s entries sorted by key (all checked to be strings first). */
+  private static List<Map.Entry<?, ?>> byKey(Map<?, ?> map) {
+    List<Map.Entry<?, ?>> entries = new ArrayList<>(map.entrySet());
+    entries.forEach(StateJson::key);
+    entries.sort(Comparator.comparing(StateJson::key));
+    return entries;
   }
 
   static Object read(String text, Function<String, Tensor> tensors) {
@@ -125,8 +133,8 @@ final class StateJson {
         yield (int) l;
       }
       case "l" -> integer(v);
-      case "f" -> Float.parseFloat(number(v));
-      case "d" -> Double.parseDouble(number(v));
+      case "f" -> (float) number(v, Float::parseFloat);
+      case "d" -> number(v, Double::parseDouble);
       case "t" -> {
         String name = string(v);
         Tensor t = tensors.apply(name);
@@ -152,7 +160,7 @@ final class StateJson {
       case "d[]" -> {
         List<Json.Value> items = array(v);
         double[] out = new double[items.size()];
-        for (int k = 0; k < out.length; k++) out[k] = Double.parseDouble(number(items.get(k)));
+        for (int k = 0; k < out.length; k++) out[k] = number(items.get(k), Double::parseDouble);
         yield out;
       }
       case "m" -> {
@@ -177,15 +185,18 @@ final class StateJson {
     }
   }
 
-  /** A double's text as {@link Double#toString} wrote it, checked to parse. */
-  private static String number(Json.Value v) {
+  /**
+   * A float's or double's text as {@link Float#toString} or {@link Double#toString} wrote it, parsed
+   * once by {@code parse} ({@link Float#parseFloat} or {@link Double#parseDouble}, which accept the
+   * same texts).
+   */
+  private static double number(Json.Value v, ToDoubleFunction<String> parse) {
     String s = string(v);
     try {
-      Double.parseDouble(s);
+      return parse.applyAsDouble(s);
     } catch (NumberFormatException e) {
       throw fail(v, "bad number '" + s + "'");
     }
-    return s;
   }
 
   private static String string(Json.Value v) {

@@ -64,6 +64,19 @@ class JsonGoldenTest {
     assertEquals(forward, StateJson.read(a, s -> null));
   }
 
+  /** Tensors in an unordered map are named in key order too, so their names do not depend on the JVM either. */
+  @Test
+  void tensorsInAnUnorderedMapAreNamedInKeyOrder() {
+    List<Tensor> seen = new java.util.ArrayList<>();
+    Tensor x = Tensor.scalar(1.0), y = Tensor.scalar(2.0), z = Tensor.scalar(3.0);
+    String json = StateJson.write(Map.of("b", y, "c", z, "a", x), t -> {
+      seen.add(t);
+      return "t" + (seen.size() - 1);
+    });
+    assertEquals("{\"m\":{\"a\":{\"t\":\"t0\"},\"b\":{\"t\":\"t1\"},\"c\":{\"t\":\"t2\"}}}", json);
+    assertEquals(List.of(x, y, z), seen);
+  }
+
   @Test
   void checkpointStateJsonIsByteIdentical() throws IOException {
     String json = StateJson.write(JsonGoldenState.checkpointState(), t -> "t" + t.shape()[0]);

@@ -701,7 +701,7 @@ public final class Json {
   }
 
   private void skipSpace() {
-    while (i < b.length && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r')) i++;
+    i = skipSpace(b, i);
   }
 
   private String found() {

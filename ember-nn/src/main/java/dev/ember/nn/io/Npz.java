@@ -109,9 +109,12 @@ public final class Npz {
       long inflated = 0;
       Member largest = null;
       Npy.Header largestHeader = null;
-      for (Member m : members) {
+      long[] starts = new long[members.size()]; // each member's data start, its local header checked once
+      for (int k = 0; k < members.size(); k++) {
+        Member m = members.get(k);
+        starts[k] = dataStart(ch, file, size, m);
         Npy.Header h;
-        try (MemberStream in = new MemberStream(ch, file, m, dataStart(ch, file, size, m))) {
+        try (MemberStream in = new MemberStream(ch, file, m, starts[k])) {
           h = Npy.readHeader(in, m.size(), file, m.name());
         }
         need += Npy.heapNeed(h);
@@ -133,8 +136,9 @@ public final class Npz {
       }
       // pass 2: the arrays, each checked for its size and CRC-32 as it inflates
       LinkedHashMap<String, Tensor> out = new LinkedHashMap<>();
-      for (Member m : members) {
-        try (MemberStream in = new MemberStream(ch, file, m, dataStart(ch, file, size, m))) {
+      for (int k = 0; k < members.size(); k++) {
+        Member m = members.get(k);
+        try (MemberStream in = new MemberStream(ch, file, m, starts[k])) {
           Tensor t = Npy.read(in, m.size(), file, m.name());
           in.verifyEnd();
           out.put(m.name().substring(0, m.name().length() - 4), t);
