@@ -3,6 +3,7 @@ package dev.ember.tensor;
 import dev.ember.autograd.Autograd;
 import dev.ember.autograd.Node;
 import dev.ember.backend.UnaryOp;
+import dev.ember.backend.View;
 import dev.ember.ops.ElementwiseOps;
 import dev.ember.ops.IndexOps;
 import dev.ember.ops.LinalgOps;
@@ -18,7 +19,7 @@ import java.util.function.UnaryOperator;
  * tensors. The API reads like PyTorch: {@code x.matmul(w).add(b).relu()}, {@code x.sum(1, true)},
  * {@code x.reshape(-1, 784)}. The long tail lives in the op classes of {@code dev.ember.ops}.
  */
-public final class Tensor {
+public final class Tensor implements View {
   private final Storage storage;
   private final int[] shape;
   private final int[] strides;
