@@ -1,5 +1,8 @@
 package dev.ember.nn.functional;
 
+import dev.ember.backend.cpu.RowKernels;
+import dev.ember.backend.cpu.Rows;
+
 import dev.ember.backend.Backend;
 import dev.ember.backend.cpu.Parallel;
 import dev.ember.tensor.DType;

@@ -1,5 +1,7 @@
 package dev.ember.nn.functional;
 
+import dev.ember.backend.cpu.RowKernels;
+
 import java.util.Arrays;
 
 /**

@@ -1,5 +1,7 @@
 package dev.ember.nn.functional;
 
+import dev.ember.backend.cpu.RowKernels;
+
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;

@@ -1,11 +1,12 @@
-package dev.ember.nn.functional;
+package dev.ember.backend.cpu.vector;
+
+import dev.ember.backend.cpu.RowKernels;
 
 import static jdk.incubator.vector.VectorOperators.GE;
 import static jdk.incubator.vector.VectorOperators.GT;
 import static jdk.incubator.vector.VectorOperators.LT;
 import static jdk.incubator.vector.VectorOperators.NE;
 
-import dev.ember.backend.cpu.vector.Transpose16;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorMask;
@@ -13,7 +14,7 @@ import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
 /** {@link RowKernels} on the Vector API (loaded by name, so nothing else refers to the incubator module). */
-final class VectorRowKernels implements RowKernels {
+public final class VectorRowKernels implements RowKernels {
   private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
   private static final VectorSpecies<Integer> IS = S.withLanes(int.class);
   private static final int L = S.length();

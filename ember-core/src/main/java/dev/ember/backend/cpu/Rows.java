@@ -1,4 +1,4 @@
-package dev.ember.nn.functional;
+package dev.ember.backend.cpu;
 
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Storage;
@@ -9,25 +9,25 @@ import dev.ember.tensor.Storage;
  * kernel is written once and the per-element loops below stay simple counted loops the JIT
  * vectorises where it can (unit strides).
  */
-final class Rows {
+public final class Rows {
   private Rows() {}
 
   /** s[from, to) = 0. */
-  static void zero(Storage s, int from, int to) {
+  public static void zero(Storage s, int from, int to) {
     if (to <= from) return;
     if (s.dtype() == DType.F32) java.util.Arrays.fill(s.floats(), from, to, 0f);
     else java.util.Arrays.fill(s.doubles(), from, to, 0.0);
   }
 
   /** s[from, to) = v. */
-  static void fill(Storage s, int from, int to, double v) {
+  public static void fill(Storage s, int from, int to, double v) {
     if (to <= from) return;
     if (s.dtype() == DType.F32) java.util.Arrays.fill(s.floats(), from, to, (float) v);
     else java.util.Arrays.fill(s.doubles(), from, to, v);
   }
 
   /** s[from, to) += v. */
-  static void add(Storage s, int from, int to, double v) {
+  public static void add(Storage s, int from, int to, double v) {
     if (s.dtype() == DType.F32) {
       float[] a = s.floats();
       float f = (float) v;
@@ -39,7 +39,7 @@ final class Rows {
   }
 
   /** dst[d + i] = src[so + i * stride] for i in [0, n). */
-  static void gather(Storage src, int so, int stride, Storage dst, int d, int n) {
+  public static void gather(Storage src, int so, int stride, Storage dst, int d, int n) {
     if (n <= 0) return;
     if (stride == 1) {
       if (src.dtype() == DType.F32) System.arraycopy(src.floats(), so, dst.floats(), d, n);
@@ -58,7 +58,7 @@ final class Rows {
   }
 
   /** dst[d + i * stride] += src[so + i] for i in [0, n). */
-  static void scatterAdd(Storage src, int so, Storage dst, int d, int stride, int n) {
+  public static void scatterAdd(Storage src, int so, Storage dst, int d, int stride, int n) {
     if (n <= 0) return;
     if (src.dtype() == DType.F32) {
       float[] a = src.floats();
@@ -76,7 +76,7 @@ final class Rows {
   }
 
   /** dst[d + i] += alpha * src[so + i * stride] for i in [0, n). */
-  static void axpyGather(Storage dst, int d, Storage src, int so, int stride, double alpha, int n) {
+  public static void axpyGather(Storage dst, int d, Storage src, int so, int stride, double alpha, int n) {
     if (n <= 0) return;
     if (src.dtype() == DType.F32) {
       float[] a = src.floats();
@@ -93,7 +93,7 @@ final class Rows {
   }
 
   /** dst[d + i * stride] += alpha * src[so + i] for i in [0, n). */
-  static void axpyScatter(Storage dst, int d, int stride, Storage src, int so, double alpha, int n) {
+  public static void axpyScatter(Storage dst, int d, int stride, Storage src, int so, double alpha, int n) {
     if (n <= 0) return;
     if (src.dtype() == DType.F32) {
       float[] a = src.floats();
@@ -110,7 +110,7 @@ final class Rows {
   }
 
   /** sum over i in [0, n) of a[ao + i] * b[bo + i * stride], accumulated in double. */
-  static double dot(Storage a, int ao, Storage b, int bo, int stride, int n) {
+  public static double dot(Storage a, int ao, Storage b, int bo, int stride, int n) {
     double s = 0;
     if (a.dtype() == DType.F32) {
       float[] x = a.floats();
@@ -125,7 +125,7 @@ final class Rows {
   }
 
   /** sum of s[from, from + n), accumulated in double. */
-  static double sum(Storage s, int from, int n) {
+  public static double sum(Storage s, int from, int n) {
     double acc = 0;
     if (s.dtype() == DType.F32) {
       float[] x = s.floats();

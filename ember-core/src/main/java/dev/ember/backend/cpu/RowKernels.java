@@ -1,4 +1,4 @@
-package dev.ember.nn.functional;
+package dev.ember.backend.cpu;
 
 import java.util.logging.Logger;
 
@@ -8,7 +8,7 @@ import java.util.logging.Logger;
  * {@code jdk.incubator.vector} module is absent or {@code -Dember.kernels=scalar} is set. Both do the
  * same float operations in the same order per element, so they give the same bits.
  */
-interface RowKernels {
+public interface RowKernels {
   /** y[yo + i] += a * x[xo + i] for i in [0, n): a rounded product, then a rounded sum (no FMA). */
   void axpy(float a, float[] x, int xo, float[] y, int yo, int n);
 
@@ -107,7 +107,7 @@ interface RowKernels {
   void packPositionMajor(float[] g, int src, int o, int opad, int cols, float[] gp);
 
   /** {@link #packPositionMajor} element by element, for channels c0..c1 and positions p0..cols. */
-  static void packPositionMajor(float[] g, int src, int o, int c0, int c1, int p0, int cols, int width, float[] gp) {
+  public static void packPositionMajor(float[] g, int src, int o, int c0, int c1, int p0, int cols, int width, float[] gp) {
     for (int oc = c0; oc < c1; oc++) {
       int d = (oc / width) * cols * width + oc % width + p0 * width;
       if (oc < o) {
@@ -155,7 +155,7 @@ interface RowKernels {
       float r);
 
   /** The total of {@code width} slots (see {@link #convWeightTaps}), summed in slot order. */
-  static float sumSlots(float[] acc, int at, int width) {
+  public static float sumSlots(float[] acc, int at, int width) {
     float s = 0;
     for (int l = 0; l < width; l++) s += acc[at + l];
     return s;
@@ -165,7 +165,7 @@ interface RowKernels {
   RowKernels F32 = Choice.choose();
 
   /** The plain loops, the reference the vector ones are tested against. */
-  final class Scalar implements RowKernels {
+  public final class Scalar implements RowKernels {
     @Override
     public void axpy(float a, float[] x, int xo, float[] y, int yo, int n) {
       for (int i = 0; i < n; i++) y[yo + i] += a * x[xo + i];
@@ -359,7 +359,7 @@ interface RowKernels {
   }
 
   /** The scalar loop of {@link #maxPool2x2Row}, also the vector version's tail. */
-  static void maxPool2x2Scalar(float[] x, int xo, int iw, int base, float[] y, int[] arg, int yo, int n) {
+  public static void maxPool2x2Scalar(float[] x, int xo, int iw, int base, float[] y, int[] arg, int yo, int n) {
     for (int o = 0, c = xo; o < n; o++, c += 2) {
       float a = x[c];
       float b = x[c + 1];
@@ -383,18 +383,18 @@ interface RowKernels {
   }
 
   /** Picks the vector loops when the module is readable. */
-  final class Choice {
-    private static final String VECTOR = "dev.ember.nn.functional.VectorRowKernels";
+  public final class Choice {
+    private static final String VECTOR = "dev.ember.backend.cpu.vector.VectorRowKernels";
 
     private Choice() {}
 
-    static RowKernels choose() {
+    public static RowKernels choose() {
       if ("scalar".equals(System.getProperty("ember.kernels"))) return new Scalar();
       RowKernels v = vectorOrNull();
       return v == null ? new Scalar() : v;
     }
 
-    static RowKernels vectorOrNull() {
+    public static RowKernels vectorOrNull() {
       if (ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()) return null;
       try {
         return (RowKernels) Class.forName(VECTOR).getDeclaredConstructor().newInstance();

@@ -1,4 +1,4 @@
-package dev.ember.nn.functional;
+package dev.ember.backend.cpu;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
