@@ -27,15 +27,15 @@ public interface RowKernels {
    */
   void maxPool2x2Row(float[] x, int xo, int iw, int base, float[] y, int[] arg, int yo, int n);
 
-  /** d[do + r*ds + k] = s[so + r*ss + k] for r < rows, k < n: a strided block of short rows (im2col). */
+  /** d[do + r*ds + k] = s[so + r*ss + k] for r &lt; rows, k &lt; n: a strided block of short rows (im2col). */
   void copyRows(float[] s, int so, int ss, float[] d, int dOff, int ds, int rows, int n);
 
-  /** d[do + r*ds + k] += s[so + r*ss + k] for r < rows, k < n, one float add each (col2im). */
+  /** d[do + r*ds + k] += s[so + r*ss + k] for r &lt; rows, k &lt; n, one float add each (col2im). */
   void addRows(float[] s, int so, int ss, float[] d, int dOff, int ds, int rows, int n);
 
   /**
-   * col2im of one channel of a stride-1, undilated convolution: for each tap (i, j), oy < oh and
-   * ox < ow whose input position iy = oy + i - ph, ix = ox + j - pw lies in the h x w plane,
+   * col2im of one channel of a stride-1, undilated convolution: for each tap (i, j), oy &lt; oh and
+   * ox &lt; ow whose input position iy = oy + i - ph, ix = ox + j - pw lies in the h x w plane,
    * s[so + iy*w + ix] += col[row0 + (i*kw + j)*ld + oy*ow + ox], one float add each, in tap order
    * (i, then j) for every element, so both implementations give the same bits. Writes nothing
    * outside the plane.
@@ -50,8 +50,8 @@ public interface RowKernels {
   int directWidth();
 
   /**
-   * One output plane of a stride-1, undilated convolution over a zero-padded input: for oy < oh,
-   * ox < ow, y[yo + oy*ow + ox] = bias + the sum over ci < cin, i < kh, j < kw (in that order, each
+   * One output plane of a stride-1, undilated convolution over a zero-padded input: for oy &lt; oh,
+   * ox &lt; ow, y[yo + oy*ow + ox] = bias + the sum over ci &lt; cin, i &lt; kh, j &lt; kw (in that order, each
    * term fused: fma(w, x, acc)) of w[wo + (ci*kh + i)*kw + j] * xp[xo + ci*ps + (oy + i)*pw + ox + j].
    * Rows of xp are pw >= ceil(ow / directWidth()) * directWidth() + kw - 1 floats wide, so a kernel may
    * read (not use) past ow; rows wider than directWidth() go in blocks of directWidth() columns.
@@ -67,8 +67,8 @@ public interface RowKernels {
   /**
    * One TAPS_CHANNELS x TAPS_TAPS block of a weight gradient over positions laid out in one row
    * pitch (the zero-padded input's width, the output gradient zero outside its ow columns): for
-   * k < TAPS_CHANNELS, m < TAPS_TAPS and lane l < convLanes(), slot acc[ao + (k*ldk + m)*convLanes() + l]
-   * gains g[gOff[go + k] + p] * x[xOff[xo + m] + p] for p = l, l + convLanes(), ... < n, in that
+   * k &lt; TAPS_CHANNELS, m &lt; TAPS_TAPS and lane l &lt; convLanes(), slot acc[ao + (k*ldk + m)*convLanes() + l]
+   * gains g[gOff[go + k] + p] * x[xOff[xo + m] + p] for p = l, l + convLanes(), ... &lt; n, in that
    * order, each term fused (fma(g, x, acc)). n is a multiple of convLanes(). Summing the slots of a
    * (channel, tap) pair ({@link #sumSlots}) gives its gradient; keeping them across images leaves one
    * reduction per weight to the end. Both implementations give the same bits when their convLanes() agree.
@@ -84,8 +84,8 @@ public interface RowKernels {
   /**
    * One tile of CONV_TILE output channels of a stride-1 convolution as an implicit GEMM: input and
    * output share one row pitch (the input's zero-padded width), so tap k of output position p reads
-   * xp[offs[k] + p]. Slot s covers positions p = read[s] + l for l < convLanes(); for each slot in
-   * order and r < CONV_TILE, y[yo + r*ldy + write[s] + l] becomes the fma chain over k < kdim, in k
+   * xp[offs[k] + p]. Slot s covers positions p = read[s] + l for l &lt; convLanes(); for each slot in
+   * order and r &lt; CONV_TILE, y[yo + r*ldy + write[s] + l] becomes the fma chain over k &lt; kdim, in k
    * order, of wp[wo + k*CONV_TILE + r] * xp[offs[k] + p], starting from init[io + r] (from 0 when
    * init is null). A position that a later slot writes again ends with the later slot's value, so a
    * row's last slot may run past the row's end. Both implementations give the same bits.
@@ -120,8 +120,8 @@ public interface RowKernels {
 
   /**
    * The weight gradient of {@link #convTile} for WEIGHT_TAPS taps and convWeightWidth() output
-   * channels, over the valid positions only: for r < WEIGHT_TAPS and l < width, c[co + r*ldc + l]
-   * becomes the fma chain, starting from its value and going row by row (oy < oh, then ox < ow), of
+   * channels, over the valid positions only: for r &lt; WEIGHT_TAPS and l &lt; width, c[co + r*ldc + l]
+   * becomes the fma chain, starting from its value and going row by row (oy &lt; oh, then ox &lt; ow), of
    * xp[xo + offs[k0 + r] + oy*pitch + ox] * gp[gpo + (oy*ow + ox)*width + l]. Both implementations
    * give the same bits when their widths agree.
    */

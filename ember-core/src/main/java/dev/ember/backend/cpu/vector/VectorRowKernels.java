@@ -538,7 +538,7 @@ public final class VectorRowKernels implements RowKernels {
   }
 
   /**
-   * Two output rows at a time, each as two vectors (ox < L and L <= ox < 2L; the second only when
+   * Two output rows at a time, each as two vectors (ox &lt; L and L &lt;= ox &lt; 2L; the second only when
    * ow > L): four independent fma chains per tap, the weight broadcast once for both rows. Lanes at
    * ox >= ow compute on padding and are not stored.
    */
@@ -556,7 +556,7 @@ public final class VectorRowKernels implements RowKernels {
     }
   }
 
-  /** Columns [0, bw) (bw <= 2L) of convPlane's rows, y's rows ldy apart; {@code exact}: store no lane past bw. */
+  /** Columns [0, bw) (bw &lt;= 2L) of convPlane's rows, y's rows ldy apart; {@code exact}: store no lane past bw. */
   private static void convBlock(float[] xp, int xo, int pw, int ps, int cin, int kh, int kw, float[] w, int wo,
       float bias, float[] y, int yo, int ldy, int oh, int bw, boolean exact) {
     VectorMask<Float> m0 = S.indexInRange(0, bw);
