@@ -112,4 +112,7 @@ public interface Backend {
 
   /** The fused recurrent cells' element loops (the LSTM cell's state update and backward). */
   RecurrentKernels recurrent();
+
+  /** The random fills (uniform, normal, truncated normal, Bernoulli) that init and dropout draw. */
+  RandomKernels random();
 }

@@ -4,6 +4,7 @@ import dev.ember.backend.AttentionKernels;
 import dev.ember.backend.Backend;
 import dev.ember.backend.BinaryOp;
 import dev.ember.backend.NormalizationKernels;
+import dev.ember.backend.RandomKernels;
 import dev.ember.backend.RecurrentKernels;
 import dev.ember.backend.ReduceOp;
 import dev.ember.backend.RowSink;
@@ -37,6 +38,7 @@ public final class CpuBackend implements Backend {
   private final CpuNormalization normalization = new CpuNormalization();
   private final CpuAttention attention = new CpuAttention(this);
   private final CpuRecurrent recurrent = new CpuRecurrent();
+  private final CpuRandom random = new CpuRandom();
 
   public CpuBackend(FloatKernels kernels) {
     this.k = kernels;
@@ -493,5 +495,10 @@ public final class CpuBackend implements Backend {
   @Override
   public RecurrentKernels recurrent() {
     return recurrent;
+  }
+
+  @Override
+  public RandomKernels random() {
+    return random;
   }
 }
