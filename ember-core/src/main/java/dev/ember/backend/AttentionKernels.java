@@ -98,4 +98,16 @@ public interface AttentionKernels {
    */
   void backward(Problem p, View q, View k, View v, View out, double[] lse, View dout, View dq, View dk, View dv,
       double[] dmask);
+
+  /**
+   * out[i, j] = whether query i may see key j under causality and the window ({@link Problem#allowed}), for a
+   * contiguous BOOL [L, S] view.
+   */
+  void bandMask(Problem p, View out);
+
+  /**
+   * out[b, i, j] = the dropout factor {@link Problem#keep}(b, i, j), 0 or 1 / (1 - p), for a contiguous floating
+   * [B, L, S] view: the plain path's dropout, dropping what the tiled kernels drop.
+   */
+  void dropoutKeep(Problem p, View out);
 }

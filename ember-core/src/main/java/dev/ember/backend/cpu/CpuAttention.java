@@ -292,4 +292,22 @@ final class CpuAttention implements AttentionKernels {
   private static Tensor block(Tensor buf, int nq, int nk, int stride) {
     return Views.of(buf, new int[] {1, nq, nk}, new int[] {nq * stride, stride, 1}, 0);
   }
+
+  @Override
+  public void bandMask(Problem p, View out) {
+    byte[] a = out.storage().bools();
+    int o = out.offset();
+    for (int i = 0; i < p.l(); i++) {
+      for (int j = 0; j < p.s(); j++) a[o + i * p.s() + j] = (byte) (p.allowed(i, j) ? 1 : 0);
+    }
+  }
+
+  @Override
+  public void dropoutKeep(Problem p, View out) {
+    Storage st = out.storage();
+    int o = out.offset();
+    for (int b = 0; b < p.batch(); b++) {
+      for (int i = 0; i < p.l(); i++) for (int j = 0; j < p.s(); j++) st.setDouble(o++, p.keep(b, i, j));
+    }
+  }
 }

@@ -28,14 +28,17 @@ final class CpuRandom implements RandomKernels {
   @Override
   public void truncatedNormal(View out, double mean, double std, double a, double b, Generator gen) {
     double lo = normCdf((a - mean) / std), hi = normCdf((b - mean) / std);
-    // PyTorch: uniform_(2 lo - 1, 2 hi - 1), erfinv_, mul_(std sqrt 2), add_(mean), clamp_(a, b), each in the tensor's type
+    // PyTorch: uniform_(2 lo - 1, 2 hi - 1), erfinv_, mul_(std sqrt 2), add_(mean), clamp_(a, b), each in the
+    // tensor's type
     uniform(out, 2 * lo - 1, 2 * hi - 1, gen);
     int o = out.offset();
     int n = (int) out.numel();
     double scale = std * Math.sqrt(2);
     if (out.dtype() == DType.F32) {
       float[] v = out.storage().floats();
-      for (int i = o; i < o + n; i++) v[i] = Math.min((float) b, Math.max((float) a, (float) erfinv(v[i]) * (float) scale + (float) mean));
+      for (int i = o; i < o + n; i++) {
+        v[i] = Math.min((float) b, Math.max((float) a, (float) erfinv(v[i]) * (float) scale + (float) mean));
+      }
     } else {
       double[] v = out.storage().doubles();
       for (int i = o; i < o + n; i++) v[i] = Math.min(b, Math.max(a, erfinv(v[i]) * scale + mean));

@@ -60,7 +60,8 @@ final class CpuRecurrent implements RecurrentKernels {
     Storage cPrev = cPrevT.storage();
     int cpo = cPrevT.offset();
     if (act.dtype() == DType.F32 && gg.dtype() == DType.F32) {
-      lstmBackwardF32(as.floats(), ts.floats(), gs.floats(), go, cPrev.floats(), cpo, dgs.floats(), dcs.floats(), n, hs);
+      lstmBackwardF32(as.floats(), ts.floats(), gs.floats(), go, cPrev.floats(), cpo, dgs.floats(), dcs.floats(), n,
+          hs);
       return;
     }
     for (int r = 0; r < n; r++) {

@@ -120,18 +120,17 @@ public final class Attention {
       Tensor m3 = mask.expand(full).reshape(p.batch(), p.l(), p.s());
       scores = mask.dtype() == DType.BOOL ? ElementwiseOps.where(m3, scores, negInf) : scores.add(m3);
     }
+    AttentionKernels kernels = q.device().backend().attention();
     if (p.causal() || p.window() >= 0) {
-      boolean[] allowed = new boolean[p.l() * p.s()];
-      for (int i = 0; i < p.l(); i++) for (int j = 0; j < p.s(); j++) allowed[i * p.s() + j] = p.allowed(i, j);
-      scores = ElementwiseOps.where(Tensor.of(allowed, p.l(), p.s()), scores, negInf);
+      Tensor allowed = Tensor.empty(DType.BOOL, p.l(), p.s());
+      kernels.bandMask(p, allowed);
+      scores = ElementwiseOps.where(allowed, scores, negInf);
     }
     Tensor attn = scores.softmax(-1);
     if (p.dropoutP() > 0) {
-      double[] keep = new double[p.batch() * p.l() * p.s()];
-      for (int b = 0, o = 0; b < p.batch(); b++) {
-        for (int i = 0; i < p.l(); i++) for (int j = 0; j < p.s(); j++) keep[o++] = p.keep(b, i, j);
-      }
-      attn = attn.mul(tensor(keep, dt, p.batch(), p.l(), p.s()));
+      Tensor keep = Tensor.empty(dt, p.batch(), p.l(), p.s());
+      kernels.dropoutKeep(p, keep);
+      attn = attn.mul(keep);
     }
     return attn.matmul(v);
   }
