@@ -243,7 +243,8 @@ final class CpuAttention implements AttentionKernels {
   /**
    * Turns row {@code so} of a block of raw products q.k (keys j0 .. j0 + nk - 1, query i) into
    * scores in place: scale * qk + mask, and -inf outside the causal/window band (a contiguous
-   * range of keys per query). Returns the row's largest score. {@code md} is the mask's data (null: no mask).
+   * range of keys per query). Returns the row's largest score. {@code md} is the mask's data (null: no
+   * mask).
    */
   private static double scores(Problem p, double[] md, Storage ss, int so, int nk, int b, int i, int j0) {
     int lo = Math.max(0, Math.min(nk, p.keyStart(i) - j0));
@@ -262,8 +263,10 @@ final class CpuAttention implements AttentionKernels {
     return max;
   }
 
-  /** {@link #scores(Problem, double[], Storage, int, int, int, int, int)} on a float32 block's array: the same
-   * arithmetic. */
+  /**
+   * {@link #scores(Problem, double[], Storage, int, int, int, int, int)} on a float32 block's array: the same
+   * arithmetic.
+   */
   private static double scores(Problem p, double[] md, float[] s, int so, int nk, int b, int i, int j0) {
     int lo = Math.max(0, Math.min(nk, p.keyStart(i) - j0));
     int hi = Math.max(lo, Math.min(nk, p.keyEnd(i + 1) - j0));

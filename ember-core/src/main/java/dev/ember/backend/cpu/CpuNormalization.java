@@ -7,12 +7,12 @@ import dev.ember.tensor.Storage;
 import java.util.Arrays;
 
 /**
- * The fused forward kernels of the normalizations: statistics in one pass per statistic (mean,
+ * The fused kernels of the normalizations. Forward: statistics in one pass per statistic (mean,
  * then the centred sum of squares: the two-pass form keeps float32 variances accurate where
  * E[x^2] - E[x]^2 would cancel), accumulated in double (batch norm's float32 planes are summed in
  * float vector lanes by {@link RowKernels}, a plane at a time, and the planes in double), then one
- * pass writing the normalized and affine-transformed output. Inputs are contiguous (callers make
- * them so) in F32 or F64.
+ * pass writing the normalized and affine-transformed output. Backward: two passes from the saved
+ * statistics. Inputs are contiguous (callers make them so) in F32 or F64.
  */
 final class CpuNormalization implements NormalizationKernels {
   /** Below this many elements a kernel stays on the calling thread. */
