@@ -103,4 +103,16 @@ public interface Backend {
 
   /** out[.., index[i], ..] += src[.., i, ..] along dim (the backward of indexSelect). */
   void indexAdd(Tensor out, int dim, Tensor index, Tensor src);
+
+  /** The normalization kernels: batch, layer, group and RMS norm statistics, affine passes and backwards. */
+  NormalizationKernels normalization();
+
+  /** The tiled (memory-efficient) attention kernels, forward and backward. */
+  AttentionKernels attention();
+
+  /** The fused recurrent cells' element loops (the LSTM cell's state update and backward). */
+  RecurrentKernels recurrent();
+
+  /** The random fills (uniform, normal, truncated normal, Bernoulli) that init and dropout draw. */
+  RandomKernels random();
 }

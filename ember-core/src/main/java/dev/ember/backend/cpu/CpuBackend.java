@@ -1,7 +1,11 @@
 package dev.ember.backend.cpu;
 
+import dev.ember.backend.AttentionKernels;
 import dev.ember.backend.Backend;
 import dev.ember.backend.BinaryOp;
+import dev.ember.backend.NormalizationKernels;
+import dev.ember.backend.RandomKernels;
+import dev.ember.backend.RecurrentKernels;
 import dev.ember.backend.ReduceOp;
 import dev.ember.backend.RowSink;
 import dev.ember.backend.UnaryOp;
@@ -31,6 +35,10 @@ public final class CpuBackend implements Backend {
    */
   static final int PARALLEL_MIN = 2 * CHUNK;
   private final FloatKernels k;
+  private final CpuNormalization normalization = new CpuNormalization();
+  private final CpuAttention attention = new CpuAttention(this);
+  private final CpuRecurrent recurrent = new CpuRecurrent();
+  private final CpuRandom random = new CpuRandom();
 
   public CpuBackend(FloatKernels kernels) {
     this.k = kernels;
@@ -472,5 +480,25 @@ public final class CpuBackend implements Backend {
   @Override
   public void indexAdd(Tensor out, int dim, Tensor index, Tensor src) {
     Indexing.indexAdd(out, dim, index, src);
+  }
+
+  @Override
+  public NormalizationKernels normalization() {
+    return normalization;
+  }
+
+  @Override
+  public AttentionKernels attention() {
+    return attention;
+  }
+
+  @Override
+  public RecurrentKernels recurrent() {
+    return recurrent;
+  }
+
+  @Override
+  public RandomKernels random() {
+    return random;
   }
 }

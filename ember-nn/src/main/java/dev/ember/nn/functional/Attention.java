@@ -1,6 +1,7 @@
 package dev.ember.nn.functional;
 
 import dev.ember.autograd.Autograd;
+import dev.ember.backend.AttentionKernels;
 import dev.ember.ops.ElementwiseOps;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
@@ -22,9 +23,9 @@ import java.util.Arrays;
  * NaN, as the explicit formula does.
  *
  * <p>Two implementations agree to rounding: the plain path composes tensor ops and holds the
- * [..., L, S] scores; the tiled path ({@link AttnKernels}) never holds more than one block of
- * scores, keeps only a logsumexp per query row for its backward, and skips key blocks outside the
- * causal or window band. {@link Kernel#AUTO} takes the tiled path when L * S exceeds
+ * [..., L, S] scores; the tiled path (the backend's {@link AttentionKernels}) never holds more
+ * than one block of scores, keeps only a logsumexp per query row for its backward, and skips key
+ * blocks outside the causal or window band. {@link Kernel#AUTO} takes the tiled path when L * S exceeds
  * {@link Kernel#tiledAbove()}. Attention dropout draws one counter-based uniform per (batch, i, j)
  * from a seed taken from the generator, so both paths drop the same weights.
  */
@@ -103,7 +104,7 @@ public final class Attention {
     Tensor q3 = (tiled ? q : q.mul(sc)).reshape(nb, l, e);
     Tensor k3 = k.reshape(nb, s, e);
     Tensor v3 = v.reshape(nb, s, ev);
-    AttnKernels.Problem p = new AttnKernels.Problem(nb, l, s, e, ev, sc, isCausal, window, kernel.blockQ(),
+    AttentionKernels.Problem p = new AttentionKernels.Problem(nb, l, s, e, ev, sc, isCausal, window, kernel.blockQ(),
         kernel.blockK(), null, dropoutP, seed);
     Tensor out = tiled ? tiled(p, q3, k3, v3, attnMask, full) : plain(p, q3, k3, v3, attnMask, full);
     return out.reshape(concat(batch, l, ev));
@@ -111,7 +112,7 @@ public final class Attention {
 
   // ================================================================== plain path
 
-  private static Tensor plain(AttnKernels.Problem p, Tensor q, Tensor k, Tensor v, Tensor mask, int[] full) {
+  private static Tensor plain(AttentionKernels.Problem p, Tensor q, Tensor k, Tensor v, Tensor mask, int[] full) {
     DType dt = q.dtype();
     Tensor negInf = Tensor.scalar(Double.NEGATIVE_INFINITY, dt);
     Tensor scores = q.matmul(k.mT()); // [B, L, S]; q comes scaled
@@ -119,27 +120,26 @@ public final class Attention {
       Tensor m3 = mask.expand(full).reshape(p.batch(), p.l(), p.s());
       scores = mask.dtype() == DType.BOOL ? ElementwiseOps.where(m3, scores, negInf) : scores.add(m3);
     }
+    AttentionKernels kernels = q.device().backend().attention();
     if (p.causal() || p.window() >= 0) {
-      boolean[] allowed = new boolean[p.l() * p.s()];
-      for (int i = 0; i < p.l(); i++) for (int j = 0; j < p.s(); j++) allowed[i * p.s() + j] = p.allowed(i, j);
-      scores = ElementwiseOps.where(Tensor.of(allowed, p.l(), p.s()), scores, negInf);
+      Tensor allowed = Tensor.empty(DType.BOOL, p.l(), p.s());
+      kernels.bandMask(p, allowed);
+      scores = ElementwiseOps.where(allowed, scores, negInf);
     }
     Tensor attn = scores.softmax(-1);
     if (p.dropoutP() > 0) {
-      double[] keep = new double[p.batch() * p.l() * p.s()];
-      for (int b = 0, o = 0; b < p.batch(); b++) {
-        for (int i = 0; i < p.l(); i++) for (int j = 0; j < p.s(); j++) keep[o++] = p.keep(b, i, j);
-      }
-      attn = attn.mul(NormKernels.tensor(keep, dt, p.batch(), p.l(), p.s()));
+      Tensor keep = Tensor.empty(dt, p.batch(), p.l(), p.s());
+      kernels.dropoutKeep(p, keep);
+      attn = attn.mul(keep);
     }
     return attn.matmul(v);
   }
 
   // ================================================================== tiled path
 
-  private static Tensor tiled(AttnKernels.Problem p0, Tensor q, Tensor k, Tensor v, Tensor mask, int[] full) {
+  private static Tensor tiled(AttentionKernels.Problem p0, Tensor q, Tensor k, Tensor v, Tensor mask, int[] full) {
     Tensor maskD = null;
-    AttnKernels.Problem p = p0;
+    AttentionKernels.Problem p = p0;
     if (mask != null) {
       // the mask in its own (unexpanded) shape, additive, as doubles; broadcast through strides
       maskD = mask.dtype() == DType.BOOL
@@ -151,23 +151,27 @@ public final class Attention {
     Tensor qc = q.contiguous().detach();
     Tensor kc = k.contiguous().detach();
     Tensor vc = v.contiguous().detach();
+    AttentionKernels kernels = q.device().backend().attention();
     double[] lse = new double[p.batch() * p.l()];
-    Tensor out = AttnKernels.forward(p, qc, kc, vc, lse);
+    Tensor out = Tensor.empty(qc.dtype(), p.batch(), p.l(), p.ev());
+    kernels.forward(p, qc, kc, vc, out, lse);
     boolean maskGrad = mask != null && mask.dtype().isFloatingPoint();
-    AttnKernels.Problem pf = p;
+    AttentionKernels.Problem pf = p;
     int[] maskShape = mask == null ? null : mask.shape();
     DType maskType = mask == null ? null : mask.dtype();
     return Autograd.record("scaled_dot_product_attention", out, (ctx, g) -> {
       for (int i = 0; i < 3; i++) ctx.in(i); // fails, naming the op, if q, k or v changed in place since the forward
       double[] dm = maskGrad && ctx.edgeNeeded(3) ? new double[(int) Shapes.numel(maskShape)] : null;
-      Tensor[] grads = AttnKernels.backward(pf, qc, kc, vc, out, lse, g.contiguous(), dm);
-      return new Tensor[] {grads[0], grads[1], grads[2],
-          dm == null ? null : NormKernels.tensor(dm, maskType, maskShape)};
+      Tensor dq = Tensor.zeros(qc.dtype(), qc.shapeRef());
+      Tensor dk = Tensor.zeros(qc.dtype(), kc.shapeRef());
+      Tensor dv = Tensor.zeros(qc.dtype(), vc.shapeRef());
+      kernels.backward(pf, qc, kc, vc, out, lse, g.contiguous(), dq, dk, dv, dm);
+      return new Tensor[] {dq, dk, dv, dm == null ? null : tensor(dm, maskType, maskShape)};
     }, new Tensor[] {q, k, v, maskGrad ? mask : null});
   }
 
   /** The problem with the mask's strides broadcast to [B..., L, S] and flattened to per-batch bases. */
-  private static AttnKernels.Problem withMask(AttnKernels.Problem p, Tensor maskD, int[] full) {
+  private static AttentionKernels.Problem withMask(AttentionKernels.Problem p, Tensor maskD, int[] full) {
     Tensor ex = Views.expand(maskD, full);
     int[] st = ex.stridesRef();
     int r = full.length;
@@ -181,9 +185,9 @@ public final class Attention {
       }
       base[b] = off;
     }
-    AttnKernels.Mask m = new AttnKernels.Mask(maskD.storage().doubles(), base, st[r - 2], st[r - 1]);
-    return new AttnKernels.Problem(p.batch(), p.l(), p.s(), p.e(), p.ev(), p.scale(), p.causal(), p.window(), p.bq(),
-        p.bk(), m, p.dropoutP(), p.dropSeed());
+    AttentionKernels.Mask m = new AttentionKernels.Mask(maskD, base, st[r - 2], st[r - 1]);
+    return new AttentionKernels.Problem(p.batch(), p.l(), p.s(), p.e(), p.ev(), p.scale(), p.causal(), p.window(),
+        p.bq(), p.bk(), m, p.dropoutP(), p.dropSeed());
   }
 
   // ================================================================== checks
@@ -236,6 +240,12 @@ public final class Attention {
       throw Check.fail(op, "attn_mask does not broadcast to [..., L, S] = " + Arrays.toString(full), "attn_mask", mask,
           "query", q);
     }
+  }
+
+  /** A tensor of {@code dtype} holding {@code values} with {@code shape}. */
+  private static Tensor tensor(double[] values, DType dtype, int... shape) {
+    Tensor t = Tensor.of(values, shape);
+    return dtype == DType.F64 ? t : t.to(dtype);
   }
 
   private static int[] concat(int[] batch, int x, int y) {

@@ -2,8 +2,8 @@ package dev.ember.nn.functional;
 
 import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
+import dev.ember.tensor.Device;
 import dev.ember.tensor.Generator;
-import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
 
 /**
@@ -82,9 +82,8 @@ public final class Dropouts {
    */
   static Tensor mask(DType dtype, int[] shape, double p, Generator gen) {
     Tensor m = Tensor.empty(dtype, shape);
-    Storage s = m.storage();
     double keep = p >= 1 ? 0 : 1 / (1 - p);
-    for (int i = 0; i < s.size(); i++) s.setDouble(i, gen.nextDouble() < 1 - p ? keep : 0);
+    Device.CPU.backend().random().bernoulli(m, 1 - p, keep, gen);
     return m;
   }
 

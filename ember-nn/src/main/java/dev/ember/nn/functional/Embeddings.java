@@ -5,8 +5,6 @@ import dev.ember.autograd.Grad;
 import dev.ember.ops.IndexOps;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
-import dev.ember.tensor.Device;
-import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
 import java.util.Arrays;
 
@@ -69,7 +67,7 @@ public final class Embeddings {
     Integer padRow = pad;
     Tensor out = Autograd.record(op, rows, (ctx, g) -> {
       Tensor gw = Tensor.zeros(g.dtype(), num, dim);
-      Device.CPU.backend().indexAdd(gw, 0, flat, g.contiguous());
+      gw.device().backend().indexAdd(gw, 0, flat, g.contiguous());
       if (padRow != null) gw.select(0, padRow).zero_();
       return new Tensor[] {gw};
     }, new Tensor[] {weight});
@@ -78,26 +76,7 @@ public final class Embeddings {
 
   /** Rescales each distinct referenced row whose p-norm exceeds maxNorm to maxNorm / (norm + 1e-7). */
   private static void renorm(Tensor weight, long[] idx, double maxNorm, double p) {
-    Storage s = weight.storage();
-    int[] st = weight.stridesRef();
-    int dim = weight.shapeRef()[1];
-    long[] distinct = Arrays.stream(idx).distinct().toArray();
-    boolean changed = false;
-    for (long row : distinct) {
-      int base = weight.offset() + (int) row * st[0];
-      double norm = 0;
-      for (int j = 0; j < dim; j++) {
-        double v = Math.abs(s.getDouble(base + j * st[1]));
-        norm = p == Double.POSITIVE_INFINITY ? Math.max(norm, v) : norm + Math.pow(v, p);
-      }
-      if (p != Double.POSITIVE_INFINITY) norm = Math.pow(norm, 1 / p);
-      if (norm > maxNorm) {
-        double scale = maxNorm / (norm + 1e-7);
-        for (int j = 0; j < dim; j++) s.setDouble(base + j * st[1], s.getDouble(base + j * st[1]) * scale);
-        changed = true;
-      }
-    }
-    if (changed) s.bumpVersion();
+    if (weight.device().backend().normalization().renormRows(weight, idx, maxNorm, p)) weight.storage().bumpVersion();
   }
 
   private static int[] position(int flat, int[] shape) {

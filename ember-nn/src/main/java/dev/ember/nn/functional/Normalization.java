@@ -2,17 +2,17 @@ package dev.ember.nn.functional;
 
 import dev.ember.autograd.Autograd;
 import dev.ember.autograd.Ctx;
+import dev.ember.backend.NormalizationKernels;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
-import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
 import java.util.Arrays;
 
 /**
  * Batch, layer, group and RMS normalization with PyTorch's semantics and defaults
  * ({@code torch.nn.functional} names in error messages). Each is one fused op: the forward computes
- * its statistics in one pass per statistic and writes the output in one more (see
- * {@link NormKernels}); the backward is fused too, two passes from the saved mean and 1/std: with
+ * its statistics in one pass per statistic and writes the output in one more (the backend's
+ * {@link NormalizationKernels}); the backward is fused too, two passes from the saved mean and 1/std: with
  * {@code xhat = (x - mean) * rstd} and {@code gh = g * weight},
  * {@code dx = rstd * (gh - mean(gh) - xhat * mean(gh * xhat))} over the normalized elements,
  * {@code dweight = sum(g * xhat)}, {@code dbias = sum(g)} over the others. (The backward is not
@@ -76,8 +76,9 @@ public final class Normalization {
       throw Check.fail("batch_norm", "expected more than 1 value per channel when training (got " + count + ")",
           "input", input);
     }
+    NormalizationKernels kernels = input.device().backend().normalization();
     Tensor x = input.contiguous();
-    double[][] st = NormKernels.channelStats(x, n, c, s);
+    double[][] st = kernels.channelStats(x, n, c, s);
     double[] mean = st[0];
     double[] rstd = new double[c];
     for (int ch = 0; ch < c; ch++) rstd[ch] = 1 / Math.sqrt(st[1][ch] + eps);
@@ -94,23 +95,23 @@ public final class Normalization {
       }
     }
     Tensor out = affineOutput(input);
-    NormKernels.channelAffine(x, scale, shift, out, n, c, s);
+    kernels.channelAffine(x, scale, shift, out, n, c, s);
     if (runningMean != null) {
       double[] unbiased = new double[c];
       for (int ch = 0; ch < c; ch++) unbiased[ch] = st[1][ch] * count / (count - 1);
-      updateRunning(runningMean, mean, momentum);
-      updateRunning(runningVar, unbiased, momentum);
+      updateRunning(kernels, runningMean, mean, momentum);
+      updateRunning(kernels, runningVar, unbiased, momentum);
     }
     return Autograd.record("batch_norm", out, (ctx, g) -> {
       Tensor[] r = newGrads(ctx, c, 3);
-      NormKernels.channelBackward(ctx.in(0).contiguous(), g.contiguous(), mean, rstd, w, n, c, s, true, r[0], gw(r),
-          gb(r));
+      kernels.channelBackward(ctx.in(0).contiguous(), g.contiguous(), mean, rstd, w, n, c, s, true, r[0], r[1], r[2]);
       return grads(r, ctx, new int[] {c});
     }, new Tensor[] {input, weight, bias});
   }
 
   private static Tensor batchNormEval(Tensor input, Tensor runningMean, Tensor runningVar, Tensor weight,
       Tensor bias, double eps, int n, int c, int s) {
+    NormalizationKernels kernels = input.device().backend().normalization();
     Tensor x = input.contiguous();
     double[] rm = runningMean.toDoubleArray();
     double[] rv = runningVar.toDoubleArray();
@@ -129,24 +130,18 @@ public final class Normalization {
       }
     }
     Tensor out = affineOutput(input);
-    NormKernels.channelAffine(x, scale, shift, out, n, c, s);
+    kernels.channelAffine(x, scale, shift, out, n, c, s);
     return Autograd.record("batch_norm", out, (ctx, g) -> {
       Tensor[] r = newGrads(ctx, c, 3);
-      NormKernels.channelBackward(ctx.in(0).contiguous(), g.contiguous(), rm, rstd, w, n, c, s, false, r[0], gw(r),
-          gb(r));
+      kernels.channelBackward(ctx.in(0).contiguous(), g.contiguous(), rm, rstd, w, n, c, s, false, r[0], r[1], r[2]);
       return grads(r, ctx, new int[] {c});
     }, new Tensor[] {input, weight, bias});
   }
 
   /** running = (1 - momentum) * running + momentum * stat, in place, outside the graph (bumps the version). */
-  private static void updateRunning(Tensor running, double[] stat, double momentum) {
-    Storage st = running.storage();
-    int stride = running.stridesRef()[0];
-    for (int i = 0; i < stat.length; i++) {
-      int o = running.offset() + i * stride;
-      st.setDouble(o, (1 - momentum) * st.getDouble(o) + momentum * stat[i]);
-    }
-    st.bumpVersion();
+  private static void updateRunning(NormalizationKernels kernels, Tensor running, double[] stat, double momentum) {
+    kernels.updateRunning(running, stat, momentum);
+    running.storage().bumpVersion();
   }
 
   // ================================================================== layer norm and RMS norm
@@ -162,16 +157,16 @@ public final class Normalization {
     checkAffine(op, "weight", weight, normalizedShape, input);
     checkAffine(op, "bias", bias, normalizedShape, input);
     int rows = m == 0 ? 0 : (int) (input.numel() / m);
+    NormalizationKernels kernels = input.device().backend().normalization();
     Tensor x = input.contiguous();
-    double[][] st = NormKernels.rowStats(x, rows, m, eps, false);
+    double[][] st = kernels.rowStats(x, rows, m, eps, false);
     Tensor out = affineOutput(input);
     double[] w = weight == null ? null : weight.toDoubleArray();
-    NormKernels.rowAffine(x, st[0], st[1], w, bias == null ? null : bias.toDoubleArray(), out, rows, m);
+    kernels.rowAffine(x, st[0], st[1], w, bias == null ? null : bias.toDoubleArray(), out, rows, m);
     int[] wShape = normalizedShape.clone();
     return Autograd.record(op, out, (ctx, g) -> {
       Tensor[] r = newGrads(ctx, m, 3);
-      NormKernels.rowBackward(ctx.in(0).contiguous(), g.contiguous(), st[0], st[1], w, rows, m, 1, 1, r[0], gw(r),
-          gb(r));
+      kernels.rowBackward(ctx.in(0).contiguous(), g.contiguous(), st[0], st[1], w, rows, m, 1, 1, r[0], r[1], r[2]);
       return grads(r, ctx, wShape);
     }, new Tensor[] {input, weight, bias});
   }
@@ -192,16 +187,16 @@ public final class Normalization {
     checkAffine(op, "weight", weight, normalizedShape, input);
     double e = eps != null ? eps : input.dtype() == DType.F32 ? Math.ulp(1.0f) : Math.ulp(1.0);
     int rows = m == 0 ? 0 : (int) (input.numel() / m);
+    NormalizationKernels kernels = input.device().backend().normalization();
     Tensor x = input.contiguous();
-    double[][] st = NormKernels.rowStats(x, rows, m, e, true);
+    double[][] st = kernels.rowStats(x, rows, m, e, true);
     Tensor out = affineOutput(input);
     double[] w = weight == null ? null : weight.toDoubleArray();
-    NormKernels.rowAffine(x, null, st[1], w, null, out, rows, m);
+    kernels.rowAffine(x, null, st[1], w, null, out, rows, m);
     int[] wShape = normalizedShape.clone();
     return Autograd.record(op, out, (ctx, g) -> {
       Tensor[] r = newGrads(ctx, m, 2);
-      NormKernels.rowBackward(ctx.in(0).contiguous(), g.contiguous(), null, st[1], w, rows, m, 1, 1, r[0], gw(r),
-          null);
+      kernels.rowBackward(ctx.in(0).contiguous(), g.contiguous(), null, st[1], w, rows, m, 1, 1, r[0], r[1], null);
       return grads(r, ctx, wShape);
     }, new Tensor[] {input, weight});
   }
@@ -231,8 +226,9 @@ public final class Normalization {
     int cpg = c / numGroups;
     int rows = n * numGroups;
     int m = cpg * s;
+    NormalizationKernels kernels = input.device().backend().normalization();
     Tensor x = input.contiguous();
-    double[][] st = NormKernels.rowStats(x, rows, m, eps, false);
+    double[][] st = kernels.rowStats(x, rows, m, eps, false);
     double[] w = weight == null ? null : weight.toDoubleArray();
     double[] b = bias == null ? null : bias.toDoubleArray();
     double[] scale = new double[n * c];
@@ -246,11 +242,11 @@ public final class Normalization {
       }
     }
     Tensor out = affineOutput(input);
-    NormKernels.channelAffine(x, scale, shift, out, n, c, s);
+    kernels.channelAffine(x, scale, shift, out, n, c, s);
     return Autograd.record(op, out, (ctx, g) -> {
       Tensor[] r = newGrads(ctx, c, 3);
-      NormKernels.rowBackward(ctx.in(0).contiguous(), g.contiguous(), st[0], st[1], w, rows, m, numGroups,
-          Math.max(1, s), r[0], gw(r), gb(r));
+      kernels.rowBackward(ctx.in(0).contiguous(), g.contiguous(), st[0], st[1], w, rows, m, numGroups,
+          Math.max(1, s), r[0], r[1], r[2]);
       return grads(r, ctx, new int[] {c});
     }, new Tensor[] {input, weight, bias});
   }
@@ -262,17 +258,17 @@ public final class Normalization {
   // ================================================================== shared
 
   /**
-   * The output of an affine pass over {@code input} ({@link NormKernels#channelAffine} or
-   * {@link NormKernels#rowAffine}), which writes every element: uninitialized, no zero-fill.
+   * The output of an affine pass over {@code input} ({@link NormalizationKernels#channelAffine} or
+   * {@link NormalizationKernels#rowAffine}), which writes every element: uninitialized, no zero-fill.
    */
   private static Tensor affineOutput(Tensor input) {
     return Tensor.uninitialized(input.dtype(), input.shapeRef());
   }
 
   /**
-   * Gradient buffers for a fused backward: r[0] the input's gradient (or null), r[1] and r[2]
-   * holders for the weight's and bias's as double arrays of {@code params} (or null), wrapped in
-   * 1-element tensors so one array carries them all.
+   * Gradient buffers for a fused backward: r[0] the input's gradient (or null), r[1] and r[2] the
+   * weight's and bias's as zero-filled F64 tensors of {@code params} elements (or null), which the
+   * kernel writes or adds into.
    */
   private static Tensor[] newGrads(Ctx ctx, int params, int inputs) {
     Tensor x = ctx.in(0);
@@ -281,14 +277,6 @@ public final class Normalization {
     if (ctx.edgeNeeded(0)) r[0] = Tensor.uninitialized(x.dtype(), x.shapeRef());
     for (int i = 1; i < inputs; i++) if (ctx.edgeNeeded(i)) r[i] = Tensor.zeros(DType.F64, params);
     return r;
-  }
-
-  private static double[] gw(Tensor[] r) {
-    return r[1] == null ? null : r[1].storage().doubles();
-  }
-
-  private static double[] gb(Tensor[] r) {
-    return r[2] == null ? null : r[2].storage().doubles();
   }
 
   /** The gradients in the inputs' dtypes, the parameter ones reshaped to {@code paramShape}. */

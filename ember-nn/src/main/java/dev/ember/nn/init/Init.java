@@ -1,8 +1,9 @@
 package dev.ember.nn.init;
 
 import dev.ember.autograd.Grad;
-import dev.ember.backend.cpu.ScalarKernels;
+import dev.ember.backend.RandomKernels;
 import dev.ember.tensor.DType;
+import dev.ember.tensor.Device;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
 import java.util.Arrays;
@@ -77,9 +78,13 @@ public final class Init {
   /** A fresh tensor of U(a, b) values drawn in {@code dtype}, as PyTorch draws them. */
   private static Tensor uniform(int[] shape, DType dtype, double a, double b, Generator gen) {
     Tensor u = Tensor.empty(dtype, shape);
-    if (dtype == DType.F32) gen.fillUniform(u.storage().floats(), 0, u.storage().size(), a, b);
-    else gen.fillUniform(u.storage().doubles(), 0, u.storage().size(), a, b);
+    random().uniform(u, a, b, gen);
     return u;
+  }
+
+  /** The random fills of the device fresh sample tensors are made on. */
+  private static RandomKernels random() {
+    return Device.CPU.backend().random();
   }
 
   public static Tensor uniform_(Tensor t, double a, double b) {
@@ -95,8 +100,7 @@ public final class Init {
   /** A fresh tensor of N(mean, std^2) values drawn in {@code dtype}, as PyTorch draws them. */
   private static Tensor gaussian(int[] shape, DType dtype, double mean, double std, Generator gen) {
     Tensor n = Tensor.empty(dtype, shape);
-    if (dtype == DType.F32) gen.fillNormal(n.storage().floats(), 0, n.storage().size(), mean, std);
-    else gen.fillNormal(n.storage().doubles(), 0, n.storage().size(), mean, std);
+    random().normal(n, mean, std, gen);
     return n;
   }
 
@@ -178,65 +182,13 @@ public final class Init {
   public static Tensor truncNormal_(Tensor t, double mean, double std, double a, double b, Generator gen) {
     if (!(a < b)) throw new IllegalArgumentException("truncNormal_: need a < b, got a=" + a + ", b=" + b);
     if (!(std > 0)) throw new IllegalArgumentException("truncNormal_: std must be > 0, got " + std);
-    double lo = normCdf((a - mean) / std), hi = normCdf((b - mean) / std);
-    // PyTorch: uniform_(2 lo - 1, 2 hi - 1), erfinv_, mul_(std sqrt 2), add_(mean), clamp_(a, b), each in the tensor's type
-    Tensor u = uniform(t.shape(), sampleType(t), 2 * lo - 1, 2 * hi - 1, gen);
-    int n = u.storage().size();
-    double scale = std * Math.sqrt(2);
-    if (u.dtype() == DType.F32) {
-      float[] v = u.storage().floats();
-      for (int i = 0; i < n; i++) v[i] = Math.min((float) b, Math.max((float) a, (float) erfinv(v[i]) * (float) scale + (float) mean));
-    } else {
-      double[] v = u.storage().doubles();
-      for (int i = 0; i < n; i++) v[i] = Math.min(b, Math.max(a, erfinv(v[i]) * scale + mean));
-    }
+    Tensor u = Tensor.empty(sampleType(t), t.shape());
+    random().truncatedNormal(u, mean, std, a, b, gen);
     return fill(t, u);
   }
 
   public static Tensor truncNormal_(Tensor t, double mean, double std) {
     return truncNormal_(t, mean, std, -2, 2, Generator.global());
-  }
-
-  private static double normCdf(double x) {
-    return 0.5 * ScalarKernels.erfc(-x / Math.sqrt(2));
-  }
-
-  /** Inverse error function: Giles' approximation refined by two Newton steps on erf (double accuracy). */
-  static double erfinv(double y) {
-    if (y <= -1) return y == -1 ? Double.NEGATIVE_INFINITY : Double.NaN;
-    if (y >= 1) return y == 1 ? Double.POSITIVE_INFINITY : Double.NaN;
-    double w = -Math.log((1 - y) * (1 + y));
-    double x;
-    if (w < 5) {
-      w -= 2.5;
-      double p = 2.81022636e-08;
-      p = 3.43273939e-07 + p * w;
-      p = -3.5233877e-06 + p * w;
-      p = -4.39150654e-06 + p * w;
-      p = 0.00021858087 + p * w;
-      p = -0.00125372503 + p * w;
-      p = -0.00417768164 + p * w;
-      p = 0.246640727 + p * w;
-      p = 1.50140941 + p * w;
-      x = p * y;
-    } else {
-      w = Math.sqrt(w) - 3;
-      double p = -0.000200214257;
-      p = 0.000100950558 + p * w;
-      p = 0.00134934322 + p * w;
-      p = -0.00367342844 + p * w;
-      p = 0.00573950773 + p * w;
-      p = -0.0076224613 + p * w;
-      p = 0.00943887047 + p * w;
-      p = 1.00167406 + p * w;
-      p = 2.83297682 + p * w;
-      x = p * y;
-    }
-    for (int i = 0; i < 2; i++) {
-      double err = ScalarKernels.erf(x) - y;
-      x -= err / (2 / Math.sqrt(Math.PI) * Math.exp(-x * x));
-    }
-    return x;
   }
 
   /**

@@ -87,15 +87,6 @@ class InitTest {
   }
 
   @Test
-  void erfinvInvertsErf() {
-    for (double x = -4; x <= 4; x += 0.01) {
-      assertEquals(x, Init.erfinv(ScalarKernels.erf(x)), 1e-9 * Math.max(1, Math.abs(x)) * (Math.abs(x) > 3 ? 1e3 : 1), "x=" + x);
-    }
-    assertEquals(Double.POSITIVE_INFINITY, Init.erfinv(1));
-    assertTrue(Double.isNaN(Init.erfinv(1.5)));
-  }
-
-  @Test
   void orthogonalGivesOrthonormalRowsOrColumns() {
     for (int[] shape : new int[][] {{6, 6}, {8, 3}, {3, 8}, {4, 2, 3}}) {
       Tensor w = Init.orthogonal_(Tensor.empty(DType.F64, shape), 2.0, new Generator(3));

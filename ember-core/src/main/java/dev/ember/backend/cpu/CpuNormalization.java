@@ -1,43 +1,39 @@
-package dev.ember.nn.functional;
+package dev.ember.backend.cpu;
 
-import dev.ember.backend.cpu.RowKernels;
-
+import dev.ember.backend.NormalizationKernels;
+import dev.ember.backend.View;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Storage;
-import dev.ember.tensor.Tensor;
+import java.util.Arrays;
 
 /**
- * The fused forward kernels of the normalizations: statistics in one pass per statistic (mean,
+ * The fused kernels of the normalizations. Forward: statistics in one pass per statistic (mean,
  * then the centred sum of squares: the two-pass form keeps float32 variances accurate where
  * E[x^2] - E[x]^2 would cancel), accumulated in double (batch norm's float32 planes are summed in
  * float vector lanes by {@link RowKernels}, a plane at a time, and the planes in double), then one
- * pass writing the normalized and affine-transformed output. Inputs are contiguous (callers make
- * them so) in F32 or F64.
+ * pass writing the normalized and affine-transformed output. Backward: two passes from the saved
+ * statistics. Inputs are contiguous (callers make them so) in F32 or F64.
  */
-final class NormKernels {
+final class CpuNormalization implements NormalizationKernels {
   /** Below this many elements a kernel stays on the calling thread. */
   private static final long PARALLEL_MIN = 1 << 15;
   /** Rows per task of the per-row kernels: fixed, so the work split (and rowBackward's partial sums) never depends on the thread count. */
   private static final int ROW_BLOCK = 16;
   private static final RowKernels ROWS = RowKernels.F32;
 
-  private NormKernels() {}
+  CpuNormalization() {}
 
   /** body(t) for t in [0, tasks): on the worker pool when the kernel touches {@code elements} or more, else inline. */
   private static void forTasks(int tasks, long elements, java.util.function.IntConsumer body) {
     if (elements < PARALLEL_MIN) {
       for (int t = 0; t < tasks; t++) body.accept(t);
     } else {
-      dev.ember.backend.cpu.Parallel.forEach(tasks, body);
+      Parallel.forEach(tasks, body);
     }
   }
 
-  /**
-   * Per-row statistics of {@code x} viewed as [rows, m]: {@code mean} (null when {@code rms}) and
-   * {@code rstd} = 1 / sqrt(var + eps), with the biased variance, or 1 / sqrt(mean(x^2) + eps) when
-   * {@code rms}.
-   */
-  static double[][] rowStats(Tensor x, int rows, int m, double eps, boolean rms) {
+  @Override
+  public double[][] rowStats(View x, int rows, int m, double eps, boolean rms) {
     double[] mean = rms ? null : new double[rows];
     double[] rstd = new double[rows];
     int base = x.offset();
@@ -115,11 +111,11 @@ final class NormKernels {
   }
 
   /**
-   * Per-channel mean and biased variance of {@code x} viewed as [n, c, s] (batch norm's statistics). Each
-   * task sums its block of images per channel (a plane in float vector lanes, planes in double) into its own
-   * partial, and the partials are added in block order: the same bits on any thread count.
+   * Each task sums its block of images per channel (a plane in float vector lanes, planes in double) into its
+   * own partial, and the partials are added in block order: the same bits on any thread count.
    */
-  static double[][] channelStats(Tensor x, int n, int c, int s) {
+  @Override
+  public double[][] channelStats(View x, int n, int c, int s) {
     double[] mean = new double[c];
     double[] var = new double[c];
     int base = x.offset();
@@ -140,7 +136,7 @@ final class NormKernels {
       for (double[] p : part) sum += p[ch];
       mean[ch] = sum / count;
     }
-    for (double[] p : part) java.util.Arrays.fill(p, 0);
+    for (double[] p : part) Arrays.fill(p, 0);
     forPlanes(n, c, s, (blk, b, ch, scratch) -> {
       int o = base + (b * c + ch) * s;
       double mu = mean[ch];
@@ -163,11 +159,8 @@ final class NormKernels {
     return new double[][] {mean, var};
   }
 
-  /**
-   * out[r, i] = (x[r, i] - mean[r]) * rstd[r] * w[i] + b[i] for x viewed as [rows, m]; mean, w and b
-   * may be null (0, 1, 0). {@code out} is a new contiguous tensor of x's dtype.
-   */
-  static void rowAffine(Tensor x, double[] mean, double[] rstd, double[] w, double[] b, Tensor out, int rows, int m) {
+  @Override
+  public void rowAffine(View x, double[] mean, double[] rstd, double[] w, double[] b, View out, int rows, int m) {
     int xo = x.offset();
     if (x.dtype() == DType.F32) {
       float[] xs = x.storage().floats();
@@ -202,8 +195,8 @@ final class NormKernels {
     }
   }
 
-  /** out[b, ch, i] = x[b, ch, i] * scale[b * c + ch] + shift[b * c + ch] for x viewed as [n, c, s]. */
-  static void channelAffine(Tensor x, double[] scale, double[] shift, Tensor out, int n, int c, int s) {
+  @Override
+  public void channelAffine(View x, double[] scale, double[] shift, View out, int n, int c, int s) {
     int xo = x.offset();
     if (x.dtype() == DType.F32) {
       float[] xs = x.storage().floats();
@@ -227,13 +220,16 @@ final class NormKernels {
   }
 
   /**
-   * Batch norm's backward per channel of x and g viewed as [n, c, s]. With {@code train} the batch
-   * statistics depended on x: gx = w rstd (g - mean(g) - xhat mean(g xhat)); else gx = w rstd g.
-   * Fills gw[c] = sum(g xhat) and gb[c] = sum(g) when non-null; gx (contiguous) may be null. Both passes
-   * split the batch as {@link #forPlanes} does (the sums: a partial per image block, added in block order).
+   * Both passes split the batch as {@link #forPlanes} does (the sums: a partial per image block, added in block
+   * order).
    */
-  static void channelBackward(Tensor x, Tensor g, double[] mean, double[] rstd, double[] w, int n, int c, int s,
-      boolean train, Tensor gx, double[] gw, double[] gb) {
+  @Override
+  public void channelBackward(View x, View g, double[] mean, double[] rstd, double[] w, int n, int c, int s,
+      boolean train, View gx, View gwOut, View gbOut) {
+    double[] gw = gwOut == null ? null : gwOut.storage().doubles();
+    double[] gb = gbOut == null ? null : gbOut.storage().doubles();
+    int gwo = gwOut == null ? 0 : gwOut.offset();
+    int gbo = gbOut == null ? 0 : gbOut.offset();
     float[] xf = x.storage().floats();
     double[] xd = x.storage().doubles();
     float[] gf = g.storage().floats();
@@ -272,8 +268,8 @@ final class NormKernels {
         sumGX[ch] += p[c + ch];
       }
       if (f32) sumGX[ch] *= rstd[ch];
-      if (gw != null) gw[ch] = sumGX[ch];
-      if (gb != null) gb[ch] = sumG[ch];
+      if (gw != null) gw[gwo + ch] = sumGX[ch];
+      if (gb != null) gb[gbo + ch] = sumG[ch];
     }
     if (os == null) return;
     forPlanes(n, c, s, (blk, b, ch, scratch) -> {
@@ -295,15 +291,16 @@ final class NormKernels {
     });
   }
 
-  /**
-   * The backward of a per-row normalization of x and g viewed as [rows, m] (layer, group and RMS
-   * norm; mean null for RMS): with gh = g w, gx = rstd (gh - mean(gh) - xhat mean(gh xhat)), the
-   * mean(gh) term absent for RMS. Element i of row r uses weight (r % groups) * (m / sDiv) + i / sDiv
-   * (layer norm: groups = sDiv = 1, weight i; group norm: the channel). Adds into gw and gb when
-   * non-null; gx (contiguous) may be null.
-   */
-  static void rowBackward(Tensor x, Tensor g, double[] mean, double[] rstd, double[] w, int rows, int m, int groups,
-      int sDiv, Tensor gx, double[] gw, double[] gb) {
+  /** Layer norm: groups = sDiv = 1, weight i; group norm: the channel. */
+  @Override
+  public void rowBackward(View x, View g, double[] mean, double[] rstd, double[] w, int rows, int m, int groups,
+      int sDiv, View gx, View gwOut, View gbOut) {
+    double[] gw = gwOut == null ? null : gwOut.storage().doubles();
+    double[] gb = gbOut == null ? null : gbOut.storage().doubles();
+    int gwo = gwOut == null ? 0 : gwOut.offset();
+    int gbo = gbOut == null ? 0 : gbOut.offset();
+    int gwn = gwOut == null ? 0 : (int) gwOut.numel();
+    int gbn = gbOut == null ? 0 : (int) gbOut.numel();
     float[] xf = x.storage().floats();
     double[] xd = x.storage().doubles();
     float[] gf = g.storage().floats();
@@ -319,8 +316,8 @@ final class NormKernels {
     double[][] gwPart = gw == null ? null : new double[blocks][];
     double[][] gbPart = gb == null ? null : new double[blocks][];
     forTasks(blocks, (long) rows * m, t -> {
-      double[] gwT = gw == null ? null : (gwPart[t] = new double[gw.length]);
-      double[] gbT = gb == null ? null : (gbPart[t] = new double[gb.length]);
+      double[] gwT = gw == null ? null : (gwPart[t] = new double[gwn]);
+      double[] gbT = gb == null ? null : (gbPart[t] = new double[gbn]);
       for (int r = t * ROW_BLOCK, rEnd = Math.min(rows, r + ROW_BLOCK); r < rEnd; r++) {
         double mu = mean == null ? 0 : mean[r];
         double rs = rstd[r];
@@ -359,8 +356,8 @@ final class NormKernels {
       }
     });
     for (int t = 0; t < blocks; t++) {
-      if (gw != null) for (int i = 0; i < gw.length; i++) gw[i] += gwPart[t][i];
-      if (gb != null) for (int i = 0; i < gb.length; i++) gb[i] += gbPart[t][i];
+      if (gw != null) for (int i = 0; i < gwn; i++) gw[gwo + i] += gwPart[t][i];
+      if (gb != null) for (int i = 0; i < gbn; i++) gb[gbo + i] += gbPart[t][i];
     }
   }
 
@@ -374,9 +371,37 @@ final class NormKernels {
     else d[i] = v;
   }
 
-  /** A tensor of {@code dtype} holding {@code values} with {@code shape}. */
-  static Tensor tensor(double[] values, DType dtype, int... shape) {
-    Tensor t = Tensor.of(values, shape);
-    return dtype == DType.F64 ? t : t.to(dtype);
+  @Override
+  public void updateRunning(View running, double[] stat, double momentum) {
+    Storage st = running.storage();
+    int stride = running.stridesRef()[0];
+    for (int i = 0; i < stat.length; i++) {
+      int o = running.offset() + i * stride;
+      st.setDouble(o, (1 - momentum) * st.getDouble(o) + momentum * stat[i]);
+    }
+  }
+
+  @Override
+  public boolean renormRows(View weight, long[] idx, double maxNorm, double p) {
+    Storage s = weight.storage();
+    int[] st = weight.stridesRef();
+    int dim = weight.shapeRef()[1];
+    long[] distinct = Arrays.stream(idx).distinct().toArray();
+    boolean changed = false;
+    for (long row : distinct) {
+      int base = weight.offset() + (int) row * st[0];
+      double norm = 0;
+      for (int j = 0; j < dim; j++) {
+        double v = Math.abs(s.getDouble(base + j * st[1]));
+        norm = p == Double.POSITIVE_INFINITY ? Math.max(norm, v) : norm + Math.pow(v, p);
+      }
+      if (p != Double.POSITIVE_INFINITY) norm = Math.pow(norm, 1 / p);
+      if (norm > maxNorm) {
+        double scale = maxNorm / (norm + 1e-7);
+        for (int j = 0; j < dim; j++) s.setDouble(base + j * st[1], s.getDouble(base + j * st[1]) * scale);
+        changed = true;
+      }
+    }
+    return changed;
   }
 }

@@ -1,9 +1,9 @@
-package dev.ember.nn.functional;
+package dev.ember.backend.cpu;
 
+import dev.ember.backend.AttentionKernels;
 import dev.ember.backend.Backend;
 import dev.ember.backend.UnaryOp;
-import dev.ember.backend.cpu.Parallel;
-import dev.ember.tensor.Device;
+import dev.ember.backend.View;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
@@ -23,71 +23,40 @@ import java.util.Arrays;
  * is scalar code over one block. Inputs are contiguous q [B, L, E], k [B, S, E], v [B, S, Ev].
  * Work is split into tasks whose boundaries depend only on the shapes (a (batch, query block) in
  * the forward, a batch element in the backward), so results do not depend on the thread count.
+ *
+ * <p>The views are wrapped as tensors ({@link #tensor}) because the block products go through the
+ * {@link Backend}'s tensor-typed matmul and unary.
  */
-final class AttnKernels {
-  private AttnKernels() {}
+final class CpuAttention implements AttentionKernels {
+  private final Backend be;
 
-  /** Everything one call needs besides the tensors' data. */
-  record Problem(int batch, int l, int s, int e, int ev, double scale, boolean causal, int window, int bq, int bk,
-      Mask mask, double dropoutP, long dropSeed) {
-
-    /** First key a query block [i0, i1) can see. */
-    int keyStart(int i0) {
-      return window >= 0 ? Math.max(0, i0 - window) : 0;
-    }
-
-    /** One past the last key a query block [i0, i1) can see. */
-    int keyEnd(int i1) {
-      if (causal) return Math.min(s, i1);
-      if (window >= 0) return Math.min(s, i1 + window);
-      return s;
-    }
-
-    boolean allowed(int i, int j) {
-      if (causal && j > i) return false;
-      if (window >= 0 && (j < i - window || (!causal && j > i + window))) return false;
-      return true;
-    }
-
-    /** 0 when dropped, else 1 / (1 - p); 1 without dropout. */
-    double keep(int b, int i, int j) {
-      if (dropoutP == 0) return 1;
-      if (dropoutP >= 1) return 0;
-      long idx = ((long) b * l + i) * s + j;
-      return uniform(dropSeed, idx) < dropoutP ? 0 : 1 / (1 - dropoutP);
-    }
+  CpuAttention(Backend be) {
+    this.be = be;
   }
 
-  /** An additive mask broadcast to [B, L, S] through strides: value(b, i, j) = data[base[b] + i*si + j*sj]. */
-  record Mask(double[] data, int[] base, int si, int sj) {
-    double at(int b, int i, int j) {
-      return data[base[b] + i * si + j * sj];
-    }
-
-    int index(int b, int i, int j) {
-      return base[b] + i * si + j * sj;
-    }
+  /** A view as a tensor over the same storage and geometry (itself when it is one). */
+  static Tensor tensor(View v) {
+    return v instanceof Tensor t ? t : new Tensor(v.storage(), v.shapeRef(), v.stridesRef(), v.offset());
   }
 
-  /** A counter-based uniform in [0, 1): SplitMix64 of (seed, index), so any path can recompute a dropout decision. */
-  static double uniform(long seed, long index) {
-    long z = seed + (index + 1) * 0x9E3779B97F4A7C15L;
-    z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
-    z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
-    z ^= z >>> 31;
-    return (z >>> 11) * 0x1.0p-53;
+  /** The mask's values, F64, indexed by {@link Mask#index}; null without a mask. */
+  private static double[] maskData(Problem p) {
+    return p.mask() == null ? null : p.mask().data().storage().doubles();
   }
 
-  /** Returns out [B, L, Ev] in q's dtype and fills lse [B * L] (the logsumexp of each row's scores; -inf for a row with no visible key). */
-  static Tensor forward(Problem p, Tensor q, Tensor k, Tensor v, double[] lse) {
-    Tensor out = Tensor.empty(q.dtype(), p.batch(), p.l(), p.ev());
+  @Override
+  public void forward(Problem p, View qv, View kv, View vv, View outv, double[] lse) {
+    Tensor q = tensor(qv);
+    Tensor k = tensor(kv);
+    Tensor v = tensor(vv);
+    Tensor out = tensor(outv);
+    double[] md = maskData(p);
     int blocks = Parallel.chunks(p.l(), p.bq());
-    Parallel.forEach(p.batch() * blocks, t -> forwardBlock(p, q, k, v, out, lse, t / blocks, t % blocks * p.bq()));
-    return out;
+    Parallel.forEach(p.batch() * blocks, t -> forwardBlock(p, md, q, k, v, out, lse, t / blocks, t % blocks * p.bq()));
   }
 
-  private static void forwardBlock(Problem p, Tensor q, Tensor k, Tensor v, Tensor out, double[] lse, int b, int i0) {
-    Backend be = Device.CPU.backend();
+  private void forwardBlock(Problem p, double[] md, Tensor q, Tensor k, Tensor v, Tensor out, double[] lse, int b,
+      int i0) {
     int ev = p.ev();
     int nq = Math.min(p.l(), i0 + p.bq()) - i0;
     Tensor qb = rows(q, b, i0, nq);
@@ -115,7 +84,7 @@ final class AttnKernels {
       for (int r = 0; r < nq; r++) {
         int i = i0 + r;
         int so = r * p.bk();
-        double blockMax = sf != null ? scores(p, sf, so, nk, b, i, j0) : scores(p, ss, so, nk, b, i, j0);
+        double blockMax = sf != null ? scores(p, md, sf, so, nk, b, i, j0) : scores(p, md, ss, so, nk, b, i, j0);
         double newMax = Math.max(m[r], blockMax);
         if (newMax == Double.NEGATIVE_INFINITY) continue; // nothing visible yet in this row: exp gives 0s
         if (sf != null) {
@@ -163,29 +132,28 @@ final class AttnKernels {
     }
   }
 
-  /**
-   * Returns {dq, dk, dv} in q's dtype and adds the mask's gradient into dmask when non-null (at the
-   * mask's own broadcast positions), from the upstream gradient dout and the forward's out and lse.
-   */
-  static Tensor[] backward(Problem p, Tensor q, Tensor k, Tensor v, Tensor out, double[] lse, Tensor dout,
-      double[] dmask) {
-    Tensor dq = Tensor.zeros(q.dtype(), q.shapeRef());
-    Tensor dk = Tensor.zeros(q.dtype(), k.shapeRef());
-    Tensor dv = Tensor.zeros(q.dtype(), v.shapeRef());
-    Tensor[] grads = {dq, dk, dv};
+  /** dmask gets the mask's gradient at the mask's own broadcast positions. */
+  @Override
+  public void backward(Problem p, View qv, View kv, View vv, View outv, double[] lse, View doutv, View dq, View dk,
+      View dv, double[] dmask) {
+    Tensor q = tensor(qv);
+    Tensor k = tensor(kv);
+    Tensor v = tensor(vv);
+    Tensor out = tensor(outv);
+    Tensor dout = tensor(doutv);
+    Tensor[] grads = {tensor(dq), tensor(dk), tensor(dv)};
+    double[] md = maskData(p);
     // a task owns one batch element's dq, dk, dv; a mask gradient is shared across the batch (the
     // mask broadcasts), so then the tasks run in order on this thread
     if (dmask != null) {
-      for (int b = 0; b < p.batch(); b++) backwardBatch(p, q, k, v, out, lse, dout, grads, dmask, b);
+      for (int b = 0; b < p.batch(); b++) backwardBatch(p, md, q, k, v, out, lse, dout, grads, dmask, b);
     } else {
-      Parallel.forEach(p.batch(), b -> backwardBatch(p, q, k, v, out, lse, dout, grads, null, b));
+      Parallel.forEach(p.batch(), b -> backwardBatch(p, md, q, k, v, out, lse, dout, grads, null, b));
     }
-    return grads;
   }
 
-  private static void backwardBatch(Problem p, Tensor q, Tensor k, Tensor v, Tensor out, double[] lse, Tensor dout,
-      Tensor[] grads, double[] dmask, int b) {
-    Backend be = Device.CPU.backend();
+  private void backwardBatch(Problem p, double[] md, Tensor q, Tensor k, Tensor v, Tensor out, double[] lse,
+      Tensor dout, Tensor[] grads, double[] dmask, int b) {
     int l = p.l();
     int ev = p.ev();
     Storage os = out.storage();
@@ -236,11 +204,11 @@ final class AttnKernels {
           double li = lse[b * l + i];
           int so = r * p.bk();
           if (sf != null) {
-            scores(p, sf, so, nk, b, i, j0);
+            scores(p, md, sf, so, nk, b, i, j0);
             for (int jj = so; jj < so + nk; jj++) sf[jj] = li == Double.NEGATIVE_INFINITY ? (float) li : (float) (sf[jj] - li);
             continue;
           }
-          scores(p, ss, so, nk, b, i, j0);
+          scores(p, md, ss, so, nk, b, i, j0);
           for (int jj = 0; jj < nk; jj++) {
             ss.setDouble(so + jj, li == Double.NEGATIVE_INFINITY ? li : ss.getDouble(so + jj) - li);
           }
@@ -275,9 +243,10 @@ final class AttnKernels {
   /**
    * Turns row {@code so} of a block of raw products q.k (keys j0 .. j0 + nk - 1, query i) into
    * scores in place: scale * qk + mask, and -inf outside the causal/window band (a contiguous
-   * range of keys per query). Returns the row's largest score.
+   * range of keys per query). Returns the row's largest score. {@code md} is the mask's data (null: no
+   * mask).
    */
-  private static double scores(Problem p, Storage ss, int so, int nk, int b, int i, int j0) {
+  private static double scores(Problem p, double[] md, Storage ss, int so, int nk, int b, int i, int j0) {
     int lo = Math.max(0, Math.min(nk, p.keyStart(i) - j0));
     int hi = Math.max(lo, Math.min(nk, p.keyEnd(i + 1) - j0));
     double max = Double.NEGATIVE_INFINITY;
@@ -286,7 +255,7 @@ final class AttnKernels {
     for (int jj = 0; jj < lo; jj++) ss.setDouble(so + jj, Double.NEGATIVE_INFINITY);
     for (int jj = lo; jj < hi; jj++) {
       double x = ss.getDouble(so + jj) * scale;
-      if (mask != null) x += mask.at(b, i, j0 + jj);
+      if (mask != null) x += md[mask.index(b, i, j0 + jj)];
       ss.setDouble(so + jj, x);
       max = Math.max(max, x);
     }
@@ -294,8 +263,11 @@ final class AttnKernels {
     return max;
   }
 
-  /** {@link #scores(Problem, Storage, int, int, int, int, int)} on a float32 block's array: the same arithmetic. */
-  private static double scores(Problem p, float[] s, int so, int nk, int b, int i, int j0) {
+  /**
+   * {@link #scores(Problem, double[], Storage, int, int, int, int, int)} on a float32 block's array: the same
+   * arithmetic.
+   */
+  private static double scores(Problem p, double[] md, float[] s, int so, int nk, int b, int i, int j0) {
     int lo = Math.max(0, Math.min(nk, p.keyStart(i) - j0));
     int hi = Math.max(lo, Math.min(nk, p.keyEnd(i + 1) - j0));
     double max = Double.NEGATIVE_INFINITY;
@@ -304,7 +276,7 @@ final class AttnKernels {
     Arrays.fill(s, so, so + lo, Float.NEGATIVE_INFINITY);
     for (int jj = lo; jj < hi; jj++) {
       double x = s[so + jj] * scale;
-      if (mask != null) x += mask.at(b, i, j0 + jj);
+      if (mask != null) x += md[mask.index(b, i, j0 + jj)];
       s[so + jj] = (float) x;
       max = Math.max(max, x);
     }
@@ -322,5 +294,23 @@ final class AttnKernels {
   /** A [1, nq, nk] view of a scratch buffer whose rows are {@code stride} apart. */
   private static Tensor block(Tensor buf, int nq, int nk, int stride) {
     return Views.of(buf, new int[] {1, nq, nk}, new int[] {nq * stride, stride, 1}, 0);
+  }
+
+  @Override
+  public void bandMask(Problem p, View out) {
+    byte[] a = out.storage().bools();
+    int o = out.offset();
+    for (int i = 0; i < p.l(); i++) {
+      for (int j = 0; j < p.s(); j++) a[o + i * p.s() + j] = (byte) (p.allowed(i, j) ? 1 : 0);
+    }
+  }
+
+  @Override
+  public void dropoutKeep(Problem p, View out) {
+    Storage st = out.storage();
+    int o = out.offset();
+    for (int b = 0; b < p.batch(); b++) {
+      for (int i = 0; i < p.l(); i++) for (int j = 0; j < p.s(); j++) st.setDouble(o++, p.keep(b, i, j));
+    }
   }
 }

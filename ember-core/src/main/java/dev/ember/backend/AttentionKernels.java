@@ -1,0 +1,113 @@
+package dev.ember.backend;
+
+/**
+ * The tiled, memory-efficient attention kernels (FlashAttention's algorithm) over contiguous q [B, L, E],
+ * k [B, S, E], v [B, S, Ev] of one floating dtype: only one [bq, bk] block of scores exists at a time, the
+ * forward keeps a logsumexp per query row, and the backward recomputes each block's probabilities from it.
+ * Work splits depend only on the shapes, so results do not depend on the thread count.
+ */
+public interface AttentionKernels {
+  /**
+   * Everything one attention call needs besides the tensors' data: batch (B), query and key lengths (L, S),
+   * embedding dims (E, Ev), the score scale, causality, a sliding window (-1 for none), the tiled path's
+   * block sizes, an optional additive mask, and the dropout probability with its seed.
+   *
+   * @param batch B, the flattened leading dims
+   * @param l query length L
+   * @param s key length S
+   * @param e query/key embedding dim E
+   * @param ev value embedding dim Ev
+   * @param scale factor applied to q.k
+   * @param causal whether query i sees only keys j &lt;= i
+   * @param window sliding window w &gt;= 0, or -1 for none
+   * @param bq query rows per block
+   * @param bk keys per block
+   * @param mask additive mask, or null
+   * @param dropoutP attention dropout probability
+   * @param dropSeed seed of the counter-based dropout draws
+   */
+  record Problem(int batch, int l, int s, int e, int ev, double scale, boolean causal, int window, int bq, int bk,
+      Mask mask, double dropoutP, long dropSeed) {
+
+    /** First key a query block [i0, i1) can see. */
+    public int keyStart(int i0) {
+      return window >= 0 ? Math.max(0, i0 - window) : 0;
+    }
+
+    /** One past the last key a query block [i0, i1) can see. */
+    public int keyEnd(int i1) {
+      if (causal) return Math.min(s, i1);
+      if (window >= 0) return Math.min(s, i1 + window);
+      return s;
+    }
+
+    /** Whether query i may see key j under causality and the window. */
+    public boolean allowed(int i, int j) {
+      if (causal && j > i) return false;
+      if (window >= 0 && (j < i - window || (!causal && j > i + window))) return false;
+      return true;
+    }
+
+    /** 0 when dropped, else 1 / (1 - p); 1 without dropout. */
+    public double keep(int b, int i, int j) {
+      if (dropoutP == 0) return 1;
+      if (dropoutP >= 1) return 0;
+      long idx = ((long) b * l + i) * s + j;
+      return uniform(dropSeed, idx) < dropoutP ? 0 : 1 / (1 - dropoutP);
+    }
+
+    /**
+     * The counter-based uniform in [0, 1) that defines attention dropout: SplitMix64 of (seed, index), so any
+     * path (and any backend) can recompute a dropout decision.
+     */
+    public static double uniform(long seed, long index) {
+      long z = seed + (index + 1) * 0x9E3779B97F4A7C15L;
+      z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+      z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+      z ^= z >>> 31;
+      return (z >>> 11) * 0x1.0p-53;
+    }
+  }
+
+  /**
+   * An additive F64 mask broadcast to [B, L, S] through strides: value(b, i, j) is element
+   * {@link #index(int, int, int)} of {@code data}'s storage ({@code base} already includes data's offset).
+   *
+   * @param data the mask's values, F64
+   * @param base per batch element, the storage index of (i, j) = (0, 0)
+   * @param si storage stride along queries
+   * @param sj storage stride along keys
+   */
+  record Mask(View data, int[] base, int si, int sj) {
+    /** The storage index of the mask's value for (b, i, j). */
+    public int index(int b, int i, int j) {
+      return base[b] + i * si + j * sj;
+    }
+  }
+
+  /**
+   * Writes out [B, L, Ev] (q's dtype, contiguous, every element) and lse [B * L], the logsumexp of each row's
+   * scores (-inf for a row with no visible key, whose output is NaN).
+   */
+  void forward(Problem p, View q, View k, View v, View out, double[] lse);
+
+  /**
+   * Adds the gradients of q, k and v into dq, dk, dv (contiguous, zero-filled, q's dtype) from the upstream
+   * gradient dout (contiguous) and the forward's out and lse, and the mask's gradient into dmask (indexed as
+   * {@link Mask#index}) when non-null.
+   */
+  void backward(Problem p, View q, View k, View v, View out, double[] lse, View dout, View dq, View dk, View dv,
+      double[] dmask);
+
+  /**
+   * out[i, j] = whether query i may see key j under causality and the window ({@link Problem#allowed}), for a
+   * contiguous BOOL [L, S] view.
+   */
+  void bandMask(Problem p, View out);
+
+  /**
+   * out[b, i, j] = the dropout factor {@link Problem#keep}(b, i, j), 0 or 1 / (1 - p), for a contiguous floating
+   * [B, L, S] view: the plain path's dropout, dropping what the tiled kernels drop.
+   */
+  void dropoutKeep(Problem p, View out);
+}
