@@ -103,4 +103,13 @@ public interface Backend {
 
   /** out[.., index[i], ..] += src[.., i, ..] along dim (the backward of indexSelect). */
   void indexAdd(Tensor out, int dim, Tensor index, Tensor src);
+
+  /** The convolution kernels: forward, input and weight gradients, depthwise, transposed. */
+  ConvolutionKernels convolution();
+
+  /** The pooling kernels: max and average pooling (plain, padded, dilated, adaptive) and their gradients. */
+  PoolingKernels pooling();
+
+  /** The resampling kernels: nearest and bilinear interpolation, padding, and their gradients. */
+  ResamplingKernels resampling();
 }

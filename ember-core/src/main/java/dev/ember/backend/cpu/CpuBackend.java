@@ -2,9 +2,13 @@ package dev.ember.backend.cpu;
 
 import dev.ember.backend.Backend;
 import dev.ember.backend.BinaryOp;
+import dev.ember.backend.ConvolutionKernels;
+import dev.ember.backend.PoolingKernels;
 import dev.ember.backend.ReduceOp;
+import dev.ember.backend.ResamplingKernels;
 import dev.ember.backend.RowSink;
 import dev.ember.backend.UnaryOp;
+import dev.ember.backend.cpu.conv.CpuConvolution;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Shapes;
 import dev.ember.tensor.Storage;
@@ -472,5 +476,20 @@ public final class CpuBackend implements Backend {
   @Override
   public void indexAdd(Tensor out, int dim, Tensor index, Tensor src) {
     Indexing.indexAdd(out, dim, index, src);
+  }
+
+  @Override
+  public ConvolutionKernels convolution() {
+    return CpuConvolution.INSTANCE;
+  }
+
+  @Override
+  public PoolingKernels pooling() {
+    return CpuPooling.INSTANCE;
+  }
+
+  @Override
+  public ResamplingKernels resampling() {
+    return CpuResampling.INSTANCE;
   }
 }
