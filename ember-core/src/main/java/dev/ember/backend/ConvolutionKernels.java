@@ -9,7 +9,7 @@ package dev.ember.backend;
  */
 public interface ConvolutionKernels {
   /** A fresh handle for {@link #forward} to keep its column matrices in, for {@link #backward}. */
-  SavedColumns saveColumns();
+  SavedColumns newSavedColumns();
 
   /**
    * out [N, O, oh, ow] = the convolution of x [N, C, h, w] with w [O, C/groups, kh, kw] plus bias [O] (null

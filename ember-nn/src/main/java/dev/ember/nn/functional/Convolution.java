@@ -253,7 +253,7 @@ public final class Convolution {
     Tensor wc = weight.contiguous();
     ConvolutionKernels kernels = xc.device().backend().convolution();
     // the column matrices are kept for the weight gradient only when there will be one
-    SavedColumns cols = Grad.enabled() && weight.requiresGrad() ? kernels.saveColumns() : null;
+    SavedColumns cols = Grad.enabled() && weight.requiresGrad() ? kernels.newSavedColumns() : null;
     int n = xc.size(0);
     // the kernels write every output element: no zero-fill of a pooled array
     Tensor out = Tensor.uninitialized(xc.dtype(), n, o, oh, ow);

@@ -33,7 +33,7 @@ public final class CpuConvolution implements ConvolutionKernels {
   private CpuConvolution() {}
 
   @Override
-  public SavedColumns saveColumns() {
+  public SavedColumns newSavedColumns() {
     return new GemmConv.KeptColumns();
   }
 

@@ -86,7 +86,7 @@ class CpuConvolutionTest {
     Tensor x = randn(1, t.dt, t.n, t.c, t.h, t.w);
     Tensor w = randn(2, t.dt, t.o, t.c, t.k, t.k);
     Tensor gOut = randn(4, t.dt, t.n, t.o, g.oh(), g.ow());
-    SavedColumns saved = conv.saveColumns();
+    SavedColumns saved = conv.newSavedColumns();
     assertEquals(0, saved.elements());
     conv.forward(x, w, null, 1, g, Tensor.uninitialized(t.dt, t.n, t.o, g.oh(), g.ow()), saved);
     assertEquals((long) t.c * t.k * t.k * t.n * g.cols(), saved.elements());
@@ -102,7 +102,7 @@ class CpuConvolutionTest {
     // 32 channels x 9 taps x 16 images x 32 x 32 positions: 4.7M floats, over the 4M budget
     Case t = new Case("large", DType.F32, 16, 32, 4, 64, 64, 3, 2, 1, 1, 1);
     ConvGeometry g = t.geometry();
-    SavedColumns saved = conv.saveColumns();
+    SavedColumns saved = conv.newSavedColumns();
     conv.forward(randn(1, t.dt, t.n, t.c, t.h, t.w), randn(2, t.dt, t.o, t.c, t.k, t.k), null, 1, g,
         Tensor.uninitialized(t.dt, t.n, t.o, g.oh(), g.ow()), saved);
     assertEquals(0, saved.elements());
