@@ -115,4 +115,13 @@ public interface Backend {
 
   /** The random fills (uniform, normal, truncated normal, Bernoulli) that init and dropout draw. */
   RandomKernels random();
+
+  /** The convolution kernels: forward, input and weight gradients, depthwise, transposed. */
+  ConvolutionKernels convolution();
+
+  /** The pooling kernels: max and average pooling (plain, padded, dilated, adaptive) and their gradients. */
+  PoolingKernels pooling();
+
+  /** The resampling kernels: nearest and bilinear interpolation, padding, and their gradients. */
+  ResamplingKernels resampling();
 }

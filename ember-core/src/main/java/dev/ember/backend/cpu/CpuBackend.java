@@ -3,12 +3,16 @@ package dev.ember.backend.cpu;
 import dev.ember.backend.AttentionKernels;
 import dev.ember.backend.Backend;
 import dev.ember.backend.BinaryOp;
+import dev.ember.backend.ConvolutionKernels;
 import dev.ember.backend.NormalizationKernels;
+import dev.ember.backend.PoolingKernels;
 import dev.ember.backend.RandomKernels;
 import dev.ember.backend.RecurrentKernels;
 import dev.ember.backend.ReduceOp;
+import dev.ember.backend.ResamplingKernels;
 import dev.ember.backend.RowSink;
 import dev.ember.backend.UnaryOp;
+import dev.ember.backend.cpu.conv.CpuConvolution;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Shapes;
 import dev.ember.tensor.Storage;
@@ -500,5 +504,20 @@ public final class CpuBackend implements Backend {
   @Override
   public RandomKernels random() {
     return random;
+  }
+
+  @Override
+  public ConvolutionKernels convolution() {
+    return CpuConvolution.INSTANCE;
+  }
+
+  @Override
+  public PoolingKernels pooling() {
+    return CpuPooling.INSTANCE;
+  }
+
+  @Override
+  public ResamplingKernels resampling() {
+    return CpuResampling.INSTANCE;
   }
 }

@@ -2,6 +2,9 @@ package dev.ember.nn.functional;
 
 import dev.ember.autograd.Autograd;
 import dev.ember.autograd.Grad;
+import dev.ember.backend.ConvGeometry;
+import dev.ember.backend.ConvolutionKernels;
+import dev.ember.backend.SavedColumns;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.Tensor;
 import java.util.Arrays;
@@ -17,7 +20,7 @@ import java.util.Locale;
  * stride 1 only; when the total d*(k-1) is odd the extra element goes on the right/bottom, as
  * PyTorch). A {@code paddingMode} other than {@code "zeros"} ({@code "reflect"}, {@code "replicate"},
  * {@code "circular"}) pads a copy with {@link Padding#pad} first, as {@code nn.Conv2d} does.
- * The arithmetic lowers to GEMM ({@link ConvKernels}); the backward is not itself recorded
+ * The arithmetic runs in the backend's {@link ConvolutionKernels}; the backward is not itself recorded
  * (first-order gradients only).
  */
 public final class Convolution {
@@ -165,17 +168,20 @@ public final class Convolution {
       throw Check.fail(op, "output size [" + oh + ", " + ow + "] is too small (padding " + Arrays.toString(p)
           + " removes the whole output)", "input", input, "weight", weight);
     }
-    ConvKernels.Geom g = new ConvKernels.Geom(oh, ow, kh, kw, s[0], s[1], p[0], p[1], d[0], d[1], h, w);
+    ConvGeometry g = new ConvGeometry(oh, ow, kh, kw, s[0], s[1], p[0], p[1], d[0], d[1], h, w);
     Tensor xc = x.contiguous();
     Tensor wc = weight.contiguous();
-    Tensor out = ConvKernels.convTransposeForward(xc, wc, bias == null ? null : bias.toDoubleArray(), groups, g);
+    ConvolutionKernels kernels = xc.device().backend().convolution();
     int n = xc.size(0);
+    Tensor out = Tensor.empty(xc.dtype(), n, o, oh, ow);
+    kernels.transposedForward(xc, wc, bias, groups, g, out);
     out = Autograd.record(op, out, (ctx, gr) -> {
       Tensor gc = gr.contiguous();
-      Tensor[] r = ConvKernels.convTransposeBackward(ctx.in(0), ctx.in(1), gc, groups, g, ctx.edgeNeeded(0),
-          ctx.edgeNeeded(1));
-      Tensor db = ctx.edgeNeeded(2) ? Tensor.of(ConvKernels.channelSums(gc, n, o, oh * ow)).to(gc.dtype()) : null;
-      return new Tensor[] {r[0], r[1], db};
+      Tensor dx = gradient(ctx.edgeNeeded(0), ctx.in(0));
+      Tensor dw = gradient(ctx.edgeNeeded(1), ctx.in(1));
+      kernels.transposedBackward(ctx.in(0), ctx.in(1), gc, groups, g, dx, dw);
+      Tensor db = ctx.edgeNeeded(2) ? Tensor.of(kernels.channelSums(gc, n, o, oh * ow)).to(gc.dtype()) : null;
+      return new Tensor[] {dx, dw, db};
     }, new Tensor[] {xc, wc, bias});
     return unbatched ? out.squeeze(0) : out;
   }
@@ -242,22 +248,31 @@ public final class Convolution {
     }
     int oh = (ph - eh) / s[0] + 1;
     int ow = (pw - ew) / s[1] + 1;
-    ConvKernels.Geom g = new ConvKernels.Geom(h, w, kh, kw, s[0], s[1], pads[0], pads[2], d[0], d[1], oh, ow);
+    ConvGeometry g = new ConvGeometry(h, w, kh, kw, s[0], s[1], pads[0], pads[2], d[0], d[1], oh, ow);
     Tensor xc = x.contiguous();
     Tensor wc = weight.contiguous();
+    ConvolutionKernels kernels = xc.device().backend().convolution();
     // the column matrices are kept for the weight gradient only when there will be one
-    ConvKernels.SavedColumns cols = Grad.enabled() && weight.requiresGrad() ? new ConvKernels.SavedColumns() : null;
-    Tensor out = ConvKernels.convForward(xc, wc, bias == null ? null : bias.toDoubleArray(), groups, g, cols);
+    SavedColumns cols = Grad.enabled() && weight.requiresGrad() ? kernels.newSavedColumns() : null;
     int n = xc.size(0);
+    // the kernels write every output element: no zero-fill of a pooled array
+    Tensor out = Tensor.uninitialized(xc.dtype(), n, o, oh, ow);
+    kernels.forward(xc, wc, bias, groups, g, out, cols);
     out = Autograd.record(op, out, (ctx, gr) -> {
       Tensor gc = gr.contiguous();
-      Tensor[] r = ConvKernels.convBackward(ctx.in(0), ctx.in(1), gc, groups, g, ctx.edgeNeeded(0), ctx.edgeNeeded(1),
-          cols);
-      Tensor db = ctx.edgeNeeded(2) ? Tensor.of(ConvKernels.channelSums(gc, n, o, oh * ow)).to(gc.dtype()) : null;
-      return new Tensor[] {r[0], r[1], db};
+      Tensor dx = gradient(ctx.edgeNeeded(0), ctx.in(0));
+      Tensor dw = gradient(ctx.edgeNeeded(1), ctx.in(1));
+      kernels.backward(ctx.in(0), ctx.in(1), gc, groups, g, dx, dw, cols);
+      Tensor db = ctx.edgeNeeded(2) ? Tensor.of(kernels.channelSums(gc, n, o, oh * ow)).to(gc.dtype()) : null;
+      return new Tensor[] {dx, dw, db};
     }, new Tensor[] {xc, wc, bias});
     if (dims == 1) out = out.squeeze(2);
     return unbatched ? out.squeeze(0) : out;
+  }
+
+  /** A zero-filled gradient shaped as {@code t} when {@code needed}, else null. */
+  private static Tensor gradient(boolean needed, Tensor t) {
+    return needed ? Tensor.empty(t.dtype(), t.shapeRef()) : null;
   }
 
   private static void checkWeight(String op, int rank, Tensor input, Tensor weight, Tensor bias) {

@@ -1,9 +1,8 @@
 package dev.ember.nn.functional;
 
 import dev.ember.autograd.Autograd;
-import dev.ember.backend.cpu.Parallel;
+import dev.ember.backend.ResamplingKernels;
 import dev.ember.tensor.Check;
-import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
 import java.util.Arrays;
 import java.util.Locale;
@@ -66,45 +65,13 @@ public final class Padding {
     Tensor out = Tensor.empty(x.dtype(), outShape);
     int planes = h * w == 0 ? 0 : (int) (x.numel() / ((long) h * w));
     if (out.numel() == 0) return out;
-    Storage xs = x.storage();
-    Storage os = out.storage();
-    int per = Math.max(1, (1 << 14) / Math.max(1, oh * ow));
-    Parallel.forEach(Parallel.chunks(planes, per), t -> {
-      for (int p = t * per, p1 = Math.min(planes, p + per); p < p1; p++) {
-        int src = x.offset() + p * h * w;
-        int dst = p * oh * ow;
-        for (int oy = 0; oy < oh; oy++) {
-          int sy = mapH[oy];
-          for (int ox = 0; ox < ow; ox++) {
-            int sx = mapW[ox];
-            os.setDouble(dst + oy * ow + ox, sy < 0 || sx < 0 ? value : xs.getDouble(src + sy * w + sx));
-          }
-        }
-      }
-    });
+    ResamplingKernels kernels = x.device().backend().resampling();
+    kernels.padForward(x, planes, h, w, mapH, mapW, value, out);
     int[] inShape = input.shape();
     return Autograd.record(op, out, (ctx, g) -> {
       Tensor gc = g.contiguous();
       Tensor dx = Tensor.empty(gc.dtype(), inShape);
-      Storage gs = gc.storage();
-      Storage ds = dx.storage();
-      Parallel.forEach(Parallel.chunks(planes, per), t -> {
-        for (int p = t * per, p1 = Math.min(planes, p + per); p < p1; p++) {
-          int src = p * h * w;
-          int go = gc.offset() + p * oh * ow;
-          for (int oy = 0; oy < oh; oy++) {
-            int sy = mapH[oy];
-            if (sy < 0) continue;
-            for (int ox = 0; ox < ow; ox++) {
-              int sx = mapW[ox];
-              if (sx >= 0) {
-                int i = src + sy * w + sx;
-                ds.setDouble(i, ds.getDouble(i) + gs.getDouble(go + oy * ow + ox));
-              }
-            }
-          }
-        }
-      });
+      kernels.padBackward(gc, planes, h, w, mapH, mapW, dx);
       return new Tensor[] {dx};
     }, new Tensor[] {x});
   }

@@ -2,8 +2,11 @@ package dev.ember.nn.functional;
 
 import dev.ember.autograd.Autograd;
 import dev.ember.autograd.Grad;
-import dev.ember.nn.functional.PoolKernels.Axis;
+import dev.ember.backend.PoolAxis;
+import dev.ember.backend.PoolingKernels;
 import dev.ember.tensor.Check;
+import dev.ember.tensor.DType;
+import dev.ember.tensor.MemoryScope;
 import dev.ember.tensor.Tensor;
 import java.util.Arrays;
 
@@ -18,7 +21,7 @@ import java.util.Arrays;
  * of a window (the last NaN when the window holds one) and routes the gradient there; average
  * pooling spreads it over the window's taps. Adaptive pooling uses the windows
  * {@code [floor(i in / out), ceil((i + 1) in / out))}. Each op is one pass over contiguous planes,
- * parallel over N*C (see {@link PoolKernels}); the backward is not itself recorded (first-order
+ * parallel over N*C (see {@link PoolingKernels}); the backward is not itself recorded (first-order
  * gradients only).
  */
 public final class Pooling {
@@ -81,30 +84,32 @@ public final class Pooling {
     int[] p = pair(op, "padding", padding, nd, input);
     int[] d = pair(op, "dilation", dilation, nd, input);
     checkWindow(op, input, sp, nd, k, s, p, d);
-    Axis h = maxAxis(sp.h, k[0], s[0], p[0], d[0], ceilMode);
-    Axis w = maxAxis(sp.w, k[1], s[1], p[1], d[1], ceilMode);
+    PoolAxis h = maxAxis(sp.h, k[0], s[0], p[0], d[0], ceilMode);
+    PoolAxis w = maxAxis(sp.w, k[1], s[1], p[1], d[1], ceilMode);
     return maxRun(op, input, sp, h, w, withIndices);
   }
 
-  private static WithIndices maxRun(String op, Tensor input, Spatial sp, Axis h, Axis w, boolean withIndices) {
+  private static WithIndices maxRun(String op, Tensor input, Spatial sp, PoolAxis h, PoolAxis w,
+      boolean withIndices) {
     Tensor x = input.contiguous();
     int[] outShape = sp.outShape(h.out(), w.out());
     Tensor out = Tensor.empty(input.dtype(), outShape);
     boolean grad = Grad.enabled() && input.requiresGrad();
     int outPlane = h.out() * w.out();
-    int[] arg = grad || withIndices ? new int[sp.planes * outPlane] : null;
-    PoolKernels.maxForward(x, sp.planes, h, w, out, arg);
-    Tensor indices = null;
-    if (withIndices) {
-      long[] li = new long[arg.length];
-      for (int i = 0; i < li.length; i++) li[i] = arg[i];
-      indices = Tensor.of(li, outShape);
-    }
+    // each maximum's plane-local index, for the backward and the returned indices
+    Tensor arg = grad || withIndices ? Tensor.empty(DType.I32, outShape) : null;
+    PoolingKernels kernels = x.device().backend().pooling();
+    kernels.maxForward(x, sp.planes, h, w, out, arg);
+    // the indices, like a tensor made from an array, outlive any MemoryScope
+    Tensor indices = withIndices ? MemoryScope.escape(arg.to(DType.I64)) : null;
     int[] inShape = input.shape();
     int inPlane = h.in() * w.in();
-    Tensor values = Autograd.record(op, out,
-        (ctx, g) -> new Tensor[] {PoolKernels.maxBackward(g.contiguous(), arg, sp.planes, inPlane, outPlane, inShape)},
-        input);
+    Tensor values = Autograd.record(op, out, (ctx, g) -> {
+      Tensor gc = g.contiguous();
+      Tensor gi = Tensor.zeros(gc.dtype(), inShape);
+      kernels.maxBackward(gc, arg, sp.planes, inPlane, outPlane, gi);
+      return new Tensor[] {gi};
+    }, input);
     return new WithIndices(values, indices);
   }
 
@@ -148,18 +153,23 @@ public final class Pooling {
       throw Check.fail(op, "divisor_override must not be zero", "input", input);
     }
     checkWindow(op, input, sp, nd, k, s, p, new int[] {1, 1});
-    Axis h = avgAxis(sp.h, k[0], s[0], p[0], ceilMode, countIncludePad, divisorOverride);
-    Axis w = avgAxis(sp.w, k[1], s[1], p[1], ceilMode, countIncludePad, divisorOverride == null ? null : 1);
+    PoolAxis h = avgAxis(sp.h, k[0], s[0], p[0], ceilMode, countIncludePad, divisorOverride);
+    PoolAxis w = avgAxis(sp.w, k[1], s[1], p[1], ceilMode, countIncludePad, divisorOverride == null ? null : 1);
     return avgRun(op, input, sp, h, w);
   }
 
-  private static Tensor avgRun(String op, Tensor input, Spatial sp, Axis h, Axis w) {
+  private static Tensor avgRun(String op, Tensor input, Spatial sp, PoolAxis h, PoolAxis w) {
     Tensor x = input.contiguous();
     Tensor out = Tensor.empty(input.dtype(), sp.outShape(h.out(), w.out()));
-    PoolKernels.avgForward(x, sp.planes, h, w, out);
+    PoolingKernels kernels = x.device().backend().pooling();
+    kernels.avgForward(x, sp.planes, h, w, out);
     int[] inShape = input.shape();
-    return Autograd.record(op, out,
-        (ctx, g) -> new Tensor[] {PoolKernels.avgBackward(g.contiguous(), sp.planes, h, w, inShape)}, input);
+    return Autograd.record(op, out, (ctx, g) -> {
+      Tensor gc = g.contiguous();
+      Tensor gi = Tensor.zeros(gc.dtype(), inShape);
+      kernels.avgBackward(gc, sp.planes, h, w, gi);
+      return new Tensor[] {gi};
+    }, input);
   }
 
   // ================================================================== adaptive pooling
@@ -226,7 +236,7 @@ public final class Pooling {
     return out;
   }
 
-  private static Axis maxAxis(int in, int k, int s, int p, int d, boolean ceilMode) {
+  private static PoolAxis maxAxis(int in, int k, int s, int p, int d, boolean ceilMode) {
     int out = (int) outputSize(in, k, s, p, d, ceilMode);
     int[] start = new int[out];
     int[] end = new int[out];
@@ -236,10 +246,10 @@ public final class Pooling {
       while (s0 < 0) s0 += d;
       start[o] = s0;
     }
-    return new Axis(in, out, start, end, d, null);
+    return new PoolAxis(in, out, start, end, d, null);
   }
 
-  private static Axis avgAxis(int in, int k, int s, int p, boolean ceilMode, boolean countIncludePad,
+  private static PoolAxis avgAxis(int in, int k, int s, int p, boolean ceilMode, boolean countIncludePad,
       Integer divisor) {
     int out = (int) outputSize(in, k, s, p, 1, ceilMode);
     int[] start = new int[out];
@@ -252,10 +262,10 @@ public final class Pooling {
       end[o] = Math.min(e0, in);
       div[o] = divisor != null ? divisor : countIncludePad ? e0 - s0 : end[o] - start[o];
     }
-    return new Axis(in, out, start, end, 1, div);
+    return new PoolAxis(in, out, start, end, 1, div);
   }
 
-  private static Axis adaptiveAxis(int in, int out, boolean avg) {
+  private static PoolAxis adaptiveAxis(int in, int out, boolean avg) {
     int[] start = new int[out];
     int[] end = new int[out];
     double[] div = avg ? new double[out] : null;
@@ -264,7 +274,7 @@ public final class Pooling {
       end[o] = (int) (((long) (o + 1) * in + out - 1) / out);
       if (avg) div[o] = end[o] - start[o];
     }
-    return new Axis(in, out, start, end, 1, div);
+    return new PoolAxis(in, out, start, end, 1, div);
   }
 
   /** The input viewed as [planes, h, w] (h = 1 for 1-d pooling), and how to shape the output. */

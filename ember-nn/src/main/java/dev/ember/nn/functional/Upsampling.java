@@ -1,7 +1,8 @@
 package dev.ember.nn.functional;
 
 import dev.ember.autograd.Autograd;
-import dev.ember.backend.cpu.Parallel;
+import dev.ember.backend.LinearAxis;
+import dev.ember.backend.ResamplingKernels;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Tensor;
@@ -28,8 +29,6 @@ import java.util.Arrays;
  */
 public final class Upsampling {
   private Upsampling() {}
-
-  private static final int TASK_ELEMENTS = 1 << 15;
 
   /** Resizes to {@code size} (one value per spatial dim, or one for all). */
   public static Tensor interpolate(Tensor input, int[] size, String mode) {
@@ -124,20 +123,29 @@ public final class Upsampling {
     int[] inShape = input.shape();
     Tensor x = input.contiguous();
     Tensor y = Tensor.empty(input.dtype(), outShape);
+    ResamplingKernels kernels = x.device().backend().resampling();
     if (!bilinear) {
       int[] hIdx = nearestIndex(ih, oh, sh);
       int[] wIdx = nearestIndex(iw, ow, sw);
-      nearestForward(x, y, planes, ih, iw, hIdx, wIdx);
+      kernels.nearestForward(x, planes, ih, iw, hIdx, wIdx, y);
       String name = nd == 2 ? "upsample_nearest2d" : "upsample_nearest1d";
-      return Autograd.record(name, y,
-          (ctx, g) -> new Tensor[] {nearestBackward(g.contiguous(), inShape, planes, ih, iw, hIdx, wIdx)}, input);
+      return Autograd.record(name, y, (ctx, g) -> {
+        Tensor gc = g.contiguous();
+        Tensor gi = Tensor.zeros(gc.dtype(), inShape);
+        kernels.nearestBackward(gc, planes, ih, iw, hIdx, wIdx, gi);
+        return new Tensor[] {gi};
+      }, input);
     }
     boolean ac = alignCorners != null && alignCorners;
-    Linear lh = linear(ih, oh, ac, sh, f32);
-    Linear lw = linear(iw, ow, ac, sw, f32);
-    bilinearForward(x, y, planes, ih, iw, lh, lw);
-    return Autograd.record("upsample_bilinear2d", y,
-        (ctx, g) -> new Tensor[] {bilinearBackward(g.contiguous(), inShape, planes, ih, iw, lh, lw)}, input);
+    LinearAxis lh = linear(ih, oh, ac, sh, f32);
+    LinearAxis lw = linear(iw, ow, ac, sw, f32);
+    kernels.bilinearForward(x, planes, ih, iw, lh, lw, y);
+    return Autograd.record("upsample_bilinear2d", y, (ctx, g) -> {
+      Tensor gc = g.contiguous();
+      Tensor gi = Tensor.zeros(gc.dtype(), inShape);
+      kernels.bilinearBackward(gc, planes, ih, iw, lh, lw, gi);
+      return new Tensor[] {gi};
+    }, input);
   }
 
   // ================================================================== index tables
@@ -159,15 +167,12 @@ public final class Upsampling {
     return idx;
   }
 
-  /** Linear interpolation along one axis: output o = l0[o] * x[i0[o]] + l1[o] * x[i1[o]]. */
-  record Linear(int[] i0, int[] i1, double[] l0, double[] l1) {}
-
   /**
    * PyTorch's compute_source_index_and_lambda, in float32 when {@code f32}: an unchanged size is
    * copied; otherwise the source coordinate (clamped at 0 without align_corners) splits into the
    * floor index and the fraction.
    */
-  static Linear linear(int in, int out, boolean alignCorners, Double scale, boolean f32) {
+  static LinearAxis linear(int in, int out, boolean alignCorners, Double scale, boolean f32) {
     int[] i0 = new int[out];
     int[] i1 = new int[out];
     double[] l0 = new double[out];
@@ -204,215 +209,6 @@ public final class Upsampling {
       i1[o] = idx + (idx < in - 1 ? 1 : 0);
       l1[o] = lam;
     }
-    return new Linear(i0, i1, l0, l1);
-  }
-
-  // ================================================================== kernels
-
-  private static void forPlanes(int planes, int planeSize, Pl body) {
-    int per = Math.max(1, TASK_ELEMENTS / Math.max(1, planeSize));
-    Parallel.forEach(Parallel.chunks(planes, per), t -> body.run(t * per, Math.min(planes, (t + 1) * per)));
-  }
-
-  @FunctionalInterface
-  private interface Pl {
-    void run(int p0, int p1);
-  }
-
-  private static void nearestForward(Tensor x, Tensor y, int planes, int ih, int iw, int[] hIdx, int[] wIdx) {
-    int oh = hIdx.length;
-    int ow = wIdx.length;
-    int inPlane = ih * iw;
-    int outPlane = oh * ow;
-    int xo = x.offset();
-    if (x.dtype() == DType.F32) {
-      float[] xs = x.storage().floats();
-      float[] ys = y.storage().floats();
-      forPlanes(planes, outPlane, (p0, p1) -> {
-        for (int p = p0; p < p1; p++) {
-          for (int h = 0; h < oh; h++) {
-            int src = xo + p * inPlane + hIdx[h] * iw;
-            int dst = p * outPlane + h * ow;
-            for (int w = 0; w < ow; w++) ys[dst + w] = xs[src + wIdx[w]];
-          }
-        }
-      });
-    } else {
-      double[] xs = x.storage().doubles();
-      double[] ys = y.storage().doubles();
-      forPlanes(planes, outPlane, (p0, p1) -> {
-        for (int p = p0; p < p1; p++) {
-          for (int h = 0; h < oh; h++) {
-            int src = xo + p * inPlane + hIdx[h] * iw;
-            int dst = p * outPlane + h * ow;
-            for (int w = 0; w < ow; w++) ys[dst + w] = xs[src + wIdx[w]];
-          }
-        }
-      });
-    }
-  }
-
-  private static Tensor nearestBackward(Tensor g, int[] inShape, int planes, int ih, int iw, int[] hIdx,
-      int[] wIdx) {
-    Tensor gi = Tensor.zeros(g.dtype(), inShape);
-    int oh = hIdx.length;
-    int ow = wIdx.length;
-    int inPlane = ih * iw;
-    int outPlane = oh * ow;
-    int go = g.offset();
-    if (g.dtype() == DType.F32) {
-      float[] gs = g.storage().floats();
-      float[] is = gi.storage().floats();
-      forPlanes(planes, outPlane, (p0, p1) -> {
-        for (int p = p0; p < p1; p++) {
-          for (int h = 0; h < oh; h++) {
-            int dst = p * inPlane + hIdx[h] * iw;
-            int src = go + p * outPlane + h * ow;
-            for (int w = 0; w < ow; w++) is[dst + wIdx[w]] += gs[src + w];
-          }
-        }
-      });
-    } else {
-      double[] gs = g.storage().doubles();
-      double[] is = gi.storage().doubles();
-      forPlanes(planes, outPlane, (p0, p1) -> {
-        for (int p = p0; p < p1; p++) {
-          for (int h = 0; h < oh; h++) {
-            int dst = p * inPlane + hIdx[h] * iw;
-            int src = go + p * outPlane + h * ow;
-            for (int w = 0; w < ow; w++) is[dst + wIdx[w]] += gs[src + w];
-          }
-        }
-      });
-    }
-    return gi;
-  }
-
-  /** y = l0h * (l0w x00 + l1w x01) + l1h * (l0w x10 + l1w x11), in the input's precision. */
-  private static void bilinearForward(Tensor x, Tensor y, int planes, int ih, int iw, Linear lh, Linear lw) {
-    int oh = lh.i0.length;
-    int ow = lw.i0.length;
-    int inPlane = ih * iw;
-    int outPlane = oh * ow;
-    int xo = x.offset();
-    if (x.dtype() == DType.F32) {
-      float[] xs = x.storage().floats();
-      float[] ys = y.storage().floats();
-      float[] w0 = toFloats(lw.l0);
-      float[] w1 = toFloats(lw.l1);
-      forPlanes(planes, outPlane, (p0, p1) -> {
-        for (int p = p0; p < p1; p++) {
-          int xb = xo + p * inPlane;
-          for (int h = 0; h < oh; h++) {
-            int r0 = xb + lh.i0[h] * iw;
-            int r1 = xb + lh.i1[h] * iw;
-            float a = (float) lh.l0[h];
-            float b = (float) lh.l1[h];
-            int dst = p * outPlane + h * ow;
-            for (int w = 0; w < ow; w++) {
-              int c0 = lw.i0[w];
-              int c1 = lw.i1[w];
-              float t0 = xs[r0 + c0] * w0[w] + xs[r0 + c1] * w1[w];
-              float t1 = xs[r1 + c0] * w0[w] + xs[r1 + c1] * w1[w];
-              ys[dst + w] = t0 * a + t1 * b;
-            }
-          }
-        }
-      });
-    } else {
-      double[] xs = x.storage().doubles();
-      double[] ys = y.storage().doubles();
-      double[] w0 = lw.l0;
-      double[] w1 = lw.l1;
-      forPlanes(planes, outPlane, (p0, p1) -> {
-        for (int p = p0; p < p1; p++) {
-          int xb = xo + p * inPlane;
-          for (int h = 0; h < oh; h++) {
-            int r0 = xb + lh.i0[h] * iw;
-            int r1 = xb + lh.i1[h] * iw;
-            double a = lh.l0[h];
-            double b = lh.l1[h];
-            int dst = p * outPlane + h * ow;
-            for (int w = 0; w < ow; w++) {
-              int c0 = lw.i0[w];
-              int c1 = lw.i1[w];
-              double t0 = xs[r0 + c0] * w0[w] + xs[r0 + c1] * w1[w];
-              double t1 = xs[r1 + c0] * w0[w] + xs[r1 + c1] * w1[w];
-              ys[dst + w] = t0 * a + t1 * b;
-            }
-          }
-        }
-      });
-    }
-  }
-
-  private static Tensor bilinearBackward(Tensor g, int[] inShape, int planes, int ih, int iw, Linear lh,
-      Linear lw) {
-    Tensor gi = Tensor.zeros(g.dtype(), inShape);
-    int oh = lh.i0.length;
-    int ow = lw.i0.length;
-    int inPlane = ih * iw;
-    int outPlane = oh * ow;
-    int go = g.offset();
-    if (g.dtype() == DType.F32) {
-      float[] gs = g.storage().floats();
-      float[] is = gi.storage().floats();
-      float[] w0 = toFloats(lw.l0);
-      float[] w1 = toFloats(lw.l1);
-      forPlanes(planes, outPlane, (p0, p1) -> {
-        for (int p = p0; p < p1; p++) {
-          int ib = p * inPlane;
-          for (int h = 0; h < oh; h++) {
-            int r0 = ib + lh.i0[h] * iw;
-            int r1 = ib + lh.i1[h] * iw;
-            float a = (float) lh.l0[h];
-            float b = (float) lh.l1[h];
-            int src = go + p * outPlane + h * ow;
-            for (int w = 0; w < ow; w++) {
-              float v = gs[src + w];
-              int c0 = lw.i0[w];
-              int c1 = lw.i1[w];
-              is[r0 + c0] += a * w0[w] * v;
-              is[r0 + c1] += a * w1[w] * v;
-              is[r1 + c0] += b * w0[w] * v;
-              is[r1 + c1] += b * w1[w] * v;
-            }
-          }
-        }
-      });
-    } else {
-      double[] gs = g.storage().doubles();
-      double[] is = gi.storage().doubles();
-      double[] w0 = lw.l0;
-      double[] w1 = lw.l1;
-      forPlanes(planes, outPlane, (p0, p1) -> {
-        for (int p = p0; p < p1; p++) {
-          int ib = p * inPlane;
-          for (int h = 0; h < oh; h++) {
-            int r0 = ib + lh.i0[h] * iw;
-            int r1 = ib + lh.i1[h] * iw;
-            double a = lh.l0[h];
-            double b = lh.l1[h];
-            int src = go + p * outPlane + h * ow;
-            for (int w = 0; w < ow; w++) {
-              double v = gs[src + w];
-              int c0 = lw.i0[w];
-              int c1 = lw.i1[w];
-              is[r0 + c0] += a * w0[w] * v;
-              is[r0 + c1] += a * w1[w] * v;
-              is[r1 + c0] += b * w0[w] * v;
-              is[r1 + c1] += b * w1[w] * v;
-            }
-          }
-        }
-      });
-    }
-    return gi;
-  }
-
-  private static float[] toFloats(double[] d) {
-    float[] f = new float[d.length];
-    for (int i = 0; i < d.length; i++) f[i] = (float) d[i];
-    return f;
+    return new LinearAxis(i0, i1, l0, l1);
   }
 }

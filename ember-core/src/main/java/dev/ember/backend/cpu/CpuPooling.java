@@ -1,35 +1,28 @@
-package dev.ember.nn.functional;
+package dev.ember.backend.cpu;
 
-import dev.ember.backend.cpu.RowKernels;
-
-import dev.ember.backend.cpu.Parallel;
+import dev.ember.backend.PoolAxis;
+import dev.ember.backend.PoolingKernels;
+import dev.ember.backend.View;
 import dev.ember.tensor.DType;
-import dev.ember.tensor.Tensor;
 
 /**
- * The single-pass window kernels behind {@link Pooling}: every pooling variant is described by two
- * {@link Axis} tables (per output row/column: the first in-bounds tap, the exclusive end, the step
+ * The CPU pooling kernels, one pass each: every pooling variant is described by two
+ * {@link PoolAxis} tables (per output row/column: the first in-bounds tap, the exclusive end, the step
  * and, for averages, the divisor factor), so max, average and adaptive pooling share one max and one
  * average kernel. Inputs are contiguous [planes, inH, inW] in F32 or F64; work is split over planes
  * in tasks of a size fixed by the plane size (never by the thread count), and every plane is
  * computed by one task in a fixed order, so results are bitwise the same on any number of threads.
  */
-final class PoolKernels {
-  private PoolKernels() {}
+public final class CpuPooling implements PoolingKernels {
+  /** The one instance: the kernels keep no state. */
+  public static final CpuPooling INSTANCE = new CpuPooling();
+
+  private CpuPooling() {}
 
   private static final RowKernels ROWS = RowKernels.F32;
 
   /** Elements of input per task: tasks stay large enough to amortise the hand-off to a worker. */
   private static final int TASK_ELEMENTS = 1 << 15;
-
-  /**
-   * One spatial axis of a pooling: output position {@code o} reads input positions
-   * {@code start[o], start[o] + step, ...} below {@code end[o]} (already clipped to the input; an
-   * empty range is possible only for odd dilated windows lying wholly in the padding). {@code div}
-   * holds the average's divisor factor per output position (null for max pooling): the divisor of
-   * output (oh, ow) is {@code h.div[oh] * w.div[ow]}.
-   */
-  record Axis(int in, int out, int[] start, int[] end, int step, double[] div) {}
 
   /** Calls {@code body(p0, p1)} over the planes in thread-count independent tasks. */
   private static void forPlanes(int planes, int planeSize, PlaneRange body) {
@@ -45,22 +38,18 @@ final class PoolKernels {
 
   // ================================================================== max
 
-  /**
-   * Window maxima of {@code x} ([planes, h.in, w.in], contiguous) into {@code out} (new, contiguous
-   * [planes, h.out, w.out]) and, when {@code arg} is not null, the plane-local flat index
-   * {@code ih * w.in + iw} of each maximum. As PyTorch: the first maximum wins ties, and a NaN in
-   * the window is the result (the last NaN's index).
-   */
-  static void maxForward(Tensor x, int planes, Axis h, Axis w, Tensor out, int[] arg) {
-    int inPlane = h.in * w.in;
-    int outPlane = h.out * w.out;
+  @Override
+  public void maxForward(View x, int planes, PoolAxis h, PoolAxis w, View out, View argmax) {
+    int[] arg = argmax == null ? null : argmax.storage().ints();
+    int inPlane = h.in() * w.in();
+    int outPlane = h.out() * w.out();
     int xo = x.offset();
     if (x.dtype() == DType.F32) {
       float[] xs = x.storage().floats();
       float[] ys = out.storage().floats();
       if (tiles2(h) && tiles2(w)) {
-        forPlanes(planes, inPlane, (p0, p1) -> maxPlanes2x2F(xs, xo, ys, arg, p0, p1, h.in, w.in));
-      } else if (h.step == 1 && w.step == 1) {
+        forPlanes(planes, inPlane, (p0, p1) -> maxPlanes2x2F(xs, xo, ys, arg, p0, p1, h.in(), w.in()));
+      } else if (h.step() == 1 && w.step() == 1) {
         forPlanes(planes, inPlane, (p0, p1) -> maxPlanesF1(xs, xo, ys, arg, p0, p1, h, w));
       } else {
         forPlanes(planes, inPlane, (p0, p1) -> {
@@ -80,10 +69,10 @@ final class PoolKernels {
    * Whether the windows of an axis are 2 wide with stride 2, undilated, and tile it exactly
    * (in = 2 * out, no padding): the 2x2 max pooling of most convnets.
    */
-  static boolean tiles2(Axis a) {
-    if (a.step != 1 || a.in != 2 * a.out || a.div != null) return false;
-    for (int o = 0; o < a.out; o++) {
-      if (a.start[o] != 2 * o || a.end[o] != 2 * o + 2) return false;
+  private static boolean tiles2(PoolAxis a) {
+    if (a.step() != 1 || a.in() != 2 * a.out() || a.div() != null) return false;
+    for (int o = 0; o < a.out(); o++) {
+      if (a.start()[o] != 2 * o || a.end()[o] != 2 * o + 2) return false;
     }
     return true;
   }
@@ -108,19 +97,19 @@ final class PoolKernels {
    * {@link #maxPlaneF} for undilated windows (the common case) over planes p0..p1, with flat
    * indices hoisted out of the tap loop.
    */
-  private static void maxPlanesF1(float[] xs, int xo, float[] ys, int[] arg, int p0, int p1, Axis h, Axis w) {
-    int iw = w.in;
-    int ow = w.out;
-    int inPlane = h.in * iw;
-    int outPlane = h.out * ow;
-    int[] hs = h.start;
-    int[] he = h.end;
-    int[] ws = w.start;
-    int[] we = w.end;
+  private static void maxPlanesF1(float[] xs, int xo, float[] ys, int[] arg, int p0, int p1, PoolAxis h, PoolAxis w) {
+    int iw = w.in();
+    int ow = w.out();
+    int inPlane = h.in() * iw;
+    int outPlane = h.out() * ow;
+    int[] hs = h.start();
+    int[] he = h.end();
+    int[] ws = w.start();
+    int[] we = w.end();
     for (int p = p0; p < p1; p++) {
       int xb = xo + p * inPlane;
       int yb = p * outPlane;
-      for (int oh = 0; oh < h.out; oh++) {
+      for (int oh = 0; oh < h.out(); oh++) {
         int r0 = xb + hs[oh] * iw;
         int r1 = xb + he[oh] * iw;
         int yr = yb + oh * ow;
@@ -144,16 +133,16 @@ final class PoolKernels {
     }
   }
 
-  private static void maxPlaneF(float[] x, int xb, float[] y, int yb, int[] arg, Axis h, Axis w) {
-    int iw = w.in;
-    int ow = w.out;
-    int dh = h.step;
-    int dw = w.step;
-    int[] ws = w.start;
-    int[] we = w.end;
-    for (int oh = 0; oh < h.out; oh++) {
-      int h0 = h.start[oh];
-      int h1 = h.end[oh];
+  private static void maxPlaneF(float[] x, int xb, float[] y, int yb, int[] arg, PoolAxis h, PoolAxis w) {
+    int iw = w.in();
+    int ow = w.out();
+    int dh = h.step();
+    int dw = w.step();
+    int[] ws = w.start();
+    int[] we = w.end();
+    for (int oh = 0; oh < h.out(); oh++) {
+      int h0 = h.start()[oh];
+      int h1 = h.end()[oh];
       int yr = yb + oh * ow;
       for (int o = 0; o < ow; o++) {
         int w0 = ws[o];
@@ -176,16 +165,16 @@ final class PoolKernels {
     }
   }
 
-  private static void maxPlaneD(double[] x, int xb, double[] y, int yb, int[] arg, Axis h, Axis w) {
-    int iw = w.in;
-    int ow = w.out;
-    int dh = h.step;
-    int dw = w.step;
-    int[] ws = w.start;
-    int[] we = w.end;
-    for (int oh = 0; oh < h.out; oh++) {
-      int h0 = h.start[oh];
-      int h1 = h.end[oh];
+  private static void maxPlaneD(double[] x, int xb, double[] y, int yb, int[] arg, PoolAxis h, PoolAxis w) {
+    int iw = w.in();
+    int ow = w.out();
+    int dh = h.step();
+    int dw = w.step();
+    int[] ws = w.start();
+    int[] we = w.end();
+    for (int oh = 0; oh < h.out(); oh++) {
+      int h0 = h.start()[oh];
+      int h1 = h.end()[oh];
       int yr = yb + oh * ow;
       for (int o = 0; o < ow; o++) {
         int w0 = ws[o];
@@ -208,13 +197,10 @@ final class PoolKernels {
     }
   }
 
-  /**
-   * The input gradient of a max pooling: each upstream value {@code g} ([planes, outPlane]) is added
-   * at its window's argmax {@code arg}. Returns a new tensor of {@code shape} in g's dtype.
-   */
-  static Tensor maxBackward(Tensor g, int[] arg, int planes, int inPlane, int outPlane, int[] shape) {
+  @Override
+  public void maxBackward(View g, View argmax, int planes, int inPlane, int outPlane, View gi) {
+    int[] arg = argmax.storage().ints();
     int go = g.offset();
-    Tensor gi = Tensor.zeros(g.dtype(), shape);
     if (g.dtype() == DType.F32) {
       float[] gs = g.storage().floats();
       float[] is = gi.storage().floats();
@@ -242,18 +228,14 @@ final class PoolKernels {
         }
       });
     }
-    return gi;
   }
 
   // ================================================================== average
 
-  /**
-   * Window averages of {@code x} ([planes, h.in, w.in], contiguous) into {@code out}: the sum over
-   * the in-bounds taps (in double) divided by {@code h.div[oh] * w.div[ow]}; an empty window gives 0.
-   */
-  static void avgForward(Tensor x, int planes, Axis h, Axis w, Tensor out) {
-    int inPlane = h.in * w.in;
-    int outPlane = h.out * w.out;
+  @Override
+  public void avgForward(View x, int planes, PoolAxis h, PoolAxis w, View out) {
+    int inPlane = h.in() * w.in();
+    int outPlane = h.out() * w.out();
     int xo = x.offset();
     if (x.dtype() == DType.F32) {
       float[] xs = x.storage().floats();
@@ -262,18 +244,18 @@ final class PoolKernels {
         for (int p = p0; p < p1; p++) {
           int xb = xo + p * inPlane;
           int yb = p * outPlane;
-          for (int oh = 0; oh < h.out; oh++) {
-            int h0 = h.start[oh];
-            int h1 = h.end[oh];
-            for (int o = 0; o < w.out; o++) {
-              int w0 = w.start[o];
-              int w1 = w.end[o];
+          for (int oh = 0; oh < h.out(); oh++) {
+            int h0 = h.start()[oh];
+            int h1 = h.end()[oh];
+            for (int o = 0; o < w.out(); o++) {
+              int w0 = w.start()[o];
+              int w1 = w.end()[o];
               double s = 0;
               for (int ih = h0; ih < h1; ih++) {
-                int r = xb + ih * w.in;
+                int r = xb + ih * w.in();
                 for (int c = r + w0, e = r + w1; c < e; c++) s += xs[c];
               }
-              ys[yb + oh * w.out + o] = h0 >= h1 || w0 >= w1 ? 0f : (float) (s / (h.div[oh] * w.div[o]));
+              ys[yb + oh * w.out() + o] = h0 >= h1 || w0 >= w1 ? 0f : (float) (s / (h.div()[oh] * w.div()[o]));
             }
           }
         }
@@ -285,18 +267,18 @@ final class PoolKernels {
         for (int p = p0; p < p1; p++) {
           int xb = xo + p * inPlane;
           int yb = p * outPlane;
-          for (int oh = 0; oh < h.out; oh++) {
-            int h0 = h.start[oh];
-            int h1 = h.end[oh];
-            for (int o = 0; o < w.out; o++) {
-              int w0 = w.start[o];
-              int w1 = w.end[o];
+          for (int oh = 0; oh < h.out(); oh++) {
+            int h0 = h.start()[oh];
+            int h1 = h.end()[oh];
+            for (int o = 0; o < w.out(); o++) {
+              int w0 = w.start()[o];
+              int w1 = w.end()[o];
               double s = 0;
               for (int ih = h0; ih < h1; ih++) {
-                int r = xb + ih * w.in;
+                int r = xb + ih * w.in();
                 for (int c = r + w0, e = r + w1; c < e; c++) s += xs[c];
               }
-              ys[yb + oh * w.out + o] = h0 >= h1 || w0 >= w1 ? 0 : s / (h.div[oh] * w.div[o]);
+              ys[yb + oh * w.out() + o] = h0 >= h1 || w0 >= w1 ? 0 : s / (h.div()[oh] * w.div()[o]);
             }
           }
         }
@@ -304,14 +286,10 @@ final class PoolKernels {
     }
   }
 
-  /**
-   * The input gradient of an average pooling: each upstream value divided by its window's divisor
-   * is added to every in-bounds tap of the window. Returns a new tensor of {@code shape}.
-   */
-  static Tensor avgBackward(Tensor g, int planes, Axis h, Axis w, int[] shape) {
-    Tensor gi = Tensor.zeros(g.dtype(), shape);
-    int inPlane = h.in * w.in;
-    int outPlane = h.out * w.out;
+  @Override
+  public void avgBackward(View g, int planes, PoolAxis h, PoolAxis w, View gi) {
+    int inPlane = h.in() * w.in();
+    int outPlane = h.out() * w.out();
     int go = g.offset();
     if (g.dtype() == DType.F32) {
       float[] gs = g.storage().floats();
@@ -320,16 +298,16 @@ final class PoolKernels {
         for (int p = p0; p < p1; p++) {
           int ib = p * inPlane;
           int gb = go + p * outPlane;
-          for (int oh = 0; oh < h.out; oh++) {
-            int h0 = h.start[oh];
-            int h1 = h.end[oh];
-            for (int o = 0; o < w.out; o++) {
-              int w0 = w.start[o];
-              int w1 = w.end[o];
+          for (int oh = 0; oh < h.out(); oh++) {
+            int h0 = h.start()[oh];
+            int h1 = h.end()[oh];
+            for (int o = 0; o < w.out(); o++) {
+              int w0 = w.start()[o];
+              int w1 = w.end()[o];
               if (h0 >= h1 || w0 >= w1) continue;
-              float v = (float) (gs[gb + oh * w.out + o] / (h.div[oh] * w.div[o]));
+              float v = (float) (gs[gb + oh * w.out() + o] / (h.div()[oh] * w.div()[o]));
               for (int ih = h0; ih < h1; ih++) {
-                int r = ib + ih * w.in;
+                int r = ib + ih * w.in();
                 for (int c = r + w0, e = r + w1; c < e; c++) is[c] += v;
               }
             }
@@ -343,16 +321,16 @@ final class PoolKernels {
         for (int p = p0; p < p1; p++) {
           int ib = p * inPlane;
           int gb = go + p * outPlane;
-          for (int oh = 0; oh < h.out; oh++) {
-            int h0 = h.start[oh];
-            int h1 = h.end[oh];
-            for (int o = 0; o < w.out; o++) {
-              int w0 = w.start[o];
-              int w1 = w.end[o];
+          for (int oh = 0; oh < h.out(); oh++) {
+            int h0 = h.start()[oh];
+            int h1 = h.end()[oh];
+            for (int o = 0; o < w.out(); o++) {
+              int w0 = w.start()[o];
+              int w1 = w.end()[o];
               if (h0 >= h1 || w0 >= w1) continue;
-              double v = gs[gb + oh * w.out + o] / (h.div[oh] * w.div[o]);
+              double v = gs[gb + oh * w.out() + o] / (h.div()[oh] * w.div()[o]);
               for (int ih = h0; ih < h1; ih++) {
-                int r = ib + ih * w.in;
+                int r = ib + ih * w.in();
                 for (int c = r + w0, e = r + w1; c < e; c++) is[c] += v;
               }
             }
@@ -360,6 +338,5 @@ final class PoolKernels {
         }
       });
     }
-    return gi;
   }
 }

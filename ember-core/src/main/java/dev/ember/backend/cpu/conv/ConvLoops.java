@@ -1,14 +1,15 @@
-package dev.ember.nn.functional;
+package dev.ember.backend.cpu.conv;
 
+import dev.ember.backend.ConvGeometry;
 import dev.ember.backend.cpu.RowKernels;
 
 import java.util.Arrays;
 
 /**
- * The float32 inner loops of {@link ConvKernels}, one channel or plane at a time, written out on
+ * The float32 inner loops of the convolution strategies, one channel or plane at a time, written out on
  * {@code float[]} so that the per-row work is a bare counted loop (the JIT vectorises the unit-stride
  * ones) instead of a call: with rows as short as 24-56 elements the call and dispatch cost of the
- * generic row helpers measured larger than the arithmetic. Same index rules as ConvKernels.Geom;
+ * generic row helpers measured larger than the arithmetic. Same index rules as ConvGeometry;
  * the F64 path (gradient checks) keeps the generic helpers.
  */
 final class ConvLoops {
@@ -17,12 +18,12 @@ final class ConvLoops {
   private ConvLoops() {}
 
   /** The kk column rows of one channel: d[row0 + (i*kw + j) * cols + oy*ow + ox] = s[so + iy*w + ix] or 0. */
-  static void im2col(float[] s, int so, ConvKernels.Geom g, float[] d, int row0) {
+  static void im2col(float[] s, int so, ConvGeometry g, float[] d, int row0) {
     im2col(s, so, g, d, row0, g.oh() * g.ow());
   }
 
-  /** {@link #im2col(float[], int, ConvKernels.Geom, float[], int)} with column rows {@code cols} apart. */
-  static void im2col(float[] s, int so, ConvKernels.Geom g, float[] d, int row0, int cols) {
+  /** {@link #im2col(float[], int, ConvGeometry, float[], int)} with column rows {@code cols} apart. */
+  static void im2col(float[] s, int so, ConvGeometry g, float[] d, int row0, int cols) {
     int ow = g.ow();
     int sw = g.sw();
     for (int i = 0; i < g.kh(); i++) {
@@ -45,7 +46,9 @@ final class ConvLoops {
         }
         int iy0 = oy0 * g.sh() - g.ph() + i * g.dh();
         if (sw == 1) {
-          if (xh > xl) ROWS.copyRows(s, ixb + iy0 * g.w() + xl, g.sh() * g.w(), d, r + oy0 * ow + xl, ow, oy1 - oy0, xh - xl);
+          if (xh > xl) {
+            ROWS.copyRows(s, ixb + iy0 * g.w() + xl, g.sh() * g.w(), d, r + oy0 * ow + xl, ow, oy1 - oy0, xh - xl);
+          }
         } else {
           for (int oy = oy0; oy < oy1; oy++) {
             int o = r + oy * ow;
@@ -58,30 +61,30 @@ final class ConvLoops {
   }
 
   /** Stride 1 and undilated: the row kernels' col2imUnit applies. */
-  private static boolean unit(ConvKernels.Geom g) {
+  private static boolean unit(ConvGeometry g) {
     return g.sh() == 1 && g.sw() == 1 && g.dh() == 1 && g.dw() == 1;
   }
 
   /** The first output row whose input row for kernel row i lies in the image. */
-  private static int firstRow(ConvKernels.Geom g, int i) {
+  private static int firstRow(ConvGeometry g, int i) {
     int off = i * g.dh() - g.ph(); // iy = oy * sh + off
     return off >= 0 ? 0 : Math.min(g.oh(), Math.ceilDiv(-off, g.sh()));
   }
 
   /** One past the last such row (at least firstRow). */
-  private static int endRow(ConvKernels.Geom g, int i) {
+  private static int endRow(ConvGeometry g, int i) {
     int off = i * g.dh() - g.ph();
     int end = off > g.h() - 1 ? 0 : Math.min(g.oh(), (g.h() - 1 - off) / g.sh() + 1);
     return Math.max(end, firstRow(g, i));
   }
 
   /** The adjoint of {@link #im2col}: s[so + iy*w + ix] += col entries that lie in the image. */
-  static void col2im(float[] col, int row0, ConvKernels.Geom g, float[] s, int so) {
+  static void col2im(float[] col, int row0, ConvGeometry g, float[] s, int so) {
     col2im(col, row0, g, s, so, g.oh() * g.ow());
   }
 
-  /** {@link #col2im(float[], int, ConvKernels.Geom, float[], int)} with column rows {@code cols} apart. */
-  static void col2im(float[] col, int row0, ConvKernels.Geom g, float[] s, int so, int cols) {
+  /** {@link #col2im(float[], int, ConvGeometry, float[], int)} with column rows {@code cols} apart. */
+  static void col2im(float[] col, int row0, ConvGeometry g, float[] s, int so, int cols) {
     if (unit(g)) {
       ROWS.col2imUnit(col, row0, cols, g.h(), g.w(), g.kh(), g.kw(), g.ph(), g.pw(), g.oh(), g.ow(), s, so);
       return;
@@ -99,7 +102,9 @@ final class ConvLoops {
         int xh = g.xHi(j);
         int ixb = so + j * g.dw() - g.pw();
         if (sw == 1) {
-          if (xh > xl) ROWS.addRows(col, r + oy0 * ow + xl, ow, s, ixb + iy0 * g.w() + xl, g.sh() * g.w(), oy1 - oy0, xh - xl);
+          if (xh > xl) {
+            ROWS.addRows(col, r + oy0 * ow + xl, ow, s, ixb + iy0 * g.w() + xl, g.sh() * g.w(), oy1 - oy0, xh - xl);
+          }
         } else {
           for (int oy = oy0; oy < oy1; oy++) {
             int o = r + oy * ow;
@@ -112,7 +117,7 @@ final class ConvLoops {
   }
 
   /** out[dst + oy*ow + ox] = bias + sum over taps of w[wo + i*kw + j] * x[src + iy*w + ix]. */
-  static void depthwisePlane(float[] x, int src, float[] w, int wo, float bias, ConvKernels.Geom g, float[] out,
+  static void depthwisePlane(float[] x, int src, float[] w, int wo, float bias, ConvGeometry g, float[] out,
       int dst) {
     int ow = g.ow();
     int sw = g.sw();
@@ -138,7 +143,7 @@ final class ConvLoops {
   }
 
   /** dx[dxo + iy*w + ix] += w * g over the taps: the input gradient of one (plane, output channel) pair. */
-  static void depthwiseInputPlane(float[] gr, int go, float[] w, int wo, ConvKernels.Geom g, float[] dx, int dxo) {
+  static void depthwiseInputPlane(float[] gr, int go, float[] w, int wo, ConvGeometry g, float[] dx, int dxo) {
     int ow = g.ow();
     int sw = g.sw();
     for (int oy = 0; oy < g.oh(); oy++) {
@@ -166,7 +171,7 @@ final class ConvLoops {
    * (image, output channel) pair. Each row's dot product runs in float with four partial sums (to
    * hide the add latency) and is added to the double accumulator in a fixed order.
    */
-  static void depthwiseWeightPlane(float[] gr, int go, float[] x, int src, ConvKernels.Geom g, double[] acc) {
+  static void depthwiseWeightPlane(float[] gr, int go, float[] x, int src, ConvGeometry g, double[] acc) {
     int ow = g.ow();
     int sw = g.sw();
     for (int i = 0; i < g.kh(); i++) {

@@ -1,0 +1,42 @@
+package dev.ember.backend;
+
+/**
+ * The convolution kernel family: 2-d convolution (1-d runs as 2-d with a unit height) with groups, its
+ * input and weight gradients and its bias gradient, and the transposed convolution. The backend picks the
+ * strategy (GEMM over column matrices, direct or depthwise kernels) from the shapes; the caller has checked
+ * them. Inputs and weights are contiguous, F32 or F64, of one dtype; outputs are allocated by the caller,
+ * contiguous from offset 0. Results do not depend on the number of threads.
+ */
+public interface ConvolutionKernels {
+  /** A fresh handle for {@link #forward} to keep its column matrices in, for {@link #backward}. */
+  SavedColumns newSavedColumns();
+
+  /**
+   * out [N, O, oh, ow] = the convolution of x [N, C, h, w] with w [O, C/groups, kh, kw] plus bias [O] (null
+   * for none). Every element of out is written (it may come uninitialized). {@code keep} (or null) receives
+   * the column matrices when the backend keeps them.
+   */
+  void forward(View x, View w, View bias, int groups, ConvGeometry g, View out, SavedColumns keep);
+
+  /**
+   * The input gradient dx [N, C, h, w] and the weight gradient dw (shaped as w) of {@link #forward} from the
+   * upstream gradient gOut [N, O, oh, ow]; either may be null when not needed. Both come zero-filled and are
+   * overwritten. {@code saved} (or null) is the handle the forward pass filled.
+   */
+  void backward(View x, View w, View gOut, int groups, ConvGeometry g, View dx, View dw, SavedColumns saved);
+
+  /**
+   * out [N, O, g.h, g.w] (zero-filled by the caller) = the transposed convolution of x [N, Cin, g.oh, g.ow]
+   * with w [Cin, O/groups, kh, kw], plus bias [O] (null for none).
+   */
+  void transposedForward(View x, View w, View bias, int groups, ConvGeometry g, View out);
+
+  /** dx and dw (either null when not needed, both zero-filled) of {@link #transposedForward} from gOut. */
+  void transposedBackward(View x, View w, View gOut, int groups, ConvGeometry g, View dx, View dw);
+
+  /**
+   * The per-channel sums of g [n, c, s] (a bias gradient), each plane summed in a fixed order and the
+   * planes added in double.
+   */
+  double[] channelSums(View g, int n, int c, int s);
+}

@@ -1,0 +1,124 @@
+package dev.ember.backend.cpu.conv;
+
+import static dev.ember.backend.cpu.conv.ConvSupport.GRAIN;
+import static dev.ember.backend.cpu.conv.ConvSupport.ROWS;
+import static dev.ember.backend.cpu.conv.ConvSupport.doubles;
+
+import dev.ember.backend.ConvGeometry;
+import dev.ember.backend.ConvolutionKernels;
+import dev.ember.backend.SavedColumns;
+import dev.ember.backend.View;
+import dev.ember.backend.cpu.Parallel;
+import dev.ember.backend.cpu.Rows;
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Storage;
+
+/**
+ * The CPU convolution kernels: picks a strategy from the shapes and runs it. Depthwise layers take
+ * {@code DepthwiseConv}; F32 one-group layers the implicit GEMM ({@code ImplicitConv}) where it fits,
+ * the direct kernels ({@code DirectConv}) for few input channels, else GEMM over blocks of images; the
+ * rest (F64, groups) GEMM per image ({@code GemmConv}). The transposed convolution is
+ * {@code TransposedConv}.
+ *
+ * <p>Threads and determinism: the forward and the input gradient split work by image (each task owns its
+ * output rows); the weight gradient splits the batch into a number of chunks fixed by the shapes, each
+ * summing its images into its own partial, and the partials are added in chunk order. Inside one task,
+ * im2col/col2im and GEMM run inline; with a single image they use the pool themselves. So results are
+ * bitwise the same on any thread count. Tensors are contiguous, F32 or F64.
+ */
+public final class CpuConvolution implements ConvolutionKernels {
+  /** The one instance: the kernels keep no state but per-thread scratch buffers. */
+  public static final CpuConvolution INSTANCE = new CpuConvolution();
+
+  private CpuConvolution() {}
+
+  @Override
+  public SavedColumns newSavedColumns() {
+    return new GemmConv.KeptColumns();
+  }
+
+  /**
+   * Every path writes each output element (bias or product, never adds to what is there): out may be a
+   * pooled array that was not zero-filled (ConvolutionTest checks it with NaN-filled pool arrays). The
+   * blocked path keeps its column matrices in {@code keep} when they fit the budget.
+   */
+  @Override
+  public void forward(View x, View w, View biasView, int groups, ConvGeometry g, View out, SavedColumns keep) {
+    if (out.numel() == 0) return;
+    double[] bias = doubles(biasView);
+    int c = x.shapeRef()[1];
+    int o = w.shapeRef()[0];
+    int cg = c / groups;
+    if (groups == c && cg == 1 && groups > 1) {
+      DepthwiseConv.forward(x, w, bias, out, o / c, g);
+    } else if (ImplicitConv.forwardApplies(x, o, groups, g)) {
+      ImplicitConv.forward(x, w, bias, out, g);
+    } else if (DirectConv.applies(x, groups, g)) {
+      DirectConv.forward(x, w, bias, out, g);
+    } else if (GemmConv.blocked(x, groups, g)) {
+      GemmConv.blockedForward(x, w, bias, out, g, (GemmConv.KeptColumns) keep);
+    } else {
+      GemmConv.perImageForward(x, w, bias, groups, g, out);
+    }
+  }
+
+  /** Reuses the forward's column matrices when {@code saved} holds them. */
+  @Override
+  public void backward(View x, View w, View gOut, int groups, ConvGeometry g, View dx, View dw,
+      SavedColumns saved) {
+    if (gOut.numel() == 0) return;
+    int c = x.shapeRef()[1];
+    int o = w.shapeRef()[0];
+    int cg = c / groups;
+    if (groups == c && cg == 1 && groups > 1) {
+      DepthwiseConv.backward(x, w, gOut, dx, dw, o / c, g);
+      return;
+    }
+    // the implicit passes first (they also take first layers the direct kernels would), then whatever is left
+    boolean implicitX = dx != null && ImplicitConv.inputGradApplies(w, groups, g);
+    boolean implicitW = dw != null && ImplicitConv.forwardApplies(x, o, groups, g);
+    if (implicitX) ImplicitConv.inputGrad(w, gOut, dx, g);
+    if (implicitW) ImplicitConv.weightGrad(x, gOut, dw, g);
+    View restX = implicitX ? null : dx;
+    View restW = implicitW ? null : dw;
+    if (restX == null && restW == null) return;
+    if (dx == null && DirectConv.applies(x, groups, g)) {
+      DirectConv.weightGrad(x, gOut, dw, g);
+    } else if (GemmConv.blocked(x, groups, g)) { // always so when a pass went implicit: never per image
+      float[][] kept = saved == null ? null : ((GemmConv.KeptColumns) saved).blocks;
+      GemmConv.blockedBackward(x, w, gOut, restX, restW, g, kept);
+    } else {
+      GemmConv.perImageBackward(x, w, gOut, groups, g, dx, dw);
+    }
+  }
+
+  @Override
+  public void transposedForward(View x, View w, View bias, int groups, ConvGeometry g, View out) {
+    TransposedConv.forward(x, w, doubles(bias), groups, g, out);
+  }
+
+  @Override
+  public void transposedBackward(View x, View w, View gOut, int groups, ConvGeometry g, View dx, View dw) {
+    TransposedConv.backward(x, w, gOut, groups, g, dx, dw);
+  }
+
+  /** Float32 planes are summed in float vector lanes, the planes in double. */
+  @Override
+  public double[] channelSums(View g, int n, int c, int s) {
+    double[] out = new double[c];
+    Storage gs = g.storage();
+    int per = Math.max(1, GRAIN / Math.max(1, n * s));
+    Parallel.forEach(Parallel.chunks(c, per), t -> {
+      for (int ch = t * per, c1 = Math.min(c, ch + per); ch < c1; ch++) {
+        double acc = 0;
+        for (int img = 0; img < n; img++) {
+          int o = g.offset() + (img * c + ch) * s;
+          // float32: each plane summed in float vector lanes, the planes in double
+          acc += gs.dtype() == DType.F32 ? ROWS.sum(gs.floats(), o, s) : Rows.sum(gs, o, s);
+        }
+        out[ch] = acc;
+      }
+    });
+    return out;
+  }
+}
