@@ -5,6 +5,7 @@ import dev.ember.backend.BinaryOp;
 import dev.ember.backend.ReduceOp;
 import dev.ember.backend.RowSink;
 import dev.ember.backend.UnaryOp;
+import dev.ember.backend.View;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Shapes;
 import dev.ember.tensor.Storage;
@@ -472,5 +473,22 @@ public final class CpuBackend implements Backend {
   @Override
   public void indexAdd(Tensor out, int dim, Tensor index, Tensor src) {
     Indexing.indexAdd(out, dim, index, src);
+  }
+
+  // ------------------------------------------------------------------ threads and checks
+
+  @Override
+  public int threads() {
+    return Parallel.threads();
+  }
+
+  @Override
+  public void setThreads(int n) {
+    Parallel.setThreads(n);
+  }
+
+  @Override
+  public boolean allFinite(View x) {
+    return Finite.all(x);
   }
 }
