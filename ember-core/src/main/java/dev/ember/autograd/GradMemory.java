@@ -141,7 +141,10 @@ class GradMemory implements AutoCloseable {
       candidates.clear();
     }
 
-    /** A leaf made inside the enclosing scope keeps its gradient as long as that scope (a parameter's escaped already). */
+    /**
+     * A leaf made inside the enclosing scope keeps its gradient as long as that scope (a parameter's escaped
+     * already).
+     */
     @Override
     void passDone() {
       for (Tensor leaf : leaves) {

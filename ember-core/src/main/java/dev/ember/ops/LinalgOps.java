@@ -169,8 +169,8 @@ public final class LinalgOps {
 
   /**
    * dW = g^T x for {@link #linear}. For a float32 leaf weight of at least {@link #DEFER_MIN} elements whose
-   * optimizer {@linkplain Deferred#consumeInBlocks consumes} its gradient in blocks, and whose gradient is larger than its two factors
-   * (a batch of 32 against a 2048 x 2048 layer: 16 MB against 0.5 MB), the product is left
+   * optimizer {@linkplain Deferred#consumeInBlocks consumes} its gradient in blocks, and whose gradient is
+   * larger than its two factors (a batch of 32 against a 2048 x 2048 layer: 16 MB against 0.5 MB), the product is left
    * {@linkplain Deferred deferred}: copies of g and x are kept, and the GEMM runs when something reads
    * the gradient, or inside the optimizer's step, which takes it a block of rows at a time while the block
    * is in cache ({@link dev.ember.backend.Backend#matmulRows}): the gradient is never written to memory and

@@ -55,7 +55,10 @@ public final class TensorData {
     }
   }
 
-  /** Reads {@code count} elements of {@code t}'s dtype from {@code src} into elements {@code [at, at + count)} of contiguous {@code t}. */
+  /**
+   * Reads {@code count} elements of {@code t}'s dtype from {@code src} into elements {@code [at, at + count)} of
+   * contiguous {@code t}.
+   */
   public static void write(ByteBuffer src, Tensor t, long at, int count) {
     Storage s = t.storage();
     int i = index(t, at);
@@ -103,7 +106,8 @@ public final class TensorData {
    */
   public static void gatherRows(Tensor src, int[] rows, Tensor dst) {
     if (src.dtype() != dst.dtype()) {
-      throw new IllegalArgumentException("TensorData.gatherRows: dtypes differ: " + src.dtype() + " and " + dst.dtype());
+      throw new IllegalArgumentException("TensorData.gatherRows: dtypes differ: " + src.dtype() + " and "
+          + dst.dtype());
     }
     int row = src.shapeRef().length == 0 || src.shapeRef()[0] == 0 ? 0 : (int) (src.numel() / src.shapeRef()[0]);
     Object from = array(src.storage());
