@@ -1,7 +1,6 @@
 package dev.ember.bench;
 
-import dev.ember.backend.cpu.CpuBackends;
-import dev.ember.backend.cpu.Parallel;
+import dev.ember.tensor.Device;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -55,7 +54,7 @@ public final class Compare {
       err.println(USAGE);
       return 0;
     }
-    if (a.threads > 0) Parallel.setThreads(a.threads);
+    if (a.threads > 0) Device.CPU.backend().setThreads(a.threads);
     List<BenchCase> cases = new ArrayList<>(switch (a.category) {
       case "gemm" -> GemmCases.cases(a.sizes != null ? a.sizes : GemmCases.DEFAULT_SIZES);
       case "ops" -> OpsCases.cases(a.sizes != null ? a.sizes : OpsCases.DEFAULT_SIZES);
@@ -77,12 +76,13 @@ public final class Compare {
       for (BenchCase c : cases) out.println(c.workload() + "/" + c.name());
       return 0;
     }
-    String kernels = CpuBackends.instance().name();
+    String kernels = Device.CPU.backend().name();
     out.println("{\"workload\":\"_env\",\"side\":\"ember\",\"kernels\":" + JsonText.str(kernels)
-        + ",\"threads\":" + Parallel.threads() + ",\"java\":" + JsonText.str(Runtime.version().toString())
+        + ",\"threads\":" + Device.CPU.backend().threads() + ",\"java\":" + JsonText.str(Runtime.version().toString())
         + ",\"vm\":" + JsonText.str(System.getProperty("java.vm.name")) + ",\"cpus\":" + Runtime.getRuntime().availableProcessors() + "}");
     out.flush();
-    err.printf(Locale.ROOT, "# ember kernels=%s threads=%d java=%s%n", kernels, Parallel.threads(), Runtime.version());
+    err.printf(Locale.ROOT, "# ember kernels=%s threads=%d java=%s%n", kernels, Device.CPU.backend().threads(),
+        Runtime.version());
     Measure m = new Measure(new Measure.Options(a.warmup, a.target, a.repeats, a.foreignMax, 4, a.maxWait));
     for (int i = 0; i < cases.size(); i++) {
       BenchCase c = cases.get(i);
@@ -94,7 +94,7 @@ public final class Compare {
       out.println(json(c, rep, kernels));
       out.flush();
       err.printf(Locale.ROOT, "%-10s %-40s thr=%d median=%12.3f  min=%12.3f  max=%12.3f  %s%s%n", c.workload(), c.name(),
-          Parallel.threads(), rep.median(), rep.min(), rep.max(), c.unit(),
+          Device.CPU.backend().threads(), rep.median(), rep.min(), rep.max(), c.unit(),
           r.discarded() > 0 ? "  [discarded " + r.discarded() + " busy repeats]" : "");
     }
     return 0;
@@ -111,7 +111,7 @@ public final class Compare {
     sb.append("\"workload\":").append(JsonText.str(c.workload()));
     sb.append(",\"case\":").append(JsonText.str(c.name()));
     sb.append(",\"side\":\"ember\",\"kernels\":").append(JsonText.str(kernels));
-    sb.append(",\"threads\":").append(Parallel.threads());
+    sb.append(",\"threads\":").append(Device.CPU.backend().threads());
     sb.append(",\"metric\":").append(JsonText.str(c.metric()));
     sb.append(",\"unit\":").append(JsonText.str(c.unit()));
     sb.append(",\"lower_is_better\":").append(c.lowerIsBetter());

@@ -1,15 +1,18 @@
 package dev.ember.bench;
 
-import dev.ember.backend.cpu.CpuBackend;
-import dev.ember.backend.cpu.CpuBackends;
-import dev.ember.backend.cpu.FloatKernels;
+import dev.ember.backend.Backend;
+import dev.ember.tensor.Device;
+import dev.ember.tensor.Storage;
+import dev.ember.tensor.Tensor;
+import dev.ember.tensor.Views;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 
 /**
- * The {@code gemm} category: the kernel itself ({@link FloatKernels#sgemm}, beta = 0 into a
- * preallocated C), so the number is the GEMM and not Ember's tensor plumbing. The peer times
+ * The {@code gemm} category: the kernel itself ({@link Backend#matmul} with beta = 0 into a
+ * preallocated C, on views of three arrays made once, which hands them to the backend's sgemm as they are),
+ * so the number is the GEMM and not Ember's tensor plumbing. The peer times
  * {@code torch.mm(a, b)}, which also allocates its result; at N >= 128 that allocation is noise
  * next to 2*N^3 flops (jemalloc hands back the same block every call).
  */
@@ -41,36 +44,44 @@ final class GemmCases {
     return s;
   }
 
-  static FloatKernels kernels() {
-    return ((CpuBackend) CpuBackends.instance()).floatKernels();
-  }
-
   static List<BenchCase> cases(int[] squareSizes) {
-    FloatKernels k = kernels();
     List<BenchCase> out = new ArrayList<>();
     for (Shape sh : shapes(squareSizes)) {
-      out.add(BenchCase.throughput("sgemm", sh.name(), "gflops", "GFLOP/s", sh.gflop(), call(k, sh)));
+      out.add(BenchCase.throughput("sgemm", sh.name(), "gflops", "GFLOP/s", sh.gflop(), call(sh)));
     }
     return out;
   }
 
+  /**
+   * C = op(A) op(B) of {@code sh} on the CPU backend, beta = 0, over the arrays themselves: A stored k x m when
+   * transA (passed as a transposed view, as the backward of Linear does), B stored n x k when transB.
+   */
+  static Runnable product(Shape sh, float[] a, float[] b, float[] c) {
+    Backend backend = Device.CPU.backend();
+    Tensor av = sh.transA() ? matrix(a, sh.k(), sh.m()).t() : matrix(a, sh.m(), sh.k());
+    Tensor bv = sh.transB() ? matrix(b, sh.n(), sh.k()).t() : matrix(b, sh.k(), sh.n());
+    Tensor a3 = Views.batchOfOne(av);
+    Tensor b3 = Views.batchOfOne(bv);
+    Tensor c3 = Views.batchOfOne(matrix(c, sh.m(), sh.n()));
+    return () -> backend.matmul(a3, b3, c3, 0f);
+  }
+
+  private static Tensor matrix(float[] data, int rows, int cols) {
+    return new Tensor(Storage.wrap(data), new int[] {rows, cols}, new int[] {cols, 1}, 0);
+  }
+
   /** Allocates operands lazily (the 6656-wide B is 177 MB) and only when the case is first run. */
-  private static Runnable call(FloatKernels k, Shape sh) {
+  private static Runnable call(Shape sh) {
     return new Runnable() {
-      private float[] a;
-      private float[] b;
-      private float[] c;
+      private Runnable product;
 
       @Override
       public void run() {
-        if (a == null) {
-          a = random((long) sh.m() * sh.k(), 1);
-          b = random((long) sh.k() * sh.n(), 2);
-          c = new float[sh.m() * sh.n()];
+        if (product == null) {
+          product = product(sh, random((long) sh.m() * sh.k(), 1), random((long) sh.k() * sh.n(), 2),
+              new float[sh.m() * sh.n()]);
         }
-        int lda = sh.transA() ? sh.m() : sh.k();
-        int ldb = sh.transB() ? sh.k() : sh.n();
-        k.sgemm(sh.transA(), sh.transB(), sh.m(), sh.n(), sh.k(), 1f, a, 0, lda, b, 0, ldb, 0f, c, 0, sh.n());
+        product.run();
       }
     };
   }

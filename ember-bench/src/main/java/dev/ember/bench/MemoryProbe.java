@@ -1,7 +1,7 @@
 package dev.ember.bench;
 
 import com.sun.management.GarbageCollectionNotificationInfo;
-import dev.ember.backend.cpu.Parallel;
+import dev.ember.tensor.Device;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.management.GarbageCollectorMXBean;
@@ -104,7 +104,7 @@ public final class MemoryProbe {
       err.println(usage());
       return 2;
     }
-    if (threads > 0) Parallel.setThreads(threads);
+    if (threads > 0) Device.CPU.backend().setThreads(threads);
     String caseName = CASES.get(workload);
     final String w = workload;
     BenchCase c = TrainingCases.cases().stream().filter(x -> x.workload().equals(w) && x.name().equals(caseName))
@@ -122,9 +122,10 @@ public final class MemoryProbe {
     double liveHeap = heap.liveAfterFullGcMb();
     heap.stop();
 
-    String kernels = dev.ember.backend.cpu.CpuBackends.instance().name();
+    String kernels = Device.CPU.backend().name();
     out.println("{\"workload\":\"_env\",\"side\":\"ember\",\"kernels\":" + Compare.JsonText.str(kernels)
-        + ",\"threads\":" + Parallel.threads() + ",\"java\":" + Compare.JsonText.str(Runtime.version().toString())
+        + ",\"threads\":" + Device.CPU.backend().threads()
+        + ",\"java\":" + Compare.JsonText.str(Runtime.version().toString())
         + ",\"max_heap_mb\":" + Compare.JsonText.num(Runtime.getRuntime().maxMemory() / 1048576.0) + "}");
     String extra = String.format(Locale.ROOT, ",\"warmup_steps\":%d,\"steps\":%d,\"warmup_s\":%s,\"s_per_step\":%s", warmup,
         steps, Compare.JsonText.num((t1 - t0) / 1e9), Compare.JsonText.num((t2 - t1) / 1e9 / steps));
@@ -146,7 +147,8 @@ public final class MemoryProbe {
   static String record(String workload, String caseName, String metric, double mb, String extra) {
     String v = Compare.JsonText.num(mb);
     return "{\"workload\":" + Compare.JsonText.str(workload) + ",\"case\":" + Compare.JsonText.str(caseName)
-        + ",\"side\":\"ember\",\"threads\":" + Parallel.threads() + ",\"metric\":" + Compare.JsonText.str(metric)
+        + ",\"side\":\"ember\",\"threads\":" + Device.CPU.backend().threads()
+        + ",\"metric\":" + Compare.JsonText.str(metric)
         + ",\"unit\":\"MB\",\"lower_is_better\":true,\"median\":" + v + ",\"min\":" + v + ",\"max\":" + v
         + ",\"repeats\":1" + extra + ",\"values\":[" + v + "]}";
   }

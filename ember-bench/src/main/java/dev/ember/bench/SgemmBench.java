@@ -1,6 +1,5 @@
 package dev.ember.bench;
 
-import dev.ember.backend.cpu.FloatKernels;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -15,7 +14,8 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * SGEMM kernel throughput, C = A B (beta = 0, C preallocated), through the backend's FloatKernels.
+ * SGEMM kernel throughput, C = A B (beta = 0, C preallocated), through the CPU backend's matmul on views of
+ * the arrays (see GemmCases#product).
  *
  * <p>Reported as ops/s; GFLOP/s = ops/s * 2*M*N*K / 1e9. Napkin math: one Zen core with AVX-512
  * does 2 FMA x 16 lanes x 2 flops = 64 flops/cycle, ~160 GFLOP/s at 2.5 GHz, so 2 cores peak near
@@ -36,29 +36,23 @@ public class SgemmBench {
       "128x784x128", "32x1024x512", "128x6656x6656"})
   public String mkn;
 
-  private FloatKernels k;
-  private int m;
-  private int kk;
-  private int n;
-  private float[] a;
-  private float[] b;
   private float[] c;
+  private Runnable product;
 
   @Setup
   public void setup() {
     String[] p = mkn.split("x");
-    m = Integer.parseInt(p[0]);
-    kk = Integer.parseInt(p[1]);
-    n = Integer.parseInt(p[2]);
-    k = GemmCases.kernels();
-    a = GemmCases.random((long) m * kk, 1);
-    b = GemmCases.random((long) kk * n, 2);
+    int m = Integer.parseInt(p[0]);
+    int kk = Integer.parseInt(p[1]);
+    int n = Integer.parseInt(p[2]);
     c = new float[m * n];
+    product = GemmCases.product(new GemmCases.Shape(mkn, m, kk, n, false, false), GemmCases.random((long) m * kk, 1),
+        GemmCases.random((long) kk * n, 2), c);
   }
 
   @Benchmark
   public float[] sgemm() {
-    k.sgemm(false, false, m, n, kk, 1f, a, 0, kk, b, 0, n, 0f, c, 0, n);
+    product.run();
     return c;
   }
 }

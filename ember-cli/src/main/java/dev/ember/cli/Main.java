@@ -1,6 +1,5 @@
 package dev.ember.cli;
 
-import dev.ember.backend.cpu.Parallel;
 import dev.ember.tensor.Device;
 import java.io.PrintStream;
 import java.util.Arrays;
@@ -81,7 +80,9 @@ public final class Main {
     out.println("ember " + VERSION);
     out.println("java:    " + Runtime.version() + " (" + System.getProperty("java.vendor") + ")");
     out.println("backend: " + Device.CPU.backend().name());
-    if (threads) out.println("threads: " + Parallel.threads() + " (set with EMBER_NUM_THREADS or --threads)");
+    if (threads) {
+      out.println("threads: " + Device.CPU.backend().threads() + " (set with EMBER_NUM_THREADS or --threads)");
+    }
     return 0;
   }
 

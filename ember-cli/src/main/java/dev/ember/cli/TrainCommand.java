@@ -1,6 +1,5 @@
 package dev.ember.cli;
 
-import dev.ember.backend.cpu.Parallel;
 import dev.ember.autograd.Grad;
 import dev.ember.data.Batch;
 import dev.ember.data.BatchConfig;
@@ -21,6 +20,7 @@ import dev.ember.optim.SGD;
 import dev.ember.optim.schedule.CosineAnnealingLR;
 import dev.ember.optim.schedule.LRScheduler;
 import dev.ember.optim.schedule.StepLR;
+import dev.ember.tensor.Device;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
 import dev.ember.train.Checkpoint;
@@ -228,7 +228,7 @@ final class TrainCommand {
     if (s.overwrite && s.resume != null) {
       throw new IllegalArgumentException("--overwrite starts a new run in --out; it cannot be used with --resume");
     }
-    if (s.threads > 0) Parallel.setThreads(s.threads);
+    if (s.threads > 0) Device.CPU.backend().setThreads(s.threads);
     int cores = Runtime.getRuntime().availableProcessors();
     if (s.workers > cores) { // as PyTorch's DataLoader warns: more loader threads than cores only contend
       err.printf(Locale.ROOT, "ember train: warning: --workers %d is more than this machine's %s; each worker keeps 2 batches"
@@ -313,7 +313,7 @@ final class TrainCommand {
     }
     out.printf(Locale.ROOT, "ember train: %s on Fashion-MNIST (%s), %s lr=%s, batch %d, %s, seed %d, %s -> %s%n",
         s.model, dataDir, s.optimizer, s.lr, s.batchSize, Main.count(epochs, "epoch"), s.seed,
-        Main.count(Parallel.threads(), "thread"), dir);
+        Main.count(Device.CPU.backend().threads(), "thread"), dir);
     History h;
     interruption.training(true);
     try {
@@ -373,7 +373,7 @@ final class TrainCommand {
     info.put("batch size", Integer.toString(s.batchSize));
     info.put("epochs", Integer.toString(s.epochs()));
     info.put("seed", Long.toString(s.seed));
-    info.put("threads", Integer.toString(Parallel.threads()));
+    info.put("threads", Integer.toString(Device.CPU.backend().threads()));
     if (!Double.isNaN(accuracy)) info.put("test accuracy", String.format(Locale.ROOT, "%.4f", accuracy));
     return info;
   }

@@ -124,4 +124,25 @@ public interface Backend {
 
   /** The resampling kernels: nearest and bilinear interpolation, padding, and their gradients. */
   ResamplingKernels resampling();
+
+  /**
+   * Number of threads this backend spreads work over, the caller's thread counted as one (as
+   * {@code torch.get_num_threads()}). The CPU's starts at {@code EMBER_NUM_THREADS}, {@code -Dember.threads} or
+   * the number of available processors.
+   */
+  int threads();
+
+  /**
+   * Sets the number of threads work is spread over (as {@code torch.set_num_threads(n)}); results stay bitwise
+   * the same, only speed changes.
+   *
+   * @throws IllegalArgumentException if {@code n < 1}
+   */
+  void setThreads(int n);
+
+  /**
+   * Whether every element of {@code x} is finite (neither NaN nor infinite), reading each once. x is contiguous
+   * and of a floating dtype.
+   */
+  boolean allFinite(View x);
 }

@@ -169,8 +169,8 @@ public final class LinalgOps {
 
   /**
    * dW = g^T x for {@link #linear}. For a float32 leaf weight of at least {@link #DEFER_MIN} elements whose
-   * optimizer {@linkplain Deferred#permit permits} it, and whose gradient is larger than its two factors
-   * (a batch of 32 against a 2048 x 2048 layer: 16 MB against 0.5 MB), the product is left
+   * optimizer {@linkplain Deferred#consumeInBlocks consumes} its gradient in blocks, and whose gradient is
+   * larger than its two factors (a batch of 32 against a 2048 x 2048 layer: 16 MB against 0.5 MB), the product is left
    * {@linkplain Deferred deferred}: copies of g and x are kept, and the GEMM runs when something reads
    * the gradient, or inside the optimizer's step, which takes it a block of rows at a time while the block
    * is in cache ({@link dev.ember.backend.Backend#matmulRows}): the gradient is never written to memory and
@@ -182,7 +182,7 @@ public final class LinalgOps {
     int in = x.shapeRef()[1];
     long size = (long) in * out;
     if (g.dtype() != DType.F32 || !weight.isLeaf() || size < DEFER_MIN || 2L * m * (in + out) > size
-        || !Deferred.permitted(weight)) {
+        || weight.dtype() != DType.F32 || !Deferred.consumedInBlocks(weight)) {
       return Views.transpose(g, 0, 1).matmul(x);
     }
     // The copies leave every scope: the gradient may be read after the step's scope closed. release()

@@ -7,9 +7,9 @@ package dev.ember.tensor;
  * never written to memory and read back; any other read {@linkplain #computeInto computes} it whole. Both
  * give the same bits.
  *
- * <p>Backward defers a leaf's gradient only after an optimizer that consumes it in blocks has {@linkplain
- * #permit permitted} that: an optimizer that reads the gradient whole would only pay for the copies of the
- * factors it is kept from.
+ * <p>Backward defers a leaf's gradient only if an optimizer that consumes it in blocks has {@linkplain
+ * #consumeInBlocks declared} so when it took the parameter: an optimizer that reads the gradient whole would
+ * only pay for the copies of the factors it is kept from.
  */
 public interface Deferred {
   /** Writes the value into {@code dst[off .. off + size)}. */
@@ -36,21 +36,18 @@ public interface Deferred {
   void release();
 
   /**
-   * Lets backward leave {@code leaf}'s gradient deferred (or stops it): an optimizer that takes such a
-   * gradient {@linkplain #computeBlocks in blocks} says so for each parameter it updates. Held weakly;
-   * results never depend on it, only where the GEMM runs and what memory it takes.
+   * Declares whether {@code param}'s gradient is consumed {@linkplain #computeBlocks in blocks}: an optimizer
+   * that takes gradients that way says so for each parameter when it takes the parameter, and backward may then
+   * leave that parameter's float32 gradient deferred, from the first step on. The declaration is a property of
+   * the parameter, held on it (the last optimizer to take the parameter decides); results never depend on it,
+   * only where the GEMM runs and what memory it takes.
    */
-  static void permit(Tensor leaf, boolean permitted) {
-    synchronized (DeferralPermits.LEAVES) {
-      if (permitted) DeferralPermits.LEAVES.put(leaf, Boolean.TRUE);
-      else DeferralPermits.LEAVES.remove(leaf);
-    }
+  static void consumeInBlocks(Tensor param, boolean inBlocks) {
+    param.gradInBlocks = inBlocks;
   }
 
-  /** Whether {@link #permit} allowed deferring {@code leaf}'s gradient. */
-  static boolean permitted(Tensor leaf) {
-    synchronized (DeferralPermits.LEAVES) {
-      return DeferralPermits.LEAVES.containsKey(leaf);
-    }
+  /** Whether {@code param}'s gradient is {@linkplain #consumeInBlocks declared} to be consumed in blocks. */
+  static boolean consumedInBlocks(Tensor param) {
+    return param.gradInBlocks;
   }
 }

@@ -29,6 +29,8 @@ public final class Tensor implements View {
   private Tensor grad;
   private Node gradFn;
   private List<UnaryOperator<Tensor>> hooks;
+  /** Whether an optimizer takes this parameter's gradient in blocks: see {@link Deferred#consumeInBlocks}. */
+  boolean gradInBlocks;
 
   /** Kernel-level constructor: a view with the given geometry over {@code storage}. */
   public Tensor(Storage storage, int[] shape, int[] strides, int offset) {

@@ -1,6 +1,8 @@
 package dev.ember.backend;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Generator;
@@ -354,5 +356,25 @@ abstract class BackendConformanceTest {
     long[] expected = new long[xs.length];
     for (int i = 0; i < xs.length; i++) expected[i] = (long) xs[i];
     assertArrayEquals(expected, ints.toLongArray());
+  }
+
+  @Test
+  void allFiniteFindsEveryNaNAndInfinity() {
+    for (DType dtype : new DType[] {DType.F32, DType.F64}) {
+      for (int n : new int[] {0, 1, 17, 4099, (1 << 18) + 5}) { // the last spans two tasks of the CPU's check
+        Tensor x = data(n, n).to(dtype);
+        assertTrue(backend().allFinite(x), dtype + " n=" + n);
+        for (int at : new int[] {0, n / 2, n - 1}) {
+          if (n == 0) continue;
+          for (double bad : new double[] {Double.NaN, Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY}) {
+            Tensor y = x.clone();
+            y.storage().setDouble(y.offset() + at, bad);
+            assertFalse(backend().allFinite(y), dtype + " n=" + n + " " + bad + " at " + at);
+          }
+        }
+      }
+      Tensor big = Tensor.full(Float.MAX_VALUE, dtype).expand(3).contiguous(); // finite however large
+      assertTrue(backend().allFinite(big), dtype + " max value");
+    }
   }
 }

@@ -27,11 +27,11 @@ class DeferredWeightGradTest {
 
   /** A leaf weight [out, in], an input [m, in], and the upstream gradient r: the loss is sum(linear(x, w) * r). */
   private record Case(Tensor w, Tensor x, Tensor r) {
-    /** A case whose weight an optimizer has permitted to defer (as SGD with momentum does after its first step). */
+    /** A case whose weight an optimizer consumes in blocks (as SGD with momentum declares when it takes it). */
     static Case of(long seed, DType dtype, int m, int in, int out) {
       Generator g = new Generator(seed);
       Tensor w = Tensor.randn(g, dtype, out, in).requiresGrad(true);
-      Deferred.permit(w, true);
+      Deferred.consumeInBlocks(w, true);
       return new Case(w, Tensor.randn(g, dtype, m, in), Tensor.randn(g, dtype, m, out));
     }
 
@@ -73,14 +73,14 @@ class DeferredWeightGradTest {
     assertNull(f64.w.grad().storage().deferred(), "float64 (gradient checks) stays eager");
 
     Case unpermitted = Case.of(11, DType.F32, 8, 1024, 1024);
-    Deferred.permit(unpermitted.w, false); // no optimizer asked for it: Adam would compute it in the step anyway
+    Deferred.consumeInBlocks(unpermitted.w, false); // no optimizer takes it in blocks: it would compute it whole
     unpermitted.backward();
     assertNull(unpermitted.w.grad().storage().deferred());
     assertArrayEquals(unpermitted.eager(), unpermitted.w.grad().toFloatArray());
 
     Generator g = new Generator(4);
     Tensor leaf = Tensor.randn(g, 1024, 1024).requiresGrad(true);
-    Deferred.permit(leaf, true);
+    Deferred.consumeInBlocks(leaf, true);
     Tensor w = leaf.mul(2); // a weight computed from a parameter: its gradient flows on at once
     LinalgOps.linear(Tensor.randn(g, 8, 1024), w, null).sum().backward();
     assertNull(leaf.grad().storage().deferred());

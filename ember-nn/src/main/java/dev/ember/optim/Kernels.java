@@ -1,7 +1,6 @@
 package dev.ember.optim;
 
 import dev.ember.backend.cpu.Parallel;
-import dev.ember.tensor.DType;
 import dev.ember.tensor.Deferred;
 import dev.ember.tensor.Tensor;
 import java.util.logging.Logger;
@@ -65,15 +64,14 @@ final class Kernels {
   }
 
   /**
-   * Runs an update {@code body} over all of {@code param}'s elements with its gradient {@code grad}, and lets
-   * backward {@linkplain Deferred#permit defer} the gradient of a float32 parameter from the next step on.
+   * Runs an update {@code body} over all of {@code param}'s elements with its gradient {@code grad}; an optimizer
+   * that calls it {@linkplain Optimizer#takesGradientsInBlocks takes gradients in blocks}.
    * A deferred gradient (a wide Linear weight's g^T x) is computed a block of rows at a time, and each
    * block is updated while it is in cache: the gradient is never written to memory and read back, and it
    * stays deferred for anyone who reads it later. Any other gradient runs in {@link #forRange}'s chunks.
    * The body is elementwise, so both give the same bits.
    */
   static void forGradient(Tensor param, Tensor grad, GradRange body) {
-    Deferred.permit(param, param.dtype() == DType.F32);
     Deferred product = grad.storage().deferred();
     if (product != null) {
       product.computeBlocks((lo, hi, values, off) -> body.run(new Slot(values, off - lo), lo, hi));

@@ -56,6 +56,12 @@ public final class LAMB extends Optimizer {
     requireBoolean(g, "bias_correction");
   }
 
+  /** The trust ratio needs the whole update's norm: each gradient is read whole. */
+  @Override
+  protected boolean takesGradientsInBlocks() {
+    return false;
+  }
+
   @Override
   protected void update(ParamGroup g, Tensor param, Tensor grad, Map<String, Tensor> state) {
     if (!state.containsKey("exp_avg")) {

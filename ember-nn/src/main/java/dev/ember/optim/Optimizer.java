@@ -3,6 +3,7 @@ package dev.ember.optim;
 import dev.ember.autograd.Grad;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
+import dev.ember.tensor.Deferred;
 import dev.ember.tensor.MemoryScope;
 import dev.ember.tensor.Tensor;
 import java.util.ArrayList;
@@ -99,6 +100,16 @@ public abstract class Optimizer {
     group.fillDefaults(defaults);
     validate(group);
     groups.add(group);
+    for (Tensor p : group.params()) Deferred.consumeInBlocks(p, takesGradientsInBlocks());
+  }
+
+  /**
+   * Whether {@link #update} takes each gradient in blocks (through {@code Kernels.forGradient}), so that backward
+   * may leave a wide float32 weight's gradient {@linkplain Deferred deferred} for it; declared on each parameter
+   * as the optimizer takes it. True unless a subclass reads its gradients whole.
+   */
+  protected boolean takesGradientsInBlocks() {
+    return true;
   }
 
   /** Checks one group's options; throws {@link IllegalArgumentException} naming the option and value. */

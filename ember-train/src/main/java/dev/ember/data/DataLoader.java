@@ -2,6 +2,7 @@ package dev.ember.data;
 
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
+import dev.ember.tensor.TensorData;
 import java.lang.ref.Cleaner;
 import java.util.ArrayDeque;
 import java.util.Arrays;
@@ -227,7 +228,6 @@ public final class DataLoader implements BatchSource, Iterable<Batch>, AutoClose
     outShape[0] = samples.length;
     System.arraycopy(shape, 0, outShape, 1, shape.length);
     Tensor out = Tensor.empty(first.dtype(), outShape);
-    Object dst = Images.array(out.storage());
     for (int k = 0; k < samples.length; k++) {
       Tensor t = inputs ? samples[k].input() : samples[k].target();
       if (t.dtype() != first.dtype() || !Arrays.equals(t.shapeRef(), first.shapeRef())) {
@@ -236,7 +236,7 @@ public final class DataLoader implements BatchSource, Iterable<Batch>, AutoClose
             + idx[0] + " is " + TensorDataset.DTypeShape.of(first), epoch, b, idx[k], null);
       }
       Tensor c = Images.dense(t);
-      System.arraycopy(Images.array(c.storage()), c.offset(), dst, (int) (k * numel), (int) numel);
+      TensorData.copy(c, 0, out, k * numel, (int) numel);
     }
     return out;
   }

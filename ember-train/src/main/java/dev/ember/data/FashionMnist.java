@@ -383,7 +383,7 @@ public final class FashionMnist {
   private static Tensor labels(Path file) throws IOException {
     IdxArray a = Idx.read(file);
     Tensor t = a.toLabels();
-    long[] y = t.storage().longs();
+    long[] y = t.toLongArray();
     for (int i = 0; i < y.length; i++) {
       if (y[i] >= CLASSES.size()) {
         throw DataFormatException.at(FORMAT, file, 8 + i, "label " + i + " is " + y[i] + ", not a class in 0..9");

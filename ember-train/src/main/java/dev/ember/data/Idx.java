@@ -9,8 +9,8 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import dev.ember.tensor.DType;
 import dev.ember.tensor.Tensor;
+import dev.ember.tensor.TensorData;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -108,8 +108,8 @@ public final class Idx {
         @Override
         public void start(int[] dims, byte[] data) {
           if (dims.length != 3) return; // toImages below reports it
-          out[0] = Tensor.empty(DType.F32, dims[0], 1, dims[1], dims[2]);
-          dst = out[0].storage().floats();
+          dst = new float[Math.toIntExact((long) dims[0] * dims[1] * dims[2])];
+          out[0] = TensorData.wrap(dst, dims[0], 1, dims[1], dims[2]);
           src = data;
         }
 

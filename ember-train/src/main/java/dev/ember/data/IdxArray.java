@@ -1,7 +1,7 @@
 package dev.ember.data;
 
-import dev.ember.tensor.DType;
 import dev.ember.tensor.Tensor;
+import dev.ember.tensor.TensorData;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -64,8 +64,8 @@ public final class IdxArray {
       throw DataFormatException.at("idx", file, 3, "expected images [N, H, W] (3 dims), got " + dims.length + " dims "
           + Arrays.toString(dims));
     }
-    Tensor out = Tensor.empty(DType.F32, dims[0], 1, dims[1], dims[2]);
-    float[] o = out.storage().floats();
+    float[] o = new float[Math.toIntExact((long) dims[0] * dims[1] * dims[2])];
+    Tensor out = TensorData.wrap(o, dims[0], 1, dims[1], dims[2]);
     if (threads <= 1 || o.length < 2 * CHUNK) {
       convert(0, o.length, o);
       return out;
@@ -110,10 +110,9 @@ public final class IdxArray {
       throw DataFormatException.at("idx", file, 3, "expected labels [N] (1 dim), got " + dims.length + " dims "
           + Arrays.toString(dims));
     }
-    Tensor out = Tensor.empty(DType.I64, dims[0]);
-    long[] o = out.storage().longs();
+    long[] o = new long[dims[0]];
     for (int i = 0; i < o.length; i++) o[i] = data.get(i) & 0xff;
-    return out;
+    return TensorData.wrap(o, dims[0]);
   }
 
   @Override

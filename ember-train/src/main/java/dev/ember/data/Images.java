@@ -1,7 +1,6 @@
 package dev.ember.data;
 
 import dev.ember.autograd.Grad;
-import dev.ember.tensor.DType;
 import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
 import java.util.Arrays;
@@ -26,22 +25,9 @@ final class Images {
     }
   }
 
-  /** The backing array of a storage, whatever its type (for {@link System#arraycopy}). */
-  static Object array(Storage s) {
-    return switch (s.dtype()) {
-      case F32 -> s.floats();
-      case F64 -> s.doubles();
-      case I64 -> s.longs();
-      case I32 -> s.ints();
-      case BOOL -> s.bools();
-    };
-  }
-
-  /** Copies element {@code from} of {@code src} to element {@code to} of {@code dst} (same dtype). */
+  /** Copies element {@code from} of {@code src} to element {@code to} of {@code dst} (same dtype, not F32). */
   static void copyOne(Storage src, int from, Storage dst, int to) {
-    if (src.dtype() == DType.F32) {
-      dst.floats()[to] = src.floats()[from];
-    } else if (src.dtype().isFloatingPoint()) {
+    if (src.dtype().isFloatingPoint()) {
       dst.setDouble(to, src.getDouble(from));
     } else {
       dst.setLong(to, src.getLong(from));

@@ -3,8 +3,8 @@ package dev.ember.data;
 import dev.ember.nn.io.Npy;
 import dev.ember.nn.io.NpyException;
 import dev.ember.tensor.DType;
-import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
+import dev.ember.tensor.TensorData;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -162,26 +162,21 @@ public final class MappedNpyDataset implements BatchDataset, AutoCloseable {
       outShape[0] = idx.length;
       System.arraycopy(rowShape, 0, outShape, 1, rowShape.length);
       Tensor out = Tensor.empty(dtype, outShape);
-      Storage s = out.storage();
+      ValueLayout element = dtype == DType.BOOL ? ValueLayout.JAVA_BYTE : layout;
       long rowBytes = (long) rowElems * dtype.itemSize();
       for (int k = 0; k < idx.length; k++) {
         long from = idx[k] * rowBytes;
         int at = k * rowElems;
-        switch (dtype) {
-          case F32 -> MemorySegment.copy(data, (ValueLayout.OfFloat) layout, from, s.floats(), at, rowElems);
-          case F64 -> MemorySegment.copy(data, (ValueLayout.OfDouble) layout, from, s.doubles(), at, rowElems);
-          case I64 -> MemorySegment.copy(data, (ValueLayout.OfLong) layout, from, s.longs(), at, rowElems);
-          case I32 -> MemorySegment.copy(data, (ValueLayout.OfInt) layout, from, s.ints(), at, rowElems);
-          case BOOL -> {
-            MemorySegment.copy(data, ValueLayout.JAVA_BYTE, from, s.bools(), at, rowElems);
-            for (int j = at; j < at + rowElems; j++) {
-              if (s.bools()[j] != 0 && s.bools()[j] != 1) {
-                throw new IllegalStateException("npy: " + file + ": bool element " + ((long) idx[k] * rowElems + j - at)
-                    + " is " + s.bools()[j] + ", not 0 or 1");
-              }
+        if (dtype == DType.BOOL) {
+          for (int j = at; j < at + rowElems; j++) {
+            byte b = data.get(ValueLayout.JAVA_BYTE, from + j - at);
+            if (b != 0 && b != 1) {
+              throw new IllegalStateException("npy: " + file + ": bool element " + ((long) idx[k] * rowElems + j - at)
+                  + " is " + b + ", not 0 or 1");
             }
           }
         }
+        TensorData.write(data, element, from, out, at, rowElems);
       }
       return out;
     }

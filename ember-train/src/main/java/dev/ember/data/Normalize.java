@@ -2,6 +2,7 @@ package dev.ember.data;
 
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
+import dev.ember.tensor.TensorData;
 import java.util.Arrays;
 
 /**
@@ -43,29 +44,25 @@ public final class Normalize implements Transform {
       throw new IllegalArgumentException("Normalize: image has " + channels + " channels but " + mean.length
           + " means/stds were given: x=" + Arrays.toString(shape));
     }
-    Tensor src = Images.dense(x);
-    Tensor out = Tensor.empty(x.dtype(), shape);
     int plane = shape[shape.length - 2] * shape[shape.length - 1];
     int planes = (int) (x.numel() / Math.max(plane, 1));
-    int so = src.offset();
+    // The elements copied out in one bulk copy, normalised in place, and handed over as the result.
     if (x.dtype() == dev.ember.tensor.DType.F32) {
-      float[] a = src.storage().floats();
-      float[] o = out.storage().floats();
+      float[] o = Images.dense(x).toFloatArray();
       for (int p = 0; p < planes; p++) {
         float m = (float) mean[p % channels];
         float s = (float) std[p % channels];
-        for (int i = p * plane, end = i + plane; i < end; i++) o[i] = (a[so + i] - m) / s; // as torch: sub, then div, in f32
+        for (int i = p * plane, end = i + plane; i < end; i++) o[i] = (o[i] - m) / s; // as torch: sub, then div, in f32
       }
-    } else {
-      double[] a = src.storage().doubles();
-      double[] o = out.storage().doubles();
-      for (int p = 0; p < planes; p++) {
-        double m = mean[p % channels];
-        double s = std[p % channels];
-        for (int i = p * plane, end = i + plane; i < end; i++) o[i] = (a[so + i] - m) / s;
-      }
+      return TensorData.wrap(o, shape);
     }
-    return out;
+    double[] o = Images.dense(x).toDoubleArray();
+    for (int p = 0; p < planes; p++) {
+      double m = mean[p % channels];
+      double s = std[p % channels];
+      for (int i = p * plane, end = i + plane; i < end; i++) o[i] = (o[i] - m) / s;
+    }
+    return TensorData.wrap(o, shape);
   }
 
   @Override

@@ -1,8 +1,8 @@
 package dev.ember.data;
 
 import dev.ember.tensor.Generator;
-import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
+import dev.ember.tensor.TensorData;
 import java.util.Arrays;
 
 /**
@@ -58,9 +58,6 @@ public final class RandomCrop implements Transform {
     outShape[r - 2] = height;
     outShape[r - 1] = width;
     Tensor out = Tensor.empty(x.dtype(), outShape); // zero-filled: the padding
-    Storage s = src.storage();
-    Object from = Images.array(s);
-    Object to = Images.array(out.storage());
     int planes = 1;
     for (int d = 0; d < r - 2; d++) planes *= shape[d];
     int c0 = Math.max(0, x0), c1 = Math.min(w, x0 + width); // source columns inside the window
@@ -68,7 +65,7 @@ public final class RandomCrop implements Transform {
       for (int y = 0; y < height; y++) {
         int sy = y0 + y;
         if (sy < 0 || sy >= h || c1 <= c0) continue;
-        System.arraycopy(from, src.offset() + (p * h + sy) * w + c0, to, (p * height + y) * width + (c0 - x0), c1 - c0);
+        TensorData.copy(src, (p * h + sy) * w + c0, out, (p * height + y) * width + (c0 - x0), c1 - c0);
       }
     }
     return out;

@@ -3,6 +3,7 @@ package dev.ember.data;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
+import dev.ember.tensor.TensorData;
 
 /**
  * Mirrors an image {@code [..., H, W]} left to right with probability {@code p} (as torchvision's
@@ -33,22 +34,25 @@ public final class RandomHorizontalFlip implements Transform {
   /** {@code x} mirrored along its last dimension. */
   static Tensor flip(Tensor x) {
     Tensor src = Images.dense(x);
-    Tensor out = Tensor.empty(x.dtype(), x.shape());
     int w = x.size(-1);
     int rows = w == 0 ? 0 : (int) (x.numel() / w);
+    if (x.dtype() == dev.ember.tensor.DType.F32) {
+      float[] b = src.toFloatArray(); // one bulk copy, each row then reversed in place
+      for (int r = 0; r < rows; r++) {
+        for (int i = r * w, j = i + w - 1; i < j; i++, j--) {
+          float t = b[i];
+          b[i] = b[j];
+          b[j] = t;
+        }
+      }
+      return TensorData.wrap(b, x.shape());
+    }
+    Tensor out = Tensor.empty(x.dtype(), x.shape());
     Storage s = src.storage(), o = out.storage();
     int so = src.offset();
-    if (x.dtype() == dev.ember.tensor.DType.F32) {
-      float[] a = s.floats(), b = o.floats();
-      for (int r = 0; r < rows; r++) {
-        int base = r * w;
-        for (int j = 0; j < w; j++) b[base + j] = a[so + base + w - 1 - j];
-      }
-    } else {
-      for (int r = 0; r < rows; r++) {
-        int base = r * w;
-        for (int j = 0; j < w; j++) Images.copyOne(s, so + base + w - 1 - j, o, base + j);
-      }
+    for (int r = 0; r < rows; r++) {
+      int base = r * w;
+      for (int j = 0; j < w; j++) Images.copyOne(s, so + base + w - 1 - j, o, base + j);
     }
     return out;
   }

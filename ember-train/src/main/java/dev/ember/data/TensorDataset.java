@@ -3,6 +3,7 @@ package dev.ember.data;
 import dev.ember.autograd.Grad;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Tensor;
+import dev.ember.tensor.TensorData;
 import java.util.Arrays;
 
 /**
@@ -73,10 +74,7 @@ public final class TensorDataset implements BatchDataset {
     int row = shape[0] == 0 ? 0 : (int) (t.numel() / shape[0]);
     shape[0] = indices.length;
     Tensor out = Tensor.empty(t.dtype(), shape);
-    Object src = Images.array(t.storage());
-    Object dst = Images.array(out.storage());
-    int off = t.offset();
-    for (int k = 0; k < indices.length; k++) System.arraycopy(src, off + indices[k] * row, dst, k * row, row);
+    TensorData.gatherRows(t, indices, out);
     return out;
   }
 

@@ -1,9 +1,9 @@
 package dev.ember.data;
 
-import dev.ember.tensor.DType;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
+import dev.ember.tensor.TensorData;
 import java.util.Arrays;
 
 /**
@@ -38,10 +38,9 @@ public final class ToTensor implements Transform {
       throw new IllegalArgumentException("ToTensor.fromBytes: shape " + Arrays.toString(shape) + " needs " + n
           + " bytes from offset " + offset + " but the array has " + data.length);
     }
-    Tensor out = Tensor.empty(DType.F32, shape);
-    float[] o = out.storage().floats();
+    float[] o = new float[(int) n];
     for (int i = 0; i < o.length; i++) o[i] = TABLE[data[offset + i] & 0xff];
-    return out;
+    return TensorData.wrap(o, shape);
   }
 
   @Override
@@ -49,8 +48,7 @@ public final class ToTensor implements Transform {
     Images.checkRank("ToTensor", x, 2, "[H, W] or [C, H, W]");
     Tensor src = Images.dense(x);
     int[] shape = x.dim() == 2 ? new int[] {1, x.size(0), x.size(1)} : x.shape();
-    Tensor out = Tensor.empty(DType.F32, shape);
-    float[] o = out.storage().floats();
+    float[] o = new float[(int) src.numel()];
     Storage s = src.storage();
     int so = src.offset();
     for (int i = 0; i < o.length; i++) {
@@ -62,7 +60,7 @@ public final class ToTensor implements Transform {
       }
       o[i] = TABLE[b];
     }
-    return out;
+    return TensorData.wrap(o, shape);
   }
 
   @Override

@@ -1,8 +1,6 @@
 package dev.ember.metrics;
 
 import dev.ember.tensor.Check;
-import dev.ember.tensor.DType;
-import dev.ember.tensor.Device;
 import dev.ember.tensor.Tensor;
 import java.util.Arrays;
 
@@ -14,37 +12,13 @@ import java.util.Arrays;
 final class Inputs {
   private Inputs() {}
 
-  /**
-   * The elements of {@code t} as doubles in row-major order. Contiguous F32/F64 tensors are read
-   * straight from their storage (one loop, no cast op); anything else goes through
-   * {@code toDoubleArray} off the tape.
-   */
+  /** The elements of {@code t} as doubles in row-major order, off the tape. */
   static double[] values(Tensor t) {
-    if (t.isContiguous() && t.device() == Device.CPU) {
-      int n = (int) t.numel();
-      int off = t.offset();
-      switch (t.dtype()) {
-        case F64 -> {
-          return Arrays.copyOfRange(t.storage().doubles(), off, off + n);
-        }
-        case F32 -> {
-          float[] f = t.storage().floats();
-          double[] out = new double[n];
-          for (int i = 0; i < n; i++) out[i] = f[off + i];
-          return out;
-        }
-        default -> { }
-      }
-    }
     return t.detach().toDoubleArray();
   }
 
-  /** The elements of an integer or bool {@code t} as longs in row-major order. */
+  /** The elements of an integer or bool {@code t} as longs in row-major order, off the tape. */
   static long[] longValues(Tensor t) {
-    if (t.isContiguous() && t.device() == Device.CPU && t.dtype() == DType.I64) {
-      int off = t.offset();
-      return Arrays.copyOfRange(t.storage().longs(), off, off + (int) t.numel());
-    }
     return t.detach().toLongArray();
   }
 

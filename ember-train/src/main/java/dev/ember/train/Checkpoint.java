@@ -4,8 +4,8 @@ import dev.ember.autograd.Grad;
 import dev.ember.nn.io.SafeTensors;
 import dev.ember.nn.io.SafeTensorsException;
 import dev.ember.nn.io.SafeTensorsFile;
-import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
+import dev.ember.tensor.TensorData;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -195,22 +195,19 @@ public final class Checkpoint {
       if (t == null) throw new IllegalArgumentException("checkpoint: tensor '" + name + "' is missing");
       md.update((name + ":" + t.dtype() + ":" + java.util.Arrays.toString(t.shape()) + ";").getBytes(StandardCharsets.UTF_8));
       Tensor c = t.isContiguous() ? t : t.cloneContiguous();
-      Storage s = c.storage();
-      int off = c.offset();
       int n = Math.toIntExact(c.numel());
-      for (int i = 0; i < n; i++) {
+      int item = c.dtype().itemSize();
+      // The buffer is flushed when fewer than 8 bytes are left before an element, as element by element: the
+      // digest sees the same bytes in the same order.
+      for (int i = 0; i < n; ) {
         if (buf.remaining() < 8) {
           md.update(buf.flip());
           buf.clear();
         }
-        switch (c.dtype()) {
-          case F32 -> buf.putFloat(s.floats()[off + i]);
-          case F64 -> buf.putDouble(s.doubles()[off + i]);
-          case I64 -> buf.putLong(s.longs()[off + i]);
-          case I32 -> buf.putInt(s.ints()[off + i]);
-          case BOOL -> buf.put(s.bools()[off + i]);
-          default -> throw new IllegalArgumentException("checkpoint: cannot store dtype " + c.dtype());
-        }
+        int count = Math.min(n - i, (buf.remaining() - 8) / item + 1);
+        TensorData.read(c, i, count, buf);
+        buf.position(buf.position() + count * item);
+        i += count;
       }
     }
     md.update(buf.flip());

@@ -12,6 +12,7 @@ import dev.ember.backend.ReduceOp;
 import dev.ember.backend.ResamplingKernels;
 import dev.ember.backend.RowSink;
 import dev.ember.backend.UnaryOp;
+import dev.ember.backend.View;
 import dev.ember.backend.cpu.conv.CpuConvolution;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Shapes;
@@ -519,5 +520,22 @@ public final class CpuBackend implements Backend {
   @Override
   public ResamplingKernels resampling() {
     return CpuResampling.INSTANCE;
+  }
+
+  // ------------------------------------------------------------------ threads and checks
+
+  @Override
+  public int threads() {
+    return Parallel.threads();
+  }
+
+  @Override
+  public void setThreads(int n) {
+    Parallel.setThreads(n);
+  }
+
+  @Override
+  public boolean allFinite(View x) {
+    return Finite.all(x);
   }
 }

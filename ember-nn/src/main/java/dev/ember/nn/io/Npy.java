@@ -3,8 +3,8 @@ package dev.ember.nn.io;
 import dev.ember.autograd.Grad;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
-import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
+import dev.ember.tensor.TensorData;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.EOFException;
@@ -160,7 +160,6 @@ public final class Npy {
     }
     byte[] header = headerBytes(c.dtype(), c.shape());
     out.write(header);
-    Storage s = c.storage();
     int item = c.dtype().itemSize();
     int perChunk = CHUNK / item;
     byte[] buf = new byte[CHUNK];
@@ -168,15 +167,8 @@ public final class Npy {
     long n = c.numel();
     for (long done = 0; done < n; ) {
       int count = (int) Math.min(perChunk, n - done);
-      int from = c.offset() + (int) done;
       bb.clear();
-      switch (c.dtype()) {
-        case F32 -> bb.asFloatBuffer().put(s.floats(), from, count);
-        case F64 -> bb.asDoubleBuffer().put(s.doubles(), from, count);
-        case I64 -> bb.asLongBuffer().put(s.longs(), from, count);
-        case I32 -> bb.asIntBuffer().put(s.ints(), from, count);
-        case BOOL -> bb.put(s.bools(), from, count);
-      }
+      TensorData.read(c, done, count, bb);
       out.write(buf, 0, count * item);
       done += count;
     }
@@ -194,7 +186,7 @@ public final class Npy {
   /** Reads the data of the validated header {@code h}; the stream is at the first data byte. */
   private static Tensor readBody(InputStream in, Header h, long length, Path file, String member) throws IOException {
     Tensor t = Tensor.empty(h.dtype(), h.fortran() ? reversed(h.shape()) : h.shape());
-    readData(in, h, t.storage(), file, member);
+    readData(in, h, t, file, member);
     if (in.read() >= 0) {
       throw new NpyException(file, member, "more bytes than the declared size (" + length + "); the file changed "
           + "while being read or the archive lies about its size");
@@ -289,7 +281,7 @@ public final class Npy {
     return h;
   }
 
-  private static void readData(InputStream in, Header h, Storage s, Path file, String member) throws IOException {
+  private static void readData(InputStream in, Header h, Tensor t, Path file, String member) throws IOException {
     int item = h.dtype().itemSize();
     int perChunk = CHUNK / item;
     byte[] buf = new byte[CHUNK];
@@ -299,21 +291,15 @@ public final class Npy {
       int at = (int) done;
       readFully(in, buf, count * item, file, member);
       bb.clear();
-      switch (h.dtype()) {
-        case F32 -> bb.asFloatBuffer().get(s.floats(), at, count);
-        case F64 -> bb.asDoubleBuffer().get(s.doubles(), at, count);
-        case I64 -> bb.asLongBuffer().get(s.longs(), at, count);
-        case I32 -> bb.asIntBuffer().get(s.ints(), at, count);
-        case BOOL -> {
-          for (int k = 0; k < count; k++) {
-            if (buf[k] != 0 && buf[k] != 1) {
-              throw new NpyException(file, member, String.format("bool element %d (byte %d%s) is 0x%02x, not 0 or 1",
-                  at + k, h.dataStart() + at + k, member == null ? "" : " of the member", buf[k] & 0xff));
-            }
+      if (h.dtype() == DType.BOOL) {
+        for (int k = 0; k < count; k++) {
+          if (buf[k] != 0 && buf[k] != 1) {
+            throw new NpyException(file, member, String.format("bool element %d (byte %d%s) is 0x%02x, not 0 or 1",
+                at + k, h.dataStart() + at + k, member == null ? "" : " of the member", buf[k] & 0xff));
           }
-          System.arraycopy(buf, 0, s.bools(), at, count);
         }
       }
+      TensorData.write(bb, t, at, count);
       done += count;
     }
   }

@@ -4,7 +4,7 @@ import dev.ember.autograd.Grad;
 import dev.ember.nn.io.SafeTensorsException.Reason;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
-import dev.ember.tensor.Storage;
+import dev.ember.tensor.TensorData;
 import dev.ember.tensor.Tensor;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -226,22 +226,13 @@ public final class SafeTensors {
 
   /** Streams a contiguous tensor's elements to {@code ch} through {@code chunk}, little-endian. */
   private static void writeTensor(FileChannel ch, Tensor t, ByteBuffer chunk) throws IOException {
-    Storage s = t.storage();
     int item = t.dtype().itemSize();
-    int off = t.offset();
     long n = t.numel();
     int perChunk = chunk.capacity() / item;
     for (long done = 0; done < n; ) {
       int count = (int) Math.min(perChunk, n - done);
-      int from = off + (int) done;
       chunk.clear();
-      switch (t.dtype()) {
-        case F32 -> chunk.asFloatBuffer().put(s.floats(), from, count);
-        case F64 -> chunk.asDoubleBuffer().put(s.doubles(), from, count);
-        case I64 -> chunk.asLongBuffer().put(s.longs(), from, count);
-        case I32 -> chunk.asIntBuffer().put(s.ints(), from, count);
-        case BOOL -> chunk.put(s.bools(), from, count);
-      }
+      TensorData.read(t, done, count, chunk);
       chunk.position(0).limit(count * item);
       writeFully(ch, chunk);
       done += count;
@@ -258,7 +249,6 @@ public final class SafeTensors {
   private static Tensor readTensor(FileChannel ch, Path file, Header.Entry e, long dataStart, ByteBuffer chunk)
       throws IOException {
     Tensor t = Tensor.empty(e.dtype(), e.shape());
-    Storage s = t.storage();
     int item = e.dtype().itemSize();
     long n = e.numel();
     int perChunk = chunk.capacity() / item;
@@ -274,22 +264,16 @@ public final class SafeTensors {
         }
       }
       chunk.flip();
-      switch (e.dtype()) {
-        case F32 -> chunk.asFloatBuffer().get(s.floats(), at, count);
-        case F64 -> chunk.asDoubleBuffer().get(s.doubles(), at, count);
-        case I64 -> chunk.asLongBuffer().get(s.longs(), at, count);
-        case I32 -> chunk.asIntBuffer().get(s.ints(), at, count);
-        case BOOL -> {
-          byte[] dst = s.bools();
-          chunk.get(dst, at, count);
-          for (int k = at; k < at + count; k++) {
-            if (dst[k] != 0 && dst[k] != 1) {
-              throw new SafeTensorsException(file, Reason.INVALID_DATA, pos + (k - at), e.name(),
-                  String.format("BOOL element %d is 0x%02x, not 0 or 1", k, dst[k] & 0xff));
-            }
+      if (e.dtype() == DType.BOOL) {
+        for (int k = at; k < at + count; k++) {
+          byte b = chunk.get(k - at);
+          if (b != 0 && b != 1) {
+            throw new SafeTensorsException(file, Reason.INVALID_DATA, pos + (k - at), e.name(),
+                String.format("BOOL element %d is 0x%02x, not 0 or 1", k, b & 0xff));
           }
         }
       }
+      TensorData.write(chunk, t, at, count);
       pos += (long) count * item;
       done += count;
     }

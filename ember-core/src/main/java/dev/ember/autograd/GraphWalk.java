@@ -1,0 +1,158 @@
+package dev.ember.autograd;
+
+import dev.ember.tensor.Tensor;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The reverse pass over a recorded graph: the nodes in topological order, each node's incoming gradients summed,
+ * gradient hooks applied, and leaves' gradients accumulated. What becomes of the gradients' memory (adopted by a
+ * leaf or copied, handed back to the pool once consumed) is its {@link GradMemory}'s business, called at fixed
+ * points of the walk.
+ */
+final class GraphWalk {
+  private final GradMemory memory;
+  private final boolean retainGraph;
+  /** Leaves whose gradient is a tensor of this pass they adopted: a second contribution replaces it by a sum. */
+  private final IdentityHashMap<Tensor, Boolean> borrowed = new IdentityHashMap<>();
+
+  private GraphWalk(GradMemory memory, boolean retainGraph) {
+    this.memory = memory;
+    this.retainGraph = retainGraph;
+  }
+
+  /** Back-propagates {@code grad} from {@code root} (recording is off). */
+  static void run(Tensor root, Tensor grad, boolean retainGraph) {
+    Node rootNode = root.gradFn();
+    if (rootNode == null) { // a leaf: nothing may be adopted, so the caller's tensor is copied
+      new GraphWalk(GradMemory.copying(grad), retainGraph).accumulate(root, applyHooks(root, grad));
+      return;
+    }
+    List<Node> order = topologicalOrder(rootNode);
+    boolean hooks = !root.gradHooks().isEmpty() || !noHooks(order);
+    try (GradMemory memory = GradMemory.forPass(grad, hooks)) {
+      new GraphWalk(memory, retainGraph).propagate(order, rootNode, root, grad);
+    }
+  }
+
+  private void propagate(List<Node> order, Node rootNode, Tensor root, Tensor grad) {
+    Map<Node, Tensor> pending = new IdentityHashMap<>();
+    Map<Node, Tensor> owners = new IdentityHashMap<>();
+    pending.put(rootNode, grad);
+    owners.put(rootNode, root);
+    for (Node node : order) {
+      Tensor g = pending.remove(node);
+      if (g == null) continue; // no gradient reached this node (e.g. all paths had null grads)
+      memory.taken(g);
+      Tensor owner = owners.remove(node);
+      if (owner != null) g = applyHooks(owner, g);
+      if (node.ctx.released()) {
+        throw new IllegalStateException(node.name() + ": trying to backward through the graph a second time"
+            + " (its saved tensors were freed after the first backward); hint: call backward(retainGraph=true)"
+            + " the first time");
+      }
+      Tensor[] grads = memory.apply(node, g);
+      if (!retainGraph) node.ctx.release();
+      for (int i = 0; i < node.edges.length; i++) {
+        Tensor input = node.edges[i];
+        if (input == null || grads[i] == null) continue;
+        Tensor gi = grads[i];
+        if (!Arrays.equals(gi.shape(), input.shape())) {
+          throw new IllegalStateException(node.name() + ": backward produced gradient " + Arrays.toString(gi.shape())
+              + " for input " + i + " of shape " + Arrays.toString(input.shape()) + " (internal error)");
+        }
+        if (gi.dtype() != input.dtype()) {
+          memory.dropped(gi);
+          gi = gi.to(input.dtype());
+        }
+        Node next = input.gradFn();
+        if (next == null) {
+          accumulate(input, applyHooks(input, gi));
+          memory.accumulated(input, gi);
+        } else {
+          Tensor prev = pending.get(next);
+          Tensor sum = prev == null ? gi : prev.add(gi);
+          pending.put(next, sum);
+          owners.put(next, input);
+          memory.pending(sum, prev, gi);
+        }
+      }
+      memory.nodeDone(g);
+      // The inputs are the graph's activations; a node that can no longer run backward must not
+      // keep them reachable from a tensor the caller still holds (the loss of the last step).
+      if (!retainGraph) node.releaseEdges();
+    }
+    memory.passDone();
+  }
+
+  private static Tensor applyHooks(Tensor t, Tensor g) {
+    for (var hook : t.gradHooks()) {
+      Tensor r = hook.apply(g);
+      if (r != null) g = r;
+    }
+    return g;
+  }
+
+  /**
+   * Adds {@code g} into {@code leaf.grad()}. A leaf without a gradient adopts {@code g} itself instead of a copy
+   * when the memory policy {@linkplain GradMemory#mayAdopt allows} it. The same tensor may still be pending as the
+   * input of a node not yet run (add passes its gradient to both operands), so until the pass ends an adopted
+   * gradient is borrowed: a second contribution replaces it by a sum instead of adding in place. After the pass
+   * every adopted gradient is the leaf's alone, as a copy would be; the copy it saves is a full pass over every
+   * parameter per step.
+   */
+  private void accumulate(Tensor leaf, Tensor g) {
+    Tensor existing = leaf.grad();
+    if (existing == null) {
+      if (memory.mayAdopt(g)) {
+        leaf.setGrad(g);
+        borrowed.put(leaf, Boolean.TRUE);
+      } else {
+        leaf.setGrad(g.cloneContiguous());
+      }
+    } else if (borrowed.remove(leaf) != null) {
+      leaf.setGrad(existing.add(g));
+    } else {
+      existing.add_(g);
+    }
+  }
+
+  private static boolean noHooks(List<Node> order) {
+    for (Node n : order) {
+      for (Tensor t : n.edges) {
+        if (t != null && !t.gradHooks().isEmpty()) return false;
+      }
+    }
+    return true;
+  }
+
+  /** Nodes in an order where every node comes before the nodes it feeds gradients to (iterative DFS). */
+  private static List<Node> topologicalOrder(Node root) {
+    List<Node> post = new ArrayList<>();
+    IdentityHashMap<Node, Boolean> seen = new IdentityHashMap<>();
+    ArrayDeque<Object[]> stack = new ArrayDeque<>();
+    stack.push(new Object[] {root, 0});
+    seen.put(root, true);
+    while (!stack.isEmpty()) {
+      Object[] top = stack.peek();
+      Node n = (Node) top[0];
+      int i = (Integer) top[1];
+      if (i < n.edges.length) {
+        top[1] = i + 1;
+        Tensor in = n.edges[i];
+        Node child = in == null ? null : in.gradFn();
+        if (child != null && seen.put(child, true) == null) stack.push(new Object[] {child, 0});
+      } else {
+        stack.pop();
+        post.add(n);
+      }
+    }
+    Collections.reverse(post);
+    return post;
+  }
+}
