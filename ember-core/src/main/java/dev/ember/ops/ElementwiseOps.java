@@ -56,6 +56,11 @@ public final class ElementwiseOps {
     return Unary.SOFTPLUS.apply(x, beta);
   }
 
+  /** x tanh(softplus(x)) (PyTorch's F.mish). */
+  public static Tensor mish(Tensor x) {
+    return Unary.MISH.apply(x, 0);
+  }
+
   public static Tensor powScalar(Tensor x, double exponent) {
     return Unary.POW_SCALAR.apply(x, exponent);
   }

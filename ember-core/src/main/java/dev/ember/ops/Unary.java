@@ -63,7 +63,9 @@ public enum Unary {
   FLOOR("floor", NUMERIC, NOTHING, UnaryOp.FLOOR, (p, x, out, g) -> Tensor.zerosLike(g)),
   CEIL("ceil", NUMERIC, NOTHING, UnaryOp.CEIL, (p, x, out, g) -> Tensor.zerosLike(g)),
   ROUND("round", NUMERIC, NOTHING, UnaryOp.ROUND, (p, x, out, g) -> Tensor.zerosLike(g)),
-  TRUNC("trunc", NUMERIC, NOTHING, UnaryOp.TRUNC, (p, x, out, g) -> Tensor.zerosLike(g));
+  TRUNC("trunc", NUMERIC, NOTHING, UnaryOp.TRUNC, (p, x, out, g) -> Tensor.zerosLike(g)),
+  /** x tanh(softplus(x)), as PyTorch's F.mish (Misra 2019): no kernel of its own, its formula runs in double. */
+  MISH("mish", FLOATING, INPUTS, Unary::mish, Unary::mishGrad);
 
   /** A unary op's gradient: x is null unless its backward reads inputs, out unless it reads the output. */
   @FunctionalInterface
@@ -149,6 +151,17 @@ public enum Unary {
     Tensor dInner = x.square().mul(3 * 0.044715).add(1).mul(SQRT_2_OVER_PI);
     Tensor d = th.add(1).mul(0.5).add(x.mul(0.5).mul(th.square().neg().add(1)).mul(dInner));
     return g.mul(d);
+  }
+
+  /** softplus with PyTorch's threshold of 20, where log1p(exp(x)) is x to double precision. */
+  private static double mish(double x, double p) {
+    return x * Math.tanh(x > 20 ? x : Math.log1p(Math.exp(x)));
+  }
+
+  /** d/dx x tanh(sp(x)) = tanh(sp) + x (1 - tanh(sp)^2) sigmoid(x), as sp' = sigmoid. */
+  private static Tensor mishGrad(double p, Tensor x, Tensor out, Tensor g) {
+    Tensor t = SOFTPLUS.apply(x, 1).tanh();
+    return g.mul(t.add(x.mul(x.sigmoid()).mul(t.square().neg().add(1))));
   }
 
   /**

@@ -62,6 +62,7 @@ public final class OpTable {
     t.add(op("silu").unary(ElementwiseOps::silu).refUnary(x -> x * sigmoid(x)).domain(-5, 5));
     t.add(op("softplus").unary(x -> ElementwiseOps.softplus(x, 2)).refUnary(x -> 2 * x > 20 ? x : Math.log1p(Math.exp(2 * x)) / 2)
         .domain(-4, 4).error(l -> ElementwiseOps.softplus(l.get(0), -1), "[3]", "softplus: beta must be positive, got -1.0: x=[3]"));
+    t.add(op("mish").unary(ElementwiseOps::mish).refUnary(x -> x * Math.tanh(Math.log1p(Math.exp(x)))).domain(-5, 5));
     t.add(op("pow_scalar").unary(x -> x.pow(2.5)).refUnary(x -> Math.pow(x, 2.5)).domain(0.2, 2));
     t.add(op("pow_int_scalar").def("pow_scalar").unary(x -> x.pow(3)).refUnary(x -> x * x * x));
     t.add(op("floor").unary(Tensor::floor).refUnary(Math::floor).domain(-3, 3));
