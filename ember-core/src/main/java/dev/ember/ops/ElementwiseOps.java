@@ -167,7 +167,8 @@ public final class ElementwiseOps {
 
   /** cond ? a : b, broadcasting all three; differentiable in a and b. */
   public static Tensor where(Tensor cond, Tensor a, Tensor b) {
-    int[] shape = Shapes.broadcast(WHERE.name(), Shapes.broadcast(WHERE.name(), cond.shapeRef(), a.shapeRef()), b.shapeRef());
+    String name = WHERE.name();
+    int[] shape = Shapes.broadcast(name, Shapes.broadcast(name, cond.shapeRef(), a.shapeRef()), b.shapeRef());
     DType dt = DType.promote(a.dtype(), b.dtype());
     Tensor a2 = a.to(dt);
     Tensor b2 = b.to(dt);
