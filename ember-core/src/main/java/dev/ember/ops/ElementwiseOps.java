@@ -36,12 +36,12 @@ public final class ElementwiseOps {
     return dev.ember.tensor.Device.CPU.backend();
   }
 
-  /** op(x) for a unary primitive without a parameter: see {@link Unary#apply}. */
+  /** op(x) for a unary primitive without a parameter, as its {@link Unary} constant defines it. */
   public static Tensor unary(UnaryOp op, Tensor x) {
     return Unary.of(op).apply(x, 0);
   }
 
-  /** op(x) for a unary primitive with its parameter: see {@link Unary#apply}. */
+  /** op(x) for a unary primitive with its parameter, as its {@link Unary} constant defines it. */
   public static Tensor unary(UnaryOp op, Tensor x, double param) {
     return Unary.of(op).apply(x, param);
   }
