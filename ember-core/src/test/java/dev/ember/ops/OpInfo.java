@@ -12,12 +12,14 @@ import java.util.function.DoubleUnaryOperator;
 import java.util.function.Function;
 
 /**
- * One entry of the op table: how to call the op, its double-precision oracle, the input shapes
- * and value range to sample, whether it is differentiable, and the error cases with their exact
+ * One entry of the op table, keyed to an {@link OpDef} by name: how to call the op, its double-precision oracle,
+ * the input shapes and value range to sample, whether it is differentiable, and the error cases with their exact
  * messages. The tests in {@link OpTableTest} are generated from these entries.
  */
 public final class OpInfo {
   final String name;
+  /** The {@link OpDef} this entry tests: its name unless {@link #def(String)} names another. */
+  String def;
   Function<List<Tensor>, Tensor> fn;
   Function<List<Arr>, Arr> oracle;
   final List<int[][]> samples = new ArrayList<>();
@@ -32,10 +34,17 @@ public final class OpInfo {
 
   private OpInfo(String name) {
     this.name = name;
+    this.def = name;
   }
 
   static OpInfo op(String name) {
     return new OpInfo(name);
+  }
+
+  /** The definition this entry tests when it is a variant (e.g. {@code sum_dims} of {@code sum}). */
+  OpInfo def(String defName) {
+    this.def = defName;
+    return this;
   }
 
   OpInfo fn(Function<List<Tensor>, Tensor> f) {
