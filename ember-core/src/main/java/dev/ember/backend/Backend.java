@@ -103,4 +103,7 @@ public interface Backend {
 
   /** out[.., index[i], ..] += src[.., i, ..] along dim (the backward of indexSelect). */
   void indexAdd(Tensor out, int dim, Tensor index, Tensor src);
+
+  /** The fused optimizer updates and the reductions the optimizers need. */
+  OptimizerKernels optimizer();
 }

@@ -2,6 +2,7 @@ package dev.ember.backend.cpu;
 
 import dev.ember.backend.Backend;
 import dev.ember.backend.BinaryOp;
+import dev.ember.backend.OptimizerKernels;
 import dev.ember.backend.ReduceOp;
 import dev.ember.backend.RowSink;
 import dev.ember.backend.UnaryOp;
@@ -472,5 +473,10 @@ public final class CpuBackend implements Backend {
   @Override
   public void indexAdd(Tensor out, int dim, Tensor index, Tensor src) {
     Indexing.indexAdd(out, dim, index, src);
+  }
+
+  @Override
+  public OptimizerKernels optimizer() {
+    return CpuOptimizer.instance();
   }
 }

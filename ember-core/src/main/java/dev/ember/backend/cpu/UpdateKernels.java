@@ -1,10 +1,11 @@
-package dev.ember.optim;
+package dev.ember.backend.cpu;
 
 /**
  * The float32 update loops of the optimizers, one method per fused update, over elements
  * {@code [lo, hi)} of contiguous {@link Slot}s. Two implementations: {@link ScalarUpdateKernels}
  * (plain Java, the reference) and {@code VectorUpdateKernels} (the Vector API, loaded by name by
- * {@link Kernels#F32} so it is never linked when {@code jdk.incubator.vector} is absent).
+ * {@link CpuOptimizer} so it is never linked when {@code jdk.incubator.vector} is absent). The optimizers
+ * reach them through {@link dev.ember.backend.OptimizerKernels}; each rule's formula is documented there.
  *
  * <p>Both evaluate every element with the same float operations in the same order (Java never
  * contracts {@code a * b + c} into an FMA, and sqrt, division, min, max, abs are exact IEEE
@@ -14,7 +15,7 @@ package dev.ember.optim;
  *
  * <p>Coefficients arrive as the floats the scalar code has always used (e.g. {@code (float) (1 - beta1)}).
  */
-interface UpdateKernels {
+public interface UpdateKernels {
   /** "scalar" or "vector". */
   String name();
 
@@ -26,37 +27,37 @@ interface UpdateKernels {
       boolean nesterov, float mom);
 
   /**
-   * Adam / AdamW (and AMSGrad when {@code vmax} is non-null); see {@link Adam}. {@code invBc2Sqrt} is
+   * Adam / AdamW (and AMSGrad when {@code vmax} is non-null); see {@code Adam}. {@code invBc2Sqrt} is
    * 1 / sqrt(1 - beta2^t): the denominator is {@code sqrt(v) * invBc2Sqrt + eps}. With {@code sign} 1 and
    * {@code l2} 0 (no maximize, no L2 term) the gradient is used as it is, without the two operations.
    */
   void adam(Slot p, Slot g, Slot m, Slot v, Slot vmax, int lo, int hi, float sign, float l2, float decay, float b1,
       float b2, float c1, float c2, float eps, float stepSize, float invBc2Sqrt);
 
-  /** Adamax; see {@link Adamax}. */
+  /** Adamax; see {@code Adamax}. */
   void adamax(Slot p, Slot g, Slot m, Slot u, int lo, int hi, float sign, float wd, float b1, float b2, float c1, float eps,
       float clr);
 
-  /** Adadelta; see {@link Adadelta}. */
+  /** Adadelta; see {@code Adadelta}. */
   void adadelta(Slot p, Slot g, Slot s, Slot u, int lo, int hi, float sign, float wd, float rho, float c, float eps,
       float lr);
 
-  /** Adagrad; see {@link Adagrad}. */
+  /** Adagrad; see {@code Adagrad}. */
   void adagrad(Slot p, Slot g, Slot s, int lo, int hi, float sign, float wd, float eps, float clr);
 
   /** RMSprop; {@code a} (grad_avg) is null unless centered, {@code b} (momentum buffer) null unless momentum. */
   void rmsprop(Slot p, Slot g, Slot s, Slot a, Slot b, int lo, int hi, float sign, float wd, float alpha, float c,
       float eps, float mom, float lr);
 
-  /** NAdam; see {@link NAdam}. */
+  /** NAdam; see {@code NAdam}. */
   void nadam(Slot p, Slot g, Slot m, Slot v, int lo, int hi, float sign, float wd, float b1, float b2, float c1, float c2,
       float bc2, float eps, float cg, float cm);
 
-  /** RAdam; see {@link RAdam}. */
+  /** RAdam; see {@code RAdam}. */
   void radam(Slot p, Slot g, Slot m, Slot v, int lo, int hi, float sign, float wd, float b1, float b2, float c1, float c2,
       float eps, float scale, boolean adaptive);
 
-  /** Lion; see {@link Lion}. */
+  /** Lion; see {@code Lion}. */
   void lion(Slot p, Slot g, Slot m, int lo, int hi, float sign, float decay, float lr, float b1, float c1, float b2,
       float c2);
 
@@ -67,7 +68,7 @@ interface UpdateKernels {
   /** LAMB's second pass: {@code p = x - scale * r}, r recomputed from the stored moments. */
   void lambApply(Slot p, Slot m, Slot v, int lo, int hi, float bc1, float bc2, float eps, float wd, float scale);
 
-  /** SophiaG's update; see {@link SophiaG}. {@code sc1} is {@code (1 - beta1) * sign}. */
+  /** SophiaG's update; see {@code SophiaG}. {@code sc1} is {@code (1 - beta1) * sign}. */
   void sophia(Slot p, Slot g, Slot m, Slot h, int lo, int hi, float decay, float lr, float b1, float sc1, float rhoBs);
 
   /** SophiaG's Hessian EMA: {@code h = b2 * h + c * g * g}. */

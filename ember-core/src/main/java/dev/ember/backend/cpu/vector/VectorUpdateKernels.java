@@ -1,9 +1,12 @@
-package dev.ember.optim;
+package dev.ember.backend.cpu.vector;
 
 import static jdk.incubator.vector.VectorOperators.F2D;
 import static jdk.incubator.vector.VectorOperators.GT;
 import static jdk.incubator.vector.VectorOperators.LT;
 
+import dev.ember.backend.cpu.ScalarUpdateKernels;
+import dev.ember.backend.cpu.Slot;
+import dev.ember.backend.cpu.UpdateKernels;
 import jdk.incubator.vector.DoubleVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
@@ -16,10 +19,10 @@ import jdk.incubator.vector.VectorSpecies;
  * squares accumulate in per-lane double partials: each {@code (double) x * x} is exact, only the
  * order of the additions differs from the scalar loop.
  *
- * <p>Loaded by name from {@link Kernels#F32}; nothing else refers to this class, so the optimizers
+ * <p>Loaded by name from {@code CpuOptimizer}; nothing else refers to this class, so the optimizers
  * work without {@code jdk.incubator.vector}.
  */
-final class VectorUpdateKernels implements UpdateKernels {
+public final class VectorUpdateKernels implements UpdateKernels {
   private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
   private static final VectorSpecies<Double> D = VectorSpecies.of(double.class, S.vectorShape());
   private static final int L = S.length();
