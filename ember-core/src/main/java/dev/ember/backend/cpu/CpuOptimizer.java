@@ -7,7 +7,7 @@ import java.util.logging.Logger;
 
 /**
  * The CPU's fused optimizer updates: dtype dispatch and chunked, threaded loops around the update rules of
- * {@link UpdateKernels} (float32) and {@link ScalarUpdateKernels.F64} (float64). The partial sums of
+ * {@link UpdateKernels}, {@link #F32} for float32 and {@link ScalarUpdateKernels#F64} for float64. The partial sums of
  * reductions run over chunks of {@link #CHUNK} elements whatever the thread count, combined in chunk order;
  * elementwise updates run in as many equal tasks as there are chunks (where a task ends changes no element).
  * Both are bitwise the same on 1 or N threads. Tensors of one chunk or less run on the calling thread.
@@ -15,8 +15,8 @@ import java.util.logging.Logger;
  * <p>The float32 loop bodies are {@link #F32}: the Vector API set when {@code jdk.incubator.vector}
  * is readable (loaded by name, as the core's CPU kernels are), else the plain-Java set; both give
  * the same bits (see {@link UpdateKernels}). {@code -Dember.kernels=scalar} forces the plain set.
- * The coefficients reach the float32 loops as the floats the optimizers have always used (e.g.
- * {@code (float) (1 - beta1)}).
+ * The coefficients reach the loops in the parameter's dtype: for float32 the floats the optimizers have
+ * always used (e.g. {@code (float) (1 - beta1)}).
  */
 public final class CpuOptimizer implements OptimizerKernels {
   /** 32K elements: 128 KiB per f32 stream, large enough to amortise a task, small enough to spread 1M over 32 tasks. */
@@ -37,9 +37,9 @@ public final class CpuOptimizer implements OptimizerKernels {
   }
 
   private static UpdateKernels choose() {
-    if ("scalar".equals(System.getProperty("ember.kernels"))) return new ScalarUpdateKernels();
+    if ("scalar".equals(System.getProperty("ember.kernels"))) return ScalarUpdateKernels.F32;
     UpdateKernels v = vectorOrNull();
-    return v == null ? new ScalarUpdateKernels() : v;
+    return v == null ? ScalarUpdateKernels.F32 : v;
   }
 
   /** The Vector API update loops, or null when the module is not readable (CpuBackends warns about that). */
@@ -54,8 +54,14 @@ public final class CpuOptimizer implements OptimizerKernels {
     }
   }
 
-  private static boolean f32(Slot s) {
-    return s.f != null;
+  /** The loops for p's dtype. */
+  private static UpdateKernels loops(Slot p) {
+    return p.f != null ? F32 : ScalarUpdateKernels.F64;
+  }
+
+  /** The coefficient v in p's dtype: the float the float32 loops have always been given, or v itself. */
+  private static double c(Slot p, double v) {
+    return p.f != null ? (float) v : v;
   }
 
   private static Slot slotOrNull(View v) {
@@ -67,193 +73,135 @@ public final class CpuOptimizer implements OptimizerKernels {
   @Override
   public void sgd(View param, View grad, double lr, double wd, double sign) {
     Slot p = new Slot(param);
-    forGradient(param, grad, (g, lo, hi) -> {
-      if (f32(p)) F32.sgd(p, g, lo, hi, (float) lr, (float) wd, (float) sign);
-      else ScalarUpdateKernels.F64.sgd(p, g, lo, hi, lr, wd, sign);
-    });
+    UpdateKernels k = loops(p);
+    forGradient(param, grad, (g, lo, hi) -> k.sgd(p, g, lo, hi, c(p, lr), c(p, wd), c(p, sign)));
   }
 
   @Override
   public void sgdMomentum(View param, View grad, View buf, double lr, double wd, double sign, double keep, double add,
       boolean nesterov, double momentum) {
     Slot p = new Slot(param), b = new Slot(buf);
-    forGradient(param, grad, (g, lo, hi) -> {
-      if (f32(p)) {
-        F32.sgdMomentum(p, g, b, lo, hi, (float) lr, (float) wd, (float) sign, (float) keep, (float) add, nesterov,
-            (float) momentum);
-      } else {
-        ScalarUpdateKernels.F64.sgdMomentum(p, g, b, lo, hi, lr, wd, sign, keep, add, nesterov, momentum);
-      }
-    });
+    UpdateKernels k = loops(p);
+    forGradient(param, grad, (g, lo, hi) -> k.sgdMomentum(p, g, b, lo, hi, c(p, lr), c(p, wd), c(p, sign), c(p, keep),
+        c(p, add), nesterov, c(p, momentum)));
   }
 
   @Override
   public void adam(View param, View grad, View m, View v, View vmax, double sign, double l2, double decay, double b1,
       double b2, double eps, double stepSize, double invBc2Sqrt) {
     Slot p = new Slot(param), ms = new Slot(m), vs = new Slot(v), xs = slotOrNull(vmax);
-    forGradient(param, grad, (g, lo, hi) -> {
-      if (f32(p)) {
-        F32.adam(p, g, ms, vs, xs, lo, hi, (float) sign, (float) l2, (float) decay, (float) b1, (float) b2,
-            (float) (1 - b1), (float) (1 - b2), (float) eps, (float) stepSize, (float) invBc2Sqrt);
-      } else {
-        ScalarUpdateKernels.F64.adam(p, g, ms, vs, xs, lo, hi, sign, l2, decay, b1, b2, eps, stepSize, invBc2Sqrt);
-      }
-    });
+    UpdateKernels k = loops(p);
+    forGradient(param, grad, (g, lo, hi) -> k.adam(p, g, ms, vs, xs, lo, hi, c(p, sign), c(p, l2), c(p, decay),
+        c(p, b1), c(p, b2), c(p, 1 - b1), c(p, 1 - b2), c(p, eps), c(p, stepSize), c(p, invBc2Sqrt)));
   }
 
   @Override
   public void adamax(View param, View grad, View m, View u, double sign, double wd, double b1, double b2, double eps,
       double clr) {
     Slot p = new Slot(param), ms = new Slot(m), us = new Slot(u);
-    forGradient(param, grad, (g, lo, hi) -> {
-      if (f32(p)) {
-        F32.adamax(p, g, ms, us, lo, hi, (float) sign, (float) wd, (float) b1, (float) b2, (float) (1 - b1), (float) eps,
-            (float) clr);
-      } else {
-        ScalarUpdateKernels.F64.adamax(p, g, ms, us, lo, hi, sign, wd, b1, b2, eps, clr);
-      }
-    });
+    UpdateKernels k = loops(p);
+    forGradient(param, grad, (g, lo, hi) -> k.adamax(p, g, ms, us, lo, hi, c(p, sign), c(p, wd), c(p, b1), c(p, b2),
+        c(p, 1 - b1), c(p, eps), c(p, clr)));
   }
 
   @Override
   public void adadelta(View param, View grad, View s, View u, double sign, double wd, double rho, double eps,
       double lr) {
     Slot p = new Slot(param), ss = new Slot(s), us = new Slot(u);
-    forGradient(param, grad, (g, lo, hi) -> {
-      if (f32(p)) {
-        F32.adadelta(p, g, ss, us, lo, hi, (float) sign, (float) wd, (float) rho, (float) (1 - rho), (float) eps,
-            (float) lr);
-      } else {
-        ScalarUpdateKernels.F64.adadelta(p, g, ss, us, lo, hi, sign, wd, rho, eps, lr);
-      }
-    });
+    UpdateKernels k = loops(p);
+    forGradient(param, grad, (g, lo, hi) -> k.adadelta(p, g, ss, us, lo, hi, c(p, sign), c(p, wd), c(p, rho),
+        c(p, 1 - rho), c(p, eps), c(p, lr)));
   }
 
   @Override
   public void adagrad(View param, View grad, View s, double sign, double wd, double eps, double clr) {
     Slot p = new Slot(param), ss = new Slot(s);
-    forGradient(param, grad, (g, lo, hi) -> {
-      if (f32(p)) F32.adagrad(p, g, ss, lo, hi, (float) sign, (float) wd, (float) eps, (float) clr);
-      else ScalarUpdateKernels.F64.adagrad(p, g, ss, lo, hi, sign, wd, eps, clr);
-    });
+    UpdateKernels k = loops(p);
+    forGradient(param, grad, (g, lo, hi) -> k.adagrad(p, g, ss, lo, hi, c(p, sign), c(p, wd), c(p, eps), c(p, clr)));
   }
 
   @Override
   public void rmsprop(View param, View grad, View s, View a, View b, double sign, double wd, double alpha, double eps,
       double momentum, double lr) {
     Slot p = new Slot(param), ss = new Slot(s), as = slotOrNull(a), bs = slotOrNull(b);
-    forGradient(param, grad, (g, lo, hi) -> {
-      if (f32(p)) {
-        F32.rmsprop(p, g, ss, as, bs, lo, hi, (float) sign, (float) wd, (float) alpha, (float) (1 - alpha), (float) eps,
-            (float) momentum, (float) lr);
-      } else {
-        ScalarUpdateKernels.F64.rmsprop(p, g, ss, as, bs, lo, hi, sign, wd, alpha, eps, momentum, lr);
-      }
-    });
+    UpdateKernels k = loops(p);
+    forGradient(param, grad, (g, lo, hi) -> k.rmsprop(p, g, ss, as, bs, lo, hi, c(p, sign), c(p, wd), c(p, alpha),
+        c(p, 1 - alpha), c(p, eps), c(p, momentum), c(p, lr)));
   }
 
   @Override
   public void nadam(View param, View grad, View m, View v, double sign, double wd, double b1, double b2, double bc2,
       double eps, double cg, double cm) {
     Slot p = new Slot(param), ms = new Slot(m), vs = new Slot(v);
-    forGradient(param, grad, (g, lo, hi) -> {
-      if (f32(p)) {
-        F32.nadam(p, g, ms, vs, lo, hi, (float) sign, (float) wd, (float) b1, (float) b2, (float) (1 - b1),
-            (float) (1 - b2), (float) bc2, (float) eps, (float) cg, (float) cm);
-      } else {
-        ScalarUpdateKernels.F64.nadam(p, g, ms, vs, lo, hi, sign, wd, b1, b2, bc2, eps, cg, cm);
-      }
-    });
+    UpdateKernels k = loops(p);
+    forGradient(param, grad, (g, lo, hi) -> k.nadam(p, g, ms, vs, lo, hi, c(p, sign), c(p, wd), c(p, b1), c(p, b2),
+        c(p, 1 - b1), c(p, 1 - b2), c(p, bc2), c(p, eps), c(p, cg), c(p, cm)));
   }
 
   @Override
   public void radam(View param, View grad, View m, View v, double sign, double wd, double b1, double b2, double eps,
       double scale, boolean adaptive) {
     Slot p = new Slot(param), ms = new Slot(m), vs = new Slot(v);
-    forGradient(param, grad, (g, lo, hi) -> {
-      if (f32(p)) {
-        F32.radam(p, g, ms, vs, lo, hi, (float) sign, (float) wd, (float) b1, (float) b2, (float) (1 - b1),
-            (float) (1 - b2), (float) eps, (float) scale, adaptive);
-      } else {
-        ScalarUpdateKernels.F64.radam(p, g, ms, vs, lo, hi, sign, wd, b1, b2, eps, scale, adaptive);
-      }
-    });
+    UpdateKernels k = loops(p);
+    forGradient(param, grad, (g, lo, hi) -> k.radam(p, g, ms, vs, lo, hi, c(p, sign), c(p, wd), c(p, b1), c(p, b2),
+        c(p, 1 - b1), c(p, 1 - b2), c(p, eps), c(p, scale), adaptive));
   }
 
   @Override
   public void lion(View param, View grad, View m, double sign, double decay, double lr, double b1, double b2) {
     Slot p = new Slot(param), ms = new Slot(m);
-    forGradient(param, grad, (g, lo, hi) -> {
-      if (f32(p)) {
-        F32.lion(p, g, ms, lo, hi, (float) sign, (float) decay, (float) lr, (float) b1, (float) (1 - b1), (float) b2,
-            (float) (1 - b2));
-      } else {
-        ScalarUpdateKernels.F64.lion(p, g, ms, lo, hi, sign, decay, lr, b1, b2);
-      }
-    });
+    UpdateKernels k = loops(p);
+    forGradient(param, grad, (g, lo, hi) -> k.lion(p, g, ms, lo, hi, c(p, sign), c(p, decay), c(p, lr), c(p, b1),
+        c(p, 1 - b1), c(p, b2), c(p, 1 - b2)));
   }
 
   @Override
   public double[] lambMoments(View param, View grad, View m, View v, double b1, double b2, double bc1, double bc2,
       double eps, double wd) {
     Slot p = new Slot(param), g = new Slot(grad), ms = new Slot(m), vs = new Slot(v);
-    return sums((int) param.numel(), 2, (lo, hi, acc) -> {
-      if (f32(p)) {
-        F32.lambMoments(p, g, ms, vs, lo, hi, (float) b1, (float) b2, (float) (1 - b1), (float) (1 - b2), (float) bc1,
-            (float) bc2, (float) eps, (float) wd, acc);
-      } else {
-        ScalarUpdateKernels.F64.lambMoments(p, g, ms, vs, lo, hi, b1, b2, bc1, bc2, eps, wd, acc);
-      }
-    });
+    UpdateKernels k = loops(p);
+    return sums((int) param.numel(), 2, (lo, hi, acc) -> k.lambMoments(p, g, ms, vs, lo, hi, c(p, b1), c(p, b2),
+        c(p, 1 - b1), c(p, 1 - b2), c(p, bc1), c(p, bc2), c(p, eps), c(p, wd), acc));
   }
 
   @Override
   public void lambApply(View param, View m, View v, double bc1, double bc2, double eps, double wd, double scale) {
     Slot p = new Slot(param), ms = new Slot(m), vs = new Slot(v);
-    forRange((int) param.numel(), (lo, hi) -> {
-      if (f32(p)) F32.lambApply(p, ms, vs, lo, hi, (float) bc1, (float) bc2, (float) eps, (float) wd, (float) scale);
-      else ScalarUpdateKernels.F64.lambApply(p, ms, vs, lo, hi, bc1, bc2, eps, wd, scale);
-    });
+    UpdateKernels k = loops(p);
+    forRange((int) param.numel(), (lo, hi) -> k.lambApply(p, ms, vs, lo, hi, c(p, bc1), c(p, bc2), c(p, eps), c(p, wd),
+        c(p, scale)));
   }
 
   @Override
   public void sophia(View param, View grad, View m, View h, double sign, double decay, double lr, double b1,
       double rhoBs) {
     Slot p = new Slot(param), ms = new Slot(m), hs = new Slot(h);
-    forGradient(param, grad, (g, lo, hi) -> {
-      if (f32(p)) {
-        // (1 - beta1) * sign is one float product, as in the loop it replaces: b1 * m + c1 * sign * g
-        float sc1 = (float) (1 - b1) * (float) sign;
-        F32.sophia(p, g, ms, hs, lo, hi, (float) decay, (float) lr, (float) b1, sc1, (float) rhoBs);
-      } else {
-        ScalarUpdateKernels.F64.sophia(p, g, ms, hs, lo, hi, sign, decay, lr, b1, rhoBs);
-      }
-    });
+    UpdateKernels k = loops(p);
+    // (1 - beta1) * sign is one product in the dtype: b1 * m + c1 * sign * g
+    double sc1 = c(p, c(p, 1 - b1) * c(p, sign));
+    forGradient(param, grad, (g, lo, hi) -> k.sophia(p, g, ms, hs, lo, hi, c(p, decay), c(p, lr), c(p, b1), sc1,
+        c(p, rhoBs)));
   }
 
   @Override
   public void sophiaHessian(View h, View grad, double b2) {
     Slot hs = new Slot(h), g = new Slot(grad);
-    forRange((int) h.numel(), (lo, hi) -> {
-      if (f32(hs)) F32.sophiaEma(hs, g, lo, hi, (float) b2, (float) (1 - b2));
-      else ScalarUpdateKernels.F64.sophiaEma(hs, g, lo, hi, b2);
-    });
+    UpdateKernels k = loops(hs);
+    forRange((int) h.numel(), (lo, hi) -> k.sophiaEma(hs, g, lo, hi, c(hs, b2), c(hs, 1 - b2)));
   }
 
   @Override
   public double samSquares(View param, View grad, boolean adaptive) {
     Slot p = new Slot(param), g = new Slot(grad);
-    return sums((int) param.numel(), 1, (lo, hi, acc) -> acc[0] += f32(p)
-        ? F32.samSquares(p, g, lo, hi, adaptive) : ScalarUpdateKernels.F64.samSquares(p, g, lo, hi, adaptive))[0];
+    UpdateKernels k = loops(p);
+    return sums((int) param.numel(), 1, (lo, hi, acc) -> acc[0] += k.samSquares(p, g, lo, hi, adaptive))[0];
   }
 
   @Override
   public void samAscend(View param, View grad, double scale, boolean adaptive) {
     Slot p = new Slot(param), g = new Slot(grad);
-    forRange((int) param.numel(), (lo, hi) -> {
-      if (f32(p)) F32.samAscend(p, g, lo, hi, (float) scale, adaptive);
-      else ScalarUpdateKernels.F64.samAscend(p, g, lo, hi, scale, adaptive);
-    });
+    UpdateKernels k = loops(p);
+    forRange((int) param.numel(), (lo, hi) -> k.samAscend(p, g, lo, hi, c(p, scale), adaptive));
   }
 
   // ------------------------------------------------------------------ norms (gradient clipping)

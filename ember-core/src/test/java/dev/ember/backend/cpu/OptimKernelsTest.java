@@ -25,7 +25,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class OptimKernelsTest {
   private static final int[] SIZES = {0, 1, 7, 17, 1000, 4099};
-  private static final UpdateKernels SCALAR = new ScalarUpdateKernels();
+  private static final UpdateKernels SCALAR = ScalarUpdateKernels.F32;
   private static final UpdateKernels VECTOR = CpuOptimizer.vectorOrNull();
 
   /** One kernel call on slots s (lo, hi given); returns the sums it adds, or null for elementwise kernels. */
