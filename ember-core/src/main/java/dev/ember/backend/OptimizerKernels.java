@@ -29,8 +29,8 @@ public interface OptimizerKernels {
    * with {@code vmax} (AMSGrad, else null) {@code v' = vmax = max(vmax, v)};
    * {@code p = p * decay - stepSize * m / (sqrt(v') * invBc2Sqrt + eps)}.
    */
-  void adam(View param, View grad, View m, View v, View vmax, double sign, double l2, double decay, double b1, double b2,
-      double eps, double stepSize, double invBc2Sqrt);
+  void adam(View param, View grad, View m, View v, View vmax, double sign, double l2, double decay, double b1,
+      double b2, double eps, double stepSize, double invBc2Sqrt);
 
   /** Adamax: {@code m = b1 m + (1 - b1) g; u = max(b2 u, |g| + eps); p = p - clr * m / u}. */
   void adamax(View param, View grad, View m, View u, double sign, double wd, double b1, double b2, double eps,

@@ -47,6 +47,7 @@ public final class Adadelta extends Optimizer {
     incrementStep(state);
     double lr = Hyper.LR.of(g), rho = RHO.of(g), eps = Hyper.EPS.of(g), wd = Hyper.WEIGHT_DECAY.of(g);
     double sign = Hyper.MAXIMIZE.of(g) ? -1 : 1;
-    blockwiseKernels(param).adadelta(param, grad, state.get("square_avg"), state.get("acc_delta"), sign, wd, rho, eps, lr);
+    blockwiseKernels(param)
+        .adadelta(param, grad, state.get("square_avg"), state.get("acc_delta"), sign, wd, rho, eps, lr);
   }
 }

@@ -26,8 +26,8 @@ public final class Adagrad extends Optimizer {
   static final Hyper.Num LR_DECAY = Hyper.nonNegative("lr_decay");
   /** The accumulator's starting value, >= 0. */
   static final Hyper.Num INITIAL_ACCUMULATOR_VALUE = Hyper.nonNegative("initial_accumulator_value");
-  private static final List<Hyper.Default> OPTIONS = List.of(Hyper.LR.is(1e-2), LR_DECAY.is(0), Hyper.WEIGHT_DECAY.is(0),
-      INITIAL_ACCUMULATOR_VALUE.is(0), Hyper.EPS.is(1e-10), Hyper.MAXIMIZE.is(false));
+  private static final List<Hyper.Default> OPTIONS = List.of(Hyper.LR.is(1e-2), LR_DECAY.is(0),
+      Hyper.WEIGHT_DECAY.is(0), INITIAL_ACCUMULATOR_VALUE.is(0), Hyper.EPS.is(1e-10), Hyper.MAXIMIZE.is(false));
 
   /** Adagrad with learning rate {@code lr}. */
   public Adagrad(List<?> params, double lr) {

@@ -47,8 +47,8 @@ public class Adam extends Optimizer {
   }
 
   private static List<Hyper.Default> options(double weightDecay) {
-    return List.of(Hyper.LR.is(1e-3), Hyper.BETAS.is(0.9, 0.999), Hyper.EPS.is(1e-8), Hyper.WEIGHT_DECAY.is(weightDecay),
-        AMSGRAD.is(false), Hyper.MAXIMIZE.is(false));
+    return List.of(Hyper.LR.is(1e-3), Hyper.BETAS.is(0.9, 0.999), Hyper.EPS.is(1e-8),
+        Hyper.WEIGHT_DECAY.is(weightDecay), AMSGRAD.is(false), Hyper.MAXIMIZE.is(false));
   }
 
   @Override

@@ -59,7 +59,7 @@ public final class NAdam extends Optimizer {
     double cg = lr * (1 - mu) / (1 - muProd);
     double cm = lr * muNext / (1 - muProd * muNext);
     double bc2 = 1 - Math.pow(b2, t);
-    blockwiseKernels(param).nadam(param, grad, state.get("exp_avg"), state.get("exp_avg_sq"), sign, wd, b1, b2, bc2, eps,
-        cg, cm);
+    blockwiseKernels(param)
+        .nadam(param, grad, state.get("exp_avg"), state.get("exp_avg_sq"), sign, wd, b1, b2, bc2, eps, cg, cm);
   }
 }

@@ -66,7 +66,8 @@ public abstract class Optimizer {
     this(name, params, defaults, hyper, List.of());
   }
 
-  private Optimizer(String name, List<?> params, Map<String, Object> defaults, Map<String, ?> hyper, List<Hyper> options) {
+  private Optimizer(String name, List<?> params, Map<String, Object> defaults, Map<String, ?> hyper,
+      List<Hyper> options) {
     this.name = name;
     this.options = options;
     this.defaults = new LinkedHashMap<>();

@@ -55,7 +55,7 @@ public final class RAdam extends Optimizer {
     double rect = adaptive ? Math.sqrt((rhoT - 4) * (rhoT - 2) * rhoInf / ((rhoInf - 4) * (rhoInf - 2) * rhoT)) : 0;
     // adaptive: p -= (lr / bc1 * rect * sqrt(bc2)) * m / (sqrt(v) + eps); else p -= (lr / bc1) * m
     double scale = adaptive ? lr / bc1 * rect * Math.sqrt(bc2) : lr / bc1;
-    blockwiseKernels(param).radam(param, grad, state.get("exp_avg"), state.get("exp_avg_sq"), sign, wd, b1, b2, eps, scale,
-        adaptive);
+    blockwiseKernels(param)
+        .radam(param, grad, state.get("exp_avg"), state.get("exp_avg_sq"), sign, wd, b1, b2, eps, scale, adaptive);
   }
 }

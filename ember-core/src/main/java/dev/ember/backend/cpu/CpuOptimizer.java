@@ -7,8 +7,8 @@ import java.util.logging.Logger;
 
 /**
  * The CPU's fused optimizer updates: dtype dispatch and chunked, threaded loops around the update rules of
- * {@link UpdateKernels}, {@link #F32} for float32 and {@link ScalarUpdateKernels#F64} for float64. The partial sums of
- * reductions run over chunks of {@link #CHUNK} elements whatever the thread count, combined in chunk order;
+ * {@link UpdateKernels}, {@link #F32} for float32 and {@link ScalarUpdateKernels#F64} for float64. The partial
+ * sums of reductions run over chunks of {@link #CHUNK} elements whatever the thread count, combined in chunk order;
  * elementwise updates run in as many equal tasks as there are chunks (where a task ends changes no element).
  * Both are bitwise the same on 1 or N threads. Tensors of one chunk or less run on the calling thread.
  *

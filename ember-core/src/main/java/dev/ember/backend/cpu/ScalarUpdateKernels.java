@@ -5,7 +5,7 @@ package dev.ember.backend.cpu;
  * reference for {@code VectorUpdateKernels}, the fallback when the Vector API is not available and the
  * vector set's tail loop; {@link #F64} is the only float64 set (gradient checks, reference runs).
  *
- * <p>Note [one rule, two dtypes]: the loops compute in double and {@link #r round} every result of an
+ * <p>Note [one rule, two dtypes]: the loops compute in double and round ({@code r}) every result of an
  * operation to the dtype, which is the identity in float64. In float32 that gives the bits of the same
  * expression in float: the operands are floats, and a +, -, *, / or sqrt of floats taken in double and
  * rounded to float is the correctly rounded float result (double has more than 2 * 24 + 2 significant

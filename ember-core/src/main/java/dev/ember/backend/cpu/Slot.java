@@ -15,7 +15,7 @@ public final class Slot {
   /** The element offset of the view's first element (negative for a block of a larger value). */
   public final int off;
 
-  /** A float32 array seen from element offset {@code off} (negative for a block of a larger tensor: see CpuOptimizer.forGradient). */
+  /** A float32 array seen from element offset {@code off} (negative for a block of a larger tensor). */
   public Slot(float[] f, int off) {
     this.f = f;
     this.d = null;
