@@ -152,4 +152,7 @@ public interface Backend {
    * and of a floating dtype.
    */
   boolean allFinite(View x);
+
+  /** The fused optimizer updates and the reductions the optimizers need. */
+  OptimizerKernels optimizer();
 }

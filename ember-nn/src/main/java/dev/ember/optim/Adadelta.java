@@ -2,7 +2,6 @@ package dev.ember.optim;
 
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Tensor;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -23,6 +22,11 @@ import java.util.Map;
  * }</pre>
  */
 public final class Adadelta extends Optimizer {
+  /** The coefficient of the running averages, in [0, 1]. */
+  static final Hyper.Num RHO = Hyper.unitInterval("rho");
+  private static final List<Hyper.Default> OPTIONS = List.of(Hyper.LR.is(1.0), RHO.is(0.9), Hyper.EPS.is(1e-6),
+      Hyper.WEIGHT_DECAY.is(0), Hyper.MAXIMIZE.is(false));
+
   /** Adadelta with learning rate {@code lr}. */
   public Adadelta(List<?> params, double lr) {
     this(params, Map.of("lr", lr));
@@ -30,26 +34,7 @@ public final class Adadelta extends Optimizer {
 
   /** Adadelta with options overriding the defaults. */
   public Adadelta(List<?> params, Map<String, ?> hyper) {
-    super("Adadelta", params, defaultOptions(), hyper);
-  }
-
-  private static Map<String, Object> defaultOptions() {
-    LinkedHashMap<String, Object> d = new LinkedHashMap<>();
-    d.put("lr", 1.0);
-    d.put("rho", 0.9);
-    d.put("eps", 1e-6);
-    d.put("weight_decay", 0.0);
-    d.put("maximize", false);
-    return d;
-  }
-
-  @Override
-  protected void validate(ParamGroup g) {
-    requireNonNegative(g, "lr", "lr");
-    requireInRange(number(g, "rho"), "rho", 0, 1, true);
-    requireNonNegative(g, "eps", "eps");
-    requireNonNegative(g, "weight_decay", "weight_decay");
-    requireBoolean(g, "maximize");
+    super("Adadelta", params, OPTIONS, hyper);
   }
 
   @Override
@@ -60,31 +45,9 @@ public final class Adadelta extends Optimizer {
       state.put("acc_delta", zerosLike(param));
     }
     incrementStep(state);
-    double lr = g.lr(), rho = g.getDouble("rho"), eps = g.getDouble("eps"), wd = g.getDouble("weight_decay");
-    double sign = g.getBoolean("maximize") ? -1 : 1;
-    Slot p = new Slot(param), s = new Slot(state.get("square_avg")), u = new Slot(state.get("acc_delta"));
-    Kernels.forGradient(param, grad, (gr, lo, hi) -> kernel(p, gr, s, u, lo, hi, sign, wd, rho, eps, lr));
-  }
-
-  private static void kernel(Slot p, Slot g, Slot s, Slot u, int lo, int hi, double sign, double wd, double rho, double eps,
-      double lr) {
-    int po = p.off, go = g.off, so = s.off, uo = u.off;
-    if (p.f != null) {
-      Kernels.F32.adadelta(p, g, s, u, lo, hi, (float) sign, (float) wd, (float) rho, (float) (1 - rho), (float) eps,
-          (float) lr);
-    } else {
-      double[] pa = p.d, ga = g.d, sa = s.d, ua = u.d;
-      double c = 1 - rho;
-      for (int i = lo; i < hi; i++) {
-        double x = pa[po + i];
-        double gi = sign * ga[go + i] + wd * x;
-        double si = rho * sa[so + i] + c * gi * gi;
-        sa[so + i] = si;
-        double ui = ua[uo + i];
-        double d = Math.sqrt(ui + eps) / Math.sqrt(si + eps) * gi;
-        ua[uo + i] = rho * ui + c * d * d;
-        pa[po + i] = x - lr * d;
-      }
-    }
+    double lr = Hyper.LR.of(g), rho = RHO.of(g), eps = Hyper.EPS.of(g), wd = Hyper.WEIGHT_DECAY.of(g);
+    double sign = Hyper.MAXIMIZE.of(g) ? -1 : 1;
+    kernels(param)
+        .adadelta(param, grad, state.get("square_avg"), state.get("acc_delta"), sign, wd, rho, eps, lr);
   }
 }

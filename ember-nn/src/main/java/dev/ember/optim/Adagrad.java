@@ -2,7 +2,6 @@ package dev.ember.optim;
 
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Tensor;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -23,6 +22,13 @@ import java.util.Map;
  * }</pre>
  */
 public final class Adagrad extends Optimizer {
+  /** The learning rate's decay per step, >= 0. */
+  static final Hyper.Num LR_DECAY = Hyper.nonNegative("lr_decay");
+  /** The accumulator's starting value, >= 0. */
+  static final Hyper.Num INITIAL_ACCUMULATOR_VALUE = Hyper.nonNegative("initial_accumulator_value");
+  private static final List<Hyper.Default> OPTIONS = List.of(Hyper.LR.is(1e-2), LR_DECAY.is(0),
+      Hyper.WEIGHT_DECAY.is(0), INITIAL_ACCUMULATOR_VALUE.is(0), Hyper.EPS.is(1e-10), Hyper.MAXIMIZE.is(false));
+
   /** Adagrad with learning rate {@code lr}. */
   public Adagrad(List<?> params, double lr) {
     this(params, Map.of("lr", lr));
@@ -30,63 +36,25 @@ public final class Adagrad extends Optimizer {
 
   /** Adagrad with options overriding the defaults. */
   public Adagrad(List<?> params, Map<String, ?> hyper) {
-    super("Adagrad", params, defaultOptions(), hyper);
+    super("Adagrad", params, OPTIONS, hyper);
     for (ParamGroup g : paramGroups()) {
       for (Tensor p : g.params()) initState(g, p, stateOf(p));
     }
   }
 
-  private static Map<String, Object> defaultOptions() {
-    LinkedHashMap<String, Object> d = new LinkedHashMap<>();
-    d.put("lr", 1e-2);
-    d.put("lr_decay", 0.0);
-    d.put("weight_decay", 0.0);
-    d.put("initial_accumulator_value", 0.0);
-    d.put("eps", 1e-10);
-    d.put("maximize", false);
-    return d;
-  }
-
-  @Override
-  protected void validate(ParamGroup g) {
-    requireNonNegative(g, "lr", "lr");
-    requireNonNegative(g, "lr_decay", "lr_decay");
-    requireNonNegative(g, "weight_decay", "weight_decay");
-    requireNonNegative(g, "initial_accumulator_value", "initial_accumulator_value");
-    requireNonNegative(g, "eps", "eps");
-    requireBoolean(g, "maximize");
-  }
-
   private static void initState(ParamGroup g, Tensor p, Map<String, Tensor> state) {
     if (state.containsKey("sum")) return;
     state.put("step", Tensor.scalar(0.0, DType.F64));
-    state.put("sum", Tensor.full(g.getDouble("initial_accumulator_value"), p.dtype(), p.shapeRef().clone()));
+    state.put("sum", Tensor.full(INITIAL_ACCUMULATOR_VALUE.of(g), p.dtype(), p.shapeRef().clone()));
   }
 
   @Override
   protected void update(ParamGroup g, Tensor param, Tensor grad, Map<String, Tensor> state) {
     initState(g, param, state);
     double t = incrementStep(state);
-    double clr = g.lr() / (1 + (t - 1) * g.getDouble("lr_decay"));
-    double wd = g.getDouble("weight_decay"), eps = g.getDouble("eps");
-    double sign = g.getBoolean("maximize") ? -1 : 1;
-    Slot p = new Slot(param), s = new Slot(state.get("sum"));
-    Kernels.forGradient(param, grad, (gr, lo, hi) -> kernel(p, gr, s, lo, hi, sign, wd, eps, clr));
-  }
-
-  private static void kernel(Slot p, Slot g, Slot s, int lo, int hi, double sign, double wd, double eps, double clr) {
-    int po = p.off, go = g.off, so = s.off;
-    if (p.f != null) {
-      Kernels.F32.adagrad(p, g, s, lo, hi, (float) sign, (float) wd, (float) eps, (float) clr);
-    } else {
-      double[] pa = p.d, ga = g.d, sa = s.d;
-      for (int i = lo; i < hi; i++) {
-        double x = pa[po + i];
-        double gi = sign * ga[go + i] + wd * x;
-        double si = sa[so + i] + gi * gi;
-        sa[so + i] = si;
-        pa[po + i] = x - clr * gi / (Math.sqrt(si) + eps);
-      }
-    }
+    double clr = Hyper.LR.of(g) / (1 + (t - 1) * LR_DECAY.of(g));
+    double wd = Hyper.WEIGHT_DECAY.of(g), eps = Hyper.EPS.of(g);
+    double sign = Hyper.MAXIMIZE.of(g) ? -1 : 1;
+    kernels(param).adagrad(param, grad, state.get("sum"), sign, wd, eps, clr);
   }
 }

@@ -1,7 +1,6 @@
 package dev.ember.optim;
 
 import dev.ember.tensor.Tensor;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -27,6 +26,9 @@ import java.util.Map;
  * }</pre>
  */
 public class Adam extends Optimizer {
+  /** Whether to keep the maximum of the second moments (AMSGrad). */
+  static final Hyper.Flag AMSGRAD = Hyper.flag("amsgrad");
+
   private final boolean decoupled;
 
   /** Adam with learning rate {@code lr} and the other defaults. */
@@ -40,39 +42,23 @@ public class Adam extends Optimizer {
   }
 
   Adam(String name, List<?> params, Map<String, ?> hyper, double defaultDecay, boolean decoupled) {
-    super(name, params, defaultOptions(defaultDecay), hyper);
+    super(name, params, options(defaultDecay), hyper);
     this.decoupled = decoupled;
   }
 
-  private static Map<String, Object> defaultOptions(double weightDecay) {
-    LinkedHashMap<String, Object> d = new LinkedHashMap<>();
-    d.put("lr", 1e-3);
-    d.put("betas", new double[] {0.9, 0.999});
-    d.put("eps", 1e-8);
-    d.put("weight_decay", weightDecay);
-    d.put("amsgrad", false);
-    d.put("maximize", false);
-    return d;
-  }
-
-  @Override
-  protected void validate(ParamGroup g) {
-    requireNonNegative(g, "lr", "lr");
-    requireBetas(g, "betas");
-    requireNonNegative(g, "eps", "eps");
-    requireNonNegative(g, "weight_decay", "weight_decay");
-    requireBoolean(g, "amsgrad");
-    requireBoolean(g, "maximize");
+  private static List<Hyper.Default> options(double weightDecay) {
+    return List.of(Hyper.LR.is(1e-3), Hyper.BETAS.is(0.9, 0.999), Hyper.EPS.is(1e-8),
+        Hyper.WEIGHT_DECAY.is(weightDecay), AMSGRAD.is(false), Hyper.MAXIMIZE.is(false));
   }
 
   @Override
   protected void update(ParamGroup g, Tensor param, Tensor grad, Map<String, Tensor> state) {
-    double lr = g.lr();
-    double b1 = g.pair("betas", 0), b2 = g.pair("betas", 1);
-    double eps = g.getDouble("eps");
-    double wd = g.getDouble("weight_decay");
-    boolean ams = g.getBoolean("amsgrad");
-    double sign = g.getBoolean("maximize") ? -1 : 1;
+    double lr = Hyper.LR.of(g);
+    double b1 = Hyper.BETAS.first(g), b2 = Hyper.BETAS.second(g);
+    double eps = Hyper.EPS.of(g);
+    double wd = Hyper.WEIGHT_DECAY.of(g);
+    boolean ams = AMSGRAD.of(g);
+    double sign = Hyper.MAXIMIZE.of(g) ? -1 : 1;
     if (!state.containsKey("exp_avg")) {
       state.put("step", Tensor.scalar(0.0, dev.ember.tensor.DType.F64));
       state.put("exp_avg", zerosLike(param));
@@ -86,38 +72,7 @@ public class Adam extends Optimizer {
     // decoupled (AdamW): p *= 1 - lr * wd; coupled (Adam): g += wd * p
     double decay = decoupled ? 1 - lr * wd : 1;
     double l2 = decoupled ? 0 : wd;
-    Slot p = new Slot(param);
-    Slot m = new Slot(state.get("exp_avg")), v = new Slot(state.get("exp_avg_sq"));
-    Slot vmax = ams ? new Slot(state.get("max_exp_avg_sq")) : null;
-    Kernels.forGradient(param, grad,
-        (gr, lo, hi) -> kernel(p, gr, m, v, vmax, lo, hi, sign, l2, decay, b1, b2, eps, stepSize, invBc2Sqrt));
-  }
-
-  static void kernel(Slot p, Slot g, Slot m, Slot v, Slot vmax, int lo, int hi, double sign, double l2, double decay,
-      double b1, double b2, double eps, double stepSize, double invBc2Sqrt) {
-    int po = p.off, go = g.off, mo = m.off, vo = v.off;
-    boolean ams = vmax != null;
-    int xo = ams ? vmax.off : 0;
-    if (p.f != null) {
-      Kernels.F32.adam(p, g, m, v, vmax, lo, hi, (float) sign, (float) l2, (float) decay, (float) b1, (float) b2,
-          (float) (1 - b1), (float) (1 - b2), (float) eps, (float) stepSize, (float) invBc2Sqrt);
-    } else {
-      double[] pa = p.d, ga = g.d, ma = m.d, va = v.d, xa = ams ? vmax.d : null;
-      double c1 = 1 - b1, c2 = 1 - b2;
-      for (int i = lo; i < hi; i++) {
-        double x = pa[po + i];
-        double gi = sign * ga[go + i] + l2 * x;
-        double mi = b1 * ma[mo + i] + c1 * gi;
-        double vi = b2 * va[vo + i] + c2 * gi * gi;
-        ma[mo + i] = mi;
-        va[vo + i] = vi;
-        if (ams) {
-          vi = Math.max(xa[xo + i], vi);
-          xa[xo + i] = vi;
-        }
-        double denom = Math.sqrt(vi) * invBc2Sqrt + eps;
-        pa[po + i] = x * decay - stepSize * mi / denom;
-      }
-    }
+    kernels(param).adam(param, grad, state.get("exp_avg"), state.get("exp_avg_sq"),
+        ams ? state.get("max_exp_avg_sq") : null, sign, l2, decay, b1, b2, eps, stepSize, invBc2Sqrt);
   }
 }

@@ -2,7 +2,6 @@ package dev.ember.optim;
 
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Tensor;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -22,6 +21,9 @@ import java.util.Map;
  * }</pre>
  */
 public final class Adamax extends Optimizer {
+  private static final List<Hyper.Default> OPTIONS = List.of(Hyper.LR.is(2e-3), Hyper.BETAS.is(0.9, 0.999),
+      Hyper.EPS.is(1e-8), Hyper.WEIGHT_DECAY.is(0), Hyper.MAXIMIZE.is(false));
+
   /** Adamax with learning rate {@code lr}. */
   public Adamax(List<?> params, double lr) {
     this(params, Map.of("lr", lr));
@@ -29,33 +31,14 @@ public final class Adamax extends Optimizer {
 
   /** Adamax with options overriding the defaults. */
   public Adamax(List<?> params, Map<String, ?> hyper) {
-    super("Adamax", params, defaultOptions(), hyper);
-  }
-
-  private static Map<String, Object> defaultOptions() {
-    LinkedHashMap<String, Object> d = new LinkedHashMap<>();
-    d.put("lr", 2e-3);
-    d.put("betas", new double[] {0.9, 0.999});
-    d.put("eps", 1e-8);
-    d.put("weight_decay", 0.0);
-    d.put("maximize", false);
-    return d;
-  }
-
-  @Override
-  protected void validate(ParamGroup g) {
-    requireNonNegative(g, "lr", "lr");
-    requireBetas(g, "betas");
-    requireNonNegative(g, "eps", "eps");
-    requireNonNegative(g, "weight_decay", "weight_decay");
-    requireBoolean(g, "maximize");
+    super("Adamax", params, OPTIONS, hyper);
   }
 
   @Override
   protected void update(ParamGroup g, Tensor param, Tensor grad, Map<String, Tensor> state) {
-    double lr = g.lr(), b1 = g.pair("betas", 0), b2 = g.pair("betas", 1), eps = g.getDouble("eps");
-    double wd = g.getDouble("weight_decay");
-    double sign = g.getBoolean("maximize") ? -1 : 1;
+    double lr = Hyper.LR.of(g), b1 = Hyper.BETAS.first(g), b2 = Hyper.BETAS.second(g), eps = Hyper.EPS.of(g);
+    double wd = Hyper.WEIGHT_DECAY.of(g);
+    double sign = Hyper.MAXIMIZE.of(g) ? -1 : 1;
     if (!state.containsKey("exp_avg")) {
       state.put("step", Tensor.scalar(0.0, DType.F64));
       state.put("exp_avg", zerosLike(param));
@@ -63,28 +46,6 @@ public final class Adamax extends Optimizer {
     }
     double t = incrementStep(state);
     double clr = lr / (1 - Math.pow(b1, t));
-    Slot p = new Slot(param), m = new Slot(state.get("exp_avg")), u = new Slot(state.get("exp_inf"));
-    Kernels.forGradient(param, grad, (gr, lo, hi) -> kernel(p, gr, m, u, lo, hi, sign, wd, b1, b2, eps, clr));
-  }
-
-  private static void kernel(Slot p, Slot g, Slot m, Slot u, int lo, int hi, double sign, double wd, double b1, double b2,
-      double eps, double clr) {
-    int po = p.off, go = g.off, mo = m.off, uo = u.off;
-    if (p.f != null) {
-      Kernels.F32.adamax(p, g, m, u, lo, hi, (float) sign, (float) wd, (float) b1, (float) b2, (float) (1 - b1), (float) eps,
-          (float) clr);
-    } else {
-      double[] pa = p.d, ga = g.d, ma = m.d, ua = u.d;
-      double c1 = 1 - b1;
-      for (int i = lo; i < hi; i++) {
-        double x = pa[po + i];
-        double gi = sign * ga[go + i] + wd * x;
-        double mi = b1 * ma[mo + i] + c1 * gi;
-        double ui = Math.max(b2 * ua[uo + i], Math.abs(gi) + eps);
-        ma[mo + i] = mi;
-        ua[uo + i] = ui;
-        pa[po + i] = x - clr * mi / ui;
-      }
-    }
+    kernels(param).adamax(param, grad, state.get("exp_avg"), state.get("exp_inf"), sign, wd, b1, b2, eps, clr);
   }
 }

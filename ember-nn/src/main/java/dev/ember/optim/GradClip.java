@@ -1,6 +1,7 @@
 package dev.ember.optim;
 
 import dev.ember.autograd.Grad;
+import dev.ember.backend.OptimizerKernels;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Tensor;
 import java.util.ArrayList;
@@ -68,14 +69,13 @@ public final class GradClip {
     double acc = 0;
     for (Tensor g : grads) {
       Tensor c = g.contiguous();
-      Slot s = new Slot(c);
-      int n = (int) c.numel();
+      OptimizerKernels kernels = c.device().backend().optimizer();
       if (inf) {
-        double m = Kernels.max(n, (lo, hi, out) -> out[0] = absMax(s, lo, hi));
+        double m = kernels.absMax(c);
         acc = m > acc || Double.isNaN(m) ? m : acc;
       } else {
         // the p-th powers of the per-tensor norms, summed: the same value as PyTorch's norm of norms
-        acc += Kernels.sums(n, 1, (lo, hi, out) -> out[0] += powSum(s, lo, hi, normType))[0];
+        acc += kernels.powerSum(c, normType);
       }
     }
     return inf ? acc : normType == 1 ? acc : normType == 2 ? Math.sqrt(acc) : Math.pow(acc, 1.0 / normType);
@@ -93,32 +93,5 @@ public final class GradClip {
       out.add(g);
     }
     return out;
-  }
-
-  private static double absMax(Slot s, int lo, int hi) {
-    double m = 0;
-    if (s.f != null) {
-      float fm = 0;
-      for (int i = lo; i < hi; i++) {
-        float a = Math.abs(s.f[s.off + i]);
-        fm = a > fm || a != a ? a : fm;
-      }
-      m = fm;
-    } else {
-      for (int i = lo; i < hi; i++) {
-        double a = Math.abs(s.d[s.off + i]);
-        m = a > m || a != a ? a : m;
-      }
-    }
-    return m;
-  }
-
-  private static double powSum(Slot s, int lo, int hi, double p) {
-    double sum = 0;
-    for (int i = lo; i < hi; i++) {
-      double a = Math.abs(s.f != null ? s.f[s.off + i] : s.d[s.off + i]);
-      sum += p == 2 ? a * a : p == 1 ? a : Math.pow(a, p);
-    }
-    return sum;
   }
 }

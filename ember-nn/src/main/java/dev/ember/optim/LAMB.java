@@ -2,7 +2,6 @@ package dev.ember.optim;
 
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Tensor;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -27,6 +26,11 @@ import java.util.Map;
  * }</pre>
  */
 public final class LAMB extends Optimizer {
+  /** Whether to divide the moments by their bias corrections. */
+  static final Hyper.Flag BIAS_CORRECTION = Hyper.flag("bias_correction");
+  private static final List<Hyper.Default> OPTIONS = List.of(Hyper.LR.is(1e-3), Hyper.BETAS.is(0.9, 0.999),
+      Hyper.EPS.is(1e-6), Hyper.WEIGHT_DECAY.is(0), BIAS_CORRECTION.is(true));
+
   /** LAMB with learning rate {@code lr}. */
   public LAMB(List<?> params, double lr) {
     this(params, Map.of("lr", lr));
@@ -34,26 +38,7 @@ public final class LAMB extends Optimizer {
 
   /** LAMB with options overriding the defaults. */
   public LAMB(List<?> params, Map<String, ?> hyper) {
-    super("LAMB", params, defaultOptions(), hyper);
-  }
-
-  private static Map<String, Object> defaultOptions() {
-    LinkedHashMap<String, Object> d = new LinkedHashMap<>();
-    d.put("lr", 1e-3);
-    d.put("betas", new double[] {0.9, 0.999});
-    d.put("eps", 1e-6);
-    d.put("weight_decay", 0.0);
-    d.put("bias_correction", true);
-    return d;
-  }
-
-  @Override
-  protected void validate(ParamGroup g) {
-    requireNonNegative(g, "lr", "lr");
-    requireBetas(g, "betas");
-    requireNonNegative(g, "eps", "eps");
-    requireNonNegative(g, "weight_decay", "weight_decay");
-    requireBoolean(g, "bias_correction");
+    super("LAMB", params, OPTIONS, hyper);
   }
 
   /** The trust ratio needs the whole update's norm: each gradient is read whole. */
@@ -70,58 +55,16 @@ public final class LAMB extends Optimizer {
       state.put("exp_avg_sq", zerosLike(param));
     }
     double t = incrementStep(state);
-    double lr = g.lr(), b1 = g.pair("betas", 0), b2 = g.pair("betas", 1), eps = g.getDouble("eps");
-    double wd = g.getDouble("weight_decay");
-    boolean bc = g.getBoolean("bias_correction");
+    double lr = Hyper.LR.of(g), b1 = Hyper.BETAS.first(g), b2 = Hyper.BETAS.second(g), eps = Hyper.EPS.of(g);
+    double wd = Hyper.WEIGHT_DECAY.of(g);
+    boolean bc = BIAS_CORRECTION.of(g);
     double bc1 = bc ? 1 - Math.pow(b1, t) : 1, bc2 = bc ? 1 - Math.pow(b2, t) : 1;
-    int n = (int) param.numel();
-    Slot p = new Slot(param), gr = new Slot(grad), m = new Slot(state.get("exp_avg")), v = new Slot(state.get("exp_avg_sq"));
-    double[] sq = Kernels.sums(n, 2, (lo, hi, acc) -> moments(p, gr, m, v, lo, hi, b1, b2, bc1, bc2, eps, wd, acc));
+    Tensor m = state.get("exp_avg"), v = state.get("exp_avg_sq");
+    var kernels = kernels(param);
+    double[] sq = kernels.lambMoments(param, grad, m, v, b1, b2, bc1, bc2, eps, wd);
     double wn = Math.sqrt(sq[0]), rn = Math.sqrt(sq[1]);
     double trust = wn > 0 && rn > 0 ? wn / rn : 1;
     double scale = lr * trust;
-    Kernels.forRange(n, (lo, hi) -> apply(p, m, v, lo, hi, bc1, bc2, eps, wd, scale));
-  }
-
-  /** Updates the moments and adds ||p||^2, ||r||^2 of [lo, hi) to acc. */
-  private static void moments(Slot p, Slot g, Slot m, Slot v, int lo, int hi, double b1, double b2, double bc1, double bc2,
-      double eps, double wd, double[] acc) {
-    if (p.f != null) {
-      Kernels.F32.lambMoments(p, g, m, v, lo, hi, (float) b1, (float) b2, (float) (1 - b1), (float) (1 - b2), (float) bc1,
-          (float) bc2, (float) eps, (float) wd, acc);
-      return;
-    }
-    int po = p.off, go = g.off, mo = m.off, vo = v.off;
-    double pp = 0, rr = 0;
-    double[] pa = p.d, ga = g.d, ma = m.d, va = v.d;
-    double c1 = 1 - b1, c2 = 1 - b2;
-    for (int i = lo; i < hi; i++) {
-      double gi = ga[go + i];
-      double mi = b1 * ma[mo + i] + c1 * gi;
-      double vi = b2 * va[vo + i] + c2 * gi * gi;
-      ma[mo + i] = mi;
-      va[vo + i] = vi;
-      double x = pa[po + i];
-      double r = (mi / bc1) / (Math.sqrt(vi / bc2) + eps) + wd * x;
-      pp += x * x;
-      rr += r * r;
-    }
-    acc[0] += pp;
-    acc[1] += rr;
-  }
-
-  /** p -= scale * r, with r recomputed from the stored moments exactly as in {@link #moments}. */
-  private static void apply(Slot p, Slot m, Slot v, int lo, int hi, double bc1, double bc2, double eps, double wd,
-      double scale) {
-    int po = p.off, mo = m.off, vo = v.off;
-    if (p.f != null) {
-      Kernels.F32.lambApply(p, m, v, lo, hi, (float) bc1, (float) bc2, (float) eps, (float) wd, (float) scale);
-    } else {
-      double[] pa = p.d, ma = m.d, va = v.d;
-      for (int i = lo; i < hi; i++) {
-        double x = pa[po + i];
-        pa[po + i] = x - scale * ((ma[mo + i] / bc1) / (Math.sqrt(va[vo + i] / bc2) + eps) + wd * x);
-      }
-    }
+    kernels.lambApply(param, m, v, bc1, bc2, eps, wd, scale);
   }
 }

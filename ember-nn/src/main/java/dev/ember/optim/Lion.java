@@ -1,7 +1,6 @@
 package dev.ember.optim;
 
 import dev.ember.tensor.Tensor;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -24,6 +23,9 @@ import java.util.Map;
  * }</pre>
  */
 public final class Lion extends Optimizer {
+  private static final List<Hyper.Default> OPTIONS = List.of(Hyper.LR.is(1e-4), Hyper.BETAS.is(0.9, 0.99),
+      Hyper.WEIGHT_DECAY.is(0), Hyper.MAXIMIZE.is(false));
+
   /** Lion with learning rate {@code lr}. */
   public Lion(List<?> params, double lr) {
     this(params, Map.of("lr", lr));
@@ -31,51 +33,15 @@ public final class Lion extends Optimizer {
 
   /** Lion with options overriding the defaults. */
   public Lion(List<?> params, Map<String, ?> hyper) {
-    super("Lion", params, defaultOptions(), hyper);
-  }
-
-  private static Map<String, Object> defaultOptions() {
-    LinkedHashMap<String, Object> d = new LinkedHashMap<>();
-    d.put("lr", 1e-4);
-    d.put("betas", new double[] {0.9, 0.99});
-    d.put("weight_decay", 0.0);
-    d.put("maximize", false);
-    return d;
-  }
-
-  @Override
-  protected void validate(ParamGroup g) {
-    requireNonNegative(g, "lr", "lr");
-    requireBetas(g, "betas");
-    requireNonNegative(g, "weight_decay", "weight_decay");
-    requireBoolean(g, "maximize");
+    super("Lion", params, OPTIONS, hyper);
   }
 
   @Override
   protected void update(ParamGroup g, Tensor param, Tensor grad, Map<String, Tensor> state) {
     if (!state.containsKey("exp_avg")) state.put("exp_avg", zerosLike(param));
-    double lr = g.lr(), b1 = g.pair("betas", 0), b2 = g.pair("betas", 1);
-    double decay = 1 - lr * g.getDouble("weight_decay");
-    double sign = g.getBoolean("maximize") ? -1 : 1;
-    Slot p = new Slot(param), m = new Slot(state.get("exp_avg"));
-    Kernels.forGradient(param, grad, (gr, lo, hi) -> kernel(p, gr, m, lo, hi, sign, decay, lr, b1, b2));
-  }
-
-  private static void kernel(Slot p, Slot g, Slot m, int lo, int hi, double sign, double decay, double lr, double b1,
-      double b2) {
-    int po = p.off, go = g.off, mo = m.off;
-    if (p.f != null) {
-      Kernels.F32.lion(p, g, m, lo, hi, (float) sign, (float) decay, (float) lr, (float) b1, (float) (1 - b1), (float) b2,
-          (float) (1 - b2));
-    } else {
-      double[] pa = p.d, ga = g.d, ma = m.d;
-      double c1 = 1 - b1, c2 = 1 - b2;
-      for (int i = lo; i < hi; i++) {
-        double gi = sign * ga[go + i];
-        double mi = ma[mo + i];
-        pa[po + i] = pa[po + i] * decay - lr * Math.signum(b1 * mi + c1 * gi);
-        ma[mo + i] = b2 * mi + c2 * gi;
-      }
-    }
+    double lr = Hyper.LR.of(g), b1 = Hyper.BETAS.first(g), b2 = Hyper.BETAS.second(g);
+    double decay = 1 - lr * Hyper.WEIGHT_DECAY.of(g);
+    double sign = Hyper.MAXIMIZE.of(g) ? -1 : 1;
+    kernels(param).lion(param, grad, state.get("exp_avg"), sign, decay, lr, b1, b2);
   }
 }

@@ -2,7 +2,6 @@ package dev.ember.optim;
 
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Tensor;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -25,6 +24,11 @@ import java.util.Map;
  * }</pre>
  */
 public final class NAdam extends Optimizer {
+  /** The momentum schedule's decay psi, >= 0. */
+  static final Hyper.Num MOMENTUM_DECAY = Hyper.nonNegative("momentum_decay");
+  private static final List<Hyper.Default> OPTIONS = List.of(Hyper.LR.is(2e-3), Hyper.BETAS.is(0.9, 0.999),
+      Hyper.EPS.is(1e-8), Hyper.WEIGHT_DECAY.is(0), MOMENTUM_DECAY.is(4e-3), Hyper.MAXIMIZE.is(false));
+
   /** NAdam with learning rate {@code lr}. */
   public NAdam(List<?> params, double lr) {
     this(params, Map.of("lr", lr));
@@ -32,35 +36,14 @@ public final class NAdam extends Optimizer {
 
   /** NAdam with options overriding the defaults. */
   public NAdam(List<?> params, Map<String, ?> hyper) {
-    super("NAdam", params, defaultOptions(), hyper);
-  }
-
-  private static Map<String, Object> defaultOptions() {
-    LinkedHashMap<String, Object> d = new LinkedHashMap<>();
-    d.put("lr", 2e-3);
-    d.put("betas", new double[] {0.9, 0.999});
-    d.put("eps", 1e-8);
-    d.put("weight_decay", 0.0);
-    d.put("momentum_decay", 4e-3);
-    d.put("maximize", false);
-    return d;
-  }
-
-  @Override
-  protected void validate(ParamGroup g) {
-    requireNonNegative(g, "lr", "lr");
-    requireBetas(g, "betas");
-    requireNonNegative(g, "eps", "eps");
-    requireNonNegative(g, "weight_decay", "weight_decay");
-    requireNonNegative(g, "momentum_decay", "momentum_decay");
-    requireBoolean(g, "maximize");
+    super("NAdam", params, OPTIONS, hyper);
   }
 
   @Override
   protected void update(ParamGroup g, Tensor param, Tensor grad, Map<String, Tensor> state) {
-    double lr = g.lr(), b1 = g.pair("betas", 0), b2 = g.pair("betas", 1), eps = g.getDouble("eps");
-    double wd = g.getDouble("weight_decay"), psi = g.getDouble("momentum_decay");
-    double sign = g.getBoolean("maximize") ? -1 : 1;
+    double lr = Hyper.LR.of(g), b1 = Hyper.BETAS.first(g), b2 = Hyper.BETAS.second(g), eps = Hyper.EPS.of(g);
+    double wd = Hyper.WEIGHT_DECAY.of(g), psi = MOMENTUM_DECAY.of(g);
+    double sign = Hyper.MAXIMIZE.of(g) ? -1 : 1;
     if (!state.containsKey("exp_avg")) {
       state.put("step", Tensor.scalar(0.0, DType.F64));
       state.put("mu_product", Tensor.scalar(1.0, DType.F64));
@@ -76,29 +59,7 @@ public final class NAdam extends Optimizer {
     double cg = lr * (1 - mu) / (1 - muProd);
     double cm = lr * muNext / (1 - muProd * muNext);
     double bc2 = 1 - Math.pow(b2, t);
-    Slot p = new Slot(param), m = new Slot(state.get("exp_avg")), v = new Slot(state.get("exp_avg_sq"));
-    Kernels.forGradient(param, grad, (gr, lo, hi) -> kernel(p, gr, m, v, lo, hi, sign, wd, b1, b2, bc2, eps, cg, cm));
-  }
-
-  private static void kernel(Slot p, Slot g, Slot m, Slot v, int lo, int hi, double sign, double wd, double b1, double b2,
-      double bc2, double eps, double cg, double cm) {
-    int po = p.off, go = g.off, mo = m.off, vo = v.off;
-    if (p.f != null) {
-      Kernels.F32.nadam(p, g, m, v, lo, hi, (float) sign, (float) wd, (float) b1, (float) b2, (float) (1 - b1),
-          (float) (1 - b2), (float) bc2, (float) eps, (float) cg, (float) cm);
-    } else {
-      double[] pa = p.d, ga = g.d, ma = m.d, va = v.d;
-      double c1 = 1 - b1, c2 = 1 - b2;
-      for (int i = lo; i < hi; i++) {
-        double x = pa[po + i];
-        double gi = sign * ga[go + i] + wd * x;
-        double mi = b1 * ma[mo + i] + c1 * gi;
-        double vi = b2 * va[vo + i] + c2 * gi * gi;
-        ma[mo + i] = mi;
-        va[vo + i] = vi;
-        double denom = Math.sqrt(vi / bc2) + eps;
-        pa[po + i] = x - cg * gi / denom - cm * mi / denom;
-      }
-    }
+    kernels(param)
+        .nadam(param, grad, state.get("exp_avg"), state.get("exp_avg_sq"), sign, wd, b1, b2, bc2, eps, cg, cm);
   }
 }

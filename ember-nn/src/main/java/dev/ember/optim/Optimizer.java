@@ -1,6 +1,7 @@
 package dev.ember.optim;
 
 import dev.ember.autograd.Grad;
+import dev.ember.backend.OptimizerKernels;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Deferred;
@@ -23,8 +24,12 @@ import java.util.function.Supplier;
  *
  * <p>Parameters are given either as a list of tensors (one group) or as a list of
  * {@link ParamGroup}s; options a group leaves unset come from the optimizer's defaults, which the
- * constructor's {@code hyper} map overrides. Unknown option names and out-of-range values are
+ * constructor's {@code hyper} map overrides. Each optimizer declares its options once as {@link Hyper}s
+ * (name, check, typed read) with its defaults. Unknown option names and out-of-range values are
  * rejected with messages such as {@code AdamW: beta1 must be in [0, 1), got 1.2}.
+ *
+ * <p>The update rules run in the device's {@link OptimizerKernels}; the optimizers hold the options, the
+ * state and the per-step coefficients.
  *
  * <p>Updates run under {@link Grad#off()}, write the parameters' storage in place and bump its
  * version counter, so a graph that saved a parameter before the step refuses to back-propagate.
@@ -32,18 +37,39 @@ import java.util.function.Supplier;
 public abstract class Optimizer {
   private final String name;
   private final LinkedHashMap<String, Object> defaults;
+  private final List<Hyper> options;
   private final List<ParamGroup> groups = new ArrayList<>();
   private final IdentityHashMap<Tensor, LinkedHashMap<String, Tensor>> state = new IdentityHashMap<>();
   private final List<Consumer<Optimizer>> stepPreHooks = new ArrayList<>();
 
   /**
+   * An optimizer whose options are declared as {@link Hyper}s: {@link #validate} checks each of them.
+   *
+   * @param name the optimizer's name in messages ({@code "AdamW"})
+   * @param params tensors (one group) or {@link ParamGroup}s
+   * @param options every option this optimizer knows, with its default value, in checkpoint order
+   * @param hyper overrides of the defaults (keys must be known)
+   */
+  protected Optimizer(String name, List<?> params, List<Hyper.Default> options, Map<String, ?> hyper) {
+    this(name, params, defaultsOf(options), hyper, options.stream().map(Hyper.Default::hyper).toList());
+  }
+
+  /**
+   * An optimizer with untyped options (a subclass then overrides {@link #validate} to check them).
+   *
    * @param name the optimizer's name in messages ({@code "AdamW"})
    * @param params tensors (one group) or {@link ParamGroup}s
    * @param defaults every option this optimizer knows, with its default value
    * @param hyper overrides of the defaults (keys must be known)
    */
   protected Optimizer(String name, List<?> params, Map<String, Object> defaults, Map<String, ?> hyper) {
+    this(name, params, defaults, hyper, List.of());
+  }
+
+  private Optimizer(String name, List<?> params, Map<String, Object> defaults, Map<String, ?> hyper,
+      List<Hyper> options) {
     this.name = name;
+    this.options = options;
     this.defaults = new LinkedHashMap<>();
     for (var e : defaults.entrySet()) this.defaults.put(e.getKey(), ParamGroup.normalize(e.getKey(), e.getValue()));
     for (var e : hyper.entrySet()) {
@@ -61,6 +87,12 @@ public abstract class Optimizer {
       throw new IllegalArgumentException(name + ": params must be all tensors or all ParamGroups, got "
           + params.stream().map(p -> p == null ? "null" : p.getClass().getSimpleName()).distinct().toList());
     }
+  }
+
+  private static Map<String, Object> defaultsOf(List<Hyper.Default> options) {
+    LinkedHashMap<String, Object> d = new LinkedHashMap<>();
+    for (Hyper.Default o : options) d.put(o.hyper().name(), o.value());
+    return d;
   }
 
   /** The optimizer's name, as used in messages. */
@@ -104,7 +136,7 @@ public abstract class Optimizer {
   }
 
   /**
-   * Whether {@link #update} takes each gradient in blocks (through {@code Kernels.forGradient}), so that backward
+   * Whether {@link #update} takes each gradient in blocks (through its {@link OptimizerKernels} update), so that backward
    * may leave a wide float32 weight's gradient {@linkplain Deferred deferred} for it; declared on each parameter
    * as the optimizer takes it. True unless a subclass reads its gradients whole.
    */
@@ -112,8 +144,13 @@ public abstract class Optimizer {
     return true;
   }
 
-  /** Checks one group's options; throws {@link IllegalArgumentException} naming the option and value. */
-  protected abstract void validate(ParamGroup group);
+  /**
+   * Checks one group's options, each declared {@link Hyper} in order; throws {@link IllegalArgumentException}
+   * naming the option and value. Subclasses add checks between options.
+   */
+  protected void validate(ParamGroup group) {
+    Hyper.checkAll(name, options, group);
+  }
 
   /**
    * Updates one parameter from its gradient in one fused pass.
@@ -322,62 +359,12 @@ public abstract class Optimizer {
     }
   }
 
-  /** Fails unless option {@code key} is a number >= 0 (named {@code label} in the message). */
-  protected final void requireNonNegative(ParamGroup g, String key, String label) {
-    double v = number(g, key);
-    if (!(v >= 0)) throw new IllegalArgumentException(name + ": " + label + " must be >= 0, got " + fmt(v));
-  }
-
-  /** Fails unless option {@code key} is a number > 0. */
-  protected final void requirePositive(ParamGroup g, String key, String label) {
-    double v = number(g, key);
-    if (!(v > 0)) throw new IllegalArgumentException(name + ": " + label + " must be > 0, got " + fmt(v));
-  }
-
-  /** Fails unless {@code v} lies in [lo, hi) ({@code hiClosed} makes it [lo, hi]). */
-  protected final void requireInRange(double v, String label, double lo, double hi, boolean hiClosed) {
-    boolean ok = v >= lo && (hiClosed ? v <= hi : v < hi);
-    if (!ok) {
-      throw new IllegalArgumentException(name + ": " + label + " must be in [" + bound(lo) + ", " + bound(hi)
-          + (hiClosed ? "]" : ")") + ", got " + fmt(v));
-    }
-  }
-
-  /** Checks option {@code key} is a pair of betas each in [0, 1), named beta1 and beta2. */
-  protected final void requireBetas(ParamGroup g, String key) {
-    Object v = g.get(key);
-    if (!(v instanceof double[] b) || b.length != 2) {
-      throw new IllegalArgumentException(name + ": " + key + " must be a pair of numbers, got " + ParamGroup.show(v));
-    }
-    requireInRange(b[0], "beta1", 0, 1, false);
-    requireInRange(b[1], "beta2", 0, 1, false);
-  }
-
-  /** Checks option {@code key} is a boolean. */
-  protected final void requireBoolean(ParamGroup g, String key) {
-    if (!(g.get(key) instanceof Boolean)) {
-      throw new IllegalArgumentException(name + ": " + key + " must be a boolean, got " + ParamGroup.show(g.get(key)));
-    }
-  }
-
-  /** Option {@code key} as a number, or a message naming it. */
-  protected final double number(ParamGroup g, String key) {
-    Object v = g.get(key);
-    if (v instanceof Double d) return d;
-    throw new IllegalArgumentException(name + ": " + key + " must be a number, got " + ParamGroup.show(v));
-  }
-
-  /** A range bound as written in a message: whole numbers without a fraction ([0, 1)). */
-  private static String bound(double v) {
-    return v == Math.rint(v) && Math.abs(v) < 1e15 ? Long.toString((long) v) : Double.toString(v);
-  }
-
-  /** Formats a value like Python's repr of a float for whole numbers too (1.0, not 1). */
-  static String fmt(double v) {
-    return Double.toString(v);
-  }
-
   // ------------------------------------------------------------------ helpers for subclasses
+
+  /** The fused update kernels of {@code param}'s device. */
+  protected static OptimizerKernels kernels(Tensor param) {
+    return param.device().backend().optimizer();
+  }
 
   /** A zero tensor shaped and typed like {@code p}. */
   protected static Tensor zerosLike(Tensor p) {

@@ -40,7 +40,7 @@ public final class SAM extends Optimizer {
    */
   public SAM(Optimizer base, double rho, boolean adaptive) {
     super("SAM", base.paramGroups(), base.defaults(), Map.of());
-    if (!(rho >= 0)) throw new IllegalArgumentException("SAM: rho must be >= 0, got " + fmt(rho));
+    if (!(rho >= 0)) throw new IllegalArgumentException("SAM: rho must be >= 0, got " + Hyper.fmt(rho));
     this.base = base;
     this.rho = rho;
     this.adaptive = adaptive;
@@ -108,43 +108,19 @@ public final class SAM extends Optimizer {
       for (Tensor p : withGrad) {
         Tensor g = checkedGrad(p, p.grad());
         grads.add(g);
-        Tensor pc = p.contiguous();
-        Slot ps = new Slot(pc), gs = new Slot(g);
-        sq += Kernels.sums((int) p.numel(), 1, (lo, hi, acc) -> acc[0] += weightedSquares(ps, gs, lo, hi, adaptive))[0];
+        sq += kernels(p).samSquares(p.contiguous(), g, adaptive);
       }
       double scale = rho / (Math.sqrt(sq) + 1e-12);
       for (int i = 0; i < withGrad.size(); i++) {
         Tensor p = withGrad.get(i);
         saved.put(p, p.cloneContiguous());
         Tensor work = p.isContiguous() ? p : p.cloneContiguous();
-        Slot ps = new Slot(work), gs = new Slot(grads.get(i));
-        Kernels.forRange((int) p.numel(), (lo, hi) -> ascend(ps, gs, lo, hi, scale, adaptive));
+        kernels(p).samAscend(work, grads.get(i), scale, adaptive);
         if (work != p) p.copy_(work);
         p.storage().bumpVersion();
       }
     }
     return saved;
-  }
-
-  private static double weightedSquares(Slot p, Slot g, int lo, int hi, boolean adaptive) {
-    if (p.f != null) return Kernels.F32.samSquares(p, g, lo, hi, adaptive);
-    double s = 0;
-    for (int i = lo; i < hi; i++) {
-      double v = (adaptive ? Math.abs(p.d[p.off + i]) : 1) * g.d[g.off + i];
-      s += v * v;
-    }
-    return s;
-  }
-
-  private static void ascend(Slot p, Slot g, int lo, int hi, double scale, boolean adaptive) {
-    if (p.f != null) {
-      Kernels.F32.samAscend(p, g, lo, hi, (float) scale, adaptive);
-    } else {
-      for (int i = lo; i < hi; i++) {
-        double x = p.d[p.off + i];
-        p.d[p.off + i] = x + (adaptive ? x * x : 1) * g.d[g.off + i] * scale;
-      }
-    }
   }
 
   @Override

@@ -5,7 +5,6 @@ import dev.ember.nn.functional.Losses;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -34,6 +33,13 @@ import java.util.function.Supplier;
  * {@code maximize} (false). State: {@code step}, {@code exp_avg}, {@code hessian}.
  */
 public final class SophiaG extends Optimizer {
+  /** The clipping threshold rho, >= 0. */
+  static final Hyper.Num RHO = Hyper.nonNegative("rho");
+  /** The batch size the Hessian estimate was taken on, > 0. */
+  static final Hyper.Num BS = Hyper.positive("bs");
+  private static final List<Hyper.Default> OPTIONS = List.of(Hyper.LR.is(1e-4), Hyper.BETAS.is(0.965, 0.99),
+      RHO.is(0.04), Hyper.WEIGHT_DECAY.is(0.1), BS.is(5120), Hyper.MAXIMIZE.is(false));
+
   /** SophiaG with learning rate {@code lr}. */
   public SophiaG(List<?> params, double lr) {
     this(params, Map.of("lr", lr));
@@ -41,28 +47,7 @@ public final class SophiaG extends Optimizer {
 
   /** SophiaG with options overriding the defaults. */
   public SophiaG(List<?> params, Map<String, ?> hyper) {
-    super("SophiaG", params, defaultOptions(), hyper);
-  }
-
-  private static Map<String, Object> defaultOptions() {
-    LinkedHashMap<String, Object> d = new LinkedHashMap<>();
-    d.put("lr", 1e-4);
-    d.put("betas", new double[] {0.965, 0.99});
-    d.put("rho", 0.04);
-    d.put("weight_decay", 0.1);
-    d.put("bs", 5120.0);
-    d.put("maximize", false);
-    return d;
-  }
-
-  @Override
-  protected void validate(ParamGroup g) {
-    requireNonNegative(g, "lr", "lr");
-    requireBetas(g, "betas");
-    requireNonNegative(g, "rho", "rho");
-    requireNonNegative(g, "weight_decay", "weight_decay");
-    requirePositive(g, "bs", "bs");
-    requireBoolean(g, "maximize");
+    super("SophiaG", params, OPTIONS, hyper);
   }
 
   private static void init(Tensor p, Map<String, Tensor> state) {
@@ -95,15 +80,14 @@ public final class SophiaG extends Optimizer {
   public void updateHessian() {
     try (Grad ignored = Grad.off()) {
       for (ParamGroup g : paramGroups()) {
-        double b2 = g.pair("betas", 1);
+        double b2 = Hyper.BETAS.second(g);
         for (Tensor param : g.params()) {
           if (param.grad() == null) continue;
           Tensor grad = checkedGrad(param, param.grad());
           Map<String, Tensor> state = stateOf(param);
           init(param, state);
           Tensor h = state.get("hessian");
-          Slot hs = new Slot(h), gs = new Slot(grad);
-          Kernels.forRange((int) param.numel(), (lo, hi) -> ema(hs, gs, lo, hi, b2));
+          kernels(param).sophiaHessian(h, grad, b2);
           h.storage().bumpVersion();
         }
       }
@@ -157,41 +141,10 @@ public final class SophiaG extends Optimizer {
   protected void update(ParamGroup g, Tensor param, Tensor grad, Map<String, Tensor> state) {
     init(param, state);
     incrementStep(state);
-    double lr = g.lr(), b1 = g.pair("betas", 0);
-    double decay = 1 - lr * g.getDouble("weight_decay");
-    double rhoBs = g.getDouble("rho") * g.getDouble("bs");
-    double sign = g.getBoolean("maximize") ? -1 : 1;
-    Slot p = new Slot(param), m = new Slot(state.get("exp_avg")), h = new Slot(state.get("hessian"));
-    Kernels.forGradient(param, grad, (gr, lo, hi) -> kernel(p, gr, m, h, lo, hi, sign, decay, lr, b1, rhoBs));
-  }
-
-  private static void ema(Slot h, Slot g, int lo, int hi, double b2) {
-    int ho = h.off, go = g.off;
-    if (h.f != null) {
-      Kernels.F32.sophiaEma(h, g, lo, hi, (float) b2, (float) (1 - b2));
-    } else {
-      double[] ha = h.d, ga = g.d;
-      double c = 1 - b2;
-      for (int i = lo; i < hi; i++) ha[ho + i] = b2 * ha[ho + i] + c * ga[go + i] * ga[go + i];
-    }
-  }
-
-  private static void kernel(Slot p, Slot g, Slot m, Slot h, int lo, int hi, double sign, double decay, double lr, double b1,
-      double rhoBs) {
-    int po = p.off, go = g.off, mo = m.off, ho = h.off;
-    if (p.f != null) {
-      // (1 - beta1) * sign is one float product, as in the loop it replaces: b1 * m + c1 * sign * g
-      float sc1 = (float) (1 - b1) * (float) sign;
-      Kernels.F32.sophia(p, g, m, h, lo, hi, (float) decay, (float) lr, (float) b1, sc1, (float) rhoBs);
-    } else {
-      double[] pa = p.d, ga = g.d, ma = m.d, ha = h.d;
-      double c1 = 1 - b1;
-      for (int i = lo; i < hi; i++) {
-        double mi = b1 * ma[mo + i] + c1 * sign * ga[go + i];
-        ma[mo + i] = mi;
-        double ratio = Math.min(Math.abs(mi) / (rhoBs * ha[ho + i] + 1e-15), 1);
-        pa[po + i] = pa[po + i] * decay - lr * Math.signum(mi) * ratio;
-      }
-    }
+    double lr = Hyper.LR.of(g), b1 = Hyper.BETAS.first(g);
+    double decay = 1 - lr * Hyper.WEIGHT_DECAY.of(g);
+    double rhoBs = RHO.of(g) * BS.of(g);
+    double sign = Hyper.MAXIMIZE.of(g) ? -1 : 1;
+    kernels(param).sophia(param, grad, state.get("exp_avg"), state.get("hessian"), sign, decay, lr, b1, rhoBs);
   }
 }

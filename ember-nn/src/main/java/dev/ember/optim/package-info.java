@@ -2,9 +2,8 @@
  * Optimizers with PyTorch's update rules and parameter groups ({@link dev.ember.optim.Optimizer},
  * {@link dev.ember.optim.SGD}, {@link dev.ember.optim.Adam}, {@link dev.ember.optim.AdamW},
  * NAdam, RAdam, Adamax, RMSprop, Adagrad, Adadelta, Lion, LAMB, SAM, SophiaG), each updating a
- * parameter in one fused, chunked pass over its storage (float32 on the Vector API when
- * {@code jdk.incubator.vector} is readable, bitwise equal to the plain-Java loops used otherwise);
- * gradient clipping
+ * parameter in one fused pass of its device's {@link dev.ember.backend.OptimizerKernels}, with its
+ * options declared once as typed {@link dev.ember.optim.Hyper}s; gradient clipping
  * ({@link dev.ember.optim.GradClip}) and accumulation ({@link dev.ember.optim.GradientAccumulation}).
  * Learning-rate schedules live in {@code dev.ember.optim.schedule}.
  */

@@ -5,6 +5,7 @@ import dev.ember.backend.Backend;
 import dev.ember.backend.BinaryOp;
 import dev.ember.backend.ConvolutionKernels;
 import dev.ember.backend.NormalizationKernels;
+import dev.ember.backend.OptimizerKernels;
 import dev.ember.backend.PoolingKernels;
 import dev.ember.backend.RandomKernels;
 import dev.ember.backend.RecurrentKernels;
@@ -577,5 +578,10 @@ public final class CpuBackend implements Backend {
   @Override
   public boolean allFinite(View x) {
     return Finite.all(x);
+  }
+
+  @Override
+  public OptimizerKernels optimizer() {
+    return CpuOptimizer.instance();
   }
 }

@@ -1,9 +1,12 @@
-package dev.ember.optim;
+package dev.ember.backend.cpu.vector;
 
 import static jdk.incubator.vector.VectorOperators.F2D;
 import static jdk.incubator.vector.VectorOperators.GT;
 import static jdk.incubator.vector.VectorOperators.LT;
 
+import dev.ember.backend.cpu.ScalarUpdateKernels;
+import dev.ember.backend.cpu.Slot;
+import dev.ember.backend.cpu.UpdateKernels;
 import jdk.incubator.vector.DoubleVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
@@ -16,14 +19,14 @@ import jdk.incubator.vector.VectorSpecies;
  * squares accumulate in per-lane double partials: each {@code (double) x * x} is exact, only the
  * order of the additions differs from the scalar loop.
  *
- * <p>Loaded by name from {@link Kernels#F32}; nothing else refers to this class, so the optimizers
+ * <p>Loaded by name from {@code CpuOptimizer}; nothing else refers to this class, so the optimizers
  * work without {@code jdk.incubator.vector}.
  */
-final class VectorUpdateKernels implements UpdateKernels {
+public final class VectorUpdateKernels implements UpdateKernels {
   private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
   private static final VectorSpecies<Double> D = VectorSpecies.of(double.class, S.vectorShape());
   private static final int L = S.length();
-  private static final ScalarUpdateKernels TAIL = new ScalarUpdateKernels();
+  private static final ScalarUpdateKernels TAIL = ScalarUpdateKernels.F32;
 
   @Override
   public String name() {
@@ -45,31 +48,31 @@ final class VectorUpdateKernels implements UpdateKernels {
   }
 
   @Override
-  public void sgd(Slot p, Slot g, int lo, int hi, float lr, float wd, float sign) {
+  public void sgd(Slot p, Slot g, int lo, int hi, double lr, double wd, double sign) {
     float[] pa = p.f, ga = g.f;
     int po = p.off, go = g.off;
     int i = lo;
     for (int end = bound(lo, hi); i < end; i += L) {
       FloatVector x = load(pa, po + i);
-      FloatVector d = load(ga, go + i).mul(sign).add(x.mul(wd));
-      x.sub(d.mul(lr)).intoArray(pa, po + i);
+      FloatVector d = load(ga, go + i).mul((float) sign).add(x.mul((float) wd));
+      x.sub(d.mul((float) lr)).intoArray(pa, po + i);
     }
     TAIL.sgd(p, g, i, hi, lr, wd, sign);
   }
 
   @Override
-  public void sgdMomentum(Slot p, Slot g, Slot b, int lo, int hi, float lr, float wd, float sign, float keep, float add,
-      boolean nesterov, float mom) {
+  public void sgdMomentum(Slot p, Slot g, Slot b, int lo, int hi, double lr, double wd, double sign, double keep,
+      double add, boolean nesterov, double mom) {
     float[] pa = p.f, ga = g.f, ba = b.f;
     int po = p.off, go = g.off, bo = b.off;
     int i = lo;
     for (int end = bound(lo, hi); i < end; i += L) {
       FloatVector x = load(pa, po + i);
-      FloatVector d = load(ga, go + i).mul(sign).add(x.mul(wd));
-      FloatVector buf = load(ba, bo + i).mul(keep).add(d.mul(add));
+      FloatVector d = load(ga, go + i).mul((float) sign).add(x.mul((float) wd));
+      FloatVector buf = load(ba, bo + i).mul((float) keep).add(d.mul((float) add));
       buf.intoArray(ba, bo + i);
-      FloatVector step = nesterov ? d.add(buf.mul(mom)) : buf;
-      x.sub(step.mul(lr)).intoArray(pa, po + i);
+      FloatVector step = nesterov ? d.add(buf.mul((float) mom)) : buf;
+      x.sub(step.mul((float) lr)).intoArray(pa, po + i);
     }
     TAIL.sgdMomentum(p, g, b, i, hi, lr, wd, sign, keep, add, nesterov, mom);
   }
@@ -80,181 +83,181 @@ final class VectorUpdateKernels implements UpdateKernels {
    * {@link UpdateKernels#adam}), a seed_medium Adam step at batch 32 went from 8.1-8.4 to 7.7-7.8 ms.
    */
   @Override
-  public void adam(Slot p, Slot g, Slot m, Slot v, Slot vmax, int lo, int hi, float sign, float l2, float decay, float b1,
-      float b2, float c1, float c2, float eps, float stepSize, float invBc2Sqrt) {
+  public void adam(Slot p, Slot g, Slot m, Slot v, Slot vmax, int lo, int hi, double sign, double l2, double decay,
+      double b1, double b2, double c1, double c2, double eps, double stepSize, double invBc2Sqrt) {
     float[] pa = p.f, ga = g.f, ma = m.f, va = v.f, xa = vmax == null ? null : vmax.f;
     int po = p.off, go = g.off, mo = m.off, vo = v.off, xo = vmax == null ? 0 : vmax.off;
     boolean ams = vmax != null;
     int i = lo;
     int end = bound(lo, hi);
-    boolean plain = sign == 1f && l2 == 0f;
+    boolean plain = sign == 1 && l2 == 0;
     if (plain && !ams) {
       for (; i < end; i += L) {
         FloatVector gi = load(ga, go + i);
-        FloatVector mi = load(ma, mo + i).mul(b1).add(gi.mul(c1));
-        FloatVector vi = load(va, vo + i).mul(b2).add(gi.mul(c2).mul(gi));
+        FloatVector mi = load(ma, mo + i).mul((float) b1).add(gi.mul((float) c1));
+        FloatVector vi = load(va, vo + i).mul((float) b2).add(gi.mul((float) c2).mul(gi));
         mi.intoArray(ma, mo + i);
         vi.intoArray(va, vo + i);
-        FloatVector denom = vi.sqrt().mul(invBc2Sqrt).add(eps);
-        load(pa, po + i).mul(decay).sub(mi.mul(stepSize).div(denom)).intoArray(pa, po + i);
+        FloatVector denom = vi.sqrt().mul((float) invBc2Sqrt).add((float) eps);
+        load(pa, po + i).mul((float) decay).sub(mi.mul((float) stepSize).div(denom)).intoArray(pa, po + i);
       }
     }
     for (; i < end; i += L) {
       FloatVector x = load(pa, po + i);
-      FloatVector gi = plain ? load(ga, go + i) : load(ga, go + i).mul(sign).add(x.mul(l2));
-      FloatVector mi = load(ma, mo + i).mul(b1).add(gi.mul(c1));
-      FloatVector vi = load(va, vo + i).mul(b2).add(gi.mul(c2).mul(gi));
+      FloatVector gi = plain ? load(ga, go + i) : load(ga, go + i).mul((float) sign).add(x.mul((float) l2));
+      FloatVector mi = load(ma, mo + i).mul((float) b1).add(gi.mul((float) c1));
+      FloatVector vi = load(va, vo + i).mul((float) b2).add(gi.mul((float) c2).mul(gi));
       mi.intoArray(ma, mo + i);
       vi.intoArray(va, vo + i);
       if (ams) {
         vi = load(xa, xo + i).max(vi);
         vi.intoArray(xa, xo + i);
       }
-      FloatVector denom = vi.sqrt().mul(invBc2Sqrt).add(eps);
-      x.mul(decay).sub(mi.mul(stepSize).div(denom)).intoArray(pa, po + i);
+      FloatVector denom = vi.sqrt().mul((float) invBc2Sqrt).add((float) eps);
+      x.mul((float) decay).sub(mi.mul((float) stepSize).div(denom)).intoArray(pa, po + i);
     }
     TAIL.adam(p, g, m, v, vmax, i, hi, sign, l2, decay, b1, b2, c1, c2, eps, stepSize, invBc2Sqrt);
   }
 
   @Override
-  public void adamax(Slot p, Slot g, Slot m, Slot u, int lo, int hi, float sign, float wd, float b1, float b2, float c1,
-      float eps, float clr) {
+  public void adamax(Slot p, Slot g, Slot m, Slot u, int lo, int hi, double sign, double wd, double b1, double b2,
+      double c1, double eps, double clr) {
     float[] pa = p.f, ga = g.f, ma = m.f, ua = u.f;
     int po = p.off, go = g.off, mo = m.off, uo = u.off;
     int i = lo;
     for (int end = bound(lo, hi); i < end; i += L) {
       FloatVector x = load(pa, po + i);
-      FloatVector gi = load(ga, go + i).mul(sign).add(x.mul(wd));
-      FloatVector mi = load(ma, mo + i).mul(b1).add(gi.mul(c1));
-      FloatVector ui = load(ua, uo + i).mul(b2).max(gi.abs().add(eps));
+      FloatVector gi = load(ga, go + i).mul((float) sign).add(x.mul((float) wd));
+      FloatVector mi = load(ma, mo + i).mul((float) b1).add(gi.mul((float) c1));
+      FloatVector ui = load(ua, uo + i).mul((float) b2).max(gi.abs().add((float) eps));
       mi.intoArray(ma, mo + i);
       ui.intoArray(ua, uo + i);
-      x.sub(mi.mul(clr).div(ui)).intoArray(pa, po + i);
+      x.sub(mi.mul((float) clr).div(ui)).intoArray(pa, po + i);
     }
     TAIL.adamax(p, g, m, u, i, hi, sign, wd, b1, b2, c1, eps, clr);
   }
 
   @Override
-  public void adadelta(Slot p, Slot g, Slot s, Slot u, int lo, int hi, float sign, float wd, float rho, float c, float eps,
-      float lr) {
+  public void adadelta(Slot p, Slot g, Slot s, Slot u, int lo, int hi, double sign, double wd, double rho, double c,
+      double eps, double lr) {
     float[] pa = p.f, ga = g.f, sa = s.f, ua = u.f;
     int po = p.off, go = g.off, so = s.off, uo = u.off;
     int i = lo;
     for (int end = bound(lo, hi); i < end; i += L) {
       FloatVector x = load(pa, po + i);
-      FloatVector gi = load(ga, go + i).mul(sign).add(x.mul(wd));
-      FloatVector si = load(sa, so + i).mul(rho).add(gi.mul(c).mul(gi));
+      FloatVector gi = load(ga, go + i).mul((float) sign).add(x.mul((float) wd));
+      FloatVector si = load(sa, so + i).mul((float) rho).add(gi.mul((float) c).mul(gi));
       si.intoArray(sa, so + i);
       FloatVector ui = load(ua, uo + i);
-      FloatVector d = ui.add(eps).sqrt().div(si.add(eps).sqrt()).mul(gi);
-      ui.mul(rho).add(d.mul(c).mul(d)).intoArray(ua, uo + i);
-      x.sub(d.mul(lr)).intoArray(pa, po + i);
+      FloatVector d = ui.add((float) eps).sqrt().div(si.add((float) eps).sqrt()).mul(gi);
+      ui.mul((float) rho).add(d.mul((float) c).mul(d)).intoArray(ua, uo + i);
+      x.sub(d.mul((float) lr)).intoArray(pa, po + i);
     }
     TAIL.adadelta(p, g, s, u, i, hi, sign, wd, rho, c, eps, lr);
   }
 
   @Override
-  public void adagrad(Slot p, Slot g, Slot s, int lo, int hi, float sign, float wd, float eps, float clr) {
+  public void adagrad(Slot p, Slot g, Slot s, int lo, int hi, double sign, double wd, double eps, double clr) {
     float[] pa = p.f, ga = g.f, sa = s.f;
     int po = p.off, go = g.off, so = s.off;
     int i = lo;
     for (int end = bound(lo, hi); i < end; i += L) {
       FloatVector x = load(pa, po + i);
-      FloatVector gi = load(ga, go + i).mul(sign).add(x.mul(wd));
+      FloatVector gi = load(ga, go + i).mul((float) sign).add(x.mul((float) wd));
       FloatVector si = load(sa, so + i).add(gi.mul(gi));
       si.intoArray(sa, so + i);
-      x.sub(gi.mul(clr).div(si.sqrt().add(eps))).intoArray(pa, po + i);
+      x.sub(gi.mul((float) clr).div(si.sqrt().add((float) eps))).intoArray(pa, po + i);
     }
     TAIL.adagrad(p, g, s, i, hi, sign, wd, eps, clr);
   }
 
   @Override
-  public void rmsprop(Slot p, Slot g, Slot s, Slot a, Slot b, int lo, int hi, float sign, float wd, float alpha, float c,
-      float eps, float mom, float lr) {
+  public void rmsprop(Slot p, Slot g, Slot s, Slot a, Slot b, int lo, int hi, double sign, double wd, double alpha,
+      double c, double eps, double mom, double lr) {
     boolean centered = a != null, momentum = b != null;
     float[] pa = p.f, ga = g.f, sa = s.f, aa = centered ? a.f : null, ba = momentum ? b.f : null;
     int po = p.off, go = g.off, so = s.off, ao = centered ? a.off : 0, bo = momentum ? b.off : 0;
     int i = lo;
     for (int end = bound(lo, hi); i < end; i += L) {
       FloatVector x = load(pa, po + i);
-      FloatVector gi = load(ga, go + i).mul(sign).add(x.mul(wd));
-      FloatVector si = load(sa, so + i).mul(alpha).add(gi.mul(c).mul(gi));
+      FloatVector gi = load(ga, go + i).mul((float) sign).add(x.mul((float) wd));
+      FloatVector si = load(sa, so + i).mul((float) alpha).add(gi.mul((float) c).mul(gi));
       si.intoArray(sa, so + i);
       FloatVector var = si;
       if (centered) {
-        FloatVector ai = load(aa, ao + i).mul(alpha).add(gi.mul(c));
+        FloatVector ai = load(aa, ao + i).mul((float) alpha).add(gi.mul((float) c));
         ai.intoArray(aa, ao + i);
         var = si.sub(ai.mul(ai));
       }
-      FloatVector d = var.sqrt().add(eps);
+      FloatVector d = var.sqrt().add((float) eps);
       if (momentum) {
-        FloatVector bi = load(ba, bo + i).mul(mom).add(gi.div(d));
+        FloatVector bi = load(ba, bo + i).mul((float) mom).add(gi.div(d));
         bi.intoArray(ba, bo + i);
-        x.sub(bi.mul(lr)).intoArray(pa, po + i);
+        x.sub(bi.mul((float) lr)).intoArray(pa, po + i);
       } else {
-        x.sub(gi.mul(lr).div(d)).intoArray(pa, po + i);
+        x.sub(gi.mul((float) lr).div(d)).intoArray(pa, po + i);
       }
     }
     TAIL.rmsprop(p, g, s, a, b, i, hi, sign, wd, alpha, c, eps, mom, lr);
   }
 
   @Override
-  public void nadam(Slot p, Slot g, Slot m, Slot v, int lo, int hi, float sign, float wd, float b1, float b2, float c1,
-      float c2, float bc2, float eps, float cg, float cm) {
+  public void nadam(Slot p, Slot g, Slot m, Slot v, int lo, int hi, double sign, double wd, double b1, double b2,
+      double c1, double c2, double bc2, double eps, double cg, double cm) {
     float[] pa = p.f, ga = g.f, ma = m.f, va = v.f;
     int po = p.off, go = g.off, mo = m.off, vo = v.off;
     int i = lo;
     for (int end = bound(lo, hi); i < end; i += L) {
       FloatVector x = load(pa, po + i);
-      FloatVector gi = load(ga, go + i).mul(sign).add(x.mul(wd));
-      FloatVector mi = load(ma, mo + i).mul(b1).add(gi.mul(c1));
-      FloatVector vi = load(va, vo + i).mul(b2).add(gi.mul(c2).mul(gi));
+      FloatVector gi = load(ga, go + i).mul((float) sign).add(x.mul((float) wd));
+      FloatVector mi = load(ma, mo + i).mul((float) b1).add(gi.mul((float) c1));
+      FloatVector vi = load(va, vo + i).mul((float) b2).add(gi.mul((float) c2).mul(gi));
       mi.intoArray(ma, mo + i);
       vi.intoArray(va, vo + i);
-      FloatVector denom = vi.div(bc2).sqrt().add(eps);
-      x.sub(gi.mul(cg).div(denom)).sub(mi.mul(cm).div(denom)).intoArray(pa, po + i);
+      FloatVector denom = vi.div((float) bc2).sqrt().add((float) eps);
+      x.sub(gi.mul((float) cg).div(denom)).sub(mi.mul((float) cm).div(denom)).intoArray(pa, po + i);
     }
     TAIL.nadam(p, g, m, v, i, hi, sign, wd, b1, b2, c1, c2, bc2, eps, cg, cm);
   }
 
   @Override
-  public void radam(Slot p, Slot g, Slot m, Slot v, int lo, int hi, float sign, float wd, float b1, float b2, float c1,
-      float c2, float eps, float scale, boolean adaptive) {
+  public void radam(Slot p, Slot g, Slot m, Slot v, int lo, int hi, double sign, double wd, double b1, double b2,
+      double c1, double c2, double eps, double scale, boolean adaptive) {
     float[] pa = p.f, ga = g.f, ma = m.f, va = v.f;
     int po = p.off, go = g.off, mo = m.off, vo = v.off;
     int i = lo;
     for (int end = bound(lo, hi); i < end; i += L) {
       FloatVector x = load(pa, po + i);
-      FloatVector gi = load(ga, go + i).mul(sign).add(x.mul(wd));
-      FloatVector mi = load(ma, mo + i).mul(b1).add(gi.mul(c1));
-      FloatVector vi = load(va, vo + i).mul(b2).add(gi.mul(c2).mul(gi));
+      FloatVector gi = load(ga, go + i).mul((float) sign).add(x.mul((float) wd));
+      FloatVector mi = load(ma, mo + i).mul((float) b1).add(gi.mul((float) c1));
+      FloatVector vi = load(va, vo + i).mul((float) b2).add(gi.mul((float) c2).mul(gi));
       mi.intoArray(ma, mo + i);
       vi.intoArray(va, vo + i);
-      FloatVector step = adaptive ? mi.div(vi.sqrt().add(eps)) : mi;
-      x.sub(step.mul(scale)).intoArray(pa, po + i);
+      FloatVector step = adaptive ? mi.div(vi.sqrt().add((float) eps)) : mi;
+      x.sub(step.mul((float) scale)).intoArray(pa, po + i);
     }
     TAIL.radam(p, g, m, v, i, hi, sign, wd, b1, b2, c1, c2, eps, scale, adaptive);
   }
 
   @Override
-  public void lion(Slot p, Slot g, Slot m, int lo, int hi, float sign, float decay, float lr, float b1, float c1, float b2,
-      float c2) {
+  public void lion(Slot p, Slot g, Slot m, int lo, int hi, double sign, double decay, double lr, double b1, double c1,
+      double b2, double c2) {
     float[] pa = p.f, ga = g.f, ma = m.f;
     int po = p.off, go = g.off, mo = m.off;
     int i = lo;
     for (int end = bound(lo, hi); i < end; i += L) {
-      FloatVector gi = load(ga, go + i).mul(sign);
+      FloatVector gi = load(ga, go + i).mul((float) sign);
       FloatVector mi = load(ma, mo + i);
-      FloatVector dir = signum(mi.mul(b1).add(gi.mul(c1)));
-      load(pa, po + i).mul(decay).sub(dir.mul(lr)).intoArray(pa, po + i);
-      mi.mul(b2).add(gi.mul(c2)).intoArray(ma, mo + i);
+      FloatVector dir = signum(mi.mul((float) b1).add(gi.mul((float) c1)));
+      load(pa, po + i).mul((float) decay).sub(dir.mul((float) lr)).intoArray(pa, po + i);
+      mi.mul((float) b2).add(gi.mul((float) c2)).intoArray(ma, mo + i);
     }
     TAIL.lion(p, g, m, i, hi, sign, decay, lr, b1, c1, b2, c2);
   }
 
   @Override
-  public void lambMoments(Slot p, Slot g, Slot m, Slot v, int lo, int hi, float b1, float b2, float c1, float c2,
-      float bc1, float bc2, float eps, float wd, double[] acc) {
+  public void lambMoments(Slot p, Slot g, Slot m, Slot v, int lo, int hi, double b1, double b2, double c1, double c2,
+      double bc1, double bc2, double eps, double wd, double[] acc) {
     float[] pa = p.f, ga = g.f, ma = m.f, va = v.f;
     int po = p.off, go = g.off, mo = m.off, vo = v.off;
     int parts = L / D.length();
@@ -262,12 +265,12 @@ final class VectorUpdateKernels implements UpdateKernels {
     int i = lo;
     for (int end = bound(lo, hi); i < end; i += L) {
       FloatVector gi = load(ga, go + i);
-      FloatVector mi = load(ma, mo + i).mul(b1).add(gi.mul(c1));
-      FloatVector vi = load(va, vo + i).mul(b2).add(gi.mul(c2).mul(gi));
+      FloatVector mi = load(ma, mo + i).mul((float) b1).add(gi.mul((float) c1));
+      FloatVector vi = load(va, vo + i).mul((float) b2).add(gi.mul((float) c2).mul(gi));
       mi.intoArray(ma, mo + i);
       vi.intoArray(va, vo + i);
       FloatVector x = load(pa, po + i);
-      FloatVector r = mi.div(bc1).div(vi.div(bc2).sqrt().add(eps)).add(x.mul(wd));
+      FloatVector r = mi.div((float) bc1).div(vi.div((float) bc2).sqrt().add((float) eps)).add(x.mul((float) wd));
       for (int part = 0; part < parts; part++) {
         DoubleVector xd = (DoubleVector) x.convertShape(F2D, D, part);
         DoubleVector rd = (DoubleVector) r.convertShape(F2D, D, part);
@@ -281,41 +284,43 @@ final class VectorUpdateKernels implements UpdateKernels {
   }
 
   @Override
-  public void lambApply(Slot p, Slot m, Slot v, int lo, int hi, float bc1, float bc2, float eps, float wd, float scale) {
+  public void lambApply(Slot p, Slot m, Slot v, int lo, int hi, double bc1, double bc2, double eps, double wd,
+      double scale) {
     float[] pa = p.f, ma = m.f, va = v.f;
     int po = p.off, mo = m.off, vo = v.off;
     int i = lo;
     for (int end = bound(lo, hi); i < end; i += L) {
       FloatVector x = load(pa, po + i);
-      FloatVector r = load(ma, mo + i).div(bc1).div(load(va, vo + i).div(bc2).sqrt().add(eps)).add(x.mul(wd));
-      x.sub(r.mul(scale)).intoArray(pa, po + i);
+      FloatVector r = load(ma, mo + i).div((float) bc1).div(load(va, vo + i).div((float) bc2).sqrt().add((float) eps))
+          .add(x.mul((float) wd));
+      x.sub(r.mul((float) scale)).intoArray(pa, po + i);
     }
     TAIL.lambApply(p, m, v, i, hi, bc1, bc2, eps, wd, scale);
   }
 
   @Override
-  public void sophia(Slot p, Slot g, Slot m, Slot h, int lo, int hi, float decay, float lr, float b1, float sc1,
-      float rhoBs) {
+  public void sophia(Slot p, Slot g, Slot m, Slot h, int lo, int hi, double decay, double lr, double b1, double sc1,
+      double rhoBs) {
     float[] pa = p.f, ga = g.f, ma = m.f, ha = h.f;
     int po = p.off, go = g.off, mo = m.off, ho = h.off;
     int i = lo;
     for (int end = bound(lo, hi); i < end; i += L) {
-      FloatVector mi = load(ma, mo + i).mul(b1).add(load(ga, go + i).mul(sc1));
+      FloatVector mi = load(ma, mo + i).mul((float) b1).add(load(ga, go + i).mul((float) sc1));
       mi.intoArray(ma, mo + i);
-      FloatVector ratio = mi.abs().div(load(ha, ho + i).mul(rhoBs).add(1e-15f)).min(1f);
-      load(pa, po + i).mul(decay).sub(signum(mi).mul(lr).mul(ratio)).intoArray(pa, po + i);
+      FloatVector ratio = mi.abs().div(load(ha, ho + i).mul((float) rhoBs).add(1e-15f)).min(1f);
+      load(pa, po + i).mul((float) decay).sub(signum(mi).mul((float) lr).mul(ratio)).intoArray(pa, po + i);
     }
     TAIL.sophia(p, g, m, h, i, hi, decay, lr, b1, sc1, rhoBs);
   }
 
   @Override
-  public void sophiaEma(Slot h, Slot g, int lo, int hi, float b2, float c) {
+  public void sophiaEma(Slot h, Slot g, int lo, int hi, double b2, double c) {
     float[] ha = h.f, ga = g.f;
     int ho = h.off, go = g.off;
     int i = lo;
     for (int end = bound(lo, hi); i < end; i += L) {
       FloatVector gi = load(ga, go + i);
-      load(ha, ho + i).mul(b2).add(gi.mul(c).mul(gi)).intoArray(ha, ho + i);
+      load(ha, ho + i).mul((float) b2).add(gi.mul((float) c).mul(gi)).intoArray(ha, ho + i);
     }
     TAIL.sophiaEma(h, g, i, hi, b2, c);
   }
@@ -340,7 +345,7 @@ final class VectorUpdateKernels implements UpdateKernels {
   }
 
   @Override
-  public void samAscend(Slot p, Slot g, int lo, int hi, float scale, boolean adaptive) {
+  public void samAscend(Slot p, Slot g, int lo, int hi, double scale, boolean adaptive) {
     float[] pa = p.f, ga = g.f;
     int po = p.off, go = g.off;
     int i = lo;
@@ -348,7 +353,7 @@ final class VectorUpdateKernels implements UpdateKernels {
       FloatVector x = load(pa, po + i);
       FloatVector gi = load(ga, go + i);
       FloatVector t = adaptive ? x.mul(x).mul(gi) : gi;
-      x.add(t.mul(scale)).intoArray(pa, po + i);
+      x.add(t.mul((float) scale)).intoArray(pa, po + i);
     }
     TAIL.samAscend(p, g, i, hi, scale, adaptive);
   }

@@ -1,4 +1,4 @@
-package dev.ember.optim;
+package dev.ember.backend.cpu;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -25,8 +25,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class OptimKernelsTest {
   private static final int[] SIZES = {0, 1, 7, 17, 1000, 4099};
-  private static final UpdateKernels SCALAR = new ScalarUpdateKernels();
-  private static final UpdateKernels VECTOR = Kernels.vectorOrNull();
+  private static final UpdateKernels SCALAR = ScalarUpdateKernels.F32;
+  private static final UpdateKernels VECTOR = CpuOptimizer.vectorOrNull();
 
   /** One kernel call on slots s (lo, hi given); returns the sums it adds, or null for elementwise kernels. */
   @FunctionalInterface
@@ -295,10 +295,10 @@ class OptimKernelsTest {
   @Test
   void forRangeTasksAreEqualAndLineAligned() {
     assertEquals(List.of(0, 25088, 50176, 75264, 100352), bounds(100352));
-    for (int n : new int[] {Kernels.CHUNK + 1, 65537, 100352, 1 << 20, 3_000_017}) {
+    for (int n : new int[] {CpuOptimizer.CHUNK + 1, 65537, 100352, 1 << 20, 3_000_017}) {
       List<Integer> b = bounds(n);
       int tasks = b.size() - 1;
-      assertEquals((n + Kernels.CHUNK - 1) / Kernels.CHUNK, tasks, "n=" + n);
+      assertEquals((n + CpuOptimizer.CHUNK - 1) / CpuOptimizer.CHUNK, tasks, "n=" + n);
       assertEquals(0, b.get(0));
       assertEquals(n, b.get(tasks));
       int size = n / tasks;
@@ -309,18 +309,18 @@ class OptimKernelsTest {
       }
     }
     // and the tasks run cover every element once
-    int n = 3 * Kernels.CHUNK + 5;
+    int n = 3 * CpuOptimizer.CHUNK + 5;
     int[] seen = new int[n];
-    Kernels.forRange(n, (lo, hi) -> {
+    CpuOptimizer.forRange(n, (lo, hi) -> {
       for (int i = lo; i < hi; i++) seen[i]++;
     });
     for (int i = 0; i < n; i++) assertEquals(1, seen[i], "element " + i);
   }
 
   private static List<Integer> bounds(int n) {
-    int tasks = (n + Kernels.CHUNK - 1) / Kernels.CHUNK;
+    int tasks = (n + CpuOptimizer.CHUNK - 1) / CpuOptimizer.CHUNK;
     List<Integer> b = new ArrayList<>();
-    for (int t = 0; t <= tasks; t++) b.add(Kernels.bound(n, tasks, t));
+    for (int t = 0; t <= tasks; t++) b.add(CpuOptimizer.bound(n, tasks, t));
     return b;
   }
 }
