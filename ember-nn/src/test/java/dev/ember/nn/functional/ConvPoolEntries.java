@@ -7,11 +7,12 @@ import dev.ember.tensor.DType;
 import dev.ember.tensor.Tensor;
 import dev.ember.testing.Arr;
 import java.util.List;
+import java.util.function.Function;
 
 /**
  * nn op-table entries for convolution, padding, pooling and interpolation. Variants of one op are named
- * {@code op:variant}. Pooling and interpolation have no oracle here: their values are checked against PyTorch
- * in PoolingFixtureTest.
+ * {@code op:variant}. Interpolation has no oracle here: its values are checked against PyTorch in
+ * PoolingFixtureTest.
  */
 final class ConvPoolEntries {
   private ConvPoolEntries() {}
@@ -48,6 +49,19 @@ final class ConvPoolEntries {
 
   private static Arr squeeze0(Arr x) {
     return new Arr(x.data(), java.util.Arrays.copyOfRange(x.shape(), 1, x.rank()));
+  }
+
+  private static Function<List<Arr>, Arr> maxPool(boolean oneD, int[] k, int[] s, int[] p, int[] d, boolean ceil) {
+    return l -> NnRef.as4d(l.get(0), oneD, x -> NnRef.pool2d(x, k, s, p, d, ceil, true, false, null));
+  }
+
+  private static Function<List<Arr>, Arr> avgPool(boolean oneD, int[] k, int[] s, int[] p, boolean ceil,
+      boolean countPad, Integer divisor) {
+    return l -> NnRef.as4d(l.get(0), oneD, x -> NnRef.pool2d(x, k, s, p, a(1, 1), ceil, false, countPad, divisor));
+  }
+
+  private static Function<List<Arr>, Arr> adaptive(int oh, int ow, boolean max) {
+    return l -> NnRef.as4d(l.get(0), false, x -> NnRef.adaptivePool2d(x, oh, ow, max));
   }
 
   static void add(List<OpInfo> t) {
@@ -146,8 +160,9 @@ final class ConvPoolEntries {
     t.add(op("pad").unary(x -> Padding.pad(x, a(-1, 2), "constant", 1.5))
         .ref(l -> NnRef.pad(l.get(0), a(-1, 2), "constant", 1.5)).shapes("[2, 5]"));
 
-    // ---------------------------------------------------------------- max pooling (values: PoolingFixtureTest)
-    t.add(op("max_pool2d").unary(x -> Pooling.maxPool2d(x, 2)).shapes("[2, 3, 6, 6]")
+    // ---------------------------------------------------------------- max pooling
+    t.add(op("max_pool2d").unary(x -> Pooling.maxPool2d(x, 2))
+        .ref(maxPool(false, a(2, 2), a(2, 2), a(0, 0), a(1, 1), false)).shapes("[2, 3, 6, 6]")
         .error(l -> Pooling.maxPool2d(l.get(0), 3), "[1, 1, 2, 2]", "max_pool2d: output size (0, 0) is too small: "
             + "the kernel (3, 3) is larger than the padded input (2, 2): input=[1, 1, 2, 2]")
         .error(l -> Pooling.maxPool2d(l.get(0), a(3), null, a(2), ONE, false), "[1, 1, 8, 8]",
@@ -159,44 +174,59 @@ final class ConvPoolEntries {
             "max_pool2d: expected a floating-point tensor, got int64: x=[1, 1, 4, 4]; hint: convert with "
                 + "x.to(DType.F32)"));
     t.add(op("max_pool2d:k3_s2_p1_ceil").unary(x -> Pooling.maxPool2d(x, a(3), a(2), a(1), ONE, true))
+        .ref(maxPool(false, a(3, 3), a(2, 2), a(1, 1), a(1, 1), true))
         .shapes("[2, 2, 7, 8]"));
     t.add(op("max_pool2d:dilated_overlapping").unary(x -> Pooling.maxPool2d(x, a(3, 2), a(1, 1), a(1, 1), a(2, 1),
-        false)).shapes("[1, 2, 7, 6]"));
-    t.add(op("max_pool2d:unbatched").unary(x -> Pooling.maxPool2d(x, a(2), a(1), Z, ONE, false)).shapes("[3, 5, 5]"));
+        false)).ref(maxPool(false, a(3, 2), a(1, 1), a(1, 1), a(2, 1), false)).shapes("[1, 2, 7, 6]"));
+    t.add(op("max_pool2d:unbatched").unary(x -> Pooling.maxPool2d(x, a(2), a(1), Z, ONE, false))
+        .ref(maxPool(false, a(2, 2), a(1, 1), a(0, 0), a(1, 1), false)).shapes("[3, 5, 5]"));
     t.add(op("max_pool2d:with_indices").unary(x -> Pooling.maxPool2dWithIndices(x, a(3), a(2), a(1), ONE, false)
-        .values()).shapes("[1, 2, 6, 7]"));
-    t.add(op("max_pool1d").unary(x -> Pooling.maxPool1d(x, 3, 2, 1, 2, true)).shapes("[2, 3, 11]")
+        .values()).ref(maxPool(false, a(3, 3), a(2, 2), a(1, 1), a(1, 1), false)).shapes("[1, 2, 6, 7]"));
+    t.add(op("max_pool1d").unary(x -> Pooling.maxPool1d(x, 3, 2, 1, 2, true))
+        .ref(maxPool(true, a(1, 3), a(1, 2), a(0, 1), a(1, 2), true)).shapes("[2, 3, 11]")
         .error(l -> Pooling.maxPool1d(l.get(0), 2), "[2, 3, 4, 5]",
             "max_pool1d: expected a 2-d [C, L] or 3-d [N, C, L] input, got rank 4: input=[2, 3, 4, 5]"));
-    t.add(op("max_pool1d:unbatched").unary(x -> Pooling.maxPool1d(x, 2)).shapes("[3, 8]"));
+    t.add(op("max_pool1d:unbatched").unary(x -> Pooling.maxPool1d(x, 2))
+        .ref(maxPool(true, a(1, 2), a(1, 2), a(0, 0), a(1, 1), false)).shapes("[3, 8]"));
 
     // ---------------------------------------------------------------- average pooling
-    t.add(op("avg_pool2d").unary(x -> Pooling.avgPool2d(x, 2)).shapes("[2, 3, 6, 6]")
+    t.add(op("avg_pool2d").unary(x -> Pooling.avgPool2d(x, 2))
+        .ref(avgPool(false, a(2, 2), a(2, 2), a(0, 0), false, true, null)).shapes("[2, 3, 6, 6]")
         .error(l -> Pooling.avgPool2d(l.get(0), a(2), null, Z, false, true, 0), "[1, 1, 4, 4]",
             "avg_pool2d: divisor_override must not be zero: input=[1, 1, 4, 4]"));
     t.add(op("avg_pool2d:pad_ceil_count").unary(x -> Pooling.avgPool2d(x, a(3), a(2), a(1), true, true, null))
+        .ref(avgPool(false, a(3, 3), a(2, 2), a(1, 1), true, true, null))
         .shapes("[2, 2, 7, 8]"));
     t.add(op("avg_pool2d:pad_ceil_no_count").unary(x -> Pooling.avgPool2d(x, a(3), a(2), a(1), true, false, null))
+        .ref(avgPool(false, a(3, 3), a(2, 2), a(1, 1), true, false, null))
         .shapes("[2, 2, 7, 8]"));
     t.add(op("avg_pool2d:divisor_override").unary(x -> Pooling.avgPool2d(x, a(3, 2), a(1, 2), a(1, 1), false, true,
-        7)).shapes("[1, 2, 5, 6]"));
-    t.add(op("avg_pool1d").unary(x -> Pooling.avgPool1d(x, 4, 3, 2, true, false)).shapes("[2, 2, 11]")
+        7)).ref(avgPool(false, a(3, 2), a(1, 2), a(1, 1), false, true, 7)).shapes("[1, 2, 5, 6]"));
+    t.add(op("avg_pool1d").unary(x -> Pooling.avgPool1d(x, 4, 3, 2, true, false))
+        .ref(avgPool(true, a(1, 4), a(1, 3), a(0, 2), true, false, null)).shapes("[2, 2, 11]")
         .error(l -> Pooling.avgPool1d(l.get(0), 5), "[1, 2, 3]", "avg_pool1d: output size 0 is too small: the kernel "
             + "5 is larger than the padded input 3: input=[1, 2, 3]"));
-    t.add(op("avg_pool1d:unbatched").unary(x -> Pooling.avgPool1d(x, 2, 1, 1, false, true)).shapes("[3, 7]"));
+    t.add(op("avg_pool1d:unbatched").unary(x -> Pooling.avgPool1d(x, 2, 1, 1, false, true))
+        .ref(avgPool(true, a(1, 2), a(1, 1), a(0, 1), false, true, null)).shapes("[3, 7]"));
 
     // ---------------------------------------------------------------- adaptive pooling
-    t.add(op("adaptive_avg_pool2d").unary(x -> Pooling.adaptiveAvgPool2d(x, 3)).shapes("[2, 2, 7, 7]")
+    t.add(op("adaptive_avg_pool2d").unary(x -> Pooling.adaptiveAvgPool2d(x, 3)).ref(adaptive(3, 3, false))
+        .shapes("[2, 2, 7, 7]")
         .error(l -> Pooling.adaptiveAvgPool2d(l.get(0), 2), "[1, 1, 1, 4, 4]", "adaptive_avg_pool2d: expected a 3-d "
             + "[C, H, W] or 4-d [N, C, H, W] input, got rank 5: input=[1, 1, 1, 4, 4]"));
     t.add(op("adaptive_avg_pool2d:unbatched_5x9_to_3x4").unary(x -> Pooling.adaptiveAvgPool2d(x, 3, 4))
+        .ref(adaptive(3, 4, false))
         .shapes("[2, 5, 9]"));
-    t.add(op("adaptive_avg_pool2d:up").unary(x -> Pooling.adaptiveAvgPool2d(x, 5, 6)).shapes("[1, 2, 3, 4]"));
-    t.add(op("adaptive_max_pool2d").unary(x -> Pooling.adaptiveMaxPool2d(x, 3)).shapes("[2, 2, 7, 7]")
+    t.add(op("adaptive_avg_pool2d:up").unary(x -> Pooling.adaptiveAvgPool2d(x, 5, 6)).ref(adaptive(5, 6, false))
+        .shapes("[1, 2, 3, 4]"));
+    t.add(op("adaptive_max_pool2d").unary(x -> Pooling.adaptiveMaxPool2d(x, 3)).ref(adaptive(3, 3, true))
+        .shapes("[2, 2, 7, 7]")
         .error(l -> Pooling.adaptiveMaxPool2d(l.get(0), 0, 2), "[1, 1, 4, 4]",
             "adaptive_max_pool2d: output_size must be positive, got 0: input=[1, 1, 4, 4]"));
-    t.add(op("adaptive_max_pool2d:5x9_to_3x4").unary(x -> Pooling.adaptiveMaxPool2d(x, 3, 4)).shapes("[1, 2, 5, 9]"));
-    t.add(op("adaptive_max_pool2d:up").unary(x -> Pooling.adaptiveMaxPool2d(x, 5, 6)).shapes("[1, 2, 3, 4]"));
+    t.add(op("adaptive_max_pool2d:5x9_to_3x4").unary(x -> Pooling.adaptiveMaxPool2d(x, 3, 4)).ref(adaptive(3, 4, true))
+        .shapes("[1, 2, 5, 9]"));
+    t.add(op("adaptive_max_pool2d:up").unary(x -> Pooling.adaptiveMaxPool2d(x, 5, 6)).ref(adaptive(5, 6, true))
+        .shapes("[1, 2, 3, 4]"));
 
     // ---------------------------------------------------------------- interpolate (tape names per kernel)
     t.add(op("upsample_nearest2d").unary(x -> Upsampling.interpolate(x, 2, "nearest")).shapes("[2, 2, 3, 4]")

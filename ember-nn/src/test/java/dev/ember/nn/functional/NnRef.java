@@ -123,6 +123,80 @@ final class NnRef {
     return out;
   }
 
+  /** PyTorch's pooling_output_shape: in ceil mode the last window must start inside the input or left padding. */
+  static int poolOut(int in, int k, int s, int p, int d, boolean ceil) {
+    int num = in + 2 * p - d * (k - 1) - 1 + (ceil ? s - 1 : 0);
+    int out = Math.floorDiv(num, s) + 1;
+    return ceil && (out - 1) * s >= in + p ? out - 1 : out;
+  }
+
+  /**
+   * Max or average pooling of [N, C, H, W] over windows (kh, kw) with stride, padding, dilation (1 for
+   * average) and ceil mode. Average: the divisor is {@code divisor} if non-null, else the window clipped to
+   * the padded input ({@code countPad}) or to the input.
+   */
+  static Arr pool2d(Arr x, int[] k, int[] s, int[] p, int[] d, boolean ceil, boolean max, boolean countPad,
+      Integer divisor) {
+    int n = x.shape()[0], c = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
+    int oh = poolOut(h, k[0], s[0], p[0], d[0], ceil);
+    int ow = poolOut(w, k[1], s[1], p[1], d[1], ceil);
+    Arr out = Arr.zeros(n, c, oh, ow);
+    for (int i = 0; i < out.numel(); i++) {
+      int[] at = out.index(i);
+      int h0 = at[2] * s[0] - p[0];
+      int w0 = at[3] * s[1] - p[1];
+      double acc = max ? Double.NEGATIVE_INFINITY : 0;
+      for (int u = 0; u < k[0]; u++) {
+        for (int v = 0; v < k[1]; v++) {
+          int y = h0 + u * d[0];
+          int z = w0 + v * d[1];
+          if (y < 0 || y >= h || z < 0 || z >= w) continue;
+          double e = x.get(at[0], at[1], y, z);
+          acc = max ? Math.max(acc, e) : acc + e;
+        }
+      }
+      if (!max) {
+        int padded = (Math.min(h0 + k[0], h + p[0]) - h0) * (Math.min(w0 + k[1], w + p[1]) - w0);
+        int inside = (Math.min(h0 + k[0], h) - Math.max(h0, 0)) * (Math.min(w0 + k[1], w) - Math.max(w0, 0));
+        acc /= divisor != null ? divisor : countPad ? padded : inside;
+      }
+      out.data()[i] = acc;
+    }
+    return out;
+  }
+
+  /** Adaptive max or average pooling of [N, C, H, W] to (oh, ow): windows [floor(o in/out), ceil((o + 1) in/out)). */
+  static Arr adaptivePool2d(Arr x, int oh, int ow, boolean max) {
+    int n = x.shape()[0], c = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
+    Arr out = Arr.zeros(n, c, oh, ow);
+    for (int i = 0; i < out.numel(); i++) {
+      int[] at = out.index(i);
+      int y0 = at[2] * h / oh, y1 = -Math.floorDiv(-(at[2] + 1) * h, oh);
+      int z0 = at[3] * w / ow, z1 = -Math.floorDiv(-(at[3] + 1) * w, ow);
+      double acc = max ? Double.NEGATIVE_INFINITY : 0;
+      for (int y = y0; y < y1; y++) {
+        for (int z = z0; z < z1; z++) {
+          double e = x.get(at[0], at[1], y, z);
+          acc = max ? Math.max(acc, e) : acc + e;
+        }
+      }
+      out.data()[i] = max ? acc : acc / ((y1 - y0) * (z1 - z0));
+    }
+    return out;
+  }
+
+  /** Views [.., L] (rank 2 or 3) or [C, H, W] as 4-d, runs {@code f}, and gives the result the input's rank back. */
+  static Arr as4d(Arr x, boolean oneD, java.util.function.UnaryOperator<Arr> f) {
+    int[] s = x.shape();
+    int[] s4 = oneD ? (s.length == 2 ? new int[] {1, s[0], 1, s[1]} : new int[] {s[0], s[1], 1, s[2]})
+        : (s.length == 3 ? new int[] {1, s[0], s[1], s[2]} : s);
+    Arr y = f.apply(new Arr(x.data(), s4));
+    int[] o = y.shape();
+    int[] back = oneD ? (s.length == 2 ? new int[] {o[1], o[3]} : new int[] {o[0], o[1], o[3]})
+        : (s.length == 3 ? new int[] {o[1], o[2], o[3]} : o);
+    return new Arr(y.data(), back);
+  }
+
   /**
    * Normalizes each row of the trailing {@code m} elements: (x - mean) / sqrt(var + eps) (biased variance), or,
    * for {@code rms}, x / sqrt(mean(x^2) + eps); then {@code * w + b} over the row (each may be null).
