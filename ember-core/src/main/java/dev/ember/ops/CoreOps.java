@@ -16,33 +16,24 @@ import static dev.ember.ops.Reads.INPUTS_AND_OUTPUT;
 import static dev.ember.ops.Reads.NOTHING;
 import static dev.ember.ops.Reads.OUTPUT;
 
+import java.util.ArrayList;
 import java.util.List;
 
-/** ember-core's op definitions, family by family: the first part of {@link Ops#definitions()}. */
+/**
+ * ember-core's op definitions, the first part of {@link Ops#definitions()}: the unary and binary elementwise ops from
+ * their definition enums, then the other families' definitions, which live here until their families are written
+ * as definitions too.
+ */
 final class CoreOps {
   private CoreOps() {}
 
   static List<OpDef> definitions() {
-    return List.of(
-        // unary elementwise
-        of("neg", 1, NUMERIC, NOTHING), of("abs", 1, NUMERIC, INPUTS), of("sign", 1, NUMERIC, NOTHING),
-        of("exp", 1, FLOATING, OUTPUT), of("log", 1, FLOATING, INPUTS), of("log1p", 1, FLOATING, INPUTS),
-        of("expm1", 1, FLOATING, OUTPUT), of("sqrt", 1, FLOATING, OUTPUT), of("rsqrt", 1, FLOATING, OUTPUT),
-        of("square", 1, NUMERIC, INPUTS), of("reciprocal", 1, FLOATING, OUTPUT), of("sin", 1, FLOATING, INPUTS),
-        of("cos", 1, FLOATING, INPUTS), of("tanh", 1, FLOATING, OUTPUT), of("sigmoid", 1, FLOATING, OUTPUT),
-        of("relu", 1, NUMERIC, INPUTS), of("leaky_relu", 1, FLOATING, INPUTS),
-        of("elu", 1, FLOATING, INPUTS_AND_OUTPUT), of("gelu", 1, FLOATING, INPUTS), of("gelu_tanh", 1, FLOATING, INPUTS),
-        of("silu", 1, FLOATING, INPUTS), of("softplus", 1, FLOATING, INPUTS), of("pow_scalar", 1, FLOATING, INPUTS),
-        of("floor", 1, NUMERIC, NOTHING), of("ceil", 1, NUMERIC, NOTHING), of("round", 1, NUMERIC, NOTHING),
-        of("trunc", 1, NUMERIC, NOTHING), of("clamp", 1, PROMOTED, INPUTS), of("to", 1, REQUESTED, NOTHING),
-        // binary elementwise
-        of("add", 2, PROMOTED, NOTHING), of("sub", 2, PROMOTED, NOTHING), of("mul", 2, PROMOTED, INPUTS),
-        of("div", 2, FLOATING, INPUTS), of("pow", 2, PROMOTED, INPUTS_AND_OUTPUT), of("maximum", 2, PROMOTED, INPUTS),
-        of("minimum", 2, PROMOTED, INPUTS), of("where", 3, PROMOTED, INPUTS),
-        // comparisons and logic
-        noGrad("eq", 2, PREDICATE), noGrad("ne", 2, PREDICATE), noGrad("lt", 2, PREDICATE),
-        noGrad("le", 2, PREDICATE), noGrad("gt", 2, PREDICATE), noGrad("ge", 2, PREDICATE),
-        noGrad("logical_and", 2, PREDICATE), noGrad("logical_or", 2, PREDICATE), noGrad("logical_xor", 2, PREDICATE),
+    List<OpDef> defs = new ArrayList<>();
+    for (Unary u : Unary.values()) defs.add(u.def());
+    for (Binary b : Binary.values()) defs.add(b.def());
+    defs.addAll(List.of(
+        // elementwise ops that are not one primitive
+        of("clamp", 1, PROMOTED, INPUTS), of("to", 1, REQUESTED, NOTHING), of("where", 3, PROMOTED, INPUTS),
         noGrad("logical_not", 1, PREDICATE), noGrad("isnan", 1, PREDICATE), noGrad("isinf", 1, PREDICATE),
         noGrad("isfinite", 1, PREDICATE),
         // reductions, softmax, scans
@@ -70,6 +61,7 @@ final class CoreOps {
         of("gather", 2, PROMOTED, INPUTS), of("scatter", 3, PROMOTED, INPUTS), of("scatter_add", 3, PROMOTED, INPUTS),
         of("index_select", 2, PROMOTED, INPUTS), of("masked_fill", 2, PROMOTED, INPUTS),
         of("masked_select", 2, PROMOTED, INPUTS), noGrad("one_hot", 1, INDEX),
-        of("take_along_dim", 2, PROMOTED, INPUTS), of("embedding", 2, PROMOTED, INPUTS));
+        of("take_along_dim", 2, PROMOTED, INPUTS), of("embedding", 2, PROMOTED, INPUTS)));
+    return List.copyOf(defs);
   }
 }

@@ -11,11 +11,11 @@ import dev.ember.tensor.Shapes;
 import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
 import dev.ember.tensor.Views;
-import java.util.function.Supplier;
 
 /**
- * Elementwise ops: forward on the backend, backward written with tensor ops. Binary ops broadcast
- * (NumPy rules) and their backward reduces the gradient back to each input's shape.
+ * Elementwise ops: the public entry points of the {@link Unary} and {@link Binary} definitions (which hold each op's
+ * forward, dtype policy and backward), and the ops that are not one primitive: where, clamp, cast, the predicates
+ * built from comparisons, and the in-place forms.
  */
 public final class ElementwiseOps {
   private ElementwiseOps() {}
@@ -24,231 +24,89 @@ public final class ElementwiseOps {
     return dev.ember.tensor.Device.CPU.backend();
   }
 
-  private static final double SQRT_2_OVER_PI = Math.sqrt(2 / Math.PI);
-
-  /** Ops that keep integer dtypes; all others compute in floating point (integers promote to F32). */
-  private static boolean keepsIntegers(UnaryOp op) {
-    return switch (op) {
-      case NEG, ABS, SIGN, SQUARE, RELU, FLOOR, CEIL, ROUND, TRUNC -> true;
-      default -> false;
-    };
-  }
-
+  /** op(x) for a unary primitive without a parameter: see {@link Unary#apply}. */
   public static Tensor unary(UnaryOp op, Tensor x) {
-    return unary(op, x, 0);
+    return Unary.of(op).apply(x, 0);
   }
 
+  /** op(x) for a unary primitive with its parameter: see {@link Unary#apply}. */
   public static Tensor unary(UnaryOp op, Tensor x, double param) {
-    if (x.dtype() == DType.BOOL || (!x.dtype().isFloatingPoint() && !keepsIntegers(op))) x = x.to(DType.F32);
-    Tensor out = Tensor.uninitialized(x.dtype(), x.shapeRef()); // the kernels write every element
-    backend().unary(op, param, x, out);
-    // read (and version-check) only what the rule uses: exp's backward must not fail because x changed
-    return Autograd.record(name(op), out, (ctx, g) -> new Tensor[] {unaryGrad(op, param,
-        readsInput(op) ? ctx.in(0) : null, readsOutput(op) ? ctx.out() : null, g)}, new Tensor[] {x});
-  }
-
-  private static boolean readsInput(UnaryOp op) {
-    return switch (op) {
-      case NEG, SIGN, FLOOR, CEIL, ROUND, TRUNC, EXP, EXPM1, SQRT, RSQRT, RECIPROCAL, TANH, SIGMOID -> false;
-      default -> true;
-    };
-  }
-
-  private static boolean readsOutput(UnaryOp op) {
-    return switch (op) {
-      case EXP, EXPM1, SQRT, RSQRT, RECIPROCAL, TANH, SIGMOID, ELU -> true;
-      default -> false;
-    };
-  }
-
-  static String name(UnaryOp op) {
-    return switch (op) {
-      case LEAKY_RELU -> "leaky_relu";
-      case GELU_TANH -> "gelu_tanh";
-      case POW_SCALAR -> "pow";
-      default -> op.name().toLowerCase();
-    };
-  }
-
-  private static Tensor unaryGrad(UnaryOp op, double p, Tensor x, Tensor out, Tensor g) {
-    return switch (op) {
-      case NEG -> g.neg();
-      case ABS -> g.mul(x.sign());
-      case SIGN, FLOOR, CEIL, ROUND, TRUNC -> Tensor.zerosLike(g);
-      case EXP -> g.mul(out);
-      case LOG -> g.div(x);
-      case LOG1P -> g.div(x.add(1));
-      case EXPM1 -> g.mul(out.add(1));
-      case SQRT -> g.div(out.mul(2));
-      case RSQRT -> g.mul(out.mul(out).mul(out).mul(-0.5));
-      case SQUARE -> g.mul(x.mul(2));
-      case RECIPROCAL -> g.mul(out.mul(out)).neg();
-      case SIN -> g.mul(x.cos());
-      case COS -> g.mul(x.sin()).neg();
-      case TANH -> fusedGrad(op, out, g, () -> g.mul(out.mul(out).neg().add(1)));
-      case SIGMOID -> fusedGrad(op, out, g, () -> g.mul(out.mul(out.neg().add(1))));
-      case RELU -> fusedGrad(op, x, g, () -> g.mul(x.gt(0).to(g.dtype())));
-      case LEAKY_RELU -> g.mul(where(x.gt(0), Tensor.scalar(1, g.dtype()), Tensor.scalar(p, g.dtype())));
-      case ELU -> g.mul(where(x.gt(0), Tensor.scalar(1, g.dtype()), out.add(p)));
-      case GELU -> {
-        // d/dx x*Phi(x) = Phi(x) + x*phi(x)
-        Tensor cdf = unary(UnaryOp.GELU, x).div(x); // Phi(x) except at 0
-        Tensor phi = x.square().mul(-0.5).exp().mul(1 / Math.sqrt(2 * Math.PI));
-        Tensor safeCdf = where(x.eq(0), Tensor.scalar(0.5, x.dtype()), cdf);
-        yield g.mul(safeCdf.add(x.mul(phi)));
-      }
-      case GELU_TANH -> {
-        Tensor inner = x.add(x.mul(x).mul(x).mul(0.044715)).mul(SQRT_2_OVER_PI);
-        Tensor th = inner.tanh();
-        Tensor dInner = x.square().mul(3 * 0.044715).add(1).mul(SQRT_2_OVER_PI);
-        Tensor d = th.add(1).mul(0.5).add(x.mul(0.5).mul(th.square().neg().add(1)).mul(dInner));
-        yield g.mul(d);
-      }
-      case SILU -> {
-        Tensor s = x.sigmoid();
-        yield g.mul(s.mul(x.mul(s.neg().add(1)).add(1)));
-      }
-      case SOFTPLUS -> g.mul(where(x.mul(p).gt(20), Tensor.scalar(1, x.dtype()), x.mul(p).sigmoid()));
-      case POW_SCALAR -> p == 0 ? Tensor.zerosLike(g) : g.mul(x.pow(p - 1).mul(p));
-    };
-  }
-
-  /**
-   * The backward of RELU (ref = x), TANH or SIGMOID (ref = the output) as one backend pass, the same bits
-   * as {@code composite}: when g and ref are F32 or F64 of one dtype and shape and the backward is not
-   * itself being recorded. Otherwise the composite, which takes three or four passes and as many new
-   * buffers: at 1024 x 1024, tanh's backward went from 4 ops to 1.
-   */
-  private static Tensor fusedGrad(UnaryOp op, Tensor ref, Tensor g, Supplier<Tensor> composite) {
-    DType dt = g.dtype();
-    if (!Grad.enabled() && (dt == DType.F32 || dt == DType.F64) && ref.dtype() == dt
-        && java.util.Arrays.equals(ref.shapeRef(), g.shapeRef())) {
-      Tensor out = Tensor.uninitialized(dt, g.shapeRef());
-      backend().unaryBackward(op, g, ref, out);
-      return out;
-    }
-    return composite.get();
+    return Unary.of(op).apply(x, param);
   }
 
   public static Tensor leakyRelu(Tensor x, double negativeSlope) {
-    return unary(UnaryOp.LEAKY_RELU, x, negativeSlope);
+    return Unary.LEAKY_RELU.apply(x, negativeSlope);
   }
 
   public static Tensor elu(Tensor x, double alpha) {
-    return unary(UnaryOp.ELU, x, alpha);
+    return Unary.ELU.apply(x, alpha);
   }
 
   /** GELU, exact (erf) or with the tanh approximation. */
   public static Tensor gelu(Tensor x, boolean tanhApproximation) {
-    return unary(tanhApproximation ? UnaryOp.GELU_TANH : UnaryOp.GELU, x);
+    return (tanhApproximation ? Unary.GELU_TANH : Unary.GELU).apply(x, 0);
   }
 
   public static Tensor silu(Tensor x) {
-    return unary(UnaryOp.SILU, x);
+    return Unary.SILU.apply(x, 0);
   }
 
   public static Tensor softplus(Tensor x, double beta) {
     if (beta <= 0) throw Check.fail("softplus", "beta must be positive, got " + beta, "x", x);
-    return unary(UnaryOp.SOFTPLUS, x, beta);
+    return Unary.SOFTPLUS.apply(x, beta);
+  }
+
+  /** x tanh(softplus(x)) (PyTorch's F.mish). */
+  public static Tensor mish(Tensor x) {
+    return Unary.MISH.apply(x, 0);
   }
 
   public static Tensor powScalar(Tensor x, double exponent) {
-    return unary(UnaryOp.POW_SCALAR, x, exponent);
+    return Unary.POW_SCALAR.apply(x, exponent);
   }
 
   // ------------------------------------------------------------------ binary
 
   public static Tensor add(Tensor a, Tensor b) {
-    return binary("add", BinaryOp.ADD, a, b);
+    return Binary.ADD.apply(a, b);
   }
 
   public static Tensor sub(Tensor a, Tensor b) {
-    return binary("sub", BinaryOp.SUB, a, b);
+    return Binary.SUB.apply(a, b);
   }
 
   public static Tensor mul(Tensor a, Tensor b) {
-    return binary("mul", BinaryOp.MUL, a, b);
+    return Binary.MUL.apply(a, b);
   }
 
+  /** True division: integer operands divide as F32, as torch.div. */
   public static Tensor div(Tensor a, Tensor b) {
-    if (!a.dtype().isFloatingPoint() && !b.dtype().isFloatingPoint()) {
-      a = a.to(DType.F32); // true division, as torch.div
-      b = b.to(DType.F32);
-    }
-    return binary("div", BinaryOp.DIV, a, b);
+    return Binary.DIV.apply(a, b);
   }
 
   public static Tensor pow(Tensor a, Tensor b) {
-    return binary("pow", BinaryOp.POW, a, b);
+    return Binary.POW.apply(a, b);
   }
 
   public static Tensor maximum(Tensor a, Tensor b) {
-    return binary("maximum", BinaryOp.MAXIMUM, a, b);
+    return Binary.MAXIMUM.apply(a, b);
   }
 
   public static Tensor minimum(Tensor a, Tensor b) {
-    return binary("minimum", BinaryOp.MINIMUM, a, b);
-  }
-
-  static Tensor binary(String name, BinaryOp op, Tensor a, Tensor b) {
-    Check.sameDevice(name, a, b);
-    int[] shape = Shapes.broadcast(name, a.shapeRef(), b.shapeRef());
-    DType dt = DType.promote(a.dtype(), b.dtype());
-    Tensor a2 = a.to(dt);
-    Tensor b2 = b.to(dt);
-    Tensor out = Tensor.uninitialized(dt, shape);
-    backend().binary(op, Views.expand(a2, shape), Views.expand(b2, shape), out);
-    return Autograd.record(name, out, (ctx, g) -> binaryGrad(op, ctx, g),
-        new Tensor[] {a2, b2});
-  }
-
-  private static Tensor[] binaryGrad(BinaryOp op, dev.ember.autograd.Ctx ctx, Tensor g) {
-    int[] sa = ctx.inShape(0);
-    int[] sb = ctx.inShape(1);
-    return switch (op) {
-      case ADD -> new Tensor[] {g.sumTo(sa), g.sumTo(sb)};
-      case SUB -> new Tensor[] {g.sumTo(sa), g.neg().sumTo(sb)};
-      // only inputs that take a gradient are computed (and read): x.mul(2) must not read or reduce for the 2
-      case MUL -> new Tensor[] {ctx.edgeNeeded(0) ? g.mul(ctx.in(1)).sumTo(sa) : null,
-          ctx.edgeNeeded(1) ? g.mul(ctx.in(0)).sumTo(sb) : null};
-      case DIV -> {
-        Tensor b = ctx.in(1);
-        yield new Tensor[] {ctx.edgeNeeded(0) ? g.div(b).sumTo(sa) : null,
-            ctx.edgeNeeded(1) ? g.mul(ctx.in(0)).div(b.square()).neg().sumTo(sb) : null};
-      }
-      case POW -> {
-        Tensor a = ctx.in(0);
-        Tensor b = ctx.in(1);
-        Tensor ga = g.mul(b).mul(a.pow(b.sub(1)));
-        // d/db a^b = a^b log a; defined as 0 where a == 0 and b >= 0 (as PyTorch)
-        Tensor logA = where(a.eq(0), Tensor.scalar(0, a.dtype()), a.log());
-        Tensor gb = g.mul(ctx.out()).mul(logA);
-        yield new Tensor[] {ga.sumTo(sa), gb.sumTo(sb)};
-      }
-      case MAXIMUM, MINIMUM -> {
-        Tensor a = ctx.in(0);
-        Tensor b = ctx.in(1);
-        // ties split the gradient evenly, as PyTorch
-        Tensor wins = (op == BinaryOp.MAXIMUM ? a.gt(b) : a.lt(b)).to(g.dtype());
-        Tensor ties = a.eq(b).to(g.dtype()).mul(0.5);
-        Tensor wa = wins.add(ties);
-        yield new Tensor[] {g.mul(wa).sumTo(sa), g.mul(wa.neg().add(1)).sumTo(sb)};
-      }
-      default -> throw new AssertionError(op + " has no gradient");
-    };
+    return Binary.MINIMUM.apply(a, b);
   }
 
   public static Tensor addScalar(Tensor x, double s) {
-    return binary("add", BinaryOp.ADD, x, scalarLike(x, s));
+    return Binary.ADD.apply(x, scalarLike(x, s));
   }
 
   public static Tensor mulScalar(Tensor x, double s) {
-    return binary("mul", BinaryOp.MUL, x, scalarLike(x, s));
+    return Binary.MUL.apply(x, scalarLike(x, s));
   }
 
   public static Tensor divScalar(Tensor x, double s) {
     Tensor xf = x.dtype().isFloatingPoint() ? x : x.to(DType.F32);
-    return binary("div", BinaryOp.DIV, xf, Tensor.scalar(s, xf.dtype()));
+    return Binary.DIV.apply(xf, Tensor.scalar(s, xf.dtype()));
   }
 
   /** A 0-d tensor of x's dtype, or F32 when x is integral and s is not (as PyTorch's scalar promotion). */
@@ -261,13 +119,9 @@ public final class ElementwiseOps {
 
   // ------------------------------------------------------------------ comparisons, logic, selection
 
+  /** a op b for a comparison or logical primitive: BOOL, broadcast, no gradient. */
   public static Tensor compare(BinaryOp op, Tensor a, Tensor b) {
-    String name = op.name().toLowerCase();
-    Check.sameDevice(name, a, b);
-    int[] shape = Shapes.broadcast(name, a.shapeRef(), b.shapeRef());
-    Tensor out = Tensor.uninitialized(DType.BOOL, shape);
-    backend().binary(op, Views.expand(a, shape), Views.expand(b, shape), out);
-    return out;
+    return Binary.of(op).apply(a, b);
   }
 
   public static Tensor logicalAnd(Tensor a, Tensor b) {
@@ -292,7 +146,7 @@ public final class ElementwiseOps {
 
   public static Tensor isinf(Tensor x) {
     if (!x.dtype().isFloatingPoint()) return Tensor.zeros(DType.BOOL, x.shapeRef());
-    return compare(BinaryOp.EQ, unary(UnaryOp.ABS, x.detach()), Tensor.scalar(Double.POSITIVE_INFINITY, x.dtype()));
+    return compare(BinaryOp.EQ, Unary.ABS.apply(x.detach(), 0), Tensor.scalar(Double.POSITIVE_INFINITY, x.dtype()));
   }
 
   public static Tensor isfinite(Tensor x) {

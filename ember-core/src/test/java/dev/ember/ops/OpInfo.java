@@ -12,13 +12,15 @@ import java.util.function.DoubleUnaryOperator;
 import java.util.function.Function;
 
 /**
- * One entry of the op table: how to call the op, its double-precision oracle, the input shapes
- * and value range to sample, whether it is differentiable, and the error cases with their exact
- * messages. The tests in {@link OpTableTest} (and in other modules' tables, through {@link OpChecks})
- * are generated from these entries.
+ * One entry of the op table, keyed to an {@link OpDef} by name: how to call the op, its double-precision oracle,
+ * the input shapes and value range to sample, whether it is differentiable, and the error cases with their exact
+ * messages. The tests in {@link OpTableTest} (and in other modules' tables, through {@link OpChecks}) are generated
+ * from these entries.
  */
 public final class OpInfo {
   final String name;
+  /** The {@link OpDef} this entry tests: its name unless {@link #def(String)} names another. */
+  String def;
   Function<List<Tensor>, Tensor> fn;
   Function<List<Arr>, Arr> oracle;
   final List<int[][]> samples = new ArrayList<>();
@@ -34,10 +36,17 @@ public final class OpInfo {
 
   private OpInfo(String name) {
     this.name = name;
+    this.def = name;
   }
 
   public static OpInfo op(String name) {
     return new OpInfo(name);
+  }
+
+  /** The definition this entry tests when it is a variant (e.g. {@code sum_dims} of {@code sum}). */
+  public OpInfo def(String defName) {
+    this.def = defName;
+    return this;
   }
 
   public OpInfo fn(Function<List<Tensor>, Tensor> f) {
@@ -140,6 +149,11 @@ public final class OpInfo {
 
   public String name() {
     return name;
+  }
+
+  /** The name of the {@link OpDef} this entry tests. */
+  public String def() {
+    return def;
   }
 
   /** Whether the op has a double-precision oracle (entries without one are checked against float64 fixtures). */

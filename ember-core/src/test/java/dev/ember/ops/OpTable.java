@@ -62,8 +62,9 @@ public final class OpTable {
     t.add(op("silu").unary(ElementwiseOps::silu).refUnary(x -> x * sigmoid(x)).domain(-5, 5));
     t.add(op("softplus").unary(x -> ElementwiseOps.softplus(x, 2)).refUnary(x -> 2 * x > 20 ? x : Math.log1p(Math.exp(2 * x)) / 2)
         .domain(-4, 4).error(l -> ElementwiseOps.softplus(l.get(0), -1), "[3]", "softplus: beta must be positive, got -1.0: x=[3]"));
+    t.add(op("mish").unary(ElementwiseOps::mish).refUnary(x -> x * Math.tanh(Math.log1p(Math.exp(x)))).domain(-5, 5));
     t.add(op("pow_scalar").unary(x -> x.pow(2.5)).refUnary(x -> Math.pow(x, 2.5)).domain(0.2, 2));
-    t.add(op("pow_int_scalar").unary(x -> x.pow(3)).refUnary(x -> x * x * x));
+    t.add(op("pow_int_scalar").def("pow_scalar").unary(x -> x.pow(3)).refUnary(x -> x * x * x));
     t.add(op("floor").unary(Tensor::floor).refUnary(Math::floor).domain(-3, 3));
     t.add(op("ceil").unary(Tensor::ceil).refUnary(Math::ceil).domain(-3, 3));
     t.add(op("round").unary(Tensor::round).refUnary(Math::rint).domain(-3, 3));
@@ -71,7 +72,7 @@ public final class OpTable {
     t.add(op("clamp").unary(x -> x.clamp(-0.5, 0.7)).refUnary(x -> Math.min(Math.max(x, -0.5), 0.7))
         .error(l -> l.get(0).clamp(1, 0), "[2]", "clamp: min must not exceed max (min 1.0, max 0.0): x=[2]"));
     // the cast's gradient is checked in CastTest: central differences cannot see through float32 rounding
-    t.add(op("to_f32").unary(x -> x.to(DType.F32)).refUnary(x -> (float) x).noGrad());
+    t.add(op("to_f32").def("to").unary(x -> x.to(DType.F32)).refUnary(x -> (float) x).noGrad());
 
     // ---------------------------------------------------------------- binary arithmetic
     t.add(op("add").binary(Tensor::add).refBinary(Double::sum)
@@ -84,10 +85,10 @@ public final class OpTable {
     t.add(op("pow").binary(Tensor::pow).refBinary(Math::pow).domain(0.3, 2));
     t.add(op("maximum").binary(Tensor::maximum).refBinary(Math::max));
     t.add(op("minimum").binary(Tensor::minimum).refBinary(Math::min));
-    t.add(op("add_scalar").unary(x -> x.add(1.5)).refUnary(x -> x + 1.5));
-    t.add(op("sub_scalar").unary(x -> x.sub(0.25)).refUnary(x -> x - 0.25));
-    t.add(op("mul_scalar").unary(x -> x.mul(-3)).refUnary(x -> -3 * x));
-    t.add(op("div_scalar").unary(x -> x.div(4)).refUnary(x -> x / 4));
+    t.add(op("add_scalar").def("add").unary(x -> x.add(1.5)).refUnary(x -> x + 1.5));
+    t.add(op("sub_scalar").def("add").unary(x -> x.sub(0.25)).refUnary(x -> x - 0.25));
+    t.add(op("mul_scalar").def("mul").unary(x -> x.mul(-3)).refUnary(x -> -3 * x));
+    t.add(op("div_scalar").def("div").unary(x -> x.div(4)).refUnary(x -> x / 4));
     t.add(op("where").fn(l -> ElementwiseOps.where(l.get(0).gt(0), l.get(1), l.get(2)))
         .ref(l -> Ref.where(Ref.map(l.get(0), v -> v > 0 ? 1 : 0), l.get(1), l.get(2)))
         .shapes("[3, 4] x [3, 4] x [3, 4]", "[3, 1] x [4] x []", "[0] x [0] x [1]"));
@@ -112,8 +113,9 @@ public final class OpTable {
         .refUnary(a -> Double.isInfinite(1 / Math.rint(a)) ? 1 : 0).noGrad());
     t.add(op("isfinite").unary(a -> ElementwiseOps.isfinite(a.round().reciprocal().mul(a.log())))
         .refUnary(a -> Double.isFinite(1 / Math.rint(a) * Math.log(a)) ? 1 : 0).noGrad());
-    t.add(op("to_i64").unary(a -> a.mul(3).to(DType.I64)).refUnary(a -> (long) (3 * a)).noGrad());
-    t.add(op("to_bool").unary(a -> a.round().to(DType.BOOL)).refUnary(a -> Math.rint(a) != 0 ? 1 : 0).noGrad());
+    t.add(op("to_i64").def("to").unary(a -> a.mul(3).to(DType.I64)).refUnary(a -> (long) (3 * a)).noGrad());
+    t.add(op("to_bool").def("to")
+        .unary(a -> a.round().to(DType.BOOL)).refUnary(a -> Math.rint(a) != 0 ? 1 : 0).noGrad());
 
     ReductionEntries.add(t);
     StructureEntries.add(t);

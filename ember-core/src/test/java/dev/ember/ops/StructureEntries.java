@@ -35,9 +35,9 @@ final class StructureEntries {
         .shapes("[3, 4] x [4, 5]", "[1, 7] x [7, 1]", "[5, 0] x [0, 3]", "[0, 3] x [3, 2]", "[17, 33] x [33, 19]")
         .error("[2, 3] x [4, 5]", "matmul: inner dimensions differ (3 vs 4): a=[2, 3], b=[4, 5]")
         .error("[] x [3]", "matmul: both arguments need at least 1 dimension: a=[], b=[3]"));
-    t.add(op("matmul_vector").binary(Tensor::matmul).ref(l -> Ref.matmul(l.get(0), l.get(1)))
+    t.add(op("matmul_vector").def("matmul").binary(Tensor::matmul).ref(l -> Ref.matmul(l.get(0), l.get(1)))
         .shapes("[4] x [4, 3]", "[3, 4] x [4]", "[4] x [4]", "[2, 3, 4] x [4]"));
-    t.add(op("matmul_batched").binary(Tensor::matmul).ref(l -> Ref.matmul(l.get(0), l.get(1)))
+    t.add(op("matmul_batched").def("matmul").binary(Tensor::matmul).ref(l -> Ref.matmul(l.get(0), l.get(1)))
         .shapes("[2, 3, 4] x [4, 5]", "[2, 1, 3, 4] x [3, 4, 2]", "[3, 4] x [2, 4, 5]")
         .error("[2, 3, 4] x [3, 4, 5]", "matmul: cannot broadcast (2 vs 3 at axis -1): a=[2], b=[3]"));
     t.add(op("bmm").binary(LinalgOps::bmm).ref(l -> Ref.matmul(l.get(0), l.get(1)))
@@ -55,7 +55,7 @@ final class StructureEntries {
             "[19] x [17, 33] x [19, 33]")
         .error("[5] x [3, 4] x [5, 3]", "linear: expects x [m, in] and weight [out, in]: x=[3, 4], weight=[5, 3]")
         .error("[4] x [3, 4] x [5, 4]", "linear: bias must be [out_features] = [5]: bias=[4], weight=[5, 4]"));
-    t.add(op("linear_nobias").binary((x, w) -> LinalgOps.linear(x, w, null))
+    t.add(op("linear_nobias").def("linear").binary((x, w) -> LinalgOps.linear(x, w, null))
         .ref(l -> Ref.matmul(l.get(0), Ref.permute(l.get(1), 1, 0)))
         .shapes("[3, 4] x [5, 4]", "[2, 0] x [3, 0]"));
     t.add(op("dot").binary(LinalgOps::dot).ref(l -> Ref.matmul(l.get(0), l.get(1))).shapes("[5] x [5]", "[0] x [0]"));
@@ -78,7 +78,8 @@ final class StructureEntries {
         .error("[2, 5]", "expand: size 2 at dim 0 cannot expand to 4: x=[2, 5], target=[3, 4, 5]"));
     t.add(op("broadcast_to").unary(x -> x.broadcastTo(2, 3)).ref(l -> Ref.expand(l.get(0), 2, 3)).shapes("[3]", "[2, 1]"));
     t.add(op("narrow").unary(x -> x.narrow(1, 1, 2)).ref(l -> Ref.slice(l.get(0), 1, 1, 3, 1)).shapes("[3, 4]", "[2, 5, 2]"));
-    t.add(op("slice_step").unary(x -> x.slice(0, 1, -1, 2)).ref(l -> Ref.slice(l.get(0), 0, 1, -1, 2)).shapes("[7]", "[6, 3]")
+    t.add(op("slice_step").def("slice")
+        .unary(x -> x.slice(0, 1, -1, 2)).ref(l -> Ref.slice(l.get(0), 0, 1, -1, 2)).shapes("[7]", "[6, 3]")
         .error(l -> l.get(0).slice(0, 0, 2, 0), "[4]", "slice: step must be positive, got 0: x=[4]"));
     t.add(op("select").unary(x -> x.select(1, -1)).ref(l -> Ref.select(l.get(0), 1, l.get(0).shape()[1] - 1))
         .shapes("[3, 4]", "[2, 3, 4]")

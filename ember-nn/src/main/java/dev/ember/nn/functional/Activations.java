@@ -4,8 +4,8 @@ import dev.ember.ops.ElementwiseOps;
 import dev.ember.tensor.Tensor;
 
 /**
- * Activation functions (PyTorch's torch.nn.functional names and defaults). Those the core has as
- * fused kernels call them; Mish and Hardswish are compositions of differentiable core ops.
+ * Activation functions (PyTorch's torch.nn.functional names and defaults). Those the core defines
+ * as ops call them; Hardswish is a composition of differentiable core ops.
  */
 public final class Activations {
   private Activations() {}
@@ -45,7 +45,7 @@ public final class Activations {
 
   /** x * tanh(softplus(x)). */
   public static Tensor mish(Tensor x) {
-    return x.mul(ElementwiseOps.softplus(x, 1.0).tanh());
+    return ElementwiseOps.mish(x);
   }
 
   public static Tensor sigmoid(Tensor x) {

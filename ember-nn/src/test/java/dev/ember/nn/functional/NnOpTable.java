@@ -16,9 +16,9 @@ import java.util.stream.Stream;
 /**
  * ember-nn's op table: every nn op (convolution, padding, pooling, interpolation, normalization, attention,
  * losses, embedding, the LSTM cell, dropout) with samples, an oracle where one is cheap to write (the others are
- * checked against PyTorch in the FixtureTests), and error cases with their exact messages. Entries are named
- * after the op's definition in {@link NnOps}, variants as {@code op:variant}. {@link NnOpTableTest} generates the
- * checks from them with core's {@code OpChecks}.
+ * checked against PyTorch in the FixtureTests), and error cases with their exact messages. Entries are keyed to
+ * the op's definition in {@link NnOps} by name; a variant is named {@code op:variant}. {@link NnOpTableTest}
+ * generates the checks from them with core's {@code OpChecks}.
  */
 final class NnOpTable {
   private NnOpTable() {}
@@ -31,12 +31,6 @@ final class NnOpTable {
     return build().stream().filter(OpInfo::differentiable);
   }
 
-  /** The definition an entry checks: its name up to the variant. */
-  static String definition(OpInfo entry) {
-    int colon = entry.name().indexOf(':');
-    return colon < 0 ? entry.name() : entry.name().substring(0, colon);
-  }
-
   static List<OpInfo> build() {
     List<OpInfo> t = new ArrayList<>();
     ConvPoolEntries.add(t);
@@ -44,6 +38,10 @@ final class NnOpTable {
     attention(t);
     embeddingRecurrentDropout(t);
     LossEntries.add(t);
+    for (OpInfo o : t) { // a variant op:variant tests the definition op
+      int colon = o.name().indexOf(':');
+      if (colon > 0) o.def(o.name().substring(0, colon));
+    }
     return t;
   }
 
