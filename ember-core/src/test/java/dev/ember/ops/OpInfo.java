@@ -165,6 +165,10 @@ public final class OpInfo {
     return differentiable;
   }
 
+  public int sampleCount() {
+    return samples.size();
+  }
+
   @Override
   public String toString() {
     return name;

@@ -78,7 +78,9 @@ class NnOpTableTest {
     Set<String> untested = new TreeSet<>(nn);
     untested.removeAll(tested);
     assertEquals(Set.of(), untested, "nn op definitions without an op-table entry");
-    System.out.println("nn op table: " + table.size() + " entries for " + tested.size() + " definitions");
+    int gradSamples = table.stream().filter(OpInfo::differentiable).mapToInt(OpInfo::sampleCount).sum();
+    System.out.println("nn op table: " + table.size() + " entries for " + tested.size() + " definitions, "
+        + gradSamples + " gradchecked samples (each contiguous and non-contiguous)");
     assertTrue(table.size() >= 100, "nn op table has " + table.size() + " entries");
   }
 }
