@@ -143,16 +143,21 @@ final class NnOpTable {
       }
       t.add(plain);
       t.add(op(sdpa + k + "_bool_mask_4d").fn(l -> sdpa(l, boolMask, 0, false, -1, kernel))
+          .ref(l -> NnRef.attention(l.get(0), l.get(1), l.get(2), Arr.of(boolMask), true, false, -1))
           .shapes("[2, 2, 5, 3] x [2, 2, 7, 3] x [2, 2, 7, 2]"));
       t.add(op(sdpa + k + "_causal").fn(l -> sdpa(l, null, 0, true, -1, kernel))
+          .ref(l -> NnRef.attention(l.get(0), l.get(1), l.get(2), null, false, true, -1))
           .shapes("[1, 6, 2] x [1, 6, 2] x [1, 6, 3]"));
       t.add(op(sdpa + k + "_window_1").fn(l -> sdpa(l, null, 0, false, 1, kernel))
+          .ref(l -> NnRef.attention(l.get(0), l.get(1), l.get(2), null, false, false, 1))
           .shapes("[2, 7, 3] x [2, 7, 3] x [2, 7, 2]"));
       t.add(op(sdpa + k + "_causal_window_2").fn(l -> sdpa(l, null, 0, true, 2, kernel))
+          .ref(l -> NnRef.attention(l.get(0), l.get(1), l.get(2), null, false, true, 2))
           .shapes("[1, 7, 2] x [1, 7, 2] x [1, 7, 2]"));
       t.add(op(sdpa + k + "_dropout").fn(l -> sdpa(l, null, 0.3, false, -1, kernel))
           .shapes("[2, 4, 3] x [2, 5, 3] x [2, 5, 2]"));
       t.add(op(sdpa + k + "_float_mask").fn(l -> sdpa(l.subList(0, 3), l.get(3), 0, false, -1, kernel))
+          .ref(l -> NnRef.attention(l.get(0), l.get(1), l.get(2), l.get(3), false, false, -1))
           .shapes("[2, 2, 4, 3] x [2, 2, 5, 3] x [2, 2, 5, 2] x [2, 1, 4, 5]"));
     }
   }

@@ -79,8 +79,9 @@ class NnOpTableTest {
     untested.removeAll(tested);
     assertEquals(Set.of(), untested, "nn op definitions without an op-table entry");
     int gradSamples = table.stream().filter(OpInfo::differentiable).mapToInt(OpInfo::sampleCount).sum();
+    long oracles = table.stream().filter(OpInfo::hasOracle).count();
     System.out.println("nn op table: " + table.size() + " entries for " + tested.size() + " definitions, "
-        + gradSamples + " gradchecked samples (each contiguous and non-contiguous)");
+        + oracles + " with an oracle, " + gradSamples + " gradchecked samples (each contiguous and non-contiguous)");
     assertTrue(table.size() >= 100, "nn op table has " + table.size() + " entries");
   }
 }

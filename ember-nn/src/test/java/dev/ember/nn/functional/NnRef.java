@@ -260,16 +260,35 @@ final class NnRef {
     return new Arr(o, shape);
   }
 
-  /** softmax(q k^T * scale) v over [.., L, E] x [.., S, E] x [.., S, Ev], with no mask. */
-  static Arr attention(Arr q, Arr k, Arr v) {
+  /**
+   * softmax(q k^T / sqrt(E) + mask) v over [.., L, E] x [.., S, E] x [.., S, Ev]: {@code mask} (null, or broadcast
+   * to [.., L, S]) is boolean (nonzero = may attend) or added; causal lets query i see keys j <= i; a window
+   * w >= 0 lets it see |i - j| <= w (i - w <= j <= i when causal).
+   */
+  static Arr attention(Arr q, Arr k, Arr v, Arr mask, boolean boolMask, boolean causal, int window) {
     int r = q.rank();
     int[] perm = new int[r];
     for (int i = 0; i < r; i++) perm[i] = i;
     perm[r - 2] = r - 1;
     perm[r - 1] = r - 2;
     double scale = 1 / Math.sqrt(q.shape()[r - 1]);
-    Arr scores = Ref.matmul(q, Ref.permute(k, perm));
-    scores = Ref.map(scores, s -> s * scale);
+    Arr scores = Ref.map(Ref.matmul(q, Ref.permute(k, perm)), x -> x * scale);
+    for (int f = 0; f < scores.numel(); f++) {
+      int[] at = scores.index(f);
+      int i = at[r - 2];
+      int j = at[r - 1];
+      boolean hidden = causal && j > i || window >= 0 && Math.abs(i - j) > window;
+      if (mask != null) {
+        double m = mask.getBroadcast(at);
+        if (boolMask) hidden |= m == 0;
+        else scores.data()[f] += m;
+      }
+      if (hidden) scores.data()[f] = Double.NEGATIVE_INFINITY;
+    }
     return Ref.matmul(Ref.softmax(scores, r - 1, false), v);
+  }
+
+  static Arr attention(Arr q, Arr k, Arr v) {
+    return attention(q, k, v, null, false, false, -1);
   }
 }
