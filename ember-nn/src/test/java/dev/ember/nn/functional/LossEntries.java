@@ -9,11 +9,12 @@ import dev.ember.testing.Arr;
 import dev.ember.testing.Ref;
 import java.util.List;
 import java.util.function.DoubleBinaryOperator;
+import java.util.function.IntToDoubleFunction;
 
 /**
  * nn op-table entries for the losses. Class-index targets and +-1 labels are fixed functions of the input's
- * shape (not sampled inputs), so they are the same on every call. Losses without an oracle here are checked
- * against PyTorch in LossesFixtureTest.
+ * shape (not sampled inputs), so they are the same on every call. Losses without an oracle here (class weights,
+ * smoothing, focal, poly, dice) are checked against PyTorch in LossesFixtureTest.
  */
 final class LossEntries {
   private LossEntries() {}
@@ -45,7 +46,7 @@ final class LossEntries {
     long n = 1;
     for (int d : shape) n *= d;
     double[] v = new double[(int) n];
-    for (int i = 0; i < v.length; i++) v[i] = i % 3 == 1 ? -1 : 1;
+    for (int i = 0; i < v.length; i++) v[i] = sign(i);
     return Tensor.of(v, shape).to(like.dtype());
   }
 
@@ -73,6 +74,48 @@ final class LossEntries {
       sum -= logSoftmax ? picked - max - Math.log(z) : picked;
     }
     return new Arr(new double[] {sum / t.length}, new int[0]);
+  }
+
+  private static double sign(int i) {
+    return i % 3 == 1 ? -1 : 1;
+  }
+
+  /** Per-row loss of [N, D] or [D] inputs, averaged ({@code mean}) or not. */
+  private static Arr rows(Arr a, boolean mean, IntToDoubleFunction row) {
+    int n = a.rank() == 1 ? 1 : a.shape()[0];
+    double[] o = new double[n];
+    for (int i = 0; i < n; i++) o[i] = row.applyAsDouble(i);
+    Arr out = new Arr(o, a.rank() == 1 ? new int[0] : new int[] {n});
+    return mean ? Ref.mean(out, null, false) : out;
+  }
+
+  /** (sum_j |a_ij - b_ij + eps|^p)^(1/p), PyTorch's pairwise_distance. */
+  private static double distance(Arr a, Arr b, int i, double p) {
+    int d = a.shape()[a.rank() - 1];
+    double s = 0;
+    for (int j = 0; j < d; j++) s += Math.pow(Math.abs(a.data()[i * d + j] - b.data()[i * d + j] + 1e-6), p);
+    return Math.pow(s, 1 / p);
+  }
+
+  private static double cosine(Arr a, Arr b, int i) {
+    int d = a.shape()[a.rank() - 1];
+    double dot = 0, na = 0, nb = 0;
+    for (int j = 0; j < d; j++) {
+      dot += a.data()[i * d + j] * b.data()[i * d + j];
+      na += a.data()[i * d + j] * a.data()[i * d + j];
+      nb += b.data()[i * d + j] * b.data()[i * d + j];
+    }
+    return dot / Math.sqrt((na + 1e-12) * (nb + 1e-12));
+  }
+
+  /** Elementwise loss with the +-1 label of each flat position ({@link #signs}), averaged. */
+  private static Arr meanWithSigns(Arr a, Arr b, DoubleBinaryOperator f) {
+    double s = 0;
+    for (int i = 0; i < a.numel(); i++) {
+      double y = sign(i);
+      s += f.applyAsDouble(y, a.data()[i] - (b == null ? 0 : b.data()[i]));
+    }
+    return new Arr(new double[] {s / a.numel()}, new int[0]);
   }
 
   static void add(List<OpInfo> t) {
@@ -142,14 +185,28 @@ final class LossEntries {
 
     // ---------------------------------------------------------------- binary, ranking and embedding losses
     t.add(op("sigmoid_focal_loss").binary((x, y) -> Losses.sigmoidFocalLoss(x, y, 0.25, 2, Reduction.SUM))
+        .ref(l -> Ref.sum(Ref.zip(l.get(0), l.get(1), (x, y) -> {
+          double ce = Math.max(x, 0) - x * y + Math.log1p(Math.exp(-Math.abs(x)));
+          double p = NnRef.sigmoid(x);
+          double pt = p * y + (1 - p) * (1 - y);
+          return ce * (1 - pt) * (1 - pt) * (0.25 * y + 0.75 * (1 - y));
+        }), null, false))
         .shapes("[2, 5] x [2, 5]").domain(0, -4, 4).domain(1, 0, 1));
     t.add(op("triplet_margin_loss").fn(l -> Losses.tripletMarginLoss(l.get(0), l.get(1), l.get(2), 3.0, 1.5, 1e-6,
-        true, Reduction.NONE)).shapes("[3, 4] x [3, 4] x [3, 4]"));
+        true, Reduction.NONE))
+        .ref(l -> rows(l.get(0), false, i -> Math.max(distance(l.get(0), l.get(1), i, 1.5)
+            - Math.min(distance(l.get(0), l.get(2), i, 1.5), distance(l.get(1), l.get(2), i, 1.5)) + 3, 0)))
+        .shapes("[3, 4] x [3, 4] x [3, 4]"));
     t.add(op("cosine_embedding_loss").binary((x, y) -> Losses.cosineEmbeddingLoss(x, y, signs(x, x.size(0)), 0.2,
-        Reduction.MEAN)).shapes("[5, 4] x [5, 4]"));
+        Reduction.MEAN))
+        .ref(l -> rows(l.get(0), true, i -> sign(i) == 1 ? 1 - cosine(l.get(0), l.get(1), i)
+            : Math.max(0, cosine(l.get(0), l.get(1), i) - 0.2)))
+        .shapes("[5, 4] x [5, 4]"));
     t.add(op("margin_ranking_loss").binary((x, y) -> Losses.marginRankingLoss(x, y, signs(x, x.shape()), 0.1,
-        Reduction.MEAN)).shapes("[6] x [6]", "[2, 3] x [2, 3]"));
+        Reduction.MEAN)).ref(l -> meanWithSigns(l.get(0), l.get(1), (y, d) -> Math.max(0, -y * d + 0.1)))
+        .shapes("[6] x [6]", "[2, 3] x [2, 3]"));
     t.add(op("hinge_embedding_loss").unary(x -> Losses.hingeEmbeddingLoss(x, signs(x, x.shape()), 1.0,
-        Reduction.MEAN)).shapes("[3, 4]", "[7]"));
+        Reduction.MEAN)).ref(l -> meanWithSigns(l.get(0), null, (y, x) -> y == 1 ? x : Math.max(0, 1 - x)))
+        .shapes("[3, 4]", "[7]"));
   }
 }

@@ -63,16 +63,41 @@ final class NnOpTable {
     return y;
   }
 
+  /** Training batch norm of [N, C, *]: each channel normalized with its batch mean and biased variance. */
+  private static Arr batchNormTrain(Arr x, Arr w, Arr b) {
+    int n = x.shape()[0];
+    int c = x.shape()[1];
+    int s = x.numel() / (n * c);
+    Arr y = Arr.zeros(x.shape());
+    for (int ch = 0; ch < c; ch++) {
+      double mean = 0;
+      double var = 0;
+      for (int i = 0; i < n; i++) for (int j = 0; j < s; j++) mean += x.data()[(i * c + ch) * s + j];
+      mean /= n * s;
+      for (int i = 0; i < n; i++) for (int j = 0; j < s; j++) var += Math.pow(x.data()[(i * c + ch) * s + j] - mean, 2);
+      double inv = 1 / Math.sqrt(var / (n * s) + 1e-5);
+      for (int i = 0; i < n; i++) {
+        for (int j = 0; j < s; j++) {
+          int f = (i * c + ch) * s + j;
+          y.data()[f] = (x.data()[f] - mean) * inv * (w == null ? 1 : w.data()[ch]) + (b == null ? 0 : b.data()[ch]);
+        }
+      }
+    }
+    return y;
+  }
+
   private static void norms(List<OpInfo> t) {
     // training mode normalizes with the batch statistics; the running ones are updated in place (made per call)
     t.add(op("batch_norm:train").fn(l -> Normalization.batchNorm(l.get(0), Tensor.zeros(l.get(0).dtype(),
             l.get(0).size(1)), Tensor.ones(l.get(0).dtype(), l.get(0).size(1)), l.get(1), l.get(2), true))
+        .ref(l -> batchNormTrain(l.get(0), l.get(1), l.get(2)))
         .shapes("[4, 3] x [3] x [3]", "[2, 3, 5] x [3] x [3]", "[2, 2, 3, 3] x [2] x [2]", "[1, 2, 4] x [2] x [2]")
         .error(l -> Normalization.batchNorm(l.get(0), null, null, l.get(1), null, true), "[2, 3] x [4]",
             "batch_norm: weight must have shape [C] = [3]: input=[2, 3], weight=[4]")
         .error(l -> Normalization.batchNorm(l.get(0), null, null, null, null, true), "[1, 3]",
             "batch_norm: expected more than 1 value per channel when training (got 1): input=[1, 3]"));
     t.add(op("batch_norm:train_no_affine").unary(x -> Normalization.batchNorm(x, null, null, null, null, true))
+        .ref(l -> batchNormTrain(l.get(0), null, null))
         .shapes("[4, 3]", "[2, 3, 5]", "[2, 2, 3, 3]", "[1, 2, 4]"));
     double[] rm = {0.5, -1, 2};
     double[] rv = {0.3, 2, 1.5};
