@@ -121,6 +121,29 @@ public final class OpChecks {
     }
   }
 
+  /**
+   * Whether the backward of the entry's first sample fails after its inputs ({@code inputs}) or its output changed
+   * in place, that is whether it reads them (see {@link Reads}); null for an entry whose result is one of its
+   * inputs (an identity, e.g. dropout in eval).
+   */
+  public static Boolean backwardReadsAfterInPlaceChange(OpInfo op, boolean inputs) {
+    List<Tensor> in = new ArrayList<>();
+    for (Tensor leaf : inputs(op, 0, DType.F64)) in.add(leaf.requiresGrad(true).mul(1)); // non-leaf: may change
+    Tensor y = op.fn.apply(in);
+    if (in.contains(y)) return null;
+    Tensor loss = y.sum(); // sum's backward reads nothing: only the op's own reads count
+    try (var ignored = Grad.off()) {
+      if (inputs) for (Tensor x : in) x.add_(0);
+      else y.add_(0);
+    }
+    try {
+      loss.backward();
+      return false;
+    } catch (IllegalStateException e) {
+      return true;
+    }
+  }
+
   /** Names are unique and every entry has samples and a call (and, where {@code oracles}, an oracle). */
   public static void assertWellFormed(List<OpInfo> table, boolean oracles) {
     long distinct = table.stream().map(o -> o.name).distinct().count();

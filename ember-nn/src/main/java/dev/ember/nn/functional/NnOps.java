@@ -39,22 +39,23 @@ public final class NnOps implements OpDefinitions {
       of("group_norm", 3, FLOATING_ONLY, INPUTS), of("rms_norm", 2, FLOATING_ONLY, INPUTS),
       // attention: q, k, v, mask
       of("scaled_dot_product_attention", 4, FLOATING_ONLY, INPUTS),
-      // losses; cross_entropy's backward reads the log-probabilities it saved
-      of("mse_loss", 2, FLOATING_ONLY, INPUTS), of("l1_loss", 2, FLOATING_ONLY, INPUTS),
-      of("smooth_l1_loss", 2, FLOATING_ONLY, INPUTS), of("huber_loss", 2, FLOATING_ONLY, INPUTS),
+      // losses: those composed of core ops read what their parts read (mse's square reads input - target, not
+      // the input); cross_entropy's own node reads the log-probabilities it saved, its weighted form the weights
+      of("mse_loss", 2, FLOATING_ONLY, NOTHING), of("l1_loss", 2, FLOATING_ONLY, NOTHING),
+      of("smooth_l1_loss", 2, FLOATING_ONLY, NOTHING), of("huber_loss", 2, FLOATING_ONLY, NOTHING),
       of("binary_cross_entropy", 3, FLOATING_ONLY, INPUTS),
       of("binary_cross_entropy_with_logits", 4, FLOATING_ONLY, INPUTS),
-      of("cross_entropy", 3, FLOATING_ONLY, NOTHING), of("nll_loss", 3, FLOATING_ONLY, INPUTS),
+      of("cross_entropy", 3, FLOATING_ONLY, INPUTS), of("nll_loss", 3, FLOATING_ONLY, NOTHING),
       of("kl_div", 2, FLOATING_ONLY, INPUTS), of("cosine_embedding_loss", 3, FLOATING_ONLY, INPUTS),
-      of("margin_ranking_loss", 3, FLOATING_ONLY, INPUTS), of("hinge_embedding_loss", 2, FLOATING_ONLY, INPUTS),
-      of("triplet_margin_loss", 3, FLOATING_ONLY, INPUTS), of("sigmoid_focal_loss", 2, FLOATING_ONLY, INPUTS),
-      of("focal_loss", 3, FLOATING_ONLY, INPUTS), of("dice_loss", 2, FLOATING_ONLY, INPUTS),
-      of("poly_loss", 2, FLOATING_ONLY, INPUTS),
+      of("margin_ranking_loss", 3, FLOATING_ONLY, NOTHING), of("hinge_embedding_loss", 2, FLOATING_ONLY, NOTHING),
+      of("triplet_margin_loss", 3, FLOATING_ONLY, NOTHING), of("sigmoid_focal_loss", 2, FLOATING_ONLY, INPUTS),
+      of("focal_loss", 3, FLOATING_ONLY, NOTHING), of("dice_loss", 2, FLOATING_ONLY, NOTHING),
+      of("poly_loss", 2, FLOATING_ONLY, NOTHING),
       // recurrent cell: gates and cell state
       of("lstm_cell", 2, FLOATING_ONLY, INPUTS),
-      // dropout: a product with a constant mask (the identity in eval)
-      of("dropout", 1, FLOATING_ONLY, INPUTS), of("dropout1d", 1, FLOATING_ONLY, INPUTS),
-      of("dropout2d", 1, FLOATING_ONLY, INPUTS), of("alpha_dropout", 1, FLOATING_ONLY, INPUTS));
+      // dropout: a product with a constant mask, whose backward reads the mask only (the identity in eval)
+      of("dropout", 1, FLOATING_ONLY, NOTHING), of("dropout1d", 1, FLOATING_ONLY, NOTHING),
+      of("dropout2d", 1, FLOATING_ONLY, NOTHING), of("alpha_dropout", 1, FLOATING_ONLY, NOTHING));
 
   @Override
   public List<OpDef> definitions() {

@@ -7,8 +7,12 @@ import dev.ember.ops.OpChecks;
 import dev.ember.ops.OpDef;
 import dev.ember.ops.OpInfo;
 import dev.ember.ops.Ops;
+import dev.ember.ops.Reads;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -59,6 +63,34 @@ class NnOpTableTest {
   @MethodSource("ops")
   void badInputsGiveExactMessages(OpInfo op) {
     OpChecks.badInputsGiveExactMessages(op);
+  }
+
+  /**
+   * Each nn definition's {@link Reads} is what its backward reads: some entry's backward fails after the inputs
+   * (output) changed in place exactly when the definition says it reads them. (Variants may read less: cross_entropy
+   * reads its class weights only when given.)
+   */
+  @Test
+  void backwardReadsWhatEachDefinitionDeclares() {
+    Map<String, boolean[]> seen = new TreeMap<>();
+    for (OpInfo o : NnOpTable.build()) {
+      if (!o.differentiable()) continue;
+      Boolean in = OpChecks.backwardReadsAfterInPlaceChange(o, true);
+      Boolean out = OpChecks.backwardReadsAfterInPlaceChange(o, false);
+      if (in == null) continue;
+      boolean[] r = seen.computeIfAbsent(o.def(), k -> new boolean[2]);
+      r[0] |= in;
+      r[1] |= out;
+    }
+    List<String> wrong = new ArrayList<>();
+    for (OpDef d : new NnOps().definitions()) {
+      boolean[] r = seen.get(d.name());
+      if (r == null) continue;
+      if (r[0] != d.reads().input() || r[1] != d.reads().output()) {
+        wrong.add(d.name() + " declares " + d.reads() + ", reads inputs " + r[0] + ", output " + r[1]);
+      }
+    }
+    assertEquals(List.of(), wrong, "definitions whose Reads differ from what their backward reads");
   }
 
   @Test
