@@ -144,6 +144,19 @@ public final class OpChecks {
     }
   }
 
+  /**
+   * Integer (I64) inputs are rejected with an IllegalArgumentException when the entry's definition accepts floating
+   * point only; nothing to check for an entry whose result is one of its inputs (an identity, e.g. dropout in eval).
+   */
+  public static void integerInputsAreRejectedUnlessAccepted(OpInfo op) {
+    OpDef d = Ops.find(op.def).orElseThrow(() -> new AssertionError(op.name + ": no definition " + op.def));
+    if (d.dtypes().accepts(DType.I64)) return;
+    List<Tensor> f64 = inputs(op, 0, DType.F64);
+    if (f64.contains(op.fn.apply(f64))) return;
+    List<Tensor> ints = inputs(op, 0, DType.I64);
+    assertThrows(IllegalArgumentException.class, () -> op.fn.apply(ints), op.name + " (" + d.dtypes() + ") on int64");
+  }
+
   /** Names are unique and every entry has samples and a call (and, where {@code oracles}, an oracle). */
   public static void assertWellFormed(List<OpInfo> table, boolean oracles) {
     long distinct = table.stream().map(o -> o.name).distinct().count();

@@ -22,8 +22,9 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Tests generated from {@link NnOpTable} by core's {@link OpChecks}: oracle values (float64), float32 against
- * float64, non-contiguous inputs, float64 gradients against central differences, and exact error messages; and
- * the table keyed to the nn op definitions.
+ * float64, non-contiguous inputs, float64 gradients against central differences, exact error messages; and the
+ * table keyed to the nn op definitions: every definition has an entry, every entry a definition, integer inputs are
+ * rejected as the dtype policy says, and each backward reads what its definition declares.
  */
 class NnOpTableTest {
 
@@ -57,6 +58,12 @@ class NnOpTableTest {
   @MethodSource("differentiableOps")
   void backwardMatchesCentralDifferences(OpInfo op) {
     OpChecks.backwardMatchesCentralDifferences(op, true);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("ops")
+  void integerInputsAreRejectedUnlessTheDefinitionAcceptsThem(OpInfo op) {
+    OpChecks.integerInputsAreRejectedUnlessAccepted(op);
   }
 
   @ParameterizedTest(name = "{0}")
