@@ -104,7 +104,7 @@ public enum Binary {
    * a op b, broadcast, recorded for autograd: both operands are first converted to the dtype the op computes in
    * (from their promoted dtype); comparisons and logical ops compare the operands as they are and write BOOL.
    */
-  public Tensor apply(Tensor a, Tensor b) {
+  Tensor apply(Tensor a, Tensor b) {
     String name = def.name();
     Check.sameDevice(name, a, b);
     int[] shape = Shapes.broadcast(name, a.shapeRef(), b.shapeRef());

@@ -11,6 +11,7 @@ import dev.ember.tensor.Shapes;
 import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
 import dev.ember.tensor.Views;
+import java.util.List;
 
 /**
  * Elementwise ops: the public entry points of the {@link Unary} and {@link Binary} definitions (which hold each op's
@@ -20,16 +21,27 @@ import dev.ember.tensor.Views;
 public final class ElementwiseOps {
   private ElementwiseOps() {}
 
+  // The definitions of the elementwise ops that are not one primitive (see OpDef); Unary and Binary define the rest.
+  static final OpDef WHERE = OpDef.of("where", 3, DTypePolicy.PROMOTED, Reads.INPUTS);
+  static final OpDef CLAMP = OpDef.of("clamp", 1, DTypePolicy.PROMOTED, Reads.INPUTS);
+  /** The cast {@code x.to(dtype)}; only a cast between floating dtypes records a gradient. */
+  static final OpDef CAST = OpDef.of("to", 1, DTypePolicy.REQUESTED, Reads.NOTHING);
+  static final OpDef LOGICAL_NOT = OpDef.noGrad("logical_not", 1, DTypePolicy.PREDICATE);
+  static final OpDef ISNAN = OpDef.noGrad("isnan", 1, DTypePolicy.PREDICATE);
+  static final OpDef ISINF = OpDef.noGrad("isinf", 1, DTypePolicy.PREDICATE);
+  static final OpDef ISFINITE = OpDef.noGrad("isfinite", 1, DTypePolicy.PREDICATE);
+  static final List<OpDef> DEFINITIONS = List.of(WHERE, CLAMP, CAST, LOGICAL_NOT, ISNAN, ISINF, ISFINITE);
+
   static Backend backend() {
     return dev.ember.tensor.Device.CPU.backend();
   }
 
-  /** op(x) for a unary primitive without a parameter: see {@link Unary#apply}. */
+  /** op(x) for a unary primitive without a parameter, as its {@link Unary} constant defines it. */
   public static Tensor unary(UnaryOp op, Tensor x) {
     return Unary.of(op).apply(x, 0);
   }
 
-  /** op(x) for a unary primitive with its parameter: see {@link Unary#apply}. */
+  /** op(x) for a unary primitive with its parameter, as its {@link Unary} constant defines it. */
   public static Tensor unary(UnaryOp op, Tensor x, double param) {
     return Unary.of(op).apply(x, param);
   }
@@ -155,13 +167,14 @@ public final class ElementwiseOps {
 
   /** cond ? a : b, broadcasting all three; differentiable in a and b. */
   public static Tensor where(Tensor cond, Tensor a, Tensor b) {
-    int[] shape = Shapes.broadcast("where", Shapes.broadcast("where", cond.shapeRef(), a.shapeRef()), b.shapeRef());
+    String name = WHERE.name();
+    int[] shape = Shapes.broadcast(name, Shapes.broadcast(name, cond.shapeRef(), a.shapeRef()), b.shapeRef());
     DType dt = DType.promote(a.dtype(), b.dtype());
     Tensor a2 = a.to(dt);
     Tensor b2 = b.to(dt);
     Tensor out = Tensor.uninitialized(dt, shape);
     backend().where(Views.expand(cond, shape), Views.expand(a2, shape), Views.expand(b2, shape), out);
-    return Autograd.record("where", out, (ctx, g) -> {
+    return Autograd.record(WHERE.name(), out, (ctx, g) -> {
       Tensor zero = Tensor.scalar(0, g.dtype());
       Tensor c = ctx.in(2);
       return new Tensor[] {where(c, g, zero).sumTo(ctx.inShape(0)), where(c, zero, g).sumTo(ctx.inShape(1)), null};
@@ -171,13 +184,13 @@ public final class ElementwiseOps {
   /** min(max(x, lo), hi); the gradient flows where lo &lt;= x &lt;= hi. NaN bounds are not allowed. */
   public static Tensor clamp(Tensor x, double lo, double hi) {
     if (Double.isNaN(lo) || Double.isNaN(hi) || lo > hi) {
-      throw Check.fail("clamp", "min must not exceed max (min " + lo + ", max " + hi + ")", "x", x);
+      throw Check.fail(CLAMP.name(), "min must not exceed max (min " + lo + ", max " + hi + ")", "x", x);
     }
     Tensor out = Tensor.uninitialized(x.dtype(), x.shapeRef());
     Tensor tmp = Tensor.uninitialized(x.dtype(), x.shapeRef());
     backend().binary(BinaryOp.MAXIMUM, x, Views.expand(Tensor.scalar(lo, x.dtype()), x.shapeRef()), tmp);
     backend().binary(BinaryOp.MINIMUM, tmp, Views.expand(Tensor.scalar(hi, x.dtype()), x.shapeRef()), out);
-    return Autograd.record("clamp", out, (ctx, g) -> {
+    return Autograd.record(CLAMP.name(), out, (ctx, g) -> {
       Tensor xi = ctx.in(0);
       Tensor inside = logicalAnd(xi.ge(lo), xi.le(hi)).to(g.dtype());
       return new Tensor[] {g.mul(inside)};
@@ -190,7 +203,7 @@ public final class ElementwiseOps {
     backend().copy(x, out);
     if (!dtype.isFloatingPoint() || !x.dtype().isFloatingPoint()) return out;
     DType from = x.dtype();
-    return Autograd.record("to", out, (ctx, g) -> new Tensor[] {g.to(from)}, new Tensor[] {x});
+    return Autograd.record(CAST.name(), out, (ctx, g) -> new Tensor[] {g.to(from)}, new Tensor[] {x});
   }
 
   // ------------------------------------------------------------------ in place

@@ -1,5 +1,7 @@
 package dev.ember.ops;
 
+import static dev.ember.ops.OpDef.of;
+
 import dev.ember.autograd.Autograd;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
@@ -8,10 +10,24 @@ import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
 import dev.ember.tensor.Views;
 import java.util.Arrays;
+import java.util.List;
 
 /** Gather/scatter, index_select, masking, one-hot and embedding lookup. Indices are I64 or I32. */
 public final class IndexOps {
   private IndexOps() {}
+
+  // The definitions of the ops in this class (see OpDef): name, arity, dtype policy, what the backward reads.
+  static final OpDef GATHER = of("gather", 2, DTypePolicy.PROMOTED, Reads.INPUTS);
+  static final OpDef SCATTER = of("scatter", 3, DTypePolicy.PROMOTED, Reads.INPUTS);
+  static final OpDef SCATTER_ADD = of("scatter_add", 3, DTypePolicy.PROMOTED, Reads.INPUTS);
+  static final OpDef INDEX_SELECT = of("index_select", 2, DTypePolicy.PROMOTED, Reads.INPUTS);
+  static final OpDef MASKED_FILL = of("masked_fill", 2, DTypePolicy.PROMOTED, Reads.INPUTS);
+  static final OpDef MASKED_SELECT = of("masked_select", 2, DTypePolicy.PROMOTED, Reads.INPUTS);
+  static final OpDef ONE_HOT = OpDef.noGrad("one_hot", 1, DTypePolicy.INDEX);
+  static final OpDef TAKE_ALONG_DIM = of("take_along_dim", 2, DTypePolicy.PROMOTED, Reads.INPUTS);
+  static final OpDef EMBEDDING = of("embedding", 2, DTypePolicy.PROMOTED, Reads.INPUTS);
+  static final List<OpDef> DEFINITIONS = List.of(GATHER, SCATTER, SCATTER_ADD, INDEX_SELECT, MASKED_FILL, MASKED_SELECT,
+      ONE_HOT, TAKE_ALONG_DIM, EMBEDDING);
 
   private static void checkIndexType(String op, Tensor index) {
     if (index.dtype() != DType.I64 && index.dtype() != DType.I32) {

@@ -1,5 +1,8 @@
 package dev.ember.ops;
 
+import static dev.ember.ops.OpDef.VARIADIC;
+import static dev.ember.ops.OpDef.of;
+
 import dev.ember.autograd.Autograd;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.Shapes;
@@ -12,6 +15,29 @@ import java.util.List;
 /** Views (share storage, no copy) and the ops that assemble or split tensors. */
 public final class MovementOps {
   private MovementOps() {}
+
+  // The definitions of the ops in this class (see OpDef): name, arity, dtype policy, what the backward reads.
+  // t, broadcast_to and contiguous are Tensor methods built on transpose, expand and contiguousCopy
+  static final OpDef RESHAPE = of("reshape", 1, DTypePolicy.PROMOTED, Reads.NOTHING);
+  static final OpDef VIEW = of("view", 1, DTypePolicy.PROMOTED, Reads.NOTHING);
+  static final OpDef PERMUTE = of("permute", 1, DTypePolicy.PROMOTED, Reads.NOTHING);
+  static final OpDef TRANSPOSE = of("transpose", 1, DTypePolicy.PROMOTED, Reads.NOTHING);
+  static final OpDef T = of("t", 1, DTypePolicy.PROMOTED, Reads.NOTHING);
+  static final OpDef EXPAND = of("expand", 1, DTypePolicy.PROMOTED, Reads.NOTHING);
+  static final OpDef BROADCAST_TO = of("broadcast_to", 1, DTypePolicy.PROMOTED, Reads.NOTHING);
+  static final OpDef NARROW = of("narrow", 1, DTypePolicy.PROMOTED, Reads.NOTHING);
+  static final OpDef SLICE = of("slice", 1, DTypePolicy.PROMOTED, Reads.NOTHING);
+  static final OpDef SELECT = of("select", 1, DTypePolicy.PROMOTED, Reads.NOTHING);
+  static final OpDef SQUEEZE = of("squeeze", 1, DTypePolicy.PROMOTED, Reads.NOTHING);
+  static final OpDef UNSQUEEZE = of("unsqueeze", 1, DTypePolicy.PROMOTED, Reads.NOTHING);
+  static final OpDef FLATTEN = of("flatten", 1, DTypePolicy.PROMOTED, Reads.NOTHING);
+  static final OpDef CONTIGUOUS = of("contiguous", 1, DTypePolicy.PROMOTED, Reads.NOTHING);
+  static final OpDef CAT = of("cat", VARIADIC, DTypePolicy.PROMOTED, Reads.NOTHING);
+  static final OpDef STACK = of("stack", VARIADIC, DTypePolicy.PROMOTED, Reads.NOTHING);
+  static final OpDef SPLIT = of("split", 1, DTypePolicy.PROMOTED, Reads.NOTHING);
+  static final OpDef CHUNK = of("chunk", 1, DTypePolicy.PROMOTED, Reads.NOTHING);
+  static final List<OpDef> DEFINITIONS = List.of(RESHAPE, VIEW, PERMUTE, TRANSPOSE, T, EXPAND, BROADCAST_TO, NARROW,
+      SLICE, SELECT, SQUEEZE, UNSQUEEZE, FLATTEN, CONTIGUOUS, CAT, STACK, SPLIT, CHUNK);
 
   public static Tensor contiguousCopy(Tensor x) {
     Tensor out = Tensor.uninitialized(x.dtype(), x.shapeRef());

@@ -8,8 +8,9 @@ import java.util.Objects;
  * one node under its own name) and the key of the op table the test suite is generated from: every definition in
  * {@link Ops#definitions()} needs a table entry, and every entry names a definition.
  *
- * <p>The forward, the checks and the backward rule live with the op's implementation; this record is the part
- * that tests, tools and a compiler read without running the op.
+ * <p>The forward, the checks and the backward rule live with the op's implementation, next to its definition: the
+ * constants of {@link Unary} and {@link Binary} carry theirs, the other families declare theirs beside their ops.
+ * This record is the part that tests, tools and a compiler read without running the op.
  *
  * @param name unique lower-case name, e.g. {@code "mul"}, {@code "log_softmax"}, {@code "conv2d"}
  * @param arity number of tensor inputs, or {@link #VARIADIC} (cat, stack)

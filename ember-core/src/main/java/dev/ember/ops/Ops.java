@@ -36,10 +36,15 @@ public final class Ops {
   }
 
   private static Map<String, OpDef> load() {
+    return load(ServiceLoader.load(OpDefinitions.class));
+  }
+
+  /** Core's definitions, then each provider's, by name in that order; a name defined twice fails. */
+  static Map<String, OpDef> load(Iterable<OpDefinitions> providers) {
     Map<String, OpDef> byName = new LinkedHashMap<>();
     Map<String, String> source = new LinkedHashMap<>();
     add(byName, source, "ember-core", CoreOps.definitions());
-    for (OpDefinitions provider : ServiceLoader.load(OpDefinitions.class)) {
+    for (OpDefinitions provider : providers) {
       add(byName, source, provider.getClass().getName(), provider.definitions());
     }
     return byName;

@@ -1,5 +1,17 @@
 package dev.ember.ops;
 
+import static dev.ember.ops.DTypePolicy.ACCUMULATING;
+import static dev.ember.ops.DTypePolicy.FLOATING_ONLY;
+import static dev.ember.ops.DTypePolicy.INDEX;
+import static dev.ember.ops.DTypePolicy.PREDICATE;
+import static dev.ember.ops.DTypePolicy.PROMOTED;
+import static dev.ember.ops.OpDef.noGrad;
+import static dev.ember.ops.OpDef.of;
+import static dev.ember.ops.Reads.INPUTS;
+import static dev.ember.ops.Reads.INPUTS_AND_OUTPUT;
+import static dev.ember.ops.Reads.NOTHING;
+import static dev.ember.ops.Reads.OUTPUT;
+
 import dev.ember.autograd.Autograd;
 import dev.ember.autograd.Grad;
 import dev.ember.backend.ReduceOp;
@@ -7,10 +19,33 @@ import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Tensor;
 import java.util.Arrays;
+import java.util.List;
 
 /** Reductions over any set of axes (with keepDim), softmax, log-softmax and cumsum. */
 public final class ReduceOps {
   private ReduceOps() {}
+
+  // The definitions of the ops below: name, arity, dtype policy and what the backward reads (see OpDef).
+  static final OpDef SUM = of("sum", 1, ACCUMULATING, NOTHING);
+  static final OpDef MEAN = of("mean", 1, FLOATING_ONLY, NOTHING);
+  static final OpDef VAR = of("var", 1, FLOATING_ONLY, INPUTS);
+  static final OpDef STD = of("std", 1, FLOATING_ONLY, INPUTS_AND_OUTPUT);
+  static final OpDef PROD = of("prod", 1, ACCUMULATING, INPUTS_AND_OUTPUT);
+  static final OpDef AMAX = of("amax", 1, PROMOTED, INPUTS_AND_OUTPUT);
+  static final OpDef AMIN = of("amin", 1, PROMOTED, INPUTS_AND_OUTPUT);
+  static final OpDef MAX = of("max", 1, PROMOTED, NOTHING);
+  static final OpDef MIN = of("min", 1, PROMOTED, NOTHING);
+  static final OpDef ARGMAX = noGrad("argmax", 1, INDEX);
+  static final OpDef ARGMIN = noGrad("argmin", 1, INDEX);
+  static final OpDef LOGSUMEXP = of("logsumexp", 1, FLOATING_ONLY, INPUTS_AND_OUTPUT);
+  static final OpDef NORM = of("norm", 1, FLOATING_ONLY, INPUTS_AND_OUTPUT);
+  static final OpDef ALL = noGrad("all", 1, PREDICATE);
+  static final OpDef ANY = noGrad("any", 1, PREDICATE);
+  static final OpDef SOFTMAX = of("softmax", 1, FLOATING_ONLY, OUTPUT);
+  static final OpDef LOG_SOFTMAX = of("log_softmax", 1, FLOATING_ONLY, OUTPUT);
+  static final OpDef CUMSUM = of("cumsum", 1, ACCUMULATING, NOTHING);
+  static final List<OpDef> DEFINITIONS = List.of(SUM, MEAN, VAR, STD, PROD, AMAX, AMIN, MAX, MIN, ARGMAX, ARGMIN,
+      LOGSUMEXP, NORM, ALL, ANY, SOFTMAX, LOG_SOFTMAX, CUMSUM);
 
   /** Sorted, distinct, non-negative axes; null means all axes. */
   static int[] normAxes(String op, Tensor x, int[] dims) {
@@ -59,17 +94,18 @@ public final class ReduceOps {
 
   /** Sum over dims (null: all). Integers and bools sum to I64, as PyTorch. */
   public static Tensor sum(Tensor x, int[] dims, boolean keepDim) {
-    int[] axes = normAxes("sum", x, dims);
-    DType dt = x.dtype().isFloatingPoint() ? x.dtype() : DType.I64;
+    int[] axes = normAxes(SUM.name(), x, dims);
+    DType dt = SUM.dtypes().result(x.dtype());
     Tensor out = reduceRaw(ReduceOp.SUM, x, axes, keepDim, dt);
     int[] inShape = x.shape();
-    return Autograd.record("sum", out, (ctx, g) -> new Tensor[] {g.reshape(keepShape(inShape, axes)).expand(inShape)},
+    return Autograd.record(SUM.name(), out,
+        (ctx, g) -> new Tensor[] {g.reshape(keepShape(inShape, axes)).expand(inShape)},
         new Tensor[] {x});
   }
 
   public static Tensor mean(Tensor x, int[] dims, boolean keepDim) {
-    Check.floating("mean", x);
-    int[] axes = normAxes("mean", x, dims);
+    Check.floating(MEAN.name(), x);
+    int[] axes = normAxes(MEAN.name(), x, dims);
     long count = 1;
     for (int a : axes) count *= x.shapeRef()[a];
     return sum(x, axes, keepDim).div(count);
@@ -77,8 +113,8 @@ public final class ReduceOps {
 
   /** Variance with Bessel's correction when {@code unbiased}. */
   public static Tensor var(Tensor x, int[] dims, boolean unbiased, boolean keepDim) {
-    Check.floating("var", x);
-    int[] axes = normAxes("var", x, dims);
+    Check.floating(VAR.name(), x);
+    int[] axes = normAxes(VAR.name(), x, dims);
     long count = 1;
     for (int a : axes) count *= x.shapeRef()[a];
     Tensor centered = x.sub(mean(x, axes, true));
@@ -86,17 +122,17 @@ public final class ReduceOps {
   }
 
   public static Tensor std(Tensor x, int[] dims, boolean unbiased, boolean keepDim) {
-    int[] axes = normAxes("std", x, dims); // errors name std, not the var it is built on
+    int[] axes = normAxes(STD.name(), x, dims); // errors name std, not the var it is built on
     return var(x, axes, unbiased, keepDim).sqrt();
   }
 
   /** Product; the gradient is exact with zeros present (no division by zero). */
   public static Tensor prod(Tensor x, int[] dims, boolean keepDim) {
-    int[] axes = normAxes("prod", x, dims);
-    DType dt = x.dtype().isFloatingPoint() ? x.dtype() : DType.I64;
+    int[] axes = normAxes(PROD.name(), x, dims);
+    DType dt = PROD.dtypes().result(x.dtype());
     Tensor out = reduceRaw(ReduceOp.PROD, x, axes, keepDim, dt);
     int[] inShape = x.shape();
-    return Autograd.record("prod", out, (ctx, g) -> {
+    return Autograd.record(PROD.name(), out, (ctx, g) -> {
       Tensor xi = ctx.in(0);
       Tensor zero = Tensor.scalar(0, xi.dtype());
       Tensor one = Tensor.scalar(1, xi.dtype());
@@ -114,11 +150,11 @@ public final class ReduceOps {
 
   /** Max over dims (values only); the gradient is shared evenly among ties, as torch.amax. */
   public static Tensor amax(Tensor x, int[] dims, boolean keepDim) {
-    return extreme("amax", ReduceOp.MAX, x, dims, keepDim);
+    return extreme(AMAX.name(), ReduceOp.MAX, x, dims, keepDim);
   }
 
   public static Tensor amin(Tensor x, int[] dims, boolean keepDim) {
-    return extreme("amin", ReduceOp.MIN, x, dims, keepDim);
+    return extreme(AMIN.name(), ReduceOp.MIN, x, dims, keepDim);
   }
 
   private static Tensor extreme(String name, ReduceOp op, Tensor x, int[] dims, boolean keepDim) {
@@ -142,11 +178,11 @@ public final class ReduceOps {
 
   /** Values and indices of the max along one dim; the gradient goes to the chosen index, as torch.max(dim). */
   public static Tensor[] max(Tensor x, int dim, boolean keepDim) {
-    return extremeWithIndex("max", true, x, dim, keepDim);
+    return extremeWithIndex(MAX.name(), true, x, dim, keepDim);
   }
 
   public static Tensor[] min(Tensor x, int dim, boolean keepDim) {
-    return extremeWithIndex("min", false, x, dim, keepDim);
+    return extremeWithIndex(MIN.name(), false, x, dim, keepDim);
   }
 
   private static Tensor[] extremeWithIndex(String name, boolean max, Tensor x, int dim, boolean keepDim) {
@@ -174,11 +210,11 @@ public final class ReduceOps {
   }
 
   public static Tensor argmax(Tensor x, int dim, boolean keepDim) {
-    return argReduce("argmax", true, x, dim, keepDim);
+    return argReduce(ARGMAX.name(), true, x, dim, keepDim);
   }
 
   public static Tensor argmin(Tensor x, int dim, boolean keepDim) {
-    return argReduce("argmin", false, x, dim, keepDim);
+    return argReduce(ARGMIN.name(), false, x, dim, keepDim);
   }
 
   private static Tensor argReduce(String name, boolean max, Tensor x, int dim, boolean keepDim) {
@@ -193,8 +229,8 @@ public final class ReduceOps {
 
   /** log(sum(exp(x))) computed stably by subtracting the max. */
   public static Tensor logsumexp(Tensor x, int[] dims, boolean keepDim) {
-    Check.floating("logsumexp", x);
-    int[] axes = normAxes("logsumexp", x, dims);
+    Check.floating(LOGSUMEXP.name(), x);
+    int[] axes = normAxes(LOGSUMEXP.name(), x, dims);
     Tensor m;
     try (Grad ignored = Grad.off()) {
       m = amax(x, axes, true);
@@ -206,22 +242,22 @@ public final class ReduceOps {
 
   /** Vector norm over dims: p = 1, 2 or infinity. */
   public static Tensor norm(Tensor x, double p, int[] dims, boolean keepDim) {
-    Check.floating("norm", x);
-    int[] axes = normAxes("norm", x, dims); // errors name norm, not the sum or amax it is built on
+    Check.floating(NORM.name(), x);
+    int[] axes = normAxes(NORM.name(), x, dims); // errors name norm, not the sum or amax it is built on
     if (p == 1) return sum(x.abs(), axes, keepDim);
     if (p == 2) return sum(x.square(), axes, keepDim).sqrt();
     if (p == Double.POSITIVE_INFINITY) return amax(x.abs(), axes, keepDim);
-    throw Check.fail("norm", "unsupported order p=" + p + " (supported: 1, 2, inf)", "x", x);
+    throw Check.fail(NORM.name(), "unsupported order p=" + p + " (supported: 1, 2, inf)", "x", x);
   }
 
   /** True where every element (over dims) is non-zero. */
   public static Tensor all(Tensor x, int[] dims, boolean keepDim) {
-    int[] axes = normAxes("all", x, dims);
+    int[] axes = normAxes(ALL.name(), x, dims);
     return reduceRaw(ReduceOp.MIN, truth(x), axes, keepDim, DType.BOOL);
   }
 
   public static Tensor any(Tensor x, int[] dims, boolean keepDim) {
-    int[] axes = normAxes("any", x, dims);
+    int[] axes = normAxes(ANY.name(), x, dims);
     return reduceRaw(ReduceOp.MAX, truth(x), axes, keepDim, DType.BOOL);
   }
 
@@ -232,7 +268,7 @@ public final class ReduceOps {
 
   /** softmax (log=false) or log_softmax along dim, numerically stable. */
   public static Tensor softmax(Tensor x, int dim, boolean log) {
-    String name = log ? "log_softmax" : "softmax";
+    String name = (log ? LOG_SOFTMAX : SOFTMAX).name();
     Check.floating(name, x);
     int axis = Check.axis(name, dim, x.dim(), x);
     Tensor xv = x.dim() == 0 ? x.reshape(1) : x;
@@ -255,12 +291,12 @@ public final class ReduceOps {
   }
 
   public static Tensor cumsum(Tensor x, int dim) {
-    int axis = Check.axis("cumsum", dim, x.dim(), x);
-    DType dt = x.dtype().isFloatingPoint() ? x.dtype() : DType.I64;
+    int axis = Check.axis(CUMSUM.name(), dim, x.dim(), x);
+    DType dt = CUMSUM.dtypes().result(x.dtype());
     if (x.dim() == 0) return dt == x.dtype() ? x.clone() : x.to(dt);
     Tensor out = Tensor.uninitialized(dt, x.shapeRef());
     ElementwiseOps.backend().cumsum(x, axis, out);
-    return Autograd.record("cumsum", out, (ctx, g) -> {
+    return Autograd.record(CUMSUM.name(), out, (ctx, g) -> {
       // reverse cumulative sum: total - cumsum + g
       return new Tensor[] {g.sum(axis, true).sub(cumsum(g, axis)).add(g)};
     }, new Tensor[] {x});

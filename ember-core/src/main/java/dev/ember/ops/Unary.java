@@ -124,7 +124,7 @@ public enum Unary {
    * writes every element of a new tensor, and only what the backward reads is kept for it (and version-checked):
    * exp's backward must not fail because x changed in place after the forward.
    */
-  public Tensor apply(Tensor x, double param) {
+  Tensor apply(Tensor x, double param) {
     DType dt = def.dtypes().computeIn(x.dtype());
     if (dt != x.dtype()) x = x.to(dt);
     Tensor out = Tensor.uninitialized(x.dtype(), x.shapeRef()); // the kernels write every element

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ember.tensor.DType;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class OpsTest {
@@ -23,6 +24,30 @@ class OpsTest {
   @Test
   void coreDefinitionsComeFirst() {
     assertEquals(CoreOps.definitions(), Ops.definitions().subList(0, CoreOps.definitions().size()));
+  }
+
+  static final class Extra implements OpDefinitions {
+    final List<OpDef> defs;
+
+    Extra(OpDef... defs) {
+      this.defs = List.of(defs);
+    }
+
+    @Override
+    public List<OpDef> definitions() {
+      return defs;
+    }
+  }
+
+  @Test
+  void providersAddTheirDefinitionsAfterCoresAndMayNotRedefineAName() {
+    OpDef conv = OpDef.of("conv_test", 3, DTypePolicy.FLOATING_ONLY, Reads.INPUTS);
+    var byName = Ops.load(List.of(new Extra(conv)));
+    assertEquals(CoreOps.definitions().size() + 1, byName.size());
+    assertSame(conv, byName.get("conv_test"));
+    IllegalStateException e = assertThrows(IllegalStateException.class,
+        () -> Ops.load(List.of(new Extra(OpDef.of("mul", 2, DTypePolicy.PROMOTED, Reads.INPUTS)))));
+    assertEquals("op mul is defined twice: by ember-core and by " + Extra.class.getName(), e.getMessage());
   }
 
   @Test
