@@ -14,7 +14,8 @@ import java.util.function.Function;
 /**
  * One entry of the op table, keyed to an {@link OpDef} by name: how to call the op, its double-precision oracle,
  * the input shapes and value range to sample, whether it is differentiable, and the error cases with their exact
- * messages. The tests in {@link OpTableTest} are generated from these entries.
+ * messages. The tests in {@link OpTableTest} (and in other modules' tables, through {@link OpChecks}) are generated
+ * from these entries.
  */
 public final class OpInfo {
   final String name;
@@ -25,6 +26,7 @@ public final class OpInfo {
   final List<int[][]> samples = new ArrayList<>();
   double lo = -2;
   double hi = 2;
+  final List<double[]> inputDomains = new ArrayList<>();
   boolean differentiable = true;
   boolean contiguousOnly;
   double f32Rtol = 1e-4;
@@ -37,86 +39,99 @@ public final class OpInfo {
     this.def = name;
   }
 
-  static OpInfo op(String name) {
+  public static OpInfo op(String name) {
     return new OpInfo(name);
   }
 
   /** The definition this entry tests when it is a variant (e.g. {@code sum_dims} of {@code sum}). */
-  OpInfo def(String defName) {
+  public OpInfo def(String defName) {
     this.def = defName;
     return this;
   }
 
-  OpInfo fn(Function<List<Tensor>, Tensor> f) {
+  public OpInfo fn(Function<List<Tensor>, Tensor> f) {
     this.fn = f;
     return this;
   }
 
-  OpInfo unary(Function<Tensor, Tensor> f) {
+  public OpInfo unary(Function<Tensor, Tensor> f) {
     this.fn = l -> f.apply(l.get(0));
     if (samples.isEmpty()) shapes("[]", "[7]", "[3, 5]", "[2, 1, 4]", "[0]", "[2, 0]");
     return this;
   }
 
-  OpInfo binary(BiFunction<Tensor, Tensor, Tensor> f) {
+  public OpInfo binary(BiFunction<Tensor, Tensor, Tensor> f) {
     this.fn = l -> f.apply(l.get(0), l.get(1));
     if (samples.isEmpty()) shapes("[3, 4] x [3, 4]", "[3, 1] x [1, 4]", "[] x [2, 3]", "[2, 3, 4] x [4]", "[5] x []",
         "[0, 3] x [3]");
     return this;
   }
 
-  OpInfo ref(Function<List<Arr>, Arr> oracle) {
+  public OpInfo ref(Function<List<Arr>, Arr> oracle) {
     this.oracle = oracle;
     return this;
   }
 
-  OpInfo refUnary(DoubleUnaryOperator f) {
+  public OpInfo refUnary(DoubleUnaryOperator f) {
     this.oracle = l -> Ref.map(l.get(0), f);
     return this;
   }
 
-  OpInfo refBinary(DoubleBinaryOperator f) {
+  public OpInfo refBinary(DoubleBinaryOperator f) {
     this.oracle = l -> Ref.zip(l.get(0), l.get(1), f);
     return this;
   }
 
   /** Replaces the samples: each string is one sample, input shapes separated by " x ". */
-  OpInfo shapes(String... specs) {
+  public OpInfo shapes(String... specs) {
     samples.clear();
     for (String s : specs) samples.add(parse(s));
     return this;
   }
 
-  OpInfo domain(double lo, double hi) {
+  public OpInfo domain(double lo, double hi) {
     this.lo = lo;
     this.hi = hi;
     return this;
   }
 
-  OpInfo noGrad() {
+  /** Samples input {@code input} from [lo, hi) instead of the op's domain (e.g. a probability or a variance). */
+  public OpInfo domain(int input, double lo, double hi) {
+    while (inputDomains.size() <= input) inputDomains.add(null);
+    inputDomains.set(input, new double[] {lo, hi});
+    return this;
+  }
+
+  /** The sampling range of input {@code input}: its own if set, else the op's. */
+  double[] domainOf(int input) {
+    double[] d = input < inputDomains.size() ? inputDomains.get(input) : null;
+    return d != null ? d : new double[] {lo, hi};
+  }
+
+  public OpInfo noGrad() {
     this.differentiable = false;
     return this;
   }
 
   /** Inputs must stay contiguous (ops whose fn builds its own layout, e.g. view). */
-  OpInfo contiguousOnly() {
+  public OpInfo contiguousOnly() {
     this.contiguousOnly = true;
     return this;
   }
 
-  OpInfo f32Rtol(double rtol) {
+  public OpInfo f32Rtol(double rtol) {
     this.f32Rtol = rtol;
     return this;
   }
 
   /** Calling the op on zero tensors of these shapes throws IllegalArgumentException with exactly this message. */
-  OpInfo error(String shapes, String message) {
+  public OpInfo error(String shapes, String message) {
     errors.add(new ErrorCase(parse(shapes), message, null));
     return this;
   }
 
   /** As {@link #error(String, String)}, calling the op with other arguments (e.g. a bad hyperparameter). */
-  OpInfo error(Function<List<Tensor>, Tensor> call, String shapes, String message) {
+  public OpInfo error(Function<List<Tensor>, Tensor> call, String shapes, String message) {
     errors.add(new ErrorCase(parse(shapes), message, call));
     return this;
   }
@@ -130,6 +145,28 @@ public final class OpInfo {
       out[i] = inner.isEmpty() ? new int[0] : Arrays.stream(inner.split(",")).mapToInt(x -> Integer.parseInt(x.trim())).toArray();
     }
     return out;
+  }
+
+  public String name() {
+    return name;
+  }
+
+  /** The name of the {@link OpDef} this entry tests. */
+  public String def() {
+    return def;
+  }
+
+  /** Whether the op has a double-precision oracle (entries without one are checked against float64 fixtures). */
+  public boolean hasOracle() {
+    return oracle != null;
+  }
+
+  public boolean differentiable() {
+    return differentiable;
+  }
+
+  public int sampleCount() {
+    return samples.size();
   }
 
   @Override

@@ -11,14 +11,13 @@ import dev.ember.tensor.DType;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
 import dev.ember.tensor.TensorArgumentException;
-import dev.ember.testing.GradCheck;
 import java.util.List;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 
 /**
- * Float64 gradchecks of both attention paths (masks, causal, sliding window, dropout, float-mask
- * gradient), agreement between the paths (also on a long sequence and with dropout), the window
+ * Attention beyond the op table (NnOpTable holds the float64 gradchecks of both paths with masks,
+ * causal, sliding window, dropout and the float-mask gradient): agreement between the paths (also on a long sequence and with dropout), the window
  * against an explicit band mask, and exact error messages. Values against PyTorch are in
  * AttentionFixtureTest.
  */
@@ -48,34 +47,6 @@ class AttentionTest {
     vs[r] = s;
     vs[r + 1] = ev;
     return List.of(randn(g, qs), randn(g, ks), randn(g, vs));
-  }
-
-  @Test
-  void bothPathsBackwardMatchesCentralDifferences() {
-    Tensor boolMask = Tensor.rand(new Generator(9), 5, 7).gt(0.3);
-    for (int j = 0; j < 5; j++) boolMask.storage().setDouble(j * 7 + j, 1); // every row sees a key
-    for (Kernel kernel : BOTH) {
-      String k = " " + kernel.path();
-      GradCheck.check("sdpa" + k, in -> sdpa(in, null, 0, false, -1, kernel), qkv(1, new int[] {2}, 5, 7, 3, 4));
-      GradCheck.check("sdpa 4d bool mask" + k, in -> sdpa(in, boolMask, 0, false, -1, kernel),
-          qkv(2, new int[] {2, 2}, 5, 7, 3, 2));
-      GradCheck.check("sdpa causal" + k, in -> sdpa(in, null, 0, true, -1, kernel), qkv(3, new int[] {1}, 6, 6, 2, 3));
-      GradCheck.check("sdpa window 1" + k, in -> sdpa(in, null, 0, false, 1, kernel), qkv(4, new int[] {2}, 7, 7, 3, 2));
-      GradCheck.check("sdpa causal window 2" + k, in -> sdpa(in, null, 0, true, 2, kernel),
-          qkv(5, new int[] {1}, 7, 7, 2, 2));
-      GradCheck.check("sdpa dropout" + k, in -> sdpa(in, null, 0.3, false, -1, kernel), qkv(6, new int[] {2}, 4, 5, 3, 2));
-      GradCheck.check("sdpa 2-d, L=1" + k, in -> sdpa(in, null, 0, false, -1, kernel), qkv(7, new int[0], 1, 4, 3, 2));
-    }
-  }
-
-  @Test
-  void floatMaskGetsItsGradientOnBothPaths() {
-    for (Kernel kernel : BOTH) {
-      List<Tensor> in = qkv(8, new int[] {2, 2}, 4, 5, 3, 2);
-      Tensor mask = randn(new Generator(10), 2, 1, 4, 5);
-      GradCheck.check("sdpa float mask grad " + kernel.path(), x -> sdpa(x.subList(0, 3), x.get(3), 0, false, -1,
-          kernel), List.of(in.get(0), in.get(1), in.get(2), mask));
-    }
   }
 
   @Test

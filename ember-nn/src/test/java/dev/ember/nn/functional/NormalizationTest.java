@@ -11,41 +11,21 @@ import dev.ember.tensor.DType;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
 import dev.ember.tensor.TensorArgumentException;
-import dev.ember.testing.GradCheck;
 import dev.ember.testing.PoolChecks;
-import java.util.List;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 
 /**
- * Float64 gradchecks of every normalization (several shapes, with and without affine parameters,
- * training and eval), double oracles for RMS norm's default eps and the momentum rule, and the
- * exact error messages. Values against PyTorch are in NormalizationFixtureTest.
+ * Normalization beyond the op table (NnOpTable holds the float64 gradchecks of every normalization):
+ * pooled shapes against composed ops, double oracles for RMS norm's default eps and the momentum rule,
+ * and the exact error messages. Values against PyTorch are in NormalizationFixtureTest.
  */
 class NormalizationTest {
   private static final Generator GEN = new Generator(11);
 
-  private static Tensor randn(int... shape) {
-    return Tensor.randn(GEN, DType.F64, shape).requiresGrad(true);
-  }
-
   private static void assertError(String expected, Supplier<Tensor> call) {
     TensorArgumentException e = assertThrows(TensorArgumentException.class, call::get);
     assertEquals(expected, e.getMessage());
-  }
-
-  @Test
-  void batchNormTrainingBackwardMatchesCentralDifferences() {
-    for (int[] shape : new int[][] {{4, 3}, {2, 3, 5}, {2, 2, 3, 3}, {1, 2, 4}}) {
-      int c = shape[1];
-      Tensor rm = Tensor.zeros(DType.F64, c);
-      Tensor rv = Tensor.ones(DType.F64, c);
-      GradCheck.check("batch_norm train " + java.util.Arrays.toString(shape),
-          in -> Normalization.batchNorm(in.get(0), rm, rv, in.get(1), in.get(2), true),
-          List.of(randn(shape), randn(c), randn(c)));
-      GradCheck.check("batch_norm train, no affine", in -> Normalization.batchNorm(in.get(0), null, null, null, null,
-          true), List.of(randn(shape)));
-    }
   }
 
   /**
@@ -87,14 +67,6 @@ class NormalizationTest {
   }
 
   @Test
-  void batchNormEvalBackwardMatchesCentralDifferences() {
-    Tensor rm = Tensor.of(new double[] {0.5, -1, 2});
-    Tensor rv = Tensor.of(new double[] {0.3, 2, 1.5});
-    GradCheck.check("batch_norm eval", in -> Normalization.batchNorm(in.get(0), rm, rv, in.get(1), in.get(2), false),
-        List.of(randn(4, 3, 2), randn(3), randn(3)));
-  }
-
-  @Test
   void batchNormRunningStatsFollowMomentumAndStayOffTheTape() {
     Tensor x = Tensor.of(new double[] {1, 2, 3, 5}, 4, 1);
     Tensor rm = Tensor.zeros(DType.F64, 1);
@@ -109,37 +81,6 @@ class NormalizationTest {
     assertNull(rm.gradFn());
     // normalized with the biased variance 8.75 / 4
     assertEquals((1 - 2.75) / Math.sqrt(8.75 / 4 + 1e-5), out.getDouble(0, 0), 1e-12);
-  }
-
-  @Test
-  void layerNormBackwardMatchesCentralDifferences() {
-    GradCheck.check("layer_norm [4]", in -> Normalization.layerNorm(in.get(0), new int[] {4}, in.get(1), in.get(2)),
-        List.of(randn(3, 4), randn(4), randn(4)));
-    GradCheck.check("layer_norm [2, 3]", in -> Normalization.layerNorm(in.get(0), new int[] {2, 3}, in.get(1),
-        in.get(2), 1e-3), List.of(randn(2, 2, 3), randn(2, 3), randn(2, 3)));
-    GradCheck.check("layer_norm no affine", in -> Normalization.layerNorm(in.get(0), new int[] {5}, null, null),
-        List.of(randn(5)));
-    Tensor strided = randn(4, 3).detach().t().requiresGrad(true); // a non-contiguous input
-    GradCheck.check("layer_norm strided", in -> Normalization.layerNorm(in.get(0), new int[] {4}, null, null),
-        List.of(strided));
-  }
-
-  @Test
-  void groupNormBackwardMatchesCentralDifferences() {
-    GradCheck.check("group_norm 2 groups", in -> Normalization.groupNorm(in.get(0), 2, in.get(1), in.get(2)),
-        List.of(randn(2, 4, 3), randn(4), randn(4)));
-    GradCheck.check("group_norm 1 group 4d", in -> Normalization.groupNorm(in.get(0), 1, in.get(1), null),
-        List.of(randn(1, 3, 2, 2), randn(3)));
-    GradCheck.check("group_norm one channel per group", in -> Normalization.groupNorm(in.get(0), 3, null, null),
-        List.of(randn(2, 3, 4)));
-  }
-
-  @Test
-  void rmsNormBackwardMatchesCentralDifferences() {
-    GradCheck.check("rms_norm", in -> Normalization.rmsNorm(in.get(0), new int[] {4}, in.get(1), null),
-        List.of(randn(3, 4), randn(4)));
-    GradCheck.check("rms_norm [2, 2] eps", in -> Normalization.rmsNorm(in.get(0), new int[] {2, 2}, null, 1e-3),
-        List.of(randn(3, 2, 2)));
   }
 
   @Test

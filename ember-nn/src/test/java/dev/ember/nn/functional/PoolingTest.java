@@ -12,14 +12,12 @@ import dev.ember.tensor.DType;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
 import dev.ember.tensor.TensorArgumentException;
-import dev.ember.testing.GradCheck;
-import java.util.List;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 
 /**
- * Pooling and interpolation: float64 gradient checks, error messages, the output-size rules,
+ * Pooling and interpolation beyond the op table (NnOpTable holds their float64 gradchecks): error messages, the output-size rules,
  * unbatched and empty-batch inputs, and bitwise determinism on 1 and 2 threads. Values against
  * PyTorch are in {@link PoolingFixtureTest}.
  */
@@ -29,75 +27,6 @@ class PoolingTest {
 
   private static int[] a(int... v) {
     return v;
-  }
-
-  /** A float64 leaf of distinct values at least 0.05 apart (no ties, so max pooling is differentiable). */
-  private static Tensor distinct(long seed, int... shape) {
-    long n = 1;
-    for (int s : shape) n *= s;
-    Tensor perm = Tensor.randperm(new Generator(seed), (int) n).to(DType.F64);
-    return perm.mul(0.05).sub(n * 0.025).reshape(shape).clone().requiresGrad(true);
-  }
-
-  private static void gradcheck(String name, Function<Tensor, Tensor> f, Tensor x) {
-    GradCheck.check(name, in -> f.apply(in.get(0)), List.of(x));
-  }
-
-  // ================================================================== gradient checks
-
-  @Test
-  void maxPoolGradchecks() {
-    gradcheck("max_pool2d k2", x -> Pooling.maxPool2d(x, 2), distinct(1, 2, 3, 6, 6));
-    gradcheck("max_pool2d k3 s2 p1 ceil", x -> Pooling.maxPool2d(x, a(3), a(2), a(1), ONE, true),
-        distinct(2, 2, 2, 7, 8));
-    gradcheck("max_pool2d dilated overlapping", x -> Pooling.maxPool2d(x, a(3, 2), a(1, 1), a(1, 1), a(2, 1), false),
-        distinct(3, 1, 2, 7, 6));
-    gradcheck("max_pool2d unbatched", x -> Pooling.maxPool2d(x, a(2), a(1), Z, ONE, false), distinct(4, 3, 5, 5));
-    gradcheck("max_pool1d", x -> Pooling.maxPool1d(x, 3, 2, 1, 2, true), distinct(5, 2, 3, 11));
-    gradcheck("max_pool1d unbatched", x -> Pooling.maxPool1d(x, 2), distinct(6, 3, 8));
-    gradcheck("max_pool2d with indices", x -> Pooling.maxPool2dWithIndices(x, a(3), a(2), a(1), ONE, false).values(),
-        distinct(7, 1, 2, 6, 7));
-  }
-
-  @Test
-  void avgPoolGradchecks() {
-    gradcheck("avg_pool2d k2", x -> Pooling.avgPool2d(x, 2), distinct(11, 2, 3, 6, 6));
-    gradcheck("avg_pool2d pad ceil count", x -> Pooling.avgPool2d(x, a(3), a(2), a(1), true, true, null),
-        distinct(12, 2, 2, 7, 8));
-    gradcheck("avg_pool2d pad ceil no count", x -> Pooling.avgPool2d(x, a(3), a(2), a(1), true, false, null),
-        distinct(13, 2, 2, 7, 8));
-    gradcheck("avg_pool2d divisor override", x -> Pooling.avgPool2d(x, a(3, 2), a(1, 2), a(1, 1), false, true, 7),
-        distinct(14, 1, 2, 5, 6));
-    gradcheck("avg_pool1d", x -> Pooling.avgPool1d(x, 4, 3, 2, true, false), distinct(15, 2, 2, 11));
-    gradcheck("avg_pool1d unbatched", x -> Pooling.avgPool1d(x, 2, 1, 1, false, true), distinct(16, 3, 7));
-  }
-
-  @Test
-  void adaptivePoolGradchecks() {
-    gradcheck("adaptive_avg_pool2d 7->3", x -> Pooling.adaptiveAvgPool2d(x, 3), distinct(21, 2, 2, 7, 7));
-    gradcheck("adaptive_avg_pool2d 5x9->3x4 unbatched", x -> Pooling.adaptiveAvgPool2d(x, 3, 4), distinct(22, 2, 5, 9));
-    gradcheck("adaptive_avg_pool2d up", x -> Pooling.adaptiveAvgPool2d(x, 5, 6), distinct(23, 1, 2, 3, 4));
-    gradcheck("adaptive_max_pool2d 7->3", x -> Pooling.adaptiveMaxPool2d(x, 3), distinct(24, 2, 2, 7, 7));
-    gradcheck("adaptive_max_pool2d 5x9->3x4", x -> Pooling.adaptiveMaxPool2d(x, 3, 4), distinct(25, 1, 2, 5, 9));
-    gradcheck("adaptive_max_pool2d up", x -> Pooling.adaptiveMaxPool2d(x, 5, 6), distinct(26, 1, 2, 3, 4));
-  }
-
-  @Test
-  void interpolateGradchecks() {
-    gradcheck("nearest scale 2", x -> Upsampling.interpolate(x, 2, "nearest"), distinct(31, 2, 2, 3, 4));
-    gradcheck("nearest odd scales", x -> Upsampling.interpolate(x, null, new double[] {1.7, 2.2}, "nearest", null,
-        null), distinct(32, 1, 2, 3, 5));
-    gradcheck("nearest 1d down", x -> Upsampling.interpolate(x, a(3), "nearest"), distinct(33, 2, 2, 7));
-    gradcheck("nearest 1d scale 2.2 (doubled length)", x -> Upsampling.interpolate(x, 2.2, "nearest"),
-        distinct(34, 1, 2, 3));
-    for (boolean ac : new boolean[] {false, true}) {
-      gradcheck("bilinear size ac=" + ac, x -> Upsampling.interpolate(x, a(7, 9), null, "bilinear", ac, null),
-          distinct(35, 2, 2, 4, 5));
-      gradcheck("bilinear down ac=" + ac, x -> Upsampling.interpolate(x, a(3, 5), null, "bilinear", ac, null),
-          distinct(36, 1, 2, 7, 8));
-      gradcheck("bilinear scale ac=" + ac, x -> Upsampling.interpolate(x, null, new double[] {1.5, 2.3}, "bilinear",
-          ac, null), distinct(37, 1, 2, 4, 5));
-    }
   }
 
   // ================================================================== semantics
