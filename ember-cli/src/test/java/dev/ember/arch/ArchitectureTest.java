@@ -30,7 +30,6 @@ import java.util.jar.JarFile;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -137,21 +136,16 @@ class ArchitectureTest {
   }
 
   @Test
-  @Disabled("until h1/h2/h3 merge: nn/functional kernels (Parallel, RowKernels, Rows), nn/init (ScalarKernels.erf)"
-      + " and optim/Kernels (Parallel) still reference backend.cpu")
   void noClassOutsideBackendCpuReferencesIt() {
     assertNone(backendCpuOnlyFromItself(MODULES));
   }
 
   @Test
-  @Disabled("until h3 merges: optim/VectorUpdateKernels uses the Vector API")
   void theVectorApiStaysInBackendCpuVector() {
     assertNone(vectorApiOnlyInBackendCpuVector(MODULES));
   }
 
   @Test
-  @Disabled("until h1/h2/h3 merge: nn/functional (kernels, Attention, Normalization, Recurrent), nn/init and"
-      + " optim/Slot read raw storage arrays")
   void nnTrainAndCliReadNoRawStorageArrays() {
     assertNone(noRawStorageArraysAboveCore(MODULES));
   }
