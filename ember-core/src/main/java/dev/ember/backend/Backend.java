@@ -76,7 +76,10 @@ public interface Backend {
   /** out = the running sum of x along {@code axis}, same shape, accumulated in order from index 0. */
   void cumsum(View x, int axis, View out);
 
-  /** out[b] (+)= a[b] @ b[b] (accumulate: add to out, e.g. a pre-filled bias) for rank-3 operands [B, m, k] x [B, k, n] -> [B, m, n]; a and b may be transposed views. */
+  /**
+   * out[b] (+)= a[b] @ b[b] (accumulate: add to out, e.g. a pre-filled bias) for rank-3 operands
+   * [B, m, k] x [B, k, n] -> [B, m, n]; a and b may be transposed views.
+   */
   default void matmul(View a, View b, View out, boolean accumulate) {
     matmul(a, b, out, accumulate ? 1f : 0f);
   }

@@ -270,7 +270,8 @@ final class CpuAttention implements AttentionKernels {
   private static View rows(View t, int b, int start, int len) {
     int r = t.shapeRef()[1];
     int c = t.shapeRef()[2];
-    return StridedView.of(t.storage(), new int[] {1, len, c}, new int[] {len * c, c, 1}, t.offset() + (b * r + start) * c);
+    return StridedView.of(t.storage(), new int[] {1, len, c}, new int[] {len * c, c, 1},
+        t.offset() + (b * r + start) * c);
   }
 
   /** A [1, nq, nk] view of a scratch buffer whose rows are {@code stride} apart. */
