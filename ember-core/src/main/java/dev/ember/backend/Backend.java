@@ -1,22 +1,20 @@
 package dev.ember.backend;
 
 import dev.ember.tensor.DType;
-import dev.ember.tensor.Tensor;
-import dev.ember.tensor.Views;
 
 /**
- * The primitives a device implements. Tensors passed in are already validated by the op layer
- * (shapes broadcast, axes normalised, dtypes promoted), so implementations trust their input.
- * Outputs are preallocated by the caller and may be strided views (in-place ops write through
- * them). A CUDA or other backend implements the same interface and passes the same conformance
- * suite ({@code BackendConformanceTest}).
+ * The primitives a device implements, on {@link View}s (a tensor is one, passed as it is). Views passed in are
+ * already validated by the op layer (shapes broadcast, axes normalised, dtypes promoted), so implementations trust
+ * their input. Outputs are preallocated by the caller and may be strided views (in-place ops write through them).
+ * A CUDA or other backend implements the same interface and passes the same conformance suite
+ * ({@code BackendConformanceTest}).
  */
 public interface Backend {
   /** e.g. {@code "cpu-vector"}, {@code "cpu-scalar"}. */
   String name();
 
   /** out = op(x) elementwise, same shape; {@code param} is the op's scalar parameter if it has one. */
-  void unary(UnaryOp op, double param, Tensor x, Tensor out);
+  void unary(UnaryOp op, double param, View x, View out);
 
   /**
    * out = f(x, param) elementwise, same shape, each element computed in double and rounded once to out's dtype:
@@ -26,15 +24,16 @@ public interface Backend {
   void map(ScalarFunction f, double param, View x, View out);
 
   /** out = a op b; a and b are already expanded (stride 0) to out's shape. Comparisons and logical ops write BOOL. */
-  void binary(BinaryOp op, Tensor a, Tensor b, Tensor out);
+  void binary(BinaryOp op, View a, View b, View out);
 
   /** dst = src converted to dst's dtype, same shape. */
-  void copy(Tensor src, Tensor dst);
+  void copy(View src, View dst);
 
-  void fill(Tensor dst, double value);
+  /** Every element of dst = value, converted to dst's dtype. */
+  void fill(View dst, double value);
 
   /** out = cond ? a : b with all three expanded to out's shape. */
-  void where(Tensor cond, Tensor a, Tensor b, Tensor out);
+  void where(View cond, View a, View b, View out);
 
   /**
    * The backward of an elementwise op in one pass, element for element the value of its composite:
@@ -49,19 +48,19 @@ public interface Backend {
    *
    * @throws IllegalArgumentException for any other op
    */
-  void unaryBackward(UnaryOp op, Tensor g, Tensor ref, Tensor out);
+  void unaryBackward(UnaryOp op, View g, View ref, View out);
 
   /**
    * Reduces {@code x} over {@code axes} (sorted, distinct) into {@code out}, whose shape is x's with
    * the reduced axes set to 1. The order of accumulation is fixed (independent of thread count).
    */
-  void reduce(ReduceOp op, Tensor x, int[] axes, Tensor out);
+  void reduce(ReduceOp op, View x, int[] axes, View out);
 
   /** Index (I64) of the first max (or min) along {@code axis}; NaN counts as the largest. out has size 1 at axis. */
-  void argReduce(boolean max, Tensor x, int axis, Tensor out);
+  void argReduce(boolean max, View x, int axis, View out);
 
   /** Numerically stable softmax or log-softmax along {@code axis}. */
-  void softmax(Tensor x, int axis, boolean log, Tensor out);
+  void softmax(View x, int axis, boolean log, View out);
 
   /**
    * The backward of softmax ({@code log} false) or log_softmax along the last axis, from the upstream
@@ -72,17 +71,21 @@ public interface Backend {
    *
    * @throws IllegalArgumentException if they are not
    */
-  void softmaxBackward(Tensor g, Tensor y, boolean log, Tensor out);
+  void softmaxBackward(View g, View y, boolean log, View out);
 
-  void cumsum(Tensor x, int axis, Tensor out);
+  /** out = the running sum of x along {@code axis}, same shape, accumulated in order from index 0. */
+  void cumsum(View x, int axis, View out);
 
-  /** out[b] (+)= a[b] @ b[b] (accumulate: add to out, e.g. a pre-filled bias) for rank-3 operands [B, m, k] x [B, k, n] -> [B, m, n]; a and b may be transposed views. */
-  default void matmul(Tensor a, Tensor b, Tensor out, boolean accumulate) {
+  /**
+   * out[b] (+)= a[b] @ b[b] (accumulate: add to out, e.g. a pre-filled bias) for rank-3 operands
+   * [B, m, k] x [B, k, n] -> [B, m, n]; a and b may be transposed views.
+   */
+  default void matmul(View a, View b, View out, boolean accumulate) {
     matmul(a, b, out, accumulate ? 1f : 0f);
   }
 
   /** out[b] = a[b] @ b[b] + beta * out[b] (beta 0: out is only written), operands as in the boolean form. */
-  void matmul(Tensor a, Tensor b, Tensor out, float beta);
+  void matmul(View a, View b, View out, float beta);
 
   /**
    * a @ b for 2-d float32 a [m, k] and b [k, n] (either may be a transposed view), handed to {@code sink} in
@@ -91,25 +94,25 @@ public interface Backend {
    * at a time; this default computes the whole product and hands it over as one block. A sink must not
    * call matmulRows itself.
    */
-  default void matmulRows(Tensor a, Tensor b, RowSink sink) {
+  default void matmulRows(View a, View b, RowSink sink) {
     int m = a.shapeRef()[0];
     int n = b.shapeRef()[1];
-    Tensor out = Tensor.empty(DType.F32, m, n);
-    matmul(Views.batchOfOne(a), Views.batchOfOne(b), Views.batchOfOne(out), 0f);
+    StridedView out = StridedView.allocate(DType.F32, m, n);
+    matmul(StridedView.batchOfOne(a), StridedView.batchOfOne(b), StridedView.batchOfOne(out), 0f);
     if (m > 0) sink.rows(0, m, out.storage().floats(), out.offset());
   }
 
   /** out[..i..] = x[..index[..i..]..] along dim (index I64, same rank as x). */
-  void gather(Tensor x, int dim, Tensor index, Tensor out);
+  void gather(View x, int dim, View index, View out);
 
   /** out[..index[..i..]..] (+)= src[..i..] along dim; out is modified in place. */
-  void scatter(Tensor out, int dim, Tensor index, Tensor src, boolean accumulate);
+  void scatter(View out, int dim, View index, View src, boolean accumulate);
 
   /** out = x selected at positions {@code index} (1-d I64) along dim. */
-  void indexSelect(Tensor x, int dim, Tensor index, Tensor out);
+  void indexSelect(View x, int dim, View index, View out);
 
   /** out[.., index[i], ..] += src[.., i, ..] along dim (the backward of indexSelect). */
-  void indexAdd(Tensor out, int dim, Tensor index, Tensor src);
+  void indexAdd(View out, int dim, View index, View src);
 
   /** The normalization kernels: batch, layer, group and RMS norm statistics, affine passes and backwards. */
   NormalizationKernels normalization();

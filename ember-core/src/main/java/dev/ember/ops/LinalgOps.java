@@ -1,5 +1,10 @@
 package dev.ember.ops;
 
+import static dev.ember.ops.DTypePolicy.FLOATING_ONLY;
+import static dev.ember.ops.DTypePolicy.PROMOTED;
+import static dev.ember.ops.OpDef.of;
+import static dev.ember.ops.Reads.INPUTS;
+
 import dev.ember.autograd.Autograd;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
@@ -10,10 +15,20 @@ import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
 import dev.ember.tensor.Views;
 import java.util.Arrays;
+import java.util.List;
 
 /** matmul with NumPy semantics, bmm, outer, addmm (bias fused into the GEMM's C) and linear. */
 public final class LinalgOps {
   private LinalgOps() {}
+
+  // The definitions of the ops in this class (see OpDef): name, arity, dtype policy, what the backward reads.
+  static final OpDef MATMUL = of("matmul", 2, PROMOTED, INPUTS);
+  static final OpDef BMM = of("bmm", 2, PROMOTED, INPUTS);
+  static final OpDef OUTER = of("outer", 2, PROMOTED, INPUTS);
+  static final OpDef ADDMM = of("addmm", 3, PROMOTED, INPUTS);
+  static final OpDef LINEAR = of("linear", 3, FLOATING_ONLY, INPUTS);
+  static final OpDef DOT = of("dot", 2, PROMOTED, INPUTS);
+  static final List<OpDef> DEFINITIONS = List.of(MATMUL, BMM, OUTER, ADDMM, LINEAR, DOT);
 
   private static void checkFloat(String op, Tensor a, Tensor b) {
     if (!a.dtype().isFloatingPoint() || !b.dtype().isFloatingPoint()) {
@@ -79,7 +94,7 @@ public final class LinalgOps {
   private static Tensor bmm3(Tensor a, Tensor b) {
     Tensor out = Tensor.uninitialized(a.dtype(), a.shapeRef()[0], a.shapeRef()[1], b.shapeRef()[2]); // GEMM with beta 0 writes all
     ElementwiseOps.backend().matmul(a, b, out, false);
-    return Autograd.record("matmul", out, (ctx, g) -> {
+    return Autograd.record(MATMUL.name(), out, (ctx, g) -> {
       // dA = G B^T, dB = A^T G: transposed views, which GEMM reads by packing
       Tensor ga = ctx.edgeNeeded(0) ? bmm3(g, Views.transpose(ctx.in(1), 1, 2)) : null;
       Tensor gb = ctx.edgeNeeded(1) ? bmm3(Views.transpose(ctx.in(0), 1, 2), g) : null;
@@ -112,7 +127,7 @@ public final class LinalgOps {
     Tensor biasT = bias.to(a.dtype());
     Tensor out = product(a, b, biasT, m, n);
     int[] biasShape = bias.shape();
-    return Autograd.record("addmm", out, (ctx, g) -> new Tensor[] {
+    return Autograd.record(ADDMM.name(), out, (ctx, g) -> new Tensor[] {
         ctx.edgeNeeded(0) ? g.sumTo(biasShape) : null,
         ctx.edgeNeeded(1) ? g.matmul(ctx.in(2).t()) : null,
         ctx.edgeNeeded(2) ? ctx.in(1).t().matmul(g) : null}, new Tensor[] {biasT, a, b});
@@ -161,7 +176,7 @@ public final class LinalgOps {
     int out = weight.shapeRef()[0];
     Tensor biasT = bias == null ? null : bias.to(x.dtype());
     Tensor y = product(x, Views.transpose(weight, 0, 1), biasT, m, out);
-    return Autograd.record("linear", y, (ctx, g) -> new Tensor[] {
+    return Autograd.record(LINEAR.name(), y, (ctx, g) -> new Tensor[] {
         ctx.edgeNeeded(0) ? g.matmul(ctx.in(1)) : null,
         ctx.edgeNeeded(1) ? weightGrad(g, ctx.in(0), ctx.in(1)) : null,
         ctx.edgeNeeded(2) ? g.sumTo(new int[] {out}) : null}, new Tensor[] {x, weight, biasT});

@@ -2,12 +2,11 @@ package dev.ember.backend.cpu;
 
 import dev.ember.backend.AttentionKernels;
 import dev.ember.backend.Backend;
+import dev.ember.backend.StridedView;
 import dev.ember.backend.UnaryOp;
 import dev.ember.backend.View;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Storage;
-import dev.ember.tensor.Tensor;
-import dev.ember.tensor.Views;
 import java.util.Arrays;
 
 /**
@@ -23,9 +22,6 @@ import java.util.Arrays;
  * is scalar code over one block. Inputs are contiguous q [B, L, E], k [B, S, E], v [B, S, Ev].
  * Work is split into tasks whose boundaries depend only on the shapes (a (batch, query block) in
  * the forward, a batch element in the backward), so results do not depend on the thread count.
- *
- * <p>The views are wrapped as tensors ({@link #tensor}) because the block products go through the
- * {@link Backend}'s tensor-typed matmul and unary.
  */
 final class CpuAttention implements AttentionKernels {
   private final Backend be;
@@ -34,36 +30,27 @@ final class CpuAttention implements AttentionKernels {
     this.be = be;
   }
 
-  /** A view as a tensor over the same storage and geometry (itself when it is one). */
-  static Tensor tensor(View v) {
-    return v instanceof Tensor t ? t : new Tensor(v.storage(), v.shapeRef(), v.stridesRef(), v.offset());
-  }
-
   /** The mask's values, F64, indexed by {@link Mask#index}; null without a mask. */
   private static double[] maskData(Problem p) {
     return p.mask() == null ? null : p.mask().data().storage().doubles();
   }
 
   @Override
-  public void forward(Problem p, View qv, View kv, View vv, View outv, double[] lse) {
-    Tensor q = tensor(qv);
-    Tensor k = tensor(kv);
-    Tensor v = tensor(vv);
-    Tensor out = tensor(outv);
+  public void forward(Problem p, View q, View k, View v, View out, double[] lse) {
     double[] md = maskData(p);
     int blocks = Parallel.chunks(p.l(), p.bq());
     Parallel.forEach(p.batch() * blocks, t -> forwardBlock(p, md, q, k, v, out, lse, t / blocks, t % blocks * p.bq()));
   }
 
-  private void forwardBlock(Problem p, double[] md, Tensor q, Tensor k, Tensor v, Tensor out, double[] lse, int b,
+  private void forwardBlock(Problem p, double[] md, View q, View k, View v, View out, double[] lse, int b,
       int i0) {
     int ev = p.ev();
     int nq = Math.min(p.l(), i0 + p.bq()) - i0;
-    Tensor qb = rows(q, b, i0, nq);
-    Tensor acc = Tensor.zeros(q.dtype(), 1, nq, ev);
+    View qb = rows(q, b, i0, nq);
+    View acc = StridedView.allocate(q.dtype(), 1, nq, ev);
     Storage as = acc.storage();
-    Tensor sBuf = Tensor.empty(q.dtype(), nq * p.bk());
-    Tensor pBuf = Tensor.empty(q.dtype(), nq * p.bk());
+    View sBuf = StridedView.allocate(q.dtype(), nq * p.bk());
+    View pBuf = StridedView.allocate(q.dtype(), nq * p.bk());
     Storage ss = sBuf.storage();
     Storage ps = pBuf.storage();
     // float32: the same double arithmetic on the arrays (same bits), not a getDouble/setDouble per element,
@@ -78,9 +65,9 @@ final class CpuAttention implements AttentionKernels {
     int jEnd = p.keyEnd(i0 + nq);
     for (int j0 = p.keyStart(i0) / p.bk() * p.bk(); j0 < jEnd; j0 += p.bk()) {
       int nk = Math.min(p.s(), j0 + p.bk()) - j0;
-      Tensor sView = block(sBuf, nq, nk, p.bk());
-      Tensor pView = block(pBuf, nq, nk, p.bk());
-      be.matmul(qb, Views.transpose(rows(k, b, j0, nk), 1, 2), sView, false); // q k^T
+      View sView = block(sBuf, nq, nk, p.bk());
+      View pView = block(pBuf, nq, nk, p.bk());
+      be.matmul(qb, StridedView.transpose(rows(k, b, j0, nk), 1, 2), sView, false); // q k^T
       for (int r = 0; r < nq; r++) {
         int i = i0 + r;
         int so = r * p.bk();
@@ -134,14 +121,9 @@ final class CpuAttention implements AttentionKernels {
 
   /** dmask gets the mask's gradient at the mask's own broadcast positions. */
   @Override
-  public void backward(Problem p, View qv, View kv, View vv, View outv, double[] lse, View doutv, View dq, View dk,
+  public void backward(Problem p, View q, View k, View v, View out, double[] lse, View dout, View dq, View dk,
       View dv, double[] dmask) {
-    Tensor q = tensor(qv);
-    Tensor k = tensor(kv);
-    Tensor v = tensor(vv);
-    Tensor out = tensor(outv);
-    Tensor dout = tensor(doutv);
-    Tensor[] grads = {tensor(dq), tensor(dk), tensor(dv)};
+    View[] grads = {dq, dk, dv};
     double[] md = maskData(p);
     // a task owns one batch element's dq, dk, dv; a mask gradient is shared across the batch (the
     // mask broadcasts), so then the tasks run in order on this thread
@@ -152,15 +134,15 @@ final class CpuAttention implements AttentionKernels {
     }
   }
 
-  private void backwardBatch(Problem p, double[] md, Tensor q, Tensor k, Tensor v, Tensor out, double[] lse,
-      Tensor dout, Tensor[] grads, double[] dmask, int b) {
+  private void backwardBatch(Problem p, double[] md, View q, View k, View v, View out, double[] lse,
+      View dout, View[] grads, double[] dmask, int b) {
     int l = p.l();
     int ev = p.ev();
     Storage os = out.storage();
     Storage gs = dout.storage();
-    Tensor sBuf = Tensor.empty(q.dtype(), p.bq() * p.bk());
-    Tensor pBuf = Tensor.empty(q.dtype(), p.bq() * p.bk());
-    Tensor dpBuf = Tensor.empty(q.dtype(), p.bq() * p.bk());
+    View sBuf = StridedView.allocate(q.dtype(), p.bq() * p.bk());
+    View pBuf = StridedView.allocate(q.dtype(), p.bq() * p.bk());
+    View dpBuf = StridedView.allocate(q.dtype(), p.bq() * p.bk());
     Storage ss = sBuf.storage();
     Storage ps = pBuf.storage();
     Storage dps = dpBuf.storage();
@@ -186,19 +168,19 @@ final class CpuAttention implements AttentionKernels {
         }
         dRow[r] = d;
       }
-      Tensor qb = rows(q, b, i0, nq);
-      Tensor dob = rows(dout, b, i0, nq);
-      Tensor dqb = rows(grads[0], b, i0, nq);
+      View qb = rows(q, b, i0, nq);
+      View dob = rows(dout, b, i0, nq);
+      View dqb = rows(grads[0], b, i0, nq);
       int jEnd = p.keyEnd(i0 + nq);
       for (int j0 = p.keyStart(i0) / p.bk() * p.bk(); j0 < jEnd; j0 += p.bk()) {
         int nk = Math.min(p.s(), j0 + p.bk()) - j0;
-        Tensor kb = rows(k, b, j0, nk);
-        Tensor vb = rows(v, b, j0, nk);
-        Tensor sView = block(sBuf, nq, nk, p.bk());
-        Tensor pView = block(pBuf, nq, nk, p.bk());
-        Tensor dpView = block(dpBuf, nq, nk, p.bk());
-        be.matmul(qb, Views.transpose(kb, 1, 2), sView, false); // q k^T
-        be.matmul(dob, Views.transpose(vb, 1, 2), dpView, false); // dO v^T: the gradient of the dropped P
+        View kb = rows(k, b, j0, nk);
+        View vb = rows(v, b, j0, nk);
+        View sView = block(sBuf, nq, nk, p.bk());
+        View pView = block(pBuf, nq, nk, p.bk());
+        View dpView = block(dpBuf, nq, nk, p.bk());
+        be.matmul(qb, StridedView.transpose(kb, 1, 2), sView, false); // q k^T
+        be.matmul(dob, StridedView.transpose(vb, 1, 2), dpView, false); // dO v^T: the gradient of the dropped P
         for (int r = 0; r < nq; r++) { // P = exp(scores - lse), recomputed; a row with no visible key is all 0
           int i = i0 + r;
           double li = lse[b * l + i];
@@ -233,9 +215,9 @@ final class CpuAttention implements AttentionKernels {
             ss.setDouble(so + jj, ds * p.scale()); // the scores are no longer needed: reuse for dS
           }
         }
-        be.matmul(Views.transpose(pView, 1, 2), dob, rows(grads[2], b, j0, nk), true); // dv += P^T dO
+        be.matmul(StridedView.transpose(pView, 1, 2), dob, rows(grads[2], b, j0, nk), true); // dv += P^T dO
         be.matmul(sView, kb, dqb, true); // dq += dS k
-        be.matmul(Views.transpose(sView, 1, 2), qb, rows(grads[1], b, j0, nk), true); // dk += dS^T q
+        be.matmul(StridedView.transpose(sView, 1, 2), qb, rows(grads[1], b, j0, nk), true); // dk += dS^T q
       }
     }
   }
@@ -285,15 +267,16 @@ final class CpuAttention implements AttentionKernels {
   }
 
   /** Rows [start, start + len) of batch element b of a contiguous [B, R, C] tensor, as a [1, len, C] view. */
-  private static Tensor rows(Tensor t, int b, int start, int len) {
+  private static View rows(View t, int b, int start, int len) {
     int r = t.shapeRef()[1];
     int c = t.shapeRef()[2];
-    return Views.of(t, new int[] {1, len, c}, new int[] {len * c, c, 1}, t.offset() + (b * r + start) * c);
+    return StridedView.of(t.storage(), new int[] {1, len, c}, new int[] {len * c, c, 1},
+        t.offset() + (b * r + start) * c);
   }
 
   /** A [1, nq, nk] view of a scratch buffer whose rows are {@code stride} apart. */
-  private static Tensor block(Tensor buf, int nq, int nk, int stride) {
-    return Views.of(buf, new int[] {1, nq, nk}, new int[] {nq * stride, stride, 1}, 0);
+  private static View block(View buf, int nq, int nk, int stride) {
+    return StridedView.of(buf.storage(), new int[] {1, nq, nk}, new int[] {nq * stride, stride, 1}, 0);
   }
 
   @Override

@@ -19,7 +19,6 @@ import dev.ember.backend.cpu.conv.CpuConvolution;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Shapes;
 import dev.ember.tensor.Storage;
-import dev.ember.tensor.Tensor;
 
 /**
  * The CPU backend: strided iteration, broadcasting, dtype dispatch and threading, on top of a
@@ -90,7 +89,7 @@ public final class CpuBackend implements Backend {
   // ------------------------------------------------------------------ elementwise
 
   @Override
-  public void unary(UnaryOp op, double param, Tensor x, Tensor out) {
+  public void unary(UnaryOp op, double param, View x, View out) {
     int[][] c = Strided.coalesce(out.shapeRef(), out.stridesRef(), x.stridesRef());
     int[] shape = c[0];
     int[] so = c[1];
@@ -201,7 +200,7 @@ public final class CpuBackend implements Backend {
   }
 
   @Override
-  public void binary(BinaryOp op, Tensor a, Tensor b, Tensor out) {
+  public void binary(BinaryOp op, View a, View b, View out) {
     int[][] c = Strided.coalesce(out.shapeRef(), out.stridesRef(), a.stridesRef(), b.stridesRef());
     int[] shape = c[0];
     int[] so = c[1];
@@ -304,7 +303,7 @@ public final class CpuBackend implements Backend {
   }
 
   @Override
-  public void unaryBackward(UnaryOp op, Tensor g, Tensor ref, Tensor out) {
+  public void unaryBackward(UnaryOp op, View g, View ref, View out) {
     ScalarKernels.requireFusedBackward(op);
     int[][] c = Strided.coalesce(out.shapeRef(), out.stridesRef(), g.stridesRef(), ref.stridesRef());
     int[] shape = c[0];
@@ -360,7 +359,7 @@ public final class CpuBackend implements Backend {
   }
 
   @Override
-  public void copy(Tensor src, Tensor dst) {
+  public void copy(View src, View dst) {
     int[][] c = Strided.coalesce(dst.shapeRef(), dst.stridesRef(), src.stridesRef());
     int[] shape = c[0];
     int[] sd = c[1];
@@ -406,7 +405,7 @@ public final class CpuBackend implements Backend {
   }
 
   @Override
-  public void fill(Tensor dst, double value) {
+  public void fill(View dst, double value) {
     int[][] c = Strided.coalesce(dst.shapeRef(), dst.stridesRef());
     int[] shape = c[0];
     int[] sd = c[1];
@@ -426,7 +425,7 @@ public final class CpuBackend implements Backend {
   }
 
   @Override
-  public void where(Tensor cond, Tensor a, Tensor b, Tensor out) {
+  public void where(View cond, View a, View b, View out) {
     int[][] c = Strided.coalesce(out.shapeRef(), out.stridesRef(), cond.stridesRef(), a.stridesRef(), b.stridesRef());
     int[] shape = c[0];
     int last = shape.length - 1;
@@ -472,59 +471,59 @@ public final class CpuBackend implements Backend {
   // ------------------------------------------------------------------ reductions
 
   @Override
-  public void reduce(ReduceOp op, Tensor x, int[] axes, Tensor out) {
+  public void reduce(ReduceOp op, View x, int[] axes, View out) {
     Reductions.reduce(k, op, x, axes, out);
   }
 
   @Override
-  public void argReduce(boolean max, Tensor x, int axis, Tensor out) {
+  public void argReduce(boolean max, View x, int axis, View out) {
     Reductions.argReduce(k, max, x, axis, out);
   }
 
   @Override
-  public void softmax(Tensor x, int axis, boolean log, Tensor out) {
+  public void softmax(View x, int axis, boolean log, View out) {
     Reductions.softmax(k, x, axis, log, out);
   }
 
   @Override
-  public void softmaxBackward(Tensor g, Tensor y, boolean log, Tensor out) {
+  public void softmaxBackward(View g, View y, boolean log, View out) {
     Reductions.softmaxBackward(k, g, y, log, out);
   }
 
   @Override
-  public void cumsum(Tensor x, int axis, Tensor out) {
+  public void cumsum(View x, int axis, View out) {
     Reductions.cumsum(x, axis, out);
   }
 
   // ------------------------------------------------------------------ matmul and indexing
 
   @Override
-  public void matmul(Tensor a, Tensor b, Tensor out, float beta) {
+  public void matmul(View a, View b, View out, float beta) {
     Matmul.run(k, a, b, out, beta);
   }
 
   @Override
-  public void matmulRows(Tensor a, Tensor b, RowSink sink) {
+  public void matmulRows(View a, View b, RowSink sink) {
     Matmul.rows(k, a, b, sink);
   }
 
   @Override
-  public void gather(Tensor x, int dim, Tensor index, Tensor out) {
+  public void gather(View x, int dim, View index, View out) {
     Indexing.gather(x, dim, index, out);
   }
 
   @Override
-  public void scatter(Tensor out, int dim, Tensor index, Tensor src, boolean accumulate) {
+  public void scatter(View out, int dim, View index, View src, boolean accumulate) {
     Indexing.scatter(out, dim, index, src, accumulate);
   }
 
   @Override
-  public void indexSelect(Tensor x, int dim, Tensor index, Tensor out) {
+  public void indexSelect(View x, int dim, View index, View out) {
     Indexing.indexSelect(x, dim, index, out);
   }
 
   @Override
-  public void indexAdd(Tensor out, int dim, Tensor index, Tensor src) {
+  public void indexAdd(View out, int dim, View index, View src) {
     Indexing.indexAdd(out, dim, index, src);
   }
 

@@ -1,15 +1,17 @@
 package dev.ember.backend.cpu;
 
+import dev.ember.backend.BinaryOp;
+import dev.ember.backend.StridedView;
+import dev.ember.backend.View;
+import dev.ember.tensor.Device;
 import dev.ember.tensor.Shapes;
 import dev.ember.tensor.Storage;
-import dev.ember.tensor.Tensor;
-import dev.ember.tensor.Views;
 
 /** Gather, scatter and index-select loops (validated indices: the op layer checks bounds first). */
 final class Indexing {
   private Indexing() {}
 
-  static void gather(Tensor x, int dim, Tensor index, Tensor out) {
+  static void gather(View x, int dim, View index, View out) {
     int[] shape = index.shapeRef();
     long n = Shapes.numel(shape);
     Storage xs = x.storage();
@@ -30,7 +32,7 @@ final class Indexing {
     }
   }
 
-  static void scatter(Tensor out, int dim, Tensor index, Tensor src, boolean accumulate) {
+  static void scatter(View out, int dim, View index, View src, boolean accumulate) {
     int[] shape = index.shapeRef();
     long n = Shapes.numel(shape);
     Storage ss = src.storage();
@@ -52,25 +54,25 @@ final class Indexing {
     }
   }
 
-  static void indexSelect(Tensor x, int dim, Tensor index, Tensor out) {
+  static void indexSelect(View x, int dim, View index, View out) {
     int count = index.shapeRef()[0];
     Storage is = index.storage();
     for (int i = 0; i < count; i++) {
       int src = (int) is.getLong(index.offset() + i * index.stridesRef()[0]);
-      Tensor from = Views.select(x, dim, src);
-      Tensor to = Views.select(out, dim, i);
-      out.device().backend().copy(from, to);
+      View from = StridedView.select(x, dim, src);
+      View to = StridedView.select(out, dim, i);
+      Device.CPU.backend().copy(from, to);
     }
   }
 
-  static void indexAdd(Tensor out, int dim, Tensor index, Tensor src) {
+  static void indexAdd(View out, int dim, View index, View src) {
     int count = index.shapeRef()[0];
     Storage is = index.storage();
     for (int i = 0; i < count; i++) {
       int dst = (int) is.getLong(index.offset() + i * index.stridesRef()[0]);
-      Tensor to = Views.select(out, dim, dst);
-      Tensor from = Views.select(src, dim, i);
-      out.device().backend().binary(dev.ember.backend.BinaryOp.ADD, to, from, to);
+      View to = StridedView.select(out, dim, dst);
+      View from = StridedView.select(src, dim, i);
+      Device.CPU.backend().binary(BinaryOp.ADD, to, from, to);
     }
   }
 }

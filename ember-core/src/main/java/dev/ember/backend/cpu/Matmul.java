@@ -2,9 +2,10 @@ package dev.ember.backend.cpu;
 
 import dev.ember.backend.BinaryOp;
 import dev.ember.backend.RowSink;
+import dev.ember.backend.StridedView;
+import dev.ember.backend.View;
 import dev.ember.tensor.DType;
-import dev.ember.tensor.Tensor;
-import dev.ember.tensor.Views;
+import dev.ember.tensor.Device;
 
 /**
  * Batched matmul on rank-3 operands. A transposed operand (unit stride on its first matrix axis)
@@ -14,7 +15,7 @@ import dev.ember.tensor.Views;
 final class Matmul {
   private Matmul() {}
 
-  static void run(FloatKernels k, Tensor a, Tensor b, Tensor out, float beta) {
+  static void run(FloatKernels k, View a, View b, View out, float beta) {
     int batch = a.shapeRef()[0];
     int m = a.shapeRef()[1];
     int kk = a.shapeRef()[2];
@@ -22,15 +23,16 @@ final class Matmul {
     if (batch == 0 || m == 0 || n == 0) return;
     if (kk == 0) {
       if (beta == 0) {
-        out.device().backend().fill(out, 0);
+        Device.CPU.backend().fill(out, 0);
       } else if (beta != 1) { // an empty sum: out = beta * out
-        Tensor scale = Tensor.full(beta, out.dtype());
-        out.device().backend().binary(BinaryOp.MUL, out, Views.expand(scale, out.shapeRef()), out);
+        StridedView scale = StridedView.allocate(out.dtype());
+        Device.CPU.backend().fill(scale, beta);
+        Device.CPU.backend().binary(BinaryOp.MUL, out, StridedView.expand(scale, out.shapeRef()), out);
       }
       return;
     }
-    Tensor a2 = gemmable(a);
-    Tensor b2 = gemmable(b);
+    View a2 = gemmable(a);
+    View b2 = gemmable(b);
     boolean ta = isTransposed(a2);
     boolean tb = isTransposed(b2);
     int lda = ld(a2, ta);
@@ -63,13 +65,13 @@ final class Matmul {
   }
 
   /** {@link dev.ember.backend.Backend#matmulRows} for 2-d float32 a [m, k] and b [k, n]: see {@link FloatKernels#sgemmRows}. */
-  static void rows(FloatKernels k, Tensor a, Tensor b, RowSink sink) {
+  static void rows(FloatKernels k, View a, View b, RowSink sink) {
     int m = a.shapeRef()[0];
     int kk = a.shapeRef()[1];
     int n = b.shapeRef()[1];
     if (m == 0) return;
-    Tensor a2 = gemmable(Views.batchOfOne(a));
-    Tensor b2 = gemmable(Views.batchOfOne(b));
+    View a2 = gemmable(StridedView.batchOfOne(a));
+    View b2 = gemmable(StridedView.batchOfOne(b));
     boolean ta = isTransposed(a2);
     boolean tb = isTransposed(b2);
     k.sgemmRows(ta, tb, m, n, kk, a2.storage().floats(), a2.offset(), ld(a2, ta), b2.storage().floats(), b2.offset(),
@@ -77,25 +79,25 @@ final class Matmul {
   }
 
   /** A layout GEMM reads directly (row-major or transposed matrices), or a contiguous copy. */
-  private static Tensor gemmable(Tensor t) {
+  private static View gemmable(View t) {
     int[] s = t.stridesRef();
     int[] sh = t.shapeRef();
     boolean rowMajor = s[2] == 1 || sh[2] == 1;
     boolean colMajor = s[1] == 1 || sh[1] == 1;
     if ((rowMajor && s[1] >= Math.max(1, sh[2])) || (colMajor && s[2] >= Math.max(1, sh[1]))) return t;
-    Tensor c = Tensor.empty(t.dtype(), sh);
-    t.device().backend().copy(t, c);
+    StridedView c = StridedView.allocate(t.dtype(), sh);
+    Device.CPU.backend().copy(t, c);
     return c;
   }
 
-  private static boolean isTransposed(Tensor t) {
+  private static boolean isTransposed(View t) {
     int[] s = t.stridesRef();
     int[] sh = t.shapeRef();
     boolean rowMajor = (s[2] == 1 || sh[2] == 1) && s[1] >= Math.max(1, sh[2]);
     return !rowMajor;
   }
 
-  private static int ld(Tensor t, boolean transposed) {
+  private static int ld(View t, boolean transposed) {
     int[] s = t.stridesRef();
     int[] sh = t.shapeRef();
     return transposed ? Math.max(s[2], Math.max(1, sh[1])) : Math.max(s[1], Math.max(1, sh[2]));

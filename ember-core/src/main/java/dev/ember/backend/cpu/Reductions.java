@@ -2,12 +2,13 @@ package dev.ember.backend.cpu;
 
 import dev.ember.backend.BinaryOp;
 import dev.ember.backend.ReduceOp;
+import dev.ember.backend.StridedView;
 import dev.ember.backend.UnaryOp;
+import dev.ember.backend.View;
 import dev.ember.tensor.DType;
+import dev.ember.tensor.Device;
 import dev.ember.tensor.Shapes;
 import dev.ember.tensor.Storage;
-import dev.ember.tensor.Tensor;
-import dev.ember.tensor.Views;
 
 /**
  * Reductions, softmax and cumsum. Three shapes of work, chosen after moving the reduced axes last
@@ -36,8 +37,8 @@ final class Reductions {
     Parallel.forEach(Parallel.chunks(rows, per), t -> body.run(t * per, Math.min(rows, (t + 1) * per)));
   }
 
-  static void reduce(FloatKernels k, ReduceOp op, Tensor x, int[] axes, Tensor out) {
-    int r = x.dim();
+  static void reduce(FloatKernels k, ReduceOp op, View x, int[] axes, View out) {
+    int r = x.rank();
     boolean[] red = new boolean[r];
     for (int a : axes) red[a] = true;
     int nk = r - axes.length;
@@ -85,7 +86,7 @@ final class Reductions {
     }
   }
 
-  private static void rowsKernel(FloatKernels k, ReduceOp op, Tensor x, Tensor out, int[][] co, int nOuter, int nInner) {
+  private static void rowsKernel(FloatKernels k, ReduceOp op, View x, View out, int[][] co, int nOuter, int nInner) {
     float[] xa = x.storage().floats();
     float[] oa = out.storage().floats();
     if (nOuter == 1 && nInner >= CpuBackend.PARALLEL_MIN) {
@@ -114,7 +115,7 @@ final class Reductions {
    * any (MAX) or all (MIN) over contiguous rows of a BOOL tensor, whose elements are 0 or 1: each row is
    * scanned until an element decides it.
    */
-  private static void boolRows(boolean any, Tensor x, Tensor out, int[][] co, int nOuter, int nInner) {
+  private static void boolRows(boolean any, View x, View out, int[][] co, int nOuter, int nInner) {
     byte[] xa = x.storage().bools();
     byte[] oa = out.storage().bools();
     rowBlocks(nOuter, nInner, CpuBackend.PARALLEL_MIN, (o0, o1) -> {
@@ -151,7 +152,7 @@ final class Reductions {
   }
 
   /** out[j] = op over reduced positions p (in order) of x[p + j]: whole contiguous rows at a time. */
-  private static void columns(FloatKernels k, ReduceOp op, Tensor x, Tensor out, int[][] ci, int nOuter, int nInner) {
+  private static void columns(FloatKernels k, ReduceOp op, View x, View out, int[][] ci, int nOuter, int nInner) {
     float[] xa = x.storage().floats();
     float[] oa = out.storage().floats();
     BinaryOp bop = switch (op) {
@@ -175,7 +176,7 @@ final class Reductions {
     });
   }
 
-  private static void generic(ReduceOp op, Tensor x, Tensor out, int[][] co, int[][] ci, long nOuter, long nInner) {
+  private static void generic(ReduceOp op, View x, View out, int[][] co, int[][] ci, long nOuter, long nInner) {
     Storage xs = x.storage();
     Storage os = out.storage();
     boolean integral = !xs.dtype().isFloatingPoint() && op != ReduceOp.MAX && op != ReduceOp.MIN;
@@ -215,20 +216,20 @@ final class Reductions {
     });
   }
 
-  static void argReduce(FloatKernels k, boolean max, Tensor x, int axis, Tensor out) {
-    int last = x.dim() - 1;
+  static void argReduce(FloatKernels k, boolean max, View x, int axis, View out) {
+    int last = x.rank() - 1;
     DType dt = x.dtype();
     if (axis == last && x.isContiguous() && out.isContiguous() && (dt == DType.F32 || dt == DType.F64)) {
       argRows(k, max, x, out);
       return;
     }
-    Tensor xm = Views.transpose(x, axis, -1);
-    Tensor om = Views.transpose(out, axis, -1);
-    int n = xm.shapeRef()[xm.dim() - 1];
-    int step = xm.stridesRef()[xm.dim() - 1];
-    int[] oShape = java.util.Arrays.copyOf(xm.shapeRef(), xm.dim() - 1);
-    int[] oxs = java.util.Arrays.copyOf(xm.stridesRef(), xm.dim() - 1);
-    int[] oos = java.util.Arrays.copyOf(om.stridesRef(), om.dim() - 1);
+    View xm = StridedView.transpose(x, axis, -1);
+    View om = StridedView.transpose(out, axis, -1);
+    int n = xm.shapeRef()[xm.rank() - 1];
+    int step = xm.stridesRef()[xm.rank() - 1];
+    int[] oShape = java.util.Arrays.copyOf(xm.shapeRef(), xm.rank() - 1);
+    int[] oxs = java.util.Arrays.copyOf(xm.stridesRef(), xm.rank() - 1);
+    int[] oos = java.util.Arrays.copyOf(om.stridesRef(), om.rank() - 1);
     long nOuter = Shapes.numel(oShape);
     Storage xs = x.storage();
     Storage os = out.storage();
@@ -248,8 +249,8 @@ final class Reductions {
   }
 
   /** argmax/argmin over the last axis of contiguous float rows: a row kernel per row, rows split over the pool. */
-  private static void argRows(FloatKernels k, boolean max, Tensor x, Tensor out) {
-    int cols = x.shapeRef()[x.dim() - 1];
+  private static void argRows(FloatKernels k, boolean max, View x, View out) {
+    int cols = x.shapeRef()[x.rank() - 1];
     if (x.numel() == 0) return;
     int rows = (int) (x.numel() / cols);
     long[] oa = out.storage().longs();
@@ -261,15 +262,15 @@ final class Reductions {
     });
   }
 
-  static void softmax(FloatKernels k, Tensor x, int axis, boolean log, Tensor out) {
-    int last = x.dim() - 1;
+  static void softmax(FloatKernels k, View x, int axis, boolean log, View out) {
+    int last = x.rank() - 1;
     if (axis != last || !x.isContiguous() || !out.isContiguous()) {
       // move the axis last, compute on contiguous rows, write back through the permuted view
-      Tensor xt = Tensor.uninitialized(x.dtype(), Views.transpose(x, axis, -1).shape());
-      copyInto(Views.transpose(x, axis, -1), xt);
-      Tensor ot = Tensor.uninitialized(out.dtype(), xt.shape());
-      softmax(k, xt, xt.dim() - 1, log, ot);
-      copyInto(ot, Views.transpose(out, axis, -1));
+      View xt = StridedView.uninitialized(x.dtype(), StridedView.transpose(x, axis, -1).shapeRef());
+      copyInto(StridedView.transpose(x, axis, -1), xt);
+      View ot = StridedView.uninitialized(out.dtype(), xt.shapeRef());
+      softmax(k, xt, xt.rank() - 1, log, ot);
+      copyInto(ot, StridedView.transpose(out, axis, -1));
       return;
     }
     int cols = x.shapeRef()[last];
@@ -286,11 +287,11 @@ final class Reductions {
     });
   }
 
-  static void softmaxBackward(FloatKernels k, Tensor g, Tensor y, boolean log, Tensor out) {
+  static void softmaxBackward(FloatKernels k, View g, View y, boolean log, View out) {
     DType dt = y.dtype();
     if ((dt != DType.F32 && dt != DType.F64) || g.dtype() != dt || out.dtype() != dt
         || !java.util.Arrays.equals(g.shapeRef(), y.shapeRef()) || !java.util.Arrays.equals(out.shapeRef(), y.shapeRef())
-        || !g.isContiguous() || !y.isContiguous() || !out.isContiguous() || y.dim() == 0) {
+        || !g.isContiguous() || !y.isContiguous() || !out.isContiguous() || y.rank() == 0) {
       throw new IllegalArgumentException((log ? "log_softmax" : "softmax") + " backward: g, y and out must be contiguous"
           + " tensors of one floating dtype and shape, got g " + g.dtype().torchName() + java.util.Arrays.toString(g.shapeRef())
           + ", y " + dt.torchName() + java.util.Arrays.toString(y.shapeRef()) + ", out " + out.dtype().torchName()
@@ -298,8 +299,8 @@ final class Reductions {
     }
     // exp(y) first, as one elementwise pass over the whole tensor like the composite's y.exp(): a vector
     // kernel's exp and its scalar tail may differ in the last bit, so a row-by-row exp would not match
-    if (log) y.device().backend().unary(UnaryOp.EXP, 0, y, out);
-    int cols = y.shapeRef()[y.dim() - 1];
+    if (log) Device.CPU.backend().unary(UnaryOp.EXP, 0, y, out);
+    int cols = y.shapeRef()[y.rank() - 1];
     if (cols == 0 || y.numel() == 0) return;
     int rows = (int) (y.numel() / cols);
     boolean lone = rows == 1 && cols >= CpuBackend.PARALLEL_MIN; // reduce() sums such a row in chunk partials
@@ -353,19 +354,19 @@ final class Reductions {
     }
   }
 
-  private static void copyInto(Tensor src, Tensor dst) {
-    dst.device().backend().copy(src, dst);
+  private static void copyInto(View src, View dst) {
+    Device.CPU.backend().copy(src, dst);
   }
 
-  static void cumsum(Tensor x, int axis, Tensor out) {
-    Tensor xm = Views.transpose(x, axis, -1);
-    Tensor om = Views.transpose(out, axis, -1);
-    int n = xm.shapeRef()[xm.dim() - 1];
-    int xstep = xm.stridesRef()[xm.dim() - 1];
-    int ostep = om.stridesRef()[om.dim() - 1];
-    int[] oShape = java.util.Arrays.copyOf(xm.shapeRef(), xm.dim() - 1);
-    int[] oxs = java.util.Arrays.copyOf(xm.stridesRef(), xm.dim() - 1);
-    int[] oos = java.util.Arrays.copyOf(om.stridesRef(), om.dim() - 1);
+  static void cumsum(View x, int axis, View out) {
+    View xm = StridedView.transpose(x, axis, -1);
+    View om = StridedView.transpose(out, axis, -1);
+    int n = xm.shapeRef()[xm.rank() - 1];
+    int xstep = xm.stridesRef()[xm.rank() - 1];
+    int ostep = om.stridesRef()[om.rank() - 1];
+    int[] oShape = java.util.Arrays.copyOf(xm.shapeRef(), xm.rank() - 1);
+    int[] oxs = java.util.Arrays.copyOf(xm.stridesRef(), xm.rank() - 1);
+    int[] oos = java.util.Arrays.copyOf(om.stridesRef(), om.rank() - 1);
     long nOuter = n == 0 ? 0 : Shapes.numel(oShape);
     Storage xs = x.storage();
     Storage os = out.storage();

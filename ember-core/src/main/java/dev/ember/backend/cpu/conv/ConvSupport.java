@@ -2,6 +2,7 @@ package dev.ember.backend.cpu.conv;
 
 import dev.ember.backend.Backend;
 import dev.ember.backend.ConvGeometry;
+import dev.ember.backend.StridedView;
 import dev.ember.backend.View;
 import dev.ember.backend.cpu.CpuBackends;
 import dev.ember.backend.cpu.Parallel;
@@ -9,7 +10,6 @@ import dev.ember.backend.cpu.RowKernels;
 import dev.ember.backend.cpu.Rows;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Storage;
-import dev.ember.tensor.Tensor;
 
 /**
  * What the convolution strategies share: the task grain and the weight-gradient chunking (fixed by the
@@ -115,9 +115,9 @@ final class ConvSupport {
   static void gemm(Storage a, int ao, int m, int k, int lda, boolean ta, Storage b, int bo, int n, int ldb,
       boolean tb, Storage c, int co, int ldc, boolean accumulate) {
     Backend be = CpuBackends.instance();
-    Tensor at = new Tensor(a, new int[] {1, m, k}, ta ? new int[] {m * k, 1, lda} : new int[] {m * k, lda, 1}, ao);
-    Tensor bt = new Tensor(b, new int[] {1, k, n}, tb ? new int[] {k * n, 1, ldb} : new int[] {k * n, ldb, 1}, bo);
-    Tensor ct = new Tensor(c, new int[] {1, m, n}, new int[] {m * n, ldc, 1}, co);
+    View at = new StridedView(a, new int[] {1, m, k}, ta ? new int[] {m * k, 1, lda} : new int[] {m * k, lda, 1}, ao);
+    View bt = new StridedView(b, new int[] {1, k, n}, tb ? new int[] {k * n, 1, ldb} : new int[] {k * n, ldb, 1}, bo);
+    View ct = new StridedView(c, new int[] {1, m, n}, new int[] {m * n, ldc, 1}, co);
     be.matmul(at, bt, ct, accumulate);
   }
 
@@ -173,13 +173,34 @@ final class ConvSupport {
     });
   }
 
-  /** v as a Tensor (the moved kernels read weights and biases through Tensor's array copies). */
-  static Tensor tensor(View v) {
-    return v instanceof Tensor t ? t : new Tensor(v.storage(), v.shapeRef(), v.stridesRef(), v.offset());
+  /** v's elements in row-major order as floats (the moved kernels' copy of a weight), as Tensor.toFloatArray. */
+  static float[] floats(View v) {
+    float[] out = new float[(int) v.numel()];
+    if (out.length == 0) return out;
+    View c = contiguous(v, DType.F32);
+    System.arraycopy(c.storage().floats(), c.offset(), out, 0, out.length);
+    return out;
+  }
+
+  /** v's elements in row-major order as doubles, as Tensor.toDoubleArray. */
+  static double[] doubles(View v) {
+    double[] out = new double[(int) v.numel()];
+    if (out.length == 0) return out;
+    View c = contiguous(v, DType.F64);
+    System.arraycopy(c.storage().doubles(), c.offset(), out, 0, out.length);
+    return out;
+  }
+
+  /** v itself if it is contiguous and of dtype dt, else a contiguous copy converted to dt. */
+  private static View contiguous(View v, DType dt) {
+    if (v.dtype() == dt && v.isContiguous()) return v;
+    StridedView c = StridedView.allocate(dt, v.shapeRef());
+    CpuBackends.instance().copy(v, c);
+    return c;
   }
 
   /** The bias as doubles, or null. */
-  static double[] doubles(View bias) {
-    return bias == null ? null : tensor(bias).toDoubleArray();
+  static double[] biasDoubles(View bias) {
+    return bias == null ? null : doubles(bias);
   }
 }

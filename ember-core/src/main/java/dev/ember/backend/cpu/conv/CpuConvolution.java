@@ -2,7 +2,7 @@ package dev.ember.backend.cpu.conv;
 
 import static dev.ember.backend.cpu.conv.ConvSupport.GRAIN;
 import static dev.ember.backend.cpu.conv.ConvSupport.ROWS;
-import static dev.ember.backend.cpu.conv.ConvSupport.doubles;
+import static dev.ember.backend.cpu.conv.ConvSupport.biasDoubles;
 
 import dev.ember.backend.ConvGeometry;
 import dev.ember.backend.ConvolutionKernels;
@@ -45,7 +45,7 @@ public final class CpuConvolution implements ConvolutionKernels {
   @Override
   public void forward(View x, View w, View biasView, int groups, ConvGeometry g, View out, SavedColumns keep) {
     if (out.numel() == 0) return;
-    double[] bias = doubles(biasView);
+    double[] bias = biasDoubles(biasView);
     int c = x.shapeRef()[1];
     int o = w.shapeRef()[0];
     int cg = c / groups;
@@ -94,7 +94,7 @@ public final class CpuConvolution implements ConvolutionKernels {
 
   @Override
   public void transposedForward(View x, View w, View bias, int groups, ConvGeometry g, View out) {
-    TransposedConv.forward(x, w, doubles(bias), groups, g, out);
+    TransposedConv.forward(x, w, biasDoubles(bias), groups, g, out);
   }
 
   @Override

@@ -2,8 +2,9 @@ package dev.ember.backend.cpu.conv;
 
 import static dev.ember.backend.cpu.conv.ConvSupport.GRAIN;
 import static dev.ember.backend.cpu.conv.ConvSupport.ROWS;
+import static dev.ember.backend.cpu.conv.ConvSupport.doubles;
+import static dev.ember.backend.cpu.conv.ConvSupport.floats;
 import static dev.ember.backend.cpu.conv.ConvSupport.paddedPlanes;
-import static dev.ember.backend.cpu.conv.ConvSupport.tensor;
 
 import dev.ember.backend.ConvGeometry;
 import dev.ember.backend.View;
@@ -65,8 +66,8 @@ final class DepthwiseConv {
     int kk = g.kk();
     Storage xs = x.storage();
     Storage os = out.storage();
-    double[] wv = tensor(w).toDoubleArray();
-    float[] wf = x.dtype() == DType.F32 ? tensor(w).toFloatArray() : null;
+    double[] wv = doubles(w);
+    float[] wf = x.dtype() == DType.F32 ? floats(w) : null;
     int per = Math.max(1, GRAIN / Math.max(1, cols * kk));
     boolean direct = depthwiseDirect(x, g);
     int rows = g.oh() + g.kh() - 1;
@@ -114,8 +115,8 @@ final class DepthwiseConv {
     int kk = g.kk();
     Storage xs = x.storage();
     Storage gs = gOut.storage();
-    double[] wv = tensor(w).toDoubleArray();
-    float[] wf = x.dtype() == DType.F32 ? tensor(w).toFloatArray() : null;
+    double[] wv = doubles(w);
+    float[] wf = x.dtype() == DType.F32 ? floats(w) : null;
     if (dx != null) { // a task owns whole input planes (n, c) and visits the mult output planes reading them
       Storage ds = dx.storage();
       int per = Math.max(1, GRAIN / Math.max(1, cols * kk * mult));

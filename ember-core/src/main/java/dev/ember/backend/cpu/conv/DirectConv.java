@@ -1,8 +1,8 @@
 package dev.ember.backend.cpu.conv;
 
 import static dev.ember.backend.cpu.conv.ConvSupport.ROWS;
+import static dev.ember.backend.cpu.conv.ConvSupport.floats;
 import static dev.ember.backend.cpu.conv.ConvSupport.paddedPlanes;
-import static dev.ember.backend.cpu.conv.ConvSupport.tensor;
 
 import dev.ember.backend.ConvGeometry;
 import dev.ember.backend.View;
@@ -56,7 +56,7 @@ final class DirectConv {
     int cols = g.cols();
     float[] xs = x.storage().floats();
     float[] ys = out.storage().floats();
-    float[] wf = tensor(w).contiguous().toFloatArray();
+    float[] wf = floats(w);
     int taps = cin * g.kk();
     Parallel.forEach(Parallel.chunks(n, DIRECT_IMAGES), t -> {
       for (int img = t * DIRECT_IMAGES, n1 = Math.min(n, img + DIRECT_IMAGES); img < n1; img++) {

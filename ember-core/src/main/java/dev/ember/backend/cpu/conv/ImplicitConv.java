@@ -1,8 +1,8 @@
 package dev.ember.backend.cpu.conv;
 
 import static dev.ember.backend.cpu.conv.ConvSupport.ROWS;
+import static dev.ember.backend.cpu.conv.ConvSupport.floats;
 import static dev.ember.backend.cpu.conv.ConvSupport.imagesPerChunk;
-import static dev.ember.backend.cpu.conv.ConvSupport.tensor;
 
 import dev.ember.backend.ConvGeometry;
 import dev.ember.backend.View;
@@ -207,7 +207,7 @@ final class ImplicitConv {
     int c = x.shapeRef()[1];
     int o = w.shapeRef()[0];
     int kdim = c * g.kk();
-    float[] wf = tensor(w).contiguous().toFloatArray();
+    float[] wf = floats(w);
     float[] wp = packTiles(o, kdim, (oc, k) -> oc * kdim + k, wf);
     int[] offs = tapOffsets(c, (g.h() + 2 * g.ph()) * (g.w() + 2 * g.pw()), g.w() + 2 * g.pw(), g.kh(), g.kw());
     Slots slots = slots(g.oh(), g.ow(), g.w() + 2 * g.pw());
@@ -293,7 +293,7 @@ final class ImplicitConv {
     int kdim = o * kk;
     int padH = kh - 1 - g.ph();
     int padW = kw - 1 - g.pw();
-    float[] wf = tensor(w).contiguous().toFloatArray();
+    float[] wf = floats(w);
     // row ci of the flipped weights, tap (oc, i, j): w[oc, ci, kh-1-i, kw-1-j]
     float[] wp = packTiles(c, kdim, (ci, k) -> {
       int oc = k / kk;
