@@ -16,13 +16,6 @@ public interface Backend {
   /** out = op(x) elementwise, same shape; {@code param} is the op's scalar parameter if it has one. */
   void unary(UnaryOp op, double param, View x, View out);
 
-  /**
-   * out = f(x, param) elementwise, same shape, each element computed in double and rounded once to out's dtype:
-   * the generic path of an op that has a reference formula but no {@link UnaryOp} primitive (and so no
-   * hand-written vector kernel). x and out have one dtype; out may be x itself.
-   */
-  void map(ScalarFunction f, double param, View x, View out);
-
   /** out = a op b; a and b are already expanded (stride 0) to out's shape. Comparisons and logical ops write BOOL. */
   void binary(BinaryOp op, View a, View b, View out);
 

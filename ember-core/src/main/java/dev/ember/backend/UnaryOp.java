@@ -4,7 +4,7 @@ package dev.ember.backend;
  * Elementwise unary primitives every backend implements. Some take one scalar parameter
  * (the {@code param} argument of {@link Backend#unary}): LEAKY_RELU (negative slope), ELU (alpha),
  * POW_SCALAR (exponent), SOFTPLUS (beta; threshold fixed at 20 as in PyTorch). An op needs a primitive here only
- * for a kernel of its own; an op without one defines a reference formula that {@link Backend#map} runs.
+ * for a kernel of its own; an op without one is a composite of primitives (see {@code dev.ember.ops.Unary}).
  */
 public enum UnaryOp {
   NEG, ABS, SIGN, EXP, LOG, LOG1P, EXPM1, SQRT, RSQRT, SQUARE, RECIPROCAL,

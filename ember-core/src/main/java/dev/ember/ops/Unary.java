@@ -10,7 +10,6 @@ import static dev.ember.ops.Reads.OUTPUT;
 
 import dev.ember.autograd.Autograd;
 import dev.ember.autograd.Grad;
-import dev.ember.backend.ScalarFunction;
 import dev.ember.backend.UnaryOp;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Tensor;
@@ -18,12 +17,12 @@ import java.util.function.Supplier;
 
 /**
  * The unary elementwise ops, each defined once by its constant: name, dtype policy, what its backward reads, its
- * forward (a backend {@link UnaryOp} primitive, or a {@link ScalarFunction} reference formula that the backend
- * runs through {@link dev.ember.backend.Backend#map}) and its backward, written with tensor ops so that it runs on
- * every backend and can itself be differentiated.
+ * forward (a backend {@link UnaryOp} primitive, or a composite of other ops run without recording, so that the op
+ * is one node on the tape) and its backward, written with tensor ops so that it runs on every backend and can
+ * itself be differentiated.
  *
  * <p>Adding an op is one constant here plus its public entry point (e.g. a {@code Tensor} method) and its op-table
- * entry: with a reference formula it needs no kernel; a hand-written kernel can come later as a primitive.
+ * entry: with a composite forward it needs no kernel; a hand-written kernel can come later as a primitive.
  */
 public enum Unary {
   NEG("neg", NUMERIC, NOTHING, UnaryOp.NEG, (p, x, out, g) -> g.neg()),
@@ -64,13 +63,19 @@ public enum Unary {
   CEIL("ceil", NUMERIC, NOTHING, UnaryOp.CEIL, (p, x, out, g) -> Tensor.zerosLike(g)),
   ROUND("round", NUMERIC, NOTHING, UnaryOp.ROUND, (p, x, out, g) -> Tensor.zerosLike(g)),
   TRUNC("trunc", NUMERIC, NOTHING, UnaryOp.TRUNC, (p, x, out, g) -> Tensor.zerosLike(g)),
-  /** x tanh(softplus(x)), as PyTorch's F.mish (Misra 2019): no kernel of its own, its formula runs in double. */
+  /** x tanh(softplus(x)), as PyTorch's F.mish (Misra 2019): no kernel of its own, a composite forward. */
   MISH("mish", FLOATING, INPUTS, Unary::mish, Unary::mishGrad);
 
   /** A unary op's gradient: x is null unless its backward reads inputs, out unless it reads the output. */
   @FunctionalInterface
   interface Rule {
     Tensor grad(double param, Tensor x, Tensor out, Tensor g);
+  }
+
+  /** A forward written with other ops (run with recording off): the op's value at x. */
+  @FunctionalInterface
+  interface Composite {
+    Tensor forward(Tensor x, double param);
   }
 
   private static final double SQRT_2_OVER_PI = Math.sqrt(2 / Math.PI);
@@ -87,7 +92,7 @@ public enum Unary {
   private final OpDef def;
   private final String tapeName;
   private final UnaryOp primitive;
-  private final ScalarFunction reference;
+  private final Composite composite;
   private final Rule rule;
 
   /** An op with a backend primitive. */
@@ -95,17 +100,17 @@ public enum Unary {
     this(name, name, dtypes, reads, primitive, null, rule);
   }
 
-  /** An op defined by a reference formula, run through {@link dev.ember.backend.Backend#map}. */
-  Unary(String name, DTypePolicy dtypes, Reads reads, ScalarFunction reference, Rule rule) {
-    this(name, name, dtypes, reads, null, reference, rule);
+  /** An op whose forward is a composite of other ops. */
+  Unary(String name, DTypePolicy dtypes, Reads reads, Composite composite, Rule rule) {
+    this(name, name, dtypes, reads, null, composite, rule);
   }
 
-  Unary(String name, String tapeName, DTypePolicy dtypes, Reads reads, UnaryOp primitive, ScalarFunction reference,
+  Unary(String name, String tapeName, DTypePolicy dtypes, Reads reads, UnaryOp primitive, Composite composite,
       Rule rule) {
     this.def = OpDef.of(name, 1, dtypes, reads);
     this.tapeName = tapeName;
     this.primitive = primitive;
-    this.reference = reference;
+    this.composite = composite;
     this.rule = rule;
   }
 
@@ -127,11 +132,14 @@ public enum Unary {
   Tensor apply(Tensor x, double param) {
     DType dt = def.dtypes().computeIn(x.dtype());
     if (dt != x.dtype()) x = x.to(dt);
-    Tensor out = Tensor.uninitialized(x.dtype(), x.shapeRef()); // the kernels write every element
+    Tensor out;
     if (primitive != null) {
+      out = Tensor.uninitialized(x.dtype(), x.shapeRef()); // the kernels write every element
       ElementwiseOps.backend().unary(primitive, param, x, out);
     } else {
-      ElementwiseOps.backend().map(reference, param, x, out);
+      try (Grad ignored = Grad.off()) {
+        out = composite.forward(x, param);
+      }
     }
     return Autograd.record(tapeName, out, (ctx, g) -> new Tensor[] {rule.grad(param,
         def.reads().input() ? ctx.in(0) : null, def.reads().output() ? ctx.out() : null, g)}, new Tensor[] {x});
@@ -153,9 +161,9 @@ public enum Unary {
     return g.mul(d);
   }
 
-  /** softplus with PyTorch's threshold of 20, where log1p(exp(x)) is x to double precision. */
-  private static double mish(double x, double p) {
-    return x * Math.tanh(x > 20 ? x : Math.log1p(Math.exp(x)));
+  /** x tanh(softplus(x)), softplus with PyTorch's threshold of 20: three vector passes, as F.mish always took. */
+  private static Tensor mish(Tensor x, double p) {
+    return x.mul(SOFTPLUS.apply(x, 1).tanh());
   }
 
   /** d/dx x tanh(sp(x)) = tanh(sp) + x (1 - tanh(sp)^2) sigmoid(x), as sp' = sigmoid. */

@@ -61,28 +61,6 @@ abstract class BackendConformanceTest {
     }
   }
 
-  /** map: each element f(x, param) in double, rounded once, over F32, F64, I64, strided and parallel-sized inputs. */
-  @Test
-  void mapRoundsTheReferenceFormulaOnceOnEveryLayout() {
-    ScalarFunction f = (x, p) -> Math.sin(x) * p;
-    for (int n : new int[] {0, 1, 17, 1000, 70_000}) {
-      Tensor base = data(n + 2, 2 * n);
-      for (Tensor x : new Tensor[] {Views.slice(base, 0, 0, n, 1), Views.slice(base, 0, 0, n, 2),
-          base.to(DType.F64).narrow(0, 0, n), base.mul(3).to(DType.I64).narrow(0, 0, n)}) {
-        Tensor out = Tensor.empty(x.dtype(), n);
-        backend().map(f, 1.5, x, out);
-        for (int i = 0; i < n; i++) {
-          double want = f.apply(x.storage().getDouble(x.offset() + i * x.stridesRef()[0]), 1.5);
-          double expected = x.dtype() == DType.F32 ? (float) want : x.dtype() == DType.I64 ? (long) want : want;
-          if (Double.compare(expected, out.storage().getDouble(out.offset() + i)) != 0) {
-            throw new AssertionError("map " + x.dtype() + " n=" + n + " at " + i + ": " + expected + " vs "
-                + out.storage().getDouble(out.offset() + i));
-          }
-        }
-      }
-    }
-  }
-
   @Test
   void unaryBackwardOnContiguousStridedAndF64Inputs() {
     UnaryOp[] ops = {UnaryOp.RELU, UnaryOp.TANH, UnaryOp.SIGMOID};

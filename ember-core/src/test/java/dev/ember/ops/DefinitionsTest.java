@@ -1,5 +1,6 @@
 package dev.ember.ops;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -9,6 +10,7 @@ import dev.ember.backend.BinaryOp;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -99,6 +101,24 @@ class DefinitionsTest {
       } else {
         assertDoesNotThrow(() -> loss.backward(), what);
       }
+    }
+  }
+
+  /**
+   * mish's forward is its composite x * tanh(softplus(x)) run as one tape node: the same bits as those three ops
+   * (what F.mish computed before mish was an op), recorded as one node, not three.
+   */
+  @Test
+  void mishForwardIsItsCompositeBitForBitAndOneNode() {
+    for (DType dt : new DType[] {DType.F32, DType.F64}) {
+      Tensor x = Tensor.randn(new Generator(7), dt, 1000).mul(6).requiresGrad(true);
+      Tensor y = ElementwiseOps.mish(x);
+      Tensor composite;
+      try (var ignored = Grad.off()) {
+        composite = x.mul(ElementwiseOps.softplus(x, 1).tanh());
+      }
+      assertArrayEquals(composite.toDoubleArray(), y.toDoubleArray(), 0.0, dt.toString());
+      assertEquals("mish", y.gradFn().name());
     }
   }
 }

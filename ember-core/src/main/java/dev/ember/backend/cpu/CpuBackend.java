@@ -12,7 +12,6 @@ import dev.ember.backend.RecurrentKernels;
 import dev.ember.backend.ReduceOp;
 import dev.ember.backend.ResamplingKernels;
 import dev.ember.backend.RowSink;
-import dev.ember.backend.ScalarFunction;
 import dev.ember.backend.UnaryOp;
 import dev.ember.backend.View;
 import dev.ember.backend.cpu.conv.CpuConvolution;
@@ -133,45 +132,6 @@ public final class CpuBackend implements Backend {
         int oo = Strided.rowOffset(r, shape, so, out.offset());
         int xo = Strided.rowOffset(r, shape, sx, x.offset());
         for (int j = j0; j < j1; j++) os.setDouble(oo + j * iso, ScalarKernels.apply(op, xs.getDouble(xo + j * isx), param));
-      });
-    }
-  }
-
-  /** {@link #unary}'s strided, threaded walk with one call of f per element: the path of ops without a kernel. */
-  @Override
-  public void map(ScalarFunction f, double param, View x, View out) {
-    int[][] c = Strided.coalesce(out.shapeRef(), out.stridesRef(), x.stridesRef());
-    int[] shape = c[0];
-    int[] so = c[1];
-    int[] sx = c[2];
-    int last = shape.length - 1;
-    int inner = shape[last];
-    int rows = (int) (Shapes.numel(shape) / Math.max(inner, 1));
-    int iso = so[last];
-    int isx = sx[last];
-    Storage xs = x.storage();
-    Storage os = out.storage();
-    if (xs.dtype() == DType.F32 && os.dtype() == DType.F32) {
-      float[] xa = xs.floats();
-      float[] oa = os.floats();
-      segments(rows, inner, (r, j0, j1) -> {
-        int oo = Strided.rowOffset(r, shape, so, out.offset()) + j0 * iso;
-        int xo = Strided.rowOffset(r, shape, sx, x.offset()) + j0 * isx;
-        for (int j = 0; j < j1 - j0; j++) oa[oo + j * iso] = (float) f.apply(xa[xo + j * isx], param);
-      });
-    } else if (xs.dtype() == DType.F64 && os.dtype() == DType.F64) {
-      double[] xa = xs.doubles();
-      double[] oa = os.doubles();
-      segments(rows, inner, (r, j0, j1) -> {
-        int oo = Strided.rowOffset(r, shape, so, out.offset()) + j0 * iso;
-        int xo = Strided.rowOffset(r, shape, sx, x.offset()) + j0 * isx;
-        for (int j = 0; j < j1 - j0; j++) oa[oo + j * iso] = f.apply(xa[xo + j * isx], param);
-      });
-    } else {
-      segments(rows, inner, (r, j0, j1) -> {
-        int oo = Strided.rowOffset(r, shape, so, out.offset());
-        int xo = Strided.rowOffset(r, shape, sx, x.offset());
-        for (int j = j0; j < j1; j++) os.setDouble(oo + j * iso, f.apply(xs.getDouble(xo + j * isx), param));
       });
     }
   }
