@@ -145,6 +145,24 @@ public final class OpChecks {
   }
 
   /**
+   * The node an entry's output records on the tape is named by a registered definition: a differentiable entry's
+   * result (on float64 inputs that require grad) has a grad_fn, and {@link Ops#find} knows its name, so a tape name
+   * that drifts from its definition fails here. Null when the result is one of the inputs (an identity).
+   */
+  public static String recordedNodeIsADefinition(OpInfo op) {
+    List<Tensor> in = new ArrayList<>();
+    for (Tensor leaf : inputs(op, 0, DType.F64)) in.add(leaf.requiresGrad(true));
+    Tensor y = op.fn.apply(in);
+    if (in.contains(y)) return null;
+    if (y.gradFn() == null) throw new AssertionError(op.name + ": the result records no node on the tape");
+    String name = y.gradFn().name();
+    if (Ops.find(name).isEmpty()) {
+      throw new AssertionError(op.name + ": records a node named " + name + ", which no definition has");
+    }
+    return name;
+  }
+
+  /**
    * Integer (I64) inputs are rejected with an IllegalArgumentException when the entry's definition accepts floating
    * point only; nothing to check for an entry whose result is one of its inputs (an identity, e.g. dropout in eval).
    */

@@ -7,7 +7,6 @@ import dev.ember.ops.OpChecks;
 import dev.ember.ops.OpDef;
 import dev.ember.ops.OpInfo;
 import dev.ember.ops.Ops;
-import dev.ember.ops.Reads;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -98,6 +97,16 @@ class NnOpTableTest {
       }
     }
     assertEquals(List.of(), wrong, "definitions whose Reads differ from what their backward reads");
+  }
+
+  /**
+   * Every differentiable entry's output node is named by a registered definition (core's or nn's), so an nn op whose
+   * tape name drifts from its definition in NnOps fails here. (Composed ops end in a core node, e.g. a loss's mean.)
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("differentiableOps")
+  void recordedTapeNameIsADefinition(OpInfo op) {
+    OpChecks.recordedNodeIsADefinition(op);
   }
 
   @Test
