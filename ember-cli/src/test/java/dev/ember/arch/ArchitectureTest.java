@@ -51,7 +51,7 @@ class ArchitectureTest {
 
   private static final String CPU = "dev.ember.backend.cpu.";
   private static final String VECTOR = "jdk.incubator.vector.";
-  private static final Set<String> RAW_ARRAYS = Set.of("floats", "doubles", "longs", "ints", "bools");
+  private static final Set<String> RAW_ARRAYS = Set.of("floats", "doubles", "longs", "ints", "bools", "array");
   private static final List<String> ABOVE_CORE = List.of("dev.ember.nn.", "dev.ember.optim.", "dev.ember.train.",
       "dev.ember.data.", "dev.ember.metrics.", "dev.ember.cli.", "dev.ember.bench.");
 

@@ -173,8 +173,17 @@ public final class Storage {
     return fromPool;
   }
 
-  /** The backing array, whatever its type. */
-  Object array() {
+  /**
+   * The backing array of any dtype ({@code float[]}, {@code double[]}, {@code long[]}, {@code int[]}, or
+   * {@code byte[]} for BOOL), for dtype-agnostic bulk copies in kernels and {@link TensorData} (kernels only, like
+   * {@link #floats()}).
+   */
+  public Object array() {
+    if (released) throw releasedError();
+    return backing();
+  }
+
+  private Object backing() {
     if (deferred != null) materialize();
     return switch (dtype) {
       case F32 -> f32;
@@ -187,7 +196,7 @@ public final class Storage {
 
   /** Hands the array back (for the pool) and makes every later access throw. */
   Object release() {
-    Object a = array();
+    Object a = backing();
     released = true;
     scope = null;
     f32 = null;

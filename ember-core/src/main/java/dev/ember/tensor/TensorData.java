@@ -96,7 +96,7 @@ public final class TensorData {
     if (src.dtype() != dst.dtype()) {
       throw new IllegalArgumentException("TensorData.copy: dtypes differ: " + src.dtype() + " and " + dst.dtype());
     }
-    System.arraycopy(array(src.storage()), index(src, from), array(dst.storage()), index(dst, at), count);
+    System.arraycopy(src.storage().array(), index(src, from), dst.storage().array(), index(dst, at), count);
   }
 
   /**
@@ -110,21 +110,11 @@ public final class TensorData {
           + dst.dtype());
     }
     int row = src.shapeRef().length == 0 || src.shapeRef()[0] == 0 ? 0 : (int) (src.numel() / src.shapeRef()[0]);
-    Object from = array(src.storage());
-    Object to = array(dst.storage());
+    Object from = src.storage().array();
+    Object to = dst.storage().array();
     int off = index(src, 0);
     int at = index(dst, 0);
     for (int k = 0; k < rows.length; k++) System.arraycopy(from, off + rows[k] * row, to, at + k * row, row);
-  }
-
-  private static Object array(Storage s) {
-    return switch (s.dtype()) {
-      case F32 -> s.floats();
-      case F64 -> s.doubles();
-      case I64 -> s.longs();
-      case I32 -> s.ints();
-      case BOOL -> s.bools();
-    };
   }
 
   /** The storage index of element {@code i} of contiguous {@code t}. */

@@ -337,7 +337,7 @@ public final class CpuBackend implements Backend {
       int soff = Strided.rowOffset(r, shape, ss, src.offset()) + j0 * iss;
       int n = j1 - j0;
       if (sameType && isd == 1 && iss == 1) {
-        System.arraycopy(array(s), soff, array(d), doff, n);
+        System.arraycopy(s.array(), soff, d.array(), doff, n);
       } else if (s.dtype() == DType.F32 && d.dtype() == DType.F32 && isd == 1 && iss == 0) {
         // a broadcast (expand) row, e.g. sum's gradient materialized: one value repeated
         java.util.Arrays.fill(d.floats(), doff, doff + n, s.floats()[soff]);
@@ -352,16 +352,6 @@ public final class CpuBackend implements Backend {
         for (int j = 0; j < n; j++) d.setDouble(doff + j * isd, s.getDouble(soff + j * iss));
       }
     });
-  }
-
-  private static Object array(Storage s) {
-    return switch (s.dtype()) {
-      case F32 -> s.floats();
-      case F64 -> s.doubles();
-      case I64 -> s.longs();
-      case I32 -> s.ints();
-      case BOOL -> s.bools();
-    };
   }
 
   @Override
