@@ -2,6 +2,7 @@ package dev.ember.ops;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ember.autograd.Grad;
 import dev.ember.tensor.DType;
@@ -12,7 +13,10 @@ import dev.ember.testing.Assertions;
 import dev.ember.testing.GradCheck;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * The checks generated from an {@link OpInfo}, shared by every module's op table ({@link OpTableTest} in core,
@@ -184,5 +188,23 @@ public final class OpChecks {
       if (o.fn == null) throw new AssertionError(o.name + " has no call");
       if (oracles && o.oracle == null) throw new AssertionError(o.name + " has no oracle");
     }
+  }
+
+  /**
+   * The table is keyed to the registry: every entry names a registered definition (one with a gradient when the
+   * entry is differentiable), and each of {@code definitions} has an entry. Returns the definitions the table covers.
+   */
+  public static Set<String> assertKeyedTo(List<OpInfo> table, Collection<String> definitions, String what) {
+    Set<String> tested = new TreeSet<>();
+    for (OpInfo o : table) {
+      OpDef d = Ops.find(o.def).orElse(null);
+      assertTrue(d != null, what + " entry " + o.name + " names no registered definition (" + o.def + ")");
+      assertTrue(d.differentiable() || !o.differentiable, o.name + ": " + d.name() + " has no gradient to check");
+      tested.add(o.def);
+    }
+    Set<String> untested = new TreeSet<>(definitions);
+    untested.removeAll(tested);
+    assertEquals(Set.of(), untested, what + " definitions without an entry");
+    return tested;
   }
 }

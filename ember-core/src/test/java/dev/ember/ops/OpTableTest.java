@@ -4,49 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.MethodSource;
 
 /** Tests generated from {@link OpTable}: oracle values, gradients, layouts and error messages for every op. */
-class OpTableTest {
-
-  static java.util.stream.Stream<OpInfo> ops() {
-    return OpTable.all();
-  }
-
-  static java.util.stream.Stream<OpInfo> differentiableOps() {
-    return OpTable.differentiable();
-  }
-
-  @ParameterizedTest(name = "{0}")
-  @MethodSource("ops")
-  void forwardMatchesOracleInFloat64(OpInfo op) {
-    OpChecks.forwardMatchesOracleInFloat64(op);
-  }
-
-  @ParameterizedTest(name = "{0}")
-  @MethodSource("ops")
-  void forwardMatchesOracleInFloat32(OpInfo op) {
-    OpChecks.forwardMatchesOracleInFloat32(op);
-  }
-
-  @ParameterizedTest(name = "{0}")
-  @MethodSource("ops")
-  void nonContiguousInputsGiveTheSameValues(OpInfo op) {
-    OpChecks.nonContiguousInputsGiveTheSameValues(op);
-  }
-
-  @ParameterizedTest(name = "{0}")
-  @MethodSource("differentiableOps")
-  void backwardMatchesCentralDifferences(OpInfo op) {
-    OpChecks.backwardMatchesCentralDifferences(op, true);
-  }
-
-  @ParameterizedTest(name = "{0}")
-  @MethodSource("ops")
-  void badInputsGiveExactMessages(OpInfo op) {
-    OpChecks.badInputsGiveExactMessages(op);
+class OpTableTest extends OpTableContract {
+  @Override
+  protected List<OpInfo> table() {
+    return OpTable.build();
   }
 
   @Test
@@ -60,15 +25,7 @@ class OpTableTest {
   @Test
   void everyDefinitionHasAnEntryAndEveryEntryADefinition() {
     List<OpInfo> all = OpTable.build();
-    java.util.Set<String> tested = new java.util.TreeSet<>();
-    for (OpInfo o : all) {
-      OpDef d = Ops.find(o.def).orElse(null);
-      assertTrue(d != null, "op-table entry " + o.name + " names no registered definition (" + o.def + ")");
-      assertTrue(d.differentiable() || !o.differentiable, o.name + ": " + d.name() + " has no gradient to check");
-      tested.add(o.def);
-    }
-    List<String> untested = Ops.definitions().stream().map(OpDef::name).filter(n -> !tested.contains(n)).toList();
-    assertEquals(List.of(), untested, "registered op definitions without an op-table entry");
+    Set<String> tested = OpChecks.assertKeyedTo(all, Ops.definitions().stream().map(OpDef::name).toList(), "op-table");
     System.out.println("op table: " + all.size() + " entries for " + Ops.definitions().size() + " definitions");
     assertEquals(Ops.definitions().size(), tested.size());
   }

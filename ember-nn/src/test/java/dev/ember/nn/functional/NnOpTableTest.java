@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.ember.ops.OpChecks;
 import dev.ember.ops.OpDef;
 import dev.ember.ops.OpInfo;
+import dev.ember.ops.OpTableContract;
 import dev.ember.ops.Ops;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,7 +15,6 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -25,50 +25,16 @@ import org.junit.jupiter.params.provider.MethodSource;
  * table keyed to the nn op definitions: every definition has an entry, every entry a definition, integer inputs are
  * rejected as the dtype policy says, and each backward reads what its definition declares.
  */
-class NnOpTableTest {
-
-  static Stream<OpInfo> ops() {
-    return NnOpTable.all();
-  }
-
-  static Stream<OpInfo> differentiableOps() {
-    return NnOpTable.differentiable();
-  }
-
-  @ParameterizedTest(name = "{0}")
-  @MethodSource("ops")
-  void forwardMatchesOracleInFloat64(OpInfo op) {
-    OpChecks.forwardMatchesOracleInFloat64(op);
-  }
-
-  @ParameterizedTest(name = "{0}")
-  @MethodSource("ops")
-  void forwardInFloat32MatchesFloat64(OpInfo op) {
-    OpChecks.forwardMatchesOracleInFloat32(op);
-  }
-
-  @ParameterizedTest(name = "{0}")
-  @MethodSource("ops")
-  void nonContiguousInputsGiveTheSameValues(OpInfo op) {
-    OpChecks.nonContiguousInputsGiveTheSameValues(op);
-  }
-
-  @ParameterizedTest(name = "{0}")
-  @MethodSource("differentiableOps")
-  void backwardMatchesCentralDifferences(OpInfo op) {
-    OpChecks.backwardMatchesCentralDifferences(op, true);
+class NnOpTableTest extends OpTableContract {
+  @Override
+  protected List<OpInfo> table() {
+    return NnOpTable.build();
   }
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("ops")
   void integerInputsAreRejectedUnlessTheDefinitionAcceptsThem(OpInfo op) {
     OpChecks.integerInputsAreRejectedUnlessAccepted(op);
-  }
-
-  @ParameterizedTest(name = "{0}")
-  @MethodSource("ops")
-  void badInputsGiveExactMessages(OpInfo op) {
-    OpChecks.badInputsGiveExactMessages(op);
   }
 
   /**
@@ -116,16 +82,7 @@ class NnOpTableTest {
     Set<String> nn = new NnOps().definitions().stream().map(OpDef::name).collect(Collectors.toCollection(TreeSet::new));
     assertTrue(Ops.definitions().stream().map(OpDef::name).collect(Collectors.toSet()).containsAll(nn),
         "NnOps is registered through META-INF/services");
-    Set<String> tested = new TreeSet<>();
-    for (OpInfo o : table) {
-      OpDef d = Ops.find(o.def()).orElse(null);
-      assertTrue(d != null, "nn op-table entry " + o.name() + " names no registered definition (" + o.def() + ")");
-      assertTrue(d.differentiable() || !o.differentiable(), o.name() + ": " + d.name() + " has no gradient to check");
-      tested.add(o.def());
-    }
-    Set<String> untested = new TreeSet<>(nn);
-    untested.removeAll(tested);
-    assertEquals(Set.of(), untested, "nn op definitions without an op-table entry");
+    Set<String> tested = OpChecks.assertKeyedTo(table, nn, "nn op-table");
     int gradSamples = table.stream().filter(OpInfo::differentiable).mapToInt(OpInfo::sampleCount).sum();
     long oracles = table.stream().filter(OpInfo::hasOracle).count();
     System.out.println("nn op table: " + table.size() + " entries for " + tested.size() + " definitions, "
