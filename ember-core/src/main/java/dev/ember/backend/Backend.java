@@ -1,6 +1,8 @@
 package dev.ember.backend;
 
 import dev.ember.tensor.DType;
+import dev.ember.tensor.Device;
+import dev.ember.tensor.Storage;
 
 /**
  * The primitives a device implements, on {@link View}s (a tensor is one, passed as it is). Views passed in are
@@ -10,8 +12,22 @@ import dev.ember.tensor.DType;
  * ({@code BackendConformanceTest}).
  */
 public interface Backend {
-  /** e.g. {@code "cpu-vector"}, {@code "cpu-scalar"}. */
+  /** e.g. {@code "cpu-vector"}, {@code "cpu-scalar"}, {@code "cuda"}. */
   String name();
+
+  /** The device whose memory this backend allocates and computes on. */
+  default Device device() {
+    return Device.CPU;
+  }
+
+  /**
+   * A new buffer of {@code numel} elements of {@code dtype} on this backend's device, zero-filled when {@code zero}
+   * (else its contents are unspecified). The CPU's are heap arrays (pooled inside a
+   * {@link dev.ember.tensor.MemoryScope}); another device's wrap its own memory ({@link Storage#onDevice}).
+   */
+  default Storage allocate(DType dtype, long numel, boolean zero) {
+    return zero ? Storage.allocate(dtype, numel) : Storage.allocateUninitialized(dtype, numel);
+  }
 
   /** out = op(x) elementwise, same shape; {@code param} is the op's scalar parameter if it has one. */
   void unary(UnaryOp op, double param, View x, View out);
@@ -19,7 +35,10 @@ public interface Backend {
   /** out = a op b; a and b are already expanded (stride 0) to out's shape. Comparisons and logical ops write BOOL. */
   void binary(BinaryOp op, View a, View b, View out);
 
-  /** dst = src converted to dst's dtype, same shape. */
+  /**
+   * dst = src converted to dst's dtype, same shape. A device backend's copy also moves data between the host and
+   * its device: one of src and dst may be a CPU view.
+   */
   void copy(View src, View dst);
 
   /** Every element of dst = value, converted to dst's dtype. */

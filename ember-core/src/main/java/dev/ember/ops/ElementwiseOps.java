@@ -36,6 +36,16 @@ public final class ElementwiseOps {
     return dev.ember.tensor.Device.CPU.backend();
   }
 
+  /**
+   * The backend that computes into {@code out}: its device's. Ops allocate their outputs on their inputs' device
+   * ({@link Tensor#newEmpty}, {@link Tensor#uninitialized(dev.ember.tensor.Device, DType, int...)}), so the output
+   * names the device the op runs on.
+   */
+  static Backend backend(dev.ember.backend.View out) {
+    Storage st = out.storage();
+    return st.onDevice() ? st.device().backend() : dev.ember.tensor.Device.CPU.backend();
+  }
+
   /** op(x) for a unary primitive without a parameter, as its {@link Unary} constant defines it. */
   public static Tensor unary(UnaryOp op, Tensor x) {
     return Unary.of(op).apply(x, 0);

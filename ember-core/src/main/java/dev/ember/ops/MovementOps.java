@@ -4,6 +4,8 @@ import static dev.ember.ops.OpDef.VARIADIC;
 import static dev.ember.ops.OpDef.of;
 
 import dev.ember.autograd.Autograd;
+import dev.ember.backend.Backend;
+import dev.ember.tensor.Device;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.Shapes;
 import dev.ember.tensor.Tensor;
@@ -36,12 +38,32 @@ public final class MovementOps {
   static final OpDef STACK = of("stack", VARIADIC, DTypePolicy.PROMOTED, Reads.NOTHING);
   static final OpDef SPLIT = of("split", 1, DTypePolicy.PROMOTED, Reads.NOTHING);
   static final OpDef CHUNK = of("chunk", 1, DTypePolicy.PROMOTED, Reads.NOTHING);
+  /** The copy to another device, {@code x.to(device)}; its backward copies the gradient back. */
+  static final OpDef TO_DEVICE = of("to_device", 1, DTypePolicy.PROMOTED, Reads.NOTHING);
   static final List<OpDef> DEFINITIONS = List.of(RESHAPE, VIEW, PERMUTE, TRANSPOSE, T, EXPAND, BROADCAST_TO, NARROW,
-      SLICE, SELECT, SQUEEZE, UNSQUEEZE, FLATTEN, CONTIGUOUS, CAT, STACK, SPLIT, CHUNK);
+      SLICE, SELECT, SQUEEZE, UNSQUEEZE, FLATTEN, CONTIGUOUS, CAT, STACK, SPLIT, CHUNK, TO_DEVICE);
+
+  /**
+   * x copied to {@code device} (contiguous there), by the backend of whichever side is not the CPU (a backend's
+   * {@code copy} moves data between the host and its own device); differentiable.
+   */
+  public static Tensor toDevice(Tensor x, Device device) {
+    Tensor out = Tensor.uninitialized(device, x.dtype(), x.shapeRef());
+    Backend b = device.isCpu() ? x.device().backend() : device.backend();
+    if (!x.device().isCpu() && !device.isCpu()) { // between two devices: through the host
+      Tensor host = Tensor.uninitialized(x.dtype(), x.shapeRef());
+      x.device().backend().copy(x, host);
+      b.copy(host, out);
+    } else {
+      b.copy(x, out);
+    }
+    Device from = x.device();
+    return Autograd.record(TO_DEVICE.name(), out, (ctx, g) -> new Tensor[] {g.to(from)}, new Tensor[] {x});
+  }
 
   public static Tensor contiguousCopy(Tensor x) {
-    Tensor out = Tensor.uninitialized(x.dtype(), x.shapeRef());
-    ElementwiseOps.backend().copy(x, out);
+    Tensor out = Tensor.uninitialized(x.device(), x.dtype(), x.shapeRef());
+    ElementwiseOps.backend(out).copy(x, out);
     return Autograd.record("clone", out, (ctx, g) -> new Tensor[] {g}, new Tensor[] {x});
   }
 

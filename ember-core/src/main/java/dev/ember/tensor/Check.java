@@ -74,8 +74,12 @@ public final class Check {
     }
   }
 
+  /**
+   * Fails unless a and b are on one device; a 0-d CPU tensor (a scalar) goes with a tensor on any device, as in
+   * PyTorch.
+   */
   public static void sameDevice(String op, Tensor a, Tensor b) {
-    if (a.device() != b.device()) {
+    if (a.device() != b.device() && !(a.device().isCpu() && a.dim() == 0) && !(b.device().isCpu() && b.dim() == 0)) {
       throw fail(op, "tensors are on different devices (" + a.device() + " vs " + b.device() + ")", "a", a, "b", b);
     }
   }

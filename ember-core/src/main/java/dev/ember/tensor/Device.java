@@ -3,21 +3,121 @@ package dev.ember.tensor;
 import dev.ember.backend.Backend;
 import dev.ember.backend.BackendProvider;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.ServiceLoader;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Where a tensor's storage lives and which backend computes on it. Backends are found, not named: each device's
- * backend comes from the {@link BackendProvider} of highest priority that {@link ServiceLoader} finds for it
- * (ember-core's CPU provider is the default), looked up once per process.
+ * Where a tensor's storage lives and which backend computes on it: {@link #CPU}, or {@code cuda:0}, {@code cuda:1},
+ * ... ({@link #cuda(int)}), as PyTorch's {@code torch.device}. Backends are found, not named: each device type's
+ * backend comes from the {@link BackendProvider} of highest priority that {@link ServiceLoader} finds for that type
+ * (ember-core's CPU provider is the default; ember-cuda's serves {@code "cuda"}), looked up once per process.
  */
-public enum Device {
-  CPU;
+public final class Device {
+  /** The host: heap arrays, the Vector API kernels. */
+  public static final Device CPU = new Device("cpu", 0);
 
-  /** The backend that runs kernels for tensors on this device. */
+  private static final Map<String, Device> INTERNED = new ConcurrentHashMap<>();
+
+  static {
+    INTERNED.put("cpu:0", CPU);
+  }
+
+  private final String type;
+  private final int index;
+  private volatile Backend backend;
+
+  private Device(String type, int index) {
+    this.type = type;
+    this.index = index;
+  }
+
+  /** The device {@code type:index}; one instance per device, so devices compare with {@code ==} too. */
+  public static Device of(String type, int index) {
+    if (type == null || !type.matches("[a-z][a-z0-9_]*")) {
+      throw new IllegalArgumentException("Device: bad device type '" + type + "' (expected e.g. cpu or cuda)");
+    }
+    if (index < 0) throw new IllegalArgumentException("Device: index must be >= 0, got " + type + ":" + index);
+    if (type.equals("cpu") && index != 0) throw new IllegalArgumentException("Device: there is one cpu device, got cpu:" + index);
+    return INTERNED.computeIfAbsent(type + ":" + index, k -> new Device(type, index));
+  }
+
+  /**
+   * Parses {@code "cpu"}, {@code "cuda"} (= {@code cuda:0}) or {@code "cuda:1"}, as {@code torch.device(str)}.
+   *
+   * @throws IllegalArgumentException for anything else
+   */
+  public static Device parse(String spec) {
+    String s = spec == null ? "" : spec.trim().toLowerCase(java.util.Locale.ROOT);
+    int colon = s.indexOf(':');
+    if (colon < 0) return of(s, 0);
+    try {
+      return of(s.substring(0, colon), Integer.parseInt(s.substring(colon + 1)));
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("Device: bad device '" + spec + "' (expected cpu, cuda or cuda:N)");
+    }
+  }
+
+  /** The first CUDA device, {@code cuda:0}. */
+  public static Device cuda() {
+    return of("cuda", 0);
+  }
+
+  /** The CUDA device of that ordinal. */
+  public static Device cuda(int index) {
+    return of("cuda", index);
+  }
+
+  /** {@code "cpu"} or {@code "cuda"}. */
+  public String type() {
+    return type;
+  }
+
+  /** The device's ordinal among devices of its type (0 for the CPU). */
+  public int index() {
+    return index;
+  }
+
+  /** Whether this is the host. */
+  public boolean isCpu() {
+    return this == CPU;
+  }
+
+  /**
+   * Whether a provider on the class path serves this device's type and the device exists (for CUDA: the driver
+   * loads and reports more than {@link #index()} devices), as {@code torch.cuda.is_available()}.
+   */
+  public boolean isAvailable() {
+    BackendProvider p = Providers.provider(type);
+    return p != null && index < p.deviceCount();
+  }
+
+  /** The number of devices of {@code type} ({@code "cuda"}) present; 0 when none or no provider serves it. */
+  public static int count(String type) {
+    BackendProvider p = Providers.provider(type);
+    return p == null ? 0 : p.deviceCount();
+  }
+
+  /**
+   * The backend that runs kernels for tensors on this device.
+   *
+   * @throws IllegalStateException if no provider serves this device's type, or the device is absent (the message
+   *     says why, e.g. that no CUDA driver was found)
+   */
   public Backend backend() {
-    Backend b = Providers.BACKENDS[ordinal()];
-    if (b == null) throw Providers.none(this);
+    Backend b = backend;
+    if (b == null) {
+      synchronized (this) {
+        b = backend;
+        if (b == null) {
+          BackendProvider p = Providers.provider(type);
+          if (p == null) throw Providers.none(this);
+          backend = b = p.backend(this);
+        }
+      }
+    }
     return b;
   }
 
@@ -28,42 +128,40 @@ public enum Device {
    * @throws IllegalArgumentException if this device's provider has no variant of that name
    */
   public Backend backend(String variant) {
-    BackendProvider p = Providers.PROVIDERS[ordinal()];
+    BackendProvider p = Providers.provider(type);
     if (p == null) throw Providers.none(this);
-    return p.variant(variant).orElseThrow(() -> new IllegalArgumentException("Device " + this + ": backend provider "
-        + p.getClass().getName() + " has no variant '" + variant + "'"));
+    return p.variant(this, variant).orElseThrow(() -> new IllegalArgumentException("Device " + this
+        + ": backend provider " + p.getClass().getName() + " has no variant '" + variant + "'"));
   }
 
+  /** {@code cpu}, or {@code type:index} ({@code cuda:0}), as PyTorch prints devices. */
   @Override
   public String toString() {
-    return name().toLowerCase();
+    return isCpu() ? "cpu" : type + ":" + index;
   }
 
-  /** The providers, loaded when a backend is first asked for. */
+  /** The providers by device type, loaded when a backend is first asked for. */
   private static final class Providers {
-    static final BackendProvider[] PROVIDERS = load();
-    static final Backend[] BACKENDS = backends();
+    static final Map<String, BackendProvider> BY_TYPE = load();
 
-    private static BackendProvider[] load() {
-      BackendProvider[] best = new BackendProvider[values().length];
+    private static Map<String, BackendProvider> load() {
+      Map<String, BackendProvider> best = new LinkedHashMap<>();
       for (BackendProvider p : ServiceLoader.load(BackendProvider.class, Device.class.getClassLoader())) {
-        int d = p.device().ordinal();
-        if (best[d] == null || p.priority() > best[d].priority()) best[d] = p;
+        best.merge(p.deviceType(), p, (a, b) -> b.priority() > a.priority() ? b : a);
       }
       return best;
     }
 
-    private static Backend[] backends() {
-      Backend[] out = new Backend[PROVIDERS.length];
-      for (int i = 0; i < out.length; i++) out[i] = PROVIDERS[i] == null ? null : PROVIDERS[i].backend();
-      return out;
+    static BackendProvider provider(String type) {
+      return BY_TYPE.get(type);
     }
 
     static IllegalStateException none(Device d) {
       List<String> found = new ArrayList<>();
-      for (BackendProvider p : PROVIDERS) if (p != null) found.add(p.device() + " (" + p.getClass().getName() + ")");
-      return new IllegalStateException("Device " + d + ": no BackendProvider serves this device (found: " + found
-          + "); put a module that provides dev.ember.backend.BackendProvider for it on the class path");
+      for (BackendProvider p : BY_TYPE.values()) found.add(p.deviceType() + " (" + p.getClass().getName() + ")");
+      String hint = d.type.equals("cuda") ? "; put ember-cuda (dev.ember:ember-cuda) on the class path" : "";
+      return new IllegalStateException("Device " + d + ": no BackendProvider serves device type '" + d.type
+          + "' (found: " + found + ")" + hint);
     }
   }
 }

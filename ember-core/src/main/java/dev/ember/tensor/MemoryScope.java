@@ -229,6 +229,10 @@ public final class MemoryScope implements AutoCloseable {
 
     /** Takes {@code st}'s array (releasing st: every later access throws) into the free lists. */
     void give(Storage st) {
+      if (st.onDevice()) { // the device's allocator caches it, not this pool
+        st.releaseDeviceMemory();
+        return;
+      }
       if (st.isDeferred()) { // never read: there is no array, only the inputs to hand back
         st.dropDeferred();
         return;

@@ -1,5 +1,7 @@
 package dev.ember.tensor;
 
+import dev.ember.backend.DeviceMemory;
+
 /**
  * A flat typed buffer shared by a tensor and all its views.
  *
@@ -32,6 +34,8 @@ public final class Storage {
   private boolean fromPool;
   /** Computes the F32 array on first access, then is null (see {@link Deferred}). */
   private volatile Deferred deferred;
+  /** The device memory of a storage on a device other than the CPU (then every array is null), else null. */
+  private final DeviceMemory memory;
 
   private Storage(DType dtype, int size, float[] f32, double[] f64, long[] i64, int[] i32, byte[] bool) {
     this.dtype = dtype;
@@ -41,6 +45,55 @@ public final class Storage {
     this.i64 = i64;
     this.i32 = i32;
     this.bool = bool;
+    this.memory = null;
+  }
+
+  private Storage(DType dtype, int size, DeviceMemory memory) {
+    this.dtype = dtype;
+    this.size = size;
+    this.memory = memory;
+  }
+
+  /**
+   * A storage of {@code size} elements in {@code memory}, a device's allocation (for a backend's
+   * {@link dev.ember.backend.Backend#allocate}). It belongs to the current {@link MemoryScope} like any buffer
+   * allocated here, which releases the memory when it closes.
+   */
+  public static Storage onDevice(DType dtype, int size, DeviceMemory memory) {
+    if (memory == null) throw new IllegalArgumentException("Storage.onDevice: memory is null");
+    Storage st = new Storage(dtype, size, memory);
+    MemoryScope scope = MemoryScope.current();
+    if (scope != null) scope.own(st);
+    return st;
+  }
+
+  /** The device this buffer lives on: {@link Device#CPU} for heap arrays. */
+  public Device device() {
+    return memory == null ? Device.CPU : memory.device();
+  }
+
+  /** The device memory behind this buffer (for its device's backend), or null for a CPU buffer. */
+  public DeviceMemory memory() {
+    if (released) throw releasedError();
+    return memory;
+  }
+
+  /** Whether this buffer lives on a device other than the CPU. */
+  public boolean onDevice() {
+    return memory != null;
+  }
+
+  /** Releases a device buffer's memory (its scope closed); every later access throws. */
+  void releaseDeviceMemory() {
+    released = true;
+    scope = null;
+    memory.release();
+  }
+
+  private IllegalStateException onDeviceError() {
+    return new IllegalStateException("storage of " + size + " " + dtype.torchName() + " elements is on "
+        + memory.device() + ", not in host memory: copy the tensor to the host first (tensor.cpu() or "
+        + "tensor.to(Device.CPU))");
   }
 
   /**
@@ -180,6 +233,7 @@ public final class Storage {
    */
   public Object array() {
     if (released) throw releasedError();
+    if (memory != null) throw onDeviceError();
     return backing();
   }
 
@@ -250,36 +304,42 @@ public final class Storage {
   public float[] floats() {
     if (released) throw releasedError();
     if (deferred != null) materialize();
+    if (memory != null) throw onDeviceError();
     return f32;
   }
 
   public double[] doubles() {
     if (released) throw releasedError();
     if (deferred != null) materialize();
+    if (memory != null) throw onDeviceError();
     return f64;
   }
 
   public long[] longs() {
     if (released) throw releasedError();
     if (deferred != null) materialize();
+    if (memory != null) throw onDeviceError();
     return i64;
   }
 
   public int[] ints() {
     if (released) throw releasedError();
     if (deferred != null) materialize();
+    if (memory != null) throw onDeviceError();
     return i32;
   }
 
   public byte[] bools() {
     if (released) throw releasedError();
     if (deferred != null) materialize();
+    if (memory != null) throw onDeviceError();
     return bool;
   }
 
   public double getDouble(int i) {
     if (released) throw releasedError();
     if (deferred != null) materialize();
+    if (memory != null) throw onDeviceError();
     return switch (dtype) {
       case F32 -> f32[i];
       case F64 -> f64[i];
@@ -292,6 +352,7 @@ public final class Storage {
   public long getLong(int i) {
     if (released) throw releasedError();
     if (deferred != null) materialize();
+    if (memory != null) throw onDeviceError();
     return switch (dtype) {
       case F32 -> (long) f32[i];
       case F64 -> (long) f64[i];
@@ -305,6 +366,7 @@ public final class Storage {
   public void setDouble(int i, double v) {
     if (released) throw releasedError();
     if (deferred != null) materialize();
+    if (memory != null) throw onDeviceError();
     switch (dtype) {
       case F32 -> f32[i] = (float) v;
       case F64 -> f64[i] = v;
@@ -317,6 +379,7 @@ public final class Storage {
   public void setLong(int i, long v) {
     if (released) throw releasedError();
     if (deferred != null) materialize();
+    if (memory != null) throw onDeviceError();
     switch (dtype) {
       case F32 -> f32[i] = v;
       case F64 -> f64[i] = v;

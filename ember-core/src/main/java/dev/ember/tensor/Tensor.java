@@ -38,7 +38,7 @@ public final class Tensor implements View {
     this.shape = shape;
     this.strides = strides;
     this.offset = offset;
-    this.device = Device.CPU;
+    this.device = storage.device();
   }
 
   // ------------------------------------------------------------------ creation
@@ -63,6 +63,57 @@ public final class Tensor implements View {
 
   public static Tensor empty(int... shape) {
     return empty(DType.F32, shape);
+  }
+
+  /** A new contiguous, zero-filled tensor on {@code device} (as {@code torch.zeros(..., device=device)}). */
+  public static Tensor empty(Device device, DType dtype, int... shape) {
+    if (device.isCpu()) return empty(dtype, shape);
+    checkShape("empty", shape);
+    return new Tensor(device.backend().allocate(dtype, Shapes.numel(shape), true), shape.clone(),
+        Shapes.contiguousStrides(shape), 0);
+  }
+
+  /** A new contiguous tensor on {@code device} whose contents are unspecified (see {@link #uninitialized(DType, int...)}). */
+  public static Tensor uninitialized(Device device, DType dtype, int... shape) {
+    if (device.isCpu()) return uninitialized(dtype, shape);
+    checkShape("uninitialized", shape);
+    return new Tensor(device.backend().allocate(dtype, Shapes.numel(shape), false), shape.clone(),
+        Shapes.contiguousStrides(shape), 0);
+  }
+
+  /** A zero-filled tensor on {@code device}. */
+  public static Tensor zeros(Device device, DType dtype, int... shape) {
+    return empty(device, dtype, shape);
+  }
+
+  /** A tensor on {@code device} with every element {@code value}. */
+  public static Tensor full(double value, Device device, DType dtype, int... shape) {
+    return uninitialized(device, dtype, shape).fill_(value);
+  }
+
+  /** A zero-filled tensor of this tensor's device and dtype (as {@code x.new_zeros(shape)}). */
+  public Tensor newZeros(int... shape) {
+    return empty(device, dtype(), shape);
+  }
+
+  /** A tensor of this tensor's device and {@code dtype}, zero-filled. */
+  public Tensor newZeros(DType dtype, int... shape) {
+    return empty(device, dtype, shape);
+  }
+
+  /** A tensor of this tensor's device and dtype whose contents are unspecified (as {@code x.new_empty(shape)}). */
+  public Tensor newEmpty(int... shape) {
+    return uninitialized(device, dtype(), shape);
+  }
+
+  /** A tensor of this tensor's device and {@code dtype} whose contents are unspecified. */
+  public Tensor newEmpty(DType dtype, int... shape) {
+    return uninitialized(device, dtype, shape);
+  }
+
+  /** A tensor of this tensor's device and dtype filled with {@code value} (as {@code x.new_full(shape, value)}). */
+  public Tensor newFull(double value, int... shape) {
+    return full(value, device, dtype(), shape);
   }
 
   public static Tensor zeros(int... shape) {
@@ -98,20 +149,24 @@ public final class Tensor implements View {
     return full(value, dtype);
   }
 
+  /** Zeros of t's shape, dtype and device. */
   public static Tensor zerosLike(Tensor t) {
-    return empty(t.dtype(), t.shape);
+    return empty(t.device, t.dtype(), t.shape);
   }
 
+  /** Ones of t's shape, dtype and device. */
   public static Tensor onesLike(Tensor t) {
-    return full(1, t.dtype(), t.shape);
+    return full(1, t.device, t.dtype(), t.shape);
   }
 
+  /** {@code value} in t's shape, dtype and device. */
   public static Tensor fullLike(Tensor t, double value) {
-    return full(value, t.dtype(), t.shape);
+    return full(value, t.device, t.dtype(), t.shape);
   }
 
+  /** A zero-filled tensor of t's shape, dtype and device. */
   public static Tensor emptyLike(Tensor t) {
-    return empty(t.dtype(), t.shape);
+    return empty(t.device, t.dtype(), t.shape);
   }
 
   /** {@code [start, end)} in steps of {@code step}, as torch.arange; integer arguments give I64. */
@@ -377,6 +432,7 @@ public final class Tensor implements View {
     if (numel() != 1) {
       throw Check.fail("item", "only one-element tensors can be converted to a number (numel " + numel() + ")", "x", this);
     }
+    if (storage.onDevice()) return cpu().item();
     return storage.getDouble(offset);
   }
 
@@ -435,7 +491,14 @@ public final class Tensor implements View {
       return "tensor(<released by its MemoryScope>, size=" + java.util.Arrays.toString(shape) + ", dtype="
           + "torch." + dtype().torchName() + ")";
     }
+    if (storage.onDevice()) return TensorFormat.format(detachedCopyOnCpu()).replaceFirst("\\)$", ", device='" + device + "')");
     return TensorFormat.format(this);
+  }
+
+  private Tensor detachedCopyOnCpu() {
+    Tensor host = uninitialized(dtype(), shape);
+    device.backend().copy(this, host);
+    return host;
   }
 
   // ------------------------------------------------------------------ conversion and copies
@@ -443,6 +506,24 @@ public final class Tensor implements View {
   /** This tensor in {@code dtype} (itself when already that type). Differentiable between float types. */
   public Tensor to(DType dtype) {
     return dtype == dtype() ? this : ElementwiseOps.cast(this, dtype);
+  }
+
+  /**
+   * This tensor on {@code device}: itself when already there, else a copy made by the device's backend
+   * (differentiable: the gradient flows back to this tensor's device), as {@code x.to(device)}.
+   */
+  public Tensor to(Device device) {
+    return device == this.device ? this : MovementOps.toDevice(this, device);
+  }
+
+  /** This tensor on the host (itself when it is there already), as {@code x.cpu()}. */
+  public Tensor cpu() {
+    return to(Device.CPU);
+  }
+
+  /** This tensor on {@code cuda:0}, as {@code x.cuda()}. */
+  public Tensor cuda() {
+    return to(Device.cuda());
   }
 
   /** Itself if contiguous, else a contiguous copy (differentiable). */

@@ -16,6 +16,7 @@ class BackendProviderTest {
   void theCpuBackendIsFoundThroughTheServiceLoaderAndKeptOnce() {
     var providers = ServiceLoader.load(BackendProvider.class).stream().map(ServiceLoader.Provider::get).toList();
     assertEquals(1, providers.size());
+    assertEquals("cpu", providers.get(0).deviceType());
     assertInstanceOf(CpuBackendProvider.class, providers.get(0));
     assertSame(CpuBackends.instance(), Device.CPU.backend());
     assertSame(Device.CPU.backend(), Device.CPU.backend());

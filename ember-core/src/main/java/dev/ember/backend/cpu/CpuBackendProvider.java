@@ -15,8 +15,13 @@ public final class CpuBackendProvider implements BackendProvider {
   public CpuBackendProvider() {}
 
   @Override
-  public Device device() {
-    return Device.CPU;
+  public String deviceType() {
+    return "cpu";
+  }
+
+  @Override
+  public int deviceCount() {
+    return 1;
   }
 
   @Override
@@ -25,12 +30,12 @@ public final class CpuBackendProvider implements BackendProvider {
   }
 
   @Override
-  public Backend backend() {
+  public Backend backend(Device device) {
     return CpuBackends.instance();
   }
 
   @Override
-  public Optional<Backend> variant(String name) {
+  public Optional<Backend> variant(Device device, String name) {
     return switch (name) {
       case "scalar" -> Optional.of(CpuBackends.scalar());
       case "vector" -> Optional.ofNullable(CpuBackends.vectorKernelsOrNull()).map(CpuBackend::new);
