@@ -42,6 +42,16 @@ public final class TensorData {
     return new Tensor(s, sh, Shapes.contiguousStrides(sh), 0);
   }
 
+  /**
+   * {@code t} as a contiguous tensor in host memory: itself when it already is one, else a copy (from its device
+   * and/or into one block), without the tape. Writers of files call it first: a model on a GPU saves like one on
+   * the CPU.
+   */
+  public static Tensor hostContiguous(Tensor t) {
+    Tensor h = t.storage().onDevice() ? t.detach().cpu() : t;
+    return h.isContiguous() ? h : h.detach().cloneContiguous();
+  }
+
   /** Writes elements {@code [from, from + count)} of contiguous {@code t} into {@code dst}. */
   public static void read(Tensor t, long from, int count, ByteBuffer dst) {
     Storage s = t.storage();

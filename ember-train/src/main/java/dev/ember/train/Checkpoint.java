@@ -194,7 +194,7 @@ public final class Checkpoint {
       Tensor t = tensors.get(name);
       if (t == null) throw new IllegalArgumentException("checkpoint: tensor '" + name + "' is missing");
       md.update((name + ":" + t.dtype() + ":" + java.util.Arrays.toString(t.shape()) + ";").getBytes(StandardCharsets.UTF_8));
-      Tensor c = t.isContiguous() ? t : t.cloneContiguous();
+      Tensor c = TensorData.hostContiguous(t);
       int n = Math.toIntExact(c.numel());
       int item = c.dtype().itemSize();
       // The buffer is flushed when fewer than 8 bytes are left before an element, as element by element: the

@@ -156,7 +156,7 @@ public final class Npy {
   static long write(Tensor t, OutputStream out) throws IOException {
     Tensor c;
     try (var ignored = Grad.off()) {
-      c = t.contiguous();
+      c = TensorData.hostContiguous(t);
     }
     byte[] header = headerBytes(c.dtype(), c.shape());
     out.write(header);

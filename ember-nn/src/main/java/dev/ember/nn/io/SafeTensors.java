@@ -202,7 +202,7 @@ public final class SafeTensors {
     long offset = 0;
     try (var ignored = Grad.off()) {
       for (Map.Entry<String, DType> kv : order) {
-        Tensor t = byName.get(kv.getKey()).contiguous(); // views are written by value
+        Tensor t = TensorData.hostContiguous(byName.get(kv.getKey())); // views (and device tensors) by value
         long nbytes = t.numel() * t.dtype().itemSize();
         entries.add(new Header.Entry(kv.getKey(), t.dtype(), t.shape(), offset, offset + nbytes, -1));
         items.add(new Item(kv.getKey(), t));
