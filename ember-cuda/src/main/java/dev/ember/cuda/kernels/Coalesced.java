@@ -1,11 +1,8 @@
 package dev.ember.cuda.kernels;
 
 import dev.ember.backend.View;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemoryLayout;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.StructLayout;
-import java.lang.foreign.ValueLayout;
+import dev.ember.cuda.lib.KernelArgs;
+import java.util.Arrays;
 import java.util.function.Consumer;
 
 /**
@@ -18,21 +15,9 @@ import java.util.function.Consumer;
  * @param strides per operand, its strides along the merged axes (in elements)
  * @param offsets per operand, its first element's index in its storage
  */
-record Coalesced(long[] shape, long[][] strides, long[] offsets) {
-  /** The most axes a kernel's Geo holds (KernelCache's prelude: {@code MAXR}). */
-  static final int MAXR = 8;
-
-  /**
-   * The Geo struct of KernelCache's prelude: {@code int rank; long long numel; long long shape[MAXR];
-   * long long stride[MAXR]; long long offset;}, with C's alignment (4 bytes of padding after rank).
-   */
-  static final StructLayout GEO = MemoryLayout.structLayout(
-      ValueLayout.JAVA_INT.withName("rank"),
-      MemoryLayout.paddingLayout(4),
-      ValueLayout.JAVA_LONG.withName("numel"),
-      MemoryLayout.sequenceLayout(MAXR, ValueLayout.JAVA_LONG).withName("shape"),
-      MemoryLayout.sequenceLayout(MAXR, ValueLayout.JAVA_LONG).withName("stride"),
-      ValueLayout.JAVA_LONG.withName("offset"));
+record Coalesced(int[] shape, int[][] strides, long[] offsets) {
+  /** The most axes a kernel's Geo holds. */
+  static final int MAXR = KernelArgs.MAX_RANK;
 
   /** The layout of views of one shape (the first's; the others are expanded to it). */
   static Coalesced of(View... views) {
@@ -50,8 +35,8 @@ record Coalesced(long[] shape, long[][] strides, long[] offsets) {
   static Coalesced of(int[] shape, int[][] strides, long[] offsets) {
     int n = strides.length;
     int r = shape.length;
-    long[] sh = new long[Math.max(r, 1)];
-    long[][] st = new long[n][Math.max(r, 1)];
+    int[] sh = new int[Math.max(r, 1)];
+    int[][] st = new int[n][Math.max(r, 1)];
     int m = 0; // merged axes so far, built from the innermost outwards
     for (int d = r - 1; d >= 0; d--) {
       if (shape[d] == 1) continue;
@@ -64,10 +49,10 @@ record Coalesced(long[] shape, long[][] strides, long[] offsets) {
       m++;
     }
     if (m == 0) { // a scalar, or every axis of size 1
-      return new Coalesced(new long[] {1}, new long[n][1], offsets.clone());
+      return new Coalesced(new int[] {1}, new int[n][1], offsets.clone());
     }
-    long[] outShape = new long[m];
-    long[][] outStrides = new long[n][m];
+    int[] outShape = new int[m];
+    int[][] outStrides = new int[n][m];
     for (int i = 0; i < m; i++) {
       outShape[i] = sh[m - 1 - i];
       for (int k = 0; k < n; k++) outStrides[k][i] = st[k][m - 1 - i];
@@ -76,9 +61,9 @@ record Coalesced(long[] shape, long[][] strides, long[] offsets) {
   }
 
   /** Whether axis d steps, for every operand, as one more period of the merged axis j that follows it. */
-  private static boolean mergeable(int[] shape, int[][] strides, int d, long innerSize, long[][] st, int j) {
+  private static boolean mergeable(int[] shape, int[][] strides, int d, int innerSize, int[][] st, int j) {
     for (int k = 0; k < strides.length; k++) {
-      if (strides[k][d] != st[k][j] * innerSize) return false;
+      if (strides[k][d] != (long) st[k][j] * innerSize) return false;
     }
     return true;
   }
@@ -89,7 +74,7 @@ record Coalesced(long[] shape, long[][] strides, long[] offsets) {
 
   long numel() {
     long n = 1;
-    for (long s : shape) n *= s;
+    for (int s : shape) n *= s;
     return n;
   }
 
@@ -103,9 +88,9 @@ record Coalesced(long[] shape, long[][] strides, long[] offsets) {
       launch.accept(this);
       return;
     }
-    long[] inner = java.util.Arrays.copyOfRange(shape, lead, rank());
-    long[][] innerStrides = new long[strides.length][];
-    for (int k = 0; k < strides.length; k++) innerStrides[k] = java.util.Arrays.copyOfRange(strides[k], lead, rank());
+    int[] inner = Arrays.copyOfRange(shape, lead, rank());
+    int[][] innerStrides = new int[strides.length][];
+    for (int k = 0; k < strides.length; k++) innerStrides[k] = Arrays.copyOfRange(strides[k], lead, rank());
     long blocks = 1;
     for (int d = 0; d < lead; d++) blocks *= shape[d];
     for (long b = 0; b < blocks; b++) {
@@ -118,19 +103,5 @@ record Coalesced(long[] shape, long[][] strides, long[] offsets) {
       }
       launch.accept(new Coalesced(inner, innerStrides, off));
     }
-  }
-
-  /** Operand k's Geo struct (rank at most MAXR), allocated in {@code arena}. */
-  MemorySegment geo(int k, Arena arena) {
-    if (rank() > MAXR) throw new IllegalStateException("Coalesced.geo: rank " + rank() + " > " + MAXR);
-    MemorySegment g = arena.allocate(GEO);
-    g.set(ValueLayout.JAVA_INT, 0, rank());
-    g.set(ValueLayout.JAVA_LONG, 8, numel());
-    for (int d = 0; d < rank(); d++) {
-      g.set(ValueLayout.JAVA_LONG, 16 + 8L * d, shape[d]);
-      g.set(ValueLayout.JAVA_LONG, 16 + 8L * MAXR + 8L * d, strides[k][d]);
-    }
-    g.set(ValueLayout.JAVA_LONG, 16 + 16L * MAXR, offsets[k]);
-    return g;
   }
 }

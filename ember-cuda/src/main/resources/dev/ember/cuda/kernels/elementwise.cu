@@ -1,7 +1,8 @@
 // Ember's elementwise kernels: unary, binary, where, fill, the strided convert (copy) and the one-pass unary
-// backwards, on strided operands described by one Geo per operand (KernelCache's prelude: rank, numel, shape,
-// stride, offset, in elements). Every operand of a launch shares the output's shape (broadcast operands carry
-// stride 0), so the linear index is split into coordinates once and dotted with each operand's strides.
+// backwards, on strided operands each given as a pointer to its first element and a Geo (KernelCache's prelude:
+// rank, numel, shape, stride in elements). Every operand of a launch shares the output's shape (broadcast
+// operands carry stride 0), so the linear index is split into coordinates once and dotted with each operand's
+// strides.
 //
 // Elementwise.java prepends the op codes (#define U_NEG 0 ..., B_ADD 0 ..., from the Java enums' ordinals) and
 // appends the one instantiation a compilation needs, e.g. EW_UNARY(ew_unary_f32_f32, float, float): each
@@ -52,33 +53,33 @@ template <typename T> struct ew_floating { static constexpr bool value = ew_same
   }
 
 __device__ __forceinline__ void ew_off1(const Geo& g0, long long i, long long& o0) {
-  o0 = g0.offset;
+  o0 = 0;
   if (g0.rank == 1) { o0 += i * g0.stride[0]; return; }
   EW_SPLIT(o0 += r * g0.stride[d])
 }
 
 __device__ __forceinline__ void ew_off2(const Geo& g0, const Geo& g1, long long i, long long& o0, long long& o1) {
-  o0 = g0.offset;
-  o1 = g1.offset;
+  o0 = 0;
+  o1 = 0;
   if (g0.rank == 1) { o0 += i * g0.stride[0]; o1 += i * g1.stride[0]; return; }
   EW_SPLIT(o0 += r * g0.stride[d]; o1 += r * g1.stride[d])
 }
 
 __device__ __forceinline__ void ew_off3(const Geo& g0, const Geo& g1, const Geo& g2, long long i, long long& o0,
     long long& o1, long long& o2) {
-  o0 = g0.offset;
-  o1 = g1.offset;
-  o2 = g2.offset;
+  o0 = 0;
+  o1 = 0;
+  o2 = 0;
   if (g0.rank == 1) { o0 += i * g0.stride[0]; o1 += i * g1.stride[0]; o2 += i * g2.stride[0]; return; }
   EW_SPLIT(o0 += r * g0.stride[d]; o1 += r * g1.stride[d]; o2 += r * g2.stride[d])
 }
 
 __device__ __forceinline__ void ew_off4(const Geo& g0, const Geo& g1, const Geo& g2, const Geo& g3, long long i,
     long long& o0, long long& o1, long long& o2, long long& o3) {
-  o0 = g0.offset;
-  o1 = g1.offset;
-  o2 = g2.offset;
-  o3 = g3.offset;
+  o0 = 0;
+  o1 = 0;
+  o2 = 0;
+  o3 = 0;
   if (g0.rank == 1) {
     o0 += i * g0.stride[0]; o1 += i * g1.stride[0]; o2 += i * g2.stride[0]; o3 += i * g3.stride[0];
     return;
