@@ -258,7 +258,13 @@ __device__ __forceinline__ long long ew_arith_l(int op, long long a, long long b
     case B_SUB: return (long long)(ua - ub);
     case B_MUL: return (long long)(ua * ub);
     case B_DIV: return b == 0 ? 0 : b == -1 ? (long long)(0ULL - ua) : a / b;
-    case B_POW: return ew_d2l(ew_pow((double)a, (double)b));
+    case B_POW: {
+      // (long) Math.pow(a, b): an integer power below 2^50 is rounded to the integer it is, so that a pow within
+      // its 2 ulp of error (say 80.99999999999999 for 3^4) truncates as Java's exact one does
+      double r = ew_pow((double)a, (double)b);
+      if (b >= 0 && fabs(r) < 1125899906842624.0) r = rint(r);
+      return ew_d2l(r);
+    }
     case B_MAXIMUM: return a >= b ? a : b;
     case B_MINIMUM: return a <= b ? a : b;
     default: return 0;
