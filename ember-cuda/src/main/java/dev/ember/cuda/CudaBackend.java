@@ -15,6 +15,7 @@ import dev.ember.backend.StridedView;
 import dev.ember.backend.UnaryOp;
 import dev.ember.backend.View;
 import dev.ember.backend.cpu.CpuBackends;
+import dev.ember.cuda.kernels.CudaOptimizer;
 import dev.ember.cuda.kernels.Elementwise;
 import dev.ember.cuda.lib.CudaDriver;
 import dev.ember.cuda.runtime.CudaContext;
@@ -47,6 +48,7 @@ public final class CudaBackend implements Backend {
   private final Device device;
   private final CudaDriver driver;
   private final Elementwise elementwise;
+  private final CudaOptimizer optimizer;
   private final Backend cpu = CpuBackends.instance();
   private final HostRoundTrip host;
   private final RawAllocator raw;
@@ -59,6 +61,7 @@ public final class CudaBackend implements Backend {
     this.device = Device.cuda(ctx.ordinal());
     this.driver = ctx.driver();
     this.elementwise = new Elementwise(ctx);
+    this.optimizer = new CudaOptimizer(ctx, cache);
     this.host = new HostRoundTrip(this, cpu);
     this.raw = new RawAllocator() {
       @Override
@@ -357,7 +360,7 @@ public final class CudaBackend implements Backend {
 
   @Override
   public OptimizerKernels optimizer() {
-    return host.family(OptimizerKernels.class, cpu.optimizer());
+    return optimizer;
   }
 
   // ------------------------------------------------------------------------------------------ threads
