@@ -15,7 +15,10 @@ import dev.ember.backend.StridedView;
 import dev.ember.backend.UnaryOp;
 import dev.ember.backend.View;
 import dev.ember.backend.cpu.CpuBackends;
+import dev.ember.cuda.kernels.CudaConvolution;
+import dev.ember.cuda.kernels.CudaNormalization;
 import dev.ember.cuda.kernels.CudaOptimizer;
+import dev.ember.cuda.kernels.CudaPooling;
 import dev.ember.cuda.kernels.Elementwise;
 import dev.ember.cuda.lib.CudaDriver;
 import dev.ember.cuda.runtime.CudaContext;
@@ -49,6 +52,13 @@ public final class CudaBackend implements Backend {
   private final CudaDriver driver;
   private final Elementwise elementwise;
   private final CudaOptimizer optimizer;
+  private final CudaNormalization normalization;
+  private final CudaConvolution convolution;
+  private final CudaPooling pooling;
+  private final AttentionKernels attention;
+  private final RecurrentKernels recurrent;
+  private final RandomKernels random;
+  private final ResamplingKernels resampling;
   private final Backend cpu = CpuBackends.instance();
   private final HostRoundTrip host;
   private final RawAllocator raw;
@@ -61,8 +71,15 @@ public final class CudaBackend implements Backend {
     this.device = Device.cuda(ctx.ordinal());
     this.driver = ctx.driver();
     this.elementwise = new Elementwise(ctx);
-    this.optimizer = new CudaOptimizer(ctx, cache);
     this.host = new HostRoundTrip(this, cpu);
+    this.optimizer = new CudaOptimizer(ctx, cache);
+    this.normalization = new CudaNormalization(ctx, cache);
+    this.convolution = new CudaConvolution(ctx, cache);
+    this.pooling = new CudaPooling(ctx, cache);
+    this.attention = host.family(AttentionKernels.class, cpu.attention());
+    this.recurrent = host.family(RecurrentKernels.class, cpu.recurrent());
+    this.random = host.family(RandomKernels.class, cpu.random());
+    this.resampling = host.family(ResamplingKernels.class, cpu.resampling());
     this.raw = new RawAllocator() {
       @Override
       public long allocate(long bytes) {
@@ -325,37 +342,37 @@ public final class CudaBackend implements Backend {
 
   @Override
   public NormalizationKernels normalization() {
-    return host.family(NormalizationKernels.class, cpu.normalization());
+    return normalization;
   }
 
   @Override
   public AttentionKernels attention() {
-    return host.family(AttentionKernels.class, cpu.attention());
+    return attention;
   }
 
   @Override
   public RecurrentKernels recurrent() {
-    return host.family(RecurrentKernels.class, cpu.recurrent());
+    return recurrent;
   }
 
   @Override
   public RandomKernels random() {
-    return host.family(RandomKernels.class, cpu.random());
+    return random;
   }
 
   @Override
   public ConvolutionKernels convolution() {
-    return host.family(ConvolutionKernels.class, cpu.convolution());
+    return convolution;
   }
 
   @Override
   public PoolingKernels pooling() {
-    return host.family(PoolingKernels.class, cpu.pooling());
+    return pooling;
   }
 
   @Override
   public ResamplingKernels resampling() {
-    return host.family(ResamplingKernels.class, cpu.resampling());
+    return resampling;
   }
 
   @Override
