@@ -10,16 +10,16 @@ final class MemorySummary {
 
   private record Row(String name, Function<PoolStats, Stat> stat, boolean bytes) {}
 
-  private static final List<List<Row>> SECTIONS = List.of(
-      List.of(new Row("Allocated memory", PoolStats::allocatedBytes, true),
-          new Row("Active memory", PoolStats::activeBytes, true),
-          new Row("Requested memory", PoolStats::requestedBytes, true),
-          new Row("GPU reserved memory", PoolStats::reservedBytes, true),
-          new Row("Non-releasable memory", PoolStats::inactiveSplitBytes, true)),
-      List.of(new Row("Allocations", PoolStats::allocation, false),
-          new Row("Active allocs", PoolStats::active, false),
-          new Row("GPU reserved segments", PoolStats::segment, false),
-          new Row("Non-releasable allocs", PoolStats::inactiveSplit, false)));
+  private static final List<Row> ROWS = List.of(
+      new Row("Allocated memory", PoolStats::allocatedBytes, true),
+      new Row("Active memory", PoolStats::activeBytes, true),
+      new Row("Requested memory", PoolStats::requestedBytes, true),
+      new Row("GPU reserved memory", PoolStats::reservedBytes, true),
+      new Row("Non-releasable memory", PoolStats::inactiveSplitBytes, true),
+      new Row("Allocations", PoolStats::allocation, false),
+      new Row("Active allocs", PoolStats::active, false),
+      new Row("GPU reserved segments", PoolStats::segment, false),
+      new Row("Non-releasable allocs", PoolStats::inactiveSplit, false));
 
   private MemorySummary() {}
 
@@ -32,16 +32,14 @@ final class MemorySummary {
         "       cuMemAlloc retries: " + stats.numAllocRetries()));
     line(out, "=".repeat(WIDTH));
     line(out, "        Metric         | Cur Usage  | Peak Usage | Tot Alloc  | Tot Freed  ");
-    for (List<Row> section : SECTIONS) {
-      for (Row row : section) {
-        line(out, "-".repeat(WIDTH));
-        Stat all = row.stat().apply(stats.all());
-        row(out, row.name(), all, all, row.bytes());
-        row(out, "      from large pool", row.stat().apply(stats.largePool()), all, row.bytes());
-        row(out, "      from small pool", row.stat().apply(stats.smallPool()), all, row.bytes());
-      }
-      line(out, "=".repeat(WIDTH));
+    for (Row row : ROWS) {
+      line(out, "-".repeat(WIDTH));
+      Stat all = row.stat().apply(stats.all());
+      row(out, row.name(), all, all, row.bytes());
+      row(out, "      from large pool", row.stat().apply(stats.largePool()), all, row.bytes());
+      row(out, "      from small pool", row.stat().apply(stats.smallPool()), all, row.bytes());
     }
+    line(out, "-".repeat(WIDTH));
     line(out, String.format(Locale.ROOT, " %-21s | %-50s", "Device allocs/frees",
         stats.numDeviceAlloc() + " / " + stats.numDeviceFree()));
     line(out, "=".repeat(WIDTH));
