@@ -160,9 +160,19 @@ public final class CachingAllocator {
     }
     if (ptr == 0) {
       stats.numOoms++;
-      long[] info = raw.memInfo();
-      throw new CudaOutOfMemoryError(device, segmentSize, info[0], info[1], stats.current(Metric.ALLOCATED_BYTES),
-          stats.current(Metric.RESERVED_BYTES));
+      long[] info = {-1, -1};
+      RuntimeException infoFailure = null;
+      try {
+        info = raw.memInfo();
+      } catch (RuntimeException e) {
+        infoFailure = e; // the out-of-memory error is the news; the failed query rides along with it
+      }
+      CudaOutOfMemoryError oom = new CudaOutOfMemoryError(device, segmentSize, info[0], info[1],
+          stats.current(Metric.ALLOCATED_BYTES), stats.current(Metric.RESERVED_BYTES));
+      if (infoFailure != null) {
+        oom.addSuppressed(infoFailure);
+      }
+      throw oom;
     }
     stats.increase(Metric.SEGMENT, small, 1);
     stats.increase(Metric.RESERVED_BYTES, small, segmentSize);

@@ -21,8 +21,8 @@ public class CudaOutOfMemoryError extends RuntimeException {
   /**
    * @param device the device ordinal
    * @param triedBytes the size of the segment that could not be obtained
-   * @param deviceFree the device's free bytes after the retry
-   * @param deviceTotal the device's capacity
+   * @param deviceFree the device's free bytes after the retry (-1 when it could not say)
+   * @param deviceTotal the device's capacity (-1 when it could not say)
    * @param allocatedBytes bytes in blocks Ember's allocator has handed out
    * @param reservedBytes bytes in segments Ember's allocator holds
    */
@@ -38,8 +38,9 @@ public class CudaOutOfMemoryError extends RuntimeException {
   }
 
   private static String message(int device, long tried, long free, long total, long allocated, long reserved) {
-    return "CUDA out of memory. Tried to allocate " + formatSize(tried) + ". GPU " + device
-        + " has a total capacity of " + formatSize(total) + " of which " + formatSize(free) + " is free. Ember has "
+    String capacity = total < 0 ? " could not report its free memory"
+        : " has a total capacity of " + formatSize(total) + " of which " + formatSize(free) + " is free";
+    return "CUDA out of memory. Tried to allocate " + formatSize(tried) + ". GPU " + device + capacity + ". Ember has "
         + formatSize(allocated) + " allocated and " + formatSize(reserved) + " reserved; "
         + formatSize(reserved - allocated) + " of the reserved memory is free but split into pieces too small"
         + " for this request (cached memory was already released and the allocation retried). Free tensors that"
@@ -71,12 +72,12 @@ public class CudaOutOfMemoryError extends RuntimeException {
     return triedBytes;
   }
 
-  /** The device's free bytes when the allocation failed. */
+  /** The device's free bytes when the allocation failed, or -1 when the device could not say. */
   public long deviceFree() {
     return deviceFree;
   }
 
-  /** The device's capacity in bytes. */
+  /** The device's capacity in bytes, or -1 when the device could not say. */
   public long deviceTotal() {
     return deviceTotal;
   }

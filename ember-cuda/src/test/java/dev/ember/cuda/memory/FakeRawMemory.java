@@ -8,7 +8,7 @@ import java.util.Map;
  * loudly on a free of memory it did not hand out. Full is answered with 0, or with {@link OutOfDeviceMemory} when
  * made with {@code throwWhenFull}.
  */
-final class FakeRawMemory implements RawMemory {
+class FakeRawMemory implements RawMemory {
   static final long BASE = 0x7f00_0000_0000L;
 
   private final long capacity;

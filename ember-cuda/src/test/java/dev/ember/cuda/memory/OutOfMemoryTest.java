@@ -3,6 +3,7 @@ package dev.ember.cuda.memory;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -58,6 +59,23 @@ class OutOfMemoryTest {
     assertEquals(big.ptr(), b.ptr(), "served from the freed 16 MiB block, split");
     alloc.free(small);
     alloc.free(b);
+  }
+
+  @Test
+  void deviceThatCannotReportItsMemoryStillGetsTheOutOfMemoryError() {
+    IllegalStateException infoFailure = new IllegalStateException("cuMemGetInfo: CUDA_ERROR_LAUNCH_FAILED");
+    FakeRawMemory raw = new FakeRawMemory(4 * MiB) {
+      @Override
+      public long[] memInfo() {
+        throw infoFailure;
+      }
+    };
+    CachingAllocator alloc = new CachingAllocator(2, raw, new FakeStreamEvents());
+    CudaOutOfMemoryError e = assertThrows(CudaOutOfMemoryError.class, () -> alloc.allocate(5 * MiB, S));
+    assertEquals("CUDA out of memory. Tried to allocate 20.00 MiB. GPU 2 could not report its free memory. Ember has 0"
+        + " bytes allocated and 0 bytes reserved;", e.getMessage().substring(0, e.getMessage().indexOf(';') + 1));
+    assertEquals(-1, e.deviceTotal());
+    assertEquals(List.of(infoFailure), List.of(e.getSuppressed()));
   }
 
   @Test
