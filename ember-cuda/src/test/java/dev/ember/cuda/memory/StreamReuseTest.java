@@ -32,6 +32,16 @@ class StreamReuseTest {
   }
 
   @Test
+  void aBlockOfAStreamOrderedAfterTheRequestsIsNotTaken() {
+    // Free sets order by stream first: the best fit search lands on S2's block for an S1 request, and must refuse it.
+    Block a = alloc.allocate(12 * MiB, S2);
+    alloc.free(a);
+    Block b = alloc.allocate(12 * MiB, S1);
+    assertNotEquals(a.ptr(), b.ptr());
+    assertEquals(2, raw.mallocCalls);
+  }
+
+  @Test
   void splitPiecesKeepTheirSegmentsStream() {
     Block a = alloc.allocate(4096, S1);
     Block b = alloc.allocate(4096, S2);
