@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -66,6 +67,8 @@ public final class CachingAllocator {
   /** Events recorded on each stream for freed blocks, in record order (so a stream's queue completes in order). */
   private final Map<Long, ArrayDeque<PendingEvent>> outstanding = new LinkedHashMap<>();
   private final StatCounters stats = new StatCounters();
+  /** Every segment held, by address. */
+  private final TreeMap<Long, Segment> segments = new TreeMap<>();
 
   private record PendingEvent(long event, Chunk chunk) {}
 
@@ -142,7 +145,7 @@ public final class CachingAllocator {
 
   /** The smallest free block of {@code stream} in {@code pool} with at least {@code size} bytes, taken out of it. */
   private static Chunk takeBestFit(TreeSet<Chunk> pool, long stream, long size) {
-    Chunk found = pool.ceiling(new Chunk(Long.MIN_VALUE, size, stream, false));
+    Chunk found = pool.ceiling(Chunk.searchKey(stream, size));
     if (found == null || found.stream != stream) {
       return null;
     }
@@ -177,7 +180,10 @@ public final class CachingAllocator {
     stats.increase(Metric.SEGMENT, small, 1);
     stats.increase(Metric.RESERVED_BYTES, small, segmentSize);
     stats.numDeviceAlloc++;
-    return new Chunk(ptr, segmentSize, stream, small);
+    Segment segment = new Segment(ptr, segmentSize, stream, small);
+    segment.head = new Chunk(segment, ptr, segmentSize);
+    segments.put(ptr, segment);
+    return segment.head;
   }
 
   private long tryMalloc(long bytes) {
@@ -196,10 +202,12 @@ public final class CachingAllocator {
     if (shouldSplit(chunk, size)) {
       // The rest keeps the old node (as in PyTorch) and goes back to the pool at its new address.
       Chunk rest = chunk;
-      block = new Chunk(rest.ptr, size, rest.stream, small);
+      block = new Chunk(rest.segment, rest.ptr, size);
       block.prev = rest.prev;
       if (block.prev != null) {
         block.prev.next = block;
+      } else {
+        block.segment.head = block;
       }
       block.next = rest;
       rest.prev = block;
@@ -385,6 +393,8 @@ public final class CachingAllocator {
       dst.prev = src.prev;
       if (dst.prev != null) {
         dst.prev.next = dst;
+      } else {
+        dst.segment.head = dst;
       }
     } else {
       dst.next = src.next;
@@ -424,6 +434,7 @@ public final class CachingAllocator {
       }
       raw.free(chunk.ptr);
       it.remove();
+      segments.remove(chunk.ptr);
       stats.decrease(Metric.SEGMENT, chunk.small, 1);
       stats.decrease(Metric.RESERVED_BYTES, chunk.small, chunk.size);
       stats.numDeviceFree++;
@@ -458,6 +469,46 @@ public final class CachingAllocator {
     lock.lock();
     try {
       stats.resetAccumulated();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Every segment held and its blocks, in address order ({@code torch.cuda.memory_snapshot}): where the reserved
+   * memory is and why it cannot be released.
+   */
+  public List<SegmentSnapshot> snapshot() {
+    lock.lock();
+    try {
+      List<SegmentSnapshot> out = new ArrayList<>(segments.size());
+      for (Segment segment : segments.values()) {
+        List<SegmentSnapshot.BlockInfo> blocks = new ArrayList<>();
+        for (Chunk c = segment.head; c != null; c = c.next) {
+          SegmentSnapshot.State state = c.allocated ? SegmentSnapshot.State.ACTIVE_ALLOCATED
+              : c.eventCount > 0 ? SegmentSnapshot.State.ACTIVE_PENDING_FREE : SegmentSnapshot.State.INACTIVE;
+          blocks.add(new SegmentSnapshot.BlockInfo(c.ptr, c.size, c.allocated ? c.requested : 0, state));
+        }
+        out.add(new SegmentSnapshot(segment.base, segment.size, segment.stream, segment.small, blocks));
+      }
+      return out;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Checks the allocator's structure against its counters (for tests): every segment's pieces cover it without
+   * gaps, no two idle neighbours are left unmerged, exactly the idle pieces are in the free sets, and the current
+   * counters match what the pieces add up to.
+   *
+   * @throws IllegalStateException naming the first inconsistency found
+   */
+  void checkInvariants() {
+    lock.lock();
+    try {
+      new InvariantCheck(segments.values(), smallFree, largeFree, stats, outstanding.values().stream()
+          .mapToInt(ArrayDeque::size).sum()).run();
     } finally {
       lock.unlock();
     }

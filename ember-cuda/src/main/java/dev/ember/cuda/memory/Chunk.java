@@ -18,6 +18,8 @@ final class Chunk {
 
   final long stream;
   final boolean small;
+  /** The segment this piece belongs to (null only for search keys). */
+  final Segment segment;
   long ptr;
   long size;
   long requested;
@@ -29,11 +31,26 @@ final class Chunk {
   /** Streams other than {@link #stream} that used the block since it was allocated (null when none). */
   Set<Long> streamUses;
 
-  Chunk(long ptr, long size, long stream, boolean small) {
+  /** A piece of {@code segment}. */
+  Chunk(Segment segment, long ptr, long size) {
+    this.segment = segment;
     this.ptr = ptr;
     this.size = size;
+    this.stream = segment.stream;
+    this.small = segment.small;
+  }
+
+  /** A search key: the first free piece of {@code stream} at least {@code size} large orders at or after it. */
+  private Chunk(long stream, long size) {
+    this.segment = null;
+    this.ptr = Long.MIN_VALUE;
+    this.size = size;
     this.stream = stream;
-    this.small = small;
+    this.small = false;
+  }
+
+  static Chunk searchKey(long stream, long size) {
+    return new Chunk(stream, size);
   }
 
   /** Whether the piece shares its segment with others (so freeing it alone releases no device memory). */

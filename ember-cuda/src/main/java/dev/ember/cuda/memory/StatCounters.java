@@ -44,6 +44,10 @@ final class StatCounters {
     return values[metric.ordinal()][ALL][0];
   }
 
+  long current(Metric metric, boolean small) {
+    return values[metric.ordinal()][small ? SMALL : LARGE][0];
+  }
+
   void resetPeaks() {
     for (long[][] metric : values) {
       for (long[] v : metric) {

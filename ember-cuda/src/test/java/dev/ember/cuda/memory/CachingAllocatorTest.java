@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** Rounding, pools, reuse, splitting, coalescing, best fit and misuse, over a fake device that counts calls. */
@@ -133,6 +134,43 @@ class CachingAllocatorTest {
     alloc.free(smallRest);
     alloc.emptyCache(); // the coalesced small segment is whole again, so it is released
     assertEquals(1, raw.liveSegments());
+  }
+
+  @Test
+  void snapshotShowsEachSegmentsBlocksInAddressOrder() {
+    Block a = alloc.allocate(4000, S);
+    Block b = alloc.allocate(4 * KiB, S);
+    Block c = alloc.allocate(4 * KiB, S);
+    Block large = alloc.allocate(12 * MiB, S);
+    alloc.free(b);
+    List<SegmentSnapshot> snap = alloc.snapshot();
+    assertEquals(2, snap.size());
+    SegmentSnapshot small = snap.get(0);
+    assertEquals(new SegmentSnapshot(a.ptr(), 2 * MiB, S, true, List.of(
+        new SegmentSnapshot.BlockInfo(a.ptr(), 4 * KiB, 4000, SegmentSnapshot.State.ACTIVE_ALLOCATED),
+        new SegmentSnapshot.BlockInfo(b.ptr(), 4 * KiB, 0, SegmentSnapshot.State.INACTIVE),
+        new SegmentSnapshot.BlockInfo(c.ptr(), 4 * KiB, 4 * KiB, SegmentSnapshot.State.ACTIVE_ALLOCATED),
+        new SegmentSnapshot.BlockInfo(c.ptr() + 4 * KiB, 2 * MiB - 12 * KiB, 0, SegmentSnapshot.State.INACTIVE))),
+        small);
+    assertEquals(8 * KiB, small.allocatedBytes());
+    assertEquals(new SegmentSnapshot(large.ptr(), 12 * MiB, S, false, List.of(
+        new SegmentSnapshot.BlockInfo(large.ptr(), 12 * MiB, 12 * MiB, SegmentSnapshot.State.ACTIVE_ALLOCATED))),
+        snap.get(1));
+    alloc.free(a); // the segment's head merges with b: the snapshot starts at the merged piece
+    assertEquals(new SegmentSnapshot.BlockInfo(a.ptr(), 8 * KiB, 0, SegmentSnapshot.State.INACTIVE),
+        alloc.snapshot().get(0).blocks().get(0));
+    alloc.checkInvariants();
+  }
+
+  @Test
+  void invariantCheckCatchesACorruptedPiece() {
+    Block a = alloc.allocate(4 * KiB, S);
+    alloc.allocate(4 * KiB, S);
+    alloc.checkInvariants();
+    a.chunk.size += 512; // what a bookkeeping bug in a split would do
+    IllegalStateException e = assertThrows(IllegalStateException.class, alloc::checkInvariants);
+    assertTrue(e.getMessage().startsWith("CachingAllocator: segment at 0x"), e.getMessage());
+    assertTrue(e.getMessage().contains("does not start where the previous one ends"), e.getMessage());
   }
 
   @Test

@@ -50,6 +50,7 @@ class ConcurrencyTest {
     } finally {
       pool.shutdownNow();
     }
+    alloc.checkInvariants();
     MemoryStats s = alloc.stats();
     assertEquals(0, s.allocation().current());
     assertEquals(0, s.allocatedBytes().current());
@@ -75,6 +76,9 @@ class ConcurrencyTest {
         liveRanges.put(b.ptr(), b.ptr() + b.size());
       }
       held.add(b);
+      if (i % 100 == 0) {
+        alloc.checkInvariants();
+      }
       if (held.size() > 6 || rnd.nextInt(3) == 0) {
         Block f = held.remove(rnd.nextInt(held.size()));
         synchronized (liveRanges) {

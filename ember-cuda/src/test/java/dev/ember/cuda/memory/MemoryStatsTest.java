@@ -94,6 +94,7 @@ class MemoryStatsTest {
       if (step % 500 == 0) {
         alloc.emptyCache();
       }
+      alloc.checkInvariants();
       MemoryStats s = alloc.stats();
       assertEquals(raw.usedBytes(), s.reservedBytes().current(), "reserved at step " + step);
       assertEquals(raw.liveSegments(), s.segment().current(), "segments at step " + step);

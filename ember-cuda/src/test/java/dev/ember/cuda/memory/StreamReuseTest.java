@@ -4,7 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import java.util.ArrayList;
 import java.util.List;
+import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 /** Blocks are cached per stream; one used on other streams waits for their events before reuse. */
@@ -141,6 +143,45 @@ class StreamReuseTest {
     assertEquals(20 * MiB, b.size());
     assertEquals(1, events.synchronizeCalls);
     assertEquals(1, tight.stats().numAllocRetries());
+  }
+
+  @Test
+  void pendingBlockShowsInTheSnapshot() {
+    Block a = alloc.allocate(12 * MiB, S1);
+    alloc.recordStream(a, S2);
+    alloc.free(a);
+    assertEquals(SegmentSnapshot.State.ACTIVE_PENDING_FREE, alloc.snapshot().get(0).blocks().get(0).state());
+    alloc.checkInvariants();
+  }
+
+  @Test
+  void randomCrossStreamWorkloadKeepsTheBooksStraight() {
+    SplittableRandom rnd = new SplittableRandom(39);
+    long[] streams = {S1, S2, S3};
+    List<Block> live = new ArrayList<>();
+    for (int step = 0; step < 3000; step++) {
+      int action = rnd.nextInt(100);
+      if (live.isEmpty() || action < 45) {
+        long bytes = rnd.nextBoolean() ? 1 + rnd.nextLong(512 * 1024) : 1 + rnd.nextLong(16 * MiB);
+        live.add(alloc.allocate(bytes, streams[rnd.nextInt(3)]));
+      } else if (action < 60) {
+        alloc.recordStream(live.get(rnd.nextInt(live.size())), streams[rnd.nextInt(3)]);
+      } else if (action < 90) {
+        alloc.free(live.remove(rnd.nextInt(live.size())));
+      } else if (action < 99) {
+        events.finish(streams[rnd.nextInt(3)]);
+      } else {
+        alloc.emptyCache();
+      }
+      alloc.checkInvariants();
+      assertEquals(raw.usedBytes(), alloc.stats().reservedBytes().current(), "step " + step);
+    }
+    live.forEach(alloc::free);
+    alloc.emptyCache();
+    alloc.checkInvariants();
+    assertEquals(0, raw.liveSegments());
+    assertEquals(0, events.liveEvents());
+    assertEquals(0, alloc.stats().active().current());
   }
 
   @Test
