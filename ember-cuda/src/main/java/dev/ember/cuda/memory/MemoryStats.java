@@ -1,5 +1,10 @@
 package dev.ember.cuda.memory;
 
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
 /**
  * A snapshot of a {@link CachingAllocator}'s counters ({@code torch.cuda.memory_stats()}): per pool and over both,
  * with shortcuts for the totals most callers want.
@@ -44,5 +49,40 @@ public record MemoryStats(
   /** Segments held from the device, over both pools. */
   public Stat segment() {
     return all.segment();
+  }
+
+  /**
+   * The counters under {@code torch.cuda.memory_stats()}'s keys, in a stable order, for logs and metrics:
+   * {@code "allocated_bytes.all.current"}, {@code "reserved_bytes.large_pool.peak"}, ...,
+   * {@code "num_alloc_retries"}, {@code "num_ooms"}, {@code "num_device_alloc"}, {@code "num_device_free"}.
+   */
+  public Map<String, Long> asMap() {
+    Map<String, Long> out = new LinkedHashMap<>();
+    put(out, "allocation", PoolStats::allocation);
+    put(out, "segment", PoolStats::segment);
+    put(out, "active", PoolStats::active);
+    put(out, "inactive_split", PoolStats::inactiveSplit);
+    put(out, "allocated_bytes", PoolStats::allocatedBytes);
+    put(out, "reserved_bytes", PoolStats::reservedBytes);
+    put(out, "active_bytes", PoolStats::activeBytes);
+    put(out, "inactive_split_bytes", PoolStats::inactiveSplitBytes);
+    put(out, "requested_bytes", PoolStats::requestedBytes);
+    out.put("num_alloc_retries", numAllocRetries);
+    out.put("num_ooms", numOoms);
+    out.put("num_device_alloc", numDeviceAlloc);
+    out.put("num_device_free", numDeviceFree);
+    return out;
+  }
+
+  private void put(Map<String, Long> out, String name, Function<PoolStats, Stat> stat) {
+    for (Map.Entry<String, PoolStats> pool : List.of(Map.entry("all", all), Map.entry("large_pool", largePool),
+        Map.entry("small_pool", smallPool))) {
+      Stat s = stat.apply(pool.getValue());
+      String key = name + "." + pool.getKey() + ".";
+      out.put(key + "current", s.current());
+      out.put(key + "peak", s.peak());
+      out.put(key + "allocated", s.allocated());
+      out.put(key + "freed", s.freed());
+    }
   }
 }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
@@ -46,6 +47,24 @@ class MemoryStatsTest {
     assertEquals(0, s.largePool().inactiveSplit().current());
     assertEquals(1, s.smallPool().inactiveSplit().current());
     assertEquals(2 * MiB - 1024, s.smallPool().inactiveSplitBytes().current());
+  }
+
+  @Test
+  void asMapUsesTorchsKeys() {
+    Block a = alloc.allocate(1000, S);
+    alloc.allocate(5 * MiB, S);
+    alloc.free(a);
+    Map<String, Long> m = alloc.stats().asMap();
+    assertEquals(9 * 3 * 4 + 4, m.size());
+    assertEquals(5 * MiB, m.get("allocated_bytes.all.current"));
+    assertEquals(5 * MiB + 1024, m.get("allocated_bytes.all.peak"));
+    assertEquals(1024, m.get("allocated_bytes.small_pool.freed"));
+    assertEquals(20 * MiB, m.get("reserved_bytes.large_pool.current"));
+    assertEquals(1, m.get("allocation.all.current"));
+    assertEquals(1, m.get("inactive_split.large_pool.current"));
+    assertEquals(2, m.get("num_device_alloc"));
+    assertEquals(0, m.get("num_ooms"));
+    assertEquals("allocation.all.current", m.keySet().iterator().next());
   }
 
   @Test
