@@ -55,12 +55,15 @@ public final class CachingAllocator {
   public static final long MIN_LARGE_ALLOC = 10L << 20;
   /** Segments for large requests are rounded up to a multiple of this (kRoundLarge). */
   public static final long ROUND_LARGE = 2L << 20;
+  /** The default {@code maxSplitSize}: no limit, every block may be split (PyTorch's default). */
+  public static final long NO_SPLIT_LIMIT = Long.MAX_VALUE;
   /** The largest request accepted: larger ones would overflow the rounding. */
   static final long MAX_REQUEST = Long.MAX_VALUE - (ROUND_LARGE << 1);
 
   private final int device;
   private final RawMemory raw;
   private final StreamEvents events;
+  private final long maxSplitSize;
   private final ReentrantLock lock = new ReentrantLock();
   private final TreeSet<Chunk> smallFree = new TreeSet<>(Chunk.BY_STREAM_SIZE_ADDRESS);
   private final TreeSet<Chunk> largeFree = new TreeSet<>(Chunk.BY_STREAM_SIZE_ADDRESS);
@@ -77,12 +80,29 @@ public final class CachingAllocator {
    * {@code events} for cross-stream reuse.
    */
   public CachingAllocator(int device, RawMemory raw, StreamEvents events) {
+    this(device, raw, events, NO_SPLIT_LIMIT);
+  }
+
+  /**
+   * An allocator whose blocks of {@code maxSplitSize} bytes or more are never split (PyTorch's
+   * {@code max_split_size_mb}): such "oversize" blocks serve only requests of at least that size that waste under
+   * 20 MiB of them, and smaller requests never take them, which bounds fragmentation by large blocks. When the
+   * device is full, cached oversize blocks are released first, before the whole cache.
+   *
+   * @param maxSplitSize over 20 MiB, or {@link #NO_SPLIT_LIMIT}
+   */
+  public CachingAllocator(int device, RawMemory raw, StreamEvents events, long maxSplitSize) {
     if (device < 0) {
       throw new IllegalArgumentException("CachingAllocator: device ordinal must be >= 0, got " + device);
+    }
+    if (maxSplitSize <= LARGE_BUFFER) {
+      throw new IllegalArgumentException("CachingAllocator: maxSplitSize must be over 20 MiB (" + LARGE_BUFFER
+          + " bytes), got " + maxSplitSize);
     }
     this.device = device;
     this.raw = Objects.requireNonNull(raw, "raw");
     this.events = Objects.requireNonNull(events, "events");
+    this.maxSplitSize = maxSplitSize;
   }
 
   /** The device ordinal this allocator serves. */
@@ -135,7 +155,7 @@ public final class CachingAllocator {
       TreeSet<Chunk> pool = small ? smallFree : largeFree;
       Chunk chunk = takeBestFit(pool, stream, size);
       if (chunk == null) {
-        chunk = newSegment(segmentSize(size), stream, small);
+        chunk = newSegment(pool, size, stream, small);
       }
       return place(chunk, pool, size, bytes);
     } finally {
@@ -143,19 +163,32 @@ public final class CachingAllocator {
     }
   }
 
-  /** The smallest free block of {@code stream} in {@code pool} with at least {@code size} bytes, taken out of it. */
-  private static Chunk takeBestFit(TreeSet<Chunk> pool, long stream, long size) {
+  /**
+   * The smallest free block of {@code stream} in {@code pool} with at least {@code size} bytes, taken out of it;
+   * null when there is none, or when it is an oversize block that the request may not take.
+   */
+  private Chunk takeBestFit(TreeSet<Chunk> pool, long stream, long size) {
     Chunk found = pool.ceiling(Chunk.searchKey(stream, size));
     if (found == null || found.stream != stream) {
+      return null;
+    }
+    if (size < maxSplitSize ? found.size >= maxSplitSize : found.size >= size + LARGE_BUFFER) {
       return null;
     }
     pool.remove(found);
     return found;
   }
 
-  /** A new segment from the device; on failure releases the cache and retries once, then throws. */
-  private Chunk newSegment(long segmentSize, long stream, boolean small) {
+  /**
+   * A new segment for a request of {@code size} bytes; when the device is full, releases cached oversize blocks
+   * enough for it and retries, then releases the whole cache and retries once more, then throws.
+   */
+  private Chunk newSegment(TreeSet<Chunk> pool, long size, long stream, boolean small) {
+    long segmentSize = segmentSize(size);
     long ptr = tryMalloc(segmentSize);
+    if (ptr == 0 && releaseAvailableCachedBlocks(pool, stream, size)) {
+      ptr = tryMalloc(segmentSize);
+    }
     if (ptr == 0) {
       releaseCachedBlocks();
       stats.numAllocRetries++;
@@ -178,6 +211,9 @@ public final class CachingAllocator {
       throw oom;
     }
     stats.increase(Metric.SEGMENT, small, 1);
+    if (segmentSize >= maxSplitSize) {
+      stats.increase(Metric.OVERSIZE_SEGMENT, small, 1);
+    }
     stats.increase(Metric.RESERVED_BYTES, small, segmentSize);
     stats.numDeviceAlloc++;
     Segment segment = new Segment(ptr, segmentSize, stream, small);
@@ -233,12 +269,15 @@ public final class CachingAllocator {
     stats.increase(Metric.ACTIVE, small, 1);
     stats.increase(Metric.ACTIVE_BYTES, small, block.size);
     stats.increase(Metric.REQUESTED_BYTES, small, requested);
+    if (block.size >= maxSplitSize) {
+      stats.increase(Metric.OVERSIZE_ALLOCATION, small, 1);
+    }
     return new Block(this, block, block.ptr, block.size, requested, block.stream);
   }
 
-  private static boolean shouldSplit(Chunk chunk, long size) {
+  private boolean shouldSplit(Chunk chunk, long size) {
     long remaining = chunk.size - size;
-    return chunk.small ? remaining >= MIN_BLOCK_SIZE : remaining > SMALL_SIZE;
+    return chunk.small ? remaining >= MIN_BLOCK_SIZE : size < maxSplitSize && remaining > SMALL_SIZE;
   }
 
   /**
@@ -267,6 +306,9 @@ public final class CachingAllocator {
       stats.decrease(Metric.ALLOCATION, chunk.small, 1);
       stats.decrease(Metric.ALLOCATED_BYTES, chunk.small, chunk.size);
       stats.decrease(Metric.REQUESTED_BYTES, chunk.small, chunk.requested);
+      if (chunk.size >= maxSplitSize) {
+        stats.decrease(Metric.OVERSIZE_ALLOCATION, chunk.small, 1);
+      }
       if (chunk.streamUses != null && !chunk.streamUses.isEmpty()) {
         insertEvents(chunk);
       } else {
@@ -427,18 +469,52 @@ public final class CachingAllocator {
   }
 
   private void releaseWholeSegments(TreeSet<Chunk> pool) {
-    for (Iterator<Chunk> it = pool.iterator(); it.hasNext(); ) {
-      Chunk chunk = it.next();
-      if (chunk.isSplit()) {
-        continue;
-      }
-      raw.free(chunk.ptr);
-      it.remove();
-      segments.remove(chunk.ptr);
-      stats.decrease(Metric.SEGMENT, chunk.small, 1);
-      stats.decrease(Metric.RESERVED_BYTES, chunk.small, chunk.size);
-      stats.numDeviceFree++;
+    for (Chunk chunk : pool.stream().filter(c -> !c.isSplit()).toList()) {
+      releaseSegment(pool, chunk);
     }
+  }
+
+  /**
+   * With a split limit, releases cached oversize segments of {@code stream} for a request of {@code size} bytes:
+   * the smallest one at least as large as the request (and the limit), else the largest ones until they add up to
+   * it. Returns whether that much was released (PyTorch's release_available_cached_blocks).
+   */
+  private boolean releaseAvailableCachedBlocks(TreeSet<Chunk> pool, long stream, long size) {
+    if (maxSplitSize == NO_SPLIT_LIMIT) {
+      return false;
+    }
+    Chunk key = Chunk.searchKey(stream, Math.max(size, maxSplitSize));
+    Chunk fit = pool.ceiling(key);
+    if (fit != null && fit.stream == stream && !fit.isSplit()) {
+      releaseSegment(pool, fit);
+      return true;
+    }
+    // No single block is large enough: release oversize blocks of this stream, the largest first.
+    long released = 0;
+    Chunk c = pool.lower(key);
+    while (released < key.size && c != null && c.stream == stream && c.size >= maxSplitSize) {
+      Chunk smaller = pool.lower(c);
+      if (!c.isSplit()) {
+        releaseSegment(pool, c);
+        released += c.size;
+      }
+      c = smaller;
+    }
+    return released >= key.size;
+  }
+
+  /** Gives a whole, idle segment back to the device. */
+  private void releaseSegment(TreeSet<Chunk> pool, Chunk chunk) {
+    assert !chunk.isSplit() && chunk.isIdle();
+    raw.free(chunk.ptr);
+    pool.remove(chunk);
+    segments.remove(chunk.ptr);
+    stats.decrease(Metric.SEGMENT, chunk.small, 1);
+    stats.decrease(Metric.RESERVED_BYTES, chunk.small, chunk.size);
+    if (chunk.size >= maxSplitSize) {
+      stats.decrease(Metric.OVERSIZE_SEGMENT, chunk.small, 1);
+    }
+    stats.numDeviceFree++;
   }
 
   /** A snapshot of the counters ({@code torch.cuda.memory_stats}). */
@@ -507,7 +583,7 @@ public final class CachingAllocator {
   void checkInvariants() {
     lock.lock();
     try {
-      new InvariantCheck(segments.values(), smallFree, largeFree, stats, outstanding.values().stream()
+      new InvariantCheck(segments.values(), smallFree, largeFree, stats, maxSplitSize, outstanding.values().stream()
           .mapToInt(ArrayDeque::size).sum()).run();
     } finally {
       lock.unlock();

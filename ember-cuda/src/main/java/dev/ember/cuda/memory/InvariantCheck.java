@@ -10,16 +10,18 @@ final class InvariantCheck {
   private final Set<Chunk> smallFree;
   private final Set<Chunk> largeFree;
   private final StatCounters stats;
+  private final long maxSplitSize;
   private final int pendingEvents;
   /** Per pool (0 large, 1 small): what the pieces add up to, in {@link Metric} order. */
   private final long[][] expected = new long[2][Metric.values().length];
 
   InvariantCheck(Collection<Segment> segments, Set<Chunk> smallFree, Set<Chunk> largeFree, StatCounters stats,
-      int pendingEvents) {
+      long maxSplitSize, int pendingEvents) {
     this.segments = segments;
     this.smallFree = smallFree;
     this.largeFree = largeFree;
     this.stats = stats;
+    this.maxSplitSize = maxSplitSize;
     this.pendingEvents = pendingEvents;
   }
 
@@ -30,6 +32,9 @@ final class InvariantCheck {
       long[] e = expected[segment.small ? 1 : 0];
       e[Metric.SEGMENT.ordinal()]++;
       e[Metric.RESERVED_BYTES.ordinal()] += segment.size;
+      if (segment.size >= maxSplitSize) {
+        e[Metric.OVERSIZE_SEGMENT.ordinal()]++;
+      }
       long at = segment.base;
       Chunk prev = null;
       for (Chunk c = segment.head; c != null; prev = c, c = c.next) {
@@ -47,6 +52,9 @@ final class InvariantCheck {
           e[Metric.ALLOCATION.ordinal()]++;
           e[Metric.ALLOCATED_BYTES.ordinal()] += c.size;
           e[Metric.REQUESTED_BYTES.ordinal()] += c.requested;
+          if (c.size >= maxSplitSize) {
+            e[Metric.OVERSIZE_ALLOCATION.ordinal()]++;
+          }
         }
         if (!c.isIdle()) {
           e[Metric.ACTIVE.ordinal()]++;

@@ -12,6 +12,9 @@ import java.util.function.Function;
  * @param all the counters over both pools
  * @param largePool the counters of the large pool (blocks over 1 MiB)
  * @param smallPool the counters of the small pool (blocks up to 1 MiB)
+ * @param oversizeAllocations live blocks of the split limit's size or more ({@code oversize_allocations}; 0
+ *     without a limit)
+ * @param oversizeSegments segments of the split limit's size or more ({@code oversize_segments})
  * @param numAllocRetries device allocations that failed and were retried after releasing the cache
  * @param numOoms allocations that failed even after the retry ({@link CudaOutOfMemoryError}s thrown)
  * @param numDeviceAlloc segments obtained from the device
@@ -21,6 +24,8 @@ public record MemoryStats(
     PoolStats all,
     PoolStats largePool,
     PoolStats smallPool,
+    Stat oversizeAllocations,
+    Stat oversizeSegments,
     long numAllocRetries,
     long numOoms,
     long numDeviceAlloc,
@@ -67,6 +72,8 @@ public record MemoryStats(
     put(out, "active_bytes", PoolStats::activeBytes);
     put(out, "inactive_split_bytes", PoolStats::inactiveSplitBytes);
     put(out, "requested_bytes", PoolStats::requestedBytes);
+    put(out, "oversize_allocations", oversizeAllocations);
+    put(out, "oversize_segments", oversizeSegments);
     out.put("num_alloc_retries", numAllocRetries);
     out.put("num_ooms", numOoms);
     out.put("num_device_alloc", numDeviceAlloc);
@@ -77,12 +84,14 @@ public record MemoryStats(
   private void put(Map<String, Long> out, String name, Function<PoolStats, Stat> stat) {
     for (Map.Entry<String, PoolStats> pool : List.of(Map.entry("all", all), Map.entry("large_pool", largePool),
         Map.entry("small_pool", smallPool))) {
-      Stat s = stat.apply(pool.getValue());
-      String key = name + "." + pool.getKey() + ".";
-      out.put(key + "current", s.current());
-      out.put(key + "peak", s.peak());
-      out.put(key + "allocated", s.allocated());
-      out.put(key + "freed", s.freed());
+      put(out, name + "." + pool.getKey(), stat.apply(pool.getValue()));
     }
+  }
+
+  private static void put(Map<String, Long> out, String name, Stat s) {
+    out.put(name + ".current", s.current());
+    out.put(name + ".peak", s.peak());
+    out.put(name + ".allocated", s.allocated());
+    out.put(name + ".freed", s.freed());
   }
 }

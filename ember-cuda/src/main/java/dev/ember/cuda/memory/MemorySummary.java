@@ -40,6 +40,9 @@ final class MemorySummary {
       row(out, "      from small pool", row.stat().apply(stats.smallPool()), all, row.bytes());
     }
     line(out, "-".repeat(WIDTH));
+    row(out, "Oversize allocations", stats.oversizeAllocations(), stats.oversizeAllocations(), false);
+    row(out, "Oversize GPU segments", stats.oversizeSegments(), stats.oversizeSegments(), false);
+    line(out, "-".repeat(WIDTH));
     line(out, String.format(Locale.ROOT, " %-21s | %-50s", "Device allocs/frees",
         stats.numDeviceAlloc() + " / " + stats.numDeviceFree()));
     line(out, "=".repeat(WIDTH));

@@ -4,7 +4,7 @@ package dev.ember.cuda.memory;
 final class StatCounters {
   enum Metric {
     ALLOCATION, SEGMENT, ACTIVE, INACTIVE_SPLIT, ALLOCATED_BYTES, RESERVED_BYTES, ACTIVE_BYTES,
-    INACTIVE_SPLIT_BYTES, REQUESTED_BYTES
+    INACTIVE_SPLIT_BYTES, REQUESTED_BYTES, OVERSIZE_ALLOCATION, OVERSIZE_SEGMENT
   }
 
   private static final int ALL = 0;
@@ -70,16 +70,18 @@ final class StatCounters {
   }
 
   MemoryStats snapshot() {
-    return new MemoryStats(pool(ALL), pool(LARGE), pool(SMALL), numAllocRetries, numOoms, numDeviceAlloc,
-        numDeviceFree);
+    return new MemoryStats(pool(ALL), pool(LARGE), pool(SMALL), stat(Metric.OVERSIZE_ALLOCATION, ALL),
+        stat(Metric.OVERSIZE_SEGMENT, ALL), numAllocRetries, numOoms, numDeviceAlloc, numDeviceFree);
   }
 
   private PoolStats pool(int pool) {
-    Stat[] s = new Stat[Metric.values().length];
-    for (Metric m : Metric.values()) {
-      long[] v = values[m.ordinal()][pool];
-      s[m.ordinal()] = new Stat(v[0], v[1], v[2], v[3]);
-    }
-    return new PoolStats(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8]);
+    return new PoolStats(stat(Metric.ALLOCATION, pool), stat(Metric.SEGMENT, pool), stat(Metric.ACTIVE, pool),
+        stat(Metric.INACTIVE_SPLIT, pool), stat(Metric.ALLOCATED_BYTES, pool), stat(Metric.RESERVED_BYTES, pool),
+        stat(Metric.ACTIVE_BYTES, pool), stat(Metric.INACTIVE_SPLIT_BYTES, pool), stat(Metric.REQUESTED_BYTES, pool));
+  }
+
+  private Stat stat(Metric metric, int pool) {
+    long[] v = values[metric.ordinal()][pool];
+    return new Stat(v[0], v[1], v[2], v[3]);
   }
 }

@@ -55,7 +55,7 @@ class MemoryStatsTest {
     alloc.allocate(5 * MiB, S);
     alloc.free(a);
     Map<String, Long> m = alloc.stats().asMap();
-    assertEquals(9 * 3 * 4 + 4, m.size());
+    assertEquals(9 * 3 * 4 + 2 * 4 + 4, m.size());
     assertEquals(5 * MiB, m.get("allocated_bytes.all.current"));
     assertEquals(5 * MiB + 1024, m.get("allocated_bytes.all.peak"));
     assertEquals(1024, m.get("allocated_bytes.small_pool.freed"));

@@ -38,6 +38,8 @@ class MemorySummaryTest {
     assertTrue(lines.contains(
         "| GPU reserved segments |       2    |       2    |       2    |       0    |"), summary);
     assertTrue(lines.contains(
+        "| Oversize allocations  |       0    |       0    |       0    |       0    |"), summary);
+    assertTrue(lines.contains(
         "| Device allocs/frees   | 2 / 0                                             |"), summary);
     alloc.free(a);
   }
