@@ -1,12 +1,7 @@
 package dev.ember.cuda.memory;
 
 import dev.ember.cuda.memory.StatCounters.Metric;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -62,18 +57,15 @@ public final class CachingAllocator {
 
   private final int device;
   private final RawMemory raw;
-  private final StreamEvents events;
   private final long maxSplitSize;
   private final ReentrantLock lock = new ReentrantLock();
   private final TreeSet<Chunk> smallFree = new TreeSet<>(Chunk.BY_STREAM_SIZE_ADDRESS);
   private final TreeSet<Chunk> largeFree = new TreeSet<>(Chunk.BY_STREAM_SIZE_ADDRESS);
-  /** Events recorded on each stream for freed blocks, in record order (so a stream's queue completes in order). */
-  private final Map<Long, ArrayDeque<PendingEvent>> outstanding = new LinkedHashMap<>();
+  /** Freed blocks waiting for other streams' events. */
+  private final PendingFrees pending;
   private final StatCounters stats = new StatCounters();
   /** Every segment held, by address. */
   private final TreeMap<Long, Segment> segments = new TreeMap<>();
-
-  private record PendingEvent(long event, Chunk chunk) {}
 
   /**
    * An allocator for device {@code device} (the ordinal its messages name), over {@code raw} for segments and
@@ -101,7 +93,7 @@ public final class CachingAllocator {
     }
     this.device = device;
     this.raw = Objects.requireNonNull(raw, "raw");
-    this.events = Objects.requireNonNull(events, "events");
+    this.pending = new PendingFrees(Objects.requireNonNull(events, "events"));
     this.maxSplitSize = maxSplitSize;
   }
 
@@ -149,7 +141,7 @@ public final class CachingAllocator {
     }
     lock.lock();
     try {
-      processEvents();
+      pending.poll(this::freeChunk);
       long size = roundSize(bytes);
       boolean small = size <= SMALL_SIZE;
       TreeSet<Chunk> pool = small ? smallFree : largeFree;
@@ -310,7 +302,7 @@ public final class CachingAllocator {
         stats.decrease(Metric.OVERSIZE_ALLOCATION, chunk.small, 1);
       }
       if (chunk.streamUses != null && !chunk.streamUses.isEmpty()) {
-        insertEvents(chunk);
+        pending.hold(chunk);
       } else {
         freeChunk(chunk);
       }
@@ -353,50 +345,6 @@ public final class CachingAllocator {
           "CachingAllocator.%s: block at 0x%x (%d bytes) belongs to another allocator (device %s), not this one"
               + " (device %d)", op, block.ptr(), block.size(),
           block.owner == null ? "none" : Integer.toString(block.owner.device), device));
-    }
-  }
-
-  /** Records an event on each stream that used {@code chunk}; the last to complete frees it. */
-  private void insertEvents(Chunk chunk) {
-    List<Long> streams = new ArrayList<>(chunk.streamUses);
-    chunk.streamUses = null;
-    for (long stream : streams) {
-      long event = events.record(stream);
-      chunk.eventCount++;
-      outstanding.computeIfAbsent(stream, s -> new ArrayDeque<>()).add(new PendingEvent(event, chunk));
-    }
-  }
-
-  /** Frees the blocks whose events have all completed, checking each stream's events in record order. */
-  private void processEvents() {
-    for (Iterator<ArrayDeque<PendingEvent>> it = outstanding.values().iterator(); it.hasNext(); ) {
-      ArrayDeque<PendingEvent> queue = it.next();
-      while (!queue.isEmpty() && events.query(queue.peekFirst().event())) {
-        retire(queue.pollFirst());
-      }
-      if (queue.isEmpty()) {
-        it.remove();
-      }
-    }
-  }
-
-  /** Waits for every outstanding event and frees the blocks they held back. */
-  private void synchronizeAndFreeEvents() {
-    for (ArrayDeque<PendingEvent> queue : outstanding.values()) {
-      while (!queue.isEmpty()) {
-        PendingEvent pending = queue.peekFirst();
-        events.synchronize(pending.event());
-        retire(queue.pollFirst());
-      }
-    }
-    outstanding.clear();
-  }
-
-  private void retire(PendingEvent pending) {
-    events.destroy(pending.event());
-    Chunk chunk = pending.chunk();
-    if (--chunk.eventCount == 0) {
-      freeChunk(chunk);
     }
   }
 
@@ -463,7 +411,7 @@ public final class CachingAllocator {
   }
 
   private void releaseCachedBlocks() {
-    synchronizeAndFreeEvents();
+    pending.drain(this::freeChunk);
     releaseWholeSegments(largeFree);
     releaseWholeSegments(smallFree);
   }
@@ -557,17 +505,7 @@ public final class CachingAllocator {
   public List<SegmentSnapshot> snapshot() {
     lock.lock();
     try {
-      List<SegmentSnapshot> out = new ArrayList<>(segments.size());
-      for (Segment segment : segments.values()) {
-        List<SegmentSnapshot.BlockInfo> blocks = new ArrayList<>();
-        for (Chunk c = segment.head; c != null; c = c.next) {
-          SegmentSnapshot.State state = c.allocated ? SegmentSnapshot.State.ACTIVE_ALLOCATED
-              : c.eventCount > 0 ? SegmentSnapshot.State.ACTIVE_PENDING_FREE : SegmentSnapshot.State.INACTIVE;
-          blocks.add(new SegmentSnapshot.BlockInfo(c.ptr, c.size, c.allocated ? c.requested : 0, state));
-        }
-        out.add(new SegmentSnapshot(segment.base, segment.size, segment.stream, segment.small, blocks));
-      }
-      return out;
+      return segments.values().stream().map(SegmentSnapshot::of).toList();
     } finally {
       lock.unlock();
     }
@@ -583,8 +521,7 @@ public final class CachingAllocator {
   void checkInvariants() {
     lock.lock();
     try {
-      new InvariantCheck(segments.values(), smallFree, largeFree, stats, maxSplitSize, outstanding.values().stream()
-          .mapToInt(ArrayDeque::size).sum()).run();
+      new InvariantCheck(segments.values(), smallFree, largeFree, stats, maxSplitSize, pending.size()).run();
     } finally {
       lock.unlock();
     }

@@ -1,5 +1,6 @@
 package dev.ember.cuda.memory;
 
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -35,6 +36,16 @@ public record SegmentSnapshot(long address, long size, long stream, boolean smal
 
   public SegmentSnapshot {
     blocks = List.copyOf(blocks);
+  }
+
+  /** The snapshot of {@code segment}, taken with its allocator's lock held. */
+  static SegmentSnapshot of(Segment segment) {
+    List<BlockInfo> blocks = new ArrayList<>();
+    for (Chunk c = segment.head; c != null; c = c.next) {
+      State state = c.allocated ? State.ACTIVE_ALLOCATED : c.eventCount > 0 ? State.ACTIVE_PENDING_FREE : State.INACTIVE;
+      blocks.add(new BlockInfo(c.ptr, c.size, c.allocated ? c.requested : 0, state));
+    }
+    return new SegmentSnapshot(segment.base, segment.size, segment.stream, segment.small, blocks);
   }
 
   /** Bytes in blocks handed out and not freed. */
