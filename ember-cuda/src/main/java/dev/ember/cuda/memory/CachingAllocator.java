@@ -25,16 +25,21 @@ import java.util.concurrent.locks.ReentrantLock;
  *       once they complete (checked without blocking at the start of each allocation).
  *   <li>When the device is full, the allocator releases every cached segment nobody uses ({@link #emptyCache}) and
  *       retries once before throwing {@link CudaOutOfMemoryError}.
+ *   <li>Optionally, blocks of a split limit or more are never split (PyTorch's {@code max_split_size_mb}; see
+ *       {@link #CachingAllocator(int, RawMemory, StreamEvents, long)}).
  * </ul>
+ *
+ * <p>{@link #stats}, {@link #memorySummary} and {@link #snapshot} report what it holds, as
+ * {@code torch.cuda.memory_stats}, {@code memory_summary} and {@code memory_snapshot} do.
  *
  * <p>Thread-safe: one lock guards all state, and the {@link RawMemory} and {@link StreamEvents} calls are made with
  * it held. Block handles may be freed from any thread (a {@link java.lang.ref.Cleaner}'s, say).
  *
  * <pre>{@code
  * CachingAllocator alloc = new CachingAllocator(0, rawMemory, streamEvents);
- * Block b = alloc.allocate(4 << 20, stream);    // a 20 MiB segment, split
- * alloc.free(b);                                // cached, not given back
- * Block c = alloc.allocate(1 << 20, stream);    // served from the cache, no device call
+ * Block b = alloc.allocate(4 << 20, stream);    // large pool: a 20 MiB segment, split
+ * alloc.free(b);                                // cached (merged back into the whole segment), not given back
+ * Block c = alloc.allocate(3 << 20, stream);    // served from that segment: no device call
  * }</pre>
  */
 public final class CachingAllocator {
