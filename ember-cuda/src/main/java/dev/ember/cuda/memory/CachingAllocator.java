@@ -71,6 +71,9 @@ public final class CachingAllocator {
   private final StatCounters stats = new StatCounters();
   /** Every segment held, by address. */
   private final TreeMap<Long, Segment> segments = new TreeMap<>();
+  /** The most that may be reserved ({@link #setMemoryFraction}), or -1 without a limit. */
+  private long allowedBytes = -1;
+  private double memoryFraction = 1;
 
   /**
    * An allocator for device {@code device} (the ordinal its messages name), over {@code raw} for segments and
@@ -201,7 +204,7 @@ public final class CachingAllocator {
         infoFailure = e; // the out-of-memory error is the news; the failed query rides along with it
       }
       CudaOutOfMemoryError oom = new CudaOutOfMemoryError(device, segmentSize, info[0], info[1],
-          stats.current(Metric.ALLOCATED_BYTES), stats.current(Metric.RESERVED_BYTES));
+          stats.current(Metric.ALLOCATED_BYTES), stats.current(Metric.RESERVED_BYTES), allowedBytes, memoryFraction);
       if (infoFailure != null) {
         oom.addSuppressed(infoFailure);
       }
@@ -220,6 +223,9 @@ public final class CachingAllocator {
   }
 
   private long tryMalloc(long bytes) {
+    if (allowedBytes >= 0 && stats.current(Metric.RESERVED_BYTES) + bytes > allowedBytes) {
+      return 0; // over the memory fraction: answered as a full device, without asking it
+    }
     try {
       return raw.malloc(bytes);
     } catch (OutOfDeviceMemory full) {
@@ -399,6 +405,28 @@ public final class CachingAllocator {
     }
     dst.size += src.size;
     return src.size;
+  }
+
+  /**
+   * Limits this allocator to {@code fraction} of the device's capacity
+   * ({@code torch.cuda.set_per_process_memory_fraction}): a segment that would take the reserved bytes over it is
+   * refused as if the device were full (the cache is released and the request retried, then
+   * {@link CudaOutOfMemoryError}). Segments already held stay; 1 lifts the limit to the whole device.
+   *
+   * @throws IllegalArgumentException when {@code fraction} is not in (0, 1]
+   */
+  public void setMemoryFraction(double fraction) {
+    if (!(fraction > 0 && fraction <= 1)) {
+      throw new IllegalArgumentException("CachingAllocator.setMemoryFraction: fraction must be in (0, 1], got "
+          + fraction);
+    }
+    lock.lock();
+    try {
+      allowedBytes = (long) (fraction * raw.memInfo()[1]);
+      memoryFraction = fraction;
+    } finally {
+      lock.unlock();
+    }
   }
 
   /**

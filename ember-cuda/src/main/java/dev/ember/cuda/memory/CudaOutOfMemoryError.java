@@ -17,6 +17,7 @@ public class CudaOutOfMemoryError extends RuntimeException {
   private final long deviceTotal;
   private final long allocatedBytes;
   private final long reservedBytes;
+  private final long allowedBytes;
 
   /**
    * @param device the device ordinal
@@ -28,7 +29,19 @@ public class CudaOutOfMemoryError extends RuntimeException {
    */
   public CudaOutOfMemoryError(int device, long triedBytes, long deviceFree, long deviceTotal, long allocatedBytes,
       long reservedBytes) {
-    super(message(device, triedBytes, deviceFree, deviceTotal, allocatedBytes, reservedBytes));
+    this(device, triedBytes, deviceFree, deviceTotal, allocatedBytes, reservedBytes, -1, 0);
+  }
+
+  /**
+   * The error of an allocator limited to a fraction of the device ({@link CachingAllocator#setMemoryFraction}).
+   *
+   * @param allowedBytes the most the allocator may reserve, or -1 when it has no limit
+   * @param fraction the fraction of the device's capacity that {@code allowedBytes} is
+   */
+  public CudaOutOfMemoryError(int device, long triedBytes, long deviceFree, long deviceTotal, long allocatedBytes,
+      long reservedBytes, long allowedBytes, double fraction) {
+    super(message(device, triedBytes, deviceFree, deviceTotal, allocatedBytes, reservedBytes, allowedBytes, fraction));
+    this.allowedBytes = allowedBytes;
     this.device = device;
     this.triedBytes = triedBytes;
     this.deviceFree = deviceFree;
@@ -37,9 +50,14 @@ public class CudaOutOfMemoryError extends RuntimeException {
     this.reservedBytes = reservedBytes;
   }
 
-  private static String message(int device, long tried, long free, long total, long allocated, long reserved) {
+  private static String message(int device, long tried, long free, long total, long allocated, long reserved,
+      long allowed, double fraction) {
     String capacity = total < 0 ? " could not report its free memory"
         : " has a total capacity of " + formatSize(total) + " of which " + formatSize(free) + " is free";
+    if (allowed >= 0) {
+      capacity += String.format(Locale.ROOT, "; Ember may reserve at most %s of it (memory fraction %.2f)",
+          formatSize(allowed), fraction);
+    }
     return "CUDA out of memory. Tried to allocate " + formatSize(tried) + ". GPU " + device + capacity + ". Ember has "
         + formatSize(allocated) + " allocated and " + formatSize(reserved) + " reserved; "
         + formatSize(reserved - allocated) + " of the reserved memory is free but split into pieces too small"
@@ -85,6 +103,11 @@ public class CudaOutOfMemoryError extends RuntimeException {
   /** Bytes in blocks the allocator had handed out. */
   public long allocatedBytes() {
     return allocatedBytes;
+  }
+
+  /** The most the allocator may reserve ({@link CachingAllocator#setMemoryFraction}), or -1 without a limit. */
+  public long allowedBytes() {
+    return allowedBytes;
   }
 
   /** Bytes in segments the allocator held. */

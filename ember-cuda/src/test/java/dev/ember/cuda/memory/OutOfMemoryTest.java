@@ -79,6 +79,34 @@ class OutOfMemoryTest {
   }
 
   @Test
+  void memoryFractionRefusesSegmentsBeyondItAndReleasesTheCacheFirst() {
+    FakeRawMemory raw = new FakeRawMemory(100 * MiB);
+    CachingAllocator alloc = new CachingAllocator(0, raw, new FakeStreamEvents());
+    alloc.setMemoryFraction(0.5);
+    alloc.free(alloc.allocate(5 * MiB, S)); // caches a 20 MiB segment
+    Block b = alloc.allocate(24 * MiB, S); // 20 + 24 reserved, under the 50 MiB limit
+    assertEquals(0, alloc.stats().numAllocRetries());
+    Block d = alloc.allocate(21 * MiB, S); // 44 + 22 is over: the cached 20 MiB go back, then 24 + 22 fits
+    assertEquals(22 * MiB, d.size());
+    assertEquals(1, alloc.stats().numAllocRetries());
+    assertEquals(3, raw.mallocCalls, "the refused attempt never reached the device");
+    assertEquals(1, raw.freeCalls);
+    CudaOutOfMemoryError e = assertThrows(CudaOutOfMemoryError.class, () -> alloc.allocate(MiB + 1, S));
+    assertEquals("CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 100.00 MiB of"
+        + " which 54.00 MiB is free; Ember may reserve at most 50.00 MiB of it (memory fraction 0.50). Ember has"
+        + " 46.00 MiB allocated and 46.00 MiB reserved;", e.getMessage().substring(0, e.getMessage().indexOf(';',
+            e.getMessage().indexOf("Ember has")) + 1));
+    assertEquals(50 * MiB, e.allowedBytes());
+    alloc.setMemoryFraction(1);
+    alloc.free(alloc.allocate(MiB + 1, S));
+    alloc.free(b);
+    alloc.free(d);
+    IllegalArgumentException bad = assertThrows(IllegalArgumentException.class, () -> alloc.setMemoryFraction(0));
+    assertEquals("CachingAllocator.setMemoryFraction: fraction must be in (0, 1], got 0.0", bad.getMessage());
+    assertThrows(IllegalArgumentException.class, () -> alloc.setMemoryFraction(Double.NaN));
+  }
+
+  @Test
   void sizesAreWrittenAsPyTorchWritesThem() {
     assertEquals("512 bytes", CudaOutOfMemoryError.formatSize(512));
     assertEquals("1024 bytes", CudaOutOfMemoryError.formatSize(1024));
