@@ -22,13 +22,21 @@ final class Geometry {
 
   private Geometry() {}
 
-  /** An EGeo struct in {@code arena}; {@code op} names the operation for the error of a too-high rank. */
-  static MemorySegment pack(Arena arena, String op, int[] shape, long[] strides, long offset) {
+  private static final ThreadLocal<MemorySegment> SCRATCH =
+      ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(BYTES, ALIGN));
+
+  /**
+   * An EGeo struct in the calling thread's scratch segment, valid until its next pack: {@link
+   * dev.ember.cuda.lib.KernelArgs#bytes} copies it at once. {@code op} names the operation for the error of a
+   * too-high rank.
+   */
+  static MemorySegment pack(String op, int[] shape, long[] strides, long offset) {
     if (shape.length > MAX_RANK) {
       throw new IllegalArgumentException(op + ": cuda kernels take at most " + MAX_RANK + " dimensions after merging"
           + " contiguous ones, got " + shape.length + ": shape=" + Arrays.toString(shape));
     }
-    MemorySegment s = arena.allocate(BYTES, ALIGN);
+    MemorySegment s = SCRATCH.get();
+    s.fill((byte) 0);
     s.set(ValueLayout.JAVA_INT, 0, shape.length);
     for (int d = 0; d < shape.length; d++) {
       s.set(ValueLayout.JAVA_LONG, 8 + 8L * d, shape[d]);
@@ -38,13 +46,18 @@ final class Geometry {
     return s;
   }
 
-  static MemorySegment pack(Arena arena, String op, int[] shape, int[] strides, long offset) {
-    return pack(arena, op, shape, longs(strides), offset);
+  static MemorySegment pack(String op, int[] shape, int[] strides, long offset) {
+    return pack(op, shape, longs(strides), offset);
+  }
+
+  /** The geometry of {@code shape} walked over {@code v}'s strides from {@code v}'s offset. */
+  static MemorySegment pack(String op, int[] shape, View v) {
+    return pack(op, shape, v.stridesRef(), v.offset());
   }
 
   /** A view's own geometry. */
-  static MemorySegment pack(Arena arena, String op, View v) {
-    return pack(arena, op, v.shapeRef(), v.stridesRef(), v.offset());
+  static MemorySegment pack(String op, View v) {
+    return pack(op, v.shapeRef(), v.stridesRef(), v.offset());
   }
 
   static long[] longs(int[] a) {
