@@ -100,8 +100,8 @@ public final class CudaReduce {
     String name = opName(op);
     String types = Geometry.tag(x.dtype()) + ">" + Geometry.tag(out.dtype());
     if (!REDUCE_TYPES.contains(types)) {
-      throw new IllegalArgumentException(name + ": cuda reduces " + x.dtype().torchName() + " into "
-          + out.dtype().torchName() + " not at all (supported: float32 and float64 into themselves, int32, int64 and"
+      throw new IllegalArgumentException(name + ": cuda cannot reduce " + x.dtype().torchName() + " into "
+          + out.dtype().torchName() + " (supported: float32 and float64 into themselves, int32, int64 and"
           + " bool into int64, int32 and bool into themselves): x=" + Arrays.toString(x.shapeRef()) + ", out="
           + Arrays.toString(out.shapeRef()));
     }

@@ -28,7 +28,7 @@ class KernelArgumentChecksTest {
 
   @Test
   void reduceNamesUnsupportedDtypePairs() {
-    assertEquals("sum: cuda reduces float32 into int64 not at all (supported: float32 and float64 into themselves,"
+    assertEquals("sum: cuda cannot reduce float32 into int64 (supported: float32 and float64 into themselves,"
         + " int32, int64 and bool into int64, int32 and bool into themselves): x=[2, 3], out=[2, 1]",
         message(() -> reduce.reduce(ReduceOp.SUM, host(DType.F32, 2, 3), new int[] {1}, host(DType.I64, 2, 1))));
   }
