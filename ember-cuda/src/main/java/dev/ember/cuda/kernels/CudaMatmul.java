@@ -4,7 +4,9 @@ import dev.ember.backend.View;
 import dev.ember.cuda.lib.CublasLt;
 import dev.ember.cuda.lib.KernelArgs;
 import dev.ember.cuda.runtime.CudaContext;
+import dev.ember.cuda.runtime.CudaSettings;
 import dev.ember.cuda.runtime.KernelCache;
+import dev.ember.cuda.runtime.Workspace;
 import dev.ember.tensor.DType;
 import java.util.Arrays;
 import java.util.Map;
@@ -26,29 +28,31 @@ public final class CudaMatmul {
   /** The workspace cuBLASLt may use per context. */
   public static final long WORKSPACE_BYTES = 32L << 20;
   private static final Map<Integer, Long> WORKSPACES = new ConcurrentHashMap<>();
-  private static volatile boolean allowTf32;
 
   private final CudaContext ctx;
   private final KernelCache cache;
-  private final DeviceScratch tmpA;
-  private final DeviceScratch tmpB;
-  private final DeviceScratch tmpOut;
+  private final Workspace tmpA;
+  private final Workspace tmpB;
+  private final Workspace tmpOut;
 
   public CudaMatmul(CudaContext ctx, KernelCache cache) {
     this.ctx = ctx;
     this.cache = cache;
-    this.tmpA = new DeviceScratch(ctx);
-    this.tmpB = new DeviceScratch(ctx);
-    this.tmpOut = new DeviceScratch(ctx);
+    this.tmpA = new Workspace(ctx);
+    this.tmpB = new Workspace(ctx);
+    this.tmpOut = new Workspace(ctx);
   }
 
-  /** Lets float32 products use TF32 tensor cores (10-bit mantissas in the products), as PyTorch's flag. */
+  /**
+   * Lets float32 products use TF32 tensor cores (10-bit mantissas in the products), as PyTorch's flag: the
+   * process-wide {@link CudaSettings#allowTf32(boolean)}, which the convolutions' products follow too.
+   */
   public static void allowTf32(boolean allow) {
-    allowTf32 = allow;
+    CudaSettings.allowTf32(allow);
   }
 
   public static boolean allowTf32() {
-    return allowTf32;
+    return CudaSettings.allowTf32();
   }
 
   private long workspace() {
@@ -138,7 +142,7 @@ public final class CudaMatmul {
       if (beta != 0) copy(out, op, cAddr, contiguousStrides(out.shapeRef()));
       oc = new Operand(false, n, (long) m * n);
     }
-    int compute = dt == DType.F64 ? CublasLt.COMPUTE_64F : allowTf32 ? CublasLt.COMPUTE_32F_FAST_TF32 : CublasLt.COMPUTE_32F;
+    int compute = dt == DType.F64 ? CublasLt.COMPUTE_64F : allowTf32() ? CublasLt.COMPUTE_32F_FAST_TF32 : CublasLt.COMPUTE_32F;
     int type = dt == DType.F64 ? CublasLt.R_64F : CublasLt.R_32F;
     CublasLt.MatmulSpec spec = new CublasLt.MatmulSpec(compute, type, type, ob.trans(), oa.trans(), n, m, k, ob.ld(),
         oa.ld(), oc.ld(), ob.batchStride(), oa.batchStride(), batch == 1 ? 0 : oc.batchStride(), batch, WORKSPACE_BYTES);
@@ -168,7 +172,7 @@ public final class CudaMatmul {
           + ", k=" + k + ", batch=" + batch);
     }
     ctx.makeCurrent();
-    int compute = abType == CublasLt.R_32F && allowTf32 ? CublasLt.COMPUTE_32F_FAST_TF32 : CublasLt.COMPUTE_32F;
+    int compute = abType == CublasLt.R_32F && allowTf32() ? CublasLt.COMPUTE_32F_FAST_TF32 : CublasLt.COMPUTE_32F;
     CublasLt.MatmulSpec spec = new CublasLt.MatmulSpec(compute, abType, cType, transA, transB, m, n, k, lda, ldb,
         ldc, strideA, strideB, strideC, batch, WORKSPACE_BYTES);
     CublasLt.get().matmul(spec, alpha, a, b, beta, c, workspace(), ctx.stream());
@@ -189,7 +193,7 @@ public final class CudaMatmul {
   }
 
   /** A contiguous copy of v (whose storage starts at {@code base}) in {@code into}; returns its address. */
-  private long contiguousCopy(View v, long base, DeviceScratch into) {
+  private long contiguousCopy(View v, long base, Workspace into) {
     long dst = into.get(v.numel() * v.dtype().itemSize());
     copy(v, base, dst, contiguousStrides(v.shapeRef()));
     return dst;

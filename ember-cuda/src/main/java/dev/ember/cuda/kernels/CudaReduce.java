@@ -6,6 +6,7 @@ import dev.ember.backend.View;
 import dev.ember.cuda.lib.KernelArgs;
 import dev.ember.cuda.runtime.CudaContext;
 import dev.ember.cuda.runtime.KernelCache;
+import dev.ember.cuda.runtime.Workspace;
 import dev.ember.tensor.DType;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -44,14 +45,14 @@ public final class CudaReduce {
 
   private final CudaContext ctx;
   private final KernelCache cache;
-  private final DeviceScratch partials;
-  private final DeviceScratch rowSums;
+  private final Workspace partials;
+  private final Workspace rowSums;
 
   public CudaReduce(CudaContext ctx, KernelCache cache) {
     this.ctx = ctx;
     this.cache = cache;
-    this.partials = new DeviceScratch(ctx);
-    this.rowSums = new DeviceScratch(ctx);
+    this.partials = new Workspace(ctx);
+    this.rowSums = new Workspace(ctx);
   }
 
   private long fn(String kernel) {
