@@ -27,26 +27,28 @@ public final class CudaIndexing {
     this.cache = cache;
   }
 
-  private long fn(String kernel) {
-    return cache.function("ember_indexing", Sources.INDEXING, kernel);
+  /** A kernel of the indexing source compiled for elements of {@code t}. */
+  static long fn(KernelCache cache, DType t, String kernel) {
+    return cache.function("ember_indexing_" + Geometry.tag(t), Sources.indexing(t), kernel);
   }
 
-  /** Every kernel this class (and CudaMatmul's copies) may launch, for the compile check. */
-  static java.util.List<String> kernelNames() {
+  private long fn(DType t, String kernel) {
+    return fn(cache, t, kernel);
+  }
+
+  /** Every kernel this class (and CudaMatmul's copies) may launch on elements of {@code t}, for the compile check. */
+  static java.util.List<String> kernelNames(DType t) {
     java.util.List<String> names = new java.util.ArrayList<>();
+    String mv = Geometry.moveTag(t);
     for (String it : new String[] {"i64", "i32"}) {
-      for (DType t : DType.values()) {
-        String mv = Geometry.moveTag(t);
-        names.add("gather_" + mv + "_" + it);
-        names.add("scatter_" + mv + "_" + it);
-        names.add("index_select_" + mv + "_" + it);
-        names.add("scatter_add_" + Geometry.tag(t) + "_" + it);
-        names.add("index_add_" + Geometry.tag(t) + "_" + it);
-      }
+      names.add("gather_" + mv + "_" + it);
+      names.add("scatter_" + mv + "_" + it);
+      names.add("index_select_" + mv + "_" + it);
+      names.add("scatter_add_" + Geometry.tag(t) + "_" + it);
+      names.add("index_add_" + Geometry.tag(t) + "_" + it);
     }
-    for (DType t : DType.values()) names.add("copy_" + Geometry.moveTag(t));
-    names.add("scale_f32");
-    names.add("scale_f64");
+    names.add("copy_" + mv);
+    if (t.isFloatingPoint()) names.add("scale_" + Geometry.tag(t));
     return names;
   }
 
@@ -82,7 +84,7 @@ public final class CudaIndexing {
     a.bytes(Geometry.pack("gather", index), Geometry.ALIGN);
     a.bytes(Geometry.pack("gather", shape, out), Geometry.ALIGN);
     a.i32(dim).i64(n);
-    cache.launch1d(fn("gather_" + Geometry.moveTag(x.dtype()) + "_" + it), n, a);
+    cache.launch1d(fn(x.dtype(), "gather_" + Geometry.moveTag(x.dtype()) + "_" + it), n, a);
   }
 
   /**
@@ -106,7 +108,7 @@ public final class CudaIndexing {
     a.bytes(Geometry.pack(name, shape, src), Geometry.ALIGN);
     a.i32(dim).i64(n);
     String kernel = accumulate ? "scatter_add_" + Geometry.tag(out.dtype()) : "scatter_" + Geometry.moveTag(out.dtype());
-    cache.launch1d(fn(kernel + "_" + it), n, a);
+    cache.launch1d(fn(out.dtype(), kernel + "_" + it), n, a);
   }
 
   /** out = x selected at positions {@code index} (1-d) along dim. */
@@ -124,7 +126,7 @@ public final class CudaIndexing {
     a.bytes(Geometry.pack("index_select", shape, x), Geometry.ALIGN);
     a.bytes(Geometry.pack("index_select", out), Geometry.ALIGN);
     a.i32(dim).i64(index.rank() == 0 ? 0 : index.stridesRef()[0]).i64(index.offset()).i64(n);
-    cache.launch1d(fn("index_select_" + Geometry.moveTag(x.dtype()) + "_" + it), n, a);
+    cache.launch1d(fn(x.dtype(), "index_select_" + Geometry.moveTag(x.dtype()) + "_" + it), n, a);
   }
 
   /** out[.., index[i], ..] += src[.., i, ..] along dim (the backward of indexSelect). See the class comment. */
@@ -142,6 +144,6 @@ public final class CudaIndexing {
     a.bytes(Geometry.pack("index_add", shape, out), Geometry.ALIGN);
     a.bytes(Geometry.pack("index_add", src), Geometry.ALIGN);
     a.i32(dim).i64(index.rank() == 0 ? 0 : index.stridesRef()[0]).i64(index.offset()).i64(n);
-    cache.launch1d(fn("index_add_" + Geometry.tag(out.dtype()) + "_" + it), n, a);
+    cache.launch1d(fn(out.dtype(), "index_add_" + Geometry.tag(out.dtype()) + "_" + it), n, a);
   }
 }

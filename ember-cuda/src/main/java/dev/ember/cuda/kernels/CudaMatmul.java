@@ -118,7 +118,7 @@ public final class CudaMatmul {
       if (dt == DType.F32) s.f32(beta);
       else s.f64(beta);
       s.i64(out.numel());
-      cache.launch1d(indexing("scale_" + t), out.numel(), s);
+      cache.launch1d(indexing(dt, "scale_" + t), out.numel(), s);
       return;
     }
     Operand oa = operand(a.shapeRef(), a.stridesRef());
@@ -178,8 +178,8 @@ public final class CudaMatmul {
     CublasLt.get().matmul(spec, alpha, a, b, beta, c, workspace(), ctx.stream());
   }
 
-  private long indexing(String kernel) {
-    return cache.function("ember_indexing", Sources.INDEXING, kernel);
+  private long indexing(DType t, String kernel) {
+    return CudaIndexing.fn(cache, t, kernel);
   }
 
   static int[] contiguousStrides(int[] shape) {
@@ -205,7 +205,7 @@ public final class CudaMatmul {
     c.bytes(Geometry.pack("matmul", v), Geometry.ALIGN);
     c.bytes(Geometry.pack("matmul", v.shapeRef(), dstStrides, 0), Geometry.ALIGN);
     c.i64(v.numel());
-    cache.launch1d(indexing("copy_" + Geometry.moveTag(v.dtype())), v.numel(), c);
+    cache.launch1d(indexing(v.dtype(), "copy_" + Geometry.moveTag(v.dtype())), v.numel(), c);
   }
 
   /** Copies a contiguous result at {@code src} into the view out (storage at {@code base}). */
@@ -214,6 +214,6 @@ public final class CudaMatmul {
     c.bytes(Geometry.pack("matmul", out.shapeRef(), contiguousStrides(out.shapeRef()), 0), Geometry.ALIGN);
     c.bytes(Geometry.pack("matmul", out), Geometry.ALIGN);
     c.i64(out.numel());
-    cache.launch1d(indexing("copy_" + Geometry.moveTag(out.dtype())), out.numel(), c);
+    cache.launch1d(indexing(out.dtype(), "copy_" + Geometry.moveTag(out.dtype())), out.numel(), c);
   }
 }

@@ -55,30 +55,31 @@ public final class CudaReduce {
     this.rowSums = new Workspace(ctx);
   }
 
-  private long fn(String kernel) {
-    return cache.function("ember_reduce", Sources.REDUCE, kernel);
+  /** A kernel of the reduction source compiled for inputs of {@code t}. */
+  private long fn(DType t, String kernel) {
+    return cache.function("ember_reduce_" + Geometry.tag(t), Sources.reduce(t), kernel);
   }
 
-  /** Every kernel this class may launch (the compile check looks each up in the cubin). */
-  static java.util.List<String> kernelNames() {
+  /** Every kernel this class may launch on inputs of {@code t} (the compile check looks each up in the cubin). */
+  static java.util.List<String> kernelNames(DType t) {
+    String tag = Geometry.tag(t);
     java.util.List<String> names = new java.util.ArrayList<>();
     for (ReduceOp op : ReduceOp.values()) {
       for (String types : REDUCE_TYPES) {
+        if (!types.startsWith(tag + ">")) continue;
         String suffix = opName(op) + "_" + types.replace('>', '_');
         for (String k : new String[] {"reduce_thread_", "reduce_block_", "reduce_finish_"}) names.add(k + suffix);
       }
     }
-    for (DType t : DType.values()) {
-      names.add("argmax_" + Geometry.tag(t));
-      names.add("argmin_" + Geometry.tag(t));
+    names.add("argmax_" + tag);
+    names.add("argmin_" + tag);
+    if (t.isFloatingPoint()) {
+      names.add("softmax_" + tag);
+      names.add("softmax_bwd_prep_" + tag);
+      names.add("softmax_bwd_finish_" + tag);
+      names.add("allfinite_" + tag);
     }
-    for (String t : new String[] {"f32", "f64"}) {
-      names.add("softmax_" + t);
-      names.add("softmax_bwd_prep_" + t);
-      names.add("softmax_bwd_finish_" + t);
-      names.add("allfinite_" + t);
-    }
-    for (String types : CUMSUM_TYPES) names.add("cumsum_" + types.replace('>', '_'));
+    for (String types : CUMSUM_TYPES) if (types.startsWith(tag + ">")) names.add("cumsum_" + types.replace('>', '_'));
     return names;
   }
 
@@ -108,22 +109,21 @@ public final class CudaReduce {
     }
     long xBase = Geometry.base(name, "x", x);
     long oBase = Geometry.base(name, "out", out);
-    launchReduce(name, Geometry.tag(x.dtype()), Geometry.tag(out.dtype()), AxisSplit.of(x, axes, out), xBase,
-        x.offset(), oBase, out.offset());
+    launchReduce(name, x.dtype(), out.dtype(), AxisSplit.of(x, axes, out), xBase, x.offset(), oBase, out.offset());
   }
 
-  private void launchReduce(String name, String tin, String tout, AxisSplit s, long xBase, long xOff, long oBase,
+  private void launchReduce(String name, DType tin, DType tout, AxisSplit s, long xBase, long xOff, long oBase,
       long oOff) {
     if (s.nOuter() == 0) return;
     ctx.makeCurrent();
-    String suffix = name + "_" + tin + "_" + tout;
+    String suffix = name + "_" + Geometry.tag(tin) + "_" + Geometry.tag(tout);
     if (s.nInner() < THREAD_MAX) {
       KernelArgs a = KernelArgs.begin().ptr(xBase).ptr(oBase);
       a.bytes(Geometry.pack(name, s.outerShape(), s.outerX(), xOff), Geometry.ALIGN);
       a.bytes(Geometry.pack(name, s.innerShape(), s.innerX(), 0), Geometry.ALIGN);
       a.bytes(Geometry.pack(name, s.outerShape(), s.outerOut(), oOff), Geometry.ALIGN);
       a.i64(s.nOuter()).i64(s.nInner());
-      cache.launch1d(fn("reduce_thread_" + suffix), s.nOuter(), a);
+      cache.launch1d(fn(tin, "reduce_thread_" + suffix), s.nOuter(), a);
       return;
     }
     long nChunks = chunks(s.nOuter(), s.nInner());
@@ -134,12 +134,12 @@ public final class CudaReduce {
     a.bytes(Geometry.pack(name, s.innerShape(), s.innerX(), 0), Geometry.ALIGN);
     a.bytes(Geometry.pack(name, s.outerShape(), s.outerOut(), oOff), Geometry.ALIGN);
     a.i64(s.nOuter()).i64(s.nInner()).i64(chunk).i64(nChunks);
-    cache.launch(fn("reduce_block_" + suffix), grid(s.nOuter() * nChunks), 1, Geometry.blockFor(chunk), 0, a);
+    cache.launch(fn(tin, "reduce_block_" + suffix), grid(s.nOuter() * nChunks), 1, Geometry.blockFor(chunk), 0, a);
     if (nChunks > 1) {
       KernelArgs f = KernelArgs.begin().ptr(partial).ptr(oBase);
       f.bytes(Geometry.pack(name, s.outerShape(), s.outerOut(), oOff), Geometry.ALIGN);
       f.i64(s.nOuter()).i64(nChunks);
-      cache.launch(fn("reduce_finish_" + suffix), grid(s.nOuter()), 1, Geometry.blockFor(nChunks), 0, f);
+      cache.launch(fn(tin, "reduce_finish_" + suffix), grid(s.nOuter()), 1, Geometry.blockFor(nChunks), 0, f);
     }
   }
 
@@ -163,7 +163,7 @@ public final class CudaReduce {
     a.bytes(Geometry.pack(name, s.outerShape(), s.outerX(), x.offset()), Geometry.ALIGN);
     a.bytes(Geometry.pack(name, s.outerShape(), s.outerOut(), out.offset()), Geometry.ALIGN);
     a.i64(s.nOuter()).i64(s.nInner()).i64(s.innerStep());
-    cache.launch(fn(name + "_" + Geometry.tag(x.dtype())), grid(s.nOuter()), 1, Geometry.blockFor(s.nInner()), 0, a);
+    cache.launch(fn(x.dtype(), name + "_" + Geometry.tag(x.dtype())), grid(s.nOuter()), 1, Geometry.blockFor(s.nInner()), 0, a);
   }
 
   /** Numerically stable softmax or log-softmax along {@code axis} (float32 or float64; out of x's dtype and shape). */
@@ -188,7 +188,7 @@ public final class CudaReduce {
     a.bytes(Geometry.pack(name, s.outerShape(), s.outerX(), x.offset()), Geometry.ALIGN);
     a.bytes(Geometry.pack(name, s.outerShape(), s.outerOut(), out.offset()), Geometry.ALIGN);
     a.i64(s.nOuter()).i64(n).i64(x.stridesRef()[axis]).i64(out.stridesRef()[axis]).i32(log ? 1 : 0);
-    cache.launch(fn("softmax_" + Geometry.tag(dt)), grid(s.nOuter()), 1, Geometry.blockFor(n), 0, a);
+    cache.launch(fn(dt, "softmax_" + Geometry.tag(dt)), grid(s.nOuter()), 1, Geometry.blockFor(n), 0, a);
   }
 
   /**
@@ -219,13 +219,13 @@ public final class CudaReduce {
     int rows = (int) (n / cols);
     String t = Geometry.tag(dt);
     ctx.makeCurrent();
-    cache.launch1d(fn("softmax_bwd_prep_" + t), n, KernelArgs.begin().ptr(gp).ptr(yp).ptr(op).i64(n).i32(log ? 1 : 0));
+    cache.launch1d(fn(dt, "softmax_bwd_prep_" + t), n, KernelArgs.begin().ptr(gp).ptr(yp).ptr(op).i64(n).i32(log ? 1 : 0));
     // the row sums of out (g * y) or of g, as sum(-1, keepdim) of a contiguous [.., cols] tensor reduces them
     long sums = rowSums.get((long) rows * dt.itemSize());
     StridedView rowsView = new StridedView(y.storage(), new int[] {rows, cols}, new int[] {cols, 1}, 0);
     StridedView sumsView = new StridedView(y.storage(), new int[] {rows, 1}, new int[] {1, 1}, 0);
-    launchReduce("sum", t, t, AxisSplit.of(rowsView, new int[] {1}, sumsView), log ? gp : op, 0, sums, 0);
-    cache.launch1d(fn("softmax_bwd_finish_" + t), n,
+    launchReduce("sum", dt, dt, AxisSplit.of(rowsView, new int[] {1}, sumsView), log ? gp : op, 0, sums, 0);
+    cache.launch1d(fn(dt, "softmax_bwd_finish_" + t), n,
         KernelArgs.begin().ptr(gp).ptr(yp).ptr(sums).ptr(op).i64(n).i64(cols).i32(log ? 1 : 0));
   }
 
@@ -248,7 +248,7 @@ public final class CudaReduce {
     a.bytes(Geometry.pack("cumsum", s.outerShape(), s.outerX(), x.offset()), Geometry.ALIGN);
     a.bytes(Geometry.pack("cumsum", s.outerShape(), s.outerOut(), out.offset()), Geometry.ALIGN);
     a.i64(s.nOuter()).i64(x.shapeRef()[axis]).i64(x.stridesRef()[axis]).i64(out.stridesRef()[axis]);
-    cache.launch1d(fn("cumsum_" + types.replace('>', '_')), s.nOuter(), a);
+    cache.launch1d(fn(x.dtype(), "cumsum_" + types.replace('>', '_')), s.nOuter(), a);
   }
 
   /**
@@ -267,7 +267,7 @@ public final class CudaReduce {
     ctx.makeCurrent();
     long flag = partials.get(4);
     ctx.driver().memsetD32(flag, 1, 1, ctx.stream());
-    cache.launch1d(fn("allfinite_" + Geometry.tag(dt)), n, KernelArgs.begin().ptr(xp).i64(n).ptr(flag));
+    cache.launch1d(fn(dt, "allfinite_" + Geometry.tag(dt)), n, KernelArgs.begin().ptr(xp).i64(n).ptr(flag));
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment host = arena.allocate(4);
       ctx.driver().memcpyDtoHSync(host, flag, 4);

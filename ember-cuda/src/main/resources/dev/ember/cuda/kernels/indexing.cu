@@ -1,6 +1,8 @@
 // Gather, scatter, index_select, index_add and the strided copy and scale the matmul needs
 // (dev.ember.cuda.kernels.CudaIndexing, CudaMatmul). One thread per element, grid-stride loops.
 // Plain moves copy the element's bits (by size: u8, u32, u64), so every dtype is moved exactly.
+// The host compiles this source once per dtype, defining EG_TYPE_<tag> (f32, f64, i64, i32, b8): only the
+// kernels of that dtype (its moves by size, its accumulation, copy and scale) are instantiated.
 
 #define EG_LOOP(i, n) \
   for (long long i = blockIdx.x * (long long) blockDim.x + threadIdx.x; i < (n); i += (long long) gridDim.x * blockDim.x)
@@ -100,24 +102,6 @@ __device__ void eg_index_add(T* out, const I* __restrict__ idx, const T* __restr
   extern "C" __global__ void index_add_##TN##_##IN(T* out, const I* idx, const T* src, EGeo og, EGeo sg, int dim, \
       long long istride, long long ioff, long long n) { eg_index_add<T, I>(out, idx, src, og, sg, dim, istride, ioff, n); }
 
-EG_MOVE(u8, unsigned char, i64, long long)
-EG_MOVE(u8, unsigned char, i32, int)
-EG_MOVE(u32, unsigned int, i64, long long)
-EG_MOVE(u32, unsigned int, i32, int)
-EG_MOVE(u64, unsigned long long, i64, long long)
-EG_MOVE(u64, unsigned long long, i32, int)
-
-EG_ACCUM(f32, float, i64, long long)
-EG_ACCUM(f32, float, i32, int)
-EG_ACCUM(f64, double, i64, long long)
-EG_ACCUM(f64, double, i32, int)
-EG_ACCUM(i64, long long, i64, long long)
-EG_ACCUM(i64, long long, i32, int)
-EG_ACCUM(i32, int, i64, long long)
-EG_ACCUM(i32, int, i32, int)
-EG_ACCUM(b8, unsigned char, i64, long long)
-EG_ACCUM(b8, unsigned char, i32, int)
-
 // ---------------------------------------------------------------- strided copy and scale
 
 // dst = src, same shape, any strides (sg and dg carry the shape), bits moved.
@@ -126,9 +110,6 @@ EG_ACCUM(b8, unsigned char, i32, int)
     EG_LOOP(e, n) dst[eg_at(dg, e)] = src[eg_at(sg, e)]; \
   }
 
-EG_COPY(u8, unsigned char)
-EG_COPY(u32, unsigned int)
-EG_COPY(u64, unsigned long long)
 
 // out = beta * out (beta 0 writes zeros, whatever out held, NaN included): a matmul with an empty inner dimension.
 #define EG_SCALE(TN, T) \
@@ -136,5 +117,28 @@ EG_COPY(u64, unsigned long long)
     EG_LOOP(e, n) { long long o = eg_at(og, e); out[o] = beta == (T) 0 ? (T) 0 : beta * out[o]; } \
   }
 
+// One dtype's kernels: moves by its size, accumulation in its type, and (floats) the scale.
+#define EG_DTYPE(TN, T, EN, E) \
+  EG_MOVE(EN, E, i64, long long) \
+  EG_MOVE(EN, E, i32, int) \
+  EG_ACCUM(TN, T, i64, long long) \
+  EG_ACCUM(TN, T, i32, int) \
+  EG_COPY(EN, E)
+
+#ifdef EG_TYPE_f32
+EG_DTYPE(f32, float, u32, unsigned int)
 EG_SCALE(f32, float)
+#endif
+#ifdef EG_TYPE_f64
+EG_DTYPE(f64, double, u64, unsigned long long)
 EG_SCALE(f64, double)
+#endif
+#ifdef EG_TYPE_i64
+EG_DTYPE(i64, long long, u64, unsigned long long)
+#endif
+#ifdef EG_TYPE_i32
+EG_DTYPE(i32, int, u32, unsigned int)
+#endif
+#ifdef EG_TYPE_b8
+EG_DTYPE(b8, unsigned char, u8, unsigned char)
+#endif

@@ -1,4 +1,6 @@
 // Reductions, arg-reductions, softmax, cumsum and allFinite (dev.ember.cuda.kernels.CudaReduce).
+// The host compiles this source once per input dtype, defining EG_TYPE_<tag> (f32, f64, i64, i32, b8): only
+// that dtype's kernels are instantiated, so a first use compiles a fifth of them.
 // Every result is computed in an order fixed by the shape alone (never by timing), so reruns give the
 // same bits. Blocks have a power-of-two size of at most 256 threads, chosen by the host from the shape.
 
@@ -87,13 +89,23 @@ __device__ void eg_reduce_finish(const A* __restrict__ partial, O* __restrict__ 
   EG_REDUCE(max, EG_MAX, TN, T, ON, O) \
   EG_REDUCE(min, EG_MIN, TN, T, ON, O)
 
+#ifdef EG_TYPE_f32
 EG_REDUCE_TYPES(f32, float, f32, float)
+#endif
+#ifdef EG_TYPE_f64
 EG_REDUCE_TYPES(f64, double, f64, double)
+#endif
+#ifdef EG_TYPE_i64
 EG_REDUCE_TYPES(i64, long long, i64, long long)
+#endif
+#ifdef EG_TYPE_i32
 EG_REDUCE_TYPES(i32, int, i64, long long)
 EG_REDUCE_TYPES(i32, int, i32, int)
+#endif
+#ifdef EG_TYPE_b8
 EG_REDUCE_TYPES(b8, unsigned char, i64, long long)
 EG_REDUCE_TYPES(b8, unsigned char, b8, unsigned char)
+#endif
 
 // ---------------------------------------------------------------- argmax / argmin
 
@@ -147,11 +159,21 @@ __device__ void eg_arg_reduce(const T* __restrict__ x, long long* __restrict__ o
   extern "C" __global__ void argmin_##TN(const T* x, long long* out, EGeo outerX, EGeo outerO, long long nOuter, \
       long long n, long long step) { eg_arg_reduce<false, T>(x, out, outerX, outerO, nOuter, n, step); }
 
+#ifdef EG_TYPE_f32
 EG_ARG(f32, float)
+#endif
+#ifdef EG_TYPE_f64
 EG_ARG(f64, double)
+#endif
+#ifdef EG_TYPE_i64
 EG_ARG(i64, long long)
+#endif
+#ifdef EG_TYPE_i32
 EG_ARG(i32, int)
+#endif
+#ifdef EG_TYPE_b8
 EG_ARG(b8, unsigned char)
+#endif
 
 // ---------------------------------------------------------------- softmax
 
@@ -223,8 +245,12 @@ __device__ void eg_softmax_bwd_finish(const T* __restrict__ g, const T* __restri
   extern "C" __global__ void softmax_bwd_finish_##TN(const T* g, const T* y, const T* s, T* out, long long n, \
       long long cols, int logSoftmax) { eg_softmax_bwd_finish<T>(g, y, s, out, n, cols, logSoftmax); }
 
+#ifdef EG_TYPE_f32
 EG_SOFTMAX(f32, float)
+#endif
+#ifdef EG_TYPE_f64
 EG_SOFTMAX(f64, double)
+#endif
 
 // ---------------------------------------------------------------- cumsum
 
@@ -248,24 +274,38 @@ __device__ void eg_cumsum(const T* __restrict__ x, O* __restrict__ out, EGeo out
   extern "C" __global__ void cumsum_##TN##_##ON(const T* x, O* out, EGeo outerX, EGeo outerO, long long rows, \
       long long n, long long sx, long long so) { eg_cumsum<T, O, A>(x, out, outerX, outerO, rows, n, sx, so); }
 
+#ifdef EG_TYPE_f32
 EG_CUMSUM(f32, float, f32, float, float)
+#endif
+#ifdef EG_TYPE_f64
 EG_CUMSUM(f64, double, f64, double, double)
+#endif
+#ifdef EG_TYPE_i64
 EG_CUMSUM(i64, long long, i64, long long, long long)
+#endif
+#ifdef EG_TYPE_i32
 EG_CUMSUM(i32, int, i64, long long, long long)
 EG_CUMSUM(i32, int, i32, int, long long)
+#endif
+#ifdef EG_TYPE_b8
 EG_CUMSUM(b8, unsigned char, i64, long long, long long)
+#endif
 
 // ---------------------------------------------------------------- allFinite
 
 // Clears *flag (set to 1 by the host) when some element's exponent bits are all ones (NaN or infinite).
+#ifdef EG_TYPE_f32
 extern "C" __global__ void allfinite_f32(const unsigned int* __restrict__ x, long long n, int* flag) {
   for (long long i = blockIdx.x * (long long) blockDim.x + threadIdx.x; i < n; i += (long long) gridDim.x * blockDim.x) {
     if ((x[i] & 0x7f800000u) == 0x7f800000u) *flag = 0;
   }
 }
 
+#endif
+#ifdef EG_TYPE_f64
 extern "C" __global__ void allfinite_f64(const unsigned long long* __restrict__ x, long long n, int* flag) {
   for (long long i = blockIdx.x * (long long) blockDim.x + threadIdx.x; i < n; i += (long long) gridDim.x * blockDim.x) {
     if ((x[i] & 0x7ff0000000000000ull) == 0x7ff0000000000000ull) *flag = 0;
   }
 }
+#endif

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ember.cuda.runtime.KernelCache;
 import dev.ember.cuda.testing.Gpu;
+import dev.ember.tensor.DType;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
@@ -34,16 +35,36 @@ class KernelSourcesCompileTest {
   }
 
   @Test
-  void reduceSourceCompilesWithEveryKernel() {
+  void reduceSourceCompilesWithEveryKernelForEveryDtype() {
     Gpu.assumeNvrtc();
-    List<String> names = CudaReduce.kernelNames();
-    assertTrue(names.size() > 100, "reduce, arg, softmax, cumsum and allFinite kernels: " + names.size());
-    compileAndFind("ember_reduce", Sources.REDUCE, names, tmp);
+    int total = 0;
+    for (DType t : DType.values()) {
+      List<String> names = CudaReduce.kernelNames(t);
+      total += names.size();
+      compileAndFind("ember_reduce_" + t, Sources.reduce(t), names, tmp);
+    }
+    assertTrue(total > 100, "reduce, arg, softmax, cumsum and allFinite kernels: " + total);
   }
 
   @Test
-  void indexingSourceCompilesWithEveryKernel() {
+  void indexingSourceCompilesWithEveryKernelForEveryDtype() {
     Gpu.assumeNvrtc();
-    compileAndFind("ember_indexing", Sources.INDEXING, CudaIndexing.kernelNames(), tmp);
+    for (DType t : DType.values()) compileAndFind("ember_indexing_" + t, Sources.indexing(t), CudaIndexing.kernelNames(t), tmp);
+  }
+
+  @Test
+  void eachDtypeCompilesOnlyItsOwnKernels() {
+    Gpu.assumeNvrtc();
+    String before = System.getProperty("ember.cuda.cache");
+    System.setProperty("ember.cuda.cache", tmp.toString());
+    try {
+      String f64 = new String(KernelCache.cubin("ember_reduce_f64", Sources.reduce(DType.F64), "sm_90"),
+          StandardCharsets.ISO_8859_1);
+      assertTrue(f64.contains("\0reduce_block_sum_f64_f64\0"));
+      assertTrue(!f64.contains("\0reduce_block_sum_f32_f32\0"), "float32 kernels are not in the float64 cubin");
+    } finally {
+      if (before == null) System.clearProperty("ember.cuda.cache");
+      else System.setProperty("ember.cuda.cache", before);
+    }
   }
 }
