@@ -18,7 +18,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * b is cuBLAS's A and a its B, m and n swap. An operand with unit column stride is passed as stored (leading
  * dimension its row stride); one with unit row stride (a transposed view) is passed with the transpose op
  * (leading dimension its column stride); a batch stride of 0 broadcasts one matrix over the batch. Any other
- * layout, or an address that is not 16-byte aligned for every batch, is first copied to a contiguous buffer.
+ * layout, or an address that is not 256-byte aligned for every batch, is first copied to a contiguous buffer:
+ * {@link CublasLt} picks its algorithm per shape with cuBLASLt's default alignment preference (256 bytes), so an
+ * operand must be that aligned for every algorithm it may choose (device allocations are; views at offsets of
+ * whole rows of 64 floats are too).
  *
  * <p>float32 computes in float32 unless {@link #allowTf32(boolean)} opts into TF32 tensor cores (off by default,
  * as {@code torch.backends.cuda.matmul.allow_tf32}); float64 in float64. cuBLASLt gets a 32 MiB workspace per
@@ -81,9 +84,12 @@ public final class CudaMatmul {
     return null;
   }
 
-  /** Whether cuBLASLt can read the operand at {@code address} directly: 16-byte aligned in every batch. */
+  /** The alignment cuBLASLt's heuristic assumes of every operand unless told otherwise. */
+  static final int ALIGNMENT = 256;
+
+  /** Whether cuBLASLt can read the operand at {@code address} directly: {@link #ALIGNMENT}-aligned in every batch. */
   static boolean aligned(long address, long batchStride, int itemSize) {
-    return address % 16 == 0 && (batchStride * itemSize) % 16 == 0;
+    return address % ALIGNMENT == 0 && (batchStride * itemSize) % ALIGNMENT == 0;
   }
 
   /** out[b] = a[b] @ b[b] + beta * out[b] for a [B, m, k], b [B, k, n], out [B, m, n] (float32 or float64). */

@@ -116,8 +116,9 @@ class KernelGeometryTest {
   void misalignedOperandsAreCopied() {
     assertTrue(CudaMatmul.aligned(256, 0, 4));
     assertFalse(CudaMatmul.aligned(256 + 4, 0, 4), "an offset of one float");
+    assertFalse(CudaMatmul.aligned(256 + 16, 0, 4), "16 bytes are not enough for every algorithm");
     assertFalse(CudaMatmul.aligned(256, 3 * 5, 4), "batch stride of 15 floats misaligns the second matrix");
-    assertTrue(CudaMatmul.aligned(256, 16, 4));
+    assertTrue(CudaMatmul.aligned(512, 64, 4), "64 floats per batch keep every matrix aligned");
   }
 
   @Test
