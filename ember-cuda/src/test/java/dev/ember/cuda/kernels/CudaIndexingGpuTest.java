@@ -68,7 +68,7 @@ class CudaIndexingGpuTest {
     for (DType t : DType.values()) {
       for (DType it : new DType[] {DType.I64, DType.I32}) {
         for (Layout l : Layout.values()) {
-          StridedView x = layout(random(rnd, t, 1 << 30, 5, 6), l);
+          StridedView x = layout(random(rnd, t, 1 << 29, 5, 6), l);
           for (int dim = 0; dim < 2; dim++) {
             int[] ishape = dim == 0 ? new int[] {7, 4} : new int[] {3, 9};
             StridedView idx = index(it, x.shapeRef()[dim], ishape);
@@ -118,7 +118,7 @@ class CudaIndexingGpuTest {
           View out = dev.upload(expect);
           CPU.scatter(expect, dim, idx, src, true);
           k.scatter(out, dim, dev.upload(idx), dev.upload(src), true);
-          double tol = t == DType.F32 ? 1e-5 : t == DType.F64 ? 1e-13 : 0;
+          double tol = t == DType.F32 ? 1e-4 : t == DType.F64 ? 1e-12 : 0;
           assertClose(expect, dev.download(out), tol, tol, "scatter_add " + t + " index " + it + " dim " + dim);
         }
       }
@@ -164,7 +164,7 @@ class CudaIndexingGpuTest {
           View out = dev.upload(layout(expect, l));
           CPU.indexAdd(expect, dim, idx, src);
           k.indexAdd(out, dim, dev.upload(idx), dev.upload(src));
-          double tol = t == DType.F32 ? 1e-5 : t == DType.F64 ? 1e-13 : 0;
+          double tol = t == DType.F32 ? 1e-4 : t == DType.F64 ? 1e-12 : 0;
           assertClose(expect, dev.download(out), tol, tol, "index_add " + t + " dim " + dim + " " + l);
         }
       }
