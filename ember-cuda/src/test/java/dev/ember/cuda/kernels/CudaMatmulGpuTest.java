@@ -110,14 +110,24 @@ class CudaMatmulGpuTest {
     StridedView b = random(rnd, DType.F32, 0, 1, 256, 256);
     StridedView expect = StridedView.allocate(DType.F32, 1, 256, 256);
     CPU.matmul(a, b, expect, 0f);
-    View out = dev.upload(StridedView.allocate(DType.F32, 1, 256, 256));
+    View da = dev.upload(a);
+    View db = dev.upload(b);
+    View fp32 = dev.upload(StridedView.allocate(DType.F32, 1, 256, 256));
+    View tf32 = dev.upload(StridedView.allocate(DType.F32, 1, 256, 256));
+    k.matmul(da, db, fp32, 0f);
     CudaMatmul.allowTf32(true);
     try {
-      k.matmul(dev.upload(a), dev.upload(b), out, 0f);
+      k.matmul(da, db, tf32, 0f);
     } finally {
       CudaMatmul.allowTf32(false);
     }
-    assertClose(expect, dev.download(out), 1e-2, 1e-2, "tf32 is close, not exact");
+    StridedView f = dev.download(fp32);
+    StridedView t = dev.download(tf32);
+    assertClose(expect, f, 1e-4, 1e-4, "float32 by default");
+    assertClose(expect, t, 1e-2, 1e-2, "tf32 is close, not exact");
+    boolean differs = false;
+    for (int i = 0; i < 256 * 256 && !differs; i++) differs = f.storage().getDouble(i) != t.storage().getDouble(i);
+    assertTrue(differs, "allowTf32(true) changes the arithmetic (10-bit mantissas)");
   }
 
   private static short bf16(float v) {
