@@ -304,6 +304,10 @@ public final class CachingAllocator {
             "CachingAllocator.free: double free of block at 0x%x (%d bytes, stream 0x%x)", block.ptr(),
             block.size(), block.stream()));
       }
+      boolean usedElsewhere = chunk.streamUses != null && !chunk.streamUses.isEmpty();
+      if (usedElsewhere) {
+        pending.hold(chunk); // first: when recording an event fails, the block stays allocated
+      }
       block.chunk = null;
       chunk.allocated = false;
       stats.decrease(Metric.ALLOCATION, chunk.small, 1);
@@ -312,9 +316,7 @@ public final class CachingAllocator {
       if (chunk.size >= maxSplitSize) {
         stats.decrease(Metric.OVERSIZE_ALLOCATION, chunk.small, 1);
       }
-      if (chunk.streamUses != null && !chunk.streamUses.isEmpty()) {
-        pending.hold(chunk);
-      } else {
+      if (!usedElsewhere) {
         freeChunk(chunk);
       }
     } finally {

@@ -23,14 +23,27 @@ final class PendingFrees {
     this.events = events;
   }
 
-  /** Records an event on each stream that used {@code chunk}; the last of them to complete releases it. */
+  /**
+   * Records an event on each stream that used {@code chunk}; the last of them to complete releases it. All or
+   * nothing: when a record fails, the events already recorded are destroyed and the chunk is left as it was.
+   */
   void hold(Chunk chunk) {
     List<Long> streams = new ArrayList<>(chunk.streamUses);
+    long[] recorded = new long[streams.size()];
+    for (int i = 0; i < recorded.length; i++) {
+      try {
+        recorded[i] = events.record(streams.get(i));
+      } catch (RuntimeException e) {
+        for (int j = 0; j < i; j++) {
+          events.destroy(recorded[j]);
+        }
+        throw e;
+      }
+    }
     chunk.streamUses = null;
-    for (long stream : streams) {
-      long event = events.record(stream);
+    for (int i = 0; i < recorded.length; i++) {
       chunk.eventCount++;
-      byStream.computeIfAbsent(stream, s -> new ArrayDeque<>()).add(new PendingEvent(event, chunk));
+      byStream.computeIfAbsent(streams.get(i), s -> new ArrayDeque<>()).add(new PendingEvent(recorded[i], chunk));
     }
   }
 

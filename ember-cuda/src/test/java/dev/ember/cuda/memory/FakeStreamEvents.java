@@ -8,7 +8,7 @@ import java.util.Map;
 import java.util.Set;
 
 /** Stream events for allocator tests: an event completes when the test says its stream is done, or is synchronized. */
-final class FakeStreamEvents implements StreamEvents {
+class FakeStreamEvents implements StreamEvents {
   private final Map<Long, Long> streamOf = new HashMap<>();
   private final Set<Long> complete = new HashSet<>();
   final List<Long> recordedOn = new ArrayList<>();

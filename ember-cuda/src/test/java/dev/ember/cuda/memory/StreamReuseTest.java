@@ -2,6 +2,7 @@ package dev.ember.cuda.memory;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.util.ArrayList;
@@ -182,6 +183,29 @@ class StreamReuseTest {
     assertEquals(0, raw.liveSegments());
     assertEquals(0, events.liveEvents());
     assertEquals(0, alloc.stats().active().current());
+  }
+
+  @Test
+  void failedEventRecordLeavesTheBlockAllocated() {
+    IllegalStateException broken = new IllegalStateException("cuEventRecord: CUDA_ERROR_LAUNCH_FAILED");
+    FakeStreamEvents failing = new FakeStreamEvents() {
+      @Override
+      public long record(long stream) {
+        if (stream == S3) {
+          throw broken;
+        }
+        return super.record(stream);
+      }
+    };
+    CachingAllocator strict = new CachingAllocator(0, raw, failing);
+    Block a = strict.allocate(12 * MiB, S1);
+    strict.recordStream(a, S2);
+    strict.recordStream(a, S3);
+    assertSame(broken, assertThrows(IllegalStateException.class, () -> strict.free(a)));
+    assertEquals(1, strict.stats().allocation().current(), "the free did not happen");
+    assertEquals(0, failing.liveEvents(), "the event recorded on S2 was destroyed");
+    strict.checkInvariants();
+    assertThrows(IllegalStateException.class, () -> strict.free(a), "still S3's use cannot be recorded");
   }
 
   @Test
