@@ -464,7 +464,7 @@ public final class Tensor implements View {
   public float[] toFloatArray() {
     float[] out = new float[(int) numel()];
     if (out.length == 0) return out; // an empty view's offset may lie past its storage's end (as in PyTorch)
-    Tensor c = to(DType.F32).contiguous();
+    Tensor c = to(DType.F32).contiguous().cpu(); // a device tensor's elements are copied to the host first
     System.arraycopy(c.storage.floats(), c.offset, out, 0, out.length);
     return out;
   }
@@ -472,7 +472,7 @@ public final class Tensor implements View {
   public double[] toDoubleArray() {
     double[] out = new double[(int) numel()];
     if (out.length == 0) return out; // an empty view's offset may lie past its storage's end (as in PyTorch)
-    Tensor c = to(DType.F64).contiguous();
+    Tensor c = to(DType.F64).contiguous().cpu(); // a device tensor's elements are copied to the host first
     System.arraycopy(c.storage.doubles(), c.offset, out, 0, out.length);
     return out;
   }
@@ -480,7 +480,7 @@ public final class Tensor implements View {
   public long[] toLongArray() {
     long[] out = new long[(int) numel()];
     if (out.length == 0) return out; // an empty view's offset may lie past its storage's end (as in PyTorch)
-    Tensor c = to(DType.I64).contiguous();
+    Tensor c = to(DType.I64).contiguous().cpu(); // a device tensor's elements are copied to the host first
     System.arraycopy(c.storage.longs(), c.offset, out, 0, out.length);
     return out;
   }

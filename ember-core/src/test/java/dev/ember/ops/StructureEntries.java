@@ -5,6 +5,7 @@ import static dev.ember.ops.OpInfo.op;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Tensor;
 import dev.ember.testing.Arr;
+import dev.ember.testing.FakeDevice;
 import dev.ember.testing.Ref;
 import java.util.List;
 
@@ -101,6 +102,8 @@ final class StructureEntries {
         .error("[2] x [3]", "stack: all tensors must have the same shape: t0=[2], t1=[3]"));
     t.add(op("split").unary(x -> x.split(2, 1).get(1)).ref(l -> Ref.slice(l.get(0), 1, 2, 4, 1)).shapes("[3, 5]"));
     t.add(op("chunk").unary(x -> x.chunk(3, 0).get(2)).ref(l -> Ref.slice(l.get(0), 0, 6, 9, 1)).shapes("[7, 2]", "[9]"));
+    // through the strict fake device and back: the copies both ways, an op computed there, the gradient copied back
+    t.add(op("to_device").unary(x -> x.to(FakeDevice.DEVICE).mul(2).cpu()).refUnary(x -> 2 * x));
 
     // ---------------------------------------------------------------- indexing
     t.add(op("gather").unary(x -> x.gather(1, GATHER_IDX)).ref(l -> Ref.gather(l.get(0), 1, arr(GATHER_IDX))).shapes("[3, 4]")
