@@ -20,11 +20,12 @@ import java.util.function.UnaryOperator;
  * {@code x.reshape(-1, 784)}. The long tail lives in the op classes of {@code dev.ember.ops}.
  */
 public final class Tensor implements View {
-  private final Storage storage;
+  // storage, strides, offset and device change only through setData (a parameter moved in place)
+  private Storage storage;
   private final int[] shape;
-  private final int[] strides;
-  private final int offset;
-  private final Device device;
+  private int[] strides;
+  private int offset;
+  private Device device;
   private boolean requiresGrad;
   private Tensor grad;
   private Node gradFn;
@@ -378,6 +379,35 @@ public final class Tensor implements View {
   public void setGrad(Tensor g) {
     if (g != null && storage.scope == null) MemoryScope.escape(g);
     this.grad = g;
+  }
+
+  /**
+   * Makes this leaf tensor a view of {@code src}'s data, keeping its identity, {@code requiresGrad} and hooks, as
+   * PyTorch's {@code p.data = src}: how {@code Module.to(Device)} moves a parameter while an optimizer holds it.
+   * The dtype and device become src's; a gradient that no longer matches them is moved and converted with it.
+   * Views made of this tensor before the call keep the old data.
+   *
+   * @throws IllegalArgumentException if the shapes differ
+   * @throws IllegalStateException if this tensor is not a leaf (its graph was recorded on the old data)
+   */
+  public void setData(Tensor src) {
+    if (!java.util.Arrays.equals(shape, src.shape)) {
+      throw Check.fail("set_data", "shape of the new data differs", "self", this, "src", src);
+    }
+    if (gradFn != null) {
+      throw new IllegalStateException("set_data: tensor " + java.util.Arrays.toString(shape) + " is not a leaf"
+          + " (produced by " + gradFn.name() + "); hint: detach() it first");
+    }
+    this.storage = src.storage;
+    this.strides = src.strides.clone();
+    this.offset = src.offset;
+    this.device = src.device;
+    Tensor g = grad;
+    if (g != null && (g.device != device || g.dtype() != dtype())) {
+      try (dev.ember.autograd.Grad ignored = dev.ember.autograd.Grad.off()) {
+        setGrad(g.to(dtype()).to(device));
+      }
+    }
   }
 
   public Node gradFn() {
