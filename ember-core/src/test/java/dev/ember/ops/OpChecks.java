@@ -6,10 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ember.autograd.Grad;
 import dev.ember.tensor.DType;
+import dev.ember.tensor.Device;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
+import dev.ember.tensor.TensorArgumentException;
 import dev.ember.testing.Arr;
 import dev.ember.testing.Assertions;
+import dev.ember.testing.FakeDevice;
 import dev.ember.testing.GradCheck;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -17,6 +20,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
+import org.junit.jupiter.api.Assumptions;
 
 /**
  * The checks generated from an {@link OpInfo}, shared by every module's op table ({@link OpTableTest} in core,
@@ -110,6 +114,49 @@ public final class OpChecks {
         if (!contiguous) in = in.stream().map(OpChecks::nonContiguous).toList();
         for (Tensor x : in) x.requiresGrad(true);
         GradCheck.check(label(op, s, contiguous ? "contiguous" : "non-contiguous"), op.fn, in);
+      }
+    }
+  }
+
+  /**
+   * The op on inputs moved to the strict fake device ({@link FakeDevice}) gives, on that device, the values its
+   * float32 CPU call gives, and (differentiable ops) the same input gradients for a weighted sum of the output: an op
+   * that allocates on the CPU, reads device data on the host or drops the device fails here. An entry whose
+   * function holds host tensors of its own (a fixed index) cannot run on a device: it is skipped, named.
+   */
+  public static void sameValuesAndGradientsOnTheFakeDevice(OpInfo op) {
+    Device fake = FakeDevice.DEVICE;
+    for (int s = 0; s < op.samples.size(); s++) {
+      String what = label(op, s, "fake:0");
+      List<Tensor> in = inputs(op, s, DType.F32);
+      List<Tensor> din = in.stream().map(t -> t.to(fake)).toList();
+      boolean grad = op.differentiable;
+      if (grad) {
+        for (Tensor x : in) x.requiresGrad(true);
+        for (Tensor x : din) x.requiresGrad(true);
+      }
+      Tensor out = op.fn.apply(in);
+      Tensor dout;
+      try {
+        dout = op.fn.apply(din);
+      } catch (TensorArgumentException e) {
+        Assumptions.assumeFalse(e.getMessage().contains("on different devices (fake:0 vs cpu)")
+            || e.getMessage().contains("on different devices (cpu vs fake:0)"),
+            op.name + ": its function holds host tensors of its own, so it cannot run on a device (" + e.getMessage() + ")");
+        throw e;
+      }
+      if (!op.name.equals("to_device")) assertEquals(fake, dout.device(), what + ": the result's device");
+      Assertions.assertClose(Arr.of(out), dout.cpu(), 1e-6, 1e-6, what + " values");
+      if (!grad || !out.dtype().isFloatingPoint() || !out.requiresGrad()) continue;
+      Tensor w = Tensor.rand(new Generator(s + 17L), out.dtype(), out.shapeRef());
+      out.mul(w).sum().backward();
+      dout.mul(w.to(dout.device())).sum().backward();
+      for (int i = 0; i < in.size(); i++) {
+        Tensor g = in.get(i).grad();
+        Tensor dg = din.get(i).grad();
+        if (g == null) continue;
+        assertEquals(fake, dg.device(), what + ": gradient of input " + i + " on the input's device");
+        Assertions.assertClose(Arr.of(g), dg.cpu(), 1e-6, 1e-6, what + " gradient of input " + i);
       }
     }
   }

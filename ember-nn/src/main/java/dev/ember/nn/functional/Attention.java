@@ -82,6 +82,12 @@ public final class Attention {
       boolean isCausal, Double scale, int window, Generator gen, Kernel kernel) {
     String op = "scaled_dot_product_attention";
     int[] batch = checkShapes(op, q, k, v);
+    for (Tensor t : new Tensor[] {k, v, attnMask}) {
+      if (t != null && t.device() != q.device()) {
+        throw Check.fail(op, "tensors are on different devices (" + q.device() + " vs " + t.device() + ")",
+            "query", q, t == k ? "key" : t == v ? "value" : "attn_mask", t);
+      }
+    }
     int l = q.size(-2);
     int s = k.size(-2);
     int e = q.size(-1);

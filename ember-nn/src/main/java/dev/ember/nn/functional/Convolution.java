@@ -276,6 +276,12 @@ public final class Convolution {
   }
 
   private static void checkWeight(String op, int rank, Tensor input, Tensor weight, Tensor bias) {
+    for (Tensor t : new Tensor[] {weight, bias}) {
+      if (t != null && t.device() != input.device()) {
+        throw Check.fail(op, "tensors are on different devices (" + input.device() + " vs " + t.device() + ")",
+            "input", input, t == weight ? "weight" : "bias", t);
+      }
+    }
     if (weight.dim() != rank) {
       throw Check.fail(op, "expected a " + rank + "-d weight, got rank " + weight.dim(), "input", input, "weight",
           weight);

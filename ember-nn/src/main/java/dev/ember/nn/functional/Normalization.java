@@ -291,6 +291,10 @@ public final class Normalization {
 
   private static void checkVector(String op, String name, Tensor t, int c, Tensor input) {
     if (t == null) return;
+    if (t.device() != input.device()) {
+      throw Check.fail(op, "tensors are on different devices (" + input.device() + " vs " + t.device() + ")",
+          "input", input, name, t);
+    }
     if (t.dim() != 1 || t.shapeRef()[0] != c) {
       throw Check.fail(op, name + " must have shape [C] = [" + c + "]", "input", input, name, t);
     }
@@ -317,6 +321,10 @@ public final class Normalization {
 
   private static void checkAffine(String op, String name, Tensor t, int[] normalizedShape, Tensor input) {
     if (t == null) return;
+    if (t.device() != input.device()) {
+      throw Check.fail(op, "tensors are on different devices (" + input.device() + " vs " + t.device() + ")",
+          "input", input, name, t);
+    }
     if (!Arrays.equals(t.shapeRef(), normalizedShape)) {
       throw Check.fail(op, name + " must have shape normalized_shape " + Arrays.toString(normalizedShape),
           "input", input, name, t);
