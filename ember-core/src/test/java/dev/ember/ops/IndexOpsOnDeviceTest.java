@@ -14,8 +14,8 @@ import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 
 /**
- * The index ops, whose op-table entries hold host index tensors and so cannot take part in the table's fake-device
- * check: here the index goes to the device with the data, and values and gradients must be the CPU's.
+ * The index ops on the fake device with their indices moved there, as a user calls them: values and gradients to
+ * the CPU's bits (the op table's check allows 1e-6), and an index out of range named as on the CPU.
  */
 class IndexOpsOnDeviceTest {
   private static final Device FAKE = FakeDevice.DEVICE;
