@@ -21,6 +21,9 @@ import dev.ember.cuda.kernels.CudaOptimizer;
 import dev.ember.cuda.kernels.CudaPooling;
 import dev.ember.cuda.kernels.Elementwise;
 import dev.ember.cuda.lib.CudaDriver;
+import dev.ember.cuda.memory.Block;
+import dev.ember.cuda.memory.CachingAllocator;
+import dev.ember.cuda.memory.CudaAllocators;
 import dev.ember.cuda.runtime.CudaContext;
 import dev.ember.cuda.runtime.KernelCache;
 import dev.ember.tensor.DType;
@@ -30,22 +33,15 @@ import dev.ember.tensor.Storage;
 import java.lang.foreign.MemorySegment;
 
 /**
- * The {@link Backend} of one CUDA device ({@code cuda:N}): storages are device allocations ({@link CudaMemory}),
- * the elementwise primitives run as NVRTC-compiled kernels ({@link Elementwise}), and {@link #copy} also moves
- * data between the host and the device. Every entry point first makes the device's primary context current on
+ * The {@link Backend} of one CUDA device ({@code cuda:N}): storages are device memory ({@link CudaMemory}) from the
+ * device's caching allocator ({@link CudaAllocators}), the elementwise primitives run as NVRTC-compiled kernels
+ * ({@link Elementwise}), and {@link #copy} also moves data between the host and the device. Every entry point first makes the device's primary context current on
  * the calling thread; work is queued on the context's stream and a copy to the host waits for it.
  *
  * <p>GPU parallelism is not threads: {@link #threads()} starts at 1, and {@link #setThreads} only validates and
  * records the number (a kernel's parallelism is its grid).
  */
 public final class CudaBackend implements Backend {
-  /** Where device memory comes from: the driver directly until the caching allocator takes its place. */
-  private interface RawAllocator {
-    long allocate(long bytes);
-
-    void free(long address, long bytes);
-  }
-
   private final CudaContext ctx;
   private final KernelCache cache;
   private final Device device;
@@ -61,7 +57,7 @@ public final class CudaBackend implements Backend {
   private final ResamplingKernels resampling;
   private final Backend cpu = CpuBackends.instance();
   private final HostRoundTrip host;
-  private final RawAllocator raw;
+  private final CachingAllocator allocator;
   private volatile int threads = 1;
 
   /** The backend of the device of {@code ctx}, compiling kernels through its kernel cache. */
@@ -80,18 +76,7 @@ public final class CudaBackend implements Backend {
     this.recurrent = host.family(RecurrentKernels.class, cpu.recurrent());
     this.random = host.family(RandomKernels.class, cpu.random());
     this.resampling = host.family(ResamplingKernels.class, cpu.resampling());
-    this.raw = new RawAllocator() {
-      @Override
-      public long allocate(long bytes) {
-        return driver.memAlloc(bytes);
-      }
-
-      @Override
-      public void free(long address, long bytes) {
-        ctx.makeCurrent(); // the cleaner frees on its own thread
-        driver.memFree(address);
-      }
-    };
+    this.allocator = CudaAllocators.of(ctx);
   }
 
   @Override
@@ -122,10 +107,17 @@ public final class CudaBackend implements Backend {
     }
     ctx.makeCurrent();
     long bytes = numel * dtype.itemSize();
-    long address = bytes == 0 ? 0 : raw.allocate(bytes);
-    if (zero && bytes > 0) driver.memsetD8(address, 0, bytes, ctx.stream());
-    CudaMemory.Free free = bytes == 0 ? (a, n) -> { } : raw::free;
-    return CudaMemory.storage(dtype, (int) numel, new CudaMemory(device, address, bytes, free));
+    Block block = allocator.allocate(bytes, ctx.stream());
+    if (zero && bytes > 0) driver.memsetD8(block.ptr(), 0, bytes, ctx.stream());
+    // the free function holds the block, never the storage (see CudaMemory); work is ordered on one stream, so a
+    // block given back while kernels that use it are queued is only reused by work queued after them
+    CudaMemory.Free free = (address, n) -> allocator.free(block);
+    return CudaMemory.storage(dtype, (int) numel, new CudaMemory(device, block.ptr(), bytes, free));
+  }
+
+  /** The caching allocator this backend's storages come from (shared by every user of the device). */
+  public CachingAllocator allocator() {
+    return allocator;
   }
 
   // ------------------------------------------------------------------------------------------ elementwise
