@@ -15,10 +15,15 @@ import dev.ember.backend.StridedView;
 import dev.ember.backend.UnaryOp;
 import dev.ember.backend.View;
 import dev.ember.backend.cpu.CpuBackends;
+import dev.ember.cuda.kernels.CudaAttention;
 import dev.ember.cuda.kernels.CudaConvolution;
+import dev.ember.cuda.kernels.CudaIndexing;
+import dev.ember.cuda.kernels.CudaMatmul;
 import dev.ember.cuda.kernels.CudaNormalization;
 import dev.ember.cuda.kernels.CudaOptimizer;
 import dev.ember.cuda.kernels.CudaPooling;
+import dev.ember.cuda.kernels.CudaRecurrent;
+import dev.ember.cuda.kernels.CudaReduce;
 import dev.ember.cuda.kernels.Elementwise;
 import dev.ember.cuda.lib.CudaDriver;
 import dev.ember.cuda.memory.Block;
@@ -35,7 +40,9 @@ import java.lang.foreign.MemorySegment;
 /**
  * The {@link Backend} of one CUDA device ({@code cuda:N}): storages are device memory ({@link CudaMemory}) from the
  * device's caching allocator ({@link CudaAllocators}), the elementwise primitives run as NVRTC-compiled kernels
- * ({@link Elementwise}), and {@link #copy} also moves data between the host and the device. Every entry point first makes the device's primary context current on
+ * ({@link Elementwise}), and {@link #copy} also moves data between the host and the device. Reductions, indexing,
+ * matmul (cuBLASLt) and the kernel families have their own CUDA kernels in {@code dev.ember.cuda.kernels}; the
+ * random fills and resampling run on the host ({@link HostFallback}) until theirs exist. Every entry point first makes the device's primary context current on
  * the calling thread; work is queued on the context's stream and a copy to the host waits for it.
  *
  * <p>GPU parallelism is not threads: {@link #threads()} starts at 1, and {@link #setThreads} only validates and
@@ -47,16 +54,17 @@ public final class CudaBackend implements Backend {
   private final Device device;
   private final CudaDriver driver;
   private final Elementwise elementwise;
-  private final CudaOptimizer optimizer;
+  private final CudaReduce reduce;
+  private final CudaIndexing indexing;
+  private final CudaMatmul matmul;
   private final CudaNormalization normalization;
+  private final CudaAttention attention;
+  private final CudaRecurrent recurrent;
   private final CudaConvolution convolution;
   private final CudaPooling pooling;
-  private final AttentionKernels attention;
-  private final RecurrentKernels recurrent;
-  private final RandomKernels random;
-  private final ResamplingKernels resampling;
+  private final CudaOptimizer optimizer;
+  private final HostFallback fallback;
   private final Backend cpu = CpuBackends.instance();
-  private final HostRoundTrip host;
   private final CachingAllocator allocator;
   private volatile int threads = 1;
 
@@ -66,17 +74,18 @@ public final class CudaBackend implements Backend {
     this.cache = ctx.kernels();
     this.device = Device.cuda(ctx.ordinal());
     this.driver = ctx.driver();
+    this.allocator = CudaAllocators.of(ctx);
     this.elementwise = new Elementwise(ctx);
-    this.host = new HostRoundTrip(this, cpu);
-    this.optimizer = new CudaOptimizer(ctx, cache);
+    this.reduce = new CudaReduce(ctx, cache);
+    this.indexing = new CudaIndexing(ctx, cache);
+    this.matmul = new CudaMatmul(ctx, cache);
     this.normalization = new CudaNormalization(ctx, cache);
+    this.attention = new CudaAttention(ctx, cache);
+    this.recurrent = new CudaRecurrent(cache);
     this.convolution = new CudaConvolution(ctx, cache);
     this.pooling = new CudaPooling(ctx, cache);
-    this.attention = host.family(AttentionKernels.class, cpu.attention());
-    this.recurrent = host.family(RecurrentKernels.class, cpu.recurrent());
-    this.random = host.family(RandomKernels.class, cpu.random());
-    this.resampling = host.family(ResamplingKernels.class, cpu.resampling());
-    this.allocator = CudaAllocators.of(ctx);
+    this.optimizer = new CudaOptimizer(ctx, cache);
+    this.fallback = HostFallback.of(this, cpu);
   }
 
   @Override
@@ -277,59 +286,68 @@ public final class CudaBackend implements Backend {
 
   @Override
   public void reduce(ReduceOp op, View x, int[] axes, View out) {
-    host.run(new View[] {x}, new View[] {out}, v -> cpu.reduce(op, v[0], axes, v[1]));
+    ctx.makeCurrent();
+    reduce.reduce(op, x, axes, out);
   }
 
   @Override
   public void argReduce(boolean max, View x, int axis, View out) {
-    host.run(new View[] {x}, new View[] {out}, v -> cpu.argReduce(max, v[0], axis, v[1]));
+    ctx.makeCurrent();
+    reduce.argReduce(max, x, axis, out);
   }
 
   @Override
   public void softmax(View x, int axis, boolean log, View out) {
-    host.run(new View[] {x}, new View[] {out}, v -> cpu.softmax(v[0], axis, log, v[1]));
+    ctx.makeCurrent();
+    reduce.softmax(x, axis, log, out);
   }
 
   @Override
   public void softmaxBackward(View g, View y, boolean log, View out) {
-    host.run(new View[] {g, y}, new View[] {out}, v -> cpu.softmaxBackward(v[0], v[1], log, v[2]));
+    ctx.makeCurrent();
+    reduce.softmaxBackward(g, y, log, out);
   }
 
   @Override
   public void cumsum(View x, int axis, View out) {
-    host.run(new View[] {x}, new View[] {out}, v -> cpu.cumsum(v[0], axis, v[1]));
-  }
-
-  @Override
-  public void matmul(View a, View b, View out, float beta) {
-    host.run(new View[] {a, b}, new View[] {out}, v -> cpu.matmul(v[0], v[1], v[2], beta));
-  }
-
-  @Override
-  public void gather(View x, int dim, View index, View out) {
-    host.run(new View[] {x, index}, new View[] {out}, v -> cpu.gather(v[0], dim, v[1], v[2]));
-  }
-
-  @Override
-  public void scatter(View out, int dim, View index, View src, boolean accumulate) {
-    host.run(new View[] {index, src}, new View[] {out}, v -> cpu.scatter(v[2], dim, v[0], v[1], accumulate));
-  }
-
-  @Override
-  public void indexSelect(View x, int dim, View index, View out) {
-    host.run(new View[] {x, index}, new View[] {out}, v -> cpu.indexSelect(v[0], dim, v[1], v[2]));
-  }
-
-  @Override
-  public void indexAdd(View out, int dim, View index, View src) {
-    host.run(new View[] {index, src}, new View[] {out}, v -> cpu.indexAdd(v[2], dim, v[0], v[1]));
+    ctx.makeCurrent();
+    reduce.cumsum(x, axis, out);
   }
 
   @Override
   public boolean allFinite(View x) {
-    boolean[] r = new boolean[1];
-    host.run(new View[] {x}, new View[0], v -> r[0] = cpu.allFinite(v[0]));
-    return r[0];
+    ctx.makeCurrent();
+    return reduce.allFinite(x);
+  }
+
+  @Override
+  public void matmul(View a, View b, View out, float beta) {
+    ctx.makeCurrent();
+    matmul.matmul(a, b, out, beta);
+  }
+
+  @Override
+  public void gather(View x, int dim, View index, View out) {
+    ctx.makeCurrent();
+    indexing.gather(x, dim, index, out);
+  }
+
+  @Override
+  public void scatter(View out, int dim, View index, View src, boolean accumulate) {
+    ctx.makeCurrent();
+    indexing.scatter(out, dim, index, src, accumulate);
+  }
+
+  @Override
+  public void indexSelect(View x, int dim, View index, View out) {
+    ctx.makeCurrent();
+    indexing.indexSelect(x, dim, index, out);
+  }
+
+  @Override
+  public void indexAdd(View out, int dim, View index, View src) {
+    ctx.makeCurrent();
+    indexing.indexAdd(out, dim, index, src);
   }
 
   @Override
@@ -347,9 +365,10 @@ public final class CudaBackend implements Backend {
     return recurrent;
   }
 
+  /** On the host ({@link HostFallback}): the random fills have no CUDA kernels yet. */
   @Override
   public RandomKernels random() {
-    return random;
+    return fallback.random();
   }
 
   @Override
@@ -362,9 +381,10 @@ public final class CudaBackend implements Backend {
     return pooling;
   }
 
+  /** On the host ({@link HostFallback}): interpolation and padding have no CUDA kernels yet. */
   @Override
   public ResamplingKernels resampling() {
-    return resampling;
+    return fallback.resampling();
   }
 
   @Override
