@@ -42,8 +42,9 @@ import java.lang.foreign.MemorySegment;
  * device's caching allocator ({@link CudaAllocators}), the elementwise primitives run as NVRTC-compiled kernels
  * ({@link Elementwise}), and {@link #copy} also moves data between the host and the device. Reductions, indexing,
  * matmul (cuBLASLt) and the kernel families have their own CUDA kernels in {@code dev.ember.cuda.kernels}; the
- * random fills and resampling run on the host ({@link HostFallback}) until theirs exist. Every entry point first makes the device's primary context current on
- * the calling thread; work is queued on the context's stream and a copy to the host waits for it.
+ * random fills and resampling run on the host ({@link HostFallback}) until theirs exist. Every entry point first
+ * makes the device's primary context current on the calling thread; work is queued on the context's stream and a
+ * copy to the host waits for it.
  *
  * <p>GPU parallelism is not threads: {@link #threads()} starts at 1, and {@link #setThreads} only validates and
  * records the number (a kernel's parallelism is its grid).

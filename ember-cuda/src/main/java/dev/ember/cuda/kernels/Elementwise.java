@@ -169,11 +169,15 @@ public final class Elementwise {
           + types.length);
     }
     StringBuilder sb = new StringBuilder(BODY.length() + 2048);
-    for (UnaryOp op : UnaryOp.values()) sb.append("#define U_").append(op.name()).append(' ').append(op.ordinal()).append('\n');
-    for (BinaryOp op : BinaryOp.values()) sb.append("#define B_").append(op.name()).append(' ').append(op.ordinal()).append('\n');
+    for (UnaryOp op : UnaryOp.values()) define(sb, "U_" + op.name(), op.ordinal());
+    for (BinaryOp op : BinaryOp.values()) define(sb, "B_" + op.name(), op.ordinal());
     sb.append(BODY).append('\n').append(f.macro).append('(').append(kernelName(f, types));
     for (DType t : types) sb.append(", ").append(cType(t));
     return sb.append(")\n").toString();
+  }
+
+  private static void define(StringBuilder sb, String name, int value) {
+    sb.append("#define ").append(name).append(' ').append(value).append('\n');
   }
 
   /** Every instantiation the backend can ask for (each family over all dtypes), for compile checks. */

@@ -302,7 +302,10 @@ class ElementwiseHostTest {
       double w = value(want.dtype(), wb);
       boolean ok = Double.isNaN(w) ? Double.isNaN(g)
           : tol == 0 ? gb == wb : g == w || Math.abs(g - w) <= tol * (1 + Math.abs(w));
-      if (!ok && bad++ == 0) first = "element " + i + ": want " + w + " (0x" + Long.toHexString(wb) + "), got " + g + " (0x" + Long.toHexString(gb) + ")";
+      if (!ok && bad++ == 0) {
+        first = "element " + i + ": want " + w + " (0x" + Long.toHexString(wb) + "), got " + g + " (0x"
+            + Long.toHexString(gb) + ")";
+      }
     }
     return bad == 0 ? null : bad + "/" + n + " differ, first " + first;
   }
