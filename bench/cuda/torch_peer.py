@@ -202,8 +202,9 @@ class TinyLM(nn.Module):
 
 def configurations():
     """(workload, case, batch, units per step, optimizer name, model factory, batch factory) as
-    pytorch_bench.py runs them: mlp_mnist SGD(lr=0.01) at batch 32 and 128; seed_* at 32 and 128 with
-    SGD-momentum and Adam; lenet b=64 Adam; convnet b=64 SGD-momentum; transformer b=16 T=128 AdamW."""
+    pytorch_bench.py runs and names them (its cases get the precision appended): mlp_mnist SGD(lr=0.01)
+    at batch 32 and 128; seed_* at 32 and 128 with SGD-momentum and Adam (its AdamW rows left out for
+    time); lenet b=64 Adam; convnet b=64 SGD-momentum; transformer b=16 T=128 AdamW."""
     def images(shape):
         return lambda b: (torch.randn((b,) + shape, device=DEV), torch.randint(0, 10, (b,), device=DEV))
 
@@ -212,22 +213,22 @@ def configurations():
         return s[:, :-1], s[:, 1:]
 
     for b in (32, 128):
-        yield ("mlp_mnist", b, b, "sgd-plain",
+        yield ("mlp_mnist", "train b=%d" % b, b, b, "sgd-plain",
                lambda: nn.Sequential(nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 10)), images((784,)))
     for size in ("small", "medium", "large"):
         h = 64 if ARGS.quick else SEED_HIDDEN[size]
         for b in (32, 128):
             for opt in ("sgd", "adam"):
-                yield ("seed_" + size, b, b, opt,
+                yield ("seed_" + size, "train b=%d %s" % (b, opt), b, b, opt,
                        lambda h=h: nn.Sequential(nn.Linear(1024, h), nn.ReLU(), nn.Linear(h, h), nn.ReLU(),
                                                  nn.Linear(h, h), nn.ReLU(), nn.Linear(h, 10)),
                        images((1024,)))
-    yield ("lenet", 64, 64, "adam", LeNet, images((1, 28, 28)))
-    yield ("convnet", 64, 64, "sgd", make_convnet, images((3, 32, 32)))
-    yield ("transformer", 16, 16 * 128, "adamw", TinyLM, tokens)
+    yield ("lenet", "train b=64 adam", 64, 64, "adam", LeNet, images((1, 28, 28)))
+    yield ("convnet", "train b=64 sgd-mom", 64, 64, "sgd", make_convnet, images((3, 32, 32)))
+    yield ("transformer", "train b=16 T=128 adamw", 16, 16 * 128, "adamw", TinyLM, tokens)
 
 
-def bench_training(workload, batch, units, oname, make_model, make_batch, precision):
+def bench_training(workload, case, batch, units, oname, make_model, make_batch, precision):
     set_tf32(False)
     torch.manual_seed(0)
     if CUDA and hasattr(DEV, "__enter__"):  # torch 2+: initialise the weights on the GPU (seed_large: 95M)
@@ -273,7 +274,7 @@ def bench_training(workload, batch, units, oname, make_model, make_batch, precis
     sync()
     secs = time.perf_counter() - t
     unit = "tokens/s" if lm else "samples/s"
-    emit({"workload": workload, "case": "train b=%d%s %s %s" % (batch, " T=128" if lm else "", oname, precision), "batch": batch,
+    emit({"workload": workload, "case": "%s %s" % (case, precision), "batch": batch,
           "precision": precision, "optimizer": odesc, "metric": unit, "value": units * steps / secs,
           "steps": steps, "seconds": secs, "ms_per_step": 1e3 * secs / steps,
           "params": sum(q.numel() for q in model.parameters())})
@@ -297,10 +298,10 @@ def main():
         nbytes = (1 if ARGS.quick else 256) << 20
         bench_h2d(True, nbytes)
         bench_h2d(False, nbytes)
-    for workload, batch, units, oname, make_model, make_batch in configurations():
+    for workload, case, batch, units, oname, make_model, make_batch in configurations():
         if selected(workload):
             for precision in ("f32", "bf16"):
-                bench_training(workload, batch, units, oname, make_model, make_batch, precision)
+                bench_training(workload, case, batch, units, oname, make_model, make_batch, precision)
     sys.stderr.write("torch_peer: done in %.1f s\n" % (time.perf_counter() - t0))
 
 
