@@ -53,9 +53,13 @@ public final class KernelCache {
     this.ctx = ctx;
   }
 
-  /** The NVRTC options Ember compiles with for {@code arch} (e.g. {@code sm_90}). */
+  /**
+   * The NVRTC options Ember compiles with for {@code arch} (e.g. {@code sm_90}). {@code --fmad=false}: no
+   * {@code a * b + c} is contracted into a fused multiply-add, so an elementwise kernel rounds every operation
+   * as the CPU's kernels do and gives their bits; IEEE division and square root are NVRTC's defaults.
+   */
   public static List<String> options(String arch) {
-    return List.of("--gpu-architecture=" + arch, "--std=c++17", "-default-device");
+    return List.of("--gpu-architecture=" + arch, "--std=c++17", "--fmad=false");
   }
 
   /**
