@@ -22,6 +22,7 @@ import math
 import subprocess
 import sys
 import time
+import traceback
 
 import torch
 import torch.nn as nn
@@ -51,13 +52,17 @@ def sync():
 
 
 def set_tf32(on):
-    """TF32 for float32 matmuls and convolutions (PyTorch's own default: matmul off, cuDNN on)."""
-    try:  # torch 2.9+: fp32_precision (the legacy allow_tf32 flags must not be mixed with it)
-        torch.backends.cuda.matmul.fp32_precision = "tf32" if on else "ieee"
-        torch.backends.cudnn.conv.fp32_precision = "tf32" if on else "ieee"
-    except (AttributeError, AssertionError):  # older torch: unknown attributes raise AssertionError
-        torch.backends.cuda.matmul.allow_tf32 = on
+    """TF32 for float32 matmuls and convolutions (PyTorch's own default: matmul off, cuDNN on).
+    set_float32_matmul_precision is the one switch every torch since 1.12 keeps; cuDNN's has no such
+    twin, so its legacy flag is tried, then the fp32_precision API of torch 2.9+."""
+    torch.set_float32_matmul_precision("high" if on else "highest")
+    try:
         torch.backends.cudnn.allow_tf32 = on
+    except Exception:  # noqa: BLE001 (torch 2.9+ may refuse mixing the legacy and the new API)
+        try:
+            torch.backends.cudnn.conv.fp32_precision = "tf32" if on else "ieee"
+        except Exception as e:  # noqa: BLE001
+            sys.stderr.write("torch_peer: cannot set cuDNN TF32 to %s: %s\n" % (on, e))
 
 
 class Timer:
@@ -125,7 +130,7 @@ def bench_gemm(name, dtype, n, tf32):
     emit({"workload": "gemm", "case": "%s %d^3" % (name, n), "dtype": name, "m": n, "n": n, "k": n,
           "metric": "TFLOP/s", "value": sum(tflops) / len(tflops), "min": min(tflops), "max": max(tflops),
           "ms_mean": 1e3 * sum(secs) / len(secs), "calls": len(secs), "call": "torch.mm(a, b)",
-          "tf32": tf32})
+          "tf32": tf32, "float32_matmul_precision": torch.get_float32_matmul_precision()})
     set_tf32(False)
 
 
@@ -280,30 +285,49 @@ def bench_training(workload, case, batch, units, oname, make_model, make_batch, 
           "params": sum(q.numel() for q in model.parameters())})
 
 
+FAILED = []
+
+
+def guarded(workload, case, fn, *args):
+    """Runs one measurement; an exception (out of memory, a missing kernel) becomes an error record
+    and the next measurement still runs."""
+    try:
+        fn(*args)
+    except Exception as e:  # noqa: BLE001
+        FAILED.append((workload, case))
+        emit({"workload": workload, "case": case, "error": "%s: %s" % (type(e).__name__, e)})
+        traceback.print_exc()
+        if CUDA:
+            torch.cuda.empty_cache()
+
+
 def main():
     rec = env()
     emit(rec)
     if CUDA and rec["device"] is None:
         emit({"skipped": "no CUDA device", "torch_cuda_available": torch.cuda.is_available()})
-        return
+        return 0
     if CUDA:
         torch.cuda.set_device(DEV)
     t0 = time.perf_counter()
     if selected("gemm"):
         big, mid = (256, 128) if ARGS.quick else (8192, 4096)
-        bench_gemm("bf16", torch.bfloat16, big, tf32=False)
-        bench_gemm("f32", torch.float32, mid, tf32=False)
-        bench_gemm("tf32", torch.float32, mid, tf32=True)
+        guarded("gemm", "bf16 %d^3" % big, bench_gemm, "bf16", torch.bfloat16, big, False)
+        guarded("gemm", "f32 %d^3" % mid, bench_gemm, "f32", torch.float32, mid, False)
+        guarded("gemm", "tf32 %d^3" % mid, bench_gemm, "tf32", torch.float32, mid, True)
     if selected("h2d"):
         nbytes = (1 if ARGS.quick else 256) << 20
-        bench_h2d(True, nbytes)
-        bench_h2d(False, nbytes)
+        guarded("h2d", "pinned", bench_h2d, True, nbytes)
+        guarded("h2d", "pageable", bench_h2d, False, nbytes)
     for workload, case, batch, units, oname, make_model, make_batch in configurations():
         if selected(workload):
             for precision in ("f32", "bf16"):
-                bench_training(workload, case, batch, units, oname, make_model, make_batch, precision)
-    sys.stderr.write("torch_peer: done in %.1f s\n" % (time.perf_counter() - t0))
+                guarded(workload, "%s %s" % (case, precision), bench_training,
+                        workload, case, batch, units, oname, make_model, make_batch, precision)
+    sys.stderr.write("torch_peer: done in %.1f s%s\n" % (
+        time.perf_counter() - t0, ", %d failed: %s" % (len(FAILED), FAILED) if FAILED else ""))
+    return 1 if FAILED else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
