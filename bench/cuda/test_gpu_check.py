@@ -25,6 +25,7 @@ case "$*" in
   *-version*) echo 'openjdk version "25" (fake)' >&2; exit 0 ;;
   *ConsoleLauncher*) step=junit ;;
   *Smoke*) step=smoke ;;
+  *CudaTrainingBench*) step=train ;;
   *CudaBench*) step=bench ;;
   *) echo "fake java: unexpected $*" >&2; exit 3 ;;
 esac
@@ -39,6 +40,7 @@ case $step in
   smoke) echo "smoke: ok" ;;
   bench) echo '{"workload": "_env", "side": "ember"}'
          echo '{"workload": "gemm", "case": "bf16 8192^3", "metric": "TFLOP/s", "value": 500.0, "check": "ok"}' ;;
+  train) echo "{\"workload\": \"lenet\", \"case\": \"train b=64 adam f32\", \"args\": \"$*\", \"value\": 1.0}" ;;
 esac
 """
 
@@ -101,6 +103,19 @@ class GpuCheckTest(unittest.TestCase):
         self.assertIn("results/junit.stderr.txt", names)
         with open(os.path.join(self.out, "bench.txt")) as f:
             self.assertEqual("ember", json.loads(f.readline())["side"])
+
+    def test_the_training_bench_runs_after_cuda_bench_when_the_test_jar_has_it(self):
+        summary = self.run_check(STEPS="bench")
+        with open(os.path.join(self.out, "bench.txt")) as f:
+            self.assertEqual(2, len(f.readlines()))
+        with zipfile.ZipFile(os.path.join(self.repo, ".gpu", "lib", "ember-cuda-tests.jar"), "a") as z:
+            z.writestr("dev/ember/cuda/bench/CudaTrainingBench.class", b"\xca\xfe\xba\xbe")
+        summary = self.run_check(STEPS="bench")
+        self.assertTrue(summary["bench"].startswith("ok "), summary["bench"])
+        with open(os.path.join(self.out, "bench.txt")) as f:
+            rows = [json.loads(line) for line in f]
+        self.assertEqual(["_env", "gemm", "lenet"], [r["workload"] for r in rows])
+        self.assertTrue(rows[2]["args"].endswith("dev.ember.cuda.bench.CudaTrainingBench cuda"), rows[2])
 
     def test_a_hanging_step_times_out_and_a_failing_one_says_why(self):
         summary = self.run_check(FAKE_HANG="smoke", SMOKE_TIMEOUT="2", FAKE_FAIL="bench")
