@@ -140,6 +140,15 @@ public final class KernelCache {
     ctx.driver().launch(fn, (int) blocks, 1, 1, BLOCK, 1, 1, 0, ctx.stream(), args);
   }
 
+  /** Launches {@code fn} on a grid of gridX x gridY blocks of blockX threads with dynamic shared memory. */
+  public void launch3(long fn, int gridX, int gridY, int blockX, int sharedBytes, KernelArgs args) {
+    ctx.makeCurrent();
+    if (sharedBytes > 48 * 1024) {
+      throw new IllegalArgumentException("kernel needs " + sharedBytes + " bytes of shared memory, more than 48 KiB");
+    }
+    ctx.driver().launch(fn, gridX, gridY, 1, blockX, 1, 1, sharedBytes, ctx.stream(), args);
+  }
+
   /** Launches {@code fn} with an explicit grid and block. */
   public void launch(long fn, int gridX, int gridY, int blockX, int sharedBytes, KernelArgs args) {
     ctx.makeCurrent();
