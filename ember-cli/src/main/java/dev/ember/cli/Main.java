@@ -80,10 +80,23 @@ public final class Main {
     out.println("ember " + VERSION);
     out.println("java:    " + Runtime.version() + " (" + System.getProperty("java.vendor") + ")");
     out.println("backend: " + Device.CPU.backend().name());
+    out.println("devices: " + devices());
     if (threads) {
       out.println("threads: " + Device.CPU.backend().threads() + " (set with EMBER_NUM_THREADS or --threads)");
     }
     return 0;
+  }
+
+  /** {@code cpu}, then each other device type served here with its devices: {@code cpu, cuda:0, cuda:1}. */
+  static String devices() {
+    StringBuilder sb = new StringBuilder("cpu");
+    for (String type : Device.types()) {
+      if (type.equals("cpu")) continue;
+      int n = Device.count(type);
+      if (n == 0) sb.append(", ").append(type).append(" (no device found)");
+      for (int i = 0; i < n; i++) sb.append(", ").append(type).append(':').append(i);
+    }
+    return sb.toString();
   }
 
   private static int help(String[] rest, PrintStream out) {
@@ -120,6 +133,7 @@ public final class Main {
             --lr LR                       learning rate (0.001)
             --scheduler none|cosine|step  learning-rate schedule over the epochs (none)
             --seed S                      initial weights and shuffling (0)
+            --device cpu|cuda|cuda:N      where to train (cpu); cuda needs ember-cuda and a GPU
             --threads N                   threads of the CPU kernels (all cores, or EMBER_NUM_THREADS)
             --workers N                   data loader threads (1)
             --out DIR                     the run folder (runs/MODEL-TIME); one that holds a run is
@@ -152,10 +166,10 @@ public final class Main {
             bad file: one line naming the problem, exit status 2).""";
       case "info" -> """
           ./ember info
-            The version, the JDK, the CPU backend in use and the thread count.""";
+            The version, the JDK, the CPU backend in use, the devices found and the thread count.""";
       case "version", "--version", "-V" -> """
           ./ember version    (also ./ember --version, ./ember -V)
-            Ember's version, the JDK and the CPU backend in use.""";
+            Ember's version, the JDK, the CPU backend in use and the devices found.""";
       case "help" -> """
           ./ember help [COMMAND]
             This text, or one command's part of it.""";

@@ -65,6 +65,8 @@ final class TrainCommand {
     long seed = 0;
     int threads = 0;
     int workers = 1;
+    /** Where the model trains (--device); not saved: a run may resume on another device. */
+    Device device = Device.CPU;
     long checkpointEvery = 0;
     int maxBadSteps = 3;                               // non-finite steps skipped in a row before stopping (0: off)
     Path out;
@@ -120,6 +122,7 @@ final class TrainCommand {
         case "--scheduler" -> s.scheduler = oneOf(a, it.value(), "none", "cosine", "step");
         case "--seed" -> s.seed = parseLong(a, it.value());
         case "--threads" -> s.threads = positive(a, it.value());
+        case "--device" -> s.device = device(a, it.value());
         case "--workers" -> s.workers = nonNegative(a, it.value());
         case "--checkpoint-every" -> s.checkpointEvery = nonNegative(a, it.value());
         case "--max-bad-steps" -> s.maxBadSteps = nonNegative(a, it.value());
@@ -225,6 +228,7 @@ final class TrainCommand {
    */
   static int run(String[] args, PrintStream out, PrintStream err, FashionMnist.Sources sources) throws IOException {
     Settings s = parse(args);
+    requireAvailable(s.device); // before the folder and the data: a missing GPU is known at once
     if (s.overwrite && s.resume != null) {
       throw new IllegalArgumentException("--overwrite starts a new run in --out; it cannot be used with --resume");
     }
@@ -299,7 +303,8 @@ final class TrainCommand {
     DataLoader test = new DataLoader(data.test(), new BatchConfig(1000, false, false, s.seed), 0);
 
     Profiling profiling = new Profiling(out, dir.resolve("profile.json"));
-    var builder = Trainer.builder().maxEpochs(epochs).metrics(new Accuracy()).skipNonFiniteSteps(s.maxBadSteps)
+    var builder = Trainer.builder().device(s.device).maxEpochs(epochs).metrics(new Accuracy())
+        .skipNonFiniteSteps(s.maxBadSteps)
         .callbacks(new CsvLogger(dir.resolve("metrics.csv")), profiling, rotation);
     if (!s.quiet) builder.callbacks(ProgressBar.auto(out));
     if (sched != null) builder.scheduler(sched, Trainer.Interval.EPOCH);
@@ -312,8 +317,8 @@ final class TrainCommand {
       builder.resumeFrom(latest);
     }
     out.printf(Locale.ROOT, "ember train: %s on Fashion-MNIST (%s), %s lr=%s, batch %d, %s, seed %d, %s -> %s%n",
-        s.model, dataDir, s.optimizer, s.lr, s.batchSize, Main.count(epochs, "epoch"), s.seed,
-        Main.count(Device.CPU.backend().threads(), "thread"), dir);
+        s.model, dataDir, s.optimizer, s.lr, s.batchSize, Main.count(epochs, "epoch"), s.seed, deviceText(s.device),
+        dir);
     History h;
     interruption.training(true);
     try {
@@ -342,7 +347,7 @@ final class TrainCommand {
     try (var ignored = Grad.off(); BatchIterator it = test.iterate(0, 0)) {
       while (it.hasNext()) {
         Batch b = it.next();
-        Tensor logits = model.call(b.input());
+        Tensor logits = model.call(b.input().to(s.device)).cpu(); // the metrics count on the host
         cm.update(logits, b.target());
         accuracy.update(logits, b.target());
       }
@@ -373,9 +378,42 @@ final class TrainCommand {
     info.put("batch size", Integer.toString(s.batchSize));
     info.put("epochs", Integer.toString(s.epochs()));
     info.put("seed", Long.toString(s.seed));
+    info.put("device", s.device.toString());
     info.put("threads", Integer.toString(Device.CPU.backend().threads()));
     if (!Double.isNaN(accuracy)) info.put("test accuracy", String.format(Locale.ROOT, "%.4f", accuracy));
     return info;
+  }
+
+  /** {@code --device}'s value: cpu, cuda, cuda:N (or another provider's type). */
+  private static Device device(String opt, String v) {
+    try {
+      return Device.parse(v);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(opt + " must be cpu, cuda or cuda:N, got '" + v + "'");
+    }
+  }
+
+  /**
+   * Fails unless {@code d} can be trained on, saying what to do: no provider for its type (ember-cuda is not on the
+   * class path), or no such device (no GPU found, or fewer than asked for).
+   */
+  static void requireAvailable(Device d) {
+    if (d.isAvailable()) return;
+    String type = d.type();
+    if (!Device.types().contains(type)) {
+      throw new IllegalArgumentException("device " + d + " requested but no backend serves device type '" + type + "'"
+          + (type.equals("cuda") ? "; add ember-cuda (dev.ember:ember-cuda) to the class path" : "")
+          + " (device types here: " + String.join(", ", Device.types()) + ")");
+    }
+    int n = Device.count(type);
+    throw new IllegalArgumentException("device " + d + " requested but " + (n == 0
+        ? "no " + type + " device was found" + (type.equals("cuda") ? " (no GPU found, or its driver did not load)" : "")
+        : "only " + Main.count(n, type + " device") + " found (" + type + ":0.." + type + ":" + (n - 1) + ")"));
+  }
+
+  /** How the start line names where training runs: {@code 8 threads} on the CPU, {@code cuda:0} elsewhere. */
+  private static String deviceText(Device d) {
+    return d.isCpu() ? Main.count(Device.CPU.backend().threads(), "thread") : d.toString();
   }
 
   /** The folder holding the data: {@code --data} as given, else found or downloaded; a failed download in one line. */

@@ -13,6 +13,7 @@ import dev.ember.autograd.Backward;
 import dev.ember.backend.BinaryOp;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
+import dev.ember.tensor.Device;
 import dev.ember.tensor.Shapes;
 import dev.ember.tensor.Tensor;
 import dev.ember.tensor.Views;
@@ -108,16 +109,19 @@ public enum Binary {
     String name = def.name();
     Check.sameDevice(name, a, b);
     int[] shape = Shapes.broadcast(name, a.shapeRef(), b.shapeRef());
+    Device device = ElementwiseOps.deviceOf(a, b);
     if (rule == null) {
-      Tensor out = Tensor.uninitialized(DType.BOOL, shape);
-      ElementwiseOps.backend().binary(primitive, Views.expand(a, shape), Views.expand(b, shape), out);
+      a = ElementwiseOps.on(device, a);
+      b = ElementwiseOps.on(device, b);
+      Tensor out = Tensor.uninitialized(device, DType.BOOL, shape);
+      ElementwiseOps.backend(out).binary(primitive, Views.expand(a, shape), Views.expand(b, shape), out);
       return out;
     }
     DType dt = def.dtypes().computeIn(DType.promote(a.dtype(), b.dtype()));
-    Tensor a2 = a.to(dt);
-    Tensor b2 = b.to(dt);
-    Tensor out = Tensor.uninitialized(dt, shape);
-    ElementwiseOps.backend().binary(primitive, Views.expand(a2, shape), Views.expand(b2, shape), out);
+    Tensor a2 = ElementwiseOps.on(device, a.to(dt));
+    Tensor b2 = ElementwiseOps.on(device, b.to(dt));
+    Tensor out = Tensor.uninitialized(device, dt, shape);
+    ElementwiseOps.backend(out).binary(primitive, Views.expand(a2, shape), Views.expand(b2, shape), out);
     return Autograd.record(name, out, rule, new Tensor[] {a2, b2});
   }
 

@@ -7,6 +7,7 @@ import dev.ember.backend.BinaryOp;
 import dev.ember.backend.UnaryOp;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
+import dev.ember.tensor.Device;
 import dev.ember.tensor.Shapes;
 import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
@@ -32,8 +33,18 @@ public final class ElementwiseOps {
   static final OpDef ISFINITE = OpDef.noGrad("isfinite", 1, DTypePolicy.PREDICATE);
   static final List<OpDef> DEFINITIONS = List.of(WHERE, CLAMP, CAST, LOGICAL_NOT, ISNAN, ISINF, ISFINITE);
 
-  static Backend backend() {
-    return dev.ember.tensor.Device.CPU.backend();
+  /**
+   * The device an op on these operands runs on, once {@link Check#sameDevice} has passed: the first one not on the
+   * CPU (a 0-d CPU tensor goes along with a device tensor, as in PyTorch), else the CPU.
+   */
+  static Device deviceOf(Tensor... operands) {
+    for (Tensor t : operands) if (!t.device().isCpu()) return t.device();
+    return Device.CPU;
+  }
+
+  /** t on {@code device}: itself, or (a 0-d CPU scalar meeting a device tensor) its copy there, differentiable. */
+  static Tensor on(Device device, Tensor t) {
+    return t.device() == device ? t : t.to(device);
   }
 
   /**
@@ -43,7 +54,7 @@ public final class ElementwiseOps {
    */
   static Backend backend(dev.ember.backend.View out) {
     Storage st = out.storage();
-    return st.onDevice() ? st.device().backend() : dev.ember.tensor.Device.CPU.backend();
+    return st.onDevice() ? st.device().backend() : Device.CPU.backend();
   }
 
   /** op(x) for a unary primitive without a parameter, as its {@link Unary} constant defines it. */
@@ -167,7 +178,7 @@ public final class ElementwiseOps {
   }
 
   public static Tensor isinf(Tensor x) {
-    if (!x.dtype().isFloatingPoint()) return Tensor.zeros(DType.BOOL, x.shapeRef());
+    if (!x.dtype().isFloatingPoint()) return Tensor.zeros(x.device(), DType.BOOL, x.shapeRef());
     return compare(BinaryOp.EQ, Unary.ABS.apply(x.detach(), 0), Tensor.scalar(Double.POSITIVE_INFINITY, x.dtype()));
   }
 
@@ -178,12 +189,17 @@ public final class ElementwiseOps {
   /** cond ? a : b, broadcasting all three; differentiable in a and b. */
   public static Tensor where(Tensor cond, Tensor a, Tensor b) {
     String name = WHERE.name();
+    Check.sameDevice(name, cond, a);
+    Check.sameDevice(name, cond, b);
+    Check.sameDevice(name, a, b);
     int[] shape = Shapes.broadcast(name, Shapes.broadcast(name, cond.shapeRef(), a.shapeRef()), b.shapeRef());
+    Device device = deviceOf(cond, a, b);
+    cond = on(device, cond);
     DType dt = DType.promote(a.dtype(), b.dtype());
-    Tensor a2 = a.to(dt);
-    Tensor b2 = b.to(dt);
-    Tensor out = Tensor.uninitialized(dt, shape);
-    backend().where(Views.expand(cond, shape), Views.expand(a2, shape), Views.expand(b2, shape), out);
+    Tensor a2 = on(device, a.to(dt));
+    Tensor b2 = on(device, b.to(dt));
+    Tensor out = Tensor.uninitialized(device, dt, shape);
+    backend(out).where(Views.expand(cond, shape), Views.expand(a2, shape), Views.expand(b2, shape), out);
     return Autograd.record(WHERE.name(), out, (ctx, g) -> {
       Tensor zero = Tensor.scalar(0, g.dtype());
       Tensor c = ctx.in(2);
@@ -196,10 +212,11 @@ public final class ElementwiseOps {
     if (Double.isNaN(lo) || Double.isNaN(hi) || lo > hi) {
       throw Check.fail(CLAMP.name(), "min must not exceed max (min " + lo + ", max " + hi + ")", "x", x);
     }
-    Tensor out = Tensor.uninitialized(x.dtype(), x.shapeRef());
-    Tensor tmp = Tensor.uninitialized(x.dtype(), x.shapeRef());
-    backend().binary(BinaryOp.MAXIMUM, x, Views.expand(Tensor.scalar(lo, x.dtype()), x.shapeRef()), tmp);
-    backend().binary(BinaryOp.MINIMUM, tmp, Views.expand(Tensor.scalar(hi, x.dtype()), x.shapeRef()), out);
+    Tensor out = x.newEmpty(x.shapeRef());
+    Tensor tmp = x.newEmpty(x.shapeRef());
+    Backend be = backend(out);
+    be.binary(BinaryOp.MAXIMUM, x, Views.expand(x.newFull(lo), x.shapeRef()), tmp);
+    be.binary(BinaryOp.MINIMUM, tmp, Views.expand(x.newFull(hi), x.shapeRef()), out);
     return Autograd.record(CLAMP.name(), out, (ctx, g) -> {
       Tensor xi = ctx.in(0);
       Tensor inside = logicalAnd(xi.ge(lo), xi.le(hi)).to(g.dtype());
@@ -209,8 +226,8 @@ public final class ElementwiseOps {
 
   /** Type conversion; differentiable between floating types (the gradient converts back). */
   public static Tensor cast(Tensor x, DType dtype) {
-    Tensor out = Tensor.uninitialized(dtype, x.shapeRef());
-    backend().copy(x, out);
+    Tensor out = Tensor.uninitialized(x.device(), dtype, x.shapeRef());
+    backend(out).copy(x, out);
     if (!dtype.isFloatingPoint() || !x.dtype().isFloatingPoint()) return out;
     DType from = x.dtype();
     return Autograd.record(CAST.name(), out, (ctx, g) -> new Tensor[] {g.to(from)}, new Tensor[] {x});
@@ -235,8 +252,10 @@ public final class ElementwiseOps {
       throw Check.fail(name, "result shape " + Shapes.str(shape) + " differs from the tensor's shape", "self", self,
           "other", other);
     }
+    Check.sameDevice(name, self, other);
     Tensor o = other.dtype() == self.dtype() ? other : other.detach().to(self.dtype());
-    backend().binary(op, self, Views.expand(o, shape), self);
+    o = on(self.device(), o.detach());
+    backend(self).binary(op, self, Views.expand(o, shape), self);
     self.storage().bumpVersion();
     return self;
   }
@@ -247,7 +266,8 @@ public final class ElementwiseOps {
     if (!java.util.Arrays.equals(shape, self.shapeRef())) {
       throw Check.fail("copy_", "source does not broadcast to the destination", "self", self, "src", src);
     }
-    backend().copy(Views.expand(src, shape), self);
+    if (src.device() != self.device()) src = src.detach().to(self.device()); // copy_ moves between devices
+    backend(self).copy(Views.expand(src, shape), self);
     self.storage().bumpVersion();
     return self;
   }
@@ -258,7 +278,7 @@ public final class ElementwiseOps {
     if (self.spansStorage()) {
       st.discardDeferred(); // every element is overwritten: a deferred value need not be computed first
     }
-    backend().fill(self, value);
+    backend(self).fill(self, value);
     st.bumpVersion();
     return self;
   }
@@ -268,8 +288,9 @@ public final class ElementwiseOps {
     if (Double.isNaN(lo) || Double.isNaN(hi) || lo > hi) {
       throw Check.fail("clamp_", "min must not exceed max (min " + lo + ", max " + hi + ")", "x", self);
     }
-    backend().binary(BinaryOp.MAXIMUM, self, Views.expand(Tensor.scalar(lo, self.dtype()), self.shapeRef()), self);
-    backend().binary(BinaryOp.MINIMUM, self, Views.expand(Tensor.scalar(hi, self.dtype()), self.shapeRef()), self);
+    Backend be = backend(self);
+    be.binary(BinaryOp.MAXIMUM, self, Views.expand(self.newFull(lo), self.shapeRef()), self);
+    be.binary(BinaryOp.MINIMUM, self, Views.expand(self.newFull(hi), self.shapeRef()), self);
     self.storage().bumpVersion();
     return self;
   }

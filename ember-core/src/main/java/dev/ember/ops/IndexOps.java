@@ -37,7 +37,8 @@ public final class IndexOps {
 
   /** Every index in [0, size) (negative indices are not accepted), or an error naming the first bad one. */
   private static void checkBounds(String op, Tensor index, int size, String what, Tensor x) {
-    Tensor c = index.contiguous();
+    Check.sameDevice(op, x, index);
+    Tensor c = index.contiguous().cpu(); // a device index is read on the host, as a host-side assert
     Storage s = c.storage();
     long n = c.numel();
     for (int i = 0; i < n; i++) {
@@ -80,12 +81,13 @@ public final class IndexOps {
     }
     checkGatherShapes("gather", x, axis, index);
     checkBounds("gather", index, x.shapeRef()[axis], "dim " + axis, x);
-    Tensor out = Tensor.uninitialized(x.dtype(), index.shapeRef());
-    ElementwiseOps.backend().gather(x, axis, index, out);
+    Tensor idx = ElementwiseOps.on(x.device(), index);
+    Tensor out = x.newEmpty(idx.shapeRef());
+    ElementwiseOps.backend(out).gather(x, axis, idx, out);
     int[] inShape = x.shape();
     return Autograd.record("gather", out, (ctx, g) -> {
-      Tensor gi = Tensor.zeros(g.dtype(), inShape);
-      ElementwiseOps.backend().scatter(gi, axis, index, g, true);
+      Tensor gi = g.newZeros(inShape);
+      ElementwiseOps.backend(gi).scatter(gi, axis, idx, g, true);
       return new Tensor[] {gi};
     }, new Tensor[] {x});
   }
@@ -107,27 +109,29 @@ public final class IndexOps {
       }
     }
     checkBounds(name, index, x.shapeRef()[axis], "dim " + axis, x);
-    Tensor s = src.to(x.dtype());
-    Tensor out = Tensor.uninitialized(x.dtype(), x.shapeRef());
-    ElementwiseOps.backend().copy(x, out);
-    ElementwiseOps.backend().scatter(out, axis, index, s, accumulate);
+    Check.sameDevice(name, x, src);
+    Tensor s = ElementwiseOps.on(x.device(), src.to(x.dtype()));
+    Tensor idx = ElementwiseOps.on(x.device(), index);
+    Tensor out = x.newEmpty(x.shapeRef());
+    ElementwiseOps.backend(out).copy(x, out);
+    ElementwiseOps.backend(out).scatter(out, axis, idx, s, accumulate);
     return Autograd.record(name, out, (ctx, g) -> {
       Tensor gx = g;
       if (!accumulate) { // overwritten positions get no gradient
         gx = g.clone();
-        ElementwiseOps.backend().scatter(gx, axis, index, Tensor.zeros(g.dtype(), index.shapeRef()), false);
+        ElementwiseOps.backend(gx).scatter(gx, axis, idx, g.newZeros(idx.shapeRef()), false);
       }
-      Tensor gs = g.gather(axis, index);
+      Tensor gs = g.gather(axis, idx);
       Tensor gsFull = Arrays.equals(gs.shapeRef(), s.shapeRef()) ? gs : padTo(gs, s.shapeRef());
       return new Tensor[] {gx, gsFull};
     }, new Tensor[] {x, s});
   }
 
   private static Tensor padTo(Tensor g, int[] shape) {
-    Tensor out = Tensor.zeros(g.dtype(), shape);
+    Tensor out = g.newZeros(shape);
     Tensor view = out;
     for (int d = 0; d < shape.length; d++) view = Views.slice(view, d, 0, g.shapeRef()[d], 1);
-    ElementwiseOps.backend().copy(g, view);
+    ElementwiseOps.backend(out).copy(g, view);
     return out;
   }
 
@@ -150,14 +154,15 @@ public final class IndexOps {
       return indexSelect(x.reshape(1), 0, idx).reshape();
     }
     checkBounds("index_select", idx, x.shapeRef()[axis], "dim " + axis, x);
+    Tensor onX = ElementwiseOps.on(x.device(), idx);
     int[] shape = x.shape();
     shape[axis] = idx.shapeRef()[0];
-    Tensor out = Tensor.uninitialized(x.dtype(), shape);
-    ElementwiseOps.backend().indexSelect(x, axis, idx, out);
+    Tensor out = x.newEmpty(shape);
+    ElementwiseOps.backend(out).indexSelect(x, axis, onX, out);
     int[] inShape = x.shape();
     return Autograd.record("index_select", out, (ctx, g) -> {
-      Tensor gi = Tensor.zeros(g.dtype(), inShape);
-      ElementwiseOps.backend().indexAdd(gi, axis, idx, g);
+      Tensor gi = g.newZeros(inShape);
+      ElementwiseOps.backend(gi).indexAdd(gi, axis, onX, g);
       return new Tensor[] {gi};
     }, new Tensor[] {x});
   }
@@ -175,12 +180,13 @@ public final class IndexOps {
     if (mask.dtype() != DType.BOOL) throw Check.fail("masked_select", "mask must be bool, got " + mask.dtype().torchName(), "x", x, "mask", mask);
     int[] shape = Shapes.broadcast("masked_select", x.shapeRef(), mask.shapeRef());
     Tensor xe = x.expand(shape).contiguous();
-    Tensor me = Views.expand(mask, shape).contiguous();
+    Check.sameDevice("masked_select", x, mask);
+    Tensor me = Views.expand(mask, shape).contiguous().cpu(); // the result's size is known only on the host
     int n = (int) me.numel();
     long[] pos = new long[n];
     int count = 0;
     for (int i = 0; i < n; i++) if (me.storage().getDouble(me.offset() + i) != 0) pos[count++] = i;
-    Tensor idx = Tensor.of(Arrays.copyOf(pos, count), count);
+    Tensor idx = Tensor.of(Arrays.copyOf(pos, count), count).to(x.device());
     return indexSelect(xe.reshape(-1), 0, idx);
   }
 
@@ -191,9 +197,9 @@ public final class IndexOps {
     checkBounds("one_hot", labels, numClasses, "numClasses " + numClasses, labels);
     int[] shape = Arrays.copyOf(labels.shapeRef(), labels.dim() + 1);
     shape[labels.dim()] = numClasses;
-    Tensor out = Tensor.zeros(DType.I64, shape);
+    Tensor out = Tensor.zeros(labels.device(), DType.I64, shape);
     Tensor idx = labels.unsqueeze(-1).to(DType.I64);
-    ElementwiseOps.backend().scatter(out, labels.dim(), idx, Tensor.ones(DType.I64, idx.shapeRef()), false);
+    ElementwiseOps.backend(out).scatter(out, labels.dim(), idx, Tensor.full(1, labels.device(), DType.I64, idx.shapeRef()), false);
     return out;
   }
 

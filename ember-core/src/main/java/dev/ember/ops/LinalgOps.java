@@ -6,8 +6,10 @@ import static dev.ember.ops.OpDef.of;
 import static dev.ember.ops.Reads.INPUTS;
 
 import dev.ember.autograd.Autograd;
+import dev.ember.backend.Backend;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
+import dev.ember.tensor.Device;
 import dev.ember.tensor.Deferred;
 import dev.ember.tensor.MemoryScope;
 import dev.ember.tensor.Shapes;
@@ -31,6 +33,9 @@ public final class LinalgOps {
   static final List<OpDef> DEFINITIONS = List.of(MATMUL, BMM, OUTER, ADDMM, LINEAR, DOT);
 
   private static void checkFloat(String op, Tensor a, Tensor b) {
+    if (a.device() != b.device()) { // no 0-d exception: matmul has no scalar operand
+      throw Check.fail(op, "tensors are on different devices (" + a.device() + " vs " + b.device() + ")", "a", a, "b", b);
+    }
     if (!a.dtype().isFloatingPoint() || !b.dtype().isFloatingPoint()) {
       throw Check.fail(op, "expected floating-point operands, got " + a.dtype().torchName() + " and "
           + b.dtype().torchName(), "a", a, "b", b);
@@ -92,8 +97,8 @@ public final class LinalgOps {
   }
 
   private static Tensor bmm3(Tensor a, Tensor b) {
-    Tensor out = Tensor.uninitialized(a.dtype(), a.shapeRef()[0], a.shapeRef()[1], b.shapeRef()[2]); // GEMM with beta 0 writes all
-    ElementwiseOps.backend().matmul(a, b, out, false);
+    Tensor out = a.newEmpty(a.shapeRef()[0], a.shapeRef()[1], b.shapeRef()[2]); // GEMM with beta 0 writes all
+    ElementwiseOps.backend(out).matmul(a, b, out, false);
     return Autograd.record(MATMUL.name(), out, (ctx, g) -> {
       // dA = G B^T, dB = A^T G: transposed views, which GEMM reads by packing
       Tensor ga = ctx.edgeNeeded(0) ? bmm3(g, Views.transpose(ctx.in(1), 1, 2)) : null;
@@ -124,7 +129,8 @@ public final class LinalgOps {
       throw Check.fail("addmm", "bias does not broadcast to the product's shape " + Arrays.toString(outShape),
           "bias", bias, "a", a, "b", b);
     }
-    Tensor biasT = bias.to(a.dtype());
+    Check.sameDevice("addmm", bias, a);
+    Tensor biasT = ElementwiseOps.on(a.device(), bias.to(a.dtype()));
     Tensor out = product(a, b, biasT, m, n);
     int[] biasShape = bias.shape();
     return Autograd.record(ADDMM.name(), out, (ctx, g) -> new Tensor[] {
@@ -174,6 +180,10 @@ public final class LinalgOps {
   private static Tensor linear2d(Tensor x, Tensor weight, Tensor bias) {
     int m = x.shapeRef()[0];
     int out = weight.shapeRef()[0];
+    if (bias != null && bias.device() != x.device()) {
+      throw Check.fail("linear", "tensors are on different devices (" + x.device() + " vs " + bias.device() + ")",
+          "x", x, "bias", bias);
+    }
     Tensor biasT = bias == null ? null : bias.to(x.dtype());
     Tensor y = product(x, Views.transpose(weight, 0, 1), biasT, m, out);
     return Autograd.record(LINEAR.name(), y, (ctx, g) -> new Tensor[] {
@@ -197,7 +207,7 @@ public final class LinalgOps {
     int in = x.shapeRef()[1];
     long size = (long) in * out;
     if (g.dtype() != DType.F32 || !weight.isLeaf() || size < DEFER_MIN || 2L * m * (in + out) > size
-        || weight.dtype() != DType.F32 || !Deferred.consumedInBlocks(weight)) {
+        || weight.dtype() != DType.F32 || !weight.device().isCpu() || !Deferred.consumedInBlocks(weight)) {
       return Views.transpose(g, 0, 1).matmul(x);
     }
     // The copies leave every scope: the gradient may be read after the step's scope closed. release()
@@ -229,13 +239,13 @@ public final class LinalgOps {
       int out = g.shapeRef()[1];
       int in = x.shapeRef()[1];
       Tensor c = new Tensor(Storage.wrap(dst), new int[] {1, out, in}, new int[] {0, in, 1}, off);
-      ElementwiseOps.backend().matmul(Views.batchOfOne(Views.transpose(g, 0, 1)), Views.batchOfOne(x), c, 0f);
+      Device.CPU.backend().matmul(Views.batchOfOne(Views.transpose(g, 0, 1)), Views.batchOfOne(x), c, 0f);
     }
 
     @Override
     public void computeBlocks(Blocks blocks) {
       int in = x.shapeRef()[1];
-      ElementwiseOps.backend().matmulRows(Views.transpose(g, 0, 1), x,
+      Device.CPU.backend().matmulRows(Views.transpose(g, 0, 1), x,
           (r0, r1, c, off) -> blocks.accept(r0 * in, r1 * in, c, off));
     }
 
@@ -253,9 +263,10 @@ public final class LinalgOps {
    * {@code bias} broadcast to [m, n] when it is not null: the bias is GEMM's starting C.
    */
   private static Tensor product(Tensor a, Tensor b, Tensor bias, int m, int n) {
-    Tensor out = Tensor.uninitialized(a.dtype(), m, n); // the bias copy or GEMM's beta 0 writes all
-    if (bias != null) ElementwiseOps.backend().copy(Views.expand(bias, new int[] {m, n}), out);
-    ElementwiseOps.backend().matmul(Views.batchOfOne(a), Views.batchOfOne(b), Views.batchOfOne(out), bias != null);
+    Tensor out = a.newEmpty(m, n); // the bias copy or GEMM's beta 0 writes all
+    Backend backend = ElementwiseOps.backend(out);
+    if (bias != null) backend.copy(Views.expand(bias, new int[] {m, n}), out);
+    backend.matmul(Views.batchOfOne(a), Views.batchOfOne(b), Views.batchOfOne(out), bias != null);
     return out;
   }
 

@@ -204,8 +204,8 @@ public final class MovementOps {
     Tensor out = Views.slice(x, axis, s, len, step);
     int[] inShape = x.shape();
     return Autograd.record("slice", out, (ctx, g) -> {
-      Tensor gi = Tensor.zeros(g.dtype(), inShape);
-      ElementwiseOps.backend().copy(g, Views.slice(gi, axis, s, len, step));
+      Tensor gi = g.newZeros(inShape);
+      ElementwiseOps.backend(gi).copy(g, Views.slice(gi, axis, s, len, step));
       return new Tensor[] {gi};
     }, new Tensor[] {x});
   }
@@ -225,8 +225,8 @@ public final class MovementOps {
     Tensor out = Views.select(x, axis, i);
     int[] inShape = x.shape();
     return Autograd.record("select", out, (ctx, g) -> {
-      Tensor gi = Tensor.zeros(g.dtype(), inShape);
-      ElementwiseOps.backend().copy(g, Views.select(gi, axis, i));
+      Tensor gi = g.newZeros(inShape);
+      ElementwiseOps.backend(gi).copy(g, Views.select(gi, axis, i));
       return new Tensor[] {gi};
     }, new Tensor[] {x});
   }
@@ -276,6 +276,7 @@ public final class MovementOps {
     dev.ember.tensor.DType dt = first.dtype();
     for (int i = 0; i < tensors.size(); i++) {
       Tensor t = tensors.get(i);
+      Check.sameDevice("cat", first, t);
       if (t.dim() != first.dim()) {
         throw Check.fail("cat", "tensors must have the same rank (" + first.dim() + " vs " + t.dim() + ")",
             "t0", first, "t" + i, t);
@@ -291,13 +292,14 @@ public final class MovementOps {
     }
     int[] shape = first.shape();
     shape[axis] = total;
-    Tensor out = Tensor.uninitialized(dt, shape);
+    Tensor out = Tensor.uninitialized(first.device(), dt, shape);
+    Backend backend = ElementwiseOps.backend(out);
     int[] sizes = new int[tensors.size()];
     int at = 0;
     for (int i = 0; i < tensors.size(); i++) {
       Tensor t = tensors.get(i);
       sizes[i] = t.shapeRef()[axis];
-      ElementwiseOps.backend().copy(t, Views.slice(out, axis, at, sizes[i], 1));
+      backend.copy(t, Views.slice(out, axis, at, sizes[i], 1));
       at += sizes[i];
     }
     return Autograd.record("cat", out, (ctx, g) -> {

@@ -86,8 +86,8 @@ public final class ReduceOps {
 
   private static Tensor reduceRaw(ReduceOp op, Tensor x, int[] axes, boolean keepDim, DType outType) {
     int[] ks = keepShape(x.shapeRef(), axes);
-    Tensor out = Tensor.uninitialized(outType, ks);
-    ElementwiseOps.backend().reduce(op, x, axes, out);
+    Tensor out = x.newEmpty(outType, ks);
+    ElementwiseOps.backend(out).reduce(op, x, axes, out);
     return keepDim ? out : dev.ember.tensor.Views.of(out, dropShape(x.shapeRef(), axes),
         dev.ember.tensor.Shapes.contiguousStrides(dropShape(x.shapeRef(), axes)), 0);
   }
@@ -196,10 +196,10 @@ public final class ReduceOps {
     Tensor idxK = idx;
     values = Autograd.record(name, values, (ctx, g) -> {
       if (x.dim() == 0) return new Tensor[] {g};
-      Tensor gi = Tensor.zeros(g.dtype(), inShape);
+      Tensor gi = g.newZeros(inShape);
       if (Grad.enabled()) return new Tensor[] {IndexOps.scatter(gi, axis, idxK, g, true)}; // a recorded backward
       // one index per slice: g lands in the zeros in place, without scatter's copy of them
-      ElementwiseOps.backend().scatter(gi, axis, idxK, g, true);
+      ElementwiseOps.backend(gi).scatter(gi, axis, idxK, g, true);
       return new Tensor[] {gi};
     }, new Tensor[] {x});
     if (!keepDim && x.dim() > 0) {
@@ -219,11 +219,11 @@ public final class ReduceOps {
 
   private static Tensor argReduce(String name, boolean max, Tensor x, int dim, boolean keepDim) {
     int axis = Check.axis(name, dim, x.dim(), x); // a 0-d input has dims 0 and -1, as in PyTorch
-    if (x.dim() == 0) return Tensor.scalar(0, DType.I64);
+    if (x.dim() == 0) return x.newZeros(DType.I64);
     if (x.shapeRef()[axis] == 0) throw Check.fail(name, "cannot reduce over an empty dimension " + axis, "x", x);
     int[] ks = keepShape(x.shapeRef(), new int[] {axis});
-    Tensor out = Tensor.uninitialized(DType.I64, ks);
-    ElementwiseOps.backend().argReduce(max, x, axis, out);
+    Tensor out = x.newEmpty(DType.I64, ks);
+    ElementwiseOps.backend(out).argReduce(max, x, axis, out);
     return keepDim ? out : out.squeeze(axis);
   }
 
@@ -272,17 +272,17 @@ public final class ReduceOps {
     Check.floating(name, x);
     int axis = Check.axis(name, dim, x.dim(), x);
     Tensor xv = x.dim() == 0 ? x.reshape(1) : x;
-    Tensor out = Tensor.uninitialized(x.dtype(), xv.shapeRef());
-    ElementwiseOps.backend().softmax(xv, axis, log, out);
+    Tensor out = x.newEmpty(xv.shapeRef());
+    ElementwiseOps.backend(out).softmax(xv, axis, log, out);
     if (x.dim() == 0) out = out.reshape();
     return Autograd.record(name, out, (ctx, g) -> {
       Tensor y = ctx.out();
       int ax = y.dim() == 0 ? 0 : axis;
       if (y.dim() == 0) return new Tensor[] {g.mul(0)};
       if (!Grad.enabled() && ax == y.dim() - 1 && g.dtype() == y.dtype() && g.isContiguous() && y.isContiguous()
-          && Arrays.equals(g.shapeRef(), y.shapeRef())) { // one pass per row, the composite's bits
-        Tensor gx = Tensor.uninitialized(y.dtype(), y.shapeRef());
-        ElementwiseOps.backend().softmaxBackward(g, y, log, gx);
+          && Arrays.equals(g.shapeRef(), y.shapeRef()) && g.device() == y.device()) { // one pass per row
+        Tensor gx = y.newEmpty(y.shapeRef());
+        ElementwiseOps.backend(gx).softmaxBackward(g, y, log, gx);
         return new Tensor[] {gx};
       }
       if (log) return new Tensor[] {g.sub(y.exp().mul(g.sum(ax, true)))};
@@ -294,8 +294,8 @@ public final class ReduceOps {
     int axis = Check.axis(CUMSUM.name(), dim, x.dim(), x);
     DType dt = CUMSUM.dtypes().result(x.dtype());
     if (x.dim() == 0) return dt == x.dtype() ? x.clone() : x.to(dt);
-    Tensor out = Tensor.uninitialized(dt, x.shapeRef());
-    ElementwiseOps.backend().cumsum(x, axis, out);
+    Tensor out = x.newEmpty(dt, x.shapeRef());
+    ElementwiseOps.backend(out).cumsum(x, axis, out);
     return Autograd.record(CUMSUM.name(), out, (ctx, g) -> {
       // reverse cumulative sum: total - cumsum + g
       return new Tensor[] {g.sum(axis, true).sub(cumsum(g, axis)).add(g)};

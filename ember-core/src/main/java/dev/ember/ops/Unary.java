@@ -134,8 +134,8 @@ public enum Unary {
     if (dt != x.dtype()) x = x.to(dt);
     Tensor out;
     if (primitive != null) {
-      out = Tensor.uninitialized(x.dtype(), x.shapeRef()); // the kernels write every element
-      ElementwiseOps.backend().unary(primitive, param, x, out);
+      out = x.newEmpty(x.shapeRef()); // the kernels write every element
+      ElementwiseOps.backend(out).unary(primitive, param, x, out);
     } else {
       try (Grad ignored = Grad.off()) {
         out = composite.forward(x, param);
@@ -181,9 +181,9 @@ public enum Unary {
   private static Tensor fusedGrad(UnaryOp op, Tensor ref, Tensor g, Supplier<Tensor> composite) {
     DType dt = g.dtype();
     if (!Grad.enabled() && (dt == DType.F32 || dt == DType.F64) && ref.dtype() == dt
-        && java.util.Arrays.equals(ref.shapeRef(), g.shapeRef())) {
-      Tensor out = Tensor.uninitialized(dt, g.shapeRef());
-      ElementwiseOps.backend().unaryBackward(op, g, ref, out);
+        && java.util.Arrays.equals(ref.shapeRef(), g.shapeRef()) && ref.device() == g.device()) {
+      Tensor out = g.newEmpty(g.shapeRef());
+      ElementwiseOps.backend(out).unaryBackward(op, g, ref, out);
       return out;
     }
     return composite.get();

@@ -94,6 +94,16 @@ public final class Device {
     return p != null && index < p.deviceCount();
   }
 
+  /**
+   * The device types that providers on the class path serve, {@code "cpu"} first, e.g. {@code [cpu, cuda]} with
+   * ember-cuda present (whether or not a GPU is).
+   */
+  public static List<String> types() {
+    List<String> out = new ArrayList<>(List.of("cpu"));
+    for (String t : Providers.BY_TYPE.keySet()) if (!t.equals("cpu")) out.add(t);
+    return out;
+  }
+
   /** The number of devices of {@code type} ({@code "cuda"}) present; 0 when none or no provider serves it. */
   public static int count(String type) {
     BackendProvider p = Providers.provider(type);

@@ -108,6 +108,7 @@ final class Factory {
 
   static Tensor bernoulli(Generator gen, Tensor p) {
     Check.floating("bernoulli", p);
+    if (!p.device().isCpu()) return bernoulli(gen, p.cpu()).to(p.device()); // drawn on the host, as on the CPU
     Tensor src = p.contiguous();
     Tensor out = Tensor.empty(p.dtype(), p.shapeRef());
     Storage in = src.storage();

@@ -20,11 +20,12 @@ import java.util.function.UnaryOperator;
  * {@code x.reshape(-1, 784)}. The long tail lives in the op classes of {@code dev.ember.ops}.
  */
 public final class Tensor implements View {
-  private final Storage storage;
+  // storage, strides, offset and device change only through setData (a parameter moved in place)
+  private Storage storage;
   private final int[] shape;
-  private final int[] strides;
-  private final int offset;
-  private final Device device;
+  private int[] strides;
+  private int offset;
+  private Device device;
   private boolean requiresGrad;
   private Tensor grad;
   private Node gradFn;
@@ -380,6 +381,35 @@ public final class Tensor implements View {
     this.grad = g;
   }
 
+  /**
+   * Makes this leaf tensor a view of {@code src}'s data, keeping its identity, {@code requiresGrad} and hooks, as
+   * PyTorch's {@code p.data = src}: how {@code Module.to(Device)} moves a parameter while an optimizer holds it.
+   * The dtype and device become src's; a gradient that no longer matches them is moved and converted with it.
+   * Views made of this tensor before the call keep the old data.
+   *
+   * @throws IllegalArgumentException if the shapes differ
+   * @throws IllegalStateException if this tensor is not a leaf (its graph was recorded on the old data)
+   */
+  public void setData(Tensor src) {
+    if (!java.util.Arrays.equals(shape, src.shape)) {
+      throw Check.fail("set_data", "shape of the new data differs", "self", this, "src", src);
+    }
+    if (gradFn != null) {
+      throw new IllegalStateException("set_data: tensor " + java.util.Arrays.toString(shape) + " is not a leaf"
+          + " (produced by " + gradFn.name() + "); hint: detach() it first");
+    }
+    this.storage = src.storage;
+    this.strides = src.strides.clone();
+    this.offset = src.offset;
+    this.device = src.device;
+    Tensor g = grad;
+    if (g != null && (g.device != device || g.dtype() != dtype())) {
+      try (dev.ember.autograd.Grad ignored = dev.ember.autograd.Grad.off()) {
+        setGrad(g.to(dtype()).to(device));
+      }
+    }
+  }
+
   public Node gradFn() {
     return gradFn;
   }
@@ -464,7 +494,7 @@ public final class Tensor implements View {
   public float[] toFloatArray() {
     float[] out = new float[(int) numel()];
     if (out.length == 0) return out; // an empty view's offset may lie past its storage's end (as in PyTorch)
-    Tensor c = to(DType.F32).contiguous();
+    Tensor c = to(DType.F32).contiguous().cpu(); // a device tensor's elements are copied to the host first
     System.arraycopy(c.storage.floats(), c.offset, out, 0, out.length);
     return out;
   }
@@ -472,7 +502,7 @@ public final class Tensor implements View {
   public double[] toDoubleArray() {
     double[] out = new double[(int) numel()];
     if (out.length == 0) return out; // an empty view's offset may lie past its storage's end (as in PyTorch)
-    Tensor c = to(DType.F64).contiguous();
+    Tensor c = to(DType.F64).contiguous().cpu(); // a device tensor's elements are copied to the host first
     System.arraycopy(c.storage.doubles(), c.offset, out, 0, out.length);
     return out;
   }
@@ -480,7 +510,7 @@ public final class Tensor implements View {
   public long[] toLongArray() {
     long[] out = new long[(int) numel()];
     if (out.length == 0) return out; // an empty view's offset may lie past its storage's end (as in PyTorch)
-    Tensor c = to(DType.I64).contiguous();
+    Tensor c = to(DType.I64).contiguous().cpu(); // a device tensor's elements are copied to the host first
     System.arraycopy(c.storage.longs(), c.offset, out, 0, out.length);
     return out;
   }

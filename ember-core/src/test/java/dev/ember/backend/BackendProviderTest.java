@@ -14,7 +14,8 @@ import org.junit.jupiter.api.Test;
 class BackendProviderTest {
   @Test
   void theCpuBackendIsFoundThroughTheServiceLoaderAndKeptOnce() {
-    var providers = ServiceLoader.load(BackendProvider.class).stream().map(ServiceLoader.Provider::get).toList();
+    var providers = ServiceLoader.load(BackendProvider.class).stream().map(ServiceLoader.Provider::get)
+        .filter(p -> p.deviceType().equals("cpu")).toList(); // the test tree adds the fake device's
     assertEquals(1, providers.size());
     assertEquals("cpu", providers.get(0).deviceType());
     assertInstanceOf(CpuBackendProvider.class, providers.get(0));

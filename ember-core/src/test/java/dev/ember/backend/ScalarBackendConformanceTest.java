@@ -7,7 +7,7 @@ class ScalarBackendConformanceTest extends BackendConformanceTest {
   private static final Backend BACKEND = CpuBackends.scalar();
 
   @Override
-  Backend backend() {
+  protected Backend backend() {
     return BACKEND;
   }
 }

@@ -17,7 +17,7 @@ class VectorBackendConformanceTest extends BackendConformanceTest {
   }
 
   @Override
-  Backend backend() {
+  protected Backend backend() {
     return BACKEND;
   }
 }

@@ -6,10 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ember.autograd.Grad;
 import dev.ember.tensor.DType;
+import dev.ember.tensor.Device;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
 import dev.ember.testing.Arr;
 import dev.ember.testing.Assertions;
+import dev.ember.testing.FakeDevice;
 import dev.ember.testing.GradCheck;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -110,6 +112,41 @@ public final class OpChecks {
         if (!contiguous) in = in.stream().map(OpChecks::nonContiguous).toList();
         for (Tensor x : in) x.requiresGrad(true);
         GradCheck.check(label(op, s, contiguous ? "contiguous" : "non-contiguous"), op.fn, in);
+      }
+    }
+  }
+
+  /**
+   * The op on inputs moved to the strict fake device ({@link FakeDevice}) gives, on that device, the values its
+   * float32 CPU call gives, and (differentiable ops) the same input gradients for a weighted sum of the output: an op
+   * that allocates on the CPU, reads device data on the host or drops the device fails here. An entry whose
+   * function holds tensors of its own (a fixed index or mask) moves them to its input's device.
+   */
+  public static void sameValuesAndGradientsOnTheFakeDevice(OpInfo op) {
+    Device fake = FakeDevice.DEVICE;
+    for (int s = 0; s < op.samples.size(); s++) {
+      String what = label(op, s, "fake:0");
+      List<Tensor> in = inputs(op, s, DType.F32);
+      List<Tensor> din = in.stream().map(t -> t.to(fake)).toList();
+      boolean grad = op.differentiable;
+      if (grad) {
+        for (Tensor x : in) x.requiresGrad(true);
+        for (Tensor x : din) x.requiresGrad(true);
+      }
+      Tensor out = op.fn.apply(in);
+      Tensor dout = op.fn.apply(din);
+      if (!op.name.equals("to_device")) assertEquals(fake, dout.device(), what + ": the result's device");
+      Assertions.assertClose(Arr.of(out), dout.cpu(), 1e-6, 1e-6, what + " values");
+      if (!grad || !out.dtype().isFloatingPoint() || !out.requiresGrad()) continue;
+      Tensor w = Tensor.rand(new Generator(s + 17L), out.dtype(), out.shapeRef());
+      out.mul(w).sum().backward();
+      dout.mul(w.to(dout.device())).sum().backward();
+      for (int i = 0; i < in.size(); i++) {
+        Tensor g = in.get(i).grad();
+        Tensor dg = din.get(i).grad();
+        if (g == null) continue;
+        assertEquals(fake, dg.device(), what + ": gradient of input " + i + " on the input's device");
+        Assertions.assertClose(Arr.of(g), dg.cpu(), 1e-6, 1e-6, what + " gradient of input " + i);
       }
     }
   }

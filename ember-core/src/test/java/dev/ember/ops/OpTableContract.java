@@ -51,6 +51,12 @@ public abstract class OpTableContract {
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("ops")
+  void sameValuesAndGradientsOnTheFakeDevice(OpInfo op) {
+    OpChecks.sameValuesAndGradientsOnTheFakeDevice(op);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("ops")
   void badInputsGiveExactMessages(OpInfo op) {
     OpChecks.badInputsGiveExactMessages(op);
   }

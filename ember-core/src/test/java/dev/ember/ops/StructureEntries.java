@@ -5,6 +5,7 @@ import static dev.ember.ops.OpInfo.op;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Tensor;
 import dev.ember.testing.Arr;
+import dev.ember.testing.FakeDevice;
 import dev.ember.testing.Ref;
 import java.util.List;
 
@@ -18,6 +19,11 @@ final class StructureEntries {
 
   private static Arr arr(Tensor t) {
     return Arr.of(t);
+  }
+
+  /** A fixed index or mask of an entry, on the device of the op's input (the fake-device check moves inputs). */
+  private static Tensor on(Tensor like, Tensor constant) {
+    return constant.to(like.device());
   }
 
   private static final Tensor GATHER_IDX = longs(new int[] {3, 2}, 0, 3, 2, 2, 1, 0);
@@ -101,24 +107,26 @@ final class StructureEntries {
         .error("[2] x [3]", "stack: all tensors must have the same shape: t0=[2], t1=[3]"));
     t.add(op("split").unary(x -> x.split(2, 1).get(1)).ref(l -> Ref.slice(l.get(0), 1, 2, 4, 1)).shapes("[3, 5]"));
     t.add(op("chunk").unary(x -> x.chunk(3, 0).get(2)).ref(l -> Ref.slice(l.get(0), 0, 6, 9, 1)).shapes("[7, 2]", "[9]"));
+    // through the strict fake device and back: the copies both ways, an op computed there, the gradient copied back
+    t.add(op("to_device").unary(x -> x.to(FakeDevice.DEVICE).mul(2).cpu()).refUnary(x -> 2 * x));
 
     // ---------------------------------------------------------------- indexing
-    t.add(op("gather").unary(x -> x.gather(1, GATHER_IDX)).ref(l -> Ref.gather(l.get(0), 1, arr(GATHER_IDX))).shapes("[3, 4]")
+    t.add(op("gather").unary(x -> x.gather(1, on(x, GATHER_IDX))).ref(l -> Ref.gather(l.get(0), 1, arr(GATHER_IDX))).shapes("[3, 4]")
         .error(l -> l.get(0).gather(1, GATHER_BAD), "[3, 4]",
             "gather: index 4 out of range [0, 4) for dim 1 at flat position 1: x=[3, 4], index=[3, 2]"));
-    t.add(op("scatter").binary((x, src) -> IndexOps.scatter(x, 0, SCATTER_IDX, src, false))
+    t.add(op("scatter").binary((x, src) -> IndexOps.scatter(x, 0, on(x, SCATTER_IDX), src, false))
         .ref(l -> Ref.scatter(l.get(0), 0, arr(SCATTER_IDX), l.get(1), false)).shapes("[3, 4] x [2, 4]"));
-    t.add(op("scatter_add").binary((x, src) -> IndexOps.scatterAdd(x, 0, SCATTER_ADD_IDX, src))
+    t.add(op("scatter_add").binary((x, src) -> IndexOps.scatterAdd(x, 0, on(x, SCATTER_ADD_IDX), src))
         .ref(l -> Ref.scatter(l.get(0), 0, arr(SCATTER_ADD_IDX), l.get(1), true)).shapes("[3, 4] x [2, 4]", "[2, 4] x [3, 5]"));
-    t.add(op("index_select").unary(x -> x.indexSelect(0, SELECT_IDX))
+    t.add(op("index_select").unary(x -> x.indexSelect(0, on(x, SELECT_IDX)))
         .ref(l -> Ref.cat(List.of(Ref.slice(l.get(0), 0, 0, 1, 1), Ref.slice(l.get(0), 0, 2, 3, 1), Ref.slice(l.get(0), 0, 0, 1, 1)), 0))
         .shapes("[3, 4]", "[3]")
         .error(l -> l.get(0).indexSelect(0, SELECT_IDX), "[2, 4]",
             "index_select: index 2 out of range [0, 2) for dim 0 at flat position 1: x=[2, 4], index=[3]"));
-    t.add(op("masked_fill").unary(x -> x.maskedFill(MASK, -7)).ref(l -> Ref.where(arr(MASK), new Arr(new double[] {-7}, new int[0]),
+    t.add(op("masked_fill").unary(x -> x.maskedFill(on(x, MASK), -7)).ref(l -> Ref.where(arr(MASK), new Arr(new double[] {-7}, new int[0]),
         l.get(0))).shapes("[3, 4]", "[4]")
         .error("[3, 5]", "masked_fill: cannot broadcast (5 vs 4 at axis -1): a=[3, 5], b=[4]"));
-    t.add(op("masked_select").unary(x -> IndexOps.maskedSelect(x, MASK)).ref(l -> {
+    t.add(op("masked_select").unary(x -> IndexOps.maskedSelect(x, on(x, MASK))).ref(l -> {
       Arr a = Ref.expand(l.get(0), Ref.broadcastShape(l.get(0).shape(), new int[] {4}));
       double[] out = new double[a.numel() / 2];
       for (int i = 0, j = 0; i < a.numel(); i++) if (i % 4 == 0 || i % 4 == 3) out[j++] = a.data()[i];
@@ -133,9 +141,9 @@ final class StructureEntries {
         }).shapes("[5]", "[2, 3]").noGrad()
         .error(l -> IndexOps.oneHot(Tensor.of(new long[] {1, 5}), 4), "[2]",
             "one_hot: index 5 out of range [0, 4) for numClasses 4 at flat position 1: x=[2], index=[2]"));
-    t.add(op("take_along_dim").unary(x -> IndexOps.takeAlongDim(x, TAKE_IDX, 1))
+    t.add(op("take_along_dim").unary(x -> IndexOps.takeAlongDim(x, on(x, TAKE_IDX), 1))
         .ref(l -> Ref.gather(l.get(0), 1, Ref.expand(arr(TAKE_IDX), l.get(0).shape()[0], 2))).shapes("[3, 4]"));
-    t.add(op("embedding").unary(w -> IndexOps.embedding(w, EMB_IDX)).ref(l -> {
+    t.add(op("embedding").unary(w -> IndexOps.embedding(w, on(w, EMB_IDX))).ref(l -> {
       Arr w = l.get(0);
       Arr out = Arr.zeros(2, 3, w.shape()[1]);
       for (int i = 0; i < 6; i++) {

@@ -2,6 +2,7 @@ package dev.ember.nn;
 
 import dev.ember.autograd.Grad;
 import dev.ember.tensor.DType;
+import dev.ember.tensor.Device;
 import dev.ember.tensor.MemoryScope;
 import dev.ember.tensor.Tensor;
 import java.util.ArrayList;
@@ -354,6 +355,56 @@ public abstract class Module {
       }
     }
     return this;
+  }
+
+  /**
+   * Moves every parameter and buffer of the subtree to {@code device}, in place: each keeps its identity (its data
+   * is replaced, {@link Tensor#setData}), so an optimizer built before or after the move holds the same tensors,
+   * and a gradient moves with its parameter. As PyTorch's {@code model.to(device)}.
+   */
+  public Module to(Device device) {
+    if (device == null) throw new IllegalArgumentException(name() + ".to: device is null");
+    try (Grad ignored = Grad.off()) {
+      for (Module m : modules()) {
+        for (Tensor p : m.params.values()) {
+          if (p != null && p.device() != device) p.setData(p.detach().to(device));
+        }
+        for (var e : m.buffers.entrySet()) {
+          Tensor b = e.getValue();
+          if (b == null || b.device() == device) continue;
+          if (b.isLeaf()) b.setData(b.detach().to(device));
+          else e.setValue(b.detach().to(device));
+        }
+      }
+    }
+    return this;
+  }
+
+  /**
+   * The device of this module's parameters and buffers (PyTorch reads {@code next(model.parameters()).device});
+   * the CPU for a module that has none.
+   *
+   * @throws IllegalStateException if they are on more than one device, naming two of them
+   */
+  public Device device() {
+    Device found = null;
+    String where = null;
+    for (var e : namedModules().entrySet()) {
+      List<Map.Entry<String, Tensor>> all = new ArrayList<>(e.getValue().params.entrySet());
+      all.addAll(e.getValue().buffers.entrySet());
+      for (var t : all) {
+        if (t.getValue() == null) continue;
+        String n = join(e.getKey(), t.getKey());
+        if (found == null) {
+          found = t.getValue().device();
+          where = n;
+        } else if (t.getValue().device() != found) {
+          throw new IllegalStateException(name() + ".device: parameters and buffers are on more than one device ("
+              + where + " on " + found + ", " + n + " on " + t.getValue().device() + "); hint: model.to(device)");
+        }
+      }
+    }
+    return found == null ? Device.CPU : found;
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -137,11 +137,11 @@ public class MultiheadAttention extends Module {
     Tensor weights = null;
     if (needWeights) {
       Tensor scores = qh.matmul(kh.transpose(2, 3)).mul(1 / Math.sqrt(hd)); // [N, H, L, S]
-      Tensor bias = additiveMask(op, attnMask, keyPaddingMask, isCausal, n, l, s, scores.dtype(), batched ? key : null);
+      Tensor bias = additiveMask(op, attnMask, keyPaddingMask, isCausal, n, l, s, scores.dtype(), scores.device(), batched ? key : null);
       if (bias != null) scores = scores.add(bias);
       Tensor attn = scores.softmax(3);
       if (dropout > 0 && isTraining()) {
-        Tensor keep = Tensor.bernoulli(gen, Tensor.full(1 - dropout, attn.dtype(), attn.shape()));
+        Tensor keep = Tensor.bernoulli(gen, Tensor.full(1 - dropout, attn.dtype(), attn.shape())).to(attn.device());
         attn = attn.mul(keep).div(1 - dropout);
       }
       ctx = attn.matmul(vh);
@@ -149,7 +149,7 @@ public class MultiheadAttention extends Module {
     } else {
       // no weights wanted: scaled_dot_product_attention, whose tiled path never holds [L, S] for long
       // sequences; causality goes as its flag so that the tiled path skips the masked key blocks
-      Tensor bias = additiveMask(op, attnMask, keyPaddingMask, false, n, l, s, qh.dtype(), batched ? key : null);
+      Tensor bias = additiveMask(op, attnMask, keyPaddingMask, false, n, l, s, qh.dtype(), qh.device(), batched ? key : null);
       double p = dropout > 0 && isTraining() ? dropout : 0;
       ctx = Attention.scaledDotProductAttention(qh, kh, vh, bias, p, isCausal, null, Attention.NO_WINDOW, gen, kernel);
     }
@@ -177,7 +177,7 @@ public class MultiheadAttention extends Module {
 
   /** The masks as one additive [N or 1, H or 1, L, S] tensor (-inf where not allowed), or null. */
   private Tensor additiveMask(String op, Tensor attnMask, Tensor keyPaddingMask, boolean isCausal, int n, int l, int s,
-      DType dtype, Tensor keyForMessages) {
+      DType dtype, dev.ember.tensor.Device device, Tensor keyForMessages) {
     Tensor bias = null;
     if (attnMask != null) {
       Tensor m = toAdditive(attnMask, dtype);
@@ -203,7 +203,7 @@ public class MultiheadAttention extends Module {
     if (isCausal) {
       double[] c = new double[l * s];
       for (int i = 0; i < l; i++) for (int j = i + 1; j < s; j++) c[i * s + j] = Double.NEGATIVE_INFINITY;
-      Tensor cm = Tensor.of(c, 1, 1, l, s).to(dtype);
+      Tensor cm = Tensor.of(c, 1, 1, l, s).to(dtype).to(device);
       bias = bias == null ? cm : bias.add(cm);
     }
     return bias;

@@ -129,7 +129,8 @@ public abstract class RNNBase extends Module {
       }
       layerInput = outs.size() == 1 ? outs.get(0) : Tensor.cat(outs, 2);
       if (dropout > 0 && isTraining() && layer < numLayers - 1) {
-        Tensor keep = Tensor.bernoulli(gen, Tensor.full(1 - dropout, layerInput.dtype(), layerInput.shape()));
+        Tensor keep = Tensor.bernoulli(gen, Tensor.full(1 - dropout, layerInput.dtype(), layerInput.shape()))
+            .to(layerInput.device()); // drawn on the host, as on the CPU
         layerInput = layerInput.mul(keep).div(1 - dropout);
       }
     }
@@ -147,7 +148,7 @@ public abstract class RNNBase extends Module {
   }
 
   private Tensor initialState(String op, String what, Tensor s, boolean batched, int[] shape, Tensor x) {
-    if (s == null) return Tensor.zeros(x.dtype(), shape);
+    if (s == null) return x.newZeros(shape);
     Tensor t = batched ? s : s.unsqueeze(1);
     if (!Arrays.equals(t.shape(), shape)) {
       int[] want = batched ? shape : new int[] {shape[0], shape[2]};

@@ -45,7 +45,7 @@ public final class Adagrad extends Optimizer {
   private static void initState(ParamGroup g, Tensor p, Map<String, Tensor> state) {
     if (state.containsKey("sum")) return;
     state.put("step", Tensor.scalar(0.0, DType.F64));
-    state.put("sum", Tensor.full(INITIAL_ACCUMULATOR_VALUE.of(g), p.dtype(), p.shapeRef().clone()));
+    state.put("sum", Tensor.full(INITIAL_ACCUMULATOR_VALUE.of(g), p.device(), p.dtype(), p.shapeRef().clone()));
   }
 
   @Override

@@ -198,6 +198,10 @@ public abstract class Optimizer {
   protected final void updateOne(ParamGroup g, Tensor p, Tensor grad) {
     grad = checkedGrad(p, grad);
     LinkedHashMap<String, Tensor> st = state.computeIfAbsent(p, k -> new LinkedHashMap<>());
+    for (var e : st.entrySet()) { // the model moved (Module.to) after state was made: the state follows it
+      Tensor s = e.getValue();
+      if (s.dim() > 0 && s.device() != p.device()) e.setValue(s.to(p.device()));
+    }
     if (p.isContiguous()) {
       update(g, p, grad, st);
     } else {
@@ -216,6 +220,10 @@ public abstract class Optimizer {
   protected final Tensor checkedGrad(Tensor p, Tensor grad) {
     if (!Arrays.equals(p.shapeRef(), grad.shapeRef())) {
       throw Check.fail(name, "gradient shape does not match the parameter's", "param", p, "grad", grad);
+    }
+    if (grad.device() != p.device()) {
+      throw Check.fail(name, "gradient is on " + grad.device() + ", the parameter on " + p.device(), "param", p,
+          "grad", grad);
     }
     if (grad.dtype() != p.dtype()) {
       throw Check.fail(name, "gradient dtype " + grad.dtype().torchName() + " differs from the parameter's "
@@ -332,7 +340,8 @@ public abstract class Optimizer {
               throw Check.fail(name, "loaded state '" + e.getKey() + "' of parameter " + ids.get(j)
                   + " does not match the parameter's shape", "param", p, e.getKey(), t);
             }
-            Tensor c = t.dim() == 0 ? t.cloneContiguous() : t.to(p.dtype()).cloneContiguous();
+            // step counters stay 0-d on the host; per-element state goes to the parameter's device
+            Tensor c = t.dim() == 0 ? t.cpu().cloneContiguous() : t.to(p.dtype()).to(p.device()).cloneContiguous();
             copy.put(e.getKey(), c);
           }
         }
@@ -366,9 +375,9 @@ public abstract class Optimizer {
     return param.device().backend().optimizer();
   }
 
-  /** A zero tensor shaped and typed like {@code p}. */
+  /** A zero tensor shaped and typed like {@code p}, on p's device. */
   protected static Tensor zerosLike(Tensor p) {
-    return Tensor.zeros(p.dtype(), p.shapeRef().clone());
+    return p.newZeros(p.shapeRef().clone());
   }
 
   /** Increments the 0-d float64 {@code step} counter in {@code state} (creating it at 0) and returns the new value. */

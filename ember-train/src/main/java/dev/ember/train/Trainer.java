@@ -9,6 +9,7 @@ import dev.ember.nn.Module;
 import dev.ember.optim.GradClip;
 import dev.ember.optim.Optimizer;
 import dev.ember.optim.schedule.LRScheduler;
+import dev.ember.tensor.Device;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.MemoryScope;
 import dev.ember.tensor.Tensor;
@@ -53,6 +54,12 @@ import java.util.function.BiFunction;
  * with a {@link NonFiniteStepException} after 3 in a row; see {@link Builder#skipNonFiniteSteps}.
  * A callback may also stop training before a bad step lands ({@link TrainContext#requestStop}
  * before the optimizer step cancels it), as {@code TerminateOnNaN} does.
+ *
+ * <p>Devices: {@link Builder#device(Device)} moves the model there when {@link #fit} starts (in place, so an
+ * optimizer built on its parameters before keeps them, and its state follows) and every batch, training and
+ * validation, as it arrives; without it batches go to the model's own device ({@link Module#device()}). The loss is
+ * read back with {@code item()} and metrics are given host copies of the output and target, so they run on the CPU
+ * whatever the device; checkpoints hold device tensors copied to the host.
  */
 public final class Trainer {
   /** When the schedule steps: after every optimizer step, or after every epoch. */
@@ -72,6 +79,7 @@ public final class Trainer {
   private final List<Generator> generators;
   private final Path resumeFrom;
   private final int maxBadSteps;
+  private final Device device;
 
   private Trainer(Builder b) {
     this.maxEpochs = b.maxEpochs;
@@ -88,6 +96,7 @@ public final class Trainer {
     this.generators = List.copyOf(b.generators);
     this.resumeFrom = b.resumeFrom;
     this.maxBadSteps = b.maxBadSteps;
+    this.device = b.device;
     Set<String> keys = new HashSet<>();
     for (Callback c : callbacks) {
       if (!keys.add(c.stateKey())) {
@@ -106,6 +115,11 @@ public final class Trainer {
     return callbacks;
   }
 
+  /** The device the model and batches are moved to, or null to use the model's own. */
+  public Device device() {
+    return device;
+  }
+
   /**
    * Trains {@code model} on {@code train}, validating on {@code val} (may be null) and returns
    * the history. {@code lossFn} maps (model output, batch target) to a scalar loss.
@@ -118,12 +132,20 @@ public final class Trainer {
     if (scheduler != null && scheduler.optimizer() != optimizer) {
       throw new IllegalArgumentException("Trainer.fit: the scheduler drives another optimizer than the one given");
     }
+    if (device != null) {
+      if (!device.isAvailable()) {
+        throw new IllegalStateException("Trainer.fit: device " + device + " is not available (" + Device.count(device.type())
+            + " " + device.type() + " device(s) found)");
+      }
+      model.to(device); // in place: the optimizer's parameters are these tensors
+    }
     return new Run(model, lossFn, optimizer, train, val).fit();
   }
 
   /**
    * Evaluates {@code model} on {@code source} in eval mode without the tape: the mean loss (as
-   * {@code loss}, weighted by batch size) and each metric's value, by name.
+   * {@code loss}, weighted by batch size) and each metric's value, by name. Batches go to the model's device;
+   * metrics see host copies.
    */
   public static Map<String, Double> evaluate(Module model, BiFunction<Tensor, Tensor, Tensor> lossFn, BatchSource source,
       List<? extends Metric<Double>> metrics) {
@@ -133,14 +155,20 @@ public final class Trainer {
     double lossSum = 0;
     long count = 0;
     model.eval();
+    Device device = model.device();
     try (var ignored = Grad.off(); BatchIterator it = source.iterate(0, 0)) {
       while (it.hasNext()) {
         Batch b = it.next();
         try (MemoryScope batchScope = MemoryScope.open()) { // outputs and temporaries go back to the pool per batch
+          b = onDevice(b, device);
           Tensor out = model.call(b.input());
           if (lossFn != null) lossSum += lossFn.apply(out, b.target()).item() * b.size();
           count += b.size();
-          for (Metric<Double> m : fresh) m.update(out, b.target());
+          if (!fresh.isEmpty()) {
+            Tensor hostOut = out.cpu();
+            Tensor hostTarget = b.target().cpu();
+            for (Metric<Double> m : fresh) m.update(hostOut, hostTarget);
+          }
         }
       }
     } finally {
@@ -150,6 +178,12 @@ public final class Trainer {
     if (lossFn != null) out.put("loss", count == 0 ? Double.NaN : lossSum / count);
     for (Metric<Double> m : fresh) out.put(m.name(), m.compute());
     return out;
+  }
+
+  /** {@code b} with its input and target on {@code device} (itself when they are there). */
+  private static Batch onDevice(Batch b, Device device) {
+    if (b.input().device() == device && b.target().device() == device) return b;
+    return new Batch(b.input().to(device), b.target().to(device));
   }
 
   /** One call of {@link #fit}: its mutable state. */
@@ -182,6 +216,8 @@ public final class Trainer {
     final TrainerState savedState;
     /** Times each step's phases into {@link TrainContext#stepNanos(Phase)}. */
     final PhaseClock clock;
+    /** Where the model is, and each batch goes. */
+    final Device runDevice;
 
     Run(Module model, BiFunction<Tensor, Tensor, Tensor> lossFn, Optimizer optimizer, BatchSource train, BatchSource val) {
       this.model = model;
@@ -197,6 +233,7 @@ public final class Trainer {
       this.lastCheckpoint = resumeFrom;
       this.clock = new PhaseClock(ctx.stepNanos);
       this.savedState = new TrainerState(model, optimizer, scheduler, generators, trainMetrics, history, callbacks, ctx);
+      this.runDevice = model.device();
     }
 
     History fit() {
@@ -244,6 +281,10 @@ public final class Trainer {
           clock.startStep();
           if (!it.hasNext()) break;
           Batch batch = it.next();
+          if (batch.input().device() != runDevice || batch.target().device() != runDevice) {
+            if (stepScope == null) stepScope = MemoryScope.open(); // the copy belongs to the step, as activations do
+            batch = onDevice(batch, runDevice);
+          }
           clock.lap(Phase.DATA);
           ctx.batchIndex = nextBatch;
           ctx.batchLoss = Double.NaN;
@@ -268,8 +309,9 @@ public final class Trainer {
           }
           if (!trainMetrics.isEmpty() && counted) {
             try (var ignored = Grad.off()) {
-              Tensor detached = out.detach();
-              for (Metric<Double> m : trainMetrics) m.update(detached, batch.target());
+              Tensor hostOut = out.detach().cpu(); // metrics compute on the host, whatever the device
+              Tensor hostTarget = batch.target().cpu();
+              for (Metric<Double> m : trainMetrics) m.update(hostOut, hostTarget);
             }
           }
           clock.lap(Phase.LOSS);
@@ -434,8 +476,19 @@ public final class Trainer {
     private final List<Generator> generators = new ArrayList<>();
     private Path resumeFrom;
     private int maxBadSteps;
+    private Device device;
 
     private Builder() {}
+
+    /**
+     * Trains on {@code device}: {@link Trainer#fit} moves the model there first (in place, keeping the optimizer's
+     * parameter references valid) and each batch as it arrives. Without it, batches go to the model's device.
+     */
+    public Builder device(Device device) {
+      if (device == null) throw new IllegalArgumentException("Trainer: device must not be null");
+      this.device = device;
+      return this;
+    }
 
     /** Stops after this many epochs. */
     public Builder maxEpochs(int epochs) {

@@ -82,6 +82,12 @@ public final class Attention {
       boolean isCausal, Double scale, int window, Generator gen, Kernel kernel) {
     String op = "scaled_dot_product_attention";
     int[] batch = checkShapes(op, q, k, v);
+    for (Tensor t : new Tensor[] {k, v, attnMask}) {
+      if (t != null && t.device() != q.device()) {
+        throw Check.fail(op, "tensors are on different devices (" + q.device() + " vs " + t.device() + ")",
+            "query", q, t == k ? "key" : t == v ? "value" : "attn_mask", t);
+      }
+    }
     int l = q.size(-2);
     int s = k.size(-2);
     int e = q.size(-1);
@@ -122,13 +128,13 @@ public final class Attention {
     }
     AttentionKernels kernels = q.device().backend().attention();
     if (p.causal() || p.window() >= 0) {
-      Tensor allowed = Tensor.empty(DType.BOOL, p.l(), p.s());
+      Tensor allowed = q.newZeros(DType.BOOL, p.l(), p.s());
       kernels.bandMask(p, allowed);
       scores = ElementwiseOps.where(allowed, scores, negInf);
     }
     Tensor attn = scores.softmax(-1);
     if (p.dropoutP() > 0) {
-      Tensor keep = Tensor.empty(dt, p.batch(), p.l(), p.s());
+      Tensor keep = q.newZeros(p.batch(), p.l(), p.s());
       kernels.dropoutKeep(p, keep);
       attn = attn.mul(keep);
     }
@@ -153,7 +159,7 @@ public final class Attention {
     Tensor vc = v.contiguous().detach();
     AttentionKernels kernels = q.device().backend().attention();
     double[] lse = new double[p.batch() * p.l()];
-    Tensor out = Tensor.empty(qc.dtype(), p.batch(), p.l(), p.ev());
+    Tensor out = qc.newZeros(p.batch(), p.l(), p.ev());
     kernels.forward(p, qc, kc, vc, out, lse);
     boolean maskGrad = mask != null && mask.dtype().isFloatingPoint();
     AttentionKernels.Problem pf = p;
@@ -162,11 +168,11 @@ public final class Attention {
     return Autograd.record("scaled_dot_product_attention", out, (ctx, g) -> {
       for (int i = 0; i < 3; i++) ctx.in(i); // fails, naming the op, if q, k or v changed in place since the forward
       double[] dm = maskGrad && ctx.edgeNeeded(3) ? new double[(int) Shapes.numel(maskShape)] : null;
-      Tensor dq = Tensor.zeros(qc.dtype(), qc.shapeRef());
-      Tensor dk = Tensor.zeros(qc.dtype(), kc.shapeRef());
-      Tensor dv = Tensor.zeros(qc.dtype(), vc.shapeRef());
+      Tensor dq = qc.newZeros(qc.shapeRef());
+      Tensor dk = qc.newZeros(kc.shapeRef());
+      Tensor dv = qc.newZeros(vc.shapeRef());
       kernels.backward(pf, qc, kc, vc, out, lse, g.contiguous(), dq, dk, dv, dm);
-      return new Tensor[] {dq, dk, dv, dm == null ? null : tensor(dm, maskType, maskShape)};
+      return new Tensor[] {dq, dk, dv, dm == null ? null : tensor(dm, maskType, maskShape).to(qc.device())};
     }, new Tensor[] {q, k, v, maskGrad ? mask : null});
   }
 

@@ -173,14 +173,14 @@ public final class Convolution {
     Tensor wc = weight.contiguous();
     ConvolutionKernels kernels = xc.device().backend().convolution();
     int n = xc.size(0);
-    Tensor out = Tensor.empty(xc.dtype(), n, o, oh, ow);
+    Tensor out = xc.newZeros(n, o, oh, ow);
     kernels.transposedForward(xc, wc, bias, groups, g, out);
     out = Autograd.record(op, out, (ctx, gr) -> {
       Tensor gc = gr.contiguous();
       Tensor dx = gradient(ctx.edgeNeeded(0), ctx.in(0));
       Tensor dw = gradient(ctx.edgeNeeded(1), ctx.in(1));
       kernels.transposedBackward(ctx.in(0), ctx.in(1), gc, groups, g, dx, dw);
-      Tensor db = ctx.edgeNeeded(2) ? Tensor.of(kernels.channelSums(gc, n, o, oh * ow)).to(gc.dtype()) : null;
+      Tensor db = ctx.edgeNeeded(2) ? Tensor.of(kernels.channelSums(gc, n, o, oh * ow)).to(gc.dtype()).to(gc.device()) : null;
       return new Tensor[] {dx, dw, db};
     }, new Tensor[] {xc, wc, bias});
     return unbatched ? out.squeeze(0) : out;
@@ -256,14 +256,14 @@ public final class Convolution {
     SavedColumns cols = Grad.enabled() && weight.requiresGrad() ? kernels.newSavedColumns() : null;
     int n = xc.size(0);
     // the kernels write every output element: no zero-fill of a pooled array
-    Tensor out = Tensor.uninitialized(xc.dtype(), n, o, oh, ow);
+    Tensor out = xc.newEmpty(n, o, oh, ow);
     kernels.forward(xc, wc, bias, groups, g, out, cols);
     out = Autograd.record(op, out, (ctx, gr) -> {
       Tensor gc = gr.contiguous();
       Tensor dx = gradient(ctx.edgeNeeded(0), ctx.in(0));
       Tensor dw = gradient(ctx.edgeNeeded(1), ctx.in(1));
       kernels.backward(ctx.in(0), ctx.in(1), gc, groups, g, dx, dw, cols);
-      Tensor db = ctx.edgeNeeded(2) ? Tensor.of(kernels.channelSums(gc, n, o, oh * ow)).to(gc.dtype()) : null;
+      Tensor db = ctx.edgeNeeded(2) ? Tensor.of(kernels.channelSums(gc, n, o, oh * ow)).to(gc.dtype()).to(gc.device()) : null;
       return new Tensor[] {dx, dw, db};
     }, new Tensor[] {xc, wc, bias});
     if (dims == 1) out = out.squeeze(2);
@@ -272,10 +272,16 @@ public final class Convolution {
 
   /** A zero-filled gradient shaped as {@code t} when {@code needed}, else null. */
   private static Tensor gradient(boolean needed, Tensor t) {
-    return needed ? Tensor.empty(t.dtype(), t.shapeRef()) : null;
+    return needed ? t.newZeros(t.shapeRef()) : null;
   }
 
   private static void checkWeight(String op, int rank, Tensor input, Tensor weight, Tensor bias) {
+    for (Tensor t : new Tensor[] {weight, bias}) {
+      if (t != null && t.device() != input.device()) {
+        throw Check.fail(op, "tensors are on different devices (" + input.device() + " vs " + t.device() + ")",
+            "input", input, t == weight ? "weight" : "bias", t);
+      }
+    }
     if (weight.dim() != rank) {
       throw Check.fail(op, "expected a " + rank + "-d weight, got rank " + weight.dim(), "input", input, "weight",
           weight);

@@ -22,7 +22,7 @@ public final class Dropouts {
     checkP("dropout", p, input);
     if (!training || p == 0) return input;
     Check.floating("dropout", input);
-    return input.mul(mask(input.dtype(), input.shape(), p, gen));
+    return input.mul(mask(input.dtype(), input.shape(), p, gen).to(input.device()));
   }
 
   /** Dropout with PyTorch's defaults (p = 0.5, training) and the global generator. */
@@ -55,7 +55,7 @@ public final class Dropouts {
     if (p == 1) return input.mul(0);
     double alphaPrime = -1.7580993408473766; // -scale * alpha of SELU
     double a = 1 / Math.sqrt((alphaPrime * alphaPrime * p + 1) * (1 - p));
-    Tensor keep = mask(input.dtype(), input.shape(), p, gen).mul(1 - p); // back to 0/1
+    Tensor keep = mask(input.dtype(), input.shape(), p, gen).to(input.device()).mul(1 - p); // back to 0/1
     Tensor dropped = keep.neg().add(1).mul(alphaPrime);
     double b = -a * alphaPrime * p;
     return input.mul(keep).add(dropped).mul(a).add(b);
@@ -73,12 +73,14 @@ public final class Dropouts {
     Check.floating(op, input);
     int[] ms = input.shape();
     for (int d = r - spatial; d < r; d++) ms[d] = 1;
-    return input.mul(mask(input.dtype(), ms, p, gen));
+    return input.mul(mask(input.dtype(), ms, p, gen).to(input.device()));
   }
 
   /**
    * 0 with probability p, else 1 / (1 - p); one uniform draw per element, in row-major order, kept when
    * it falls below 1 - p: PyTorch's {@code bernoulli_(1 - p)}, so a seed drops the same elements in both.
+   * Drawn on the host from the host {@link Generator} (the callers move it to the input's device), so a model on
+   * any device drops the same elements for a seed.
    */
   static Tensor mask(DType dtype, int[] shape, double p, Generator gen) {
     Tensor m = Tensor.empty(dtype, shape);

@@ -48,7 +48,11 @@ public final class Embeddings {
       }
       pad = paddingIdx < 0 ? paddingIdx + num : paddingIdx;
     }
-    long[] idx = input.toLongArray();
+    if (input.device() != weight.device()) {
+      throw Check.fail(op, "tensors are on different devices (" + input.device() + " vs " + weight.device() + ")",
+          "input", input, "weight", weight);
+    }
+    long[] idx = input.toLongArray(); // read on the host (copied from a device) for the bounds check and renorm
     for (int i = 0; i < idx.length; i++) {
       if (idx[i] < 0 || idx[i] >= num) {
         throw Check.fail(op, "index out of range (" + idx[i] + " at position " + Arrays.toString(position(i,
@@ -57,7 +61,7 @@ public final class Embeddings {
       }
     }
     if (maxNorm != null) renorm(weight, idx, maxNorm, normType);
-    Tensor flat = Tensor.of(idx, idx.length);
+    Tensor flat = Tensor.of(idx, idx.length).to(weight.device());
     Tensor rows;
     try (Grad ignored = Grad.off()) {
       rows = IndexOps.indexSelect(weight, 0, flat);
@@ -66,7 +70,7 @@ public final class Embeddings {
     shape[input.dim()] = dim;
     Integer padRow = pad;
     Tensor out = Autograd.record(op, rows, (ctx, g) -> {
-      Tensor gw = Tensor.zeros(g.dtype(), num, dim);
+      Tensor gw = g.newZeros(num, dim);
       gw.device().backend().indexAdd(gw, 0, flat, g.contiguous());
       if (padRow != null) gw.select(0, padRow).zero_();
       return new Tensor[] {gw};

@@ -752,10 +752,12 @@ public final class Losses {
       counted++;
     }
     Tensor maskT = null;
-    if (mask != null) {
+    if (mask != null) { // filled on the host, then moved with the index to the input's device
       maskT = Tensor.empty(input.dtype(), expected);
       for (int i = 0; i < n; i++) maskT.storage().setDouble(i, mask[i]);
+      maskT = maskT.to(input.device());
     }
+    index = index.to(input.device());
     if (unbatched) {
       return new ClassTargets(input.unsqueeze(0), index.reshape(1), maskT == null ? null : maskT.reshape(1), counted,
           true);

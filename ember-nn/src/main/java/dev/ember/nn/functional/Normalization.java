@@ -262,7 +262,7 @@ public final class Normalization {
    * {@link NormalizationKernels#rowAffine}), which writes every element: uninitialized, no zero-fill.
    */
   private static Tensor affineOutput(Tensor input) {
-    return Tensor.uninitialized(input.dtype(), input.shapeRef());
+    return input.newEmpty(input.shapeRef());
   }
 
   /**
@@ -274,8 +274,8 @@ public final class Normalization {
     Tensor x = ctx.in(0);
     Tensor[] r = new Tensor[3];
     // channelBackward and rowBackward write every element of the input gradient: no zero-fill
-    if (ctx.edgeNeeded(0)) r[0] = Tensor.uninitialized(x.dtype(), x.shapeRef());
-    for (int i = 1; i < inputs; i++) if (ctx.edgeNeeded(i)) r[i] = Tensor.zeros(DType.F64, params);
+    if (ctx.edgeNeeded(0)) r[0] = x.newEmpty(x.shapeRef());
+    for (int i = 1; i < inputs; i++) if (ctx.edgeNeeded(i)) r[i] = x.newZeros(DType.F64, params);
     return r;
   }
 
@@ -291,6 +291,10 @@ public final class Normalization {
 
   private static void checkVector(String op, String name, Tensor t, int c, Tensor input) {
     if (t == null) return;
+    if (t.device() != input.device()) {
+      throw Check.fail(op, "tensors are on different devices (" + input.device() + " vs " + t.device() + ")",
+          "input", input, name, t);
+    }
     if (t.dim() != 1 || t.shapeRef()[0] != c) {
       throw Check.fail(op, name + " must have shape [C] = [" + c + "]", "input", input, name, t);
     }
@@ -317,6 +321,10 @@ public final class Normalization {
 
   private static void checkAffine(String op, String name, Tensor t, int[] normalizedShape, Tensor input) {
     if (t == null) return;
+    if (t.device() != input.device()) {
+      throw Check.fail(op, "tensors are on different devices (" + input.device() + " vs " + t.device() + ")",
+          "input", input, name, t);
+    }
     if (!Arrays.equals(t.shapeRef(), normalizedShape)) {
       throw Check.fail(op, name + " must have shape normalized_shape " + Arrays.toString(normalizedShape),
           "input", input, name, t);

@@ -62,7 +62,7 @@ public final class Padding {
     int[] mapH = map(h, top, oh, m);
     int[] mapW = map(w, pad[0], ow, m);
     Tensor x = input.contiguous();
-    Tensor out = Tensor.empty(x.dtype(), outShape);
+    Tensor out = x.newZeros(outShape);
     int planes = h * w == 0 ? 0 : (int) (x.numel() / ((long) h * w));
     if (out.numel() == 0) return out;
     ResamplingKernels kernels = x.device().backend().resampling();
@@ -70,7 +70,7 @@ public final class Padding {
     int[] inShape = input.shape();
     return Autograd.record(op, out, (ctx, g) -> {
       Tensor gc = g.contiguous();
-      Tensor dx = Tensor.empty(gc.dtype(), inShape);
+      Tensor dx = gc.newZeros(inShape);
       kernels.padBackward(gc, planes, h, w, mapH, mapW, dx);
       return new Tensor[] {dx};
     }, new Tensor[] {x});

@@ -93,11 +93,11 @@ public final class Pooling {
       boolean withIndices) {
     Tensor x = input.contiguous();
     int[] outShape = sp.outShape(h.out(), w.out());
-    Tensor out = Tensor.empty(input.dtype(), outShape);
+    Tensor out = input.newZeros(outShape);
     boolean grad = Grad.enabled() && input.requiresGrad();
     int outPlane = h.out() * w.out();
     // each maximum's plane-local index, for the backward and the returned indices
-    Tensor arg = grad || withIndices ? Tensor.empty(DType.I32, outShape) : null;
+    Tensor arg = grad || withIndices ? input.newZeros(DType.I32, outShape) : null;
     PoolingKernels kernels = x.device().backend().pooling();
     kernels.maxForward(x, sp.planes, h, w, out, arg);
     // the indices, like a tensor made from an array, outlive any MemoryScope
@@ -106,7 +106,7 @@ public final class Pooling {
     int inPlane = h.in() * w.in();
     Tensor values = Autograd.record(op, out, (ctx, g) -> {
       Tensor gc = g.contiguous();
-      Tensor gi = Tensor.zeros(gc.dtype(), inShape);
+      Tensor gi = gc.newZeros(inShape);
       kernels.maxBackward(gc, arg, sp.planes, inPlane, outPlane, gi);
       return new Tensor[] {gi};
     }, input);
@@ -160,13 +160,13 @@ public final class Pooling {
 
   private static Tensor avgRun(String op, Tensor input, Spatial sp, PoolAxis h, PoolAxis w) {
     Tensor x = input.contiguous();
-    Tensor out = Tensor.empty(input.dtype(), sp.outShape(h.out(), w.out()));
+    Tensor out = input.newZeros(sp.outShape(h.out(), w.out()));
     PoolingKernels kernels = x.device().backend().pooling();
     kernels.avgForward(x, sp.planes, h, w, out);
     int[] inShape = input.shape();
     return Autograd.record(op, out, (ctx, g) -> {
       Tensor gc = g.contiguous();
-      Tensor gi = Tensor.zeros(gc.dtype(), inShape);
+      Tensor gi = gc.newZeros(inShape);
       kernels.avgBackward(gc, sp.planes, h, w, gi);
       return new Tensor[] {gi};
     }, input);

@@ -47,20 +47,20 @@ public final class Recurrent {
     RecurrentKernels kernels = be.recurrent();
     Tensor a = gates.contiguous().reshape(n, 4 * hs);
     Tensor cc = c.contiguous();
-    Tensor act = Tensor.uninitialized(gates.dtype(), n, 4 * hs); // sigmoid(i, f, o), tanh(g)
+    Tensor act = gates.newEmpty(n, 4 * hs); // sigmoid(i, f, o), tanh(g)
     be.unary(UnaryOp.SIGMOID, 0, a, act);
     be.unary(UnaryOp.TANH, 0, a.narrow(1, 2 * hs, hs), act.narrow(1, 2 * hs, hs));
-    Tensor out = Tensor.uninitialized(gates.dtype(), 2, n, hs);
+    Tensor out = gates.newEmpty(2, n, hs);
     kernels.lstmCellState(act, cc, out);
-    Tensor tc = Tensor.uninitialized(gates.dtype(), n, hs); // tanh(c'), kept for the backward
+    Tensor tc = gates.newEmpty(n, hs); // tanh(c'), kept for the backward
     be.unary(UnaryOp.TANH, 0, out.select(0, 1), tc);
     kernels.lstmCellHidden(act, tc, out);
     Tensor result = unbatched ? out.reshape(2, hs) : out;
     int[] gatesShape = gates.shape();
     return Autograd.record(op, result, (ctx, g) -> {
       Tensor gg = g.contiguous();
-      Tensor dGates = Tensor.uninitialized(gates.dtype(), n, 4 * hs);
-      Tensor dc = Tensor.uninitialized(gates.dtype(), n, hs);
+      Tensor dGates = gates.newEmpty(n, 4 * hs);
+      Tensor dc = gates.newEmpty(n, hs);
       kernels.lstmCellBackward(act, tc, gg, ctx.in(1).contiguous(), dGates, dc);
       return new Tensor[] {
           ctx.edgeNeeded(0) ? dGates.reshape(gatesShape) : null,

@@ -122,7 +122,7 @@ public final class Upsampling {
     int planes = shape[0] * shape[1];
     int[] inShape = input.shape();
     Tensor x = input.contiguous();
-    Tensor y = Tensor.empty(input.dtype(), outShape);
+    Tensor y = input.newZeros(outShape);
     ResamplingKernels kernels = x.device().backend().resampling();
     if (!bilinear) {
       int[] hIdx = nearestIndex(ih, oh, sh);
@@ -131,7 +131,7 @@ public final class Upsampling {
       String name = nd == 2 ? "upsample_nearest2d" : "upsample_nearest1d";
       return Autograd.record(name, y, (ctx, g) -> {
         Tensor gc = g.contiguous();
-        Tensor gi = Tensor.zeros(gc.dtype(), inShape);
+        Tensor gi = gc.newZeros(inShape);
         kernels.nearestBackward(gc, planes, ih, iw, hIdx, wIdx, gi);
         return new Tensor[] {gi};
       }, input);
@@ -142,7 +142,7 @@ public final class Upsampling {
     kernels.bilinearForward(x, planes, ih, iw, lh, lw, y);
     return Autograd.record("upsample_bilinear2d", y, (ctx, g) -> {
       Tensor gc = g.contiguous();
-      Tensor gi = Tensor.zeros(gc.dtype(), inShape);
+      Tensor gi = gc.newZeros(inShape);
       kernels.bilinearBackward(gc, planes, ih, iw, lh, lw, gi);
       return new Tensor[] {gi};
     }, input);

@@ -47,7 +47,7 @@ final class LossEntries {
     for (int d : shape) n *= d;
     double[] v = new double[(int) n];
     for (int i = 0; i < v.length; i++) v[i] = sign(i);
-    return Tensor.of(v, shape).to(like.dtype());
+    return Tensor.of(v, shape).to(like.dtype()).to(like.device()); // where the op's inputs are
   }
 
   private static Arr meanOf(Arr a, Arr b, DoubleBinaryOperator f) {

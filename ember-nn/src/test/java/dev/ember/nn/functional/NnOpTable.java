@@ -88,8 +88,8 @@ final class NnOpTable {
 
   private static void norms(List<OpInfo> t) {
     // training mode normalizes with the batch statistics; the running ones are updated in place (made per call)
-    t.add(op("batch_norm:train").fn(l -> Normalization.batchNorm(l.get(0), Tensor.zeros(l.get(0).dtype(),
-            l.get(0).size(1)), Tensor.ones(l.get(0).dtype(), l.get(0).size(1)), l.get(1), l.get(2), true))
+    t.add(op("batch_norm:train").fn(l -> Normalization.batchNorm(l.get(0), l.get(0).newZeros(
+            l.get(0).size(1)), l.get(0).newFull(1, l.get(0).size(1)), l.get(1), l.get(2), true))
         .ref(l -> batchNormTrain(l.get(0), l.get(1), l.get(2)))
         .shapes("[4, 3] x [3] x [3]", "[2, 3, 5] x [3] x [3]", "[2, 2, 3, 3] x [2] x [2]", "[1, 2, 4] x [2] x [2]")
         .error(l -> Normalization.batchNorm(l.get(0), null, null, l.get(1), null, true), "[2, 3] x [4]",
@@ -101,8 +101,8 @@ final class NnOpTable {
         .shapes("[4, 3]", "[2, 3, 5]", "[2, 2, 3, 3]", "[1, 2, 4]"));
     double[] rm = {0.5, -1, 2};
     double[] rv = {0.3, 2, 1.5};
-    t.add(op("batch_norm").fn(l -> Normalization.batchNorm(l.get(0), Tensor.of(rm).to(l.get(0).dtype()),
-            Tensor.of(rv).to(l.get(0).dtype()), l.get(1), l.get(2), false))
+    t.add(op("batch_norm").fn(l -> Normalization.batchNorm(l.get(0), Tensor.of(rm).to(l.get(0).dtype()).to(l.get(0).device()),
+            Tensor.of(rv).to(l.get(0).dtype()).to(l.get(0).device()), l.get(1), l.get(2), false))
         .ref(l -> {
           Arr x = l.get(0);
           Arr y = Arr.zeros(x.shape());
@@ -144,7 +144,8 @@ final class NnOpTable {
   }
 
   private static Tensor sdpa(List<Tensor> in, Tensor mask, double p, boolean causal, int window, Kernel kernel) {
-    return Attention.scaledDotProductAttention(in.get(0), in.get(1), in.get(2), mask, p, causal, null, window,
+    Tensor m = mask == null ? null : mask.to(in.get(0).device()); // a fixed mask goes where the query is
+    return Attention.scaledDotProductAttention(in.get(0), in.get(1), in.get(2), m, p, causal, null, window,
         new Generator(77), kernel);
   }
 
@@ -191,7 +192,7 @@ final class NnOpTable {
 
   private static void embeddingRecurrentDropout(List<OpInfo> t) {
     Tensor idx = Tensor.of(INDICES, 2, 3);
-    t.add(op("embedding").unary(w -> Embeddings.embedding(idx, w))
+    t.add(op("embedding").unary(w -> Embeddings.embedding(idx.to(w.device()), w))
         .ref(l -> NnRef.embedding(INDICES, a(2, 3), l.get(0))).shapes("[5, 3]")
         .error(l -> Embeddings.embedding(l.get(0), l.get(1)), "[1] x [5, 4]",
             "embedding: indices must be int64 or int32, got float32: input=[1], weight=[5, 4]")
@@ -199,9 +200,9 @@ final class NnOpTable {
             "embedding: index out of range (7 at position [1, 2], num_embeddings 5): input=[2, 3], weight=[5, 4];"
                 + " hint: indices must be in [0, num_embeddings)"));
     // the padding row's gradient is zero by definition (not the numeric one): pad an unreferenced row
-    t.add(op("embedding:padding_idx").unary(w -> Embeddings.embedding(idx, w, -2, null, 2))
+    t.add(op("embedding:padding_idx").unary(w -> Embeddings.embedding(idx.to(w.device()), w, -2, null, 2))
         .ref(l -> NnRef.embedding(INDICES, a(2, 3), l.get(0))).shapes("[5, 3]"));
-    t.add(op("embedding:0d_index").unary(w -> Embeddings.embedding(Tensor.of(new long[] {3}).reshape(), w))
+    t.add(op("embedding:0d_index").unary(w -> Embeddings.embedding(Tensor.of(new long[] {3}).reshape().to(w.device()), w))
         .ref(l -> NnRef.embedding(new long[] {3}, new int[0], l.get(0))).shapes("[5, 2]"));
 
     t.add(op("lstm_cell").binary(Recurrent::lstmCell).ref(l -> NnRef.lstmCell(l.get(0), l.get(1)))

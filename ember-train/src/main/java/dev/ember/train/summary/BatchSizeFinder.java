@@ -77,13 +77,13 @@ public final class BatchSizeFinder {
         int[] shape = new int[out.dim() - 1];
         shape[0] = out.size(0);
         for (int d = 2; d < out.dim(); d++) shape[d - 1] = out.size(d);
-        return Tensor.randint(gen, 0, out.size(1), shape);
+        return Tensor.randint(gen, 0, out.size(1), shape).to(out.device());
       };
     }
 
     /** Standard normal values of the output's shape and dtype, as a regression loss takes. */
     static TargetFactory normalLike() {
-      return (out, gen) -> Tensor.randn(gen, out.dtype(), out.shape());
+      return (out, gen) -> Tensor.randn(gen, out.dtype(), out.shape()).to(out.device());
     }
   }
 
@@ -302,7 +302,7 @@ public final class BatchSizeFinder {
     shape[0] = batch;
     System.arraycopy(sampleShape, 0, shape, 1, sampleShape.length);
     DType dtype = model.parameters().isEmpty() ? DType.F32 : model.parameters().get(0).dtype();
-    return Tensor.randn(gen, dtype, shape);
+    return Tensor.randn(gen, dtype, shape).to(model.device());
   }
 
   private static List<MemoryPoolMXBean> heapPools() {

@@ -233,7 +233,8 @@ public final class ModelSummary {
       }
     }
     List<Tensor> params = model.parameters();
-    return Tensor.randn(new Generator(0), params.isEmpty() ? DType.F32 : params.get(0).dtype(), shape);
+    // drawn on the host (the same values for a model on any device), then put where the model is
+    return Tensor.randn(new Generator(0), params.isEmpty() ? DType.F32 : params.get(0).dtype(), shape).to(model.device());
   }
 
   private static void checkModel(String op, Module model, Tensor input) {

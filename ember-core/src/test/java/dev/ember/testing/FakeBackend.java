@@ -1,0 +1,155 @@
+package dev.ember.testing;
+
+import dev.ember.backend.AttentionKernels;
+import dev.ember.backend.Backend;
+import dev.ember.backend.StridedView;
+import dev.ember.backend.View;
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Device;
+import dev.ember.tensor.Storage;
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
+import java.util.IdentityHashMap;
+import java.util.Map;
+
+/**
+ * The backend of a fake device ({@link FakeDevice}): it keeps its buffers in {@link FakeMemory} and computes every
+ * primitive by mirroring the fake buffers its arguments view into host buffers, running the CPU backend's kernel on
+ * views of the same geometry over the mirrors, and copying the mirrors back. It is built as a
+ * {@link Proxy} over {@link Backend} and each kernel family ({@code normalization()}, {@code attention()}, ...), so
+ * every primitive the SPI has, now or later, goes through the same path.
+ *
+ * <p>Because the memory is not in any {@link Storage} array, every op that reads a fake tensor's data through a
+ * host accessor ({@code floats()}, {@code item()} without {@code cpu()}, ...) instead of through the backend fails:
+ * this is what makes the fake device a test of device-correctness.
+ */
+final class FakeBackend implements InvocationHandler {
+  private final Device device;
+  private final Object target;
+
+  private FakeBackend(Device device, Object target) {
+    this.device = device;
+    this.target = target;
+  }
+
+  /** The fake backend of {@code device}, computing with {@code cpu}. */
+  static Backend create(Device device, Backend cpu) {
+    return proxy(Backend.class, device, cpu);
+  }
+
+  private static <T> T proxy(Class<T> type, Device device, Object target) {
+    return type.cast(Proxy.newProxyInstance(FakeBackend.class.getClassLoader(), new Class<?>[] {type},
+        new FakeBackend(device, target)));
+  }
+
+  @Override
+  public Object invoke(Object proxy, Method method, Object[] args) throws Throwable {
+    String name = method.getName();
+    int n = args == null ? 0 : args.length;
+    if (method.getDeclaringClass() == Object.class) {
+      return switch (name) {
+        case "toString" -> "FakeBackend(" + device + ")";
+        case "hashCode" -> System.identityHashCode(proxy);
+        case "equals" -> proxy == args[0];
+        default -> throw new IllegalStateException("FakeBackend: unexpected Object method " + name);
+      };
+    }
+    if (target instanceof Backend) {
+      switch (name) {
+        case "name":
+          return "fake";
+        case "device":
+          return device;
+        case "allocate":
+          return allocate((DType) args[0], (long) args[1], (boolean) args[2]);
+        default:
+          break;
+      }
+    }
+    Class<?> ret = method.getReturnType();
+    if (n == 0 && ret.isInterface() && ret.getPackageName().equals("dev.ember.backend")
+        && ret.getSimpleName().endsWith("Kernels")) {
+      return proxy(ret, device, call(method, target, args)); // a kernel family: normalization(), attention(), ...
+    }
+    boolean copy = target instanceof Backend && name.equals("copy");
+    for (int i = 0; i < n; i++) {
+      // only copy moves data between the host and the device; a host view anywhere else is an op that forgot to
+      // move an operand (a CUDA kernel would read a host address as a device pointer)
+      if (args[i] instanceof View v && !v.storage().onDevice() && !copy) {
+        throw new IllegalArgumentException("FakeBackend(" + device + ")." + name + ": argument " + i
+            + " is a host (cpu) view " + java.util.Arrays.toString(v.shapeRef()) + "; only copy takes host views");
+      }
+    }
+    Mirrors mirrors = new Mirrors();
+    Object[] host = new Object[n];
+    for (int i = 0; i < n; i++) host[i] = mirrors.host(args[i]);
+    Object result = call(method, target, host);
+    mirrors.copyBack();
+    return result;
+  }
+
+  private static Object call(Method method, Object target, Object[] args) throws Throwable {
+    try {
+      return method.invoke(target, args);
+    } catch (InvocationTargetException e) {
+      throw e.getCause();
+    }
+  }
+
+  private Storage allocate(DType dtype, long numel, boolean zero) {
+    if (numel < 0 || numel > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException("allocate: " + numel + " elements of " + dtype.torchName()
+          + " do not fit in one " + device + " buffer");
+    }
+    return Storage.onDevice(dtype, (int) numel, new FakeMemory(device, dtype, (int) numel, zero));
+  }
+
+  /** Host copies of the fake buffers one call touches, one per buffer, so aliasing views stay aliased. */
+  private final class Mirrors {
+    private final Map<Storage, Storage> hostOf = new IdentityHashMap<>();
+
+    Object host(Object arg) {
+      if (arg instanceof View v && v.storage().onDevice()) {
+        return StridedView.of(mirror(v.storage()), v.shapeRef().clone(), v.stridesRef().clone(), v.offset());
+      }
+      if (arg instanceof AttentionKernels.Problem p && p.mask() != null) {
+        AttentionKernels.Mask m = p.mask();
+        AttentionKernels.Mask hm = new AttentionKernels.Mask((View) host(m.data()), m.base(), m.si(), m.sj());
+        return new AttentionKernels.Problem(p.batch(), p.l(), p.s(), p.e(), p.ev(), p.scale(), p.causal(), p.window(),
+            p.bq(), p.bk(), hm, p.dropoutP(), p.dropSeed());
+      }
+      return arg;
+    }
+
+    private Storage mirror(Storage st) {
+      if (!(st.memory() instanceof FakeMemory mem)) {
+        throw new IllegalArgumentException("FakeBackend(" + device + "): a view on " + st.device()
+            + " reached the fake backend; an op mixed devices without checking");
+      }
+      if (mem.device() != device) {
+        throw new IllegalArgumentException("FakeBackend(" + device + "): a view on " + mem.device()
+            + " reached this device's backend; an op mixed devices without checking");
+      }
+      return hostOf.computeIfAbsent(st, s -> {
+        Object a = mem.array();
+        return switch (a) {
+          case float[] f -> Storage.wrap(f.clone());
+          case double[] d -> Storage.wrap(d.clone());
+          case long[] l -> Storage.wrap(l.clone());
+          case int[] i -> Storage.wrap(i.clone());
+          case byte[] b -> Storage.wrapBool(b.clone());
+          default -> throw new IllegalStateException("FakeBackend: unexpected array " + a.getClass());
+        };
+      });
+    }
+
+    void copyBack() {
+      for (Map.Entry<Storage, Storage> e : hostOf.entrySet()) {
+        FakeMemory mem = (FakeMemory) e.getKey().memory();
+        System.arraycopy(e.getValue().array(), 0, mem.array(), 0, mem.size());
+      }
+    }
+  }
+}

@@ -1,0 +1,92 @@
+package dev.ember.train;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import dev.ember.data.BatchSource;
+import dev.ember.metrics.Accuracy;
+import dev.ember.nn.Module;
+import dev.ember.nn.functional.F;
+import dev.ember.optim.Adam;
+import dev.ember.tensor.Device;
+import dev.ember.tensor.Tensor;
+import dev.ember.testing.FakeDevice;
+import dev.ember.train.callbacks.ModelCheckpoint;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The trainer on the strict fake device: {@code .device(fake:0)} moves the model (keeping the optimizer's
+ * parameters) and every batch there, and the run logs what the same run on the CPU logs; checkpoints of the device
+ * run resume bitwise.
+ */
+class DeviceTrainerTest {
+  private static final Device FAKE = FakeDevice.DEVICE;
+  private final Tensor[] train = Fixtures.blobs(1, 96);
+  private final Tensor[] val = Fixtures.blobs(2, 45);
+
+  private History fit(Module model, Adam opt, Device device, int epochs, Path ckpts, Path resume) {
+    Trainer.Builder b = Trainer.builder().maxEpochs(epochs).metrics(new Accuracy()).clipGradNorm(1.0)
+        .skipNonFiniteSteps(2);
+    if (device != null) b.device(device);
+    if (ckpts != null) b.callbacks(new ModelCheckpoint(ckpts, 1, 0, 10));
+    if (resume != null) b.resumeFrom(resume);
+    return b.build().fit(model, F::crossEntropy, opt, Fixtures.source(train, 32, 7), Fixtures.source(val, 45, 0));
+  }
+
+  @Test
+  void aRunOnTheFakeDeviceLogsWhatTheCpuRunLogs() {
+    Module cpu = Fixtures.mlp(3);
+    History want = fit(cpu, new Adam(cpu.parameters(), 0.01), null, 3, null, null);
+    Module model = Fixtures.mlp(3);
+    List<Tensor> params = model.parameters();
+    Adam opt = new Adam(params, 0.01); // built on the host parameters, before fit moves them
+    History got = fit(model, opt, FAKE, 3, null, null);
+    assertEquals(FAKE, model.device());
+    for (int i = 0; i < params.size(); i++) {
+      assertSame(params.get(i), model.parameters().get(i));
+      assertEquals(FAKE, params.get(i).device());
+      for (Tensor s : opt.state(params.get(i)).values()) if (s.dim() > 0) assertEquals(FAKE, s.device());
+    }
+    for (String key : List.of("loss", "accuracy", "val_loss", "val_accuracy", "lr")) {
+      assertArrayEquals(want.values(key), got.values(key), 1e-6, key);
+    }
+    Map<String, Tensor> a = cpu.stateDict();
+    Map<String, Tensor> b = model.stateDict();
+    for (var e : a.entrySet()) assertArrayEquals(e.getValue().toFloatArray(), b.get(e.getKey()).cpu().toFloatArray(), e.getKey());
+  }
+
+  @Test
+  void checkpointsOfADeviceRunResumeBitwise(@TempDir Path dir) throws Exception {
+    Module ref = Fixtures.mlp(3);
+    History refHist = fit(ref, new Adam(ref.parameters(), 0.01), FAKE, 3, dir.resolve("ckpt"), null);
+    Path first;
+    try (Stream<Path> s = Files.list(dir.resolve("ckpt"))) {
+      first = s.sorted().findFirst().orElseThrow();
+    }
+    Module m = Fixtures.mlp(99); // other initial weights: all must come from the file
+    History h = fit(m, new Adam(m.parameters(), 0.01), FAKE, 3, null, first);
+    assertEquals(FAKE, m.device());
+    for (var e : ref.stateDict().entrySet()) {
+      assertArrayEquals(e.getValue().cpu().toFloatArray(), m.stateDict().get(e.getKey()).cpu().toFloatArray(), e.getKey());
+    }
+    assertArrayEquals(refHist.values("loss"), h.values("loss"), 0.0);
+  }
+
+  @Test
+  void anAbsentDeviceIsAClearError() {
+    Module m = Fixtures.mlp(3);
+    Adam opt = new Adam(m.parameters(), 0.01);
+    IllegalStateException e = assertThrows(IllegalStateException.class, () -> fit(m, opt, Device.of("fake", 5), 1, null, null));
+    assertEquals("Trainer.fit: device fake:5 is not available (2 fake device(s) found)", e.getMessage());
+    BatchSource unused = Fixtures.source(train, 32, 7);
+    assertEquals(3, unused.numBatches());
+  }
+}
