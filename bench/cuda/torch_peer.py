@@ -13,7 +13,7 @@ stdout: one JSON object per line. First {"workload": "_env", device, driver, cud
                2 warm-ups, mean of 10 timed copies
   training     samples/s (tokens/s for the transformer) of the workloads of bench/peers/pytorch_bench.py
                (shared/peers), data already on the device, f32 (TF32 off) and bf16 autocast: warm-up
-               steps, then steps for about --seconds, with torch.cuda.synchronize() around the timing
+               (3 steps and --warmup s), then steps for about --seconds, between torch.cuda.synchronize()s
 Without a CUDA device (and no --device cpu) it prints the _env line and {"skipped": "no CUDA device"}.
 """
 import argparse
@@ -30,6 +30,7 @@ import torch.nn as nn
 p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
 p.add_argument("--device", default="cuda", help="cuda (default), cuda:N, or cpu for a smoke run")
 p.add_argument("--seconds", type=float, default=1.0, help="timed seconds per training configuration")
+p.add_argument("--warmup", type=float, default=1.0, help="warm-up seconds per training configuration (min 3 steps)")
 p.add_argument("--only", default="", help="comma list of workload prefixes: gemm,h2d,mlp_mnist,seed_small,...")
 p.add_argument("--quick", action="store_true", help="small sizes and short timings (tests the script)")
 ARGS = p.parse_args()
@@ -263,9 +264,9 @@ def bench_training(workload, case, batch, units, oname, make_model, make_batch, 
         loss.backward()
         opt.step()
 
-    # warm-up: at least 3 steps and 0.2 s; its pace sizes the timed run to about --seconds
+    # warm-up: at least 3 steps and --warmup s (as the CPU suite); its pace sizes the timed run
     warm, t0 = 0, time.perf_counter()
-    while warm < 3 or time.perf_counter() - t0 < min(0.2, ARGS.seconds):
+    while warm < 3 or time.perf_counter() - t0 < min(ARGS.warmup, ARGS.seconds):
         step()
         warm += 1
         if warm % 5 == 0 or warm == 3:
