@@ -1,0 +1,418 @@
+package dev.ember.cuda;
+
+import dev.ember.backend.AttentionKernels;
+import dev.ember.backend.Backend;
+import dev.ember.backend.BinaryOp;
+import dev.ember.backend.ConvolutionKernels;
+import dev.ember.backend.NormalizationKernels;
+import dev.ember.backend.OptimizerKernels;
+import dev.ember.backend.PoolingKernels;
+import dev.ember.backend.RandomKernels;
+import dev.ember.backend.RecurrentKernels;
+import dev.ember.backend.ReduceOp;
+import dev.ember.backend.ResamplingKernels;
+import dev.ember.backend.StridedView;
+import dev.ember.backend.UnaryOp;
+import dev.ember.backend.View;
+import dev.ember.backend.cpu.CpuBackends;
+import dev.ember.cuda.kernels.CudaAttention;
+import dev.ember.cuda.kernels.CudaConvolution;
+import dev.ember.cuda.kernels.CudaIndexing;
+import dev.ember.cuda.kernels.CudaMatmul;
+import dev.ember.cuda.kernels.CudaNormalization;
+import dev.ember.cuda.kernels.CudaOptimizer;
+import dev.ember.cuda.kernels.CudaPooling;
+import dev.ember.cuda.kernels.CudaRecurrent;
+import dev.ember.cuda.kernels.CudaReduce;
+import dev.ember.cuda.kernels.Elementwise;
+import dev.ember.cuda.lib.CudaDriver;
+import dev.ember.cuda.memory.Block;
+import dev.ember.cuda.memory.CachingAllocator;
+import dev.ember.cuda.memory.CudaAllocators;
+import dev.ember.cuda.runtime.CudaContext;
+import dev.ember.cuda.runtime.KernelCache;
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Device;
+import dev.ember.tensor.Shapes;
+import dev.ember.tensor.Storage;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The {@link Backend} of one CUDA device ({@code cuda:N}): storages are device memory ({@link CudaMemory}) from the
+ * device's caching allocator ({@link CudaAllocators}), the elementwise primitives run as NVRTC-compiled kernels
+ * ({@link Elementwise}), and {@link #copy} also moves data between the host and the device. Reductions, indexing,
+ * matmul (cuBLASLt) and the kernel families have their own CUDA kernels in {@code dev.ember.cuda.kernels}; the
+ * random fills and resampling run on the host ({@link HostFallback}) until theirs exist. Every entry point first
+ * makes the device's primary context current on the calling thread; work is queued on the context's stream and a
+ * copy to the host waits for it.
+ *
+ * <p>GPU parallelism is not threads: {@link #threads()} starts at 1, and {@link #setThreads} only validates and
+ * records the number (a kernel's parallelism is its grid).
+ */
+public final class CudaBackend implements Backend {
+  private final CudaContext ctx;
+  private final KernelCache cache;
+  private final Device device;
+  private final CudaDriver driver;
+  private final Elementwise elementwise;
+  private final CudaReduce reduce;
+  private final CudaIndexing indexing;
+  private final CudaMatmul matmul;
+  private final CudaNormalization normalization;
+  private final CudaAttention attention;
+  private final CudaRecurrent recurrent;
+  private final CudaConvolution convolution;
+  private final CudaPooling pooling;
+  private final CudaOptimizer optimizer;
+  private final HostFallback fallback;
+  private final Backend cpu = CpuBackends.instance();
+  private final CachingAllocator allocator;
+  private volatile int threads = 1;
+
+  /** The backend of the device of {@code ctx}, compiling kernels through its kernel cache. */
+  public CudaBackend(CudaContext ctx) {
+    this.ctx = ctx;
+    this.cache = ctx.kernels();
+    this.device = Device.cuda(ctx.ordinal());
+    this.driver = ctx.driver();
+    this.allocator = CudaAllocators.of(ctx);
+    this.elementwise = new Elementwise(ctx);
+    this.reduce = new CudaReduce(ctx, cache);
+    this.indexing = new CudaIndexing(ctx, cache);
+    this.matmul = new CudaMatmul(ctx, cache);
+    this.normalization = new CudaNormalization(ctx, cache);
+    this.attention = new CudaAttention(ctx, cache);
+    this.recurrent = new CudaRecurrent(cache);
+    this.convolution = new CudaConvolution(ctx, cache);
+    this.pooling = new CudaPooling(ctx, cache);
+    this.optimizer = new CudaOptimizer(ctx, cache);
+    this.fallback = HostFallback.of(this, cpu);
+  }
+
+  @Override
+  public String name() {
+    return "cuda";
+  }
+
+  @Override
+  public Device device() {
+    return device;
+  }
+
+  /** The context this backend computes in. */
+  public CudaContext context() {
+    return ctx;
+  }
+
+  /** The kernel cache this backend compiles through. */
+  public KernelCache kernelCache() {
+    return cache;
+  }
+
+  @Override
+  public Storage allocate(DType dtype, long numel, boolean zero) {
+    if (numel < 0 || numel > Integer.MAX_VALUE - 64) {
+      throw new IllegalArgumentException("allocate: " + numel + " elements of " + dtype.torchName() + " do not fit in "
+          + "one storage on " + device + " (max " + (Integer.MAX_VALUE - 64) + ")");
+    }
+    ctx.makeCurrent();
+    long bytes = numel * dtype.itemSize();
+    Block block = allocator.allocate(bytes, ctx.stream());
+    if (zero && bytes > 0) driver.memsetD8(block.ptr(), 0, bytes, ctx.stream());
+    // the free function holds the block, never the storage (see CudaMemory); work is ordered on one stream, so a
+    // block given back while kernels that use it are queued is only reused by work queued after them
+    CudaMemory.Free free = (address, n) -> allocator.free(block);
+    return CudaMemory.storage(dtype, (int) numel, new CudaMemory(device, block.ptr(), bytes, free));
+  }
+
+  /** The caching allocator this backend's storages come from (shared by every user of the device). */
+  public CachingAllocator allocator() {
+    return allocator;
+  }
+
+  // ------------------------------------------------------------------------------------------ elementwise
+
+  @Override
+  public void unary(UnaryOp op, double param, View x, View out) {
+    ctx.makeCurrent();
+    elementwise.unary(op, param, x, out);
+  }
+
+  @Override
+  public void binary(BinaryOp op, View a, View b, View out) {
+    ctx.makeCurrent();
+    elementwise.binary(op, a, b, out);
+  }
+
+  @Override
+  public void fill(View dst, double value) {
+    ctx.makeCurrent();
+    elementwise.fill(dst, value);
+  }
+
+  @Override
+  public void where(View cond, View a, View b, View out) {
+    ctx.makeCurrent();
+    elementwise.where(cond, a, b, out);
+  }
+
+  @Override
+  public void unaryBackward(UnaryOp op, View g, View ref, View out) {
+    ctx.makeCurrent();
+    elementwise.unaryBackward(op, g, ref, out);
+  }
+
+  // ------------------------------------------------------------------------------------------ copies
+
+  /**
+   * dst = src converted to dst's dtype, any strides, where each side is on this device or the host. Host to
+   * device: the host side becomes one contiguous block of dst's dtype (converted on the host as the CPU backend
+   * converts), is copied in one transfer, and scattered into a strided dst by a kernel. Device to host: a strided
+   * src is first gathered on the device, copied in one transfer, and converted or scattered on the host. Device to
+   * device: one memcpy for dense same-dtype pairs, else the convert kernel.
+   */
+  @Override
+  public void copy(View src, View dst) {
+    if (!java.util.Arrays.equals(src.shapeRef(), dst.shapeRef())) {
+      throw new IllegalArgumentException("copy: shapes differ: src=" + Shapes.str(src.shapeRef()) + ", dst="
+          + Shapes.str(dst.shapeRef()));
+    }
+    boolean fromDevice = src.storage().onDevice();
+    boolean toDevice = dst.storage().onDevice();
+    if (fromDevice) requireHere("copy", "src", src);
+    if (toDevice) requireHere("copy", "dst", dst);
+    if (!fromDevice && !toDevice) {
+      cpu.copy(src, dst);
+      return;
+    }
+    if (src.numel() == 0) return;
+    ctx.makeCurrent();
+    if (fromDevice && toDevice) {
+      if (src.dtype() == dst.dtype() && src.isContiguous() && dst.isContiguous()) {
+        driver.memcpyDtoD(address(dst), address(src), bytes(dst), ctx.stream());
+      } else {
+        elementwise.convert(src, dst);
+      }
+    } else if (toDevice) {
+      hostToDevice(src, dst);
+    } else {
+      deviceToHost(src, dst);
+    }
+  }
+
+  private void hostToDevice(View src, View dst) {
+    View block = src;
+    if (!(src.isContiguous() && src.dtype() == dst.dtype())) {
+      block = StridedView.uninitialized(dst.dtype(), src.shapeRef());
+      cpu.copy(src, block);
+    }
+    MemorySegment from = hostBlock(block);
+    if (dst.isContiguous()) {
+      driver.memcpyHtoDSync(address(dst), from, from.byteSize()); // reads the Java array in place
+      return;
+    }
+    Storage tmp = allocate(dst.dtype(), dst.numel(), false);
+    try {
+      driver.memcpyHtoDSync(tmp.memory().address(), from, from.byteSize());
+      elementwise.convert(contiguous(tmp, dst.shapeRef()), dst);
+    } finally {
+      tmp.memory().release();
+    }
+  }
+
+  private void deviceToHost(View src, View dst) {
+    Storage tmp = null;
+    try {
+      View dense = src;
+      if (!src.isContiguous()) {
+        tmp = allocate(src.dtype(), src.numel(), false);
+        dense = contiguous(tmp, src.shapeRef());
+        elementwise.convert(src, dense);
+      }
+      if (dst.isContiguous() && dst.dtype() == src.dtype()) {
+        MemorySegment to = hostBlock(dst);
+        driver.memcpyDtoHSync(to, address(dense), to.byteSize()); // writes the Java array in place
+      } else {
+        StridedView block = StridedView.uninitialized(src.dtype(), src.shapeRef());
+        MemorySegment to = hostBlock(block);
+        driver.memcpyDtoHSync(to, address(dense), to.byteSize());
+        cpu.copy(block, dst);
+      }
+    } finally {
+      if (tmp != null) tmp.memory().release();
+    }
+  }
+
+  /** A contiguous view of {@code shape} over a whole storage. */
+  private static StridedView contiguous(Storage st, int[] shape) {
+    return StridedView.of(st, shape.clone(), Shapes.contiguousStrides(shape), 0);
+  }
+
+  /** The bytes of contiguous host view v, in place in its storage's array. */
+  private static MemorySegment hostBlock(View v) {
+    long size = v.dtype().itemSize();
+    return heap(v.storage().array()).asSlice(v.offset() * size, v.numel() * size);
+  }
+
+  /** A heap segment over a storage's backing array. */
+  private static MemorySegment heap(Object array) {
+    return switch (array) {
+      case float[] a -> MemorySegment.ofArray(a);
+      case double[] a -> MemorySegment.ofArray(a);
+      case long[] a -> MemorySegment.ofArray(a);
+      case int[] a -> MemorySegment.ofArray(a);
+      case byte[] a -> MemorySegment.ofArray(a);
+      default -> throw new IllegalStateException("copy: unexpected host array " + array.getClass());
+    };
+  }
+
+  /** The device address of v's first element. */
+  private static long address(View v) {
+    return v.storage().memory().address() + (long) v.offset() * v.dtype().itemSize();
+  }
+
+  private static long bytes(View v) {
+    return v.numel() * v.dtype().itemSize();
+  }
+
+  private void requireHere(String op, String name, View v) {
+    Device d = v.storage().device();
+    if (d != device) {
+      throw new IllegalArgumentException(op + ": " + name + " is on " + d + ", this backend computes on " + device
+          + ": " + name + "=" + Shapes.str(v.shapeRef()));
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------ other families
+
+  @Override
+  public void reduce(ReduceOp op, View x, int[] axes, View out) {
+    ctx.makeCurrent();
+    reduce.reduce(op, x, axes, out);
+  }
+
+  @Override
+  public void argReduce(boolean max, View x, int axis, View out) {
+    ctx.makeCurrent();
+    reduce.argReduce(max, x, axis, out);
+  }
+
+  @Override
+  public void softmax(View x, int axis, boolean log, View out) {
+    ctx.makeCurrent();
+    reduce.softmax(x, axis, log, out);
+  }
+
+  @Override
+  public void softmaxBackward(View g, View y, boolean log, View out) {
+    ctx.makeCurrent();
+    reduce.softmaxBackward(g, y, log, out);
+  }
+
+  @Override
+  public void cumsum(View x, int axis, View out) {
+    ctx.makeCurrent();
+    reduce.cumsum(x, axis, out);
+  }
+
+  @Override
+  public boolean allFinite(View x) {
+    ctx.makeCurrent();
+    return reduce.allFinite(x);
+  }
+
+  @Override
+  public void matmul(View a, View b, View out, float beta) {
+    ctx.makeCurrent();
+    matmul.matmul(a, b, out, beta);
+  }
+
+  @Override
+  public void gather(View x, int dim, View index, View out) {
+    ctx.makeCurrent();
+    indexing.gather(x, dim, index, out);
+  }
+
+  @Override
+  public void scatter(View out, int dim, View index, View src, boolean accumulate) {
+    ctx.makeCurrent();
+    indexing.scatter(out, dim, index, src, accumulate);
+  }
+
+  @Override
+  public void indexSelect(View x, int dim, View index, View out) {
+    ctx.makeCurrent();
+    indexing.indexSelect(x, dim, index, out);
+  }
+
+  @Override
+  public void indexAdd(View out, int dim, View index, View src) {
+    ctx.makeCurrent();
+    indexing.indexAdd(out, dim, index, src);
+  }
+
+  @Override
+  public NormalizationKernels normalization() {
+    return normalization;
+  }
+
+  @Override
+  public AttentionKernels attention() {
+    return attention;
+  }
+
+  @Override
+  public RecurrentKernels recurrent() {
+    return recurrent;
+  }
+
+  /** On the host ({@link HostFallback}): the random fills have no CUDA kernels yet. */
+  @Override
+  public RandomKernels random() {
+    return fallback.random();
+  }
+
+  @Override
+  public ConvolutionKernels convolution() {
+    return convolution;
+  }
+
+  @Override
+  public PoolingKernels pooling() {
+    return pooling;
+  }
+
+  /** On the host ({@link HostFallback}): interpolation and padding have no CUDA kernels yet. */
+  @Override
+  public ResamplingKernels resampling() {
+    return fallback.resampling();
+  }
+
+  @Override
+  public OptimizerKernels optimizer() {
+    return optimizer;
+  }
+
+  // ------------------------------------------------------------------------------------------ threads
+
+  /** 1, or the number {@link #setThreads} recorded: a GPU's parallelism is its kernels' grids, not host threads. */
+  @Override
+  public int threads() {
+    return threads;
+  }
+
+  /**
+   * Records {@code n} (validated as for every backend) without effect on the kernels: a GPU's parallelism is its
+   * grids, not host threads; {@link #threads()} returns the number recorded.
+   */
+  @Override
+  public void setThreads(int n) {
+    if (n < 1) throw new IllegalArgumentException("setThreads: n must be >= 1, got " + n);
+    threads = n;
+  }
+
+  @Override
+  public String toString() {
+    return "CudaBackend[" + device + "]";
+  }
+}
