@@ -53,12 +53,13 @@ public final class CudaBench {
   static int run(PrintStream out) {
     Optional<String> why = CudaDriver.unavailableReason();
     int devices = why.isEmpty() ? CudaDriver.get().deviceCount() : 0;
+    // the context first: cuBLASLt, asked its version below, is created in the current context
+    CudaContext ctx = devices > 0 ? CudaContext.of(0) : null;
     out.println(json(environment(devices)));
-    if (devices == 0) {
+    if (ctx == null) {
       out.println(json(Map.of("skipped", "no CUDA device: " + why.orElse("the driver sees none"))));
       return 0;
     }
-    CudaContext ctx = CudaContext.of(0);
     boolean ok = measure(out, ctx, "gemm", "bf16 8192^3", () -> gemm(ctx, Precision.BF16, 8192));
     ok &= measure(out, ctx, "gemm", "f32 4096^3", () -> gemm(ctx, Precision.F32, 4096));
     ok &= measure(out, ctx, "gemm", "tf32 4096^3", () -> gemm(ctx, Precision.TF32, 4096));
