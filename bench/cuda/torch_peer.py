@@ -34,7 +34,7 @@ p.add_argument("--warmup", type=float, default=1.0, help="warm-up seconds per tr
 p.add_argument("--only", default="", help="comma list of workload prefixes: gemm,h2d,mlp_mnist,seed_small,...")
 p.add_argument("--quick", action="store_true", help="small sizes and short timings (tests the script)")
 ARGS = p.parse_args()
-DEV = torch.device(ARGS.device)
+DEV = torch.device(ARGS.device if ARGS.device != "cuda" else "cuda:0")
 CUDA = DEV.type == "cuda"
 
 

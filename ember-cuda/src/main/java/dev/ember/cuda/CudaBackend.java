@@ -29,6 +29,7 @@ import dev.ember.cuda.lib.CudaDriver;
 import dev.ember.cuda.memory.Block;
 import dev.ember.cuda.memory.CachingAllocator;
 import dev.ember.cuda.memory.CudaAllocators;
+import dev.ember.cuda.memory.CudaOutOfMemoryError;
 import dev.ember.cuda.runtime.CudaContext;
 import dev.ember.cuda.runtime.KernelCache;
 import dev.ember.tensor.DType;
@@ -76,6 +77,7 @@ public final class CudaBackend implements Backend {
     this.device = Device.cuda(ctx.ordinal());
     this.driver = ctx.driver();
     this.allocator = CudaAllocators.of(ctx);
+    this.gcEvery = Math.max(1L << 30, driver.totalMemory(ctx.ordinal()) / 4);
     this.elementwise = new Elementwise(ctx);
     this.reduce = new CudaReduce(ctx, cache);
     this.indexing = new CudaIndexing(ctx, cache);
@@ -117,13 +119,52 @@ public final class CudaBackend implements Backend {
     }
     ctx.makeCurrent();
     long bytes = numel * dtype.itemSize();
-    Block block = allocator.allocate(bytes, ctx.stream());
+    Block block = allocateCollecting(bytes);
     if (zero && bytes > 0) driver.memsetD8(block.ptr(), 0, bytes, ctx.stream());
     // the free function holds the block, never the storage (see CudaMemory); work is ordered on one stream, so a
     // block given back while kernels that use it are queued is only reused by work queued after them
     CudaMemory.Free free = (address, n) -> allocator.free(block);
     return CudaMemory.storage(dtype, (int) numel, new CudaMemory(device, block.ptr(), bytes, free));
   }
+
+  /**
+   * A block from the caching allocator, collecting garbage when device memory runs short. A device tensor's memory
+   * goes back when its storage's {@link dev.ember.tensor.MemoryScope} closes or, outside a scope, when the garbage
+   * collector finds the storage unreachable; the collector watches the Java heap, not the GPU, so a training loop
+   * outside a scope would fill the device with dead tensors before it ran. So: after every {@link #gcEvery} bytes
+   * allocated a collection is requested, and an allocation that fails collects, lets the cleaners give the dead
+   * tensors' blocks back, and retries (as {@code java.nio} does for direct buffers) before the out-of-memory error
+   * reaches the caller.
+   */
+  private Block allocateCollecting(long bytes) {
+    long since = sinceGc.addAndGet(bytes);
+    if (since > gcEvery && sinceGc.compareAndSet(since, 0)) System.gc();
+    try {
+      return allocator.allocate(bytes, ctx.stream());
+    } catch (CudaOutOfMemoryError e) {
+      for (int attempt = 0; attempt < 6; attempt++) {
+        System.gc();
+        try {
+          Thread.sleep(10L << attempt); // the Cleaner thread frees the blocks of the storages just found dead
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          throw e;
+        }
+        try {
+          sinceGc.set(0);
+          return allocator.allocate(bytes, ctx.stream());
+        } catch (CudaOutOfMemoryError again) {
+          // try again after a longer wait
+        }
+      }
+      throw e;
+    }
+  }
+
+  private final java.util.concurrent.atomic.AtomicLong sinceGc = new java.util.concurrent.atomic.AtomicLong();
+
+  /** Bytes allocated between requested collections: a quarter of the device's memory, at least 1 GiB. */
+  private final long gcEvery;
 
   /** The caching allocator this backend's storages come from (shared by every user of the device). */
   public CachingAllocator allocator() {

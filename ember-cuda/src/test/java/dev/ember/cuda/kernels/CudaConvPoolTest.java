@@ -75,7 +75,12 @@ class CudaConvPoolTest {
         Assertions.assertClose(gw, RawDevice.download(ctx, dgw), tol * 10, tol, "weight gradient " + what);
         double[] sums = gpu.channelSums(dgo, n, o, oh * ow);
         double[] ref = cpu.channelSums(go, n, o, oh * ow);
-        for (int i = 0; i < o; i++) org.junit.jupiter.api.Assertions.assertEquals(ref[i], sums[i], 1e-9, "bias grad");
+        // the CPU sums a float32 plane in float lanes, the GPU in double: float rounding apart
+        double sumTol = dt == DType.F32 ? 1e-5 : 1e-9;
+        for (int i = 0; i < o; i++) {
+          org.junit.jupiter.api.Assertions.assertEquals(ref[i], sums[i], sumTol * Math.max(1, Math.abs(ref[i])),
+              "bias grad " + what);
+        }
 
         // transposed: x' [n, o, oh, ow] -> [n, c, h, w] with w' [o, c/groups, kh, kw]
         Tensor wT = rand(gen, dt, o, c / groups, k[6], k[7]);

@@ -89,8 +89,10 @@ class CudaNormalizationTest {
       Tensor dxb = RawDevice.upload(ctx, xb);
       double[][] cs = cpu.channelStats(xb, bn, c, bs);
       double[][] ds = gpu.channelStats(dxb, bn, c, bs);
-      assertArrayEquals(cs[0], ds[0], 1e-12, "channel means " + dt);
-      assertArrayEquals(cs[1], ds[1], 1e-12, "channel variances " + dt);
+      // the CPU sums a float32 plane in float lanes, the GPU in double: float rounding apart
+      double statTol = dt == DType.F32 ? 1e-5 : 1e-12;
+      assertArrayEquals(cs[0], ds[0], statTol, "channel means " + dt);
+      assertArrayEquals(cs[1], ds[1], statTol, "channel variances " + dt);
       double[] scale = arr(gen, bn * c);
       double[] shift = arr(gen, bn * c);
       Tensor yb = Tensor.zeros(dt, bn, c, bs);
