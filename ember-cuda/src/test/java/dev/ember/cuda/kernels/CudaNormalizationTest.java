@@ -114,8 +114,10 @@ class CudaNormalizationTest {
         Tensor dgbb = RawDevice.upload(ctx, Tensor.zeros(DType.F64, c));
         gpu.channelBackward(dxb, RawDevice.upload(ctx, gb2), cs[0], rstd, wc, bn, c, bs, train, dgxb, dgwb, dgbb);
         Assertions.assertClose(gxb, RawDevice.download(ctx, dgxb), tol, tol, "channel backward gx " + dt);
-        Assertions.assertClose(gwb, RawDevice.download(ctx, dgwb), 1e-6, 1e-6, "channel backward gw " + dt);
-        Assertions.assertClose(gbb, RawDevice.download(ctx, dgbb), 1e-9, 1e-9, "channel backward gb " + dt);
+        // float32: the CPU sums each plane in float lanes, the GPU in double
+        double sumTol = dt == DType.F32 ? 1e-5 : 1e-9;
+        Assertions.assertClose(gwb, RawDevice.download(ctx, dgwb), sumTol, sumTol, "channel backward gw " + dt);
+        Assertions.assertClose(gbb, RawDevice.download(ctx, dgbb), sumTol, sumTol, "channel backward gb " + dt);
       }
       Tensor running = Tensor.rand(gen, c).to(dt);
       Tensor drunning = RawDevice.upload(ctx, running);
