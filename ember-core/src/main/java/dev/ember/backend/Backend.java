@@ -170,4 +170,19 @@ public interface Backend {
 
   /** The fused optimizer updates and the reductions the optimizers need. */
   OptimizerKernels optimizer();
+
+  /**
+   * Waits until every operation queued on this backend's device has finished (as {@code torch.cuda.synchronize()}),
+   * surfacing any error a queued kernel met. The CPU computes each call before returning: a no-op there.
+   */
+  default void synchronize() {}
+
+  /**
+   * The device memory statistics of this backend's allocator, by PyTorch's names
+   * ({@code "allocated_bytes.all.current"}, {@code "allocated_bytes.all.peak"}, {@code "reserved_bytes.all.peak"},
+   * ...), or an empty map where the backend keeps none (the CPU: its buffers are Java heap).
+   */
+  default java.util.Map<String, Long> memoryStats() {
+    return java.util.Map.of();
+  }
 }

@@ -111,6 +111,22 @@ public final class Device {
   }
 
   /**
+   * Waits for every operation queued on this device (as {@code torch.cuda.synchronize()}); immediate on the CPU.
+   * Timings of work on a GPU need it: kernels run after the calls that queue them return.
+   */
+  public void synchronize() {
+    backend().synchronize();
+  }
+
+  /**
+   * This device's memory statistics by PyTorch's names ({@code "allocated_bytes.all.peak"}, ...; as
+   * {@code torch.cuda.memory_stats()}), empty for the CPU.
+   */
+  public java.util.Map<String, Long> memoryStats() {
+    return backend().memoryStats();
+  }
+
+  /**
    * The backend that runs kernels for tensors on this device.
    *
    * @throws IllegalStateException if no provider serves this device's type, or the device is absent (the message

@@ -64,6 +64,13 @@ final class FakeBackend implements InvocationHandler {
           return device;
         case "allocate":
           return allocate((DType) args[0], (long) args[1], (boolean) args[2]);
+        case "synchronize":
+          FakeMemory.counters(device).syncs().incrementAndGet();
+          return null;
+        case "memoryStats":
+          FakeMemory.Counters c = FakeMemory.counters(device);
+          return java.util.Map.of("allocated_bytes.all.current", c.current().get(), "allocated_bytes.all.peak",
+              c.peak().get(), "reserved_bytes.all.peak", c.peak().get());
         default:
           break;
       }

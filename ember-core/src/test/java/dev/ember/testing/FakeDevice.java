@@ -18,4 +18,9 @@ public final class FakeDevice {
   public static final Device OTHER = Device.of(TYPE, 1);
 
   private FakeDevice() {}
+
+  /** How many times {@link Device#synchronize()} reached {@code device}'s backend so far. */
+  public static long synchronizations(Device device) {
+    return FakeMemory.counters(device).syncs().get();
+  }
 }

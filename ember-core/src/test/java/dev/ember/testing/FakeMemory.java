@@ -15,10 +15,24 @@ final class FakeMemory implements DeviceMemory {
   private final int size;
   private Object array;
 
+  /** Per fake device: bytes allocated now and at most, and synchronize() calls (what a GPU allocator reports). */
+  record Counters(java.util.concurrent.atomic.AtomicLong current, java.util.concurrent.atomic.AtomicLong peak,
+      java.util.concurrent.atomic.AtomicLong syncs) {}
+
+  private static final java.util.Map<Device, Counters> COUNTERS = new java.util.concurrent.ConcurrentHashMap<>();
+
+  static Counters counters(Device device) {
+    return COUNTERS.computeIfAbsent(device, d -> new Counters(new java.util.concurrent.atomic.AtomicLong(),
+        new java.util.concurrent.atomic.AtomicLong(), new java.util.concurrent.atomic.AtomicLong()));
+  }
+
   FakeMemory(Device device, DType dtype, int size, boolean zero) {
     this.device = device;
     this.dtype = dtype;
     this.size = size;
+    Counters c = counters(device);
+    long now = c.current().addAndGet((long) size * dtype.itemSize());
+    c.peak().accumulateAndGet(now, Math::max);
     this.array = switch (dtype) {
       case F32 -> new float[size];
       case F64 -> new double[size];
@@ -75,7 +89,8 @@ final class FakeMemory implements DeviceMemory {
   }
 
   @Override
-  public void release() {
+  public synchronized void release() {
+    if (array != null) counters(device).current().addAndGet(-(long) size * dtype.itemSize());
     array = null;
   }
 }

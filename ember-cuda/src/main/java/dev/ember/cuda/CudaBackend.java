@@ -166,6 +166,18 @@ public final class CudaBackend implements Backend {
   /** Bytes allocated between requested collections: a quarter of the device's memory, at least 1 GiB. */
   private final long gcEvery;
 
+  /** Waits for the work queued on this GPU (Ember queues everything on one stream). */
+  @Override
+  public void synchronize() {
+    ctx.synchronize();
+  }
+
+  /** The caching allocator's statistics ({@link CachingAllocator#stats()}), by PyTorch's names. */
+  @Override
+  public java.util.Map<String, Long> memoryStats() {
+    return allocator.stats().asMap();
+  }
+
   /** The caching allocator this backend's storages come from (shared by every user of the device). */
   public CachingAllocator allocator() {
     return allocator;

@@ -10,13 +10,25 @@ package dev.ember.train;
  */
 final class PhaseClock {
   private final long[] published;
+  /** Run before each lap is read: waits for a GPU's queued work, so a phase is charged its kernels' time. */
+  private final Runnable sync;
   private final long[] nanos = new long[Phase.values().length];
   private long start;
   private long last;
 
   /** A clock publishing into {@code published}, indexed by {@link Phase#ordinal()}. */
   PhaseClock(long[] published) {
+    this(published, null);
+  }
+
+  /**
+   * A clock that calls {@code sync} (or nothing, when null) before charging each lap: on a device that runs work
+   * after the calls that queue it (a GPU), a phase's time is then the time its kernels took, not the time it took to
+   * queue them.
+   */
+  PhaseClock(long[] published, Runnable sync) {
     this.published = published;
+    this.sync = sync;
   }
 
   /** A step begins now: every phase back at zero. */
@@ -28,6 +40,7 @@ final class PhaseClock {
 
   /** Charges the time since the last mark to {@code phase}, and marks now. */
   void lap(Phase phase) {
+    if (sync != null) sync.run();
     long now = System.nanoTime();
     nanos[phase.ordinal()] += now - last;
     last = now;

@@ -81,6 +81,32 @@ class DeviceTrainerTest {
   }
 
   @Test
+  void theProfileWaitsForTheDeviceAtEachPhaseAndReportsItsMemory(@TempDir Path dir) throws Exception {
+    Module model = Fixtures.mlp(3);
+    Adam opt = new Adam(model.parameters(), 0.01);
+    dev.ember.train.callbacks.Profiling prof = new dev.ember.train.callbacks.Profiling(null, dir.resolve("profile.json"));
+    long before = FakeDevice.synchronizations(FAKE);
+    Trainer.builder().maxEpochs(1).device(FAKE).callbacks(prof).build()
+        .fit(model, F::crossEntropy, opt, Fixtures.source(train, 32, 7), null);
+    long steps = prof.summary().steps();
+    // data, forward, loss, backward and optimizer each wait for the device's queued work
+    assertEquals(true, FakeDevice.synchronizations(FAKE) - before >= 4 * steps,
+        "synchronizations " + (FakeDevice.synchronizations(FAKE) - before) + " for " + steps + " steps");
+    var summary = prof.summary();
+    assertEquals(FAKE.toString(), summary.device());
+    String line = summary.deviceMemoryLine();
+    assertEquals(true, line != null && line.contains("device memory on fake:0: peak "), String.valueOf(line));
+    assertEquals(true, summary.table().contains(line), summary.table());
+    String json = Files.readString(dir.resolve("profile.json"));
+    assertEquals(true, json.contains("\"device\":\"fake:0\"") && json.contains("allocated_bytes.all.peak"), json);
+    var cpuRun = new dev.ember.train.callbacks.Profiling(null, null);
+    Module m2 = Fixtures.mlp(3);
+    Trainer.builder().maxEpochs(1).callbacks(cpuRun).build()
+        .fit(m2, F::crossEntropy, new Adam(m2.parameters(), 0.01), Fixtures.source(train, 32, 7), null);
+    assertEquals(null, cpuRun.summary().deviceMemoryLine(), "no device memory line for a CPU run");
+  }
+
+  @Test
   void anAbsentDeviceIsAClearError() {
     Module m = Fixtures.mlp(3);
     Adam opt = new Adam(m.parameters(), 0.01);

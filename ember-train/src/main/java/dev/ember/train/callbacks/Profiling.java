@@ -3,6 +3,7 @@ package dev.ember.train.callbacks;
 import dev.ember.data.Batch;
 import dev.ember.nn.io.AtomicFiles;
 import dev.ember.nn.io.Json;
+import dev.ember.tensor.Device;
 import dev.ember.tensor.MemoryScope;
 import dev.ember.train.Callback;
 import dev.ember.train.Phase;
@@ -57,7 +58,28 @@ public final class Profiling implements Callback {
    * {@code heapUsedAfterStep} also has the last value.
    */
   public record Summary(long steps, double stepSeconds, List<PhaseTime> phases, Bytes allocatedPerStep,
-      long maxAllocationStep, Bytes pooledAfterStep, Bytes heapUsedAfterStep, long lastHeapUsed) {
+      long maxAllocationStep, Bytes pooledAfterStep, Bytes heapUsedAfterStep, long lastHeapUsed, String device,
+      Map<String, Long> deviceMemory) {
+    /** A summary of a run on the CPU (no device memory). */
+    public Summary(long steps, double stepSeconds, List<PhaseTime> phases, Bytes allocatedPerStep,
+        long maxAllocationStep, Bytes pooledAfterStep, Bytes heapUsedAfterStep, long lastHeapUsed) {
+      this(steps, stepSeconds, phases, allocatedPerStep, maxAllocationStep, pooledAfterStep, heapUsedAfterStep,
+          lastHeapUsed, "cpu", Map.of());
+    }
+
+    /**
+     * The device memory line: peak and current bytes allocated to tensors and reserved by the allocator, or null
+     * when the run kept no device statistics (the CPU).
+     */
+    public String deviceMemoryLine() {
+      Long peak = deviceMemory.get("allocated_bytes.all.peak");
+      if (peak == null) return null;
+      return String.format(Locale.ROOT, "device memory on %s: peak %s allocated to tensors, %s reserved by the caching"
+          + " allocator (peak); %s allocated at the end", device, size(peak),
+          size(deviceMemory.getOrDefault("reserved_bytes.all.peak", 0L)),
+          size(deviceMemory.getOrDefault("allocated_bytes.all.current", 0L)));
+    }
+
     /** The summary as plain maps and lists (the content of profile.json). */
     public Map<String, Object> toMap() {
       LinkedHashMap<String, Object> m = new LinkedHashMap<>();
@@ -80,6 +102,15 @@ public final class Profiling implements Callback {
       m.put("pool_bytes_after_step", bytes(pooledAfterStep));
       m.put("heap_used_bytes", bytes(heapUsedAfterStep));
       m.put("heap_used_last_bytes", lastHeapUsed);
+      m.put("device", device);
+      if (!deviceMemory.isEmpty()) {
+        LinkedHashMap<String, Object> dm = new LinkedHashMap<>();
+        for (String k : new String[] {"allocated_bytes.all.current", "allocated_bytes.all.peak",
+            "reserved_bytes.all.current", "reserved_bytes.all.peak", "num_alloc_retries", "num_ooms"}) {
+          if (deviceMemory.containsKey(k)) dm.put(k, deviceMemory.get(k));
+        }
+        m.put("device_memory", dm);
+      }
       return m;
     }
 
@@ -117,6 +148,8 @@ public final class Profiling implements Callback {
       sb.append(String.format(Locale.ROOT,
           "JVM heap in use after a step: mean %s, min %s, max %s (live data of all threads and garbage not yet collected)%n",
           size(heapUsedAfterStep.mean()), size(heapUsedAfterStep.min()), size(heapUsedAfterStep.max())));
+      String dm = deviceMemoryLine();
+      if (dm != null) sb.append(dm).append(String.format("%n"));
       return sb.toString();
     }
 
@@ -292,7 +325,9 @@ public final class Profiling implements Callback {
     Bytes heap = heapCount == 0 ? new Bytes(Double.NaN, 0, 0) : new Bytes((double) heapSum / heapCount, heapMin, heapMax);
     // the pool is sampled at the same moments as the heap, so heapCount counts its samples too
     Bytes pool = heapCount == 0 ? new Bytes(Double.NaN, 0, 0) : new Bytes((double) poolSum / heapCount, poolMin, poolMax);
-    return new Summary(steps, total / 1e9, List.copyOf(phases), alloc, alloc == null ? -1 : allocMaxStep, pool, heap, heapLast);
+    Device dev = lastCtx == null ? Device.CPU : lastCtx.model().device();
+    return new Summary(steps, total / 1e9, List.copyOf(phases), alloc, alloc == null ? -1 : allocMaxStep, pool, heap,
+        heapLast, dev.toString(), dev.isCpu() ? Map.of() : Map.copyOf(dev.memoryStats()));
   }
 
   @Override

@@ -393,7 +393,11 @@ public final class HtmlReport {
   }
 
   private static void profile(StringBuilder sb, RunData.Profile p) {
-    sb.append("<h2>Where a training step's time goes</h2>\n<p class=\"small\">").append(p.steps()).append(" steps, ")
+    sb.append("<h2>Where a training step's time goes</h2>\n<p class=\"small\">");
+    if (!"cpu".equals(p.device())) {
+      sb.append("On ").append(esc(p.device())).append(" (each phase waits for its kernels, so its time is the device's). ");
+    }
+    sb.append(p.steps()).append(" steps, ")
         .append(String.format(Locale.ROOT, "%.2f", p.stepSeconds())).append(" s in steps");
     if (p.steps() > 0) sb.append(String.format(Locale.ROOT, ", %.3f ms per step", p.stepSeconds() * 1e3 / p.steps()));
     sb.append(".</p>\n");
@@ -436,6 +440,14 @@ public final class HtmlReport {
       sb.append("<table class=\"kv\">\n");
       if (!p.alloc().isEmpty()) kv(sb, "new heap allocation per step (training thread; reuse from Ember's buffer pool not counted)", bytesRange(p.alloc()));
       if (!p.heap().isEmpty()) kv(sb, "heap used after a step", bytesRange(p.heap()));
+      sb.append("</table>\n");
+    }
+    if (p.deviceMemory().containsKey("allocated_bytes.all.peak")) {
+      sb.append("<table class=\"kv\">\n");
+      kv(sb, "device memory allocated to tensors on " + p.device() + " (peak)",
+          mib(p.deviceMemory().get("allocated_bytes.all.peak")));
+      kv(sb, "device memory reserved by the caching allocator (peak)",
+          mib(p.deviceMemory().getOrDefault("reserved_bytes.all.peak", 0.0)));
       sb.append("</table>\n");
     }
   }

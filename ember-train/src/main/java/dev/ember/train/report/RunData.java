@@ -38,8 +38,9 @@ final class RunData {
 
   record PhaseRow(String phase, double totalSeconds, double meanMillis, double percent) {}
 
+  /** {@code device} is "cpu" for runs written before devices; {@code deviceMemory} is empty on the CPU. */
   record Profile(long steps, double stepSeconds, List<PhaseRow> phases, Map<String, Double> alloc,
-      Map<String, Double> heap) {}
+      Map<String, Double> heap, String device, Map<String, Double> deviceMemory) {}
 
   /** One histogram: {@code counts} over [lo, hi]. */
   record Hist(double lo, double hi, long[] counts, double mean, double std, long nonfinite) {}
@@ -177,7 +178,8 @@ final class RunData {
     double stepSeconds = obj.get("step_total_s") instanceof Number s ? s.doubleValue()
         : rows.stream().mapToDouble(PhaseRow::totalSeconds).sum();
     return new Profile(steps.longValue(), stepSeconds, List.copyOf(rows), numbers(obj.get("alloc_bytes_per_step")),
-        numbers(obj.get("heap_used_bytes")));
+        numbers(obj.get("heap_used_bytes")), obj.get("device") instanceof String d ? d : "cpu",
+        numbers(obj.get("device_memory")));
   }
 
   private static Map<String, Double> numbers(Object o) {
