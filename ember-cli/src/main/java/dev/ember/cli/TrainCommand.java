@@ -406,9 +406,19 @@ final class TrainCommand {
           + " (device types here: " + String.join(", ", Device.types()) + ")");
     }
     int n = Device.count(type);
-    throw new IllegalArgumentException("device " + d + " requested but " + (n == 0
-        ? "no " + type + " device was found" + (type.equals("cuda") ? " (no GPU found, or its driver did not load)" : "")
-        : "only " + Main.count(n, type + " device") + " found (" + type + ":0.." + type + ":" + (n - 1) + ")"));
+    if (n == 0) {
+      // the provider says why: no driver library (and where it looked), or a driver that sees no device
+      String why;
+      try {
+        d.backend();
+        why = "its backend gave no reason";
+      } catch (RuntimeException e) {
+        why = e.getMessage();
+      }
+      throw new IllegalArgumentException("device " + d + " requested but no " + type + " device was found: " + why);
+    }
+    throw new IllegalArgumentException("device " + d + " requested but only " + Main.count(n, type + " device")
+        + " found (" + type + ":0.." + type + ":" + (n - 1) + ")");
   }
 
   /** How the start line names where training runs: {@code 8 threads} on the CPU, {@code cuda:0} elsewhere. */

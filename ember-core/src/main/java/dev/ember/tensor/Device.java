@@ -101,6 +101,7 @@ public final class Device {
   public static List<String> types() {
     List<String> out = new ArrayList<>(List.of("cpu"));
     for (String t : Providers.BY_TYPE.keySet()) if (!t.equals("cpu")) out.add(t);
+    out.subList(1, out.size()).sort(null); // by name, whatever order the class path lists the providers in
     return out;
   }
 
