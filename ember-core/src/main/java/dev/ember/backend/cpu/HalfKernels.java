@@ -32,7 +32,7 @@ public interface HalfKernels {
    * {@code -Dember.kernels=scalar} is not set), else the scalar one.
    */
   static HalfKernels instance() {
-    return Chosen.KERNELS;
+    return ChosenHalfKernels.KERNELS;
   }
 
   /** The Vector API set, or null when the module is not readable or the class does not load. */
@@ -56,19 +56,6 @@ public interface HalfKernels {
     if (n < 0 || off < 0 || off > length - n) {
       throw new IndexOutOfBoundsException(op + ": " + what + " range [" + off + ", " + ((long) off + n)
           + ") with n=" + n + " does not fit an array of length " + length);
-    }
-  }
-
-  /** Holds the chosen set, computed once on first use. */
-  final class Chosen {
-    static final HalfKernels KERNELS = choose();
-
-    private Chosen() {}
-
-    private static HalfKernels choose() {
-      if ("scalar".equals(System.getProperty("ember.kernels"))) return scalar();
-      HalfKernels v = vectorOrNull();
-      return v == null ? scalar() : v;
     }
   }
 }
