@@ -315,6 +315,7 @@ public final class CudaBackend implements Backend {
       case long[] a -> MemorySegment.ofArray(a);
       case int[] a -> MemorySegment.ofArray(a);
       case byte[] a -> MemorySegment.ofArray(a);
+      case short[] a -> MemorySegment.ofArray(a);
       default -> throw new IllegalStateException("copy: unexpected host array " + array.getClass());
     };
   }
