@@ -107,6 +107,30 @@ class HalfWeightFilesTest {
   }
 
   @Test
+  void aBf16CheckpointLoadsIntoAnF32ModelAndABf16ModelRuns() throws IOException {
+    dev.ember.nn.Linear src = new dev.ember.nn.Linear(6, 3, true, new dev.ember.tensor.Generator(1));
+    Map<String, Tensor> bf = new LinkedHashMap<>();
+    for (Map.Entry<String, Tensor> e : src.stateDict().entrySet()) bf.put(e.getKey(), e.getValue().to(DType.BF16));
+    Path f = dir.resolve("model-bf16.safetensors");
+    SafeTensors.save(bf, f); // as a Hugging Face BF16 checkpoint holds its weights
+    dev.ember.nn.Linear dst = new dev.ember.nn.Linear(6, 3, true, new dev.ember.tensor.Generator(2));
+    dst.loadStateDict(SafeTensors.load(f), true);
+    for (Map.Entry<String, Tensor> e : dst.stateDict().entrySet()) {
+      assertEquals(DType.F32, e.getValue().dtype(), "master weights stay F32");
+      assertArrayEquals(bf.get(e.getKey()).toFloatArray(), e.getValue().toFloatArray(), e.getKey());
+    }
+    // the model converted to BF16 runs its forward in F32 and returns BF16 rounded once
+    Tensor x = Tensor.of(new float[] {0.5f, -1, 2, 0.25f, 3, -0.75f}, 1, 6);
+    dst.to(DType.BF16);
+    Tensor y = dst.forward(x.to(DType.BF16));
+    assertEquals(DType.BF16, y.dtype());
+    float[] want = dev.ember.ops.LinalgOps.linear(x.to(DType.BF16).to(DType.F32), bf.get("weight").to(DType.F32),
+        bf.get("bias").to(DType.F32)).toFloatArray();
+    short[] got = y.storage().halves();
+    for (int i = 0; i < want.length; i++) assertEquals(HalfFloats.bf16(want[i]), got[y.offset() + i], "y[" + i + "]");
+  }
+
+  @Test
   void npyWritesAndReadsFloat16() throws IOException {
     Tensor t = half(DType.F16, 1f, -2f, 0.1f, 70000f);
     Path f = dir.resolve("h.npy");
