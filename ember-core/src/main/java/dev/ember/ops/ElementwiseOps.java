@@ -263,6 +263,14 @@ public final class ElementwiseOps {
           "other", other);
     }
     Check.sameDevice(name, self, other);
+    if (self.dtype().isHalf()) { // computed in F32 and rounded once into self, as the out-of-place op
+      Tensor of = other.detach().to(DType.promote(self.dtype(), other.dtype())).to(DType.F32);
+      Tensor r = Tensor.uninitialized(self.device(), DType.F32, shape);
+      backend(r).binary(op, self.detach().to(DType.F32), Views.expand(on(self.device(), of), shape), r);
+      backend(self).copy(r, self);
+      self.storage().bumpVersion();
+      return self;
+    }
     Tensor o = other.dtype() == self.dtype() ? other : other.detach().to(self.dtype());
     o = on(self.device(), o.detach());
     backend(self).binary(op, self, Views.expand(o, shape), self);
@@ -297,6 +305,11 @@ public final class ElementwiseOps {
     checkInPlace("clamp_", self);
     if (Double.isNaN(lo) || Double.isNaN(hi) || lo > hi) {
       throw Check.fail("clamp_", "min must not exceed max (min " + lo + ", max " + hi + ")", "x", self);
+    }
+    if (self.dtype().isHalf()) { // clamping a half value gives a half value: no rounding, F32 only for the kernel
+      backend(self).copy(clamp(self.detach().to(DType.F32), lo, hi), self);
+      self.storage().bumpVersion();
+      return self;
     }
     Backend be = backend(self);
     be.binary(BinaryOp.MAXIMUM, self, Views.expand(self.newFull(lo), self.shapeRef()), self);

@@ -185,6 +185,37 @@ class HalfComputeTest {
   }
 
   @Test
+  void inPlaceOpsRoundOnceIntoTheHalfTensor() {
+    for (DType dt : HALVES) {
+      Tensor a = input(dt, 15, 3, 4);
+      Tensor b = input(dt, 16, 4);
+      Tensor af = a.to(DType.F32);
+      Tensor bf = b.to(DType.F32);
+      Tensor x = a.clone();
+      x.add_(b);
+      assertHalfOf(dt, af.add(bf), x, "add_");
+      x = a.clone();
+      x.mul_(b);
+      assertHalfOf(dt, af.mul(bf), x, "mul_");
+      x = a.clone();
+      x.sub_(Tensor.of(new float[] {0.1f, 0.2f, 0.3f, 0.4f}, 4)); // a float32 operand is not rounded first
+      assertHalfOf(dt, af.sub(Tensor.of(new float[] {0.1f, 0.2f, 0.3f, 0.4f}, 4)), x, "sub_ float32");
+      x = a.clone();
+      x.mul_(0.1);
+      assertHalfOf(dt, af.mul(Tensor.scalar(0.1, DType.F32)), x, "mul_ scalar");
+      x = a.clone();
+      x.div_(3);
+      assertHalfOf(dt, af.div(3.0), x, "div_ scalar");
+      x = a.clone();
+      x.clamp_(-1, 0.5);
+      assertHalfOf(dt, af.clamp(-1, 0.5), x, "clamp_");
+      int v = x.storage().version();
+      x.add_(1);
+      assertEquals(v + 1, x.storage().version(), "in-place ops bump the version");
+    }
+  }
+
+  @Test
   void castAndPolicyDtypes() {
     assertEquals(DType.F32, DTypePolicy.FLOATING.computeIn(DType.BF16));
     assertEquals(DType.BF16, DTypePolicy.FLOATING.result(DType.BF16));
