@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.ember.nn.io.Npy;
 import dev.ember.nn.io.Npz;
 import dev.ember.nn.io.SafeTensors;
+import dev.ember.tensor.DType;
 import dev.ember.tensor.Tensor;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -61,6 +62,27 @@ class InspectTest {
     assertTrue(lines.stream().anyMatch(l -> l.matches(
         "fc\\.bias +int64 +\\[2\\] +2 +-1\\.00000 +1\\.00000 +0\\.00000 +1\\.41421 +0 +0")), r.out());
     assertEquals("", r.err());
+  }
+
+  @Test
+  void showsBf16AndF16Tensors() throws IOException {
+    Map<String, Tensor> sd = new LinkedHashMap<>();
+    sd.put("h", Tensor.of(new float[] {1, 2, 3, 70000}, 4).to(DType.F16)); // 70000 overflows float16 to inf
+    sd.put("b", Tensor.of(new float[] {0.5f, 1.5f}, 2).to(DType.BF16));
+    Path st = dir.resolve("half.safetensors");
+    SafeTensors.save(sd, st);
+    Run r = inspect(st.toString());
+    assertEquals(0, r.status(), r.err());
+    assertTrue(r.out().startsWith(st + ": safetensors, 2 tensors, 6 elements, "), r.out());
+    assertTrue(r.out().lines().anyMatch(l -> l.matches("h +float16 +\\[4\\] +4 +1\\.00000 +3\\.00000 +2\\.00000 .* 0 +1")),
+        r.out());
+    assertTrue(r.out().lines().anyMatch(l -> l.matches("b +bfloat16 +\\[2\\] +2 +0\\.500000 +1\\.50000 +1\\.00000 .* 0 +0")),
+        r.out());
+    Path npy = dir.resolve("h.npy");
+    Npy.save(sd.get("h"), npy);
+    Run n = inspect(npy.toString());
+    assertEquals(0, n.status(), n.err());
+    assertTrue(n.out().lines().anyMatch(l -> l.contains("float16") && l.contains("[4]")), n.out());
   }
 
   @Test

@@ -110,6 +110,14 @@ public enum Binary {
     Check.sameDevice(name, a, b);
     int[] shape = Shapes.broadcast(name, a.shapeRef(), b.shapeRef());
     Device device = ElementwiseOps.deviceOf(a, b);
+    DType promoted = DType.promote(a.dtype(), b.dtype());
+    if (promoted.isHalf()) { // both operands in the half dtype (as torch), then compared or computed in F32
+      a = a.to(promoted).to(DType.F32);
+      b = b.to(promoted).to(DType.F32);
+    } else if (a.dtype().isHalf() || b.dtype().isHalf()) { // bf16 with f16, or a half with a wider float
+      a = a.to(promoted);
+      b = b.to(promoted);
+    }
     if (rule == null) {
       a = ElementwiseOps.on(device, a);
       b = ElementwiseOps.on(device, b);
@@ -118,11 +126,13 @@ public enum Binary {
       return out;
     }
     DType dt = def.dtypes().computeIn(DType.promote(a.dtype(), b.dtype()));
+    DType result = def.dtypes().result(promoted);
     Tensor a2 = ElementwiseOps.on(device, a.to(dt));
     Tensor b2 = ElementwiseOps.on(device, b.to(dt));
     Tensor out = Tensor.uninitialized(device, dt, shape);
     ElementwiseOps.backend(out).binary(primitive, Views.expand(a2, shape), Views.expand(b2, shape), out);
-    return Autograd.record(name, out, rule, new Tensor[] {a2, b2});
+    Tensor r = Autograd.record(name, out, rule, new Tensor[] {a2, b2});
+    return promoted.isHalf() ? r.to(result) : r; // one rounding, on store
   }
 
   /** maximum's (max) or minimum's gradient: ties split it evenly, as PyTorch. */

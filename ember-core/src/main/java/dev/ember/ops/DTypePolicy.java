@@ -6,6 +6,11 @@ import dev.ember.tensor.DType;
  * Which dtypes an op accepts, which one it computes in and which one it returns. The compute dtype is a function of
  * the inputs' dtype (for several inputs, their {@link DType#promote promoted} dtype), so a backend or a compiler can
  * tell an op's result dtype without running it.
+ *
+ * <p>The 16-bit floats BF16 and F16 are storage types: every op but the cast computes on them in F32 and (for the
+ * ops whose result is a float) rounds the result once to the input's half dtype, as PyTorch's CPU kernels do. The
+ * op layer ({@code Unary}, {@code Binary}, {@code ReduceOps}, {@code LinalgOps}) does the conversions, so no backend
+ * kernel ever sees a half operand.
  */
 public enum DTypePolicy {
   /** Any dtype; F32 and F64 compute in themselves, integers and BOOL are converted to F32 first (exp, div, ...). */
@@ -35,6 +40,7 @@ public enum DTypePolicy {
    * input's own, the conversion being the op.
    */
   public DType computeIn(DType dtype) {
+    if (dtype.isHalf() && this != REQUESTED) return DType.F32;
     return switch (this) {
       case FLOATING -> dtype.isFloatingPoint() ? dtype : DType.F32;
       case NUMERIC -> dtype == DType.BOOL ? DType.F32 : dtype;
@@ -48,7 +54,7 @@ public enum DTypePolicy {
     return switch (this) {
       case PREDICATE -> DType.BOOL;
       case INDEX -> DType.I64;
-      default -> computeIn(dtype);
+      default -> dtype.isHalf() ? dtype : computeIn(dtype);
     };
   }
 }

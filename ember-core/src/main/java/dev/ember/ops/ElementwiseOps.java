@@ -129,15 +129,24 @@ public final class ElementwiseOps {
     return Binary.MINIMUM.apply(a, b);
   }
 
+  /**
+   * x + s. A BF16 or F16 x meets the scalar in F32 (not rounded to the half type first, as PyTorch's CPU kernels
+   * take a Python scalar at full precision) and the sum is rounded once.
+   */
   public static Tensor addScalar(Tensor x, double s) {
+    if (x.dtype().isHalf()) return Binary.ADD.apply(x.to(DType.F32), Tensor.scalar(s, DType.F32)).to(x.dtype());
     return Binary.ADD.apply(x, scalarLike(x, s));
   }
 
+  /** x * s; a BF16 or F16 x is multiplied in F32 by the unrounded scalar, as {@link #addScalar}. */
   public static Tensor mulScalar(Tensor x, double s) {
+    if (x.dtype().isHalf()) return Binary.MUL.apply(x.to(DType.F32), Tensor.scalar(s, DType.F32)).to(x.dtype());
     return Binary.MUL.apply(x, scalarLike(x, s));
   }
 
+  /** x / s; a BF16 or F16 x is divided in F32 by the unrounded scalar, as {@link #addScalar}. */
   public static Tensor divScalar(Tensor x, double s) {
+    if (x.dtype().isHalf()) return Binary.DIV.apply(x.to(DType.F32), Tensor.scalar(s, DType.F32)).to(x.dtype());
     Tensor xf = x.dtype().isFloatingPoint() ? x : x.to(DType.F32);
     return Binary.DIV.apply(xf, Tensor.scalar(s, xf.dtype()));
   }
@@ -212,6 +221,7 @@ public final class ElementwiseOps {
     if (Double.isNaN(lo) || Double.isNaN(hi) || lo > hi) {
       throw Check.fail(CLAMP.name(), "min must not exceed max (min " + lo + ", max " + hi + ")", "x", x);
     }
+    if (x.dtype().isHalf()) return clamp(x.to(DType.F32), lo, hi).to(x.dtype());
     Tensor out = x.newEmpty(x.shapeRef());
     Tensor tmp = x.newEmpty(x.shapeRef());
     Backend be = backend(out);
@@ -253,6 +263,14 @@ public final class ElementwiseOps {
           "other", other);
     }
     Check.sameDevice(name, self, other);
+    if (self.dtype().isHalf()) { // computed in F32 and rounded once into self, as the out-of-place op
+      Tensor of = other.detach().to(DType.promote(self.dtype(), other.dtype())).to(DType.F32);
+      Tensor r = Tensor.uninitialized(self.device(), DType.F32, shape);
+      backend(r).binary(op, self.detach().to(DType.F32), Views.expand(on(self.device(), of), shape), r);
+      backend(self).copy(r, self);
+      self.storage().bumpVersion();
+      return self;
+    }
     Tensor o = other.dtype() == self.dtype() ? other : other.detach().to(self.dtype());
     o = on(self.device(), o.detach());
     backend(self).binary(op, self, Views.expand(o, shape), self);
@@ -287,6 +305,11 @@ public final class ElementwiseOps {
     checkInPlace("clamp_", self);
     if (Double.isNaN(lo) || Double.isNaN(hi) || lo > hi) {
       throw Check.fail("clamp_", "min must not exceed max (min " + lo + ", max " + hi + ")", "x", self);
+    }
+    if (self.dtype().isHalf()) { // clamping a half value gives a half value: no rounding, F32 only for the kernel
+      backend(self).copy(clamp(self.detach().to(DType.F32), lo, hi), self);
+      self.storage().bumpVersion();
+      return self;
     }
     Backend be = backend(self);
     be.binary(BinaryOp.MAXIMUM, self, Views.expand(self.newFull(lo), self.shapeRef()), self);

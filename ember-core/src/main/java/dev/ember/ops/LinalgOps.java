@@ -52,6 +52,7 @@ public final class LinalgOps {
    */
   public static Tensor matmul(Tensor a, Tensor b) {
     checkFloat("matmul", a, b);
+    if (a.dtype().isHalf()) return matmul(a.to(DType.F32), b.to(DType.F32)).to(a.dtype()); // F32 GEMM, one rounding
     if (a.dim() == 0 || b.dim() == 0) {
       throw Check.fail("matmul", "both arguments need at least 1 dimension", "a", a, "b", b);
     }
@@ -86,6 +87,7 @@ public final class LinalgOps {
   /** Batched [B, m, k] x [B, k, n] -> [B, m, n]. */
   public static Tensor bmm(Tensor a, Tensor b) {
     checkFloat("bmm", a, b);
+    if (a.dtype().isHalf()) return bmm(a.to(DType.F32), b.to(DType.F32)).to(a.dtype());
     if (a.dim() != 3 || b.dim() != 3) throw Check.fail("bmm", "expects 3-d tensors", "a", a, "b", b);
     if (a.shapeRef()[0] != b.shapeRef()[0]) {
       throw Check.fail("bmm", "batch sizes differ (" + a.shapeRef()[0] + " vs " + b.shapeRef()[0] + ")", "a", a, "b", b);
@@ -116,6 +118,9 @@ public final class LinalgOps {
   /** bias + a @ b for 2-d a, b, with the bias (broadcast to [m, n]) as GEMM's starting C. */
   public static Tensor addmm(Tensor bias, Tensor a, Tensor b) {
     checkFloat("addmm", a, b);
+    if (a.dtype().isHalf()) {
+      return addmm(bias.to(a.dtype()).to(DType.F32), a.to(DType.F32), b.to(DType.F32)).to(a.dtype());
+    }
     if (a.dim() != 2 || b.dim() != 2) throw Check.fail("addmm", "expects 2-d matrices", "a", a, "b", b);
     int m = a.shapeRef()[0];
     int k = a.shapeRef()[1];
@@ -148,6 +153,7 @@ public final class LinalgOps {
    */
   public static Tensor linear(Tensor x, Tensor weight, Tensor bias) {
     checkFloat("linear", x, weight);
+    if (x.dtype().isHalf()) return linear(x.to(DType.F32), weight.to(DType.F32), halfBias(bias, x)).to(x.dtype());
     if (x.dim() != 2 || weight.dim() != 2 || x.shapeRef()[1] != weight.shapeRef()[1]) {
       throw Check.fail("linear", "expects x [m, in] and weight [out, in]", "x", x, "weight", weight);
     }
@@ -166,6 +172,9 @@ public final class LinalgOps {
    */
   public static Tensor linearOfCheckedShapes(Tensor x, Tensor weight, Tensor bias) {
     checkFloat("linear", x, weight);
+    if (x.dtype().isHalf()) {
+      return linearOfCheckedShapes(x.to(DType.F32), weight.to(DType.F32), halfBias(bias, x)).to(x.dtype());
+    }
     assert weight.dim() == 2 && x.dim() >= 1 && x.shapeRef()[x.dim() - 1] == weight.shapeRef()[1]
         && (bias == null || (bias.dim() == 1 && bias.shapeRef()[0] == weight.shapeRef()[0]))
         : "linear: unchecked shapes x=" + Arrays.toString(x.shapeRef()) + ", weight=" + Arrays.toString(weight.shapeRef());
@@ -268,6 +277,11 @@ public final class LinalgOps {
     if (bias != null) backend.copy(Views.expand(bias, new int[] {m, n}), out);
     backend.matmul(Views.batchOfOne(a), Views.batchOfOne(b), Views.batchOfOne(out), bias != null);
     return out;
+  }
+
+  /** A half linear's bias in F32, after rounding to x's half dtype (the dtype it would have in torch). */
+  private static Tensor halfBias(Tensor bias, Tensor x) {
+    return bias == null ? null : bias.to(x.dtype()).to(DType.F32);
   }
 
   /** Dot product of two vectors. */

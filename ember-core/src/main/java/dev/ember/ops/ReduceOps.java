@@ -94,6 +94,7 @@ public final class ReduceOps {
 
   /** Sum over dims (null: all). Integers and bools sum to I64, as PyTorch. */
   public static Tensor sum(Tensor x, int[] dims, boolean keepDim) {
+    if (x.dtype().isHalf()) return sum(x.to(DType.F32), dims, keepDim).to(x.dtype()); // in F32, rounded once on store
     int[] axes = normAxes(SUM.name(), x, dims);
     DType dt = SUM.dtypes().result(x.dtype());
     Tensor out = reduceRaw(ReduceOp.SUM, x, axes, keepDim, dt);
@@ -104,6 +105,7 @@ public final class ReduceOps {
   }
 
   public static Tensor mean(Tensor x, int[] dims, boolean keepDim) {
+    if (x.dtype().isHalf()) return mean(x.to(DType.F32), dims, keepDim).to(x.dtype()); // in F32, rounded once on store
     Check.floating(MEAN.name(), x);
     int[] axes = normAxes(MEAN.name(), x, dims);
     long count = 1;
@@ -113,6 +115,7 @@ public final class ReduceOps {
 
   /** Variance with Bessel's correction when {@code unbiased}. */
   public static Tensor var(Tensor x, int[] dims, boolean unbiased, boolean keepDim) {
+    if (x.dtype().isHalf()) return var(x.to(DType.F32), dims, unbiased, keepDim).to(x.dtype()); // in F32, rounded once on store
     Check.floating(VAR.name(), x);
     int[] axes = normAxes(VAR.name(), x, dims);
     long count = 1;
@@ -122,12 +125,14 @@ public final class ReduceOps {
   }
 
   public static Tensor std(Tensor x, int[] dims, boolean unbiased, boolean keepDim) {
+    if (x.dtype().isHalf()) return std(x.to(DType.F32), dims, unbiased, keepDim).to(x.dtype()); // in F32, rounded once on store
     int[] axes = normAxes(STD.name(), x, dims); // errors name std, not the var it is built on
     return var(x, axes, unbiased, keepDim).sqrt();
   }
 
   /** Product; the gradient is exact with zeros present (no division by zero). */
   public static Tensor prod(Tensor x, int[] dims, boolean keepDim) {
+    if (x.dtype().isHalf()) return prod(x.to(DType.F32), dims, keepDim).to(x.dtype()); // in F32, rounded once on store
     int[] axes = normAxes(PROD.name(), x, dims);
     DType dt = PROD.dtypes().result(x.dtype());
     Tensor out = reduceRaw(ReduceOp.PROD, x, axes, keepDim, dt);
@@ -158,6 +163,7 @@ public final class ReduceOps {
   }
 
   private static Tensor extreme(String name, ReduceOp op, Tensor x, int[] dims, boolean keepDim) {
+    if (x.dtype().isHalf()) return extreme(name, op, x.to(DType.F32), dims, keepDim).to(x.dtype()); // in F32, rounded once on store
     int[] axes = normAxes(name, x, dims);
     for (int a : axes) {
       if (x.shapeRef()[a] == 0) {
@@ -186,6 +192,10 @@ public final class ReduceOps {
   }
 
   private static Tensor[] extremeWithIndex(String name, boolean max, Tensor x, int dim, boolean keepDim) {
+    if (x.dtype().isHalf()) { // the values are exact in F32, so rounding them back is lossless
+      Tensor[] r = extremeWithIndex(name, max, x.to(DType.F32), dim, keepDim);
+      return new Tensor[] {r[0].to(x.dtype()), r[1]};
+    }
     Tensor idx = argReduce(name, max, x, dim, true);
     int axis = Check.axis(name, dim, x.dim(), x);
     Tensor values;
@@ -218,6 +228,7 @@ public final class ReduceOps {
   }
 
   private static Tensor argReduce(String name, boolean max, Tensor x, int dim, boolean keepDim) {
+    if (x.dtype().isHalf()) return argReduce(name, max, x.to(DType.F32), dim, keepDim); // same order in F32
     int axis = Check.axis(name, dim, x.dim(), x); // a 0-d input has dims 0 and -1, as in PyTorch
     if (x.dim() == 0) return x.newZeros(DType.I64);
     if (x.shapeRef()[axis] == 0) throw Check.fail(name, "cannot reduce over an empty dimension " + axis, "x", x);
@@ -229,6 +240,7 @@ public final class ReduceOps {
 
   /** log(sum(exp(x))) computed stably by subtracting the max. */
   public static Tensor logsumexp(Tensor x, int[] dims, boolean keepDim) {
+    if (x.dtype().isHalf()) return logsumexp(x.to(DType.F32), dims, keepDim).to(x.dtype()); // in F32, rounded once on store
     Check.floating(LOGSUMEXP.name(), x);
     int[] axes = normAxes(LOGSUMEXP.name(), x, dims);
     Tensor m;
@@ -242,6 +254,7 @@ public final class ReduceOps {
 
   /** Vector norm over dims: p = 1, 2 or infinity. */
   public static Tensor norm(Tensor x, double p, int[] dims, boolean keepDim) {
+    if (x.dtype().isHalf()) return norm(x.to(DType.F32), p, dims, keepDim).to(x.dtype()); // in F32, rounded once on store
     Check.floating(NORM.name(), x);
     int[] axes = normAxes(NORM.name(), x, dims); // errors name norm, not the sum or amax it is built on
     if (p == 1) return sum(x.abs(), axes, keepDim);
@@ -263,11 +276,13 @@ public final class ReduceOps {
 
   /** x != 0 as BOOL; a BOOL tensor already is (its elements are 0 or 1). */
   private static Tensor truth(Tensor x) {
+    if (x.dtype().isHalf()) return x.to(DType.F32).ne(0);
     return x.dtype() == DType.BOOL ? x : x.ne(0);
   }
 
   /** softmax (log=false) or log_softmax along dim, numerically stable. */
   public static Tensor softmax(Tensor x, int dim, boolean log) {
+    if (x.dtype().isHalf()) return softmax(x.to(DType.F32), dim, log).to(x.dtype()); // in F32, rounded once on store
     String name = (log ? LOG_SOFTMAX : SOFTMAX).name();
     Check.floating(name, x);
     int axis = Check.axis(name, dim, x.dim(), x);
@@ -291,6 +306,7 @@ public final class ReduceOps {
   }
 
   public static Tensor cumsum(Tensor x, int dim) {
+    if (x.dtype().isHalf()) return cumsum(x.to(DType.F32), dim).to(x.dtype()); // in F32, rounded once on store
     int axis = Check.axis(CUMSUM.name(), dim, x.dim(), x);
     DType dt = CUMSUM.dtypes().result(x.dtype());
     if (x.dim() == 0) return dt == x.dtype() ? x.clone() : x.to(dt);

@@ -130,6 +130,9 @@ public enum Unary {
    * exp's backward must not fail because x changed in place after the forward.
    */
   Tensor apply(Tensor x, double param) {
+    if (x.dtype().isHalf()) { // computed in F32, rounded once to the half dtype on store
+      return apply(x.to(DType.F32), param).to(def.dtypes().result(x.dtype()));
+    }
     DType dt = def.dtypes().computeIn(x.dtype());
     if (dt != x.dtype()) x = x.to(dt);
     Tensor out;

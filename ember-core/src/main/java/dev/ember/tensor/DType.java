@@ -4,8 +4,10 @@ package dev.ember.tensor;
  * Element types. F32 is the default compute type; F64 is used for gradient checks and references;
  * I64/I32 hold labels and indices; BOOL holds masks (stored as bytes 0/1).
  *
- * <p>Room is left for BF16, F16 (storage for mixed precision, computed in f32) and I8
- * (quantization): each will be a new constant with its own storage array kind, and the existing
+ * BF16 and F16 are storage types (bit patterns in {@code short[]}, converted by {@link HalfFloats}): ops on
+ * them compute in F32 and round once on store, as PyTorch's CPU kernels.
+ *
+ * <p>Room is left for I8 (quantization): a new constant with its own storage array kind; the existing
  * switch statements over {@code DType} are exhaustive, so the compiler lists every place to extend.
  */
 public enum DType {
@@ -13,7 +15,11 @@ public enum DType {
   F64("float64", 8, true),
   I64("int64", 8, false),
   I32("int32", 4, false),
-  BOOL("bool", 1, false);
+  BOOL("bool", 1, false),
+  /** bfloat16: 1 sign, 8 exponent, 7 mantissa bits (the top half of a float32). */
+  BF16("bfloat16", 2, true),
+  /** IEEE binary16: 1 sign, 5 exponent, 10 mantissa bits. */
+  F16("float16", 2, true);
 
   private final String torchName;
   private final int itemSize;
@@ -38,11 +44,22 @@ public enum DType {
     return floating;
   }
 
-  /** Result type of an arithmetic op between two tensors, as PyTorch's type promotion. */
+  /** Whether this is one of the 16-bit float storage types (BF16, F16), computed in F32. */
+  public boolean isHalf() {
+    return this == BF16 || this == F16;
+  }
+
+  /**
+   * Result type of an arithmetic op between two tensors, as PyTorch's type promotion: a float beats any integer
+   * or bool (bf16 + int64 is bf16), and BF16 with F16 gives F32 (neither holds the other).
+   */
   public static DType promote(DType a, DType b) {
     if (a == b) return a;
     if (a == F64 || b == F64) return F64;
     if (a == F32 || b == F32) return F32;
+    if (a.isHalf() && b.isHalf()) return F32;
+    if (a.isHalf()) return a;
+    if (b.isHalf()) return b;
     if (a == I64 || b == I64) return I64;
     if (a == I32 || b == I32) return I32;
     return BOOL;

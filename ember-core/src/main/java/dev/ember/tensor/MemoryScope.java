@@ -222,6 +222,7 @@ public final class MemoryScope implements AutoCloseable {
         case long[] l -> Arrays.fill(l, 0L);
         case int[] i -> Arrays.fill(i, 0);
         case byte[] b -> Arrays.fill(b, (byte) 0);
+        case short[] h -> Arrays.fill(h, (short) 0);
         default -> throw new AssertionError(a.getClass());
       }
       return a;

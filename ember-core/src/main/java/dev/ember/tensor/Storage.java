@@ -26,6 +26,8 @@ public final class Storage {
   private long[] i64;
   private int[] i32;
   private byte[] bool;
+  /** BF16 or F16 bit patterns (see {@link HalfFloats}). */
+  private short[] half;
   private int version;
   /** The {@link MemoryScope} that recycles this buffer when it closes, or null (GC-managed). */
   MemoryScope scope;
@@ -132,6 +134,7 @@ public final class Storage {
       case I64 -> new long[n];
       case I32 -> new int[n];
       case BOOL -> new byte[n];
+      case BF16, F16 -> new short[n];
     };
   }
 
@@ -155,6 +158,11 @@ public final class Storage {
       case I64 -> new Storage(dtype, n, null, null, (long[]) array, null, null);
       case I32 -> new Storage(dtype, n, null, null, null, (int[]) array, null);
       case BOOL -> new Storage(dtype, n, null, null, null, null, (byte[]) array);
+      case BF16, F16 -> {
+        Storage st = new Storage(dtype, n, null, null, null, null, null);
+        st.half = (short[]) array;
+        yield st;
+      }
     };
   }
 
@@ -227,8 +235,8 @@ public final class Storage {
   }
 
   /**
-   * The backing array of any dtype ({@code float[]}, {@code double[]}, {@code long[]}, {@code int[]}, or
-   * {@code byte[]} for BOOL), for dtype-agnostic bulk copies in kernels and {@link TensorData} (kernels only, like
+   * The backing array of any dtype ({@code float[]}, {@code double[]}, {@code long[]}, {@code int[]},
+   * {@code byte[]} for BOOL, or {@code short[]} bit patterns for BF16 and F16), for dtype-agnostic bulk copies in kernels and {@link TensorData} (kernels only, like
    * {@link #floats()}).
    */
   public Object array() {
@@ -245,6 +253,7 @@ public final class Storage {
       case I64 -> i64;
       case I32 -> i32;
       case BOOL -> bool;
+      case BF16, F16 -> half;
     };
   }
 
@@ -258,6 +267,7 @@ public final class Storage {
     i64 = null;
     i32 = null;
     bool = null;
+    half = null;
     return a;
   }
 
@@ -290,6 +300,16 @@ public final class Storage {
 
   public static Storage wrapBool(byte[] a) {
     return new Storage(DType.BOOL, a.length, null, null, null, null, a);
+  }
+
+  /** A BF16 storage over {@code bits} (bit patterns, see {@link HalfFloats}), not a copy. */
+  public static Storage wrapBf16(short[] bits) {
+    return of(DType.BF16, bits.length, bits);
+  }
+
+  /** An F16 storage over {@code bits} (bit patterns, see {@link HalfFloats}), not a copy. */
+  public static Storage wrapF16(short[] bits) {
+    return of(DType.F16, bits.length, bits);
   }
 
   public DType dtype() {
@@ -336,6 +356,14 @@ public final class Storage {
     return bool;
   }
 
+  /** The backing bit patterns of a BF16 or F16 storage (kernels only; see {@link HalfFloats}). */
+  public short[] halves() {
+    if (released) throw releasedError();
+    if (deferred != null) materialize();
+    if (memory != null) throw onDeviceError();
+    return half;
+  }
+
   public double getDouble(int i) {
     if (released) throw releasedError();
     if (deferred != null) materialize();
@@ -346,6 +374,8 @@ public final class Storage {
       case I64 -> i64[i];
       case I32 -> i32[i];
       case BOOL -> bool[i];
+      case BF16 -> HalfFloats.bf16ToFloat(half[i]);
+      case F16 -> HalfFloats.f16ToFloat(half[i]);
     };
   }
 
@@ -359,10 +389,15 @@ public final class Storage {
       case I64 -> i64[i];
       case I32 -> i32[i];
       case BOOL -> bool[i];
+      case BF16 -> (long) HalfFloats.bf16ToFloat(half[i]);
+      case F16 -> (long) HalfFloats.f16ToFloat(half[i]);
     };
   }
 
-  /** Stores {@code v} converted to this storage's type (floats truncate toward zero for integers, bool is v != 0). */
+  /**
+   * Stores {@code v} converted to this storage's type (floats truncate toward zero for integers, bool is v != 0,
+   * BF16 and F16 round the float32 value to nearest even as PyTorch).
+   */
   public void setDouble(int i, double v) {
     if (released) throw releasedError();
     if (deferred != null) materialize();
@@ -373,6 +408,8 @@ public final class Storage {
       case I64 -> i64[i] = (long) v;
       case I32 -> i32[i] = (int) v;
       case BOOL -> bool[i] = (byte) (v != 0 ? 1 : 0);
+      case BF16 -> half[i] = HalfFloats.bf16((float) v);
+      case F16 -> half[i] = HalfFloats.f16((float) v);
     }
   }
 
@@ -386,6 +423,8 @@ public final class Storage {
       case I64 -> i64[i] = v;
       case I32 -> i32[i] = (int) v;
       case BOOL -> bool[i] = (byte) (v != 0 ? 1 : 0);
+      case BF16 -> half[i] = HalfFloats.bf16((float) v);
+      case F16 -> half[i] = HalfFloats.f16((float) v);
     }
   }
 

@@ -854,12 +854,17 @@ public final class Tensor implements View {
 
   // ------------------------------------------------------------------ in place (bump the version)
 
+  /** The scalar operand of an in-place op: of this dtype, or F32 for a half tensor (rounded once, with the result). */
+  private Tensor scalarOperand(double s) {
+    return scalar(s, dtype().isHalf() ? DType.F32 : dtype());
+  }
+
   public Tensor add_(Tensor o) {
     return ElementwiseOps.inPlace(dev.ember.backend.BinaryOp.ADD, this, o);
   }
 
   public Tensor add_(double s) {
-    return ElementwiseOps.inPlace(dev.ember.backend.BinaryOp.ADD, this, scalar(s, dtype()));
+    return ElementwiseOps.inPlace(dev.ember.backend.BinaryOp.ADD, this, scalarOperand(s));
   }
 
   public Tensor sub_(Tensor o) {
@@ -871,11 +876,11 @@ public final class Tensor implements View {
   }
 
   public Tensor mul_(double s) {
-    return ElementwiseOps.inPlace(dev.ember.backend.BinaryOp.MUL, this, scalar(s, dtype()));
+    return ElementwiseOps.inPlace(dev.ember.backend.BinaryOp.MUL, this, scalarOperand(s));
   }
 
   public Tensor div_(double s) {
-    return ElementwiseOps.inPlace(dev.ember.backend.BinaryOp.DIV, this, scalar(s, dtype()));
+    return ElementwiseOps.inPlace(dev.ember.backend.BinaryOp.DIV, this, scalarOperand(s));
   }
 
   public Tensor copy_(Tensor src) {

@@ -147,6 +147,7 @@ final class FakeBackend implements InvocationHandler {
           case long[] l -> Storage.wrap(l.clone());
           case int[] i -> Storage.wrap(i.clone());
           case byte[] b -> Storage.wrapBool(b.clone());
+          case short[] h -> mem.dtype() == DType.BF16 ? Storage.wrapBf16(h.clone()) : Storage.wrapF16(h.clone());
           default -> throw new IllegalStateException("FakeBackend: unexpected array " + a.getClass());
         };
       });

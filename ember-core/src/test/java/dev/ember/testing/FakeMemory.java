@@ -39,6 +39,7 @@ final class FakeMemory implements DeviceMemory {
       case I64 -> new long[size];
       case I32 -> new int[size];
       case BOOL -> new byte[size];
+      case BF16, F16 -> new short[size];
     };
     if (!zero) poison();
   }
@@ -54,6 +55,7 @@ final class FakeMemory implements DeviceMemory {
       case long[] a -> java.util.Arrays.fill(a, 0x5A5A5A5A5A5AL);
       case int[] a -> java.util.Arrays.fill(a, 0x5A5A5A5A);
       case byte[] a -> java.util.Arrays.fill(a, (byte) 0x5A);
+      case short[] a -> java.util.Arrays.fill(a, (short) 0x7E00); // a NaN in both BF16 and F16
       default -> throw new IllegalStateException("FakeMemory: unexpected array " + array.getClass());
     }
   }

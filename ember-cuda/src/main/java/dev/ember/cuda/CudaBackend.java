@@ -187,35 +187,54 @@ public final class CudaBackend implements Backend {
 
   @Override
   public void unary(UnaryOp op, double param, View x, View out) {
+    rejectHalf("unary", x, out);
     ctx.makeCurrent();
     elementwise.unary(op, param, x, out);
   }
 
   @Override
   public void binary(BinaryOp op, View a, View b, View out) {
+    rejectHalf("binary", a, b, out);
     ctx.makeCurrent();
     elementwise.binary(op, a, b, out);
   }
 
   @Override
   public void fill(View dst, double value) {
+    rejectHalf("fill", dst);
     ctx.makeCurrent();
     elementwise.fill(dst, value);
   }
 
   @Override
   public void where(View cond, View a, View b, View out) {
+    rejectHalf("where", cond, a, b, out);
     ctx.makeCurrent();
     elementwise.where(cond, a, b, out);
   }
 
   @Override
   public void unaryBackward(UnaryOp op, View g, View ref, View out) {
+    rejectHalf("unaryBackward", g, ref, out);
     ctx.makeCurrent();
     elementwise.unaryBackward(op, g, ref, out);
   }
 
   // ------------------------------------------------------------------------------------------ copies
+
+  /**
+   * Fails for a BF16 or F16 operand, naming the op and the dtype: the CUDA kernels have no 16-bit float variants yet
+   * (such tensors can move to and from the device, but compute on the CPU backend).
+   */
+  static void rejectHalf(String op, View... views) {
+    for (View v : views) {
+      if (v != null && v.dtype().isHalf()) {
+        throw new IllegalArgumentException(op + ": dtype " + v.dtype().torchName() + " is not supported on CUDA devices "
+            + "yet (shape " + Shapes.str(v.shapeRef()) + "); convert to float32 first (x.to(DType.F32)) or compute on "
+            + "the cpu");
+      }
+    }
+  }
 
   /**
    * dst = src converted to dst's dtype, any strides, where each side is on this device or the host. Host to
@@ -315,6 +334,7 @@ public final class CudaBackend implements Backend {
       case long[] a -> MemorySegment.ofArray(a);
       case int[] a -> MemorySegment.ofArray(a);
       case byte[] a -> MemorySegment.ofArray(a);
+      case short[] a -> MemorySegment.ofArray(a);
       default -> throw new IllegalStateException("copy: unexpected host array " + array.getClass());
     };
   }
@@ -340,66 +360,77 @@ public final class CudaBackend implements Backend {
 
   @Override
   public void reduce(ReduceOp op, View x, int[] axes, View out) {
+    rejectHalf("reduce", x, out);
     ctx.makeCurrent();
     reduce.reduce(op, x, axes, out);
   }
 
   @Override
   public void argReduce(boolean max, View x, int axis, View out) {
+    rejectHalf("argReduce", x, out);
     ctx.makeCurrent();
     reduce.argReduce(max, x, axis, out);
   }
 
   @Override
   public void softmax(View x, int axis, boolean log, View out) {
+    rejectHalf("softmax", x, out);
     ctx.makeCurrent();
     reduce.softmax(x, axis, log, out);
   }
 
   @Override
   public void softmaxBackward(View g, View y, boolean log, View out) {
+    rejectHalf("softmaxBackward", g, y, out);
     ctx.makeCurrent();
     reduce.softmaxBackward(g, y, log, out);
   }
 
   @Override
   public void cumsum(View x, int axis, View out) {
+    rejectHalf("cumsum", x, out);
     ctx.makeCurrent();
     reduce.cumsum(x, axis, out);
   }
 
   @Override
   public boolean allFinite(View x) {
+    rejectHalf("allFinite", x);
     ctx.makeCurrent();
     return reduce.allFinite(x);
   }
 
   @Override
   public void matmul(View a, View b, View out, float beta) {
+    rejectHalf("matmul", a, b, out);
     ctx.makeCurrent();
     matmul.matmul(a, b, out, beta);
   }
 
   @Override
   public void gather(View x, int dim, View index, View out) {
+    rejectHalf("gather", x, index, out);
     ctx.makeCurrent();
     indexing.gather(x, dim, index, out);
   }
 
   @Override
   public void scatter(View out, int dim, View index, View src, boolean accumulate) {
+    rejectHalf("scatter", out, index, src);
     ctx.makeCurrent();
     indexing.scatter(out, dim, index, src, accumulate);
   }
 
   @Override
   public void indexSelect(View x, int dim, View index, View out) {
+    rejectHalf("indexSelect", x, index, out);
     ctx.makeCurrent();
     indexing.indexSelect(x, dim, index, out);
   }
 
   @Override
   public void indexAdd(View out, int dim, View index, View src) {
+    rejectHalf("indexAdd", out, index, src);
     ctx.makeCurrent();
     indexing.indexAdd(out, dim, index, src);
   }

@@ -338,6 +338,8 @@ public final class CpuBackend implements Backend {
       int n = j1 - j0;
       if (sameType && isd == 1 && iss == 1) {
         System.arraycopy(s.array(), soff, d.array(), doff, n);
+      } else if (isd == 1 && iss == 1 && convertHalf(s, soff, d, doff, n)) {
+        // float32 <-> bfloat16 / float16: the bulk conversion kernels
       } else if (s.dtype() == DType.F32 && d.dtype() == DType.F32 && isd == 1 && iss == 0) {
         // a broadcast (expand) row, e.g. sum's gradient materialized: one value repeated
         java.util.Arrays.fill(d.floats(), doff, doff + n, s.floats()[soff]);
@@ -353,6 +355,23 @@ public final class CpuBackend implements Backend {
       }
     });
   }
+
+  /**
+   * Converts n contiguous elements between F32 and BF16 / F16 with the {@link HalfKernels} bulk loops; false (and
+   * nothing done) for any other pair of dtypes.
+   */
+  private static boolean convertHalf(Storage s, int soff, Storage d, int doff, int n) {
+    DType from = s.dtype();
+    DType to = d.dtype();
+    if (from == DType.F32 && to == DType.BF16) HALF.toBf16(s.floats(), soff, d.halves(), doff, n);
+    else if (from == DType.F32 && to == DType.F16) HALF.toF16(s.floats(), soff, d.halves(), doff, n);
+    else if (from == DType.BF16 && to == DType.F32) HALF.fromBf16(s.halves(), soff, d.floats(), doff, n);
+    else if (from == DType.F16 && to == DType.F32) HALF.fromF16(s.halves(), soff, d.floats(), doff, n);
+    else return false;
+    return true;
+  }
+
+  private static final HalfKernels HALF = HalfKernels.instance();
 
   @Override
   public void fill(View dst, double value) {

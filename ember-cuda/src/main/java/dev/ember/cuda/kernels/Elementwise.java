@@ -180,10 +180,15 @@ public final class Elementwise {
     sb.append("#define ").append(name).append(' ').append(value).append('\n');
   }
 
-  /** Every instantiation the backend can ask for (each family over all dtypes), for compile checks. */
+  /** The dtypes the CUDA kernels handle: every dtype but the 16-bit floats BF16 and F16 (CPU only for now). */
+  public static DType[] dtypes() {
+    return java.util.Arrays.stream(DType.values()).filter(t -> !t.isHalf()).toArray(DType[]::new);
+  }
+
+  /** Every instantiation the backend can ask for (each family over all its {@link #dtypes()}), for compile checks. */
   public static List<DType[]> instantiations(Family f) {
     List<DType[]> out = new ArrayList<>();
-    DType[] all = DType.values();
+    DType[] all = dtypes();
     int total = 1;
     for (int i = 0; i < f.dtypes; i++) total *= all.length;
     for (int code = 0; code < total; code++) {
@@ -206,6 +211,7 @@ public final class Elementwise {
       case I64 -> "long long";
       case I32 -> "int";
       case BOOL -> "ebool";
+      case BF16, F16 -> throw Geometry.halfUnsupported(t);
     };
   }
 
@@ -216,6 +222,7 @@ public final class Elementwise {
       case I64 -> "i64";
       case I32 -> "i32";
       case BOOL -> "b8";
+      case BF16, F16 -> throw Geometry.halfUnsupported(t);
     };
   }
 

@@ -110,13 +110,24 @@ final class Geometry {
       case I64 -> "i64";
       case I32 -> "i32";
       case BOOL -> "b8";
+      case BF16, F16 -> throw halfUnsupported(t);
     };
+  }
+
+  /**
+   * The error for a BF16 or F16 tensor reaching a CUDA kernel: there are none for the 16-bit float types yet (they
+   * compute on the CPU backend).
+   */
+  static IllegalArgumentException halfUnsupported(DType t) {
+    return new IllegalArgumentException("cuda kernels: dtype " + t.torchName() + " is not supported on CUDA devices "
+        + "yet; convert to float32 first (x.to(DType.F32)) or compute on the cpu");
   }
 
   /** The tag of the unsigned type a plain move copies elements of this dtype's size as: u8, u32, u64. */
   static String moveTag(DType t) {
     return switch (t.itemSize()) {
       case 1 -> "u8";
+      case 2 -> throw halfUnsupported(t);
       case 4 -> "u32";
       default -> "u64";
     };

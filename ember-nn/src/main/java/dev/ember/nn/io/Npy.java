@@ -30,7 +30,7 @@ import java.util.Map;
  *
  * <p>Reading validates everything before it allocates: magic, version, a header length under
  * {@link #MAX_HEADER_BYTES} that fits in the file, the dict's exact grammar and keys (parsed, never
- * evaluated), a dtype Ember holds ({@code <f4 <f8 <i8 <i4 |b1}, and the big-endian forms, which are
+ * evaluated), a dtype Ember holds ({@code <f4 <f8 <f2 <i8 <i4 |b1}, and the big-endian forms, which are
  * byte-swapped), non-negative dims whose product fits one tensor, and a data section of exactly
  * dtype x shape bytes. Fortran-ordered arrays are read into Ember's row-major layout. Writing is
  * atomic: a reader sees the old file or the whole new one. Failures throw {@link NpyException}.
@@ -48,6 +48,7 @@ public final class Npy {
   public static void save(Tensor tensor, Path file) throws IOException {
     if (tensor == null) throw Check.fail("npy.save", "tensor is null");
     if (file == null) throw Check.fail("npy.save", "file is null");
+    descr(tensor.dtype()); // a dtype NumPy lacks fails before the file is touched
     AtomicFiles.write(file, ch -> {
       OutputStream out = new BufferedOutputStream(Channels.newOutputStream(ch), CHUNK);
       write(tensor, out);
@@ -120,6 +121,9 @@ public final class Npy {
       case I64 -> "<i8";
       case I32 -> "<i4";
       case BOOL -> "|b1";
+      case F16 -> "<f2";
+      case BF16 -> throw Check.fail("npy.save", "dtype bfloat16 has no NumPy equivalent (NumPy has no bfloat16): "
+          + "convert with x.to(DType.F32) before saving, or use safetensors, which stores BF16");
     };
   }
 
@@ -255,7 +259,7 @@ public final class Npy {
     DType dtype = dtypeOf(descr);
     if (dtype == null) {
       throw new NpyException(file, member, "unsupported dtype '" + descr
-          + "' (Ember reads <f4 <f8 <i8 <i4 |b1, either byte order)");
+          + "' (Ember reads <f4 <f8 <f2 <i8 <i4 |b1, either byte order)");
     }
     ByteOrder order = descr.charAt(0) == '>' ? ByteOrder.BIG_ENDIAN : ByteOrder.LITTLE_ENDIAN;
     int[] shape = new int[dims.length];
@@ -310,6 +314,7 @@ public final class Npy {
     return switch (descr.substring(1)) {
       case "f4" -> DType.F32;
       case "f8" -> DType.F64;
+      case "f2" -> DType.F16;
       case "i8" -> DType.I64;
       case "i4" -> DType.I32;
       default -> null;

@@ -12,7 +12,7 @@ import java.nio.file.Path;
  * or {@code npz: <file>: member '<name>': <problem>}, and names the byte where there is one, e.g.
  * <pre>
  * npy: w.npy: data holds 20 bytes but '&lt;f4' (2, 3) needs 24
- * npz: w.npz: member 'b.npy': unsupported dtype '&lt;f2' (Ember reads &lt;f4 &lt;f8 &lt;i8 &lt;i4 |b1, either byte order)
+ * npz: w.npz: member 'b.npy': unsupported dtype '&lt;c8' (Ember reads &lt;f4 &lt;f8 &lt;f2 &lt;i8 &lt;i4 |b1, either byte order)
  * npz: w.npz: member 'w.npy': bad local header signature 0x00000000 at byte 7 (expected 0x04034b50, PK\3\4)
  * </pre>
  */

@@ -63,6 +63,10 @@ public final class Npz {
     for (Map.Entry<String, Tensor> e : tensors.entrySet()) {
       if (e.getKey() == null || e.getKey().isEmpty()) throw Check.fail("npz.save", "a tensor name is null or empty");
       if (e.getValue() == null) throw Check.fail("npz.save", "tensor '" + e.getKey() + "' is null");
+      if (e.getValue().dtype() == dev.ember.tensor.DType.BF16) {
+        throw Check.fail("npz.save", "tensor '" + e.getKey() + "' has dtype bfloat16, which NumPy lacks: convert it "
+            + "with x.to(DType.F32) before saving, or use safetensors, which stores BF16");
+      }
     }
     AtomicFiles.write(file, ch -> {
       ZipOutputStream zip = new ZipOutputStream(new BufferedOutputStream(Channels.newOutputStream(ch), 1 << 16));

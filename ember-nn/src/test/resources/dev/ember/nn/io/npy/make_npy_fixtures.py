@@ -24,7 +24,7 @@ np.save(path("i32_2x2.npy"), np.array([[1, -2], [3, 2147483647]], dtype="<i4"))
 np.save(path("bool_3.npy"), np.array([True, False, True]))
 np.save(path("scalar_f32.npy"), np.array(3.5, dtype="<f4"))
 np.save(path("empty_0x3.npy"), np.zeros((0, 3), dtype="<f4"))
-np.save(path("f16_unsupported.npy"), np.ones(2, dtype="<f2"))
+np.save(path("f16_ones.npy"), np.ones(2, dtype="<f2"))
 with open(path("v2_f32_4.npy"), "wb") as f:
     fmt.write_array(f, np.arange(4, dtype="<f4"), version=(2, 0))
 with open(path("v3_f32_4.npy"), "wb") as f:
