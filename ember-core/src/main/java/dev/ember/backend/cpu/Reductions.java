@@ -1,6 +1,7 @@
 package dev.ember.backend.cpu;
 
 import dev.ember.backend.BinaryOp;
+import dev.ember.backend.Dims;
 import dev.ember.backend.ReduceOp;
 import dev.ember.backend.StridedView;
 import dev.ember.backend.UnaryOp;
@@ -38,31 +39,11 @@ final class Reductions {
   }
 
   static void reduce(FloatKernels k, ReduceOp op, View x, int[] axes, View out) {
-    int r = x.rank();
-    boolean[] red = new boolean[r];
-    for (int a : axes) red[a] = true;
-    int nk = r - axes.length;
-    int[] oShape = new int[nk];
-    int[] oxs = new int[nk];
-    int[] oos = new int[nk];
-    int[] iShape = new int[axes.length];
-    int[] ixs = new int[axes.length];
-    int ko = 0;
-    int ki = 0;
-    for (int d = 0; d < r; d++) {
-      if (red[d]) {
-        iShape[ki] = x.shapeRef()[d];
-        ixs[ki++] = x.stridesRef()[d];
-      } else {
-        oShape[ko] = x.shapeRef()[d];
-        oxs[ko] = x.stridesRef()[d];
-        oos[ko++] = out.stridesRef()[d];
-      }
-    }
-    int[][] co = Strided.coalesce(oShape, oxs, oos);
-    int[][] ci = Strided.coalesce(iShape, ixs);
-    long nOuter = Shapes.numel(oShape);
-    long nInner = Shapes.numel(iShape);
+    Dims.AxisSplit split = Dims.AxisSplit.of(x, axes, out);
+    int[][] co = Strided.atLeastRank1(new int[][] {split.outerShape(), split.outerX(), split.outerOut()});
+    int[][] ci = Strided.atLeastRank1(new int[][] {split.innerShape(), split.innerX()});
+    long nOuter = split.nOuter();
+    long nInner = split.nInner();
     Storage xs = x.storage();
     Storage os = out.storage();
     boolean f32 = xs.dtype() == DType.F32 && os.dtype() == DType.F32;

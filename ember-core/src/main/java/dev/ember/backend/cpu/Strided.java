@@ -1,5 +1,7 @@
 package dev.ember.backend.cpu;
 
+import dev.ember.backend.Dims;
+
 /**
  * Geometry helpers for strided loops. {@link #coalesce} merges dimensions that every operand
  * walks contiguously relative to each other, so most elementwise ops become one flat loop (or a
@@ -10,43 +12,18 @@ final class Strided {
 
   /**
    * Returns {shape, strides0, strides1, ...} with size-1 dims dropped and mergeable neighbours
-   * merged; always at least rank 1.
+   * merged ({@link Dims#coalesce}); always at least rank 1.
    */
   static int[][] coalesce(int[] shape, int[]... strides) {
-    int r = shape.length;
-    int ops = strides.length;
-    int[] s = new int[Math.max(r, 1)];
-    int[][] st = new int[ops][Math.max(r, 1)];
-    int n = 0;
-    for (int d = 0; d < r; d++) {
-      if (shape[d] == 1) continue;
-      if (n > 0) {
-        boolean merge = true;
-        for (int k = 0; k < ops; k++) {
-          if (st[k][n - 1] != strides[k][d] * shape[d]) {
-            merge = false;
-            break;
-          }
-        }
-        if (merge) {
-          s[n - 1] *= shape[d];
-          for (int k = 0; k < ops; k++) st[k][n - 1] = strides[k][d];
-          continue;
-        }
-      }
-      s[n] = shape[d];
-      for (int k = 0; k < ops; k++) st[k][n] = strides[k][d];
-      n++;
-    }
-    if (n == 0) { // all size-1 (or rank 0): one element
-      s[0] = 1;
-      for (int k = 0; k < ops; k++) st[k][0] = 1;
-      n = 1;
-    }
-    int[][] out = new int[ops + 1][];
-    out[0] = java.util.Arrays.copyOf(s, n);
-    for (int k = 0; k < ops; k++) out[k + 1] = java.util.Arrays.copyOf(st[k], n);
-    return out;
+    return atLeastRank1(Dims.coalesce(shape, strides));
+  }
+
+  /** {@code c} (a coalesced {shape, strides...}), or for a single element of rank 0 shape [1] and strides [1]. */
+  static int[][] atLeastRank1(int[][] c) {
+    if (c[0].length > 0) return c;
+    int[][] one = new int[c.length][];
+    for (int k = 0; k < c.length; k++) one[k] = new int[] {1};
+    return one;
   }
 
   /** Offset of "row" {@code row} (an index over all dims but the last) for one operand. */

@@ -1,5 +1,6 @@
 package dev.ember.cuda.kernels;
 
+import dev.ember.backend.Dims;
 import dev.ember.backend.View;
 import dev.ember.cuda.lib.KernelArgs;
 import java.util.Arrays;
@@ -31,41 +32,13 @@ record Coalesced(int[] shape, int[][] strides, long[] offsets) {
     return of(shape, strides, offsets);
   }
 
-  /** The coalesced layout of operands of {@code shape} with the given strides and offsets. */
+  /** The coalesced layout ({@link Dims#coalesce}) of operands of {@code shape} with the given strides and offsets. */
   static Coalesced of(int[] shape, int[][] strides, long[] offsets) {
-    int n = strides.length;
-    int r = shape.length;
-    int[] sh = new int[Math.max(r, 1)];
-    int[][] st = new int[n][Math.max(r, 1)];
-    int m = 0; // merged axes so far, built from the innermost outwards
-    for (int d = r - 1; d >= 0; d--) {
-      if (shape[d] == 1) continue;
-      if (m > 0 && mergeable(shape, strides, d, sh[m - 1], st, m - 1)) {
-        sh[m - 1] *= shape[d];
-        continue;
-      }
-      sh[m] = shape[d];
-      for (int k = 0; k < n; k++) st[k][m] = strides[k][d];
-      m++;
+    int[][] c = Dims.coalesce(shape, strides);
+    if (c[0].length == 0) { // a scalar, or every axis of size 1
+      return new Coalesced(new int[] {1}, new int[strides.length][1], offsets.clone());
     }
-    if (m == 0) { // a scalar, or every axis of size 1
-      return new Coalesced(new int[] {1}, new int[n][1], offsets.clone());
-    }
-    int[] outShape = new int[m];
-    int[][] outStrides = new int[n][m];
-    for (int i = 0; i < m; i++) {
-      outShape[i] = sh[m - 1 - i];
-      for (int k = 0; k < n; k++) outStrides[k][i] = st[k][m - 1 - i];
-    }
-    return new Coalesced(outShape, outStrides, offsets.clone());
-  }
-
-  /** Whether axis d steps, for every operand, as one more period of the merged axis j that follows it. */
-  private static boolean mergeable(int[] shape, int[][] strides, int d, int innerSize, int[][] st, int j) {
-    for (int k = 0; k < strides.length; k++) {
-      if (strides[k][d] != (long) st[k][j] * innerSize) return false;
-    }
-    return true;
+    return new Coalesced(c[0], Arrays.copyOfRange(c, 1, c.length), offsets.clone());
   }
 
   int rank() {

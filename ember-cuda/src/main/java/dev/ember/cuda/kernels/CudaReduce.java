@@ -1,5 +1,6 @@
 package dev.ember.cuda.kernels;
 
+import dev.ember.backend.Dims.AxisSplit;
 import dev.ember.backend.ReduceOp;
 import dev.ember.backend.StridedView;
 import dev.ember.backend.View;

@@ -10,7 +10,7 @@ import java.util.Arrays;
 
 /**
  * The host side of the kernels' {@code EGeo} struct (eg_common.cuh) and the geometry helpers the launchers
- * share: packing a shape, strides and offset into the struct's 144 bytes, coalescing dimensions, device
+ * share: packing a shape, strides and offset into the struct's 144 bytes, device
  * addresses of views and dtype tags of kernel names.
  */
 final class Geometry {
@@ -63,42 +63,6 @@ final class Geometry {
   static long[] longs(int[] a) {
     long[] out = new long[a.length];
     for (int i = 0; i < a.length; i++) out[i] = a[i];
-    return out;
-  }
-
-  /**
-   * Returns {shape, strides0, strides1, ...} with size-1 dims dropped and neighbours every operand walks
-   * contiguously merged (as the CPU backend's loops do); rank 0 stays rank 0 (one element).
-   */
-  static int[][] coalesce(int[] shape, int[]... strides) {
-    int r = shape.length;
-    int ops = strides.length;
-    int[] s = new int[r];
-    int[][] st = new int[ops][r];
-    int n = 0;
-    for (int d = 0; d < r; d++) {
-      if (shape[d] == 1) continue;
-      if (n > 0) {
-        boolean merge = true;
-        for (int k = 0; k < ops; k++) {
-          if (st[k][n - 1] != strides[k][d] * shape[d]) {
-            merge = false;
-            break;
-          }
-        }
-        if (merge) {
-          s[n - 1] *= shape[d];
-          for (int k = 0; k < ops; k++) st[k][n - 1] = strides[k][d];
-          continue;
-        }
-      }
-      s[n] = shape[d];
-      for (int k = 0; k < ops; k++) st[k][n] = strides[k][d];
-      n++;
-    }
-    int[][] out = new int[ops + 1][];
-    out[0] = Arrays.copyOf(s, n);
-    for (int k = 0; k < ops; k++) out[k + 1] = Arrays.copyOf(st[k], n);
     return out;
   }
 

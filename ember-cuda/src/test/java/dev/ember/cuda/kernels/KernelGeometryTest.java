@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ember.backend.Dims.AxisSplit;
+import dev.ember.backend.Dims;
 import dev.ember.backend.StridedView;
 import dev.ember.backend.View;
 import dev.ember.tensor.DType;
@@ -40,13 +42,13 @@ class KernelGeometryTest {
 
   @Test
   void coalesceMergesContiguousRunsAndDropsOnes() {
-    int[][] c = Geometry.coalesce(new int[] {2, 1, 3, 4}, new int[] {12, 99, 4, 1});
+    int[][] c = Dims.coalesce(new int[] {2, 1, 3, 4}, new int[] {12, 99, 4, 1});
     assertArrayEquals(new int[] {24}, c[0]);
     assertArrayEquals(new int[] {1}, c[1]);
-    int[][] t = Geometry.coalesce(new int[] {3, 4}, new int[] {1, 3}); // a transpose stays two dims
+    int[][] t = Dims.coalesce(new int[] {3, 4}, new int[] {1, 3}); // a transpose stays two dims
     assertArrayEquals(new int[] {3, 4}, t[0]);
     assertArrayEquals(new int[] {1, 3}, t[1]);
-    assertEquals(0, Geometry.coalesce(new int[] {1, 1}, new int[] {1, 1})[0].length, "one element: rank 0");
+    assertEquals(0, Dims.coalesce(new int[] {1, 1}, new int[] {1, 1})[0].length, "one element: rank 0");
   }
 
   @Test
