@@ -35,7 +35,8 @@ public final class Autograd {
 
   /**
    * Back-propagates {@code grad} (the gradient of some scalar with respect to {@code root}) to every
-   * leaf that requires grad, accumulating into their {@code grad()}. Runs without recording.
+   * leaf that requires grad, accumulating into their {@code grad()}. Runs without recording and with autocast
+   * off (the backward rules follow the dtypes of the forward).
    */
   public static void backward(Tensor root, Tensor grad, boolean retainGraph) {
     if (!root.requiresGrad()) {
@@ -46,7 +47,7 @@ public final class Autograd {
     if (!Arrays.equals(root.shape(), grad.shape())) {
       throw Check.fail("backward", "gradient shape differs from the tensor's", "tensor", root, "grad", grad);
     }
-    try (Grad ignored = Grad.off()) {
+    try (Grad ignored = Grad.off(); var noCast = dev.ember.amp.Autocast.disable()) {
       GraphWalk.run(root, grad, retainGraph);
     }
   }
