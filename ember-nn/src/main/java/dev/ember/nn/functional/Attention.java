@@ -100,6 +100,10 @@ public final class Attention {
     if (window < NO_WINDOW) {
       throw Check.fail(op, "window must be >= 0, or -1 for none (got " + window + ")", "query", q);
     }
+    if (HalfCompute.any(q, k, v, attnMask)) {
+      return HalfCompute.like(q, t -> scaledDotProductAttention(t[0], t[1], t[2], t[3], dropoutP, isCausal, scale,
+          window, gen, kernel), q, k, v, attnMask);
+    }
     double sc = scale != null ? scale : 1 / Math.sqrt(e);
     long seed = dropoutP > 0 ? (gen == null ? Generator.global() : gen).nextLong() : 0;
     int nb = (int) Shapes.numel(batch);

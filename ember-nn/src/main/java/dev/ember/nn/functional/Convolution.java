@@ -136,6 +136,10 @@ public final class Convolution {
     }
     Tensor x = unbatched ? input.unsqueeze(0) : input;
     checkWeight(op, 4, input, weight, bias);
+    if (HalfCompute.any(input)) {
+      return HalfCompute.like(input, t -> convTranspose2d(t[0], t[1], t[2], s, p, op2, groups, d), input, weight,
+          bias);
+    }
     int cin = x.size(1);
     if (groups <= 0) throw Check.fail(op, "groups must be positive, got " + groups, "input", input, "weight", weight);
     if (weight.size(0) != cin) {
@@ -201,6 +205,11 @@ public final class Convolution {
           + input.dim(), "input", input, "weight", weight);
     }
     checkWeight(op, dims + 2, input, weight, bias);
+    if (HalfCompute.any(input)) {
+      int[] pads0 = pads;
+      return HalfCompute.like(input, t -> conv(op, dims, t[0], t[1], t[2], s, pads0, d, groups, paddingMode),
+          input, weight, bias);
+    }
     Tensor x = unbatched ? input.unsqueeze(0) : input;
     int c = x.size(1);
     int o = weight.size(0);

@@ -91,6 +91,15 @@ public final class Pooling {
 
   private static WithIndices maxRun(String op, Tensor input, Spatial sp, PoolAxis h, PoolAxis w,
       boolean withIndices) {
+    if (HalfCompute.any(input)) { // the maxima are exact in F32, so the rounding gives back the input's values
+      Tensor[] indices = new Tensor[1];
+      Tensor values = HalfCompute.like(input, t -> {
+        WithIndices r = maxRun(op, t[0], sp, h, w, withIndices);
+        indices[0] = r.indices();
+        return r.values();
+      }, input);
+      return new WithIndices(values, indices[0]);
+    }
     Tensor x = input.contiguous();
     int[] outShape = sp.outShape(h.out(), w.out());
     Tensor out = input.newZeros(outShape);
@@ -159,6 +168,7 @@ public final class Pooling {
   }
 
   private static Tensor avgRun(String op, Tensor input, Spatial sp, PoolAxis h, PoolAxis w) {
+    if (HalfCompute.any(input)) return HalfCompute.like(input, t -> avgRun(op, t[0], sp, h, w), input);
     Tensor x = input.contiguous();
     Tensor out = input.newZeros(sp.outShape(h.out(), w.out()));
     PoolingKernels kernels = x.device().backend().pooling();

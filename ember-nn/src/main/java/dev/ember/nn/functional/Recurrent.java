@@ -43,6 +43,7 @@ public final class Recurrent {
       throw Check.fail(op, "gates and cell state must have one dtype (" + gates.dtype().torchName() + " vs "
           + c.dtype().torchName() + ")", "gates", gates, "c", c);
     }
+    if (HalfCompute.any(gates)) return HalfCompute.like(gates, t -> lstmCell(t[0], t[1]), gates, c);
     Backend be = gates.device().backend();
     RecurrentKernels kernels = be.recurrent();
     Tensor a = gates.contiguous().reshape(n, 4 * hs);
