@@ -54,7 +54,9 @@ public final class Dropouts {
     checkP("alpha_dropout", p, input);
     if (!training || p == 0) return input;
     Check.floating("alpha_dropout", input);
-    if (HalfCompute.any(input)) return HalfCompute.like(input, t -> alphaDropout(t[0], p, training, gen), input);
+    if (HalfCompute.applies(input)) {
+      return HalfCompute.like("alpha_dropout", input, t -> alphaDropout(t[0], p, training, gen), input);
+    }
     if (p == 1) return input.mul(0);
     double alphaPrime = -1.7580993408473766; // -scale * alpha of SELU
     double a = 1 / Math.sqrt((alphaPrime * alphaPrime * p + 1) * (1 - p));

@@ -60,12 +60,12 @@ public final class Embeddings {
             "hint", "indices must be in [0, num_embeddings)");
       }
     }
-    if (HalfCompute.any(weight)) {
+    if (HalfCompute.applies(weight)) {
       // the rows are exact in F32 and the gradient of repeated indices adds up in F32 before its one rounding;
       // a max_norm renormalization of the F32 copy is rounded back into the caller's weight
       Tensor w32 = HalfCompute.widen(weight);
       long version = w32.version();
-      Tensor y = HalfCompute.like(weight, t -> embedding(input, t[0], paddingIdx, maxNorm, normType), w32);
+      Tensor y = HalfCompute.like(op, weight, t -> embedding(input, t[0], paddingIdx, maxNorm, normType), w32);
       if (w32.version() != version) {
         try (Grad ignored = Grad.off()) {
           weight.copy_(w32);

@@ -7,15 +7,23 @@ import dev.ember.tensor.Tensor;
 import java.util.function.Function;
 
 /**
- * How every nn op computes on BF16 and F16 tensors, in one place: its BF16/F16 inputs are widened to F32 (exactly),
- * the op runs on them in F32 and its F32 result is rounded once to the half dtype, as PyTorch's CPU kernels do
- * (and as ember-core's op layer does for its own ops). No nn kernel ever sees a half operand. The widening and the
- * rounding are the differentiable {@code to(dtype)} op, so the gradient of a half input comes back in its dtype.
+ * How every nn op computes on BF16 and F16 tensors and under {@link Autocast}, in one place. Its BF16/F16 inputs are
+ * widened to F32 (exactly), the op runs on them in F32 and its F32 result is rounded once to the half dtype, as
+ * PyTorch's CPU kernels do (and as ember-core's op layer does for its own ops): no nn kernel ever sees a half
+ * operand. The widening and the rounding are the differentiable {@code to(dtype)} op, so the gradient of a half input
+ * comes back in its dtype.
  *
- * <p>An op calls {@link #run} at its entry when {@link #any} of its inputs is half, passing itself as the F32 op;
- * the widened call finds no half input and takes the ordinary path. The F32 computation runs with autocast off:
- * the op's own policy was applied by its caller before (its inputs as {@link Autocast#inputs} gives them), and the
- * F32 path must not cast them back.
+ * <p>An op calls {@link #run} (through {@link #like} or {@link #loss}) at its entry when {@link #applies}, passing
+ * itself as the F32 op; the widened call finds no half input and takes the ordinary path. Under autocast:
+ * <ul>
+ *   <li>an op of {@link Autocast#LOWER_PRECISION} first casts its F32 inputs to the scope's dtype with
+ *       {@link #lowered} (so its products are formed from low-precision operands), then computes as above and
+ *       returns the low dtype;
+ *   <li>an op of {@link Autocast#FLOAT32} widens its half inputs and returns the F32 result unrounded (what casting
+ *       its inputs with {@link Autocast#inputs} and running in F32 gives);
+ *   <li>the F32 computation itself runs with autocast off, so an op's inner core ops (a loss's mean, attention's
+ *       matmuls) do not apply their own policies inside it.
+ * </ul>
  */
 final class HalfCompute {
   private HalfCompute() {}
@@ -28,8 +36,21 @@ final class HalfCompute {
     return false;
   }
 
+  /** Whether an op with inputs {@code xs} goes through {@link #run}: a half input, or autocast on. */
+  static boolean applies(Tensor... xs) {
+    return Autocast.enabled() || any(xs);
+  }
+
   /**
-   * Runs {@code op} on {@code inputs} with every BF16/F16 one widened to F32 and rounds each F32 tensor it returns
+   * The inputs of LOWER_PRECISION op {@code op} as autocast gives them ({@link Autocast#inputs}): F32 ones cast to the
+   * scope's dtype; {@code xs} itself when autocast is off (the off path allocates nothing).
+   */
+  static Tensor[] lowered(String op, Tensor... xs) {
+    return Autocast.enabled() ? Autocast.inputs(op, xs) : xs;
+  }
+
+  /**
+   * Runs {@code op} on {@code inputs} with every BF16/F16 one widened to F32, autocast off, and rounds the F32 result
    * to {@code half} (none when {@code half} is null: the result stays F32).
    */
   static Tensor run(DType half, Function<Tensor[], Tensor> op, Tensor... inputs) {
@@ -40,18 +61,27 @@ final class HalfCompute {
     return round(y, half);
   }
 
-  /** {@link #run} for an op whose result is its primary input's half dtype (every nn op but the losses). */
-  static Tensor like(Tensor primary, Function<Tensor[], Tensor> op, Tensor... inputs) {
-    return run(primary.dtype().isHalf() ? primary.dtype() : null, op, inputs);
+  /**
+   * {@link #run} for an op whose result has its primary input's dtype (every nn op but the losses): rounded to it
+   * when it is half, unless autocast runs op {@code name} in F32.
+   */
+  static Tensor like(String name, Tensor primary, Function<Tensor[], Tensor> op, Tensor... inputs) {
+    boolean f32 = primary.dtype() != DType.F32 && inF32(name);
+    return run(primary.dtype().isHalf() && !f32 ? primary.dtype() : null, op, inputs);
   }
 
   /**
    * {@link #run} for a loss: the result has the half dtype when every floating operand has that one half dtype (as
-   * torch's losses return bfloat16 for bfloat16 operands), and is F32 when a half operand meets an F32 one
-   * (torch's type promotion).
+   * torch's losses return bfloat16 for bfloat16 operands), and is F32 when a half operand meets an F32 one (torch's
+   * type promotion) or when autocast runs loss {@code name} in F32.
    */
-  static Tensor loss(Function<Tensor[], Tensor> op, Tensor... inputs) {
-    return run(common(inputs), op, inputs);
+  static Tensor loss(String name, Function<Tensor[], Tensor> op, Tensor... inputs) {
+    return run(inF32(name) ? null : common(inputs), op, inputs);
+  }
+
+  /** Whether autocast is on and op {@code name} is one of its {@link Autocast#FLOAT32} ops. */
+  private static boolean inF32(String name) {
+    return Autocast.enabled() && Autocast.policy(name) == Autocast.Policy.FLOAT32;
   }
 
   /** The one half dtype of all the floating operands, or null when they are not all of it. */

@@ -60,11 +60,11 @@ public final class Normalization {
       throw Check.fail(op, "eval mode needs running_mean and running_var", "input", input,
           "hint", "pass training=true to normalize with the batch statistics");
     }
-    if (HalfCompute.any(input, runningMean, runningVar, weight, bias)) {
+    if (HalfCompute.applies(input, runningMean, runningVar, weight, bias)) {
       // the running statistics are updated on F32 copies and rounded back into the caller's tensors
       Tensor rm = HalfCompute.widen(runningMean);
       Tensor rv = HalfCompute.widen(runningVar);
-      Tensor y = HalfCompute.like(input, t -> batchNorm(t[0], rm, rv, t[1], t[2], training, momentum, eps), input,
+      Tensor y = HalfCompute.like(op, input, t -> batchNorm(t[0], rm, rv, t[1], t[2], training, momentum, eps), input,
           weight, bias);
       if (training && rm != runningMean) {
         try (Grad ignored = Grad.off()) {
@@ -171,8 +171,8 @@ public final class Normalization {
     int m = checkTrailing(op, input, normalizedShape);
     checkAffine(op, "weight", weight, normalizedShape, input);
     checkAffine(op, "bias", bias, normalizedShape, input);
-    if (HalfCompute.any(input)) {
-      return HalfCompute.like(input, t -> layerNorm(t[0], normalizedShape, t[1], t[2], eps), input, weight, bias);
+    if (HalfCompute.applies(input)) {
+      return HalfCompute.like(op, input, t -> layerNorm(t[0], normalizedShape, t[1], t[2], eps), input, weight, bias);
     }
     int rows = m == 0 ? 0 : (int) (input.numel() / m);
     NormalizationKernels kernels = input.device().backend().normalization();
@@ -204,8 +204,8 @@ public final class Normalization {
     int m = checkTrailing(op, input, normalizedShape);
     checkAffine(op, "weight", weight, normalizedShape, input);
     double e = eps != null ? eps : machineEpsilon(input.dtype());
-    if (HalfCompute.any(input)) {
-      return HalfCompute.like(input, t -> rmsNorm(t[0], normalizedShape, t[1], e), input, weight);
+    if (HalfCompute.applies(input)) {
+      return HalfCompute.like(op, input, t -> rmsNorm(t[0], normalizedShape, t[1], e), input, weight);
     }
     int rows = m == 0 ? 0 : (int) (input.numel() / m);
     NormalizationKernels kernels = input.device().backend().normalization();
@@ -243,8 +243,8 @@ public final class Normalization {
     }
     checkVector(op, "weight", weight, c, input);
     checkVector(op, "bias", bias, c, input);
-    if (HalfCompute.any(input)) {
-      return HalfCompute.like(input, t -> groupNorm(t[0], numGroups, t[1], t[2], eps), input, weight, bias);
+    if (HalfCompute.applies(input)) {
+      return HalfCompute.like(op, input, t -> groupNorm(t[0], numGroups, t[1], t[2], eps), input, weight, bias);
     }
     int s = n * c == 0 ? 0 : (int) (input.numel() / ((long) n * c));
     int cpg = c / numGroups;

@@ -50,9 +50,9 @@ public final class Upsampling {
       Boolean alignCorners, Boolean recomputeScaleFactor) {
     String op = "interpolate";
     Check.floating(op, input);
-    if (HalfCompute.any(input)) {
-      return HalfCompute.like(input, t -> interpolate(t[0], size, scaleFactor, mode, alignCorners, recomputeScaleFactor),
-          input);
+    if (HalfCompute.applies(input)) {
+      return HalfCompute.like(op, input,
+          t -> interpolate(t[0], size, scaleFactor, mode, alignCorners, recomputeScaleFactor), input);
     }
     boolean bilinear;
     if ("nearest".equals(mode)) {

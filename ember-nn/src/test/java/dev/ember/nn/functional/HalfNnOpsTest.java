@@ -212,6 +212,12 @@ class HalfNnOpsTest {
   void recurrentCell() {
     check("lstm_cell", true, t -> Recurrent.lstmCell(t.get(0), t.get(1)), randn(1, 3, 16), randn(2, 3, 4));
     check("lstm_cell unbatched", true, t -> Recurrent.lstmCell(t.get(0), t.get(1)), randn(3, 8), randn(4, 2));
+    check("gru_cell", true, t -> Recurrent.gruCell(t.get(0), t.get(1), t.get(2), t.get(3), t.get(4), t.get(5)),
+        randn(5, 3, 4), randn(6, 3, 2), randn(7, 6, 4), randn(8, 6, 2), randn(9, 6), randn(10, 6));
+    check("rnn_cell", true, t -> Recurrent.rnnCell(t.get(0), t.get(1), t.get(2), t.get(3), null, t.get(4), "tanh"),
+        randn(11, 4), randn(12, 3), randn(13, 3, 4), randn(14, 3, 3), randn(15, 3));
+    check("bilinear", true, t -> F.bilinear(t.get(0), t.get(1), t.get(2), t.get(3)), randn(16, 2, 3, 4),
+        randn(17, 2, 3, 5), randn(18, 6, 4, 5), randn(19, 6));
   }
 
   @Test
