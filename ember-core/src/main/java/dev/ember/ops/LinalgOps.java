@@ -5,6 +5,7 @@ import static dev.ember.ops.DTypePolicy.PROMOTED;
 import static dev.ember.ops.OpDef.of;
 import static dev.ember.ops.Reads.INPUTS;
 
+import dev.ember.amp.Autocast;
 import dev.ember.autograd.Autograd;
 import dev.ember.backend.Backend;
 import dev.ember.tensor.Check;
@@ -51,8 +52,17 @@ public final class LinalgOps {
    * added dim removed afterwards; leading batch dims broadcast.
    */
   public static Tensor matmul(Tensor a, Tensor b) {
+    if (Autocast.dtype() != null) { // one ThreadLocal read when autocast is off
+      a = Autocast.input(MATMUL.name(), a);
+      b = Autocast.input(MATMUL.name(), b);
+    }
+    return matmulAsGiven(a, b);
+  }
+
+  /** {@link #matmul} on the operands as they are (autocast already applied). */
+  private static Tensor matmulAsGiven(Tensor a, Tensor b) {
     checkFloat("matmul", a, b);
-    if (a.dtype().isHalf()) return matmul(a.to(DType.F32), b.to(DType.F32)).to(a.dtype()); // F32 GEMM, one rounding
+    if (a.dtype().isHalf()) return matmulAsGiven(a.to(DType.F32), b.to(DType.F32)).to(a.dtype()); // F32 GEMM, one rounding
     if (a.dim() == 0 || b.dim() == 0) {
       throw Check.fail("matmul", "both arguments need at least 1 dimension", "a", a, "b", b);
     }
@@ -86,8 +96,16 @@ public final class LinalgOps {
 
   /** Batched [B, m, k] x [B, k, n] -> [B, m, n]. */
   public static Tensor bmm(Tensor a, Tensor b) {
+    if (Autocast.dtype() != null) {
+      a = Autocast.input(BMM.name(), a);
+      b = Autocast.input(BMM.name(), b);
+    }
     checkFloat("bmm", a, b);
-    if (a.dtype().isHalf()) return bmm(a.to(DType.F32), b.to(DType.F32)).to(a.dtype());
+    if (a.dtype().isHalf()) return bmmAsGiven(a.to(DType.F32), b.to(DType.F32)).to(a.dtype());
+    return bmmAsGiven(a, b);
+  }
+
+  private static Tensor bmmAsGiven(Tensor a, Tensor b) {
     if (a.dim() != 3 || b.dim() != 3) throw Check.fail("bmm", "expects 3-d tensors", "a", a, "b", b);
     if (a.shapeRef()[0] != b.shapeRef()[0]) {
       throw Check.fail("bmm", "batch sizes differ (" + a.shapeRef()[0] + " vs " + b.shapeRef()[0] + ")", "a", a, "b", b);
@@ -111,15 +129,28 @@ public final class LinalgOps {
 
   /** Outer product of two vectors. */
   public static Tensor outer(Tensor a, Tensor b) {
+    if (Autocast.dtype() != null) {
+      a = Autocast.input(OUTER.name(), a);
+      b = Autocast.input(OUTER.name(), b);
+    }
     if (a.dim() != 1 || b.dim() != 1) throw Check.fail("outer", "expects 1-d tensors", "a", a, "b", b);
     return a.unsqueeze(1).mul(b.unsqueeze(0));
   }
 
   /** bias + a @ b for 2-d a, b, with the bias (broadcast to [m, n]) as GEMM's starting C. */
   public static Tensor addmm(Tensor bias, Tensor a, Tensor b) {
+    if (Autocast.dtype() != null) {
+      bias = Autocast.input(ADDMM.name(), bias);
+      a = Autocast.input(ADDMM.name(), a);
+      b = Autocast.input(ADDMM.name(), b);
+    }
+    return addmmAsGiven(bias, a, b);
+  }
+
+  private static Tensor addmmAsGiven(Tensor bias, Tensor a, Tensor b) {
     checkFloat("addmm", a, b);
     if (a.dtype().isHalf()) {
-      return addmm(bias.to(a.dtype()).to(DType.F32), a.to(DType.F32), b.to(DType.F32)).to(a.dtype());
+      return addmmAsGiven(bias.to(a.dtype()).to(DType.F32), a.to(DType.F32), b.to(DType.F32)).to(a.dtype());
     }
     if (a.dim() != 2 || b.dim() != 2) throw Check.fail("addmm", "expects 2-d matrices", "a", a, "b", b);
     int m = a.shapeRef()[0];
@@ -152,8 +183,12 @@ public final class LinalgOps {
    * into W's layout (GEMM packs the transposed g), dx = g W, db = g summed over rows.
    */
   public static Tensor linear(Tensor x, Tensor weight, Tensor bias) {
+    if (Autocast.dtype() != null) {
+      x = Autocast.input(LINEAR.name(), x);
+      weight = Autocast.input(LINEAR.name(), weight);
+      bias = Autocast.input(LINEAR.name(), bias);
+    }
     checkFloat("linear", x, weight);
-    if (x.dtype().isHalf()) return linear(x.to(DType.F32), weight.to(DType.F32), halfBias(bias, x)).to(x.dtype());
     if (x.dim() != 2 || weight.dim() != 2 || x.shapeRef()[1] != weight.shapeRef()[1]) {
       throw Check.fail("linear", "expects x [m, in] and weight [out, in]", "x", x, "weight", weight);
     }
@@ -161,7 +196,7 @@ public final class LinalgOps {
     if (bias != null && (bias.dim() != 1 || bias.shapeRef()[0] != out)) {
       throw Check.fail("linear", "bias must be [out_features] = [" + out + "]", "bias", bias, "weight", weight);
     }
-    return linear2d(x, weight, bias);
+    return linearOfCheckedShapesAsGiven(x, weight, bias);
   }
 
   /**
@@ -171,9 +206,18 @@ public final class LinalgOps {
    * null. The shapes are only asserted here; the dtypes are checked as in {@link #linear}.
    */
   public static Tensor linearOfCheckedShapes(Tensor x, Tensor weight, Tensor bias) {
+    if (Autocast.dtype() != null) {
+      x = Autocast.input(LINEAR.name(), x);
+      weight = Autocast.input(LINEAR.name(), weight);
+      bias = Autocast.input(LINEAR.name(), bias);
+    }
+    return linearOfCheckedShapesAsGiven(x, weight, bias);
+  }
+
+  private static Tensor linearOfCheckedShapesAsGiven(Tensor x, Tensor weight, Tensor bias) {
     checkFloat("linear", x, weight);
     if (x.dtype().isHalf()) {
-      return linearOfCheckedShapes(x.to(DType.F32), weight.to(DType.F32), halfBias(bias, x)).to(x.dtype());
+      return linearOfCheckedShapesAsGiven(x.to(DType.F32), weight.to(DType.F32), halfBias(bias, x)).to(x.dtype());
     }
     assert weight.dim() == 2 && x.dim() >= 1 && x.shapeRef()[x.dim() - 1] == weight.shapeRef()[1]
         && (bias == null || (bias.dim() == 1 && bias.shapeRef()[0] == weight.shapeRef()[0]))
@@ -289,7 +333,11 @@ public final class LinalgOps {
     if (a.dim() != 1 || b.dim() != 1 || a.shapeRef()[0] != b.shapeRef()[0]) {
       throw Check.fail("dot", "expects two 1-d tensors of the same length", "a", a, "b", b);
     }
-    return matmul(a, b);
+    if (Autocast.dtype() != null) {
+      a = Autocast.input(DOT.name(), a);
+      b = Autocast.input(DOT.name(), b);
+    }
+    return matmulAsGiven(a, b);
   }
 
   static boolean isF64(Tensor t) {
