@@ -1,6 +1,5 @@
 package dev.ember.nn;
 
-import dev.ember.amp.Autocast;
 import dev.ember.nn.init.Init;
 import dev.ember.ops.LinalgOps;
 import dev.ember.tensor.Check;
@@ -65,10 +64,6 @@ public class Linear extends Module {
     if (x.dim() == 0 || x.size(x.dim() - 1) != inFeatures) {
       throw Check.fail("Linear", "input's last dimension must be in_features (" + inFeatures + ")", "input", x,
           "weight", weight());
-    }
-    if (Autocast.enabled()) { // operands in low precision (one cast of the weight per scope, cached by Autocast)
-      Tensor[] a = Autocast.inputs("linear", x, weight(), bias());
-      return LinalgOps.linearOfCheckedShapes(a[0], a[1], a[2]);
     }
     return LinalgOps.linearOfCheckedShapes(x, weight(), bias());  // weight and bias are ours: [out, in] and [out]
   }

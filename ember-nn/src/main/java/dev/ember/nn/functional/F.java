@@ -1,6 +1,5 @@
 package dev.ember.nn.functional;
 
-import dev.ember.amp.Autocast;
 import dev.ember.ops.LinalgOps;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.Generator;
@@ -24,12 +23,6 @@ public final class F {
    * are kept. The product and bias are one GEMM (W^T is a packing order, not a copy).
    */
   public static Tensor linear(Tensor input, Tensor weight, Tensor bias) {
-    if (Autocast.enabled()) { // nn.Linear's entry: its operands in low precision, as core's linear under autocast
-      Tensor[] a = Autocast.inputs("linear", input, weight, bias);
-      input = a[0];
-      weight = a[1];
-      bias = a[2];
-    }
     if (weight.dim() != 2 || input.dim() == 0 || input.size(-1) != weight.size(1)) {
       throw Check.fail("linear", "input's last dimension must equal weight's second (weight is [out, in])",
           "input", input, "weight", weight);
