@@ -168,6 +168,19 @@ class AutocastNnTest {
         assertEquals(dt, F.embedding(Tensor.of(new long[] {1}, 1), w).dtype(), "embedding of a " + dt + " weight");
       }
       assertEquals(DType.F32, emb.dtype(), "embedding of an F32 weight stays F32");
+      // max_norm renormalizes the caller's F32 weight in place under autocast as outside it, once
+      Tensor big = randn(3, 5, 3).mul(4);
+      Tensor big2 = big.clone();
+      Tensor idx = Tensor.of(new long[] {1, 3, 1}, 3);
+      int version = big.version();
+      Tensor inScope;
+      try (Autocast ac = Autocast.enable(dt)) {
+        inScope = F.embedding(idx, big, null, 1.0, 2);
+      }
+      Tensor outside = F.embedding(idx, big2, null, 1.0, 2);
+      assertArrayEquals(outside.toFloatArray(), inScope.toFloatArray(), "max_norm embedding under autocast");
+      assertArrayEquals(big2.toFloatArray(), big.toFloatArray(), "the renormalized weight");
+      assertEquals(version + 1, big.version(), "one in-place renormalization");
     }
   }
 

@@ -66,7 +66,7 @@ public final class Embeddings {
       Tensor w32 = HalfCompute.widen(weight);
       long version = w32.version();
       Tensor y = HalfCompute.like(op, weight, t -> embedding(input, t[0], paddingIdx, maxNorm, normType), w32);
-      if (w32.version() != version) {
+      if (w32 != weight && w32.version() != version) { // (under autocast an F32 weight was renormalized itself)
         try (Grad ignored = Grad.off()) {
           weight.copy_(w32);
         }
