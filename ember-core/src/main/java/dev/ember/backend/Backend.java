@@ -96,8 +96,21 @@ public interface Backend {
     matmul(a, b, out, accumulate ? 1f : 0f);
   }
 
-  /** out[b] = a[b] @ b[b] + beta * out[b] (beta 0: out is only written), operands as in the boolean form. */
+  /**
+   * out[b] = a[b] @ b[b] + beta * out[b] (beta 0: out is only written), operands as in the boolean form. a and b
+   * share out's dtype, except on a backend that {@linkplain #matmulReadsHalf reads half operands}.
+   */
   void matmul(View a, View b, View out, float beta);
+
+  /**
+   * Whether {@link #matmul} accepts BF16/F16 operands (either or both, each of either half dtype) with a float32
+   * out, reading their bits and widening them itself (the CPU widens them while it packs them, so a BF16 weight
+   * is read at half the bytes); the result must have the bits of the float32 product of the widened operands.
+   * When false the op layer widens half operands to float32 before calling matmul.
+   */
+  default boolean matmulReadsHalf() {
+    return false;
+  }
 
   /**
    * a @ b for 2-d float32 a [m, k] and b [k, n] (either may be a transposed view), handed to {@code sink} in

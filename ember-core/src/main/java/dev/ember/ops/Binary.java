@@ -8,6 +8,7 @@ import static dev.ember.ops.Reads.INPUTS;
 import static dev.ember.ops.Reads.INPUTS_AND_OUTPUT;
 import static dev.ember.ops.Reads.NOTHING;
 
+import dev.ember.amp.Autocast;
 import dev.ember.autograd.Autograd;
 import dev.ember.autograd.Backward;
 import dev.ember.backend.BinaryOp;
@@ -76,12 +77,15 @@ public enum Binary {
   private final OpDef def;
   private final BinaryOp primitive;
   private final Backward rule;
+  /** Whether autocast casts this op's inputs ({@link Autocast}'s lists name it): the others never read its state. */
+  private final boolean autocast;
 
   /** A differentiable op. */
   Binary(String name, DTypePolicy dtypes, Reads reads, BinaryOp primitive, Backward rule) {
     this.def = OpDef.of(name, 2, dtypes, reads);
     this.primitive = primitive;
     this.rule = rule;
+    this.autocast = Autocast.policy(name) != Autocast.Policy.UNCHANGED;
   }
 
   /** A comparison or logical op: BOOL out, no gradient. */
@@ -89,6 +93,7 @@ public enum Binary {
     this.def = OpDef.noGrad(name, 2, PREDICATE);
     this.primitive = primitive;
     this.rule = null;
+    this.autocast = Autocast.policy(name) != Autocast.Policy.UNCHANGED;
   }
 
   /** The definition this constant gives the registry. */
@@ -107,6 +112,10 @@ public enum Binary {
    */
   Tensor apply(Tensor a, Tensor b) {
     String name = def.name();
+    if (autocast) {
+      a = Autocast.input(name, a);
+      b = Autocast.input(name, b);
+    }
     Check.sameDevice(name, a, b);
     int[] shape = Shapes.broadcast(name, a.shapeRef(), b.shapeRef());
     Device device = ElementwiseOps.deviceOf(a, b);

@@ -5,7 +5,9 @@ import static dev.ember.ops.DTypePolicy.PROMOTED;
 import static dev.ember.ops.OpDef.of;
 import static dev.ember.ops.Reads.INPUTS;
 
+import dev.ember.amp.Autocast;
 import dev.ember.autograd.Autograd;
+import dev.ember.autograd.Grad;
 import dev.ember.backend.Backend;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
@@ -51,8 +53,16 @@ public final class LinalgOps {
    * added dim removed afterwards; leading batch dims broadcast.
    */
   public static Tensor matmul(Tensor a, Tensor b) {
+    if (Autocast.dtype() != null) { // one ThreadLocal read when autocast is off
+      a = Autocast.input(MATMUL.name(), a);
+      b = Autocast.input(MATMUL.name(), b);
+    }
+    return matmulAsGiven(a, b);
+  }
+
+  /** {@link #matmul} on the operands as they are (autocast already applied). */
+  private static Tensor matmulAsGiven(Tensor a, Tensor b) {
     checkFloat("matmul", a, b);
-    if (a.dtype().isHalf()) return matmul(a.to(DType.F32), b.to(DType.F32)).to(a.dtype()); // F32 GEMM, one rounding
     if (a.dim() == 0 || b.dim() == 0) {
       throw Check.fail("matmul", "both arguments need at least 1 dimension", "a", a, "b", b);
     }
@@ -69,12 +79,23 @@ public final class LinalgOps {
     int[] batchB = Arrays.copyOf(b2.shapeRef(), b2.dim() - 2);
     int[] batch = Shapes.broadcast("matmul", batchA, batchB);
     int nb = (int) Shapes.numel(batch);
+    if (a.dtype().isHalf()) {
+      // A half operand broadcast over the batch gets one gradient per batch element, summed by expand's backward:
+      // widened first, that sum is taken in F32 and rounded once, as on the F32 path (GEMM reads the others' bits).
+      if (Shapes.numel(batchA) != nb) a2 = a2.to(DType.F32);
+      if (Shapes.numel(batchB) != nb) b2 = b2.to(DType.F32);
+    }
     Tensor a3 = a2.expand(concat(batch, m, k)).reshape(nb, m, k);
     Tensor b3 = b2.expand(concat(batch, kb, n)).reshape(nb, kb, n);
     Tensor out = bmm3(a3, b3).reshape(concat(batch, m, n));
     if (a.dim() == 1) out = out.squeeze(-2);
     if (b.dim() == 1) out = out.squeeze(-1);
-    return out;
+    return roundedTo(a.dtype(), out);
+  }
+
+  /** A product of half operands (computed in F32) rounded once to their dtype; any other product as it is. */
+  private static Tensor roundedTo(DType operands, Tensor product) {
+    return operands.isHalf() ? product.to(operands) : product;
   }
 
   private static int[] concat(int[] batch, int x, int y) {
@@ -86,8 +107,11 @@ public final class LinalgOps {
 
   /** Batched [B, m, k] x [B, k, n] -> [B, m, n]. */
   public static Tensor bmm(Tensor a, Tensor b) {
+    if (Autocast.dtype() != null) {
+      a = Autocast.input(BMM.name(), a);
+      b = Autocast.input(BMM.name(), b);
+    }
     checkFloat("bmm", a, b);
-    if (a.dtype().isHalf()) return bmm(a.to(DType.F32), b.to(DType.F32)).to(a.dtype());
     if (a.dim() != 3 || b.dim() != 3) throw Check.fail("bmm", "expects 3-d tensors", "a", a, "b", b);
     if (a.shapeRef()[0] != b.shapeRef()[0]) {
       throw Check.fail("bmm", "batch sizes differ (" + a.shapeRef()[0] + " vs " + b.shapeRef()[0] + ")", "a", a, "b", b);
@@ -95,32 +119,70 @@ public final class LinalgOps {
     if (a.shapeRef()[2] != b.shapeRef()[1]) {
       throw Check.fail("bmm", "inner dimensions differ (" + a.shapeRef()[2] + " vs " + b.shapeRef()[1] + ")", "a", a, "b", b);
     }
-    return bmm3(a, b);
+    return roundedTo(a.dtype(), bmm3(a, b));
   }
 
+  /**
+   * [B, m, k] x [B, k, n] with autograd. Either operand may be BF16/F16 (of either half dtype, mixed with F32): the
+   * product is then F32, from the operands' exact F32 values, and each gradient is rounded to its operand's dtype.
+   */
   private static Tensor bmm3(Tensor a, Tensor b) {
-    Tensor out = a.newEmpty(a.shapeRef()[0], a.shapeRef()[1], b.shapeRef()[2]); // GEMM with beta 0 writes all
-    ElementwiseOps.backend(out).matmul(a, b, out, false);
+    Tensor out = a.newEmpty(computeDtype(a, b), a.shapeRef()[0], a.shapeRef()[1], b.shapeRef()[2]); // beta 0 writes all
+    Backend backend = ElementwiseOps.backend(out);
+    backend.matmul(gemmOperand(backend, a), gemmOperand(backend, b), out, false);
     return Autograd.record(MATMUL.name(), out, (ctx, g) -> {
       // dA = G B^T, dB = A^T G: transposed views, which GEMM reads by packing
-      Tensor ga = ctx.edgeNeeded(0) ? bmm3(g, Views.transpose(ctx.in(1), 1, 2)) : null;
-      Tensor gb = ctx.edgeNeeded(1) ? bmm3(Views.transpose(ctx.in(0), 1, 2), g) : null;
+      Tensor ga = ctx.edgeNeeded(0) ? bmm3(g, Views.transpose(ctx.in(1), 1, 2)).to(ctx.in(0).dtype()) : null;
+      Tensor gb = ctx.edgeNeeded(1) ? bmm3(Views.transpose(ctx.in(0), 1, 2), g).to(ctx.in(1).dtype()) : null;
       return new Tensor[] {ga, gb};
     }, new Tensor[] {a, b});
   }
 
+  /** The dtype a GEMM of a and b writes: F32 when either is BF16/F16 (read exactly, accumulated in F32), else a's. */
+  private static DType computeDtype(Tensor a, Tensor b) {
+    return a.dtype().isHalf() || b.dtype().isHalf() ? DType.F32 : a.dtype();
+  }
+
+  /**
+   * A GEMM operand for {@code backend}: a BF16/F16 one as it is for a backend that {@linkplain
+   * Backend#matmulReadsHalf reads half operands} (the CPU widens it while packing, reading half the bytes), else
+   * widened to F32 first; the op records the operand itself either way.
+   */
+  private static Tensor gemmOperand(Backend backend, Tensor t) {
+    if (!t.dtype().isHalf() || backend.matmulReadsHalf()) return t;
+    try (Grad ignored = Grad.off()) {
+      return t.to(DType.F32);
+    }
+  }
+
+  /** x @ y for 2-d x and y: {@link #matmul} for one float dtype, else (a half operand) in F32 through bmm3. */
+  private static Tensor mm(Tensor x, Tensor y) {
+    if (x.dtype() == y.dtype() && !x.dtype().isHalf()) return x.matmul(y);
+    return bmm3(x.unsqueeze(0), y.unsqueeze(0)).squeeze(0);
+  }
+
   /** Outer product of two vectors. */
   public static Tensor outer(Tensor a, Tensor b) {
+    if (Autocast.dtype() != null) {
+      a = Autocast.input(OUTER.name(), a);
+      b = Autocast.input(OUTER.name(), b);
+    }
     if (a.dim() != 1 || b.dim() != 1) throw Check.fail("outer", "expects 1-d tensors", "a", a, "b", b);
     return a.unsqueeze(1).mul(b.unsqueeze(0));
   }
 
   /** bias + a @ b for 2-d a, b, with the bias (broadcast to [m, n]) as GEMM's starting C. */
   public static Tensor addmm(Tensor bias, Tensor a, Tensor b) {
-    checkFloat("addmm", a, b);
-    if (a.dtype().isHalf()) {
-      return addmm(bias.to(a.dtype()).to(DType.F32), a.to(DType.F32), b.to(DType.F32)).to(a.dtype());
+    if (Autocast.dtype() != null) {
+      bias = Autocast.input(ADDMM.name(), bias);
+      a = Autocast.input(ADDMM.name(), a);
+      b = Autocast.input(ADDMM.name(), b);
     }
+    return addmmAsGiven(bias, a, b);
+  }
+
+  private static Tensor addmmAsGiven(Tensor bias, Tensor a, Tensor b) {
+    checkFloat("addmm", a, b);
     if (a.dim() != 2 || b.dim() != 2) throw Check.fail("addmm", "expects 2-d matrices", "a", a, "b", b);
     int m = a.shapeRef()[0];
     int k = a.shapeRef()[1];
@@ -135,13 +197,15 @@ public final class LinalgOps {
           "bias", bias, "a", a, "b", b);
     }
     Check.sameDevice("addmm", bias, a);
-    Tensor biasT = ElementwiseOps.on(a.device(), bias.to(a.dtype()));
+    // half operands: the bias rounded to their dtype (as torch has it), then the F32 GEMM's starting C
+    Tensor biasT = ElementwiseOps.on(a.device(), a.dtype().isHalf() ? bias.to(a.dtype()).to(DType.F32)
+        : bias.to(a.dtype()));
     Tensor out = product(a, b, biasT, m, n);
     int[] biasShape = bias.shape();
-    return Autograd.record(ADDMM.name(), out, (ctx, g) -> new Tensor[] {
+    return roundedTo(a.dtype(), Autograd.record(ADDMM.name(), out, (ctx, g) -> new Tensor[] {
         ctx.edgeNeeded(0) ? g.sumTo(biasShape) : null,
-        ctx.edgeNeeded(1) ? g.matmul(ctx.in(2).t()) : null,
-        ctx.edgeNeeded(2) ? ctx.in(1).t().matmul(g) : null}, new Tensor[] {biasT, a, b});
+        ctx.edgeNeeded(1) ? mm(g, ctx.in(2).t()).to(ctx.in(1).dtype()) : null,
+        ctx.edgeNeeded(2) ? mm(ctx.in(1).t(), g).to(ctx.in(2).dtype()) : null}, new Tensor[] {biasT, a, b}));
   }
 
   /**
@@ -152,8 +216,12 @@ public final class LinalgOps {
    * into W's layout (GEMM packs the transposed g), dx = g W, db = g summed over rows.
    */
   public static Tensor linear(Tensor x, Tensor weight, Tensor bias) {
+    if (Autocast.dtype() != null) {
+      x = Autocast.input(LINEAR.name(), x);
+      weight = Autocast.input(LINEAR.name(), weight);
+      bias = Autocast.input(LINEAR.name(), bias);
+    }
     checkFloat("linear", x, weight);
-    if (x.dtype().isHalf()) return linear(x.to(DType.F32), weight.to(DType.F32), halfBias(bias, x)).to(x.dtype());
     if (x.dim() != 2 || weight.dim() != 2 || x.shapeRef()[1] != weight.shapeRef()[1]) {
       throw Check.fail("linear", "expects x [m, in] and weight [out, in]", "x", x, "weight", weight);
     }
@@ -161,7 +229,7 @@ public final class LinalgOps {
     if (bias != null && (bias.dim() != 1 || bias.shapeRef()[0] != out)) {
       throw Check.fail("linear", "bias must be [out_features] = [" + out + "]", "bias", bias, "weight", weight);
     }
-    return linear2d(x, weight, bias);
+    return linearOfCheckedShapesAsGiven(x, weight, bias);
   }
 
   /**
@@ -171,21 +239,32 @@ public final class LinalgOps {
    * null. The shapes are only asserted here; the dtypes are checked as in {@link #linear}.
    */
   public static Tensor linearOfCheckedShapes(Tensor x, Tensor weight, Tensor bias) {
-    checkFloat("linear", x, weight);
-    if (x.dtype().isHalf()) {
-      return linearOfCheckedShapes(x.to(DType.F32), weight.to(DType.F32), halfBias(bias, x)).to(x.dtype());
+    if (Autocast.dtype() != null) {
+      x = Autocast.input(LINEAR.name(), x);
+      weight = Autocast.input(LINEAR.name(), weight);
+      bias = Autocast.input(LINEAR.name(), bias);
     }
+    return linearOfCheckedShapesAsGiven(x, weight, bias);
+  }
+
+  private static Tensor linearOfCheckedShapesAsGiven(Tensor x, Tensor weight, Tensor bias) {
+    checkFloat("linear", x, weight);
     assert weight.dim() == 2 && x.dim() >= 1 && x.shapeRef()[x.dim() - 1] == weight.shapeRef()[1]
         && (bias == null || (bias.dim() == 1 && bias.shapeRef()[0] == weight.shapeRef()[0]))
         : "linear: unchecked shapes x=" + Arrays.toString(x.shapeRef()) + ", weight=" + Arrays.toString(weight.shapeRef());
-    if (x.dim() == 2) return linear2d(x, weight, bias);
+    if (x.dtype().isHalf()) bias = halfBias(bias, x);
+    if (x.dim() == 2) return roundedTo(x.dtype(), linear2d(x, weight, bias));
     Tensor y = linear2d(x.reshape(-1, weight.shapeRef()[1]), weight, bias);
     int[] shape = x.shape();
     shape[shape.length - 1] = weight.shapeRef()[0];
-    return y.reshape(shape);
+    return roundedTo(x.dtype(), y.reshape(shape));
   }
 
-  /** linear's GEMM and autograd node, for shapes already checked: x [m, in], weight [out, in], bias [out] or null. */
+  /**
+   * linear's GEMM and autograd node, for shapes already checked: x [m, in], weight [out, in], bias [out] or null.
+   * Half x and weight (one dtype) come with an F32 bias (already rounded to it); the product is then F32, the GEMM
+   * reading the half operands, and their gradients are rounded to their dtype.
+   */
   private static Tensor linear2d(Tensor x, Tensor weight, Tensor bias) {
     int m = x.shapeRef()[0];
     int out = weight.shapeRef()[0];
@@ -193,10 +272,10 @@ public final class LinalgOps {
       throw Check.fail("linear", "tensors are on different devices (" + x.device() + " vs " + bias.device() + ")",
           "x", x, "bias", bias);
     }
-    Tensor biasT = bias == null ? null : bias.to(x.dtype());
+    Tensor biasT = bias == null ? null : bias.to(computeDtype(x, weight));
     Tensor y = product(x, Views.transpose(weight, 0, 1), biasT, m, out);
     return Autograd.record(LINEAR.name(), y, (ctx, g) -> new Tensor[] {
-        ctx.edgeNeeded(0) ? g.matmul(ctx.in(1)) : null,
+        ctx.edgeNeeded(0) ? mm(g, ctx.in(1)).to(ctx.in(0).dtype()) : null,
         ctx.edgeNeeded(1) ? weightGrad(g, ctx.in(0), ctx.in(1)) : null,
         ctx.edgeNeeded(2) ? g.sumTo(new int[] {out}) : null}, new Tensor[] {x, weight, biasT});
   }
@@ -217,7 +296,7 @@ public final class LinalgOps {
     long size = (long) in * out;
     if (g.dtype() != DType.F32 || !weight.isLeaf() || size < DEFER_MIN || 2L * m * (in + out) > size
         || weight.dtype() != DType.F32 || !weight.device().isCpu() || !Deferred.consumedInBlocks(weight)) {
-      return Views.transpose(g, 0, 1).matmul(x);
+      return mm(Views.transpose(g, 0, 1), x).to(weight.dtype());
     }
     // The copies leave every scope: the gradient may be read after the step's scope closed. release()
     // hands them back to the pool (zeroGrad, or once the product is computed).
@@ -272,10 +351,11 @@ public final class LinalgOps {
    * {@code bias} broadcast to [m, n] when it is not null: the bias is GEMM's starting C.
    */
   private static Tensor product(Tensor a, Tensor b, Tensor bias, int m, int n) {
-    Tensor out = a.newEmpty(m, n); // the bias copy or GEMM's beta 0 writes all
+    Tensor out = a.newEmpty(computeDtype(a, b), m, n); // the bias copy or GEMM's beta 0 writes all
     Backend backend = ElementwiseOps.backend(out);
     if (bias != null) backend.copy(Views.expand(bias, new int[] {m, n}), out);
-    backend.matmul(Views.batchOfOne(a), Views.batchOfOne(b), Views.batchOfOne(out), bias != null);
+    backend.matmul(Views.batchOfOne(gemmOperand(backend, a)), Views.batchOfOne(gemmOperand(backend, b)),
+        Views.batchOfOne(out), bias != null);
     return out;
   }
 
@@ -289,7 +369,11 @@ public final class LinalgOps {
     if (a.dim() != 1 || b.dim() != 1 || a.shapeRef()[0] != b.shapeRef()[0]) {
       throw Check.fail("dot", "expects two 1-d tensors of the same length", "a", a, "b", b);
     }
-    return matmul(a, b);
+    if (Autocast.dtype() != null) {
+      a = Autocast.input(DOT.name(), a);
+      b = Autocast.input(DOT.name(), b);
+    }
+    return matmulAsGiven(a, b);
   }
 
   static boolean isF64(Tensor t) {

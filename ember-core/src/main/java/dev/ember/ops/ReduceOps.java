@@ -12,6 +12,7 @@ import static dev.ember.ops.Reads.INPUTS_AND_OUTPUT;
 import static dev.ember.ops.Reads.NOTHING;
 import static dev.ember.ops.Reads.OUTPUT;
 
+import dev.ember.amp.Autocast;
 import dev.ember.autograd.Autograd;
 import dev.ember.autograd.Grad;
 import dev.ember.backend.ReduceOp;
@@ -94,6 +95,7 @@ public final class ReduceOps {
 
   /** Sum over dims (null: all). Integers and bools sum to I64, as PyTorch. */
   public static Tensor sum(Tensor x, int[] dims, boolean keepDim) {
+    x = Autocast.input(SUM.name(), x); // FLOAT32 ops: half inputs run in F32
     if (x.dtype().isHalf()) return sum(x.to(DType.F32), dims, keepDim).to(x.dtype()); // in F32, rounded once on store
     int[] axes = normAxes(SUM.name(), x, dims);
     DType dt = SUM.dtypes().result(x.dtype());
@@ -105,6 +107,7 @@ public final class ReduceOps {
   }
 
   public static Tensor mean(Tensor x, int[] dims, boolean keepDim) {
+    x = Autocast.input(MEAN.name(), x); // FLOAT32 ops: half inputs run in F32
     if (x.dtype().isHalf()) return mean(x.to(DType.F32), dims, keepDim).to(x.dtype()); // in F32, rounded once on store
     Check.floating(MEAN.name(), x);
     int[] axes = normAxes(MEAN.name(), x, dims);
@@ -115,6 +118,7 @@ public final class ReduceOps {
 
   /** Variance with Bessel's correction when {@code unbiased}. */
   public static Tensor var(Tensor x, int[] dims, boolean unbiased, boolean keepDim) {
+    x = Autocast.input(VAR.name(), x); // FLOAT32 ops: half inputs run in F32
     if (x.dtype().isHalf()) return var(x.to(DType.F32), dims, unbiased, keepDim).to(x.dtype()); // in F32, rounded once on store
     Check.floating(VAR.name(), x);
     int[] axes = normAxes(VAR.name(), x, dims);
@@ -125,6 +129,7 @@ public final class ReduceOps {
   }
 
   public static Tensor std(Tensor x, int[] dims, boolean unbiased, boolean keepDim) {
+    x = Autocast.input(STD.name(), x); // FLOAT32 ops: half inputs run in F32
     if (x.dtype().isHalf()) return std(x.to(DType.F32), dims, unbiased, keepDim).to(x.dtype()); // in F32, rounded once on store
     int[] axes = normAxes(STD.name(), x, dims); // errors name std, not the var it is built on
     return var(x, axes, unbiased, keepDim).sqrt();
@@ -132,6 +137,7 @@ public final class ReduceOps {
 
   /** Product; the gradient is exact with zeros present (no division by zero). */
   public static Tensor prod(Tensor x, int[] dims, boolean keepDim) {
+    x = Autocast.input(PROD.name(), x); // FLOAT32 ops: half inputs run in F32
     if (x.dtype().isHalf()) return prod(x.to(DType.F32), dims, keepDim).to(x.dtype()); // in F32, rounded once on store
     int[] axes = normAxes(PROD.name(), x, dims);
     DType dt = PROD.dtypes().result(x.dtype());
@@ -240,6 +246,7 @@ public final class ReduceOps {
 
   /** log(sum(exp(x))) computed stably by subtracting the max. */
   public static Tensor logsumexp(Tensor x, int[] dims, boolean keepDim) {
+    x = Autocast.input(LOGSUMEXP.name(), x); // FLOAT32 ops: half inputs run in F32
     if (x.dtype().isHalf()) return logsumexp(x.to(DType.F32), dims, keepDim).to(x.dtype()); // in F32, rounded once on store
     Check.floating(LOGSUMEXP.name(), x);
     int[] axes = normAxes(LOGSUMEXP.name(), x, dims);
@@ -254,6 +261,7 @@ public final class ReduceOps {
 
   /** Vector norm over dims: p = 1, 2 or infinity. */
   public static Tensor norm(Tensor x, double p, int[] dims, boolean keepDim) {
+    x = Autocast.input(NORM.name(), x); // FLOAT32 ops: half inputs run in F32
     if (x.dtype().isHalf()) return norm(x.to(DType.F32), p, dims, keepDim).to(x.dtype()); // in F32, rounded once on store
     Check.floating(NORM.name(), x);
     int[] axes = normAxes(NORM.name(), x, dims); // errors name norm, not the sum or amax it is built on
@@ -282,6 +290,7 @@ public final class ReduceOps {
 
   /** softmax (log=false) or log_softmax along dim, numerically stable. */
   public static Tensor softmax(Tensor x, int dim, boolean log) {
+    x = Autocast.input((log ? LOG_SOFTMAX : SOFTMAX).name(), x); // FLOAT32 ops: half inputs run in F32
     if (x.dtype().isHalf()) return softmax(x.to(DType.F32), dim, log).to(x.dtype()); // in F32, rounded once on store
     String name = (log ? LOG_SOFTMAX : SOFTMAX).name();
     Check.floating(name, x);
@@ -306,6 +315,7 @@ public final class ReduceOps {
   }
 
   public static Tensor cumsum(Tensor x, int dim) {
+    x = Autocast.input(CUMSUM.name(), x); // FLOAT32 ops: half inputs run in F32
     if (x.dtype().isHalf()) return cumsum(x.to(DType.F32), dim).to(x.dtype()); // in F32, rounded once on store
     int axis = Check.axis(CUMSUM.name(), dim, x.dim(), x);
     DType dt = CUMSUM.dtypes().result(x.dtype());

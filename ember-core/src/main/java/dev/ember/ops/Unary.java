@@ -8,6 +8,7 @@ import static dev.ember.ops.Reads.INPUTS_AND_OUTPUT;
 import static dev.ember.ops.Reads.NOTHING;
 import static dev.ember.ops.Reads.OUTPUT;
 
+import dev.ember.amp.Autocast;
 import dev.ember.autograd.Autograd;
 import dev.ember.autograd.Grad;
 import dev.ember.backend.UnaryOp;
@@ -94,6 +95,8 @@ public enum Unary {
   private final UnaryOp primitive;
   private final Composite composite;
   private final Rule rule;
+  /** Whether autocast casts this op's input ({@link Autocast}'s lists name it): the others never read its state. */
+  private final boolean autocast;
 
   /** An op with a backend primitive. */
   Unary(String name, DTypePolicy dtypes, Reads reads, UnaryOp primitive, Rule rule) {
@@ -112,6 +115,7 @@ public enum Unary {
     this.primitive = primitive;
     this.composite = composite;
     this.rule = rule;
+    this.autocast = Autocast.policy(name) != Autocast.Policy.UNCHANGED;
   }
 
   /** The definition this constant gives the registry. */
@@ -130,6 +134,7 @@ public enum Unary {
    * exp's backward must not fail because x changed in place after the forward.
    */
   Tensor apply(Tensor x, double param) {
+    if (autocast) x = Autocast.input(def.name(), x);
     if (x.dtype().isHalf()) { // computed in F32, rounded once to the half dtype on store
       return apply(x.to(DType.F32), param).to(def.dtypes().result(x.dtype()));
     }

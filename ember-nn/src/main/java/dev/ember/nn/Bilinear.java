@@ -1,5 +1,6 @@
 package dev.ember.nn;
 
+import dev.ember.nn.functional.F;
 import dev.ember.nn.init.Init;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.Generator;
@@ -9,7 +10,7 @@ import java.util.Arrays;
 /**
  * y[..., o] = x1[..., i] W[o, i, j] x2[..., j] + b[o], as {@code nn.Bilinear}; weight and bias
  * initialised U(-1/sqrt(in1), 1/sqrt(in1)). Computed as one GEMM of x1 against W laid out as
- * [in1, out * in2], then a row-wise product with x2 and a sum.
+ * [in1, out * in2], then a row-wise product with x2 and a sum ({@link F#bilinear}).
  */
 public class Bilinear extends Module {
   private final int in1;
@@ -47,15 +48,7 @@ public class Bilinear extends Module {
       throw Check.fail("Bilinear", "inputs must be [..., in1_features (" + in1 + ")] and [..., in2_features ("
           + in2 + ")] with the same leading dims", "input1", x1, "input2", x2);
     }
-    int[] lead = Arrays.copyOf(x1.shape(), x1.dim() - 1);
-    Tensor a = x1.reshape(-1, in1);
-    Tensor b = x2.reshape(-1, in2);
-    Tensor w = weight().permute(1, 0, 2).reshape(in1, out * in2);
-    Tensor y = a.matmul(w).reshape(-1, out, in2).mul(b.unsqueeze(1)).sum(2, false);
-    if (hasParam("bias")) y = y.add(bias());
-    int[] shape = Arrays.copyOf(lead, lead.length + 1);
-    shape[lead.length] = out;
-    return y.reshape(shape);
+    return F.bilinear(x1, x2, weight(), hasParam("bias") ? bias() : null);
   }
 
   @Override

@@ -471,6 +471,12 @@ public final class CpuBackend implements Backend {
     Matmul.run(k, a, b, out, beta);
   }
 
+  /** GEMM widens BF16/F16 operands while it packs them: see {@link Matmul}. */
+  @Override
+  public boolean matmulReadsHalf() {
+    return true;
+  }
+
   @Override
   public void matmulRows(View a, View b, RowSink sink) {
     Matmul.rows(k, a, b, sink);

@@ -57,6 +57,27 @@ public interface FloatKernels {
       float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc);
 
   /**
+   * {@link #sgemm} with either operand (or both) read from BF16/F16 bit patterns: for each of A and B exactly one of
+   * the float32 array ({@code a}, {@code b}) and the {@link HalfOperand} ({@code ah}, {@code bh}) is non-null, and
+   * offsets and leading dimensions count elements of whichever it is. Every element of C has the bits sgemm gives
+   * on the operands widened to float32 first. This form widens the half operands whole and calls sgemm; the
+   * Vector API one widens them while it packs them, so a BF16 weight is read at half the bytes.
+   */
+  default void sgemmHalf(boolean transA, boolean transB, int m, int n, int k, float alpha,
+      float[] a, HalfOperand ah, int aOff, int lda, float[] b, HalfOperand bh, int bOff, int ldb,
+      float beta, float[] c, int cOff, int ldc) {
+    if (ah != null) {
+      a = ah.widen(aOff, transA ? HalfOperand.span(k, m, lda) : HalfOperand.span(m, k, lda));
+      aOff = 0;
+    }
+    if (bh != null) {
+      b = bh.widen(bOff, transB ? HalfOperand.span(n, k, ldb) : HalfOperand.span(k, n, ldb));
+      bOff = 0;
+    }
+    sgemm(transA, transB, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
+  }
+
+  /**
    * op(A) op(B) (m x n, arguments as in {@link #sgemm}) handed to {@code sink} in blocks of rows, each element
    * with the bits sgemm at alpha 1 and beta 0 gives it (see {@link dev.ember.backend.Backend#matmulRows}).
    * This form computes the whole product first; the Vector API one keeps a block at a time.

@@ -10,7 +10,8 @@ import dev.ember.tensor.Device;
 /**
  * Batched matmul on rank-3 operands. A transposed operand (unit stride on its first matrix axis)
  * is passed to GEMM as such, so A^T B and A B^T never materialise the transpose; any other
- * layout is copied to contiguous first.
+ * layout is copied to contiguous first. With a float32 output, either operand may be BF16 or F16:
+ * GEMM reads its bits and widens them as it packs ({@link FloatKernels#sgemmHalf}).
  */
 final class Matmul {
   private Matmul() {}
@@ -31,8 +32,10 @@ final class Matmul {
       }
       return;
     }
-    View a2 = gemmable(a);
-    View b2 = gemmable(b);
+    View a2 = gemmable(a, out.dtype());
+    View b2 = gemmable(b, out.dtype());
+    HalfOperand ah = half(a2);
+    HalfOperand bh = half(b2);
     boolean ta = isTransposed(a2);
     boolean tb = isTransposed(b2);
     int lda = ld(a2, ta);
@@ -49,7 +52,10 @@ final class Matmul {
       int ao = a2.offset() + i * sa;
       int bo = b2.offset() + i * sb;
       int co = out.offset() + i * sc;
-      if (out.dtype() == DType.F32) {
+      if (ah != null || bh != null) {
+        k.sgemmHalf(ta, tb, m, n, kk, 1f, ah == null ? a2.storage().floats() : null, ah, ao, lda,
+            bh == null ? b2.storage().floats() : null, bh, bo, ldb, beta, out.storage().floats(), co, ldc);
+      } else if (out.dtype() == DType.F32) {
         k.sgemm(ta, tb, m, n, kk, 1f, a2.storage().floats(), ao, lda, b2.storage().floats(), bo, ldb,
             beta, out.storage().floats(), co, ldc);
       } else {
@@ -70,24 +76,32 @@ final class Matmul {
     int kk = a.shapeRef()[1];
     int n = b.shapeRef()[1];
     if (m == 0) return;
-    View a2 = gemmable(StridedView.batchOfOne(a));
-    View b2 = gemmable(StridedView.batchOfOne(b));
+    View a2 = gemmable(StridedView.batchOfOne(a), DType.F32);
+    View b2 = gemmable(StridedView.batchOfOne(b), DType.F32);
     boolean ta = isTransposed(a2);
     boolean tb = isTransposed(b2);
     k.sgemmRows(ta, tb, m, n, kk, a2.storage().floats(), a2.offset(), ld(a2, ta), b2.storage().floats(), b2.offset(),
         ld(b2, tb), sink);
   }
 
-  /** A layout GEMM reads directly (row-major or transposed matrices), or a contiguous copy. */
-  private static View gemmable(View t) {
+  /**
+   * A layout GEMM reads directly (row-major or transposed matrices), or a contiguous copy: in {@code compute}
+   * (the output's dtype) for a BF16/F16 operand, whose values widen exactly, so the product's bits are the same.
+   */
+  private static View gemmable(View t, DType compute) {
     int[] s = t.stridesRef();
     int[] sh = t.shapeRef();
     boolean rowMajor = s[2] == 1 || sh[2] == 1;
     boolean colMajor = s[1] == 1 || sh[1] == 1;
     if ((rowMajor && s[1] >= Math.max(1, sh[2])) || (colMajor && s[2] >= Math.max(1, sh[1]))) return t;
-    StridedView c = StridedView.allocate(t.dtype(), sh);
+    StridedView c = StridedView.allocate(t.dtype().isHalf() ? compute : t.dtype(), sh);
     Device.CPU.backend().copy(t, c);
     return c;
+  }
+
+  /** A BF16/F16 operand's bits for {@link FloatKernels#sgemmHalf}, or null for a float32 one. */
+  private static HalfOperand half(View t) {
+    return t.dtype().isHalf() ? new HalfOperand(t.storage().halves(), t.dtype() == DType.BF16) : null;
   }
 
   private static boolean isTransposed(View t) {

@@ -81,6 +81,11 @@ public final class Attention {
   public static Tensor scaledDotProductAttention(Tensor q, Tensor k, Tensor v, Tensor attnMask, double dropoutP,
       boolean isCausal, Double scale, int window, Generator gen, Kernel kernel) {
     String op = "scaled_dot_product_attention";
+    Tensor[] ac = HalfCompute.lowered(op, q, k, v, attnMask); // autocast: both products from low-precision operands
+    q = ac[0];
+    k = ac[1];
+    v = ac[2];
+    attnMask = ac[3];
     int[] batch = checkShapes(op, q, k, v);
     for (Tensor t : new Tensor[] {k, v, attnMask}) {
       if (t != null && t.device() != q.device()) {
@@ -99,6 +104,10 @@ public final class Attention {
     }
     if (window < NO_WINDOW) {
       throw Check.fail(op, "window must be >= 0, or -1 for none (got " + window + ")", "query", q);
+    }
+    if (HalfCompute.applies(q, k, v, attnMask)) {
+      return HalfCompute.like(op, q, t -> scaledDotProductAttention(t[0], t[1], t[2], t[3], dropoutP, isCausal, scale,
+          window, gen, kernel), q, k, v, attnMask);
     }
     double sc = scale != null ? scale : 1 / Math.sqrt(e);
     long seed = dropoutP > 0 ? (gen == null ? Generator.global() : gen).nextLong() : 0;

@@ -128,6 +128,10 @@ public final class Convolution {
     int[] p = pair(op, "padding", padding, 0);
     int[] op2 = pair(op, "output_padding", outputPadding, 0);
     int[] d = pair(op, "dilation", dilation, 1);
+    Tensor[] ac = HalfCompute.lowered(op, input, weight, bias);
+    input = ac[0];
+    weight = ac[1];
+    bias = ac[2];
     Check.floating(op, input);
     boolean unbatched = input.dim() == 3;
     if (input.dim() != 3 && input.dim() != 4) {
@@ -136,6 +140,10 @@ public final class Convolution {
     }
     Tensor x = unbatched ? input.unsqueeze(0) : input;
     checkWeight(op, 4, input, weight, bias);
+    if (HalfCompute.applies(input)) {
+      return HalfCompute.like(op, input, t -> convTranspose2d(t[0], t[1], t[2], s, p, op2, groups, d), input, weight,
+          bias);
+    }
     int cin = x.size(1);
     if (groups <= 0) throw Check.fail(op, "groups must be positive, got " + groups, "input", input, "weight", weight);
     if (weight.size(0) != cin) {
@@ -194,6 +202,10 @@ public final class Convolution {
    */
   private static Tensor conv(String op, int dims, Tensor input, Tensor weight, Tensor bias, int[] s, int[] pads,
       int[] d, int groups, String paddingMode) {
+    Tensor[] ac = HalfCompute.lowered(op, input, weight, bias); // autocast: F32 operands in low precision
+    input = ac[0];
+    weight = ac[1];
+    bias = ac[2];
     Check.floating(op, input);
     boolean unbatched = input.dim() == dims + 1;
     if (input.dim() != dims + 1 && input.dim() != dims + 2) {
@@ -201,6 +213,11 @@ public final class Convolution {
           + input.dim(), "input", input, "weight", weight);
     }
     checkWeight(op, dims + 2, input, weight, bias);
+    if (HalfCompute.applies(input)) {
+      int[] pads0 = pads;
+      return HalfCompute.like(op, input, t -> conv(op, dims, t[0], t[1], t[2], s, pads0, d, groups, paddingMode),
+          input, weight, bias);
+    }
     Tensor x = unbatched ? input.unsqueeze(0) : input;
     int c = x.size(1);
     int o = weight.size(0);

@@ -12,7 +12,9 @@ import dev.ember.tensor.Tensor;
  * the expectation is unchanged and eval is the identity); {@code p = 1} gives zeros. The mask is
  * drawn from the given {@link Generator} in row-major order, one uniform per element (or channel),
  * so the same seed gives the same mask on every machine. The gradient is the upstream gradient
- * times the same scaled mask (the op is a multiplication by a constant tensor).
+ * times the same scaled mask (the op is a multiplication by a constant tensor). On a BF16/F16 input the mask holds
+ * the scale rounded to that dtype and the product is rounded once (torch's CPU dropout, bit for bit); alpha dropout
+ * computes in F32 and rounds once.
  */
 public final class Dropouts {
   private Dropouts() {}
@@ -52,6 +54,9 @@ public final class Dropouts {
     checkP("alpha_dropout", p, input);
     if (!training || p == 0) return input;
     Check.floating("alpha_dropout", input);
+    if (HalfCompute.applies(input)) {
+      return HalfCompute.like("alpha_dropout", input, t -> alphaDropout(t[0], p, training, gen), input);
+    }
     if (p == 1) return input.mul(0);
     double alphaPrime = -1.7580993408473766; // -scale * alpha of SELU
     double a = 1 / Math.sqrt((alphaPrime * alphaPrime * p + 1) * (1 - p));
@@ -83,6 +88,9 @@ public final class Dropouts {
    * any device drops the same elements for a seed.
    */
   static Tensor mask(DType dtype, int[] shape, double p, Generator gen) {
+    // BF16/F16: the scale rounded to the half dtype, as torch's bernoulli_(1 - p).div_(1 - p) on a half tensor, so
+    // the product with the input (computed in F32, rounded once) is torch's bit for bit
+    if (dtype.isHalf()) return mask(DType.F32, shape, p, gen).to(dtype);
     Tensor m = Tensor.empty(dtype, shape);
     double keep = p >= 1 ? 0 : 1 / (1 - p);
     Device.CPU.backend().random().bernoulli(m, 1 - p, keep, gen);

@@ -60,6 +60,19 @@ public final class Embeddings {
             "hint", "indices must be in [0, num_embeddings)");
       }
     }
+    if (HalfCompute.applies(weight)) {
+      // the rows are exact in F32 and the gradient of repeated indices adds up in F32 before its one rounding;
+      // a max_norm renormalization of the F32 copy is rounded back into the caller's weight
+      Tensor w32 = HalfCompute.widen(weight);
+      long version = w32.version();
+      Tensor y = HalfCompute.like(op, weight, t -> embedding(input, t[0], paddingIdx, maxNorm, normType), w32);
+      if (w32 != weight && w32.version() != version) { // (under autocast an F32 weight was renormalized itself)
+        try (Grad ignored = Grad.off()) {
+          weight.copy_(w32);
+        }
+      }
+      return y;
+    }
     if (maxNorm != null) renorm(weight, idx, maxNorm, normType);
     Tensor flat = Tensor.of(idx, idx.length).to(weight.device());
     Tensor rows;

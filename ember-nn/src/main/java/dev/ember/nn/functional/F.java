@@ -4,6 +4,7 @@ import dev.ember.ops.LinalgOps;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
+import java.util.Arrays;
 
 /**
  * The functional API in one place, as {@code torch.nn.functional}: {@code F.relu(x)},
@@ -31,6 +32,39 @@ public final class F {
           weight);
     }
     return LinalgOps.linearOfCheckedShapes(input, weight, bias);  // the shapes are checked here only
+  }
+
+  /**
+   * y = x1^T A x2 + b as F.bilinear: input1 [..., in1] and input2 [..., in2] with the same leading dims, weight
+   * [out, in1, in2], bias [out] or null; the result is [..., out]. Under autocast its product takes low-precision
+   * operands; on BF16/F16 operands it computes in F32 and rounds once.
+   */
+  public static Tensor bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor bias) {
+    String op = "bilinear";
+    Tensor[] a = HalfCompute.lowered(op, input1, input2, weight, bias);
+    Tensor x1 = a[0], x2 = a[1], w = a[2], b = a[3];
+    Check.floating(op, x1);
+    if (w.dim() != 3 || x1.dim() == 0 || x2.dim() == 0 || x1.size(-1) != w.size(1) || x2.size(-1) != w.size(2)
+        || !Arrays.equals(Arrays.copyOf(x1.shapeRef(), x1.dim() - 1), Arrays.copyOf(x2.shapeRef(), x2.dim() - 1))) {
+      throw Check.fail(op, "inputs must be [..., in1_features] and [..., in2_features] with the same leading dims,"
+          + " weight [out_features, in1_features, in2_features]", "input1", x1, "input2", x2, "weight", w);
+    }
+    if (b != null && (b.dim() != 1 || b.size(0) != w.size(0))) {
+      throw Check.fail(op, "bias must be [out_features] = [" + w.size(0) + "]", "bias", b, "weight", w);
+    }
+    HalfCompute.requireSame(op, "input1", x1, "input2", x2, "weight", w, "bias", b);
+    if (HalfCompute.applies(a)) return HalfCompute.like(op, x1, t -> bilinear(t[0], t[1], t[2], t[3]), a);
+    int out = w.size(0);
+    int in1 = w.size(1);
+    int in2 = w.size(2);
+    int[] lead = Arrays.copyOf(x1.shapeRef(), x1.dim() - 1);
+    // one GEMM: x1 [M, in1] x A viewed as [in1, out * in2], then the product with x2 summed over in2
+    Tensor wm = w.permute(1, 0, 2).reshape(in1, out * in2);
+    Tensor y = x1.reshape(-1, in1).matmul(wm).reshape(-1, out, in2).mul(x2.reshape(-1, in2).unsqueeze(1)).sum(2, false);
+    if (b != null) y = y.add(b);
+    int[] shape = Arrays.copyOf(lead, lead.length + 1);
+    shape[lead.length] = out;
+    return y.reshape(shape);
   }
 
   /** F.linear without a bias. */
@@ -453,6 +487,17 @@ public final class F {
   /** See {@link Recurrent#lstmCell(Tensor, Tensor)}. */
   public static Tensor lstmCell(Tensor gates, Tensor c) {
     return Recurrent.lstmCell(gates, c);
+  }
+
+  /** See {@link Recurrent#gruCell(Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)}. */
+  public static Tensor gruCell(Tensor input, Tensor hx, Tensor wIh, Tensor wHh, Tensor bIh, Tensor bHh) {
+    return Recurrent.gruCell(input, hx, wIh, wHh, bIh, bHh);
+  }
+
+  /** See {@link Recurrent#rnnCell(Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, String)}. */
+  public static Tensor rnnCell(Tensor input, Tensor hx, Tensor wIh, Tensor wHh, Tensor bIh, Tensor bHh,
+      String nonlinearity) {
+    return Recurrent.rnnCell(input, hx, wIh, wHh, bIh, bHh, nonlinearity);
   }
 
   /** See {@link Pooling#maxPool2d(Tensor, int)}. */

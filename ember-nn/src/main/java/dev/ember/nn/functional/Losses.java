@@ -29,6 +29,10 @@ import java.util.Arrays;
  * ignore index (default {@link #IGNORE_INDEX}, -100), and have the input's shape without its
  * class dim 1: input {@code [N, C]} with target {@code [N]}, input {@code [N, C, d1, ...]} with
  * target {@code [N, d1, ...]}, or an unbatched input {@code [C]} with a 0-d target.
+ *
+ * <p>BF16/F16 operands are widened to F32, the loss computed in F32 and rounded once: it is returned in the half
+ * dtype when every floating operand has it (as torch returns bfloat16 for bfloat16 logits), and in F32 when a half
+ * operand meets an F32 one.
  */
 public final class Losses {
   private Losses() {}
@@ -51,6 +55,9 @@ public final class Losses {
 
   /** {@code (input - target)^2} per element, then {@code reduction}. */
   public static Tensor mseLoss(Tensor input, Tensor target, Reduction reduction) {
+    if (HalfCompute.applies(input, target)) {
+      return HalfCompute.loss("mse_loss", t -> mseLoss(t[0], t[1], reduction), input, target);
+    }
     pointwise("mse_loss", input, target, reduction);
     return reduce(input.sub(target).square(), reduction);
   }
@@ -61,6 +68,9 @@ public final class Losses {
 
   /** {@code |input - target|} per element, then {@code reduction}; the gradient at 0 is 0, as PyTorch. */
   public static Tensor l1Loss(Tensor input, Tensor target, Reduction reduction) {
+    if (HalfCompute.applies(input, target)) {
+      return HalfCompute.loss("l1_loss", t -> l1Loss(t[0], t[1], reduction), input, target);
+    }
     pointwise("l1_loss", input, target, reduction);
     return reduce(input.sub(target).abs(), reduction);
   }
@@ -78,6 +88,9 @@ public final class Losses {
    * {@code |d| - 0.5 beta}. {@code beta = 0} is the L1 loss; default 1.0. As F.smooth_l1_loss.
    */
   public static Tensor smoothL1Loss(Tensor input, Tensor target, Reduction reduction, double beta) {
+    if (HalfCompute.applies(input, target)) {
+      return HalfCompute.loss("smooth_l1_loss", t -> smoothL1Loss(t[0], t[1], reduction, beta), input, target);
+    }
     pointwise("smooth_l1_loss", input, target, reduction);
     if (!(beta >= 0)) throw Check.fail("smooth_l1_loss", "beta must be non-negative, got " + beta);
     Tensor d = input.sub(target);
@@ -99,6 +112,9 @@ public final class Losses {
    * {@code delta (|d| - 0.5 delta)}; {@code delta > 0}, default 1.0. As F.huber_loss.
    */
   public static Tensor huberLoss(Tensor input, Tensor target, Reduction reduction, double delta) {
+    if (HalfCompute.applies(input, target)) {
+      return HalfCompute.loss("huber_loss", t -> huberLoss(t[0], t[1], reduction, delta), input, target);
+    }
     pointwise("huber_loss", input, target, reduction);
     if (!(delta > 0)) throw Check.fail("huber_loss", "delta must be positive, got " + delta);
     Tensor d = input.sub(target);
@@ -124,6 +140,9 @@ public final class Losses {
    * As F.binary_cross_entropy; the input must hold values in [0, 1].
    */
   public static Tensor bceLoss(Tensor input, Tensor target, Tensor weight, Reduction reduction) {
+    if (HalfCompute.applies(input, target, weight)) {
+      return HalfCompute.loss("binary_cross_entropy", t -> bceLoss(t[0], t[1], t[2], reduction), input, target, weight);
+    }
     String op = "binary_cross_entropy";
     pointwise(op, input, target, reduction);
     if (weight != null) broadcastsTo(op, "weight", weight, input, target);
@@ -150,6 +169,10 @@ public final class Losses {
    */
   public static Tensor bceWithLogits(Tensor input, Tensor target, Tensor weight, Reduction reduction,
       Tensor posWeight) {
+    if (HalfCompute.applies(input, target, weight, posWeight)) {
+      return HalfCompute.loss("binary_cross_entropy_with_logits", t -> bceWithLogits(t[0], t[1], t[2], reduction, t[3]),
+          input, target, weight, posWeight);
+    }
     String op = "binary_cross_entropy_with_logits";
     pointwise(op, input, target, reduction);
     if (weight != null) broadcastsTo(op, "weight", weight, input, target);
@@ -260,6 +283,11 @@ public final class Losses {
    */
   public static Tensor crossEntropy(Tensor input, Tensor target, Tensor weight, int ignoreIndex, Reduction reduction,
       double labelSmoothing) {
+    if (HalfCompute.applies(input, target, weight)) {
+      return HalfCompute.loss("cross_entropy",
+          t -> crossEntropy(t[0], t[1], t[2], ignoreIndex, reduction, labelSmoothing),
+          input, target, weight);
+    }
     String op = "cross_entropy";
     checkReduction(op, reduction);
     checkSmoothing(op, labelSmoothing);
@@ -357,6 +385,10 @@ public final class Losses {
    * by {@code sum(w[y])} over the counted elements. As F.nll_loss.
    */
   public static Tensor nllLoss(Tensor input, Tensor target, Tensor weight, int ignoreIndex, Reduction reduction) {
+    if (HalfCompute.applies(input, target, weight)) {
+      return HalfCompute.loss("nll_loss", t -> nllLoss(t[0], t[1], t[2], ignoreIndex, reduction),
+          input, target, weight);
+    }
     String op = "nll_loss";
     checkReduction(op, reduction);
     floating(op, "input", input, io(input, target));
@@ -384,6 +416,9 @@ public final class Losses {
    * (sum / input.size(0)), the true KL divergence; MEAN averages over all elements, as F.kl_div.
    */
   public static Tensor klDiv(Tensor input, Tensor target, Reduction reduction, boolean logTarget) {
+    if (HalfCompute.applies(input, target)) {
+      return HalfCompute.loss("kl_div", t -> klDiv(t[0], t[1], reduction, logTarget), input, target);
+    }
     String op = "kl_div";
     if (reduction == null) throw Check.fail(op, "reduction must not be null", "hint", "pass Reduction.MEAN");
     floating(op, "input", input, io(input, target));
@@ -420,6 +455,10 @@ public final class Losses {
    */
   public static Tensor cosineEmbeddingLoss(Tensor input1, Tensor input2, Tensor target, double margin,
       Reduction reduction) {
+    if (HalfCompute.applies(input1, input2, target)) {
+      return HalfCompute.loss("cosine_embedding_loss", t -> cosineEmbeddingLoss(t[0], t[1], t[2], margin, reduction),
+          input1, input2, target);
+    }
     String op = "cosine_embedding_loss";
     checkReduction(op, reduction);
     floating(op, "input1", input1, "input1", input1, "input2", input2);
@@ -457,6 +496,10 @@ public final class Losses {
   /** {@code max(0, -y (x1 - x2) + margin)} per element (y usually 1 or -1), as F.margin_ranking_loss. */
   public static Tensor marginRankingLoss(Tensor input1, Tensor input2, Tensor target, double margin,
       Reduction reduction) {
+    if (HalfCompute.applies(input1, input2, target)) {
+      return HalfCompute.loss("margin_ranking_loss", t -> marginRankingLoss(t[0], t[1], t[2], margin, reduction),
+          input1, input2, target);
+    }
     String op = "margin_ranking_loss";
     checkReduction(op, reduction);
     floating(op, "input1", input1, "input1", input1, "input2", input2);
@@ -480,6 +523,10 @@ public final class Losses {
    * As F.hinge_embedding_loss.
    */
   public static Tensor hingeEmbeddingLoss(Tensor input, Tensor target, double margin, Reduction reduction) {
+    if (HalfCompute.applies(input, target)) {
+      return HalfCompute.loss("hinge_embedding_loss", t -> hingeEmbeddingLoss(t[0], t[1], margin, reduction),
+          input, target);
+    }
     String op = "hinge_embedding_loss";
     checkReduction(op, reduction);
     floating(op, "input", input, io(input, target));
@@ -506,6 +553,11 @@ public final class Losses {
    */
   public static Tensor tripletMarginLoss(Tensor anchor, Tensor positive, Tensor negative, double margin, double p,
       double eps, boolean swap, Reduction reduction) {
+    if (HalfCompute.applies(anchor, positive, negative)) {
+      return HalfCompute.loss("triplet_margin_loss",
+          t -> tripletMarginLoss(t[0], t[1], t[2], margin, p, eps, swap, reduction),
+          anchor, positive, negative);
+    }
     String op = "triplet_margin_loss";
     checkReduction(op, reduction);
     floating(op, "anchor", anchor, "anchor", anchor);
@@ -547,6 +599,10 @@ public final class Losses {
    */
   public static Tensor sigmoidFocalLoss(Tensor input, Tensor target, double alpha, double gamma,
       Reduction reduction) {
+    if (HalfCompute.applies(input, target)) {
+      return HalfCompute.loss("sigmoid_focal_loss", t -> sigmoidFocalLoss(t[0], t[1], alpha, gamma, reduction),
+          input, target);
+    }
     String op = "sigmoid_focal_loss";
     pointwise(op, input, target, reduction);
     if (!(gamma >= 0)) throw Check.fail(op, "gamma must be non-negative, got " + gamma, "input", input);
@@ -581,6 +637,10 @@ public final class Losses {
    */
   public static Tensor focalLoss(Tensor input, Tensor target, Tensor alpha, double gamma, int ignoreIndex,
       Reduction reduction) {
+    if (HalfCompute.applies(input, target, alpha)) {
+      return HalfCompute.loss("focal_loss", t -> focalLoss(t[0], t[1], t[2], gamma, ignoreIndex, reduction),
+          input, target, alpha);
+    }
     String op = "focal_loss";
     checkReduction(op, reduction);
     floating(op, "input", input, io(input, target));
@@ -613,6 +673,9 @@ public final class Losses {
    * smooth 1e-5 as there.
    */
   public static Tensor diceLoss(Tensor input, Tensor target, double smooth, Reduction reduction) {
+    if (HalfCompute.applies(input, target)) {
+      return HalfCompute.loss("dice_loss", t -> diceLoss(t[0], t[1], smooth, reduction), input, target);
+    }
     String op = "dice_loss";
     checkReduction(op, reduction);
     floating(op, "input", input, io(input, target));
@@ -663,6 +726,10 @@ public final class Losses {
    */
   public static Tensor polyLoss(Tensor input, Tensor target, double epsilon, double labelSmoothing, int ignoreIndex,
       Reduction reduction) {
+    if (HalfCompute.applies(input, target)) {
+      return HalfCompute.loss("poly_loss", t -> polyLoss(t[0], t[1], epsilon, labelSmoothing, ignoreIndex, reduction),
+          input, target);
+    }
     String op = "poly_loss";
     checkReduction(op, reduction);
     checkSmoothing(op, labelSmoothing);

@@ -3,6 +3,7 @@ package dev.ember.nn.functional;
 import static dev.ember.ops.DTypePolicy.FLOATING_ONLY;
 import static dev.ember.ops.OpDef.of;
 import static dev.ember.ops.Reads.INPUTS;
+import static dev.ember.ops.Reads.INPUTS_AND_OUTPUT;
 import static dev.ember.ops.Reads.NOTHING;
 
 import dev.ember.ops.OpDef;
@@ -18,7 +19,9 @@ import java.util.List;
  * binary_cross_entropy(_with_logits) and cross_entropy, and the dropouts, record no node of their own: they are
  * composed of core ops, and what their backward reads is what those ops read. {@code embedding} is core's
  * definition (the nn function records under the same name). Every nn op takes floating-point tensors only and
- * computes in their dtype; arity counts every tensor argument, optional ones (bias, weights, masks) included.
+ * computes in their dtype (BF16/F16 in F32, rounded once to the half dtype); arity counts every tensor argument,
+ * optional ones (bias, weights, masks) included. Under {@link dev.ember.amp.Autocast} each follows the policy its
+ * name has in {@code Autocast}'s lists.
  */
 public final class NnOps implements OpDefinitions {
   /** For {@link java.util.ServiceLoader}. */
@@ -51,8 +54,10 @@ public final class NnOps implements OpDefinitions {
       of("triplet_margin_loss", 3, FLOATING_ONLY, NOTHING), of("sigmoid_focal_loss", 2, FLOATING_ONLY, INPUTS),
       of("focal_loss", 3, FLOATING_ONLY, NOTHING), of("dice_loss", 2, FLOATING_ONLY, NOTHING),
       of("poly_loss", 2, FLOATING_ONLY, NOTHING),
-      // recurrent cell: gates and cell state
-      of("lstm_cell", 2, FLOATING_ONLY, INPUTS),
+      // recurrent cells: lstm_cell's fused step takes gates and cell state; gru_cell and rnn_cell (input, hx, w_ih,
+      // w_hh, b_ih, b_hh) and bilinear (input1, input2, weight, bias) are composed of core ops and read what they read
+      of("lstm_cell", 2, FLOATING_ONLY, INPUTS), of("gru_cell", 6, FLOATING_ONLY, INPUTS),
+      of("rnn_cell", 6, FLOATING_ONLY, INPUTS_AND_OUTPUT), of("bilinear", 4, FLOATING_ONLY, INPUTS),
       // dropout: a product with a constant mask, whose backward reads the mask only (the identity in eval)
       of("dropout", 1, FLOATING_ONLY, NOTHING), of("dropout1d", 1, FLOATING_ONLY, NOTHING),
       of("dropout2d", 1, FLOATING_ONLY, NOTHING), of("alpha_dropout", 1, FLOATING_ONLY, NOTHING));

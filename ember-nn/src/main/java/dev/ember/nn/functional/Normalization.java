@@ -2,6 +2,7 @@ package dev.ember.nn.functional;
 
 import dev.ember.autograd.Autograd;
 import dev.ember.autograd.Ctx;
+import dev.ember.autograd.Grad;
 import dev.ember.backend.NormalizationKernels;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
@@ -58,6 +59,20 @@ public final class Normalization {
     if (!training && runningMean == null) {
       throw Check.fail(op, "eval mode needs running_mean and running_var", "input", input,
           "hint", "pass training=true to normalize with the batch statistics");
+    }
+    if (HalfCompute.applies(input, runningMean, runningVar, weight, bias)) {
+      // the running statistics are updated on F32 copies and rounded back into the caller's tensors
+      Tensor rm = HalfCompute.widen(runningMean);
+      Tensor rv = HalfCompute.widen(runningVar);
+      Tensor y = HalfCompute.like(op, input, t -> batchNorm(t[0], rm, rv, t[1], t[2], training, momentum, eps), input,
+          weight, bias);
+      if (training && rm != runningMean) {
+        try (Grad ignored = Grad.off()) {
+          runningMean.copy_(rm);
+          runningVar.copy_(rv);
+        }
+      }
+      return y;
     }
     return training ? batchNormTrain(input, runningMean, runningVar, weight, bias, momentum, eps, n, c, s)
         : batchNormEval(input, runningMean, runningVar, weight, bias, eps, n, c, s);
@@ -156,6 +171,9 @@ public final class Normalization {
     int m = checkTrailing(op, input, normalizedShape);
     checkAffine(op, "weight", weight, normalizedShape, input);
     checkAffine(op, "bias", bias, normalizedShape, input);
+    if (HalfCompute.applies(input)) {
+      return HalfCompute.like(op, input, t -> layerNorm(t[0], normalizedShape, t[1], t[2], eps), input, weight, bias);
+    }
     int rows = m == 0 ? 0 : (int) (input.numel() / m);
     NormalizationKernels kernels = input.device().backend().normalization();
     Tensor x = input.contiguous();
@@ -185,7 +203,10 @@ public final class Normalization {
     Check.floating(op, input);
     int m = checkTrailing(op, input, normalizedShape);
     checkAffine(op, "weight", weight, normalizedShape, input);
-    double e = eps != null ? eps : input.dtype() == DType.F32 ? Math.ulp(1.0f) : Math.ulp(1.0);
+    double e = eps != null ? eps : machineEpsilon(input.dtype());
+    if (HalfCompute.applies(input)) {
+      return HalfCompute.like(op, input, t -> rmsNorm(t[0], normalizedShape, t[1], e), input, weight);
+    }
     int rows = m == 0 ? 0 : (int) (input.numel() / m);
     NormalizationKernels kernels = input.device().backend().normalization();
     Tensor x = input.contiguous();
@@ -222,6 +243,9 @@ public final class Normalization {
     }
     checkVector(op, "weight", weight, c, input);
     checkVector(op, "bias", bias, c, input);
+    if (HalfCompute.applies(input)) {
+      return HalfCompute.like(op, input, t -> groupNorm(t[0], numGroups, t[1], t[2], eps), input, weight, bias);
+    }
     int s = n * c == 0 ? 0 : (int) (input.numel() / ((long) n * c));
     int cpg = c / numGroups;
     int rows = n * numGroups;
@@ -256,6 +280,16 @@ public final class Normalization {
   }
 
   // ================================================================== shared
+
+  /** torch.finfo(dtype).eps: the gap between 1 and the next value of the dtype. */
+  private static double machineEpsilon(DType dtype) {
+    return switch (dtype) {
+      case F32 -> Math.ulp(1.0f);
+      case BF16 -> 0x1p-7;
+      case F16 -> 0x1p-10;
+      default -> Math.ulp(1.0);
+    };
+  }
 
   /**
    * The output of an affine pass over {@code input} ({@link NormalizationKernels#channelAffine} or
@@ -298,7 +332,10 @@ public final class Normalization {
     if (t.dim() != 1 || t.shapeRef()[0] != c) {
       throw Check.fail(op, name + " must have shape [C] = [" + c + "]", "input", input, name, t);
     }
-    if (t.dtype() != input.dtype()) {
+    // as torch, batch norm takes F32 parameters and statistics with a BF16/F16 input (what autocast leaves a
+    // model's BatchNorm with when its input arrives in low precision)
+    boolean mixed = op.equals("batch_norm") && input.dtype().isHalf() && t.dtype() == DType.F32;
+    if (t.dtype() != input.dtype() && !mixed) {
       throw Check.fail(op, name + " has dtype " + t.dtype().torchName() + ", input has " + input.dtype().torchName(),
           "input", input, name, t);
     }

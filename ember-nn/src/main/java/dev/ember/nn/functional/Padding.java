@@ -42,6 +42,7 @@ public final class Padding {
       throw Check.fail(op, "pad must list (left, right) or (left, right, top, bottom), got " + pad.length
           + " values " + Arrays.toString(pad), "input", input);
     }
+    if (HalfCompute.applies(input)) return HalfCompute.like(op, input, t -> pad(t[0], pad, mode, value), input);
     int nd = pad.length / 2;
     int r = input.dim();
     if (r < nd || (!m.equals("constant") && r < nd + 1)) {

@@ -91,6 +91,15 @@ public final class Pooling {
 
   private static WithIndices maxRun(String op, Tensor input, Spatial sp, PoolAxis h, PoolAxis w,
       boolean withIndices) {
+    if (HalfCompute.applies(input)) { // the maxima are exact in F32, so the rounding gives back the input's values
+      Tensor[] indices = new Tensor[1];
+      Tensor values = HalfCompute.like(op, input, t -> {
+        WithIndices r = maxRun(op, t[0], sp, h, w, withIndices);
+        indices[0] = r.indices();
+        return r.values();
+      }, input);
+      return new WithIndices(values, indices[0]);
+    }
     Tensor x = input.contiguous();
     int[] outShape = sp.outShape(h.out(), w.out());
     Tensor out = input.newZeros(outShape);
@@ -159,6 +168,7 @@ public final class Pooling {
   }
 
   private static Tensor avgRun(String op, Tensor input, Spatial sp, PoolAxis h, PoolAxis w) {
+    if (HalfCompute.applies(input)) return HalfCompute.like(op, input, t -> avgRun(op, t[0], sp, h, w), input);
     Tensor x = input.contiguous();
     Tensor out = input.newZeros(sp.outShape(h.out(), w.out()));
     PoolingKernels kernels = x.device().backend().pooling();
@@ -189,6 +199,9 @@ public final class Pooling {
     Spatial sp = spatial(op, input, 2);
     int oh = adaptiveSize(op, outH, sp.h, 0, input);
     int ow = adaptiveSize(op, outW, sp.w, 0, input);
+    if (HalfCompute.applies(input)) { // before the global path, whose mean autocast would run in F32
+      return HalfCompute.like(op, input, t -> adaptiveAvgPool2d(t[0], outH, outW), input);
+    }
     if (oh == 1 && ow == 1 && sp.h > 0 && sp.w > 0) {
       // global average pooling (a CNN's head) is a mean over the plane: the core's vectorized reduction
       return input.mean(new int[] {-2, -1}, true);

@@ -26,6 +26,11 @@ public final class Recurrent {
    * (returning {@code [2, H]}).
    */
   public static Tensor lstmCell(Tensor gates, Tensor c) {
+    Tensor[] ac = HalfCompute.lowered("lstm_cell", gates, c); // autocast: the cell in low precision
+    return fusedLstmCell(ac[0], ac[1]);
+  }
+
+  private static Tensor fusedLstmCell(Tensor gates, Tensor c) {
     String op = "lstm_cell";
     Check.floating(op, gates);
     boolean unbatched = gates.dim() == 1;
@@ -43,6 +48,7 @@ public final class Recurrent {
       throw Check.fail(op, "gates and cell state must have one dtype (" + gates.dtype().torchName() + " vs "
           + c.dtype().torchName() + ")", "gates", gates, "c", c);
     }
+    if (HalfCompute.applies(gates)) return HalfCompute.like(op, gates, t -> fusedLstmCell(t[0], t[1]), gates, c);
     Backend be = gates.device().backend();
     RecurrentKernels kernels = be.recurrent();
     Tensor a = gates.contiguous().reshape(n, 4 * hs);
@@ -66,5 +72,79 @@ public final class Recurrent {
           ctx.edgeNeeded(0) ? dGates.reshape(gatesShape) : null,
           ctx.edgeNeeded(1) ? dc.reshape(stateShape) : null};
     }, new Tensor[] {gates, c});
+  }
+
+  /**
+   * One GRU step, as {@code torch.gru_cell} (nn.GRUCell): {@code input} [N, in] or unbatched [in], {@code hx} [N, H]
+   * or [H], {@code wIh} [3H, in] and {@code wHh} [3H, H] in PyTorch's gate order r, z, n, biases [3H] or null:
+   * {@code r = sigmoid(x W_ir^T + b_ir + h W_hr^T + b_hr)}, z likewise,
+   * {@code n = tanh(x W_in^T + b_in + r * (h W_hn^T + b_hn))}, {@code h' = (1 - z) * n + z * h}. Composed of core
+   * ops, whose backward is its backward; under autocast its products take low-precision operands.
+   */
+  public static Tensor gruCell(Tensor input, Tensor hx, Tensor wIh, Tensor wHh, Tensor bIh, Tensor bHh) {
+    String op = "gru_cell";
+    Tensor[] a = HalfCompute.lowered(op, input, hx, wIh, wHh, bIh, bHh);
+    int hs = checkCell(op, 3, a);
+    if (HalfCompute.applies(a)) return HalfCompute.like(op, a[0], t -> gruCell(t[0], t[1], t[2], t[3], t[4], t[5]), a);
+    Tensor xp = F.linear(a[0], a[2], a[4]);
+    Tensor hp = F.linear(a[1], a[3], a[5]);
+    int d = xp.dim() - 1;
+    Tensor r = xp.narrow(d, 0, hs).add(hp.narrow(d, 0, hs)).sigmoid();
+    Tensor z = xp.narrow(d, hs, hs).add(hp.narrow(d, hs, hs)).sigmoid();
+    Tensor n = xp.narrow(d, 2 * hs, hs).add(r.mul(hp.narrow(d, 2 * hs, hs))).tanh();
+    return n.add(z.mul(a[1].sub(n)));
+  }
+
+  /**
+   * One Elman RNN step, as {@code torch.rnn_tanh_cell} / {@code rnn_relu_cell} (nn.RNNCell):
+   * {@code h' = act(x W_ih^T + b_ih + h W_hh^T + b_hh)} with {@code nonlinearity} "tanh" or "relu"; shapes as
+   * {@link #gruCell} with one gate ([H, in], [H, H], [H]). Composed of core ops; under autocast its products take
+   * low-precision operands.
+   */
+  public static Tensor rnnCell(Tensor input, Tensor hx, Tensor wIh, Tensor wHh, Tensor bIh, Tensor bHh,
+      String nonlinearity) {
+    String op = "rnn_cell";
+    if (!"tanh".equals(nonlinearity) && !"relu".equals(nonlinearity)) {
+      throw Check.fail(op, "nonlinearity must be 'tanh' or 'relu', got '" + nonlinearity + "'", "input", input);
+    }
+    Tensor[] a = HalfCompute.lowered(op, input, hx, wIh, wHh, bIh, bHh);
+    checkCell(op, 1, a);
+    if (HalfCompute.applies(a)) {
+      return HalfCompute.like(op, a[0], t -> rnnCell(t[0], t[1], t[2], t[3], t[4], t[5], nonlinearity), a);
+    }
+    Tensor pre = F.linear(a[0], a[2], a[4]).add(F.linear(a[1], a[3], a[5]));
+    return nonlinearity.equals("tanh") ? pre.tanh() : pre.relu();
+  }
+
+  /**
+   * Checks a cell's {input, hx, w_ih, w_hh, b_ih, b_hh} for {@code gates} gates and returns the hidden size.
+   */
+  private static int checkCell(String op, int gates, Tensor[] a) {
+    Tensor x = a[0], h = a[1], wIh = a[2], wHh = a[3], bIh = a[4], bHh = a[5];
+    Check.floating(op, x);
+    Object[] named = {"input", x, "hx", h, "weight_ih", wIh, "weight_hh", wHh};
+    if (x.dim() != 1 && x.dim() != 2) throw Check.fail(op, "input must be [N, input_size] or [input_size]", named);
+    if (h.dim() != x.dim() || (x.dim() == 2 && h.size(0) != x.size(0))) {
+      throw Check.fail(op, "hx must be [N, hidden_size] for an input [N, input_size] ([hidden_size] unbatched)",
+          named);
+    }
+    int hs = h.size(-1);
+    if (wIh.dim() != 2 || wIh.size(0) != gates * hs || wIh.size(1) != x.size(-1)) {
+      throw Check.fail(op, "weight_ih must be [" + gates + " * hidden_size, input_size] = [" + gates * hs + ", "
+          + x.size(-1) + "]", named);
+    }
+    if (wHh.dim() != 2 || wHh.size(0) != gates * hs || wHh.size(1) != hs) {
+      throw Check.fail(op, "weight_hh must be [" + gates + " * hidden_size, hidden_size] = [" + gates * hs + ", "
+          + hs + "]", named);
+    }
+    for (Tensor b : new Tensor[] {bIh, bHh}) {
+      if (b != null && (b.dim() != 1 || b.size(0) != gates * hs)) {
+        throw Check.fail(op, "biases must be [" + gates + " * hidden_size] = [" + gates * hs + "]", "input", x,
+            b == bIh ? "bias_ih" : "bias_hh", b);
+      }
+    }
+    HalfCompute.requireSame(op, "input", x, "hx", h, "weight_ih", wIh, "weight_hh", wHh, "bias_ih", bIh,
+        "bias_hh", bHh);
+    return hs;
   }
 }

@@ -50,6 +50,10 @@ public final class Upsampling {
       Boolean alignCorners, Boolean recomputeScaleFactor) {
     String op = "interpolate";
     Check.floating(op, input);
+    if (HalfCompute.applies(input)) {
+      return HalfCompute.like(op, input,
+          t -> interpolate(t[0], size, scaleFactor, mode, alignCorners, recomputeScaleFactor), input);
+    }
     boolean bilinear;
     if ("nearest".equals(mode)) {
       bilinear = false;

@@ -209,6 +209,29 @@ final class NnOpTable {
         .shapes("[5, 12] x [5, 3]", "[12] x [3]", "[1, 4] x [1, 1]").domain(0, -4, 4)
         .error("[3, 8] x [3, 3]", "lstm_cell: cell state must be [3, 2] for these gates: gates=[3, 8], c=[3, 3]")
         .error("[3, 7] x [3, 1]", "lstm_cell: gates must be [N, 4*hidden] or [4*hidden]: gates=[3, 7], c=[3, 1]"));
+    t.add(op("gru_cell").fn(l -> Recurrent.gruCell(l.get(0), l.get(1), l.get(2), l.get(3), l.get(4), l.get(5)))
+        .shapes("[3, 4] x [3, 2] x [6, 4] x [6, 2] x [6] x [6]", "[4] x [2] x [6, 4] x [6, 2] x [6] x [6]")
+        .error("[3, 4] x [3, 2] x [6, 5] x [6, 2] x [6] x [6]", "gru_cell: weight_ih must be [3 * hidden_size,"
+            + " input_size] = [6, 4]: input=[3, 4], hx=[3, 2], weight_ih=[6, 5], weight_hh=[6, 2]")
+        .error("[3, 4] x [2, 2] x [6, 4] x [6, 2] x [6] x [6]", "gru_cell: hx must be [N, hidden_size] for an input"
+            + " [N, input_size] ([hidden_size] unbatched): input=[3, 4], hx=[2, 2], weight_ih=[6, 4], weight_hh=[6, 2]"));
+    t.add(op("gru_cell:nobias").fn(l -> Recurrent.gruCell(l.get(0), l.get(1), l.get(2), l.get(3), null, null))
+        .shapes("[2, 3] x [2, 4] x [12, 3] x [12, 4]"));
+    t.add(op("rnn_cell").fn(l -> Recurrent.rnnCell(l.get(0), l.get(1), l.get(2), l.get(3), l.get(4), l.get(5),
+        "tanh")).shapes("[3, 4] x [3, 5] x [5, 4] x [5, 5] x [5] x [5]", "[4] x [5] x [5, 4] x [5, 5] x [5] x [5]")
+        .error("[3, 4] x [3, 5] x [5, 4] x [5, 5] x [4] x [5]", "rnn_cell: biases must be [1 * hidden_size] = [5]:"
+            + " input=[3, 4], bias_ih=[4]"));
+    t.add(op("rnn_cell:relu").fn(l -> Recurrent.rnnCell(l.get(0), l.get(1), l.get(2), l.get(3), l.get(4), l.get(5),
+        "relu")).shapes("[3, 4] x [3, 5] x [5, 4] x [5, 5] x [5] x [5]")
+        .error(l -> Recurrent.rnnCell(l.get(0), l.get(1), l.get(2), l.get(3), null, null, "gelu"),
+            "[3, 4] x [3, 5] x [5, 4] x [5, 5]", "rnn_cell: nonlinearity must be 'tanh' or 'relu', got 'gelu':"
+            + " input=[3, 4]"));
+    t.add(op("bilinear").fn(l -> F.bilinear(l.get(0), l.get(1), l.get(2), l.get(3)))
+        .shapes("[3, 4] x [3, 5] x [2, 4, 5] x [2]", "[2, 3, 4] x [2, 3, 2] x [3, 4, 2] x [3]")
+        .error("[3, 4] x [2, 5] x [2, 4, 5] x [2]", "bilinear: inputs must be [..., in1_features] and"
+            + " [..., in2_features] with the same leading dims, weight [out_features, in1_features, in2_features]:"
+            + " input1=[3, 4], input2=[2, 5], weight=[2, 4, 5]"));
+    t.add(op("bilinear:nobias").fn(l -> F.bilinear(l.get(0), l.get(1), l.get(2), null)).shapes("[4] x [5] x [2, 4, 5]"));
 
     // in training with a fixed generator (the same mask on every call); in eval the identity
     t.add(op("dropout").unary(x -> Dropouts.dropout(x, 0.4, true, new Generator(8))).shapes("[3, 5]", "[2, 3, 4]")

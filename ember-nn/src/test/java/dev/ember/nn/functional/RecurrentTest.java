@@ -88,4 +88,29 @@ class RecurrentTest {
     var e2 = assertThrows(IllegalArgumentException.class, () -> Recurrent.lstmCell(Tensor.zeros(3, 7), Tensor.zeros(3, 1)));
     assertEquals("lstm_cell: gates must be [N, 4*hidden] or [4*hidden]: gates=[3, 7], c=[3, 1]", e2.getMessage());
   }
+
+  /** gru_cell and rnn_cell against one step of the nn.GRU / nn.RNN modules on the same weights (F64). */
+  @Test
+  void gruAndRnnCellsMatchOneStepOfTheModules() {
+    Generator gen = new Generator(11);
+    Tensor x = Tensor.randn(gen, DType.F64, 3, 4);
+    Tensor h = Tensor.randn(gen, DType.F64, 3, 5);
+    dev.ember.nn.GRU gru = new dev.ember.nn.GRU(4, 5, 1, true, false, 0, false, gen);
+    gru.to(DType.F64);
+    Tensor want = gru.forward(x.unsqueeze(0), h.unsqueeze(0)).output().squeeze(0);
+    Tensor got = Recurrent.gruCell(x, h, gru.param("weight_ih_l0"), gru.param("weight_hh_l0"),
+        gru.param("bias_ih_l0"), gru.param("bias_hh_l0"));
+    assertArrayEquals(want.toDoubleArray(), got.toDoubleArray(), 1e-14);
+    Tensor unbatched = Recurrent.gruCell(x.select(0, 1), h.select(0, 1), gru.param("weight_ih_l0"),
+        gru.param("weight_hh_l0"), gru.param("bias_ih_l0"), gru.param("bias_hh_l0"));
+    assertArrayEquals(want.select(0, 1).toDoubleArray(), unbatched.toDoubleArray(), 1e-14);
+    for (String act : new String[] {"tanh", "relu"}) {
+      dev.ember.nn.RNN rnn = new dev.ember.nn.RNN(4, 5, 1, act, true, false, 0, false, gen);
+      rnn.to(DType.F64);
+      Tensor w = rnn.forward(x.unsqueeze(0), h.unsqueeze(0)).output().squeeze(0);
+      Tensor g = Recurrent.rnnCell(x, h, rnn.param("weight_ih_l0"), rnn.param("weight_hh_l0"),
+          rnn.param("bias_ih_l0"), rnn.param("bias_hh_l0"), act);
+      assertArrayEquals(w.toDoubleArray(), g.toDoubleArray(), 1e-14, act);
+    }
+  }
 }

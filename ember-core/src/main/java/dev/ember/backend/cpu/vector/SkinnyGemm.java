@@ -1,5 +1,6 @@
 package dev.ember.backend.cpu.vector;
 
+import dev.ember.backend.cpu.HalfOperand;
 import dev.ember.backend.cpu.Parallel;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
@@ -28,6 +29,16 @@ final class SkinnyGemm {
 
   static void sgemm(boolean transA, boolean transB, int m, int n, int k, float alpha,
       float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
+    sgemm(transA, transB, m, n, k, alpha, a, aOff, lda, b, null, bOff, ldb, beta, c, cOff, ldc);
+  }
+
+  /**
+   * {@link #sgemm} with B given as half bits ({@code bh}, b then null) or as floats: each task widens the block of B
+   * it reads (its rows of B^T, or its columns of every row of B) into a per-thread buffer and runs on that.
+   */
+  static void sgemm(boolean transA, boolean transB, int m, int n, int k, float alpha,
+      float[] a, int aOff, int lda, float[] b, HalfOperand bh, int bOff, int ldb, float beta, float[] c, int cOff,
+      int ldc) {
     float[] ar = a;
     int arOff = aOff;
     int ars = lda;
@@ -44,10 +55,33 @@ final class SkinnyGemm {
     final int fs = ars;
     int block = transB ? DOT_BLOCK : AXPY_BLOCK;
     int tasks = (n + block - 1) / block;
+    java.util.function.IntConsumer run = bh == null
+        ? t -> task(transB, t, block, m, n, k, alpha, fa, fo, fs, b, bOff, ldb, beta, c, cOff, ldc)
+        : t -> halfTask(transB, t, block, m, n, k, alpha, fa, fo, fs, bh, bOff, ldb, beta, c, cOff, ldc);
     if ((long) m * n * k < SERIAL_WORK) {
-      for (int t = 0; t < tasks; t++) task(transB, t, block, m, n, k, alpha, fa, fo, fs, b, bOff, ldb, beta, c, cOff, ldc);
+      for (int t = 0; t < tasks; t++) run.accept(t);
     } else {
-      Parallel.forEach(tasks, t -> task(transB, t, block, m, n, k, alpha, fa, fo, fs, b, bOff, ldb, beta, c, cOff, ldc));
+      Parallel.forEach(tasks, run);
+    }
+  }
+
+  /** Per-thread home of a task's widened block of a half B. */
+  private static final ThreadLocal<float[][]> WIDENED = ThreadLocal.withInitial(() -> new float[1][0]);
+
+  /** {@link #task} on a half B: its block widened, then the float task on it, offsets chosen to read it there. */
+  private static void halfTask(boolean transB, int t, int block, int m, int n, int k, float alpha, float[] a, int aOff,
+      int lda, HalfOperand bh, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
+    int j0 = t * block;
+    int w = Math.min(n, j0 + block) - j0;
+    float[][] holder = WIDENED.get();
+    if (holder[0].length < w * k) holder[0] = new float[w * k];
+    float[] wb = holder[0];
+    if (transB) { // rows j0..j0+w of b, k each: row j at wb[(j - j0) k]
+      for (int j = 0; j < w; j++) bh.toFloats(bOff + (j0 + j) * ldb, wb, j * k, k);
+      task(true, t, block, m, n, k, alpha, a, aOff, lda, wb, -j0 * k, k, beta, c, cOff, ldc);
+    } else { // columns j0..j0+w of each of the k rows: b[p][j] at wb[p w + j - j0]
+      for (int p = 0; p < k; p++) bh.toFloats(bOff + p * ldb + j0, wb, p * w, w);
+      task(false, t, block, m, n, k, alpha, a, aOff, lda, wb, -j0, w, beta, c, cOff, ldc);
     }
   }
 

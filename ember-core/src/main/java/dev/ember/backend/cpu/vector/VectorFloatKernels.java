@@ -4,6 +4,7 @@ import dev.ember.backend.BinaryOp;
 import dev.ember.backend.RowSink;
 import dev.ember.backend.UnaryOp;
 import dev.ember.backend.cpu.FloatKernels;
+import dev.ember.backend.cpu.HalfOperand;
 import dev.ember.backend.cpu.ScalarKernels;
 
 /**
@@ -99,6 +100,13 @@ public final class VectorFloatKernels implements FloatKernels {
   public void sgemm(boolean transA, boolean transB, int m, int n, int k, float alpha,
       float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
     VectorGemm.sgemm(transA, transB, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
+  }
+
+  @Override
+  public void sgemmHalf(boolean transA, boolean transB, int m, int n, int k, float alpha,
+      float[] a, HalfOperand ah, int aOff, int lda, float[] b, HalfOperand bh, int bOff, int ldb,
+      float beta, float[] c, int cOff, int ldc) {
+    VectorGemm.sgemmHalf(transA, transB, m, n, k, alpha, a, ah, aOff, lda, b, bh, bOff, ldb, beta, c, cOff, ldc);
   }
 
   @Override

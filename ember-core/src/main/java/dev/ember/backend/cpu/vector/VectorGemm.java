@@ -1,5 +1,7 @@
 package dev.ember.backend.cpu.vector;
 
+import dev.ember.backend.cpu.HalfOperand;
+
 import dev.ember.backend.RowSink;
 import dev.ember.backend.cpu.Parallel;
 import jdk.incubator.vector.FloatVector;
@@ -114,28 +116,51 @@ public final class VectorGemm {
     /** sgemmRows' block of C rows, handed to the sink while it is in L2. */
     float[] rowsC = new float[0];
 
-    private static float[] atLeast(float[] buf, int size) {
+    /** packBT's widened rows of a half B (one panel: NR rows of a K block) and SkinnyGemm's widened block of B. */
+    float[] halfRows = new float[0];
+
+    float[] halfRows(int size) {
+      return halfRows = atLeast(halfRows, size);
+    }
+
+    static float[] atLeast(float[] buf, int size) {
       return buf.length < size ? new float[size] : buf;
     }
   }
 
   public static void sgemm(boolean transA, boolean transB, int m, int n, int k, float alpha,
       float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
+    sgemmHalf(transA, transB, m, n, k, alpha, a, null, aOff, lda, b, null, bOff, ldb, beta, c, cOff, ldc);
+  }
+
+  /**
+   * {@link #sgemm} with either operand (or both) given as BF16/F16 bits ({@code ah}, {@code bh}; the float array
+   * then null), as {@link dev.ember.backend.cpu.FloatKernels#sgemmHalf}: every path runs as for float32 operands,
+   * and a half operand is widened where that path reads it, into the same packed panels (packA, packAT, packB,
+   * packBT), into the rows a tile of {@link #multiplyInPlace} reads, or into the block of B a SkinnyGemm task reads,
+   * so each element of C is the same sum of the same float32 products as on the operands widened first.
+   */
+  public static void sgemmHalf(boolean transA, boolean transB, int m, int n, int k, float alpha,
+      float[] a, HalfOperand ah, int aOff, int lda, float[] b, HalfOperand bh, int bOff, int ldb,
+      float beta, float[] c, int cOff, int ldc) {
     if (m <= 0 || n <= 0) return;
     if (k <= 0 || alpha == 0) {
       scaleC(m, n, beta, c, cOff, ldc);
       return;
     }
     if (m <= SkinnyGemm.MAX_M) {
-      SkinnyGemm.sgemm(transA, transB, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
+      // a few rows (or columns) of a half A: widened whole
+      float[] af = ah == null ? a : ah.widen(aOff, transA ? HalfOperand.span(k, m, lda) : HalfOperand.span(m, k, lda));
+      SkinnyGemm.sgemm(transA, transB, m, n, k, alpha, af, ah == null ? aOff : 0, lda, b, bh, bOff, ldb, beta,
+          c, cOff, ldc);
       return;
     }
     if (transB && !transA && (long) m * (k + n) * 4 < (long) n * k) {
-      swapped(m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
+      swapped(m, n, k, alpha, a, ah, aOff, lda, b, bh, bOff, ldb, beta, c, cOff, ldc);
       return;
     }
     if (!transB && MR == 12 && m <= ROWS_B_MAX_M && n <= ROWS_B_MAX_N && k >= ROWS_B_MIN_K && (long) k * n >= 1L << 18) {
-      rowsOfB(transA, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
+      rowsOfB(transA, m, n, k, alpha, a, ah, aOff, lda, b, bh, bOff, ldb, beta, c, cOff, ldc);
       return;
     }
     // Equal K blocks (e.g. 784 -> 4 x 196) avoid a short last block that runs the kernel at low efficiency.
@@ -174,13 +199,13 @@ public final class VectorGemm {
       final int fm = mChunk;
       Parallel.forEach(tm, t -> {
         int i0 = t * fm;
-        block(transA, transB, i0, Math.min(m, i0 + fm), 0, n, k, kc, alpha, a, aOff, lda, b, bOff, ldb, beta,
+        block(transA, transB, i0, Math.min(m, i0 + fm), 0, n, k, kc, alpha, a, ah, aOff, lda, b, bh, bOff, ldb, beta,
             c, cOff, ldc, true);
       });
       return;
     }
     if (tm > 1) {
-      sharedB(transA, transB, m, n, k, kc, mChunk, tm, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
+      sharedB(transA, transB, m, n, k, kc, mChunk, tm, alpha, a, ah, aOff, lda, b, bh, bOff, ldb, beta, c, cOff, ldc);
       return;
     }
     final int fnChunk = nChunk;
@@ -188,7 +213,7 @@ public final class VectorGemm {
     Parallel.forEach(tn, t -> {
       int j0 = t * fnChunk;
       block(transA, transB, 0, m, j0, Math.min(n, j0 + fnChunk), k, kc, alpha,
-          a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc, fullWidth);
+          a, ah, aOff, lda, b, bh, bOff, ldb, beta, c, cOff, ldc, fullWidth);
     });
   }
 
@@ -226,7 +251,7 @@ public final class VectorGemm {
     Workspace ws = WORKSPACE.get();
     float[] bPack = ws.rowsB = Workspace.atLeast(ws.rowsB, panels * panelStride(k));
     int packTasks = (long) n * k >= 1L << 16 ? Math.min(4, panels) : 1;
-    Parallel.forEach(packTasks, g -> packPart(transB, b, bOff, ldb, 0, k, 0, n, panels, packTasks, g, bPack));
+    Parallel.forEach(packTasks, g -> packPart(transB, b, null, bOff, ldb, 0, k, 0, n, panels, packTasks, g, bPack));
     // Whole tiles of rows, at least one, about ROWS_BLOCK floats: 12 rows of 2048 (96 KiB), 24 of 1024.
     int rows = Math.max(1, ROWS_BLOCK / n / MR) * MR;
     Parallel.forEach((m + rows - 1) / rows, t -> {
@@ -235,7 +260,7 @@ public final class VectorGemm {
       int r1 = Math.min(m, r0 + rows);
       float[] block = w.rowsC = Workspace.atLeast(w.rowsC, rows * n);
       // C's row r0 lands at block[0]: multiply indexes C by absolute row.
-      multiply(w, transA, r0, r1, 0, n, 0, k, bPack, 1f, a, aOff, lda, 0f, block, -r0 * n, n, true);
+      multiply(w, transA, r0, r1, 0, n, 0, k, bPack, 1f, a, null, aOff, lda, 0f, block, -r0 * n, n, true);
       sink.rows(r0, r1, block, 0);
     });
     return true;
@@ -256,8 +281,8 @@ public final class VectorGemm {
    * which task.
    */
   private static void sharedB(boolean transA, boolean transB, int m, int n, int k, int kcMax, int mChunk, int tm,
-      float alpha, float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta,
-      float[] c, int cOff, int ldc) {
+      float alpha, float[] a, HalfOperand ah, int aOff, int lda, float[] b, HalfOperand bh, int bOff, int ldb,
+      float beta, float[] c, int cOff, int ldc) {
     Workspace ws = WORKSPACE.get();
     for (int jc = 0; jc < n; jc += NC) {
       int nc = Math.min(NC, n - jc);
@@ -266,8 +291,8 @@ public final class VectorGemm {
       int size = panels * panelStride(kcMax);
       float[][] bufs = {ws.bPack(size), k > kcMax ? ws.bPackNext(size) : null};
       final int fjc = jc;
-      Parallel.forEach(packTasks, g -> packPart(transB, b, bOff, ldb, 0, Math.min(kcMax, k), fjc, nc, panels, packTasks, g,
-          bufs[0]));
+      Parallel.forEach(packTasks, g -> packPart(transB, b, bh, bOff, ldb, 0, Math.min(kcMax, k), fjc, nc, panels,
+          packTasks, g, bufs[0]));
       int[] order = interleave(tm, packTasks, Parallel.threads());
       for (int pc = 0, blk = 0; pc < k; pc += kcMax, blk++) {
         int kc = Math.min(kcMax, k - pc);
@@ -281,9 +306,9 @@ public final class VectorGemm {
           if (t < tm) {
             int i0 = t * mChunk;
             multiply(WORKSPACE.get(), transA, i0, Math.min(m, i0 + mChunk), fjc, nc, fpc, kc, cur, alpha,
-                a, aOff, lda, beta, c, cOff, ldc, true);
+                a, ah, aOff, lda, beta, c, cOff, ldc, true);
           } else {
-            packPart(transB, b, bOff, ldb, next, kcNext, fjc, nc, panels, packTasks, t - tm, nxt);
+            packPart(transB, b, bh, bOff, ldb, next, kcNext, fjc, nc, panels, packTasks, t - tm, nxt);
           }
         });
       }
@@ -309,14 +334,14 @@ public final class VectorGemm {
   }
 
   /** Part {@code g} of {@code parts} (a run of whole panels) of the packed B block at rows pc..pc+kc. */
-  private static void packPart(boolean transB, float[] b, int bOff, int ldb, int pc, int kc, int jc, int nc, int panels,
-      int parts, int g, float[] dst) {
+  private static void packPart(boolean transB, float[] b, HalfOperand bh, int bOff, int ldb, int pc, int kc, int jc,
+      int nc, int panels, int parts, int g, float[] dst) {
     int p0 = g * panels / parts;
     int p1 = (g + 1) * panels / parts;
     int j0 = jc + p0 * NR;
     int cols = Math.min(nc, p1 * NR) - p0 * NR;
-    if (transB) packBT(b, bOff, ldb, pc, kc, j0, cols, dst, p0 * panelStride(kc));
-    else packB(b, bOff, ldb, pc, kc, j0, cols, dst, p0 * panelStride(kc));
+    if (transB) packBT(b, bh, bOff, ldb, pc, kc, j0, cols, dst, p0 * panelStride(kc));
+    else packB(b, bh, bOff, ldb, pc, kc, j0, cols, dst, p0 * panelStride(kc));
   }
 
   /**
@@ -329,11 +354,11 @@ public final class VectorGemm {
    * threshold m (k + n) * 4 < n k. AVX-512 (Zen 4, one thread): 32 x 2048 x 2048 7.8 -> 4.4 ms,
    * 32 x 1024 x 2048 4.1 -> 2.7 ms, 128 x 2048 x 2048 16.7 -> 13.9 ms.
    */
-  private static void swapped(int m, int n, int k, float alpha, float[] a, int aOff, int lda,
-      float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
+  private static void swapped(int m, int n, int k, float alpha, float[] a, HalfOperand ah, int aOff, int lda,
+      float[] b, HalfOperand bh, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
     // Kept per thread up to 4 MiB; a larger C^T (a vocabulary-sized projection) is not held after the call.
     float[] ct = n * m <= 1 << 20 ? WORKSPACE.get().swapped(n * m) : new float[n * m];
-    sgemm(false, true, n, m, k, alpha, b, bOff, ldb, a, aOff, lda, 0f, ct, 0, m);
+    sgemmHalf(false, true, n, m, k, alpha, b, bh, bOff, ldb, a, ah, aOff, lda, 0f, ct, 0, m);
     // C = (C^T)^T + beta C in 16 x 16 register transposes. The scalar loop this replaced read C^T
     // down its columns, one L1 miss per element once C^T outgrew L1: 32 x 2048 x 2048 in a
     // training step, 90 -> 70 us of the 1.8 ms product (medians of steady-state steps, two threads).
@@ -371,8 +396,8 @@ public final class VectorGemm {
    * the product alone, one B reused, runs the same or slower (32 x 512 x 512 145-177 against 174-176
    * GFLOP/s; 32 x 2048 x 512 154 -> 146 when K = 1024 was the floor).
    */
-  private static void rowsOfB(boolean transA, int m, int n, int k, float alpha, float[] a, int aOff, int lda,
-      float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
+  private static void rowsOfB(boolean transA, int m, int n, int k, float alpha, float[] a, HalfOperand ah, int aOff,
+      int lda, float[] b, HalfOperand bh, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
     int parts = ROWS_B_PARTS;
     int blocks = (k + ROWS_B_KC - 1) / ROWS_B_KC;
     int mn = m * n;
@@ -390,9 +415,9 @@ public final class VectorGemm {
         int pc = blk * ROWS_B_KC;
         int kc = Math.min(ROWS_B_KC, k - pc);
         boolean first = blk == b0;
-        packRows(b, bOff, ldb, pc, kc, 0, n, bPack, 0, ps);
-        if (transA) packAT(a, aOff, lda, 0, m, pc, kc, ws.aPack);
-        else packA(a, aOff, lda, 0, m, pc, kc, ws.aPack);
+        packRows(b, bh, bOff, ldb, pc, kc, 0, n, bPack, 0, ps);
+        if (transA) packAT(a, ah, aOff, lda, 0, m, pc, kc, ws.aPack);
+        else packA(a, ah, aOff, lda, 0, m, pc, kc, ws.aPack);
         for (int jr = 0; jr < n; jr += NR) { // each B panel meets every tile of A while it is in L1
           int cols = Math.min(NR, n - jr);
           int bBase = jr / NR * ps;
@@ -429,10 +454,14 @@ public final class VectorGemm {
    * Rows pc..pc+kc, columns jc..jc+nc of B into panels {@code ps} floats apart from {@code dOff}, each row's run
    * read once, front to back.
    */
-  private static void packRows(float[] b, int bOff, int ldb, int pc, int kc, int jc, int nc, float[] dst, int dOff,
-      int ps) {
+  private static void packRows(float[] b, HalfOperand bh, int bOff, int ldb, int pc, int kc, int jc, int nc,
+      float[] dst, int dOff, int ps) {
     int full = nc / NR * NR;
     int cols = nc - full;
+    if (bh != null) {
+      packRowsHalf(bh, bOff, ldb, pc, kc, jc, nc, dst, dOff, ps);
+      return;
+    }
     for (int p = 0; p < kc; p++) {
       int src = bOff + (pc + p) * ldb + jc;
       int d = dOff + p * NR;
@@ -449,8 +478,8 @@ public final class VectorGemm {
 
   /** The full Goto loop nest for C[i0:i1, j0:j1], packing its own B blocks ({@code sweep}: see multiply). */
   private static void block(boolean transA, boolean transB, int i0, int i1, int j0, int j1, int k, int kcMax,
-      float alpha, float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta,
-      float[] c, int cOff, int ldc, boolean sweep) {
+      float alpha, float[] a, HalfOperand ah, int aOff, int lda, float[] b, HalfOperand bh, int bOff, int ldb,
+      float beta, float[] c, int cOff, int ldc, boolean sweep) {
     Workspace ws = WORKSPACE.get();
     for (int jc = j0; jc < j1; jc += NC) {
       int nc = Math.min(NC, j1 - jc);
@@ -458,9 +487,9 @@ public final class VectorGemm {
       float[] bPack = ws.bPack(ncPad / NR * panelStride(kcMax));
       for (int pc = 0; pc < k; pc += kcMax) {
         int kc = Math.min(kcMax, k - pc);
-        if (transB) packBT(b, bOff, ldb, pc, kc, jc, nc, bPack, 0);
-        else packB(b, bOff, ldb, pc, kc, jc, nc, bPack, 0);
-        multiply(ws, transA, i0, i1, jc, nc, pc, kc, bPack, alpha, a, aOff, lda, beta, c, cOff, ldc, sweep);
+        if (transB) packBT(b, bh, bOff, ldb, pc, kc, jc, nc, bPack, 0);
+        else packB(b, bh, bOff, ldb, pc, kc, jc, nc, bPack, 0);
+        multiply(ws, transA, i0, i1, jc, nc, pc, kc, bPack, alpha, a, ah, aOff, lda, beta, c, cOff, ldc, sweep);
       }
     }
   }
@@ -472,13 +501,13 @@ public final class VectorGemm {
    * ({@code sweep}: the task owns whole rows of C; otherwise panel by panel).
    */
   private static void multiply(Workspace ws, boolean transA, int i0, int i1, int jc, int nc, int pc, int kc,
-      float[] bPack, float alpha, float[] a, int aOff, int lda, float beta, float[] c, int cOff, int ldc,
-      boolean sweep) {
+      float[] bPack, float alpha, float[] a, HalfOperand ah, int aOff, int lda, float beta, float[] c, int cOff,
+      int ldc, boolean sweep) {
     float[] aPack = ws.aPack;
     float[] tile = ws.tile;
     boolean first = pc == 0;
     if (!transA && nc <= NR && MR == 12) {
-      multiplyInPlace(ws, i0, i1 - i0, jc, nc, pc, kc, bPack, alpha, a, aOff, lda, beta, c, cOff, ldc, first);
+      multiplyInPlace(ws, i0, i1 - i0, jc, nc, pc, kc, bPack, alpha, a, ah, aOff, lda, beta, c, cOff, ldc, first);
       return;
     }
     // Row of tiles by row of tiles over a window of B panels that fits in L2, rather than panel by
@@ -498,8 +527,8 @@ public final class VectorGemm {
     int mcStep = roundUp((i1 - i0 + mBlocks - 1) / mBlocks, MR);
     for (int ic = i0; ic < i1; ic += mcStep) {
       int mc = Math.min(mcStep, i1 - ic);
-      if (transA) packAT(a, aOff, lda, ic, mc, pc, kc, aPack);
-      else packA(a, aOff, lda, ic, mc, pc, kc, aPack);
+      if (transA) packAT(a, ah, aOff, lda, ic, mc, pc, kc, aPack);
+      else packA(a, ah, aOff, lda, ic, mc, pc, kc, aPack);
       for (int jw = 0; jw < nc; jw += window) {
         int jEnd = Math.min(nc, jw + window);
         for (int ir = 0; ir < mc; ir += MR) {
@@ -546,12 +575,21 @@ public final class VectorGemm {
    * 32 x 6656 x 6656 166 -> 185 GFLOP/s (alternating JVMs).
    */
   private static void multiplyInPlace(Workspace ws, int ic, int mc, int jc, int nc, int pc, int kc, float[] bPack,
-      float alpha, float[] a, int aOff, int lda, float beta, float[] c, int cOff, int ldc, boolean first) {
+      float alpha, float[] a, HalfOperand ah, int aOff, int lda, float beta, float[] c, int cOff, int ldc,
+      boolean first) {
     float[] aPack = ws.aPack;
     for (int ir = 0; ir < mc; ir += 8) {
       int rows = Math.min(8, mc - ir);
       int cIdx = cOff + (ic + ir) * ldc + jc;
-      if (rows == 8) {
+      if (ah != null) {
+        // a half A: each tile's rows widened kc + 16 floats apart (as a short tile's copies), the same kernel
+        int as = kc + 16;
+        for (int r = 0; r < 8; r++) {
+          if (r < rows) ah.toFloats(aOff + (ic + ir + r) * lda + pc, aPack, r * as, kc);
+          else java.util.Arrays.fill(aPack, r * as, r * as + kc, 0f);
+        }
+        kernelRowsDirect8(kc, aPack, 0, as, bPack, 0, ws.tile);
+      } else if (rows == 8) {
         kernelRowsDirect8(kc, a, aOff + (ic + ir) * lda + pc, lda, bPack, 0, ws.tile);
       } else {
         // The short last tile's rows are copied, the rest zeroed, and run through the same kernel, so every
@@ -595,13 +633,15 @@ public final class VectorGemm {
    * panel ([p][MR]) needs a 12- or 16-lane gather per column, and on a Zen 4 core that pack took a
    * quarter of a 128 x 784 x 128 product, while the kernels run as fast on rows as on p-major panels.
    */
-  private static void packA(float[] a, int aOff, int lda, int ic, int mc, int pc, int kc, float[] dst) {
+  private static void packA(float[] a, HalfOperand ah, int aOff, int lda, int ic, int mc, int pc, int kc,
+      float[] dst) {
     for (int ir = 0; ir < mc; ir += MR) {
       int rows = Math.min(MR, mc - ir);
       int src = aOff + (ic + ir) * lda + pc;
       int d = ir * AS;
       for (int r = 0; r < MR; r++) {
-        if (r < rows) System.arraycopy(a, src + r * lda, dst, d + r * AS, kc);
+        if (r < rows && ah != null) ah.toFloats(src + r * lda, dst, d + r * AS, kc);
+        else if (r < rows) System.arraycopy(a, src + r * lda, dst, d + r * AS, kc);
         else java.util.Arrays.fill(dst, d + r * AS, d + r * AS + kc, 0f);
       }
     }
@@ -611,12 +651,18 @@ public final class VectorGemm {
    * op(A) = A^T: a row of the stored A holds MR consecutive rows of op(A), so pack each micro-panel
    * p-major ([p][MR]) with contiguous reads and writes instead of a transpose.
    */
-  private static void packAT(float[] a, int aOff, int lda, int ic, int mc, int pc, int kc, float[] dst) {
+  private static void packAT(float[] a, HalfOperand ah, int aOff, int lda, int ic, int mc, int pc, int kc,
+      float[] dst) {
     for (int ir = 0; ir < mc; ir += MR) {
       int rows = Math.min(MR, mc - ir);
       int src = aOff + pc * lda + ic + ir;
       int d = ir * KC;
-      if (rows == 4 && MR == 4) {
+      if (ah != null) { // a half A^T: each p's run of rows widened into its slot
+        for (int p = 0; p < kc; p++, src += lda, d += MR) {
+          ah.toFloats(src, dst, d, rows);
+          for (int r = rows; r < MR; r++) dst[d + r] = 0f;
+        }
+      } else if (rows == 4 && MR == 4) {
         // Plain copies: System.arraycopy of 4 floats costs more in the call than the copy, and a
         // 128-bit FloatVector copy sometimes ran 3x slower (a second species beside S in the same
         // Vector API call paths can stop C2 from intrinsifying it).
@@ -647,12 +693,40 @@ public final class VectorGemm {
    * reads stream (panel by panel, every read was a new cache line at stride ldb: packing a
    * 256 x 1664 block of a 6656-wide B cost as much as a third of the multiply).
    */
-  private static void packB(float[] b, int bOff, int ldb, int pc, int kc, int jc, int nc, float[] dst, int dOff) {
-    if (MR == 12) {
+  private static void packB(float[] b, HalfOperand bh, int bOff, int ldb, int pc, int kc, int jc, int nc, float[] dst,
+      int dOff) {
+    if (bh != null) {
+      packRowsHalf(bh, bOff, ldb, pc, kc, jc, nc, dst, dOff, panelStride(kc));
+    } else if (MR == 12) {
       packBByPanel(b, bOff, ldb, pc, kc, jc, nc, dst, dOff);
-      return;
+    } else {
+      packRows(b, null, bOff, ldb, pc, kc, jc, nc, dst, dOff, panelStride(kc));
     }
-    packRows(b, bOff, ldb, pc, kc, jc, nc, dst, dOff, panelStride(kc));
+  }
+
+  /**
+   * {@link #packRows} (and {@link #packB}, whose panels are the same) from a half B: 8 panels at a time, each row's
+   * run of them widened straight into its panels.
+   */
+  private static void packRowsHalf(HalfOperand b, int bOff, int ldb, int pc, int kc, int jc, int nc, float[] dst,
+      int dOff, int ps) {
+    int full = nc / NR * NR;
+    int g = 8 * NR;
+    for (int jg = 0; jg < full; jg += g) {
+      int gEnd = Math.min(full, jg + g);
+      int src = bOff + pc * ldb + jc;
+      for (int p = 0; p < kc; p++, src += ldb) {
+        for (int jr = jg, d = dOff + jg / NR * ps + p * NR; jr < gEnd; jr += NR, d += ps) b.toFloats(src + jr, dst, d, NR);
+      }
+    }
+    int cols = nc - full;
+    if (cols > 0) { // the edge panel, zero-padded to NR columns
+      int src = bOff + pc * ldb + jc + full;
+      for (int p = 0, d = dOff + full / NR * ps; p < kc; p++, d += NR, src += ldb) {
+        b.toFloats(src, dst, d, cols);
+        java.util.Arrays.fill(dst, d + cols, d + NR, 0f);
+      }
+    }
   }
 
   /**
@@ -694,7 +768,19 @@ public final class VectorGemm {
    * step) spent most of its time checking its index vector: 32 x 2048 x 2048 with B^T on two Zen 4
    * threads 11.4 -> 4.2 ms with the scalar transpose.
    */
-  private static void packBT(float[] b, int bOff, int ldb, int pc, int kc, int jc, int nc, float[] dst, int dOff) {
+  private static void packBT(float[] b, HalfOperand bh, int bOff, int ldb, int pc, int kc, int jc, int nc, float[] dst,
+      int dOff) {
+    if (bh != null) {
+      // a half B: each panel's NR rows (kc elements each) widened into a scratch block, then transposed from it
+      float[] rows = WORKSPACE.get().halfRows(NR * kc);
+      for (int jr = 0; jr < nc; jr += NR) {
+        int cols = Math.min(NR, nc - jr);
+        for (int j = 0; j < cols; j++) bh.toFloats(bOff + (jc + jr + j) * ldb + pc, rows, j * kc, kc);
+        // column j of op(B) at rows[j * kc + p]: offset and ld chosen so that packBT reads exactly there
+        packBT(rows, null, -(jc + jr) * kc - pc, kc, pc, kc, jc + jr, cols, dst, dOff + jr / NR * panelStride(kc));
+      }
+      return;
+    }
     for (int jr = 0; jr < nc; jr += NR) {
       int cols = Math.min(NR, nc - jr);
       int base = dOff + jr / NR * panelStride(kc);
