@@ -117,6 +117,23 @@ class PrecisionTrainerTest {
   }
 
   @Test
+  void aScalerInFloat32ChangesNoBitWithAccumulationAndClipping() {
+    // scaling by 2^16 and unscaling by 2^-16 is exact in float32 (no overflow here): the scaled path must give
+    // the unscaled run's parameters and losses bit for bit, through accumulation (loss / k, then scaled) and clipping
+    Module plain = Fixtures.mlp(5);
+    History hp = Trainer.builder().accumulate(2).clipGradNorm(0.5).maxEpochs(2).build()
+        .fit(plain, F::crossEntropy, new Adam(plain.parameters(), 0.01), Fixtures.source(train, 30, 1), null);
+    for (GradScaler scaler : List.of(new GradScaler(), new GradScaler(false))) {
+      Module scaled = Fixtures.mlp(5);
+      History hs = Trainer.builder().gradScaler(scaler).accumulate(2).clipGradNorm(0.5).maxEpochs(2).build()
+          .fit(scaled, F::crossEntropy, new Adam(scaled.parameters(), 0.01), Fixtures.source(train, 30, 1), null);
+      Fixtures.assertSameState(plain.stateDict(), scaled.stateDict());
+      assertArrayEquals(hp.values("loss"), hs.values("loss"), 0.0);
+      assertEquals(scaler.isEnabled() ? 2 : 0, hs.values("loss_scale").length, "loss_scale only while scaling");
+    }
+  }
+
+  @Test
   void scalerSkipsAreCountedAndAreNotNonFiniteFailures() {
     Module m = Fixtures.mlp(0);
     GradScaler scaler = hugeScaler();
