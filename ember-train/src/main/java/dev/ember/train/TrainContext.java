@@ -109,7 +109,7 @@ public final class TrainContext {
   }
 
   /**
-   * The loss scale of a run that scales its loss (F16 {@link Precision}, or a {@link dev.ember.optim.GradScaler}
+   * The loss scale of a run that scales its loss (F16 {@link Trainer.Precision}, or a {@link dev.ember.optim.GradScaler}
    * given to the builder), as updated after the last step; NaN when the loss is not scaled. While it is scaled,
    * the gradients seen in {@code onAfterBackward} are multiplied by it (they are unscaled before clipping and
    * {@code onBeforeOptimizerStep}), and an Inf among them is an overflow the scaler skips, not a failure.

@@ -9,6 +9,7 @@ import dev.ember.optim.OptimizerState;
 import dev.ember.optim.schedule.LRScheduler;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
+import dev.ember.train.Trainer.Precision;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;

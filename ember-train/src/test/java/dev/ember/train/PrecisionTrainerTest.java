@@ -17,6 +17,7 @@ import dev.ember.optim.GradScaler;
 import dev.ember.optim.SGD;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Tensor;
+import dev.ember.train.Trainer.Precision;
 import dev.ember.train.callbacks.ModelCheckpoint;
 import dev.ember.train.callbacks.TerminateOnNaN;
 import java.nio.file.Files;
