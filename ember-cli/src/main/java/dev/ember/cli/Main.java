@@ -134,6 +134,9 @@ public final class Main {
             --scheduler none|cosine|step  learning-rate schedule over the epochs (none)
             --seed S                      initial weights and shuffling (0)
             --device cpu|cuda|cuda:N      where to train (cpu); cuda needs ember-cuda and a GPU
+            --precision fp32|bf16|fp16    forward pass and loss in float32 or under bfloat16/float16
+                                          autocast (fp32); fp16 scales the loss and skips steps
+                                          whose gradients overflow; weights stay float32
             --threads N                   threads of the CPU kernels (all cores, or EMBER_NUM_THREADS)
             --workers N                   data loader threads (1)
             --out DIR                     the run folder (runs/MODEL-TIME); one that holds a run is
@@ -141,8 +144,9 @@ public final class Main {
             --overwrite                   with --out: delete the run already there and start again
             --resume DIR                  continue that run up to --epochs; same result as
                                           uninterrupted. The run keeps its --model, --batch-size,
-                                          --optimizer, --lr, --scheduler and --seed: giving the same
-                                          values again is fine, other values are refused
+                                          --optimizer, --lr, --scheduler, --seed and --precision:
+                                          giving the same values again is fine, other values are
+                                          refused
             --checkpoint-every N          also checkpoint every N steps (each epoch always)
             --max-bad-steps N             skip a step whose loss or gradients are NaN/Inf, and stop
                                           after N such steps in a row (3; 0: off)

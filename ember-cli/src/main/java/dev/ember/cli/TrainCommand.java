@@ -20,12 +20,15 @@ import dev.ember.optim.SGD;
 import dev.ember.optim.schedule.CosineAnnealingLR;
 import dev.ember.optim.schedule.LRScheduler;
 import dev.ember.optim.schedule.StepLR;
+import dev.ember.tensor.DType;
 import dev.ember.tensor.Device;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
 import dev.ember.train.Checkpoint;
 import dev.ember.train.History;
 import dev.ember.train.Trainer;
+import dev.ember.train.Trainer.Precision;
+import dev.ember.amp.Autocast;
 import dev.ember.train.callbacks.CsvLogger;
 import dev.ember.train.callbacks.ModelCheckpoint;
 import dev.ember.train.callbacks.Profiling;
@@ -49,7 +52,7 @@ import java.util.Properties;
  * {@code ember train}: trains a model on Fashion-MNIST with the {@link Trainer} and leaves a run
  * folder with {@code metrics.csv}, {@code checkpoints/}, {@code model.safetensors},
  * {@code confusion_matrix.json}, {@code profile.json}, {@code run.properties} (the settings, for
- * {@code --resume}) and {@code report.html}. The last line printed is {@code test_accuracy=0.xxxx}.
+ * {@code --resume}, the precision among them) and {@code report.html}. The last line printed is {@code test_accuracy=0.xxxx}.
  */
 final class TrainCommand {
   private TrainCommand() {}
@@ -69,6 +72,8 @@ final class TrainCommand {
     Device device = Device.CPU;
     long checkpointEvery = 0;
     int maxBadSteps = 3;                               // non-finite steps skipped in a row before stopping (0: off)
+    /** --precision: the forward pass and loss in fp32, or under bf16/fp16 autocast (fp16 with loss scaling). */
+    Precision precision = Precision.F32;
     Path out;
     Path resume;
     Path data;
@@ -91,6 +96,7 @@ final class TrainCommand {
       p.setProperty("scheduler", scheduler);
       p.setProperty("seed", Long.toString(seed));
       p.setProperty("checkpoint_every", Long.toString(checkpointEvery));
+      p.setProperty("precision", precision.cliName());
       return p;
     }
   }
@@ -126,6 +132,7 @@ final class TrainCommand {
         case "--workers" -> s.workers = nonNegative(a, it.value());
         case "--checkpoint-every" -> s.checkpointEvery = nonNegative(a, it.value());
         case "--max-bad-steps" -> s.maxBadSteps = nonNegative(a, it.value());
+        case "--precision" -> s.precision = precision(a, it.value());
         case "--out" -> s.out = Path.of(it.value());
         case "--resume" -> s.resume = Path.of(it.value());
         case "--data" -> s.data = Path.of(it.value());
@@ -177,6 +184,8 @@ final class TrainCommand {
     run.lr = positiveDouble(key(file, "lr"), saved(file, p, "lr"));
     run.scheduler = oneOf(key(file, "scheduler"), saved(file, p, "scheduler"), "none", "cosine", "step");
     run.seed = parseLong(key(file, "seed"), saved(file, p, "seed"));
+    String prec = p.getProperty("precision");          // absent in run folders from before --precision: fp32
+    run.precision = prec == null ? Precision.F32 : precision(key(file, "precision"), prec.strip());
     String every = p.getProperty("checkpoint_every");
     run.checkpointEvery = every == null ? 0 : nonNegative(key(file, "checkpoint_every"), every.strip());
 
@@ -186,12 +195,14 @@ final class TrainCommand {
     agree(where, given, "--lr", p.getProperty("lr"), s.lr == run.lr);
     agree(where, given, "--scheduler", p.getProperty("scheduler"), s.scheduler.equals(run.scheduler));
     agree(where, given, "--seed", p.getProperty("seed"), s.seed == run.seed);
+    agree(where, given, "--precision", run.precision.cliName(), s.precision == run.precision);
     s.model = run.model;
     s.batchSize = run.batchSize;
     s.optimizer = run.optimizer;
     s.lr = run.lr;
     s.scheduler = run.scheduler;
     s.seed = run.seed;
+    s.precision = run.precision;
     if (s.epochs < 0) s.epochs = run.epochs;
     if (!given.containsKey("--checkpoint-every")) s.checkpointEvery = run.checkpointEvery;
     s.out = dir;
@@ -304,7 +315,7 @@ final class TrainCommand {
 
     Profiling profiling = new Profiling(out, dir.resolve("profile.json"));
     var builder = Trainer.builder().device(s.device).maxEpochs(epochs).metrics(new Accuracy())
-        .skipNonFiniteSteps(s.maxBadSteps)
+        .skipNonFiniteSteps(s.maxBadSteps).precision(s.precision)
         .callbacks(new CsvLogger(dir.resolve("metrics.csv")), profiling, rotation);
     if (!s.quiet) builder.callbacks(ProgressBar.auto(out));
     if (sched != null) builder.scheduler(sched, Trainer.Interval.EPOCH);
@@ -316,9 +327,9 @@ final class TrainCommand {
       out.println("ember train: resuming from " + latest);
       builder.resumeFrom(latest);
     }
-    out.printf(Locale.ROOT, "ember train: %s on Fashion-MNIST (%s), %s lr=%s, batch %d, %s, seed %d, %s -> %s%n",
+    out.printf(Locale.ROOT, "ember train: %s on Fashion-MNIST (%s), %s lr=%s, batch %d, %s, seed %d, %s%s -> %s%n",
         s.model, dataDir, s.optimizer, s.lr, s.batchSize, Main.count(epochs, "epoch"), s.seed, deviceText(s.device),
-        dir);
+        s.precision == Precision.F32 ? "" : ", " + s.precision.cliName(), dir);
     History h;
     interruption.training(true);
     try {
@@ -329,7 +340,7 @@ final class TrainCommand {
     folder.pruneCheckpoints(rotation.kept());
     if (interruption.stoppedTraining() && h.values("epoch_time_s").length < epochs) {
       SafeTensors.save(model.stateDict(), dir.resolve("model.safetensors")); // the weights of the checkpoint just written
-      HtmlReport.write(dir, info(s, model, sched, Double.NaN));
+      HtmlReport.write(dir, info(s, model, sched, Double.NaN, h));
       err.printf(Locale.ROOT, "ember train: interrupted at epoch %d step %d; continue with %s%n", interruption.epoch(),
           interruption.step(), resumeCommand(s));
       return 130;
@@ -344,10 +355,11 @@ final class TrainCommand {
     ConfusionMatrix cm = new ConfusionMatrix(10);
     Accuracy accuracy = new Accuracy();
     model.eval();
-    try (var ignored = Grad.off(); BatchIterator it = test.iterate(0, 0)) {
+    DType low = s.precision.autocastDType();          // tested in the precision it trained in, as validation is
+    try (var ignored = Grad.off(); var ac = low == null ? null : Autocast.enable(low); BatchIterator it = test.iterate(0, 0)) {
       while (it.hasNext()) {
         Batch b = it.next();
-        Tensor logits = model.call(b.input().to(s.device)).cpu(); // the metrics count on the host
+        Tensor logits = model.call(b.input().to(s.device)).cpu().to(DType.F32); // the metrics count on the host
         cm.update(logits, b.target());
         accuracy.update(logits, b.target());
       }
@@ -357,7 +369,7 @@ final class TrainCommand {
     writeConfusion(dir.resolve("confusion_matrix.json"), cm.compute());
     SafeTensors.save(model.stateDict(), dir.resolve("model.safetensors"));
     double acc = accuracy.compute();
-    HtmlReport.write(dir, info(s, model, sched, acc));
+    HtmlReport.write(dir, info(s, model, sched, acc, h));
     double[] times = h.values("epoch_time_s");
     if (times.length > 0) {
       double[] sorted = times.clone();
@@ -371,7 +383,7 @@ final class TrainCommand {
   }
 
   /** The settings shown in report.html; {@code accuracy} NaN leaves the test accuracy out (an interrupted run). */
-  private static Map<String, String> info(Settings s, Module model, LRScheduler sched, double accuracy) {
+  private static Map<String, String> info(Settings s, Module model, LRScheduler sched, double accuracy, History h) {
     LinkedHashMap<String, String> info = new LinkedHashMap<>();
     info.put("model", s.model + " (" + model.numParameters(false) + " parameters)");
     info.put("optimizer", s.optimizer + " lr=" + s.lr + (sched == null ? "" : ", " + s.scheduler + " schedule"));
@@ -380,8 +392,28 @@ final class TrainCommand {
     info.put("seed", Long.toString(s.seed));
     info.put("device", s.device.toString());
     info.put("threads", Integer.toString(Device.CPU.backend().threads()));
+    info.put("precision", precisionText(s.precision, h));
     if (!Double.isNaN(accuracy)) info.put("test accuracy", String.format(Locale.ROOT, "%.4f", accuracy));
     return info;
+  }
+
+  /**
+   * How the report names the precision: {@code fp32}, {@code bf16 (autocast, no loss scaling)}, or {@code fp16
+   * (autocast, loss scaling: final scale 32768, 3 skipped steps)}.
+   */
+  static String precisionText(Precision p, History h) {
+    if (p == Precision.F32) return p.cliName();
+    if (!p.scalesLoss()) return p.cliName() + " (autocast, no loss scaling)";
+    double[] scales = h.values("loss_scale");
+    long skipped = 0;
+    for (double d : h.values("skipped_steps")) skipped += (long) d;
+    return p.cliName() + " (autocast, loss scaling: " + (scales.length == 0 ? "" : "final scale "
+        + plain(scales[scales.length - 1]) + ", ") + Main.count(skipped, "skipped step") + ")";
+  }
+
+  /** {@code --precision}'s value: fp32, bf16 or fp16. */
+  private static Precision precision(String opt, String v) {
+    return Precision.parse(oneOf(opt, v, "fp32", "bf16", "fp16"));
   }
 
   /** {@code --device}'s value: cpu, cuda, cuda:N (or another provider's type). */
@@ -481,6 +513,11 @@ final class TrainCommand {
     }
     sb.append("]}\n");
     AtomicFiles.write(file, sb.toString());
+  }
+
+  /** {@code v} without a fraction when it is integral (a loss scale is a power of two). */
+  private static String plain(double v) {
+    return v == Math.rint(v) && Math.abs(v) < 1e15 ? Long.toString((long) v) : Double.toString(v);
   }
 
   private static String oneOf(String opt, String v, String... allowed) {

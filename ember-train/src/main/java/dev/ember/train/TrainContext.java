@@ -29,6 +29,7 @@ public final class TrainContext {
   double batchLoss = Double.NaN;
   boolean stepSkipped;
   long skippedSteps;
+  double lossScale = Double.NaN;
   final java.util.List<PendingCheckpoint> pendingCheckpoints = new java.util.ArrayList<>();
 
   /** A checkpoint asked for during a hook, written once every callback has run that hook. */
@@ -99,11 +100,22 @@ public final class TrainContext {
 
   /**
    * Whether the optimizer step that the current batch ended was skipped because its loss or a
-   * gradient was not finite ({@link Trainer.Builder#skipNonFiniteSteps}); valid in {@code onBatchEnd}.
+   * gradient was not finite ({@link Trainer.Builder#skipNonFiniteSteps}), or because the loss scaler found
+   * its gradients overflowed ({@link #lossScale()}); valid in {@code onBatchEnd}.
    * No optimizer or schedule step was taken and {@link #globalStep()} did not advance.
    */
   public boolean stepSkipped() {
     return stepSkipped;
+  }
+
+  /**
+   * The loss scale of a run that scales its loss (F16 {@link Trainer.Precision}, or a {@link dev.ember.optim.GradScaler}
+   * given to the builder), as updated after the last step; NaN when the loss is not scaled. While it is scaled,
+   * the gradients seen in {@code onAfterBackward} are multiplied by it (they are unscaled before clipping and
+   * {@code onBeforeOptimizerStep}), and an Inf among them is an overflow the scaler skips, not a failure.
+   */
+  public double lossScale() {
+    return lossScale;
   }
 
   /** Optimizer steps skipped so far in the run (checkpoints carry the count), see {@link #stepSkipped()}. */

@@ -1,5 +1,6 @@
 package dev.ember.train;
 
+import dev.ember.amp.Autocast;
 import dev.ember.autograd.Grad;
 import dev.ember.data.Batch;
 import dev.ember.data.BatchIterator;
@@ -7,8 +8,10 @@ import dev.ember.data.BatchSource;
 import dev.ember.metrics.Metric;
 import dev.ember.nn.Module;
 import dev.ember.optim.GradClip;
+import dev.ember.optim.GradScaler;
 import dev.ember.optim.Optimizer;
 import dev.ember.optim.schedule.LRScheduler;
+import dev.ember.tensor.DType;
 import dev.ember.tensor.Device;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.MemoryScope;
@@ -20,6 +23,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.BiFunction;
@@ -55,6 +59,13 @@ import java.util.function.BiFunction;
  * A callback may also stop training before a bad step lands ({@link TrainContext#requestStop}
  * before the optimizer step cancels it), as {@code TerminateOnNaN} does.
  *
+ * <p>Precision: {@link Builder#precision(Precision)} runs the forward pass and the loss (training and validation)
+ * under {@link Autocast} to BF16 or F16; backward and the optimizer run outside it, on float32 parameters. F16
+ * scales the loss with a {@link GradScaler}: the gradients are unscaled before clipping, a step whose gradients
+ * overflow is skipped (counted in {@code skipped_steps}, but not a non-finite failure: only a non-finite loss
+ * is, with {@code skipNonFiniteSteps}) and the scale is logged as {@code loss_scale}; checkpoints carry the
+ * scaler's state, so a resumed run stays bitwise that of the uninterrupted one.
+ *
  * <p>Devices: {@link Builder#device(Device)} moves the model there when {@link #fit} starts (in place, so an
  * optimizer built on its parameters before keeps them, and its state follows) and every batch, training and
  * validation, as it arrives; without it batches go to the model's own device ({@link Module#device()}). The loss is
@@ -64,6 +75,67 @@ import java.util.function.BiFunction;
 public final class Trainer {
   /** When the schedule steps: after every optimizer step, or after every epoch. */
   public enum Interval { BATCH, EPOCH }
+
+  /**
+   * The arithmetic a {@link Trainer} runs the forward pass and the loss in ({@link Builder#precision}), as
+   * PyTorch's mixed-precision recipes: the parameters, their gradients and the optimizer state stay float32 (master
+   * weights) in every mode.
+   * <ul>
+   *   <li>{@link #F32}: everything in float32.
+   *   <li>{@link #BF16}: the forward pass and the loss under {@code Autocast.enable(DType.BF16)}, no loss scaling
+   *       (bfloat16 has float32's exponent range).
+   *   <li>{@link #F16}: under {@code Autocast.enable(DType.F16)}, with a {@link dev.ember.optim.GradScaler}: the loss
+   *       is scaled before backward so small gradients survive float16, and steps whose gradients overflow are
+   *       skipped while the scale backs off.
+   * </ul>
+   */
+  public enum Precision {
+    /** Float32 throughout. */
+    F32(null, "fp32"),
+    /** BFloat16 autocast, no loss scaling. */
+    BF16(DType.BF16, "bf16"),
+    /** Float16 autocast with dynamic loss scaling. */
+    F16(DType.F16, "fp16");
+
+    private final DType autocast;
+    private final String cliName;
+
+    Precision(DType autocast, String cliName) {
+      this.autocast = autocast;
+      this.cliName = cliName;
+    }
+
+    /** The dtype the forward pass autocasts to, or null for {@link #F32}. */
+    public DType autocastDType() {
+      return autocast;
+    }
+
+    /** Whether training in this precision scales the loss ({@link #F16} only, as PyTorch's recipe). */
+    public boolean scalesLoss() {
+      return this == F16;
+    }
+
+    /** The name {@code ./ember train --precision} takes and run folders record: fp32, bf16 or fp16. */
+    public String cliName() {
+      return cliName;
+    }
+
+    /**
+     * The precision named {@code name}: fp32, bf16 or fp16 (case-insensitive; f32/float32, bfloat16, f16/float16/half
+     * too).
+     *
+     * @throws IllegalArgumentException naming the choices when {@code name} is none of them
+     */
+    public static Precision parse(String name) {
+      String n = name == null ? "" : name.strip().toLowerCase(Locale.ROOT);
+      return switch (n) {
+        case "fp32", "f32", "float32" -> F32;
+        case "bf16", "bfloat16" -> BF16;
+        case "fp16", "f16", "float16", "half" -> F16;
+        default -> throw new IllegalArgumentException("precision must be one of fp32, bf16, fp16, got '" + name + "'");
+      };
+    }
+  }
 
   private final int maxEpochs;
   private final long maxSteps;
@@ -80,6 +152,8 @@ public final class Trainer {
   private final Path resumeFrom;
   private final int maxBadSteps;
   private final Device device;
+  private final Precision precision;
+  private final GradScaler gradScaler;
 
   private Trainer(Builder b) {
     this.maxEpochs = b.maxEpochs;
@@ -97,6 +171,8 @@ public final class Trainer {
     this.resumeFrom = b.resumeFrom;
     this.maxBadSteps = b.maxBadSteps;
     this.device = b.device;
+    this.precision = b.precision;
+    this.gradScaler = b.gradScaler;
     Set<String> keys = new HashSet<>();
     for (Callback c : callbacks) {
       if (!keys.add(c.stateKey())) {
@@ -113,6 +189,11 @@ public final class Trainer {
   /** The callbacks, in call order. */
   public List<Callback> callbacks() {
     return callbacks;
+  }
+
+  /** The precision of the forward pass and the loss ({@link Precision#F32} unless set). */
+  public Precision precision() {
+    return precision;
   }
 
   /** The device the model and batches are moved to, or null to use the model's own. */
@@ -165,7 +246,7 @@ public final class Trainer {
           if (lossFn != null) lossSum += lossFn.apply(out, b.target()).item() * b.size();
           count += b.size();
           if (!fresh.isEmpty()) {
-            Tensor hostOut = out.cpu();
+            Tensor hostOut = hostF32(out);
             Tensor hostTarget = b.target().cpu();
             for (Metric<Double> m : fresh) m.update(hostOut, hostTarget);
           }
@@ -178,6 +259,12 @@ public final class Trainer {
     if (lossFn != null) out.put("loss", count == 0 ? Double.NaN : lossSum / count);
     for (Metric<Double> m : fresh) out.put(m.name(), m.compute());
     return out;
+  }
+
+  /** {@code t} on the host, a BF16/F16 output (of a forward pass under autocast) as float32, for the metrics. */
+  private static Tensor hostF32(Tensor t) {
+    Tensor h = t.cpu();
+    return h.dtype().isHalf() ? h.to(DType.F32) : h;
   }
 
   /** {@code b} with its input and target on {@code device} (itself when they are there). */
@@ -218,6 +305,8 @@ public final class Trainer {
     final PhaseClock clock;
     /** Where the model is, and each batch goes. */
     final Device runDevice;
+    /** The loss scaler of this run (F16, or one given to the builder), or null. */
+    final GradScaler scaler;
 
     Run(Module model, BiFunction<Tensor, Tensor, Tensor> lossFn, Optimizer optimizer, BatchSource train, BatchSource val) {
       this.model = model;
@@ -232,10 +321,13 @@ public final class Trainer {
       this.named = model.namedParameters();
       this.lastCheckpoint = resumeFrom;
       this.runDevice = model.device();
+      this.scaler = gradScaler != null ? gradScaler : precision.scalesLoss() ? new GradScaler() : null;
+      if (scaler != null && scaler.isEnabled()) ctx.lossScale = scaler.getScale();
       // on a GPU the calls return before their kernels run: each phase waits for its own, so the profile shows
       // where the device's time goes (a few microseconds per phase; the CPU computes synchronously)
       this.clock = new PhaseClock(ctx.stepNanos, runDevice.isCpu() ? null : runDevice::synchronize);
-      this.savedState = new TrainerState(model, optimizer, scheduler, generators, trainMetrics, history, callbacks, ctx);
+      this.savedState = new TrainerState(model, optimizer, scheduler, generators, trainMetrics, history, callbacks, ctx,
+          precision, scaler);
     }
 
     History fit() {
@@ -294,9 +386,13 @@ public final class Trainer {
           for (Callback c : callbacks) c.onBatchBegin(ctx, batch);
           clock.lap(Phase.CALLBACKS);
           if (stepScope == null) stepScope = MemoryScope.open();
-          Tensor out = model.call(batch.input());
-          clock.lap(Phase.FORWARD);
-          Tensor loss = lossFn.apply(out, batch.target());
+          Tensor out;
+          Tensor loss;
+          try (Autocast ignored = autocast()) {            // the forward pass and the loss; backward runs outside
+            out = model.call(batch.input());
+            clock.lap(Phase.FORWARD);
+            loss = lossFn.apply(out, batch.target());
+          }
           if (loss.numel() != 1) {
             throw new IllegalArgumentException("Trainer.fit: the loss must be a scalar, got shape "
                 + java.util.Arrays.toString(loss.shape()) + "; use a mean or sum reduction");
@@ -311,14 +407,15 @@ public final class Trainer {
           }
           if (!trainMetrics.isEmpty() && counted) {
             try (var ignored = Grad.off()) {
-              Tensor hostOut = out.detach().cpu(); // metrics compute on the host, whatever the device
+              Tensor hostOut = hostF32(out.detach()); // metrics compute on the host, whatever the device
               Tensor hostTarget = batch.target().cpu();
               for (Metric<Double> m : trainMetrics) m.update(hostOut, hostTarget);
             }
           }
           clock.lap(Phase.LOSS);
           int k = Math.max(1, ctx.accumulation);
-          (k == 1 ? loss : loss.div(k)).backward();
+          Tensor toBackward = k == 1 ? loss : loss.div(k);
+          (scaler == null ? toBackward : scaler.scale(toBackward)).backward();
           pending++;
           clock.lap(Phase.BACKWARD);
           for (Callback c : callbacks) c.onAfterBackward(ctx);
@@ -327,13 +424,16 @@ public final class Trainer {
           if (pending >= k || nextBatch == numBatches - 1) {
             // Non-finite loss or gradients are caught here, before clipping (which would spread a NaN
             // over every gradient) and before any callback or the optimizer can act on them.
+            // With a loss scaler, the gradients are unscaled first (before clipping), and an Inf/NaN among them
+            // is the scaler's overflow: the step is skipped and the scale backs off, not a non-finite failure.
+            boolean overflow = unscale();
             String badGradient = null;
             boolean bad = false;
             if (maxBadSteps > 0 && ctx.stopReason == null) {
-              badGradient = NonFinite.firstNonFiniteGradient(named);
+              badGradient = scaling() ? null : NonFinite.firstNonFiniteGradient(named);
               bad = stepLossBad || badGradient != null;
             }
-            boolean clean = !bad && ctx.stopReason == null;
+            boolean clean = !bad && !overflow && ctx.stopReason == null;
             if (clean) {
               if (clipValue > 0) GradClip.clipGradValue(model.parameters(), clipValue);
               if (clipNorm > 0) GradClip.clipGradNorm(model.parameters(), clipNorm);
@@ -344,8 +444,9 @@ public final class Trainer {
               clock.lap(Phase.CALLBACKS);
             }
             // a stop asked for before the step (TerminateOnNaN, GradientMonitor) cancels it, as a bad step is skipped
-            boolean step = !bad && ctx.stopReason == null;
+            boolean step = !bad && !overflow && ctx.stopReason == null;
             if (step) optimizer.step();
+            updateScale();
             optimizer.zeroGrad();
             stepScope.close(); // the step's activations, gradients and temporaries back to the pool
             stepScope = null;
@@ -367,6 +468,11 @@ public final class Trainer {
                 throw new NonFiniteStepException(consecutiveSkips, ctx.epoch, nextBatch, ctx.globalStep, badLoss,
                     badGradient, lastCheckpoint);
               }
+            } else if (overflow) {                       // the scaler's skip: counted, never a failure
+              epochSkips++;
+              ctx.skippedSteps++;
+              ctx.stepSkipped = true;
+              ctx.logs.put("skipped_steps", (double) epochSkips);
             }
             clock.lap(Phase.OPTIMIZER);
           }
@@ -401,6 +507,7 @@ public final class Trainer {
       if (lossCount > 0) ctx.log("loss", lossSum / lossCount);
       for (Metric<Double> m : trainMetrics) ctx.log(m.name(), m.compute());
       if (epochSkips > 0) ctx.log("skipped_steps", epochSkips);
+      if (scaling()) ctx.log("loss_scale", scaler.getScale());
       ctx.log("lr", optimizer.paramGroups().get(0).lr());
       ctx.log("epoch_time_s", epochNanos / 1e9);
       if (scheduler != null && scheduleInterval == Interval.EPOCH) scheduler.step();
@@ -417,7 +524,10 @@ public final class Trainer {
       ctx.validating = true;
       try {
         for (Callback c : callbacks) c.onValidationBegin(ctx);
-        Map<String, Double> raw = evaluate(model, lossFn, val, metrics);
+        Map<String, Double> raw;
+        try (Autocast ignored = autocast()) {            // validation runs in the precision it trains in
+          raw = evaluate(model, lossFn, val, metrics);
+        }
         LinkedHashMap<String, Double> vals = new LinkedHashMap<>();
         for (var e : raw.entrySet()) {
           vals.put("val_" + e.getKey(), e.getValue());
@@ -427,6 +537,35 @@ public final class Trainer {
       } finally {
         ctx.validating = false;                          // evaluate() put the model back in train mode
       }
+    }
+
+    /** An autocast scope for this run's precision, or null (no scope) for F32. */
+    private Autocast autocast() {
+      DType d = precision.autocastDType();
+      return d == null ? null : Autocast.enable(d);
+    }
+
+    /** Whether this run scales its loss. */
+    private boolean scaling() {
+      return scaler != null && scaler.isEnabled();
+    }
+
+    /**
+     * Unscales the gradients before clipping and callbacks see them; true when one held an Inf or a NaN (the
+     * scaler's overflow). Nothing to do without a scaler, or when a stop request already cancels the step.
+     */
+    private boolean unscale() {
+      if (!scaling() || ctx.stopReason != null) return false;
+      scaler.unscale(optimizer);
+      return Boolean.TRUE.equals(scaler.foundInf(optimizer));
+    }
+
+    /** Ends the scaler's iteration (backoff after an overflow, growth after enough clean steps) and logs the scale. */
+    private void updateScale() {
+      if (!scaling() || scaler.foundInf(optimizer) == null) return; // not unscaled: the step was cancelled before
+      scaler.update();
+      ctx.lossScale = scaler.getScale();
+      ctx.logs.put("loss_scale", ctx.lossScale);
     }
 
     private void writePendingCheckpoints() {
@@ -479,8 +618,30 @@ public final class Trainer {
     private Path resumeFrom;
     private int maxBadSteps;
     private Device device;
+    private Precision precision = Precision.F32;
+    private GradScaler gradScaler;
 
     private Builder() {}
+
+    /**
+     * Runs the forward pass and the loss in {@code precision} (see {@link Precision}): BF16 and F16 under
+     * {@link Autocast}, F16 with a {@link GradScaler} (PyTorch's defaults unless {@link #gradScaler} gives one).
+     */
+    public Builder precision(Precision precision) {
+      if (precision == null) throw new IllegalArgumentException("Trainer: precision must not be null");
+      this.precision = precision;
+      return this;
+    }
+
+    /**
+     * The loss scaler to use (e.g. with another growth interval), in any precision; by default F16 makes one with
+     * PyTorch's settings and the other precisions use none. Its state is checkpointed with the run.
+     */
+    public Builder gradScaler(GradScaler scaler) {
+      if (scaler == null) throw new IllegalArgumentException("Trainer: gradScaler must not be null");
+      this.gradScaler = scaler;
+      return this;
+    }
 
     /**
      * Trains on {@code device}: {@link Trainer#fit} moves the model there first (in place, keeping the optimizer's

@@ -3,11 +3,13 @@ package dev.ember.train;
 import dev.ember.autograd.Grad;
 import dev.ember.metrics.Metric;
 import dev.ember.nn.Module;
+import dev.ember.optim.GradScaler;
 import dev.ember.optim.Optimizer;
 import dev.ember.optim.OptimizerState;
 import dev.ember.optim.schedule.LRScheduler;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
+import dev.ember.train.Trainer.Precision;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -29,7 +31,9 @@ import java.util.Map;
  *       the skipped-step counts and the latest logs;
  *   <li>{@code train_metrics}: each training metric's state under {@code "<index>:<name>"};
  *   <li>{@code history}: the {@link History#stateDict()};
- *   <li>{@code callbacks}: each callback's state under its {@link Callback#stateKey()}.
+ *   <li>{@code callbacks}: each callback's state under its {@link Callback#stateKey()};
+ *   <li>{@code precision}: the {@link Precision}'s name, when not F32 (a checkpoint without it is F32's);
+ *   <li>{@code scaler}: the loss scaler's {@link GradScaler#stateDict()}, when the run scales its loss.
  * </ul>
  * {@link #restore} reads the same layout back into the run's parts and says what does not fit.
  */
@@ -46,10 +50,13 @@ final class TrainerState {
   private final History history;
   private final List<Callback> callbacks;
   private final TrainContext ctx;
+  private final Precision precision;
+  private final GradScaler scaler;
 
-  /** The parts of one run whose state is saved and restored; {@code scheduler} may be null. */
+  /** The parts of one run whose state is saved and restored; {@code scheduler} and {@code scaler} may be null. */
   TrainerState(Module model, Optimizer optimizer, LRScheduler scheduler, List<Generator> generators,
-      List<Metric<Double>> trainMetrics, History history, List<Callback> callbacks, TrainContext ctx) {
+      List<Metric<Double>> trainMetrics, History history, List<Callback> callbacks, TrainContext ctx,
+      Precision precision, GradScaler scaler) {
     this.model = model;
     this.optimizer = optimizer;
     this.scheduler = scheduler;
@@ -58,6 +65,8 @@ final class TrainerState {
     this.history = history;
     this.callbacks = callbacks;
     this.ctx = ctx;
+    this.precision = precision;
+    this.scaler = scaler != null && scaler.isEnabled() ? scaler : null;
   }
 
   /** Everything needed to continue exactly from here, the run standing at {@code counters}. */
@@ -98,6 +107,8 @@ final class TrainerState {
     LinkedHashMap<String, Object> cbs = new LinkedHashMap<>();
     for (Callback c : callbacks) cbs.put(c.stateKey(), c.stateDict());
     s.put("callbacks", cbs);
+    if (precision != Precision.F32) s.put("precision", precision.name());
+    if (scaler != null) s.put("scaler", new LinkedHashMap<>(scaler.stateDict()));
     return s;
   }
 
@@ -176,6 +187,7 @@ final class TrainerState {
         }
         trainMetrics.get(i).loadStateDict((Map<String, Object>) mm);
       }
+      restorePrecision(s);
       Map<String, Object> cbs = (Map<String, Object>) s.get("callbacks");
       for (Callback c : callbacks) {
         Object cs = cbs.get(c.stateKey());
@@ -185,5 +197,22 @@ final class TrainerState {
     } catch (ClassCastException | NullPointerException e) {
       throw new IllegalArgumentException("Trainer: checkpoint " + file + " does not hold a trainer state (" + e + ")", e);
     }
+  }
+
+  /** Checks the checkpoint was trained in this precision and loads the loss scaler's state. */
+  @SuppressWarnings("unchecked")
+  private void restorePrecision(Map<String, Object> s) {
+    String saved = s.get("precision") instanceof String p ? p : Precision.F32.name();
+    if (!saved.equals(precision.name())) {
+      throw new IllegalArgumentException("the checkpoint was trained in precision " + saved + ", this trainer trains in "
+          + precision.name() + "; resume in " + saved + " or start a new run");
+    }
+    Object sc = s.get("scaler");
+    if (scaler == null) return;
+    if (!(sc instanceof Map<?, ?> m)) {
+      throw new IllegalArgumentException("the checkpoint has no loss scaler state but this trainer scales its loss");
+    }
+    scaler.loadStateDict((Map<String, Object>) m);
+    ctx.lossScale = scaler.getScale();
   }
 }

@@ -14,8 +14,9 @@ import java.util.Map;
  * <ul>
  *   <li>the run's settings (the {@code info} map) and a summary of the final and best values;</li>
  *   <li>line charts per epoch from {@code metrics.csv}: loss (train and validation), accuracy
- *       (train and validation), then every other metric, the learning rate and the epoch time,
- *       with axes, ticks, labels and a legend;</li>
+ *       (train and validation), then every other metric, the learning rate, the epoch time and, for a
+ *       run that scales its loss (fp16), the loss scale and the steps it skipped, with axes, ticks, labels
+ *       and a legend;</li>
  *   <li>the confusion matrix from {@code confusion_matrix.json} ({@code {"labels":[..],"matrix":[[..]]}},
  *       rows = true class) as a table shaded by each row's share, with per-class recall;</li>
  *   <li>the step profile from {@code profile.json} (as {@link dev.ember.train.callbacks.Profiling}
@@ -42,6 +43,15 @@ public final class HtmlReport {
   private static final int MAX_HISTOGRAM_PARAMS = 60;
   private static final int MAX_TABLE_ROWS = 300;
   private static final java.util.Set<String> AXIS_COLUMNS = java.util.Set.of("epoch", "step", "time_s");
+  /** Single-series charts after the metrics, with their titles, in this order. */
+  private static final Map<String, String> SINGLES = new java.util.LinkedHashMap<>();
+
+  static {
+    SINGLES.put("lr", "learning rate");
+    SINGLES.put("epoch_time_s", "seconds per epoch");
+    SINGLES.put("loss_scale", "loss scale");
+    SINGLES.put("skipped_steps", "skipped steps per epoch");
+  }
 
   private HtmlReport() {}
 
@@ -146,6 +156,15 @@ public final class HtmlReport {
       }
       kv(sb, key, "final " + fmt(v[lastIdx]) + ", best " + fmt(v[best]) + " (epoch " + fmt(x[best]) + ")");
     }
+    if (m.has("skipped_steps")) {                       // logged in the epochs that skipped any
+      double total = 0;
+      for (double d : m.column("skipped_steps")) if (Double.isFinite(d)) total += d;
+      kv(sb, "skipped steps", fmt(total));
+    }
+    if (m.has("loss_scale") && lastFinite(m.column("loss_scale")) >= 0) {
+      double[] v = m.column("loss_scale");
+      kv(sb, "loss scale", "final " + fmt(v[lastFinite(v)]));
+    }
     sb.append("</table>\n</div>\n");
   }
 
@@ -175,12 +194,11 @@ public final class HtmlReport {
     if (m.has("loss") || m.has("val_loss")) bases.add("loss");
     if (m.has("accuracy") || m.has("val_accuracy")) bases.add("accuracy");
     for (String c : m.columns()) {
-      if (AXIS_COLUMNS.contains(c) || c.equals("lr") || c.equals("epoch_time_s")) continue;
+      if (AXIS_COLUMNS.contains(c) || SINGLES.containsKey(c)) continue;
       String base = c.startsWith("val_") ? c.substring(4) : c;
       if (!bases.contains(base)) bases.add(base);
     }
-    if (m.has("lr")) singles.add("lr");
-    if (m.has("epoch_time_s")) singles.add("epoch_time_s");
+    for (String c : SINGLES.keySet()) if (m.has(c)) singles.add(c);
     sb.append("<div class=\"charts\">\n");
     int charts = 0;
     for (String base : bases) {
@@ -193,7 +211,7 @@ public final class HtmlReport {
     }
     for (String c : singles) {
       if (lastFinite(m.column(c)) < 0) continue;
-      String title = c.equals("lr") ? "learning rate" : c.equals("epoch_time_s") ? "seconds per epoch" : c;
+      String title = SINGLES.get(c);
       lineChart(sb, title, xLabel, List.of(new Series(c, OTHER_COLOR, x, m.column(c), false)));
       charts++;
     }
