@@ -78,6 +78,10 @@ public final class Ctx {
     return output;
   }
 
+  Object[] rawExtras() {
+    return extras;
+  }
+
   boolean released() {
     return inputs == null;
   }

@@ -19,10 +19,19 @@ public final class Dropouts {
 
   /** F.dropout(input, p, training). */
   public static Tensor dropout(Tensor input, double p, boolean training, Generator gen) {
+    return dropout(input, p, training, false, gen);
+  }
+
+  /**
+   * F.dropout(input, p, training, inplace): with {@code inplace}, the scaled mask multiplies input in place
+   * ({@code mul_}, recorded for autograd) and input is returned; the same bits and gradient as without.
+   */
+  public static Tensor dropout(Tensor input, double p, boolean training, boolean inplace, Generator gen) {
     checkP("dropout", p, input);
     if (!training || p == 0) return input;
     Check.floating("dropout", input);
-    return input.mul(mask(input.dtype(), input.shape(), p, gen).to(input.device()));
+    Tensor m = mask(input.dtype(), input.shape(), p, gen).to(input.device());
+    return inplace ? input.mul_(m) : input.mul(m);
   }
 
   /** Dropout with PyTorch's defaults (p = 0.5, training) and the global generator. */
@@ -35,12 +44,22 @@ public final class Dropouts {
    * unbatched [C, H, W] input (one draw per c).
    */
   public static Tensor dropout2d(Tensor input, double p, boolean training, Generator gen) {
-    return channelDropout("dropout2d", 2, input, p, training, gen);
+    return channelDropout("dropout2d", 2, input, p, training, false, gen);
+  }
+
+  /** F.dropout2d(input, p, training, inplace). */
+  public static Tensor dropout2d(Tensor input, double p, boolean training, boolean inplace, Generator gen) {
+    return channelDropout("dropout2d", 2, input, p, training, inplace, gen);
   }
 
   /** F.dropout1d: zeroes whole channels of a [N, C, L] input, or of an unbatched [C, L] input. */
   public static Tensor dropout1d(Tensor input, double p, boolean training, Generator gen) {
-    return channelDropout("dropout1d", 1, input, p, training, gen);
+    return channelDropout("dropout1d", 1, input, p, training, false, gen);
+  }
+
+  /** F.dropout1d(input, p, training, inplace). */
+  public static Tensor dropout1d(Tensor input, double p, boolean training, boolean inplace, Generator gen) {
+    return channelDropout("dropout1d", 1, input, p, training, inplace, gen);
   }
 
   /**
@@ -49,20 +68,26 @@ public final class Dropouts {
    * (1 - keep)) + b}, so that zero mean and unit variance are kept.
    */
   public static Tensor alphaDropout(Tensor input, double p, boolean training, Generator gen) {
+    return alphaDropout(input, p, training, false, gen);
+  }
+
+  /** F.alpha_dropout(input, p, training, inplace): with {@code inplace}, the same four steps in place. */
+  public static Tensor alphaDropout(Tensor input, double p, boolean training, boolean inplace, Generator gen) {
     checkP("alpha_dropout", p, input);
     if (!training || p == 0) return input;
     Check.floating("alpha_dropout", input);
-    if (p == 1) return input.mul(0);
+    if (p == 1) return inplace ? input.mul_(0) : input.mul(0);
     double alphaPrime = -1.7580993408473766; // -scale * alpha of SELU
     double a = 1 / Math.sqrt((alphaPrime * alphaPrime * p + 1) * (1 - p));
     Tensor keep = mask(input.dtype(), input.shape(), p, gen).to(input.device()).mul(1 - p); // back to 0/1
     Tensor dropped = keep.neg().add(1).mul(alphaPrime);
     double b = -a * alphaPrime * p;
+    if (inplace) return input.mul_(keep).add_(dropped).mul_(a).add_(b);
     return input.mul(keep).add(dropped).mul(a).add(b);
   }
 
   private static Tensor channelDropout(String op, int spatial, Tensor input, double p, boolean training,
-      Generator gen) {
+      boolean inplace, Generator gen) {
     checkP(op, p, input);
     int r = input.dim();
     if (r != spatial + 1 && r != spatial + 2) {
@@ -73,7 +98,8 @@ public final class Dropouts {
     Check.floating(op, input);
     int[] ms = input.shape();
     for (int d = r - spatial; d < r; d++) ms[d] = 1;
-    return input.mul(mask(input.dtype(), ms, p, gen).to(input.device()));
+    Tensor m = mask(input.dtype(), ms, p, gen).to(input.device());
+    return inplace ? input.mul_(m) : input.mul(m);
   }
 
   /**
