@@ -274,7 +274,11 @@ public final class ElementwiseOps {
     return Unary.MISH.applyInPlace(x, 0);
   }
 
-  /** self = self op other (other broadcasts to self's shape; add, sub, mul, div). Bumps self's version. */
+  /**
+   * self = self op other (other broadcasts to self's shape). Bumps self's version. Recorded for add, sub, mul and div
+   * with rules that keep no copy of self unless mul's operand needs it; for maximum, minimum and pow with the
+   * out-of-place rule, given a copy of self's old value.
+   */
   public static Tensor inPlace(BinaryOp op, Tensor self, Tensor other) {
     String name = op.name().toLowerCase() + "_";
     boolean record = Autograd.inPlace(name, self, other);
@@ -300,10 +304,12 @@ public final class ElementwiseOps {
             needOther ? g.mul(ctx.in(0)).sumTo(otherShape) : null};
         case DIV -> (ctx, g) -> new Tensor[] {needSelf ? g.div(ctx.in(1)) : null, // d(a/b)/db = -(a/b)/b
             needOther ? g.mul(ctx.out()).div(ctx.in(1)).neg().sumTo(otherShape) : null};
-        default -> throw Check.fail(name, "no gradient is defined for this in-place op", "self", self, "other", other);
+        default -> Binary.of(op).rule(); // reads self's old value (a copy), the operand and the result
       };
-      if (op == BinaryOp.MUL || op == BinaryOp.DIV) saved[1] = other;
-      if (op == BinaryOp.MUL && needOther) saved[0] = self.detach().cloneContiguous(); // self's value before
+      if (rule == null) throw Check.fail(name, "the result has no gradient", "self", self, "other", other);
+      boolean general = op != BinaryOp.ADD && op != BinaryOp.SUB && op != BinaryOp.MUL && op != BinaryOp.DIV;
+      if (op == BinaryOp.MUL || op == BinaryOp.DIV || general) saved[1] = other;
+      if (op == BinaryOp.MUL && needOther || general) saved[0] = self.detach().cloneContiguous(); // self's value before
     }
     if (self.dtype().isHalf()) { // computed in F32 and rounded once into self, as the out-of-place op
       Tensor of = other.detach().to(DType.promote(self.dtype(), other.dtype())).to(DType.F32);

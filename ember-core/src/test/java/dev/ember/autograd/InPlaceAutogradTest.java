@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ember.backend.BinaryOp;
 import dev.ember.ops.ElementwiseOps;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Generator;
@@ -99,6 +100,14 @@ class InPlaceAutogradTest {
         };
       }, List.of(a, b));
     }
+    // the other differentiable primitives in place reuse their out-of-place rule with a copy of the old value
+    for (BinaryOp op : List.of(BinaryOp.MAXIMUM, BinaryOp.MINIMUM, BinaryOp.POW)) {
+      Tensor a = input(31, 0.5, 2, 0.7, 2.1);
+      GradCheck.check(op + "_", in -> ElementwiseOps.inPlace(op, in.get(0).mul(1), in.get(1)), List.of(a, b));
+    }
+    Tensor y = leaf(1, 2).mul(1);
+    assertEquals("eq_: the result has no gradient: self=[2], other=[2]", assertThrows(IllegalArgumentException.class,
+        () -> ElementwiseOps.inPlace(BinaryOp.EQ, y, Tensor.of(new double[] {1, 0}))).getMessage());
   }
 
   @Test
