@@ -68,22 +68,25 @@ public final class Dropouts {
    * (1 - keep)) + b}, so that zero mean and unit variance are kept.
    */
   public static Tensor alphaDropout(Tensor input, double p, boolean training, Generator gen) {
-    return alphaDropout(input, p, training, false, gen);
-  }
-
-  /** F.alpha_dropout(input, p, training, inplace): with {@code inplace}, the same four steps in place. */
-  public static Tensor alphaDropout(Tensor input, double p, boolean training, boolean inplace, Generator gen) {
     checkP("alpha_dropout", p, input);
     if (!training || p == 0) return input;
     Check.floating("alpha_dropout", input);
-    if (p == 1) return inplace ? input.mul_(0) : input.mul(0);
+    if (p == 1) return input.mul(0);
     double alphaPrime = -1.7580993408473766; // -scale * alpha of SELU
     double a = 1 / Math.sqrt((alphaPrime * alphaPrime * p + 1) * (1 - p));
     Tensor keep = mask(input.dtype(), input.shape(), p, gen).to(input.device()).mul(1 - p); // back to 0/1
     Tensor dropped = keep.neg().add(1).mul(alphaPrime);
     double b = -a * alphaPrime * p;
-    if (inplace) return input.mul_(keep).add_(dropped).mul_(a).add_(b);
     return input.mul(keep).add(dropped).mul(a).add(b);
+  }
+
+  /**
+   * F.alpha_dropout(input, p, training, inplace): with {@code inplace}, the result is written into input by a
+   * differentiable {@code copy_} (the same bits and gradient; no memory is saved, the affine steps need buffers).
+   */
+  public static Tensor alphaDropout(Tensor input, double p, boolean training, boolean inplace, Generator gen) {
+    Tensor out = alphaDropout(input, p, training, gen);
+    return inplace && out != input ? input.copy_(out) : out;
   }
 
   private static Tensor channelDropout(String op, int spatial, Tensor input, double p, boolean training,
