@@ -24,15 +24,12 @@ public final class Autograd {
         edges[i] = t;
       }
     }
-    if (edges == null) return out;
-    Ctx ctx = new Ctx(name, inputs, out, extras);
-    out.setGradFn(new Node(name, backward, ctx, edges));
-    for (Tensor t : inputs) { // a view (out shares an input's storage) remembers its base, for in-place ops
-      if (t != null && t != out && t.storage() == out.storage()) {
-        out.setViewBase(t.viewBase() != null ? t.viewBase() : t);
-        break;
-      }
+    Tensor viewed = null; // a view (out shares an input's storage) remembers its base, for in-place ops
+    for (Tensor t : inputs) {
+      if (t != null && t != out && t.storage() == out.storage()) viewed = t;
     }
+    if (edges != null) out.setGradFn(new Node(name, backward, new Ctx(name, inputs, out, extras), edges));
+    if (viewed != null) out.setViewBase(viewed.viewBase() != null ? viewed.viewBase() : viewed);
     return out;
   }
 
@@ -106,7 +103,7 @@ public final class Autograd {
         return new Tensor[] {whole, inside};
       };
       Node slices = new Node("copy_slices", copySlices, new Ctx("copy_slices", new Tensor[2], base, new Object[0]),
-          new Tensor[] {base, self});
+          new Tensor[] {base.requiresGrad() ? base : null, self}); // a base without history gets one here
       base.setGradFn(slices);
       self.setViewBase(base); // in step with the base's new history
     }

@@ -351,7 +351,7 @@ public final class Tensor implements View {
   // ------------------------------------------------------------------ autograd
 
   public boolean requiresGrad() {
-    return requiresGrad || gradFn != null;
+    return requiresGrad || gradFn() != null;
   }
 
   /** Marks a leaf as needing gradients (as {@code requires_grad_}). */
@@ -369,7 +369,7 @@ public final class Tensor implements View {
   }
 
   public boolean isLeaf() {
-    return gradFn == null;
+    return gradFn() == null;
   }
 
   public Tensor grad() {
@@ -873,6 +873,9 @@ public final class Tensor implements View {
   }
 
   // ------------------------------------------------------------------ in place (bump the version)
+  // While recording, on a tensor (or with an operand) that requires grad, these are differentiable as in PyTorch:
+  // the tensor's history is rebased onto the op (see Autograd.recordInPlace); a leaf that requires grad, or a view
+  // of one, is refused.
 
   /** The scalar operand of an in-place op: of this dtype, or F32 for a half tensor (rounded once, with the result). */
   private Tensor scalarOperand(double s) {

@@ -326,6 +326,25 @@ class InPlaceAutogradTest {
   }
 
   @Test
+  void writingSlicesOfABufferThatDoesNotRequireGradGivesItAHistory() {
+    // torch: out = zeros(3, 2); out[0] = a; out[1] = b * 2 (through a view made before any write); loss = sum(out * c)
+    Tensor a = leaf(1, 2);
+    Tensor b = leaf(3, 4);
+    Tensor c = Tensor.of(new double[] {1, 2, 3, 4, 5, 6}, 3, 2);
+    Tensor out = Tensor.zeros(DType.F64, 3, 2);
+    Tensor row1 = out.select(0, 1);
+    out.select(0, 0).copy_(a);
+    assertTrue(out.requiresGrad());
+    assertTrue(row1.requiresGrad(), "a view made before the write follows its base's new history");
+    row1.copy_(b.mul(2));
+    assertValues(new double[] {1, 2, 6, 8, 0, 0}, out, 0);
+    out.mul(c).sum().backward();
+    assertValues(new double[] {1, 2}, a.grad(), 0);
+    assertValues(new double[] {6, 8}, b.grad(), 0);
+    assertNull(out.grad());
+  }
+
+  @Test
   void inPlaceOpsWithoutGradientsLeaveNoHistory() {
     Tensor t = Tensor.of(new double[] {-1, 2});
     t.relu_().exp_();
