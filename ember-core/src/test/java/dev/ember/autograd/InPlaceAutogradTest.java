@@ -18,7 +18,11 @@ import java.util.List;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 
-/** Autograd through in-place ops (PyTorch's semantics): history rebased, version checks, leaves and views. */
+/**
+ * Autograd through in-place ops (PyTorch's semantics): history rebased, version checks, leaves and views. The
+ * expected values are derived by hand; src/test/resources/dev/ember/autograd/inplace_reference.py prints torch
+ * 1.13's for the same cases.
+ */
 class InPlaceAutogradTest {
 
   private static Tensor leaf(double... v) {
@@ -125,7 +129,7 @@ class InPlaceAutogradTest {
   void anOperandAliasingTheTensorIsReadAtItsOldValue() {
     Tensor x = leaf(1, -2, 3);
     Tensor y = x.mul(1);
-    y.mul_(y); // y^2 as torch: the operand is the value before the write
+    y.mul_(y); // y^2, the operand read at its old value (torch 1.13 refuses: its saved operand was overwritten)
     assertValues(new double[] {1, 4, 9}, y, 0);
     y.sum().backward();
     assertValues(new double[] {2, -4, 6}, x.grad(), 0);
@@ -327,7 +331,8 @@ class InPlaceAutogradTest {
 
   @Test
   void writingSlicesOfABufferThatDoesNotRequireGradGivesItAHistory() {
-    // torch: out = zeros(3, 2); out[0] = a; out[1] = b * 2 (through a view made before any write); loss = sum(out * c)
+    // torch: out = zeros(3, 2); out[0] = a; out[1] = b * 2; loss = sum(out * c). Here row 1's view is made before
+    // the first write, which torch 1.13 refuses (it takes the regenerated view for a leaf); the gradients are the same
     Tensor a = leaf(1, 2);
     Tensor b = leaf(3, 4);
     Tensor c = Tensor.of(new double[] {1, 2, 3, 4, 5, 6}, 3, 2);
