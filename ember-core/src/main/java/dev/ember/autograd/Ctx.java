@@ -74,6 +74,14 @@ public final class Ctx {
     return inputs == null ? null : inputs[i];
   }
 
+  Tensor rawOutput() {
+    return output;
+  }
+
+  Object[] rawExtras() {
+    return extras;
+  }
+
   boolean released() {
     return inputs == null;
   }
@@ -94,8 +102,10 @@ public final class Ctx {
   }
 
   private IllegalStateException modified(String what, Tensor t, int expected) {
+    String by = t.storage().lastWriter();
     return new IllegalStateException(op + ": " + what + " " + java.util.Arrays.toString(t.shape())
-        + " was modified in place after the forward (version " + t.version() + ", expected " + expected
-        + "), so its gradient would be wrong; hint: use an out-of-place op or clone() before modifying");
+        + " was modified in place" + (by == null ? "" : " (last by " + by + ")") + " after the forward (version "
+        + t.version() + ", expected " + expected + "), so its gradient would be wrong; hint: use an out-of-place op"
+        + " or clone() before modifying");
   }
 }

@@ -70,7 +70,7 @@ final class GraphWalk {
           memory.dropped(gi);
           gi = gi.to(input.dtype());
         }
-        Node next = input.gradFn();
+        Node next = node.next[i];
         if (next == null) {
           accumulate(input, applyHooks(input, gi));
           memory.accumulated(input, gi);
@@ -78,7 +78,7 @@ final class GraphWalk {
           Tensor prev = pending.get(next);
           Tensor sum = prev == null ? gi : prev.add(gi);
           pending.put(next, sum);
-          owners.put(next, input);
+          if (input.gradFn() == next) owners.put(next, input); // hooks see the tensor's current history only
           memory.pending(sum, prev, gi);
         }
       }
@@ -144,8 +144,7 @@ final class GraphWalk {
       int i = (Integer) top[1];
       if (i < n.edges.length) {
         top[1] = i + 1;
-        Tensor in = n.edges[i];
-        Node child = in == null ? null : in.gradFn();
+        Node child = n.next[i];
         if (child != null && seen.put(child, true) == null) stack.push(new Object[] {child, 0});
       } else {
         stack.pop();

@@ -12,12 +12,19 @@ public final class Node {
   final Ctx ctx;
   /** The inputs as edges: a gradient flows to input i only if edges[i] != null (it requires grad). */
   final Tensor[] edges;
+  /**
+   * The history of each edge when this node was recorded: input i's {@code gradFn} then, or null for a leaf. An
+   * in-place op later gives the input a new history; this node's gradient still goes to the one it read.
+   */
+  final Node[] next;
 
   Node(String name, Backward backward, Ctx ctx, Tensor[] edges) {
     this.name = name;
     this.backward = backward;
     this.ctx = ctx;
     this.edges = edges;
+    this.next = new Node[edges.length];
+    for (int i = 0; i < edges.length; i++) next[i] = edges[i] == null ? null : edges[i].gradFn();
   }
 
   /** The op's name, e.g. {@code "matmul"}. */
@@ -33,6 +40,7 @@ public final class Node {
    */
   void releaseEdges() {
     java.util.Arrays.fill(edges, null);
+    java.util.Arrays.fill(next, null);
   }
 
   Tensor[] apply(Tensor grad) {

@@ -106,6 +106,11 @@ public enum Binary {
     return BY_PRIMITIVE[op.ordinal()];
   }
 
+  /** The backward rule (null for a comparison or logical op): in-place ops reuse it. */
+  Backward rule() {
+    return rule;
+  }
+
   /**
    * a op b, broadcast, recorded for autograd: both operands are first converted to the dtype the op computes in
    * (from their promoted dtype); comparisons and logical ops compare the operands as they are and write BOOL.

@@ -1,7 +1,7 @@
 package dev.ember.ops;
 
 import dev.ember.autograd.Autograd;
-import dev.ember.autograd.Grad;
+import dev.ember.autograd.Backward;
 import dev.ember.backend.Backend;
 import dev.ember.backend.BinaryOp;
 import dev.ember.backend.UnaryOp;
@@ -244,77 +244,137 @@ public final class ElementwiseOps {
   }
 
   // ------------------------------------------------------------------ in place
+  // Each writes self and bumps its version naming the op. While recording, with self or an operand requiring grad,
+  // the write is recorded as PyTorch does (Autograd.inPlace checks, Autograd.recordInPlace rebases self's history);
+  // a backward reads self's new value where that tells it enough (relu_ from its output) and keeps a copy otherwise.
 
-  private static void checkInPlace(String op, Tensor self) {
-    if (Grad.enabled() && self.requiresGrad()) {
-      throw new IllegalStateException(op + ": in-place change of a tensor " + java.util.Arrays.toString(self.shapeRef())
-          + " that requires grad while recording; hint: wrap parameter updates in Grad.off(), or use the"
-          + " out-of-place op");
-    }
+  /** op(self) written into self, as its {@link Unary} constant defines it (relu_, exp_, ...). */
+  public static Tensor unary_(UnaryOp op, Tensor self) {
+    return Unary.of(op).applyInPlace(self, 0);
   }
 
-  /** self = self op other (other broadcasts to self's shape). Bumps self's version. */
+  /** op(self, param) written into self (leaky_relu_, elu_, pow_). */
+  public static Tensor unary_(UnaryOp op, Tensor self, double param) {
+    return Unary.of(op).applyInPlace(self, param);
+  }
+
+  public static Tensor leakyRelu_(Tensor x, double negativeSlope) {
+    return Unary.LEAKY_RELU.applyInPlace(x, negativeSlope);
+  }
+
+  public static Tensor elu_(Tensor x, double alpha) {
+    return Unary.ELU.applyInPlace(x, alpha);
+  }
+
+  public static Tensor silu_(Tensor x) {
+    return Unary.SILU.applyInPlace(x, 0);
+  }
+
+  public static Tensor mish_(Tensor x) {
+    return Unary.MISH.applyInPlace(x, 0);
+  }
+
+  /**
+   * self = self op other (other broadcasts to self's shape). Bumps self's version. Recorded for add, sub, mul and div
+   * with rules that keep no copy of self unless mul's operand needs it; for maximum, minimum and pow with the
+   * out-of-place rule, given a copy of self's old value.
+   */
   public static Tensor inPlace(BinaryOp op, Tensor self, Tensor other) {
     String name = op.name().toLowerCase() + "_";
-    checkInPlace(name, self);
+    boolean record = Autograd.inPlace(name, self, other);
     int[] shape = Shapes.broadcast(name, self.shapeRef(), other.shapeRef());
     if (!java.util.Arrays.equals(shape, self.shapeRef())) {
       throw Check.fail(name, "result shape " + Shapes.str(shape) + " differs from the tensor's shape", "self", self,
           "other", other);
     }
     Check.sameDevice(name, self, other);
+    Tensor[] operands = {self, other};
+    Tensor[] saved = {null, null};
+    Backward rule = null;
+    if (record) {
+      if (other.storage() == self.storage()) other = other.clone(); // x.mul_(x): the operand keeps its old value
+      operands[1] = other;
+      boolean needSelf = self.requiresGrad();
+      boolean needOther = other.requiresGrad();
+      int[] otherShape = other.shape();
+      rule = switch (op) {
+        case ADD -> (ctx, g) -> new Tensor[] {g, needOther ? g.sumTo(otherShape) : null};
+        case SUB -> (ctx, g) -> new Tensor[] {g, needOther ? g.neg().sumTo(otherShape) : null};
+        case MUL -> (ctx, g) -> new Tensor[] {needSelf ? g.mul(ctx.in(1)) : null,
+            needOther ? g.mul(ctx.in(0)).sumTo(otherShape) : null};
+        case DIV -> (ctx, g) -> new Tensor[] {needSelf ? g.div(ctx.in(1)) : null, // d(a/b)/db = -(a/b)/b
+            needOther ? g.mul(ctx.out()).div(ctx.in(1)).neg().sumTo(otherShape) : null};
+        default -> Binary.of(op).rule(); // reads self's old value (a copy), the operand and the result
+      };
+      if (rule == null) throw Check.fail(name, "the result has no gradient", "self", self, "other", other);
+      boolean general = op != BinaryOp.ADD && op != BinaryOp.SUB && op != BinaryOp.MUL && op != BinaryOp.DIV;
+      if (op == BinaryOp.MUL || op == BinaryOp.DIV || general) saved[1] = other;
+      if (op == BinaryOp.MUL && needOther || general) saved[0] = self.detach().cloneContiguous(); // self's value before
+    }
     if (self.dtype().isHalf()) { // computed in F32 and rounded once into self, as the out-of-place op
       Tensor of = other.detach().to(DType.promote(self.dtype(), other.dtype())).to(DType.F32);
       Tensor r = Tensor.uninitialized(self.device(), DType.F32, shape);
       backend(r).binary(op, self.detach().to(DType.F32), Views.expand(on(self.device(), of), shape), r);
       backend(self).copy(r, self);
-      self.storage().bumpVersion();
-      return self;
+    } else {
+      Tensor o = other.dtype() == self.dtype() ? other : other.detach().to(self.dtype());
+      o = on(self.device(), o.detach());
+      backend(self).binary(op, self, Views.expand(o, shape), self);
     }
-    Tensor o = other.dtype() == self.dtype() ? other : other.detach().to(self.dtype());
-    o = on(self.device(), o.detach());
-    backend(self).binary(op, self, Views.expand(o, shape), self);
-    self.storage().bumpVersion();
-    return self;
+    self.storage().bumpVersion(name);
+    return record ? Autograd.recordInPlace(name, self, rule, operands, saved) : self;
   }
 
+  /** Copies src (broadcast, converted, moved between devices) into self; differentiable in src. */
   public static Tensor copy_(Tensor self, Tensor src) {
-    checkInPlace("copy_", self);
+    boolean record = Autograd.inPlace("copy_", self, src);
     int[] shape = Shapes.broadcast("copy_", self.shapeRef(), src.shapeRef());
     if (!java.util.Arrays.equals(shape, self.shapeRef())) {
       throw Check.fail("copy_", "source does not broadcast to the destination", "self", self, "src", src);
     }
+    if (record && src.storage() == self.storage()) src = src.clone();
+    Tensor from = src;
     if (src.device() != self.device()) src = src.detach().to(self.device()); // copy_ moves between devices
     backend(self).copy(Views.expand(src, shape), self);
-    self.storage().bumpVersion();
-    return self;
+    self.storage().bumpVersion("copy_");
+    if (!record) return self;
+    int[] srcShape = from.shape();
+    Device srcDevice = from.device();
+    boolean needSrc = from.requiresGrad();
+    return Autograd.recordInPlace("copy_", self, (ctx, g) -> new Tensor[] {Tensor.zerosLike(g), // self's old value is gone
+        needSrc ? on(srcDevice, g.sumTo(srcShape)) : null}, new Tensor[] {self, from}, new Tensor[2]);
   }
 
   public static Tensor fill_(Tensor self, double value) {
-    checkInPlace("fill_", self);
+    boolean record = Autograd.inPlace("fill_", self);
     Storage st = self.storage();
     if (self.spansStorage()) {
       st.discardDeferred(); // every element is overwritten: a deferred value need not be computed first
     }
     backend(self).fill(self, value);
-    st.bumpVersion();
-    return self;
+    st.bumpVersion("fill_");
+    if (!record) return self;
+    return Autograd.recordInPlace("fill_", self, (ctx, g) -> new Tensor[] {Tensor.zerosLike(g)}, new Tensor[] {self},
+        new Tensor[1]);
   }
 
+  /** min(max(self, lo), hi) into self; the gradient flows where lo &lt;= self &lt;= hi (a mask kept, not a copy). */
   public static Tensor clamp_(Tensor self, double lo, double hi) {
-    checkInPlace("clamp_", self);
+    boolean record = Autograd.inPlace("clamp_", self);
     if (Double.isNaN(lo) || Double.isNaN(hi) || lo > hi) {
       throw Check.fail("clamp_", "min must not exceed max (min " + lo + ", max " + hi + ")", "x", self);
     }
+    Tensor inside = record ? logicalAnd(self.ge(lo), self.le(hi)) : null;
     if (self.dtype().isHalf()) { // clamping a half value gives a half value: no rounding, F32 only for the kernel
       backend(self).copy(clamp(self.detach().to(DType.F32), lo, hi), self);
-      self.storage().bumpVersion();
-      return self;
+    } else {
+      Backend be = backend(self);
+      be.binary(BinaryOp.MAXIMUM, self, Views.expand(self.newFull(lo), self.shapeRef()), self);
+      be.binary(BinaryOp.MINIMUM, self, Views.expand(self.newFull(hi), self.shapeRef()), self);
     }
-    Backend be = backend(self);
-    be.binary(BinaryOp.MAXIMUM, self, Views.expand(self.newFull(lo), self.shapeRef()), self);
-    be.binary(BinaryOp.MINIMUM, self, Views.expand(self.newFull(hi), self.shapeRef()), self);
-    self.storage().bumpVersion();
-    return self;
+    self.storage().bumpVersion("clamp_");
+    if (!record) return self;
+    return Autograd.recordInPlace("clamp_", self, (ctx, g) -> new Tensor[] {g.mul(inside.to(g.dtype()))},
+        new Tensor[] {self}, new Tensor[1]);
   }
 }

@@ -12,6 +12,7 @@ import dev.ember.amp.Autocast;
 import dev.ember.autograd.Autograd;
 import dev.ember.autograd.Grad;
 import dev.ember.backend.UnaryOp;
+import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Tensor;
 import java.util.function.Supplier;
@@ -151,6 +152,41 @@ public enum Unary {
     }
     return Autograd.record(tapeName, out, (ctx, g) -> new Tensor[] {rule.grad(param,
         def.reads().input() ? ctx.in(0) : null, def.reads().output() ? ctx.out() : null, g)}, new Tensor[] {x});
+  }
+
+  /**
+   * The op written into x (PyTorch's {@code relu_}, {@code exp_}, ...), recorded for autograd as an in-place op
+   * (see {@link Autograd#recordInPlace}). Its backward reads x's new value where that determines the gradient (the
+   * ops that read their output; relu, and leaky_relu and elu with a non-negative parameter, whose output has the
+   * sign of their input) and otherwise a copy of x's old value, kept only when recording.
+   */
+  Tensor applyInPlace(Tensor x, double param) {
+    String name = tapeName + "_";
+    DType result = def.dtypes().result(x.dtype());
+    if (result != x.dtype()) {
+      throw Check.fail(name, "result type " + result.torchName() + " can't be cast to the desired output type "
+          + x.dtype().torchName(), "x", x);
+    }
+    boolean record = Autograd.inPlace(name, x);
+    boolean fromOutput = !def.reads().input() || this == RELU || (this == LEAKY_RELU || this == ELU) && param >= 0;
+    Tensor old = record && !fromOutput ? x.detach().cloneContiguous() : null;
+    if (primitive != null && !x.dtype().isHalf()) { // element i is read before it is written
+      ElementwiseOps.backend(x).unary(primitive, param, x, x);
+    } else {
+      Tensor r;
+      try (Grad ignored = Grad.off()) {
+        r = apply(x.detach(), param);
+      }
+      ElementwiseOps.backend(x).copy(r, x);
+    }
+    x.storage().bumpVersion(name);
+    if (!record) return x;
+    boolean readsIn = def.reads().input();
+    boolean readsOut = def.reads().output() || readsIn && fromOutput;
+    return Autograd.recordInPlace(name, x, (ctx, g) -> {
+      Tensor out = readsOut ? ctx.out() : null;
+      return new Tensor[] {rule.grad(param, !readsIn ? null : fromOutput ? out : ctx.in(0), out, g)};
+    }, new Tensor[] {x}, new Tensor[] {old});
   }
 
   /** d/dx x*Phi(x) = Phi(x) + x*phi(x). */

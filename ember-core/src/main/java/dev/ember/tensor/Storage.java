@@ -29,6 +29,7 @@ public final class Storage {
   /** BF16 or F16 bit patterns (see {@link HalfFloats}). */
   private short[] half;
   private int version;
+  private String lastWriter;
   /** The {@link MemoryScope} that recycles this buffer when it closes, or null (GC-managed). */
   MemoryScope scope;
   /** Set when the buffer went back to its scope's pool: every access throws from then on. */
@@ -435,5 +436,17 @@ public final class Storage {
 
   public void bumpVersion() {
     version++;
+    lastWriter = null;
+  }
+
+  /** Bumps the version for in-place op {@code op}, remembered so that a stale saved tensor's error can name it. */
+  public void bumpVersion(String op) {
+    version++;
+    lastWriter = op;
+  }
+
+  /** The in-place op that last bumped the version through {@link #bumpVersion(String)}, or null. */
+  public String lastWriter() {
+    return lastWriter;
   }
 }

@@ -29,6 +29,10 @@ public final class Tensor implements View {
   private boolean requiresGrad;
   private Tensor grad;
   private Node gradFn;
+  /** For a view recorded by autograd: the tensor it views (never itself such a view), else null. */
+  private Tensor viewBase;
+  /** viewBase's gradFn when this view's history was last brought up to date (see {@link #gradFn()}). */
+  private Node baseHistory;
   private List<UnaryOperator<Tensor>> hooks;
   /** Whether an optimizer takes this parameter's gradient in blocks: see {@link Deferred#consumeInBlocks}. */
   boolean gradInBlocks;
@@ -347,7 +351,7 @@ public final class Tensor implements View {
   // ------------------------------------------------------------------ autograd
 
   public boolean requiresGrad() {
-    return requiresGrad || gradFn != null;
+    return requiresGrad || gradFn() != null;
   }
 
   /** Marks a leaf as needing gradients (as {@code requires_grad_}). */
@@ -365,7 +369,7 @@ public final class Tensor implements View {
   }
 
   public boolean isLeaf() {
-    return gradFn == null;
+    return gradFn() == null;
   }
 
   public Tensor grad() {
@@ -410,8 +414,24 @@ public final class Tensor implements View {
     }
   }
 
+  /**
+   * The node that produced this tensor, or null for a leaf. A view whose base was since modified in place through
+   * another tensor gets a new history here first (as PyTorch's view regeneration): the base's current one.
+   */
   public Node gradFn() {
+    if (viewBase != null && viewBase.gradFn != baseHistory) Autograd.refreshView(this);
     return gradFn;
+  }
+
+  /** For a view recorded by autograd, the tensor whose storage it views (never a view itself); else null. */
+  public Tensor viewBase() {
+    return viewBase;
+  }
+
+  /** Set by {@link Autograd}: this tensor is a view of {@code base}, whose current history it is in step with. */
+  public void setViewBase(Tensor base) {
+    this.viewBase = base;
+    this.baseHistory = base == null ? null : base.gradFn;
   }
 
   /** Set by {@link Autograd#record}. */
@@ -853,6 +873,9 @@ public final class Tensor implements View {
   }
 
   // ------------------------------------------------------------------ in place (bump the version)
+  // While recording, on a tensor (or with an operand) that requires grad, these are differentiable as in PyTorch:
+  // the tensor's history is rebased onto the op (see Autograd.recordInPlace); a leaf that requires grad, or a view
+  // of one, is refused.
 
   /** The scalar operand of an in-place op: of this dtype, or F32 for a half tensor (rounded once, with the result). */
   private Tensor scalarOperand(double s) {
@@ -897,6 +920,99 @@ public final class Tensor implements View {
 
   public Tensor clamp_(double min, double max) {
     return ElementwiseOps.clamp_(this, min, max);
+  }
+
+  public Tensor sub_(double s) {
+    return ElementwiseOps.inPlace(dev.ember.backend.BinaryOp.SUB, this, scalarOperand(s));
+  }
+
+  public Tensor div_(Tensor o) {
+    return ElementwiseOps.inPlace(dev.ember.backend.BinaryOp.DIV, this, o);
+  }
+
+  public Tensor relu_() {
+    return ElementwiseOps.unary_(UnaryOp.RELU, this);
+  }
+
+  public Tensor sigmoid_() {
+    return ElementwiseOps.unary_(UnaryOp.SIGMOID, this);
+  }
+
+  public Tensor tanh_() {
+    return ElementwiseOps.unary_(UnaryOp.TANH, this);
+  }
+
+  public Tensor exp_() {
+    return ElementwiseOps.unary_(UnaryOp.EXP, this);
+  }
+
+  public Tensor expm1_() {
+    return ElementwiseOps.unary_(UnaryOp.EXPM1, this);
+  }
+
+  public Tensor log_() {
+    return ElementwiseOps.unary_(UnaryOp.LOG, this);
+  }
+
+  public Tensor log1p_() {
+    return ElementwiseOps.unary_(UnaryOp.LOG1P, this);
+  }
+
+  public Tensor neg_() {
+    return ElementwiseOps.unary_(UnaryOp.NEG, this);
+  }
+
+  public Tensor abs_() {
+    return ElementwiseOps.unary_(UnaryOp.ABS, this);
+  }
+
+  public Tensor sign_() {
+    return ElementwiseOps.unary_(UnaryOp.SIGN, this);
+  }
+
+  public Tensor sqrt_() {
+    return ElementwiseOps.unary_(UnaryOp.SQRT, this);
+  }
+
+  public Tensor rsqrt_() {
+    return ElementwiseOps.unary_(UnaryOp.RSQRT, this);
+  }
+
+  public Tensor square_() {
+    return ElementwiseOps.unary_(UnaryOp.SQUARE, this);
+  }
+
+  public Tensor reciprocal_() {
+    return ElementwiseOps.unary_(UnaryOp.RECIPROCAL, this);
+  }
+
+  public Tensor sin_() {
+    return ElementwiseOps.unary_(UnaryOp.SIN, this);
+  }
+
+  public Tensor cos_() {
+    return ElementwiseOps.unary_(UnaryOp.COS, this);
+  }
+
+  public Tensor floor_() {
+    return ElementwiseOps.unary_(UnaryOp.FLOOR, this);
+  }
+
+  public Tensor ceil_() {
+    return ElementwiseOps.unary_(UnaryOp.CEIL, this);
+  }
+
+  public Tensor round_() {
+    return ElementwiseOps.unary_(UnaryOp.ROUND, this);
+  }
+
+  public Tensor trunc_() {
+    return ElementwiseOps.unary_(UnaryOp.TRUNC, this);
+  }
+
+  /** this = this^exponent, as {@code Tensor.pow_} with a number. */
+  public Tensor pow_(double exponent) {
+    return ElementwiseOps.unary_(UnaryOp.POW_SCALAR, this, exponent);
   }
 
   // ------------------------------------------------------------------ reductions

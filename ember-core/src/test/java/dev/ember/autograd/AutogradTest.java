@@ -274,7 +274,7 @@ class AutogradTest {
       y.add_(1);
     }
     IllegalStateException ex = assertThrows(IllegalStateException.class, loss::backward);
-    assertEquals("exp: its output [3] was modified in place after the forward (version 1, expected 0), so its"
+    assertEquals("exp: its output [3] was modified in place (last by add_) after the forward (version 1, expected 0), so its"
         + " gradient would be wrong; hint: use an out-of-place op or clone() before modifying", ex.getMessage());
   }
 
@@ -341,8 +341,8 @@ class AutogradTest {
   void inPlaceOnALeafThatRequiresGradWhileRecordingFails() {
     Tensor x = leaf(1, 2, 3);
     IllegalStateException ex = assertThrows(IllegalStateException.class, () -> x.add_(1));
-    assertEquals("add_: in-place change of a tensor [3] that requires grad while recording; hint: wrap parameter"
-        + " updates in Grad.off(), or use the out-of-place op", ex.getMessage());
+    assertEquals("add_: a leaf Variable that requires grad is being used in an in-place operation (tensor [3]);"
+        + " hint: modify it under Grad.off(), or use the out-of-place op", ex.getMessage());
     assertTrue(assertThrows(IllegalStateException.class, () -> x.fill_(0)).getMessage().contains("Grad.off"));
     assertTrue(assertThrows(IllegalStateException.class, () -> x.copy_(Tensor.zeros(DType.F64, 3))).getMessage()
         .startsWith("copy_: "));

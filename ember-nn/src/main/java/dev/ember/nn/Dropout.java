@@ -23,8 +23,17 @@ public class Dropout extends DropoutBase {
     super(p, gen);
   }
 
+  /** With {@code inplace}, training multiplies the input by the mask in place and returns it. */
+  public Dropout(double p, boolean inplace) {
+    this(p, inplace, Generator.global());
+  }
+
+  public Dropout(double p, boolean inplace, Generator gen) {
+    super(p, inplace, gen);
+  }
+
   @Override
   public Tensor forward(Tensor input) {
-    return Dropouts.dropout(input, p, isTraining(), gen);
+    return Dropouts.dropout(input, p, isTraining(), inplace, gen);
   }
 }

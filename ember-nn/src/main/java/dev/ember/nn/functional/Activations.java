@@ -1,17 +1,37 @@
 package dev.ember.nn.functional;
 
+import dev.ember.autograd.Autograd;
 import dev.ember.ops.ElementwiseOps;
 import dev.ember.tensor.Tensor;
 
 /**
  * Activation functions (PyTorch's torch.nn.functional names and defaults). Those the core defines
- * as ops call them; Hardswish is a composition of differentiable core ops.
+ * as ops call them; Hardswish is a composition of differentiable core ops. The {@code inplace} forms (PyTorch's
+ * {@code inplace=True}, or the trailing-underscore names) write the result into x and return x; they are recorded
+ * for autograd as the core's in-place ops (x must not be a leaf that requires grad, or a view of one).
  */
 public final class Activations {
   private Activations() {}
 
   public static Tensor relu(Tensor x) {
     return x.relu();
+  }
+
+  /** F.relu(x, inplace): see {@link Tensor#relu_()}. */
+  public static Tensor relu(Tensor x, boolean inplace) {
+    return inplace ? x.relu_() : x.relu();
+  }
+
+  public static Tensor relu_(Tensor x) {
+    return x.relu_();
+  }
+
+  public static Tensor leakyRelu(Tensor x, double negativeSlope, boolean inplace) {
+    return inplace ? leakyRelu_(x, negativeSlope) : leakyRelu(x, negativeSlope);
+  }
+
+  public static Tensor leakyRelu_(Tensor x, double negativeSlope) {
+    return ElementwiseOps.leakyRelu_(x, negativeSlope);
   }
 
   public static Tensor leakyRelu(Tensor x, double negativeSlope) {
@@ -24,6 +44,14 @@ public final class Activations {
 
   public static Tensor elu(Tensor x, double alpha) {
     return ElementwiseOps.elu(x, alpha);
+  }
+
+  public static Tensor elu(Tensor x, double alpha, boolean inplace) {
+    return inplace ? elu_(x, alpha) : elu(x, alpha);
+  }
+
+  public static Tensor elu_(Tensor x, double alpha) {
+    return ElementwiseOps.elu_(x, alpha);
   }
 
   public static Tensor elu(Tensor x) {
@@ -43,9 +71,17 @@ public final class Activations {
     return ElementwiseOps.silu(x);
   }
 
+  public static Tensor silu(Tensor x, boolean inplace) {
+    return inplace ? ElementwiseOps.silu_(x) : silu(x);
+  }
+
   /** x * tanh(softplus(x)). */
   public static Tensor mish(Tensor x) {
     return ElementwiseOps.mish(x);
+  }
+
+  public static Tensor mish(Tensor x, boolean inplace) {
+    return inplace ? ElementwiseOps.mish_(x) : mish(x);
   }
 
   public static Tensor sigmoid(Tensor x) {
@@ -71,6 +107,19 @@ public final class Activations {
   /** x * relu6(x + 3) / 6. */
   public static Tensor hardswish(Tensor x) {
     return x.mul(x.add(3).clamp(0, 6)).div(6);
+  }
+
+  public static Tensor hardswish(Tensor x, boolean inplace) {
+    return inplace ? hardswish_(x) : hardswish(x);
+  }
+
+  /**
+   * Hardswish written into x. While recording, the composite reads a copy of x (its backward needs the old
+   * values, which the write replaces) and x takes the result by a differentiable {@code copy_}.
+   */
+  public static Tensor hardswish_(Tensor x) {
+    boolean record = Autograd.inPlace("hardswish_", x);
+    return x.copy_(hardswish(record ? x.clone() : x));
   }
 
   public static Tensor softmax(Tensor x, int dim) {

@@ -21,10 +21,19 @@ public final class Dropouts {
 
   /** F.dropout(input, p, training). */
   public static Tensor dropout(Tensor input, double p, boolean training, Generator gen) {
+    return dropout(input, p, training, false, gen);
+  }
+
+  /**
+   * F.dropout(input, p, training, inplace): with {@code inplace}, the scaled mask multiplies input in place
+   * ({@code mul_}, recorded for autograd) and input is returned; the same bits and gradient as without.
+   */
+  public static Tensor dropout(Tensor input, double p, boolean training, boolean inplace, Generator gen) {
     checkP("dropout", p, input);
     if (!training || p == 0) return input;
     Check.floating("dropout", input);
-    return input.mul(mask(input.dtype(), input.shape(), p, gen).to(input.device()));
+    Tensor m = mask(input.dtype(), input.shape(), p, gen).to(input.device());
+    return inplace ? input.mul_(m) : input.mul(m);
   }
 
   /** Dropout with PyTorch's defaults (p = 0.5, training) and the global generator. */
@@ -37,12 +46,22 @@ public final class Dropouts {
    * unbatched [C, H, W] input (one draw per c).
    */
   public static Tensor dropout2d(Tensor input, double p, boolean training, Generator gen) {
-    return channelDropout("dropout2d", 2, input, p, training, gen);
+    return channelDropout("dropout2d", 2, input, p, training, false, gen);
+  }
+
+  /** F.dropout2d(input, p, training, inplace). */
+  public static Tensor dropout2d(Tensor input, double p, boolean training, boolean inplace, Generator gen) {
+    return channelDropout("dropout2d", 2, input, p, training, inplace, gen);
   }
 
   /** F.dropout1d: zeroes whole channels of a [N, C, L] input, or of an unbatched [C, L] input. */
   public static Tensor dropout1d(Tensor input, double p, boolean training, Generator gen) {
-    return channelDropout("dropout1d", 1, input, p, training, gen);
+    return channelDropout("dropout1d", 1, input, p, training, false, gen);
+  }
+
+  /** F.dropout1d(input, p, training, inplace). */
+  public static Tensor dropout1d(Tensor input, double p, boolean training, boolean inplace, Generator gen) {
+    return channelDropout("dropout1d", 1, input, p, training, inplace, gen);
   }
 
   /**
@@ -66,8 +85,17 @@ public final class Dropouts {
     return input.mul(keep).add(dropped).mul(a).add(b);
   }
 
+  /**
+   * F.alpha_dropout(input, p, training, inplace): with {@code inplace}, the result is written into input by a
+   * differentiable {@code copy_} (the same bits and gradient; no memory is saved, the affine steps need buffers).
+   */
+  public static Tensor alphaDropout(Tensor input, double p, boolean training, boolean inplace, Generator gen) {
+    Tensor out = alphaDropout(input, p, training, gen);
+    return inplace && out != input ? input.copy_(out) : out;
+  }
+
   private static Tensor channelDropout(String op, int spatial, Tensor input, double p, boolean training,
-      Generator gen) {
+      boolean inplace, Generator gen) {
     checkP(op, p, input);
     int r = input.dim();
     if (r != spatial + 1 && r != spatial + 2) {
@@ -78,7 +106,8 @@ public final class Dropouts {
     Check.floating(op, input);
     int[] ms = input.shape();
     for (int d = r - spatial; d < r; d++) ms[d] = 1;
-    return input.mul(mask(input.dtype(), ms, p, gen).to(input.device()));
+    Tensor m = mask(input.dtype(), ms, p, gen).to(input.device());
+    return inplace ? input.mul_(m) : input.mul(m);
   }
 
   /**

@@ -76,11 +76,31 @@ public final class F {
   public static Tensor relu(Tensor x) {
     return Activations.relu(x);
   }
+  /** See {@link Activations#relu(Tensor, boolean)}. */
+  public static Tensor relu(Tensor x, boolean inplace) {
+    return Activations.relu(x, inplace);
+  }
+
+  /** See {@link Activations#relu_(Tensor)}. */
+  public static Tensor relu_(Tensor x) {
+    return Activations.relu_(x);
+  }
+
 
   /** See {@link Activations#leakyRelu(Tensor, double)}. */
   public static Tensor leakyRelu(Tensor x, double negativeSlope) {
     return Activations.leakyRelu(x, negativeSlope);
   }
+  /** See {@link Activations#leakyRelu(Tensor, double, boolean)}. */
+  public static Tensor leakyRelu(Tensor x, double negativeSlope, boolean inplace) {
+    return Activations.leakyRelu(x, negativeSlope, inplace);
+  }
+
+  /** See {@link Activations#leakyRelu_(Tensor, double)}. */
+  public static Tensor leakyRelu_(Tensor x, double negativeSlope) {
+    return Activations.leakyRelu_(x, negativeSlope);
+  }
+
 
   /** See {@link Activations#leakyRelu(Tensor)}. */
   public static Tensor leakyRelu(Tensor x) {
@@ -91,6 +111,16 @@ public final class F {
   public static Tensor elu(Tensor x, double alpha) {
     return Activations.elu(x, alpha);
   }
+  /** See {@link Activations#elu(Tensor, double, boolean)}. */
+  public static Tensor elu(Tensor x, double alpha, boolean inplace) {
+    return Activations.elu(x, alpha, inplace);
+  }
+
+  /** See {@link Activations#elu_(Tensor, double)}. */
+  public static Tensor elu_(Tensor x, double alpha) {
+    return Activations.elu_(x, alpha);
+  }
+
 
   /** See {@link Activations#elu(Tensor)}. */
   public static Tensor elu(Tensor x) {
@@ -111,11 +141,21 @@ public final class F {
   public static Tensor silu(Tensor x) {
     return Activations.silu(x);
   }
+  /** See {@link Activations#silu(Tensor, boolean)}. */
+  public static Tensor silu(Tensor x, boolean inplace) {
+    return Activations.silu(x, inplace);
+  }
+
 
   /** See {@link Activations#mish(Tensor)}. */
   public static Tensor mish(Tensor x) {
     return Activations.mish(x);
   }
+  /** See {@link Activations#mish(Tensor, boolean)}. */
+  public static Tensor mish(Tensor x, boolean inplace) {
+    return Activations.mish(x, inplace);
+  }
+
 
   /** See {@link Activations#sigmoid(Tensor)}. */
   public static Tensor sigmoid(Tensor x) {
@@ -141,6 +181,16 @@ public final class F {
   public static Tensor hardswish(Tensor x) {
     return Activations.hardswish(x);
   }
+  /** See {@link Activations#hardswish(Tensor, boolean)}. */
+  public static Tensor hardswish(Tensor x, boolean inplace) {
+    return Activations.hardswish(x, inplace);
+  }
+
+  /** See {@link Activations#hardswish_(Tensor)}. */
+  public static Tensor hardswish_(Tensor x) {
+    return Activations.hardswish_(x);
+  }
+
 
   /** See {@link Activations#softmax(Tensor, int)}. */
   public static Tensor softmax(Tensor x, int dim) {
@@ -436,6 +486,11 @@ public final class F {
   public static Tensor dropout(Tensor input, double p, boolean training, Generator gen) {
     return Dropouts.dropout(input, p, training, gen);
   }
+  /** See {@link Dropouts#dropout(Tensor, double, boolean, boolean, Generator)}. */
+  public static Tensor dropout(Tensor input, double p, boolean training, boolean inplace, Generator gen) {
+    return Dropouts.dropout(input, p, training, inplace, gen);
+  }
+
 
   /** See {@link Dropouts#dropout(Tensor)}. */
   public static Tensor dropout(Tensor input) {
@@ -446,16 +501,31 @@ public final class F {
   public static Tensor dropout2d(Tensor input, double p, boolean training, Generator gen) {
     return Dropouts.dropout2d(input, p, training, gen);
   }
+  /** See {@link Dropouts#dropout2d(Tensor, double, boolean, boolean, Generator)}. */
+  public static Tensor dropout2d(Tensor input, double p, boolean training, boolean inplace, Generator gen) {
+    return Dropouts.dropout2d(input, p, training, inplace, gen);
+  }
+
 
   /** See {@link Dropouts#dropout1d(Tensor, double, boolean, Generator)}. */
   public static Tensor dropout1d(Tensor input, double p, boolean training, Generator gen) {
     return Dropouts.dropout1d(input, p, training, gen);
   }
+  /** See {@link Dropouts#dropout1d(Tensor, double, boolean, boolean, Generator)}. */
+  public static Tensor dropout1d(Tensor input, double p, boolean training, boolean inplace, Generator gen) {
+    return Dropouts.dropout1d(input, p, training, inplace, gen);
+  }
+
 
   /** See {@link Dropouts#alphaDropout(Tensor, double, boolean, Generator)}. */
   public static Tensor alphaDropout(Tensor input, double p, boolean training, Generator gen) {
     return Dropouts.alphaDropout(input, p, training, gen);
   }
+  /** See {@link Dropouts#alphaDropout(Tensor, double, boolean, boolean, Generator)}. */
+  public static Tensor alphaDropout(Tensor input, double p, boolean training, boolean inplace, Generator gen) {
+    return Dropouts.alphaDropout(input, p, training, inplace, gen);
+  }
+
 
   /** See {@link Embeddings#embedding(Tensor, Tensor)}. */
   public static Tensor embedding(Tensor input, Tensor weight) {
