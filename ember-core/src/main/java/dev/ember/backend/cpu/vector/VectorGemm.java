@@ -1,10 +1,13 @@
 package dev.ember.backend.cpu.vector;
 
-import dev.ember.backend.cpu.HalfOperand;
-
 import dev.ember.backend.RowSink;
+import dev.ember.backend.cpu.HalfOperand;
 import dev.ember.backend.cpu.Parallel;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -704,6 +707,26 @@ public final class VectorGemm {
     }
   }
 
+  /** Shorts, as many lanes as {@link #S}: a BF16 run of L elements. */
+  private static final VectorSpecies<Short> HS = VectorShape.forBitSize(S.vectorBitSize() / 2).withLanes(short.class);
+  private static final VectorSpecies<Integer> IS = VectorSpecies.of(int.class, S.vectorShape());
+
+  /**
+   * dst[d, d + NR) = the float32 values of half bits [s, s + NR): BF16 widened in registers here (its bits are a
+   * float32's top half), F16 through the bulk kernels; a call per panel row is too short for their loop set-up.
+   */
+  private static void widenRun(HalfOperand h, int s, float[] dst, int d) {
+    if (!h.bf16()) {
+      h.toFloats(s, dst, d, NR);
+      return;
+    }
+    short[] bits = h.bits();
+    for (int v = 0; v < NR; v += L) {
+      ((IntVector) ShortVector.fromArray(HS, bits, s + v).convertShape(VectorOperators.S2I, IS, 0))
+          .lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().intoArray(dst, d + v);
+    }
+  }
+
   /**
    * {@link #packRows} (and {@link #packB}, whose panels are the same) from a half B: 8 panels at a time, each row's
    * run of them widened straight into its panels.
@@ -716,7 +739,7 @@ public final class VectorGemm {
       int gEnd = Math.min(full, jg + g);
       int src = bOff + pc * ldb + jc;
       for (int p = 0; p < kc; p++, src += ldb) {
-        for (int jr = jg, d = dOff + jg / NR * ps + p * NR; jr < gEnd; jr += NR, d += ps) b.toFloats(src + jr, dst, d, NR);
+        for (int jr = jg, d = dOff + jg / NR * ps + p * NR; jr < gEnd; jr += NR, d += ps) widenRun(b, src + jr, dst, d);
       }
     }
     int cols = nc - full;
