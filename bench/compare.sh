@@ -24,6 +24,10 @@ usage: bench/compare.sh CATEGORY [--threads N] [--repeats N] [--passes N] [--max
                metrics    reset+update+compute of each ember-train metric on a batch of 128 (us/call);
                           the peer is scikit-learn on the same batch (torch has no metrics library)
                callbacks  us/step and % each Trainer callback adds to an MLP training step (Ember only)
+               precision  x.to(dtype) of 16M elements F32 <-> BF16/F16 (GB/s read+written); seed_large's
+                          hidden layer (6656 x 6656) at batch 32 and 128: forward with F32 vs BF16 operands,
+                          and forward+backward in F32 vs under BF16 autocast (GFLOP/s; the peer uses
+                          torch.autocast("cpu", dtype=torch.bfloat16), bench/peers/pytorch_precision.py)
   --threads N  threads on both sides (default 2): -Dember.threads=N for Ember, --threads N for PyTorch
   --repeats N  timed repeats per case and pass (default 3)
   --passes N   alternating ember/pytorch passes; repeats are pooled over passes (default 2)
@@ -51,8 +55,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 [ $# -ge 1 ] || { usage >&2; exit 2; }
 case "$1" in
   -h|--help) usage; exit 0 ;;
-  gemm|ops|nn|optim|training|memory|losses|schedulers|metrics|callbacks) category=$1; shift ;;
-  *) echo "compare.sh: unknown category '$1' (expected gemm, ops, nn, optim, training, memory, losses, schedulers, metrics or callbacks)" >&2; usage >&2; exit 2 ;;
+  gemm|ops|nn|optim|training|memory|losses|schedulers|metrics|callbacks|precision) category=$1; shift ;;
+  *) echo "compare.sh: unknown category '$1' (expected gemm, ops, nn, optim, training, memory, losses, schedulers, metrics, callbacks or precision)" >&2; usage >&2; exit 2 ;;
 esac
 extra=()
 peer=1

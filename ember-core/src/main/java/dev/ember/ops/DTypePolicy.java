@@ -10,7 +10,8 @@ import dev.ember.tensor.DType;
  * <p>The 16-bit floats BF16 and F16 are storage types: every op but the cast computes on them in F32 and (for the
  * ops whose result is a float) rounds the result once to the input's half dtype, as PyTorch's CPU kernels do. The
  * op layer ({@code Unary}, {@code Binary}, {@code ReduceOps}, {@code LinalgOps}) does the conversions, so no backend
- * kernel ever sees a half operand.
+ * kernel sees a half operand, except the GEMM of a backend that {@linkplain
+ * dev.ember.backend.Backend#matmulReadsHalf reads them} (widening them itself, with the same bits).
  */
 public enum DTypePolicy {
   /** Any dtype; F32 and F64 compute in themselves, integers and BOOL are converted to F32 first (exp, div, ...). */

@@ -1,10 +1,13 @@
 package dev.ember.backend.cpu.vector;
 
-import dev.ember.backend.cpu.HalfOperand;
-
 import dev.ember.backend.RowSink;
+import dev.ember.backend.cpu.HalfOperand;
 import dev.ember.backend.cpu.Parallel;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -582,15 +585,20 @@ public final class VectorGemm {
       int rows = Math.min(8, mc - ir);
       int cIdx = cOff + (ic + ir) * ldc + jc;
       if (ah != null) {
-        // a half A: each tile's rows widened kc + 16 floats apart (as a short tile's copies), the same kernel
-        int as = kc + 16;
-        for (int r = 0; r < 8; r++) {
-          if (r < rows) ah.toFloats(aOff + (ic + ir + r) * lda + pc, aPack, r * as, kc);
-          else java.util.Arrays.fill(aPack, r * as, r * as + kc, 0f);
+        // A half A: the tile's rows widened HALF_CHUNK elements at a time into L1 (a whole K block of 8 rows, up to
+        // 128 KiB, would go through L2), the kernel resuming its sums from the tile between chunks: each element
+        // still sums its products in order, so the bits are those of the rows widened whole.
+        int as = HALF_CHUNK + 16;
+        for (int p0 = 0; p0 < kc; p0 += HALF_CHUNK) {
+          int ch = Math.min(HALF_CHUNK, kc - p0);
+          for (int r = 0; r < 8; r++) {
+            if (r < rows) ah.toFloats(aOff + (ic + ir + r) * lda + pc + p0, aPack, r * as, ch);
+            else java.util.Arrays.fill(aPack, r * as, r * as + ch, 0f);
+          }
+          kernelRowsDirect8(ch, aPack, 0, as, bPack, p0 * NR, ws.tile, p0 > 0);
         }
-        kernelRowsDirect8(kc, aPack, 0, as, bPack, 0, ws.tile);
       } else if (rows == 8) {
-        kernelRowsDirect8(kc, a, aOff + (ic + ir) * lda + pc, lda, bPack, 0, ws.tile);
+        kernelRowsDirect8(kc, a, aOff + (ic + ir) * lda + pc, lda, bPack, 0, ws.tile, false);
       } else {
         // The short last tile's rows are copied, the rest zeroed, and run through the same kernel, so every
         // element is summed in the order a full tile sums it: how the rows are split between tasks (on one
@@ -600,7 +608,7 @@ public final class VectorGemm {
           if (r < rows) System.arraycopy(a, aOff + (ic + ir + r) * lda + pc, aPack, r * as, kc);
           else java.util.Arrays.fill(aPack, r * as, r * as + kc, 0f);
         }
-        kernelRowsDirect8(kc, aPack, 0, as, bPack, 0, ws.tile);
+        kernelRowsDirect8(kc, aPack, 0, as, bPack, 0, ws.tile, false);
       }
       writeTile(ws.tile, rows, nc, c, cIdx, ldc, alpha, beta, first);
     }
@@ -704,6 +712,29 @@ public final class VectorGemm {
     }
   }
 
+  /** K elements of a half A's rows that {@link #multiplyInPlace} widens at a time: 8 rows of them are 8 KiB, in L1. */
+  private static final int HALF_CHUNK = 256;
+
+  /** Shorts, as many lanes as {@link #S}: a BF16 run of L elements. */
+  private static final VectorSpecies<Short> HS = VectorShape.forBitSize(S.vectorBitSize() / 2).withLanes(short.class);
+  private static final VectorSpecies<Integer> IS = VectorSpecies.of(int.class, S.vectorShape());
+
+  /**
+   * dst[d, d + NR) = the float32 values of half bits [s, s + NR): BF16 widened in registers here (its bits are a
+   * float32's top half), F16 through the bulk kernels; a call per panel row is too short for their loop set-up.
+   */
+  private static void widenRun(HalfOperand h, int s, float[] dst, int d) {
+    if (!h.bf16()) {
+      h.toFloats(s, dst, d, NR);
+      return;
+    }
+    short[] bits = h.bits();
+    for (int v = 0; v < NR; v += L) {
+      ((IntVector) ShortVector.fromArray(HS, bits, s + v).convertShape(VectorOperators.S2I, IS, 0))
+          .lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().intoArray(dst, d + v);
+    }
+  }
+
   /**
    * {@link #packRows} (and {@link #packB}, whose panels are the same) from a half B: 8 panels at a time, each row's
    * run of them widened straight into its panels.
@@ -716,7 +747,7 @@ public final class VectorGemm {
       int gEnd = Math.min(full, jg + g);
       int src = bOff + pc * ldb + jc;
       for (int p = 0; p < kc; p++, src += ldb) {
-        for (int jr = jg, d = dOff + jg / NR * ps + p * NR; jr < gEnd; jr += NR, d += ps) b.toFloats(src + jr, dst, d, NR);
+        for (int jr = jg, d = dOff + jg / NR * ps + p * NR; jr < gEnd; jr += NR, d += ps) widenRun(b, src + jr, dst, d);
       }
     }
     int cols = nc - full;
@@ -1147,7 +1178,8 @@ public final class VectorGemm {
    * copy rather than kernelRows8 with a stride argument: the packed path keeps AS a constant, and passing it
    * as an argument cost the square products ~5% (1024^3 and 2048^3 on two threads, alternating runs).
    */
-  private static void kernelRowsDirect8(int kc, float[] ap, int aBase, int as, float[] bp, int bBase, float[] tile) {
+  private static void kernelRowsDirect8(int kc, float[] ap, int aBase, int as, float[] bp, int bBase, float[] tile,
+      boolean resume) {
     FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
     FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
     FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
@@ -1156,6 +1188,16 @@ public final class VectorGemm {
     FloatVector c50 = FloatVector.zero(S), c51 = FloatVector.zero(S);
     FloatVector c60 = FloatVector.zero(S), c61 = FloatVector.zero(S);
     FloatVector c70 = FloatVector.zero(S), c71 = FloatVector.zero(S);
+    if (resume) { // the sums so far, from the tile a call on the previous K chunk left (see multiplyInPlace)
+      c00 = FloatVector.fromArray(S, tile, 0 * L); c01 = FloatVector.fromArray(S, tile, 1 * L);
+      c10 = FloatVector.fromArray(S, tile, 2 * L); c11 = FloatVector.fromArray(S, tile, 3 * L);
+      c20 = FloatVector.fromArray(S, tile, 4 * L); c21 = FloatVector.fromArray(S, tile, 5 * L);
+      c30 = FloatVector.fromArray(S, tile, 6 * L); c31 = FloatVector.fromArray(S, tile, 7 * L);
+      c40 = FloatVector.fromArray(S, tile, 8 * L); c41 = FloatVector.fromArray(S, tile, 9 * L);
+      c50 = FloatVector.fromArray(S, tile, 10 * L); c51 = FloatVector.fromArray(S, tile, 11 * L);
+      c60 = FloatVector.fromArray(S, tile, 12 * L); c61 = FloatVector.fromArray(S, tile, 13 * L);
+      c70 = FloatVector.fromArray(S, tile, 14 * L); c71 = FloatVector.fromArray(S, tile, 15 * L);
+    }
     for (int p = 0, bi = bBase; p < kc; p++, bi += NR) {
       FloatVector b0 = FloatVector.fromArray(S, bp, bi);
       FloatVector b1 = FloatVector.fromArray(S, bp, bi + L);
