@@ -74,6 +74,14 @@ public final class Ctx {
     return inputs == null ? null : inputs[i];
   }
 
+  Tensor rawOutput() {
+    return output;
+  }
+
+  Object[] rawExtras() {
+    return extras;
+  }
+
   boolean released() {
     return inputs == null;
   }

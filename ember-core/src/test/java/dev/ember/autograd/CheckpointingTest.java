@@ -329,4 +329,25 @@ class CheckpointingTest {
       assertTrue(log.statesBefore().isEmpty());
     }
   }
+
+  @Test
+  void savedBytesCountsDistinctBuffersExceptParametersAndShrinksWithCheckpointing() {
+    Generator g = new Generator(3);
+    Tensor x = Tensor.randn(g, 8, 6); // 192 bytes
+    Tensor w = Tensor.randn(g, 6, 16).requiresGrad(true); // a parameter: not counted
+    UnaryOperator<Tensor> seg = t -> t.matmul(w).relu().mul(2);
+    // plain: x, matmul's output (512; its view of w is w's buffer), relu's and mul's outputs (512 each), mul's
+    // scalar 2 (4) and sum's output (4)
+    Tensor plain = seg.apply(x).sum();
+    assertEquals(192 + 3 * 512 + 4 + 4, Autograd.savedBytes(plain));
+    // checkpointed: x and the segment's output, then the scalar
+    Tensor ckpt = Checkpointing.apply(seg, x).sum();
+    assertEquals(192 + 512 + 4, Autograd.savedBytes(ckpt));
+    // views of one buffer count once: x and its two views (192), w.sum()'s output (4), mul's and add's outputs
+    Tensor v = x.reshape(48).mul(w.sum()).add(x.reshape(6, 8).reshape(48));
+    assertEquals(192 + 4 + 192 + 192, Autograd.savedBytes(v));
+    ckpt.backward();
+    assertEquals(0, Autograd.savedBytes(ckpt));
+    assertEquals(0, Autograd.savedBytes(x));
+  }
 }
