@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.ember.amp.Autocast;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Generator;
+import dev.ember.tensor.MemoryScope;
 import dev.ember.tensor.Tensor;
 import dev.ember.testing.GradCheck;
 import java.util.ArrayList;
@@ -349,5 +350,27 @@ class CheckpointingTest {
     ckpt.backward();
     assertEquals(0, Autograd.savedBytes(ckpt));
     assertEquals(0, Autograd.savedBytes(x));
+  }
+
+  @Test
+  void insideAMemoryScopeTheSegmentsTemporariesAreReleasedWhenItReturns() {
+    Mlp m = new Mlp(3);
+    Tensor x = Tensor.randn(new Generator(5), 8, 6);
+    Object[] plain = mlpStep(m, x, false);
+    Tensor[] inner = new Tensor[1];
+    try (MemoryScope step = MemoryScope.open()) {
+      Generator.manualSeed(11);
+      m.own.setState(new Generator(7).state());
+      for (Tensor p : m.params()) p.setGrad(null);
+      Tensor h1 = Checkpointing.apply(t -> {
+        inner[0] = t.matmul(m.w1);
+        return m.layer1(t);
+      }, x);
+      assertTrue(inner[0].storage().isReleased(), "a temporary of the segment is still held");
+      assertFalse(h1.storage().isReleased());
+      Tensor h2 = Checkpointing.apply(m::layer2, h1);
+      m.loss(h2).backward();
+      assertBitwise((float[][]) plain[0], grads(m.params()));
+    }
   }
 }

@@ -10,6 +10,7 @@ import dev.ember.autograd.Checkpointing;
 import dev.ember.autograd.Grad;
 import dev.ember.nn.Checkpoint.Range;
 import dev.ember.tensor.Generator;
+import dev.ember.tensor.MemoryScope;
 import dev.ember.tensor.Tensor;
 import java.util.Arrays;
 import java.util.List;
@@ -146,5 +147,10 @@ class CheckpointTest {
     Object[] plain = step(model, own, x, model::forward);
     boolean[] perLayer = {true, true, true, false};
     assertSameStep(plain, step(model, own, x, t -> Checkpoint.sequential(model, perLayer, t)), "per layer");
+    for (int i = 0; i < 2; i++) { // as Trainer.fit runs steps: each in a memory scope
+      try (MemoryScope scope = MemoryScope.open()) {
+        assertSameStep(plain, step(model, own, x, t -> Checkpoint.sequential(model, perLayer, t)), "in a scope");
+      }
+    }
   }
 }
