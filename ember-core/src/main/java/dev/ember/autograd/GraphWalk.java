@@ -63,8 +63,10 @@ final class GraphWalk {
     if (slot != null) {
       captured[slot] = grad;
     } else if (rootNode != null) {
-      new GraphWalk(GradMemory.copying(grad), false, boundary, captured)
-          .propagate(topologicalOrder(rootNode, boundary), rootNode, root, grad);
+      List<Node> order = topologicalOrder(rootNode, boundary);
+      try (GradMemory memory = GradMemory.forPass(grad, !noHooks(order))) {
+        new GraphWalk(memory, false, boundary, captured).propagate(order, rootNode, root, grad);
+      }
     }
     return captured;
   }
@@ -103,6 +105,7 @@ final class GraphWalk {
         Integer slot = boundary == null ? null : boundary.get(input);
         if (slot != null) {
           captured[slot] = captured[slot] == null ? gi : captured[slot].add(gi);
+          memory.captured(captured[slot]);
         } else if (next == null) {
           accumulate(input, applyHooks(input, gi));
           memory.accumulated(input, gi);
