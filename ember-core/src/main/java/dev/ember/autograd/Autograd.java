@@ -1,9 +1,8 @@
 package dev.ember.autograd;
 
 import dev.ember.tensor.Check;
-import dev.ember.tensor.Tensor;
 import dev.ember.tensor.Storage;
-import java.util.ArrayDeque;
+import dev.ember.tensor.Tensor;
 import java.util.Arrays;
 import java.util.IdentityHashMap;
 
@@ -73,7 +72,7 @@ public final class Autograd {
     IdentityHashMap<Storage, Boolean> buffers = new IdentityHashMap<>();
     IdentityHashMap<Storage, Boolean> parameters = new IdentityHashMap<>();
     IdentityHashMap<Node, Boolean> seen = new IdentityHashMap<>();
-    ArrayDeque<Node> todo = new ArrayDeque<>();
+    java.util.ArrayDeque<Node> todo = new java.util.ArrayDeque<>();
     if (root.gradFn() != null) {
       todo.push(root.gradFn());
       seen.put(root.gradFn(), Boolean.TRUE);
@@ -82,8 +81,9 @@ public final class Autograd {
       Node n = todo.pop();
       Ctx ctx = n.ctx;
       if (!ctx.released()) {
+        // every node's output is the root or an input of the node that reached it, so inputs cover outputs
         for (int i = 0; i < ctx.inputCount(); i++) note(ctx.rawInput(i), buffers, parameters);
-        note(ctx.rawOutput(), buffers, parameters);
+        if (n == root.gradFn()) note(root, buffers, parameters);
         for (Object e : ctx.rawExtras()) {
           if (e instanceof Tensor t) note(t, buffers, parameters);
           else if (e instanceof Tensor[] ts) for (Tensor t : ts) note(t, buffers, parameters);
