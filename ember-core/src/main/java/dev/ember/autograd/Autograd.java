@@ -81,9 +81,8 @@ public final class Autograd {
       Node n = todo.pop();
       Ctx ctx = n.ctx;
       if (!ctx.released()) {
-        // every node's output is the root or an input of the node that reached it, so inputs cover outputs
         for (int i = 0; i < ctx.inputCount(); i++) note(ctx.rawInput(i), buffers, parameters);
-        if (n == root.gradFn()) note(root, buffers, parameters);
+        note(ctx.rawOutput(), buffers, parameters);
         for (Object e : ctx.rawExtras()) {
           if (e instanceof Tensor t) note(t, buffers, parameters);
           else if (e instanceof Tensor[] ts) for (Tensor t : ts) note(t, buffers, parameters);

@@ -55,11 +55,6 @@ public final class Ctx {
     return (T) extras[i];
   }
 
-  /** The extra values, without the liveness check (null once released). */
-  Object[] rawExtras() {
-    return extras;
-  }
-
   /** Whether input {@code i} takes a gradient (so a rule can skip work for the others). */
   public boolean edgeNeeded(int i) {
     return inputs != null && inputs[i] != null && inputs[i].requiresGrad();
@@ -77,6 +72,14 @@ public final class Ctx {
 
   Tensor rawInput(int i) {
     return inputs == null ? null : inputs[i];
+  }
+
+  Tensor rawOutput() {
+    return output;
+  }
+
+  Object[] rawExtras() {
+    return extras;
   }
 
   boolean released() {
