@@ -2,7 +2,8 @@ package dev.ember.bench;
 
 import dev.ember.autograd.Autograd;
 import dev.ember.autograd.Checkpointing;
-import dev.ember.nn.Checkpoint;
+import dev.ember.nn.CheckpointSequential;
+import dev.ember.nn.CheckpointSequential.Range;
 import dev.ember.nn.Embedding;
 import dev.ember.nn.Linear;
 import dev.ember.nn.Module;
@@ -24,6 +25,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.BiFunction;
+import java.util.function.UnaryOperator;
 
 /**
  * What gradient checkpointing per layer saves and costs on two training workloads, each run with and without it
@@ -175,7 +177,8 @@ public final class CheckpointMemory {
       Tensor h = emb.call(xs[k % 8]);
       for (int i = 0; i < enc.numLayers(); i++) {
         TransformerEncoderLayer layer = enc.layer(i);
-        h = ckpt ? Checkpointing.apply(x -> layer.forward(x, mask, null, false), h) : layer.forward(h, mask, null, false);
+        UnaryOperator<Tensor> block = x -> layer.forward(x, mask, null, false);
+        h = ckpt ? Checkpointing.apply(block, h) : block.apply(h);
       }
       return ce.forward(head.call(h).reshape(-1, v), ys[k % 8]);
     });
@@ -193,9 +196,8 @@ public final class CheckpointMemory {
       xs[i] = Tensor.randn(g, 256, 1024);
       ys[i] = Tensor.randint(g, 0, 10, 256);
     }
-    List<Checkpoint.Range> pairs = List.of(new Checkpoint.Range(0, 2), new Checkpoint.Range(2, 4),
-        new Checkpoint.Range(4, 6));
+    List<Range> pairs = List.of(new Range(0, 2), new Range(2, 4), new Range(4, 6));
     return new Workload("mlp", "seed h=1024 train b=256 sgd-mom", model, opt, (k, ckpt) ->
-        ce.forward(ckpt ? Checkpoint.sequential(model, pairs, xs[k % 4]) : model.forward(xs[k % 4]), ys[k % 4]));
+        ce.forward(ckpt ? CheckpointSequential.apply(model, pairs, xs[k % 4]) : model.forward(xs[k % 4]), ys[k % 4]));
   }
 }

@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ember.autograd.Checkpointing;
 import dev.ember.autograd.Grad;
-import dev.ember.nn.Checkpoint.Range;
+import dev.ember.nn.CheckpointSequential.Range;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.MemoryScope;
 import dev.ember.tensor.Tensor;
@@ -17,7 +17,7 @@ import java.util.List;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 
-class CheckpointTest {
+class CheckpointSequentialTest {
   private static final long[] OWN_SEED_STATE = new Generator(99).state();
 
   /** Linear, ReLU, Dropout (default generator), Linear, Tanh, Dropout (own generator), Linear. */
@@ -61,7 +61,7 @@ class CheckpointTest {
     Object[] plain = step(model, own, x, model::forward);
     for (int s = 1; s <= model.size(); s++) {
       int segments = s;
-      assertSameStep(plain, step(model, own, x, t -> Checkpoint.sequential(model, segments, t)), "segments " + s);
+      assertSameStep(plain, step(model, own, x, t -> CheckpointSequential.apply(model, segments, t)), "segments " + s);
     }
   }
 
@@ -72,31 +72,31 @@ class CheckpointTest {
     Tensor x = Tensor.randn(new Generator(1), 8, 10);
     Object[] plain = step(model, own, x, model::forward);
     boolean[] flags = {true, false, true, true, false, true, false};
-    assertSameStep(plain, step(model, own, x, t -> Checkpoint.sequential(model, flags, t)), "flags");
+    assertSameStep(plain, step(model, own, x, t -> CheckpointSequential.apply(model, flags, t)), "flags");
     List<Range> ranges = List.of(new Range(0, 3), new Range(4, 6), new Range(6, 7));
-    assertSameStep(plain, step(model, own, x, t -> Checkpoint.sequential(model, ranges, t)), "ranges");
-    assertSameStep(plain, step(model, own, x, t -> Checkpoint.sequential(model, List.of(), t)), "no range");
+    assertSameStep(plain, step(model, own, x, t -> CheckpointSequential.apply(model, ranges, t)), "ranges");
+    assertSameStep(plain, step(model, own, x, t -> CheckpointSequential.apply(model, List.of(), t)), "no range");
   }
 
   @Test
   void checkpointedRunsAreOneNodeEach() {
     Sequential model = mlp(new Generator(99));
     Tensor x = Tensor.randn(new Generator(1), 8, 10);
-    Tensor y = Checkpoint.sequential(model, List.of(new Range(2, 7)), x);
+    Tensor y = CheckpointSequential.apply(model, List.of(new Range(2, 7)), x);
     assertTrue(Checkpointing.isCheckpoint(y));
     assertFalse(Checkpointing.isCheckpoint(model.forward(x)));
     try (Grad ignored = Grad.off()) {
-      assertFalse(Checkpoint.sequential(model, 3, x).requiresGrad());
+      assertFalse(CheckpointSequential.apply(model, 3, x).requiresGrad());
     }
   }
 
   @Test
   void segmentsSplitAsPyTorch() {
     // torch.utils.checkpoint.checkpoint_sequential: segment_size = n // segments, all but the last checkpointed
-    assertEquals(List.of(new Range(0, 3), new Range(3, 6)), Checkpoint.segments(10, 3));
-    assertEquals(List.of(), Checkpoint.segments(7, 1));
-    assertEquals(6, Checkpoint.segments(7, 7).size());
-    assertEquals(List.of(new Range(0, 2), new Range(2, 4)), Checkpoint.segments(7, 3));
+    assertEquals(List.of(new Range(0, 3), new Range(3, 6)), CheckpointSequential.segments(10, 3));
+    assertEquals(List.of(), CheckpointSequential.segments(7, 1));
+    assertEquals(6, CheckpointSequential.segments(7, 7).size());
+    assertEquals(List.of(new Range(0, 2), new Range(2, 4)), CheckpointSequential.segments(7, 3));
   }
 
   @Test
@@ -104,16 +104,16 @@ class CheckpointTest {
     Sequential model = mlp(new Generator(99));
     Tensor x = Tensor.randn(new Generator(1), 8, 10);
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-        () -> Checkpoint.sequential(model, 0, x));
+        () -> CheckpointSequential.apply(model, 0, x));
     assertEquals("checkpoint_sequential: segments must be between 1 and the number of children (7), got 0",
         e.getMessage());
-    assertThrows(IllegalArgumentException.class, () -> Checkpoint.sequential(model, 8, x));
-    e = assertThrows(IllegalArgumentException.class, () -> Checkpoint.sequential(model, new boolean[3], x));
+    assertThrows(IllegalArgumentException.class, () -> CheckpointSequential.apply(model, 8, x));
+    e = assertThrows(IllegalArgumentException.class, () -> CheckpointSequential.apply(model, new boolean[3], x));
     assertEquals("checkpoint_sequential: expected one flag per child (7), got 3", e.getMessage());
     for (List<Range> bad : List.of(List.of(new Range(2, 2)), List.of(new Range(0, 8)),
         List.of(new Range(3, 5), new Range(4, 6)), List.of(new Range(4, 6), new Range(0, 2)),
         List.of(new Range(-1, 2)))) {
-      e = assertThrows(IllegalArgumentException.class, () -> Checkpoint.sequential(model, bad, x));
+      e = assertThrows(IllegalArgumentException.class, () -> CheckpointSequential.apply(model, bad, x));
       assertTrue(e.getMessage().endsWith("within the 7 children, got " + bad), e.getMessage());
     }
   }
@@ -146,10 +146,10 @@ class CheckpointTest {
     Tensor x = Tensor.randn(new Generator(2), 2, 5, 16);
     Object[] plain = step(model, own, x, model::forward);
     boolean[] perLayer = {true, true, true, false};
-    assertSameStep(plain, step(model, own, x, t -> Checkpoint.sequential(model, perLayer, t)), "per layer");
+    assertSameStep(plain, step(model, own, x, t -> CheckpointSequential.apply(model, perLayer, t)), "per layer");
     for (int i = 0; i < 2; i++) { // as Trainer.fit runs steps: each in a memory scope
       try (MemoryScope scope = MemoryScope.open()) {
-        assertSameStep(plain, step(model, own, x, t -> Checkpoint.sequential(model, perLayer, t)), "in a scope");
+        assertSameStep(plain, step(model, own, x, t -> CheckpointSequential.apply(model, perLayer, t)), "in a scope");
       }
     }
   }

@@ -10,16 +10,17 @@ import java.util.Objects;
  * Gradient checkpointing of a stack of modules, as PyTorch's {@code checkpoint_sequential(functions, segments,
  * input)}, and of any chosen runs of it (what a memory planner picks):
  * <pre>{@code
- * Tensor y = Checkpoint.sequential(model, 4, x);                          // 4 segments, all but the last checkpointed
- * Tensor z = Checkpoint.sequential(model, List.of(new Checkpoint.Range(0, 3)), x);  // children 0..2 as one segment
+ * Tensor y = CheckpointSequential.apply(model, 4, x);            // 4 segments, all but the last checkpointed
+ * Tensor z = CheckpointSequential.apply(model, List.of(new Range(0, 3)), x);  // children 0..2: one segment
+ * Tensor w = CheckpointSequential.apply(model, new boolean[] {true, false, true}, x);  // children 0 and 2
  * }</pre>
  * A checkpointed run keeps only its input for backward and runs again, recording, when backward reaches it (see
  * {@link Checkpointing}); the gradients are bitwise those of {@code model.forward(x)}, dropout included. Children
  * run through {@link Module#call(Tensor)} (their forward hooks, which see checkpointed children twice); the
  * stack's own hooks do not run, as in PyTorch. Under {@code Grad.off()} every form is the plain forward.
  */
-public final class Checkpoint {
-  private Checkpoint() {}
+public final class CheckpointSequential {
+  private CheckpointSequential() {}
 
   /** Children {@code from} (inclusive) to {@code to} (exclusive) of a stack, checkpointed as one segment. */
   public record Range(int from, int to) {
@@ -52,13 +53,13 @@ public final class Checkpoint {
    *
    * @throws IllegalArgumentException if {@code segments} is below 1 or above the number of children
    */
-  public static Tensor sequential(Sequential model, int segments, Tensor input) {
-    return sequential(model.children(), segments, input);
+  public static Tensor apply(Sequential model, int segments, Tensor input) {
+    return apply(model.children(), segments, input);
   }
 
-  /** {@link #sequential(Sequential, int, Tensor)} over a list of modules applied in order. */
-  public static Tensor sequential(List<? extends Module> modules, int segments, Tensor input) {
-    return sequential(modules, segments(modules.size(), segments), input);
+  /** {@link #apply(Sequential, int, Tensor)} over a list of modules applied in order. */
+  public static Tensor apply(List<? extends Module> modules, int segments, Tensor input) {
+    return apply(modules, segments(modules.size(), segments), input);
   }
 
   /**
@@ -67,12 +68,12 @@ public final class Checkpoint {
    *
    * @throws IllegalArgumentException if there is not one flag per child
    */
-  public static Tensor sequential(Sequential model, boolean[] checkpointed, Tensor input) {
-    return sequential(model.children(), checkpointed, input);
+  public static Tensor apply(Sequential model, boolean[] checkpointed, Tensor input) {
+    return apply(model.children(), checkpointed, input);
   }
 
-  /** {@link #sequential(Sequential, boolean[], Tensor)} over a list of modules applied in order. */
-  public static Tensor sequential(List<? extends Module> modules, boolean[] checkpointed, Tensor input) {
+  /** {@link #apply(Sequential, boolean[], Tensor)} over a list of modules applied in order. */
+  public static Tensor apply(List<? extends Module> modules, boolean[] checkpointed, Tensor input) {
     Objects.requireNonNull(checkpointed, "checkpoint_sequential: checkpointed");
     if (checkpointed.length != modules.size()) {
       throw new IllegalArgumentException("checkpoint_sequential: expected one flag per child (" + modules.size()
@@ -80,7 +81,7 @@ public final class Checkpoint {
     }
     List<Range> ranges = new ArrayList<>();
     for (int i = 0; i < checkpointed.length; i++) if (checkpointed[i]) ranges.add(new Range(i, i + 1));
-    return sequential(modules, ranges, input);
+    return apply(modules, ranges, input);
   }
 
   /**
@@ -89,12 +90,12 @@ public final class Checkpoint {
    *
    * @throws IllegalArgumentException if a range is empty, out of bounds, overlaps or precedes the one before
    */
-  public static Tensor sequential(Sequential model, List<Range> ranges, Tensor input) {
-    return sequential(model.children(), ranges, input);
+  public static Tensor apply(Sequential model, List<Range> ranges, Tensor input) {
+    return apply(model.children(), ranges, input);
   }
 
-  /** {@link #sequential(Sequential, List, Tensor)} over a list of modules applied in order. */
-  public static Tensor sequential(List<? extends Module> modules, List<Range> ranges, Tensor input) {
+  /** {@link #apply(Sequential, List, Tensor)} over a list of modules applied in order. */
+  public static Tensor apply(List<? extends Module> modules, List<Range> ranges, Tensor input) {
     Objects.requireNonNull(input, "checkpoint_sequential: input");
     int n = modules.size();
     int end = 0;
