@@ -94,8 +94,9 @@ public final class Checkpointing {
       if (out == null) throw new IllegalStateException("checkpoint: the function returned null");
       if (segment != null) segment.keep(out); // the segment's other tensors go back to the pool now
     }
-    // A tensor that requires grad was made outside the segment (an input returned as it is): nothing to replay.
-    if (out.requiresGrad()) return out;
+    // A tensor that requires grad was made outside the segment (an input returned as it is): nothing to replay;
+    // an integer output (indices) takes no gradient.
+    if (out.requiresGrad() || !out.dtype().isFloatingPoint()) return out;
     IdentityHashMap<Tensor, Boolean> explicit = new IdentityHashMap<>();
     for (Tensor t : inputs) explicit.put(t, Boolean.TRUE);
     Tensor[] saved = new Tensor[inputs.length + seen.order.size()];

@@ -249,6 +249,14 @@ class CheckpointingTest {
   }
 
   @Test
+  void anIntegerOutputIsNotRecorded() {
+    Tensor w = Tensor.randn(new Generator(5), 3, 4).requiresGrad(true);
+    Tensor idx = Checkpointing.apply(t -> t.matmul(w).argmax(1, false), Tensor.ones(2, 3));
+    assertFalse(idx.requiresGrad());
+    assertNull(idx.gradFn());
+  }
+
+  @Test
   void anInputReturnedAsItIsIsPassedThrough() {
     Tensor x = Tensor.randn(new Generator(5), 3).requiresGrad(true);
     Tensor h = x.mul(3);
