@@ -13,7 +13,7 @@ usage: bench/checkpoint-memory.sh [--threads N] [--workload transformer|mlp|all]
   --steps N       steps per round and mode (default 3); --rounds R timed rounds after one warm-up (default 5)
 
 stdout: one JSON object per workload and mode {"category":"memory","workload","case","saved_mb","pool_mb",
-"ms_per_step","rounds"} (and "bitwise_same_gradients" for the checkpointed mode); stderr: a summary line each.
+"ms_per_step","forward_ms","backward_ms","rounds"} (and "bitwise_same_gradients" for the checkpointed mode); stderr: a summary line each.
 USAGE
 }
 

@@ -41,7 +41,8 @@ import java.util.function.UnaryOperator;
  * ({@link Autograd#savedBytes}); {@code pool_mb}, the buffers the step's memory scope had to hold at once (its
  * pool after two steps from an empty pool: arrays are reused by exact length, so this is the step's peak of
  * pooled buffers, activations, temporaries and gradients, parameters and optimizer state excluded);
- * {@code ms_per_step}, the median over the rounds of the mean step time; and whether one step's parameter
+ * {@code ms_per_step}, the median over the rounds of the mean step time, with its forward (to the loss) and
+ * backward parts ({@code forward_ms}, {@code backward_ms}: the recomputation is in the backward); and whether one step's parameter
  * gradients were bitwise those without checkpointing.
  *
  * <pre>
@@ -102,25 +103,38 @@ public final class CheckpointMemory {
       pool[mode] = MemoryScope.pooledBytes();
     }
     double[][] ms = new double[2][rounds];
+    double[][] fwd = new double[2][rounds];
+    double[][] bwd = new double[2][rounds];
     int batch = 0;
     for (int r = -1; r < rounds; r++) { // round -1 warms up
       for (int mode = 0; mode < 2; mode++) {
         long t0 = System.nanoTime();
+        long f = 0;
+        long b = 0;
         for (int s = 0; s < steps; s++) {
           try (MemoryScope step = MemoryScope.open()) {
             w.opt().zeroGrad();
+            long a = System.nanoTime();
             Tensor l = w.loss().apply(batch++, mode == 1);
+            long c = System.nanoTime();
             l.backward();
+            b += System.nanoTime() - c;
+            f += c - a;
             w.opt().step();
           }
         }
-        if (r >= 0) ms[mode][r] = (System.nanoTime() - t0) / 1e6 / steps;
+        if (r >= 0) {
+          ms[mode][r] = (System.nanoTime() - t0) / 1e6 / steps;
+          fwd[mode][r] = f / 1e6 / steps;
+          bwd[mode][r] = b / 1e6 / steps;
+        }
       }
     }
     for (int mode = 0; mode < 2; mode++) {
       out.printf(Locale.ROOT, "{\"category\":\"memory\",\"workload\":\"%s\",\"case\":\"%s%s\",\"saved_mb\":%.2f,"
-              + "\"pool_mb\":%.2f,\"ms_per_step\":%.1f,\"rounds\":%d%s}%n", w.name(), w.caseName(),
-          mode == 1 ? ", checkpoint per layer" : "", saved[mode] / 1e6, pool[mode] / 1e6, median(ms[mode]), rounds,
+              + "\"pool_mb\":%.2f,\"ms_per_step\":%.1f,\"forward_ms\":%.1f,\"backward_ms\":%.1f,\"rounds\":%d%s}%n",
+          w.name(), w.caseName(), mode == 1 ? ", checkpoint per layer" : "", saved[mode] / 1e6, pool[mode] / 1e6,
+          median(ms[mode]), median(fwd[mode]), median(bwd[mode]), rounds,
           mode == 1 ? ",\"bitwise_same_gradients\":" + same : "");
     }
     System.err.printf(Locale.ROOT, "%s: saved %.1f -> %.1f MB (%.0f%% less), pool %.1f -> %.1f MB (%.0f%% less),"
