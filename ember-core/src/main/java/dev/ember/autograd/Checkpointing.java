@@ -48,6 +48,9 @@ import java.util.function.UnaryOperator;
  * when its backward is done: {@code fn} must not keep a tensor it makes elsewhere (a forward hook that stores
  * outputs would see them released).
  *
+ * <p>The function must not modify its inputs in place (an in-place activation first in the segment): they are
+ * what it runs again from, so that is an error.
+ *
  * <p>As in PyTorch, side effects of {@code fn} happen twice (module forward hooks see two calls, batch norm
  * updates its running statistics twice), and {@code fn} must not register gradient hooks on the tensors it makes
  * (they do not require grad in the unrecorded forward).
@@ -85,6 +88,8 @@ public final class Checkpointing {
     }
     if (!Grad.enabled()) return fn.apply(inputs.clone());
     Grad.Discovery seen = new Grad.Discovery();
+    int[] versions = new int[inputs.length];
+    for (int i = 0; i < inputs.length; i++) versions[i] = inputs[i].version();
     Tensor out;
     Map<Generator, long[]> generators;
     try (MemoryScope segment = MemoryScope.active() ? MemoryScope.open() : null;
@@ -97,6 +102,14 @@ public final class Checkpointing {
     // A tensor that requires grad was made outside the segment (an input returned as it is): nothing to replay;
     // an integer output (indices) takes no gradient.
     if (out.requiresGrad() || !out.dtype().isFloatingPoint()) return out;
+    for (int i = 0; i < inputs.length; i++) {
+      if (inputs[i].version() != versions[i]) {
+        throw new IllegalStateException(OP + ": the function modified its input " + i + " "
+            + Arrays.toString(inputs[i].shape()) + " in place (version " + versions[i] + " -> " + inputs[i].version()
+            + "), so it cannot be run again from it in backward; hint: begin the segment with an out-of-place op, or"
+            + " pass x.clone()");
+      }
+    }
     IdentityHashMap<Tensor, Boolean> explicit = new IdentityHashMap<>();
     for (Tensor t : inputs) explicit.put(t, Boolean.TRUE);
     Tensor[] saved = new Tensor[inputs.length + seen.order.size()];

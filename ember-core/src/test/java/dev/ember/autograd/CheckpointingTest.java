@@ -274,6 +274,17 @@ class CheckpointingTest {
   }
 
   @Test
+  void aFunctionThatModifiesItsInputInPlaceIsAnError() {
+    Tensor w = Tensor.randn(new Generator(5), 3).requiresGrad(true);
+    Tensor x = Tensor.ones(3);
+    IllegalStateException e = assertThrows(IllegalStateException.class,
+        () -> Checkpointing.apply(t -> t.add_(1.0).mul(w), x));
+    int v = x.version();
+    assertTrue(e.getMessage().startsWith("checkpoint: the function modified its input 0 [3] in place (version "
+        + (v - 1) + " -> " + v + ")"), e.getMessage());
+  }
+
+  @Test
   void aFunctionThatComputesSomethingElseWhenRunAgainIsAnError() {
     Tensor w = Tensor.randn(new Generator(5), 3).requiresGrad(true);
     AtomicInteger calls = new AtomicInteger();
