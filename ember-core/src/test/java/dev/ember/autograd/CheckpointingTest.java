@@ -181,6 +181,17 @@ class CheckpointingTest {
 
   @Test
   void nestedCheckpointsGiveTheSameGradients() {
+    nested(false);
+  }
+
+  @Test
+  void nestedCheckpointsInsideAMemoryScopeGiveTheSameGradients() {
+    try (MemoryScope step = MemoryScope.open()) {
+      nested(true);
+    }
+  }
+
+  private static void nested(boolean retainGraph) {
     Mlp m = new Mlp(9);
     Tensor x = Tensor.randn(new Generator(5), 8, 6);
     Object[] plain = mlpStep(m, x, false);
@@ -196,9 +207,19 @@ class CheckpointingTest {
       return Checkpointing.apply(m::layer2, h1);
     }, x);
     assertEquals(1, innerCalls.get());
-    m.loss(h).backward();
+    Tensor loss = m.loss(h);
+    loss.backward(Tensor.onesLike(loss), retainGraph);
     assertEquals(3, innerCalls.get()); // the outer recomputation, then the inner one's
     assertBitwise((float[][]) plain[0], grads(m.params()));
+    if (retainGraph) { // a second backward recomputes again and accumulates the same gradients once more
+      float[][] once = grads(m.params());
+      loss.backward(Tensor.onesLike(loss), true);
+      assertEquals(5, innerCalls.get());
+      float[][] twice = grads(m.params());
+      for (int i = 0; i < once.length; i++) {
+        for (int j = 0; j < once[i].length; j++) assertEquals(once[i][j] * 2, twice[i][j], 0f, "gradient " + i);
+      }
+    }
   }
 
   @Test
