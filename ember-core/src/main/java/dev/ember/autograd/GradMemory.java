@@ -54,6 +54,14 @@ class GradMemory implements AutoCloseable {
     return storages.containsKey(s);
   }
 
+  /**
+   * {@code g} is the gradient of a boundary tensor of a {@link GraphWalk#capture} pass, returned to its caller:
+   * never handed back to the pool by this pass, nor adopted by a leaf.
+   */
+  void captured(Tensor g) {
+    storages.put(g.storage(), Boolean.TRUE);
+  }
+
   /** Runs {@code node}'s backward on its gradient {@code g}. */
   Tensor[] apply(Node node, Tensor g) {
     return node.apply(g);
@@ -91,6 +99,7 @@ class GradMemory implements AutoCloseable {
     final IdentityHashMap<Storage, int[]> refs = new IdentityHashMap<>();
     final ArrayList<Tensor> candidates = new ArrayList<>();
     final Set<Tensor> leaves = Collections.newSetFromMap(new IdentityHashMap<>());
+    final ArrayList<Tensor> captured = new ArrayList<>();
 
     Recycling(Tensor rootGrad) {
       super(rootGrad, true);
@@ -113,6 +122,12 @@ class GradMemory implements AutoCloseable {
     @Override
     void dropped(Tensor g) {
       candidates.add(g);
+    }
+
+    @Override
+    void captured(Tensor g) {
+      super.captured(g);
+      captured.add(g);
     }
 
     @Override
@@ -151,6 +166,7 @@ class GradMemory implements AutoCloseable {
         Tensor gr = leaf.grad();
         if (gr != null && pass.owns(gr)) pass.keep(gr);
       }
+      for (Tensor g : captured) if (pass.owns(g)) pass.keep(g);
     }
 
     @Override
