@@ -202,8 +202,7 @@ public final class Autograd {
           else if (e instanceof Tensor[] ts) for (Tensor t : ts) note(t, buffers, parameters);
         }
       }
-      for (Tensor in : n.edges) {
-        Node next = in == null ? null : in.gradFn();
+      for (Node next : n.next) { // the history each input had when n was recorded (in-place ops rebase later)
         if (next != null && seen.put(next, Boolean.TRUE) == null) todo.push(next);
       }
     }
