@@ -129,6 +129,15 @@ public final class MemoryProfile {
     return peakStepBytes;
   }
 
+  /**
+   * This profile with another peak, and the optimizer-state total replaced by {@code optimizerStateBytes} when it is
+   * not negative (the per-layer rows keep theirs).
+   */
+  public MemoryProfile withPeakStepBytes(long peak, long optimizerStateBytes) {
+    return new MemoryProfile(layers, inputBytes, paramBytes, bufferBytes, gradBytes,
+        optimizerStateBytes >= 0 ? optimizerStateBytes : this.optimizerStateBytes, peak);
+  }
+
   /** The profile as plain maps and lists (profile.json's {@code memory}). */
   public Map<String, Object> toMap() {
     LinkedHashMap<String, Object> m = new LinkedHashMap<>();
@@ -305,6 +314,11 @@ public final class MemoryProfile {
     public void close() {
       for (HookHandle h : handles) h.remove();
       handles.clear();
+    }
+
+    /** Module calls recorded so far. */
+    public int recordedCalls() {
+      return calls.size();
     }
 
     /** Bytes kept for backward by the calls recorded so far, each buffer once. */
