@@ -14,7 +14,11 @@ public final class Autograd {
    * {@code out}.
    */
   public static Tensor record(String name, Tensor out, Backward backward, Tensor[] inputs, Object... extras) {
-    if (!Grad.enabled()) return out;
+    Grad.State state = Grad.state();
+    if (!state.enabled) {
+      if (state.discovery != null) state.discovery.saw(inputs); // a checkpoint's forward: see Checkpointing
+      return out;
+    }
     Tensor[] edges = null;
     for (int i = 0; i < inputs.length; i++) {
       Tensor t = inputs[i];

@@ -20,10 +20,19 @@ final class GraphWalk {
   private final boolean retainGraph;
   /** Leaves whose gradient is a tensor of this pass they adopted: a second contribution replaces it by a sum. */
   private final IdentityHashMap<Tensor, Boolean> borrowed = new IdentityHashMap<>();
+  /** For {@link #capture}: the tensors whose gradients are collected (by slot) instead of passed on; else null. */
+  private final Map<Tensor, Integer> boundary;
+  private final Tensor[] captured;
 
   private GraphWalk(GradMemory memory, boolean retainGraph) {
+    this(memory, retainGraph, null, null);
+  }
+
+  private GraphWalk(GradMemory memory, boolean retainGraph, Map<Tensor, Integer> boundary, Tensor[] captured) {
     this.memory = memory;
     this.retainGraph = retainGraph;
+    this.boundary = boundary;
+    this.captured = captured;
   }
 
   /** Back-propagates {@code grad} from {@code root} (recording is off). */
@@ -33,11 +42,31 @@ final class GraphWalk {
       new GraphWalk(GradMemory.copying(grad), retainGraph).accumulate(root, applyHooks(root, grad));
       return;
     }
-    List<Node> order = topologicalOrder(rootNode);
+    List<Node> order = topologicalOrder(rootNode, null);
     boolean hooks = !root.gradHooks().isEmpty() || !noHooks(order);
     try (GradMemory memory = GradMemory.forPass(grad, hooks)) {
       new GraphWalk(memory, retainGraph).propagate(order, rootNode, root, grad);
     }
+  }
+
+  /**
+   * Back-propagates {@code grad} from {@code root} (recording is off) down to the {@code boundary} tensors and no
+   * further: the gradient of boundary tensor {@code t} is returned in slot {@code boundary.get(t)} (null if none
+   * reached it; the contributions summed in the order they arrive), not accumulated, not passed to its producer
+   * and without its hooks, which the enclosing pass applies. The nodes run are released. How a checkpoint's
+   * backward differentiates its recomputed segment.
+   */
+  static Tensor[] capture(Tensor root, Tensor grad, Map<Tensor, Integer> boundary, int slots) {
+    Tensor[] captured = new Tensor[slots];
+    Node rootNode = root.gradFn();
+    Integer slot = boundary.get(root);
+    if (slot != null) {
+      captured[slot] = grad;
+    } else if (rootNode != null) {
+      new GraphWalk(GradMemory.copying(grad), false, boundary, captured)
+          .propagate(topologicalOrder(rootNode, boundary), rootNode, root, grad);
+    }
+    return captured;
   }
 
   private void propagate(List<Node> order, Node rootNode, Tensor root, Tensor grad) {
@@ -71,7 +100,10 @@ final class GraphWalk {
           gi = gi.to(input.dtype());
         }
         Node next = input.gradFn();
-        if (next == null) {
+        Integer slot = boundary == null ? null : boundary.get(input);
+        if (slot != null) {
+          captured[slot] = captured[slot] == null ? gi : captured[slot].add(gi);
+        } else if (next == null) {
           accumulate(input, applyHooks(input, gi));
           memory.accumulated(input, gi);
         } else {
@@ -131,8 +163,11 @@ final class GraphWalk {
     return true;
   }
 
-  /** Nodes in an order where every node comes before the nodes it feeds gradients to (iterative DFS). */
-  private static List<Node> topologicalOrder(Node root) {
+  /**
+   * Nodes in an order where every node comes before the nodes it feeds gradients to (iterative DFS), not going past
+   * the tensors in {@code stop} (null: none).
+   */
+  private static List<Node> topologicalOrder(Node root, Map<Tensor, Integer> stop) {
     List<Node> post = new ArrayList<>();
     IdentityHashMap<Node, Boolean> seen = new IdentityHashMap<>();
     ArrayDeque<Object[]> stack = new ArrayDeque<>();
@@ -145,7 +180,7 @@ final class GraphWalk {
       if (i < n.edges.length) {
         top[1] = i + 1;
         Tensor in = n.edges[i];
-        Node child = in == null ? null : in.gradFn();
+        Node child = in == null || (stop != null && stop.containsKey(in)) ? null : in.gradFn();
         if (child != null && seen.put(child, true) == null) stack.push(new Object[] {child, 0});
       } else {
         stack.pop();

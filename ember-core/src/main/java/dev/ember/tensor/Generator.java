@@ -1,5 +1,12 @@
 package dev.ember.tensor;
 
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
 /**
  * A seedable source of random numbers that draws the same numbers as PyTorch's CPU generator.
  *
@@ -18,6 +25,9 @@ package dev.ember.tensor;
  *
  * <p>{@link #state()} captures everything (the 624-word state, the position in it, the cached
  * normal value and the seed) in a {@code long[]} that checkpoints save and restore exactly.
+ *
+ * <p>{@link #logDraws()} notes, for a scope, which generators the calling thread draws from and their states
+ * before the first draw: how gradient checkpointing replays a segment's dropout masks.
  *
  * <p>Not thread-safe: give each thread its own generator.
  */
@@ -41,6 +51,67 @@ public final class Generator {
     manualSeed0(seed);
   }
 
+  /** The open {@link DrawLog}s of each thread, innermost last. */
+  private static final ThreadLocal<ArrayList<DrawLog>> LOGS = ThreadLocal.withInitial(ArrayList::new);
+  /** Open logs on all threads: while none is open a draw pays one read of this counter. */
+  private static final AtomicInteger OPEN_LOGS = new AtomicInteger();
+
+  /**
+   * Starts noting the generators this thread draws from (or reseeds, or sets the state of) until the returned
+   * log is closed, each with its state before its first such use in the scope. Logs nest; each notes what
+   * happens while it is open.
+   */
+  public static DrawLog logDraws() {
+    return new DrawLog();
+  }
+
+  /** The generators one thread used in a scope, with their states before it used them (see {@link #logDraws()}). */
+  public static final class DrawLog implements AutoCloseable {
+    private final Map<Generator, long[]> before = new IdentityHashMap<>();
+    private final ArrayList<Generator> order = new ArrayList<>();
+    private final Thread owner = Thread.currentThread();
+    private boolean closed;
+
+    private DrawLog() {
+      LOGS.get().add(this);
+      OPEN_LOGS.incrementAndGet();
+    }
+
+    private void note(Generator g) {
+      if (!before.containsKey(g)) {
+        before.put(g, g.state());
+        order.add(g);
+      }
+    }
+
+    /** Each generator used so far, in the order of first use, with its state before that use. */
+    public Map<Generator, long[]> statesBefore() {
+      LinkedHashMap<Generator, long[]> m = new LinkedHashMap<>();
+      for (Generator g : order) m.put(g, before.get(g).clone());
+      return Collections.unmodifiableMap(m);
+    }
+
+    /** Stops noting; closing twice does nothing. Must be closed on the thread that opened it. */
+    @Override
+    public void close() {
+      if (closed) return;
+      if (Thread.currentThread() != owner) {
+        throw new IllegalStateException("Generator.DrawLog: closed on thread " + Thread.currentThread().getName()
+            + " but opened on " + owner.getName());
+      }
+      closed = true;
+      LOGS.get().remove(this);
+      OPEN_LOGS.decrementAndGet();
+    }
+  }
+
+  /** Before any change of the state: tells this thread's open draw logs, if any. */
+  private void touch() {
+    if (OPEN_LOGS.get() != 0) {
+      for (DrawLog log : LOGS.get()) log.note(this);
+    }
+  }
+
   /** The process-wide default generator, used when no generator is passed. */
   public static Generator global() {
     return DEFAULT;
@@ -48,6 +119,7 @@ public final class Generator {
 
   /** Reseeds the default generator, as {@code torch.manual_seed}. */
   public static void manualSeed(long seed) {
+    DEFAULT.touch();
     DEFAULT.manualSeed0(seed);
   }
 
@@ -87,6 +159,7 @@ public final class Generator {
     if (pos < 0 || pos > N || (flag != 0 && flag != 1)) {
       throw new IllegalArgumentException("Generator.setState: corrupt state (position " + pos + ", normal flag " + flag + ")");
     }
+    touch();
     for (int i = 0; i < N / 2; i++) {
       mt[2 * i] = (int) (s[i] >>> 32);
       mt[2 * i + 1] = (int) s[i];
@@ -114,6 +187,7 @@ public final class Generator {
 
   /** The next 32 random bits (PyTorch's {@code random()}). */
   public int nextInt() {
+    touch();
     if (next >= N) twist();
     return temper(mt[next++]);
   }
@@ -127,6 +201,7 @@ public final class Generator {
 
   /** The next 64 random bits: two 32-bit outputs, the first one high (PyTorch's {@code random64()}). */
   public long nextLong() {
+    touch();
     long hi = nextInt() & 0xFFFFFFFFL;
     long lo = nextInt() & 0xFFFFFFFFL;
     return (hi << 32) | lo;
@@ -134,11 +209,13 @@ public final class Generator {
 
   /** Uniform in [0, 1) with 53 random bits from {@link #nextLong()} (a float64 {@code rand} element). */
   public double nextDouble() {
+    touch();
     return (nextLong() & ((1L << 53) - 1)) * 0x1.0p-53;
   }
 
   /** Uniform in [0, 1) with 24 random bits from {@link #nextInt()} (a float32 {@code rand} element). */
   public float nextFloat() {
+    touch();
     return unitFloat(nextInt());
   }
 
@@ -153,6 +230,7 @@ public final class Generator {
    * {@code bound / 2^32}, is PyTorch's too).
    */
   public long nextLong(long bound) {
+    touch();
     if (bound <= 0) throw new IllegalArgumentException("Generator.nextLong: bound must be positive, got " + bound);
     if (bound < 1L << 32) return (nextInt() & 0xFFFFFFFFL) % bound;
     return Long.remainderUnsigned(nextLong(), bound);
@@ -163,6 +241,7 @@ public final class Generator {
    * two {@link #nextDouble()} values; the sine of the pair is cached and returned by the next call.
    */
   public double nextGaussian() {
+    touch();
     if (hasNormal) {
       hasNormal = false;
       return cachedNormal;
@@ -178,6 +257,7 @@ public final class Generator {
 
   /** Fills {@code a} with uniform values in [from, to), as {@code torch.empty(n).uniform_(from, to)} (float32). */
   public void fillUniform(float[] a, int off, int n, double from, double to) {
+    touch();
     float f = (float) from;
     float range = (float) to - f;
     int[] s = mt;
@@ -193,6 +273,7 @@ public final class Generator {
 
   /** Fills {@code a} with uniform values in [from, to), as {@code uniform_(from, to)} on float64. */
   public void fillUniform(double[] a, int off, int n, double from, double to) {
+    touch();
     double range = to - from;
     for (int i = off; i < off + n; i++) a[i] = Math.fma(nextDouble(), range, from);
   }
@@ -203,6 +284,7 @@ public final class Generator {
    * over the final 16 elements), fewer one at a time from {@link #nextGaussian()}.
    */
   public void fillNormal(float[] a, int off, int n, double mean, double std) {
+    touch();
     if (n < 16) {
       for (int i = off; i < off + n; i++) a[i] = (float) (nextGaussian() * std + mean);
       return;
@@ -219,6 +301,7 @@ public final class Generator {
 
   /** {@link #fillNormal(float[], int, int, double, double)} for float64. */
   public void fillNormal(double[] a, int off, int n, double mean, double std) {
+    touch();
     if (n < 16) {
       for (int i = off; i < off + n; i++) a[i] = nextGaussian() * std + mean;
       return;
@@ -303,6 +386,7 @@ public final class Generator {
    * {@code i = 0 .. n-2}, swap element {@code i} with element {@code i + nextInt() mod (n - i)}.
    */
   public int[] permutation(int n) {
+    touch();
     if (n < 0) throw new IllegalArgumentException("Generator.permutation: n must be non-negative, got " + n);
     int[] a = new int[n];
     for (int i = 0; i < n; i++) a[i] = i;
@@ -317,6 +401,7 @@ public final class Generator {
 
   /** Advances the state as {@link #permutation(int)} does, without building it. */
   public void skipPermutation(int n) {
+    touch();
     for (int i = 0; i < n - 1; i++) nextInt();
   }
 }
