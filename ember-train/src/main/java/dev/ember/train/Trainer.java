@@ -80,6 +80,7 @@ public final class Trainer {
   private final Path resumeFrom;
   private final int maxBadSteps;
   private final Device device;
+  private final long memoryBudget;
 
   private Trainer(Builder b) {
     this.maxEpochs = b.maxEpochs;
@@ -97,6 +98,7 @@ public final class Trainer {
     this.resumeFrom = b.resumeFrom;
     this.maxBadSteps = b.maxBadSteps;
     this.device = b.device;
+    this.memoryBudget = b.memoryBudget;
     Set<String> keys = new HashSet<>();
     for (Callback c : callbacks) {
       if (!keys.add(c.stateKey())) {
@@ -240,6 +242,7 @@ public final class Trainer {
 
     History fit() {
       if (resumeFrom != null) restore(resumeFrom);
+      List<Module> checkpointed = memoryBudget > 0 ? applyMemoryPlan() : List.of();
       try {
         long t0 = System.nanoTime();
         for (Callback c : callbacks) c.onTrainBegin(ctx);
@@ -248,6 +251,10 @@ public final class Trainer {
         }
         if (ctx.stopReason != null) history.log("stopped_at_step", ctx.epoch, ctx.globalStep, ctx.globalStep);
         history.log("train_time_s", ctx.epoch, ctx.globalStep, (System.nanoTime() - t0) / 1e9);
+        if (ctx.memoryPlan != null) {
+          history.log("memory_peak_bytes", ctx.epoch, ctx.globalStep, ctx.memoryPlan.measuredPeakBytes());
+          System.out.println(ctx.memoryPlan.describe());
+        }
         for (Callback c : callbacks) c.onTrainEnd(ctx);
         return history;
       } catch (Throwable t) {
@@ -259,6 +266,90 @@ public final class Trainer {
           }
         }
         throw t;
+      } finally {
+        for (Module m : checkpointed) m.checkpoint(false);
+      }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Memory budget
+
+    /**
+     * Measures one training step on the first batch (forward, loss, backward, optimizer step) and puts everything
+     * it touched back (parameters, buffers, gradients, optimizer state, random generators, modes), plans which
+     * segments to checkpoint, prints the plan and turns checkpointing on for them; returns those modules.
+     *
+     * @throws dev.ember.train.summary.MemoryBudgetException when even checkpointing every segment cannot fit
+     */
+    private List<Module> applyMemoryPlan() {
+      dev.ember.train.summary.MemoryProfile probe = probeStep();
+      if (probe == null) return List.of(); // no batch: nothing to train, nothing to plan
+      dev.ember.train.summary.MemoryPlan plan = dev.ember.train.summary.MemoryPlan.plan(memoryBudget, model, probe);
+      ctx.memoryPlan = plan;
+      System.out.println(plan.describe());
+      List<Module> on = new ArrayList<>();
+      Map<String, Module> modules = model.namedModules();
+      for (String name : plan.checkpointed()) {
+        Module m = modules.get(name);
+        if (m != null && !m.isCheckpointed()) {
+          m.checkpoint(true);
+          on.add(m);
+        }
+      }
+      return on;
+    }
+
+    private dev.ember.train.summary.MemoryProfile probeStep() {
+      Batch batch;
+      try (BatchIterator it = train.iterate(epochIndex, nextBatch)) {
+        if (!it.hasNext()) return null;
+        batch = it.next();
+      }
+      List<Tensor> params = model.parameters();
+      List<Tensor> values = new ArrayList<>();
+      List<Tensor> grads = new ArrayList<>();
+      Map<String, Tensor> buffers = model.namedBuffers();
+      Map<String, Tensor> bufferValues = new LinkedHashMap<>();
+      var optimizerState = optimizer.stateDict();
+      long[] rng = Generator.global().state();
+      List<long[]> rngs = new ArrayList<>();
+      for (Generator g : generators) rngs.add(g.state());
+      Map<Module, Boolean> modes = new LinkedHashMap<>();
+      for (Module m : model.modules()) modes.put(m, m.isTraining());
+      try (var ignored = Grad.off()) {
+        for (Tensor p : params) {
+          values.add(p.cloneContiguous());
+          grads.add(p.grad());
+          p.setGrad(null);
+        }
+        for (var e : buffers.entrySet()) bufferValues.put(e.getKey(), e.getValue().cloneContiguous());
+      }
+      dev.ember.train.summary.MemoryProfile.Recorder recorder = dev.ember.train.summary.MemoryProfile.record(model);
+      try {
+        model.train();
+        var peak = dev.ember.train.summary.MemoryProfile.StepPeak.start(model, optimizer);
+        try (MemoryScope probe = MemoryScope.open()) {
+          Batch b = onDevice(batch, runDevice);
+          Tensor out = model.call(b.input());
+          recorder.close();
+          lossFn.apply(out, b.target()).backward();
+          optimizer.step();
+          optimizer.zeroGrad();
+        }
+        return recorder.profile(optimizer, peak.end());
+      } finally {
+        recorder.close();
+        try (var ignored = Grad.off()) {
+          for (int i = 0; i < params.size(); i++) {
+            params.get(i).copy_(values.get(i));
+            params.get(i).setGrad(grads.get(i));
+          }
+          for (var e : buffers.entrySet()) e.getValue().copy_(bufferValues.get(e.getKey()));
+        }
+        optimizer.loadStateDict(optimizerState);
+        Generator.global().setState(rng);
+        for (int i = 0; i < generators.size(); i++) generators.get(i).setState(rngs.get(i));
+        for (var e : modes.entrySet()) e.getKey().train(e.getValue());
       }
     }
 
@@ -278,10 +369,12 @@ public final class Trainer {
       boolean completed = true;
       int numBatches = train.numBatches();
       MemoryScope stepScope = null; // open from an optimizer step's first batch to the step itself
+      dev.ember.train.summary.MemoryProfile.StepPeak stepPeak = null; // with a memory budget
       try (BatchIterator it = train.iterate(epochIndex, nextBatch)) {
         while (true) {
           clock.startStep();
           if (!it.hasNext()) break;
+          if (ctx.memoryPlan != null && stepScope == null) stepPeak = dev.ember.train.summary.MemoryProfile.StepPeak.start(model, optimizer);
           Batch batch = it.next();
           if (batch.input().device() != runDevice || batch.target().device() != runDevice) {
             if (stepScope == null) stepScope = MemoryScope.open(); // the copy belongs to the step, as activations do
@@ -349,6 +442,11 @@ public final class Trainer {
             optimizer.zeroGrad();
             stepScope.close(); // the step's activations, gradients and temporaries back to the pool
             stepScope = null;
+            if (stepPeak != null) {
+              long p = stepPeak.end();
+              if (p > ctx.memoryPlan.measuredPeakBytes()) ctx.memoryPlan = ctx.memoryPlan.withMeasuredPeak(p);
+              stepPeak = null;
+            }
             pending = 0;
             double badLoss = stepLossBad ? stepBadLoss : lossValue;
             stepLossBad = false;
@@ -479,6 +577,7 @@ public final class Trainer {
     private Path resumeFrom;
     private int maxBadSteps;
     private Device device;
+    private long memoryBudget;
 
     private Builder() {}
 
@@ -592,6 +691,20 @@ public final class Trainer {
         throw new IllegalArgumentException("Trainer: skip_non_finite_steps must be >= 0 (0: off), got " + maxConsecutive);
       }
       this.maxBadSteps = maxConsecutive;
+      return this;
+    }
+
+    /**
+     * Keeps a training step's peak live bytes ({@link dev.ember.train.summary.MemoryProfile.StepPeak}) under
+     * {@code bytes}: {@link Trainer#fit} first measures one step on the first batch (and puts back everything it
+     * changed), then checkpoints as few segments as the prediction needs ({@link dev.ember.train.summary.MemoryPlan},
+     * {@link Module#checkpoint(boolean)}, turned off again when fit returns), prints the plan and keeps it, with the
+     * largest peak measured while training, in {@link TrainContext#memoryPlan()}. When even checkpointing every
+     * segment cannot fit, fit throws a {@link dev.ember.train.summary.MemoryBudgetException} before training.
+     */
+    public Builder memoryBudget(long bytes) {
+      if (bytes <= 0) throw new IllegalArgumentException("Trainer: memory_budget must be > 0 bytes, got " + bytes);
+      this.memoryBudget = bytes;
       return this;
     }
 

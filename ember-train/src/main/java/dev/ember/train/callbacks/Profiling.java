@@ -359,7 +359,8 @@ public final class Profiling implements Callback {
     Bytes pool = heapCount == 0 ? new Bytes(Double.NaN, 0, 0) : new Bytes((double) poolSum / heapCount, poolMin, poolMax);
     Device dev = lastCtx == null ? Device.CPU : lastCtx.model().device();
     MemoryProfile mem = memoryProfile == null ? null
-        : memoryProfile.withPeakStepBytes(peakStepBytes, MemoryProfile.optimizerStateBytes(lastCtx.model(), lastCtx.optimizer()));
+        : memoryProfile.withPeakStepBytes(peakStepBytes, MemoryProfile.optimizerStateBytes(lastCtx.model(), lastCtx.optimizer()))
+            .withPlan(lastCtx.memoryPlan());
     return new Summary(steps, total / 1e9, List.copyOf(phases), alloc, alloc == null ? -1 : allocMaxStep, pool, heap,
         heapLast, dev.toString(), dev.isCpu() ? Map.of() : Map.copyOf(dev.memoryStats()), mem);
   }

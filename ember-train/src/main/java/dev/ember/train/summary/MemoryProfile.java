@@ -52,9 +52,13 @@ public final class MemoryProfile {
    * @param gradBytes bytes of their gradients (those that require grad, in their dtype)
    * @param optimizerStateBytes bytes of the optimizer's state for them (0 without an optimizer or before its first
    *     step)
+   * @param heldBytes bytes of {@link dev.ember.tensor.MemoryScope} buffers the call (with its nested calls) left
+   *     live when it returned: what the step holds because of it, temporaries included, and what checkpointing
+   *     it frees but for its output ({@link MemoryPlan})
    */
   public record Layer(String name, String type, int depth, boolean repeated, long activationBytes,
-      long subtreeActivationBytes, long outputBytes, long paramBytes, long gradBytes, long optimizerStateBytes) {
+      long subtreeActivationBytes, long outputBytes, long paramBytes, long gradBytes, long optimizerStateBytes,
+      long heldBytes) {
     /** "name (Type)", or the type alone for the model. */
     public String label() {
       return name.isEmpty() ? type : name + " (" + type + ")";
@@ -68,9 +72,11 @@ public final class MemoryProfile {
   private final long gradBytes;
   private final long optimizerStateBytes;
   private final long peakStepBytes;
+  private final MemoryPlan plan;
 
   MemoryProfile(List<Layer> layers, long inputBytes, long paramBytes, long bufferBytes, long gradBytes,
-      long optimizerStateBytes, long peakStepBytes) {
+      long optimizerStateBytes, long peakStepBytes, MemoryPlan plan) {
+    this.plan = plan;
     this.layers = List.copyOf(layers);
     this.inputBytes = inputBytes;
     this.paramBytes = paramBytes;
@@ -135,7 +141,18 @@ public final class MemoryProfile {
    */
   public MemoryProfile withPeakStepBytes(long peak, long optimizerStateBytes) {
     return new MemoryProfile(layers, inputBytes, paramBytes, bufferBytes, gradBytes,
-        optimizerStateBytes >= 0 ? optimizerStateBytes : this.optimizerStateBytes, peak);
+        optimizerStateBytes >= 0 ? optimizerStateBytes : this.optimizerStateBytes, peak, plan);
+  }
+
+  /** This profile with a memory budget's plan (null: none). */
+  public MemoryProfile withPlan(MemoryPlan plan) {
+    return new MemoryProfile(layers, inputBytes, paramBytes, bufferBytes, gradBytes, optimizerStateBytes, peakStepBytes,
+        plan);
+  }
+
+  /** The memory budget's plan the run trained with, or null. */
+  public MemoryPlan plan() {
+    return plan;
   }
 
   /** The profile as plain maps and lists (profile.json's {@code memory}). */
@@ -160,9 +177,11 @@ public final class MemoryProfile {
       r.put("param_bytes", l.paramBytes());
       r.put("grad_bytes", l.gradBytes());
       r.put("optimizer_state_bytes", l.optimizerStateBytes());
+      r.put("held_bytes", l.heldBytes());
       rows.add(r);
     }
     m.put("layers", rows);
+    if (plan != null) m.put("plan", plan.toMap());
     return m;
   }
 
@@ -191,6 +210,7 @@ public final class MemoryProfile {
     if (peakStepBytes >= 0) {
       sb.append(String.format(Locale.ROOT, "Peak live bytes in one training step: %s%n", size(peakStepBytes)));
     }
+    if (plan != null) sb.append(plan.describe()).append(String.format("%n"));
     return sb.toString();
   }
 
@@ -240,6 +260,8 @@ public final class MemoryProfile {
     private final List<Call> calls = new ArrayList<>();
     private final ArrayDeque<Call> stack = new ArrayDeque<>();
     private long inputBytes = -1;
+    /** Set once the first call of the model returned: later calls (a checkpoint's recomputation) are not recorded. */
+    private boolean done;
 
     private static final class Call {
       final Module module;
@@ -249,6 +271,8 @@ public final class MemoryProfile {
       long self;
       long subtree;
       long outputBytes;
+      long liveBefore;
+      long held;
 
       Call(Module module, String name, int depth, boolean repeated) {
         this.module = module;
@@ -269,19 +293,24 @@ public final class MemoryProfile {
 
     @Override
     public void beforeForward(Module module, List<Tensor> inputs) {
+      if (done) return;
       if (stack.isEmpty() && inputBytes < 0) {
         long b = 0;
         for (Tensor t : inputs) if (t != null) b += bytes(t);
         inputBytes = b;
       }
       Call c = new Call(module, names.getOrDefault(module, "?"), stack.size(), !seen.add(module));
+      c.liveBefore = ScopeMemory.live();
       calls.add(c);
       stack.push(c);
     }
 
     @Override
     public void afterForward(Module module, List<Tensor> inputs, Tensor output) {
+      if (done) return;
       Call c = stack.pop();
+      c.held = ScopeMemory.live() - c.liveBefore;
+      if (stack.isEmpty()) done = true;
       if (c.module != module) {
         throw new IllegalStateException("MemoryProfile: module calls did not nest (" + module.name() + " returned inside "
             + c.module.name() + ")");
@@ -346,7 +375,8 @@ public final class MemoryProfile {
           if (t.requiresGrad()) g += bytes(t);
           s += stateBytes(optimizer, t);
         }
-        rows.add(new Layer(c.name, c.module.name(), c.depth, c.repeated, c.self, c.subtree, c.outputBytes, p, g, s));
+        rows.add(new Layer(c.name, c.module.name(), c.depth, c.repeated, c.self, c.subtree, c.outputBytes, p, g, s,
+            c.held));
       }
       long p = 0;
       long g = 0;
@@ -358,7 +388,7 @@ public final class MemoryProfile {
       }
       long b = 0;
       for (Tensor t : model.namedBuffers().values()) b += bytes(t);
-      return new MemoryProfile(rows, Math.max(0, inputBytes), p, b, g, s, peakStepBytes);
+      return new MemoryProfile(rows, Math.max(0, inputBytes), p, b, g, s, peakStepBytes, null);
     }
   }
 

@@ -1,0 +1,229 @@
+package dev.ember.train.summary;
+
+import dev.ember.nn.Module;
+import dev.ember.nn.Sequential;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Which segments of a model to checkpoint so that a training step fits a memory budget, planned from one measured
+ * step (a {@link MemoryProfile} with its peak).
+ *
+ * <p>The segments are the children of a top-level {@link Sequential}, or else the repeated blocks of a model (the
+ * first module, in pre-order, whose two or more children are all of one type: a transformer encoder's layers), or
+ * else the model's children. Checkpointing a segment ({@link Module#checkpoint(boolean)}) frees what its forward
+ * left live in the step ({@link MemoryProfile.Layer#heldBytes()}) but for its output, and costs twice that while
+ * its backward recomputes it (the recomputed activations, and the gradients of those activations, which the
+ * checkpoint's inner backward holds until it is done: measured on stacks of linear blocks). So with a set C of
+ * checkpointed segments the predicted peak is
+ *
+ * <pre>
+ *   peak(C) = measured peak - sum over C of (held - output) + 2 * max over C of held
+ * </pre>
+ *
+ * an upper bound (the recomputation need not coincide with the step's peak). The plan takes segments by largest
+ * saving first until the prediction fits the budget; when even every segment checkpointed does not fit,
+ * {@link #plan} throws a {@link MemoryBudgetException} naming the budget and that minimum.
+ *
+ * @param budgetBytes the budget
+ * @param probePeakBytes the measured peak of the step without checkpointing
+ * @param segments every candidate segment, in model order
+ * @param checkpointed the names of the segments to checkpoint, in model order (empty when the step fits as it is)
+ * @param predictedPeakBytes the predicted peak with those checkpointed
+ * @param minimumPeakBytes the predicted peak with every segment checkpointed
+ * @param measuredPeakBytes the largest peak measured while training with the plan; -1 until known
+ */
+public record MemoryPlan(long budgetBytes, long probePeakBytes, List<Segment> segments, List<String> checkpointed,
+    long predictedPeakBytes, long minimumPeakBytes, long measuredPeakBytes) {
+
+  /**
+   * A candidate segment.
+   *
+   * @param name its dotted name in the model
+   * @param type its type name
+   * @param heldBytes bytes its forward left live in the measured step
+   * @param outputBytes bytes of its output (kept when checkpointed)
+   */
+  public record Segment(String name, String type, long heldBytes, long outputBytes) {
+    /** What checkpointing it frees. */
+    public long savingBytes() {
+      return Math.max(0, heldBytes - outputBytes);
+    }
+  }
+
+  public MemoryPlan {
+    segments = List.copyOf(segments);
+    checkpointed = List.copyOf(checkpointed);
+  }
+
+  /** This plan with the measured peak. */
+  public MemoryPlan withMeasuredPeak(long bytes) {
+    return new MemoryPlan(budgetBytes, probePeakBytes, segments, checkpointed, predictedPeakBytes, minimumPeakBytes,
+        bytes);
+  }
+
+  /** The candidate segments of {@code model}: dotted names, in model order (see the class comment). */
+  public static List<String> segmentNames(Module model) {
+    if (model instanceof Sequential) return children("", model);
+    for (var e : model.namedModules().entrySet()) {
+      Map<String, Module> ch = e.getValue().namedChildren();
+      if (ch.size() < 2) continue;
+      Class<?> type = null;
+      boolean same = true;
+      for (Module m : ch.values()) {
+        if (type == null) type = m.getClass();
+        else if (m.getClass() != type) same = false;
+      }
+      if (same) return children(e.getKey(), e.getValue());
+    }
+    return children("", model);
+  }
+
+  private static List<String> children(String prefix, Module m) {
+    List<String> names = new ArrayList<>();
+    for (String n : m.namedChildren().keySet()) names.add(prefix.isEmpty() ? n : prefix + "." + n);
+    return names;
+  }
+
+  /** The segments named {@code names}, with their sizes from {@code profile} (their first call). */
+  public static List<Segment> segments(MemoryProfile profile, List<String> names) {
+    List<Segment> out = new ArrayList<>();
+    for (String n : names) {
+      MemoryProfile.Layer l = null;
+      for (MemoryProfile.Layer r : profile.layers()) {
+        if (r.name().equals(n)) {
+          l = r;
+          break;
+        }
+      }
+      if (l != null) out.add(new Segment(n, l.type(), l.heldBytes(), l.outputBytes()));
+    }
+    return out;
+  }
+
+  /** The plan for {@code model}, from a step measured by {@code profile} (its peak must be known). */
+  public static MemoryPlan plan(long budgetBytes, Module model, MemoryProfile profile) {
+    if (profile.peakStepBytes() < 0) {
+      throw new IllegalArgumentException("memory budget: the profile has no measured step peak");
+    }
+    return plan(budgetBytes, profile.peakStepBytes(), segments(profile, segmentNames(model)));
+  }
+
+  /**
+   * The plan for {@code segments} (in model order) of a step whose peak without checkpointing was
+   * {@code probePeakBytes}.
+   *
+   * @throws IllegalArgumentException if the budget is not positive
+   * @throws MemoryBudgetException if even every segment checkpointed does not fit
+   */
+  public static MemoryPlan plan(long budgetBytes, long probePeakBytes, List<Segment> segments) {
+    if (budgetBytes <= 0) throw new IllegalArgumentException("memory budget: must be > 0 bytes, got " + budgetBytes);
+    List<Integer> all = new ArrayList<>();
+    for (int i = 0; i < segments.size(); i++) all.add(i);
+    long minimum = Math.min(probePeakBytes, predict(probePeakBytes, segments, all));
+    if (probePeakBytes <= budgetBytes) {
+      return new MemoryPlan(budgetBytes, probePeakBytes, segments, List.of(), probePeakBytes, minimum, -1);
+    }
+    if (minimum > budgetBytes) throw new MemoryBudgetException(budgetBytes, probePeakBytes, minimum, segments);
+    List<Integer> order = new ArrayList<>(all);
+    order.sort(Comparator.comparingLong((Integer i) -> segments.get(i).savingBytes()).reversed()
+        .thenComparingInt(i -> i));
+    List<Integer> chosen = new ArrayList<>();
+    long predicted = probePeakBytes;
+    for (int i : order) {
+      chosen.add(i);
+      predicted = predict(probePeakBytes, segments, chosen);
+      if (predicted <= budgetBytes) break;
+    }
+    chosen.sort(null);
+    List<String> names = new ArrayList<>();
+    for (int i : chosen) names.add(segments.get(i).name());
+    return new MemoryPlan(budgetBytes, probePeakBytes, segments, names, predicted, minimum, -1);
+  }
+
+  /** The predicted peak with the segments at {@code chosen} checkpointed. */
+  public static long predict(long probePeakBytes, List<Segment> segments, List<Integer> chosen) {
+    long saved = 0;
+    long recompute = 0;
+    for (int i : chosen) {
+      saved += segments.get(i).savingBytes();
+      recompute = Math.max(recompute, segments.get(i).heldBytes());
+    }
+    return probePeakBytes - saved + (chosen.isEmpty() ? 0 : 2 * recompute);
+  }
+
+  /** The plan in a few lines: budget, measured and predicted peaks, the checkpointed segments. */
+  public String describe() {
+    StringBuilder sb = new StringBuilder();
+    sb.append(String.format(Locale.ROOT, "memory budget %s: a step peaks at %s without checkpointing", mib(budgetBytes),
+        mib(probePeakBytes)));
+    if (checkpointed.isEmpty()) {
+      sb.append("; it fits, nothing checkpointed");
+    } else {
+      sb.append(String.format(Locale.ROOT, "; checkpointing %d of %d segments (%s): predicted peak %s",
+          checkpointed.size(), segments.size(), String.join(", ", checkpointed), mib(predictedPeakBytes)));
+    }
+    if (measuredPeakBytes >= 0) sb.append(String.format(Locale.ROOT, "; measured peak %s", mib(measuredPeakBytes)));
+    return sb.toString();
+  }
+
+  /** The plan as plain maps and lists (profile.json's {@code memory.plan}). */
+  public Map<String, Object> toMap() {
+    LinkedHashMap<String, Object> m = new LinkedHashMap<>();
+    m.put("budget_bytes", budgetBytes);
+    m.put("probe_peak_bytes", probePeakBytes);
+    m.put("checkpointed", checkpointed);
+    m.put("predicted_peak_bytes", predictedPeakBytes);
+    m.put("minimum_peak_bytes", minimumPeakBytes);
+    m.put("measured_peak_bytes", measuredPeakBytes);
+    List<Object> segs = new ArrayList<>();
+    for (Segment s : segments) {
+      LinkedHashMap<String, Object> e = new LinkedHashMap<>();
+      e.put("name", s.name());
+      e.put("type", s.type());
+      e.put("held_bytes", s.heldBytes());
+      e.put("output_bytes", s.outputBytes());
+      segs.add(e);
+    }
+    m.put("segments", segs);
+    return m;
+  }
+
+  static String mib(long bytes) {
+    return String.format(Locale.ROOT, "%.1f MiB", bytes / (1024.0 * 1024.0));
+  }
+
+  /**
+   * A size such as {@code 300m}: a non-negative number with an optional suffix {@code k}, {@code m}, {@code g}
+   * (or {@code kb}, {@code mib}, ...; case-insensitive) for KiB, MiB, GiB (powers of 1024, as the JVM's
+   * {@code -Xmx}); a bare number is bytes.
+   *
+   * @throws IllegalArgumentException naming {@code what} and the text when it is not such a size or not positive
+   */
+  public static long parseSize(String what, String text) {
+    String bad = what + ": expected a size such as 300m, 2g, 512k or 1048576 (bytes; k/m/g = KiB/MiB/GiB), got '"
+        + text + "'";
+    if (text == null) throw new IllegalArgumentException(bad);
+    String t = text.trim().toLowerCase(Locale.ROOT);
+    long unit = 1;
+    String[][] suffixes = {{"kib", "1024"}, {"mib", "1048576"}, {"gib", "1073741824"}, {"kb", "1024"},
+        {"mb", "1048576"}, {"gb", "1073741824"}, {"k", "1024"}, {"m", "1048576"}, {"g", "1073741824"}, {"b", "1"}};
+    for (String[] s : suffixes) {
+      if (t.endsWith(s[0])) {
+        unit = Long.parseLong(s[1]);
+        t = t.substring(0, t.length() - s[0].length()).trim();
+        break;
+      }
+    }
+    if (t.isEmpty() || !t.matches("[0-9]+(\\.[0-9]+)?")) throw new IllegalArgumentException(bad);
+    double v = Double.parseDouble(t) * unit;
+    if (!(v >= 1) || v > Long.MAX_VALUE / 2.0) {
+      throw new IllegalArgumentException(what + ": the size must be at least 1 byte and finite, got '" + text + "'");
+    }
+    return (long) v;
+  }
+}
