@@ -253,7 +253,6 @@ public final class Trainer {
         history.log("train_time_s", ctx.epoch, ctx.globalStep, (System.nanoTime() - t0) / 1e9);
         if (ctx.memoryPlan != null) {
           history.log("memory_peak_bytes", ctx.epoch, ctx.globalStep, ctx.memoryPlan.measuredPeakBytes());
-          System.out.println(ctx.memoryPlan.describe());
         }
         for (Callback c : callbacks) c.onTrainEnd(ctx);
         return history;
@@ -277,7 +276,8 @@ public final class Trainer {
     /**
      * Measures one training step on the first batch (forward, loss, backward, optimizer step) and puts everything
      * it touched back (parameters, buffers, gradients, optimizer state, random generators, modes), plans which
-     * segments to checkpoint, prints the plan and turns checkpointing on for them; returns those modules.
+     * segments to checkpoint, keeps the plan in the context and turns checkpointing on for them; returns those
+     * modules.
      *
      * @throws dev.ember.train.summary.MemoryBudgetException when even checkpointing every segment cannot fit
      */
@@ -286,7 +286,6 @@ public final class Trainer {
       if (probe == null) return List.of(); // no batch: nothing to train, nothing to plan
       dev.ember.train.summary.MemoryPlan plan = dev.ember.train.summary.MemoryPlan.plan(memoryBudget, model, probe);
       ctx.memoryPlan = plan;
-      System.out.println(plan.describe());
       List<Module> on = new ArrayList<>();
       Map<String, Module> modules = model.namedModules();
       for (String name : plan.checkpointed()) {
@@ -698,9 +697,11 @@ public final class Trainer {
      * Keeps a training step's peak live bytes ({@link dev.ember.train.summary.MemoryProfile.StepPeak}) under
      * {@code bytes}: {@link Trainer#fit} first measures one step on the first batch (and puts back everything it
      * changed), then checkpoints as few segments as the prediction needs ({@link dev.ember.train.summary.MemoryPlan},
-     * {@link Module#checkpoint(boolean)}, turned off again when fit returns), prints the plan and keeps it, with the
-     * largest peak measured while training, in {@link TrainContext#memoryPlan()}. When even checkpointing every
-     * segment cannot fit, fit throws a {@link dev.ember.train.summary.MemoryBudgetException} before training.
+     * {@link Module#checkpoint(boolean)}, turned off again when fit returns) and keeps the plan, with the largest
+     * peak measured while training, in {@link TrainContext#memoryPlan()} (callbacks see it from
+     * {@code onTrainBegin}; {@code Profiling} prints it then and at the end, and writes it to profile.json) and the
+     * history ({@code memory_peak_bytes}). When even checkpointing every segment cannot fit, fit throws a
+     * {@link dev.ember.train.summary.MemoryBudgetException} before training, before any callback runs.
      */
     public Builder memoryBudget(long bytes) {
       if (bytes <= 0) throw new IllegalArgumentException("Trainer: memory_budget must be > 0 bytes, got " + bytes);

@@ -244,6 +244,10 @@ public final class Profiling implements Callback {
 
   @Override
   public void onTrainBegin(TrainContext ctx) {
+    if (out != null && ctx.memoryPlan() != null) {
+      out.println(ctx.memoryPlan().describe());
+      out.flush();
+    }
     allocMark = allocated();
   }
 
