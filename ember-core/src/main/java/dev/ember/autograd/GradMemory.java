@@ -77,6 +77,9 @@ class GradMemory implements AutoCloseable {
   /** Every node has run. */
   void passDone() {}
 
+  /** {@code t}, a result of the pass, must outlive it (a checkpoint's captured gradient). */
+  void keep(Tensor t) {}
+
   /** Ends the pass, whether it completed or threw. */
   @Override
   public void close() {}
@@ -151,6 +154,11 @@ class GradMemory implements AutoCloseable {
         Tensor gr = leaf.grad();
         if (gr != null && pass.owns(gr)) pass.keep(gr);
       }
+    }
+
+    @Override
+    void keep(Tensor t) {
+      if (pass.owns(t)) pass.keep(t);
     }
 
     @Override

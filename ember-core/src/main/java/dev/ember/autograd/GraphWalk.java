@@ -63,8 +63,13 @@ final class GraphWalk {
     if (slot != null) {
       captured[slot] = grad;
     } else if (rootNode != null) {
-      new GraphWalk(GradMemory.copying(grad), false, boundary, captured)
-          .propagate(topologicalOrder(rootNode, boundary), rootNode, root, grad);
+      List<Node> order = topologicalOrder(rootNode, boundary);
+      // inside a MemoryScope the segment's gradients go back to the pool as soon as they are consumed, as in a
+      // plain backward; the captured ones are handed to the enclosing scope
+      try (GradMemory memory = GradMemory.forPass(grad, !noHooks(order))) {
+        new GraphWalk(memory, false, boundary, captured).propagate(order, rootNode, root, grad);
+        for (Tensor t : captured) if (t != null) memory.keep(t);
+      }
     }
     return captured;
   }
@@ -102,7 +107,9 @@ final class GraphWalk {
         Node next = input.gradFn();
         Integer slot = boundary == null ? null : boundary.get(input);
         if (slot != null) {
-          captured[slot] = captured[slot] == null ? gi : captured[slot].add(gi);
+          Tensor prev = captured[slot];
+          captured[slot] = prev == null ? gi : prev.add(gi);
+          memory.pending(captured[slot], prev, gi); // held like a pending gradient until the pass ends
         } else if (next == null) {
           accumulate(input, applyHooks(input, gi));
           memory.accumulated(input, gi);

@@ -260,7 +260,10 @@ public final class MemoryProfile {
     private final List<Call> calls = new ArrayList<>();
     private final ArrayDeque<Call> stack = new ArrayDeque<>();
     private long inputBytes = -1;
-    /** Set once the first call of the model returned: later calls (a checkpoint's recomputation) are not recorded. */
+    /**
+     * Set once the first call of the model returned: later calls (a checkpoint's recomputation) are not recorded. A
+     * caller that runs the model's {@code forward} directly (no hooks of its own) closes the recorder after it.
+     */
     private boolean done;
 
     private static final class Call {
@@ -310,7 +313,7 @@ public final class MemoryProfile {
       if (done) return;
       Call c = stack.pop();
       c.held = ScopeMemory.live() - c.liveBefore;
-      if (stack.isEmpty()) done = true;
+      if (stack.isEmpty() && module == model) done = true;
       if (c.module != module) {
         throw new IllegalStateException("MemoryProfile: module calls did not nest (" + module.name() + " returned inside "
             + c.module.name() + ")");
