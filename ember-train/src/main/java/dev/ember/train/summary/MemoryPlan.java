@@ -16,13 +16,12 @@ import java.util.Map;
  * <p>The segments are the children of a top-level {@link Sequential}, or else the repeated blocks of a model (the
  * first module, in pre-order, whose two or more children are all of one type: a transformer encoder's layers), or
  * else the model's children. Checkpointing a segment ({@link Module#checkpoint(boolean)}) frees what its forward
- * left live in the step ({@link MemoryProfile.Layer#heldBytes()}) but for its output, and costs twice that while
- * its backward recomputes it (the recomputed activations, and the gradients of those activations, which the
- * checkpoint's inner backward holds until it is done: measured on stacks of linear blocks). So with a set C of
- * checkpointed segments the predicted peak is
+ * left live in the step ({@link MemoryProfile.Layer#heldBytes()}) but for its output, and costs that again while
+ * its backward recomputes it, with the gradient of its output and that of its largest inner output live (the
+ * largest output of a module called inside it). So with a set C of checkpointed segments the predicted peak is
  *
  * <pre>
- *   peak(C) = measured peak - sum over C of (held - output) + 2 * max over C of held
+ *   peak(C) = measured peak - sum over C of (held - output) + max over C of (held + output + inner)
  * </pre>
  *
  * an upper bound (the recomputation need not coincide with the step's peak). The plan takes segments by largest
@@ -47,8 +46,9 @@ public record MemoryPlan(long budgetBytes, long probePeakBytes, List<Segment> se
    * @param type its type name
    * @param heldBytes bytes its forward left live in the measured step
    * @param outputBytes bytes of its output (kept when checkpointed)
+   * @param innerBytes bytes of the largest output of a module called inside it (0 for a leaf)
    */
-  public record Segment(String name, String type, long heldBytes, long outputBytes) {
+  public record Segment(String name, String type, long heldBytes, long outputBytes, long innerBytes) {
     /** What checkpointing it frees. */
     public long savingBytes() {
       return Math.max(0, heldBytes - outputBytes);
@@ -92,15 +92,18 @@ public record MemoryPlan(long budgetBytes, long probePeakBytes, List<Segment> se
   /** The segments named {@code names}, with their sizes from {@code profile} (their first call). */
   public static List<Segment> segments(MemoryProfile profile, List<String> names) {
     List<Segment> out = new ArrayList<>();
+    List<MemoryProfile.Layer> rows = profile.layers();
     for (String n : names) {
-      MemoryProfile.Layer l = null;
-      for (MemoryProfile.Layer r : profile.layers()) {
-        if (r.name().equals(n)) {
-          l = r;
-          break;
+      for (int k = 0; k < rows.size(); k++) {
+        MemoryProfile.Layer l = rows.get(k);
+        if (!l.name().equals(n)) continue;
+        long inner = 0;
+        for (int j = k + 1; j < rows.size() && rows.get(j).depth() > l.depth(); j++) {
+          inner = Math.max(inner, rows.get(j).outputBytes());
         }
+        out.add(new Segment(n, l.type(), l.heldBytes(), l.outputBytes(), inner));
+        break;
       }
-      if (l != null) out.add(new Segment(n, l.type(), l.heldBytes(), l.outputBytes()));
     }
     return out;
   }
@@ -150,10 +153,11 @@ public record MemoryPlan(long budgetBytes, long probePeakBytes, List<Segment> se
     long saved = 0;
     long recompute = 0;
     for (int i : chosen) {
-      saved += segments.get(i).savingBytes();
-      recompute = Math.max(recompute, segments.get(i).heldBytes());
+      Segment s = segments.get(i);
+      saved += s.savingBytes();
+      recompute = Math.max(recompute, s.heldBytes() + s.outputBytes() + s.innerBytes());
     }
-    return probePeakBytes - saved + (chosen.isEmpty() ? 0 : 2 * recompute);
+    return probePeakBytes - saved + recompute;
   }
 
   /** The plan in a few lines: budget, measured and predicted peaks, the checkpointed segments. */
@@ -187,6 +191,7 @@ public record MemoryPlan(long budgetBytes, long probePeakBytes, List<Segment> se
       e.put("type", s.type());
       e.put("held_bytes", s.heldBytes());
       e.put("output_bytes", s.outputBytes());
+      e.put("inner_bytes", s.innerBytes());
       segs.add(e);
     }
     m.put("segments", segs);

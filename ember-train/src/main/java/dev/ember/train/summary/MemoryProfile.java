@@ -25,10 +25,11 @@ import java.util.Set;
  *
  * <p><b>Activation bytes</b> are measured on the autograd graph, not estimated from shapes: after each
  * module call (a forward hook) the graph is walked back from the call's output through the nodes that
- * no earlier call claimed, and the buffers those nodes keep for backward ({@link Node#savedTensors()}:
- * the ops' inputs and outputs) are added to the call, each buffer once (views share a buffer), the model's
- * parameters and buffers never. A node belongs to the innermost module call it was made in: a container's
- * row has its own ops (a residual add) and {@code subtreeActivationBytes} adds its children's. The model's
+ * no earlier call claimed, not past the call's inputs, and the buffers those nodes keep for backward
+ * ({@link Node#savedTensors()}: the ops' inputs and outputs) are added to the call, each buffer at the first call
+ * that keeps it (views share a buffer), the model's parameters and buffers never. A node belongs to the innermost
+ * module call it was made in: a container's row has its own ops (a residual add, a functional activation between
+ * two children) and {@code subtreeActivationBytes} adds its children's. The model's
  * input counts where the first op keeps it, since the graph holds it until backward.
  *
  * <p><b>Peak step bytes</b> ({@link StepPeak}) are the parameters and buffers, the gradients and optimizer
@@ -319,23 +320,28 @@ public final class MemoryProfile {
             + c.module.name() + ")");
       }
       c.outputBytes = bytes(output.storage());
-      c.self = claim(output);
+      c.self = claim(output, inputs);
       c.subtree += c.self;
       if (!stack.isEmpty()) stack.peek().subtree += c.subtree;
     }
 
-    /** Claims the nodes reachable from {@code out} that no call claimed yet; returns the new buffers' bytes. */
-    private long claim(Tensor out) {
+    /**
+     * Claims the nodes reachable from {@code out} that no call claimed yet, not going past the call's inputs (the ops
+     * that made them ran before the call, in its parent); returns the bytes of the buffers not counted before.
+     */
+    private long claim(Tensor out, List<Tensor> inputs) {
+      Set<Tensor> stop = Collections.newSetFromMap(new IdentityHashMap<>());
+      for (Tensor t : inputs) if (t != null) stop.add(t);
       long bytes = 0;
       ArrayDeque<Node> todo = new ArrayDeque<>();
-      if (out.gradFn() != null) todo.push(out.gradFn());
+      if (out.gradFn() != null && !stop.contains(out)) todo.push(out.gradFn());
       while (!todo.isEmpty()) {
         Node n = todo.pop();
         if (!claimed.add(n)) continue;
         for (Tensor t : n.savedTensors()) {
           if (counted.add(t.storage())) bytes += bytes(t.storage());
           Node prev = t.gradFn();
-          if (prev != null && !claimed.contains(prev)) todo.push(prev);
+          if (prev != null && !stop.contains(t) && !claimed.contains(prev)) todo.push(prev);
         }
       }
       return bytes;
