@@ -11,7 +11,7 @@ usage: bench/memory-ckpt.sh [--threads N] [--warmup-steps N] [--steps N] [--budg
   --threads N        worker threads (default 2)
   --warmup-steps N   untimed steps first (default 3; the budget run plans from the first)
   --steps N          measured steps (default 10)
-  --budget SIZE      the --memory-budget run's budget (default 60m; k/m/g = KiB/MiB/GiB)
+  --budget SIZE      the --memory-budget run's budget (default 120m; k/m/g = KiB/MiB/GiB)
   --xmx SIZE, --xmn SIZE   the JVM's heap and young generation (default 4g, 64m; serial collector)
 
 stdout: MemoryProbe's JSON lines of the three runs (peak RSS, peak heap, live heap, peak step = the most bytes live
@@ -25,7 +25,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 threads=2
 warmup=3
 steps=10
-budget=60m
+budget=120m
 xmx=4g
 xmn=64m
 while [ $# -gt 0 ]; do

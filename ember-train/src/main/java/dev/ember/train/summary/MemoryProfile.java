@@ -333,15 +333,18 @@ public final class MemoryProfile {
       Set<Tensor> stop = Collections.newSetFromMap(new IdentityHashMap<>());
       for (Tensor t : inputs) if (t != null) stop.add(t);
       long bytes = 0;
+      Set<Node> visited = Collections.newSetFromMap(new IdentityHashMap<>());
       ArrayDeque<Node> todo = new ArrayDeque<>();
       if (out.gradFn() != null && !stop.contains(out)) todo.push(out.gradFn());
       while (!todo.isEmpty()) {
         Node n = todo.pop();
-        if (!claimed.add(n)) continue;
+        if (!visited.add(n)) continue;
+        // a node a nested call claimed is walked through (the call's own ops may lie before it), not counted again
+        boolean mine = claimed.add(n);
         for (Tensor t : n.savedTensors()) {
-          if (counted.add(t.storage())) bytes += bytes(t.storage());
+          if (mine && counted.add(t.storage())) bytes += bytes(t.storage());
           Node prev = t.gradFn();
-          if (prev != null && !stop.contains(t) && !claimed.contains(prev)) todo.push(prev);
+          if (prev != null && !stop.contains(t)) todo.push(prev);
         }
       }
       return bytes;
