@@ -9,7 +9,7 @@ usage() {
 usage: bench/memory-ckpt.sh [--threads N] [--warmup-steps N] [--steps N] [--budget SIZE] [--xmx SIZE] [--xmn SIZE]
 
   --threads N        worker threads (default 2)
-  --warmup-steps N   untimed steps first (default 3; the budget run plans from the first)
+  --warmup-steps N   untimed steps first (default 3, at least 3; the budget run plans from the second)
   --steps N          measured steps (default 10)
   --budget SIZE      the --memory-budget run's budget (default 120m; k/m/g = KiB/MiB/GiB)
   --xmx SIZE, --xmn SIZE   the JVM's heap and young generation (default 4g, 64m; serial collector)

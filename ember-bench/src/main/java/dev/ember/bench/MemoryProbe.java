@@ -55,8 +55,8 @@ public final class MemoryProbe {
         --steps N          measured steps after warm-up (default 20)
         --threads N        Ember worker threads (default: -Dember.threads / EMBER_NUM_THREADS / #cpus)
         --checkpoint       transformer only: checkpoint every encoder layer (Module.checkpoint)
-        --memory-budget S  transformer only: plan checkpointing from the first warm-up step (MemoryPlan) so that a
-                           step's peak live bytes stay under S (300m, 2g; needs --warmup-steps >= 2)
+        --memory-budget S  transformer only: plan checkpointing from the second warm-up step (MemoryPlan) so that a
+                           step's peak live bytes stay under S (300m, 2g; needs --warmup-steps >= 3)
       stdout: JSON lines (MB, lower is better); run it in a fresh JVM without -Xms / AlwaysPreTouch. The transformer
       also reports its step's peak live bytes (peak step, dev.ember.tensor.ScopeMemory) and the activations its
       graph keeps for backward (activations, MemoryProfile).""";
@@ -121,8 +121,8 @@ public final class MemoryProbe {
             + workload);
       }
       if (checkpoint && budget > 0) throw new IllegalArgumentException("--checkpoint and --memory-budget exclude each other");
-      if (budget > 0 && warmup < 2) {
-        throw new IllegalArgumentException("--memory-budget plans from the first warm-up step: needs --warmup-steps >= 2");
+      if (budget > 0 && warmup < 3) {
+        throw new IllegalArgumentException("--memory-budget plans from the second warm-up step: needs --warmup-steps >= 3");
       }
     } catch (IllegalArgumentException e) {
       err.println("MemoryProbe: " + e.getMessage());
@@ -232,7 +232,7 @@ public final class MemoryProbe {
 
     void warmUp(int n) {
       for (int i = 0; i < n; i++) {
-        if (i == 0 && budget > 0) { // the probe step: measured without checkpointing, then planned
+        if (i == 1 && budget > 0) { // the probe step (the optimizer's state made by the first): measured, then planned
           plan = MemoryPlan.plan(budget, step.model(), recorded());
           checkpoint(plan.checkpointed());
         } else if (i == n - 1) {

@@ -274,8 +274,8 @@ public final class Trainer {
     // Memory budget
 
     /**
-     * Measures one training step on the first batch (forward, loss, backward, optimizer step) and puts everything
-     * it touched back (parameters, buffers, gradients, optimizer state, random generators, modes), plans which
+     * Measures one training step on the first batch (forward, loss, backward, optimizer step; after an unmeasured
+     * one when the optimizer has no state yet) and puts everything it touched back (parameters, buffers, gradients, optimizer state, random generators, modes), plans which
      * segments to checkpoint, keeps the plan in the context and turns checkpointing on for them; returns those
      * modules.
      *
@@ -326,6 +326,18 @@ public final class Trainer {
       dev.ember.train.summary.MemoryProfile.Recorder recorder = dev.ember.train.summary.MemoryProfile.record(model);
       try {
         model.train();
+        // a fresh optimizer makes its state at the end of its first step, after the backward where a step may peak:
+        // the measured step runs with the state there, as every later step does
+        if (dev.ember.train.summary.MemoryProfile.optimizerStateBytes(model, optimizer) == 0) {
+          recorder.close();
+          try (MemoryScope warm = MemoryScope.open()) {
+            Batch b = onDevice(batch, runDevice);
+            lossFn.apply(model.call(b.input()), b.target()).backward();
+            optimizer.step();
+            optimizer.zeroGrad();
+          }
+          recorder = dev.ember.train.summary.MemoryProfile.record(model);
+        }
         var peak = dev.ember.train.summary.MemoryProfile.StepPeak.start(model, optimizer);
         try (MemoryScope probe = MemoryScope.open()) {
           Batch b = onDevice(batch, runDevice);
@@ -695,8 +707,8 @@ public final class Trainer {
 
     /**
      * Keeps a training step's peak live bytes ({@link dev.ember.train.summary.MemoryProfile.StepPeak}) under
-     * {@code bytes}: {@link Trainer#fit} first measures one step on the first batch (and puts back everything it
-     * changed), then checkpoints as few segments as the prediction needs ({@link dev.ember.train.summary.MemoryPlan},
+     * {@code bytes}: {@link Trainer#fit} first measures one step on the first batch (after an unmeasured one that makes
+     * a fresh optimizer's state; it puts back everything they changed), then checkpoints as few segments as the prediction needs ({@link dev.ember.train.summary.MemoryPlan},
      * {@link Module#checkpoint(boolean)}, turned off again when fit returns) and keeps the plan, with the largest
      * peak measured while training, in {@link TrainContext#memoryPlan()} (callbacks see it from
      * {@code onTrainBegin}; {@code Profiling} prints it then and at the end, and writes it to profile.json) and the
