@@ -1,8 +1,10 @@
 package dev.ember.autograd;
 
 import dev.ember.tensor.Check;
+import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
 import java.util.Arrays;
+import java.util.IdentityHashMap;
 
 /** Records the graph during the forward and starts the reverse pass (a {@code GraphWalk}). */
 public final class Autograd {
@@ -54,5 +56,54 @@ public final class Autograd {
     try (Grad ignored = Grad.off(); var noCast = dev.ember.amp.Autocast.disable()) {
       GraphWalk.run(root, grad, retainGraph);
     }
+  }
+
+  /**
+   * Bytes the graph behind {@code root} keeps alive for its backward: the distinct buffers (storages, so views
+   * of one buffer count once) of the inputs and outputs of every recorded op not yet run by a backward without
+   * {@code retainGraph}, and of the tensors among their extra saved values, except the buffers of leaves that
+   * require grad (parameters, and views of them: their memory is the model's whatever the graph). Call it on the
+   * loss before {@code backward()} to see what a step's activations cost: a {@link Checkpointing checkpointed}
+   * segment counts only its inputs and output. Buffers count whole, at their dtype's size, wherever they live;
+   * a backward rule's saved state that is not a tensor (a convolution's unfolded columns) is not counted. 0 for
+   * a tensor without a graph.
+   */
+  public static long savedBytes(Tensor root) {
+    IdentityHashMap<Storage, Boolean> buffers = new IdentityHashMap<>();
+    IdentityHashMap<Storage, Boolean> parameters = new IdentityHashMap<>();
+    IdentityHashMap<Node, Boolean> seen = new IdentityHashMap<>();
+    java.util.ArrayDeque<Node> todo = new java.util.ArrayDeque<>();
+    if (root.gradFn() != null) {
+      todo.push(root.gradFn());
+      seen.put(root.gradFn(), Boolean.TRUE);
+    }
+    while (!todo.isEmpty()) {
+      Node n = todo.pop();
+      Ctx ctx = n.ctx;
+      if (!ctx.released()) {
+        for (int i = 0; i < ctx.inputCount(); i++) note(ctx.rawInput(i), buffers, parameters);
+        note(ctx.rawOutput(), buffers, parameters);
+        for (Object e : ctx.rawExtras()) {
+          if (e instanceof Tensor t) note(t, buffers, parameters);
+          else if (e instanceof Tensor[] ts) for (Tensor t : ts) note(t, buffers, parameters);
+        }
+      }
+      for (Tensor in : n.edges) {
+        Node next = in == null ? null : in.gradFn();
+        if (next != null && seen.put(next, Boolean.TRUE) == null) todo.push(next);
+      }
+    }
+    long bytes = 0;
+    for (Storage s : buffers.keySet()) {
+      if (!parameters.containsKey(s)) bytes += (long) s.size() * s.dtype().itemSize();
+    }
+    return bytes;
+  }
+
+  private static void note(Tensor t, IdentityHashMap<Storage, Boolean> buffers,
+      IdentityHashMap<Storage, Boolean> parameters) {
+    if (t == null) return;
+    buffers.put(t.storage(), Boolean.TRUE);
+    if (t.isLeaf() && t.requiresGrad()) parameters.put(t.storage(), Boolean.TRUE);
   }
 }

@@ -3,6 +3,7 @@ package dev.ember.autograd;
 import dev.ember.amp.Autocast;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Generator;
+import dev.ember.tensor.MemoryScope;
 import dev.ember.tensor.Tensor;
 import java.util.Arrays;
 import java.util.IdentityHashMap;
@@ -42,6 +43,14 @@ import java.util.function.UnaryOperator;
  * outer one is recomputed. After a backward without {@code retainGraph} a second backward through the node fails
  * like any other.
  *
+ * <p>Inside a {@link MemoryScope} the tensors {@code fn} makes, other than its output, go back to the pool when
+ * it returns (so a training step's scope does not hold them until the step ends), and so do the recomputed ones
+ * when its backward is done: {@code fn} must not keep a tensor it makes elsewhere (a forward hook that stores
+ * outputs would see them released).
+ *
+ * <p>The function must not modify its inputs in place (an in-place activation first in the segment): they are
+ * what it runs again from, so that is an error.
+ *
  * <p>As in PyTorch, side effects of {@code fn} happen twice (module forward hooks see two calls, batch norm
  * updates its running statistics twice), and {@code fn} must not register gradient hooks on the tensors it makes
  * (they do not require grad in the unrecorded forward).
@@ -79,15 +88,28 @@ public final class Checkpointing {
     }
     if (!Grad.enabled()) return fn.apply(inputs.clone());
     Grad.Discovery seen = new Grad.Discovery();
+    int[] versions = new int[inputs.length];
+    for (int i = 0; i < inputs.length; i++) versions[i] = inputs[i].version();
     Tensor out;
     Map<Generator, long[]> generators;
-    try (Generator.DrawLog draws = Generator.logDraws(); Grad ignored = Grad.discovering(seen)) {
+    try (MemoryScope segment = MemoryScope.active() ? MemoryScope.open() : null;
+        Generator.DrawLog draws = Generator.logDraws(); Grad ignored = Grad.discovering(seen)) {
       out = fn.apply(inputs.clone());
       generators = draws.statesBefore();
+      if (out == null) throw new IllegalStateException("checkpoint: the function returned null");
+      if (segment != null) segment.keep(out); // the segment's other tensors go back to the pool now
     }
-    if (out == null) throw new IllegalStateException("checkpoint: the function returned null");
-    // A tensor that requires grad was made outside the segment (an input returned as it is): nothing to replay.
-    if (out.requiresGrad()) return out;
+    // A tensor that requires grad was made outside the segment (an input returned as it is): nothing to replay;
+    // an integer output (indices) takes no gradient.
+    if (out.requiresGrad() || !out.dtype().isFloatingPoint()) return out;
+    for (int i = 0; i < inputs.length; i++) {
+      if (inputs[i].version() != versions[i]) {
+        throw new IllegalStateException(OP + ": the function modified its input " + i + " "
+            + Arrays.toString(inputs[i].shape()) + " in place (version " + versions[i] + " -> " + inputs[i].version()
+            + "), so it cannot be run again from it in backward; hint: begin the segment with an out-of-place op, or"
+            + " pass x.clone()");
+      }
+    }
     IdentityHashMap<Tensor, Boolean> explicit = new IdentityHashMap<>();
     for (Tensor t : inputs) explicit.put(t, Boolean.TRUE);
     Tensor[] saved = new Tensor[inputs.length + seen.order.size()];
@@ -121,15 +143,21 @@ public final class Checkpointing {
         }
         slots.putIfAbsent(t, i); // the function may also capture an input it is given
       }
-      Tensor r = recompute(replay);
-      if (!Arrays.equals(r.shape(), shape)) {
-        throw new IllegalStateException(OP + ": the recomputed output has shape " + Arrays.toString(r.shape())
-            + " but the forward's had " + Arrays.toString(shape) + "; the checkpointed function must compute the"
-            + " same thing when run again");
-      }
-      if (!r.requiresGrad()) return new Tensor[count];
-      try (Grad ignored = Grad.off()) {
-        return GraphWalk.capture(r, g, slots, count);
+      // the recomputed activations and the segment's inner gradients go back to the pool when it is done
+      try (MemoryScope scope = MemoryScope.active() ? MemoryScope.open() : null) {
+        Tensor r = recompute(replay);
+        if (!Arrays.equals(r.shape(), shape)) {
+          throw new IllegalStateException(OP + ": the recomputed output has shape " + Arrays.toString(r.shape())
+              + " but the forward's had " + Arrays.toString(shape) + "; the checkpointed function must compute"
+              + " the same thing when run again");
+        }
+        if (!r.requiresGrad()) return new Tensor[count];
+        Tensor[] grads;
+        try (Grad ignored = Grad.off()) {
+          grads = GraphWalk.capture(r, g, slots, count);
+        }
+        if (scope != null) for (Tensor t : grads) if (t != null) scope.keep(t);
+        return grads;
       }
     }
 

@@ -84,6 +84,14 @@ public final class Ctx {
     return l;
   }
 
+  Tensor rawOutput() {
+    return output;
+  }
+
+  Object[] rawExtras() {
+    return extras;
+  }
+
   boolean released() {
     return inputs == null;
   }

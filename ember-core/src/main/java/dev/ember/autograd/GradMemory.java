@@ -54,6 +54,14 @@ class GradMemory implements AutoCloseable {
     return storages.containsKey(s);
   }
 
+  /**
+   * {@code g} is the gradient of a boundary tensor of a {@link GraphWalk#capture} pass, returned to its caller:
+   * never handed back to the pool by this pass, nor adopted by a leaf.
+   */
+  void captured(Tensor g) {
+    storages.put(g.storage(), Boolean.TRUE);
+  }
+
   /** Runs {@code node}'s backward on its gradient {@code g}. */
   Tensor[] apply(Node node, Tensor g) {
     return node.apply(g);
@@ -77,9 +85,6 @@ class GradMemory implements AutoCloseable {
   /** Every node has run. */
   void passDone() {}
 
-  /** {@code t}, a result of the pass, must outlive it (a checkpoint's captured gradient). */
-  void keep(Tensor t) {}
-
   /** Ends the pass, whether it completed or threw. */
   @Override
   public void close() {}
@@ -94,6 +99,7 @@ class GradMemory implements AutoCloseable {
     final IdentityHashMap<Storage, int[]> refs = new IdentityHashMap<>();
     final ArrayList<Tensor> candidates = new ArrayList<>();
     final Set<Tensor> leaves = Collections.newSetFromMap(new IdentityHashMap<>());
+    final ArrayList<Tensor> captured = new ArrayList<>();
 
     Recycling(Tensor rootGrad) {
       super(rootGrad, true);
@@ -116,6 +122,12 @@ class GradMemory implements AutoCloseable {
     @Override
     void dropped(Tensor g) {
       candidates.add(g);
+    }
+
+    @Override
+    void captured(Tensor g) {
+      super.captured(g);
+      captured.add(g);
     }
 
     @Override
@@ -154,11 +166,7 @@ class GradMemory implements AutoCloseable {
         Tensor gr = leaf.grad();
         if (gr != null && pass.owns(gr)) pass.keep(gr);
       }
-    }
-
-    @Override
-    void keep(Tensor t) {
-      if (pass.owns(t)) pass.keep(t);
+      for (Tensor g : captured) if (pass.owns(g)) pass.keep(g);
     }
 
     @Override

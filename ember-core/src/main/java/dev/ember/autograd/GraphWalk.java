@@ -42,7 +42,7 @@ final class GraphWalk {
       new GraphWalk(GradMemory.copying(grad), retainGraph).accumulate(root, applyHooks(root, grad));
       return;
     }
-    List<Node> order = topologicalOrder(rootNode, null);
+    List<Node> order = topologicalOrder(rootNode);
     boolean hooks = !root.gradHooks().isEmpty() || !noHooks(order);
     try (GradMemory memory = GradMemory.forPass(grad, hooks)) {
       new GraphWalk(memory, retainGraph).propagate(order, rootNode, root, grad);
@@ -63,12 +63,11 @@ final class GraphWalk {
     if (slot != null) {
       captured[slot] = grad;
     } else if (rootNode != null) {
-      List<Node> order = topologicalOrder(rootNode, boundary);
-      // inside a MemoryScope the segment's gradients go back to the pool as soon as they are consumed, as in a
-      // plain backward; the captured ones are handed to the enclosing scope
+      List<Node> beyond = new ArrayList<>(); // the producers of the boundary tensors: not to be entered
+      for (Tensor t : boundary.keySet()) if (t.gradFn() != null) beyond.add(t.gradFn());
+      List<Node> order = topologicalOrder(rootNode, beyond);
       try (GradMemory memory = GradMemory.forPass(grad, !noHooks(order))) {
         new GraphWalk(memory, false, boundary, captured).propagate(order, rootNode, root, grad);
-        for (Tensor t : captured) if (t != null) memory.keep(t);
       }
     }
     return captured;
@@ -95,6 +94,7 @@ final class GraphWalk {
       for (int i = 0; i < node.edges.length; i++) {
         Tensor input = node.edges[i];
         if (input == null || grads[i] == null) continue;
+        if (boundary != null && capture(node, i, input, grads[i])) continue;
         Tensor gi = grads[i];
         if (!Arrays.equals(gi.shape(), input.shape())) {
           throw new IllegalStateException(node.name() + ": backward produced gradient " + Arrays.toString(gi.shape())
@@ -105,12 +105,7 @@ final class GraphWalk {
           gi = gi.to(input.dtype());
         }
         Node next = input.gradFn();
-        Integer slot = boundary == null ? null : boundary.get(input);
-        if (slot != null) {
-          Tensor prev = captured[slot];
-          captured[slot] = prev == null ? gi : prev.add(gi);
-          memory.pending(captured[slot], prev, gi); // held like a pending gradient until the pass ends
-        } else if (next == null) {
+        if (next == null) {
           accumulate(input, applyHooks(input, gi));
           memory.accumulated(input, gi);
         } else {
@@ -127,6 +122,26 @@ final class GraphWalk {
       if (!retainGraph) node.releaseEdges();
     }
     memory.passDone();
+  }
+
+  /**
+   * For a {@link #capture} pass: if {@code input} (edge {@code i} of {@code node}, which gave it {@code g}) is a
+   * boundary tensor, adds {@code g} (in the tensor's dtype) to its slot and says so.
+   */
+  private boolean capture(Node node, int i, Tensor input, Tensor g) {
+    Integer slot = boundary.get(input);
+    if (slot == null) return false;
+    if (!Arrays.equals(g.shape(), input.shape())) {
+      throw new IllegalStateException(node.name() + ": backward produced gradient " + Arrays.toString(g.shape())
+          + " for input " + i + " of shape " + Arrays.toString(input.shape()) + " (internal error)");
+    }
+    if (g.dtype() != input.dtype()) {
+      memory.dropped(g);
+      g = g.to(input.dtype());
+    }
+    captured[slot] = captured[slot] == null ? g : captured[slot].add(g);
+    memory.captured(captured[slot]);
+    return true;
   }
 
   private static Tensor applyHooks(Tensor t, Tensor g) {
@@ -171,12 +186,17 @@ final class GraphWalk {
   }
 
   /**
-   * Nodes in an order where every node comes before the nodes it feeds gradients to (iterative DFS), not going past
-   * the tensors in {@code stop} (null: none).
+   * Nodes in an order where every node comes before the nodes it feeds gradients to (iterative DFS), neither
+   * entering the {@code excluded} nodes nor going past them.
    */
-  private static List<Node> topologicalOrder(Node root, Map<Tensor, Integer> stop) {
+  private static List<Node> topologicalOrder(Node root) {
+    return topologicalOrder(root, List.of());
+  }
+
+  private static List<Node> topologicalOrder(Node root, List<Node> excluded) {
     List<Node> post = new ArrayList<>();
     IdentityHashMap<Node, Boolean> seen = new IdentityHashMap<>();
+    for (Node x : excluded) seen.put(x, true);
     ArrayDeque<Object[]> stack = new ArrayDeque<>();
     stack.push(new Object[] {root, 0});
     seen.put(root, true);
@@ -187,7 +207,7 @@ final class GraphWalk {
       if (i < n.edges.length) {
         top[1] = i + 1;
         Tensor in = n.edges[i];
-        Node child = in == null || (stop != null && stop.containsKey(in)) ? null : in.gradFn();
+        Node child = in == null ? null : in.gradFn();
         if (child != null && seen.put(child, true) == null) stack.push(new Object[] {child, 0});
       } else {
         stack.pop();

@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.ember.amp.Autocast;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Generator;
+import dev.ember.tensor.MemoryScope;
 import dev.ember.tensor.Tensor;
 import dev.ember.testing.GradCheck;
 import java.util.ArrayList;
@@ -180,6 +181,17 @@ class CheckpointingTest {
 
   @Test
   void nestedCheckpointsGiveTheSameGradients() {
+    nested(false);
+  }
+
+  @Test
+  void nestedCheckpointsInsideAMemoryScopeGiveTheSameGradients() {
+    try (MemoryScope step = MemoryScope.open()) {
+      nested(true);
+    }
+  }
+
+  private static void nested(boolean retainGraph) {
     Mlp m = new Mlp(9);
     Tensor x = Tensor.randn(new Generator(5), 8, 6);
     Object[] plain = mlpStep(m, x, false);
@@ -195,9 +207,19 @@ class CheckpointingTest {
       return Checkpointing.apply(m::layer2, h1);
     }, x);
     assertEquals(1, innerCalls.get());
-    m.loss(h).backward();
+    Tensor loss = m.loss(h);
+    loss.backward(Tensor.onesLike(loss), retainGraph);
     assertEquals(3, innerCalls.get()); // the outer recomputation, then the inner one's
     assertBitwise((float[][]) plain[0], grads(m.params()));
+    if (retainGraph) { // a second backward recomputes again and accumulates the same gradients once more
+      float[][] once = grads(m.params());
+      loss.backward(Tensor.onesLike(loss), true);
+      assertEquals(5, innerCalls.get());
+      float[][] twice = grads(m.params());
+      for (int i = 0; i < once.length; i++) {
+        for (int j = 0; j < once[i].length; j++) assertEquals(once[i][j] * 2, twice[i][j], 0f, "gradient " + i);
+      }
+    }
   }
 
   @Test
@@ -248,6 +270,14 @@ class CheckpointingTest {
   }
 
   @Test
+  void anIntegerOutputIsNotRecorded() {
+    Tensor w = Tensor.randn(new Generator(5), 3, 4).requiresGrad(true);
+    Tensor idx = Checkpointing.apply(t -> t.matmul(w).argmax(1, false), Tensor.ones(2, 3));
+    assertFalse(idx.requiresGrad());
+    assertNull(idx.gradFn());
+  }
+
+  @Test
   void anInputReturnedAsItIsIsPassedThrough() {
     Tensor x = Tensor.randn(new Generator(5), 3).requiresGrad(true);
     Tensor h = x.mul(3);
@@ -262,6 +292,17 @@ class CheckpointingTest {
     x.add_(1.0);
     IllegalStateException e = assertThrows(IllegalStateException.class, loss::backward);
     assertTrue(e.getMessage().startsWith("checkpoint: input 0"), e.getMessage());
+  }
+
+  @Test
+  void aFunctionThatModifiesItsInputInPlaceIsAnError() {
+    Tensor w = Tensor.randn(new Generator(5), 3).requiresGrad(true);
+    Tensor x = Tensor.ones(3);
+    IllegalStateException e = assertThrows(IllegalStateException.class,
+        () -> Checkpointing.apply(t -> t.add_(1.0).mul(w), x));
+    int v = x.version();
+    assertTrue(e.getMessage().startsWith("checkpoint: the function modified its input 0 [3] in place (version "
+        + (v - 1) + " -> " + v + ")"), e.getMessage());
   }
 
   @Test
@@ -327,6 +368,49 @@ class CheckpointingTest {
     // closed: draws are no longer noted
     try (Generator.DrawLog log = Generator.logDraws()) {
       assertTrue(log.statesBefore().isEmpty());
+    }
+  }
+
+  @Test
+  void savedBytesCountsDistinctBuffersExceptParametersAndShrinksWithCheckpointing() {
+    Generator g = new Generator(3);
+    Tensor x = Tensor.randn(g, 8, 6); // 192 bytes
+    Tensor w = Tensor.randn(g, 6, 16).requiresGrad(true); // a parameter: not counted
+    UnaryOperator<Tensor> seg = t -> t.matmul(w).relu().mul(2);
+    // plain: x, matmul's output (512; its view of w is w's buffer), relu's and mul's outputs (512 each), mul's
+    // scalar 2 (4) and sum's output (4)
+    Tensor plain = seg.apply(x).sum();
+    assertEquals(192 + 3 * 512 + 4 + 4, Autograd.savedBytes(plain));
+    // checkpointed: x and the segment's output, then the scalar
+    Tensor ckpt = Checkpointing.apply(seg, x).sum();
+    assertEquals(192 + 512 + 4, Autograd.savedBytes(ckpt));
+    // views of one buffer count once: x and its two views (192), w.sum()'s output (4), mul's and add's outputs
+    Tensor v = x.reshape(48).mul(w.sum()).add(x.reshape(6, 8).reshape(48));
+    assertEquals(192 + 4 + 192 + 192, Autograd.savedBytes(v));
+    ckpt.backward();
+    assertEquals(0, Autograd.savedBytes(ckpt));
+    assertEquals(0, Autograd.savedBytes(x));
+  }
+
+  @Test
+  void insideAMemoryScopeTheSegmentsTemporariesAreReleasedWhenItReturns() {
+    Mlp m = new Mlp(3);
+    Tensor x = Tensor.randn(new Generator(5), 8, 6);
+    Object[] plain = mlpStep(m, x, false);
+    Tensor[] inner = new Tensor[1];
+    try (MemoryScope step = MemoryScope.open()) {
+      Generator.manualSeed(11);
+      m.own.setState(new Generator(7).state());
+      for (Tensor p : m.params()) p.setGrad(null);
+      Tensor h1 = Checkpointing.apply(t -> {
+        inner[0] = t.matmul(m.w1);
+        return m.layer1(t);
+      }, x);
+      assertTrue(inner[0].storage().isReleased(), "a temporary of the segment is still held");
+      assertFalse(h1.storage().isReleased());
+      Tensor h2 = Checkpointing.apply(m::layer2, h1);
+      m.loss(h2).backward();
+      assertBitwise((float[][]) plain[0], grads(m.params()));
     }
   }
 }

@@ -86,10 +86,9 @@ public abstract class Module {
    * Gradient checkpointing of this module's calls (PyTorch's per-block {@code checkpoint(block, x)}, as a memory
    * budget plans it): with {@code on}, every {@link #call} while recording runs the forward through
    * {@link dev.ember.autograd.Checkpointing#apply}, so backward keeps only the call's inputs and output and runs the
-   * forward again when the gradient gets here. Inside a {@link MemoryScope} the first, unrecorded forward runs in a
-   * scope of its own that keeps only the output, so its intermediate buffers go back to the pool at once (the
-   * recomputation's go back when its backward node is done). Gradients are those of the plain call (see
-   * Checkpointing). Returns this module.
+   * forward again when the gradient gets here (inside a {@link MemoryScope} the segment's other buffers go back to
+   * the pool at once). It works on any module, such as the layers an encoder runs in its own loop, without
+   * renaming parameters. Gradients are those of the plain call (see Checkpointing). Returns this module.
    */
   public Module checkpoint(boolean on) {
     this.checkpointed = on;
@@ -105,16 +104,8 @@ public abstract class Module {
     if (!Grad.enabled()) return body;
     List<Tensor> given = new ArrayList<>();
     for (Tensor t : inputs) if (t != null) given.add(t);
-    boolean[] first = {true};
     // the body reads the original inputs when it runs again: Checkpointing routes their gradients to them
-    return () -> dev.ember.autograd.Checkpointing.apply(xs -> {
-      boolean recompute = !first[0];
-      first[0] = false;
-      if (recompute || !MemoryScope.active()) return body.get();
-      try (MemoryScope segment = MemoryScope.open()) {
-        return segment.keep(body.get());
-      }
-    }, given.toArray(new Tensor[0]));
+    return () -> dev.ember.autograd.Checkpointing.apply(xs -> body.get(), given.toArray(new Tensor[0]));
   }
 
   /**
