@@ -55,6 +55,9 @@ public final class MemoryProbe {
         --steps N          measured steps after warm-up (default 20)
         --threads N        Ember worker threads (default: -Dember.threads / EMBER_NUM_THREADS / #cpus)
         --checkpoint       transformer only: checkpoint every encoder layer (Module.checkpoint)
+        --alternate R      transformer only, after the rest: R rounds of --steps steps each without and with every
+                           layer checkpointed, in alternating order (the host's swings fall on both), and their
+                           median seconds per step (one more JSON line, metric s_per_step)
         --memory-budget S  transformer only: plan checkpointing from the second warm-up step (MemoryPlan) so that a
                            step's peak live bytes stay under S (300m, 2g; needs --warmup-steps >= 3)
       stdout: JSON lines (MB, lower is better); run it in a fresh JVM without -Xms / AlwaysPreTouch. The transformer
@@ -86,6 +89,7 @@ public final class MemoryProbe {
     int steps = 20;
     int threads = 0;
     boolean checkpoint = false;
+    int alternate = 0;
     long budget = 0;
     String budgetText = null;
     try {
@@ -99,6 +103,7 @@ public final class MemoryProbe {
           case "--steps" -> steps = count(args, ++i, "--steps", 1);
           case "--threads" -> threads = count(args, ++i, "--threads", 1);
           case "--checkpoint" -> checkpoint = true;
+          case "--alternate" -> alternate = count(args, ++i, "--alternate", 1);
           case "--memory-budget" -> {
             if (++i >= args.length) throw new IllegalArgumentException("--memory-budget needs a value");
             budgetText = args[i];
@@ -116,9 +121,9 @@ public final class MemoryProbe {
         throw new IllegalArgumentException("unknown workload '" + workload + "' (expected one of "
             + String.join(", ", CASES.keySet()) + ")");
       }
-      if ((checkpoint || budget > 0) && !workload.equals("transformer")) {
-        throw new IllegalArgumentException("--checkpoint and --memory-budget are for the transformer workload, got "
-            + workload);
+      if ((checkpoint || budget > 0 || alternate > 0) && !workload.equals("transformer")) {
+        throw new IllegalArgumentException("--checkpoint, --alternate and --memory-budget are for the transformer"
+            + " workload, got " + workload);
       }
       if (checkpoint && budget > 0) throw new IllegalArgumentException("--checkpoint and --memory-budget exclude each other");
       if (budget > 0 && warmup < 3) {
@@ -183,6 +188,18 @@ public final class MemoryProbe {
       err.printf(Locale.ROOT, "%-12s %-28s peak step %8.1f MB  activations %8.1f MB%s%n", workload, caseName,
           scoped.peakStep / 1048576.0, scoped.activations / 1048576.0,
           scoped.plan == null ? "" : "  (" + scoped.plan.describe() + ")");
+      if (alternate > 0) {
+        double[][] t = scoped.alternate(alternate, steps);
+        double plain = median(t[0]);
+        double ckpt = median(t[1]);
+        out.println("{\"workload\":\"transformer\",\"case\":" + Compare.JsonText.str(baseCase + " alternate")
+            + ",\"side\":\"ember\",\"threads\":" + Device.CPU.backend().threads()
+            + ",\"metric\":\"s_per_step\",\"unit\":\"s\",\"rounds\":" + alternate + ",\"steps\":" + steps
+            + ",\"plain\":" + Compare.JsonText.num(plain) + ",\"ckpt\":" + Compare.JsonText.num(ckpt)
+            + ",\"plain_values\":" + array(t[0]) + ",\"ckpt_values\":" + array(t[1]) + "}");
+        err.printf(Locale.ROOT, "%-12s alternating %d rounds of %d steps: %.3f s/step plain, %.3f s/step with every layer"
+            + " checkpointed (%+.0f%%)%n", workload, alternate, steps, plain, ckpt, 100 * (ckpt / plain - 1));
+      }
     }
     out.flush();
     err.printf(Locale.ROOT, "%-12s %-28s peak RSS %8.1f MB  start RSS %7.1f MB  peak heap %8.1f MB  live heap %8.1f MB"
@@ -252,6 +269,30 @@ public final class MemoryProbe {
       if (plan != null) plan = plan.withMeasuredPeak(peakStep);
     }
 
+    /**
+     * {@code rounds} rounds of {@code steps} steps without and with every layer checkpointed, the order alternating
+     * per round; seconds per step of each round, without (row 0) and with (row 1). The flags are restored after.
+     */
+    double[][] alternate(int rounds, int steps) {
+      Map<String, Module> modules = step.model().namedModules();
+      List<Module> segs = new java.util.ArrayList<>();
+      for (String n : MemoryPlan.segmentNames(step.model())) segs.add(modules.get(n));
+      boolean[] was = new boolean[segs.size()];
+      for (int k = 0; k < was.length; k++) was[k] = segs.get(k).isCheckpointed();
+      double[][] t = new double[2][rounds];
+      for (int r = 0; r < rounds; r++) {
+        for (int j = 0; j < 2; j++) {
+          int mode = (r + j) % 2;
+          for (Module m : segs) m.checkpoint(mode == 1);
+          long t0 = System.nanoTime();
+          for (int i = 0; i < steps; i++) step.step().run();
+          t[mode][r] = (System.nanoTime() - t0) / 1e9 / steps;
+        }
+      }
+      for (int k = 0; k < was.length; k++) segs.get(k).checkpoint(was[k]);
+      return t;
+    }
+
     /** The plan's fields for the JSON records ("" without a budget). */
     String planJson() {
       if (plan == null) return "";
@@ -260,6 +301,18 @@ public final class MemoryProbe {
           + Compare.JsonText.num(plan.predictedPeakBytes() / 1048576.0) + ",\"checkpointed\":"
           + Compare.JsonText.str(String.join(" ", plan.checkpointed()));
     }
+  }
+
+  private static double median(double[] v) {
+    double[] s = v.clone();
+    java.util.Arrays.sort(s);
+    return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  }
+
+  private static String array(double[] v) {
+    StringBuilder sb = new StringBuilder("[");
+    for (int i = 0; i < v.length; i++) sb.append(i == 0 ? "" : ",").append(Compare.JsonText.num(v[i]));
+    return sb.append(']').toString();
   }
 
   private static String usage() {
