@@ -20,9 +20,13 @@ import dev.ember.train.callbacks.Profiling;
 import dev.ember.train.summary.MemoryBudgetException;
 import dev.ember.train.summary.MemoryPlan;
 import dev.ember.train.summary.MemoryProfile;
+import dev.ember.train.report.HtmlReport;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** The memory-budget planner: its choices and predictions, its failure, and a run that stays under the budget. */
 class MemoryBudgetTest {
@@ -109,13 +113,13 @@ class MemoryBudgetTest {
   }
 
   @Test
-  void runUnderABudgetStaysUnderItWithTheSameLosses() {
+  void runUnderABudgetStaysUnderItWithTheSameLosses(@TempDir Path dir) throws Exception {
     long p0 = probe().peak();
     Module plain = model();
     History h0 = fit(plain, Long.MAX_VALUE / 4, null, 4);
     Module m = model();
     long budget = p0 - 150_000;
-    Profiling prof = new Profiling(null, null);
+    Profiling prof = new Profiling(null, dir.resolve("profile.json"));
     History h = fit(m, budget, prof, 4);
     MemoryPlan plan = prof.summary().memory().plan();
     assertEquals(List.of("0", "1", "2", "3"), plan.checkpointed());
@@ -130,6 +134,14 @@ class MemoryBudgetTest {
       assertArrayEquals(plain.parameters().get(i).toFloatArray(), m.parameters().get(i).toFloatArray());
     }
     for (Module mod : m.modules()) assertFalse(mod.isCheckpointed(), "checkpointing is off again after fit");
+    // the plan in profile.json and in the report
+    String json = Files.readString(dir.resolve("profile.json"));
+    assertTrue(json.contains("\"plan\":{\"budget_bytes\":" + budget), json);
+    assertTrue(json.contains("\"checkpointed\":[\"0\",\"1\",\"2\",\"3\"]"), json);
+    Files.writeString(dir.resolve("metrics.csv"), "epoch,step,time_s,loss\n1,4,1.5,2.0\n");
+    String page = Files.readString(HtmlReport.write(dir));
+    assertTrue(page.contains("<tr><td>checkpointed segments</td><td>0, 1, 2, 3</td></tr>"), page);
+    assertTrue(page.contains("measured peak"), page);
   }
 
   @Test
