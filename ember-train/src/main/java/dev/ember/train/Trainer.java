@@ -220,6 +220,8 @@ public final class Trainer {
     final PhaseClock clock;
     /** Where the model is, and each batch goes. */
     final Device runDevice;
+    /** A memory budget's runs of a Sequential's children checkpointed together, or null. */
+    List<dev.ember.nn.CheckpointSequential.Range> checkpointRuns;
 
     Run(Module model, BiFunction<Tensor, Tensor, Tensor> lossFn, Optimizer optimizer, BatchSource train, BatchSource val) {
       this.model = model;
@@ -276,8 +278,9 @@ public final class Trainer {
     /**
      * Measures one training step on the first batch (forward, loss, backward, optimizer step; after an unmeasured
      * one when the optimizer has no state yet) and puts everything it touched back (parameters, buffers, gradients, optimizer state, random generators, modes), plans which
-     * segments to checkpoint, keeps the plan in the context and turns checkpointing on for them; returns those
-     * modules.
+     * segments to checkpoint, keeps the plan in the context and turns checkpointing on for them (blocks through
+     * {@link Module#checkpoint(boolean)}, runs of a Sequential's children through the forward); returns the modules
+     * whose flag it set.
      *
      * @throws dev.ember.train.summary.MemoryBudgetException when even checkpointing every segment cannot fit
      */
@@ -286,6 +289,11 @@ public final class Trainer {
       if (probe == null) return List.of(); // no batch: nothing to train, nothing to plan
       dev.ember.train.summary.MemoryPlan plan = dev.ember.train.summary.MemoryPlan.plan(memoryBudget, model, probe);
       ctx.memoryPlan = plan;
+      if (plan.inRuns() && !plan.checkpointed().isEmpty() && model instanceof dev.ember.nn.Sequential) {
+        checkpointRuns = new ArrayList<>();
+        for (int[] r : plan.runs()) checkpointRuns.add(new dev.ember.nn.CheckpointSequential.Range(r[0], r[1]));
+        return List.of();
+      }
       List<Module> on = new ArrayList<>();
       Map<String, Module> modules = model.namedModules();
       for (String name : plan.checkpointed()) {
@@ -296,6 +304,12 @@ public final class Trainer {
         }
       }
       return on;
+    }
+
+    /** The model's forward with the plan's runs of children checkpointed, through the model's own hooks. */
+    private Tensor forwardInRuns(Tensor x) {
+      dev.ember.nn.Sequential seq = (dev.ember.nn.Sequential) model;
+      return model.call(List.of(x), () -> dev.ember.nn.CheckpointSequential.apply(seq, checkpointRuns, x));
     }
 
     private dev.ember.train.summary.MemoryProfile probeStep() {
@@ -398,7 +412,7 @@ public final class Trainer {
           for (Callback c : callbacks) c.onBatchBegin(ctx, batch);
           clock.lap(Phase.CALLBACKS);
           if (stepScope == null) stepScope = MemoryScope.open();
-          Tensor out = model.call(batch.input());
+          Tensor out = checkpointRuns == null ? model.call(batch.input()) : forwardInRuns(batch.input());
           clock.lap(Phase.FORWARD);
           Tensor loss = lossFn.apply(out, batch.target());
           if (loss.numel() != 1) {

@@ -13,8 +13,9 @@ public final class MemoryBudgetException extends IllegalStateException {
 
   MemoryBudgetException(long budgetBytes, long peakBytes, long minimumBytes, List<MemoryPlan.Segment> segments) {
     super(String.format(java.util.Locale.ROOT,
-        "memory budget %s cannot be met: a training step peaks at %s without checkpointing and at %s (predicted)"
-            + " with all %d segments checkpointed%s; hint: raise the budget to at least %s, or lower the batch size",
+        "memory budget %s cannot be met: a training step peaks at %s without checkpointing and at %s (predicted) at"
+            + " best with checkpointing of its %d segments%s; hint: raise the budget to at least %s, or lower the batch"
+            + " size",
         MemoryPlan.mib(budgetBytes), MemoryPlan.mib(peakBytes), MemoryPlan.mib(minimumBytes), segments.size(),
         segments.isEmpty() ? " (the model has no segments to checkpoint)" : " (" + names(segments) + ")",
         MemoryPlan.mib(minimumBytes)));
@@ -38,7 +39,7 @@ public final class MemoryBudgetException extends IllegalStateException {
     return peakBytes;
   }
 
-  /** The predicted peak with every segment checkpointed: the least the plan can reach. */
+  /** The least predicted peak of any choice of checkpointed segments. */
   public long minimumBytes() {
     return minimumBytes;
   }

@@ -15,29 +15,35 @@ import java.util.Map;
  *
  * <p>The segments are the children of a top-level {@link Sequential}, or else the repeated blocks of a model (the
  * first module, in pre-order, whose two or more children are all of one type: a transformer encoder's layers), or
- * else the model's children. Checkpointing a segment ({@link Module#checkpoint(boolean)}) frees what its forward
- * left live in the step ({@link MemoryProfile.Layer#heldBytes()}) but for its output, and costs that again while
- * its backward recomputes it, with the gradient of its output and that of its largest inner output live (the
- * largest output of a module called inside it). So with a set C of checkpointed segments the predicted peak is
+ * else the model's children. Segments are checkpointed one by one ({@link Module#checkpoint(boolean)}), or, for the
+ * children of a Sequential (often single layers that hold no more than their output), also in runs: consecutive
+ * chosen children form one checkpointed run ({@link #runs()}, {@code CheckpointSequential}). A checkpointed run
+ * frees what its forward left live in the step ({@link MemoryProfile.Layer#heldBytes()}, summed over the run) but
+ * for its output, and costs that again while its backward recomputes it, with the gradient of its output and that
+ * of its largest inner output live (the largest output of a module called inside it). So with the runs R of a
+ * choice the predicted peak is
  *
  * <pre>
- *   peak(C) = measured peak - sum over C of (held - output) + max over C of (held + output + inner)
+ *   peak = measured peak - sum over R of (held - output) + max over R of (held + output + inner)
  * </pre>
  *
- * an upper bound (the recomputation need not coincide with the step's peak). The plan takes segments by largest
- * saving first until the prediction fits the budget; when even every segment checkpointed does not fit,
- * {@link #plan} throws a {@link MemoryBudgetException} naming the budget and that minimum.
+ * which came out at or above the measured peaks so far (the recomputation need not coincide with the step's peak).
+ * Of the choices that fit the budget the plan takes the one that recomputes the fewest bytes (all choices are
+ * tried up to 16 segments; beyond, segments are added by largest saving first). When none fits, {@link #plan}
+ * throws a {@link MemoryBudgetException} naming the budget and the least peak a choice reaches.
  *
  * @param budgetBytes the budget
  * @param probePeakBytes the measured peak of the step without checkpointing
  * @param segments every candidate segment, in model order
  * @param checkpointed the names of the segments to checkpoint, in model order (empty when the step fits as it is)
  * @param predictedPeakBytes the predicted peak with those checkpointed
- * @param minimumPeakBytes the predicted peak with every segment checkpointed
+ * @param minimumPeakBytes the least predicted peak of any choice (at most the measured peak)
  * @param measuredPeakBytes the largest peak measured while training with the plan; -1 until known
+ * @param inRuns whether consecutive checkpointed segments are checkpointed together (a choice the plan has for the
+ *     children of a Sequential; blocks are always checkpointed one by one)
  */
 public record MemoryPlan(long budgetBytes, long probePeakBytes, List<Segment> segments, List<String> checkpointed,
-    long predictedPeakBytes, long minimumPeakBytes, long measuredPeakBytes) {
+    long predictedPeakBytes, long minimumPeakBytes, long measuredPeakBytes, boolean inRuns) {
 
   /**
    * A candidate segment.
@@ -63,7 +69,27 @@ public record MemoryPlan(long budgetBytes, long probePeakBytes, List<Segment> se
   /** This plan with the measured peak. */
   public MemoryPlan withMeasuredPeak(long bytes) {
     return new MemoryPlan(budgetBytes, probePeakBytes, segments, checkpointed, predictedPeakBytes, minimumPeakBytes,
-        bytes);
+        bytes, inRuns);
+  }
+
+  /**
+   * The checkpointed segments as runs: each run of consecutive segments (children of a Sequential) is checkpointed
+   * as one, as [first index, last index + 1) in {@link #segments()}; without {@link #inRuns()} each on its own.
+   */
+  public List<int[]> runs() {
+    List<Integer> idx = new ArrayList<>();
+    for (int i = 0; i < segments.size(); i++) if (checkpointed.contains(segments.get(i).name())) idx.add(i);
+    return groups(idx, inRuns);
+  }
+
+  private static List<int[]> groups(List<Integer> chosen, boolean inRuns) {
+    List<int[]> out = new ArrayList<>();
+    for (int i : chosen) {
+      int[] last = out.isEmpty() ? null : out.get(out.size() - 1);
+      if (inRuns && last != null && last[1] == i) last[1] = i + 1;
+      else out.add(new int[] {i, i + 1});
+    }
+    return out;
   }
 
   /** The candidate segments of {@code model}: dotted names, in model order (see the class comment). */
@@ -113,49 +139,100 @@ public record MemoryPlan(long budgetBytes, long probePeakBytes, List<Segment> se
     if (profile.peakStepBytes() < 0) {
       throw new IllegalArgumentException("memory budget: the profile has no measured step peak");
     }
-    return plan(budgetBytes, profile.peakStepBytes(), segments(profile, segmentNames(model)));
+    return plan(budgetBytes, profile.peakStepBytes(), segments(profile, segmentNames(model)), model instanceof Sequential);
+  }
+
+  /** {@link #plan(long, long, List, boolean)} for blocks checkpointed one by one. */
+  public static MemoryPlan plan(long budgetBytes, long probePeakBytes, List<Segment> segments) {
+    return plan(budgetBytes, probePeakBytes, segments, false);
   }
 
   /**
    * The plan for {@code segments} (in model order) of a step whose peak without checkpointing was
-   * {@code probePeakBytes}.
+   * {@code probePeakBytes}; {@code inRuns}: consecutive checkpointed segments are checkpointed together.
    *
    * @throws IllegalArgumentException if the budget is not positive
-   * @throws MemoryBudgetException if even every segment checkpointed does not fit
+   * @throws MemoryBudgetException if no choice fits
    */
-  public static MemoryPlan plan(long budgetBytes, long probePeakBytes, List<Segment> segments) {
+  public static MemoryPlan plan(long budgetBytes, long probePeakBytes, List<Segment> segments, boolean inRuns) {
     if (budgetBytes <= 0) throw new IllegalArgumentException("memory budget: must be > 0 bytes, got " + budgetBytes);
-    List<Integer> all = new ArrayList<>();
-    for (int i = 0; i < segments.size(); i++) all.add(i);
-    long minimum = Math.min(probePeakBytes, predict(probePeakBytes, segments, all));
+    int n = segments.size();
+    boolean[] modes = inRuns ? new boolean[] {false, true} : new boolean[] {false};
+    List<Integer> best = null;
+    boolean bestRuns = false;
+    long bestPeak = probePeakBytes;
+    long minimum = probePeakBytes;
+    if (n <= 16) {
+      long bestCost = Long.MAX_VALUE;
+      int bestCount = Integer.MAX_VALUE;
+      for (int mask = 1; mask < 1 << n; mask++) {
+        List<Integer> chosen = new ArrayList<>();
+        long cost = 0;
+        for (int i = 0; i < n; i++) {
+          if ((mask & 1 << i) != 0) {
+            chosen.add(i);
+            cost += segments.get(i).heldBytes();
+          }
+        }
+        for (boolean runs : modes) {
+          long peak = predict(probePeakBytes, segments, chosen, runs);
+          minimum = Math.min(minimum, peak);
+          if (peak <= budgetBytes && (cost < bestCost || cost == bestCost && chosen.size() < bestCount)) {
+            best = chosen;
+            bestRuns = runs;
+            bestPeak = peak;
+            bestCost = cost;
+            bestCount = chosen.size();
+          }
+        }
+      }
+    } else {
+      List<Integer> order = new ArrayList<>();
+      for (int i = 0; i < n; i++) order.add(i);
+      order.sort(Comparator.comparingLong((Integer i) -> segments.get(i).savingBytes()).reversed()
+          .thenComparingInt(i -> i));
+      List<Integer> chosen = new ArrayList<>();
+      for (int i : order) {
+        chosen.add(i);
+        chosen.sort(null);
+        long peak = predict(probePeakBytes, segments, chosen, false);
+        minimum = Math.min(minimum, peak);
+        if (best == null && peak <= budgetBytes) {
+          best = new ArrayList<>(chosen);
+          bestPeak = peak;
+        }
+      }
+    }
     if (probePeakBytes <= budgetBytes) {
-      return new MemoryPlan(budgetBytes, probePeakBytes, segments, List.of(), probePeakBytes, minimum, -1);
+      return new MemoryPlan(budgetBytes, probePeakBytes, segments, List.of(), probePeakBytes, minimum, -1, false);
     }
-    if (minimum > budgetBytes) throw new MemoryBudgetException(budgetBytes, probePeakBytes, minimum, segments);
-    List<Integer> order = new ArrayList<>(all);
-    order.sort(Comparator.comparingLong((Integer i) -> segments.get(i).savingBytes()).reversed()
-        .thenComparingInt(i -> i));
-    List<Integer> chosen = new ArrayList<>();
-    long predicted = probePeakBytes;
-    for (int i : order) {
-      chosen.add(i);
-      predicted = predict(probePeakBytes, segments, chosen);
-      if (predicted <= budgetBytes) break;
-    }
-    chosen.sort(null);
+    if (best == null) throw new MemoryBudgetException(budgetBytes, probePeakBytes, minimum, segments);
     List<String> names = new ArrayList<>();
-    for (int i : chosen) names.add(segments.get(i).name());
-    return new MemoryPlan(budgetBytes, probePeakBytes, segments, names, predicted, minimum, -1);
+    for (int i : best) names.add(segments.get(i).name());
+    return new MemoryPlan(budgetBytes, probePeakBytes, segments, names, bestPeak, minimum, -1, bestRuns);
   }
 
-  /** The predicted peak with the segments at {@code chosen} checkpointed. */
+  /** The predicted peak with the segments at {@code chosen} (increasing) checkpointed one by one. */
   public static long predict(long probePeakBytes, List<Segment> segments, List<Integer> chosen) {
+    return predict(probePeakBytes, segments, chosen, false);
+  }
+
+  /** The predicted peak with the segments at {@code chosen} (increasing) checkpointed, in runs if {@code inRuns}. */
+  public static long predict(long probePeakBytes, List<Segment> segments, List<Integer> chosen, boolean inRuns) {
     long saved = 0;
     long recompute = 0;
-    for (int i : chosen) {
-      Segment s = segments.get(i);
-      saved += s.savingBytes();
-      recompute = Math.max(recompute, s.heldBytes() + s.outputBytes() + s.innerBytes());
+    for (int[] run : groups(chosen, inRuns)) {
+      long held = 0;
+      long inner = 0;
+      for (int i = run[0]; i < run[1]; i++) {
+        Segment s = segments.get(i);
+        held += s.heldBytes();
+        inner = Math.max(inner, s.innerBytes());
+        if (i < run[1] - 1) inner = Math.max(inner, s.outputBytes()); // an inner output of the run
+      }
+      long out = segments.get(run[1] - 1).outputBytes();
+      saved += Math.max(0, held - out);
+      recompute = Math.max(recompute, held + out + inner);
     }
     return probePeakBytes - saved + recompute;
   }
@@ -168,8 +245,13 @@ public record MemoryPlan(long budgetBytes, long probePeakBytes, List<Segment> se
     if (checkpointed.isEmpty()) {
       sb.append("; it fits, nothing checkpointed");
     } else {
+      List<String> runs = new ArrayList<>();
+      for (int[] r : runs()) {
+        runs.add(r[1] - r[0] == 1 ? segments.get(r[0]).name()
+            : segments.get(r[0]).name() + ".." + segments.get(r[1] - 1).name());
+      }
       sb.append(String.format(Locale.ROOT, "; checkpointing %d of %d segments (%s): predicted peak %s",
-          checkpointed.size(), segments.size(), String.join(", ", checkpointed), mib(predictedPeakBytes)));
+          checkpointed.size(), segments.size(), String.join(", ", runs), mib(predictedPeakBytes)));
     }
     if (measuredPeakBytes >= 0) sb.append(String.format(Locale.ROOT, "; measured peak %s", mib(measuredPeakBytes)));
     return sb.toString();
@@ -181,6 +263,7 @@ public record MemoryPlan(long budgetBytes, long probePeakBytes, List<Segment> se
     m.put("budget_bytes", budgetBytes);
     m.put("probe_peak_bytes", probePeakBytes);
     m.put("checkpointed", checkpointed);
+    m.put("in_runs", inRuns);
     m.put("predicted_peak_bytes", predictedPeakBytes);
     m.put("minimum_peak_bytes", minimumPeakBytes);
     m.put("measured_peak_bytes", measuredPeakBytes);
