@@ -154,7 +154,7 @@ public final class Checkpointing {
         if (!r.requiresGrad()) return new Tensor[count];
         Tensor[] grads;
         try (Grad ignored = Grad.off()) {
-          grads = GraphWalk.capture(r, g, slots, count);
+          grads = GraphWalk.capture(r, g, slots, count, scope); // activations go as the walk consumes them
         }
         if (scope != null) for (Tensor t : grads) if (t != null) scope.keep(t);
         return grads;

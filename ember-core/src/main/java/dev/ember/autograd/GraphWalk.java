@@ -1,5 +1,7 @@
 package dev.ember.autograd;
 
+import dev.ember.tensor.MemoryScope;
+import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -23,6 +25,12 @@ final class GraphWalk {
   /** For {@link #capture}: the tensors whose gradients are collected (by slot) instead of passed on; else null. */
   private final Map<Tensor, Integer> boundary;
   private final Tensor[] captured;
+  /**
+   * For a {@link #capture} pass given the scope that owns the recomputed activations: per buffer of that scope, how
+   * many nodes still to run hold it; null otherwise.
+   */
+  private IdentityHashMap<Storage, int[]> holders;
+  private MemoryScope activations;
 
   private GraphWalk(GradMemory memory, boolean retainGraph) {
     this(memory, retainGraph, null, null);
@@ -57,6 +65,17 @@ final class GraphWalk {
    * backward differentiates its recomputed segment.
    */
   static Tensor[] capture(Tensor root, Tensor grad, Map<Tensor, Integer> boundary, int slots) {
+    return capture(root, grad, boundary, slots, null);
+  }
+
+  /**
+   * {@link #capture(Tensor, Tensor, Map, int)}, handing each buffer of {@code activations} (the scope the graph was
+   * recorded in; null: none) that the graph's nodes hold back to the pool once the last node holding it has run and
+   * no gradient of the pass is on it: the recomputed segment's activations go as the backward consumes them.
+   * Nothing else may use those buffers afterwards (the root included).
+   */
+  static Tensor[] capture(Tensor root, Tensor grad, Map<Tensor, Integer> boundary, int slots,
+      MemoryScope activations) {
     Tensor[] captured = new Tensor[slots];
     Node rootNode = root.gradFn();
     Integer slot = boundary.get(root);
@@ -67,7 +86,9 @@ final class GraphWalk {
       for (Tensor t : boundary.keySet()) if (t.gradFn() != null) beyond.add(t.gradFn());
       List<Node> order = topologicalOrder(rootNode, beyond);
       try (GradMemory memory = GradMemory.forPass(grad, !noHooks(order))) {
-        new GraphWalk(memory, false, boundary, captured).propagate(order, rootNode, root, grad);
+        GraphWalk walk = new GraphWalk(memory, false, boundary, captured);
+        if (activations != null) walk.countHolders(order, activations);
+        walk.propagate(order, rootNode, root, grad);
       }
     }
     return captured;
@@ -89,6 +110,7 @@ final class GraphWalk {
             + " (its saved tensors were freed after the first backward); hint: call backward(retainGraph=true)"
             + " the first time");
       }
+      List<Tensor> held = holders == null ? null : heldBuffers(node);
       Tensor[] grads = memory.apply(node, g);
       if (!retainGraph) node.ctx.release();
       for (int i = 0; i < node.edges.length; i++) {
@@ -117,6 +139,7 @@ final class GraphWalk {
         }
       }
       memory.nodeDone(g);
+      if (held != null) releaseHeld(held, pending);
       // The inputs are the graph's activations; a node that can no longer run backward must not
       // keep them reachable from a tensor the caller still holds (the loss of the last step).
       if (!retainGraph) node.releaseEdges();
@@ -142,6 +165,44 @@ final class GraphWalk {
     captured[slot] = captured[slot] == null ? g : captured[slot].add(g);
     memory.captured(captured[slot]);
     return true;
+  }
+
+  /** One tensor per buffer of {@link #activations} that {@code node} holds for its backward. */
+  private List<Tensor> heldBuffers(Node node) {
+    List<Tensor> out = new ArrayList<>();
+    IdentityHashMap<Storage, Boolean> seen = new IdentityHashMap<>();
+    Ctx ctx = node.ctx;
+    if (ctx.released()) return out;
+    for (int i = 0; i < ctx.inputCount(); i++) addHeld(ctx.rawInput(i), seen, out);
+    addHeld(ctx.rawOutput(), seen, out);
+    for (Object e : ctx.rawExtras()) if (e instanceof Tensor t) addHeld(t, seen, out);
+    return out;
+  }
+
+  private void addHeld(Tensor t, IdentityHashMap<Storage, Boolean> seen, List<Tensor> out) {
+    if (t != null && activations.owns(t) && seen.put(t.storage(), Boolean.TRUE) == null) out.add(t);
+  }
+
+  private void countHolders(List<Node> order, MemoryScope scope) {
+    activations = scope;
+    holders = new IdentityHashMap<>();
+    for (Node n : order) {
+      for (Tensor t : heldBuffers(n)) holders.computeIfAbsent(t.storage(), k -> new int[1])[0]++;
+    }
+  }
+
+  /** {@code node} has run: the buffers only it still held go back to the pool, unless a gradient is on them. */
+  private void releaseHeld(List<Tensor> held, Map<Node, Tensor> pending) {
+    for (Tensor t : held) {
+      Storage st = t.storage();
+      int[] c = holders.get(st);
+      if (c == null || --c[0] > 0) continue;
+      holders.remove(st);
+      boolean inUse = false;
+      for (Tensor p : pending.values()) inUse |= p.storage() == st;
+      for (Tensor p : captured) inUse |= p != null && p.storage() == st;
+      if (!inUse) activations.releaseNow(t);
+    }
   }
 
   private static Tensor applyHooks(Tensor t, Tensor g) {

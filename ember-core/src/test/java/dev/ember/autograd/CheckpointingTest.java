@@ -413,4 +413,38 @@ class CheckpointingTest {
       assertBitwise((float[][]) plain[0], grads(m.params()));
     }
   }
+
+  @Test
+  void insideAMemoryScopeRecomputedActivationsGoBackAsTheBackwardConsumesThem() {
+    Tensor w = Tensor.randn(new Generator(6), 4, 4).requiresGrad(true);
+    Tensor x = Tensor.randn(new Generator(7), 3, 4);
+    Tensor[] stash = new Tensor[1];
+    boolean[] releasedWhenProbed = new boolean[1];
+    UnaryOperator<Tensor> seg = t -> {
+      Tensor p = t.matmul(w);
+      Tensor out;
+      try (Grad off = Grad.off()) {
+        out = p.mul(1.0);
+      }
+      // a probe whose backward runs after the tanh's and the mul's: by then the tanh's output is consumed
+      out = Autograd.record("probe", out, (ctx, g) -> {
+        releasedWhenProbed[0] = stash[0].storage().isReleased();
+        return new Tensor[] {g};
+      }, p);
+      stash[0] = out.tanh();
+      return stash[0].mul(2);
+    };
+    float[] expected;
+    try (MemoryScope step = MemoryScope.open()) {
+      seg.apply(x).sum().backward();
+      assertFalse(releasedWhenProbed[0]); // a plain backward keeps activations until the step's scope closes
+      expected = w.grad().toFloatArray();
+      w.setGrad(null);
+    }
+    try (MemoryScope step = MemoryScope.open()) {
+      Checkpointing.apply(seg, x).sum().backward();
+      assertTrue(releasedWhenProbed[0]);
+      assertArrayEquals(expected, w.grad().toFloatArray());
+    }
+  }
 }
