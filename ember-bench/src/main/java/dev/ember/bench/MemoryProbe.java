@@ -1,7 +1,10 @@
 package dev.ember.bench;
 
 import com.sun.management.GarbageCollectionNotificationInfo;
+import dev.ember.nn.Module;
 import dev.ember.tensor.Device;
+import dev.ember.train.summary.MemoryPlan;
+import dev.ember.train.summary.MemoryProfile;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.management.GarbageCollectorMXBean;
@@ -46,12 +49,20 @@ public final class MemoryProbe {
   static final Map<String, String> CASES = caseMap();
 
   static final String USAGE = """
-      usage: MemoryProbe WORKLOAD [--warmup-steps N] [--steps N] [--threads N]
+      usage: MemoryProbe WORKLOAD [--warmup-steps N] [--steps N] [--threads N] [--checkpoint | --memory-budget SIZE]
         WORKLOAD           one of %s
         --warmup-steps N   untimed steps first (default 5)
         --steps N          measured steps after warm-up (default 20)
         --threads N        Ember worker threads (default: -Dember.threads / EMBER_NUM_THREADS / #cpus)
-      stdout: JSON lines (MB, lower is better); run it in a fresh JVM without -Xms / AlwaysPreTouch.""";
+        --checkpoint       transformer only: checkpoint every encoder layer (Module.checkpoint)
+        --alternate R      transformer only, after the rest: R rounds of --steps steps each without and with every
+                           layer checkpointed, in alternating order (the host's swings fall on both), and their
+                           median seconds per step (one more JSON line, metric s_per_step)
+        --memory-budget S  transformer only: plan checkpointing from the second warm-up step (MemoryPlan) so that a
+                           step's peak live bytes stay under S (300m, 2g; needs --warmup-steps >= 3)
+      stdout: JSON lines (MB, lower is better); run it in a fresh JVM without -Xms / AlwaysPreTouch. The transformer
+      also reports its step's peak live bytes (peak step, dev.ember.tensor.ScopeMemory) and the activations its
+      graph keeps for backward (activations, MemoryProfile).""";
 
   private MemoryProbe() {}
 
@@ -77,6 +88,10 @@ public final class MemoryProbe {
     int warmup = 5;
     int steps = 20;
     int threads = 0;
+    boolean checkpoint = false;
+    int alternate = 0;
+    long budget = 0;
+    String budgetText = null;
     try {
       for (int i = 0; i < args.length; i++) {
         switch (args[i]) {
@@ -87,6 +102,13 @@ public final class MemoryProbe {
           case "--warmup-steps" -> warmup = count(args, ++i, "--warmup-steps", 0);
           case "--steps" -> steps = count(args, ++i, "--steps", 1);
           case "--threads" -> threads = count(args, ++i, "--threads", 1);
+          case "--checkpoint" -> checkpoint = true;
+          case "--alternate" -> alternate = count(args, ++i, "--alternate", 1);
+          case "--memory-budget" -> {
+            if (++i >= args.length) throw new IllegalArgumentException("--memory-budget needs a value");
+            budgetText = args[i];
+            budget = MemoryPlan.parseSize("--memory-budget", args[i]);
+          }
           default -> {
             if (args[i].startsWith("-")) throw new IllegalArgumentException("unknown option " + args[i]);
             if (workload != null) throw new IllegalArgumentException("more than one workload: " + workload + ", " + args[i]);
@@ -99,24 +121,50 @@ public final class MemoryProbe {
         throw new IllegalArgumentException("unknown workload '" + workload + "' (expected one of "
             + String.join(", ", CASES.keySet()) + ")");
       }
+      if ((checkpoint || budget > 0 || alternate > 0) && !workload.equals("transformer")) {
+        throw new IllegalArgumentException("--checkpoint, --alternate and --memory-budget are for the transformer"
+            + " workload, got " + workload);
+      }
+      if (checkpoint && budget > 0) throw new IllegalArgumentException("--checkpoint and --memory-budget exclude each other");
+      if (budget > 0 && warmup < 3) {
+        throw new IllegalArgumentException("--memory-budget plans from the second warm-up step: needs --warmup-steps >= 3");
+      }
     } catch (IllegalArgumentException e) {
       err.println("MemoryProbe: " + e.getMessage());
       err.println(usage());
       return 2;
     }
     if (threads > 0) Device.CPU.backend().setThreads(threads);
-    String caseName = CASES.get(workload);
+    String baseCase = CASES.get(workload);
+    String caseName = baseCase + (checkpoint ? " ckpt" : budget > 0 ? " budget=" + budgetText : "");
     final String w = workload;
-    BenchCase c = TrainingCases.cases().stream().filter(x -> x.workload().equals(w) && x.name().equals(caseName))
-        .findFirst().orElseThrow(() -> new IllegalStateException("TrainingCases has no case " + w + "/" + caseName));
-
     HeapPeak heap = HeapPeak.start();
     double startRss = statusMb("VmRSS");
-    long t0 = System.nanoTime();
-    for (int i = 0; i < warmup; i++) c.call().run();
-    long t1 = System.nanoTime();
-    for (int i = 0; i < steps; i++) c.call().run();
-    long t2 = System.nanoTime();
+    long t0;
+    long t1;
+    long t2;
+    Scoped scoped = null;
+    if (workload.equals("transformer")) {
+      scoped = new Scoped(checkpoint, budget);
+      t0 = System.nanoTime();
+      try {
+        scoped.warmUp(warmup);
+      } catch (dev.ember.train.summary.MemoryBudgetException e) {
+        err.println("MemoryProbe: " + e.getMessage());
+        return 1;
+      }
+      t1 = System.nanoTime();
+      scoped.measure(steps);
+      t2 = System.nanoTime();
+    } else {
+      BenchCase c = TrainingCases.cases().stream().filter(x -> x.workload().equals(w) && x.name().equals(baseCase))
+          .findFirst().orElseThrow(() -> new IllegalStateException("TrainingCases has no case " + w + "/" + baseCase));
+      t0 = System.nanoTime();
+      for (int i = 0; i < warmup; i++) c.call().run();
+      t1 = System.nanoTime();
+      for (int i = 0; i < steps; i++) c.call().run();
+      t2 = System.nanoTime();
+    }
     double peakHeap = heap.peakMb();
     double peakRss = statusMb("VmHWM");
     double liveHeap = heap.liveAfterFullGcMb();
@@ -133,11 +181,138 @@ public final class MemoryProbe {
     out.println(record(workload, "start RSS", "start_rss_mb", startRss, extra));
     out.println(record(workload, "peak heap, " + caseName, "peak_heap_mb", peakHeap, extra));
     out.println(record(workload, "live heap, " + caseName, "live_heap_mb", liveHeap, extra));
+    if (scoped != null) {
+      String more = extra + scoped.planJson();
+      out.println(record(workload, "peak step, " + caseName, "peak_step_mb", scoped.peakStep / 1048576.0, more));
+      out.println(record(workload, "activations, " + caseName, "activation_mb", scoped.activations / 1048576.0, more));
+      err.printf(Locale.ROOT, "%-12s %-28s peak step %8.1f MB  activations %8.1f MB%s%n", workload, caseName,
+          scoped.peakStep / 1048576.0, scoped.activations / 1048576.0,
+          scoped.plan == null ? "" : "  (" + scoped.plan.describe() + ")");
+      if (alternate > 0) {
+        double[][] t = scoped.alternate(alternate, steps);
+        double plain = median(t[0]);
+        double ckpt = median(t[1]);
+        out.println("{\"workload\":\"transformer\",\"case\":" + Compare.JsonText.str(baseCase + " alternate")
+            + ",\"side\":\"ember\",\"threads\":" + Device.CPU.backend().threads()
+            + ",\"metric\":\"s_per_step\",\"unit\":\"s\",\"rounds\":" + alternate + ",\"steps\":" + steps
+            + ",\"plain\":" + Compare.JsonText.num(plain) + ",\"ckpt\":" + Compare.JsonText.num(ckpt)
+            + ",\"plain_values\":" + array(t[0]) + ",\"ckpt_values\":" + array(t[1]) + "}");
+        err.printf(Locale.ROOT, "%-12s alternating %d rounds of %d steps: %.3f s/step plain, %.3f s/step with every layer"
+            + " checkpointed (%+.0f%%)%n", workload, alternate, steps, plain, ckpt, 100 * (ckpt / plain - 1));
+      }
+    }
     out.flush();
     err.printf(Locale.ROOT, "%-12s %-28s peak RSS %8.1f MB  start RSS %7.1f MB  peak heap %8.1f MB  live heap %8.1f MB"
         + "  (%d+%d steps, %.3f s/step)%n", workload, caseName, peakRss, startRss, peakHeap, liveHeap, warmup, steps,
         (t2 - t1) / 1e9 / steps);
     return 0;
+  }
+
+  /**
+   * The transformer step with its model in reach: per-layer checkpointing or a memory budget's plan, the peak live
+   * bytes of each measured step ({@link MemoryProfile.StepPeak}) and the activations of the last warm-up step.
+   */
+  static final class Scoped {
+    private final MemoryProfile.Recorder[] recorder = {null};
+    private final TrainingCases.TrainStep step;
+    private final long budget;
+    long peakStep = -1;
+    long activations = -1;
+    MemoryPlan plan;
+
+    Scoped(boolean checkpoint, long budget) {
+      this.step = TrainingCases.transformerStep(() -> { // the model's forward is over: stop recording
+        if (recorder[0] != null) recorder[0].close();
+      });
+      this.budget = budget;
+      if (checkpoint) checkpoint(MemoryPlan.segmentNames(step.model()));
+    }
+
+    private void checkpoint(List<String> names) {
+      Map<String, Module> modules = step.model().namedModules();
+      for (String n : names) modules.get(n).checkpoint(true);
+    }
+
+    /** Runs one step recording it; returns its profile with its peak. */
+    private MemoryProfile recorded() {
+      MemoryProfile.Recorder r = MemoryProfile.record(step.model());
+      recorder[0] = r;
+      MemoryProfile.StepPeak peak = MemoryProfile.StepPeak.start(step.model(), step.optimizer());
+      try {
+        step.step().run();
+      } finally {
+        r.close();
+        recorder[0] = null;
+      }
+      return r.profile(step.optimizer(), peak.end());
+    }
+
+    void warmUp(int n) {
+      for (int i = 0; i < n; i++) {
+        if (i == 1 && budget > 0) { // the probe step (the optimizer's state made by the first): measured, then planned
+          plan = MemoryPlan.plan(budget, step.model(), recorded());
+          checkpoint(plan.checkpointed());
+        } else if (i == n - 1) {
+          activations = recorded().activationBytes();
+        } else {
+          step.step().run();
+        }
+      }
+    }
+
+    void measure(int n) {
+      for (int i = 0; i < n; i++) {
+        MemoryProfile.StepPeak peak = MemoryProfile.StepPeak.start(step.model(), step.optimizer());
+        step.step().run();
+        peakStep = Math.max(peakStep, peak.end());
+      }
+      if (plan != null) plan = plan.withMeasuredPeak(peakStep);
+    }
+
+    /**
+     * {@code rounds} rounds of {@code steps} steps without and with every layer checkpointed, the order alternating
+     * per round; seconds per step of each round, without (row 0) and with (row 1). The flags are restored after.
+     */
+    double[][] alternate(int rounds, int steps) {
+      Map<String, Module> modules = step.model().namedModules();
+      List<Module> segs = new java.util.ArrayList<>();
+      for (String n : MemoryPlan.segmentNames(step.model())) segs.add(modules.get(n));
+      boolean[] was = new boolean[segs.size()];
+      for (int k = 0; k < was.length; k++) was[k] = segs.get(k).isCheckpointed();
+      double[][] t = new double[2][rounds];
+      for (int r = 0; r < rounds; r++) {
+        for (int j = 0; j < 2; j++) {
+          int mode = (r + j) % 2;
+          for (Module m : segs) m.checkpoint(mode == 1);
+          long t0 = System.nanoTime();
+          for (int i = 0; i < steps; i++) step.step().run();
+          t[mode][r] = (System.nanoTime() - t0) / 1e9 / steps;
+        }
+      }
+      for (int k = 0; k < was.length; k++) segs.get(k).checkpoint(was[k]);
+      return t;
+    }
+
+    /** The plan's fields for the JSON records ("" without a budget). */
+    String planJson() {
+      if (plan == null) return "";
+      return ",\"budget_mb\":" + Compare.JsonText.num(plan.budgetBytes() / 1048576.0) + ",\"probe_peak_mb\":"
+          + Compare.JsonText.num(plan.probePeakBytes() / 1048576.0) + ",\"predicted_peak_mb\":"
+          + Compare.JsonText.num(plan.predictedPeakBytes() / 1048576.0) + ",\"checkpointed\":"
+          + Compare.JsonText.str(String.join(" ", plan.checkpointed()));
+    }
+  }
+
+  private static double median(double[] v) {
+    double[] s = v.clone();
+    java.util.Arrays.sort(s);
+    return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  }
+
+  private static String array(double[] v) {
+    StringBuilder sb = new StringBuilder("[");
+    for (int i = 0; i < v.length; i++) sb.append(i == 0 ? "" : ",").append(Compare.JsonText.num(v[i]));
+    return sb.append(']').toString();
   }
 
   private static String usage() {

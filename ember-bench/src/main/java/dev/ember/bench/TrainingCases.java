@@ -156,6 +156,17 @@ final class TrainingCases {
   }
 
   static Runnable transformer() {
+    return transformerStep(null).step();
+  }
+
+  /** A training workload with its model and optimizer exposed (for {@link MemoryProbe}'s checkpointing runs). */
+  record TrainStep(Module model, Optimizer optimizer, Runnable step) {}
+
+  /**
+   * The transformer case's model, optimizer and step; {@code afterForward} (may be null) runs in each step between
+   * the forward and the loss, inside the step's scope.
+   */
+  static TrainStep transformerStep(Runnable afterForward) {
     int b = 16;
     int t = 128;
     int v = 256;
@@ -173,17 +184,18 @@ final class TrainingCases {
       ys[i] = s.narrow(1, 1, t).contiguous().reshape(-1);
     }
     int[] i = {0};
-    return () -> {
+    return new TrainStep(model, opt, () -> {
       int k = i[0]++ % xs.length;
       try (MemoryScope step = MemoryScope.open()) {
         opt.zeroGrad();
         Tensor logits = model.forward(xs[k], mask);
+        if (afterForward != null) afterForward.run();
         Tensor l = loss.forward(logits.reshape(-1, v), ys[k]);
         l.backward();
         opt.step();
         sink = l.item();
       }
-    };
+    });
   }
 
   /** Embedding, a post-norm TransformerEncoder (batch first, no dropout) and a linear head: the peer's TinyLM. */

@@ -52,7 +52,8 @@ public final class Main {
     } catch (IllegalArgumentException e) {
       err.println("ember " + cmd + ": " + e.getMessage());
       return 2;
-    } catch (java.io.IOException | java.io.UncheckedIOException | dev.ember.train.NonFiniteStepException e) {
+    } catch (java.io.IOException | java.io.UncheckedIOException | dev.ember.train.NonFiniteStepException
+        | dev.ember.train.summary.MemoryBudgetException e) {
       err.println("ember " + cmd + ": " + e.getMessage());
       return 1;
     }
@@ -150,13 +151,18 @@ public final class Main {
             --checkpoint-every N          also checkpoint every N steps (each epoch always)
             --max-bad-steps N             skip a step whose loss or gradients are NaN/Inf, and stop
                                           after N such steps in a row (3; 0: off)
+            --memory-budget SIZE          keep a step's peak live memory under SIZE (300m, 2g; k/m/g =
+                                          KiB/MiB/GiB) by checkpointing the fewest layers; fails before
+                                          training when even checkpointing all of them cannot fit
             --data DIR                    Fashion-MNIST's files, used as given (without it:
                                           $EMBER_DATA, the user cache, the Debian package's folder,
                                           then a download into the cache)
             --quiet                       no progress bar""";
       case "summary" -> """
-          ./ember summary [--model mlp|lenet|convnet]
-            Per layer of the model (lenet): output shape, parameters, memory and forward FLOPs.""";
+          ./ember summary [--model mlp|lenet|convnet] [--memory] [--batch-size B]
+            Per layer of the model (lenet): output shape, parameters, memory and forward FLOPs;
+            --memory adds the activations each layer keeps for backward and the peak live memory of
+            a forward and backward at batch B (1).""";
       case "bench" -> """
           ./ember bench [options]
             The benchmark suite (bench/run_benchmarks.sh): -c CATEGORY[,...] (training, ops, losses,

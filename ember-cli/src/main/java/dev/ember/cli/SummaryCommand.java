@@ -9,15 +9,23 @@ final class SummaryCommand {
 
   static int run(String[] args, PrintStream out) {
     String name = "lenet";
+    boolean memory = false;
+    int batch = 1;
     Args it = new Args("summary", args);
     while (it.hasNext()) {
       String a = it.next();
       switch (a) {
         case "--model" -> name = it.value();
+        case "--memory" -> {
+          it.noValue();
+          memory = true;
+        }
+        case "--batch-size" -> batch = TrainCommand.positive(a, it.value());
         default -> throw it.unknown();
       }
     }
-    out.print(ModelSummary.of(TrainCommand.model(name), 1, 1, 28, 28));
+    var model = TrainCommand.model(name);
+    out.print(memory ? ModelSummary.withMemory(model, batch, 1, 28, 28) : ModelSummary.of(model, batch, 1, 28, 28));
     return 0;
   }
 }

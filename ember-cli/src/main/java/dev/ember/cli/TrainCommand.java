@@ -74,6 +74,8 @@ final class TrainCommand {
     int maxBadSteps = 3;                               // non-finite steps skipped in a row before stopping (0: off)
     /** --precision: the forward pass and loss in fp32, or under bf16/fp16 autocast (fp16 with loss scaling). */
     Precision precision = Precision.F32;
+    /** --memory-budget in bytes (0: none); not saved: checkpointing leaves the numbers as they are. */
+    long memoryBudget = 0;
     Path out;
     Path resume;
     Path data;
@@ -133,6 +135,7 @@ final class TrainCommand {
         case "--checkpoint-every" -> s.checkpointEvery = nonNegative(a, it.value());
         case "--max-bad-steps" -> s.maxBadSteps = nonNegative(a, it.value());
         case "--precision" -> s.precision = precision(a, it.value());
+        case "--memory-budget" -> s.memoryBudget = dev.ember.train.summary.MemoryPlan.parseSize(a, it.value());
         case "--out" -> s.out = Path.of(it.value());
         case "--resume" -> s.resume = Path.of(it.value());
         case "--data" -> s.data = Path.of(it.value());
@@ -318,6 +321,7 @@ final class TrainCommand {
         .skipNonFiniteSteps(s.maxBadSteps).precision(s.precision)
         .callbacks(new CsvLogger(dir.resolve("metrics.csv")), profiling, rotation);
     if (!s.quiet) builder.callbacks(ProgressBar.auto(out));
+    if (s.memoryBudget > 0) builder.memoryBudget(s.memoryBudget);
     if (sched != null) builder.scheduler(sched, Trainer.Interval.EPOCH);
     builder.callbacks(interruption); // last: it sees whether the rotation saves the step it stops at
     if (s.resume != null) {
@@ -525,7 +529,7 @@ final class TrainCommand {
     throw new IllegalArgumentException(opt + " must be one of " + String.join(", ", allowed) + ", got '" + v + "'");
   }
 
-  private static int positive(String opt, String v) {
+  static int positive(String opt, String v) {
     long n = parseLong(opt, v);
     if (n < 1 || n > Integer.MAX_VALUE) throw new IllegalArgumentException(opt + " must be a positive integer, got " + v);
     return (int) n;

@@ -61,6 +61,20 @@ class TrainCommandTest {
     return new Result(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
   }
 
+  @Test
+  void memoryBudgetIsPlannedOrFailsBeforeTraining(@TempDir Path tmp) {
+    Result r = call(null, "train", "--data", data.toString(), "--model", "mlp", "--epochs", "1", "--batch-size", "32",
+        "--memory-budget", "1k", "--out", tmp.resolve("small").toString(), "--quiet");
+    assertEquals(1, r.code(), r.out() + r.err());
+    assertTrue(r.err().startsWith("ember train: memory budget 0.0 MiB cannot be met: a training step peaks at "), r.err());
+    assertTrue(r.err().contains("hint: raise the budget to at least "), r.err());
+    Result ok = call(null, "train", "--data", data.toString(), "--model", "mlp", "--epochs", "1", "--batch-size", "32",
+        "--memory-budget", "2g", "--out", tmp.resolve("big").toString(), "--quiet");
+    assertEquals(0, ok.code(), ok.out() + ok.err());
+    assertTrue(ok.out().contains("memory budget 2048.0 MiB: a step peaks at "), ok.out());
+    assertTrue(ok.out().contains("; it fits, nothing checkpointed; measured peak "), ok.out());
+  }
+
   private static String[] run(String... args) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ByteArrayOutputStream err = new ByteArrayOutputStream();

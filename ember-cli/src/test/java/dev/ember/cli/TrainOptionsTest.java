@@ -54,6 +54,17 @@ class TrainOptionsTest {
   }
 
   @Test
+  void memoryBudgetTakesASizeWithASuffix() {
+    assertEquals(300L << 20, TrainCommand.parse(new String[] {"--memory-budget", "300m"}).memoryBudget);
+    assertEquals(2L << 30, TrainCommand.parse(new String[] {"--memory-budget=2G"}).memoryBudget);
+    assertEquals(512L << 10, TrainCommand.parse(new String[] {"--memory-budget", "512k"}).memoryBudget);
+    assertEquals(0, TrainCommand.parse(new String[] {}).memoryBudget);
+    assertEquals("--memory-budget: expected a size such as 300m, 2g, 512k or 1048576 (bytes; k/m/g = KiB/MiB/GiB), got"
+        + " 'lots'", error("--memory-budget", "lots"));
+    assertEquals("--memory-budget: the size must be at least 1 byte and finite, got '0m'", error("--memory-budget", "0m"));
+  }
+
+  @Test
   void unknownOptionsAndStrayWordsSaySo() {
     assertEquals("unknown option --foo (see ./ember train --help)", error("--foo"));
     assertEquals("unknown option --foo (see ./ember train --help)", error("--foo", "3"));

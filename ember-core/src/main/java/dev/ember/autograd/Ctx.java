@@ -74,6 +74,16 @@ public final class Ctx {
     return inputs == null ? null : inputs[i];
   }
 
+  /** Inputs, output and tensor extras, without the version checks (see {@link Node#savedTensors()}). */
+  java.util.List<Tensor> saved() {
+    if (inputs == null) return java.util.List.of();
+    java.util.ArrayList<Tensor> l = new java.util.ArrayList<>(inputs.length + 1);
+    for (Tensor t : inputs) if (t != null) l.add(t);
+    l.add(output);
+    if (extras != null) for (Object o : extras) if (o instanceof Tensor t) l.add(t);
+    return l;
+  }
+
   Tensor rawOutput() {
     return output;
   }

@@ -33,6 +33,17 @@ public final class Node {
   }
 
   /**
+   * The tensors this node keeps for its backward, in order: the op's inputs (null ones left out), its output, and any
+   * tensors among the forward's extras; empty once a backward without retainGraph has run it. They stay alive as
+   * long as the graph does, so their buffers are the activation memory of a training step (memory profiles read
+   * them; the version checks of {@link Ctx} do not apply here). An input's {@link Tensor#gradFn()} leads on to the
+   * node that made it.
+   */
+  public java.util.List<Tensor> savedTensors() {
+    return ctx.saved();
+  }
+
+  /**
    * Drops the references to the inputs once a backward without retainGraph has run this node:
    * its saved tensors are gone, so it can only fail if reached again, and a caller that keeps
    * the loss (or any output) would otherwise keep every activation of the step alive. A second

@@ -213,6 +213,7 @@ public final class MemoryScope implements AutoCloseable {
         bin.lastUse = outermost;
         a = bin.arrays.pollLast();
       }
+      ScopeMemory.taken((long) n * dtype.itemSize());
       if (a == null) return Storage.newArray(dtype, n);
       freeBytes -= bin.bytes;
       if (!zero) return a;
@@ -240,10 +241,12 @@ public final class MemoryScope implements AutoCloseable {
       }
       DType dtype = st.dtype();
       int n = st.size();
+      boolean counted = st.fromPool(); // a deferred buffer resolved outside any scope got a fresh array
       Bin bin = bins.computeIfAbsent(key(dtype, n), k -> new Bin(dtype, n));
       bin.lastUse = Math.max(bin.lastUse, outermost);
       bin.arrays.addLast(st.release());
       freeBytes += bin.bytes;
+      if (counted) ScopeMemory.given(bin.bytes);
     }
 
     void beginOutermost() {

@@ -40,6 +40,8 @@ public abstract class Module {
   private boolean training = true;
   /** Null until a hook is registered, so a call of a module without hooks costs one field read. */
   private ArrayList<ForwardHook> forwardHooks;
+  /** Whether {@link #call} runs the forward through {@link dev.ember.autograd.Checkpointing} ({@link #checkpoint}). */
+  private boolean checkpointed;
 
   /** The module's name in printed trees and messages; PyTorch's class name by default. */
   public String name() {
@@ -60,7 +62,7 @@ public abstract class Module {
    * children (PyTorch's {@code module(x)}). Without hooks it is {@link #forward(Tensor)}.
    */
   public final Tensor call(Tensor input) {
-    if (forwardHooks == null) return forward(input);
+    if (forwardHooks == null && !checkpointed) return forward(input);
     return call(Collections.singletonList(input), () -> forward(input));
   }
 
@@ -70,6 +72,7 @@ public abstract class Module {
    * with several inputs, whose hooks see the tensor inputs and the main output.
    */
   public final Tensor call(List<Tensor> inputs, Supplier<Tensor> body) {
+    if (checkpointed) body = checkpointed(inputs, body);
     if (forwardHooks == null) return body.get();
     // a snapshot, so that a hook may remove itself (or register another) during the call
     ForwardHook[] hooks = forwardHooks.toArray(new ForwardHook[0]);
@@ -77,6 +80,32 @@ public abstract class Module {
     Tensor out = body.get();
     for (ForwardHook h : hooks) h.afterForward(this, inputs, out);
     return out;
+  }
+
+  /**
+   * Gradient checkpointing of this module's calls (PyTorch's per-block {@code checkpoint(block, x)}, as a memory
+   * budget plans it): with {@code on}, every {@link #call} while recording runs the forward through
+   * {@link dev.ember.autograd.Checkpointing#apply}, so backward keeps only the call's inputs and output and runs the
+   * forward again when the gradient gets here (inside a {@link MemoryScope} the segment's other buffers go back to
+   * the pool at once). It works on any module, such as the layers an encoder runs in its own loop, without
+   * renaming parameters. Gradients are those of the plain call (see Checkpointing). Returns this module.
+   */
+  public Module checkpoint(boolean on) {
+    this.checkpointed = on;
+    return this;
+  }
+
+  /** Whether {@link #checkpoint(boolean)} is on. */
+  public final boolean isCheckpointed() {
+    return checkpointed;
+  }
+
+  private static Supplier<Tensor> checkpointed(List<Tensor> inputs, Supplier<Tensor> body) {
+    if (!Grad.enabled()) return body;
+    List<Tensor> given = new ArrayList<>();
+    for (Tensor t : inputs) if (t != null) given.add(t);
+    // the body reads the original inputs when it runs again: Checkpointing routes their gradients to them
+    return () -> dev.ember.autograd.Checkpointing.apply(xs -> body.get(), given.toArray(new Tensor[0]));
   }
 
   /**

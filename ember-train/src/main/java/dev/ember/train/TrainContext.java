@@ -31,6 +31,8 @@ public final class TrainContext {
   long skippedSteps;
   double lossScale = Double.NaN;
   final java.util.List<PendingCheckpoint> pendingCheckpoints = new java.util.ArrayList<>();
+  /** The memory budget's plan (its measured peak updated after every step), or null without a budget. */
+  dev.ember.train.summary.MemoryPlan memoryPlan;
 
   /** A checkpoint asked for during a hook, written once every callback has run that hook. */
   record PendingCheckpoint(java.nio.file.Path file, Runnable afterCommit) {}
@@ -189,6 +191,14 @@ public final class TrainContext {
    */
   public void requestStop(String reason) {
     if (stopReason == null) stopReason = reason;
+  }
+
+  /**
+   * The plan of {@link Trainer.Builder#memoryBudget(long)}: the checkpointed segments, the predicted peak and the
+   * largest peak measured so far; null without a budget.
+   */
+  public dev.ember.train.summary.MemoryPlan memoryPlan() {
+    return memoryPlan;
   }
 
   /** The reason given to {@link #requestStop(String)}, or null while training goes on. */

@@ -154,6 +154,7 @@ public final class Trainer {
   private final Device device;
   private final Precision precision;
   private final GradScaler gradScaler;
+  private final long memoryBudget;
 
   private Trainer(Builder b) {
     this.maxEpochs = b.maxEpochs;
@@ -173,6 +174,7 @@ public final class Trainer {
     this.device = b.device;
     this.precision = b.precision;
     this.gradScaler = b.gradScaler;
+    this.memoryBudget = b.memoryBudget;
     Set<String> keys = new HashSet<>();
     for (Callback c : callbacks) {
       if (!keys.add(c.stateKey())) {
@@ -307,6 +309,8 @@ public final class Trainer {
     final Device runDevice;
     /** The loss scaler of this run (F16, or one given to the builder), or null. */
     final GradScaler scaler;
+    /** A memory budget's runs of a Sequential's children checkpointed together, or null. */
+    List<dev.ember.nn.CheckpointSequential.Range> checkpointRuns;
 
     Run(Module model, BiFunction<Tensor, Tensor, Tensor> lossFn, Optimizer optimizer, BatchSource train, BatchSource val) {
       this.model = model;
@@ -332,6 +336,7 @@ public final class Trainer {
 
     History fit() {
       if (resumeFrom != null) restore(resumeFrom);
+      List<Module> checkpointed = memoryBudget > 0 ? applyMemoryPlan() : List.of();
       try {
         long t0 = System.nanoTime();
         for (Callback c : callbacks) c.onTrainBegin(ctx);
@@ -340,6 +345,9 @@ public final class Trainer {
         }
         if (ctx.stopReason != null) history.log("stopped_at_step", ctx.epoch, ctx.globalStep, ctx.globalStep);
         history.log("train_time_s", ctx.epoch, ctx.globalStep, (System.nanoTime() - t0) / 1e9);
+        if (ctx.memoryPlan != null) {
+          history.log("memory_peak_bytes", ctx.epoch, ctx.globalStep, ctx.memoryPlan.measuredPeakBytes());
+        }
         for (Callback c : callbacks) c.onTrainEnd(ctx);
         return history;
       } catch (Throwable t) {
@@ -351,6 +359,122 @@ public final class Trainer {
           }
         }
         throw t;
+      } finally {
+        for (Module m : checkpointed) m.checkpoint(false);
+      }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Memory budget
+
+    /**
+     * Measures one training step on the first batch (forward, loss, backward, optimizer step; after an unmeasured
+     * one when the optimizer has no state yet) and puts everything it touched back (parameters, buffers, gradients, optimizer state, random generators, modes), plans which
+     * segments to checkpoint, keeps the plan in the context and turns checkpointing on for them (blocks through
+     * {@link Module#checkpoint(boolean)}, runs of a Sequential's children through the forward); returns the modules
+     * whose flag it set.
+     *
+     * @throws dev.ember.train.summary.MemoryBudgetException when even checkpointing every segment cannot fit
+     */
+    private List<Module> applyMemoryPlan() {
+      dev.ember.train.summary.MemoryProfile probe = probeStep();
+      if (probe == null) return List.of(); // no batch: nothing to train, nothing to plan
+      dev.ember.train.summary.MemoryPlan plan = dev.ember.train.summary.MemoryPlan.plan(memoryBudget, model, probe);
+      ctx.memoryPlan = plan;
+      if (plan.inRuns() && !plan.checkpointed().isEmpty() && model instanceof dev.ember.nn.Sequential) {
+        checkpointRuns = new ArrayList<>();
+        for (int[] r : plan.runs()) checkpointRuns.add(new dev.ember.nn.CheckpointSequential.Range(r[0], r[1]));
+        return List.of();
+      }
+      List<Module> on = new ArrayList<>();
+      Map<String, Module> modules = model.namedModules();
+      for (String name : plan.checkpointed()) {
+        Module m = modules.get(name);
+        if (m != null && !m.isCheckpointed()) {
+          m.checkpoint(true);
+          on.add(m);
+        }
+      }
+      return on;
+    }
+
+    /** The model's forward with the plan's runs of children checkpointed, through the model's own hooks. */
+    private Tensor forwardInRuns(Tensor x) {
+      dev.ember.nn.Sequential seq = (dev.ember.nn.Sequential) model;
+      return model.call(List.of(x), () -> dev.ember.nn.CheckpointSequential.apply(seq, checkpointRuns, x));
+    }
+
+    private dev.ember.train.summary.MemoryProfile probeStep() {
+      Batch batch;
+      try (BatchIterator it = train.iterate(epochIndex, nextBatch)) {
+        if (!it.hasNext()) return null;
+        batch = it.next();
+      }
+      List<Tensor> params = model.parameters();
+      List<Tensor> values = new ArrayList<>();
+      List<Tensor> grads = new ArrayList<>();
+      Map<String, Tensor> buffers = model.namedBuffers();
+      Map<String, Tensor> bufferValues = new LinkedHashMap<>();
+      var optimizerState = optimizer.stateDict();
+      long[] rng = Generator.global().state();
+      List<long[]> rngs = new ArrayList<>();
+      for (Generator g : generators) rngs.add(g.state());
+      Map<Module, Boolean> modes = new LinkedHashMap<>();
+      for (Module m : model.modules()) modes.put(m, m.isTraining());
+      try (var ignored = Grad.off()) {
+        for (Tensor p : params) {
+          values.add(p.cloneContiguous());
+          grads.add(p.grad());
+          p.setGrad(null);
+        }
+        for (var e : buffers.entrySet()) bufferValues.put(e.getKey(), e.getValue().cloneContiguous());
+      }
+      dev.ember.train.summary.MemoryProfile.Recorder recorder = dev.ember.train.summary.MemoryProfile.record(model);
+      try {
+        model.train();
+        // a fresh optimizer makes its state at the end of its first step, after the backward where a step may peak:
+        // the measured step runs with the state there, as every later step does
+        if (dev.ember.train.summary.MemoryProfile.optimizerStateBytes(model, optimizer) == 0) {
+          recorder.close();
+          try (MemoryScope warm = MemoryScope.open()) {
+            Batch b = onDevice(batch, runDevice);
+            Tensor warmLoss;
+            try (Autocast ac = autocast()) {
+              warmLoss = lossFn.apply(model.call(b.input()), b.target());
+            }
+            warmLoss.backward();
+            optimizer.step();
+            optimizer.zeroGrad();
+          }
+          recorder = dev.ember.train.summary.MemoryProfile.record(model);
+        }
+        var peak = dev.ember.train.summary.MemoryProfile.StepPeak.start(model, optimizer);
+        try (MemoryScope probe = MemoryScope.open()) {
+          Batch b = onDevice(batch, runDevice);
+          Tensor loss;
+          try (Autocast ac = autocast()) { // the step measured in the precision it will train in
+            Tensor out = model.call(b.input());
+            recorder.close();
+            loss = lossFn.apply(out, b.target());
+          }
+          loss.backward();
+          optimizer.step();
+          optimizer.zeroGrad();
+        }
+        return recorder.profile(optimizer, peak.end());
+      } finally {
+        recorder.close();
+        try (var ignored = Grad.off()) {
+          for (int i = 0; i < params.size(); i++) {
+            params.get(i).copy_(values.get(i));
+            params.get(i).setGrad(grads.get(i));
+          }
+          for (var e : buffers.entrySet()) e.getValue().copy_(bufferValues.get(e.getKey()));
+        }
+        optimizer.loadStateDict(optimizerState);
+        Generator.global().setState(rng);
+        for (int i = 0; i < generators.size(); i++) generators.get(i).setState(rngs.get(i));
+        for (var e : modes.entrySet()) e.getKey().train(e.getValue());
       }
     }
 
@@ -370,10 +494,12 @@ public final class Trainer {
       boolean completed = true;
       int numBatches = train.numBatches();
       MemoryScope stepScope = null; // open from an optimizer step's first batch to the step itself
+      dev.ember.train.summary.MemoryProfile.StepPeak stepPeak = null; // with a memory budget
       try (BatchIterator it = train.iterate(epochIndex, nextBatch)) {
         while (true) {
           clock.startStep();
           if (!it.hasNext()) break;
+          if (ctx.memoryPlan != null && stepScope == null) stepPeak = dev.ember.train.summary.MemoryProfile.StepPeak.start(model, optimizer);
           Batch batch = it.next();
           if (batch.input().device() != runDevice || batch.target().device() != runDevice) {
             if (stepScope == null) stepScope = MemoryScope.open(); // the copy belongs to the step, as activations do
@@ -389,7 +515,7 @@ public final class Trainer {
           Tensor out;
           Tensor loss;
           try (Autocast ignored = autocast()) {            // the forward pass and the loss; backward runs outside
-            out = model.call(batch.input());
+            out = checkpointRuns == null ? model.call(batch.input()) : forwardInRuns(batch.input());
             clock.lap(Phase.FORWARD);
             loss = lossFn.apply(out, batch.target());
           }
@@ -450,6 +576,11 @@ public final class Trainer {
             optimizer.zeroGrad();
             stepScope.close(); // the step's activations, gradients and temporaries back to the pool
             stepScope = null;
+            if (stepPeak != null) {
+              long p = stepPeak.end();
+              if (p > ctx.memoryPlan.measuredPeakBytes()) ctx.memoryPlan = ctx.memoryPlan.withMeasuredPeak(p);
+              stepPeak = null;
+            }
             pending = 0;
             double badLoss = stepLossBad ? stepBadLoss : lossValue;
             stepLossBad = false;
@@ -620,6 +751,7 @@ public final class Trainer {
     private Device device;
     private Precision precision = Precision.F32;
     private GradScaler gradScaler;
+    private long memoryBudget;
 
     private Builder() {}
 
@@ -753,6 +885,22 @@ public final class Trainer {
         throw new IllegalArgumentException("Trainer: skip_non_finite_steps must be >= 0 (0: off), got " + maxConsecutive);
       }
       this.maxBadSteps = maxConsecutive;
+      return this;
+    }
+
+    /**
+     * Keeps a training step's peak live bytes ({@link dev.ember.train.summary.MemoryProfile.StepPeak}) under
+     * {@code bytes}: {@link Trainer#fit} first measures one step on the first batch (after an unmeasured one that makes
+     * a fresh optimizer's state; it puts back everything they changed), then checkpoints as few segments as the prediction needs ({@link dev.ember.train.summary.MemoryPlan},
+     * {@link Module#checkpoint(boolean)}, turned off again when fit returns) and keeps the plan, with the largest
+     * peak measured while training, in {@link TrainContext#memoryPlan()} (callbacks see it from
+     * {@code onTrainBegin}; {@code Profiling} prints it then and at the end, and writes it to profile.json) and the
+     * history ({@code memory_peak_bytes}). When even checkpointing every segment cannot fit, fit throws a
+     * {@link dev.ember.train.summary.MemoryBudgetException} before training, before any callback runs.
+     */
+    public Builder memoryBudget(long bytes) {
+      if (bytes <= 0) throw new IllegalArgumentException("Trainer: memory_budget must be > 0 bytes, got " + bytes);
+      this.memoryBudget = bytes;
       return this;
     }
 

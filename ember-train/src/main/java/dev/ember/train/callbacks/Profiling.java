@@ -8,6 +8,7 @@ import dev.ember.tensor.MemoryScope;
 import dev.ember.train.Callback;
 import dev.ember.train.Phase;
 import dev.ember.train.TrainContext;
+import dev.ember.train.summary.MemoryProfile;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
@@ -59,12 +60,20 @@ public final class Profiling implements Callback {
    */
   public record Summary(long steps, double stepSeconds, List<PhaseTime> phases, Bytes allocatedPerStep,
       long maxAllocationStep, Bytes pooledAfterStep, Bytes heapUsedAfterStep, long lastHeapUsed, String device,
-      Map<String, Long> deviceMemory) {
+      Map<String, Long> deviceMemory, MemoryProfile memory) {
+    /** A summary without a memory profile. */
+    public Summary(long steps, double stepSeconds, List<PhaseTime> phases, Bytes allocatedPerStep,
+        long maxAllocationStep, Bytes pooledAfterStep, Bytes heapUsedAfterStep, long lastHeapUsed, String device,
+        Map<String, Long> deviceMemory) {
+      this(steps, stepSeconds, phases, allocatedPerStep, maxAllocationStep, pooledAfterStep, heapUsedAfterStep,
+          lastHeapUsed, device, deviceMemory, null);
+    }
+
     /** A summary of a run on the CPU (no device memory). */
     public Summary(long steps, double stepSeconds, List<PhaseTime> phases, Bytes allocatedPerStep,
         long maxAllocationStep, Bytes pooledAfterStep, Bytes heapUsedAfterStep, long lastHeapUsed) {
       this(steps, stepSeconds, phases, allocatedPerStep, maxAllocationStep, pooledAfterStep, heapUsedAfterStep,
-          lastHeapUsed, "cpu", Map.of());
+          lastHeapUsed, "cpu", Map.of(), null);
     }
 
     /**
@@ -111,6 +120,7 @@ public final class Profiling implements Callback {
         }
         m.put("device_memory", dm);
       }
+      if (memory != null) m.put("memory", memory.toMap());
       return m;
     }
 
@@ -150,6 +160,7 @@ public final class Profiling implements Callback {
           size(heapUsedAfterStep.mean()), size(heapUsedAfterStep.min()), size(heapUsedAfterStep.max())));
       String dm = deviceMemoryLine();
       if (dm != null) sb.append(dm).append(String.format("%n"));
+      if (memory != null) sb.append(memory.totals());
       return sb.toString();
     }
 
@@ -192,6 +203,11 @@ public final class Profiling implements Callback {
   private long heapMax = Long.MIN_VALUE;
   private long heapLast;
   private TrainContext lastCtx;
+  /** Records the first training batch's activations per layer; null before and after. */
+  private MemoryProfile.Recorder recorder;
+  private MemoryProfile memoryProfile;
+  private MemoryProfile.StepPeak stepPeak;
+  private long peakStepBytes = -1;
 
   /** Prints the summary to {@code System.out} at train end. */
   public Profiling() {
@@ -228,6 +244,10 @@ public final class Profiling implements Callback {
 
   @Override
   public void onTrainBegin(TrainContext ctx) {
+    if (out != null && ctx.memoryPlan() != null) {
+      out.println(ctx.memoryPlan().describe());
+      out.flush();
+    }
     allocMark = allocated();
   }
 
@@ -240,11 +260,27 @@ public final class Profiling implements Callback {
   @Override
   public void onBatchBegin(TrainContext ctx, Batch batch) {
     collect(ctx);
+    if (memoryProfile == null && recorder == null) recorder = MemoryProfile.record(ctx.model());
+    stepPeak = MemoryProfile.StepPeak.start(ctx.model(), ctx.optimizer());
+  }
+
+  @Override
+  public void onAfterBackward(TrainContext ctx) {
+    if (recorder != null) recorder.close(); // the forward is over: the hooks go, the rows stay
   }
 
   @Override
   public void onBatchEnd(TrainContext ctx, Batch batch, double loss) {
     collect(ctx);
+    if (stepPeak != null) {
+      peakStepBytes = Math.max(peakStepBytes, stepPeak.end());
+      stepPeak = null;
+    }
+    if (recorder != null) { // after the first optimizer step, so that its state exists
+      recorder.close();
+      if (recorder.recordedCalls() > 0) memoryProfile = recorder.profile(ctx.optimizer(), peakStepBytes);
+      recorder = null; // a batch without a model call (a driver of callbacks) tries again on the next
+    }
     pending = true;
     lastCtx = ctx;
     long now = allocated();
@@ -326,8 +362,11 @@ public final class Profiling implements Callback {
     // the pool is sampled at the same moments as the heap, so heapCount counts its samples too
     Bytes pool = heapCount == 0 ? new Bytes(Double.NaN, 0, 0) : new Bytes((double) poolSum / heapCount, poolMin, poolMax);
     Device dev = lastCtx == null ? Device.CPU : lastCtx.model().device();
+    MemoryProfile mem = memoryProfile == null ? null
+        : memoryProfile.withPeakStepBytes(peakStepBytes, MemoryProfile.optimizerStateBytes(lastCtx.model(), lastCtx.optimizer()))
+            .withPlan(lastCtx.memoryPlan());
     return new Summary(steps, total / 1e9, List.copyOf(phases), alloc, alloc == null ? -1 : allocMaxStep, pool, heap,
-        heapLast, dev.toString(), dev.isCpu() ? Map.of() : Map.copyOf(dev.memoryStats()));
+        heapLast, dev.toString(), dev.isCpu() ? Map.of() : Map.copyOf(dev.memoryStats()), mem);
   }
 
   @Override
@@ -341,6 +380,7 @@ public final class Profiling implements Callback {
     s.put("heap", new long[] {heapSum, heapCount, heapMin, heapMax, heapLast});
     s.put("alloc_max_step", allocMaxStep);
     s.put("pool", new long[] {poolSum, poolMin, poolMax});
+    s.put("peak_step_bytes", peakStepBytes);
     return s;
   }
 
@@ -370,6 +410,7 @@ public final class Profiling implements Callback {
       poolMin = pl[1];
       poolMax = pl[2];
     }
+    if (state.get("peak_step_bytes") instanceof Number pk) peakStepBytes = pk.longValue();
     pending = false;
   }
 }

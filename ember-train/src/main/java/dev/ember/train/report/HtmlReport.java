@@ -89,6 +89,7 @@ public final class HtmlReport {
     charts(sb, data.metrics);
     if (data.confusion != null) confusion(sb, data.confusion);
     if (data.profile != null) profile(sb, data.profile);
+    if (data.profile != null && data.profile.memory() != null) memory(sb, data.profile.memory());
     if (!data.histograms.isEmpty()) histograms(sb, data.histograms);
     metricsTable(sb, data.metrics);
     sb.append("<p class=\"foot\">Written by Ember from the files of the run folder.</p>\n</body>\n</html>\n");
@@ -468,6 +469,49 @@ public final class HtmlReport {
           mib(p.deviceMemory().getOrDefault("reserved_bytes.all.peak", 0.0)));
       sb.append("</table>\n");
     }
+  }
+
+  /** Rows of the memory table at most (the biggest activations first when there are more). */
+  private static final int MAX_MEMORY_ROWS = 40;
+
+  private static void memory(StringBuilder sb, RunData.Memory m) {
+    sb.append("<h2>Where a training step's memory goes</h2>\n<table class=\"kv\">\n");
+    String[][] keys = {{"peak_step_bytes", "peak live bytes in one training step (measured)"},
+        {"activation_bytes", "activations kept for backward"}, {"param_bytes", "parameters"}, {"grad_bytes", "gradients"},
+        {"optimizer_state_bytes", "optimizer state"}, {"buffer_bytes", "buffers"}, {"input_bytes", "input batch"}};
+    for (String[] k : keys) {
+      Double v = m.totals().get(k[0]);
+      if (v != null && v >= 0) kv(sb, k[1], mib(v));
+    }
+    if (!m.plan().isEmpty()) {
+      Map<String, Object> p = m.plan();
+      kv(sb, "memory budget", mib(p.get("budget_bytes") instanceof Number n ? n.doubleValue() : null));
+      kv(sb, "checkpointed segments", p.get("checkpointed") instanceof List<?> l && !l.isEmpty()
+          ? String.join(", ", l.stream().map(String::valueOf).toList()) : "none");
+      kv(sb, "predicted peak", mib(p.get("predicted_peak_bytes") instanceof Number n ? n.doubleValue() : null));
+      kv(sb, "measured peak", mib(p.get("measured_peak_bytes") instanceof Number n ? n.doubleValue() : null));
+    }
+    sb.append("</table>\n");
+    List<RunData.MemoryRow> rows = m.layers();
+    if (rows.size() > MAX_MEMORY_ROWS) {
+      rows = rows.stream().sorted(java.util.Comparator.comparingDouble(RunData.MemoryRow::activationBytes).reversed())
+          .limit(MAX_MEMORY_ROWS).toList();
+      sb.append("<p class=\"small\">The ").append(MAX_MEMORY_ROWS).append(" of ").append(m.layers().size())
+          .append(" module calls that keep the most activations; profile.json has them all.</p>\n");
+    }
+    sb.append("<table class=\"num\">\n<tr><th>layer</th><th>activations MiB</th><th>params MiB</th><th>grads MiB</th>"
+        + "<th>optimizer state MiB</th></tr>\n");
+    for (RunData.MemoryRow r : rows) {
+      sb.append("<tr><td>").append("&nbsp;&nbsp;".repeat(Math.max(0, r.depth())))
+          .append(esc(r.name().isEmpty() ? r.type() : r.name() + " (" + r.type() + ")")).append("</td><td>")
+          .append(mibNum(r.activationBytes())).append("</td><td>").append(mibNum(r.paramBytes())).append("</td><td>")
+          .append(mibNum(r.gradBytes())).append("</td><td>").append(mibNum(r.optimizerStateBytes())).append("</td></tr>\n");
+    }
+    sb.append("</table>\n");
+  }
+
+  private static String mibNum(double b) {
+    return Double.isNaN(b) ? "-" : String.format(Locale.ROOT, "%.3f", b / (1024.0 * 1024.0));
   }
 
   private static String bytesRange(Map<String, Double> m) {

@@ -40,7 +40,17 @@ final class RunData {
 
   /** {@code device} is "cpu" for runs written before devices; {@code deviceMemory} is empty on the CPU. */
   record Profile(long steps, double stepSeconds, List<PhaseRow> phases, Map<String, Double> alloc,
-      Map<String, Double> heap, String device, Map<String, Double> deviceMemory) {}
+      Map<String, Double> heap, String device, Map<String, Double> deviceMemory, Memory memory) {}
+
+  /**
+   * profile.json's {@code memory}: the totals (bytes by key), the per-layer rows and the memory-budget plan's
+   * fields (empty without a budget).
+   */
+  record Memory(Map<String, Double> totals, List<MemoryRow> layers, Map<String, Object> plan) {}
+
+  /** One module call of the memory profile. */
+  record MemoryRow(String name, String type, int depth, double activationBytes, double paramBytes, double gradBytes,
+      double optimizerStateBytes) {}
 
   /** One histogram: {@code counts} over [lo, hi]. */
   record Hist(double lo, double hi, long[] counts, double mean, double std, long nonfinite) {}
@@ -179,7 +189,25 @@ final class RunData {
         : rows.stream().mapToDouble(PhaseRow::totalSeconds).sum();
     return new Profile(steps.longValue(), stepSeconds, List.copyOf(rows), numbers(obj.get("alloc_bytes_per_step")),
         numbers(obj.get("heap_used_bytes")), obj.get("device") instanceof String d ? d : "cpu",
-        numbers(obj.get("device_memory")));
+        numbers(obj.get("device_memory")), memory(obj.get("memory"), file));
+  }
+
+  private static Memory memory(Object o, Path file) throws RunFileException {
+    if (o == null) return null;
+    if (!(o instanceof Map<?, ?> m)) throw new RunFileException(file, -1, "\"memory\" must be an object");
+    List<MemoryRow> rows = new ArrayList<>();
+    if (m.get("layers") instanceof List<?> layers) {
+      for (Object l : layers) {
+        if (!(l instanceof Map<?, ?> r) || !(r.get("name") instanceof String name) || !(r.get("type") instanceof String type)) {
+          throw new RunFileException(file, -1, "each memory layer needs a name and a type, got " + l);
+        }
+        rows.add(new MemoryRow(name, type, r.get("depth") instanceof Number d ? d.intValue() : 0, num(r.get("activation_bytes")),
+            num(r.get("param_bytes")), num(r.get("grad_bytes")), num(r.get("optimizer_state_bytes"))));
+      }
+    }
+    LinkedHashMap<String, Object> plan = new LinkedHashMap<>();
+    if (m.get("plan") instanceof Map<?, ?> p) for (var e : p.entrySet()) plan.put(String.valueOf(e.getKey()), e.getValue());
+    return new Memory(numbers(m), List.copyOf(rows), plan);
   }
 
   private static Map<String, Double> numbers(Object o) {

@@ -19,10 +19,12 @@ package dev.ember.train.summary;
  * @param subtreeFlops {@code flops} plus those of every call nested in this one
  * @param selfNanos mean time per forward of this call without its nested calls; -1 unless profiled
  * @param totalNanos mean time per forward of this call with its nested calls; -1 unless profiled
+ * @param activationBytes bytes this call's own ops keep for backward ({@link MemoryProfile}); -1 unless measured
+ *     ({@link ModelSummary#withMemory})
  */
 public record LayerSummary(String name, String type, int depth, boolean leaf, boolean repeated, int[] outputShape,
     long params, long trainableParams, long paramBytes, long outputBytes, long flops, boolean flopsKnown,
-    long subtreeFlops, double selfNanos, double totalNanos) {
+    long subtreeFlops, double selfNanos, double totalNanos, long activationBytes) {
 
   public LayerSummary {
     outputShape = outputShape.clone();
@@ -46,6 +48,11 @@ public record LayerSummary(String name, String type, int depth, boolean leaf, bo
 
   LayerSummary withTimes(double self, double total) {
     return new LayerSummary(name, type, depth, leaf, repeated, outputShape, params, trainableParams, paramBytes,
-        outputBytes, flops, flopsKnown, subtreeFlops, self, total);
+        outputBytes, flops, flopsKnown, subtreeFlops, self, total, activationBytes);
+  }
+
+  LayerSummary withActivationBytes(long bytes) {
+    return new LayerSummary(name, type, depth, leaf, repeated, outputShape, params, trainableParams, paramBytes,
+        outputBytes, flops, flopsKnown, subtreeFlops, selfNanos, totalNanos, bytes);
   }
 }

@@ -6,6 +6,7 @@ import dev.ember.nn.HookHandle;
 import dev.ember.nn.Module;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Generator;
+import dev.ember.tensor.MemoryScope;
 import dev.ember.tensor.Tensor;
 import java.io.PrintStream;
 import java.util.ArrayList;
@@ -49,6 +50,7 @@ public final class ModelSummary {
   private final long bufferBytes;
   private final List<String> uncalledLeaves;
   private final Profile profile;
+  private final MemoryProfile memory;
 
   /**
    * Timings of {@link #profiled}: mean nanoseconds per iteration of the forward pass and of forward
@@ -58,7 +60,8 @@ public final class ModelSummary {
   public record Profile(int warmup, int iterations, double forwardNanos, double forwardBackwardNanos) {}
 
   private ModelSummary(String modelType, int[] inputShape, long inputBytes, List<LayerSummary> layers, long totalParams,
-      long trainableParams, long paramBytes, long bufferBytes, List<String> uncalledLeaves, Profile profile) {
+      long trainableParams, long paramBytes, long bufferBytes, List<String> uncalledLeaves, Profile profile,
+      MemoryProfile memory) {
     this.modelType = modelType;
     this.inputShape = inputShape;
     this.inputBytes = inputBytes;
@@ -69,6 +72,7 @@ public final class ModelSummary {
     this.bufferBytes = bufferBytes;
     this.uncalledLeaves = List.copyOf(uncalledLeaves);
     this.profile = profile;
+    this.memory = memory;
   }
 
   /**
@@ -82,7 +86,7 @@ public final class ModelSummary {
   /** Summarises {@code model} on the given input (integer token ids for an embedding model, say). */
   public static ModelSummary of(Module model, Tensor sampleInput) {
     checkModel("ModelSummary.of", model, sampleInput);
-    return build(model, sampleInput, record(model, sampleInput), null);
+    return build(model, sampleInput, record(model, sampleInput), null, null);
   }
 
   /**
@@ -105,7 +109,27 @@ public final class ModelSummary {
     List<Recorder.Call> calls = record(model, sampleInput);
     double[][] times = new double[2][calls.size()];
     Profile profile = time(model, sampleInput, calls, warmup, iterations, times);
-    return build(model, sampleInput, calls, new Timed(profile, times[0], times[1]));
+    return build(model, sampleInput, calls, new Timed(profile, times[0], times[1]), null);
+  }
+
+  /**
+   * {@link #of(Module, int...)} plus the memory of a training step ({@link MemoryProfile}): each row's
+   * activation bytes kept for backward, and in the totals the parameter, gradient, activation and peak live
+   * bytes of one forward and backward (of the output's sum) in a {@link MemoryScope}. The pass runs in eval mode
+   * with the tape on, as {@link #profiled}'s, so running statistics and random generators are left as they were
+   * (train-mode dropout masks are not in it); the parameters' gradients are restored afterwards. No optimizer
+   * runs, so the optimizer-state bytes are 0 (the Trainer's profile has them).
+   */
+  public static ModelSummary withMemory(Module model, int... sampleInputShape) {
+    return withMemory(model, sampleInput("ModelSummary.withMemory", model, sampleInputShape));
+  }
+
+  /** {@link #withMemory(Module, int...)} on the given input. */
+  public static ModelSummary withMemory(Module model, Tensor sampleInput) {
+    checkModel("ModelSummary.withMemory", model, sampleInput);
+    List<Recorder.Call> calls = record(model, sampleInput);
+    MemoryProfile memory = measureMemory(model, sampleInput);
+    return build(model, sampleInput, calls, null, memory);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -186,6 +210,11 @@ public final class ModelSummary {
    */
   public List<String> uncalledLeaves() {
     return uncalledLeaves;
+  }
+
+  /** The memory profile, or null unless made by {@link #withMemory}. */
+  public MemoryProfile memory() {
+    return memory;
   }
 
   /** The timings, or null unless made by {@link #profiled}. */
@@ -323,11 +352,41 @@ public final class ModelSummary {
         backward ? (double) step / iterations : Double.NaN);
   }
 
-  private static ModelSummary build(Module model, Tensor input, List<Recorder.Call> calls, Timed timed) {
+  /** One forward and backward (of the output's sum) in eval mode with the tape on, recorded by a {@link MemoryProfile}. */
+  private static MemoryProfile measureMemory(Module model, Tensor input) {
+    LinkedHashMap<Module, Boolean> modes = modes(model);
+    List<Tensor> params = model.parameters();
+    List<Tensor> savedGrads = new ArrayList<>();
+    for (Tensor p : params) savedGrads.add(p.grad());
+    MemoryProfile.Recorder recorder = MemoryProfile.record(model);
+    try (Grad ignored = Grad.on()) {
+      model.eval();
+      for (Tensor p : params) p.setGrad(null);
+      MemoryProfile.StepPeak peak = MemoryProfile.StepPeak.start(model, null);
+      try (MemoryScope step = MemoryScope.open()) {
+        Tensor out = model.call(input);
+        recorder.close();
+        if (out.requiresGrad() && out.dtype().isFloatingPoint()) out.sum().backward();
+        for (Tensor p : params) p.setGrad(null);
+      }
+      return recorder.profile(null, peak.end());
+    } finally {
+      recorder.close();
+      restore(modes);
+      for (int i = 0; i < params.size(); i++) params.get(i).setGrad(savedGrads.get(i));
+    }
+  }
+
+  private static ModelSummary build(Module model, Tensor input, List<Recorder.Call> calls, Timed timed,
+      MemoryProfile memory) {
     List<LayerSummary> rows = new ArrayList<>();
     for (int k = 0; k < calls.size(); k++) {
       LayerSummary row = calls.get(k).toSummary();
-      rows.add(timed == null ? row : row.withTimes(timed.self()[k], timed.total()[k]));
+      if (timed != null) row = row.withTimes(timed.self()[k], timed.total()[k]);
+      if (memory != null && k < memory.layers().size() && memory.layers().get(k).name().equals(row.name())) {
+        row = row.withActivationBytes(memory.layers().get(k).activationBytes());
+      }
+      rows.add(row);
     }
     long params = 0;
     long trainable = 0;
@@ -346,7 +405,7 @@ public final class ModelSummary {
       if (m.namedChildren().isEmpty() && !called.contains(m)) uncalled.add(name.isEmpty() ? m.name() : name);
     });
     return new ModelSummary(model.name(), input.shape(), input.numel() * input.dtype().itemSize(), rows, params,
-        trainable, pBytes, bBytes, uncalled, timed == null ? null : timed.profile());
+        trainable, pBytes, bBytes, uncalled, timed == null ? null : timed.profile(), memory);
   }
 
   static double mb(long bytes) {

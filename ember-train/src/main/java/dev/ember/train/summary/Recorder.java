@@ -38,7 +38,7 @@ final class Recorder implements ForwardHook {
 
     LayerSummary toSummary() {
       return new LayerSummary(name, module.name(), depth, module.namedChildren().isEmpty(), repeated, outputShape,
-          params, trainable, paramBytes, outputBytes, flops, flopsKnown, subtreeFlops, -1, -1);
+          params, trainable, paramBytes, outputBytes, flops, flopsKnown, subtreeFlops, -1, -1, -1);
     }
   }
 

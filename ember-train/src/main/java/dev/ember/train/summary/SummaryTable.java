@@ -11,7 +11,9 @@ final class SummaryTable {
 
   static String render(ModelSummary s) {
     boolean timed = s.profile() != null;
+    boolean memory = s.memory() != null;
     List<String> header = new ArrayList<>(List.of("Layer (type)", "Output shape", "Param #", "FLOPs"));
+    if (memory) header.add("Saved act.");
     if (timed) {
       header.add("Self ms");
       header.add("Share");
@@ -23,6 +25,7 @@ final class SummaryTable {
       r.add(Arrays.toString(l.outputShape()));
       r.add(l.repeated() ? "(recursive)" : l.params() == 0 ? "--" : String.format(Locale.ROOT, "%,d", l.params()));
       r.add(!l.flopsKnown() ? "?" : l.flops() == 0 ? "--" : String.format(Locale.ROOT, "%,d", l.flops()));
+      if (memory) r.add(l.activationBytes() <= 0 ? "--" : MemoryProfile.size(l.activationBytes()));
       if (timed) {
         r.add(String.format(Locale.ROOT, "%.3f", l.selfNanos() / 1e6));
         r.add(String.format(Locale.ROOT, "%.1f%%", 100 * s.timeShare(l)));
@@ -42,6 +45,7 @@ final class SummaryTable {
     for (List<String> r : rows) line(sb, r, width);
     sb.append("=".repeat(total)).append('\n');
     totals(sb, s);
+    if (memory) sb.append(s.memory().totals());
     if (timed) profile(sb, s);
     sb.append("=".repeat(total)).append('\n');
     return sb.toString();
