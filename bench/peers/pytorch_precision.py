@@ -10,6 +10,9 @@ linear_fwd:     F.linear(x, W) of seed_large's hidden layer (W 6656 x 6656, no b
 linear_fwd_bwd: that layer forward and backward (dX and dW: 6 b 6656^2 flops per call) with a float32 weight,
                 in float32 and under torch.autocast("cpu", dtype=torch.bfloat16), whose casts of x and W the
                 call includes, as a training step pays them.
+seed_large_step: a whole training step (SGD lr 0.01 momentum 0.9, cross-entropy, 2 pre-made batches) of
+                pytorch_bench.py's seed_large MLP (1024-6656-6656-6656-10 ReLU) at batch 32 and 128, in float32
+                and with its forward and loss under torch.autocast("cpu", dtype=torch.bfloat16), samples/s.
 
 Names, units and byte/flop counts match dev.ember.bench.PrecisionCases: change both together. The method
 and runtime are the shared peer's (launcher.py, quiet.py at $EMBER_PEERS or ../shared/peers), as
@@ -152,6 +155,32 @@ def main():
 
         throughput("linear_fwd_bwd", "b=%d f32" % b, "gflops", "GFLOP/s", gflop, lambda: step(False))
         throughput("linear_fwd_bwd", "b=%d bf16_autocast" % b, "gflops", "GFLOP/s", gflop, lambda: step(True))
+    del wp, w
+    for b in BATCHES:
+        for mode, case in (("f32", "train b=%d sgd f32"), ("bf16_autocast", "train b=%d sgd bf16_autocast")):
+            if not selected("seed_large_step", case % b):
+                continue
+            torch.manual_seed(0)
+            h = WIDTH
+            model = torch.nn.Sequential(torch.nn.Linear(1024, h), torch.nn.ReLU(), torch.nn.Linear(h, h),
+                                        torch.nn.ReLU(), torch.nn.Linear(h, h), torch.nn.ReLU(),
+                                        torch.nn.Linear(h, 10))
+            opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+            lossf = torch.nn.CrossEntropyLoss()
+            data = [(torch.randn(b, 1024), torch.randint(0, 10, (b,))) for _ in range(2)]
+            it = [0]
+
+            def train_step(model=model, opt=opt, lossf=lossf, data=data, it=it, ac=(mode != "f32")):
+                xb, yb = data[it[0] % len(data)]
+                it[0] += 1
+                opt.zero_grad()
+                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=ac):
+                    loss = lossf(model(xb), yb)
+                loss.backward()
+                opt.step()
+
+            throughput("seed_large_step", case % b, "samples/s", "samples/s", b, train_step)
+            del model, opt, data, train_step
 
 
 if __name__ == "__main__":

@@ -22,6 +22,9 @@ import java.util.function.Supplier;
  *       F32 and under BF16 autocast ({@code torch.autocast("cpu", dtype=torch.bfloat16)}), GFLOP/s; the autocast
  *       case includes the casts of x and W to BF16 that a training step pays (the scope, and its cast cache,
  *       covers one call, as a step).
+ *   <li>{@code seed_large_step}: a whole training step (SGD with momentum 0.9, lr 0.01, cross-entropy) of the
+ *       training category's seed_large MLP (1024-6656-6656-6656-10, 95M parameters) at batch 32 and 128, in F32 and
+ *       with its forward and loss under BF16 autocast, samples/s: what {@code --precision bf16} does to a step.
  * </ul>
  * Each Ember call runs in its own {@link MemoryScope}, as the ops category's do.
  */
@@ -67,7 +70,33 @@ final class PrecisionCases {
       out.add(linearFwdBwd("b=" + b + " f32", gflop, x, w, null));
       out.add(linearFwdBwd("b=" + b + " bf16_autocast", gflop, x, w, DType.BF16));
     }
+    for (int b : BATCHES) {
+      for (String mode : new String[] {"f32", "bf16_autocast"}) {
+        DType ac = mode.equals("f32") ? null : DType.BF16;
+        int h = width;
+        out.add(BenchCase.throughput("seed_large_step", "train b=" + b + " sgd " + mode, "samples/s", "samples/s", b,
+            stepOnFirstCall(() -> TrainingCases.seed(h, b, "sgd", ac))));
+      }
+    }
     return out;
+  }
+
+  /** The training step {@code make} builds, built on the first call (the model holds ~95M parameters). */
+  private static Runnable stepOnFirstCall(Supplier<Runnable> make) {
+    Supplier<Runnable> step = lazyPlain(make);
+    return () -> step.get().run();
+  }
+
+  private static <T> Supplier<T> lazyPlain(Supplier<T> make) {
+    return new Supplier<>() {
+      private T value;
+
+      @Override
+      public T get() {
+        if (value == null) value = make.get();
+        return value;
+      }
+    };
   }
 
   private static BenchCase convert(String name, double gbPerCall, Supplier<Tensor> src, DType to) {

@@ -251,13 +251,30 @@ final class TrainingCases {
   }
 
   private static Runnable classifierStep(Module model, Optimizer opt, Tensor[][] data) {
+    return classifierStep(model, opt, data, null);
+  }
+
+  /**
+   * seed MLP {@code h} at {@code batch} with optimizer {@code optim}, its forward and loss under autocast to
+   * {@code autocast} (null: F32), as the Trainer runs a BF16/F16 step.
+   */
+  static Runnable seed(int h, int batch, String optim, dev.ember.tensor.DType autocast) {
+    Generator g = new Generator(0);
+    Sequential model = seedModel(h, g);
+    return classifierStep(model, optimizer(optim, model), batches(g, h == 6656 ? 2 : 8, 10, batch, 1024), autocast);
+  }
+
+  private static Runnable classifierStep(Module model, Optimizer opt, Tensor[][] data, dev.ember.tensor.DType autocast) {
     CrossEntropyLoss loss = new CrossEntropyLoss();
     int[] i = {0};
     return () -> {
       Tensor[] d = data[i[0]++ % data.length];
       try (MemoryScope step = MemoryScope.open()) { // the step's tensors back to the pool, as the Trainer does
         opt.zeroGrad();
-        Tensor l = loss.forward(model.call(d[0]), d[1]);
+        Tensor l;
+        try (var ac = autocast == null ? dev.ember.amp.Autocast.disable() : dev.ember.amp.Autocast.enable(autocast)) {
+          l = loss.forward(model.call(d[0]), d[1]);
+        }
         l.backward();
         opt.step();
         sink = l.item();

@@ -17,7 +17,9 @@ class PrecisionCasesTest {
       "convert/f32_to_bf16 n=16M", "convert/bf16_to_f32 n=16M", "convert/f32_to_f16 n=16M", "convert/f16_to_f32 n=16M",
       "linear_fwd/b=32 f32", "linear_fwd/b=32 bf16", "linear_fwd/b=128 f32", "linear_fwd/b=128 bf16",
       "linear_fwd_bwd/b=32 f32", "linear_fwd_bwd/b=32 bf16_autocast", "linear_fwd_bwd/b=128 f32",
-      "linear_fwd_bwd/b=128 bf16_autocast");
+      "linear_fwd_bwd/b=128 bf16_autocast", "seed_large_step/train b=32 sgd f32",
+      "seed_large_step/train b=32 sgd bf16_autocast", "seed_large_step/train b=128 sgd f32",
+      "seed_large_step/train b=128 sgd bf16_autocast");
 
   @Test
   void listsItsCases() {
@@ -58,7 +60,7 @@ class PrecisionCasesTest {
     String py = Files.readString(Path.of("..").toAbsolutePath().normalize().resolve("bench/peers/pytorch_precision.py"));
     for (String name : NAMES) {
       String workload = name.substring(0, name.indexOf('/'));
-      String kase = name.substring(name.indexOf('/') + 1).replaceFirst("^b=\\d+ ", "b=%d ").replace(" n=16M", "");
+      String kase = name.substring(name.indexOf('/') + 1).replaceFirst("b=\\d+ ", "b=%d ").replace(" n=16M", "");
       assertTrue(py.contains("\"" + workload + "\""), "pytorch_precision.py lacks workload " + workload);
       assertTrue(py.contains("\"" + kase), "pytorch_precision.py lacks case " + kase + " (" + name + ")");
     }
