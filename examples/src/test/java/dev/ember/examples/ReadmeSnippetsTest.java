@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ember.amp.Autocast;
 import dev.ember.autograd.Grad;
 import dev.ember.data.Batch;
 import dev.ember.data.BatchConfig;
@@ -12,6 +13,7 @@ import dev.ember.data.BatchIterator;
 import dev.ember.data.DataLoader;
 import dev.ember.data.FashionMnist;
 import dev.ember.metrics.Accuracy;
+import dev.ember.nn.CheckpointSequential;
 import dev.ember.nn.Linear;
 import dev.ember.nn.Models;
 import dev.ember.nn.Module;
@@ -21,7 +23,10 @@ import dev.ember.nn.functional.F;
 import dev.ember.nn.io.SafeTensors;
 import dev.ember.optim.Adam;
 import dev.ember.optim.AdamW;
+import dev.ember.optim.GradScaler;
+import dev.ember.optim.SGD;
 import dev.ember.optim.schedule.CosineAnnealingLR;
+import dev.ember.tensor.DType;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.MemoryScope;
 import dev.ember.tensor.Tensor;
@@ -44,6 +49,30 @@ import org.junit.jupiter.api.io.TempDir;
  * lists and runs. Change both together.
  */
 class ReadmeSnippetsTest {
+  @Test
+  void mixedPrecisionAndCheckpointing() {
+    Generator gen = new Generator(0);
+    Sequential model = new Sequential(new Linear(8, 16, true, gen), new ReLU(), new Linear(16, 3, true, gen));
+    SGD opt = new SGD(model.parameters(), 0.1);
+    Tensor x = Tensor.randn(gen, 4, 8);
+    Tensor y = Tensor.of(new long[] {0, 1, 2, 1}, 4);
+    GradScaler scaler = new GradScaler();              // needed for F16, not for BF16
+    Tensor loss;
+    try (var ac = Autocast.enable(DType.F16)) {
+      loss = F.crossEntropy(model.call(x), y);         // linear in F16, the loss in F32
+    }
+    scaler.scale(loss).backward();                     // backward outside autocast
+    scaler.unscale(opt);                               // clip here, on the true gradients
+    scaler.step(opt);                                  // skipped when a gradient overflowed
+    scaler.update();
+
+    Tensor out = CheckpointSequential.apply(model, 2, x);  // keeps segment inputs only
+    assertEquals(DType.F32, loss.dtype());
+    assertEquals(DType.F32, model.parameters().get(0).grad().dtype());
+    assertEquals(65536.0, scaler.getScale());
+    assertEquals(java.util.List.of(4, 3), java.util.Arrays.stream(out.shape()).boxed().toList());
+  }
+
   @Test
   void aTaste() {
     Generator gen = new Generator(0);
