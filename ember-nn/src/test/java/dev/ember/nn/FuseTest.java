@@ -183,6 +183,50 @@ class FuseTest {
     }
   }
 
+  /**
+   * The fused epilogue on every CPU convolution path (implicit GEMM, direct, blocked GEMM, depthwise, per-image
+   * GEMM for groups and F64, and "same" padding whose implicit tiles go through scratch), bitwise against conv2d
+   * then relu without the tape (float arrays compare -0 and +0 as different), including a channel of exact zeros.
+   */
+  @Test
+  void fusedConvReluIsBitwiseConvThenReluOnEveryPath() {
+    Generator gen = new Generator(21);
+    record Case(String what, int cin, int cout, int k, int stride, int groups, int size, DType dt, String pad) {}
+    List<Case> cases = List.of(
+        new Case("implicit", 8, 16, 3, 1, 1, 12, DType.F32, null),
+        new Case("implicit, part tile, scratch", 6, 10, 3, 1, 1, 7, DType.F32, null),
+        new Case("implicit, same padding, even kernel", 8, 8, 2, 1, 1, 9, DType.F32, "same"),
+        new Case("direct", 3, 6, 5, 1, 1, 14, DType.F32, null),
+        new Case("blocked gemm", 5, 12, 3, 2, 1, 11, DType.F32, null),
+        new Case("depthwise", 6, 12, 3, 1, 6, 10, DType.F32, null),
+        new Case("depthwise strided", 4, 4, 3, 2, 4, 9, DType.F32, null),
+        new Case("grouped", 4, 6, 3, 1, 2, 8, DType.F32, null),
+        new Case("float64", 3, 5, 3, 1, 1, 8, DType.F64, null),
+        new Case("bfloat16", 8, 16, 3, 1, 1, 8, DType.BF16, null));
+    for (Case c : cases) {
+      int[] two = {c.k(), c.k()};
+      Conv2d conv = c.pad() != null
+          ? new Conv2d(c.cin(), c.cout(), two, new int[] {1, 1}, c.pad(), new int[] {1, 1}, c.groups(), true, "zeros",
+              gen)
+          : new Conv2d(c.cin(), c.cout(), two, new int[] {c.stride(), c.stride()}, new int[] {1, 1}, new int[] {1, 1},
+              c.groups(), true, "zeros", gen);
+      try (Grad ignored = Grad.off()) {
+        conv.weight().select(0, 0).zero_(); // channel 0: -0 bias plus zero products, signed zeros for relu to clear
+        conv.bias().select(0, 0).fill_(-0.0);
+      }
+      conv.to(c.dt());
+      ConvReLU2d fused = new ConvReLU2d(conv);
+      Tensor x = Tensor.randn(gen, 3, c.cin(), c.size(), c.size()).to(c.dt());
+      try (Grad ignored = Grad.off()) {
+        Tensor expected = conv.call(x).relu();
+        Tensor actual = fused.call(x);
+        assertEquals(c.dt(), actual.dtype(), c.what());
+        assertArrayEquals(expected.to(DType.F64).toDoubleArray(), actual.to(DType.F64).toDoubleArray(), c.what());
+        if (c.dt() == DType.F32) assertArrayEquals(expected.toFloatArray(), actual.toFloatArray(), c.what());
+      }
+    }
+  }
+
   @Test
   void trainingModeAndUnfoldableBatchNormsAreRefused() {
     Sequential model = Models.convnet(1, 8, 2);

@@ -4,6 +4,7 @@ import dev.ember.backend.cpu.RowKernels;
 
 import static jdk.incubator.vector.VectorOperators.GE;
 import static jdk.incubator.vector.VectorOperators.GT;
+import static jdk.incubator.vector.VectorOperators.LE;
 import static jdk.incubator.vector.VectorOperators.LT;
 import static jdk.incubator.vector.VectorOperators.NE;
 
@@ -417,13 +418,21 @@ public final class VectorRowKernels implements RowKernels {
   /** Tiles of 8 channels x 3 slots (vectors) of positions: 24 accumulators, per tap 3 loads of x and 8 broadcasts. */
   @Override
   public void convTile(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] init, int io, int[] read,
-      int[] write, int nslots, float[] y, int yo, int ldy) {
+      int[] write, int nslots, float[] y, int yo, int ldy, boolean relu) {
     int s = 0;
     for (; s + 3 <= nslots; s += 3) {
       convTile3(xp, offs, kdim, wp, wo, init, io, y, yo, ldy, read[s], read[s + 1], read[s + 2], write[s],
-          write[s + 1], write[s + 2]);
+          write[s + 1], write[s + 2], relu);
     }
-    for (; s < nslots; s++) convTile1(xp, offs, kdim, wp, wo, init, io, y, yo, ldy, read[s], write[s]);
+    for (; s < nslots; s++) convTile1(xp, offs, kdim, wp, wo, init, io, y, yo, ldy, read[s], write[s], relu);
+  }
+
+  /**
+   * Stores a finished accumulator, clamped as the RELU kernel does (a compare and a blend: x &lt;= 0 ? 0 : x)
+   * when {@code relu}: the fused epilogue of an inference convolution, in registers.
+   */
+  private static void store(FloatVector a, boolean relu, float[] y, int at) {
+    (relu ? a.blend(FloatVector.zero(S), a.compare(LE, 0f)) : a).intoArray(y, at);
   }
 
   /** The chain's start for row r of a tile: init[io + r], or 0 without init. */
@@ -433,7 +442,7 @@ public final class VectorRowKernels implements RowKernels {
 
   /** The one or two slots past the last group of three, one at a time (8 accumulators). */
   private static void convTile1(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] init, int io, float[] y,
-      int yo, int ldy, int p, int q) {
+      int yo, int ldy, int p, int q, boolean relu) {
     FloatVector a0 = start(init, io, 0);
     FloatVector a1 = start(init, io, 1);
     FloatVector a2 = start(init, io, 2);
@@ -453,18 +462,18 @@ public final class VectorRowKernels implements RowKernels {
       a6 = x.fma(FloatVector.broadcast(S, wp[w + 6]), a6);
       a7 = x.fma(FloatVector.broadcast(S, wp[w + 7]), a7);
     }
-    a0.intoArray(y, yo + 0 * ldy + q);
-    a1.intoArray(y, yo + 1 * ldy + q);
-    a2.intoArray(y, yo + 2 * ldy + q);
-    a3.intoArray(y, yo + 3 * ldy + q);
-    a4.intoArray(y, yo + 4 * ldy + q);
-    a5.intoArray(y, yo + 5 * ldy + q);
-    a6.intoArray(y, yo + 6 * ldy + q);
-    a7.intoArray(y, yo + 7 * ldy + q);
+    store(a0, relu, y, yo + 0 * ldy + q);
+    store(a1, relu, y, yo + 1 * ldy + q);
+    store(a2, relu, y, yo + 2 * ldy + q);
+    store(a3, relu, y, yo + 3 * ldy + q);
+    store(a4, relu, y, yo + 4 * ldy + q);
+    store(a5, relu, y, yo + 5 * ldy + q);
+    store(a6, relu, y, yo + 6 * ldy + q);
+    store(a7, relu, y, yo + 7 * ldy + q);
   }
 
   private static void convTile3(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] init, int io, float[] y,
-      int yo, int ldy, int p0, int p1, int p2, int q0, int q1, int q2) {
+      int yo, int ldy, int p0, int p1, int p2, int q0, int q1, int q2, boolean relu) {
     FloatVector a00 = start(init, io, 0), a01 = a00, a02 = a00;
     FloatVector a10 = start(init, io, 1), a11 = a10, a12 = a10;
     FloatVector a20 = start(init, io, 2), a21 = a20, a22 = a20;
@@ -511,30 +520,30 @@ public final class VectorRowKernels implements RowKernels {
       a71 = x1.fma(b7, a71);
       a72 = x2.fma(b7, a72);
     }
-    a00.intoArray(y, yo + 0 * ldy + q0);
-    a01.intoArray(y, yo + 0 * ldy + q1);
-    a02.intoArray(y, yo + 0 * ldy + q2);
-    a10.intoArray(y, yo + 1 * ldy + q0);
-    a11.intoArray(y, yo + 1 * ldy + q1);
-    a12.intoArray(y, yo + 1 * ldy + q2);
-    a20.intoArray(y, yo + 2 * ldy + q0);
-    a21.intoArray(y, yo + 2 * ldy + q1);
-    a22.intoArray(y, yo + 2 * ldy + q2);
-    a30.intoArray(y, yo + 3 * ldy + q0);
-    a31.intoArray(y, yo + 3 * ldy + q1);
-    a32.intoArray(y, yo + 3 * ldy + q2);
-    a40.intoArray(y, yo + 4 * ldy + q0);
-    a41.intoArray(y, yo + 4 * ldy + q1);
-    a42.intoArray(y, yo + 4 * ldy + q2);
-    a50.intoArray(y, yo + 5 * ldy + q0);
-    a51.intoArray(y, yo + 5 * ldy + q1);
-    a52.intoArray(y, yo + 5 * ldy + q2);
-    a60.intoArray(y, yo + 6 * ldy + q0);
-    a61.intoArray(y, yo + 6 * ldy + q1);
-    a62.intoArray(y, yo + 6 * ldy + q2);
-    a70.intoArray(y, yo + 7 * ldy + q0);
-    a71.intoArray(y, yo + 7 * ldy + q1);
-    a72.intoArray(y, yo + 7 * ldy + q2);
+    store(a00, relu, y, yo + 0 * ldy + q0);
+    store(a01, relu, y, yo + 0 * ldy + q1);
+    store(a02, relu, y, yo + 0 * ldy + q2);
+    store(a10, relu, y, yo + 1 * ldy + q0);
+    store(a11, relu, y, yo + 1 * ldy + q1);
+    store(a12, relu, y, yo + 1 * ldy + q2);
+    store(a20, relu, y, yo + 2 * ldy + q0);
+    store(a21, relu, y, yo + 2 * ldy + q1);
+    store(a22, relu, y, yo + 2 * ldy + q2);
+    store(a30, relu, y, yo + 3 * ldy + q0);
+    store(a31, relu, y, yo + 3 * ldy + q1);
+    store(a32, relu, y, yo + 3 * ldy + q2);
+    store(a40, relu, y, yo + 4 * ldy + q0);
+    store(a41, relu, y, yo + 4 * ldy + q1);
+    store(a42, relu, y, yo + 4 * ldy + q2);
+    store(a50, relu, y, yo + 5 * ldy + q0);
+    store(a51, relu, y, yo + 5 * ldy + q1);
+    store(a52, relu, y, yo + 5 * ldy + q2);
+    store(a60, relu, y, yo + 6 * ldy + q0);
+    store(a61, relu, y, yo + 6 * ldy + q1);
+    store(a62, relu, y, yo + 6 * ldy + q2);
+    store(a70, relu, y, yo + 7 * ldy + q0);
+    store(a71, relu, y, yo + 7 * ldy + q1);
+    store(a72, relu, y, yo + 7 * ldy + q2);
   }
 
   /**
