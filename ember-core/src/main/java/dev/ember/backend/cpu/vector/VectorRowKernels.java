@@ -427,14 +427,6 @@ public final class VectorRowKernels implements RowKernels {
     for (; s < nslots; s++) convTile1(xp, offs, kdim, wp, wo, init, io, y, yo, ldy, read[s], write[s], relu);
   }
 
-  /**
-   * Stores a finished accumulator, clamped as the RELU kernel does (a compare and a blend: x &lt;= 0 ? 0 : x)
-   * when {@code relu}: the fused epilogue of an inference convolution, in registers.
-   */
-  private static void store(FloatVector a, boolean relu, float[] y, int at) {
-    (relu ? a.blend(FloatVector.zero(S), a.compare(LE, 0f)) : a).intoArray(y, at);
-  }
-
   /** The chain's start for row r of a tile: init[io + r], or 0 without init. */
   private static FloatVector start(float[] init, int io, int r) {
     return FloatVector.broadcast(S, init == null ? 0f : init[io + r]);
@@ -462,14 +454,25 @@ public final class VectorRowKernels implements RowKernels {
       a6 = x.fma(FloatVector.broadcast(S, wp[w + 6]), a6);
       a7 = x.fma(FloatVector.broadcast(S, wp[w + 7]), a7);
     }
-    store(a0, relu, y, yo + 0 * ldy + q);
-    store(a1, relu, y, yo + 1 * ldy + q);
-    store(a2, relu, y, yo + 2 * ldy + q);
-    store(a3, relu, y, yo + 3 * ldy + q);
-    store(a4, relu, y, yo + 4 * ldy + q);
-    store(a5, relu, y, yo + 5 * ldy + q);
-    store(a6, relu, y, yo + 6 * ldy + q);
-    store(a7, relu, y, yo + 7 * ldy + q);
+    if (relu) { // the fused ReLU, in registers: x <= 0 ? 0 : x as the RELU kernel (inline: a call would box)
+      FloatVector z = FloatVector.zero(S);
+      a0 = a0.blend(z, a0.compare(LE, 0f));
+      a1 = a1.blend(z, a1.compare(LE, 0f));
+      a2 = a2.blend(z, a2.compare(LE, 0f));
+      a3 = a3.blend(z, a3.compare(LE, 0f));
+      a4 = a4.blend(z, a4.compare(LE, 0f));
+      a5 = a5.blend(z, a5.compare(LE, 0f));
+      a6 = a6.blend(z, a6.compare(LE, 0f));
+      a7 = a7.blend(z, a7.compare(LE, 0f));
+    }
+    a0.intoArray(y, yo + 0 * ldy + q);
+    a1.intoArray(y, yo + 1 * ldy + q);
+    a2.intoArray(y, yo + 2 * ldy + q);
+    a3.intoArray(y, yo + 3 * ldy + q);
+    a4.intoArray(y, yo + 4 * ldy + q);
+    a5.intoArray(y, yo + 5 * ldy + q);
+    a6.intoArray(y, yo + 6 * ldy + q);
+    a7.intoArray(y, yo + 7 * ldy + q);
   }
 
   private static void convTile3(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] init, int io, float[] y,
@@ -520,30 +523,57 @@ public final class VectorRowKernels implements RowKernels {
       a71 = x1.fma(b7, a71);
       a72 = x2.fma(b7, a72);
     }
-    store(a00, relu, y, yo + 0 * ldy + q0);
-    store(a01, relu, y, yo + 0 * ldy + q1);
-    store(a02, relu, y, yo + 0 * ldy + q2);
-    store(a10, relu, y, yo + 1 * ldy + q0);
-    store(a11, relu, y, yo + 1 * ldy + q1);
-    store(a12, relu, y, yo + 1 * ldy + q2);
-    store(a20, relu, y, yo + 2 * ldy + q0);
-    store(a21, relu, y, yo + 2 * ldy + q1);
-    store(a22, relu, y, yo + 2 * ldy + q2);
-    store(a30, relu, y, yo + 3 * ldy + q0);
-    store(a31, relu, y, yo + 3 * ldy + q1);
-    store(a32, relu, y, yo + 3 * ldy + q2);
-    store(a40, relu, y, yo + 4 * ldy + q0);
-    store(a41, relu, y, yo + 4 * ldy + q1);
-    store(a42, relu, y, yo + 4 * ldy + q2);
-    store(a50, relu, y, yo + 5 * ldy + q0);
-    store(a51, relu, y, yo + 5 * ldy + q1);
-    store(a52, relu, y, yo + 5 * ldy + q2);
-    store(a60, relu, y, yo + 6 * ldy + q0);
-    store(a61, relu, y, yo + 6 * ldy + q1);
-    store(a62, relu, y, yo + 6 * ldy + q2);
-    store(a70, relu, y, yo + 7 * ldy + q0);
-    store(a71, relu, y, yo + 7 * ldy + q1);
-    store(a72, relu, y, yo + 7 * ldy + q2);
+    if (relu) { // the fused ReLU, in registers: x <= 0 ? 0 : x as the RELU kernel (inline: a call would box)
+      FloatVector z = FloatVector.zero(S);
+      a00 = a00.blend(z, a00.compare(LE, 0f));
+      a01 = a01.blend(z, a01.compare(LE, 0f));
+      a02 = a02.blend(z, a02.compare(LE, 0f));
+      a10 = a10.blend(z, a10.compare(LE, 0f));
+      a11 = a11.blend(z, a11.compare(LE, 0f));
+      a12 = a12.blend(z, a12.compare(LE, 0f));
+      a20 = a20.blend(z, a20.compare(LE, 0f));
+      a21 = a21.blend(z, a21.compare(LE, 0f));
+      a22 = a22.blend(z, a22.compare(LE, 0f));
+      a30 = a30.blend(z, a30.compare(LE, 0f));
+      a31 = a31.blend(z, a31.compare(LE, 0f));
+      a32 = a32.blend(z, a32.compare(LE, 0f));
+      a40 = a40.blend(z, a40.compare(LE, 0f));
+      a41 = a41.blend(z, a41.compare(LE, 0f));
+      a42 = a42.blend(z, a42.compare(LE, 0f));
+      a50 = a50.blend(z, a50.compare(LE, 0f));
+      a51 = a51.blend(z, a51.compare(LE, 0f));
+      a52 = a52.blend(z, a52.compare(LE, 0f));
+      a60 = a60.blend(z, a60.compare(LE, 0f));
+      a61 = a61.blend(z, a61.compare(LE, 0f));
+      a62 = a62.blend(z, a62.compare(LE, 0f));
+      a70 = a70.blend(z, a70.compare(LE, 0f));
+      a71 = a71.blend(z, a71.compare(LE, 0f));
+      a72 = a72.blend(z, a72.compare(LE, 0f));
+    }
+    a00.intoArray(y, yo + 0 * ldy + q0);
+    a01.intoArray(y, yo + 0 * ldy + q1);
+    a02.intoArray(y, yo + 0 * ldy + q2);
+    a10.intoArray(y, yo + 1 * ldy + q0);
+    a11.intoArray(y, yo + 1 * ldy + q1);
+    a12.intoArray(y, yo + 1 * ldy + q2);
+    a20.intoArray(y, yo + 2 * ldy + q0);
+    a21.intoArray(y, yo + 2 * ldy + q1);
+    a22.intoArray(y, yo + 2 * ldy + q2);
+    a30.intoArray(y, yo + 3 * ldy + q0);
+    a31.intoArray(y, yo + 3 * ldy + q1);
+    a32.intoArray(y, yo + 3 * ldy + q2);
+    a40.intoArray(y, yo + 4 * ldy + q0);
+    a41.intoArray(y, yo + 4 * ldy + q1);
+    a42.intoArray(y, yo + 4 * ldy + q2);
+    a50.intoArray(y, yo + 5 * ldy + q0);
+    a51.intoArray(y, yo + 5 * ldy + q1);
+    a52.intoArray(y, yo + 5 * ldy + q2);
+    a60.intoArray(y, yo + 6 * ldy + q0);
+    a61.intoArray(y, yo + 6 * ldy + q1);
+    a62.intoArray(y, yo + 6 * ldy + q2);
+    a70.intoArray(y, yo + 7 * ldy + q0);
+    a71.intoArray(y, yo + 7 * ldy + q1);
+    a72.intoArray(y, yo + 7 * ldy + q2);
   }
 
   /**
