@@ -19,6 +19,16 @@ public interface ConvolutionKernels {
   void forward(View x, View w, View bias, int groups, ConvGeometry g, View out, SavedColumns keep);
 
   /**
+   * {@link #forward} followed by ReLU on every output element ({@code v <= 0 ? 0 : v}, bitwise the RELU
+   * unary op), with the ReLU fused into the kernel's output epilogue, for inference (no column matrices are
+   * kept). Returns false, having written nothing, when this backend has no such epilogue: the caller then
+   * runs {@link #forward} and a ReLU. The default has none.
+   */
+  default boolean forwardRelu(View x, View w, View bias, int groups, ConvGeometry g, View out) {
+    return false;
+  }
+
+  /**
    * The input gradient dx [N, C, h, w] and the weight gradient dw (shaped as w) of {@link #forward} from the
    * upstream gradient gOut [N, O, oh, ow]; either may be null when not needed. Both come zero-filled and are
    * overwritten. {@code saved} (or null) is the handle the forward pass filled.

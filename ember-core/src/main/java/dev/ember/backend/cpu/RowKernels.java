@@ -88,10 +88,13 @@ public interface RowKernels {
    * order and r &lt; CONV_TILE, y[yo + r*ldy + write[s] + l] becomes the fma chain over k &lt; kdim, in k
    * order, of wp[wo + k*CONV_TILE + r] * xp[offs[k] + p], starting from init[io + r] (from 0 when
    * init is null). A position that a later slot writes again ends with the later slot's value, so a
-   * row's last slot may run past the row's end. Both implementations give the same bits.
+   * row's last slot may run past the row's end. With {@code relu} each value is stored as
+   * {@code v <= 0 ? 0 : v} (Math.max(v, 0) for every input, the RELU kernel's form): the fused ReLU of an
+   * inference convolution costs a compare and a blend per stored vector instead of a pass over the output.
+   * Both implementations give the same bits.
    */
   void convTile(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] init, int io, int[] read, int[] write,
-      int nslots, float[] y, int yo, int ldy);
+      int nslots, float[] y, int yo, int ldy, boolean relu);
 
   /** Taps per tile of {@link #convWeightTile}. */
   int WEIGHT_TAPS = 12;
@@ -282,14 +285,14 @@ public interface RowKernels {
 
     @Override
     public void convTile(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] init, int io, int[] read,
-        int[] write, int nslots, float[] y, int yo, int ldy) {
+        int[] write, int nslots, float[] y, int yo, int ldy, boolean relu) {
       for (int s = 0; s < nslots; s++) {
         for (int l = 0; l < convLanes(); l++) {
           int p = read[s] + l;
           for (int r = 0; r < CONV_TILE; r++) {
             float acc = init == null ? 0f : init[io + r];
             for (int k = 0; k < kdim; k++) acc = Math.fma(wp[wo + k * CONV_TILE + r], xp[offs[k] + p], acc);
-            y[yo + r * ldy + write[s] + l] = acc;
+            y[yo + r * ldy + write[s] + l] = relu && acc <= 0 ? 0f : acc;
           }
         }
       }

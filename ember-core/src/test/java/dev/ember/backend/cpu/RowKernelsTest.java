@@ -100,7 +100,8 @@ class RowKernelsTest {
    * convTile bitwise against the scalar loop (both fma every tap in tap order from the tile's start
    * values), for slot counts around multiples of the vector kernel's three, slots that overlap (the
    * later one's values must win), tap offsets in any order, with and without start values, writing
-   * where it reads or elsewhere; nothing outside the written slots changes.
+   * where it reads or elsewhere, with the fused ReLU (each value bitwise the RELU kernel's of the plain
+   * one); nothing outside the written slots changes.
    */
   @Test
   void convTileVectorAgreesWithScalar() {
@@ -108,12 +109,14 @@ class RowKernelsTest {
     int tile = RowKernels.CONV_TILE;
     for (int nslots : new int[] {1, 2, 3, 4, 5, 7, 22}) {
       for (int kdim : new int[] {1, 9, 27}) {
-        for (int variant = 0; variant < 2; variant++) { // 0: write where read, no start values; 1: shifted writes, start values
+        // 0: write where read, no start values; 1: shifted writes, start values; 2: as 1 with the fused ReLU
+        for (int variant = 0; variant < 3; variant++) {
+          boolean relu = variant == 2;
           int lanes = vector.convLanes();
           int[] read = new int[nslots];
           for (int i = 1; i < nslots; i++) read[i] = read[i - 1] + lanes - 3 + r.nextInt(8); // some overlap
           int[] write = read.clone();
-          if (variant == 1) for (int i = 0; i < nslots; i++) write[i] = read[i] + 2 * i + 1;
+          if (variant >= 1) for (int i = 0; i < nslots; i++) write[i] = read[i] + 2 * i + 1;
           int span = write[nslots - 1] + Math.max(lanes, scalar.convLanes());
           int[] offs = new int[kdim];
           for (int k = 0; k < kdim; k++) offs[k] = r.nextInt(60);
@@ -121,15 +124,17 @@ class RowKernelsTest {
           for (int i = 0; i < xp.length; i++) xp[i] = (float) r.nextGaussian();
           float[] wp = new float[3 + kdim * tile];
           for (int i = 0; i < wp.length; i++) wp[i] = (float) r.nextGaussian();
-          float[] init = variant == 1 ? new float[4 + tile] : null;
+          float[] init = variant >= 1 ? new float[4 + tile] : null;
           if (init != null) for (int i = 0; i < init.length; i++) init[i] = (float) r.nextGaussian();
           int ldy = span + 5;
           float[] ys = new float[7 + tile * ldy];
           float[] yv = new float[7 + tile * ldy];
           java.util.Arrays.fill(ys, -1f);
           java.util.Arrays.fill(yv, -1f);
-          scalar.convTile(xp, offs, kdim, wp, 3, init, 4, read, write, nslots, ys, 7, ldy);
-          vector.convTile(xp, offs, kdim, wp, 3, init, 4, read, write, nslots, yv, 7, ldy);
+          float[] yp = new float[7 + tile * ldy];
+          scalar.convTile(xp, offs, kdim, wp, 3, init, 4, read, write, nslots, ys, 7, ldy, relu);
+          vector.convTile(xp, offs, kdim, wp, 3, init, 4, read, write, nslots, yv, 7, ldy, relu);
+          vector.convTile(xp, offs, kdim, wp, 3, init, 4, read, write, nslots, yp, 7, ldy, false);
           String what = "nslots=" + nslots + " kdim=" + kdim + " variant=" + variant;
           int[] from = new int[ldy]; // the read position whose value lands at each written position (the last slot wins)
           java.util.Arrays.fill(from, -1);
@@ -143,7 +148,11 @@ class RowKernelsTest {
               }
               double exact = init == null ? 0 : init[4 + row];
               for (int k = 0; k < kdim; k++) exact += (double) wp[3 + k * tile + row] * xp[offs[k] + from[q]];
-              assertEquals(exact, v, 1e-4 * kdim, what + " row " + row + " q " + q + " against a double sum");
+              assertEquals(relu ? Math.max(exact, 0) : exact, v, 1e-4 * kdim, what + " row " + row + " q " + q
+                  + " against a double sum");
+              float plain = yp[7 + row * ldy + q];
+              assertEquals(Float.floatToRawIntBits(relu ? Math.max(plain, 0f) : plain), Float.floatToRawIntBits(v),
+                  what + " fused ReLU bits at row " + row + " q " + q);
               if (lanes == scalar.convLanes()) {
                 assertEquals(Float.floatToRawIntBits(ys[7 + row * ldy + q]), Float.floatToRawIntBits(v),
                     what + " bits at row " + row + " q " + q);

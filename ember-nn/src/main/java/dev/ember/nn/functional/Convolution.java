@@ -54,7 +54,7 @@ public final class Convolution {
     String op = "conv2d";
     int[] p = pair(op, "padding", padding, 0);
     return conv(op, 2, input, weight, bias, pair(op, "stride", stride, 1), new int[] {p[0], p[0], p[1], p[1]},
-        pair(op, "dilation", dilation, 1), groups, paddingMode);
+        pair(op, "dilation", dilation, 1), groups, paddingMode, false);
   }
 
   /** conv2d with {@code padding} "valid" or "same", filled in {@code paddingMode}. */
@@ -65,7 +65,31 @@ public final class Convolution {
     int[] d = pair(op, "dilation", dilation, 1);
     int[] k = weight.dim() == 4 ? new int[] {weight.size(2), weight.size(3)} : new int[] {1, 1};
     return conv(op, 2, input, weight, bias, s, stringPadding(op, padding, s, d, k, input, weight), d, groups,
-        paddingMode);
+        paddingMode, false);
+  }
+
+  /**
+   * relu(conv2d(...)) with the ReLU fused into the convolution kernel's output epilogue when the tape is off
+   * (inference): no second pass over the output and no second tensor, bitwise equal to conv2d then relu. With
+   * the tape on, or on a backend without the epilogue, it is conv2d then relu as two ops.
+   */
+  public static Tensor conv2dRelu(Tensor input, Tensor weight, Tensor bias, int[] stride, int[] padding,
+      int[] dilation, int groups, String paddingMode) {
+    String op = "conv2d";
+    int[] p = pair(op, "padding", padding, 0);
+    return conv(op, 2, input, weight, bias, pair(op, "stride", stride, 1), new int[] {p[0], p[0], p[1], p[1]},
+        pair(op, "dilation", dilation, 1), groups, paddingMode, true);
+  }
+
+  /** {@link #conv2dRelu(Tensor, Tensor, Tensor, int[], int[], int[], int, String)} with "valid" or "same" padding. */
+  public static Tensor conv2dRelu(Tensor input, Tensor weight, Tensor bias, int[] stride, String padding,
+      int[] dilation, int groups, String paddingMode) {
+    String op = "conv2d";
+    int[] s = pair(op, "stride", stride, 1);
+    int[] d = pair(op, "dilation", dilation, 1);
+    int[] k = weight.dim() == 4 ? new int[] {weight.size(2), weight.size(3)} : new int[] {1, 1};
+    return conv(op, 2, input, weight, bias, s, stringPadding(op, padding, s, d, k, input, weight), d, groups,
+        paddingMode, true);
   }
 
   // ================================================================== conv1d
@@ -88,7 +112,7 @@ public final class Convolution {
     check1d("conv1d", "padding", padding, 0);
     check1d("conv1d", "dilation", dilation, 1);
     return conv("conv1d", 1, input, weight, bias, new int[] {1, stride}, new int[] {0, 0, padding, padding},
-        new int[] {1, dilation}, groups, paddingMode);
+        new int[] {1, dilation}, groups, paddingMode, false);
   }
 
   /** conv1d with {@code padding} "valid" or "same". */
@@ -106,7 +130,8 @@ public final class Convolution {
     int k = weight.dim() == 3 ? weight.size(2) : 1;
     int[] pads = stringPadding(op, padding, new int[] {1, stride}, new int[] {1, dilation}, new int[] {1, k}, input,
         weight);
-    return conv(op, 1, input, weight, bias, new int[] {1, stride}, pads, new int[] {1, dilation}, groups, paddingMode);
+    return conv(op, 1, input, weight, bias, new int[] {1, stride}, pads, new int[] {1, dilation}, groups, paddingMode,
+        false);
   }
 
   // ================================================================== transposed
@@ -198,10 +223,11 @@ public final class Convolution {
 
   /**
    * The convolution behind conv1d (dims = 1, viewed as 2-d with a unit height) and conv2d.
-   * {@code pads} = (top, bottom, left, right).
+   * {@code pads} = (top, bottom, left, right). With {@code relu} the result is relu(conv), the ReLU fused
+   * into the kernel when the tape is off.
    */
   private static Tensor conv(String op, int dims, Tensor input, Tensor weight, Tensor bias, int[] s, int[] pads,
-      int[] d, int groups, String paddingMode) {
+      int[] d, int groups, String paddingMode, boolean relu) {
     Tensor[] ac = HalfCompute.lowered(op, input, weight, bias); // autocast: F32 operands in low precision
     input = ac[0];
     weight = ac[1];
@@ -215,8 +241,9 @@ public final class Convolution {
     checkWeight(op, dims + 2, input, weight, bias);
     if (HalfCompute.applies(input)) {
       int[] pads0 = pads;
-      return HalfCompute.like(op, input, t -> conv(op, dims, t[0], t[1], t[2], s, pads0, d, groups, paddingMode),
-          input, weight, bias);
+      // relu commutes with the one rounding to the half dtype, so fusing it before the rounding gives the same bits
+      return HalfCompute.like(op, input, t -> conv(op, dims, t[0], t[1], t[2], s, pads0, d, groups, paddingMode,
+          relu), input, weight, bias);
     }
     Tensor x = unbatched ? input.unsqueeze(0) : input;
     int c = x.size(1);
@@ -269,9 +296,22 @@ public final class Convolution {
     Tensor xc = x.contiguous();
     Tensor wc = weight.contiguous();
     ConvolutionKernels kernels = xc.device().backend().convolution();
+    int n = xc.size(0);
+    if (relu && !Grad.enabled()) { // inference: the ReLU in the kernel's epilogue, nothing to record
+      Tensor out = xc.newEmpty(n, o, oh, ow);
+      if (!kernels.forwardRelu(xc, wc, bias, groups, g, out)) {
+        kernels.forward(xc, wc, bias, groups, g, out, null);
+        out.relu_();
+      }
+      // recording is off, so this records nothing; a checkpoint's first forward still sees the inputs
+      out = Autograd.record(op, out, (ctx, gr) -> {
+        throw new IllegalStateException(op + ": a fused conv+relu output was recorded with the tape off");
+      }, new Tensor[] {xc, wc, bias});
+      if (dims == 1) out = out.squeeze(2);
+      return unbatched ? out.squeeze(0) : out;
+    }
     // the column matrices are kept for the weight gradient only when there will be one
     SavedColumns cols = Grad.enabled() && weight.requiresGrad() ? kernels.newSavedColumns() : null;
-    int n = xc.size(0);
     // the kernels write every output element: no zero-fill of a pooled array
     Tensor out = xc.newEmpty(n, o, oh, ow);
     kernels.forward(xc, wc, bias, groups, g, out, cols);
@@ -283,6 +323,7 @@ public final class Convolution {
       Tensor db = ctx.edgeNeeded(2) ? Tensor.of(kernels.channelSums(gc, n, o, oh * ow)).to(gc.dtype()).to(gc.device()) : null;
       return new Tensor[] {dx, dw, db};
     }, new Tensor[] {xc, wc, bias});
+    if (relu) out = out.relu(); // with the tape: the plain recorded ops
     if (dims == 1) out = out.squeeze(2);
     return unbatched ? out.squeeze(0) : out;
   }

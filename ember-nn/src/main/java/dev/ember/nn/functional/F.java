@@ -696,6 +696,18 @@ public final class F {
     return Convolution.conv2d(input, weight, bias, stride, padding, dilation, groups, paddingMode);
   }
 
+  /** See {@link Convolution#conv2dRelu(Tensor, Tensor, Tensor, int[], int[], int[], int, String)}. */
+  public static Tensor conv2dRelu(Tensor input, Tensor weight, Tensor bias, int[] stride, int[] padding,
+      int[] dilation, int groups, String paddingMode) {
+    return Convolution.conv2dRelu(input, weight, bias, stride, padding, dilation, groups, paddingMode);
+  }
+
+  /** See {@link Convolution#conv2dRelu(Tensor, Tensor, Tensor, int[], String, int[], int, String)}. */
+  public static Tensor conv2dRelu(Tensor input, Tensor weight, Tensor bias, int[] stride, String padding,
+      int[] dilation, int groups, String paddingMode) {
+    return Convolution.conv2dRelu(input, weight, bias, stride, padding, dilation, groups, paddingMode);
+  }
+
   /** See {@link Convolution#conv1d(Tensor, Tensor, Tensor)}. */
   public static Tensor conv1d(Tensor input, Tensor weight, Tensor bias) {
     return Convolution.conv1d(input, weight, bias);

@@ -203,4 +203,19 @@ final class ConvSupport {
   static double[] biasDoubles(View bias) {
     return bias == null ? null : doubles(bias);
   }
+
+  /**
+   * Elements [from, to) of an F32 or F64 storage clamped at 0 in place, in the RELU kernel's form
+   * ({@code v <= 0 ? 0 : v}, which is Math.max(v, 0) for NaN and -0 too): the fused ReLU of a kernel whose
+   * inner loop is not ours to change, applied to a plane or block it has just written (still in cache).
+   */
+  static void relu(Storage s, int from, int to) {
+    if (s.dtype() == DType.F32) {
+      float[] a = s.floats();
+      for (int i = from; i < to; i++) a[i] = a[i] <= 0 ? 0f : a[i];
+    } else {
+      double[] a = s.doubles();
+      for (int i = from; i < to; i++) a[i] = a[i] <= 0 ? 0.0 : a[i];
+    }
+  }
 }

@@ -44,21 +44,37 @@ public final class CpuConvolution implements ConvolutionKernels {
    */
   @Override
   public void forward(View x, View w, View biasView, int groups, ConvGeometry g, View out, SavedColumns keep) {
+    forward(x, w, biasView, groups, g, out, keep, false);
+  }
+
+  /**
+   * The ReLU is fused into each path's output: in the implicit GEMM's tile stores (registers) and the blocked
+   * GEMM's bias copy; the direct, depthwise and per-image paths clamp each plane or group of rows as soon as
+   * they have written it, while it is in cache. None reads the output back from memory.
+   */
+  @Override
+  public boolean forwardRelu(View x, View w, View bias, int groups, ConvGeometry g, View out) {
+    forward(x, w, bias, groups, g, out, null, true);
+    return true;
+  }
+
+  private void forward(View x, View w, View biasView, int groups, ConvGeometry g, View out, SavedColumns keep,
+      boolean relu) {
     if (out.numel() == 0) return;
     double[] bias = biasDoubles(biasView);
     int c = x.shapeRef()[1];
     int o = w.shapeRef()[0];
     int cg = c / groups;
     if (groups == c && cg == 1 && groups > 1) {
-      DepthwiseConv.forward(x, w, bias, out, o / c, g);
+      DepthwiseConv.forward(x, w, bias, out, o / c, g, relu);
     } else if (ImplicitConv.forwardApplies(x, o, groups, g)) {
-      ImplicitConv.forward(x, w, bias, out, g);
+      ImplicitConv.forward(x, w, bias, out, g, relu);
     } else if (DirectConv.applies(x, groups, g)) {
-      DirectConv.forward(x, w, bias, out, g);
+      DirectConv.forward(x, w, bias, out, g, relu);
     } else if (GemmConv.blocked(x, groups, g)) {
-      GemmConv.blockedForward(x, w, bias, out, g, (GemmConv.KeptColumns) keep);
+      GemmConv.blockedForward(x, w, bias, out, g, (GemmConv.KeptColumns) keep, relu);
     } else {
-      GemmConv.perImageForward(x, w, bias, groups, g, out);
+      GemmConv.perImageForward(x, w, bias, groups, g, out, relu);
     }
   }
 

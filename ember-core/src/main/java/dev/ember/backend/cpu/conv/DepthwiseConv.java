@@ -57,8 +57,11 @@ final class DepthwiseConv {
     return d;
   }
 
-  /** out[n, o] = bias[o] + sum over (i, j) of w[o, 0, i, j] * x[n, o / mult] shifted: a direct kernel per plane. */
-  static void forward(View x, View w, double[] bias, View out, int mult, ConvGeometry g) {
+  /**
+   * out[n, o] = bias[o] + sum over (i, j) of w[o, 0, i, j] * x[n, o / mult] shifted: a direct kernel per plane.
+   * With {@code relu} each plane is clamped at 0 as soon as it is written, while it is in L1.
+   */
+  static void forward(View x, View w, double[] bias, View out, int mult, ConvGeometry g, boolean relu) {
     int c = x.shapeRef()[1];
     int o = w.shapeRef()[0];
     int planes = x.shapeRef()[0] * o;
@@ -81,30 +84,37 @@ final class DepthwiseConv {
           float[] xp = paddedPlanes(xs.floats(), src, 1, g.h(), g.w(), g.ph(), g.pw(), rows, pitch, 0);
           ROWS.convPlane(xp, 0, pitch, rows * pitch, 1, g.kh(), g.kw(), wf, oc * kk,
               bias == null ? 0f : (float) bias[oc], os.floats(), dst, g.oh(), g.ow());
-          continue;
-        }
-        if (wf != null) {
+        } else if (wf != null) {
           ConvLoops.depthwisePlane(xs.floats(), src, wf, oc * kk, bias == null ? 0f : (float) bias[oc], g, os.floats(),
               dst);
-          continue;
+        } else {
+          generalPlane(xs, src, wv, oc, bias, g, os, dst);
         }
-        Rows.fill(os, dst, dst + cols, bias == null ? 0 : bias[oc]);
-        for (int i = 0; i < g.kh(); i++) {
-          for (int j = 0; j < g.kw(); j++) {
-            double wij = wv[oc * kk + i * g.kw() + j];
-            int xl = g.xLo(j);
-            int xh = g.xHi(j);
-            int ix = src + j * g.dw() - g.pw() + xl * g.sw();
-            for (int oy = 0; oy < g.oh(); oy++) {
-              int iy = oy * g.sh() - g.ph() + i * g.dh();
-              if (iy >= 0 && iy < g.h()) {
-                Rows.axpyGather(os, dst + oy * g.ow() + xl, xs, ix + iy * g.w(), g.sw(), wij, xh - xl);
-              }
-            }
+        if (relu) ConvSupport.relu(os, dst, dst + cols);
+      }
+    });
+  }
+
+  /** One plane of the F64 (or strided) depthwise forward by the generic row helpers. */
+  private static void generalPlane(Storage xs, int src, double[] wv, int oc, double[] bias, ConvGeometry g, Storage os,
+      int dst) {
+    int cols = g.cols();
+    int kk = g.kk();
+    Rows.fill(os, dst, dst + cols, bias == null ? 0 : bias[oc]);
+    for (int i = 0; i < g.kh(); i++) {
+      for (int j = 0; j < g.kw(); j++) {
+        double wij = wv[oc * kk + i * g.kw() + j];
+        int xl = g.xLo(j);
+        int xh = g.xHi(j);
+        int ix = src + j * g.dw() - g.pw() + xl * g.sw();
+        for (int oy = 0; oy < g.oh(); oy++) {
+          int iy = oy * g.sh() - g.ph() + i * g.dh();
+          if (iy >= 0 && iy < g.h()) {
+            Rows.axpyGather(os, dst + oy * g.ow() + xl, xs, ix + iy * g.w(), g.sw(), wij, xh - xl);
           }
         }
       }
-    });
+    }
   }
 
   static void backward(View x, View w, View gOut, View dx, View dw, int mult, ConvGeometry g) {

@@ -47,7 +47,8 @@ final class DirectConv {
     return paddedPlanes(xs, xOff + img * cin * g.hw(), cin, g.h(), g.w(), g.ph(), g.pw(), ph, pw, extra);
   }
 
-  static void forward(View x, View w, double[] bias, View out, ConvGeometry g) {
+  /** The forward; with {@code relu} each output plane is clamped at 0 right after it is written (in L1). */
+  static void forward(View x, View w, double[] bias, View out, ConvGeometry g, boolean relu) {
     int n = x.shapeRef()[0];
     int cin = x.shapeRef()[1];
     int o = w.shapeRef()[0];
@@ -64,6 +65,7 @@ final class DirectConv {
         for (int oc = 0; oc < o; oc++) {
           ROWS.convPlane(xp, 0, pw, ph * pw, cin, g.kh(), g.kw(), wf, oc * taps, bias == null ? 0f : (float) bias[oc],
               ys, (img * o + oc) * cols, g.oh(), g.ow());
+          if (relu) ConvSupport.relu(out.storage(), (img * o + oc) * cols, (img * o + oc + 1) * cols);
         }
       }
     });

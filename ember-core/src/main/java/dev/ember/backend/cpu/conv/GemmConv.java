@@ -43,9 +43,10 @@ final class GemmConv {
 
   /**
    * out [N, O, oh, ow] of x with w and bias (as doubles, or null), one task per image: per group, the bias
-   * rows, then {@code W_g [Og, Cg*kk] x col} added to them.
+   * rows, then {@code W_g [Og, Cg*kk] x col} added to them; with {@code relu} the group's rows are clamped at 0
+   * as soon as its GEMM has written them.
    */
-  static void perImageForward(View x, View w, double[] bias, int groups, ConvGeometry g, View out) {
+  static void perImageForward(View x, View w, double[] bias, int groups, ConvGeometry g, View out, boolean relu) {
     int n = x.shapeRef()[0];
     int c = x.shapeRef()[1];
     int o = w.shapeRef()[0];
@@ -74,6 +75,7 @@ final class GemmConv {
         }
         gemm(ws, w.offset() + gi * og * rows, og, rows, rows, false, bs, bo, cols, cols, false, os, co, cols,
             bias != null);
+        if (relu) ConvSupport.relu(os, co, co + og * cols);
       }
     });
   }
@@ -182,9 +184,10 @@ final class GemmConv {
    * Forward over blocks of images: per block, im2col of its images side by side, one GEMM
    * W [O, C*kk] x col [C*kk, B*cols], then the rows are copied to out with the bias added. Blocks
    * are fixed by the shapes and each writes only its own images, so results do not depend on the
-   * thread count.
+   * thread count. With {@code relu} the copy clamps at 0 as it adds the bias: the fused epilogue costs no pass.
    */
-  static void blockedForward(View x, View w, double[] bias, View out, ConvGeometry g, KeptColumns keep) {
+  static void blockedForward(View x, View w, double[] bias, View out, ConvGeometry g, KeptColumns keep,
+      boolean relu) {
     int n = x.shapeRef()[0];
     int c = x.shapeRef()[1];
     int o = w.shapeRef()[0];
@@ -212,7 +215,14 @@ final class GemmConv {
           int src = oc * ld + b * cols;
           int dst = ((i0 + b) * o + oc) * cols;
           float bv = bf[oc];
-          for (int p = 0; p < cols; p++) ys[dst + p] = blk[src + p] + bv;
+          if (relu) {
+            for (int p = 0; p < cols; p++) {
+              float v = blk[src + p] + bv;
+              ys[dst + p] = v <= 0 ? 0f : v;
+            }
+          } else {
+            for (int p = 0; p < cols; p++) ys[dst + p] = blk[src + p] + bv;
+          }
         }
       }
     });

@@ -167,12 +167,12 @@ final class ImplicitConv {
   /**
    * One image: dst [outC, hp - kh + 1, pitch - kw + 1] (at dstOff) = the convolution of src [inC, h, w]
    * (at srcOff) zero-padded by (padH, padW) with the packed weights, each chain starting from bias[o]
-   * (from 0 when bias is null). Slots that write the plane directly do so when outC fills whole tiles
-   * (a part-filled tile would write past the image's channels); otherwise the tiles go to a scratch
-   * buffer in the pitch layout and the rows are copied out.
+   * (from 0 when bias is null), clamped at 0 in the tile's stores when {@code relu}. Slots that write
+   * the plane directly do so when outC fills whole tiles (a part-filled tile would write past the image's
+   * channels); otherwise the tiles go to a scratch buffer in the pitch layout and the rows are copied out.
    */
   private static void implicitImage(float[] src, int srcOff, int inC, int h, int w, int padH, int padW, int kh,
-      int kw, float[] wp, int[] offs, Slots slots, int outC, float[] bias, float[] dst, int dstOff) {
+      int kw, float[] wp, int[] offs, Slots slots, int outC, float[] bias, float[] dst, int dstOff, boolean relu) {
     int pitch = w + 2 * padW;
     int hp = h + 2 * padH;
     int oh = hp - kh + 1;
@@ -185,7 +185,7 @@ final class ImplicitConv {
     if (slots.direct() && outC % tile == 0) {
       for (int t = 0; t < tiles; t++) {
         ROWS.convTile(xp, offs, kdim, wp, t * kdim * tile, bias, t * tile, slots.read(), slots.write(), n, dst,
-            dstOff + t * tile * oh * ow, oh * ow);
+            dstOff + t * tile * oh * ow, oh * ow, relu);
       }
       return;
     }
@@ -194,15 +194,18 @@ final class ImplicitConv {
     if (y.length < tiles * tile * ldy) F_IMPLICIT_Y.set(y = new float[tiles * tile * ldy]);
     for (int t = 0; t < tiles; t++) {
       ROWS.convTile(xp, offs, kdim, wp, t * kdim * tile, bias, t * tile, slots.read(), slots.read(), n, y,
-          t * tile * ldy, ldy);
+          t * tile * ldy, ldy, relu);
     }
     for (int o = 0; o < outC; o++) {
       for (int oy = 0; oy < oh; oy++) System.arraycopy(y, o * ldy + oy * pitch, dst, dstOff + (o * oh + oy) * ow, ow);
     }
   }
 
-  /** Forward, one task per image: every image writes its own output, so no result depends on the thread count. */
-  static void forward(View x, View w, double[] bias, View out, ConvGeometry g) {
+  /**
+   * Forward, one task per image: every image writes its own output, so no result depends on the thread count.
+   * With {@code relu} the tiles store max(v, 0) (the fused ReLU epilogue).
+   */
+  static void forward(View x, View w, double[] bias, View out, ConvGeometry g, boolean relu) {
     int n = x.shapeRef()[0];
     int c = x.shapeRef()[1];
     int o = w.shapeRef()[0];
@@ -221,7 +224,7 @@ final class ImplicitConv {
     float[] xs = x.storage().floats();
     float[] ys = out.storage().floats();
     Parallel.forEach(n, img -> implicitImage(xs, x.offset() + img * c * g.hw(), c, g.h(), g.w(), g.ph(), g.pw(), g.kh(),
-        g.kw(), wp, offs, slots, o, b, ys, out.offset() + img * o * g.cols()));
+        g.kw(), wp, offs, slots, o, b, ys, out.offset() + img * o * g.cols(), relu));
   }
 
   /**
@@ -306,6 +309,6 @@ final class ImplicitConv {
     float[] gs = gOut.storage().floats();
     float[] ds = dx.storage().floats();
     Parallel.forEach(n, img -> implicitImage(gs, gOut.offset() + img * o * g.cols(), o, g.oh(), g.ow(), padH, padW, kh,
-        kw, wp, offs, slots, c, null, ds, dx.offset() + img * c * g.hw()));
+        kw, wp, offs, slots, c, null, ds, dx.offset() + img * c * g.hw(), false));
   }
 }

@@ -4,6 +4,7 @@ import dev.ember.backend.cpu.RowKernels;
 
 import static jdk.incubator.vector.VectorOperators.GE;
 import static jdk.incubator.vector.VectorOperators.GT;
+import static jdk.incubator.vector.VectorOperators.LE;
 import static jdk.incubator.vector.VectorOperators.LT;
 import static jdk.incubator.vector.VectorOperators.NE;
 
@@ -417,13 +418,13 @@ public final class VectorRowKernels implements RowKernels {
   /** Tiles of 8 channels x 3 slots (vectors) of positions: 24 accumulators, per tap 3 loads of x and 8 broadcasts. */
   @Override
   public void convTile(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] init, int io, int[] read,
-      int[] write, int nslots, float[] y, int yo, int ldy) {
+      int[] write, int nslots, float[] y, int yo, int ldy, boolean relu) {
     int s = 0;
     for (; s + 3 <= nslots; s += 3) {
       convTile3(xp, offs, kdim, wp, wo, init, io, y, yo, ldy, read[s], read[s + 1], read[s + 2], write[s],
-          write[s + 1], write[s + 2]);
+          write[s + 1], write[s + 2], relu);
     }
-    for (; s < nslots; s++) convTile1(xp, offs, kdim, wp, wo, init, io, y, yo, ldy, read[s], write[s]);
+    for (; s < nslots; s++) convTile1(xp, offs, kdim, wp, wo, init, io, y, yo, ldy, read[s], write[s], relu);
   }
 
   /** The chain's start for row r of a tile: init[io + r], or 0 without init. */
@@ -433,7 +434,7 @@ public final class VectorRowKernels implements RowKernels {
 
   /** The one or two slots past the last group of three, one at a time (8 accumulators). */
   private static void convTile1(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] init, int io, float[] y,
-      int yo, int ldy, int p, int q) {
+      int yo, int ldy, int p, int q, boolean relu) {
     FloatVector a0 = start(init, io, 0);
     FloatVector a1 = start(init, io, 1);
     FloatVector a2 = start(init, io, 2);
@@ -453,6 +454,17 @@ public final class VectorRowKernels implements RowKernels {
       a6 = x.fma(FloatVector.broadcast(S, wp[w + 6]), a6);
       a7 = x.fma(FloatVector.broadcast(S, wp[w + 7]), a7);
     }
+    if (relu) { // the fused ReLU, in registers: x <= 0 ? 0 : x as the RELU kernel (inline: a call would box)
+      FloatVector z = FloatVector.zero(S);
+      a0 = a0.blend(z, a0.compare(LE, 0f));
+      a1 = a1.blend(z, a1.compare(LE, 0f));
+      a2 = a2.blend(z, a2.compare(LE, 0f));
+      a3 = a3.blend(z, a3.compare(LE, 0f));
+      a4 = a4.blend(z, a4.compare(LE, 0f));
+      a5 = a5.blend(z, a5.compare(LE, 0f));
+      a6 = a6.blend(z, a6.compare(LE, 0f));
+      a7 = a7.blend(z, a7.compare(LE, 0f));
+    }
     a0.intoArray(y, yo + 0 * ldy + q);
     a1.intoArray(y, yo + 1 * ldy + q);
     a2.intoArray(y, yo + 2 * ldy + q);
@@ -464,7 +476,7 @@ public final class VectorRowKernels implements RowKernels {
   }
 
   private static void convTile3(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] init, int io, float[] y,
-      int yo, int ldy, int p0, int p1, int p2, int q0, int q1, int q2) {
+      int yo, int ldy, int p0, int p1, int p2, int q0, int q1, int q2, boolean relu) {
     FloatVector a00 = start(init, io, 0), a01 = a00, a02 = a00;
     FloatVector a10 = start(init, io, 1), a11 = a10, a12 = a10;
     FloatVector a20 = start(init, io, 2), a21 = a20, a22 = a20;
@@ -510,6 +522,33 @@ public final class VectorRowKernels implements RowKernels {
       a70 = x0.fma(b7, a70);
       a71 = x1.fma(b7, a71);
       a72 = x2.fma(b7, a72);
+    }
+    if (relu) { // the fused ReLU, in registers: x <= 0 ? 0 : x as the RELU kernel (inline: a call would box)
+      FloatVector z = FloatVector.zero(S);
+      a00 = a00.blend(z, a00.compare(LE, 0f));
+      a01 = a01.blend(z, a01.compare(LE, 0f));
+      a02 = a02.blend(z, a02.compare(LE, 0f));
+      a10 = a10.blend(z, a10.compare(LE, 0f));
+      a11 = a11.blend(z, a11.compare(LE, 0f));
+      a12 = a12.blend(z, a12.compare(LE, 0f));
+      a20 = a20.blend(z, a20.compare(LE, 0f));
+      a21 = a21.blend(z, a21.compare(LE, 0f));
+      a22 = a22.blend(z, a22.compare(LE, 0f));
+      a30 = a30.blend(z, a30.compare(LE, 0f));
+      a31 = a31.blend(z, a31.compare(LE, 0f));
+      a32 = a32.blend(z, a32.compare(LE, 0f));
+      a40 = a40.blend(z, a40.compare(LE, 0f));
+      a41 = a41.blend(z, a41.compare(LE, 0f));
+      a42 = a42.blend(z, a42.compare(LE, 0f));
+      a50 = a50.blend(z, a50.compare(LE, 0f));
+      a51 = a51.blend(z, a51.compare(LE, 0f));
+      a52 = a52.blend(z, a52.compare(LE, 0f));
+      a60 = a60.blend(z, a60.compare(LE, 0f));
+      a61 = a61.blend(z, a61.compare(LE, 0f));
+      a62 = a62.blend(z, a62.compare(LE, 0f));
+      a70 = a70.blend(z, a70.compare(LE, 0f));
+      a71 = a71.blend(z, a71.compare(LE, 0f));
+      a72 = a72.blend(z, a72.compare(LE, 0f));
     }
     a00.intoArray(y, yo + 0 * ldy + q0);
     a01.intoArray(y, yo + 0 * ldy + q1);

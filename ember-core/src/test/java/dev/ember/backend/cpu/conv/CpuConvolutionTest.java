@@ -46,6 +46,30 @@ class CpuConvolutionTest {
       new Case("float64 depthwise", DType.F64, 2, 3, 6, 8, 7, 3, 1, 1, 2, 3),
   };
 
+  /**
+   * The fused ReLU epilogue on every strategy: the CPU kernels take it (forwardRelu returns true) and each
+   * element is bitwise forward's clamped as the RELU op clamps (x &lt;= 0 ? 0 : x, so -0 becomes +0).
+   */
+  @Test
+  void forwardReluIsForwardThenReluOnEveryStrategy() {
+    for (Case t : CASES) {
+      ConvGeometry g = t.geometry();
+      Tensor x = randn(1, t.dt, t.n, t.c, t.h, t.w);
+      Tensor w = randn(2, t.dt, t.o, t.c / t.groups, t.k, t.k);
+      Tensor b = randn(3, t.dt, t.o);
+      Tensor plain = Tensor.uninitialized(t.dt, t.n, t.o, g.oh(), g.ow());
+      conv.forward(x, w, b, t.groups, g, plain, null);
+      Tensor fused = Tensor.uninitialized(t.dt, t.n, t.o, g.oh(), g.ow());
+      assertTrue(conv.forwardRelu(x, w, b, t.groups, g, fused), t.what);
+      double[] p = plain.toDoubleArray();
+      double[] f = fused.toDoubleArray();
+      for (int i = 0; i < p.length; i++) {
+        double e = p[i] <= 0 ? 0.0 : p[i];
+        assertEquals(Double.doubleToRawLongBits(e), Double.doubleToRawLongBits(f[i]), t.what + " at " + i);
+      }
+    }
+  }
+
   @Test
   void everyStrategyMatchesThePlainLoops() {
     for (Case t : CASES) {

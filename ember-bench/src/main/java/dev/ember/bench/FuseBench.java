@@ -1,0 +1,137 @@
+package dev.ember.bench;
+
+import dev.ember.autograd.Grad;
+import dev.ember.nn.BatchNorm2d;
+import dev.ember.nn.BatchNormBase;
+import dev.ember.nn.Conv2d;
+import dev.ember.nn.Fuse;
+import dev.ember.nn.Models;
+import dev.ember.nn.Module;
+import dev.ember.nn.Sequential;
+import dev.ember.tensor.Generator;
+import dev.ember.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Inference of the VGG-style {@code Models.convnet(3, 32, 10)} at batch 64 without the tape, three ways,
+ * alternated inside one JVM on the same input, the order rotating every round (this machine's noise swings
+ * fresh-JVM runs by 20-30%):
+ * <ul>
+ *   <li>unfused: the eval model as trained (Conv2d, BatchNorm2d, ReLU);
+ *   <li>folded: BatchNorm folded into each Conv2d by {@link Fuse#convBn}, ReLU still its own module;
+ *   <li>fused: {@link Fuse#fuse}, BatchNorm folded and the ReLU in the convolution's epilogue (ConvReLU2d),
+ *       Linear-ReLU as LinearReLU.
+ * </ul>
+ * The BatchNorms get random running statistics and affine parameters first, so the fold is not the identity.
+ *
+ * <pre>
+ * FuseBench [--rounds R] [--batches B] [--batch N]   defaults 15 rounds of 5 batches, batch 64
+ * </pre>
+ *
+ * stdout: one JSON object {@code {"category":"compression","case":"convnet fuse b=64","unit":"ms/batch",
+ * "unfused","folded","fused","speedup_folded","speedup_fused","max_rel_diff","rounds"}}: medians over the rounds
+ * of each round's mean time per batch; speedups = unfused / variant; max_rel_diff = max |fused - unfused| /
+ * max |unfused|. stderr: one readable line.
+ */
+public final class FuseBench {
+  private FuseBench() {}
+
+  public static void main(String[] args) {
+    int rounds = 15;
+    int batches = 5;
+    int batch = 64;
+    for (int i = 0; i < args.length; i++) {
+      String a = args[i];
+      if (i + 1 >= args.length) throw new IllegalArgumentException("FuseBench: " + a + " needs a value");
+      int v = Integer.parseInt(args[++i]);
+      if (v < 1) throw new IllegalArgumentException("FuseBench: " + a + " must be >= 1, got " + v);
+      switch (a) {
+        case "--rounds" -> rounds = v;
+        case "--batches" -> batches = v;
+        case "--batch" -> batch = v;
+        default -> throw new IllegalArgumentException("FuseBench: unknown option " + a
+            + " (expected --rounds, --batches, --batch)");
+      }
+    }
+    Generator.manualSeed(0);
+    Sequential model = Models.convnet(3, 32, 10);
+    Generator gen = new Generator(1);
+    try (Grad ignored = Grad.off()) {
+      for (Module m : model.modules()) {
+        if (m instanceof BatchNormBase bn) {
+          int c = bn.numFeatures();
+          bn.runningMean().copy_(Tensor.rand(gen, c).sub(0.5));
+          bn.runningVar().copy_(Tensor.rand(gen, c).mul(1.5).add(0.5));
+          bn.weight().copy_(Tensor.rand(gen, c).mul(1.5).add(0.25));
+          bn.bias().copy_(Tensor.rand(gen, c).sub(0.5));
+        }
+      }
+    }
+    model.eval();
+    Sequential folded = foldOnly(model);
+    Sequential fused = Fuse.fuse(model);
+    Tensor x = Tensor.randn(gen, batch, 3, 32, 32);
+    Module[] variants = {model, folded, fused};
+    double[][] ms = new double[3][rounds];
+    double diff;
+    try (Grad ignored = Grad.off()) {
+      Tensor ref = model.call(x);
+      diff = maxRelDiff(ref, fused.call(x));
+      for (int w = 0; w < 3; w++) for (Module m : variants) for (int b = 0; b < batches; b++) m.call(x); // warm-up
+      for (int r = 0; r < rounds; r++) {
+        for (int k = 0; k < 3; k++) {
+          int v = (r + k) % 3; // each variant takes each place in the round in turn
+          long t0 = System.nanoTime();
+          for (int b = 0; b < batches; b++) variants[v].call(x);
+          ms[v][r] = (System.nanoTime() - t0) / 1e6 / batches;
+        }
+      }
+    }
+    double u = median(ms[0]);
+    double f = median(ms[1]);
+    double z = median(ms[2]);
+    System.out.println(String.format(Locale.ROOT, "{\"category\":\"compression\",\"case\":\"convnet fuse b=%d\","
+        + "\"unit\":\"ms/batch\",\"unfused\":%.3f,\"folded\":%.3f,\"fused\":%.3f,\"speedup_folded\":%.3f,"
+        + "\"speedup_fused\":%.3f,\"max_rel_diff\":%.2e,\"rounds\":%d}", batch, u, f, z, u / f, u / z, diff, rounds));
+    System.err.println(String.format(Locale.ROOT, "convnet b=%d inference: unfused %.2f ms, BN folded %.2f ms (%.2fx),"
+        + " BN folded + ReLU fused %.2f ms (%.2fx); max rel diff %.1e", batch, u, f, u / f, z, u / z, diff));
+  }
+
+  /** The model with each Conv2d-BatchNorm2d pair folded and everything else (the ReLUs too) as it was. */
+  private static Sequential foldOnly(Sequential model) {
+    List<Module> out = new ArrayList<>();
+    for (int i = 0; i < model.size(); i++) {
+      Module m = model.get(i);
+      if (m instanceof Conv2d c && i + 1 < model.size() && model.get(i + 1) instanceof BatchNorm2d bn) {
+        out.add(Fuse.convBn(c, bn));
+        i++;
+      } else {
+        out.add(m);
+      }
+    }
+    Sequential s = new Sequential(out);
+    s.eval();
+    return s;
+  }
+
+  private static double maxRelDiff(Tensor ref, Tensor got) {
+    double[] a = ref.toDoubleArray();
+    double[] b = got.toDoubleArray();
+    double scale = 0;
+    double d = 0;
+    for (int i = 0; i < a.length; i++) {
+      scale = Math.max(scale, Math.abs(a[i]));
+      d = Math.max(d, Math.abs(a[i] - b[i]));
+    }
+    return d / scale;
+  }
+
+  private static double median(double[] v) {
+    double[] s = v.clone();
+    Arrays.sort(s);
+    return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  }
+}
