@@ -30,6 +30,18 @@ public class MinMaxObserver extends Observer {
     return x;
   }
 
+  /**
+   * Folds a range computed elsewhere (by a kernel that already walked the data, as dynamic quantization does) into
+   * the running one, as {@link #observe} would for a batch with that minimum and maximum.
+   */
+  public void observeRange(float lo, float hi) {
+    if (Float.isNaN(lo) || Float.isNaN(hi) || lo > hi) {
+      throw new IllegalArgumentException(getClass().getSimpleName() + ": range must be lo <= hi without NaN, got lo="
+          + lo + ", hi=" + hi);
+    }
+    update(lo, hi);
+  }
+
   /** Folds one batch's range into the running one (here: the running min and max). */
   protected void update(float lo, float hi) {
     minVal = Math.min(minVal, lo);
