@@ -43,7 +43,7 @@ public final class VectorInt8Kernels implements Int8Kernels {
   }
 
   private static void tile4x4(byte[] a, int ao, byte[] b, int bo, int k, int[] acc, int co, int ld) {
-    IntVector c00 = I.zero().reinterpretAsInts(), c01 = c00, c02 = c00, c03 = c00;
+    IntVector c00 = IntVector.zero(I), c01 = c00, c02 = c00, c03 = c00;
     IntVector c10 = c00, c11 = c00, c12 = c00, c13 = c00;
     IntVector c20 = c00, c21 = c00, c22 = c00, c23 = c00;
     IntVector c30 = c00, c31 = c00, c32 = c00, c33 = c00;
@@ -60,20 +60,33 @@ public final class VectorInt8Kernels implements Int8Kernels {
       IntVector a3 = load(a, ao + 3 * k + p);
       c30 = a3.mul(b0).add(c30); c31 = a3.mul(b1).add(c31); c32 = a3.mul(b2).add(c32); c33 = a3.mul(b3).add(c33);
     }
-    IntVector[] cs = {c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33};
-    for (int r = 0; r < 4; r++) {
-      for (int j = 0; j < 4; j++) {
-        int s = cs[r * 4 + j].reduceLanes(VectorOperators.ADD);
-        int aa = ao + r * k;
-        int bb = bo + j * k;
-        for (int q = p; q < k; q++) s += a[aa + q] * b[bb + q];
-        acc[co + r * ld + j] = s;
-      }
-    }
+    store(c00, a, ao, b, bo, p, k, acc, co);
+    store(c01, a, ao, b, bo + k, p, k, acc, co + 1);
+    store(c02, a, ao, b, bo + 2 * k, p, k, acc, co + 2);
+    store(c03, a, ao, b, bo + 3 * k, p, k, acc, co + 3);
+    store(c10, a, ao + k, b, bo, p, k, acc, co + ld);
+    store(c11, a, ao + k, b, bo + k, p, k, acc, co + ld + 1);
+    store(c12, a, ao + k, b, bo + 2 * k, p, k, acc, co + ld + 2);
+    store(c13, a, ao + k, b, bo + 3 * k, p, k, acc, co + ld + 3);
+    store(c20, a, ao + 2 * k, b, bo, p, k, acc, co + 2 * ld);
+    store(c21, a, ao + 2 * k, b, bo + k, p, k, acc, co + 2 * ld + 1);
+    store(c22, a, ao + 2 * k, b, bo + 2 * k, p, k, acc, co + 2 * ld + 2);
+    store(c23, a, ao + 2 * k, b, bo + 3 * k, p, k, acc, co + 2 * ld + 3);
+    store(c30, a, ao + 3 * k, b, bo, p, k, acc, co + 3 * ld);
+    store(c31, a, ao + 3 * k, b, bo + k, p, k, acc, co + 3 * ld + 1);
+    store(c32, a, ao + 3 * k, b, bo + 2 * k, p, k, acc, co + 3 * ld + 2);
+    store(c33, a, ao + 3 * k, b, bo + 3 * k, p, k, acc, co + 3 * ld + 3);
+  }
+
+  /** Lane sum of one accumulator plus the scalar k tail from {@code p}, into {@code acc[at]}. */
+  private static void store(IntVector c, byte[] a, int ao, byte[] b, int bo, int p, int k, int[] acc, int at) {
+    int s = c.reduceLanes(VectorOperators.ADD);
+    for (int q = p; q < k; q++) s += a[ao + q] * b[bo + q];
+    acc[at] = s;
   }
 
   private static void tile1x4(byte[] a, int ao, byte[] b, int bo, int k, int[] acc, int co) {
-    IntVector c0 = I.zero().reinterpretAsInts(), c1 = c0, c2 = c0, c3 = c0;
+    IntVector c0 = IntVector.zero(I), c1 = c0, c2 = c0, c3 = c0;
     int bound = k - L + 1;
     int p = 0;
     for (; p < bound; p += L) {
@@ -83,17 +96,14 @@ public final class VectorInt8Kernels implements Int8Kernels {
       c2 = a0.mul(load(b, bo + 2 * k + p)).add(c2);
       c3 = a0.mul(load(b, bo + 3 * k + p)).add(c3);
     }
-    IntVector[] cs = {c0, c1, c2, c3};
-    for (int j = 0; j < 4; j++) {
-      int s = cs[j].reduceLanes(VectorOperators.ADD);
-      int bb = bo + j * k;
-      for (int q = p; q < k; q++) s += a[ao + q] * b[bb + q];
-      acc[co + j] = s;
-    }
+    store(c0, a, ao, b, bo, p, k, acc, co);
+    store(c1, a, ao, b, bo + k, p, k, acc, co + 1);
+    store(c2, a, ao, b, bo + 2 * k, p, k, acc, co + 2);
+    store(c3, a, ao, b, bo + 3 * k, p, k, acc, co + 3);
   }
 
   private static int dot(byte[] a, int ao, byte[] b, int bo, int k) {
-    IntVector c = I.zero().reinterpretAsInts();
+    IntVector c = IntVector.zero(I);
     int bound = k - L + 1;
     int p = 0;
     for (; p < bound; p += L) c = load(a, ao + p).mul(load(b, bo + p)).add(c);
