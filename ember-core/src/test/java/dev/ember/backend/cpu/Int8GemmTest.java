@@ -50,7 +50,7 @@ class Int8GemmTest {
 
   @Test
   void extremesDoNotOverflow() {
-    int m = 5, n = 6, k = 4099;
+    int m = 5, n = 6, k = 40009;  // more than one 1024-step segment of float lane sums at 8 or 16 lanes
     byte[] a = new byte[m * k];
     byte[] b = new byte[n * k];
     Arrays.fill(a, (byte) -128);
@@ -58,6 +58,13 @@ class Int8GemmTest {
     b[3] = 127;
     int[] want = oracle(a, b, m, n, k);
     assertEquals(16384 * k, want[n + 1]);
+    assertArrayEquals(want, Int8Gemm.gemm(Int8Gemm.vectorKernelsOrNull(), a, b, m, n, k));
+    // odd products (-127 * 127): a float lane sum past 2^24 would round, so this checks the segment length
+    Arrays.fill(a, (byte) -127);
+    Arrays.fill(b, (byte) 127);
+    a[1] = 3;
+    want = oracle(a, b, m, n, k);
+    assertEquals(-16129 * (k - 1) + 3 * 127, want[0]);
     assertArrayEquals(want, Int8Gemm.gemm(Int8Gemm.vectorKernelsOrNull(), a, b, m, n, k));
   }
 
