@@ -229,6 +229,19 @@ public abstract class Module {
     return m;
   }
 
+  /**
+   * Puts {@code replacement} in the place of the existing child {@code name} (same position in the traversal order)
+   * and returns the child it replaced: model surgery such as {@code Quantize.dynamic} swapping each Linear for its
+   * quantized version, as PyTorch's {@code setattr(parent, name, new_module)}.
+   */
+  public final Module replaceChild(String name, Module replacement) {
+    Module old = child(name);
+    if (replacement == null) throw new IllegalArgumentException(name() + ": replacement for child '" + name + "' is null");
+    if (replacement == this) throw new IllegalArgumentException(name() + ": a module cannot contain itself");
+    children.put(name, replacement);
+    return old;
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Traversal
 

@@ -1,0 +1,115 @@
+package dev.ember.backend.cpu;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.util.Arrays;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+/** The int8 GEMM (vector and scalar kernels) against a long-accumulating oracle, and its fused epilogues. */
+class Int8GemmTest {
+  private static byte[] bytes(SplittableRandom r, int n) {
+    byte[] b = new byte[n];
+    for (int i = 0; i < n; i++) b[i] = (byte) r.nextInt(-128, 128);
+    return b;
+  }
+
+  private static int[] oracle(byte[] a, byte[] b, int m, int n, int k) {
+    int[] c = new int[m * n];
+    for (int i = 0; i < m; i++) {
+      for (int j = 0; j < n; j++) {
+        long s = 0;
+        for (int p = 0; p < k; p++) s += (long) a[i * k + p] * b[j * k + p];
+        c[i * n + j] = Math.toIntExact(s);
+      }
+    }
+    return c;
+  }
+
+  @Test
+  void exactOnOddShapes() {
+    Int8Kernels vector = Int8Gemm.vectorKernelsOrNull();
+    assertNotNull(vector, "tests run with jdk.incubator.vector");
+    SplittableRandom r = new SplittableRandom(7);
+    for (int m : new int[] {1, 3, 4, 5, 17, 33}) {
+      for (int n : new int[] {1, 3, 5, 7, 64, 65, 130}) {
+        for (int k : new int[] {1, 7, 15, 16, 17, 33, 100}) {
+          byte[] a = bytes(r, m * k);
+          byte[] b = bytes(r, n * k);
+          int[] want = oracle(a, b, m, n, k);
+          String what = "m=" + m + " n=" + n + " k=" + k;
+          assertArrayEquals(want, Int8Gemm.gemm(vector, a, b, m, n, k), what);
+          assertArrayEquals(want, Int8Gemm.gemm(new ScalarInt8Kernels(), a, b, m, n, k), what);
+        }
+      }
+    }
+  }
+
+  @Test
+  void extremesDoNotOverflow() {
+    int m = 5, n = 6, k = 40009;  // more than one 1024-step segment of float lane sums at 8 or 16 lanes
+    byte[] a = new byte[m * k];
+    byte[] b = new byte[n * k];
+    Arrays.fill(a, (byte) -128);
+    Arrays.fill(b, (byte) -128);
+    b[3] = 127;
+    int[] want = oracle(a, b, m, n, k);
+    assertEquals(16384 * k, want[n + 1]);
+    assertArrayEquals(want, Int8Gemm.gemm(Int8Gemm.vectorKernelsOrNull(), a, b, m, n, k));
+    // odd products (-127 * 127): a float lane sum past 2^24 would round, so this checks the segment length
+    Arrays.fill(a, (byte) -127);
+    Arrays.fill(b, (byte) 127);
+    a[1] = 3;
+    want = oracle(a, b, m, n, k);
+    assertEquals(-16129 * (k - 1) + 3 * 127, want[0]);
+    assertArrayEquals(want, Int8Gemm.gemm(Int8Gemm.vectorKernelsOrNull(), a, b, m, n, k));
+  }
+
+  @Test
+  void dequantizeAndRequantizeEpilogues() {
+    SplittableRandom r = new SplittableRandom(11);
+    int m = 19, n = 70, k = 45;
+    byte[] a = bytes(r, m * k);
+    byte[] b = bytes(r, n * k);
+    int[] acc = oracle(a, b, m, n, k);
+    int[] sums = Int8Gemm.rowSums(b, n, k);
+    float aScale = 0.02f;
+    int aZero = -7;
+    float[] bScale = new float[n];
+    float[] bias = new float[n];
+    for (int j = 0; j < n; j++) {
+      bScale[j] = 0.001f + j * 1e-4f;
+      bias[j] = (float) r.nextDouble(-1, 1);
+    }
+    float[] out = new float[m * n];
+    Int8Gemm.gemmDequantize(a, aZero, aScale, b, sums, bScale, bias, out, m, n, k);
+    byte[] q = new byte[m * n];
+    float outScale = 0.05f;
+    int outZero = 3;
+    Int8Gemm.gemmRequantize(a, aZero, aScale, b, sums, bScale, bias, outScale, outZero, -128, 127, q, m, n, k);
+    for (int i = 0; i < m; i++) {
+      for (int j = 0; j < n; j++) {
+        // the real product of the dequantized operands, in double
+        double real = 0;
+        for (int p = 0; p < k; p++) real += (a[i * k + p] - aZero) * (double) aScale * (b[j * k + p] * (double) bScale[j]);
+        real += bias[j];
+        float v = out[i * n + j];
+        assertEquals(real, v, 1e-5 * Math.max(1, Math.abs(real)), "out[" + i + ", " + j + "]");
+        float expect = (acc[i * n + j] - aZero * sums[j]) * (aScale * bScale[j]) + bias[j];
+        assertEquals(expect, v, 0f);
+        int wantQ = (int) Math.max(-128, Math.min(127, Math.rint(v * (1.0f / outScale)) + outZero));
+        assertEquals(wantQ, q[i * n + j], "q[" + i + ", " + j + "]");
+      }
+    }
+  }
+
+  @Test
+  void mismatchedOperandsAreRejected() {
+    var e = assertThrows(IllegalArgumentException.class,
+        () -> Int8Gemm.gemm(new ScalarInt8Kernels(), new byte[6], new byte[6], 2, 2, 4));
+    assertEquals("int8 gemm: operands do not match (m=2, n=2, k=4, k <= 65536): a=6 bytes, b=6 bytes", e.getMessage());
+  }
+}
