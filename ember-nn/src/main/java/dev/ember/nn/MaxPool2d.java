@@ -48,6 +48,31 @@ public class MaxPool2d extends Module {
     return Pooling.maxPool2dWithIndices(input, kernelSize, stride, padding, dilation, ceilMode);
   }
 
+  /** The window size (height, width). */
+  public int[] kernelSize() {
+    return kernelSize.clone();
+  }
+
+  /** The stride (height, width). */
+  public int[] stride() {
+    return stride.clone();
+  }
+
+  /** The implicit negative-infinity padding (height, width). */
+  public int[] padding() {
+    return padding.clone();
+  }
+
+  /** The dilation (height, width). */
+  public int[] dilation() {
+    return dilation.clone();
+  }
+
+  /** Whether the output size rounds up. */
+  public boolean ceilMode() {
+    return ceilMode;
+  }
+
   @Override
   protected String extraRepr() {
     return "kernel_size=" + intOrTuple(kernelSize) + ", stride=" + intOrTuple(stride) + ", padding="
