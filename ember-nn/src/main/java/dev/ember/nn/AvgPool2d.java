@@ -45,17 +45,17 @@ public class AvgPool2d extends Module {
     return Pooling.avgPool2d(input, kernelSize, stride, padding, ceilMode, countIncludePad, divisorOverride);
   }
 
-  /** The window size (height, width). */
+  /** The window size: one value for both dimensions, or (height, width), as given. */
   public int[] kernelSize() {
     return kernelSize.clone();
   }
 
-  /** The stride (height, width). */
+  /** The stride: one value or (height, width), as given. */
   public int[] stride() {
     return stride.clone();
   }
 
-  /** The implicit zero padding (height, width). */
+  /** The implicit zero padding: one value or (height, width), as given. */
   public int[] padding() {
     return padding.clone();
   }

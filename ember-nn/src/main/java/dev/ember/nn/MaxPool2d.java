@@ -48,22 +48,22 @@ public class MaxPool2d extends Module {
     return Pooling.maxPool2dWithIndices(input, kernelSize, stride, padding, dilation, ceilMode);
   }
 
-  /** The window size (height, width). */
+  /** The window size: one value for both dimensions, or (height, width), as given. */
   public int[] kernelSize() {
     return kernelSize.clone();
   }
 
-  /** The stride (height, width). */
+  /** The stride: one value or (height, width), as given. */
   public int[] stride() {
     return stride.clone();
   }
 
-  /** The implicit negative-infinity padding (height, width). */
+  /** The implicit negative-infinity padding: one value or (height, width), as given. */
   public int[] padding() {
     return padding.clone();
   }
 
-  /** The dilation (height, width). */
+  /** The dilation: one value or (height, width), as given. */
   public int[] dilation() {
     return dilation.clone();
   }

@@ -10,6 +10,7 @@ import dev.ember.nn.Conv1d;
 import dev.ember.nn.Conv2d;
 import dev.ember.nn.Dropout;
 import dev.ember.nn.Dropout2d;
+import dev.ember.nn.Embedding;
 import dev.ember.nn.Flatten;
 import dev.ember.nn.ForwardHook;
 import dev.ember.nn.GELU;
@@ -35,6 +36,7 @@ import dev.ember.onnx.proto.OnnxProto.TensorProto;
 import dev.ember.onnx.proto.OnnxProto.TensorShapeProto;
 import dev.ember.onnx.proto.OnnxProto.TypeProto;
 import dev.ember.onnx.proto.OnnxProto.ValueInfoProto;
+import dev.ember.tensor.DType;
 import dev.ember.tensor.Tensor;
 import java.io.IOException;
 import java.lang.reflect.Modifier;
@@ -59,13 +61,14 @@ import java.util.Set;
  * in eval mode and without recording gradients, and every layer call it makes becomes ONNX nodes, so
  * composite modules with their own {@code forward} (LeNet-5's features then classifier) export as long as
  * they only chain their layers. The graph has one input, {@value #INPUT}, and one output, {@value #OUTPUT},
- * both float32 with a dynamic first (batch) dimension named {@value #BATCH}; weights and running statistics
+ * float32 (half and float64 models export float32 weights) with a dynamic first (batch) dimension named {@value #BATCH}; weights and running statistics
  * are initializers named by their state dict keys.
  *
  * <p>Layers: Linear; ReLU, Sigmoid, Tanh, GELU (exact or tanh), SiLU; Softmax, LogSoftmax; Flatten;
  * Dropout and Identity (identity in eval mode); Conv1d and Conv2d (padding sizes or 'same'/'valid',
  * strides, dilations, groups, zeros/reflect/replicate padding modes); MaxPool2d and AvgPool2d (ceil mode,
- * count_include_pad, divisor_override without ceil mode); BatchNorm1d/2d (running statistics); LayerNorm.
+ * count_include_pad, divisor_override); BatchNorm1d/2d (running statistics); LayerNorm; Embedding (without
+ * max_norm; the input is then int64 or int32 indices).
  * Anything else fails with an {@link OnnxExportException} naming the layer's path and class.
  */
 public final class Onnx {
@@ -106,9 +109,10 @@ public final class Onnx {
     if (model == null || exampleInput == null) {
       throw new IllegalArgumentException("Onnx.export: model and example input must not be null");
     }
-    if (!exampleInput.dtype().isFloatingPoint()) {
-      throw new IllegalArgumentException("Onnx.export: the example input must be floating point, got "
-          + exampleInput.dtype() + " " + Arrays.toString(exampleInput.shape()));
+    DType dt = exampleInput.dtype();
+    if (!dt.isFloatingPoint() && dt != DType.I64 && dt != DType.I32) {
+      throw new IllegalArgumentException("Onnx.export: the example input must be floating point (or int64/int32 "
+          + "indices for an Embedding), got " + dt + " " + Arrays.toString(exampleInput.shape()));
     }
     if (exampleInput.dim() == 0) {
       throw new IllegalArgumentException("Onnx.export: the example input needs a batch dimension, got a scalar");
@@ -174,8 +178,9 @@ public final class Onnx {
       }
       graph.addNode(NodeProto.newBuilder().setOpType("Identity").addInput(last).addOutput(OUTPUT).setName(OUTPUT));
       graph.setName(model.name());
-      graph.addInput(valueInfo(INPUT, x.shape(), true));
-      graph.addOutput(valueInfo(OUTPUT, out.shape(), out.dim() > 0 && out.size(0) == x.size(0)));
+      graph.addInput(valueInfo(INPUT, x.shape(), true, elemType(x.dtype())));
+      graph.addOutput(valueInfo(OUTPUT, out.shape(), out.dim() > 0 && out.size(0) == x.size(0),
+          elemType(out.dtype())));
       return graph.build();
     }
 
@@ -216,11 +221,11 @@ public final class Onnx {
           || m instanceof GELU || m instanceof SiLU || m instanceof Softmax || m instanceof LogSoftmax
           || m instanceof Flatten || m instanceof Dropout || m instanceof Dropout2d || m instanceof Identity || m instanceof Conv1d
           || m instanceof Conv2d || m instanceof MaxPool2d || m instanceof AvgPool2d || m instanceof BatchNorm1d
-          || m instanceof BatchNorm2d || m instanceof LayerNorm;
+          || m instanceof BatchNorm2d || m instanceof LayerNorm || m instanceof Embedding;
       if (!known) {
         throw new OnnxExportException("Onnx.export: layer " + describe(m) + " has no ONNX translation (supported: "
             + "Linear, ReLU, Sigmoid, Tanh, GELU, SiLU, Softmax, LogSoftmax, Flatten, Dropout, Identity, Conv1d, "
-            + "Conv2d, MaxPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d, LayerNorm)");
+            + "Conv2d, MaxPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d, LayerNorm, Embedding)");
       }
     }
 
@@ -256,6 +261,7 @@ public final class Onnx {
       if (m instanceof AvgPool2d ap) return avgPool(m, at, x, ap, input, output);
       if (m instanceof BatchNormBase bn) return batchNorm(m, at, x, bn);
       if (m instanceof LayerNorm ln) return layerNorm(at, x, ln);
+      if (m instanceof Embedding e) return embedding(m, at, x, e);
       throw new OnnxExportException("Onnx.export: layer " + describe(m) + " has no ONNX translation");
     }
 
@@ -417,6 +423,14 @@ public final class Onnx {
           floatAttr("epsilon", ln.eps()));
     }
 
+    private String embedding(Module m, String at, String x, Embedding e) {
+      if (e.maxNorm() != null) {
+        throw new OnnxExportException("Onnx.export: layer " + describe(m) + " has max_norm=" + e.maxNorm()
+            + ", which renormalizes its weight during forward; export the model after renormalizing, without max_norm");
+      }
+      return node("Gather", at, List.of(initializer(at + ".weight", e.weight()), x), intAttr("axis", 0));
+    }
+
     private static int[] two(int[] v) {
       return v.length == 1 ? new int[] {v[0], v[0]} : v;
     }
@@ -493,7 +507,14 @@ public final class Onnx {
       return t.build();
     }
 
-    private static ValueInfoProto valueInfo(String name, int[] shape, boolean dynamicBatch) {
+    /** float32 for floating tensors (half and float64 models export as float32), else the index type. */
+    private static int elemType(DType dt) {
+      if (dt == DType.I64) return TensorProto.DataType.INT64_VALUE;
+      if (dt == DType.I32) return TensorProto.DataType.INT32_VALUE;
+      return TensorProto.DataType.FLOAT_VALUE;
+    }
+
+    private static ValueInfoProto valueInfo(String name, int[] shape, boolean dynamicBatch, int elemType) {
       TensorShapeProto.Builder s = TensorShapeProto.newBuilder();
       for (int i = 0; i < shape.length; i++) {
         TensorShapeProto.Dimension.Builder d = TensorShapeProto.Dimension.newBuilder();
@@ -501,7 +522,7 @@ public final class Onnx {
         else if (i > 0) d.setDimValue(shape[i]);
         s.addDim(d);
       }
-      TypeProto.Tensor.Builder tt = TypeProto.Tensor.newBuilder().setElemType(TensorProto.DataType.FLOAT_VALUE)
+      TypeProto.Tensor.Builder tt = TypeProto.Tensor.newBuilder().setElemType(elemType)
           .setShape(s);
       return ValueInfoProto.newBuilder().setName(name).setType(TypeProto.newBuilder().setTensorType(tt)).build();
     }

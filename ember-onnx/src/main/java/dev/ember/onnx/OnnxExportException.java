@@ -5,7 +5,7 @@ package dev.ember.onnx;
  * layer by its path in the model (its state dict prefix, {@code <root>} for the model itself), its class,
  * and what stands in the way.
  */
-public final class OnnxExportException extends RuntimeException {
+public final class OnnxExportException extends IllegalArgumentException {
   private static final long serialVersionUID = 1L;
 
   public OnnxExportException(String message) {

@@ -15,6 +15,7 @@ import dev.ember.nn.Conv1d;
 import dev.ember.nn.Conv2d;
 import dev.ember.nn.Dropout;
 import dev.ember.nn.Dropout2d;
+import dev.ember.nn.Embedding;
 import dev.ember.nn.Flatten;
 import dev.ember.nn.GELU;
 import dev.ember.nn.Identity;
@@ -30,13 +31,16 @@ import dev.ember.nn.SiLU;
 import dev.ember.nn.Sigmoid;
 import dev.ember.nn.Softmax;
 import dev.ember.nn.Tanh;
+import dev.ember.tensor.DType;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
 import java.nio.FloatBuffer;
+import java.nio.LongBuffer;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.IntFunction;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -127,6 +131,9 @@ class OnnxRuntimeRoundTripTest {
     roundTrip(new AvgPool2d(new int[] {3, 2}, new int[] {2, 2}, new int[] {0, 1}, true, true, null), 2, 8, 7);
     roundTrip(new AvgPool2d(new int[] {3, 2}, new int[] {2, 2}, new int[] {0, 1}, true, false, null), 2, 8, 7);
     roundTrip(new AvgPool2d(new int[] {2}, new int[] {2}, new int[] {1}, false, true, 3), 2, 6, 6);
+    roundTrip(new AvgPool2d(new int[] {3}, new int[] {2}, new int[] {1}, true, true, null), 2, 6, 7);
+    roundTrip(new AvgPool2d(new int[] {3}, new int[] {2}, new int[] {1}, true, false, null), 2, 6, 7);
+    roundTrip(new AvgPool2d(new int[] {3}, new int[] {2}, new int[] {1}, true, true, 5), 2, 8, 7);
   }
 
   @Test
@@ -139,6 +146,18 @@ class OnnxRuntimeRoundTripTest {
     roundTrip(new LayerNorm(new int[] {3, 4}), 2, 3, 4);
     roundTrip(new LayerNorm(new int[] {4}, 1e-6, false, false), 3, 4);
     roundTrip(new LayerNorm(new int[] {4}, 1e-5, true, false), 3, 4);
+  }
+
+  @Test
+  void embedding() throws Exception {
+    Generator g = new Generator(9);
+    Module model = new Sequential(new Embedding(10, 4, 0), new Flatten(), new Linear(12, 3, true, g));
+    randomize(model, g);
+    roundTrip(model, b -> {
+      long[] ids = new long[b * 3];
+      for (int i = 0; i < ids.length; i++) ids[i] = (long) (g.nextDouble() * 10);
+      return Tensor.of(ids, b, 3);
+    });
   }
 
   @Test
@@ -165,13 +184,17 @@ class OnnxRuntimeRoundTripTest {
   private void roundTrip(Module model, boolean randomState, int... sample) throws Exception {
     Generator g = new Generator(Arrays.hashCode(sample) + model.getClass().getName().hashCode());
     if (randomState) randomize(model, g);
-    int[] exampleShape = withBatch(3, sample);
+    roundTrip(model, b -> Tensor.randn(g, withBatch(b, sample)));
+  }
+
+  /** Exports on a batch of 3 from {@code inputs}, then compares at each of {@link #BATCHES}. */
+  private void roundTrip(Module model, IntFunction<Tensor> inputs) throws Exception {
     Path file = dir.resolve("model" + System.nanoTime() + ".onnx");
-    Onnx.export(model, Tensor.randn(g, exampleShape), file);
+    Onnx.export(model, inputs.apply(3), file);
     model.eval();
     try (OrtSession session = env.createSession(file.toString(), new OrtSession.SessionOptions())) {
       for (int b : BATCHES) {
-        Tensor x = Tensor.randn(g, withBatch(b, sample));
+        Tensor x = inputs.apply(b);
         Tensor expected;
         try (Grad off = Grad.off()) {
           expected = model.call(x);
@@ -189,7 +212,9 @@ class OnnxRuntimeRoundTripTest {
 
   private static float[] run(OrtSession session, Tensor x, int[] expectedShape, Module model) throws OrtException {
     long[] shape = Arrays.stream(x.shape()).asLongStream().toArray();
-    try (OnnxTensor in = OnnxTensor.createTensor(env, FloatBuffer.wrap(x.toFloatArray()), shape);
+    try (OnnxTensor in = x.dtype() == DType.I64
+            ? OnnxTensor.createTensor(env, LongBuffer.wrap(x.toLongArray()), shape)
+            : OnnxTensor.createTensor(env, FloatBuffer.wrap(x.toFloatArray()), shape);
         OrtSession.Result r = session.run(Map.of(Onnx.INPUT, in))) {
       OnnxTensor out = (OnnxTensor) r.get(0);
       long[] want = Arrays.stream(expectedShape).asLongStream().toArray();
