@@ -14,6 +14,8 @@ import dev.ember.nn.Embedding;
 import dev.ember.nn.Flatten;
 import dev.ember.nn.ForwardHook;
 import dev.ember.nn.GELU;
+import dev.ember.nn.GRU;
+import dev.ember.nn.LSTM;
 import dev.ember.nn.HookHandle;
 import dev.ember.nn.Identity;
 import dev.ember.nn.LayerNorm;
@@ -21,6 +23,7 @@ import dev.ember.nn.Linear;
 import dev.ember.nn.LogSoftmax;
 import dev.ember.nn.MaxPool2d;
 import dev.ember.nn.Module;
+import dev.ember.nn.RNNBase;
 import dev.ember.nn.ReLU;
 import dev.ember.nn.Sequential;
 import dev.ember.nn.SiLU;
@@ -68,7 +71,9 @@ import java.util.Set;
  * Dropout and Identity (identity in eval mode); Conv1d and Conv2d (padding sizes or 'same'/'valid',
  * strides, dilations, groups, zeros/reflect/replicate padding modes); MaxPool2d and AvgPool2d (ceil mode,
  * count_include_pad, divisor_override); BatchNorm1d/2d (running statistics); LayerNorm; Embedding (without
- * max_norm; the input is then int64 or int32 indices).
+ * max_norm; the input is then int64 or int32 indices); LSTM and GRU (3-d input, any layers, bidirectional;
+ * their weights become initializers with ONNX's gate order). The dynamic first dimension is the batch,
+ * except before a sequence-first ({@code batchFirst=false}) recurrent layer, where it is the sequence.
  * Anything else fails with an {@link OnnxExportException} naming the layer's path and class.
  */
 public final class Onnx {
@@ -221,11 +226,12 @@ public final class Onnx {
           || m instanceof GELU || m instanceof SiLU || m instanceof Softmax || m instanceof LogSoftmax
           || m instanceof Flatten || m instanceof Dropout || m instanceof Dropout2d || m instanceof Identity || m instanceof Conv1d
           || m instanceof Conv2d || m instanceof MaxPool2d || m instanceof AvgPool2d || m instanceof BatchNorm1d
-          || m instanceof BatchNorm2d || m instanceof LayerNorm || m instanceof Embedding;
+          || m instanceof BatchNorm2d || m instanceof LayerNorm || m instanceof Embedding || m instanceof LSTM
+          || m instanceof GRU;
       if (!known) {
         throw new OnnxExportException("Onnx.export: layer " + describe(m) + " has no ONNX translation (supported: "
             + "Linear, ReLU, Sigmoid, Tanh, GELU, SiLU, Softmax, LogSoftmax, Flatten, Dropout, Identity, Conv1d, "
-            + "Conv2d, MaxPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d, LayerNorm, Embedding)");
+            + "Conv2d, MaxPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d, LayerNorm, Embedding, LSTM, GRU)");
       }
     }
 
@@ -262,6 +268,7 @@ public final class Onnx {
       if (m instanceof BatchNormBase bn) return batchNorm(m, at, x, bn);
       if (m instanceof LayerNorm ln) return layerNorm(at, x, ln);
       if (m instanceof Embedding e) return embedding(m, at, x, e);
+      if (m instanceof LSTM || m instanceof GRU) return recurrent(m, at, x, (RNNBase) m, rank);
       throw new OnnxExportException("Onnx.export: layer " + describe(m) + " has no ONNX translation");
     }
 
@@ -429,6 +436,67 @@ public final class Onnx {
             + ", which renormalizes its weight during forward; export the model after renormalizing, without max_norm");
       }
       return node("Gather", at, List.of(initializer(at + ".weight", e.weight()), x), intAttr("axis", 0));
+    }
+
+    /**
+     * LSTM and GRU: one ONNX node per layer (both directions in it), weights with the gates reordered from
+     * PyTorch's (LSTM i f g o, GRU r z n) to ONNX's (i o f c, z r h), GRU with linear_before_reset as PyTorch.
+     */
+    private String recurrent(Module m, String at, String x, RNNBase rnn, int rank) {
+      if (rank != 3) {
+        throw new OnnxExportException("Onnx.export: layer " + describe(m) + " got a " + rank + "-d input; export "
+            + "supports batched 3-d inputs");
+      }
+      boolean lstm = m instanceof LSTM;
+      int[] order = lstm ? new int[] {0, 3, 1, 2} : new int[] {1, 0, 2};
+      int hs = rnn.hiddenSize();
+      int dirs = rnn.bidirectional() ? 2 : 1;
+      String y = rnn.batchFirst() ? node("Transpose", at, List.of(x), intsAttr("perm", 1, 0, 2)) : x; // [T, N, in]
+      for (int layer = 0; layer < rnn.numLayers(); layer++) {
+        int in = layer == 0 ? rnn.inputSize() : hs * dirs;
+        List<float[]> w = new ArrayList<>(), r = new ArrayList<>(), b = new ArrayList<>();
+        for (int d = 0; d < dirs; d++) {
+          String sfx = "_l" + layer + (d == 1 ? "_reverse" : "");
+          w.add(gates(rnn.param("weight_ih" + sfx).toFloatArray(), order, hs * in));
+          r.add(gates(rnn.param("weight_hh" + sfx).toFloatArray(), order, hs * hs));
+          if (rnn.hasBias()) {
+            b.add(gates(rnn.param("bias_ih" + sfx).toFloatArray(), order, hs));
+            b.add(gates(rnn.param("bias_hh" + sfx).toFloatArray(), order, hs));
+          }
+        }
+        int g = order.length;
+        String pre = at + ".l" + layer;
+        List<String> inputs = new ArrayList<>(List.of(y,
+            constantTensor(floatTensor(pre + "/W", concat(w), new long[] {dirs, (long) g * hs, in})),
+            constantTensor(floatTensor(pre + "/R", concat(r), new long[] {dirs, (long) g * hs, hs}))));
+        if (rnn.hasBias()) inputs.add(constantTensor(floatTensor(pre + "/B", concat(b), new long[] {dirs, 2L * g * hs})));
+        List<AttributeProto> attrs = new ArrayList<>(List.of(intAttr("hidden_size", hs),
+            stringAttr("direction", dirs == 2 ? "bidirectional" : "forward")));
+        if (!lstm) attrs.add(intAttr("linear_before_reset", 1));
+        String out = node(lstm ? "LSTM" : "GRU", at, inputs, attrs.toArray(new AttributeProto[0])); // [T, dirs, N, H]
+        String t = node("Transpose", at, List.of(out), intsAttr("perm", 0, 2, 1, 3));
+        y = node("Reshape", at, t, constantLongs(at + "/shape", new long[] {0, 0, -1})); // [T, N, dirs H]
+      }
+      return rnn.batchFirst() ? node("Transpose", at, List.of(y), intsAttr("perm", 1, 0, 2)) : y;
+    }
+
+    /** The gate blocks of {@code v} (each {@code block} long) in the order {@code order}. */
+    private static float[] gates(float[] v, int[] order, int block) {
+      float[] out = new float[v.length];
+      for (int j = 0; j < order.length; j++) System.arraycopy(v, order[j] * block, out, j * block, block);
+      return out;
+    }
+
+    private static float[] concat(List<float[]> parts) {
+      int n = 0;
+      for (float[] p : parts) n += p.length;
+      float[] out = new float[n];
+      int at = 0;
+      for (float[] p : parts) {
+        System.arraycopy(p, 0, out, at, p.length);
+        at += p.length;
+      }
+      return out;
     }
 
     private static int[] two(int[] v) {

@@ -18,6 +18,8 @@ import dev.ember.nn.Dropout2d;
 import dev.ember.nn.Embedding;
 import dev.ember.nn.Flatten;
 import dev.ember.nn.GELU;
+import dev.ember.nn.GRU;
+import dev.ember.nn.LSTM;
 import dev.ember.nn.Identity;
 import dev.ember.nn.LayerNorm;
 import dev.ember.nn.Linear;
@@ -158,6 +160,16 @@ class OnnxRuntimeRoundTripTest {
       for (int i = 0; i < ids.length; i++) ids[i] = (long) (g.nextDouble() * 10);
       return Tensor.of(ids, b, 3);
     });
+  }
+
+  @Test
+  void recurrent() throws Exception {
+    Generator g = new Generator(10);
+    roundTrip(new LSTM(5, 6, 2, true, true, 0.3, false, g), false, 4, 5);
+    roundTrip(new LSTM(5, 4, 1, false, true, 0, true, g), false, 3, 5);
+    roundTrip(new Sequential(new GRU(5, 6, 2, true, true, 0, true, g), new Flatten(), new Linear(24, 3, true, g)),
+        false, 2, 5);
+    roundTrip(new GRU(3, 4, 1, true, true, 0, false, g), false, 6, 3);
   }
 
   @Test
