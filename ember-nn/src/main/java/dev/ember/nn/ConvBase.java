@@ -152,6 +152,11 @@ abstract class ConvBase extends Module {
     return dilation.clone();
   }
 
+  /** The extra size on one side of each spatial output dimension (transposed convolutions; else zeros). */
+  public int[] outputPadding() {
+    return outputPadding.clone();
+  }
+
   /** zeros, reflect, replicate or circular. */
   public String paddingMode() {
     return paddingMode;

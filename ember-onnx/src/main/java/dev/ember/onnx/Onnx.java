@@ -8,6 +8,7 @@ import dev.ember.nn.BatchNorm2d;
 import dev.ember.nn.BatchNormBase;
 import dev.ember.nn.Conv1d;
 import dev.ember.nn.Conv2d;
+import dev.ember.nn.ConvTranspose2d;
 import dev.ember.nn.Dropout;
 import dev.ember.nn.Dropout2d;
 import dev.ember.nn.Embedding;
@@ -23,6 +24,7 @@ import dev.ember.nn.Linear;
 import dev.ember.nn.LogSoftmax;
 import dev.ember.nn.MaxPool2d;
 import dev.ember.nn.Module;
+import dev.ember.nn.RNN;
 import dev.ember.nn.RNNBase;
 import dev.ember.nn.ReLU;
 import dev.ember.nn.Sequential;
@@ -69,9 +71,9 @@ import java.util.Set;
  *
  * <p>Layers: Linear; ReLU, Sigmoid, Tanh, GELU (exact or tanh), SiLU; Softmax, LogSoftmax; Flatten;
  * Dropout and Identity (identity in eval mode); Conv1d and Conv2d (padding sizes or 'same'/'valid',
- * strides, dilations, groups, zeros/reflect/replicate padding modes); MaxPool2d and AvgPool2d (ceil mode,
+ * strides, dilations, groups, zeros/reflect/replicate padding modes); ConvTranspose2d; MaxPool2d and AvgPool2d (ceil mode,
  * count_include_pad, divisor_override); BatchNorm1d/2d (running statistics); LayerNorm; Embedding (without
- * max_norm; the input is then int64 or int32 indices); LSTM and GRU (3-d input, any layers, bidirectional;
+ * max_norm; the input is then int64 or int32 indices); RNN (tanh/relu), LSTM and GRU (3-d input, any layers, bidirectional;
  * their weights become initializers with ONNX's gate order). The dynamic first dimension is the batch,
  * except before a sequence-first ({@code batchFirst=false}) recurrent layer, where it is the sequence.
  * Anything else fails with an {@link OnnxExportException} naming the layer's path and class.
@@ -227,11 +229,11 @@ public final class Onnx {
           || m instanceof Flatten || m instanceof Dropout || m instanceof Dropout2d || m instanceof Identity || m instanceof Conv1d
           || m instanceof Conv2d || m instanceof MaxPool2d || m instanceof AvgPool2d || m instanceof BatchNorm1d
           || m instanceof BatchNorm2d || m instanceof LayerNorm || m instanceof Embedding || m instanceof LSTM
-          || m instanceof GRU;
+          || m instanceof GRU || m instanceof RNN || m instanceof ConvTranspose2d;
       if (!known) {
         throw new OnnxExportException("Onnx.export: layer " + describe(m) + " has no ONNX translation (supported: "
             + "Linear, ReLU, Sigmoid, Tanh, GELU, SiLU, Softmax, LogSoftmax, Flatten, Dropout, Identity, Conv1d, "
-            + "Conv2d, MaxPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d, LayerNorm, Embedding, LSTM, GRU)");
+            + "Conv2d, MaxPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d, LayerNorm, Embedding, LSTM, GRU, RNN, ConvTranspose2d)");
       }
     }
 
@@ -268,7 +270,15 @@ public final class Onnx {
       if (m instanceof BatchNormBase bn) return batchNorm(m, at, x, bn);
       if (m instanceof LayerNorm ln) return layerNorm(at, x, ln);
       if (m instanceof Embedding e) return embedding(m, at, x, e);
-      if (m instanceof LSTM || m instanceof GRU) return recurrent(m, at, x, (RNNBase) m, rank);
+      if (m instanceof LSTM || m instanceof GRU || m instanceof RNN) return recurrent(m, at, x, (RNNBase) m, rank);
+      if (m instanceof ConvTranspose2d c) {
+        int[] p2 = c.padding();
+        String w = initializer(at + ".weight", c.weight());
+        List<String> in = c.bias() == null ? List.of(x, w) : List.of(x, w, initializer(at + ".bias", c.bias()));
+        return node("ConvTranspose", at, in, intsAttr("kernel_shape", c.kernelSize()), intsAttr("strides", c.stride()),
+            intsAttr("dilations", c.dilation()), intsAttr("pads", p2[0], p2[1], p2[0], p2[1]),
+            intsAttr("output_padding", c.outputPadding()), intAttr("group", c.groups()));
+      }
       throw new OnnxExportException("Onnx.export: layer " + describe(m) + " has no ONNX translation");
     }
 
@@ -439,7 +449,7 @@ public final class Onnx {
     }
 
     /**
-     * LSTM and GRU: one ONNX node per layer (both directions in it), weights with the gates reordered from
+     * RNN, LSTM and GRU: one ONNX node per layer (both directions in it), weights with the gates reordered from
      * PyTorch's (LSTM i f g o, GRU r z n) to ONNX's (i o f c, z r h), GRU with linear_before_reset as PyTorch.
      */
     private String recurrent(Module m, String at, String x, RNNBase rnn, int rank) {
@@ -448,7 +458,8 @@ public final class Onnx {
             + "supports batched 3-d inputs");
       }
       boolean lstm = m instanceof LSTM;
-      int[] order = lstm ? new int[] {0, 3, 1, 2} : new int[] {1, 0, 2};
+      boolean gru = m instanceof GRU;
+      int[] order = lstm ? new int[] {0, 3, 1, 2} : gru ? new int[] {1, 0, 2} : new int[] {0};
       int hs = rnn.hiddenSize();
       int dirs = rnn.bidirectional() ? 2 : 1;
       String y = rnn.batchFirst() ? node("Transpose", at, List.of(x), intsAttr("perm", 1, 0, 2)) : x; // [T, N, in]
@@ -472,8 +483,15 @@ public final class Onnx {
         if (rnn.hasBias()) inputs.add(constantTensor(floatTensor(pre + "/B", concat(b), new long[] {dirs, 2L * g * hs})));
         List<AttributeProto> attrs = new ArrayList<>(List.of(intAttr("hidden_size", hs),
             stringAttr("direction", dirs == 2 ? "bidirectional" : "forward")));
-        if (!lstm) attrs.add(intAttr("linear_before_reset", 1));
-        String out = node(lstm ? "LSTM" : "GRU", at, inputs, attrs.toArray(new AttributeProto[0])); // [T, dirs, N, H]
+        if (gru) attrs.add(intAttr("linear_before_reset", 1));
+        if (m instanceof RNN plain) {
+          String act = plain.nonlinearity().equals("relu") ? "Relu" : "Tanh";
+          AttributeProto.Builder a = AttributeProto.newBuilder().setName("activations")
+              .setType(AttributeProto.AttributeType.STRINGS);
+          for (int d = 0; d < dirs; d++) a.addStrings(ByteString.copyFromUtf8(act));
+          attrs.add(a.build());
+        }
+        String out = node(lstm ? "LSTM" : gru ? "GRU" : "RNN", at, inputs, attrs.toArray(new AttributeProto[0])); // [T, dirs, N, H]
         String t = node("Transpose", at, List.of(out), intsAttr("perm", 0, 2, 1, 3));
         y = node("Reshape", at, t, constantLongs(at + "/shape", new long[] {0, 0, -1})); // [T, N, dirs H]
       }

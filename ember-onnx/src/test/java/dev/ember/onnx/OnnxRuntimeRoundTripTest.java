@@ -13,6 +13,7 @@ import dev.ember.nn.BatchNorm1d;
 import dev.ember.nn.BatchNorm2d;
 import dev.ember.nn.Conv1d;
 import dev.ember.nn.Conv2d;
+import dev.ember.nn.ConvTranspose2d;
 import dev.ember.nn.Dropout;
 import dev.ember.nn.Dropout2d;
 import dev.ember.nn.Embedding;
@@ -27,6 +28,7 @@ import dev.ember.nn.LogSoftmax;
 import dev.ember.nn.MaxPool2d;
 import dev.ember.nn.Models;
 import dev.ember.nn.Module;
+import dev.ember.nn.RNN;
 import dev.ember.nn.ReLU;
 import dev.ember.nn.Sequential;
 import dev.ember.nn.SiLU;
@@ -170,6 +172,18 @@ class OnnxRuntimeRoundTripTest {
     roundTrip(new Sequential(new GRU(5, 6, 2, true, true, 0, true, g), new Flatten(), new Linear(24, 3, true, g)),
         false, 2, 5);
     roundTrip(new GRU(3, 4, 1, true, true, 0, false, g), false, 6, 3);
+    roundTrip(new RNN(3, 4, 2, "tanh", true, true, 0, true, g), false, 5, 3);
+    roundTrip(new RNN(3, 4, 1, "relu", false, true, 0, false, g), false, 5, 3);
+  }
+
+  @Test
+  void convTranspose2d() throws Exception {
+    Generator g = new Generator(11);
+    roundTrip(new ConvTranspose2d(3, 4, 3), 3, 5, 5);
+    roundTrip(new ConvTranspose2d(4, 6, new int[] {3, 2}, new int[] {2, 3}, new int[] {1, 0}, new int[] {1, 2}, 2, true,
+        new int[] {1, 1}, g), 4, 5, 4);
+    roundTrip(new ConvTranspose2d(2, 2, new int[] {3, 3}, new int[] {2, 2}, new int[] {1, 1}, new int[] {0, 0}, 1, false,
+        new int[] {2, 1}, g), 2, 4, 5);
   }
 
   @Test
