@@ -34,6 +34,7 @@ public final class Main {
         case "summary" -> SummaryCommand.run(rest, out);
         case "bench" -> BenchCommand.run(rest, err);
         case "inspect" -> Inspect.run(rest, out, err);
+        case "export" -> ExportCommand.run(rest, out);
         case "info" -> {
           noArguments("info", rest);
           yield info(out, true);
@@ -45,7 +46,7 @@ public final class Main {
         case "help", "-h", "--help" -> help(rest, out);
         default -> {
           err.println("ember: " + (cmd.startsWith("-") ? "unknown option " + cmd : "unknown command '" + cmd + "'")
-              + " (commands: train, summary, bench, inspect, info, version, help; see ./ember help)");
+              + " (commands: train, summary, bench, inspect, export, info, version, help; see ./ember help)");
           yield 2;
         }
       };
@@ -117,7 +118,8 @@ public final class Main {
     return 0;
   }
 
-  private static final List<String> COMMANDS = List.of("train", "summary", "bench", "inspect", "info", "version", "help");
+  private static final List<String> COMMANDS =
+      List.of("train", "summary", "bench", "inspect", "export", "info", "version", "help");
 
   /** The help of one command, starting with its usage line; null for no such command. */
   private static String help(String cmd) {
@@ -174,6 +176,10 @@ public final class Main {
           ./ember inspect FILE
             Each tensor's name, dtype, shape and statistics in a safetensors, .npy or .npz file (on a
             bad file: one line naming the problem, exit status 2).""";
+      case "export" -> """
+          ./ember export [--format onnx] [--output FILE] RUN_DIR
+            The run's trained model (model.safetensors) as ONNX opset 17, input [batch, 1, 28, 28]
+            with a dynamic batch, written atomically to RUN_DIR/model.onnx or FILE.""";
       case "info" -> """
           ./ember info
             The version, the JDK, the CPU backend in use, the devices found and the thread count.""";

@@ -202,7 +202,7 @@ class LauncherTest {
         List.of("summary", "--model"), "ember summary: option --model needs a value (see ./ember summary --help)",
         List.of("version", "--foo"), "ember version: unknown option --foo (see ./ember version --help)",
         List.of("frobnicate"),
-        "ember: unknown command 'frobnicate' (commands: train, summary, bench, inspect, info, version, help; see ./ember help)");
+        "ember: unknown command 'frobnicate' (commands: train, summary, bench, inspect, export, info, version, help; see ./ember help)");
     for (var c : cases.entrySet()) {
       Result r = ember(c.getKey().toArray(String[]::new));
       assertEquals(2, r.status(), c.getKey() + ": " + r);

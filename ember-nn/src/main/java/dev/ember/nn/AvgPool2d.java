@@ -45,6 +45,36 @@ public class AvgPool2d extends Module {
     return Pooling.avgPool2d(input, kernelSize, stride, padding, ceilMode, countIncludePad, divisorOverride);
   }
 
+  /** The window size: one value for both dimensions, or (height, width), as given. */
+  public int[] kernelSize() {
+    return kernelSize.clone();
+  }
+
+  /** The stride: one value or (height, width), as given. */
+  public int[] stride() {
+    return stride.clone();
+  }
+
+  /** The implicit zero padding: one value or (height, width), as given. */
+  public int[] padding() {
+    return padding.clone();
+  }
+
+  /** Whether the output size rounds up. */
+  public boolean ceilMode() {
+    return ceilMode;
+  }
+
+  /** Whether the zero padding counts in the divisor. */
+  public boolean countIncludePad() {
+    return countIncludePad;
+  }
+
+  /** The divisor used instead of the window's size, or null. */
+  public Integer divisorOverride() {
+    return divisorOverride;
+  }
+
   @Override
   protected String extraRepr() {
     return "kernel_size=" + MaxPool2d.intOrTuple(kernelSize) + ", stride=" + MaxPool2d.intOrTuple(stride)

@@ -118,6 +118,11 @@ public class Embedding extends Module {
     return paddingIdx;
   }
 
+  /** The largest norm a looked-up row may keep (rows renormalized in forward), or null. */
+  public Double maxNorm() {
+    return maxNorm;
+  }
+
   /** The rows of the weight at the integer indices {@code input}: shape input.shape + [embedding_dim]. */
   @Override
   public Tensor forward(Tensor input) {

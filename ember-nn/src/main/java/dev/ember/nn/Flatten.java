@@ -21,6 +21,16 @@ public class Flatten extends Module {
     return x.flatten(startDim, endDim);
   }
 
+  /** The first flattened dimension (negative counts from the end). */
+  public int startDim() {
+    return startDim;
+  }
+
+  /** The last flattened dimension (negative counts from the end). */
+  public int endDim() {
+    return endDim;
+  }
+
   @Override
   protected String extraRepr() {
     return "start_dim=" + startDim + ", end_dim=" + endDim;

@@ -48,6 +48,31 @@ public class MaxPool2d extends Module {
     return Pooling.maxPool2dWithIndices(input, kernelSize, stride, padding, dilation, ceilMode);
   }
 
+  /** The window size: one value for both dimensions, or (height, width), as given. */
+  public int[] kernelSize() {
+    return kernelSize.clone();
+  }
+
+  /** The stride: one value or (height, width), as given. */
+  public int[] stride() {
+    return stride.clone();
+  }
+
+  /** The implicit negative-infinity padding: one value or (height, width), as given. */
+  public int[] padding() {
+    return padding.clone();
+  }
+
+  /** The dilation: one value or (height, width), as given. */
+  public int[] dilation() {
+    return dilation.clone();
+  }
+
+  /** Whether the output size rounds up. */
+  public boolean ceilMode() {
+    return ceilMode;
+  }
+
   @Override
   protected String extraRepr() {
     return "kernel_size=" + intOrTuple(kernelSize) + ", stride=" + intOrTuple(stride) + ", padding="

@@ -5,6 +5,8 @@ import dev.ember.tensor.Tensor;
 
 /** Elman RNN, h_t = act(W_ih x_t + b_ih + W_hh h_{t-1} + b_hh) with act tanh or relu; see {@link RNNBase}. */
 public class RNN extends RNNBase {
+  private final String nonlinearity;
+
   public RNN(int inputSize, int hiddenSize) {
     this(inputSize, hiddenSize, 1, "tanh", true, false, 0, false, Generator.global());
   }
@@ -13,6 +15,12 @@ public class RNN extends RNNBase {
   public RNN(int inputSize, int hiddenSize, int numLayers, String nonlinearity, boolean bias, boolean batchFirst,
       double dropout, boolean bidirectional, Generator gen) {
     super(mode(nonlinearity), inputSize, hiddenSize, numLayers, bias, batchFirst, dropout, bidirectional, gen);
+    this.nonlinearity = nonlinearity;
+  }
+
+  /** "tanh" or "relu". */
+  public String nonlinearity() {
+    return nonlinearity;
   }
 
   private static Mode mode(String nonlinearity) {

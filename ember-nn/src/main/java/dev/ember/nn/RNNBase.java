@@ -92,6 +92,26 @@ public abstract class RNNBase extends Module {
     return numLayers;
   }
 
+  /** The size of each step's input. */
+  public int inputSize() {
+    return inputSize;
+  }
+
+  /** Whether the input and output are [N, T, features] rather than [T, N, features]. */
+  public boolean batchFirst() {
+    return batchFirst;
+  }
+
+  /** Whether each layer also runs backwards over the sequence (outputs concatenated). */
+  public boolean bidirectional() {
+    return bidirectional;
+  }
+
+  /** Whether the layers have the bias_ih and bias_hh parameters. */
+  public boolean hasBias() {
+    return bias;
+  }
+
   /** Runs the network from zero initial states and returns the output sequence. */
   @Override
   public Tensor forward(Tensor input) {
