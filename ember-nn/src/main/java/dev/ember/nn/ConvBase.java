@@ -132,6 +132,31 @@ abstract class ConvBase extends Module {
     return kernelSize.clone();
   }
 
+  /** The stride per spatial dimension. */
+  public int[] stride() {
+    return stride.clone();
+  }
+
+  /** The zero padding per spatial dimension (zeros when the padding was given as 'same' or 'valid'). */
+  public int[] padding() {
+    return padding.clone();
+  }
+
+  /** 'same' or 'valid' when the padding was given by name, else null (see {@link #padding()}). */
+  public String paddingString() {
+    return paddingString;
+  }
+
+  /** The dilation per spatial dimension. */
+  public int[] dilation() {
+    return dilation.clone();
+  }
+
+  /** zeros, reflect, replicate or circular. */
+  public String paddingMode() {
+    return paddingMode;
+  }
+
   @Override
   protected String extraRepr() {
     StringBuilder s = new StringBuilder().append(inChannels).append(", ").append(outChannels)

@@ -289,6 +289,48 @@ public final class Prune {
   }
 
   // ---------------------------------------------------------------------------------------------
+  // Shrinking
+
+  /**
+   * Structured pruning that makes the model smaller: a copy of {@code model} where layer {@code layerIndex} (a Linear
+   * or a Conv2d with groups=1) keeps only the outputs {@code keep} (increasing indices), and the layers after it take
+   * that many inputs: a BatchNorm1d/2d keeps those features (weight, bias, running statistics), stateless per-channel
+   * layers (activations, pooling, dropout) and a {@code Flatten()} pass through, and the next Linear or Conv2d keeps
+   * the matching input columns or channels. The kept outputs are computed exactly as before; layers other than the
+   * rebuilt ones are shared with {@code model}, so use the copy in its place. Pruned weights are copied with their
+   * masks applied.
+   *
+   * @throws IllegalArgumentException naming the layer that cannot be rewritten (say a LayerNorm after the layer)
+   */
+  public static dev.ember.nn.Sequential shrinkOutputs(dev.ember.nn.Sequential model, int layerIndex, int[] keep) {
+    return Shrink.outputs(model, layerIndex, keep);
+  }
+
+  /**
+   * The indices along dim 0 (output rows or channels) where {@code module}'s {@code weight} is not all zero: what
+   * {@link #lnStructured} left, to pass to {@link #shrinkOutputs}.
+   */
+  public static int[] keptOutputs(Module module) {
+    Tensor w = module.param("weight");
+    double[] v;
+    try (Grad ignored = Grad.off()) {
+      v = w.toDoubleArray();
+    }
+    int rows = w.size(0);
+    int per = rows == 0 ? 0 : v.length / rows;
+    List<Integer> kept = new ArrayList<>();
+    for (int r = 0; r < rows; r++) {
+      for (int j = 0; j < per; j++) {
+        if (v[r * per + j] != 0) {
+          kept.add(r);
+          break;
+        }
+      }
+    }
+    return kept.stream().mapToInt(Integer::intValue).toArray();
+  }
+
+  // ---------------------------------------------------------------------------------------------
   // Internals
 
   /** A fraction of the candidates or a count, validated as PyTorch's {@code _validate_pruning_amount_init}. */
