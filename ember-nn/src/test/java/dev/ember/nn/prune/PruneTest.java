@@ -150,6 +150,21 @@ class PruneTest {
   }
 
   @Test
+  void aPrunedModuleChangesDtypeWithItsMask() {
+    Linear lin = Prune.l1Unstructured(linear(), "weight", 0.5);
+    lin.to(DType.F64);
+    assertEquals(DType.F64, lin.param("weight_orig").dtype());
+    assertEquals(DType.F64, lin.buffer("weight_mask").dtype());
+    assertArrayEquals(new double[] {0.5, 0, 0.3, -0.4, 0, 0}, lin.weight().toDoubleArray(), 1e-7);
+    lin.to(DType.BF16);
+    Tensor y = lin.forward(Tensor.ones(1, 3).to(DType.BF16));
+    assertEquals(DType.BF16, y.dtype());
+    // bf16 of 0.5 + 0.3 + bias and -0.4 + bias: the pruned entries do not count
+    double[] b = lin.bias().toDoubleArray();
+    assertArrayEquals(new double[] {0.8 + b[0], -0.4 + b[1]}, y.toDoubleArray(), 1e-2);
+  }
+
+  @Test
   void pruningTwiceOnlyConsidersTheUnprunedEntries() {
     Linear lin = new Linear(8, 1, false, new Generator(1));
     set(lin.weight(), new double[] {0.8, -0.7, 0.6, 0.5, -0.4, 0.3, 0.2, 0.1});
