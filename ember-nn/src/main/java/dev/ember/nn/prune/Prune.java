@@ -307,6 +307,19 @@ public final class Prune {
   }
 
   /**
+   * {@link #shrinkOutputs(dev.ember.nn.Sequential, int, int[])} in place on any model whose leaf layers run in the order
+   * they are registered (a Sequential, nested Sequentials, {@link dev.ember.nn.Models#lenet5}): the layer is named as
+   * in {@link Module#namedModules()} ({@code features.3}), and the layers after it in that order are rewritten, across
+   * containers (a conv at the end of {@code features} and the Linear at the start of {@code classifier}). The rebuilt
+   * layers replace the old ones in their parents ({@link Module#replaceChild}); an optimizer must be built afterwards.
+   * Returns {@code model}.
+   */
+  public static <M extends Module> M shrinkOutputs(M model, String layerName, int[] keep) {
+    Shrink.outputs(model, layerName, keep);
+    return model;
+  }
+
+  /**
    * The indices along dim 0 (output rows or channels) where {@code module}'s {@code weight} is not all zero: what
    * {@link #lnStructured} left, to pass to {@link #shrinkOutputs}.
    */

@@ -15,6 +15,7 @@ import dev.ember.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 
 /** Structured pruning that shrinks a {@link Sequential}: {@link Prune#shrinkOutputs}. */
 final class Shrink {
@@ -27,29 +28,74 @@ final class Shrink {
       throw new IllegalArgumentException(op + ": layer index " + layerIndex + " out of range for a Sequential of "
           + model.size() + " layers");
     }
-    Module layer = model.get(layerIndex);
+    List<Module> layers = new ArrayList<>();
+    List<String> labels = new ArrayList<>();
+    for (int i = 0; i < model.size(); i++) {
+      layers.add(model.get(i));
+      labels.add("layer " + i);
+    }
+    rewrite(layers, labels, layerIndex, keep);
+    Sequential out = new Sequential(layers);
+    out.train(model.isTraining());
+    return out;
+  }
+
+  /** In place: the model's leaves, in registration order, are its layers in the order they run. */
+  static Module outputs(Module model, String layerName, int[] keep) {
+    String op = "shrinkOutputs";
+    if (model == null) throw new IllegalArgumentException(op + ": model is null");
+    List<String> names = new ArrayList<>();
+    List<Module> layers = new ArrayList<>();
+    List<String> labels = new ArrayList<>();
+    model.namedModules().forEach((name, m) -> {
+      if (m.namedChildren().isEmpty() && !name.isEmpty()) {
+        names.add(name);
+        layers.add(m);
+        labels.add("layer '" + name + "'");
+      }
+    });
+    int index = names.indexOf(layerName);
+    if (index < 0) {
+      throw new IllegalArgumentException(op + ": " + model.name() + " has no layer '" + layerName + "'; has " + names);
+    }
+    List<Module> rewritten = new ArrayList<>(layers);
+    rewrite(rewritten, labels, index, keep);
+    Map<String, Module> all = model.namedModules();
+    for (int i = 0; i < names.size(); i++) {
+      if (rewritten.get(i) == layers.get(i)) continue;
+      String name = names.get(i);
+      int dot = name.lastIndexOf('.');
+      Module parent = all.get(dot < 0 ? "" : name.substring(0, dot));
+      parent.replaceChild(name.substring(dot + 1), rewritten.get(i));
+    }
+    return model;
+  }
+
+  /** Rebuilds {@code layers[layerIndex]} with the outputs {@code keep} and the layers after it that consume them. */
+  private static void rewrite(List<Module> layers, List<String> labels, int layerIndex, int[] keep) {
+    String op = "shrinkOutputs";
+    Module layer = layers.get(layerIndex);
+    String label = labels.get(layerIndex);
     int outs;
     if (layer instanceof Linear lin) {
       outs = lin.outFeatures();
     } else if (layer instanceof Conv2d conv && conv.groups() == 1) {
       outs = conv.outChannels();
     } else {
-      throw new IllegalArgumentException(op + ": layer " + layerIndex + " must be a Linear or a Conv2d with groups=1, got "
+      throw new IllegalArgumentException(op + ": " + label + " must be a Linear or a Conv2d with groups=1, got "
           + layer);
     }
-    checkKeep(op, keep, outs, layerIndex, layer);
-    List<Module> layers = new ArrayList<>();
-    for (int i = 0; i < model.size(); i++) layers.add(model.get(i));
+    checkKeep(op, keep, outs, label, layer);
     layers.set(layerIndex, select(layer, keep, 0));
 
     boolean flattened = false;  // after a Flatten() each channel is a block of the next Linear's inputs
     for (int i = layerIndex + 1; i < layers.size(); i++) {
       Module m = layers.get(i);
-      String where = "layer " + i + " (" + m.name() + ")";
+      String where = labels.get(i) + " (" + m.name() + ")";
       if (m instanceof BatchNormBase bn && !flattened) {
         if (bn.numFeatures() != outs) {
           throw new IllegalArgumentException(op + ": " + where + " normalizes " + bn.numFeatures() + " features, not the "
-              + outs + " outputs of layer " + layerIndex);
+              + outs + " outputs of " + label);
         }
         layers.set(i, batchNorm(bn, keep));
       } else if (m instanceof Linear lin) {
@@ -57,49 +103,46 @@ final class Shrink {
         if (flattened) {
           if (lin.inFeatures() % outs != 0) {
             throw new IllegalArgumentException(op + ": " + where + " takes " + lin.inFeatures() + " inputs, not a multiple"
-                + " of the " + outs + " channels of layer " + layerIndex + " flattened");
+                + " of the " + outs + " channels of " + label + " flattened");
           }
           block = lin.inFeatures() / outs;
         } else if (lin.inFeatures() != outs) {
           throw new IllegalArgumentException(op + ": " + where + " takes " + lin.inFeatures() + " inputs, not the "
-              + outs + " outputs of layer " + layerIndex);
+              + outs + " outputs of " + label);
         }
         int[] cols = new int[keep.length * block];
         for (int k = 0; k < keep.length; k++) for (int j = 0; j < block; j++) cols[k * block + j] = keep[k] * block + j;
         layers.set(i, select(lin, cols, 1));
-        break;
+        return;
       } else if (m instanceof Conv2d conv && !flattened) {
         if (conv.groups() != 1 || conv.inChannels() != outs) {
-          throw new IllegalArgumentException(op + ": " + where + " must take the " + outs + " channels of layer "
-              + layerIndex + " with groups=1, got " + conv);
+          throw new IllegalArgumentException(op + ": " + where + " must take the " + outs + " channels of " + label
+              + " with groups=1, got " + conv);
         }
         layers.set(i, select(conv, keep, 1));
-        break;
+        return;
       } else if (m instanceof Flatten && m.toString().equals("Flatten(start_dim=1, end_dim=-1)") && !flattened) {
         flattened = true;
       } else if (m.parameters().isEmpty() && m.namedBuffers().isEmpty() && !(m instanceof Flatten)
           && m.namedChildren().isEmpty()) {
         continue;  // per-channel layers without state: activations, pooling, dropout
       } else {
-        throw new IllegalArgumentException(op + ": cannot carry the removal of outputs of layer " + layerIndex
+        throw new IllegalArgumentException(op + ": cannot carry the removal of outputs of " + label
             + " through " + where + ": " + m + "; hint: only BatchNorm, stateless per-channel layers, Flatten() and "
             + "then the next Linear or Conv2d are rewritten");
       }
     }
-    Sequential out = new Sequential(layers);
-    out.train(model.isTraining());
-    return out;
   }
 
-  private static void checkKeep(String op, int[] keep, int outs, int layerIndex, Module layer) {
+  private static void checkKeep(String op, int[] keep, int outs, String label, Module layer) {
     if (keep == null || keep.length == 0) {
-      throw new IllegalArgumentException(op + ": keep at least one of the " + outs + " outputs of layer " + layerIndex
+      throw new IllegalArgumentException(op + ": keep at least one of the " + outs + " outputs of " + label
           + " (" + layer.name() + ")");
     }
     for (int k = 0; k < keep.length; k++) {
       if (keep[k] < 0 || keep[k] >= outs || (k > 0 && keep[k] <= keep[k - 1])) {
-        throw new IllegalArgumentException(op + ": keep must be increasing indices in [0, " + outs + ") for layer "
-            + layerIndex + " (" + layer.name() + "), got " + Arrays.toString(keep));
+        throw new IllegalArgumentException(op + ": keep must be increasing indices in [0, " + outs + ") for "
+            + label + " (" + layer.name() + "), got " + Arrays.toString(keep));
       }
     }
   }

@@ -123,6 +123,32 @@ class ShrinkTest {
   }
 
   @Test
+  void shrinksLeNetAcrossItsContainersInPlace() {
+    Generator.manualSeed(3);
+    Module lenet = dev.ember.nn.Models.lenet5(10).eval();
+    int[] keep = {0, 2, 3, 5, 8, 9, 12, 15};
+    int[] dropped = {1, 4, 6, 7, 10, 11, 13, 14};
+    Linear fc1 = (Linear) lenet.namedModules().get("classifier.1");
+    zeroColumns(fc1, 16, dropped);
+    Tensor x = Tensor.randn(new Generator(50), DType.F32, 4, 1, 28, 28);
+    Tensor before;
+    try (Grad ignored = Grad.off()) {
+      before = lenet.forward(x);
+    }
+    long params = lenet.numParameters(false);
+    assertSame(lenet, Prune.shrinkOutputs(lenet, "features.3", keep));
+    assertEquals(8, ((Conv2d) lenet.namedModules().get("features.3")).outChannels());
+    assertEquals(200, ((Linear) lenet.namedModules().get("classifier.1")).inFeatures());
+    assertEquals(params - 8 * (6 * 25 + 1) - 8 * 25 * 120, lenet.numParameters(false));
+    try (Grad ignored = Grad.off()) {
+      assertClose(before, lenet.forward(x), 1e-6, 1e-5, "shrunk LeNet-5");
+    }
+    var e = assertThrows(IllegalArgumentException.class, () -> Prune.shrinkOutputs(lenet, "features.9", keep));
+    assertTrue(e.getMessage().startsWith("shrinkOutputs: LeNet5 has no layer 'features.9'; has [features.0, "),
+        e.getMessage());
+  }
+
+  @Test
   void badShrinksNameTheLayer() {
     Sequential withNorm = new Sequential(new Linear(4, 6), new LayerNorm(6), new Linear(6, 2));
     var e = assertThrows(IllegalArgumentException.class, () -> Prune.shrinkOutputs(withNorm, 0, new int[] {0, 1}));
