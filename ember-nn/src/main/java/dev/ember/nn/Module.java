@@ -286,25 +286,24 @@ public abstract class Module {
     buffers.put(name, value);
   }
 
-  /**
-   * Replaces the child registered as {@code name} by {@code module}, keeping its place in the order, and returns the
-   * old one: model surgery, such as {@link dev.ember.nn.prune.Prune#shrinkOutputs} rebuilding a layer with fewer
-   * channels. A module that keeps the child in a field of its own type must read it through {@link #child(String)} to
-   * see the replacement.
-   */
-  public final Module replaceChild(String name, Module module) {
-    Module old = child(name);
-    if (module == null) throw new IllegalArgumentException(name() + ".replaceChild: module '" + name + "' is null");
-    if (module == this) throw new IllegalArgumentException(name() + ": a module cannot contain itself");
-    children.put(name, module);
-    return old;
-  }
-
   /** The child registered as {@code name}. */
   public Module child(String name) {
     Module m = children.get(name);
     if (m == null) throw new IllegalArgumentException(name() + ": no child module '" + name + "'; has " + children.keySet());
     return m;
+  }
+
+  /**
+   * Puts {@code replacement} in the place of the existing child {@code name} (same position in the traversal order)
+   * and returns the child it replaced: model surgery such as {@code Quantize.dynamic} swapping each Linear for its
+   * quantized version, as PyTorch's {@code setattr(parent, name, new_module)}.
+   */
+  public final Module replaceChild(String name, Module replacement) {
+    Module old = child(name);
+    if (replacement == null) throw new IllegalArgumentException(name() + ": replacement for child '" + name + "' is null");
+    if (replacement == this) throw new IllegalArgumentException(name() + ": a module cannot contain itself");
+    children.put(name, replacement);
+    return old;
   }
 
   // ---------------------------------------------------------------------------------------------
