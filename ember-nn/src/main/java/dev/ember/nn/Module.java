@@ -37,6 +37,12 @@ public abstract class Module {
   private final LinkedHashMap<String, Tensor> buffers = new LinkedHashMap<>();
   private final Set<String> nonPersistent = new TreeSet<>();
   private final LinkedHashMap<String, Module> children = new LinkedHashMap<>();
+  /**
+   * Tensors computed from parameters and buffers on every read (pruning's {@code weight = weight_orig * weight_mask},
+   * as PyTorch's parametrizations): neither parameters nor state, looked up by {@link #param(String)}. Null until one
+   * is set.
+   */
+  private LinkedHashMap<String, Supplier<Tensor>> computed;
   private boolean training = true;
   /** Null until a hook is registered, so a call of a module without hooks costs one field read. */
   private ArrayList<ForwardHook> forwardHooks;
@@ -142,7 +148,8 @@ public abstract class Module {
       throw new IllegalArgumentException(name() + ": " + kind + " name must be non-empty and contain no '.', got '"
           + name + "'");
     }
-    if (params.containsKey(name) || buffers.containsKey(name) || children.containsKey(name)) {
+    if (params.containsKey(name) || buffers.containsKey(name) || children.containsKey(name)
+        || (computed != null && computed.containsKey(name))) {
       throw new IllegalArgumentException(name() + ": '" + name + "' is already registered");
     }
   }
@@ -150,9 +157,10 @@ public abstract class Module {
   /**
    * Registers {@code value} as a trainable parameter (a leaf that requires grad) and returns it. A
    * null value registers an absent parameter (a layer built without bias): it is skipped by every
-   * traversal, and {@link #param(String)} returns null for it.
+   * traversal, and {@link #param(String)} returns null for it. Public, as PyTorch's {@code register_parameter}, so that
+   * model surgery ({@link dev.ember.nn.prune.Prune}) can re-register a tensor under another name.
    */
-  protected Tensor registerParameter(String name, Tensor value) {
+  public Tensor registerParameter(String name, Tensor value) {
     checkName("parameter", name);
     if (value == null) {
       params.put(name, null);
@@ -168,7 +176,7 @@ public abstract class Module {
   }
 
   /** Registers a buffer: state saved in {@link #stateDict()} (if persistent) but not trained. */
-  protected Tensor registerBuffer(String name, Tensor value, boolean persistent) {
+  public Tensor registerBuffer(String name, Tensor value, boolean persistent) {
     checkName("buffer", name);
     if (value == null) throw new IllegalArgumentException(name() + ": buffer '" + name + "' is null");
     buffers.put(name, value);
@@ -176,7 +184,7 @@ public abstract class Module {
     return value;
   }
 
-  protected Tensor registerBuffer(String name, Tensor value) {
+  public Tensor registerBuffer(String name, Tensor value) {
     return registerBuffer(name, value, true);
   }
 
@@ -189,18 +197,74 @@ public abstract class Module {
     return module;
   }
 
-  /** The parameter registered as {@code name} on this module (not its children). */
+  /**
+   * Unregisters the parameter {@code name} of this module and returns it (PyTorch's {@code del
+   * module._parameters[name]}): model surgery, such as pruning, re-registers it under another name.
+   */
+  public final Tensor removeParameter(String name) {
+    if (!params.containsKey(name)) {
+      throw new IllegalArgumentException(name() + ".removeParameter: no parameter '" + name + "'; has " + params.keySet());
+    }
+    return params.remove(name);
+  }
+
+  /** Unregisters the buffer {@code name} of this module and returns it (PyTorch's {@code del module._buffers[name]}). */
+  public final Tensor removeBuffer(String name) {
+    if (!buffers.containsKey(name)) {
+      throw new IllegalArgumentException(name() + ".removeBuffer: no buffer '" + name + "'; has " + buffers.keySet());
+    }
+    nonPersistent.remove(name);
+    return buffers.remove(name);
+  }
+
+  /**
+   * Makes {@code name} a tensor computed by {@code fn} on every {@link #param(String)} read, as PyTorch's
+   * parametrizations: a pruned layer's {@code weight} is {@code weight_orig * weight_mask}, recomputed for each forward,
+   * so the gradient reaches {@code weight_orig} masked. It is neither a parameter nor saved; the name must be free.
+   */
+  public final void setComputed(String name, Supplier<Tensor> fn) {
+    if (fn == null) throw new IllegalArgumentException(name() + ".setComputed: function for '" + name + "' is null");
+    checkName("computed tensor", name);
+    if (computed == null) computed = new LinkedHashMap<>();
+    computed.put(name, fn);
+  }
+
+  /** Removes the computed tensor {@code name} ({@link #setComputed}); the name is free again. */
+  public final void removeComputed(String name) {
+    if (!isComputed(name)) {
+      throw new IllegalArgumentException(name() + ".removeComputed: no computed tensor '" + name + "'");
+    }
+    computed.remove(name);
+    if (computed.isEmpty()) computed = null;
+  }
+
+  /** Whether {@code name} is a computed tensor of this module ({@link #setComputed}). */
+  public final boolean isComputed(String name) {
+    return computed != null && computed.containsKey(name);
+  }
+
+  /**
+   * The parameter registered as {@code name} on this module (not its children), or the tensor computed under that
+   * name ({@link #setComputed}, a pruned weight).
+   */
   public Tensor param(String name) {
     Tensor p = params.get(name);
     if (p == null && !params.containsKey(name)) {
+      if (computed != null) {
+        Supplier<Tensor> fn = computed.get(name);
+        if (fn != null) return fn.get();
+      }
       throw new IllegalArgumentException(name() + ": no parameter '" + name + "'; has " + params.keySet());
     }
     return p;
   }
 
-  /** Whether this module has a parameter called {@code name} (it may be absent, like a disabled bias). */
+  /**
+   * Whether this module has a parameter called {@code name} (it may be absent, like a disabled bias), or a tensor
+   * computed under that name (a pruned weight).
+   */
   public boolean hasParam(String name) {
-    return params.get(name) != null;
+    return params.get(name) != null || isComputed(name);
   }
 
   /** Whether this module has a buffer called {@code name}. */

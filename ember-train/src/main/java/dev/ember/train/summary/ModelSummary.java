@@ -51,6 +51,8 @@ public final class ModelSummary {
   private final List<String> uncalledLeaves;
   private final Profile profile;
   private final MemoryProfile memory;
+  private final Map<String, Double> sparsity;
+  private final boolean pruned;
 
   /**
    * Timings of {@link #profiled}: mean nanoseconds per iteration of the forward pass and of forward
@@ -61,7 +63,7 @@ public final class ModelSummary {
 
   private ModelSummary(String modelType, int[] inputShape, long inputBytes, List<LayerSummary> layers, long totalParams,
       long trainableParams, long paramBytes, long bufferBytes, List<String> uncalledLeaves, Profile profile,
-      MemoryProfile memory) {
+      MemoryProfile memory, Map<String, Double> sparsity, boolean pruned) {
     this.modelType = modelType;
     this.inputShape = inputShape;
     this.inputBytes = inputBytes;
@@ -73,6 +75,8 @@ public final class ModelSummary {
     this.uncalledLeaves = List.copyOf(uncalledLeaves);
     this.profile = profile;
     this.memory = memory;
+    this.sparsity = Collections.unmodifiableMap(new LinkedHashMap<>(sparsity));
+    this.pruned = pruned;
   }
 
   /**
@@ -210,6 +214,28 @@ public final class ModelSummary {
    */
   public List<String> uncalledLeaves() {
     return uncalledLeaves;
+  }
+
+  /**
+   * The fraction of zero entries in the weight of the module named {@code name} ("" for the model), read through its
+   * mask when it is pruned ({@link dev.ember.nn.prune.Prune}); NaN for a module without a {@code weight}.
+   */
+  public double sparsity(String name) {
+    Double v = sparsity.get(name);
+    return v == null ? Double.NaN : v;
+  }
+
+  /** {@link #sparsity(String)} of every module that has a weight, by dotted name, in the model's order. */
+  public Map<String, Double> sparsities() {
+    return sparsity;
+  }
+
+  /**
+   * Whether the model had a pruned parameter when summarised ({@link dev.ember.nn.prune.Prune#isPruned(Module)}): the
+   * table then shows a Sparsity column.
+   */
+  public boolean isPruned() {
+    return pruned;
   }
 
   /** The memory profile, or null unless made by {@link #withMemory}. */
@@ -404,8 +430,13 @@ public final class ModelSummary {
     model.namedModules().forEach((name, m) -> {
       if (m.namedChildren().isEmpty() && !called.contains(m)) uncalled.add(name.isEmpty() ? m.name() : name);
     });
+    LinkedHashMap<String, Double> sparsity = new LinkedHashMap<>();
+    model.namedModules().forEach((name, m) -> {
+      if (m.hasParam("weight")) sparsity.put(name, dev.ember.nn.prune.Prune.sparsity(m, "weight"));
+    });
     return new ModelSummary(model.name(), input.shape(), input.numel() * input.dtype().itemSize(), rows, params,
-        trainable, pBytes, bBytes, uncalled, timed == null ? null : timed.profile(), memory);
+        trainable, pBytes, bBytes, uncalled, timed == null ? null : timed.profile(), memory, sparsity,
+        dev.ember.nn.prune.Prune.isPruned(model));
   }
 
   static double mb(long bytes) {

@@ -13,6 +13,8 @@ final class SummaryTable {
     boolean timed = s.profile() != null;
     boolean memory = s.memory() != null;
     List<String> header = new ArrayList<>(List.of("Layer (type)", "Output shape", "Param #", "FLOPs"));
+    boolean sparse = s.isPruned();
+    if (sparse) header.add("Sparsity");
     if (memory) header.add("Saved act.");
     if (timed) {
       header.add("Self ms");
@@ -25,6 +27,10 @@ final class SummaryTable {
       r.add(Arrays.toString(l.outputShape()));
       r.add(l.repeated() ? "(recursive)" : l.params() == 0 ? "--" : String.format(Locale.ROOT, "%,d", l.params()));
       r.add(!l.flopsKnown() ? "?" : l.flops() == 0 ? "--" : String.format(Locale.ROOT, "%,d", l.flops()));
+      if (sparse) {
+        double v = s.sparsity(l.name());
+        r.add(Double.isNaN(v) || l.repeated() ? "--" : String.format(Locale.ROOT, "%.1f%%", 100 * v));
+      }
       if (memory) r.add(l.activationBytes() <= 0 ? "--" : MemoryProfile.size(l.activationBytes()));
       if (timed) {
         r.add(String.format(Locale.ROOT, "%.3f", l.selfNanos() / 1e6));
