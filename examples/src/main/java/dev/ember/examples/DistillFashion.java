@@ -25,13 +25,14 @@ import java.util.Locale;
 /**
  * Knowledge distillation on Fashion-MNIST (issue #36's measurement): per seed, a LeNet-5 teacher is trained, then
  * the same small MLP student (784-64-10, same initial weights and batch order) three ways: alone on the labels,
- * distilled from the teacher ({@code DistillationLoss(T=4, alpha=0.9)}), and distilled with a hint from its hidden
+ * distilled from the teacher ({@code DistillationLoss(T, alpha)}, 4 and 0.9 by default), and distilled with a hint from its hidden
  * layer to the teacher's 84-wide one. Adam 1e-3, batch 128. Prints one line per seed and model, then the means.
  *
  * <p>Run from the repository root (every argument optional; defaults: 3 seeds, 3 teacher epochs, 3 student epochs,
- * all 60000 training images, the data searched as {@link FashionCnn} does):
+ * all 60000 training images, the data searched as {@link FashionCnn} does ({@code -} for DATA_DIR searches too),
+ * T 4, alpha 0.9):
  * <pre>
- * scripts/mvn -q -pl examples -am test-compile exec:exec -Dexample=DistillFashion -Dargs="SEEDS TEACHER_EPOCHS STUDENT_EPOCHS LIMIT DATA_DIR"
+ * scripts/mvn -q -pl examples -am test-compile exec:exec -Dexample=DistillFashion -Dargs="SEEDS TEACHER_EPOCHS STUDENT_EPOCHS LIMIT DATA_DIR T ALPHA"
  * </pre>
  * The last lines are {@code mean_alone=0.xxxx}, {@code mean_distilled=0.xxxx} and {@code mean_hint=0.xxxx}.
  */
@@ -48,14 +49,16 @@ public final class DistillFashion {
     int teacherEpochs = args.length > 1 ? Integer.parseInt(args[1]) : 3;
     int studentEpochs = args.length > 2 ? Integer.parseInt(args[2]) : 3;
     int limit = args.length > 3 ? Integer.parseInt(args[3]) : 60_000;
-    Path dataDir = args.length > 4 ? Path.of(args[4]) : null;
+    Path dataDir = args.length > 4 && !args[4].equals("-") ? Path.of(args[4]) : null;
+    double temperature = args.length > 5 ? Double.parseDouble(args[5]) : 4.0;
+    double alpha = args.length > 6 ? Double.parseDouble(args[6]) : 0.9;
 
     FashionMnist.Split split = FashionMnist.load(FashionMnist.locate(dataDir));
     TensorDataset trainSet = first(split.train(), limit);
     TensorDataset testSet = split.test();
     DataLoader test = new DataLoader(testSet, BatchConfig.sequential(1000));
-    System.out.printf(Locale.ROOT, "train %d images, test %d; teacher %d epochs, student %d epochs%n", trainSet.size(),
-        testSet.size(), teacherEpochs, studentEpochs);
+    System.out.printf(Locale.ROOT, "train %d images, test %d; teacher %d epochs, student %d epochs, T=%s, alpha=%s%n",
+        trainSet.size(), testSet.size(), teacherEpochs, studentEpochs, temperature, alpha);
 
     double[] sums = new double[4];
     for (int seed = 0; seed < seeds; seed++) {
@@ -71,13 +74,13 @@ public final class DistillFashion {
 
       Generator.manualSeed(1000 + seed); // the same initial weights
       Module distilled = student();
-      Distiller d = Distiller.builder(teacher, distilled).loss(new DistillationLoss(4.0, 0.9)).build();
+      Distiller d = Distiller.builder(teacher, distilled).loss(new DistillationLoss(temperature, alpha)).build();
       fit(d, trainSet, seed, studentEpochs, d);
       double dAcc = accuracy(distilled, test);
 
       Generator.manualSeed(1000 + seed);
       Module hinted = student();
-      Distiller h = Distiller.builder(teacher, hinted).loss(new DistillationLoss(4.0, 0.9))
+      Distiller h = Distiller.builder(teacher, hinted).loss(new DistillationLoss(temperature, alpha))
           .hint("2", "classifier.4", 64, 84, 0.1).generator(new Generator(2000 + seed)).build();
       fit(h, trainSet, seed, studentEpochs, h);
       h.close();
