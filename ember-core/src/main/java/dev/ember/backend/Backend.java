@@ -198,4 +198,30 @@ public interface Backend {
   default java.util.Map<String, Long> memoryStats() {
     return java.util.Map.of();
   }
+
+  /** The longest inner dimension an int8 product sums exactly in int32: |a b| &lt;= 2^14 per term, 2^16 terms. */
+  int INT8_MAX_K = 1 << 16;
+
+  /**
+   * The int8 linear of quantized inference on host arrays: A [m, k] (one zero point and scale) times B^T, B [n, k]
+   * (symmetric per output channel: scale {@code bScale[j]}, row sums {@code bRowSum[j]}), summed exactly in int32 and
+   * dequantized in the output loop: {@code out[i, j] = (acc[i, j] - aZero * bRowSum[j]) * (aScale * bScale[j]) +
+   * bias[j]} ({@code bias} may be null; k at most {@link #INT8_MAX_K}). This default computes one element at a time;
+   * a backend with an int8 kernel overrides it and gives the same bits (the sums are exact).
+   */
+  default void int8LinearDequantize(byte[] a, int aZero, float aScale, byte[] b, int[] bRowSum, float[] bScale,
+      float[] bias, float[] out, int m, int n, int k) {
+    if (k > INT8_MAX_K) {
+      throw new IllegalArgumentException("int8LinearDequantize: k " + k + " exceeds " + INT8_MAX_K
+          + " (int32 accumulation)");
+    }
+    for (int i = 0; i < m; i++) {
+      for (int j = 0; j < n; j++) {
+        int acc = 0;
+        for (int p = 0; p < k; p++) acc += a[i * k + p] * b[j * k + p];
+        float v = (acc - (long) aZero * bRowSum[j]) * (aScale * bScale[j]);
+        out[i * n + j] = bias == null ? v : v + bias[j];
+      }
+    }
+  }
 }

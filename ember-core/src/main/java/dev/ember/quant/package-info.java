@@ -6,7 +6,7 @@
  * ({@link dev.ember.quant.MinMaxObserver}, {@link dev.ember.quant.MovingAverageMinMaxObserver},
  * {@link dev.ember.quant.PerChannelMinMaxObserver}), all matching torch 1.13 bit for bit.
  *
- * <p>This package is in ember-core, beside the int8 GEMM ({@link dev.ember.backend.cpu.Int8Gemm}) that consumes its
+ * <p>This package is in ember-core, beside the int8 GEMM ({@link dev.ember.backend.Backend#int8LinearDequantize}) that consumes its
  * tensors, because both are tensor-level and need no modules; the modules that use them
  * ({@code dev.ember.nn.quant.DynamicQuantizedLinear}, {@code Quantize}) are in ember-nn. A {@link dev.ember.quant.QTensor}
  * is its own class rather than a {@code DType.I8} {@code Tensor}: quantized values are meaningless without their

@@ -471,6 +471,13 @@ public final class CpuBackend implements Backend {
     Matmul.run(k, a, b, out, beta);
   }
 
+  /** The Vector API int8 kernel ({@link Int8Gemm}): the same bits as the default, tiled and in parallel. */
+  @Override
+  public void int8LinearDequantize(byte[] a, int aZero, float aScale, byte[] b, int[] bRowSum, float[] bScale,
+      float[] bias, float[] out, int m, int n, int k) {
+    Int8Gemm.gemmDequantize(a, aZero, aScale, b, bRowSum, bScale, bias, out, m, n, k);
+  }
+
   /** GEMM widens BF16/F16 operands while it packs them: see {@link Matmul}. */
   @Override
   public boolean matmulReadsHalf() {

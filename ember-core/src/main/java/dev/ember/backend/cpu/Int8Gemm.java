@@ -20,7 +20,7 @@ public final class Int8Gemm {
   /** Columns of C per task (columns are output channels: 64 weight rows stay in L1/L2 while the rows stream). */
   private static final int COL_BLOCK = 64;
   /** |a * b| &lt;= 2^14, so a sum of k products fits in int32 for k &lt;= 2^16 (2^30). */
-  public static final int MAX_K = 1 << 16;
+  public static final int MAX_K = dev.ember.backend.Backend.INT8_MAX_K;
   private static volatile Int8Kernels instance;
 
   private Int8Gemm() {}

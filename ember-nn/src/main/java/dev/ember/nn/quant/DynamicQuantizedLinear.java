@@ -1,6 +1,7 @@
 package dev.ember.nn.quant;
 
-import dev.ember.backend.cpu.Int8Gemm;
+import dev.ember.backend.Backend;
+import dev.ember.tensor.Device;
 import dev.ember.nn.Linear;
 import dev.ember.nn.Module;
 import dev.ember.quant.MinMaxObserver;
@@ -46,8 +47,8 @@ public class DynamicQuantizedLinear extends Module {
       throw Check.fail("DynamicQuantizedLinear", "bias must be [out_features] (" + outFeatures + ")", "weight", weight,
           "bias", bias);
     }
-    if (inFeatures > Int8Gemm.MAX_K) {
-      throw Check.fail("DynamicQuantizedLinear", "in_features must be <= " + Int8Gemm.MAX_K + " (int32 accumulation)",
+    if (inFeatures > Backend.INT8_MAX_K) {
+      throw Check.fail("DynamicQuantizedLinear", "in_features must be <= " + Backend.INT8_MAX_K + " (int32 accumulation)",
           "weight", weight);
     }
     PerChannelMinMaxObserver obs = new PerChannelMinMaxObserver(WEIGHT_SCHEME, false);
@@ -55,7 +56,7 @@ public class DynamicQuantizedLinear extends Module {
     this.weight = Quantization.quantize(weight, obs.calculateQParams());
     this.w = this.weight.bytes();
     this.wScale = this.weight.params().scales();
-    this.wRowSum = Int8Gemm.rowSums(w, outFeatures, inFeatures);
+    this.wRowSum = rowSums(w, outFeatures, inFeatures);
     this.bias = bias == null ? null : bias.toFloatArray();
     eval();
   }
@@ -118,7 +119,7 @@ public class DynamicQuantizedLinear extends Module {
     byte[] a = new byte[v.length];
     Quantization.quantizeRange(v, 0, v.length, aScale, aZero, QDType.QINT8, a, 0);
     float[] out = new float[m * outFeatures];
-    Int8Gemm.gemmDequantize(a, aZero, aScale, w, wRowSum, wScale, bias, out, m, outFeatures, inFeatures);
+    Device.CPU.backend().int8LinearDequantize(a, aZero, aScale, w, wRowSum, wScale, bias, out, m, outFeatures, inFeatures);
     return Tensor.of(out, outShape);
   }
 
@@ -131,5 +132,16 @@ public class DynamicQuantizedLinear extends Module {
   @Override
   public String toString() {
     return "DynamicQuantizedLinear(" + extraRepr() + ")";
+  }
+
+  /** {@code sum_p b[j * k + p]} per row j of b [n, k]: the zero-point correction of each output channel. */
+  private static int[] rowSums(byte[] b, int n, int k) {
+    int[] s = new int[n];
+    for (int j = 0; j < n; j++) {
+      int t = 0;
+      for (int p = 0; p < k; p++) t += b[j * k + p];
+      s[j] = t;
+    }
+    return s;
   }
 }
