@@ -44,7 +44,6 @@ import json
 import os
 import statistics
 import sys
-import time
 import shared_peers
 
 shared_peers.add_to_path("pytorch_ops.py", "launcher.py, quiet.py")
@@ -73,7 +72,6 @@ def parse_args():
 ARGS = parse_args()
 NT = 1 if ARGS.list else launcher.relaunch(ARGS, __file__)
 
-import quiet  # noqa: E402
 import threadpoolctl  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
@@ -89,52 +87,11 @@ GRAD_SIZES = [64, 256, 1024]
 
 
 def measure(fn, units_per_call):
-    """pytorch_bench.py's measure(): warm-up, calibrate ~target s per repeat, discard busy repeats."""
-    waited = quiet.wait_quiet(ARGS.foreign_max, ARGS.max_wait)
-    t0 = time.perf_counter()
-    n = 0
-    while n < 2 or time.perf_counter() - t0 < ARGS.warmup:
-        fn()
-        n += 1
-    k = 1
-    while True:
-        t = time.perf_counter()
-        for _ in range(k):
-            fn()
-        dt = time.perf_counter() - t
-        if dt >= ARGS.target * 0.5:
-            break
-        k = max(k + 1, min(k * 10, int(k * ARGS.target / max(dt, 1e-9))))
-    k = max(1, int(round(k * ARGS.target / dt)))
-    vals, dirty = [], []
-    attempts, last_dirty = 0, False
-    while len(vals) < ARGS.repeats and attempts < ARGS.repeats * ARGS.max_attempts:
-        attempts += 1
-        if last_dirty and waited < ARGS.max_wait:
-            waited += quiet.wait_quiet(ARGS.foreign_max, ARGS.max_wait - waited)
-        with quiet.Window() as w:
-            t = time.perf_counter()
-            for _ in range(k):
-                fn()
-            dt = time.perf_counter() - t
-        v = units_per_call * k / dt
-        last_dirty = w.foreign > ARGS.foreign_max
-        if last_dirty:
-            dirty.append(v)
-            if waited >= ARGS.max_wait and len(dirty) >= ARGS.repeats:
-                break
-            continue
-        vals.append(v)
-    info = {"calls_per_repeat": k, "discarded_repeats": len(dirty), "quiet_wait_s": round(waited, 2)}
-    if len(vals) < max(1, (ARGS.repeats + 1) // 2):
-        info["contaminated"] = True
-        vals = vals + dirty
-    return vals, info
+    return shared_peers.measure(fn, units_per_call, ARGS)
 
 
 def selected(workload, case):
-    only = [x for x in ARGS.only.split(",") if x]
-    return not only or any(workload.startswith(p) or (workload + "/" + case).startswith(p) for p in only)
+    return shared_peers.selected(ARGS.only, workload, case)
 
 
 def emit(workload, case, metric, unit, vals, info, lower_is_better, extra=None):
