@@ -1,5 +1,7 @@
 package dev.ember.ops;
 
+import static dev.ember.testing.HalfBits.bits;
+import static dev.ember.testing.HalfBits.rounded;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -33,21 +35,7 @@ class HalfComputeTest {
     return Tensor.of(v, shape).to(dtype);
   }
 
-  static short[] bits(Tensor t) {
-    Tensor c = t.contiguous();
-    short[] out = new short[(int) c.numel()];
-    System.arraycopy(c.storage().halves(), c.offset(), out, 0, out.length);
-    return out;
-  }
 
-  /** The F32 result rounded element by element with HalfFloats. */
-  static short[] rounded(DType dtype, Tensor f32) {
-    assertEquals(DType.F32, f32.dtype());
-    float[] v = f32.toFloatArray();
-    short[] out = new short[v.length];
-    for (int i = 0; i < v.length; i++) out[i] = dtype == DType.BF16 ? HalfFloats.bf16(v[i]) : HalfFloats.f16(v[i]);
-    return out;
-  }
 
   static void assertHalfOf(DType dtype, Tensor f32Reference, Tensor got, String what) {
     assertEquals(dtype, got.dtype(), what + ": result dtype");

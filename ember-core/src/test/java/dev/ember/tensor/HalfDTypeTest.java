@@ -1,5 +1,6 @@
 package dev.ember.tensor;
 
+import static dev.ember.testing.HalfBits.bits;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -27,12 +28,6 @@ class HalfDTypeTest {
     return t == DType.BF16 ? HalfFloats.bf16ToFloat(h) : HalfFloats.f16ToFloat(h);
   }
 
-  static short[] bits(Tensor t) {
-    Tensor c = t.contiguous();
-    short[] out = new short[(int) c.numel()];
-    System.arraycopy(c.storage().halves(), c.offset(), out, 0, out.length);
-    return out;
-  }
 
   @Test
   void dtypeProperties() {

@@ -1,5 +1,6 @@
 package dev.ember.nn;
 
+import static dev.ember.testing.HalfBits.bits;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -37,12 +38,6 @@ class AutocastNnTest {
     return Tensor.randn(new Generator(seed), shape);
   }
 
-  private static short[] bits(Tensor t) {
-    Tensor c = t.contiguous();
-    short[] out = new short[(int) c.numel()];
-    System.arraycopy(c.storage().halves(), c.offset(), out, 0, out.length);
-    return out;
-  }
 
   /** The F32 inputs of each LOWER_PRECISION nn op, and the op. */
   private static Map<String, Function<List<Tensor>, Tensor>> lowerOps() {

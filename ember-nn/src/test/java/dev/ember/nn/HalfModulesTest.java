@@ -1,5 +1,6 @@
 package dev.ember.nn;
 
+import static dev.ember.testing.HalfBits.bits;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -23,12 +24,6 @@ import org.junit.jupiter.api.io.TempDir;
 class HalfModulesTest {
   @TempDir Path dir;
 
-  private static short[] bits(Tensor t) {
-    Tensor c = t.contiguous();
-    short[] out = new short[(int) c.numel()];
-    System.arraycopy(c.storage().halves(), c.offset(), out, 0, out.length);
-    return out;
-  }
 
   private static Map<String, Tensor> converted(Map<String, Tensor> state, DType dtype) {
     Map<String, Tensor> out = new LinkedHashMap<>();

@@ -1,5 +1,7 @@
 package dev.ember.nn.functional;
 
+import static dev.ember.testing.HalfBits.bits;
+import static dev.ember.testing.HalfBits.rounded;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -32,20 +34,7 @@ class HalfNnOpsTest {
     return Tensor.randint(new Generator(seed), 0, classes, shape);
   }
 
-  static short[] bits(Tensor t) {
-    Tensor c = t.contiguous();
-    short[] out = new short[(int) c.numel()];
-    System.arraycopy(c.storage().halves(), c.offset(), out, 0, out.length);
-    return out;
-  }
 
-  static short[] rounded(DType dtype, Tensor f32) {
-    assertEquals(DType.F32, f32.dtype());
-    float[] v = f32.toFloatArray();
-    short[] out = new short[v.length];
-    for (int i = 0; i < v.length; i++) out[i] = dtype == DType.BF16 ? HalfFloats.bf16(v[i]) : HalfFloats.f16(v[i]);
-    return out;
-  }
 
   /** {@code f} rounded to the half dtype, as a float. */
   static float inHalf(DType dtype, float f) {
