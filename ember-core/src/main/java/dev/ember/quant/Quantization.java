@@ -114,4 +114,18 @@ public final class Quantization {
           + " channels along axis " + p.axis() + ": x=" + Arrays.toString(shape));
     }
   }
+
+  /**
+   * {@code sum_p b[j * k + p]} per row j of int8 values b [n, k]: the zero-point correction of an int8 product's
+   * output channel j ({@link dev.ember.backend.Backend#int8LinearDequantize}'s {@code bRowSum}).
+   */
+  public static int[] rowSums(byte[] b, int n, int k) {
+    int[] s = new int[n];
+    for (int j = 0; j < n; j++) {
+      int t = 0;
+      for (int p = 0; p < k; p++) t += b[j * k + p];
+      s[j] = t;
+    }
+    return s;
+  }
 }

@@ -57,17 +57,6 @@ public final class Int8Gemm {
     return v == null ? new ScalarInt8Kernels() : v;
   }
 
-  /** {@code sum_p b[j * k + p]} per row j of b [n, k]: the zero-point correction term. */
-  public static int[] rowSums(byte[] b, int n, int k) {
-    int[] s = new int[n];
-    for (int j = 0; j < n; j++) {
-      int t = 0;
-      for (int p = 0; p < k; p++) t += b[j * k + p];
-      s[j] = t;
-    }
-    return s;
-  }
-
   /** The raw int32 product C [m, n] = A [m, k] B^T. */
   public static int[] gemm(Int8Kernels kern, byte[] a, byte[] b, int m, int n, int k) {
     check(a, b, m, n, k);

@@ -75,7 +75,7 @@ class Int8GemmTest {
     byte[] a = bytes(r, m * k);
     byte[] b = bytes(r, n * k);
     int[] acc = oracle(a, b, m, n, k);
-    int[] sums = Int8Gemm.rowSums(b, n, k);
+    int[] sums = dev.ember.quant.Quantization.rowSums(b, n, k);
     float aScale = 0.02f;
     int aZero = -7;
     float[] bScale = new float[n];

@@ -56,7 +56,7 @@ public class DynamicQuantizedLinear extends Module {
     this.weight = Quantization.quantize(weight, obs.calculateQParams());
     this.w = this.weight.bytes();
     this.wScale = this.weight.params().scales();
-    this.wRowSum = rowSums(w, outFeatures, inFeatures);
+    this.wRowSum = Quantization.rowSums(w, outFeatures, inFeatures);
     this.bias = bias == null ? null : bias.toFloatArray();
     eval();
   }
@@ -132,16 +132,5 @@ public class DynamicQuantizedLinear extends Module {
   @Override
   public String toString() {
     return "DynamicQuantizedLinear(" + extraRepr() + ")";
-  }
-
-  /** {@code sum_p b[j * k + p]} per row j of b [n, k]: the zero-point correction of each output channel. */
-  private static int[] rowSums(byte[] b, int n, int k) {
-    int[] s = new int[n];
-    for (int j = 0; j < n; j++) {
-      int t = 0;
-      for (int p = 0; p < k; p++) t += b[j * k + p];
-      s[j] = t;
-    }
-    return s;
   }
 }
