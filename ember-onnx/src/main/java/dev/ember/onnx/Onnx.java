@@ -2,6 +2,7 @@ package dev.ember.onnx;
 
 import com.google.protobuf.ByteString;
 import dev.ember.autograd.Grad;
+import dev.ember.autograd.Node;
 import dev.ember.nn.AdaptiveAvgPool2d;
 import dev.ember.nn.AdaptiveMaxPool2d;
 import dev.ember.nn.AvgPool1d;
@@ -245,6 +246,7 @@ public final class Onnx {
     private final Set<String> initializers = new HashSet<>();
     private final Deque<Module> stack = new ArrayDeque<>();
     private final Map<Module, Tensor> lastOutput = new IdentityHashMap<>();
+    private final Map<Tensor, String> stateNames = new IdentityHashMap<>();
     private List<Tensor> rootArgs;
     private final GraphProto.Builder graph = GraphProto.newBuilder();
     private Module activeLayer;
@@ -254,9 +256,19 @@ public final class Onnx {
       for (var e : model.namedModules().entrySet()) paths.put(e.getValue(), e.getKey());
     }
 
-    GraphProto trace(List<Tensor> args) {
+    GraphProto trace(List<Tensor> given0) {
+      // floating data inputs require grad, so that the tape records the ops a forward runs between its layers
+      List<Tensor> args = new ArrayList<>(given0);
+      for (int i = 0; i < args.size(); i++) {
+        Tensor t = args.get(i);
+        if (t != null && t.dtype().isFloatingPoint() && role(model, i) == Role.DATA) {
+          args.set(i, t.detach().requiresGrad(true));
+        }
+      }
       Tensor x = args.get(0);
       rootArgs = args;
+      for (var e : model.namedParameters().entrySet()) stateNames.putIfAbsent(e.getValue(), e.getKey());
+      for (var e : model.namedBuffers().entrySet()) stateNames.putIfAbsent(e.getValue(), e.getKey());
       Map<Module, Boolean> modes = new IdentityHashMap<>();
       List<Module> all = model.modules();
       for (Module m : all) modes.put(m, m.isTraining());
@@ -274,7 +286,7 @@ public final class Onnx {
       };
       Tensor out;
       model.eval();
-      try (Grad g = Grad.off()) {
+      try (Grad g = Grad.on()) {
         for (Module m : all) hooks.add(m.registerForwardHook(hook));
         List<Tensor> given = new ArrayList<>();
         for (int i = 0; i < args.size(); i++) {
@@ -291,11 +303,7 @@ public final class Onnx {
         for (HookHandle h : hooks) h.remove();
         for (Module m : all) m.train(modes.get(m)); // pre-order: a parent's train(mode) is then corrected below it
       }
-      String last = names.get(out);
-      if (last == null) {
-        throw new OnnxExportException("Onnx.export: the output of " + describe(model)
-            + " is computed with tensor ops outside its layers, which export cannot follow");
-      }
+      String last = resolve(out, model);
       graph.addNode(NodeProto.newBuilder().setOpType("Identity").addInput(last).addOutput(OUTPUT).setName(OUTPUT));
       graph.setName(model.name());
       int inAxis = batchAxis(model, 0, x);
@@ -313,12 +321,8 @@ public final class Onnx {
             + " inputs; export supports layers of one tensor, and attention, transformer and Bilinear layers of"
             + " their documented inputs");
       }
-      if (inputs.stream().anyMatch(t -> names.get(t) == null)) {
-        Module parent = stack.size() > 1 ? stack.stream().skip(1).findFirst().orElseThrow() : m;
-        throw new OnnxExportException("Onnx.export: the input of layer " + describe(m)
-            + " is neither the model input nor a layer's output: " + describe(parent)
-            + " computes on tensors between its layers, which export cannot follow");
-      }
+      Module parent = stack.size() > 1 ? stack.stream().skip(1).findFirst().orElseThrow() : m;
+      for (Tensor t : inputs) resolve(t, parent);
       translatable(m);
     }
 
@@ -329,20 +333,26 @@ public final class Onnx {
         names.put(output, residual(m, r, inputs.get(0)));
         return;
       }
+      if (activeLayer == null && m != model) {
+        resolve(output, m); // a module traced through: the ops its forward ran after its last layer
+        return;
+      }
       if (activeLayer != m) return;
       Masks masks = m == model ? Masks.root(m, rootArgs, names) : Masks.none(verifyUnmasked(m, inputs, output));
       activeLayer = null;
       names.put(output, translate(m, inputs, output, masks));
     }
 
-    /** Ember's public layers (and any other module without children) are translated; the rest traced through. */
+    /**
+     * Ember's public layers are translated; containers and the user's own modules are traced through (their layer
+     * calls, and the tensor ops their forward runs between them, from the tape).
+     */
     private static boolean isLayer(Module m) {
       if (m instanceof Sequential || m instanceof ModuleList || m instanceof ModuleDict || m instanceof Residual) {
         return false;
       }
       Class<?> c = m.getClass();
-      boolean library = c.getPackageName().equals("dev.ember.nn") && Modifier.isPublic(c.getModifiers());
-      return library || m.namedChildren().isEmpty();
+      return c.getPackageName().equals("dev.ember.nn") && Modifier.isPublic(c.getModifiers());
     }
 
     private void translatable(Module m) {
@@ -789,11 +799,7 @@ public final class Onnx {
       Module body = r.child("body");
       Tensor y = lastOutput.get(body);
       Tensor s = r.namedChildren().containsKey("shortcut") ? lastOutput.get(r.child("shortcut")) : input;
-      String yn = y == null ? null : names.get(y), sn = s == null ? null : names.get(s);
-      if (yn == null || sn == null) {
-        throw new OnnxExportException("Onnx.export: the body or shortcut of " + describe(m)
-            + " computes on tensors outside its layers, which export cannot follow");
-      }
+      String yn = resolve(y, m), sn = resolve(s, m);
       String p = paths.get(m);
       return node("Add", p == null || p.isEmpty() ? m.name() : p, yn, sn);
     }
@@ -1135,6 +1141,212 @@ public final class Onnx {
       if (n instanceof RMSNorm rn) return rmsNorm(at(n), x, rn);
       throw new OnnxExportException("Onnx.export: norm " + describe(n) + " of a transformer has no ONNX translation "
           + "(supported: LayerNorm, RMSNorm)");
+    }
+
+    // ---- tensor ops between layers, read from the autograd tape ----
+
+    /**
+     * The graph value of {@code t}: the model input, a layer's output, a parameter or buffer (an initializer named by
+     * its state dict key), a 0-d constant, or an op the tape recorded (translated after its inputs). Ops record no
+     * attributes, so those that have some are read off the traced shapes and strides, and refused where that is
+     * ambiguous. {@code where} is the module whose forward computes it, named in the failure.
+     */
+    private String resolve(Tensor t, Module where) {
+      String n = names.get(t);
+      if (n != null) return n;
+      String key = stateNames.get(t);
+      if (key != null) {
+        n = initializer(key, t);
+        names.put(t, n);
+        return n;
+      }
+      Node f = t.gradFn();
+      if (f == null) {
+        if (t.dim() == 0) {
+          n = t.dtype().isFloatingPoint() ? constant("const", (float) t.item())
+              : constantLongs("const", new long[] {t.toLongArray()[0]});
+          if (!t.dtype().isFloatingPoint()) n = node("Reshape", "const", n, constantLongs("scalar", new long[0]));
+          names.put(t, n);
+          return n;
+        }
+        throw new OnnxExportException("Onnx.export: " + describe(where) + " computes a " + t.dtype() + " "
+            + Arrays.toString(t.shape()) + " tensor outside its layers without gradient (from an integer input, a "
+            + "constant or under Grad.off()), which the tape does not record, so export cannot follow it");
+      }
+      List<Tensor> saved = f.savedTensors();
+      int self = -1;
+      for (int i = 0; i < saved.size(); i++) if (saved.get(i) == t) self = i;
+      if (self < 0) {
+        throw new OnnxExportException("Onnx.export: op '" + f.name() + "' in the forward of " + describe(where)
+            + " wrote its result in place, which export cannot follow");
+      }
+      List<Tensor> in = saved.subList(0, self);
+      List<String> x = new ArrayList<>();
+      for (Tensor i : in) x.add(resolve(i, where));
+      n = op(f.name(), in, x, t, where);
+      names.put(t, n);
+      return n;
+    }
+
+    private String op(String name, List<Tensor> in, List<String> x, Tensor out, Module where) {
+      String at = at(where) + "/" + name;
+      String onnx = switch (name) {
+        case "add" -> "Add";
+        case "sub" -> "Sub";
+        case "mul" -> "Mul";
+        case "div" -> "Div";
+        case "pow" -> "Pow";
+        case "maximum" -> "Max";
+        case "minimum" -> "Min";
+        case "matmul" -> "MatMul";
+        case "neg" -> "Neg";
+        case "abs" -> "Abs";
+        case "exp" -> "Exp";
+        case "log" -> "Log";
+        case "sqrt" -> "Sqrt";
+        case "reciprocal" -> "Reciprocal";
+        case "sin" -> "Sin";
+        case "cos" -> "Cos";
+        case "tanh" -> "Tanh";
+        case "sigmoid" -> "Sigmoid";
+        case "relu" -> "Relu";
+        case "clone", "contiguous", "cast", "to" -> out.dtype().isFloatingPoint() && in.size() == 1
+            && in.get(0).dtype().isFloatingPoint() ? "Identity" : null;
+        default -> null;
+      };
+      if (onnx != null && x.size() == (List.of("Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "MatMul").contains(onnx) ? 2 : 1)) {
+        return node(onnx, at, x);
+      }
+      if (x.size() == 1) {
+        String a = x.get(0);
+        Tensor i = in.get(0);
+        switch (name) {
+          case "rsqrt": return node("Reciprocal", at, node("Sqrt", at, a));
+          case "square": return node("Mul", at, a, a);
+          case "log1p": return node("Log", at, node("Add", at, a, constant(at + "/one", 1f)));
+          case "expm1": return node("Sub", at, node("Exp", at, a), constant(at + "/one", 1f));
+          case "gelu": return gelu(at, a, false);
+          case "gelu_tanh": return gelu(at, a, true);
+          case "silu": return node("Mul", at, a, node("Sigmoid", at, a));
+          case "mish": return node("Mul", at, a, node("Tanh", at, softplus(at, a, 1, 20)));
+          case "sum": return reduceSum(at, a, i, out, where);
+          case "permute": return permute(at, a, i, out, where);
+          default:
+            if (i.numel() == out.numel() && out.storage() == i.storage() && isContiguousView(i, out)) {
+              return reshapeLike(at, a, i, out); // view, reshape, flatten, squeeze, unsqueeze, unflatten
+            }
+            if ("reshape".equals(name) && i.numel() == out.numel()) return reshapeLike(at, a, i, out);
+        }
+      }
+      if ("cat".equals(name) && !in.isEmpty()) {
+        int axis = -1;
+        for (int d = 0; d < out.dim(); d++) if (out.size(d) != in.get(0).size(d)) axis = d;
+        return node("Concat", at, x, intAttr("axis", Math.max(axis, 0)));
+      }
+      if ("linear".equals(name) && (x.size() == 2 || x.size() == 3)) {
+        String y = node("MatMul", at, x.get(0), node("Transpose", at, List.of(x.get(1)), intsAttr("perm", 1, 0)));
+        return x.size() == 3 ? node("Add", at, y, x.get(2)) : y;
+      }
+      if ("addmm".equals(name) && x.size() == 3) return node("Add", at, node("MatMul", at, x.get(1), x.get(2)), x.get(0));
+      throw new OnnxExportException("Onnx.export: op '" + name + "' (" + in.size() + " inputs, output "
+          + Arrays.toString(out.shape()) + ") in the forward of " + describe(where) + " has no ONNX translation: the "
+          + "tape records ops without their attributes, and export reads only those it can infer from shapes (add, "
+          + "sub, mul, div, pow, maximum, minimum, matmul, linear, addmm, unary ops without parameters, views and "
+          + "reshapes, permute, sum and mean, cat); wrap it in a layer of dev.ember.nn");
+    }
+
+    /** Whether {@code out} views {@code in}'s elements in the same row-major order (a reshape of a contiguous in). */
+    private static boolean isContiguousView(Tensor in, Tensor out) {
+      return in.isContiguous() && out.isContiguous() && in.offset() == out.offset();
+    }
+
+    /**
+     * Reshape to the traced shape with the batch left dynamic: the leading dims both shapes share are copied (0);
+     * after them, the first dim that is a multiple of the example's batch size is inferred (-1), which is also
+     * right for a tensor that does not depend on the batch, whose other dims are then all fixed.
+     */
+    private String reshapeLike(String at, String x, Tensor in, Tensor out) {
+      long[] target = new long[out.dim()];
+      int d = 0;
+      for (; d < out.dim() && d < in.dim() && out.size(d) == in.size(d); d++) target[d] = 0;
+      int batch = exampleBatch();
+      boolean inferred = false;
+      for (; d < out.dim(); d++) {
+        boolean here = !inferred && batch > 0 && out.size(d) % batch == 0 && out.size(d) > 0;
+        target[d] = here ? -1 : out.size(d);
+        inferred |= here;
+      }
+      return node("Reshape", at, x, constantLongs(at + "/shape", target));
+    }
+
+    /** The example input's batch size (its dynamic dimension), or 0 without one. */
+    private int exampleBatch() {
+      Tensor x = rootArgs.get(0);
+      int axis = batchAxis(model, 0, x);
+      return axis >= 0 ? x.size(axis) : 0;
+    }
+
+    /** A permutation read off the view's strides; refused where two dims of equal stride and size differ. */
+    private String permute(String at, String x, Tensor in, Tensor out, Module where) {
+      int r = in.dim();
+      int[] perm = new int[r];
+      boolean[] used = new boolean[r];
+      int[] is = in.strides(), os = out.strides();
+      for (int d = 0; d < r; d++) {
+        int pick = -1;
+        for (int j = 0; j < r; j++) {
+          if (!used[j] && is[j] == os[d] && in.size(j) == out.size(d)) {
+            if (pick >= 0 && in.size(j) != 1) {
+              throw new OnnxExportException("Onnx.export: a permute in the forward of " + describe(where)
+                  + " of a " + Arrays.toString(in.shape()) + " tensor is ambiguous from its strides");
+            }
+            if (pick < 0) pick = j;
+          }
+        }
+        if (pick < 0) {
+          throw new OnnxExportException("Onnx.export: a permute in the forward of " + describe(where)
+              + " cannot be read off the strides of " + Arrays.toString(in.shape()));
+        }
+        used[pick] = true;
+        perm[d] = pick;
+      }
+      return node("Transpose", at, List.of(x), intsAttr("perm", perm));
+    }
+
+    /** ReduceSum over the dims the traced shapes show; refused where two choices of dims fit them. */
+    private String reduceSum(String at, String x, Tensor in, Tensor out, Module where) {
+      int r = in.dim();
+      List<long[]> fits = new ArrayList<>();
+      boolean keep = out.dim() == r && r > 0;
+      for (int mask = 1; mask < (1 << r); mask++) {
+        List<Integer> kept = new ArrayList<>();
+        long[] axes = new long[Integer.bitCount(mask)];
+        int k = 0;
+        for (int d = 0; d < r; d++) {
+          if ((mask & (1 << d)) != 0) axes[k++] = d;
+          else kept.add(in.size(d));
+        }
+        boolean fit;
+        if (keep) {
+          fit = true;
+          for (int d = 0; d < r; d++) fit &= (mask & (1 << d)) != 0 ? out.size(d) == 1 : out.size(d) == in.size(d);
+        } else {
+          fit = kept.size() == out.dim();
+          for (int d = 0; fit && d < kept.size(); d++) fit = kept.get(d) == out.size(d);
+        }
+        // reducing a dim of size 1 changes nothing: keep the fits that reduce only dims of length > 1
+        boolean minimal = true;
+        for (long a : axes) minimal &= in.size((int) a) > 1 || !keep;
+        if (fit && minimal) fits.add(axes);
+      }
+      if (r == 0 || out.numel() == in.numel() && keep) return node("Identity", at, x);
+      if (fits.size() != 1) {
+        throw new OnnxExportException("Onnx.export: a sum in the forward of " + describe(where) + " from "
+            + Arrays.toString(in.shape()) + " to " + Arrays.toString(out.shape()) + " is "
+            + (fits.isEmpty() ? "not a sum over dims" : "ambiguous: " + fits.size() + " choices of dims fit")
+            + "; trace with an example input whose sizes differ");
+      }
+      return node("ReduceSum", at, List.of(x, constantLongs(at + "/axes", fits.get(0))), intAttr("keepdims", keep ? 1 : 0));
     }
 
     // ---- graph building ----

@@ -271,6 +271,16 @@ class OnnxLayersRoundTripTest {
   }
 
   @Test
+  void customForwardWithTensorOps() throws Exception {
+    Generator g = new Generator(13);
+    roundTrip(new OpsBetween(g), 3, 6);
+    // a transformer classifier: tokens, positions, an encoder stack, mean over the sequence, a linear head
+    MeanPooledTransformer t = new MeanPooledTransformer(g);
+    randomize(t, g);
+    roundTrip(t, b -> List.of(ids(g, b, 7, 12)));
+  }
+
+  @Test
   void unsupportedInputsFailNamingTheLayer() {
     Module m = new Sequential(new Linear(8, 8), new MultiheadAttention(8, 2));
     OnnxExportException e = assertThrows(OnnxExportException.class, () -> Onnx.toModelProto(m, Tensor.randn(3, 8)));
@@ -297,6 +307,52 @@ class OnnxLayersRoundTripTest {
     public Tensor forward(Tensor x) {
       for (Module m : blocks) x = m.call(x);
       return heads.get("out").call(heads.get("act").call(x));
+    }
+  }
+
+  /**
+   * Tensor ops between and after its layers: scalar arithmetic, a residual add, a transpose, a reshape, a mean
+   * over a dim, a matmul with its own parameter's transpose, unary ops.
+   */
+  static final class OpsBetween extends Module {
+    private final Linear in;
+    private final Linear mid;
+
+    OpsBetween(Generator g) {
+      in = registerModule("in", new Linear(6, 8, true, g));
+      mid = registerModule("mid", new Linear(8, 8, false, g));
+      registerParameter("proj", Tensor.randn(g, 5, 4).mul(0.3));
+    }
+
+    @Override
+    public Tensor forward(Tensor x) {
+      Tensor h = in.call(x.mul(0.5).sub(1)); // [N, 3, 8]
+      h = h.add(mid.call(h).sigmoid()).div(2); // residual
+      Tensor t = h.transpose(1, 2).reshape(h.size(0), 4, 6); // [N, 8, 3] -> [N, 4, 6]
+      Tensor m = t.mean(2, false).exp().neg(); // [N, 4]
+      return m.matmul(param("proj").t()).sigmoid().sqrt().add(m.sum(new int[] {1}, true).relu()); // [N, 5]
+    }
+  }
+
+  /** Embedding, sinusoidal positions, two encoder layers, the mean over the sequence and a classifier. */
+  static final class MeanPooledTransformer extends Module {
+    private final Embedding embed;
+    private final SinusoidalPositionalEncoding pos;
+    private final TransformerEncoder encoder;
+    private final Linear head;
+
+    MeanPooledTransformer(Generator g) {
+      embed = registerModule("embed", new Embedding(12, 16));
+      pos = registerModule("pos", new SinusoidalPositionalEncoding(16, 32));
+      encoder = registerModule("encoder", new TransformerEncoder(new TransformerEncoderLayer(16, 4, 32, 0.1, "gelu",
+          1e-5, true, true, true, g), 2, new LayerNorm(16)));
+      head = registerModule("head", new Linear(16, 10, true, g));
+    }
+
+    @Override
+    public Tensor forward(Tensor ids) {
+      Tensor x = pos.call(embed.call(ids).mul(Math.sqrt(16)));
+      return head.call(encoder.call(x).mean(1, false));
     }
   }
 
