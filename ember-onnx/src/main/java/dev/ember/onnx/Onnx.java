@@ -113,25 +113,34 @@ import java.util.Set;
  * TransformerEncoderLayer, TransformerDecoderLayer, TransformerEncoder, TransformerDecoder and Transformer
  * (norm_first either way, relu or gelu, batch-first or not, LayerNorm or RMSNorm as the stacks' final norm). Models
  * of several inputs (cross-attention, decoders, masks as inputs) export with {@link #toModelProto(Module, List)}.
- * Sequential, ModuleList, ModuleDict and Residual are traced through (a Residual's sum becomes an Add), and so is
- * any model of the user's own whose forward only chains its layers (checkpoint_sequential included).
+ * Sequential, ModuleList, ModuleDict and Residual are traced through (a Residual's sum becomes an Add), and so are
+ * the user's own modules (checkpoint_sequential included): their layer calls become the layers' nodes, and the
+ * tensor ops their forward runs between layers are read back from the autograd tape (the trace runs with
+ * recording on and a floating input that requires grad) and translated: add, sub, mul, div, pow, maximum, minimum
+ * (scalars become constants), matmul, F.linear, addmm, the unary ops without parameters (neg, abs, exp, log,
+ * sqrt, rsqrt, square, reciprocal, sin, cos, tanh, sigmoid, relu, gelu, silu, mish, ...), views and reshapes,
+ * permutes and transposes, sum and mean over dims, cat. The tape records no attributes, so they are read off the
+ * traced shapes and strides, and export fails where that is ambiguous (a sum over one of two equal dims, say).
  *
  * <p>The dynamic first dimension is the batch, except before a sequence-first ({@code batchFirst=false})
  * recurrent layer, where it is the sequence, and for sequence-first attention modules exported as the model,
  * whose inputs' batch is dimension 1. An attention or transformer layer inside a model is called with masks its
  * call does not show; export re-runs it without masks and then causal, exports whichever gives the traced output,
- * and fails otherwise. Anything else fails with an {@link OnnxExportException} naming the layer's path and class.
+ * and fails otherwise. Anything else fails with an {@link OnnxExportException} naming the layer's path and class,
+ * or the op and the path of the module whose forward runs it.
  *
- * <p>What cannot be exported, and why: tensor ops a model's own forward runs between its layers (x.mean(1),
- * a residual x.add(y) outside a Residual, ...): export records layer calls, and Ember's ops have no tracing hook
- * that would record an op with its arguments (the autograd tape keeps names and saved tensors, not attributes);
- * such a model fails naming the module whose forward computes between its layers. Conv2d with padding_mode
+ * <p>What cannot be exported, and why: tensor ops with parameters the tape does not record (clamp, leaky_relu,
+ * pow by a scalar, softmax, slicing and indexing, expand, ...) or that need values rather than shapes (a tensor
+ * computed without gradient from an integer input, such as a mask made from token ids, which the tape does not
+ * record): wrap them in a layer of dev.ember.nn, or make the mask an input; a reshape that moves the batch
+ * dimension is placed by the example's batch size (the first later dimension that is a multiple of it is the
+ * inferred one), so export with a batch size no other dimension is a multiple of. Conv2d with padding_mode
  * 'circular' (ONNX Pad's 'wrap' is opset 19); BatchNorm without running statistics (batch statistics in eval);
  * Embedding with max_norm (renormalizes its weight during forward); unbatched (2-d) attention and transformer
  * inputs; a nested attention layer called with a key padding mask or a non-causal attention mask (its call does
  * not show them: export the layer itself with its masks as inputs); attention masks and causal layers fix the
  * sequence lengths in the graph (the batch stays dynamic, [N*heads, L, S] masks' first dimension with it); the
- * quantized modules of {@code dev.ember.nn.quant} (exported as QDQ separately).
+ * quantized modules of {@code dev.ember.nn.quant} until their QDQ translation.
  */
 public final class Onnx {
   /** The ONNX operator set the exported models import. */
@@ -344,15 +353,17 @@ public final class Onnx {
     }
 
     /**
-     * Ember's public layers are translated; containers and the user's own modules are traced through (their layer
-     * calls, and the tensor ops their forward runs between them, from the tape).
+     * Ember's public layers (of dev.ember.nn and its subpackages, such as the quantized ones) are translated;
+     * containers and the user's own modules are traced through (their layer calls, and the tensor ops their forward
+     * runs between them, from the tape).
      */
     private static boolean isLayer(Module m) {
       if (m instanceof Sequential || m instanceof ModuleList || m instanceof ModuleDict || m instanceof Residual) {
         return false;
       }
       Class<?> c = m.getClass();
-      return c.getPackageName().equals("dev.ember.nn") && Modifier.isPublic(c.getModifiers());
+      String pkg = c.getPackageName();
+      return (pkg.equals("dev.ember.nn") || pkg.startsWith("dev.ember.nn.")) && Modifier.isPublic(c.getModifiers());
     }
 
     private void translatable(Module m) {
