@@ -92,8 +92,8 @@ import java.util.Set;
 /**
  * Exports a model to ONNX (PyTorch's {@code torch.onnx.export}): the model runs once on an example input,
  * in eval mode and without recording gradients, and every layer call it makes becomes ONNX nodes, so
- * composite modules with their own {@code forward} (LeNet-5's features then classifier) export as long as
- * they only chain their layers. The graph has one input, {@value #INPUT}, and one output, {@value #OUTPUT},
+ * composite modules with their own {@code forward} (LeNet-5's features then classifier) export, with the
+ * tensor ops they run between their layers (see below). The graph has one input, {@value #INPUT}, and one output, {@value #OUTPUT},
  * float32 (half and float64 models export float32 weights) with a dynamic first (batch) dimension named {@value #BATCH}; weights and running statistics
  * are initializers named by their state dict keys.
  *
@@ -102,7 +102,11 @@ import java.util.Set;
  * strides, dilations, groups, zeros/reflect/replicate padding modes); ConvTranspose2d; MaxPool2d and AvgPool2d (ceil mode,
  * count_include_pad, divisor_override); BatchNorm1d/2d (running statistics); LayerNorm; Embedding (without
  * max_norm; the input is then int64 or int32 indices); RNN (tanh/relu), LSTM and GRU (3-d input, any layers, bidirectional;
- * their weights become initializers with ONNX's gate order); GroupNorm (InstanceNormalization over the groups) and
+ * their weights become initializers with ONNX's gate order). The dynamic first dimension is the batch,
+ * except before a sequence-first ({@code batchFirst=false}) recurrent layer, where it is the sequence.
+ * Anything else fails with an {@link OnnxExportException} naming the layer's path and class.
+ *
+ * <p>Also: GroupNorm (InstanceNormalization over the groups) and
  * RMSNorm (composed from ReduceMean, Sqrt and Div: opset 17 has no RMSNormalization, ONNX Runtime 1.22 runs
  * opset 23's only partly, and the export stays at one opset); ELU, LeakyReLU, Hardswish, Softplus (beta,
  * threshold) and Mish; AdaptiveAvgPool2d and AdaptiveMaxPool2d (any output size: PyTorch's windows, per row then
@@ -122,12 +126,10 @@ import java.util.Set;
  * permutes and transposes, sum and mean over dims, cat. The tape records no attributes, so they are read off the
  * traced shapes and strides, and export fails where that is ambiguous (a sum over one of two equal dims, say).
  *
- * <p>The dynamic first dimension is the batch, except before a sequence-first ({@code batchFirst=false})
- * recurrent layer, where it is the sequence, and for sequence-first attention modules exported as the model,
- * whose inputs' batch is dimension 1. An attention or transformer layer inside a model is called with masks its
- * call does not show; export re-runs it without masks and then causal, exports whichever gives the traced output,
- * and fails otherwise. Anything else fails with an {@link OnnxExportException} naming the layer's path and class,
- * or the op and the path of the module whose forward runs it.
+ * <p>Sequence-first attention modules exported as the model take their batch in dimension 1. An attention or
+ * transformer layer inside a model is called with masks its call does not show; export re-runs it without masks and then causal, exports whichever gives the traced output,
+ * and fails otherwise. An op with no translation fails naming the op and the path of the module whose forward
+ * runs it.
  *
  * <p>What cannot be exported, and why: tensor ops with parameters the tape does not record (clamp, leaky_relu,
  * pow by a scalar, softmax, slicing and indexing, expand, ...) or that need values rather than shapes (a tensor
