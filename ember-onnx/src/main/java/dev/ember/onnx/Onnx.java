@@ -123,8 +123,10 @@ import java.util.Set;
  * recording on and a floating input that requires grad) and translated: add, sub, mul, div, pow, maximum, minimum
  * (scalars become constants), matmul, F.linear, addmm, the unary ops without parameters (neg, abs, exp, log,
  * sqrt, rsqrt, square, reciprocal, sin, cos, tanh, sigmoid, relu, gelu, silu, mish, ...), views and reshapes,
- * permutes and transposes, sum and mean over dims, cat. The tape records no attributes, so they are read off the
- * traced shapes and strides, and export fails where that is ambiguous (a sum over one of two equal dims, say).
+ * permutes and transposes, slices and selects (x[:, 0]), sum, mean, amax and amin over dims, softmax and
+ * log_softmax, cat. The tape records no attributes, so they are read off the traced shapes, strides and offsets (a
+ * softmax's dim off its output, the one dim it sums to 1 along), and export fails where that is ambiguous (a sum
+ * over one of two equal dims, say).
  *
  * <p>Sequence-first attention modules exported as the model take their batch in dimension 1. An attention or
  * transformer layer inside a model is called with masks its call does not show; export re-runs it without masks and then causal, exports whichever gives the traced output,
@@ -132,7 +134,7 @@ import java.util.Set;
  * runs it.
  *
  * <p>What cannot be exported, and why: tensor ops with parameters the tape does not record (clamp, leaky_relu,
- * pow by a scalar, softmax, slicing and indexing, expand, ...) or that need values rather than shapes (a tensor
+ * pow by a scalar, index_select, gather, expand, ...) or that need values rather than shapes (a tensor
  * computed without gradient from an integer input, such as a mask made from token ids, which the tape does not
  * record): wrap them in a layer of dev.ember.nn, or make the mask an input; a reshape that moves the batch
  * dimension is placed by the example's batch size (the first later dimension that is a multiple of it is the
@@ -1242,7 +1244,12 @@ public final class Onnx {
           case "gelu_tanh": return gelu(at, a, true);
           case "silu": return node("Mul", at, a, node("Sigmoid", at, a));
           case "mish": return node("Mul", at, a, node("Tanh", at, softplus(at, a, 1, 20)));
-          case "sum": return reduceSum(at, a, i, out, where);
+          case "sum": return reduce("ReduceSum", at, a, i, out, where);
+          case "amax": return reduce("ReduceMax", at, a, i, out, where);
+          case "amin": return reduce("ReduceMin", at, a, i, out, where);
+          case "softmax", "log_softmax": return softmax(name, at, a, out, where);
+          case "slice": return slice(at, a, i, out, where);
+          case "select": return select(at, a, i, out, where);
           case "permute": return permute(at, a, i, out, where);
           default:
             if (i.numel() == out.numel() && out.storage() == i.storage() && isContiguousView(i, out)) {
@@ -1265,7 +1272,8 @@ public final class Onnx {
           + Arrays.toString(out.shape()) + ") in the forward of " + describe(where) + " has no ONNX translation: the "
           + "tape records ops without their attributes, and export reads only those it can infer from shapes (add, "
           + "sub, mul, div, pow, maximum, minimum, matmul, linear, addmm, unary ops without parameters, views and "
-          + "reshapes, permute, sum and mean, cat); wrap it in a layer of dev.ember.nn");
+          + "reshapes, permute, slice, select, sum, mean, amax, amin, softmax, log_softmax, cat); wrap it in a layer "
+          + "of dev.ember.nn");
     }
 
     /** Whether {@code out} views {@code in}'s elements in the same row-major order (a reshape of a contiguous in). */
@@ -1326,8 +1334,8 @@ public final class Onnx {
       return node("Transpose", at, List.of(x), intsAttr("perm", perm));
     }
 
-    /** ReduceSum over the dims the traced shapes show; refused where two choices of dims fit them. */
-    private String reduceSum(String at, String x, Tensor in, Tensor out, Module where) {
+    /** A reduction over the dims the traced shapes show; refused where two choices of dims fit them. */
+    private String reduce(String op, String at, String x, Tensor in, Tensor out, Module where) {
       int r = in.dim();
       List<long[]> fits = new ArrayList<>();
       boolean keep = out.dim() == r && r > 0;
@@ -1354,12 +1362,87 @@ public final class Onnx {
       }
       if (r == 0 || out.numel() == in.numel() && keep) return node("Identity", at, x);
       if (fits.size() != 1) {
-        throw new OnnxExportException("Onnx.export: a sum in the forward of " + describe(where) + " from "
+        throw new OnnxExportException("Onnx.export: a " + op + " in the forward of " + describe(where) + " from "
             + Arrays.toString(in.shape()) + " to " + Arrays.toString(out.shape()) + " is "
             + (fits.isEmpty() ? "not a sum over dims" : "ambiguous: " + fits.size() + " choices of dims fit")
             + "; trace with an example input whose sizes differ");
       }
-      return node("ReduceSum", at, List.of(x, constantLongs(at + "/axes", fits.get(0))), intAttr("keepdims", keep ? 1 : 0));
+      if (op.equals("ReduceSum")) {
+        return node(op, at, List.of(x, constantLongs(at + "/axes", fits.get(0))), intAttr("keepdims", keep ? 1 : 0));
+      }
+      return node(op, at, List.of(x), longsAttr("axes", fits.get(0)), intAttr("keepdims", keep ? 1 : 0)); // opset 17
+    }
+
+    /**
+     * softmax or log_softmax: the tape does not keep the dim, so it is the one dim along which the traced output's
+     * probabilities sum to 1; refused when that is not a single dim.
+     */
+    private String softmax(String name, String at, String x, Tensor out, Module where) {
+      boolean log = name.equals("log_softmax");
+      List<Integer> dims = new ArrayList<>();
+      try (Grad off = Grad.off()) {
+        Tensor p = log ? out.exp() : out;
+        for (int d = 0; d < out.dim(); d++) {
+          float[] sums = p.sum(new int[] {d}, false).toFloatArray();
+          boolean one = sums.length > 0;
+          for (float v : sums) one &= Math.abs(v - 1) <= 1e-4;
+          if (one) dims.add(d);
+        }
+      }
+      if (dims.size() != 1) {
+        throw new OnnxExportException("Onnx.export: the dim of a " + name + " in the forward of " + describe(where)
+            + " over " + Arrays.toString(out.shape()) + " cannot be told from its output (" + dims.size()
+            + " dims sum to 1); use a Softmax/LogSoftmax layer");
+      }
+      return node(log ? "LogSoftmax" : "Softmax", at, List.of(x), intAttr("axis", dims.get(0)));
+    }
+
+    /** A slice (narrow, x[a:b:s]) read off the view: the one dim whose size or stride changed, start from the offset. */
+    private String slice(String at, String x, Tensor in, Tensor out, Module where) {
+      int[] is = in.strides(), os = out.strides();
+      int axis = -1;
+      for (int d = 0; d < in.dim(); d++) {
+        if (in.size(d) != out.size(d) || (is[d] != os[d] && out.size(d) > 1)) {
+          if (axis >= 0 || is[d] == 0) {
+            throw new OnnxExportException("Onnx.export: a slice in the forward of " + describe(where) + " from "
+                + Arrays.toString(in.shape()) + " to " + Arrays.toString(out.shape()) + " cannot be read off its view");
+          }
+          axis = d;
+        }
+      }
+      if (axis < 0) return node("Identity", at, x);
+      long start = (out.offset() - in.offset()) / is[axis];
+      long step = out.size(axis) > 1 ? os[axis] / is[axis] : 1;
+      long end = start + (out.size(axis) - 1) * step + 1;
+      return node("Slice", at, x, constantLongs(at + "/starts", new long[] {start}), constantLongs(at + "/ends",
+          new long[] {end}), constantLongs(at + "/axes", new long[] {axis}), constantLongs(at + "/steps", new long[] {step}));
+    }
+
+    /** A select (x[:, i]) read off the view: the dim whose removal leaves the output's sizes and strides. */
+    private String select(String at, String x, Tensor in, Tensor out, Module where) {
+      int[] is = in.strides(), os = out.strides();
+      List<Integer> fits = new ArrayList<>();
+      for (int a = 0; a < in.dim(); a++) {
+        boolean fit = out.dim() == in.dim() - 1;
+        for (int d = 0, o = 0; fit && d < in.dim(); d++) {
+          if (d == a) continue;
+          fit = in.size(d) == out.size(o) && (is[d] == os[o] || out.size(o) == 1);
+          o++;
+        }
+        long delta = out.offset() - in.offset();
+        if (fit && is[a] != 0 && delta % is[a] == 0 && delta / is[a] < in.size(a)) fits.add(a);
+      }
+      if (fits.size() != 1) {
+        throw new OnnxExportException("Onnx.export: a select in the forward of " + describe(where) + " from "
+            + Arrays.toString(in.shape()) + " to " + Arrays.toString(out.shape()) + " cannot be read off its view ("
+            + fits.size() + " dims fit)");
+      }
+      int a = fits.get(0);
+      long index = (out.offset() - in.offset()) / is[a];
+      ByteBuffer buf = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(index);
+      String idx = constantTensor(TensorProto.newBuilder().setName(at + "/index")
+          .setDataType(TensorProto.DataType.INT64_VALUE).setRawData(ByteString.copyFrom(buf.array())).build());
+      return node("Gather", at, List.of(x, idx), intAttr("axis", a));
     }
 
     // ---- graph building ----

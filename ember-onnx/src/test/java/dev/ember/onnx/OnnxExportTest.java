@@ -166,7 +166,7 @@ class OnnxExportTest {
     // a sum whose dims the traced shapes do not tell apart is refused, naming the module
     OnnxExportException e = assertThrows(OnnxExportException.class,
         () -> Onnx.toModelProto(new Summed(), Tensor.randn(new Generator(7), 3, 3, 3)));
-    assertTrue(e.getMessage().contains("a sum in the forward of '<root>' (" + Summed.class.getName() + ") from "
+    assertTrue(e.getMessage().contains("a ReduceSum in the forward of '<root>' (" + Summed.class.getName() + ") from "
         + "[3, 3, 3] to [3, 3] is ambiguous"), e.getMessage());
   }
 

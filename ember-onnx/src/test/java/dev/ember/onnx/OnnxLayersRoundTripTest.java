@@ -46,6 +46,7 @@ import dev.ember.nn.TransformerEncoder;
 import dev.ember.nn.TransformerEncoderLayer;
 import dev.ember.nn.Unflatten;
 import dev.ember.nn.Upsample;
+import dev.ember.ops.ReduceOps;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
@@ -274,6 +275,7 @@ class OnnxLayersRoundTripTest {
   void customForwardWithTensorOps() throws Exception {
     Generator g = new Generator(13);
     roundTrip(new OpsBetween(g), 3, 6);
+    roundTrip(new AttentionPooling(g), 5, 6);
     // a transformer classifier: tokens, positions, an encoder stack, mean over the sequence, a linear head
     MeanPooledTransformer t = new MeanPooledTransformer(g);
     randomize(t, g);
@@ -331,6 +333,29 @@ class OnnxLayersRoundTripTest {
       Tensor t = h.transpose(1, 2).reshape(h.size(0), 4, 6); // [N, 8, 3] -> [N, 4, 6]
       Tensor m = t.mean(2, false).exp().neg(); // [N, 4]
       return m.matmul(param("proj").t()).sigmoid().sqrt().add(m.sum(new int[] {1}, true).relu()); // [N, 5]
+    }
+  }
+
+  /**
+   * A first token attending over the rest, in tensor ops: select, narrow, a strided slice, unsqueeze, matmul, softmax
+   * over a middle dim, a weighted sum, amax and log_softmax.
+   */
+  static final class AttentionPooling extends Module {
+    private final Linear proj;
+
+    AttentionPooling(Generator g) {
+      proj = registerModule("proj", new Linear(6, 8, true, g));
+    }
+
+    @Override
+    public Tensor forward(Tensor x) {
+      Tensor h = proj.call(x); // [N, 5, 8]
+      Tensor cls = h.select(1, 0); // [N, 8]
+      Tensor rest = h.narrow(1, 1, 4); // [N, 4, 8]
+      Tensor a = rest.matmul(cls.unsqueeze(2)).softmax(1); // [N, 4, 1]
+      Tensor pooled = rest.mul(a).sum(new int[] {1}, false).add(cls); // [N, 8]
+      Tensor even = pooled.slice(1, 0, 8, 2); // [N, 4]
+      return even.sub(ReduceOps.amax(even, new int[] {1}, true)).logSoftmax(-1);
     }
   }
 
