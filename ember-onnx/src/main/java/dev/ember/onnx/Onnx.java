@@ -1251,11 +1251,11 @@ public final class Onnx {
           case "slice": return slice(at, a, i, out, where);
           case "select": return select(at, a, i, out, where);
           case "permute": return permute(at, a, i, out, where);
+          case "reshape", "view": // also flatten, squeeze, unsqueeze, unflatten: row-major order is kept
+            if (i.numel() == out.numel()) return reshapeLike(at, a, i, out);
+            break;
           default:
-            if (i.numel() == out.numel() && out.storage() == i.storage() && isContiguousView(i, out)) {
-              return reshapeLike(at, a, i, out); // view, reshape, flatten, squeeze, unsqueeze, unflatten
-            }
-            if ("reshape".equals(name) && i.numel() == out.numel()) return reshapeLike(at, a, i, out);
+            break;
         }
       }
       if ("cat".equals(name) && !in.isEmpty()) {
@@ -1274,11 +1274,6 @@ public final class Onnx {
           + "sub, mul, div, pow, maximum, minimum, matmul, linear, addmm, unary ops without parameters, views and "
           + "reshapes, permute, slice, select, sum, mean, amax, amin, softmax, log_softmax, cat); wrap it in a layer "
           + "of dev.ember.nn");
-    }
-
-    /** Whether {@code out} views {@code in}'s elements in the same row-major order (a reshape of a contiguous in). */
-    private static boolean isContiguousView(Tensor in, Tensor out) {
-      return in.isContiguous() && out.isContiguous() && in.offset() == out.offset();
     }
 
     /**
