@@ -201,7 +201,8 @@ public final class Onnx {
   /**
    * The ONNX model of a model called with several tensors, in the order of its {@code forward}'s parameters; a null
    * entry is an optional input left out (a mask not used). The graph inputs are {@value #INPUT}, then
-   * {@value #INPUT}{@code _1}, {@value #INPUT}{@code _2}, ... for the non-null entries, by position.
+   * {@value #INPUT}{@code _1}, {@value #INPUT}{@code _2}, ... for the non-null entries, by position; a tensor given
+   * twice (self-attention's query, key and value) is one graph input.
    * <ul>
    *   <li>MultiheadAttention: query, key, value, key_padding_mask [N, S], attn_mask [L, S] or [N*heads, L, S]
    *       (bool: true masks; float: added), as {@code forward(query, key, value, keyPaddingMask, attnMask, false,
@@ -272,10 +273,11 @@ public final class Onnx {
     GraphProto trace(List<Tensor> given0) {
       // floating data inputs require grad, so that the tape records the ops a forward runs between its layers
       List<Tensor> args = new ArrayList<>(given0);
+      Map<Tensor, Tensor> copies = new IdentityHashMap<>(); // one graph input per distinct tensor
       for (int i = 0; i < args.size(); i++) {
         Tensor t = args.get(i);
         if (t != null && t.dtype().isFloatingPoint() && role(model, i) == Role.DATA) {
-          args.set(i, t.detach().requiresGrad(true));
+          args.set(i, copies.computeIfAbsent(t, c -> c.detach().requiresGrad(true)));
         }
       }
       Tensor x = args.get(0);
@@ -304,9 +306,9 @@ public final class Onnx {
         List<Tensor> given = new ArrayList<>();
         for (int i = 0; i < args.size(); i++) {
           Tensor t = args.get(i);
-          if (t == null) continue;
+          if (t == null || names.containsKey(t)) continue;
           String name = given.isEmpty() ? INPUT : INPUT + "_" + given.size();
-          names.putIfAbsent(t, name);
+          names.put(t, name);
           usedNames.add(name);
           graph.addInput(valueInfo(name, t.shape(), batchAxis(model, i, t), elemType(t.dtype())));
           given.add(t);

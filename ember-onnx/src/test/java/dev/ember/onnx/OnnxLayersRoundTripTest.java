@@ -198,6 +198,11 @@ class OnnxLayersRoundTripTest {
       // a float mask per batch element and head [N*heads, L, S]
       roundTrip(a, b -> Arrays.asList(seq.apply(b), null, null, null, Tensor.randn(g, b * 2, 4, 4)),
           in -> a.forward(in.get(0), in.get(0), in.get(0), null, in.get(4), false, false).output());
+      // query, key and value the same tensor: one graph input
+      roundTrip(a, b -> {
+        Tensor q = seq.apply(b);
+        return List.of(q, q, q);
+      }, in -> a.forward(in.get(0), in.get(0), in.get(0), null, null, false, false).output());
       // self-attention with a causal bool mask only
       Tensor causal = Transformer.generateSquareSubsequentMask(4).lt(-1);
       roundTrip(a, b -> Arrays.asList(seq.apply(b), null, null, null, causal),
@@ -460,8 +465,10 @@ class OnnxLayersRoundTripTest {
         Map<String, OnnxTensor> feed = new LinkedHashMap<>();
         List<OnnxTensor> open = new ArrayList<>();
         try {
+          List<Tensor> seen = new ArrayList<>();
           for (Tensor t : x) {
-            if (t == null) continue;
+            if (t == null || seen.stream().anyMatch(u -> u == t)) continue; // a tensor given twice is one input
+            seen.add(t);
             String name = feed.isEmpty() ? Onnx.INPUT : Onnx.INPUT + "_" + feed.size();
             OnnxTensor o = ortTensor(t);
             open.add(o);
