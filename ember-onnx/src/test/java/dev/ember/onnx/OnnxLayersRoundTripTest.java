@@ -269,6 +269,10 @@ class OnnxLayersRoundTripTest {
     CausalClassifier m = new CausalClassifier(g, false);
     randomize(m, g);
     roundTrip(m, b -> List.of(ids(g, b, 5, 12)));
+    // a causal decoder and a causal attention over an encoded memory, called from the model's own forward
+    CausalDecoding d = new CausalDecoding(g);
+    randomize(d, g);
+    roundTrip(d, 4, 8);
     // with a key padding mask the call does not show, export fails naming the layer
     CausalClassifier masked = new CausalClassifier(g, true);
     OnnxExportException e = assertThrows(OnnxExportException.class,
@@ -383,6 +387,27 @@ class OnnxLayersRoundTripTest {
     public Tensor forward(Tensor ids) {
       Tensor x = pos.call(embed.call(ids).mul(Math.sqrt(16)));
       return head.call(encoder.call(x).mean(1, false));
+    }
+  }
+
+  /** Memory from a linear layer; a causal decoder over it, then a causal self-attention, each called with a flag. */
+  static final class CausalDecoding extends Module {
+    private final Linear memory;
+    private final TransformerDecoder decoder;
+    private final MultiheadAttention attention;
+
+    CausalDecoding(Generator g) {
+      memory = registerModule("memory", new Linear(8, 8, true, g));
+      decoder = registerModule("decoder", new TransformerDecoder(new TransformerDecoderLayer(8, 2, 16, 0, "relu", 1e-5,
+          true, false, true, g), 1));
+      attention = registerModule("attention", new MultiheadAttention(8, 2, 0, true, true, g));
+    }
+
+    @Override
+    public Tensor forward(Tensor x) {
+      Tensor mem = memory.call(x);
+      Tensor y = decoder.call(List.of(x, mem), () -> decoder.forward(x, mem, null, null, null, null, true, false));
+      return attention.call(List.of(y), () -> attention.forward(y, y, y, null, null, false, true).output());
     }
   }
 
