@@ -123,7 +123,7 @@ import java.util.Set;
  * recording on and a floating input that requires grad) and translated: add, sub, mul, div, pow, maximum, minimum
  * (scalars become constants), matmul, F.linear, addmm, the unary ops without parameters (neg, abs, exp, log,
  * sqrt, rsqrt, square, reciprocal, sin, cos, tanh, sigmoid, relu, gelu, silu, mish, ...), views and reshapes,
- * permutes and transposes, slices and selects (x[:, 0]), sum, mean, amax and amin over dims, softmax and
+ * permutes and transposes, slices and selects (x[:, 0]), expand, sum, mean, amax and amin over dims, softmax and
  * log_softmax, cat. The tape records no attributes, so they are read off the traced shapes, strides and offsets (a
  * softmax's dim off its output, the one dim it sums to 1 along), and export fails where that is ambiguous (a sum
  * over one of two equal dims, say).
@@ -134,11 +134,12 @@ import java.util.Set;
  * runs it.
  *
  * <p>What cannot be exported, and why: tensor ops with parameters the tape does not record (clamp, leaky_relu,
- * pow by a scalar, index_select, gather, expand, ...) or that need values rather than shapes (a tensor
+ * pow by a scalar, index_select, gather, ...) or that need values rather than shapes (a tensor
  * computed without gradient from an integer input, such as a mask made from token ids, which the tape does not
  * record): wrap them in a layer of dev.ember.nn, or make the mask an input; a reshape that moves the batch
  * dimension is placed by the example's batch size (the first later dimension that is a multiple of it is the
- * inferred one), so export with a batch size no other dimension is a multiple of. Conv2d with padding_mode
+ * inferred one), and an expand to the batch is told by its size, so export with a batch size (above 1) that no
+ * other dimension is a multiple of. Conv2d with padding_mode
  * 'circular' (ONNX Pad's 'wrap' is opset 19); BatchNorm without running statistics (batch statistics in eval);
  * Embedding with max_norm (renormalizes its weight during forward); unbatched (2-d) attention and transformer
  * inputs; a nested attention layer called with a key padding mask or a non-causal attention mask (its call does
@@ -1251,6 +1252,7 @@ public final class Onnx {
           case "amin": return reduce("ReduceMin", at, a, i, out, where);
           case "softmax", "log_softmax": return softmax(name, at, a, out, where);
           case "slice": return slice(at, a, i, out, where);
+          case "expand": return expand(at, a, i, out);
           case "select": return select(at, a, i, out, where);
           case "permute": return permute(at, a, i, out, where);
           case "reshape", "view": // also flatten, squeeze, unsqueeze, unflatten: row-major order is kept
@@ -1274,7 +1276,7 @@ public final class Onnx {
           + Arrays.toString(out.shape()) + ") in the forward of " + describe(where) + " has no ONNX translation: the "
           + "tape records ops without their attributes, and export reads only those it can infer from shapes (add, "
           + "sub, mul, div, pow, maximum, minimum, matmul, linear, addmm, unary ops without parameters, views and "
-          + "reshapes, permute, slice, select, sum, mean, amax, amin, softmax, log_softmax, cat); wrap it in a layer "
+          + "reshapes, permute, slice, select, expand, sum, mean, amax, amin, softmax, log_softmax, cat); wrap it in a layer "
           + "of dev.ember.nn");
     }
 
@@ -1413,6 +1415,32 @@ public final class Onnx {
       long end = start + (out.size(axis) - 1) * step + 1;
       return node("Slice", at, x, constantLongs(at + "/starts", new long[] {start}), constantLongs(at + "/ends",
           new long[] {end}), constantLongs(at + "/axes", new long[] {axis}), constantLongs(at + "/steps", new long[] {step}));
+    }
+
+    /**
+     * An expand as ONNX Expand (broadcasting): the dims it grows get their traced size, except one of the example's
+     * batch size, which is the model input's batch at run time (Shape, Gather); the others stay 1.
+     */
+    private String expand(String at, String x, Tensor in, Tensor out) {
+      int lead = out.dim() - in.dim();
+      int batch = exampleBatch();
+      List<String> parts = new ArrayList<>();
+      List<Long> fixed = new ArrayList<>();
+      for (int d = 0; d < out.dim(); d++) {
+        boolean grown = d < lead || (in.size(d - lead) == 1 && out.size(d) != 1);
+        if (grown && out.size(d) == batch && batch > 1) {
+          if (!fixed.isEmpty()) parts.add(constantLongs(at + "/shape", fixed.stream().mapToLong(Long::longValue).toArray()));
+          fixed.clear();
+          String shape = node("Shape", at, INPUT);
+          parts.add(node("Gather", at, List.of(shape, constantLongs(at + "/batch_axis",
+              new long[] {batchAxis(model, 0, rootArgs.get(0))})), intAttr("axis", 0)));
+        } else {
+          fixed.add(grown ? (long) out.size(d) : 1L);
+        }
+      }
+      if (!fixed.isEmpty()) parts.add(constantLongs(at + "/shape", fixed.stream().mapToLong(Long::longValue).toArray()));
+      String shape = parts.size() == 1 ? parts.get(0) : node("Concat", at, parts, intAttr("axis", 0));
+      return node("Expand", at, x, shape);
     }
 
     /** A select (x[:, i]) read off the view: the dim whose removal leaves the output's sizes and strides. */

@@ -285,6 +285,9 @@ class OnnxLayersRoundTripTest {
     Generator g = new Generator(13);
     roundTrip(new OpsBetween(g), 3, 6);
     roundTrip(new AttentionPooling(g), 5, 6);
+    ClsToken cls = new ClsToken(g);
+    randomize(cls, g);
+    roundTrip(cls, 4, 8);
     // a transformer classifier: tokens, positions, an encoder stack, mean over the sequence, a linear head
     MeanPooledTransformer t = new MeanPooledTransformer(g);
     randomize(t, g);
@@ -365,6 +368,22 @@ class OnnxLayersRoundTripTest {
       Tensor pooled = rest.mul(a).sum(new int[] {1}, false).add(cls); // [N, 8]
       Tensor even = pooled.slice(1, 0, 8, 2); // [N, 4]
       return even.sub(ReduceOps.amax(even, new int[] {1}, true)).logSoftmax(-1);
+    }
+  }
+
+  /** A learned class token expanded over the batch and put before the sequence, encoded, read back by select. */
+  static final class ClsToken extends Module {
+    private final TransformerEncoderLayer encoder;
+
+    ClsToken(Generator g) {
+      registerParameter("cls", Tensor.randn(g, 1, 1, 8));
+      encoder = registerModule("encoder", new TransformerEncoderLayer(8, 2, 16, 0, "gelu", 1e-5, true, true, true, g));
+    }
+
+    @Override
+    public Tensor forward(Tensor x) {
+      Tensor cls = param("cls").expand(x.size(0), -1, -1); // [N, 1, 8]
+      return encoder.call(Tensor.cat(List.of(cls, x), 1)).select(1, 0);
     }
   }
 
