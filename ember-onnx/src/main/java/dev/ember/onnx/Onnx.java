@@ -354,7 +354,7 @@ public final class Onnx {
         return;
       }
       if (activeLayer != m) return;
-      Masks masks = m == model ? Masks.root(m, rootArgs, names) : Masks.none(verifyUnmasked(m, inputs, output));
+      Masks masks = m == model ? Masks.root(m, rootArgs) : Masks.none(verifyUnmasked(m, inputs, output));
       activeLayer = null;
       names.put(output, translate(m, inputs, output, masks));
     }
@@ -754,7 +754,7 @@ public final class Onnx {
         return new Masks(null, null, null, null, null, null, causal);
       }
 
-      static Masks root(Module m, List<Tensor> a, Map<Tensor, String> names) {
+      static Masks root(Module m, List<Tensor> a) {
         if (m instanceof MultiheadAttention) return new Masks(arg(a, 4), arg(a, 3), null, null, null, null, false);
         if (m instanceof TransformerEncoderLayer || m instanceof TransformerEncoder) {
           return new Masks(arg(a, 1), arg(a, 2), null, null, null, null, false);
@@ -855,7 +855,7 @@ public final class Onnx {
       }
       if (m instanceof Upsample u) return upsample(m, at, x, u, input, output);
       if (m instanceof Unflatten) return reshapeTo(at, x, output.shape(), output.dim() > 0 && input.dim() > 0
-          && output.size(0) == input.size(0) && !Arrays.equals(output.shape(), input.shape()) ? 1 : 0, output);
+          && output.size(0) == input.size(0) && !Arrays.equals(output.shape(), input.shape()) ? 1 : 0);
       if (m instanceof Bilinear b) {
         String w = initializer(at + ".weight", b.weight());
         String y = node("Einsum", at, List.of(x, w, names.get(inputs.get(1))), stringAttr("equation", "...i,oij,...j->...o"));
@@ -922,7 +922,7 @@ public final class Onnx {
     }
 
     /** Reshape to the traced shape, the first {@code copied} dims copied from the input (the dynamic batch). */
-    private String reshapeTo(String at, String x, int[] shape, int copied, Tensor out) {
+    private String reshapeTo(String at, String x, int[] shape, int copied) {
       long[] target = new long[shape.length];
       for (int i = 0; i < shape.length; i++) target[i] = i < copied ? 0 : shape[i];
       return node("Reshape", at, x, constantLongs(at + "/shape", target));
