@@ -29,6 +29,26 @@ public class AvgPool1d extends Module {
     this.countIncludePad = countIncludePad;
   }
 
+  public int kernelSize() {
+    return kernelSize;
+  }
+
+  public int stride() {
+    return stride;
+  }
+
+  public int padding() {
+    return padding;
+  }
+
+  public boolean ceilMode() {
+    return ceilMode;
+  }
+
+  public boolean countIncludePad() {
+    return countIncludePad;
+  }
+
   @Override
   public Tensor forward(Tensor input) {
     return Pooling.avgPool1d(input, kernelSize, stride, padding, ceilMode, countIncludePad);

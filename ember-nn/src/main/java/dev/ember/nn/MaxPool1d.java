@@ -31,6 +31,26 @@ public class MaxPool1d extends Module {
     this.ceilMode = ceilMode;
   }
 
+  public int kernelSize() {
+    return kernelSize;
+  }
+
+  public int stride() {
+    return stride;
+  }
+
+  public int padding() {
+    return padding;
+  }
+
+  public int dilation() {
+    return dilation;
+  }
+
+  public boolean ceilMode() {
+    return ceilMode;
+  }
+
   @Override
   public Tensor forward(Tensor input) {
     return Pooling.maxPool1d(input, kernelSize, stride, padding, dilation, ceilMode);

@@ -82,6 +82,11 @@ public class TransformerDecoderLayer extends Module {
     return c;
   }
 
+  /** The feed-forward activation, "relu" or "gelu". */
+  public String activation() {
+    return activation;
+  }
+
   public int dModel() {
     return dModel;
   }

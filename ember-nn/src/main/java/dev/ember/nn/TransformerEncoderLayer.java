@@ -106,6 +106,11 @@ public class TransformerEncoderLayer extends Module {
     to.train(from.isTraining());
   }
 
+  /** The feed-forward activation, "relu" or "gelu". */
+  public String activation() {
+    return activation;
+  }
+
   public int dModel() {
     return dModel;
   }

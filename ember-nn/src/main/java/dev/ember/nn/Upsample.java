@@ -45,6 +45,26 @@ public class Upsample extends Module {
     this.recomputeScaleFactor = recomputeScaleFactor;
   }
 
+  /** "nearest" or "bilinear". */
+  public String mode() {
+    return mode;
+  }
+
+  /** The scale factors as given (one for all spatial dims, or one each), or null when a size was given. */
+  public double[] scaleFactor() {
+    return scaleFactor == null ? null : scaleFactor.clone();
+  }
+
+  /** align_corners as given (null: unset, false). */
+  public Boolean alignCorners() {
+    return alignCorners;
+  }
+
+  /** recompute_scale_factor as given (null: unset, false). */
+  public Boolean recomputeScaleFactor() {
+    return recomputeScaleFactor;
+  }
+
   @Override
   public Tensor forward(Tensor input) {
     return Upsampling.interpolate(input, size, scaleFactor, mode, alignCorners, recomputeScaleFactor);
