@@ -1,21 +1,11 @@
 package dev.ember.nn.quant;
 
 import dev.ember.backend.Backend;
-import dev.ember.tensor.Device;
 import dev.ember.nn.Linear;
 import dev.ember.nn.Module;
-import dev.ember.quant.MinMaxObserver;
-import dev.ember.quant.PerChannelMinMaxObserver;
-import dev.ember.quant.QDType;
-import dev.ember.quant.QParams;
-import dev.ember.quant.QScheme;
 import dev.ember.quant.QTensor;
-import dev.ember.quant.Quantization;
 import dev.ember.tensor.Check;
-import dev.ember.tensor.DType;
 import dev.ember.tensor.Tensor;
-import dev.ember.tensor.TensorData;
-import java.nio.ByteBuffer;
 import java.util.Map;
 
 /**
@@ -38,14 +28,9 @@ import java.util.Map;
  * naming the key.
  */
 public class DynamicQuantizedLinear extends Module {
-  private static final QScheme WEIGHT_SCHEME = QScheme.perChannelSymmetric(QDType.QINT8, 0);
-  private static final QScheme INPUT_SCHEME = QScheme.perTensorAffine(QDType.QINT8);
-
   private final int inFeatures;
   private final int outFeatures;
-  private final boolean hasBias;
-  /** The kernel's operands, derived from the buffers; rebuilt when a buffer is replaced or written (load). */
-  private Operands operands;
+  private final Int8Linear linear;
 
   /** Quantizes a float weight [out, in] (per-channel symmetric qint8) and keeps the bias (may be null) in float32. */
   public DynamicQuantizedLinear(Tensor weight, Tensor bias) {
@@ -60,14 +45,7 @@ public class DynamicQuantizedLinear extends Module {
       throw Check.fail("DynamicQuantizedLinear", "in_features must be <= " + Backend.INT8_MAX_K + " (int32 accumulation)",
           "weight", weight);
     }
-    PerChannelMinMaxObserver obs = new PerChannelMinMaxObserver(WEIGHT_SCHEME, false);
-    obs.observe(weight);
-    QTensor q = Quantization.quantize(weight, obs.calculateQParams());
-    this.hasBias = bias != null;
-    registerBuffer("weight", TensorData.wrapInt8(q.bytes(), outFeatures, inFeatures));
-    registerBuffer("weight_scale", Tensor.of(q.params().scales(), outFeatures));
-    registerBuffer("weight_zero_point", Tensor.of(q.params().zeroPoints(), outFeatures));
-    if (hasBias) registerBuffer("bias", Tensor.of(bias.detach().toFloatArray(), outFeatures));
+    this.linear = Int8Linear.register(this, "DynamicQuantizedLinear", "weight", weight, "bias", bias);
     eval();
   }
 
@@ -86,98 +64,23 @@ public class DynamicQuantizedLinear extends Module {
 
   /** The int8 weight with its per-channel scales (zero points 0), read from the buffers. */
   public QTensor weight() {
-    Operands o = operands();
-    return QTensor.of(o.w, new int[] {outFeatures, inFeatures}, QParams.perChannel(QDType.QINT8, 0, o.scale,
-        new int[outFeatures]));
+    return linear.weight(this);
   }
 
   /** The float32 bias, or null. */
   public Tensor bias() {
-    return hasBias ? Tensor.of(operands().bias.clone(), outFeatures) : null;
-  }
-
-  /**
-   * The GEMM's operands: int8 weight bytes, their row sums, float32 scales and bias. Cached against the buffers'
-   * identity and storage version, so {@link #loadStateDict} (which writes the buffers in place) and
-   * {@link #to(dev.ember.tensor.DType)} (which replaces the float ones) are seen by the next forward.
-   */
-  private record Operands(Tensor[] buffers, int[] versions, byte[] w, int[] rowSum, float[] scale, float[] bias) {
-    boolean current(Tensor[] now) {
-      for (int i = 0; i < now.length; i++) {
-        if (now[i] != buffers[i] || now[i].storage().version() != versions[i]) return false;
-      }
-      return true;
-    }
-  }
-
-  private Operands operands() {
-    Tensor[] now = hasBias ? new Tensor[] {buffer("weight"), buffer("weight_scale"), buffer("bias")}
-        : new Tensor[] {buffer("weight"), buffer("weight_scale")};
-    Operands o = operands;
-    if (o != null && o.current(now)) return o;
-    int[] versions = new int[now.length];
-    for (int i = 0; i < now.length; i++) versions[i] = now[i].storage().version();
-    Tensor wt = TensorData.hostContiguous(now[0]);
-    byte[] w = new byte[outFeatures * inFeatures];
-    ByteBuffer buf = ByteBuffer.wrap(w);
-    TensorData.read(wt, 0, w.length, buf);
-    o = new Operands(now, versions, w, Quantization.rowSums(w, outFeatures, inFeatures), now[1].toFloatArray(),
-        hasBias ? now[2].toFloatArray() : null);
-    operands = o;
-    return o;
+    float[] b = linear.bias(this);
+    return b == null ? null : Tensor.of(b, outFeatures);
   }
 
   /**
    * Rejects a state dict whose entries for this layer are not a valid quantized state: {@code weight} must be I8,
-   * {@code weight_scale} and {@code bias} F32 with finite values and positive finite scales, {@code
-   * weight_zero_point} I32 and 0 (the weights are symmetric). Shapes are checked by {@link Module#loadStateDict}.
+   * {@code weight_scale} and {@code bias} F32 with finite values and positive scales, {@code weight_zero_point} I32
+   * and 0 (the weights are symmetric). Shapes are checked by {@link Module#loadStateDict}.
    */
   @Override
   protected void checkState(String prefix, Map<String, Tensor> state) {
-    Tensor w = state.get(prefix + "weight");
-    Tensor s = state.get(prefix + "weight_scale");
-    Tensor z = state.get(prefix + "weight_zero_point");
-    Tensor b = state.get(prefix + "bias");
-    requireDtype(prefix + "weight", w, DType.I8);
-    requireDtype(prefix + "weight_scale", s, DType.F32);
-    requireDtype(prefix + "weight_zero_point", z, DType.I32);
-    requireDtype(prefix + "bias", b, DType.F32);
-    if (s != null) {
-      float[] v = s.toFloatArray();
-      for (int c = 0; c < v.length; c++) {
-        if (!(v[c] > 0) || Float.isInfinite(v[c])) {
-          throw new QuantizedStateException(prefix + "weight_scale", "scale must be positive and finite, got scale["
-              + c + "]=" + v[c]);
-        }
-      }
-    }
-    if (z != null) {
-      long[] v = z.toLongArray();
-      for (int c = 0; c < v.length; c++) {
-        if (v[c] < QDType.QINT8.min() || v[c] > QDType.QINT8.max()) {
-          throw new QuantizedStateException(prefix + "weight_zero_point", "zero point out of range for qint8 ("
-              + QDType.QINT8.min() + ".." + QDType.QINT8.max() + "), got zero_point[" + c + "]=" + v[c]);
-        }
-        if (v[c] != 0) {
-          throw new QuantizedStateException(prefix + "weight_zero_point", "weights are per-channel symmetric, so "
-              + "every zero point must be 0, got zero_point[" + c + "]=" + v[c]);
-        }
-      }
-    }
-    if (b != null) {
-      float[] v = b.toFloatArray();
-      for (int c = 0; c < v.length; c++) {
-        if (!Float.isFinite(v[c])) {
-          throw new QuantizedStateException(prefix + "bias", "bias must be finite, got bias[" + c + "]=" + v[c]);
-        }
-      }
-    }
-  }
-
-  private static void requireDtype(String key, Tensor t, DType want) {
-    if (t != null && t.dtype() != want) {
-      throw new QuantizedStateException(key, "dtype must be " + want.torchName() + ", got " + t.dtype().torchName());
-    }
+    linear.checkState(prefix, state);
   }
 
   @Override
@@ -189,36 +92,16 @@ public class DynamicQuantizedLinear extends Module {
     if (!x.dtype().isFloatingPoint()) {
       throw Check.fail("DynamicQuantizedLinear", "input must be floating point, got " + x.dtype(), "input", x);
     }
-    Operands o = operands();
-    float[] v = x.toFloatArray();
-    int m = inFeatures == 0 ? 0 : v.length / inFeatures;
     int[] outShape = x.shape();
     outShape[outShape.length - 1] = outFeatures;
-    if (m == 0 || inFeatures == 0) {
-      float[] out = new float[(int) (m * (long) outFeatures)];
-      if (hasBias) for (int i = 0; i < m; i++) System.arraycopy(o.bias, 0, out, i * outFeatures, outFeatures);
-      return Tensor.of(out, outShape);
-    }
-    float lo = Float.POSITIVE_INFINITY;
-    float hi = Float.NEGATIVE_INFINITY;
-    for (float f : v) {
-      lo = Math.min(lo, f);
-      hi = Math.max(hi, f);
-    }
-    if (Float.isNaN(lo) || Float.isNaN(hi)) {
-      throw Check.fail("DynamicQuantizedLinear", "input contains NaN (it has no quantized value)", "input", x);
-    }
-    MinMaxObserver obs = new MinMaxObserver(INPUT_SCHEME, false);
-    obs.observeRange(lo, hi);
-    QParams p = obs.calculateQParams();
-    float aScale = p.scales()[0];
-    int aZero = p.zeroPoints()[0];
-    byte[] a = new byte[v.length];
-    Quantization.quantizeRange(v, 0, v.length, aScale, aZero, QDType.QINT8, a, 0);
-    float[] out = new float[m * outFeatures];
-    Device.CPU.backend().int8LinearDequantize(a, aZero, aScale, o.w, o.rowSum, o.scale, o.bias, out, m, outFeatures,
-        inFeatures);
-    return Tensor.of(out, outShape);
+    return Tensor.of(linear.apply(this, "DynamicQuantizedLinear", x, x.toFloatArray(), numelBefore(x)), outShape);
+  }
+
+  /** The number of rows of x: the product of every dimension but the last. */
+  private static int numelBefore(Tensor x) {
+    long n = 1;
+    for (int i = 0; i < x.dim() - 1; i++) n *= x.size(i);
+    return (int) n;
   }
 
   @Override
