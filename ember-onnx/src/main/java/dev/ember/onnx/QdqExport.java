@@ -3,6 +3,12 @@ package dev.ember.onnx;
 import com.google.protobuf.ByteString;
 import dev.ember.nn.Module;
 import dev.ember.nn.quant.DynamicQuantizedLinear;
+import dev.ember.nn.quant.QuantizedConv2d;
+import dev.ember.nn.quant.QuantizedConvReLU2d;
+import dev.ember.nn.quant.QuantizedLinear;
+import dev.ember.nn.quant.QuantizedLinearReLU;
+import dev.ember.quant.QDType;
+import dev.ember.quant.QParams;
 import dev.ember.onnx.proto.OnnxProto.AttributeProto;
 import dev.ember.onnx.proto.OnnxProto.TensorProto;
 import dev.ember.quant.QTensor;
@@ -23,6 +29,13 @@ import java.util.List;
  *       {@code MatMul} and {@code Add} with the float32 bias. Ember quantizes the input to qint8 over the same range
  *       with the same scale, so its values are ONNX's minus 128 and the two products differ by float rounding only,
  *       plus one input quantum where the two round an element on opposite sides of a tie.</li>
+ *   <li>{@link QuantizedLinear} and {@link QuantizedConv2d} (static quantization) and their ReLU-fused forms: the
+ *       input through {@code QuantizeLinear} -&gt; {@code DequantizeLinear} with the layer's calibrated input
+ *       parameters (int8 or uint8 zero point, as its dtype), the weight as above (per row or per tensor), {@code
+ *       Gemm} / {@code MatMul} + {@code Add} or {@code Conv} with the float32 bias, {@code Relu} when fused, and the
+ *       result through {@code QuantizeLinear} -&gt; {@code DequantizeLinear} with the output parameters, so the
+ *       output lies on the same int8 grid as Ember's. ONNX divides by the scale where Ember multiplies by its
+ *       reciprocal, so a value on the edge of a rounding step can land one quantum away.</li>
  * </ul>
  *
  * <p>{@link Onnx} hands a layer here when {@link #handles} says so.
@@ -44,12 +57,30 @@ final class QdqExport {
 
   /** Whether {@code m} is a quantized layer this class translates. */
   static boolean handles(Module m) {
-    return m instanceof DynamicQuantizedLinear;
+    return m instanceof DynamicQuantizedLinear || m instanceof QuantizedLinear || m instanceof QuantizedConv2d;
   }
 
   /** The nodes of layer {@code m} at path {@code at} on input {@code x} of rank {@code rank}; its output's name. */
   static String translate(Graph g, Module m, String at, String x, int rank) {
     if (m instanceof DynamicQuantizedLinear l) return dynamicLinear(g, at, x, l, rank);
+    if (m instanceof QuantizedLinear l) {
+      String xd = qdq(g, at + ".input", x, l.inputQParams());
+      String y = matmul(g, at, xd, dequantizedWeight(g, at + ".weight", l.weight()), l.bias(), l.outFeatures(), rank);
+      if (l instanceof QuantizedLinearReLU) y = g.node("Relu", at, List.of(y));
+      return qdq(g, at + ".output", y, l.outputQParams());
+    }
+    if (m instanceof QuantizedConv2d c) {
+      String xd = qdq(g, at + ".input", x, c.inputQParams());
+      String wd = dequantizedWeight(g, at + ".weight", c.weight());
+      int[] k = {c.weight().shape()[2], c.weight().shape()[3]};
+      int[] p = c.padding(); // top, bottom, left, right; ONNX: begins (top, left), then ends (bottom, right)
+      List<String> in = c.bias() == null ? List.of(xd, wd)
+          : List.of(xd, wd, g.constantTensor(floats(at + ".bias", c.bias().toFloatArray(), c.outChannels())));
+      String y = g.node("Conv", at, in, intsAttr("kernel_shape", k), intsAttr("strides", c.stride()),
+          intsAttr("dilations", c.dilation()), intsAttr("pads", p[0], p[2], p[1], p[3]), intAttr("group", c.groups()));
+      if (c instanceof QuantizedConvReLU2d) y = g.node("Relu", at, List.of(y));
+      return qdq(g, at + ".output", y, c.outputQParams());
+    }
     throw new IllegalArgumentException("QdqExport: " + m.getClass().getName() + " is not a quantized layer");
   }
 
@@ -58,8 +89,12 @@ final class QdqExport {
     String wd = dequantizedWeight(g, at + ".weight", w);
     List<String> q = g.nodeOutputs("DynamicQuantizeLinear", at, List.of(x), 3);
     String xd = g.node("DequantizeLinear", at, q);
-    Tensor bias = l.bias();
-    String b = bias == null ? null : g.constantTensor(floats(at + ".bias", bias.toFloatArray(), l.outFeatures()));
+    return matmul(g, at, xd, wd, l.bias(), l.outFeatures(), rank);
+  }
+
+  /** {@code x W^T + b} in float: Gemm for a 2-d x, else MatMul with the transposed weight and Add. */
+  private static String matmul(Graph g, String at, String xd, String wd, Tensor bias, int out, int rank) {
+    String b = bias == null ? null : g.constantTensor(floats(at + ".bias", bias.toFloatArray(), out));
     if (rank == 2) {
       return g.node("Gemm", at, b == null ? List.of(xd, wd) : List.of(xd, wd, b), intAttr("transB", 1));
     }
@@ -69,21 +104,43 @@ final class QdqExport {
   }
 
   /**
-   * The float weight of int8 {@code w} [rows, ...] quantized per row (axis 0): the int8 initializer {@code name},
-   * {@code name_scale} and {@code name_zero_point}, and the DequantizeLinear node that reads them.
+   * {@code x} quantized with per-tensor parameters {@code p} and dequantized (QuantizeLinear -&gt; DequantizeLinear),
+   * the scale and zero point initializers named {@code name_scale} and {@code name_zero_point}.
+   */
+  private static String qdq(Graph g, String name, String x, QParams p) {
+    String s = g.constantTensor(floats(name + "_scale", new float[] {p.scales()[0]}));
+    String z = g.constantTensor(zeroPoints(name + "_zero_point", p.dtype(), new int[] {p.zeroPoints()[0]}, false));
+    String q = g.node("QuantizeLinear", name, List.of(x, s, z));
+    return g.node("DequantizeLinear", name, List.of(q, s, z));
+  }
+
+  /** Zero points as ONNX INT8 (qint8) or UINT8 (quint8): 1-d when {@code perAxis}, else a scalar. */
+  private static TensorProto zeroPoints(String name, QDType dtype, int[] z, boolean perAxis) {
+    byte[] b = new byte[z.length];
+    for (int i = 0; i < z.length; i++) b[i] = (byte) z[i];
+    TensorProto.Builder t = TensorProto.newBuilder().setName(name).setRawData(ByteString.copyFrom(b))
+        .setDataType(dtype == QDType.QUINT8 ? TensorProto.DataType.UINT8_VALUE : TensorProto.DataType.INT8_VALUE);
+    if (perAxis) t.addDims(z.length);
+    return t.build();
+  }
+
+  /**
+   * The float weight of int8 {@code w} [rows, ...] quantized per row (axis 0) or per tensor: the int8 initializer
+   * {@code name}, {@code name_scale} and {@code name_zero_point} (1-d per row, scalars per tensor), and the
+   * DequantizeLinear node that reads them.
    */
   static String dequantizedWeight(Graph g, String name, QTensor w) {
     int[] shape = w.shape();
     long[] dims = new long[shape.length];
     for (int i = 0; i < shape.length; i++) dims[i] = shape[i];
     String q = g.constantTensor(int8s(name, w.bytes(), dims));
-    float[] scales = w.params().scales();
-    int[] zps = w.params().zeroPoints();
-    byte[] z = new byte[zps.length];
-    for (int i = 0; i < z.length; i++) z[i] = (byte) zps[i];
-    String s = g.constantTensor(floats(name + "_scale", scales, scales.length));
-    String zp = g.constantTensor(int8s(name + "_zero_point", z, new long[] {z.length}));
-    return g.node("DequantizeLinear", name, List.of(q, s, zp), intAttr("axis", w.params().axis()));
+    QParams p = w.params();
+    float[] scales = p.scales();
+    String s = g.constantTensor(p.perChannel() ? floats(name + "_scale", scales, scales.length)
+        : floats(name + "_scale", scales));
+    String zp = g.constantTensor(zeroPoints(name + "_zero_point", p.dtype(), p.zeroPoints(), p.perChannel()));
+    if (!p.perChannel()) return g.node("DequantizeLinear", name, List.of(q, s, zp));
+    return g.node("DequantizeLinear", name, List.of(q, s, zp), intAttr("axis", p.axis()));
   }
 
   static TensorProto int8s(String name, byte[] values, long[] dims) {

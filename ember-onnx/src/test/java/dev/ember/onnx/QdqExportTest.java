@@ -2,18 +2,33 @@ package dev.ember.onnx;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.onnxruntime.OnnxTensor;
 import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtSession;
 import dev.ember.autograd.Grad;
+import dev.ember.nn.Conv2d;
+import dev.ember.nn.ConvReLU2d;
+import dev.ember.nn.Flatten;
 import dev.ember.nn.Linear;
+import dev.ember.nn.LinearReLU;
+import dev.ember.nn.MaxPool2d;
 import dev.ember.nn.Module;
 import dev.ember.nn.ReLU;
 import dev.ember.nn.Sequential;
 import dev.ember.nn.quant.DynamicQuantizedLinear;
+import dev.ember.nn.quant.QConfig;
+import dev.ember.nn.quant.QuantizedConv2d;
+import dev.ember.nn.quant.QuantizedConvReLU2d;
+import dev.ember.nn.quant.QuantizedLinear;
+import dev.ember.nn.quant.QuantizedLinearReLU;
 import dev.ember.nn.quant.Quantize;
+import dev.ember.quant.MinMaxObserver;
+import dev.ember.quant.QDType;
+import dev.ember.quant.QParams;
+import dev.ember.quant.QScheme;
 import dev.ember.onnx.proto.OnnxProto.ModelProto;
 import dev.ember.onnx.proto.OnnxProto.NodeProto;
 import dev.ember.onnx.proto.OnnxProto.TensorProto;
@@ -125,6 +140,86 @@ class QdqExportTest {
       }
       assertTrue(worst <= 1e-5 * Math.max(1, range), "ORT differs from Ember by " + worst + " on outputs up to " + range);
     }
+  }
+
+  /** Conv+ReLU, pool, a strided, padded, dilated, grouped conv, ReLU, flatten, Linear+ReLU, Linear. */
+  private static Sequential convNet(Generator g) {
+    return new Sequential(
+        new ConvReLU2d(new Conv2d(2, 4, new int[] {3, 3}, new int[] {1, 1}, new int[] {1, 1}, new int[] {1, 1}, 1, true,
+            "zeros", g)),
+        new MaxPool2d(2),
+        new Conv2d(4, 6, new int[] {3, 2}, new int[] {2, 1}, new int[] {1, 0}, new int[] {1, 2}, 2, true, "zeros", g),
+        new ReLU(),
+        new Flatten(),
+        new LinearReLU(new Linear(6 * 2 * 2, 12, true, g)),
+        new Linear(12, 5, true, g));
+  }
+
+  private static Module staticQuantized(Module model, QConfig qc, Generator g, int... inputShape) {
+    Module p = Quantize.prepare(model, qc);
+    for (int i = 0; i < 4; i++) p.call(Tensor.randn(g, inputShape));
+    return Quantize.convert(p);
+  }
+
+  /**
+   * Exports, runs ORT on {@code x} and checks its output against Ember's: on the last layer's output grid, and within
+   * one quantum of it. Returns how many values are exactly equal.
+   */
+  private int staticRoundTrip(Module q, Tensor x, QParams out) throws Exception {
+    Path file = dir.resolve("static" + System.nanoTime() + ".onnx");
+    Onnx.export(q, x, file);
+    float[] want = q.call(x).toFloatArray();
+    float[] got = ort(file, x, want.length);
+    float s = out.scales()[0];
+    int equal = 0;
+    for (int i = 0; i < want.length; i++) {
+      assertEquals(want[i], got[i], s * (1 + 1e-5), "element " + i);
+      double steps = got[i] / s + out.zeroPoints()[0];
+      assertEquals(Math.rint(steps), steps, 1e-3, "ORT's element " + i + " is on the output grid");
+      if (want[i] == got[i]) equal++;
+    }
+    return equal;
+  }
+
+  @Test
+  void onnxRuntimeRunsAStaticQuantizedConvNetOnEmbersOutputGrid() throws Exception {
+    Generator g = new Generator(5);
+    Sequential q = (Sequential) staticQuantized(convNet(g), QConfig.ptqDefault(), g, 8, 2, 8, 8);
+    assertInstanceOf(QuantizedConvReLU2d.class, q.get(0));
+    assertInstanceOf(QuantizedConv2d.class, q.get(2));
+    assertInstanceOf(QuantizedLinearReLU.class, q.get(5));
+    QuantizedLinear last = (QuantizedLinear) q.get(6);
+    List<String> ops = Onnx.toModelProto(q, Tensor.randn(g, 2, 2, 8, 8)).getGraph().getNodeList().stream()
+        .map(NodeProto::getOpType).toList();
+    assertEquals(8, ops.stream().filter(o -> o.equals("QuantizeLinear")).count());  // input and output of 4 layers
+    for (int b : new int[] {2, 7}) {
+      Tensor x = Tensor.randn(g, b, 2, 8, 8);
+      int equal = staticRoundTrip(q, x, last.outputQParams());
+      // every value equal here (10 of 10, 35 of 35); the one-quantum bound only allows for ORT's x / scale and
+      // Ember's x * (1 / scale) rounding a value on a step's edge differently
+      assertEquals(b * 5, equal, equal + " of " + b * 5 + " values equal");
+    }
+  }
+
+  @Test
+  void perTensorWeightsAndQint8ActivationsExportToo() throws Exception {
+    Generator g = new Generator(6);
+    QConfig qc = new QConfig(() -> new MinMaxObserver(QScheme.perTensorAffine(QDType.QINT8), false),
+        () -> new MinMaxObserver(QScheme.perTensorSymmetric(QDType.QINT8), false));
+    Sequential q = (Sequential) staticQuantized(new Sequential(new LinearReLU(new Linear(10, 8, true, g)),
+        new Linear(8, 1, false, g)), qc, g, 6, 10);
+    QuantizedLinear last = (QuantizedLinear) q.get(1);
+    assertEquals(QDType.QINT8, last.outputQParams().dtype());
+    assertEquals(-1, last.weight().params().axis());
+    ModelProto m = Onnx.toModelProto(q, Tensor.randn(g, 2, 10));
+    assertEquals(0, init(m, "1.weight_scale").getDimsCount());  // per tensor: a scalar scale
+    assertEquals(TensorProto.DataType.INT8_VALUE, init(m, "0.input_zero_point").getDataType());
+    int equal = staticRoundTrip(q, Tensor.randn(g, 9, 10), last.outputQParams());
+    assertEquals(9, equal, equal + " of 9 values equal");
+    // a 3-d input goes through MatMul + Add instead of Gemm
+    Sequential q3 = (Sequential) staticQuantized(new Sequential(new Linear(10, 4, true, g)), QConfig.ptqDefault(), g,
+        6, 10);
+    staticRoundTrip(q3, Tensor.randn(g, 3, 5, 10), ((QuantizedLinear) q3.get(0)).outputQParams());
   }
 
   private static int[] withLast(int[] shape, int first, int last) {
