@@ -77,7 +77,7 @@ import java.util.Set;
  * their weights become initializers with ONNX's gate order). The dynamic first dimension is the batch,
  * except before a sequence-first ({@code batchFirst=false}) recurrent layer, where it is the sequence.
  * Quantized layers export in the QDQ form (int8 weights with DequantizeLinear, see {@link QdqExport}):
- * DynamicQuantizedLinear, QuantizedLinear(ReLU) and QuantizedConv(ReLU)2d.
+ * DynamicQuantizedLinear, DynamicQuantizedLSTM, QuantizedLinear(ReLU) and QuantizedConv(ReLU)2d.
  * Anything else fails with an {@link OnnxExportException} naming the layer's path and class.
  */
 public final class Onnx {

@@ -2,6 +2,7 @@ package dev.ember.onnx;
 
 import com.google.protobuf.ByteString;
 import dev.ember.nn.Module;
+import dev.ember.nn.quant.DynamicQuantizedLSTM;
 import dev.ember.nn.quant.DynamicQuantizedLinear;
 import dev.ember.nn.quant.QuantizedConv2d;
 import dev.ember.nn.quant.QuantizedConvReLU2d;
@@ -15,6 +16,7 @@ import dev.ember.quant.QTensor;
 import dev.ember.tensor.Tensor;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -29,6 +31,13 @@ import java.util.List;
  *       {@code MatMul} and {@code Add} with the float32 bias. Ember quantizes the input to qint8 over the same range
  *       with the same scale, so its values are ONNX's minus 128 and the two products differ by float rounding only,
  *       plus one input quantum where the two round an element on opposite sides of a tie.</li>
+ *   <li>{@link DynamicQuantizedLSTM}: one ONNX {@code LSTM} node per layer (both directions in it), its input
+ *       through {@code DynamicQuantizeLinear} -&gt; {@code DequantizeLinear} (the whole sequence, as Ember quantizes
+ *       it for the input projection), {@code W} and {@code R} int8 initializers ({@code NAME.l{k}/W}, rows in ONNX's
+ *       gate order i, o, f, c, both directions stacked) with per-row {@code DequantizeLinear} and a Reshape to
+ *       [directions, 4H, ...], {@code B} float32. The LSTM op multiplies the hidden state in float32, where Ember
+ *       quantizes it per step: the weights and inputs are Ember's exactly, the outputs differ by the hidden state's
+ *       quantization (about as much as Ember's from the float LSTM). Input must be 3-d.</li>
  *   <li>{@link QuantizedLinear} and {@link QuantizedConv2d} (static quantization) and their ReLU-fused forms: the
  *       input through {@code QuantizeLinear} -&gt; {@code DequantizeLinear} with the layer's calibrated input
  *       parameters (int8 or uint8 zero point, as its dtype), the weight as above (per row or per tensor), {@code
@@ -57,12 +66,14 @@ final class QdqExport {
 
   /** Whether {@code m} is a quantized layer this class translates. */
   static boolean handles(Module m) {
-    return m instanceof DynamicQuantizedLinear || m instanceof QuantizedLinear || m instanceof QuantizedConv2d;
+    return m instanceof DynamicQuantizedLinear || m instanceof DynamicQuantizedLSTM || m instanceof QuantizedLinear
+        || m instanceof QuantizedConv2d;
   }
 
   /** The nodes of layer {@code m} at path {@code at} on input {@code x} of rank {@code rank}; its output's name. */
   static String translate(Graph g, Module m, String at, String x, int rank) {
     if (m instanceof DynamicQuantizedLinear l) return dynamicLinear(g, at, x, l, rank);
+    if (m instanceof DynamicQuantizedLSTM l) return dynamicLstm(g, at, x, l, rank);
     if (m instanceof QuantizedLinear l) {
       String xd = qdq(g, at + ".input", x, l.inputQParams());
       String y = matmul(g, at, xd, dequantizedWeight(g, at + ".weight", l.weight()), l.bias(), l.outFeatures(), rank);
@@ -90,6 +101,91 @@ final class QdqExport {
     List<String> q = g.nodeOutputs("DynamicQuantizeLinear", at, List.of(x), 3);
     String xd = g.node("DequantizeLinear", at, q);
     return matmul(g, at, xd, wd, l.bias(), l.outFeatures(), rank);
+  }
+
+  private static String dynamicLstm(Graph g, String at, String x, DynamicQuantizedLSTM l, int rank) {
+    if (rank != 3) {
+      throw new OnnxExportException("Onnx.export: layer '" + at + "' (" + l.getClass().getName() + ") got a " + rank
+          + "-d input; export supports batched 3-d inputs");
+    }
+    int[] order = {0, 3, 1, 2}; // PyTorch's i f g o rows to ONNX's i o f c
+    int hs = l.hiddenSize();
+    int dirs = l.bidirectional() ? 2 : 1;
+    String y = l.batchFirst() ? g.node("Transpose", at, List.of(x), intsAttr("perm", 1, 0, 2)) : x; // [T, N, in]
+    for (int layer = 0; layer < l.numLayers(); layer++) {
+      String pre = at + ".l" + layer;
+      List<String> q = g.nodeOutputs("DynamicQuantizeLinear", pre, List.of(y), 3);
+      String xd = g.node("DequantizeLinear", pre, q);
+      List<QTensor> w = new ArrayList<>();
+      List<QTensor> r = new ArrayList<>();
+      List<float[]> b = new ArrayList<>();
+      for (int d = 0; d < dirs; d++) {
+        String sfx = "_l" + layer + (d == 1 ? "_reverse" : "");
+        w.add(l.weight("weight_ih" + sfx));
+        r.add(l.weight("weight_hh" + sfx));
+        if (l.hasBias()) {
+          b.add(gateRows(l.buffer("bias_ih" + sfx).toFloatArray(), order, hs, 1));
+          b.add(gateRows(l.buffer("bias_hh" + sfx).toFloatArray(), order, hs, 1));
+        }
+      }
+      List<String> inputs = new ArrayList<>(List.of(xd, stackedWeight(g, pre + "/W", w, order, hs, dirs),
+          stackedWeight(g, pre + "/R", r, order, hs, dirs)));
+      if (l.hasBias()) {
+        float[] all = new float[dirs * 8 * hs];
+        for (int i = 0; i < b.size(); i++) System.arraycopy(b.get(i), 0, all, i * 4 * hs, 4 * hs);
+        inputs.add(g.constantTensor(floats(pre + "/B", all, dirs, 8L * hs)));
+      }
+      String out = g.node("LSTM", at, inputs, intAttr("hidden_size", hs), stringAttr("direction",
+          dirs == 2 ? "bidirectional" : "forward")); // [T, dirs, N, H]
+      String t = g.node("Transpose", at, List.of(out), intsAttr("perm", 0, 2, 1, 3));
+      ByteBuffer shape = ByteBuffer.allocate(24).order(ByteOrder.LITTLE_ENDIAN).putLong(0).putLong(0).putLong(-1);
+      String s = g.constantTensor(TensorProto.newBuilder().setName(at + "/shape")
+          .setDataType(TensorProto.DataType.INT64_VALUE).addDims(3).setRawData(ByteString.copyFrom(shape.array()))
+          .build());
+      y = g.node("Reshape", at, List.of(t, s)); // [T, N, dirs H]
+    }
+    return l.batchFirst() ? g.node("Transpose", at, List.of(y), intsAttr("perm", 1, 0, 2)) : y;
+  }
+
+  /**
+   * The int8 weights {@code ws} (one per direction, [4H, cols], per-row scales) with their rows in ONNX's gate
+   * order, stacked into one int8 initializer [dirs * 4H, cols] with per-row DequantizeLinear, reshaped to
+   * [dirs, 4H, cols].
+   */
+  private static String stackedWeight(Graph g, String name, List<QTensor> ws, int[] order, int hs, int dirs) {
+    int cols = ws.get(0).shape()[1];
+    byte[] q = new byte[dirs * 4 * hs * cols];
+    float[] scales = new float[dirs * 4 * hs];
+    for (int d = 0; d < dirs; d++) {
+      QTensor w = ws.get(d);
+      System.arraycopy(gateRows(w.bytes(), order, hs, cols), 0, q, d * 4 * hs * cols, 4 * hs * cols);
+      System.arraycopy(gateRows(w.params().scales(), order, hs, 1), 0, scales, d * 4 * hs, 4 * hs);
+    }
+    String qi = g.constantTensor(int8s(name, q, new long[] {dirs * 4L * hs, cols}));
+    String s = g.constantTensor(floats(name + "_scale", scales, scales.length));
+    String z = g.constantTensor(zeroPoints(name + "_zero_point", QDType.QINT8, new int[scales.length], true));
+    String wd = g.node("DequantizeLinear", name, List.of(qi, s, z), intAttr("axis", 0));
+    ByteBuffer shape = ByteBuffer.allocate(24).order(ByteOrder.LITTLE_ENDIAN).putLong(dirs).putLong(4L * hs)
+        .putLong(cols);
+    String sh = g.constantTensor(TensorProto.newBuilder().setName(name + "_shape")
+        .setDataType(TensorProto.DataType.INT64_VALUE).addDims(3).setRawData(ByteString.copyFrom(shape.array()))
+        .build());
+    return g.node("Reshape", name, List.of(wd, sh));
+  }
+
+  /** The four gate blocks of {@code v} ({@code hs} rows of {@code cols} each) in the order {@code order}. */
+  private static byte[] gateRows(byte[] v, int[] order, int hs, int cols) {
+    byte[] out = new byte[v.length];
+    int block = hs * cols;
+    for (int j = 0; j < order.length; j++) System.arraycopy(v, order[j] * block, out, j * block, block);
+    return out;
+  }
+
+  private static float[] gateRows(float[] v, int[] order, int hs, int cols) {
+    float[] out = new float[v.length];
+    int block = hs * cols;
+    for (int j = 0; j < order.length; j++) System.arraycopy(v, order[j] * block, out, j * block, block);
+    return out;
   }
 
   /** {@code x W^T + b} in float: Gemm for a 2-d x, else MatMul with the transposed weight and Add. */
@@ -161,6 +257,11 @@ final class QdqExport {
 
   static AttributeProto intAttr(String name, long v) {
     return AttributeProto.newBuilder().setName(name).setType(AttributeProto.AttributeType.INT).setI(v).build();
+  }
+
+  static AttributeProto stringAttr(String name, String v) {
+    return AttributeProto.newBuilder().setName(name).setType(AttributeProto.AttributeType.STRING)
+        .setS(ByteString.copyFromUtf8(v)).build();
   }
 
   static AttributeProto intsAttr(String name, int... v) {
