@@ -7,8 +7,8 @@ package dev.ember.tensor;
  * BF16 and F16 are storage types (bit patterns in {@code short[]}, converted by {@link HalfFloats}): ops on
  * them compute in F32 and round once on store, as PyTorch's CPU kernels.
  *
- * <p>Room is left for I8 (quantization): a new constant with its own storage array kind; the existing
- * switch statements over {@code DType} are exhaustive, so the compiler lists every place to extend.
+ * <p>I8 holds quantized values ({@code byte[]} storage, like BOOL's but signed numbers). The switch statements
+ * over {@code DType} are exhaustive, so the compiler lists every place to extend when a type is added.
  */
 public enum DType {
   F32("float32", 4, true),
@@ -19,7 +19,13 @@ public enum DType {
   /** bfloat16: 1 sign, 8 exponent, 7 mantissa bits (the top half of a float32). */
   BF16("bfloat16", 2, true),
   /** IEEE binary16: 1 sign, 5 exponent, 10 mantissa bits. */
-  F16("float16", 2, true);
+  F16("float16", 2, true),
+  /**
+   * Signed 8-bit integer ({@code byte[]} storage): the values of quantized tensors (int8 weights with their
+   * scale and zero point kept beside them, see {@code dev.ember.quant}). Arithmetic on it follows PyTorch's
+   * integer promotion; quantized kernels read the bytes directly.
+   */
+  I8("int8", 1, false);
 
   private final String torchName;
   private final int itemSize;
@@ -62,6 +68,7 @@ public enum DType {
     if (b.isHalf()) return b;
     if (a == I64 || b == I64) return I64;
     if (a == I32 || b == I32) return I32;
+    if (a == I8 || b == I8) return I8;
     return BOOL;
   }
 }

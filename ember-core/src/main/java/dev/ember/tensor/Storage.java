@@ -25,6 +25,7 @@ public final class Storage {
   private double[] f64;
   private long[] i64;
   private int[] i32;
+  /** BOOL (0/1) or I8 bytes. */
   private byte[] bool;
   /** BF16 or F16 bit patterns (see {@link HalfFloats}). */
   private short[] half;
@@ -134,7 +135,7 @@ public final class Storage {
       case F64 -> new double[n];
       case I64 -> new long[n];
       case I32 -> new int[n];
-      case BOOL -> new byte[n];
+      case BOOL, I8 -> new byte[n];
       case BF16, F16 -> new short[n];
     };
   }
@@ -158,7 +159,7 @@ public final class Storage {
       case F64 -> new Storage(dtype, n, null, (double[]) array, null, null, null);
       case I64 -> new Storage(dtype, n, null, null, (long[]) array, null, null);
       case I32 -> new Storage(dtype, n, null, null, null, (int[]) array, null);
-      case BOOL -> new Storage(dtype, n, null, null, null, null, (byte[]) array);
+      case BOOL, I8 -> new Storage(dtype, n, null, null, null, null, (byte[]) array);
       case BF16, F16 -> {
         Storage st = new Storage(dtype, n, null, null, null, null, null);
         st.half = (short[]) array;
@@ -237,7 +238,7 @@ public final class Storage {
 
   /**
    * The backing array of any dtype ({@code float[]}, {@code double[]}, {@code long[]}, {@code int[]},
-   * {@code byte[]} for BOOL, or {@code short[]} bit patterns for BF16 and F16), for dtype-agnostic bulk copies in kernels and {@link TensorData} (kernels only, like
+   * {@code byte[]} for BOOL and I8, or {@code short[]} bit patterns for BF16 and F16), for dtype-agnostic bulk copies in kernels and {@link TensorData} (kernels only, like
    * {@link #floats()}).
    */
   public Object array() {
@@ -253,7 +254,7 @@ public final class Storage {
       case F64 -> f64;
       case I64 -> i64;
       case I32 -> i32;
-      case BOOL -> bool;
+      case BOOL, I8 -> bool;
       case BF16, F16 -> half;
     };
   }
@@ -301,6 +302,11 @@ public final class Storage {
 
   public static Storage wrapBool(byte[] a) {
     return new Storage(DType.BOOL, a.length, null, null, null, null, a);
+  }
+
+  /** An I8 storage over {@code a} (signed int8 values), not a copy. */
+  public static Storage wrapInt8(byte[] a) {
+    return of(DType.I8, a.length, a);
   }
 
   /** A BF16 storage over {@code bits} (bit patterns, see {@link HalfFloats}), not a copy. */
@@ -357,6 +363,14 @@ public final class Storage {
     return bool;
   }
 
+  /** The backing signed bytes of an I8 storage (kernels only). */
+  public byte[] int8s() {
+    if (released) throw releasedError();
+    if (deferred != null) materialize();
+    if (memory != null) throw onDeviceError();
+    return dtype == DType.I8 ? bool : null;
+  }
+
   /** The backing bit patterns of a BF16 or F16 storage (kernels only; see {@link HalfFloats}). */
   public short[] halves() {
     if (released) throw releasedError();
@@ -374,7 +388,7 @@ public final class Storage {
       case F64 -> f64[i];
       case I64 -> i64[i];
       case I32 -> i32[i];
-      case BOOL -> bool[i];
+      case BOOL, I8 -> bool[i];
       case BF16 -> HalfFloats.bf16ToFloat(half[i]);
       case F16 -> HalfFloats.f16ToFloat(half[i]);
     };
@@ -389,14 +403,15 @@ public final class Storage {
       case F64 -> (long) f64[i];
       case I64 -> i64[i];
       case I32 -> i32[i];
-      case BOOL -> bool[i];
+      case BOOL, I8 -> bool[i];
       case BF16 -> (long) HalfFloats.bf16ToFloat(half[i]);
       case F16 -> (long) HalfFloats.f16ToFloat(half[i]);
     };
   }
 
   /**
-   * Stores {@code v} converted to this storage's type (floats truncate toward zero for integers, bool is v != 0,
+   * Stores {@code v} converted to this storage's type (floats truncate toward zero for integers, I8 keeps the low
+   * 8 bits of that integer as PyTorch's casts do, bool is v != 0,
    * BF16 and F16 round the float32 value to nearest even as PyTorch).
    */
   public void setDouble(int i, double v) {
@@ -409,6 +424,7 @@ public final class Storage {
       case I64 -> i64[i] = (long) v;
       case I32 -> i32[i] = (int) v;
       case BOOL -> bool[i] = (byte) (v != 0 ? 1 : 0);
+      case I8 -> bool[i] = (byte) (long) v;
       case BF16 -> half[i] = HalfFloats.bf16((float) v);
       case F16 -> half[i] = HalfFloats.f16((float) v);
     }
@@ -424,6 +440,7 @@ public final class Storage {
       case I64 -> i64[i] = v;
       case I32 -> i32[i] = (int) v;
       case BOOL -> bool[i] = (byte) (v != 0 ? 1 : 0);
+      case I8 -> bool[i] = (byte) v;
       case BF16 -> half[i] = HalfFloats.bf16((float) v);
       case F16 -> half[i] = HalfFloats.f16((float) v);
     }

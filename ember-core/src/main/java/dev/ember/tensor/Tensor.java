@@ -220,6 +220,11 @@ public final class Tensor implements View {
     return Factory.fromArray(Storage.wrap(data.clone()), shape, data.length);
   }
 
+  /** An I8 (int8) tensor holding a copy of the signed bytes {@code data}. */
+  public static Tensor of(byte[] data, int... shape) {
+    return Factory.fromArray(Storage.wrapInt8(data.clone()), shape, data.length);
+  }
+
   public static Tensor of(boolean[] data, int... shape) {
     byte[] b = new byte[data.length];
     for (int i = 0; i < b.length; i++) b[i] = (byte) (data[i] ? 1 : 0);

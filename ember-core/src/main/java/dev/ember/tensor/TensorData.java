@@ -9,7 +9,7 @@ import java.nio.ByteBuffer;
  * checkpoints, dataset readers and the data pipeline's copies. Everything else goes through tensor ops.
  *
  * <p>Elements are addressed by their row-major index in a contiguous tensor (0 is the first element, whatever
- * the tensor's offset in its storage), in the tensor's own dtype; a BOOL element is one byte, 0 or 1, and a BF16 or
+ * the tensor's offset in its storage), in the tensor's own dtype; a BOOL element is one byte, 0 or 1, an I8 element one signed byte, and a BF16 or
  * F16 element is its 16-bit pattern (see {@link HalfFloats}). Byte
  * buffers are read and written from their position, in their byte order, and their position is left as it was.
  * Nothing is converted and nothing is checked beyond what the JDK's bulk copies check: a caller validates what it
@@ -31,6 +31,11 @@ public final class TensorData {
   /** A contiguous tensor of {@code shape} over {@code data} itself, not a copy: the caller hands the array over. */
   public static Tensor wrap(long[] data, int... shape) {
     return wrap(Storage.wrap(data), data.length, shape);
+  }
+
+  /** A contiguous I8 tensor of {@code shape} over the signed bytes {@code data} itself, not a copy. */
+  public static Tensor wrapInt8(byte[] data, int... shape) {
+    return wrap(Storage.wrapInt8(data), data.length, shape);
   }
 
   /**
@@ -75,7 +80,7 @@ public final class TensorData {
       case F64 -> dst.asDoubleBuffer().put(s.doubles(), i, count);
       case I64 -> dst.asLongBuffer().put(s.longs(), i, count);
       case I32 -> dst.asIntBuffer().put(s.ints(), i, count);
-      case BOOL -> dst.put(dst.position(), s.bools(), i, count);
+      case BOOL, I8 -> dst.put(dst.position(), (byte[]) s.array(), i, count);
       case BF16, F16 -> dst.asShortBuffer().put(s.halves(), i, count);
     }
   }
@@ -92,14 +97,14 @@ public final class TensorData {
       case F64 -> src.asDoubleBuffer().get(s.doubles(), i, count);
       case I64 -> src.asLongBuffer().get(s.longs(), i, count);
       case I32 -> src.asIntBuffer().get(s.ints(), i, count);
-      case BOOL -> src.get(src.position(), s.bools(), i, count);
+      case BOOL, I8 -> src.get(src.position(), (byte[]) s.array(), i, count);
       case BF16, F16 -> src.asShortBuffer().get(s.halves(), i, count);
     }
   }
 
   /**
    * Copies {@code count} elements laid out as {@code layout} (its carrier must be the dtype's: float for F32,
-   * double for F64, long for I64, int for I32, byte for BOOL, short for BF16 and F16; its byte order is the source's) from byte
+   * double for F64, long for I64, int for I32, byte for BOOL and I8, short for BF16 and F16; its byte order is the source's) from byte
    * {@code offset} of {@code src} into elements {@code [at, at + count)} of contiguous {@code t}.
    */
   public static void write(MemorySegment src, ValueLayout layout, long offset, Tensor t, long at, int count) {
@@ -110,7 +115,7 @@ public final class TensorData {
       case F64 -> MemorySegment.copy(src, (ValueLayout.OfDouble) layout, offset, s.doubles(), i, count);
       case I64 -> MemorySegment.copy(src, (ValueLayout.OfLong) layout, offset, s.longs(), i, count);
       case I32 -> MemorySegment.copy(src, (ValueLayout.OfInt) layout, offset, s.ints(), i, count);
-      case BOOL -> MemorySegment.copy(src, (ValueLayout.OfByte) layout, offset, s.bools(), i, count);
+      case BOOL, I8 -> MemorySegment.copy(src, (ValueLayout.OfByte) layout, offset, (byte[]) s.array(), i, count);
       case BF16, F16 -> MemorySegment.copy(src, (ValueLayout.OfShort) layout, offset, s.halves(), i, count);
     }
   }

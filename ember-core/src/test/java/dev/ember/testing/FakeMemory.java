@@ -38,7 +38,7 @@ final class FakeMemory implements DeviceMemory {
       case F64 -> new double[size];
       case I64 -> new long[size];
       case I32 -> new int[size];
-      case BOOL -> new byte[size];
+      case BOOL, I8 -> new byte[size];
       case BF16, F16 -> new short[size];
     };
     if (!zero) poison();

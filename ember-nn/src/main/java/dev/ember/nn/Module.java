@@ -572,6 +572,7 @@ public abstract class Module {
       if (!misShaped.isEmpty()) sb.append("\n  shape mismatch: ").append(String.join("; ", misShaped));
       throw new StateDictException(sb.toString(), missing, unexpected, misShaped);
     }
+    for (var e : namedModules().entrySet()) e.getValue().checkState(e.getKey().isEmpty() ? "" : e.getKey() + ".", state);
     try (Grad ignored = Grad.off()) {
       for (var e : own.entrySet()) {
         Tensor src = state.get(e.getKey());
@@ -580,6 +581,14 @@ public abstract class Module {
     }
     return new LoadResult(List.copyOf(missing), List.copyOf(unexpected));
   }
+
+  /**
+   * Checks the values {@code state} holds for this module (keys {@code prefix + name}) before
+   * {@link #loadStateDict(Map, boolean)} copies anything, which converts each value to its target's dtype and
+   * checks only shapes: a module whose buffers must hold exact dtypes or valid values (a quantized layer's int8
+   * weight, positive scales) overrides this and throws, naming the key. Default: nothing to check.
+   */
+  protected void checkState(String prefix, Map<String, Tensor> state) {}
 
   // ---------------------------------------------------------------------------------------------
   // Printing

@@ -104,6 +104,8 @@ import java.util.Set;
  * max_norm; the input is then int64 or int32 indices); RNN (tanh/relu), LSTM and GRU (3-d input, any layers, bidirectional;
  * their weights become initializers with ONNX's gate order). The dynamic first dimension is the batch,
  * except before a sequence-first ({@code batchFirst=false}) recurrent layer, where it is the sequence.
+ * Quantized layers export in the QDQ form (int8 weights with DequantizeLinear, see {@link QdqExport}):
+ * DynamicQuantizedLinear, DynamicQuantizedLSTM, QuantizedLinear(ReLU) and QuantizedConv(ReLU)2d.
  * Anything else fails with an {@link OnnxExportException} naming the layer's path and class.
  *
  * <p>Also: GroupNorm (InstanceNormalization over the groups) and
@@ -253,7 +255,7 @@ public final class Onnx {
   }
 
   /** Runs the model with a hook on every module and turns each layer call into nodes. */
-  private static final class Tracer {
+  private static final class Tracer implements QdqExport.Graph {
     private final Module model;
     private final Map<Module, String> paths = new IdentityHashMap<>();
     private final Map<Tensor, String> names = new IdentityHashMap<>();
@@ -374,6 +376,7 @@ public final class Onnx {
     }
 
     private void translatable(Module m) {
+      if (QdqExport.handles(m)) return;
       boolean known = m instanceof Linear || m instanceof ReLU || m instanceof Sigmoid || m instanceof Tanh
           || m instanceof GELU || m instanceof SiLU || m instanceof Softmax || m instanceof LogSoftmax
           || m instanceof Flatten || m instanceof Dropout || m instanceof Dropout2d || m instanceof Identity || m instanceof Conv1d
@@ -399,6 +402,7 @@ public final class Onnx {
       String p = paths.get(m);
       String at = p == null || p.isEmpty() ? m.name() : p;
       int rank = input.dim();
+      if (QdqExport.handles(m)) return QdqExport.translate(this, m, at, x, rank);
       if (m instanceof Linear l) return linear(at, x, l, rank);
       if (m instanceof ReLU) return node("Relu", at, x);
       if (m instanceof Sigmoid) return node("Sigmoid", at, x);
@@ -1476,13 +1480,27 @@ public final class Onnx {
       return node(op, at, List.of(inputs));
     }
 
-    private String node(String op, String at, List<String> inputs, AttributeProto... attrs) {
+    @Override
+    public String node(String op, String at, List<String> inputs, AttributeProto... attrs) {
       String out = unique(at + "/" + op);
       NodeProto.Builder n = NodeProto.newBuilder().setOpType(op).setName(out).addOutput(out);
       for (String i : inputs) n.addInput(i);
       for (AttributeProto a : attrs) n.addAttribute(a);
       graph.addNode(n);
       return out;
+    }
+
+    @Override
+    public List<String> nodeOutputs(String op, String at, List<String> inputs, int outputs, AttributeProto... attrs) {
+      String out = unique(at + "/" + op);
+      NodeProto.Builder n = NodeProto.newBuilder().setOpType(op).setName(out).addOutput(out);
+      List<String> outs = new ArrayList<>(List.of(out));
+      for (int k = 1; k < outputs; k++) outs.add(unique(out + ":" + k));
+      for (int k = 1; k < outputs; k++) n.addOutput(outs.get(k));
+      for (String i : inputs) n.addInput(i);
+      for (AttributeProto a : attrs) n.addAttribute(a);
+      graph.addNode(n);
+      return outs;
     }
 
     private String unique(String base) {
@@ -1526,7 +1544,8 @@ public final class Onnx {
           .addDims(values.length).setRawData(ByteString.copyFrom(buf.array())).build());
     }
 
-    private String constantTensor(TensorProto t) {
+    @Override
+    public String constantTensor(TensorProto t) {
       String name = unique(t.getName());
       initializers.add(name);
       graph.addInitializer(t.toBuilder().setName(name));

@@ -132,7 +132,7 @@ public final class MappedNpyDataset implements BatchDataset, AutoCloseable {
         case F64 -> ValueLayout.JAVA_DOUBLE_UNALIGNED.withOrder(order);
         case I64 -> ValueLayout.JAVA_LONG_UNALIGNED.withOrder(order);
         case I32 -> ValueLayout.JAVA_INT_UNALIGNED.withOrder(order);
-        case BOOL -> ValueLayout.JAVA_BYTE;
+        case BOOL, I8 -> ValueLayout.JAVA_BYTE;
         case F16 -> ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(order);
         case BF16 -> throw new IllegalArgumentException("MappedNpyDataset: .npy has no bfloat16 dtype, got one in "
             + file);

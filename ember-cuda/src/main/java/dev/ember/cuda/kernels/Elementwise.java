@@ -211,7 +211,7 @@ public final class Elementwise {
       case I64 -> "long long";
       case I32 -> "int";
       case BOOL -> "ebool";
-      case BF16, F16 -> throw Geometry.halfUnsupported(t);
+      case BF16, F16, I8 -> throw Geometry.halfUnsupported(t);
     };
   }
 
@@ -222,7 +222,7 @@ public final class Elementwise {
       case I64 -> "i64";
       case I32 -> "i32";
       case BOOL -> "b8";
-      case BF16, F16 -> throw Geometry.halfUnsupported(t);
+      case BF16, F16, I8 -> throw Geometry.halfUnsupported(t);
     };
   }
 

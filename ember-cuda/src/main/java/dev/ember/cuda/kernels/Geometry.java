@@ -74,12 +74,12 @@ final class Geometry {
       case I64 -> "i64";
       case I32 -> "i32";
       case BOOL -> "b8";
-      case BF16, F16 -> throw halfUnsupported(t);
+      case BF16, F16, I8 -> throw halfUnsupported(t);
     };
   }
 
   /**
-   * The error for a BF16 or F16 tensor reaching a CUDA kernel: there are none for the 16-bit float types yet (they
+   * The error for a BF16, F16 or I8 tensor reaching a CUDA kernel: there are none for these types yet (they
    * compute on the CPU backend).
    */
   static IllegalArgumentException halfUnsupported(DType t) {

@@ -317,6 +317,7 @@ class ElementwiseHostTest {
       case I64 -> s.longs()[i];
       case I32 -> s.ints()[i] & 0xffffffffL;
       case BOOL -> s.bools()[i] & 0xff;
+      case I8 -> s.int8s()[i] & 0xff;
       case BF16, F16 -> s.halves()[i] & 0xffff;
     };
   }
@@ -328,6 +329,7 @@ class ElementwiseHostTest {
       case I64 -> b;
       case I32 -> (int) b;
       case BOOL -> b;
+      case I8 -> (byte) b;
       case BF16 -> dev.ember.tensor.HalfFloats.bf16ToFloat((short) b);
       case F16 -> dev.ember.tensor.HalfFloats.f16ToFloat((short) b);
     };

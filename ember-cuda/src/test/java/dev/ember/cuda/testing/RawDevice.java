@@ -57,6 +57,7 @@ public final class RawDevice {
       case I64 -> MemorySegment.ofArray(s.longs());
       case I32 -> MemorySegment.ofArray(s.ints());
       case BOOL -> MemorySegment.ofArray(s.bools());
+      case I8 -> MemorySegment.ofArray(s.int8s());
       case BF16, F16 -> MemorySegment.ofArray(s.halves());
     };
   }

@@ -27,7 +27,7 @@ final class Header {
   private static final Set<String> FORMAT_DTYPES = Set.of("BOOL", "F4", "F6_E2M3", "F6_E3M2", "U8", "I8",
       "F8_E5M2", "F8_E4M3", "F8_E8M0", "I16", "U16", "F16", "BF16", "I32", "U32", "F32", "C64", "F64", "I64", "U64");
 
-  private static final String SUPPORTED = "F32, F64, BF16, F16, I64, I32, BOOL";
+  private static final String SUPPORTED = "F32, F64, BF16, F16, I64, I32, I8, BOOL";
 
   /** One tensor of the header; {@code pos} is the file offset of its name. */
   record Entry(String name, DType dtype, int[] shape, long begin, long end, long pos) {
@@ -49,6 +49,7 @@ final class Header {
       case I64 -> "I64";
       case I32 -> "I32";
       case BOOL -> "BOOL";
+      case I8 -> "I8";
       case BF16 -> "BF16";
       case F16 -> "F16";
     };
@@ -56,18 +57,19 @@ final class Header {
 
   /**
    * Position of a dtype in the reference library's {@code Dtype} enum, which is declared in
-   * increasing alignment ({@code BOOL < ... < F16 < BF16 < I32 < U32 < F32 < F64 < I64 < U64}). Its writer sorts
+   * increasing alignment ({@code BOOL < U8 < I8 < ... < F16 < BF16 < I32 < U32 < F32 < F64 < I64 < U64}). Its writer sorts
    * tensors by this rank, largest first, then by name, so that every tensor's data stays aligned.
    */
   static int formatRank(DType dtype) {
     return switch (dtype) {
       case BOOL -> 0;
-      case F16 -> 1;
-      case BF16 -> 2;
-      case I32 -> 3;
-      case F32 -> 4;
-      case F64 -> 5;
-      case I64 -> 6;
+      case I8 -> 1;
+      case F16 -> 2;
+      case BF16 -> 3;
+      case I32 -> 4;
+      case F32 -> 5;
+      case F64 -> 6;
+      case I64 -> 7;
     };
   }
 
@@ -201,6 +203,7 @@ final class Header {
       case "I64" -> DType.I64;
       case "I32" -> DType.I32;
       case "BOOL" -> DType.BOOL;
+      case "I8" -> DType.I8;
       case "BF16" -> DType.BF16;
       case "F16" -> DType.F16;
       default -> {

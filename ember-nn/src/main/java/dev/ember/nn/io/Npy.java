@@ -30,7 +30,7 @@ import java.util.Map;
  *
  * <p>Reading validates everything before it allocates: magic, version, a header length under
  * {@link #MAX_HEADER_BYTES} that fits in the file, the dict's exact grammar and keys (parsed, never
- * evaluated), a dtype Ember holds ({@code <f4 <f8 <f2 <i8 <i4 |b1}, and the big-endian forms, which are
+ * evaluated), a dtype Ember holds ({@code <f4 <f8 <f2 <i8 <i4 |i1 |b1}, and the big-endian forms, which are
  * byte-swapped), non-negative dims whose product fits one tensor, and a data section of exactly
  * dtype x shape bytes. Fortran-ordered arrays are read into Ember's row-major layout. Writing is
  * atomic: a reader sees the old file or the whole new one. Failures throw {@link NpyException}.
@@ -121,6 +121,7 @@ public final class Npy {
       case I64 -> "<i8";
       case I32 -> "<i4";
       case BOOL -> "|b1";
+      case I8 -> "|i1";
       case F16 -> "<f2";
       case BF16 -> throw Check.fail("npy.save", "dtype bfloat16 has no NumPy equivalent (NumPy has no bfloat16): "
           + "convert with x.to(DType.F32) before saving, or use safetensors, which stores BF16");
@@ -259,7 +260,7 @@ public final class Npy {
     DType dtype = dtypeOf(descr);
     if (dtype == null) {
       throw new NpyException(file, member, "unsupported dtype '" + descr
-          + "' (Ember reads <f4 <f8 <f2 <i8 <i4 |b1, either byte order)");
+          + "' (Ember reads <f4 <f8 <f2 <i8 <i4 |i1 |b1, either byte order)");
     }
     ByteOrder order = descr.charAt(0) == '>' ? ByteOrder.BIG_ENDIAN : ByteOrder.LITTLE_ENDIAN;
     int[] shape = new int[dims.length];
@@ -310,6 +311,7 @@ public final class Npy {
 
   private static DType dtypeOf(String descr) {
     if (descr.equals("|b1")) return DType.BOOL;
+    if (descr.equals("|i1")) return DType.I8;
     if (descr.length() != 3 || (descr.charAt(0) != '<' && descr.charAt(0) != '>')) return null;
     return switch (descr.substring(1)) {
       case "f4" -> DType.F32;

@@ -34,7 +34,7 @@ import java.util.TreeMap;
  * }</pre>
  *
  * <p><b>Writing</b> follows the reference library byte for byte: tensors sorted by dtype alignment,
- * largest first (I64, F64, F32, I32, BOOL), then by name; compact JSON with {@code __metadata__}
+ * largest first (I64, F64, F32, I32, BF16, F16, I8, BOOL), then by name; compact JSON with {@code __metadata__}
  * first; spaces padding the header to a multiple of 8. Metadata keys are written sorted (the
  * reference writes its hash map in arbitrary order, so files with several metadata keys are
  * byte-identical to it only up to that order). Non-contiguous tensors are written by value. The
@@ -44,8 +44,8 @@ import java.util.TreeMap;
  * against {@link #MAX_HEADER_BYTES} and the file size, strict JSON, field types, dtypes, shapes,
  * offsets against dtype x shape, offsets tiling the data section with no gap, overlap or trailing
  * byte, unique names, string-to-string metadata. Each problem is a {@link SafeTensorsException}
- * naming the file, the byte offset and the tensor. Ember reads F32, F64, I64, I32 and BOOL; other
- * dtypes (F16, BF16, I8, U8, ...) are rejected by name.
+ * naming the file, the byte offset and the tensor. Ember reads F32, F64, BF16, F16, I64, I32, I8 and
+ * BOOL; other dtypes (U8, I16, F8_E4M3, ...) are rejected by name.
  *
  * <p>A small crafted file must not exhaust the heap: before the header is parsed, its outline
  * (the number of tensors and the size of {@code __metadata__}, found without allocating) is checked

@@ -1,18 +1,12 @@
 package dev.ember.nn.quant;
 
 import dev.ember.backend.Backend;
-import dev.ember.tensor.Device;
 import dev.ember.nn.Linear;
 import dev.ember.nn.Module;
-import dev.ember.quant.MinMaxObserver;
-import dev.ember.quant.PerChannelMinMaxObserver;
-import dev.ember.quant.QDType;
-import dev.ember.quant.QParams;
-import dev.ember.quant.QScheme;
 import dev.ember.quant.QTensor;
-import dev.ember.quant.Quantization;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.Tensor;
+import java.util.Map;
 
 /**
  * A Linear with int8 weights for inference, as {@code torch.ao.nn.quantized.dynamic.Linear}: the weight is
@@ -25,18 +19,18 @@ import dev.ember.tensor.Tensor;
  * u8 x s8 instruction saturates in 16 bits; the Vector API kernel widens to int32 first and needs no spare bit,
  * so inputs keep a bit more resolution than torch's). Inference only: the output records no gradient, and there
  * are no parameters to train.
+ *
+ * <p>The quantized state is four buffers, so {@link #stateDict()}, safetensors files and checkpoints carry it:
+ * {@code weight} (I8 [out, in]), {@code weight_scale} (F32 [out]), {@code weight_zero_point} (I32 [out], all 0) and
+ * {@code bias} (F32 [out], absent without bias). Loading such a state into {@code Quantize.dynamic(model)} of a
+ * fresh float model of the same architecture reproduces the saved model's outputs bit for bit; entries of the
+ * wrong dtype or with invalid values are rejected by {@link #checkState} with a {@link QuantizedStateException}
+ * naming the key.
  */
 public class DynamicQuantizedLinear extends Module {
-  private static final QScheme WEIGHT_SCHEME = QScheme.perChannelSymmetric(QDType.QINT8, 0);
-  private static final QScheme INPUT_SCHEME = QScheme.perTensorAffine(QDType.QINT8);
-
   private final int inFeatures;
   private final int outFeatures;
-  private final QTensor weight;
-  private final byte[] w;
-  private final float[] wScale;
-  private final int[] wRowSum;
-  private final float[] bias;
+  private final Int8Linear linear;
 
   /** Quantizes a float weight [out, in] (per-channel symmetric qint8) and keeps the bias (may be null) in float32. */
   public DynamicQuantizedLinear(Tensor weight, Tensor bias) {
@@ -51,13 +45,7 @@ public class DynamicQuantizedLinear extends Module {
       throw Check.fail("DynamicQuantizedLinear", "in_features must be <= " + Backend.INT8_MAX_K + " (int32 accumulation)",
           "weight", weight);
     }
-    PerChannelMinMaxObserver obs = new PerChannelMinMaxObserver(WEIGHT_SCHEME, false);
-    obs.observe(weight);
-    this.weight = Quantization.quantize(weight, obs.calculateQParams());
-    this.w = this.weight.bytes();
-    this.wScale = this.weight.params().scales();
-    this.wRowSum = Quantization.rowSums(w, outFeatures, inFeatures);
-    this.bias = bias == null ? null : bias.toFloatArray();
+    this.linear = Int8Linear.register(this, "DynamicQuantizedLinear", "weight", weight, "bias", bias);
     eval();
   }
 
@@ -74,14 +62,25 @@ public class DynamicQuantizedLinear extends Module {
     return outFeatures;
   }
 
-  /** The int8 weight with its per-channel scales (zero points 0). */
+  /** The int8 weight with its per-channel scales (zero points 0), read from the buffers. */
   public QTensor weight() {
-    return weight;
+    return linear.weight(this);
   }
 
   /** The float32 bias, or null. */
   public Tensor bias() {
-    return bias == null ? null : Tensor.of(bias.clone(), outFeatures);
+    float[] b = linear.bias(this);
+    return b == null ? null : Tensor.of(b, outFeatures);
+  }
+
+  /**
+   * Rejects a state dict whose entries for this layer are not a valid quantized state: {@code weight} must be I8,
+   * {@code weight_scale} and {@code bias} F32 with finite values and positive scales, {@code weight_zero_point} I32
+   * and 0 (the weights are symmetric). Shapes are checked by {@link Module#loadStateDict}.
+   */
+  @Override
+  protected void checkState(String prefix, Map<String, Tensor> state) {
+    linear.checkState(prefix, state);
   }
 
   @Override
@@ -93,34 +92,16 @@ public class DynamicQuantizedLinear extends Module {
     if (!x.dtype().isFloatingPoint()) {
       throw Check.fail("DynamicQuantizedLinear", "input must be floating point, got " + x.dtype(), "input", x);
     }
-    float[] v = x.toFloatArray();
-    int m = inFeatures == 0 ? 0 : v.length / inFeatures;
     int[] outShape = x.shape();
     outShape[outShape.length - 1] = outFeatures;
-    if (m == 0 || inFeatures == 0) {
-      float[] out = new float[(int) (m * (long) outFeatures)];
-      if (bias != null) for (int i = 0; i < m; i++) System.arraycopy(bias, 0, out, i * outFeatures, outFeatures);
-      return Tensor.of(out, outShape);
-    }
-    float lo = Float.POSITIVE_INFINITY;
-    float hi = Float.NEGATIVE_INFINITY;
-    for (float f : v) {
-      lo = Math.min(lo, f);
-      hi = Math.max(hi, f);
-    }
-    if (Float.isNaN(lo) || Float.isNaN(hi)) {
-      throw Check.fail("DynamicQuantizedLinear", "input contains NaN (it has no quantized value)", "input", x);
-    }
-    MinMaxObserver obs = new MinMaxObserver(INPUT_SCHEME, false);
-    obs.observeRange(lo, hi);
-    QParams p = obs.calculateQParams();
-    float aScale = p.scales()[0];
-    int aZero = p.zeroPoints()[0];
-    byte[] a = new byte[v.length];
-    Quantization.quantizeRange(v, 0, v.length, aScale, aZero, QDType.QINT8, a, 0);
-    float[] out = new float[m * outFeatures];
-    Device.CPU.backend().int8LinearDequantize(a, aZero, aScale, w, wRowSum, wScale, bias, out, m, outFeatures, inFeatures);
-    return Tensor.of(out, outShape);
+    return Tensor.of(linear.apply(this, "DynamicQuantizedLinear", x, x.toFloatArray(), numelBefore(x)), outShape);
+  }
+
+  /** The number of rows of x: the product of every dimension but the last. */
+  private static int numelBefore(Tensor x) {
+    long n = 1;
+    for (int i = 0; i < x.dim() - 1; i++) n *= x.size(i);
+    return (int) n;
   }
 
   @Override

@@ -177,7 +177,7 @@ class NpyTest {
         problemOf(withDict("{'descr': __import__('os'), 'fortran_order': False, 'shape': (2, 3), }")));
     assertEquals("header keys are [descr, fortran_order, shap], expected exactly descr, fortran_order and shape",
         problemOf(withDict("{'descr': '<f4', 'fortran_order': False, 'shap': (2, 3), }")));
-    assertEquals("unsupported dtype '<c8' (Ember reads <f4 <f8 <f2 <i8 <i4 |b1, either byte order)",
+    assertEquals("unsupported dtype '<c8' (Ember reads <f4 <f8 <f2 <i8 <i4 |i1 |b1, either byte order)",
         problemOf(withDict("{'descr': '<c8', 'fortran_order': False, 'shape': (2, 3), }")));
     assertEquals("shape (2, -3) has a negative dim",
         problemOf(withDict("{'descr': '<f4', 'fortran_order': False, 'shape': (2, -3), }")));

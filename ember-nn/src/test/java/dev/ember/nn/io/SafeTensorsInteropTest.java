@@ -70,6 +70,7 @@ class SafeTensorsInteropTest {
           case I64 -> Long.toString(t.storage().longs()[i]);
           case I32 -> Integer.toString(t.storage().ints()[i]);
           case BOOL -> Integer.toString(t.storage().bools()[i]);
+          case I8 -> Integer.toString(t.storage().int8s()[i]);
           case BF16, F16 -> Integer.toHexString(t.storage().halves()[i] & 0xFFFF);
         };
         assertEquals(want, got, e.name() + " element " + i);
