@@ -4,7 +4,8 @@
  * {@link dev.ember.quant.QParams} scale and zero point, per tensor or per channel), {@link dev.ember.quant.Quantization}
  * (quantize/dequantize with fbgemm's rounding) and the calibration observers
  * ({@link dev.ember.quant.MinMaxObserver}, {@link dev.ember.quant.MovingAverageMinMaxObserver},
- * {@link dev.ember.quant.PerChannelMinMaxObserver}), all matching torch 1.13 bit for bit.
+ * {@link dev.ember.quant.PerChannelMinMaxObserver}, {@link dev.ember.quant.HistogramObserver}), all matching torch 1.13
+ * bit for bit, and {@link dev.ember.quant.PercentileObserver}, which clips the histogram's range at a percentile.
  *
  * <p>This package is in ember-core, beside the int8 GEMM ({@link dev.ember.backend.Backend#int8LinearDequantize}) that consumes its
  * tensors, because both are tensor-level and need no modules; the modules that use them
