@@ -168,7 +168,12 @@ public final class PreparedLayer extends Module {
     Linear lin = layer instanceof LinearReLU lr ? lr.linear() : layer instanceof Linear l ? l : null;
     Tensor weight = conv != null ? conv.weight() : lin.weight();
     Tensor bias = conv != null ? conv.bias() : lin.bias();
-    QTensor wq = QuantizedLinear.quantizeWeight(weight, qat ? weightQuant.observer() : qconfig.weight().get());
+    QTensor wq;
+    if (qat && !weightQuant.observerEnabled() && weightQuant.qparams() != null) {
+      wq = dev.ember.quant.Quantization.quantize(weight.detach(), weightQuant.qparams());  // frozen: as trained
+    } else {
+      wq = QuantizedLinear.quantizeWeight(weight, qat ? weightQuant.observer() : qconfig.weight().get());
+    }
     Tensor b = bias == null ? null : bias.detach();
     if (lin != null) {
       return layer instanceof LinearReLU ? new QuantizedLinearReLU(wq, b, in, out) : new QuantizedLinear(wq, b, in, out);

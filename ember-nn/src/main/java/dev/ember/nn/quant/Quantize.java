@@ -130,8 +130,9 @@ public final class Quantize {
    * Replaces every {@link PreparedLayer} of a model made by {@link #prepare} (after calibration) or
    * {@link #prepareQat} (after training) by its quantized layer, in place: {@link QuantizedLinear},
    * {@link QuantizedLinearReLU}, {@link QuantizedConv2d}, {@link QuantizedConvReLU2d}, with int8 weights (quantized now
-   * by the weight observer: a fresh one from the qconfig after prepare, the trained fake quantization's after
-   * prepareQat) and the observed input and output parameters. Puts the model in eval mode and returns it (the
+   * by the weight observer: a fresh one from the qconfig after prepare; after prepareQat the trained fake
+   * quantization's, which sees the final weight once more, or its frozen parameters when its observer was disabled)
+   * and the observed input and output parameters. Puts the model in eval mode and returns it (the
    * quantized layer itself when the model was a single prepared layer).
    *
    * @throws IllegalStateException naming the layer when a prepared layer saw no data

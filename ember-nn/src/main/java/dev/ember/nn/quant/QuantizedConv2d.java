@@ -6,11 +6,11 @@ import dev.ember.nn.Module;
 import dev.ember.quant.QDType;
 import dev.ember.quant.QParams;
 import dev.ember.quant.QTensor;
-import dev.ember.quant.Quantization;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.Device;
 import dev.ember.tensor.Tensor;
 import java.util.Arrays;
+import java.util.Map;
 
 /**
  * A Conv2d of static quantized inference, as {@code torch.ao.nn.quantized.Conv2d}: int8 weight [out, in / groups,
@@ -18,7 +18,8 @@ import java.util.Arrays;
  * the float input, lays the int8 patches out as rows (an int8 im2col, padding filled with the input's zero point,
  * i.e. real 0) and runs each group's int8 x int8 -&gt; int32 product with the requantizing output loop of
  * {@link Backend#int8LinearRequantize}; the float32 result [N, out, OH, OW] is the int8 output dequantized. Padding
- * must be zeros (sizes or "valid"/"same"); stride, dilation and groups are as Conv2d's. Inference only.
+ * must be zeros (sizes or "valid"/"same"); stride, dilation and groups are as Conv2d's. Inference only. The state
+ * lives in buffers (see the package documentation's layout), so {@code stateDict()} carries it.
  */
 public class QuantizedConv2d extends Module {
   private final String op;
@@ -30,13 +31,11 @@ public class QuantizedConv2d extends Module {
   private final int[] stride;
   private final int[] dilation;
   private final int[] pad;       // top, bottom, left, right
-  private final QTensor weight;
-  private final byte[][] w;      // per group: [out / groups, in / groups * kH * kW]
-  private final float[][] wScale;
-  private final int[][] wRowSum;
-  private final float[][] bias;
-  private final QParams input;
-  private final QParams output;
+  private final StaticState state;
+  private byte[][] w;      // per group: [out / groups, in / groups * kH * kW], derived from the buffers
+  private float[][] wScale;
+  private int[][] wRowSum;
+  private float[][] bias;
   private final boolean relu;
 
   /**
@@ -51,7 +50,7 @@ public class QuantizedConv2d extends Module {
   QuantizedConv2d(String op, QTensor weight, Tensor bias, int[] stride, int[] padding, int[] dilation, int groups,
       QParams input, QParams output, boolean relu) {
     this.op = op;
-    this.weight = StaticInt8.weight(op, weight);
+    StaticInt8.weight(op, weight);
     int[] ws = weight.shape();
     if (ws.length != 4) throw new IllegalArgumentException(op + ": weight must be 4-d [out, in/groups, kH, kW], got " + weight);
     if (groups < 1 || ws[0] % groups != 0) {
@@ -79,24 +78,34 @@ public class QuantizedConv2d extends Module {
     this.stride = stride.clone();
     this.dilation = dilation.clone();
     this.pad = padding.clone();
-    this.input = StaticInt8.activation(op, "input", input);
-    this.output = StaticInt8.activation(op, "output", output);
+    StaticInt8.activation(op, "input", input);
+    StaticInt8.activation(op, "output", output);
     this.relu = relu;
-    byte[] all = weight.bytes();
-    float[] scales = StaticInt8.rowScales(weight, outChannels);
-    float[] b = bias == null ? null : bias.toFloatArray();
-    int og = outChannels / groups;
-    this.w = new byte[groups][];
-    this.wScale = new float[groups][];
-    this.wRowSum = new int[groups][];
-    this.bias = new float[groups][];
-    for (int g = 0; g < groups; g++) {
-      w[g] = Arrays.copyOfRange(all, g * og * k, (g + 1) * og * k);
-      wScale[g] = Arrays.copyOfRange(scales, g * og, (g + 1) * og);
-      wRowSum[g] = Quantization.rowSums(w[g], og, k);
-      this.bias[g] = b == null ? null : Arrays.copyOfRange(b, g * og, (g + 1) * og);
-    }
+    this.state = StaticState.register(this, weight, bias, input, output);
     eval();
+  }
+
+  /** Brings the per-group operands up to date with the buffers. */
+  private StaticState operands() {
+    if (state.refresh(this) || w == null) {
+      int og = outChannels / groups;
+      int k = state.rowLen;
+      byte[][] gw = new byte[groups][];
+      float[][] gs = new float[groups][];
+      int[][] gr = new int[groups][];
+      float[][] gb = new float[groups][];
+      for (int g = 0; g < groups; g++) {
+        gw[g] = Arrays.copyOfRange(state.w, g * og * k, (g + 1) * og * k);
+        gs[g] = Arrays.copyOfRange(state.rowScale, g * og, (g + 1) * og);
+        gr[g] = Arrays.copyOfRange(state.rowSum, g * og, (g + 1) * og);
+        gb[g] = state.bias == null ? null : Arrays.copyOfRange(state.bias, g * og, (g + 1) * og);
+      }
+      w = gw;
+      wScale = gs;
+      wRowSum = gr;
+      bias = gb;
+    }
+    return state;
   }
 
   /** (top, bottom, left, right) padding of a Conv2d, "valid" and "same" resolved as Conv2d resolves them. */
@@ -141,24 +150,28 @@ public class QuantizedConv2d extends Module {
 
   /** The int8 weight with its scales (zero points 0). */
   public QTensor weight() {
-    return weight;
+    return state.weight(this);
   }
 
   /** The float32 bias, or null. */
   public Tensor bias() {
-    if (bias[0] == null) return null;
-    float[] b = new float[outChannels];
-    int og = outChannels / groups;
-    for (int g = 0; g < groups; g++) System.arraycopy(bias[g], 0, b, g * og, og);
-    return Tensor.of(b, outChannels);
+    state.refresh(this);
+    return state.bias == null ? null : Tensor.of(state.bias.clone(), outChannels);
   }
 
   public QParams inputQParams() {
-    return input;
+    state.refresh(this);
+    return state.input;
   }
 
   public QParams outputQParams() {
-    return output;
+    state.refresh(this);
+    return state.output;
+  }
+
+  @Override
+  protected void checkState(String prefix, Map<String, Tensor> dict) {
+    state.checkState(prefix, dict);
   }
 
   @Override
@@ -168,6 +181,13 @@ public class QuantizedConv2d extends Module {
       throw Check.fail(op, "input must be [N, " + inChannels + ", H, W] or [" + inChannels + ", H, W]", "input", x);
     }
     StaticInt8.checkInput(op, x);
+    StaticState st = operands();
+    QParams input = st.input;
+    QParams output = st.output;
+    byte[][] w = this.w;
+    float[][] wScale = this.wScale;
+    int[][] wRowSum = this.wRowSum;
+    float[][] bias = this.bias;
     int n = unbatched ? 1 : x.size(0);
     int h = x.size(x.dim() - 2);
     int wd = x.size(x.dim() - 1);
@@ -235,6 +255,6 @@ public class QuantizedConv2d extends Module {
   protected String extraRepr() {
     return inChannels + ", " + outChannels + ", kernel_size=(" + kh + ", " + kw + "), stride=" + Arrays.toString(stride)
         + ", padding=" + Arrays.toString(pad) + (groups > 1 ? ", groups=" + groups : "") + ", scale="
-        + output.scales()[0] + ", zero_point=" + output.zeroPoints()[0];
+        + outputQParams().scales()[0] + ", zero_point=" + outputQParams().zeroPoints()[0];
   }
 }

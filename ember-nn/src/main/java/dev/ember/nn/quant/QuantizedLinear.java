@@ -10,6 +10,7 @@ import dev.ember.quant.Quantization;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.Device;
 import dev.ember.tensor.Tensor;
+import java.util.Map;
 
 /**
  * A Linear of static quantized inference, as {@code torch.ao.nn.quantized.Linear}: int8 weight (symmetric qint8, per
@@ -18,19 +19,14 @@ import dev.ember.tensor.Tensor;
  * output loop dequantizes, adds the float32 bias and requantizes with the output parameters
  * ({@link Backend#int8LinearRequantize}); the float32 result is that int8 output dequantized, so every value lies on
  * the output grid {@code (q - zeroPoint) * scale} and the next quantized layer recovers q exactly (see the package
- * documentation). Inference only: no parameters, no gradient.
+ * documentation). Inference only: no parameters, no gradient. The state lives in buffers (see the package
+ * documentation's layout), so {@code stateDict()} carries it.
  */
 public class QuantizedLinear extends Module {
   private final String op;
   private final int inFeatures;
   private final int outFeatures;
-  private final QTensor weight;
-  private final byte[] w;
-  private final float[] wScale;
-  private final int[] wRowSum;
-  private final float[] bias;
-  private final QParams input;
-  private final QParams output;
+  private final StaticState state;
   private final boolean relu;
 
   /**
@@ -43,7 +39,7 @@ public class QuantizedLinear extends Module {
 
   QuantizedLinear(String op, QTensor weight, Tensor bias, QParams input, QParams output, boolean relu) {
     this.op = op;
-    this.weight = StaticInt8.weight(op, weight);
+    StaticInt8.weight(op, weight);
     if (weight.dim() != 2) throw new IllegalArgumentException(op + ": weight must be 2-d [out, in], got " + weight);
     this.outFeatures = weight.shape()[0];
     this.inFeatures = weight.shape()[1];
@@ -54,12 +50,9 @@ public class QuantizedLinear extends Module {
       throw new IllegalArgumentException(op + ": in_features must be <= " + Backend.INT8_MAX_K
           + " (int32 accumulation), got " + inFeatures);
     }
-    this.input = StaticInt8.activation(op, "input", input);
-    this.output = StaticInt8.activation(op, "output", output);
-    this.w = weight.bytes();
-    this.wScale = StaticInt8.rowScales(weight, outFeatures);
-    this.wRowSum = Quantization.rowSums(w, outFeatures, inFeatures);
-    this.bias = bias == null ? null : bias.toFloatArray();
+    StaticInt8.activation(op, "input", input);
+    StaticInt8.activation(op, "output", output);
+    this.state = StaticState.register(this, weight, bias, input, output);
     this.relu = relu;
     eval();
   }
@@ -81,22 +74,30 @@ public class QuantizedLinear extends Module {
 
   /** The int8 weight with its scales (zero points 0). */
   public QTensor weight() {
-    return weight;
+    return state.weight(this);
   }
 
   /** The float32 bias, or null. */
   public Tensor bias() {
-    return bias == null ? null : Tensor.of(bias.clone(), outFeatures);
+    state.refresh(this);
+    return state.bias == null ? null : Tensor.of(state.bias.clone(), outFeatures);
   }
 
   /** The parameters the input is quantized with. */
   public QParams inputQParams() {
-    return input;
+    state.refresh(this);
+    return state.input;
   }
 
   /** The parameters of the int8 output. */
   public QParams outputQParams() {
-    return output;
+    state.refresh(this);
+    return state.output;
+  }
+
+  @Override
+  protected void checkState(String prefix, Map<String, Tensor> dict) {
+    state.checkState(prefix, dict);
   }
 
   @Override
@@ -109,12 +110,16 @@ public class QuantizedLinear extends Module {
     int m = inFeatures == 0 ? 0 : v.length / inFeatures;
     int[] outShape = x.shape();
     outShape[outShape.length - 1] = outFeatures;
+    StaticState st = state;
+    st.refresh(this);
+    QParams input = st.input;
+    QParams output = st.output;
     byte[] a = StaticInt8.quantizeSigned(v, input);
     byte[] q = new byte[m * outFeatures];
     int outZero = output.zeroPoints()[0];
-    Device.CPU.backend().int8LinearRequantize(a, StaticInt8.signedZero(input), input.scales()[0], w, wRowSum, wScale,
-        bias, output.scales()[0], outZero, StaticInt8.outMin(output, relu), output.dtype().max(), q, m, outFeatures,
-        inFeatures);
+    Device.CPU.backend().int8LinearRequantize(a, StaticInt8.signedZero(input), input.scales()[0], st.w, st.rowSum,
+        st.rowScale, st.bias, output.scales()[0], outZero, StaticInt8.outMin(output, relu), output.dtype().max(), q, m,
+        outFeatures, inFeatures);
     float s = output.scales()[0];
     QDType t = output.dtype();
     float[] out = new float[q.length];
@@ -124,8 +129,9 @@ public class QuantizedLinear extends Module {
 
   @Override
   protected String extraRepr() {
-    return "in_features=" + inFeatures + ", out_features=" + outFeatures + ", scale=" + output.scales()[0]
-        + ", zero_point=" + output.zeroPoints()[0] + ", qscheme=" + (weight.params().perChannel()
-        ? "per_channel_symmetric" : "per_tensor_symmetric");
+    state.refresh(this);
+    return "in_features=" + inFeatures + ", out_features=" + outFeatures + ", scale=" + state.output.scales()[0]
+        + ", zero_point=" + state.output.zeroPoints()[0] + ", qscheme=" + (state.wScales.length == outFeatures
+        && outFeatures > 1 ? "per_channel_symmetric" : "per_tensor_symmetric");
   }
 }

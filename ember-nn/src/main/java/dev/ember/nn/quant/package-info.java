@@ -41,6 +41,13 @@
  *   <tr><td>{@code NAME.weight_zero_point}</td><td>I32</td><td>[out]</td><td>0 (symmetric weights)</td></tr>
  *   <tr><td>{@code NAME.bias}</td><td>F32</td><td>[out]</td><td>float bias, absent without one</td></tr>
  * </table>
+ * The static layers ({@link dev.ember.nn.quant.QuantizedLinear}, {@link dev.ember.nn.quant.QuantizedLinearReLU},
+ * {@link dev.ember.nn.quant.QuantizedConv2d}, {@link dev.ember.nn.quant.QuantizedConvReLU2d}) have {@code NAME.weight}
+ * (I8, [out, in] or [out, in / groups, kH, kW]), {@code NAME.weight_scale} (F32, [out] per channel or [1] per tensor),
+ * {@code NAME.weight_zero_point} (I32, zeros), {@code NAME.bias} (F32 [out], absent without one), and the activation
+ * parameters {@code NAME.input_scale}, {@code NAME.input_zero_point}, {@code NAME.scale}, {@code NAME.zero_point}
+ * (output; F32 [1] and I32 [1], torch's names); their activation dtypes come from the converted architecture, so load
+ * into a model prepared and converted with the same {@link dev.ember.nn.quant.QConfig}.
  * A {@link dev.ember.nn.quant.DynamicQuantizedLSTM} has the same three entries for each of its weights
  * ({@code weight_ih_l0}, {@code weight_ih_l0_scale}, {@code weight_ih_l0_zero_point}, {@code weight_hh_l0}, ..., with
  * {@code _reverse} for the backward direction) and F32 {@code bias_ih_l0}, {@code bias_hh_l0}, ...

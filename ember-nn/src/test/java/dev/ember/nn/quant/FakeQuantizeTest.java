@@ -178,7 +178,14 @@ class FakeQuantizeTest {
     assertEquals(lastOut, ((QuantizedLinear) q.get(5)).outputQParams());
     float[] y = q.call(x).toFloatArray();
     double quantum = lastOut.scales()[0];
-    // fake quantization simulates the integer pipeline: the converted model agrees within one output quantum
-    for (int i = 0; i < y.length; i++) assertEquals(qatOut[i], y[i], quantum * 1.001, "element " + i);
+    // with the observers frozen the converted weights are the fake-quantized ones: the int8 pipeline gives the QAT
+    // model's values (within one output quantum: float32 convolution sums vs exact int32 ones near a rounding tie)
+    int same = 0;
+    for (int i = 0; i < y.length; i++) {
+      assertEquals(qatOut[i], y[i], quantum * 1.001, "element " + i);
+      if (qatOut[i] == y[i]) same++;
+    }
+    assertTrue(same >= y.length * 0.9, same + " of " + y.length + " identical");
+    assertEquals(fc.weightFakeQuant().qparams(), ((QuantizedLinear) q.get(3)).weight().params());
   }
 }
