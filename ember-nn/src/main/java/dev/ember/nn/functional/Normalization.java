@@ -1,5 +1,6 @@
 package dev.ember.nn.functional;
 
+import dev.ember.autograd.Tracing;
 import dev.ember.autograd.Autograd;
 import dev.ember.autograd.Ctx;
 import dev.ember.autograd.Grad;
@@ -166,6 +167,12 @@ public final class Normalization {
    * {@code * weight + bias} (each of shape normalizedShape, may be null), as F.layer_norm.
    */
   public static Tensor layerNorm(Tensor input, int[] normalizedShape, Tensor weight, Tensor bias, double eps) {
+    Tensor out = layerNormUntraced(input, normalizedShape, weight, bias, eps);
+    return Tracing.active() ? Tracing.op("layer_norm", out, new Tensor[] {input, weight, bias}, new Object[] {java.util.Arrays.toString(normalizedShape), eps},
+        in -> layerNorm(in[0], normalizedShape, in[1], in[2], eps)) : out;
+  }
+
+  private static Tensor layerNormUntraced(Tensor input, int[] normalizedShape, Tensor weight, Tensor bias, double eps) {
     String op = "layer_norm";
     Check.floating(op, input);
     int m = checkTrailing(op, input, normalizedShape);

@@ -1,0 +1,151 @@
+package dev.ember.compile;
+
+import dev.ember.autograd.Tracing;
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * One value of a {@link Graph}: a graph input, a parameter or buffer of the traced module, a constant, or the
+ * output of an op. An op node names its op definition ({@code "linear"}, {@code "relu"}), its inputs (null for an
+ * absent optional input, such as a linear without bias), its attributes (the op's non-tensor arguments), the shape
+ * and dtype of its output, and how to run it: the op's own entry point again, on new inputs.
+ */
+public final class Node {
+  /** What a node is. */
+  public enum Kind {
+    /** A tensor passed to the forward: {@code target} is its position. */
+    INPUT,
+    /** A parameter or buffer of the module, read when the graph runs (so training updates are seen). */
+    PARAMETER,
+    /** A tensor fixed at trace time (made inside the forward, or folded). */
+    CONSTANT,
+    /** The output of an op. */
+    OP
+  }
+
+  private final Kind kind;
+  private final String op;
+  final List<Node> inputs;
+  private final List<Object> attrs;
+  private final int[] shape;
+  private final DType dtype;
+  private final Tracing.Replay replay;
+  private final Tensor value;
+  private final String target;
+  String name;
+  int slot;
+
+  private Node(Kind kind, String op, List<Node> inputs, List<Object> attrs, int[] shape, DType dtype,
+      Tracing.Replay replay, Tensor value, String target) {
+    this.kind = kind;
+    this.op = op;
+    this.inputs = new ArrayList<>(inputs);
+    this.attrs = attrs;
+    this.shape = shape.clone();
+    this.dtype = dtype;
+    this.replay = replay;
+    this.value = value;
+    this.target = target;
+  }
+
+  /** Graph input number {@code index}, of the shape and dtype it was traced with. */
+  public static Node input(int index, int[] shape, DType dtype) {
+    return new Node(Kind.INPUT, "input", List.of(), List.of(), shape, dtype, null, null, Integer.toString(index));
+  }
+
+  /** Parameter or buffer {@code name} (dotted, as in the state dict) of the module, read when the graph runs. */
+  public static Node parameter(String name, Tensor value) {
+    return new Node(Kind.PARAMETER, "parameter", List.of(), List.of(), value.shape(), value.dtype(), null, value,
+        name);
+  }
+
+  /** A constant tensor. */
+  public static Node constant(Tensor value) {
+    return new Node(Kind.CONSTANT, "constant", List.of(), List.of(), value.shape(), value.dtype(), null, value, null);
+  }
+
+  /** Op {@code op} on {@code inputs} with {@code attrs}, giving a {@code dtype} tensor of {@code shape}. */
+  public static Node op(String op, List<Node> inputs, List<Object> attrs, int[] shape, DType dtype,
+      Tracing.Replay replay) {
+    return new Node(Kind.OP, op, inputs, java.util.Collections.unmodifiableList(new ArrayList<>(attrs)), shape, dtype,
+        replay, null, null);
+  }
+
+  /** A copy of this node reading {@code newInputs} instead (same op, attributes, output type). */
+  Node withInputs(List<Node> newInputs) {
+    return new Node(kind, op, newInputs, attrs, shape, dtype, replay, value, target);
+  }
+
+  public Kind kind() {
+    return kind;
+  }
+
+  /** The op definition's name for an op node; "input", "parameter" or "constant" otherwise. */
+  public String op() {
+    return op;
+  }
+
+  /** The inputs, in the op's order; an entry is null for an absent optional input. */
+  public List<Node> inputs() {
+    return java.util.Collections.unmodifiableList(inputs);
+  }
+
+  /** The op's non-tensor arguments (for printing and for comparing two nodes). */
+  public List<Object> attrs() {
+    return attrs;
+  }
+
+  public int[] shape() {
+    return shape.clone();
+  }
+
+  public DType dtype() {
+    return dtype;
+  }
+
+  /** The tensor of a parameter or constant node, null otherwise. */
+  public Tensor value() {
+    return value;
+  }
+
+  /** The parameter's dotted name, or the input's position; null for other nodes. */
+  public String target() {
+    return target;
+  }
+
+  /** The name the graph prints, e.g. {@code %linear_3}. */
+  public String name() {
+    return name;
+  }
+
+  /** Runs this op node on its inputs' values. */
+  Tensor run(Tensor[] in) {
+    return replay.run(in);
+  }
+
+  /** Whether two runs on the same inputs may differ (random ops): never merged or folded by passes. */
+  public boolean isRandom() {
+    if (kind != Kind.OP) return false;
+    if (op.equals("dropout")) return Boolean.TRUE.equals(attrs.get(1)) && ((Double) attrs.get(0)) > 0;
+    if (op.equals("scaled_dot_product_attention")) return ((Double) attrs.get(0)) > 0;
+    return false;
+  }
+
+  /** The type as printed: {@code f32[32, 784]}. */
+  public String type() {
+    return dtype.name().toLowerCase(java.util.Locale.ROOT) + Arrays.toString(shape);
+  }
+
+  static String attrString(Object a) {
+    if (a instanceof int[] v) return Arrays.toString(v);
+    return String.valueOf(a);
+  }
+
+  @Override
+  public String toString() {
+    return "%" + name + " : " + type();
+  }
+}
