@@ -30,6 +30,8 @@ final class Capture implements Tracing.Tracer {
   /** The break of the input being resolved, when it has one. */
   private GraphBreak pending;
   private int unnamed;
+  /** Tensors that captured ops write besides their outputs (a training batch norm's running statistics). */
+  private final IdentityHashMap<Tensor, Boolean> written = new IdentityHashMap<>();
   private final List<Node> nodes = new ArrayList<>();
   private final List<Node> inputs = new ArrayList<>();
   final List<GraphBreak> breaks = new ArrayList<>();
@@ -59,9 +61,21 @@ final class Capture implements Tracing.Tracer {
       c.inputs.add(in);
       c.note(traced[i], in);
     }
+    IdentityHashMap<Tensor, Integer> stateVersions = new IdentityHashMap<>();
+    for (Tensor t : parameterNames.keySet()) stateVersions.put(t, t.version());
     Tensor out;
     try (Grad on = Grad.on(); Tracing.Scope scope = Tracing.install(c)) {
       out = forward.apply(traced);
+    }
+    java.util.TreeSet<String> modified = new java.util.TreeSet<>();
+    for (Map.Entry<Tensor, Integer> e : stateVersions.entrySet()) { // a write the graph would not repeat
+      if (e.getKey().version() != e.getValue() && !c.written.containsKey(e.getKey())) {
+        modified.add(parameterNames.get(e.getKey()));
+      }
+    }
+    for (String name : modified) {
+      c.breaks.add(new GraphBreak("in-place write", "module state " + name
+          + " was modified by an op the tracer does not see", where));
     }
     Node result = c.nodeOf(out, "output");
     if (result == null) c.breaks.add(c.pending);
@@ -123,6 +137,14 @@ final class Capture implements Tracing.Tracer {
       ins.add(n);
     }
     Node node = Node.op(name, ins, Arrays.asList(attrs), out.shape(), out.dtype(), replay);
+    if (node.isRandom() && name.equals("batch_norm")) {
+      for (int i = 1; i <= 2; i++) {
+        if (in[i] != null) {
+          written.put(in[i], Boolean.TRUE);
+          note(in[i], ins.get(i)); // its new version is the one later ops read
+        }
+      }
+    }
     nodes.add(node);
     note(out, node);
   }

@@ -12,7 +12,8 @@ import java.util.Map;
 
 /**
  * A module run as captured graphs: its first call with each input signature (shape, dtype, train mode) traces the
- * wrapped module's forward into a {@link Graph}, runs the passes on it and caches it; later calls with that
+ * wrapped module's forward into a {@link Graph} (that call runs eagerly, so the forward's side effects, such as a
+ * batch norm's running statistics, happen once), runs the passes on it and caches it; later calls with that
  * signature run the graph (a guard: any other signature traces again). The result is eager's to the bit, and the
  * ops record on the autograd tape as in eager mode.
  *
@@ -72,9 +73,11 @@ public final class CompiledModule extends Module {
   public Tensor forward(Tensor x) {
     Signature sig = Signature.of(x, module.isTraining());
     Plan plan = plans.get(sig);
-    if (plan == null) {
-      plan = plan(x);
-      plans.put(sig, plan);
+    if (plan == null) { // the trace is an eager run: its result is this call's (the forward's side effects once)
+      boolean grad = dev.ember.autograd.Grad.enabled();
+      Capture.Result r = Capture.trace(in -> module.call(in[0]), new Tensor[] {x}, Compiler.names(module), where);
+      plans.put(sig, plan(r));
+      return grad ? r.eager() : r.eager().detach();
     }
     return switch (plan) {
       case GraphPlan g -> g.graph().run(x);
@@ -87,8 +90,7 @@ public final class CompiledModule extends Module {
     };
   }
 
-  private Plan plan(Tensor x) {
-    Capture.Result r = Capture.trace(in -> module.call(in[0]), new Tensor[] {x}, Compiler.names(module), where);
+  private Plan plan(Capture.Result r) {
     if (r.breaks().isEmpty() && r.graph() != null) {
       Graph g = r.graph();
       for (Pass p : passes) g = p.run(g);
@@ -151,7 +153,7 @@ public final class CompiledModule extends Module {
    * break with the op and the reason and how that signature runs instead.
    */
   public String explain() {
-    StringBuilder sb = new StringBuilder();
+    StringBuilder sb = new StringBuilder("passes: ").append(passNames()).append('\n');
     explain(sb, "");
     return sb.toString();
   }
@@ -163,7 +165,7 @@ public final class CompiledModule extends Module {
       sb.append(indent).append(label).append(" ").append(e.getKey()).append(": ");
       switch (e.getValue()) {
         case GraphPlan g -> sb.append("1 graph, ").append(g.traced().opCount()).append(" ops traced, ")
-            .append(g.graph().opCount()).append(" after passes ").append(passNames()).append('\n');
+            .append(g.graph().opCount()).append(" after passes\n");
         case EagerPlan x -> {
           sb.append("eager (").append(x.breaks().size()).append(" graph break").append(x.breaks().size() == 1 ? "" : "s")
               .append(")\n");

@@ -126,9 +126,13 @@ public final class Node {
     return replay.run(in);
   }
 
-  /** Whether two runs on the same inputs may differ (random ops): never merged or folded by passes. */
+  /**
+   * Whether two runs on the same inputs may differ (random ops) or the op writes a tensor besides its output (a
+   * training batch norm updates its running statistics): never merged or folded by passes.
+   */
   public boolean isRandom() {
     if (kind != Kind.OP) return false;
+    if (op.equals("batch_norm")) return Boolean.TRUE.equals(attrs.get(0));
     if (op.equals("dropout")) return Boolean.TRUE.equals(attrs.get(1)) && ((Double) attrs.get(0)) > 0;
     if (op.equals("scaled_dot_product_attention")) return ((Double) attrs.get(0)) > 0;
     return false;

@@ -13,7 +13,18 @@ public interface Pass {
   /** The rewritten graph. */
   Graph run(Graph graph);
 
-  /** The default pipeline: simplification, constant folding, common subexpressions, dead code. */
+  /**
+   * For inference, the defaults after {@link BatchNormFolding} (which is not bitwise, and fixes the parameters of
+   * the folded convolutions).
+   */
+  static java.util.List<Pass> inference() {
+    java.util.List<Pass> passes = new java.util.ArrayList<>();
+    passes.add(new BatchNormFolding());
+    passes.addAll(defaults());
+    return java.util.List.copyOf(passes);
+  }
+
+  /** The default pipeline, bitwise: simplification, constant folding, common subexpressions, dead code. */
   static java.util.List<Pass> defaults() {
     return java.util.List.of(new AlgebraicSimplification(), new ConstantFolding(),
         new CommonSubexpressionElimination(), new DeadCodeElimination());

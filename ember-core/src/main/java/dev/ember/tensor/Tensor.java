@@ -530,6 +530,7 @@ public final class Tensor implements View {
   }
 
   public long[] toLongArray() {
+    dev.ember.autograd.Tracing.unsupported("toLongArray", "reads a tensor's values into Java");
     long[] out = new long[(int) numel()];
     if (out.length == 0) return out; // an empty view's offset may lie past its storage's end (as in PyTorch)
     Tensor c = to(DType.I64).contiguous().cpu(); // a device tensor's elements are copied to the host first

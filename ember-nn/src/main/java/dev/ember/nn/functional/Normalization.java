@@ -41,6 +41,13 @@ public final class Normalization {
    */
   public static Tensor batchNorm(Tensor input, Tensor runningMean, Tensor runningVar, Tensor weight, Tensor bias,
       boolean training, double momentum, double eps) {
+    Tensor out = batchNormUntraced(input, runningMean, runningVar, weight, bias, training, momentum, eps);
+    return Tracing.active() ? Tracing.op("batch_norm", out, new Tensor[] {input, runningMean, runningVar, weight, bias}, new Object[] {training, momentum, eps},
+        in -> batchNorm(in[0], in[1], in[2], in[3], in[4], training, momentum, eps)) : out;
+  }
+
+  private static Tensor batchNormUntraced(Tensor input, Tensor runningMean, Tensor runningVar, Tensor weight, Tensor bias,
+      boolean training, double momentum, double eps) {
     String op = "batch_norm";
     Check.floating(op, input);
     if (input.dim() < 2) {
