@@ -7,7 +7,8 @@ import java.util.List;
 /**
  * Removes ops that do nothing and merges ops that undo or repeat each other, where the result keeps its shape and
  * dtype: {@code x * 1}, {@code 1 * x}, {@code x / 1}, {@code x + 0}, {@code 0 + x}, {@code x - 0} (the constant
- * all ones or zeros and broadcasting to x's shape); a reshape, view or expand to x's own shape; a reshape or view
+ * all ones or zeros and broadcasting to x's shape); a dropout outside training; a reshape, view or expand to x's
+ * own shape; a reshape or view
  * of a reshape or view (one reshape); a permute of a permute (one permute, or none when they cancel).
  *
  * <p>Bitwise, with one IEEE exception: eager {@code -0.0 + 0} is {@code +0.0}, the simplified graph keeps
@@ -39,6 +40,11 @@ public final class AlgebraicSimplification extends Rewriter {
         if (!n.op().equals("expand") && x.kind() == Node.Kind.OP
             && (x.op().equals("reshape") || x.op().equals("view"))) {
           return reshape(x.inputs.get(0), n);
+        }
+      }
+      case "dropout" -> { // attrs: p, training, inplace; outside training (or with p 0) it returns x itself
+        if ((!Boolean.TRUE.equals(n.attrs().get(1)) || ((Double) n.attrs().get(0)) == 0) && sameType(in.get(0), n)) {
+          return in.get(0);
         }
       }
       case "permute" -> {

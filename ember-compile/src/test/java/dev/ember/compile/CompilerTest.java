@@ -2,6 +2,7 @@ package dev.ember.compile;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -77,6 +78,8 @@ class CompilerTest {
         CompiledModule c = checkBitwise(layer, Tensor.randn(gen, 2, 5, 16));
         assertTrue(c.graph().contains("layer_norm("), c.graph());
         assertTrue(c.graph().contains("scaled_dot_product_attention("), c.graph());
+        assertFalse(c.graph().contains("dropout"), "eval dropouts are identities, removed:\n" + c.graph());
+        assertTrue(c.explain().contains("38 ops traced, 30 after passes"), c.explain());
       }
     }
   }

@@ -94,6 +94,16 @@ class PassesTest {
   }
 
   @Test
+  void dropoutOutsideTrainingIsRemoved() {
+    Generator gen = new Generator(3);
+    Graph g = Compiler.trace(in -> Dropouts.dropout(Dropouts.dropout(in[0], 0.5, false, false, gen).relu(), 0.0,
+        true, false, gen).add(Dropouts.dropout(in[0], 0.5, true, false, gen)), Tensor.randn(3, 4));
+    Graph s = new AlgebraicSimplification().run(g);
+    assertEquals(1, count(s, "dropout"), s.toString());
+    assertTrue(s.toString().contains("dropout(%x0, 0.5, true, false)"), s.toString());
+  }
+
+  @Test
   void reshapeChainsBecomeOneReshapeAndPermutesCompose() {
     Graph g = Compiler.trace(in -> in[0].reshape(6, 4).reshape(2, 12).exp().permute(1, 0).permute(1, 0).t(),
         Tensor.randn(2, 3, 4));
