@@ -3,6 +3,7 @@ package dev.ember.compile;
 import dev.ember.tensor.Tensor;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Removes ops that do nothing and merges ops that undo or repeat each other, where the result keeps its shape and
@@ -42,8 +43,8 @@ public final class AlgebraicSimplification extends Rewriter {
           return reshape(x.inputs.get(0), n);
         }
       }
-      case "dropout" -> { // attrs: p, training, inplace; outside training (or with p 0) it returns x itself
-        if ((!Boolean.TRUE.equals(n.attrs().get(1)) || ((Double) n.attrs().get(0)) == 0) && sameType(in.get(0), n)) {
+      case "dropout" -> { // outside training (or with p 0) it returns x itself
+        if ((!Boolean.TRUE.equals(n.attr("training")) || ((Double) n.attr("p")) == 0) && sameType(in.get(0), n)) {
           return in.get(0);
         }
       }
@@ -51,15 +52,15 @@ public final class AlgebraicSimplification extends Rewriter {
         Node x = in.get(0);
         if (x.kind() == Node.Kind.OP && x.op().equals("permute")) {
           int r = n.shape().length;
-          int[] outer = normalize((int[]) n.attrs().get(0), r);
-          int[] inner = normalize((int[]) x.attrs().get(0), r);
+          int[] outer = normalize((int[]) n.attr("dims"), r);
+          int[] inner = normalize((int[]) x.attr("dims"), r);
           int[] composed = new int[r];
           for (int i = 0; i < r; i++) composed[i] = inner[outer[i]];
           Node src = x.inputs.get(0);
           boolean identity = true;
           for (int i = 0; i < r; i++) identity &= composed[i] == i;
           if (identity) return src;
-          return Node.op("permute", List.of(src), List.of(composed), n.shape(), n.dtype(),
+          return Node.op("permute", List.of(src), Map.of("dims", composed), n.shape(), n.dtype(),
               t -> t[0].permute(composed));
         }
       }
@@ -72,7 +73,7 @@ public final class AlgebraicSimplification extends Rewriter {
   private static Node reshape(Node src, Node n) {
     int[] shape = n.shape();
     if (sameType(src, n)) return src;
-    return Node.op("reshape", List.of(src), List.of(shape), shape, n.dtype(), t -> t[0].reshape(shape));
+    return Node.op("reshape", List.of(src), Map.of("shape", shape), shape, n.dtype(), t -> t[0].reshape(shape));
   }
 
   private static int[] normalize(int[] dims, int rank) {

@@ -43,7 +43,7 @@ public final class BatchNormFolding implements Pass {
 
   /** The conv2d that replaces batch norm node {@code bn}, or null if it does not fold. */
   private static Node fold(Node bn, IdentityHashMap<Node, Integer> readers) {
-    if (bn.kind() != Node.Kind.OP || !bn.op().equals("batch_norm") || Boolean.TRUE.equals(bn.attrs().get(0))) {
+    if (bn.kind() != Node.Kind.OP || !bn.op().equals("batch_norm") || Boolean.TRUE.equals(bn.attr("training"))) {
       return null;
     }
     Node conv = bn.inputs.get(0);
@@ -56,7 +56,7 @@ public final class BatchNormFolding implements Pass {
     Node gamma = bn.inputs.get(3);
     Node beta = bn.inputs.get(4);
     if ((gamma != null && !isFixed(gamma)) || (beta != null && !isFixed(beta))) return null;
-    double eps = (Double) bn.attrs().get(2);
+    double eps = (Double) bn.attr("eps");
     try (Grad off = Grad.off()) {
       Tensor scale = var.value().add(eps).rsqrt();
       if (gamma != null) scale = scale.mul(gamma.value());

@@ -136,7 +136,7 @@ final class Capture implements Tracing.Tracer {
       }
       ins.add(n);
     }
-    Node node = Node.op(name, ins, Arrays.asList(attrs), out.shape(), out.dtype(), replay);
+    Node node = Node.op(name, ins, Node.attrs(attrs), out.shape(), out.dtype(), replay);
     if (node.isRandom() && name.equals("batch_norm")) {
       for (int i = 1; i <= 2; i++) {
         if (in[i] != null) {

@@ -27,7 +27,10 @@ public final class CommonSubexpressionElimination extends Rewriter {
     List<Object> key = new ArrayList<>();
     key.add(n.op());
     for (Node in : n.inputs) key.add(in == null ? null : new Identity(in));
-    for (Object a : n.attrs()) key.add(a instanceof int[] v ? Arrays.toString(v) : a);
+    n.attrs().forEach((k, v) -> {
+      key.add(k);
+      key.add(v instanceof int[] a ? Arrays.toString(a) : v);
+    });
     Node first = seen.putIfAbsent(key, n);
     return first == null ? n : first;
   }

@@ -53,7 +53,8 @@ public final class CompiledModule extends Module {
   /** How one signature runs. */
   private sealed interface Plan permits GraphPlan, EagerPlan, SplitPlan {}
 
-  private record GraphPlan(Graph traced, Graph graph) implements Plan {}
+  /** A graph as traced and after the passes, with the nanoseconds the trace (an eager call) and the passes took. */
+  private record GraphPlan(Graph traced, Graph graph, long traceNanos, long passNanos) implements Plan {}
 
   private record EagerPlan(List<GraphBreak> breaks) implements Plan {}
 
@@ -75,8 +76,9 @@ public final class CompiledModule extends Module {
     Plan plan = plans.get(sig);
     if (plan == null) { // the trace is an eager run: its result is this call's (the forward's side effects once)
       boolean grad = dev.ember.autograd.Grad.enabled();
+      long t0 = System.nanoTime();
       Capture.Result r = Capture.trace(in -> module.call(in[0]), new Tensor[] {x}, Compiler.names(module), where);
-      plans.put(sig, plan(r));
+      plans.put(sig, plan(r, System.nanoTime() - t0));
       return grad ? r.eager() : r.eager().detach();
     }
     return switch (plan) {
@@ -90,11 +92,12 @@ public final class CompiledModule extends Module {
     };
   }
 
-  private Plan plan(Capture.Result r) {
+  private Plan plan(Capture.Result r, long traceNanos) {
     if (r.breaks().isEmpty() && r.graph() != null) {
+      long t0 = System.nanoTime();
       Graph g = r.graph();
       for (Pass p : passes) g = p.run(g);
-      return new GraphPlan(r.graph(), g);
+      return new GraphPlan(r.graph(), g, traceNanos, System.nanoTime() - t0);
     }
     List<GraphBreak> breaks = r.breaks().isEmpty()
         ? List.of(new GraphBreak("output", "the forward's result was not computed by traced ops", where))
@@ -149,8 +152,8 @@ public final class CompiledModule extends Module {
   }
 
   /**
-   * What compiling did, per signature: the number of ops (kernels) as traced and after the passes, or each graph
-   * break with the op and the reason and how that signature runs instead.
+   * What compiling did, per signature: the number of ops (kernels) as traced and after the passes and the time the
+   * trace and the passes took, or each graph break with the op and the reason and how that signature runs instead.
    */
   public String explain() {
     StringBuilder sb = new StringBuilder("passes: ").append(passNames()).append('\n');
@@ -165,7 +168,8 @@ public final class CompiledModule extends Module {
       sb.append(indent).append(label).append(" ").append(e.getKey()).append(": ");
       switch (e.getValue()) {
         case GraphPlan g -> sb.append("1 graph, ").append(g.traced().opCount()).append(" ops traced, ")
-            .append(g.graph().opCount()).append(" after passes\n");
+            .append(g.graph().opCount()).append(" after passes (trace ").append(millis(g.traceNanos()))
+            .append(" ms, passes ").append(millis(g.passNanos())).append(" ms)\n");
         case EagerPlan x -> {
           sb.append("eager (").append(x.breaks().size()).append(" graph break").append(x.breaks().size() == 1 ? "" : "s")
               .append(")\n");
@@ -178,6 +182,10 @@ public final class CompiledModule extends Module {
         }
       }
     }
+  }
+
+  private static String millis(long nanos) {
+    return String.format(java.util.Locale.ROOT, "%.1f", nanos / 1e6);
   }
 
   private String passNames() {

@@ -113,7 +113,7 @@ public final class Graph {
 
   /**
    * The graph as text, one line per node as torch.fx prints it, e.g.
-   * {@code %linear_0 : f32[32, 128] = linear(%flatten_0, %0_weight, %0_bias)}, then {@code return %...}.
+   * {@code %linear_0 : f32[32, 128] = linear(%reshape_0, %1_weight, %1_bias)}, then {@code return %...}.
    */
   @Override
   public String toString() {
@@ -127,7 +127,7 @@ public final class Graph {
         case OP -> {
           StringJoiner args = new StringJoiner(", ", n.op() + "(", ")");
           for (Node in : n.inputs) args.add(in == null ? "None" : "%" + in.name);
-          for (Object a : n.attrs()) args.add(Node.attrString(a));
+          n.attrs().forEach((k, v) -> args.add(k + "=" + Node.attrString(v)));
           sb.append(args);
         }
       }

@@ -5,7 +5,9 @@ import dev.ember.tensor.DType;
 import dev.ember.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * One value of a {@link Graph}: a graph input, a parameter or buffer of the traced module, a constant, or the
@@ -29,7 +31,7 @@ public final class Node {
   private final Kind kind;
   private final String op;
   final List<Node> inputs;
-  private final List<Object> attrs;
+  private final Map<String, Object> attrs;
   private final int[] shape;
   private final DType dtype;
   private final Tracing.Replay replay;
@@ -38,7 +40,7 @@ public final class Node {
   String name;
   int slot;
 
-  private Node(Kind kind, String op, List<Node> inputs, List<Object> attrs, int[] shape, DType dtype,
+  private Node(Kind kind, String op, List<Node> inputs, Map<String, Object> attrs, int[] shape, DType dtype,
       Tracing.Replay replay, Tensor value, String target) {
     this.kind = kind;
     this.op = op;
@@ -53,25 +55,38 @@ public final class Node {
 
   /** Graph input number {@code index}, of the shape and dtype it was traced with. */
   public static Node input(int index, int[] shape, DType dtype) {
-    return new Node(Kind.INPUT, "input", List.of(), List.of(), shape, dtype, null, null, Integer.toString(index));
+    return new Node(Kind.INPUT, "input", List.of(), Map.of(), shape, dtype, null, null, Integer.toString(index));
   }
 
   /** Parameter or buffer {@code name} (dotted, as in the state dict) of the module, read when the graph runs. */
   public static Node parameter(String name, Tensor value) {
-    return new Node(Kind.PARAMETER, "parameter", List.of(), List.of(), value.shape(), value.dtype(), null, value,
+    return new Node(Kind.PARAMETER, "parameter", List.of(), Map.of(), value.shape(), value.dtype(), null, value,
         name);
   }
 
   /** A constant tensor. */
   public static Node constant(Tensor value) {
-    return new Node(Kind.CONSTANT, "constant", List.of(), List.of(), value.shape(), value.dtype(), null, value, null);
+    return new Node(Kind.CONSTANT, "constant", List.of(), Map.of(), value.shape(), value.dtype(), null, value, null);
   }
 
-  /** Op {@code op} on {@code inputs} with {@code attrs}, giving a {@code dtype} tensor of {@code shape}. */
-  public static Node op(String op, List<Node> inputs, List<Object> attrs, int[] shape, DType dtype,
+  /**
+   * Op {@code op} on {@code inputs} with {@code attrs} (names and values, in the op's order; a value may be null),
+   * giving a {@code dtype} tensor of {@code shape}, run by {@code replay}.
+   */
+  public static Node op(String op, List<Node> inputs, Map<String, Object> attrs, int[] shape, DType dtype,
       Tracing.Replay replay) {
-    return new Node(Kind.OP, op, inputs, java.util.Collections.unmodifiableList(new ArrayList<>(attrs)), shape, dtype,
-        replay, null, null);
+    return new Node(Kind.OP, op, inputs, java.util.Collections.unmodifiableMap(new LinkedHashMap<>(attrs)), shape,
+        dtype, replay, null, null);
+  }
+
+  /** The attributes of a {@link Tracing} report: names and values in turn. */
+  static Map<String, Object> attrs(Object... namesAndValues) {
+    if (namesAndValues.length % 2 != 0) {
+      throw new IllegalArgumentException("attrs: names and values in turn, got " + namesAndValues.length + " items");
+    }
+    Map<String, Object> m = new LinkedHashMap<>();
+    for (int i = 0; i < namesAndValues.length; i += 2) m.put((String) namesAndValues[i], namesAndValues[i + 1]);
+    return m;
   }
 
   /** A copy of this node reading {@code newInputs} instead (same op, attributes, output type). */
@@ -93,9 +108,14 @@ public final class Node {
     return java.util.Collections.unmodifiableList(inputs);
   }
 
-  /** The op's non-tensor arguments (for printing and for comparing two nodes). */
-  public List<Object> attrs() {
+  /** The op's non-tensor arguments by name, in the op's order (for printing and for comparing two nodes). */
+  public Map<String, Object> attrs() {
     return attrs;
+  }
+
+  /** Attribute {@code name}, or null. */
+  public Object attr(String name) {
+    return attrs.get(name);
   }
 
   public int[] shape() {
@@ -132,9 +152,9 @@ public final class Node {
    */
   public boolean isRandom() {
     if (kind != Kind.OP) return false;
-    if (op.equals("batch_norm")) return Boolean.TRUE.equals(attrs.get(0));
-    if (op.equals("dropout")) return Boolean.TRUE.equals(attrs.get(1)) && ((Double) attrs.get(0)) > 0;
-    if (op.equals("scaled_dot_product_attention")) return ((Double) attrs.get(0)) > 0;
+    if (op.equals("batch_norm")) return Boolean.TRUE.equals(attrs.get("training"));
+    if (op.equals("dropout")) return Boolean.TRUE.equals(attrs.get("training")) && ((Double) attrs.get("p")) > 0;
+    if (op.equals("scaled_dot_product_attention")) return ((Double) attrs.get("dropout_p")) > 0;
     return false;
   }
 

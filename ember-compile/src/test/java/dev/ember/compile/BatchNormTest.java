@@ -61,7 +61,7 @@ class BatchNormTest {
     Tensor x = Tensor.randn(2, 3, 6, 6);
     CompiledModule c = Compiler.compile(m);
     assertBitwise(m.call(x), c.call(x));
-    assertTrue(c.graph().contains("batch_norm(%conv2d_0, %1_running_mean, %1_running_var, %1_weight, %1_bias, false"),
+    assertTrue(c.graph().contains("batch_norm(%conv2d_0, %1_running_mean, %1_running_var, %1_weight, %1_bias, training=false"),
         c.graph());
   }
 

@@ -26,7 +26,8 @@ public final class Tracing {
   public interface Tracer {
     /**
      * Op {@code name} computed {@code out} from {@code inputs} (null entries are absent optional inputs) with
-     * {@code attrs} (its non-tensor arguments, for printing and comparing), and {@code replay} runs it again.
+     * {@code attrs}, its non-tensor arguments as names and values in turn ({@code "dim", 1, "keepdim", true}), for
+     * printing and comparing; {@code replay} runs it again.
      */
     void op(String name, Tensor out, Tensor[] inputs, Object[] attrs, Replay replay);
 

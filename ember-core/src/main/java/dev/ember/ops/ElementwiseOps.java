@@ -238,7 +238,7 @@ public final class ElementwiseOps {
   /** Type conversion; differentiable between floating types (the gradient converts back). */
   public static Tensor cast(Tensor x, DType dtype) {
     Tensor out = castUntraced(x, dtype);
-    return Tracing.active() ? Tracing.op(CAST.name(), out, new Tensor[] {x}, new Object[] {dtype},
+    return Tracing.active() ? Tracing.op(CAST.name(), out, new Tensor[] {x}, new Object[] {"dtype", dtype},
         in -> cast(in[0], dtype)) : out;
   }
 

@@ -77,7 +77,7 @@ public final class MovementOps {
   /** A view when the strides allow it, else a copy (as torch.reshape). */
   public static Tensor reshape(Tensor x, int[] shape) {
     Tensor out = reshapeUntraced(x, shape);
-    return Tracing.active() ? Tracing.op("reshape", out, new Tensor[] {x}, new Object[] {out.shape()},
+    return Tracing.active() ? Tracing.op("reshape", out, new Tensor[] {x}, new Object[] {"shape", out.shape()},
         in -> reshape(in[0], shape)) : out;
   }
 
@@ -91,7 +91,7 @@ public final class MovementOps {
 
   public static Tensor view(Tensor x, int[] shape) {
     Tensor out = viewUntraced(x, shape);
-    return Tracing.active() ? Tracing.op("view", out, new Tensor[] {x}, new Object[] {out.shape()},
+    return Tracing.active() ? Tracing.op("view", out, new Tensor[] {x}, new Object[] {"shape", out.shape()},
         in -> view(in[0], shape)) : out;
   }
 
@@ -114,7 +114,7 @@ public final class MovementOps {
 
   public static Tensor permute(Tensor x, int[] dims) {
     Tensor out = permuteUntraced(x, dims);
-    return Tracing.active() ? Tracing.op("permute", out, new Tensor[] {x}, new Object[] {dims.clone()},
+    return Tracing.active() ? Tracing.op("permute", out, new Tensor[] {x}, new Object[] {"dims", dims.clone()},
         in -> permute(in[0], dims)) : out;
   }
 
@@ -154,7 +154,7 @@ public final class MovementOps {
    */
   public static Tensor expand(Tensor x, int[] shape) {
     Tensor out = expandUntraced(x, shape);
-    return Tracing.active() ? Tracing.op("expand", out, new Tensor[] {x}, new Object[] {out.shape()},
+    return Tracing.active() ? Tracing.op("expand", out, new Tensor[] {x}, new Object[] {"shape", out.shape()},
         in -> expand(in[0], shape)) : out;
   }
 
@@ -194,7 +194,8 @@ public final class MovementOps {
    */
   public static Tensor slice(Tensor x, int dim, int start, int end, int step) {
     Tensor out = sliceUntraced(x, dim, start, end, step);
-    return Tracing.active() ? Tracing.op("slice", out, new Tensor[] {x}, new Object[] {dim, start, end, step},
+    return Tracing.active() ? Tracing.op("slice", out,
+        new Tensor[] {x}, new Object[] {"dim", dim, "start", start, "end", end, "step", step},
         in -> slice(in[0], dim, start, end, step)) : out;
   }
 
@@ -216,7 +217,8 @@ public final class MovementOps {
    */
   public static Tensor narrow(Tensor x, int dim, int start, int length) {
     Tensor out = narrowUntraced(x, dim, start, length);
-    return Tracing.active() ? Tracing.op("narrow", out, new Tensor[] {x}, new Object[] {dim, start, length},
+    return Tracing.active() ? Tracing.op("narrow", out,
+        new Tensor[] {x}, new Object[] {"dim", dim, "start", start, "length", length},
         in -> narrow(in[0], dim, start, length)) : out;
   }
 
@@ -260,7 +262,7 @@ public final class MovementOps {
 
   public static Tensor select(Tensor x, int dim, int index) {
     Tensor out = selectUntraced(x, dim, index);
-    return Tracing.active() ? Tracing.op("select", out, new Tensor[] {x}, new Object[] {dim, index},
+    return Tracing.active() ? Tracing.op("select", out, new Tensor[] {x}, new Object[] {"dim", dim, "index", index},
         in -> select(in[0], dim, index)) : out;
   }
 

@@ -97,7 +97,8 @@ public final class ReduceOps {
   /** Sum over dims (null: all). Integers and bools sum to I64, as PyTorch. */
   public static Tensor sum(Tensor x, int[] dims, boolean keepDim) {
     Tensor out = sumUntraced(x, dims, keepDim);
-    return Tracing.active() ? Tracing.op(SUM.name(), out, new Tensor[] {x}, new Object[] {dims == null ? null : dims.clone(), keepDim},
+    return Tracing.active() ? Tracing.op(SUM.name(), out,
+        new Tensor[] {x}, new Object[] {"dims", dims == null ? null : dims.clone(), "keepdim", keepDim},
         in -> sum(in[0], dims, keepDim)) : out;
   }
 
@@ -298,7 +299,8 @@ public final class ReduceOps {
   /** softmax (log=false) or log_softmax along dim, numerically stable. */
   public static Tensor softmax(Tensor x, int dim, boolean log) {
     Tensor out = softmaxUntraced(x, dim, log);
-    return Tracing.active() ? Tracing.op((log ? LOG_SOFTMAX : SOFTMAX).name(), out, new Tensor[] {x}, new Object[] {dim},
+    return Tracing.active() ? Tracing.op((log ? LOG_SOFTMAX : SOFTMAX).name(), out,
+        new Tensor[] {x}, new Object[] {"dim", dim},
         in -> softmax(in[0], dim, log)) : out;
   }
 

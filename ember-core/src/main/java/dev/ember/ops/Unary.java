@@ -138,7 +138,7 @@ public enum Unary {
   Tensor apply(Tensor x, double param) {
     Tensor out = applyUntraced(x, param);
     if (!Tracing.active()) return out;
-    return Tracing.op(def.name(), out, new Tensor[] {x}, param != 0 ? new Object[] {param} : new Object[0],
+    return Tracing.op(def.name(), out, new Tensor[] {x}, param != 0 ? new Object[] {"param", param} : new Object[0],
         in -> apply(in[0], param));
   }
 

@@ -82,7 +82,9 @@ public final class Attention {
   public static Tensor scaledDotProductAttention(Tensor q, Tensor k, Tensor v, Tensor attnMask, double dropoutP,
       boolean isCausal, Double scale, int window, Generator gen, Kernel kernel) {
     Tensor out = scaledDotProductAttentionUntraced(q, k, v, attnMask, dropoutP, isCausal, scale, window, gen, kernel);
-    return Tracing.active() ? Tracing.op("scaled_dot_product_attention", out, new Tensor[] {q, k, v, attnMask}, new Object[] {dropoutP, isCausal, scale, window, kernel},
+    return Tracing.active() ? Tracing.op("scaled_dot_product_attention", out,
+        new Tensor[] {q, k, v, attnMask}, new Object[] {"dropout_p", dropoutP,
+        "is_causal", isCausal, "scale", scale, "window", window, "kernel", kernel},
         in -> scaledDotProductAttention(in[0], in[1], in[2], in[3], dropoutP, isCausal, scale, window, gen, kernel)) : out;
   }
 

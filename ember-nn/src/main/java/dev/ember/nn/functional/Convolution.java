@@ -53,7 +53,10 @@ public final class Convolution {
   public static Tensor conv2d(Tensor input, Tensor weight, Tensor bias, int[] stride, int[] padding, int[] dilation,
       int groups, String paddingMode) {
     Tensor out = conv2dUntraced(input, weight, bias, stride, padding, dilation, groups, paddingMode);
-    return Tracing.active() ? Tracing.op("conv2d", out, new Tensor[] {input, weight, bias}, new Object[] {java.util.Arrays.toString(stride), java.util.Arrays.toString(padding), java.util.Arrays.toString(dilation), groups, paddingMode},
+    return Tracing.active() ? Tracing.op("conv2d", out,
+        new Tensor[] {input, weight, bias}, new Object[] {"stride", Arrays.toString(stride),
+        "padding", Arrays.toString(padding), "dilation", Arrays.toString(dilation), "groups", groups,
+        "padding_mode", paddingMode},
         in -> conv2d(in[0], in[1], in[2], stride, padding, dilation, groups, paddingMode)) : out;
   }
 
@@ -69,7 +72,9 @@ public final class Convolution {
   public static Tensor conv2d(Tensor input, Tensor weight, Tensor bias, int[] stride, String padding, int[] dilation,
       int groups, String paddingMode) {
     Tensor out = conv2dUntraced(input, weight, bias, stride, padding, dilation, groups, paddingMode);
-    return Tracing.active() ? Tracing.op("conv2d", out, new Tensor[] {input, weight, bias}, new Object[] {java.util.Arrays.toString(stride), padding, java.util.Arrays.toString(dilation), groups, paddingMode},
+    return Tracing.active() ? Tracing.op("conv2d", out,
+        new Tensor[] {input, weight, bias}, new Object[] {"stride", Arrays.toString(stride),
+        "padding", padding, "dilation", Arrays.toString(dilation), "groups", groups, "padding_mode", paddingMode},
         in -> conv2d(in[0], in[1], in[2], stride, padding, dilation, groups, paddingMode)) : out;
   }
 

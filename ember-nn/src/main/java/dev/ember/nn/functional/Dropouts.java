@@ -31,7 +31,8 @@ public final class Dropouts {
    */
   public static Tensor dropout(Tensor input, double p, boolean training, boolean inplace, Generator gen) {
     Tensor out = dropoutUntraced(input, p, training, inplace, gen);
-    return Tracing.active() ? Tracing.op("dropout", out, new Tensor[] {input}, new Object[] {p, training, inplace},
+    return Tracing.active() ? Tracing.op("dropout", out,
+        new Tensor[] {input}, new Object[] {"p", p, "training", training, "inplace", inplace},
         in -> dropout(in[0], p, training, inplace, gen)) : out;
   }
 

@@ -42,7 +42,9 @@ public final class Normalization {
   public static Tensor batchNorm(Tensor input, Tensor runningMean, Tensor runningVar, Tensor weight, Tensor bias,
       boolean training, double momentum, double eps) {
     Tensor out = batchNormUntraced(input, runningMean, runningVar, weight, bias, training, momentum, eps);
-    return Tracing.active() ? Tracing.op("batch_norm", out, new Tensor[] {input, runningMean, runningVar, weight, bias}, new Object[] {training, momentum, eps},
+    return Tracing.active() ? Tracing.op("batch_norm", out,
+        new Tensor[] {input, runningMean, runningVar, weight, bias}, new Object[] {"training", training,
+        "momentum", momentum, "eps", eps},
         in -> batchNorm(in[0], in[1], in[2], in[3], in[4], training, momentum, eps)) : out;
   }
 
@@ -175,7 +177,9 @@ public final class Normalization {
    */
   public static Tensor layerNorm(Tensor input, int[] normalizedShape, Tensor weight, Tensor bias, double eps) {
     Tensor out = layerNormUntraced(input, normalizedShape, weight, bias, eps);
-    return Tracing.active() ? Tracing.op("layer_norm", out, new Tensor[] {input, weight, bias}, new Object[] {java.util.Arrays.toString(normalizedShape), eps},
+    return Tracing.active() ? Tracing.op("layer_norm", out,
+        new Tensor[] {input, weight, bias}, new Object[] {"normalized_shape",
+        Arrays.toString(normalizedShape), "eps", eps},
         in -> layerNorm(in[0], normalizedShape, in[1], in[2], eps)) : out;
   }
 

@@ -50,7 +50,9 @@ public final class Pooling {
   public static Tensor maxPool2d(Tensor input, int[] kernelSize, int[] stride, int[] padding, int[] dilation,
       boolean ceilMode) {
     Tensor out = maxPool2dUntraced(input, kernelSize, stride, padding, dilation, ceilMode);
-    return Tracing.active() ? Tracing.op("max_pool2d", out, new Tensor[] {input}, new Object[] {java.util.Arrays.toString(kernelSize), java.util.Arrays.toString(stride), java.util.Arrays.toString(padding), java.util.Arrays.toString(dilation), ceilMode},
+    return Tracing.active() ? Tracing.op("max_pool2d", out, new Tensor[] {input}, new Object[] {"kernel_size",
+        Arrays.toString(kernelSize), "stride", Arrays.toString(stride), "padding", Arrays.toString(padding),
+        "dilation", Arrays.toString(dilation), "ceil_mode", ceilMode},
         in -> maxPool2d(in[0], kernelSize, stride, padding, dilation, ceilMode)) : out;
   }
 
