@@ -27,6 +27,10 @@ public final class CompiledModule extends Module {
   private final List<Pass> passes;
   private final String where;
   private final Map<Signature, Plan> plans = new LinkedHashMap<>();
+  /** The input dim marked symbolic (-1: none). */
+  private int batchDim = -1;
+  /** Why the marked batch dim could not stay symbolic, or null. */
+  private String batchNote;
 
   CompiledModule(Module module, List<Pass> passes) {
     this(module, passes, "");
@@ -38,23 +42,54 @@ public final class CompiledModule extends Module {
     this.where = where;
   }
 
-  /** What a compiled module is specialised on: the input's shape and dtype, and the train mode. */
+  /**
+   * What a compiled module is specialised on: the input's shape (-1 in a symbolic batch dim) and dtype, and the
+   * train mode.
+   */
   record Signature(List<Integer> shape, DType dtype, boolean training) {
-    static Signature of(Tensor x, boolean training) {
-      return new Signature(Arrays.stream(x.shapeRef()).boxed().toList(), x.dtype(), training);
+    static Signature of(Tensor x, boolean training, int batchDim) {
+      List<Integer> shape = new ArrayList<>(Arrays.stream(x.shapeRef()).boxed().toList());
+      if (batchDim >= 0 && batchDim < shape.size()) shape.set(batchDim, -1);
+      return new Signature(List.copyOf(shape), x.dtype(), training);
     }
 
     @Override
     public String toString() {
-      return dtype.name().toLowerCase(java.util.Locale.ROOT) + shape + (training ? " train" : " eval");
+      return dtype.name().toLowerCase(java.util.Locale.ROOT) + shape.toString().replace("-1", "B")
+          + (training ? " train" : " eval");
     }
+  }
+
+  /**
+   * Marks input dim {@code dim} as the batch: calls that differ only in its size share one graph. The first two
+   * batch sizes are traced; if their graphs are the same but for dims that scale with the batch (see
+   * {@link Node#perBatch()}), one graph serves every batch size from then on; if not, each size gets its own
+   * graph and {@link #explain()} says why. Clears what was traced before.
+   *
+   * @return this
+   */
+  public CompiledModule dynamicBatch(int dim) {
+    if (dim < 0) throw new IllegalArgumentException(name() + ".dynamicBatch: dim must be >= 0, got " + dim);
+    batchDim = dim;
+    batchNote = null;
+    plans.clear();
+    return this;
   }
 
   /** How one signature runs. */
   private sealed interface Plan permits GraphPlan, EagerPlan, SplitPlan {}
 
   /** A graph as traced and after the passes, with the nanoseconds the trace (an eager call) and the passes took. */
-  private record GraphPlan(Graph traced, Graph graph, long traceNanos, long passNanos) implements Plan {}
+  private record GraphPlan(Graph traced, Graph graph, long traceNanos, long passNanos) implements Plan {
+    /** The traced size of dim d of the input. */
+    int tracedSize(int d) {
+      return traced.inputs().get(0).shape()[d];
+    }
+
+    boolean generic() {
+      return graph.inputs().get(0).perBatch() != null;
+    }
+  }
 
   private record EagerPlan(List<GraphBreak> breaks) implements Plan {}
 
@@ -72,13 +107,17 @@ public final class CompiledModule extends Module {
 
   @Override
   public Tensor forward(Tensor x) {
-    Signature sig = Signature.of(x, module.isTraining());
+    Signature sig = Signature.of(x, module.isTraining(), batchDim);
     Plan plan = plans.get(sig);
-    if (plan == null) { // the trace is an eager run: its result is this call's (the forward's side effects once)
+    boolean otherBatch = plan instanceof GraphPlan g && batchDim >= 0 && x.dim() > batchDim && !g.generic()
+        && g.tracedSize(batchDim) != x.shapeRef()[batchDim];
+    if (plan == null || otherBatch) { // the trace is an eager run: its result is this call's (side effects once)
       boolean grad = dev.ember.autograd.Grad.enabled();
       long t0 = System.nanoTime();
       Capture.Result r = Capture.trace(in -> module.call(in[0]), new Tensor[] {x}, Compiler.names(module), where);
-      plans.put(sig, plan(r, System.nanoTime() - t0));
+      Plan traced = plan(r, System.nanoTime() - t0);
+      if (otherBatch) generalize(sig, (GraphPlan) plan, traced, x);
+      else plans.put(sig, traced);
       return grad ? r.eager() : r.eager().detach();
     }
     return switch (plan) {
@@ -90,6 +129,30 @@ public final class CompiledModule extends Module {
         yield h;
       }
     };
+  }
+
+  /** One graph for every batch size from the plans at two sizes, or (failing that) a graph per batch size. */
+  private void generalize(Signature sig, GraphPlan first, Plan second, Tensor x) {
+    String reason;
+    if (second instanceof GraphPlan g2) {
+      try {
+        Graph generic = BatchGeneralization.generalize(first.graph(), first.tracedSize(batchDim), g2.graph(),
+            x.shapeRef()[batchDim]);
+        plans.put(sig, new GraphPlan(first.traced(), generic, first.traceNanos() + g2.traceNanos(),
+            first.passNanos() + g2.passNanos()));
+        return;
+      } catch (BatchGeneralization.NotGeneric e) {
+        reason = e.getMessage();
+      }
+    } else {
+      reason = "the trace at batch " + x.shapeRef()[batchDim] + " did not become one graph";
+    }
+    batchNote = "dim " + batchDim + " is not a symbolic batch: " + reason;
+    batchDim = -1; // a graph per size from now on
+    plans.remove(sig);
+    Node in = first.traced().inputs().get(0);
+    plans.put(new Signature(Arrays.stream(in.shape()).boxed().toList(), in.dtype(), sig.training()), first);
+    plans.put(Signature.of(x, sig.training(), -1), second);
   }
 
   private Plan plan(Capture.Result r, long traceNanos) {
@@ -105,7 +168,10 @@ public final class CompiledModule extends Module {
     if (module instanceof Sequential seq && module.forwardHookCount() == 0) {
       List<CompiledModule> children = new ArrayList<>();
       for (Map.Entry<String, Module> e : seq.namedChildren().entrySet()) {
-        children.add(new CompiledModule(e.getValue(), passes, where.isEmpty() ? e.getKey() : where + "." + e.getKey()));
+        CompiledModule child = new CompiledModule(e.getValue(), passes,
+            where.isEmpty() ? e.getKey() : where + "." + e.getKey());
+        child.batchDim = batchDim;
+        children.add(child);
       }
       return new SplitPlan(children, breaks);
     }
@@ -163,11 +229,12 @@ public final class CompiledModule extends Module {
 
   private void explain(StringBuilder sb, String indent) {
     String label = where.isEmpty() ? name() : where + " (" + module.name() + ")";
+    if (batchNote != null) sb.append(indent).append(label).append(": ").append(batchNote).append('\n');
     if (plans.isEmpty()) sb.append(indent).append(label).append(": not called yet\n");
     for (Map.Entry<Signature, Plan> e : plans.entrySet()) {
       sb.append(indent).append(label).append(" ").append(e.getKey()).append(": ");
       switch (e.getValue()) {
-        case GraphPlan g -> sb.append("1 graph, ").append(g.traced().opCount()).append(" ops traced, ")
+        case GraphPlan g -> sb.append(g.generic() ? "1 graph for every batch size, " : "1 graph, ").append(g.traced().opCount()).append(" ops traced, ")
             .append(g.graph().opCount()).append(" after passes (trace ").append(millis(g.traceNanos()))
             .append(" ms, passes ").append(millis(g.passNanos())).append(" ms)\n");
         case EagerPlan x -> {

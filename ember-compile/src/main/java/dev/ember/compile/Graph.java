@@ -89,7 +89,7 @@ public final class Graph {
     Tensor[] env = new Tensor[nodes.size()];
     for (int i = 0; i < args.length; i++) {
       Node in = inputs.get(i);
-      if (!Arrays.equals(args[i].shapeRef(), in.shape()) || args[i].dtype() != in.dtype()) {
+      if (!fits(args[i], in)) {
         throw Check.fail("Graph.run", "input " + i + " must be " + in.type(), "input", args[i]);
       }
       env[in.slot] = args[i];
@@ -109,6 +109,18 @@ public final class Graph {
       }
     }
     return env[output.slot];
+  }
+
+  /** Whether tensor t fits input node {@code in}: its dtype, its shape (any size in a symbolic batch dim). */
+  private static boolean fits(Tensor t, Node in) {
+    int[] s = t.shapeRef();
+    int[] want = in.shape();
+    int[] perBatch = in.perBatch();
+    if (t.dtype() != in.dtype() || s.length != want.length) return false;
+    for (int d = 0; d < s.length; d++) {
+      if (s[d] != want[d] && (perBatch == null || perBatch[d] == 0)) return false;
+    }
+    return true;
   }
 
   /**

@@ -33,6 +33,8 @@ public final class Node {
   final List<Node> inputs;
   private final Map<String, Object> attrs;
   private final int[] shape;
+  /** Per dim, k for a dim that is k times the symbolic batch size (shape holds its traced size), else 0; or null. */
+  private final int[] perBatch;
   private final DType dtype;
   private final Tracing.Replay replay;
   private final Tensor value;
@@ -42,6 +44,12 @@ public final class Node {
 
   private Node(Kind kind, String op, List<Node> inputs, Map<String, Object> attrs, int[] shape, DType dtype,
       Tracing.Replay replay, Tensor value, String target) {
+    this(kind, op, inputs, attrs, shape, null, dtype, replay, value, target);
+  }
+
+  private Node(Kind kind, String op, List<Node> inputs, Map<String, Object> attrs, int[] shape, int[] perBatch,
+      DType dtype, Tracing.Replay replay, Tensor value, String target) {
+    this.perBatch = perBatch == null ? null : perBatch.clone();
     this.kind = kind;
     this.op = op;
     this.inputs = new ArrayList<>(inputs);
@@ -91,7 +99,20 @@ public final class Node {
 
   /** A copy of this node reading {@code newInputs} instead (same op, attributes, output type). */
   Node withInputs(List<Node> newInputs) {
-    return new Node(kind, op, newInputs, attrs, shape, dtype, replay, value, target);
+    return new Node(kind, op, newInputs, attrs, shape, perBatch, dtype, replay, value, target);
+  }
+
+  /** A copy whose dims scale with a symbolic batch ({@code perBatch}, see {@link #perBatch()}), run by {@code replay}. */
+  Node withBatch(List<Node> newInputs, int[] perBatch, Tracing.Replay replay) {
+    return new Node(kind, op, newInputs, attrs, shape, perBatch, dtype, replay, value, target);
+  }
+
+  /**
+   * For a graph with a symbolic batch: per dim, k where the dim is k times the batch size (printed {@code kB}),
+   * 0 where it is fixed; null when no dim scales.
+   */
+  public int[] perBatch() {
+    return perBatch == null ? null : perBatch.clone();
   }
 
   public Kind kind() {
@@ -160,7 +181,13 @@ public final class Node {
 
   /** The type as printed: {@code f32[32, 784]}. */
   public String type() {
-    return dtype.name().toLowerCase(java.util.Locale.ROOT) + Arrays.toString(shape);
+    String d = dtype.name().toLowerCase(java.util.Locale.ROOT);
+    if (perBatch == null) return d + Arrays.toString(shape);
+    java.util.StringJoiner j = new java.util.StringJoiner(", ", d + "[", "]");
+    for (int i = 0; i < shape.length; i++) {
+      j.add(perBatch[i] == 0 ? Integer.toString(shape[i]) : perBatch[i] == 1 ? "B" : perBatch[i] + "B");
+    }
+    return j.toString();
   }
 
   static String attrString(Object a) {

@@ -139,6 +139,51 @@ class CompilerTest {
   }
 
   @Test
+  void aSymbolicBatchSharesOneGraphAcrossBatchSizes() {
+    Generator.manualSeed(7);
+    Module lenet = Models.lenet5(10).eval();
+    CompiledModule c = Compiler.compile(lenet).dynamicBatch(0);
+    for (int batch : new int[] {2, 3, 5, 1, 8, 3}) {
+      Tensor x = Tensor.randn(batch, 1, 28, 28);
+      assertBitwise(lenet.call(x), c.call(x));
+    }
+    assertEquals(1, c.signatures(), c.explain());
+    assertTrue(c.explain().contains("f32[B, 1, 28, 28] eval: 1 graph for every batch size"), c.explain());
+    assertTrue(c.graph().contains("%reshape_0 : f32[B, 400] = reshape(%max_pool2d_1, shape=[2, 400])"), c.graph());
+
+    Generator gen = new Generator(8);
+    Module layer = new TransformerEncoderLayer(16, 4, 32, 0.1, "gelu", 1e-5, true, false, true, gen).eval();
+    CompiledModule t = Compiler.compile(layer).dynamicBatch(0);
+    for (int batch : new int[] {2, 3, 4, 1}) {
+      Tensor x = Tensor.randn(gen, batch, 5, 16);
+      assertBitwise(layer.call(x), t.call(x));
+    }
+    assertEquals(1, t.signatures(), t.explain());
+    assertTrue(t.graph().contains("f32[5B, 16] = reshape(%x0"), t.graph());
+  }
+
+  /** Divides by the batch size: a constant that depends on it. */
+  static final class BatchMean extends Module {
+    @Override
+    public Tensor forward(Tensor x) {
+      return x.mean(0, true).add(x);
+    }
+  }
+
+  @Test
+  void aGraphThatDependsOnTheBatchSizeIsTracedPerSize() {
+    Module m = new BatchMean();
+    CompiledModule c = Compiler.compile(m).dynamicBatch(0);
+    for (int batch : new int[] {2, 3, 2, 4, 3}) {
+      Tensor x = Tensor.randn(batch, 4);
+      assertBitwise(m.call(x), c.call(x));
+    }
+    assertEquals(3, c.signatures(), c.explain());
+    assertTrue(c.explain().contains("dim 0 is not a symbolic batch: a constant's value depends on the batch size"),
+        c.explain());
+  }
+
+  @Test
   void theGraphGuardsItsInputs() {
     Graph g = Compiler.trace(in -> in[0].relu(), Tensor.randn(2, 3));
     assertThrows(dev.ember.tensor.TensorArgumentException.class, () -> g.run(Tensor.randn(3, 3)));
