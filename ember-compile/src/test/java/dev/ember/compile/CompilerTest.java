@@ -82,6 +82,31 @@ class CompilerTest {
   }
 
   @Test
+  void convnetRunsAsOneGraphBitwiseInEval() {
+    Generator.manualSeed(21);
+    Module convnet = Models.convnet(3, 8, 5);
+    try (Grad off = Grad.off()) {
+      convnet.call(Tensor.randn(4, 3, 8, 8)); // running statistics away from 0 and 1
+    }
+    CompiledModule c = checkBitwise(convnet.eval(), Tensor.randn(2, 3, 8, 8));
+    assertEquals(4, c.graph().split("= batch_norm\\(").length - 1, c.graph());
+  }
+
+  @Test
+  void lenetGradientsThroughTheGraphMatchEager() {
+    Generator.manualSeed(22);
+    Module lenet = Models.lenet5(10);
+    Tensor x = Tensor.randn(3, 1, 28, 28);
+    lenet.call(x).square().sum().backward();
+    List<Tensor> eagerGrads = lenet.parameters().stream().map(p -> p.grad().clone()).toList();
+    lenet.zeroGrad(true);
+    CompiledModule c = Compiler.compile(lenet);
+    c.call(x);
+    c.call(x).square().sum().backward();
+    for (int i = 0; i < eagerGrads.size(); i++) assertBitwise(eagerGrads.get(i), lenet.parameters().get(i).grad());
+  }
+
+  @Test
   void transformerLayersRunAsOneGraphBitwise() {
     Generator gen = new Generator(3);
     for (boolean normFirst : new boolean[] {false, true}) {
