@@ -31,6 +31,11 @@ public final class CompiledModule extends Module {
   private int batchDim = -1;
   /** Why the marked batch dim could not stay symbolic, or null. */
   private String batchNote;
+  /** The graph the last call ran and what its input was (shape, dtype, train mode): a call like it skips the map. */
+  private GraphPlan lastPlan;
+  private int[] lastShape;
+  private DType lastDtype;
+  private boolean lastTraining;
 
   CompiledModule(Module module, List<Pass> passes) {
     this(module, passes, "");
@@ -73,6 +78,7 @@ public final class CompiledModule extends Module {
     batchDim = dim;
     batchNote = null;
     plans.clear();
+    lastPlan = null;
     return this;
   }
 
@@ -107,7 +113,12 @@ public final class CompiledModule extends Module {
 
   @Override
   public Tensor forward(Tensor x) {
-    Signature sig = Signature.of(x, module.isTraining(), batchDim);
+    boolean training = module.isTraining();
+    GraphPlan last = lastPlan;
+    if (last != null && x.dtype() == lastDtype && training == lastTraining && Arrays.equals(x.shapeRef(), lastShape)) {
+      return last.graph().run(x);
+    }
+    Signature sig = Signature.of(x, training, batchDim);
     Plan plan = plans.get(sig);
     boolean otherBatch = plan instanceof GraphPlan g && batchDim >= 0 && x.dim() > batchDim && !g.generic()
         && g.tracedSize(batchDim) != x.shapeRef()[batchDim];
@@ -121,7 +132,13 @@ public final class CompiledModule extends Module {
       return grad ? r.eager() : r.eager().detach();
     }
     return switch (plan) {
-      case GraphPlan g -> g.graph().run(x);
+      case GraphPlan g -> {
+        lastPlan = g;
+        lastShape = x.shape();
+        lastDtype = x.dtype();
+        lastTraining = training;
+        yield g.graph().run(x);
+      }
       case EagerPlan e -> module.call(x);
       case SplitPlan s -> {
         Tensor h = x;
@@ -133,6 +150,7 @@ public final class CompiledModule extends Module {
 
   /** One graph for every batch size from the plans at two sizes, or (failing that) a graph per batch size. */
   private void generalize(Signature sig, GraphPlan first, Plan second, Tensor x) {
+    lastPlan = null;
     String reason;
     if (second instanceof GraphPlan g2) {
       try {

@@ -114,8 +114,8 @@ public final class Graph {
   /** Whether tensor t fits input node {@code in}: its dtype, its shape (any size in a symbolic batch dim). */
   private static boolean fits(Tensor t, Node in) {
     int[] s = t.shapeRef();
-    int[] want = in.shape();
-    int[] perBatch = in.perBatch();
+    int[] want = in.shapeRef();
+    int[] perBatch = in.perBatchRef();
     if (t.dtype() != in.dtype() || s.length != want.length) return false;
     for (int d = 0; d < s.length; d++) {
       if (s[d] != want[d] && (perBatch == null || perBatch[d] == 0)) return false;

@@ -143,6 +143,16 @@ public final class Node {
     return shape.clone();
   }
 
+  /** The shape itself, not a copy (the graph's run reads it on every call). */
+  int[] shapeRef() {
+    return shape;
+  }
+
+  /** {@link #perBatch()} itself, not a copy. */
+  int[] perBatchRef() {
+    return perBatch;
+  }
+
   public DType dtype() {
     return dtype;
   }
