@@ -11,6 +11,7 @@ import static dev.ember.ops.Reads.NOTHING;
 import dev.ember.amp.Autocast;
 import dev.ember.autograd.Autograd;
 import dev.ember.autograd.Backward;
+import dev.ember.autograd.Tracing;
 import dev.ember.backend.BinaryOp;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
@@ -116,6 +117,12 @@ public enum Binary {
    * (from their promoted dtype); comparisons and logical ops compare the operands as they are and write BOOL.
    */
   Tensor apply(Tensor a, Tensor b) {
+    Tensor out = applyUntraced(a, b);
+    return Tracing.active() ? Tracing.op(def.name(), out, new Tensor[] {a, b}, new Object[0], in -> apply(in[0], in[1]))
+        : out;
+  }
+
+  private Tensor applyUntraced(Tensor a, Tensor b) {
     String name = def.name();
     if (autocast) {
       a = Autocast.input(name, a);

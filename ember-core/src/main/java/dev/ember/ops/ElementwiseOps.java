@@ -1,5 +1,6 @@
 package dev.ember.ops;
 
+import dev.ember.autograd.Tracing;
 import dev.ember.autograd.Autograd;
 import dev.ember.autograd.Backward;
 import dev.ember.backend.Backend;
@@ -236,6 +237,12 @@ public final class ElementwiseOps {
 
   /** Type conversion; differentiable between floating types (the gradient converts back). */
   public static Tensor cast(Tensor x, DType dtype) {
+    Tensor out = castUntraced(x, dtype);
+    return Tracing.active() ? Tracing.op(CAST.name(), out, new Tensor[] {x}, new Object[] {"dtype", dtype},
+        in -> cast(in[0], dtype)) : out;
+  }
+
+  private static Tensor castUntraced(Tensor x, DType dtype) {
     Tensor out = Tensor.uninitialized(x.device(), dtype, x.shapeRef());
     backend(out).copy(x, out);
     if (!dtype.isFloatingPoint() || !x.dtype().isFloatingPoint()) return out;

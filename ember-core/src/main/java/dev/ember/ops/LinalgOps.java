@@ -1,5 +1,6 @@
 package dev.ember.ops;
 
+import dev.ember.autograd.Tracing;
 import static dev.ember.ops.DTypePolicy.FLOATING_ONLY;
 import static dev.ember.ops.DTypePolicy.PROMOTED;
 import static dev.ember.ops.OpDef.of;
@@ -53,6 +54,12 @@ public final class LinalgOps {
    * added dim removed afterwards; leading batch dims broadcast.
    */
   public static Tensor matmul(Tensor a, Tensor b) {
+    Tensor out = matmulUntraced(a, b);
+    return Tracing.active() ? Tracing.op(MATMUL.name(), out, new Tensor[] {a, b}, new Object[] {},
+        in -> matmul(in[0], in[1])) : out;
+  }
+
+  private static Tensor matmulUntraced(Tensor a, Tensor b) {
     if (Autocast.dtype() != null) { // one ThreadLocal read when autocast is off
       a = Autocast.input(MATMUL.name(), a);
       b = Autocast.input(MATMUL.name(), b);
@@ -173,6 +180,12 @@ public final class LinalgOps {
 
   /** bias + a @ b for 2-d a, b, with the bias (broadcast to [m, n]) as GEMM's starting C. */
   public static Tensor addmm(Tensor bias, Tensor a, Tensor b) {
+    Tensor out = addmmUntraced(bias, a, b);
+    return Tracing.active() ? Tracing.op(ADDMM.name(), out, new Tensor[] {bias, a, b}, new Object[] {},
+        in -> addmm(in[0], in[1], in[2])) : out;
+  }
+
+  private static Tensor addmmUntraced(Tensor bias, Tensor a, Tensor b) {
     if (Autocast.dtype() != null) {
       bias = Autocast.input(ADDMM.name(), bias);
       a = Autocast.input(ADDMM.name(), a);
@@ -216,6 +229,12 @@ public final class LinalgOps {
    * into W's layout (GEMM packs the transposed g), dx = g W, db = g summed over rows.
    */
   public static Tensor linear(Tensor x, Tensor weight, Tensor bias) {
+    Tensor out = linearUntraced(x, weight, bias);
+    return Tracing.active() ? Tracing.op(LINEAR.name(), out, new Tensor[] {x, weight, bias}, new Object[] {},
+        in -> linear(in[0], in[1], in[2])) : out;
+  }
+
+  private static Tensor linearUntraced(Tensor x, Tensor weight, Tensor bias) {
     if (Autocast.dtype() != null) {
       x = Autocast.input(LINEAR.name(), x);
       weight = Autocast.input(LINEAR.name(), weight);
@@ -239,6 +258,12 @@ public final class LinalgOps {
    * null. The shapes are only asserted here; the dtypes are checked as in {@link #linear}.
    */
   public static Tensor linearOfCheckedShapes(Tensor x, Tensor weight, Tensor bias) {
+    Tensor out = linearOfCheckedShapesUntraced(x, weight, bias);
+    return Tracing.active() ? Tracing.op(LINEAR.name(), out, new Tensor[] {x, weight, bias}, new Object[] {},
+        in -> linearOfCheckedShapes(in[0], in[1], in[2])) : out;
+  }
+
+  private static Tensor linearOfCheckedShapesUntraced(Tensor x, Tensor weight, Tensor bias) {
     if (Autocast.dtype() != null) {
       x = Autocast.input(LINEAR.name(), x);
       weight = Autocast.input(LINEAR.name(), weight);

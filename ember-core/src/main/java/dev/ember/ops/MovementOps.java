@@ -1,5 +1,6 @@
 package dev.ember.ops;
 
+import dev.ember.autograd.Tracing;
 import static dev.ember.ops.OpDef.VARIADIC;
 import static dev.ember.ops.OpDef.of;
 
@@ -62,6 +63,12 @@ public final class MovementOps {
   }
 
   public static Tensor contiguousCopy(Tensor x) {
+    Tensor out = contiguousCopyUntraced(x);
+    return Tracing.active() ? Tracing.op("clone", out, new Tensor[] {x}, new Object[] {},
+        in -> contiguousCopy(in[0])) : out;
+  }
+
+  private static Tensor contiguousCopyUntraced(Tensor x) {
     Tensor out = Tensor.uninitialized(x.device(), x.dtype(), x.shapeRef());
     ElementwiseOps.backend(out).copy(x, out);
     return Autograd.record("clone", out, (ctx, g) -> new Tensor[] {g}, new Tensor[] {x});
@@ -69,6 +76,12 @@ public final class MovementOps {
 
   /** A view when the strides allow it, else a copy (as torch.reshape). */
   public static Tensor reshape(Tensor x, int[] shape) {
+    Tensor out = reshapeUntraced(x, shape);
+    return Tracing.active() ? Tracing.op("reshape", out, new Tensor[] {x}, new Object[] {"shape", out.shape()},
+        in -> reshape(in[0], shape)) : out;
+  }
+
+  private static Tensor reshapeUntraced(Tensor x, int[] shape) {
     int[] target = Shapes.inferShape("reshape", shape, x.numel(), x.shapeRef());
     int[] strides = Shapes.viewStrides(x.shapeRef(), x.stridesRef(), target);
     Tensor src = strides == null ? contiguousCopy(x) : x;
@@ -77,6 +90,12 @@ public final class MovementOps {
   }
 
   public static Tensor view(Tensor x, int[] shape) {
+    Tensor out = viewUntraced(x, shape);
+    return Tracing.active() ? Tracing.op("view", out, new Tensor[] {x}, new Object[] {"shape", out.shape()},
+        in -> view(in[0], shape)) : out;
+  }
+
+  private static Tensor viewUntraced(Tensor x, int[] shape) {
     int[] target = Shapes.inferShape("view", shape, x.numel(), x.shapeRef());
     int[] strides = Shapes.viewStrides(x.shapeRef(), x.stridesRef(), target);
     if (strides == null) {
@@ -94,6 +113,12 @@ public final class MovementOps {
   }
 
   public static Tensor permute(Tensor x, int[] dims) {
+    Tensor out = permuteUntraced(x, dims);
+    return Tracing.active() ? Tracing.op("permute", out, new Tensor[] {x}, new Object[] {"dims", dims.clone()},
+        in -> permute(in[0], dims)) : out;
+  }
+
+  private static Tensor permuteUntraced(Tensor x, int[] dims) {
     int r = x.dim();
     if (dims.length != r) {
       throw Check.fail("permute", "expected " + r + " dims, got " + Arrays.toString(dims), "x", x);
@@ -128,6 +153,12 @@ public final class MovementOps {
    * (but not as -1), and only size-1 dims change size.
    */
   public static Tensor expand(Tensor x, int[] shape) {
+    Tensor out = expandUntraced(x, shape);
+    return Tracing.active() ? Tracing.op("expand", out, new Tensor[] {x}, new Object[] {"shape", out.shape()},
+        in -> expand(in[0], shape)) : out;
+  }
+
+  private static Tensor expandUntraced(Tensor x, int[] shape) {
     int r = shape.length;
     int lead = r - x.dim();
     if (lead < 0) {
@@ -162,6 +193,13 @@ public final class MovementOps {
    * negative start/end count from the end, then both are clamped to [0, size]; step must be positive.
    */
   public static Tensor slice(Tensor x, int dim, int start, int end, int step) {
+    Tensor out = sliceUntraced(x, dim, start, end, step);
+    return Tracing.active() ? Tracing.op("slice", out,
+        new Tensor[] {x}, new Object[] {"dim", dim, "start", start, "end", end, "step", step},
+        in -> slice(in[0], dim, start, end, step)) : out;
+  }
+
+  private static Tensor sliceUntraced(Tensor x, int dim, int start, int end, int step) {
     int axis = Check.dim("slice", dim, x);
     if (step <= 0) throw Check.fail("slice", "step must be positive, got " + step, "x", x);
     int n = x.shapeRef()[axis];
@@ -178,6 +216,13 @@ public final class MovementOps {
    * the dim; nothing is clamped.
    */
   public static Tensor narrow(Tensor x, int dim, int start, int length) {
+    Tensor out = narrowUntraced(x, dim, start, length);
+    return Tracing.active() ? Tracing.op("narrow", out,
+        new Tensor[] {x}, new Object[] {"dim", dim, "start", start, "length", length},
+        in -> narrow(in[0], dim, start, length)) : out;
+  }
+
+  private static Tensor narrowUntraced(Tensor x, int dim, int start, int length) {
     int axis = Check.dim("narrow", dim, x);
     int n = x.shapeRef()[axis];
     if (length < 0) throw Check.fail("narrow", "length must be non-negative, got " + length, "x", x);
@@ -216,6 +261,12 @@ public final class MovementOps {
   }
 
   public static Tensor select(Tensor x, int dim, int index) {
+    Tensor out = selectUntraced(x, dim, index);
+    return Tracing.active() ? Tracing.op("select", out, new Tensor[] {x}, new Object[] {"dim", dim, "index", index},
+        in -> select(in[0], dim, index)) : out;
+  }
+
+  private static Tensor selectUntraced(Tensor x, int dim, int index) {
     int axis = Check.dim("select", dim, x);
     int n = x.shapeRef()[axis];
     if (index < -n || index >= n) {

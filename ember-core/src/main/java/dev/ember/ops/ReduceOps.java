@@ -1,5 +1,6 @@
 package dev.ember.ops;
 
+import dev.ember.autograd.Tracing;
 import static dev.ember.ops.DTypePolicy.ACCUMULATING;
 import static dev.ember.ops.DTypePolicy.FLOATING_ONLY;
 import static dev.ember.ops.DTypePolicy.INDEX;
@@ -95,6 +96,13 @@ public final class ReduceOps {
 
   /** Sum over dims (null: all). Integers and bools sum to I64, as PyTorch. */
   public static Tensor sum(Tensor x, int[] dims, boolean keepDim) {
+    Tensor out = sumUntraced(x, dims, keepDim);
+    return Tracing.active() ? Tracing.op(SUM.name(), out,
+        new Tensor[] {x}, new Object[] {"dims", dims == null ? null : dims.clone(), "keepdim", keepDim},
+        in -> sum(in[0], dims, keepDim)) : out;
+  }
+
+  private static Tensor sumUntraced(Tensor x, int[] dims, boolean keepDim) {
     x = Autocast.input(SUM.name(), x); // FLOAT32 ops: half inputs run in F32
     if (x.dtype().isHalf()) return sum(x.to(DType.F32), dims, keepDim).to(x.dtype()); // in F32, rounded once on store
     int[] axes = normAxes(SUM.name(), x, dims);
@@ -290,6 +298,13 @@ public final class ReduceOps {
 
   /** softmax (log=false) or log_softmax along dim, numerically stable. */
   public static Tensor softmax(Tensor x, int dim, boolean log) {
+    Tensor out = softmaxUntraced(x, dim, log);
+    return Tracing.active() ? Tracing.op((log ? LOG_SOFTMAX : SOFTMAX).name(), out,
+        new Tensor[] {x}, new Object[] {"dim", dim},
+        in -> softmax(in[0], dim, log)) : out;
+  }
+
+  private static Tensor softmaxUntraced(Tensor x, int dim, boolean log) {
     x = Autocast.input((log ? LOG_SOFTMAX : SOFTMAX).name(), x); // FLOAT32 ops: half inputs run in F32
     if (x.dtype().isHalf()) return softmax(x.to(DType.F32), dim, log).to(x.dtype()); // in F32, rounded once on store
     String name = (log ? LOG_SOFTMAX : SOFTMAX).name();

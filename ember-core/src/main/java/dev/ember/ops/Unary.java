@@ -11,6 +11,7 @@ import static dev.ember.ops.Reads.OUTPUT;
 import dev.ember.amp.Autocast;
 import dev.ember.autograd.Autograd;
 import dev.ember.autograd.Grad;
+import dev.ember.autograd.Tracing;
 import dev.ember.backend.UnaryOp;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
@@ -135,6 +136,13 @@ public enum Unary {
    * exp's backward must not fail because x changed in place after the forward.
    */
   Tensor apply(Tensor x, double param) {
+    Tensor out = applyUntraced(x, param);
+    if (!Tracing.active()) return out;
+    return Tracing.op(def.name(), out, new Tensor[] {x}, param != 0 ? new Object[] {"param", param} : new Object[0],
+        in -> apply(in[0], param));
+  }
+
+  private Tensor applyUntraced(Tensor x, double param) {
     if (autocast) x = Autocast.input(def.name(), x);
     if (x.dtype().isHalf()) { // computed in F32, rounded once to the half dtype on store
       return apply(x.to(DType.F32), param).to(def.dtypes().result(x.dtype()));

@@ -484,6 +484,7 @@ public final class Tensor implements View {
   // ------------------------------------------------------------------ data access
 
   public double item() {
+    dev.ember.autograd.Tracing.unsupported("item", "reads a tensor's value into Java");
     if (numel() != 1) {
       throw Check.fail("item", "only one-element tensors can be converted to a number (numel " + numel() + ")", "x", this);
     }
@@ -517,6 +518,7 @@ public final class Tensor implements View {
 
   /** The elements in row-major order, as floats. */
   public float[] toFloatArray() {
+    dev.ember.autograd.Tracing.unsupported("toFloatArray", "reads a tensor's values into Java");
     float[] out = new float[(int) numel()];
     if (out.length == 0) return out; // an empty view's offset may lie past its storage's end (as in PyTorch)
     Tensor c = to(DType.F32).contiguous().cpu(); // a device tensor's elements are copied to the host first
@@ -533,6 +535,7 @@ public final class Tensor implements View {
   }
 
   public long[] toLongArray() {
+    dev.ember.autograd.Tracing.unsupported("toLongArray", "reads a tensor's values into Java");
     long[] out = new long[(int) numel()];
     if (out.length == 0) return out; // an empty view's offset may lie past its storage's end (as in PyTorch)
     Tensor c = to(DType.I64).contiguous().cpu(); // a device tensor's elements are copied to the host first

@@ -1,5 +1,6 @@
 package dev.ember.nn.functional;
 
+import dev.ember.autograd.Tracing;
 import dev.ember.autograd.Autograd;
 import dev.ember.backend.AttentionKernels;
 import dev.ember.ops.ElementwiseOps;
@@ -79,6 +80,15 @@ public final class Attention {
    * w >= 0; {@code gen} (null = the global generator) is only read when dropoutP > 0.
    */
   public static Tensor scaledDotProductAttention(Tensor q, Tensor k, Tensor v, Tensor attnMask, double dropoutP,
+      boolean isCausal, Double scale, int window, Generator gen, Kernel kernel) {
+    Tensor out = scaledDotProductAttentionUntraced(q, k, v, attnMask, dropoutP, isCausal, scale, window, gen, kernel);
+    return Tracing.active() ? Tracing.op("scaled_dot_product_attention", out,
+        new Tensor[] {q, k, v, attnMask}, new Object[] {"dropout_p", dropoutP,
+        "is_causal", isCausal, "scale", scale, "window", window, "kernel", kernel},
+        in -> scaledDotProductAttention(in[0], in[1], in[2], in[3], dropoutP, isCausal, scale, window, gen, kernel)) : out;
+  }
+
+  private static Tensor scaledDotProductAttentionUntraced(Tensor q, Tensor k, Tensor v, Tensor attnMask, double dropoutP,
       boolean isCausal, Double scale, int window, Generator gen, Kernel kernel) {
     String op = "scaled_dot_product_attention";
     Tensor[] ac = HalfCompute.lowered(op, q, k, v, attnMask); // autocast: both products from low-precision operands

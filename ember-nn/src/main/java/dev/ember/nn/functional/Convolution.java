@@ -1,5 +1,6 @@
 package dev.ember.nn.functional;
 
+import dev.ember.autograd.Tracing;
 import dev.ember.autograd.Autograd;
 import dev.ember.autograd.Grad;
 import dev.ember.backend.ConvGeometry;
@@ -51,6 +52,16 @@ public final class Convolution {
   /** conv2d whose padding is filled in {@code paddingMode} (zeros, reflect, replicate, circular). */
   public static Tensor conv2d(Tensor input, Tensor weight, Tensor bias, int[] stride, int[] padding, int[] dilation,
       int groups, String paddingMode) {
+    Tensor out = conv2dUntraced(input, weight, bias, stride, padding, dilation, groups, paddingMode);
+    return Tracing.active() ? Tracing.op("conv2d", out,
+        new Tensor[] {input, weight, bias}, new Object[] {"stride", Arrays.toString(stride),
+        "padding", Arrays.toString(padding), "dilation", Arrays.toString(dilation), "groups", groups,
+        "padding_mode", paddingMode},
+        in -> conv2d(in[0], in[1], in[2], stride, padding, dilation, groups, paddingMode)) : out;
+  }
+
+  private static Tensor conv2dUntraced(Tensor input, Tensor weight, Tensor bias, int[] stride, int[] padding, int[] dilation,
+      int groups, String paddingMode) {
     String op = "conv2d";
     int[] p = pair(op, "padding", padding, 0);
     return conv(op, 2, input, weight, bias, pair(op, "stride", stride, 1), new int[] {p[0], p[0], p[1], p[1]},
@@ -59,6 +70,15 @@ public final class Convolution {
 
   /** conv2d with {@code padding} "valid" or "same", filled in {@code paddingMode}. */
   public static Tensor conv2d(Tensor input, Tensor weight, Tensor bias, int[] stride, String padding, int[] dilation,
+      int groups, String paddingMode) {
+    Tensor out = conv2dUntraced(input, weight, bias, stride, padding, dilation, groups, paddingMode);
+    return Tracing.active() ? Tracing.op("conv2d", out,
+        new Tensor[] {input, weight, bias}, new Object[] {"stride", Arrays.toString(stride),
+        "padding", padding, "dilation", Arrays.toString(dilation), "groups", groups, "padding_mode", paddingMode},
+        in -> conv2d(in[0], in[1], in[2], stride, padding, dilation, groups, paddingMode)) : out;
+  }
+
+  private static Tensor conv2dUntraced(Tensor input, Tensor weight, Tensor bias, int[] stride, String padding, int[] dilation,
       int groups, String paddingMode) {
     String op = "conv2d";
     int[] s = pair(op, "stride", stride, 1);

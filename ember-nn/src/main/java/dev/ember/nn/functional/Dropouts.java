@@ -1,5 +1,6 @@
 package dev.ember.nn.functional;
 
+import dev.ember.autograd.Tracing;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Device;
@@ -29,6 +30,13 @@ public final class Dropouts {
    * ({@code mul_}, recorded for autograd) and input is returned; the same bits and gradient as without.
    */
   public static Tensor dropout(Tensor input, double p, boolean training, boolean inplace, Generator gen) {
+    Tensor out = dropoutUntraced(input, p, training, inplace, gen);
+    return Tracing.active() ? Tracing.op("dropout", out,
+        new Tensor[] {input}, new Object[] {"p", p, "training", training, "inplace", inplace},
+        in -> dropout(in[0], p, training, inplace, gen)) : out;
+  }
+
+  private static Tensor dropoutUntraced(Tensor input, double p, boolean training, boolean inplace, Generator gen) {
     checkP("dropout", p, input);
     if (!training || p == 0) return input;
     Check.floating("dropout", input);

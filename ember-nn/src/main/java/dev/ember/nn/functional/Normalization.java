@@ -1,5 +1,6 @@
 package dev.ember.nn.functional;
 
+import dev.ember.autograd.Tracing;
 import dev.ember.autograd.Autograd;
 import dev.ember.autograd.Ctx;
 import dev.ember.autograd.Grad;
@@ -39,6 +40,15 @@ public final class Normalization {
    * average), the caller passes {@code 1 / numBatchesTracked}, as nn.BatchNorm does.
    */
   public static Tensor batchNorm(Tensor input, Tensor runningMean, Tensor runningVar, Tensor weight, Tensor bias,
+      boolean training, double momentum, double eps) {
+    Tensor out = batchNormUntraced(input, runningMean, runningVar, weight, bias, training, momentum, eps);
+    return Tracing.active() ? Tracing.op("batch_norm", out,
+        new Tensor[] {input, runningMean, runningVar, weight, bias}, new Object[] {"training", training,
+        "momentum", momentum, "eps", eps},
+        in -> batchNorm(in[0], in[1], in[2], in[3], in[4], training, momentum, eps)) : out;
+  }
+
+  private static Tensor batchNormUntraced(Tensor input, Tensor runningMean, Tensor runningVar, Tensor weight, Tensor bias,
       boolean training, double momentum, double eps) {
     String op = "batch_norm";
     Check.floating(op, input);
@@ -166,6 +176,14 @@ public final class Normalization {
    * {@code * weight + bias} (each of shape normalizedShape, may be null), as F.layer_norm.
    */
   public static Tensor layerNorm(Tensor input, int[] normalizedShape, Tensor weight, Tensor bias, double eps) {
+    Tensor out = layerNormUntraced(input, normalizedShape, weight, bias, eps);
+    return Tracing.active() ? Tracing.op("layer_norm", out,
+        new Tensor[] {input, weight, bias}, new Object[] {"normalized_shape",
+        Arrays.toString(normalizedShape), "eps", eps},
+        in -> layerNorm(in[0], normalizedShape, in[1], in[2], eps)) : out;
+  }
+
+  private static Tensor layerNormUntraced(Tensor input, int[] normalizedShape, Tensor weight, Tensor bias, double eps) {
     String op = "layer_norm";
     Check.floating(op, input);
     int m = checkTrailing(op, input, normalizedShape);

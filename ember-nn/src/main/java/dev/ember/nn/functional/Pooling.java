@@ -1,5 +1,6 @@
 package dev.ember.nn.functional;
 
+import dev.ember.autograd.Tracing;
 import dev.ember.autograd.Autograd;
 import dev.ember.autograd.Grad;
 import dev.ember.backend.PoolAxis;
@@ -47,6 +48,15 @@ public final class Pooling {
    * {@code stride} means the kernel size.
    */
   public static Tensor maxPool2d(Tensor input, int[] kernelSize, int[] stride, int[] padding, int[] dilation,
+      boolean ceilMode) {
+    Tensor out = maxPool2dUntraced(input, kernelSize, stride, padding, dilation, ceilMode);
+    return Tracing.active() ? Tracing.op("max_pool2d", out, new Tensor[] {input}, new Object[] {"kernel_size",
+        Arrays.toString(kernelSize), "stride", Arrays.toString(stride), "padding", Arrays.toString(padding),
+        "dilation", Arrays.toString(dilation), "ceil_mode", ceilMode},
+        in -> maxPool2d(in[0], kernelSize, stride, padding, dilation, ceilMode)) : out;
+  }
+
+  private static Tensor maxPool2dUntraced(Tensor input, int[] kernelSize, int[] stride, int[] padding, int[] dilation,
       boolean ceilMode) {
     return max("max_pool2d", input, 2, kernelSize, stride, padding, dilation, ceilMode, false).values();
   }

@@ -1,0 +1,44 @@
+package dev.ember.compile;
+
+import dev.ember.nn.Module;
+import dev.ember.tensor.Tensor;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+/** Entry points: compile a module, or trace a function of tensors into a graph. */
+public final class Compiler {
+  private Compiler() {}
+
+  /** {@code module}, traced on its first call per input signature and run as a graph after the default passes. */
+  public static CompiledModule compile(Module module) {
+    return new CompiledModule(module, Pass.defaults());
+  }
+
+  /** {@code module} compiled with the given passes, in order (none: the graph as traced). */
+  public static CompiledModule compile(Module module, List<Pass> passes) {
+    return new CompiledModule(module, passes);
+  }
+
+  /**
+   * The graph of {@code fn} traced on {@code args} (no passes run; dead nodes removed).
+   *
+   * @throws IllegalStateException listing the breaks if the trace met an op it cannot capture
+   */
+  public static Graph trace(Function<Tensor[], Tensor> fn, Tensor... args) {
+    Capture.Result r = Capture.trace(fn, args, new IdentityHashMap<>(), "");
+    if (!r.breaks().isEmpty() || r.graph() == null) {
+      throw new IllegalStateException("Compiler.trace: the function cannot be captured: " + r.breaks());
+    }
+    return r.graph();
+  }
+
+  /** The module's parameters and buffers by identity, with their dotted names. */
+  static Map<Tensor, String> names(Module module) {
+    IdentityHashMap<Tensor, String> names = new IdentityHashMap<>();
+    module.namedParameters().forEach((k, v) -> names.put(v, k));
+    module.namedBuffers().forEach((k, v) -> names.put(v, k));
+    return names;
+  }
+}

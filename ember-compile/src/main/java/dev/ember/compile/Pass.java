@@ -1,0 +1,32 @@
+package dev.ember.compile;
+
+/**
+ * A graph rewrite that keeps what the graph computes: {@link #run} returns a new graph (the argument is left as it
+ * is) whose output has the same values for every input, to the bit unless the pass says otherwise.
+ */
+public interface Pass {
+  /** The pass's name, as {@link CompiledModule#explain()} reports it. */
+  default String name() {
+    return getClass().getSimpleName();
+  }
+
+  /** The rewritten graph. */
+  Graph run(Graph graph);
+
+  /**
+   * For inference, the defaults after {@link BatchNormFolding} (which is not bitwise, and fixes the parameters of
+   * the folded convolutions).
+   */
+  static java.util.List<Pass> inference() {
+    java.util.List<Pass> passes = new java.util.ArrayList<>();
+    passes.add(new BatchNormFolding());
+    passes.addAll(defaults());
+    return java.util.List.copyOf(passes);
+  }
+
+  /** The default pipeline, bitwise: simplification, constant folding, common subexpressions, dead code. */
+  static java.util.List<Pass> defaults() {
+    return java.util.List.of(new AlgebraicSimplification(), new ConstantFolding(),
+        new CommonSubexpressionElimination(), new DeadCodeElimination());
+  }
+}

@@ -1,0 +1,94 @@
+package dev.ember.autograd;
+
+import dev.ember.tensor.Tensor;
+
+/**
+ * The hook a graph compiler (ember-compile's {@code dev.ember.compile}) traces a forward through: while a
+ * {@link Tracer} is installed on the current thread, each traced op entry point reports the op it has just run
+ * (its name, inputs, attributes, output, and how to run it again on other inputs), and each op that reads values
+ * into Java ({@code item()}) reports that it cannot be captured. With no tracer installed (always, outside a
+ * compiler's first call) an entry point pays one read of a static field and nothing else, and its result is the
+ * same to the bit.
+ *
+ * <p>An op that calls other traced ops reports them too, before itself: a tracer keeps the outermost report for
+ * an output (the inner ones compute values nothing else reads, and are dead code in its graph).
+ */
+public final class Tracing {
+  private Tracing() {}
+
+  /** Runs one traced op again on new inputs (same attributes, same entry point, so the same kernels). */
+  @FunctionalInterface
+  public interface Replay {
+    Tensor run(Tensor[] inputs);
+  }
+
+  /** Receives the ops of a traced forward. */
+  public interface Tracer {
+    /**
+     * Op {@code name} computed {@code out} from {@code inputs} (null entries are absent optional inputs) with
+     * {@code attrs}, its non-tensor arguments as names and values in turn ({@code "dim", 1, "keepdim", true}), for
+     * printing and comparing; {@code replay} runs it again.
+     */
+    void op(String name, Tensor out, Tensor[] inputs, Object[] attrs, Replay replay);
+
+    /** Op {@code name} cannot be captured ({@code reason}): its result goes into Java, not into a tensor. */
+    void unsupported(String name, String reason);
+  }
+
+  /** Number of installed tracers on all threads: the ops path reads only this field when none is. */
+  private static volatile int installed;
+  private static final ThreadLocal<Tracer> CURRENT = new ThreadLocal<>();
+
+  /** Whether a tracer is installed on this thread (one static read when none is anywhere). */
+  public static boolean active() {
+    return installed != 0 && CURRENT.get() != null;
+  }
+
+  /** Reports op {@code name} to this thread's tracer, if one is installed; returns {@code out}. */
+  public static Tensor op(String name, Tensor out, Tensor[] inputs, Object[] attrs, Replay replay) {
+    Tracer t = CURRENT.get();
+    if (t != null) t.op(name, out, inputs, attrs, replay);
+    return out;
+  }
+
+  /** Reports that op {@code name} cannot be captured, if a tracer is installed on this thread. */
+  public static void unsupported(String name, String reason) {
+    if (installed == 0) return;
+    Tracer t = CURRENT.get();
+    if (t != null) t.unsupported(name, reason);
+  }
+
+  /**
+   * Installs {@code tracer} on this thread until the returned scope closes (which restores the previous one);
+   * {@code null} suspends tracing, e.g. while a captured graph runs.
+   */
+  public static Scope install(Tracer tracer) {
+    Tracer previous = CURRENT.get();
+    CURRENT.set(tracer);
+    synchronized (Tracing.class) {
+      installed++;
+    }
+    return new Scope(previous);
+  }
+
+  /** Closing it restores the tracer installed before. */
+  public static final class Scope implements AutoCloseable {
+    private final Tracer previous;
+    private boolean closed;
+
+    private Scope(Tracer previous) {
+      this.previous = previous;
+    }
+
+    @Override
+    public void close() {
+      if (closed) return;
+      closed = true;
+      if (previous == null) CURRENT.remove();
+      else CURRENT.set(previous);
+      synchronized (Tracing.class) {
+        installed--;
+      }
+    }
+  }
+}
