@@ -478,6 +478,18 @@ public final class CpuBackend implements Backend {
     Int8Gemm.gemmDequantize(a, aZero, aScale, b, bRowSum, bScale, bias, out, m, n, k);
   }
 
+  /** The Vector API quantization loop ({@link Int8Kernels#quantize}): the same bits as the default. */
+  @Override
+  public void quantizeInt8(float[] x, int off, int n, float scale, int zeroPoint, int qmin, int qmax, byte[] out,
+      int outOff) {
+    Int8Gemm.kernels().quantize(x, off, n, scale, zeroPoint, qmin, qmax, out, outOff);
+  }
+
+  @Override
+  public float[] minMax(float[] x, int off, int n) {
+    return Int8Gemm.kernels().minMax(x, off, n);
+  }
+
   /** GEMM widens BF16/F16 operands while it packs them: see {@link Matmul}. */
   @Override
   public boolean matmulReadsHalf() {

@@ -1,5 +1,6 @@
 package dev.ember.backend.cpu;
 
+import java.util.function.IntConsumer;
 import java.util.logging.Logger;
 
 /**
@@ -21,6 +22,10 @@ public final class Int8Gemm {
   private static final int COL_BLOCK = 64;
   /** |a * b| &lt;= 2^14, so a sum of k products fits in int32 for k &lt;= 2^16 (2^30). */
   public static final int MAX_K = dev.ember.backend.Backend.INT8_MAX_K;
+  /** From this many rows of A on, A is widened and B packed once per product ({@link Int8Kernels#panelDot}). */
+  static final int PACK_MIN_ROWS = 8;
+  /** Products of fewer multiply-adds (m n k) run on the calling thread. */
+  static final long INLINE_WORK = 1 << 18;
   private static volatile Int8Kernels instance;
 
   private Int8Gemm() {}
@@ -61,12 +66,9 @@ public final class Int8Gemm {
   public static int[] gemm(Int8Kernels kern, byte[] a, byte[] b, int m, int n, int k) {
     check(a, b, m, n, k);
     int[] c = new int[m * n];
-    Parallel.forEach(tasks(m, n), t -> {
-      int[] acc = new int[ROW_BLOCK * COL_BLOCK];
-      Tile tile = tile(t, m, n);
-      kern.dotBlock(a, tile.i0, tile.rows, b, tile.j0, tile.j1, k, acc, COL_BLOCK);
+    run(kern, a, b, m, n, k, (tile, acc, ld) -> {
       for (int r = 0; r < tile.rows; r++) {
-        System.arraycopy(acc, r * COL_BLOCK, c, (tile.i0 + r) * n + tile.j0, tile.j1 - tile.j0);
+        System.arraycopy(acc, r * ld, c, (tile.i0 + r) * n + tile.j0, tile.j1 - tile.j0);
       }
     });
     return c;
@@ -79,15 +81,11 @@ public final class Int8Gemm {
   public static void gemmDequantize(byte[] a, int aZero, float aScale, byte[] b, int[] bRowSum, float[] bScale,
       float[] bias, float[] out, int m, int n, int k) {
     check(a, b, m, n, k);
-    Int8Kernels kern = kernels();
-    Parallel.forEach(tasks(m, n), t -> {
-      int[] acc = new int[ROW_BLOCK * COL_BLOCK];
-      Tile tile = tile(t, m, n);
-      kern.dotBlock(a, tile.i0, tile.rows, b, tile.j0, tile.j1, k, acc, COL_BLOCK);
+    run(kernels(), a, b, m, n, k, (tile, acc, ld) -> {
       for (int r = 0; r < tile.rows; r++) {
         int o = (tile.i0 + r) * n;
         for (int j = tile.j0; j < tile.j1; j++) {
-          float v = (acc[r * COL_BLOCK + j - tile.j0] - (long) aZero * bRowSum[j]) * (aScale * bScale[j]);
+          float v = (acc[r * ld + j - tile.j0] - (long) aZero * bRowSum[j]) * (aScale * bScale[j]);
           out[o + j] = bias == null ? v : v + bias[j];
         }
       }
@@ -101,16 +99,12 @@ public final class Int8Gemm {
   public static void gemmRequantize(byte[] a, int aZero, float aScale, byte[] b, int[] bRowSum, float[] bScale,
       float[] bias, float outScale, int outZero, int outMin, int outMax, byte[] out, int m, int n, int k) {
     check(a, b, m, n, k);
-    Int8Kernels kern = kernels();
     float inv = 1.0f / outScale;
-    Parallel.forEach(tasks(m, n), t -> {
-      int[] acc = new int[ROW_BLOCK * COL_BLOCK];
-      Tile tile = tile(t, m, n);
-      kern.dotBlock(a, tile.i0, tile.rows, b, tile.j0, tile.j1, k, acc, COL_BLOCK);
+    run(kernels(), a, b, m, n, k, (tile, acc, ld) -> {
       for (int r = 0; r < tile.rows; r++) {
         int o = (tile.i0 + r) * n;
         for (int j = tile.j0; j < tile.j1; j++) {
-          float v = (acc[r * COL_BLOCK + j - tile.j0] - (long) aZero * bRowSum[j]) * (aScale * bScale[j]);
+          float v = (acc[r * ld + j - tile.j0] - (long) aZero * bRowSum[j]) * (aScale * bScale[j]);
           if (bias != null) v += bias[j];
           double q = Math.rint(v * inv) + outZero;
           out[o + j] = (byte) (q <= outMin ? outMin : q >= outMax ? outMax : (int) q);
@@ -119,17 +113,99 @@ public final class Int8Gemm {
     });
   }
 
-  private record Tile(int i0, int rows, int j0, int j1) {}
-
-  private static int tasks(int m, int n) {
-    return ((m + ROW_BLOCK - 1) / ROW_BLOCK) * ((n + COL_BLOCK - 1) / COL_BLOCK);
+  /**
+   * B [n, k] packed for {@link Int8Kernels#panelDot}: panel {@code q} holds output channels
+   * {@code [q w, q w + w)} k-major, {@code bp[(q k + p) w + c] = b[(q w + c) k + p]}, zero past channel n.
+   */
+  public static byte[] packPanels(byte[] b, int n, int k, int w) {
+    int panels = (n + w - 1) / w;
+    byte[] bp = new byte[panels * k * w];
+    for (int q = 0; q < panels; q++) packPanel(b, n, k, w, q, bp);
+    return bp;
   }
 
-  private static Tile tile(int t, int m, int n) {
-    int colBlocks = (n + COL_BLOCK - 1) / COL_BLOCK;
+  private static void packPanel(byte[] b, int n, int k, int w, int q, byte[] bp) {
+    int base = q * k * w;
+    for (int c = 0; c < w && q * w + c < n; c++) {
+      int bo = (q * w + c) * k;
+      for (int p = 0; p < k; p++) bp[base + p * w + c] = b[bo + p];
+    }
+  }
+
+  /** The epilogue of one tile: {@code acc[r * ld + (j - j0)]} holds C[i0 + r, j] for the tile's rows and columns. */
+  private interface TileSink {
+    void accept(Tile tile, int[] acc, int ld);
+  }
+
+  /**
+   * Computes C tile by tile, in parallel unless the product is small (then on the calling thread: handing a few
+   * microseconds of work to the pool costs more than it saves), and hands each tile to {@code sink}. From
+   * {@link #PACK_MIN_ROWS} rows on, A is widened to floats and B packed into panels once per call
+   * ({@link Int8Kernels#panelDot}); fewer rows use {@link Int8Kernels#dotBlock} on B as stored. Every path sums
+   * exactly, so the bits do not depend on the path or the thread count.
+   */
+  private static void run(Int8Kernels kern, byte[] a, byte[] b, int m, int n, int k, TileSink sink) {
+    if (m == 0 || n == 0) return;
+    boolean inline = work(m, n, k) < INLINE_WORK;
+    if (m < PACK_MIN_ROWS || k == 0) {
+      int tasks = tasks(m, n, COL_BLOCK);
+      IntConsumer body = t -> {
+        int[] acc = new int[ROW_BLOCK * COL_BLOCK];
+        Tile tile = tile(t, m, n, COL_BLOCK);
+        kern.dotBlock(a, tile.i0, tile.rows, b, tile.j0, tile.j1, k, acc, COL_BLOCK);
+        sink.accept(tile, acc, COL_BLOCK);
+      };
+      forEach(inline, tasks, body);
+      return;
+    }
+    int w = kern.panelWidth();
+    int colBlock = w * Math.max(1, COL_BLOCK / w);
+    int panels = (n + w - 1) / w;
+    byte[] bp = new byte[panels * k * w];
+    float[] af = new float[m * k];
+    int rowChunks = (m + ROW_BLOCK - 1) / ROW_BLOCK;
+    forEach(inline, panels + rowChunks, t -> {
+      if (t < panels) {
+        packPanel(b, n, k, w, t, bp);
+      } else {
+        int i0 = (t - panels) * ROW_BLOCK;
+        int end = Math.min(m, i0 + ROW_BLOCK) * k;
+        for (int e = i0 * k; e < end; e++) af[e] = a[e];
+      }
+    });
+    forEach(inline, tasks(m, n, colBlock), t -> {
+      int[] acc = new int[ROW_BLOCK * colBlock];
+      Tile tile = tile(t, m, n, colBlock);
+      for (int j = tile.j0; j < tile.j1; j += w) {
+        kern.panelDot(af, tile.i0 * k, tile.rows, k, bp, (j / w) * k * w, acc, j - tile.j0, colBlock);
+      }
+      sink.accept(tile, acc, colBlock);
+    });
+  }
+
+  private static void forEach(boolean inline, int tasks, IntConsumer body) {
+    if (inline) {
+      for (int t = 0; t < tasks; t++) body.accept(t);
+    } else {
+      Parallel.forEach(tasks, body);
+    }
+  }
+
+  private static long work(int m, int n, int k) {
+    return (long) m * n * Math.max(k, 1);
+  }
+
+  private record Tile(int i0, int rows, int j0, int j1) {}
+
+  private static int tasks(int m, int n, int colBlock) {
+    return ((m + ROW_BLOCK - 1) / ROW_BLOCK) * ((n + colBlock - 1) / colBlock);
+  }
+
+  private static Tile tile(int t, int m, int n, int colBlock) {
+    int colBlocks = (n + colBlock - 1) / colBlock;
     int i0 = (t / colBlocks) * ROW_BLOCK;
-    int j0 = (t % colBlocks) * COL_BLOCK;
-    return new Tile(i0, Math.min(ROW_BLOCK, m - i0), j0, Math.min(n, j0 + COL_BLOCK));
+    int j0 = (t % colBlocks) * colBlock;
+    return new Tile(i0, Math.min(ROW_BLOCK, m - i0), j0, Math.min(n, j0 + colBlock));
   }
 
   private static void check(byte[] a, byte[] b, int m, int n, int k) {

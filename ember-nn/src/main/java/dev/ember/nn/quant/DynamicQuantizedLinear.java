@@ -102,12 +102,10 @@ public class DynamicQuantizedLinear extends Module {
       if (bias != null) for (int i = 0; i < m; i++) System.arraycopy(bias, 0, out, i * outFeatures, outFeatures);
       return Tensor.of(out, outShape);
     }
-    float lo = Float.POSITIVE_INFINITY;
-    float hi = Float.NEGATIVE_INFINITY;
-    for (float f : v) {
-      lo = Math.min(lo, f);
-      hi = Math.max(hi, f);
-    }
+    Backend cpu = Device.CPU.backend();
+    float[] range = cpu.minMax(v, 0, v.length);
+    float lo = range[0];
+    float hi = range[1];
     if (Float.isNaN(lo) || Float.isNaN(hi)) {
       throw Check.fail("DynamicQuantizedLinear", "input contains NaN (it has no quantized value)", "input", x);
     }
@@ -117,9 +115,9 @@ public class DynamicQuantizedLinear extends Module {
     float aScale = p.scales()[0];
     int aZero = p.zeroPoints()[0];
     byte[] a = new byte[v.length];
-    Quantization.quantizeRange(v, 0, v.length, aScale, aZero, QDType.QINT8, a, 0);
+    cpu.quantizeInt8(v, 0, v.length, aScale, aZero, QDType.QINT8.min(), QDType.QINT8.max(), a, 0);
     float[] out = new float[m * outFeatures];
-    Device.CPU.backend().int8LinearDequantize(a, aZero, aScale, w, wRowSum, wScale, bias, out, m, outFeatures, inFeatures);
+    cpu.int8LinearDequantize(a, aZero, aScale, w, wRowSum, wScale, bias, out, m, outFeatures, inFeatures);
     return Tensor.of(out, outShape);
   }
 
