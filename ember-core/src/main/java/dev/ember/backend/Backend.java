@@ -200,6 +200,16 @@ public interface Backend {
   }
 
   /**
+   * {@link #int8LinearDequantize(byte[], int, float, byte[], int[], float[], float[], float[], int, int, int)} with B
+   * a weight that is multiplied many times ([n, k] = [b.rows(), b.cols()]): a backend may prepare it once and keep
+   * the prepared form in {@code b} (the CPU packs it into its GEMM's panels). Same bits as the byte[] form.
+   */
+  default void int8LinearDequantize(byte[] a, int aZero, float aScale, Int8Matrix b, int[] bRowSum, float[] bScale,
+      float[] bias, float[] out, int m) {
+    int8LinearDequantize(a, aZero, aScale, b.data(), bRowSum, bScale, bias, out, m, b.rows(), b.cols());
+  }
+
+  /**
    * Quantizes host floats to 8 bits as {@code torch.quantize_per_tensor} on the CPU (dynamic quantization's
    * activations, {@link dev.ember.quant.Quantization#quantizeRange}): {@code out[outOff + i] = clamp(rint(x[off + i]
    * * (1f / scale)) + zeroPoint, qmin, qmax)} for {@code i < n}, the product in float32 and rint half to even; quint8

@@ -3,6 +3,7 @@ package dev.ember.backend.cpu;
 import dev.ember.backend.AttentionKernels;
 import dev.ember.backend.Backend;
 import dev.ember.backend.BinaryOp;
+import dev.ember.backend.Int8Matrix;
 import dev.ember.backend.ConvolutionKernels;
 import dev.ember.backend.NormalizationKernels;
 import dev.ember.backend.OptimizerKernels;
@@ -476,6 +477,13 @@ public final class CpuBackend implements Backend {
   public void int8LinearDequantize(byte[] a, int aZero, float aScale, byte[] b, int[] bRowSum, float[] bScale,
       float[] bias, float[] out, int m, int n, int k) {
     Int8Gemm.gemmDequantize(a, aZero, aScale, b, bRowSum, bScale, bias, out, m, n, k);
+  }
+
+  /** The packed int8 kernel: B's panels are made on its first product and kept in it ({@link Int8Gemm#panels}). */
+  @Override
+  public void int8LinearDequantize(byte[] a, int aZero, float aScale, Int8Matrix b, int[] bRowSum, float[] bScale,
+      float[] bias, float[] out, int m) {
+    Int8Gemm.gemmDequantize(a, aZero, aScale, Int8Gemm.panels(b), bRowSum, bScale, bias, out, m);
   }
 
   /** The Vector API quantization loop ({@link Int8Kernels#quantize}): the same bits as the default. */

@@ -24,6 +24,8 @@ public final class Int8Gemm {
   public static final int MAX_K = dev.ember.backend.Backend.INT8_MAX_K;
   /** From this many rows of A on, A is widened and B packed once per product ({@link Int8Kernels#panelDot}). */
   static final int PACK_MIN_ROWS = 8;
+  /** Columns per task of the packed product when there are enough row blocks to spread. */
+  private static final int COL_GROUP = 256;
   /** Products of fewer multiply-adds (m n k) run on the calling thread. */
   static final long INLINE_WORK = 1 << 18;
   private static volatile Int8Kernels instance;
@@ -81,7 +83,19 @@ public final class Int8Gemm {
   public static void gemmDequantize(byte[] a, int aZero, float aScale, byte[] b, int[] bRowSum, float[] bScale,
       float[] bias, float[] out, int m, int n, int k) {
     check(a, b, m, n, k);
-    run(kernels(), a, b, m, n, k, (tile, acc, ld) -> {
+    run(kernels(), a, b, m, n, k, dequantizeSink(aZero, aScale, bRowSum, bScale, bias, out, n));
+  }
+
+  /** {@link #gemmDequantize} with B packed once ({@link #panels}): the same bits. */
+  public static void gemmDequantize(byte[] a, int aZero, float aScale, Panels b, int[] bRowSum, float[] bScale,
+      float[] bias, float[] out, int m) {
+    check(a, b.n * b.k, m, b.n, b.k);
+    runPacked(kernels(), a, b, m, dequantizeSink(aZero, aScale, bRowSum, bScale, bias, out, b.n));
+  }
+
+  private static TileSink dequantizeSink(int aZero, float aScale, int[] bRowSum, float[] bScale, float[] bias,
+      float[] out, int n) {
+    return (tile, acc, ld) -> {
       for (int r = 0; r < tile.rows; r++) {
         int o = (tile.i0 + r) * n;
         for (int j = tile.j0; j < tile.j1; j++) {
@@ -89,7 +103,20 @@ public final class Int8Gemm {
           out[o + j] = bias == null ? v : v + bias[j];
         }
       }
-    });
+    };
+  }
+
+  /**
+   * B [n, k] packed into {@link Int8Kernels#panelDot}'s panels of {@code width} output channels
+   * ({@link #packPanels}), made once per weight: {@link #panels}.
+   */
+  public record Panels(byte[] data, int n, int k, int width) {}
+
+  /** The panels of the current kernels for a weight, packed on first use and kept in it. */
+  public static Panels panels(dev.ember.backend.Int8Matrix b) {
+    Int8Kernels kern = kernels();
+    return b.derived(Panels.class, w -> new Panels(packPanels(w.data(), w.rows(), w.cols(), kern.panelWidth()),
+        w.rows(), w.cols(), kern.panelWidth()));
   }
 
   /**
@@ -159,29 +186,53 @@ public final class Int8Gemm {
       return;
     }
     int w = kern.panelWidth();
-    int colBlock = w * Math.max(1, COL_BLOCK / w);
-    int panels = (n + w - 1) / w;
-    byte[] bp = new byte[panels * k * w];
-    float[] af = new float[m * k];
-    int rowChunks = (m + ROW_BLOCK - 1) / ROW_BLOCK;
-    forEach(inline, panels + rowChunks, t -> {
-      if (t < panels) {
-        packPanel(b, n, k, w, t, bp);
-      } else {
-        int i0 = (t - panels) * ROW_BLOCK;
-        int end = Math.min(m, i0 + ROW_BLOCK) * k;
-        for (int e = i0 * k; e < end; e++) af[e] = a[e];
-      }
-    });
-    forEach(inline, tasks(m, n, colBlock), t -> {
-      int[] acc = new int[ROW_BLOCK * colBlock];
-      Tile tile = tile(t, m, n, colBlock);
+    runPacked(kern, a, new Panels(packPanels(b, n, k, w), n, k, w), m, sink);
+  }
+
+  /**
+   * The packed product: one task per block of {@link #ROW_BLOCK} rows and group of columns (whole panels), which
+   * widens its rows of A to floats once and runs every panel of its group over them.
+   */
+  private static void runPacked(Int8Kernels kern, byte[] a, Panels bp, int m, TileSink sink) {
+    int n = bp.n;
+    int k = bp.k;
+    int w = bp.width;
+    if (m == 0 || n == 0) return;
+    int rowBlocks = (m + ROW_BLOCK - 1) / ROW_BLOCK;
+    // few row blocks: narrower column groups, so both threads get work
+    int colGroup = w * Math.max(1, (rowBlocks >= 4 ? COL_GROUP : COL_BLOCK) / w);
+    forEach(work(m, n, k) < INLINE_WORK, tasks(m, n, colGroup), t -> {
+      Tile tile = tile(t, m, n, colGroup);
+      Scratch sc = SCRATCH.get();
+      float[] af = sc.floats(tile.rows * k);
+      int a0 = tile.i0 * k;
+      for (int e = 0, end = tile.rows * k; e < end; e++) af[e] = a[a0 + e];
+      int ld = (tile.j1 - tile.j0 + w - 1) / w * w;   // whole panels: the last one's padding columns are computed too
+      int[] acc = sc.ints(tile.rows * ld);
       for (int j = tile.j0; j < tile.j1; j += w) {
-        kern.panelDot(af, tile.i0 * k, tile.rows, k, bp, (j / w) * k * w, acc, j - tile.j0, colBlock);
+        kern.panelDot(af, 0, tile.rows, k, bp.data, (j / w) * k * w, acc, j - tile.j0, ld);
       }
-      sink.accept(tile, acc, colBlock);
+      sink.accept(tile, acc, ld);
     });
   }
+
+  /** Per-thread buffers of the packed product's tasks (A's rows widened, the tile's int32 sums), grown on demand. */
+  private static final class Scratch {
+    private float[] floats = new float[0];
+    private int[] ints = new int[0];
+
+    float[] floats(int n) {
+      if (floats.length < n) floats = new float[n];
+      return floats;
+    }
+
+    int[] ints(int n) {
+      if (ints.length < n) ints = new int[n];
+      return ints;
+    }
+  }
+
+  private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
   private static void forEach(boolean inline, int tasks, IntConsumer body) {
     if (inline) {
@@ -209,9 +260,13 @@ public final class Int8Gemm {
   }
 
   private static void check(byte[] a, byte[] b, int m, int n, int k) {
-    if (m < 0 || n < 0 || k < 0 || k > MAX_K || (long) m * k > a.length || (long) n * k > b.length) {
+    check(a, b.length, m, n, k);
+  }
+
+  private static void check(byte[] a, int bBytes, int m, int n, int k) {
+    if (m < 0 || n < 0 || k < 0 || k > MAX_K || (long) m * k > a.length || (long) n * k > bBytes) {
       throw new IllegalArgumentException("int8 gemm: operands do not match (m=" + m + ", n=" + n + ", k=" + k
-          + ", k <= " + MAX_K + "): a=" + a.length + " bytes, b=" + b.length + " bytes");
+          + ", k <= " + MAX_K + "): a=" + a.length + " bytes, b=" + bBytes + " bytes");
     }
   }
 }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ember.backend.Backend;
+import dev.ember.backend.Int8Matrix;
 import dev.ember.tensor.Device;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.Proxy;
@@ -41,6 +42,43 @@ class Int8LinearSpiTest {
       cpu.int8LinearDequantize(a, 0, 0.5f, b, rowSum, scale, null, actual, m, n, k);
       assertArrayEquals(expected, actual, m + "x" + n + "x" + k + " without bias");
     }
+  }
+
+  @Test
+  void aPreparedWeightGivesTheSameBitsEveryCall() {
+    Backend cpu = Device.CPU.backend();
+    Backend plain = defaultOnly();
+    SplittableRandom r = new SplittableRandom(17);
+    for (int[] s : new int[][] {{1, 10, 128}, {1, 256, 784}, {2, 33, 7}, {4, 5, 1}, {5, 64, 31}, {8, 32, 16},
+        {13, 10, 128}, {128, 70, 1100}}) {
+      int m = s[0], n = s[1], k = s[2];
+      byte[] a = new byte[m * k];
+      byte[] b = new byte[n * k];
+      for (int i = 0; i < a.length; i++) a[i] = (byte) r.nextInt(-128, 128);
+      for (int i = 0; i < b.length; i++) b[i] = (byte) r.nextInt(-128, 128);
+      b[0] = -128;
+      a[a.length - 1] = -128;
+      int[] rowSum = dev.ember.quant.Quantization.rowSums(b, n, k);
+      float[] scale = new float[n];
+      for (int j = 0; j < n; j++) scale[j] = (float) r.nextDouble(1e-3, 1e-1);
+      Int8Matrix w = new Int8Matrix(b, n, k);
+      float[] expected = new float[m * n];
+      plain.int8LinearDequantize(a, -3, 0.02f, b, rowSum, scale, null, expected, m, n, k);
+      for (int call = 0; call < 2; call++) {   // the second call finds the panels packed by the first
+        float[] actual = new float[m * n];
+        cpu.int8LinearDequantize(a, -3, 0.02f, w, rowSum, scale, null, actual, m);
+        assertArrayEquals(expected, actual, m + "x" + n + "x" + k + " call " + call);
+        float[] viaDefault = new float[m * n];
+        plain.int8LinearDequantize(a, -3, 0.02f, w, rowSum, scale, null, viaDefault, m);
+        assertArrayEquals(expected, viaDefault, m + "x" + n + "x" + k + " default");
+      }
+    }
+  }
+
+  @Test
+  void anInt8MatrixMustHoldItsShape() {
+    var e = assertThrows(IllegalArgumentException.class, () -> new Int8Matrix(new byte[6], 2, 4));
+    assertTrue(e.getMessage().contains("6 bytes") && e.getMessage().contains("[2, 4]"), e.getMessage());
   }
 
   @Test

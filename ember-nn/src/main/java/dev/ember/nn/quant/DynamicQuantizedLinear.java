@@ -1,6 +1,7 @@
 package dev.ember.nn.quant;
 
 import dev.ember.backend.Backend;
+import dev.ember.backend.Int8Matrix;
 import dev.ember.tensor.Device;
 import dev.ember.nn.Linear;
 import dev.ember.nn.Module;
@@ -33,7 +34,7 @@ public class DynamicQuantizedLinear extends Module {
   private final int inFeatures;
   private final int outFeatures;
   private final QTensor weight;
-  private final byte[] w;
+  private final Int8Matrix w;
   private final float[] wScale;
   private final int[] wRowSum;
   private final float[] bias;
@@ -54,9 +55,10 @@ public class DynamicQuantizedLinear extends Module {
     PerChannelMinMaxObserver obs = new PerChannelMinMaxObserver(WEIGHT_SCHEME, false);
     obs.observe(weight);
     this.weight = Quantization.quantize(weight, obs.calculateQParams());
-    this.w = this.weight.bytes();
+    byte[] wBytes = this.weight.bytes();
+    this.w = new Int8Matrix(wBytes, outFeatures, inFeatures);   // the backend packs it once, on the first forward
     this.wScale = this.weight.params().scales();
-    this.wRowSum = Quantization.rowSums(w, outFeatures, inFeatures);
+    this.wRowSum = Quantization.rowSums(wBytes, outFeatures, inFeatures);
     this.bias = bias == null ? null : bias.toFloatArray();
     eval();
   }
@@ -117,7 +119,7 @@ public class DynamicQuantizedLinear extends Module {
     byte[] a = new byte[v.length];
     cpu.quantizeInt8(v, 0, v.length, aScale, aZero, QDType.QINT8.min(), QDType.QINT8.max(), a, 0);
     float[] out = new float[m * outFeatures];
-    cpu.int8LinearDequantize(a, aZero, aScale, w, wRowSum, wScale, bias, out, m, outFeatures, inFeatures);
+    cpu.int8LinearDequantize(a, aZero, aScale, w, wRowSum, wScale, bias, out, m);
     return Tensor.of(out, outShape);
   }
 

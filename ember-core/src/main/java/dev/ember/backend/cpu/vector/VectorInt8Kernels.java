@@ -5,7 +5,6 @@ import dev.ember.backend.cpu.ScalarInt8Kernels;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
-import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
@@ -40,9 +39,7 @@ public final class VectorInt8Kernels implements Int8Kernels {
   private static final int MR = 8;
   private static final VectorSpecies<Integer> I = IntVector.SPECIES_PREFERRED.length() == L
       ? IntVector.SPECIES_PREFERRED : VectorSpecies.of(int.class, F.vectorShape());
-  /** Values past which rounding no longer matters (every quantized range is far inside): 2^22. */
-  private static final float BIG = 4194304f;
-  /** 1.5 * 2^23: t + MAGIC - MAGIC rounds |t| &lt;= 2^22 to the nearest integer, ties to even (float32 RNE). */
+  /** 1.5 * 2^23: t + MAGIC rounds |t| &lt; 2^22 to the nearest integer, ties to even (float32 RNE). */
   private static final float MAGIC = 12582912f;
 
   public VectorInt8Kernels() {}
@@ -59,6 +56,7 @@ public final class VectorInt8Kernels implements Int8Kernels {
       int p1 = Math.min(k, p0 + PANEL_SEG);
       int r = 0;
       for (; r + MR <= rows; r += MR) panel8(a, aOff + r * k, k, bp, bpOff, p0, p1, acc, accOff + r * ldAcc, ldAcc);
+      for (; r + 4 <= rows; r += 4) panel4(a, aOff + r * k, k, bp, bpOff, p0, p1, acc, accOff + r * ldAcc, ldAcc);
       for (; r < rows; r++) panel1(a, aOff + r * k, bp, bpOff, p0, p1, acc, accOff + r * ldAcc);
     }
   }
@@ -100,50 +98,95 @@ public final class VectorInt8Kernels implements Int8Kernels {
     addTo(c70, acc, co); addTo(c71, acc, co + L);
   }
 
-  private static void panel1(float[] a, int ao, byte[] bp, int bo, int p0, int p1, int[] acc, int co) {
-    FloatVector c0 = FloatVector.zero(F), c1 = c0;
+  private static void panel4(float[] a, int ao, int k, byte[] bp, int bo, int p0, int p1, int[] acc, int co, int ld) {
+    FloatVector c00 = FloatVector.zero(F), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
     int w = 2 * L;
     for (int p = p0; p < p1; p++) {
+      FloatVector b0 = load(bp, bo + p * w), b1 = load(bp, bo + p * w + L);
+      FloatVector x = FloatVector.broadcast(F, a[ao + p]);
+      c00 = x.fma(b0, c00); c01 = x.fma(b1, c01);
+      x = FloatVector.broadcast(F, a[ao + k + p]);
+      c10 = x.fma(b0, c10); c11 = x.fma(b1, c11);
+      x = FloatVector.broadcast(F, a[ao + 2 * k + p]);
+      c20 = x.fma(b0, c20); c21 = x.fma(b1, c21);
+      x = FloatVector.broadcast(F, a[ao + 3 * k + p]);
+      c30 = x.fma(b0, c30); c31 = x.fma(b1, c31);
+    }
+    addTo(c00, acc, co); addTo(c01, acc, co + L); co += ld;
+    addTo(c10, acc, co); addTo(c11, acc, co + L); co += ld;
+    addTo(c20, acc, co); addTo(c21, acc, co + L); co += ld;
+    addTo(c30, acc, co); addTo(c31, acc, co + L);
+  }
+
+  /**
+   * One row (a batch of 1 is all of this): two k steps per iteration into separate accumulators, so four FMA chains
+   * hide the FMA latency; their float sum stays exact (the segment's total is within 2^24).
+   */
+  private static void panel1(float[] a, int ao, byte[] bp, int bo, int p0, int p1, int[] acc, int co) {
+    FloatVector c0 = FloatVector.zero(F), c1 = c0, d0 = c0, d1 = c0;
+    int w = 2 * L;
+    int p = p0;
+    for (; p + 2 <= p1; p += 2) {
+      FloatVector x = FloatVector.broadcast(F, a[ao + p]);
+      FloatVector y = FloatVector.broadcast(F, a[ao + p + 1]);
+      c0 = x.fma(load(bp, bo + p * w), c0);
+      c1 = x.fma(load(bp, bo + p * w + L), c1);
+      d0 = y.fma(load(bp, bo + p * w + w), d0);
+      d1 = y.fma(load(bp, bo + p * w + w + L), d1);
+    }
+    if (p < p1) {
       FloatVector x = FloatVector.broadcast(F, a[ao + p]);
       c0 = x.fma(load(bp, bo + p * w), c0);
       c1 = x.fma(load(bp, bo + p * w + L), c1);
     }
-    addTo(c0, acc, co);
-    addTo(c1, acc, co + L);
+    addTo(c0.add(d0), acc, co);
+    addTo(c1.add(d1), acc, co + L);
   }
 
+  /**
+   * Clamps {@code t = x / scale} to {@code [qmin - zeroPoint, qmax - zeroPoint]} (integers, so clamping before
+   * rounding is the same as after) with compare-and-blend (NaN is ruled out first, so Java's min/max semantics, a
+   * few more instructions each, are not needed), then rounds by the float adder: {@code t + 1.5 * 2^23} lands in
+   * [2^23, 2^24), where the float spacing is 1, so the addition rounds t half to even and the sum's bits are
+   * {@code 0x4B400000 + rint(t)}; subtracting {@code 0x4B400000 - zeroPoint} leaves {@code rint(t) + zeroPoint}.
+   */
   @Override
   public void quantize(float[] x, int off, int n, float scale, int zeroPoint, int qmin, int qmax, byte[] out,
       int outOff) {
     float inv = 1.0f / scale;
-    IntVector zp = IntVector.broadcast(I, zeroPoint);
-    IntVector lo = IntVector.broadcast(I, qmin);
-    IntVector hi = IntVector.broadcast(I, qmax);
+    float lo = qmin - zeroPoint;
+    float hi = qmax - zeroPoint;
+    int bits = Float.floatToRawIntBits(MAGIC) - zeroPoint;
     int i = 0;
     for (int end = n - n % L; i < end; i += L) {
       FloatVector t = FloatVector.fromArray(F, x, off + i).mul(inv);
-      VectorMask<Float> nan = t.compare(VectorOperators.NE, t);
-      if (nan.anyTrue()) break;   // the scalar loop names the element
-      // clamp first (any |t| >= 2^22 quantizes to qmin or qmax anyway), then round half to even with the float adder
-      t = t.max(-BIG).min(BIG).add(MAGIC).sub(MAGIC);
-      IntVector q = ((IntVector) t.convert(VectorOperators.F2I, 0)).add(zp).max(lo).min(hi);
+      if (t.compare(VectorOperators.NE, t).anyTrue()) break;   // NaN: the scalar loop names the element
+      t = t.blend(lo, t.compare(VectorOperators.LT, lo)).blend(hi, t.compare(VectorOperators.GT, hi));
+      IntVector q = t.add(MAGIC).reinterpretAsInts().sub(bits);
       ((ByteVector) q.convertShape(VectorOperators.I2B, B, 0)).intoArray(out, outOff + i);
     }
     ScalarInt8Kernels.quantizeScalar(x, off + i, n - i, scale, zeroPoint, qmin, qmax, out, outOff + i);
   }
 
+  /** Four accumulators each for min and max: Java's min/max take several instructions, so one chain would crawl. */
   @Override
   public float[] minMax(float[] x, int off, int n) {
-    FloatVector lo = FloatVector.broadcast(F, Float.POSITIVE_INFINITY);
-    FloatVector hi = FloatVector.broadcast(F, Float.NEGATIVE_INFINITY);
+    FloatVector lo0 = FloatVector.broadcast(F, Float.POSITIVE_INFINITY), lo1 = lo0, lo2 = lo0, lo3 = lo0;
+    FloatVector hi0 = FloatVector.broadcast(F, Float.NEGATIVE_INFINITY), hi1 = hi0, hi2 = hi0, hi3 = hi0;
     int i = 0;
+    for (int end = n - n % (4 * L); i < end; i += 4 * L) {
+      FloatVector v0 = FloatVector.fromArray(F, x, off + i), v1 = FloatVector.fromArray(F, x, off + i + L);
+      FloatVector v2 = FloatVector.fromArray(F, x, off + i + 2 * L), v3 = FloatVector.fromArray(F, x, off + i + 3 * L);
+      lo0 = lo0.min(v0); lo1 = lo1.min(v1); lo2 = lo2.min(v2); lo3 = lo3.min(v3);
+      hi0 = hi0.max(v0); hi1 = hi1.max(v1); hi2 = hi2.max(v2); hi3 = hi3.max(v3);
+    }
     for (int end = n - n % L; i < end; i += L) {
       FloatVector v = FloatVector.fromArray(F, x, off + i);
-      lo = lo.min(v);
-      hi = hi.max(v);
+      lo0 = lo0.min(v);
+      hi0 = hi0.max(v);
     }
-    float l = lo.reduceLanes(VectorOperators.MIN);
-    float h = hi.reduceLanes(VectorOperators.MAX);
+    float l = lo0.min(lo1).min(lo2.min(lo3)).reduceLanes(VectorOperators.MIN);
+    float h = hi0.max(hi1).max(hi2.max(hi3)).reduceLanes(VectorOperators.MAX);
     for (; i < n; i++) {
       l = Math.min(l, x[off + i]);
       h = Math.max(h, x[off + i]);
