@@ -119,28 +119,35 @@ public final class VectorInt8Kernels implements Int8Kernels {
   }
 
   /**
-   * One row (a batch of 1 is all of this): two k steps per iteration into separate accumulators, so four FMA chains
-   * hide the FMA latency; their float sum stays exact (the segment's total is within 2^24).
+   * One row (a batch of 1 is all of this): four k steps per iteration into separate accumulators, so eight FMA
+   * chains hide the FMA latency; their float sum stays exact (the segment's total is within 2^24).
    */
   private static void panel1(float[] a, int ao, byte[] bp, int bo, int p0, int p1, int[] acc, int co) {
-    FloatVector c0 = FloatVector.zero(F), c1 = c0, d0 = c0, d1 = c0;
+    FloatVector c0 = FloatVector.zero(F), c1 = c0, d0 = c0, d1 = c0, e0 = c0, e1 = c0, f0 = c0, f1 = c0;
     int w = 2 * L;
     int p = p0;
-    for (; p + 2 <= p1; p += 2) {
+    for (; p + 4 <= p1; p += 4) {
+      int o = bo + p * w;
       FloatVector x = FloatVector.broadcast(F, a[ao + p]);
-      FloatVector y = FloatVector.broadcast(F, a[ao + p + 1]);
+      c0 = x.fma(load(bp, o), c0);
+      c1 = x.fma(load(bp, o + L), c1);
+      x = FloatVector.broadcast(F, a[ao + p + 1]);
+      d0 = x.fma(load(bp, o + w), d0);
+      d1 = x.fma(load(bp, o + w + L), d1);
+      x = FloatVector.broadcast(F, a[ao + p + 2]);
+      e0 = x.fma(load(bp, o + 2 * w), e0);
+      e1 = x.fma(load(bp, o + 2 * w + L), e1);
+      x = FloatVector.broadcast(F, a[ao + p + 3]);
+      f0 = x.fma(load(bp, o + 3 * w), f0);
+      f1 = x.fma(load(bp, o + 3 * w + L), f1);
+    }
+    for (; p < p1; p++) {
+      FloatVector x = FloatVector.broadcast(F, a[ao + p]);
       c0 = x.fma(load(bp, bo + p * w), c0);
       c1 = x.fma(load(bp, bo + p * w + L), c1);
-      d0 = y.fma(load(bp, bo + p * w + w), d0);
-      d1 = y.fma(load(bp, bo + p * w + w + L), d1);
     }
-    if (p < p1) {
-      FloatVector x = FloatVector.broadcast(F, a[ao + p]);
-      c0 = x.fma(load(bp, bo + p * w), c0);
-      c1 = x.fma(load(bp, bo + p * w + L), c1);
-    }
-    addTo(c0.add(d0), acc, co);
-    addTo(c1.add(d1), acc, co + L);
+    addTo(c0.add(d0).add(e0.add(f0)), acc, co);
+    addTo(c1.add(d1).add(e1.add(f1)), acc, co + L);
   }
 
   /**
