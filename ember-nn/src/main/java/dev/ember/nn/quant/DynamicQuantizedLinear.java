@@ -23,9 +23,10 @@ import dev.ember.tensor.Tensor;
  * GEMM's output loop. Output is float32.
  *
  * <p>Activations use qint8 -128..127 with a zero point (fbgemm uses quint8 with reduce_range, 0..127, because its
- * u8 x s8 instruction saturates in 16 bits; the Vector API kernel widens to int32 first and needs no spare bit,
- * so inputs keep a bit more resolution than torch's). Inference only: the output records no gradient, and there
- * are no parameters to train.
+ * u8 x s8 instruction saturates in 16 bits; the Vector API kernel widens to float32, where sums of up to 1024
+ * products are exact, and needs no spare bit, so inputs keep a bit more resolution than torch's). The weight is
+ * held as an {@link Int8Matrix}: the backend packs it for its GEMM on the first forward and keeps that. Inference
+ * only: the output records no gradient, and there are no parameters to train.
  */
 public class DynamicQuantizedLinear extends Module {
   private static final QScheme WEIGHT_SCHEME = QScheme.perChannelSymmetric(QDType.QINT8, 0);
