@@ -83,24 +83,54 @@ public final class Int8Gemm {
   public static void gemmDequantize(byte[] a, int aZero, float aScale, byte[] b, int[] bRowSum, float[] bScale,
       float[] bias, float[] out, int m, int n, int k) {
     check(a, b, m, n, k);
-    run(kernels(), a, b, m, n, k, dequantizeSink(aZero, aScale, bRowSum, bScale, bias, out, n));
+    run(kernels(), a, b, m, n, k, dequantizeSink(aZero, aScale, bRowSum, bScale, bias, out, n, k));
   }
 
   /** {@link #gemmDequantize} with B packed once ({@link #panels}): the same bits. */
   public static void gemmDequantize(byte[] a, int aZero, float aScale, Panels b, int[] bRowSum, float[] bScale,
       float[] bias, float[] out, int m) {
     check(a, b.n * b.k, m, b.n, b.k);
-    runPacked(kernels(), a, b, m, dequantizeSink(aZero, aScale, bRowSum, bScale, bias, out, b.n));
+    runPacked(kernels(), a, b, m, dequantizeSink(aZero, aScale, bRowSum, bScale, bias, out, b.n, b.k));
   }
 
+  /**
+   * The dequantizing epilogue. When {@code acc[i, j] - aZero * bRowSum[j]} cannot leave the int range
+   * ({@code |acc| <= 2^14 k}), an int converts to the same float as the long of the same value, so the loop runs in
+   * int with the per-column terms hoisted (and C2 vectorizes it): the same bits as the long form, which stays for the
+   * rest (long k with a large zero point).
+   */
   private static TileSink dequantizeSink(int aZero, float aScale, int[] bRowSum, float[] bScale, float[] bias,
-      float[] out, int n) {
+      float[] out, int n, int k) {
+    long maxCorr = 0;
+    for (int j = 0; j < n; j++) maxCorr = Math.max(maxCorr, Math.abs((long) aZero * bRowSum[j]));
+    if ((long) k * 16384 + maxCorr > Integer.MAX_VALUE) {
+      return (tile, acc, ld) -> {
+        for (int r = 0; r < tile.rows; r++) {
+          int o = (tile.i0 + r) * n;
+          for (int j = tile.j0; j < tile.j1; j++) {
+            float v = (acc[r * ld + j - tile.j0] - (long) aZero * bRowSum[j]) * (aScale * bScale[j]);
+            out[o + j] = bias == null ? v : v + bias[j];
+          }
+        }
+      };
+    }
+    int[] corr = new int[n];
+    float[] scale = new float[n];
+    float[] add = bias;
+    for (int j = 0; j < n; j++) {
+      corr[j] = aZero * bRowSum[j];
+      scale[j] = aScale * bScale[j];
+    }
     return (tile, acc, ld) -> {
+      int w = tile.j1 - tile.j0;
       for (int r = 0; r < tile.rows; r++) {
-        int o = (tile.i0 + r) * n;
-        for (int j = tile.j0; j < tile.j1; j++) {
-          float v = (acc[r * ld + j - tile.j0] - (long) aZero * bRowSum[j]) * (aScale * bScale[j]);
-          out[o + j] = bias == null ? v : v + bias[j];
+        int o = (tile.i0 + r) * n + tile.j0;
+        int c = r * ld;
+        int j0 = tile.j0;
+        if (bias == null) {
+          for (int j = 0; j < w; j++) out[o + j] = (acc[c + j] - corr[j0 + j]) * scale[j0 + j];
+        } else {
+          for (int j = 0; j < w; j++) out[o + j] = (acc[c + j] - corr[j0 + j]) * scale[j0 + j] + add[j0 + j];
         }
       }
     };

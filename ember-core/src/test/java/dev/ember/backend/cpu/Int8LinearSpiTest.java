@@ -76,6 +76,36 @@ class Int8LinearSpiTest {
   }
 
   @Test
+  void bothEpiloguesGiveTheDefaultsBits() {
+    // k = 2^16 with every weight -128 and zero point -128: acc - aZero * rowSum can reach 2^31, the long epilogue;
+    // k = 3000 takes the int one
+    Backend cpu = Device.CPU.backend();
+    Backend plain = defaultOnly();
+    SplittableRandom r = new SplittableRandom(23);
+    for (int k : new int[] {3000, Backend.INT8_MAX_K}) {
+      int m = 9, n = 3;
+      byte[] a = new byte[m * k];
+      byte[] b = new byte[n * k];
+      for (int i = 0; i < a.length; i++) a[i] = (byte) (i % 5 == 0 ? -128 : r.nextInt(-128, 128));
+      java.util.Arrays.fill(b, (byte) -128);
+      for (int i = 0; i < k; i++) b[k + i] = (byte) r.nextInt(-128, 128);
+      int[] rowSum = dev.ember.quant.Quantization.rowSums(b, n, k);
+      float[] scale = {1e-4f, 3e-3f, 0.7f};
+      float[] bias = {0.5f, -2f, 0f};
+      for (int zero : new int[] {-128, 0, 127}) {
+        float[] expected = new float[m * n];
+        float[] actual = new float[m * n];
+        plain.int8LinearDequantize(a, zero, 0.013f, b, rowSum, scale, bias, expected, m, n, k);
+        cpu.int8LinearDequantize(a, zero, 0.013f, new Int8Matrix(b, n, k), rowSum, scale, bias, actual, m);
+        assertArrayEquals(expected, actual, "k=" + k + " zero=" + zero);
+        cpu.int8LinearDequantize(a, zero, 0.013f, b, rowSum, scale, null, actual, m, n, k);
+        plain.int8LinearDequantize(a, zero, 0.013f, b, rowSum, scale, null, expected, m, n, k);
+        assertArrayEquals(expected, actual, "k=" + k + " zero=" + zero + " without bias");
+      }
+    }
+  }
+
+  @Test
   void anInt8MatrixMustHoldItsShape() {
     var e = assertThrows(IllegalArgumentException.class, () -> new Int8Matrix(new byte[6], 2, 4));
     assertTrue(e.getMessage().contains("6 bytes") && e.getMessage().contains("[2, 4]"), e.getMessage());
