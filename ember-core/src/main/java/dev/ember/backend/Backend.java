@@ -199,6 +199,53 @@ public interface Backend {
     return java.util.Map.of();
   }
 
+  /**
+   * {@link #int8LinearDequantize(byte[], int, float, byte[], int[], float[], float[], float[], int, int, int)} with B
+   * a weight that is multiplied many times ([n, k] = [b.rows(), b.cols()]): a backend may prepare it once and keep
+   * the prepared form in {@code b} (the CPU packs it into its GEMM's panels). Same bits as the byte[] form.
+   */
+  default void int8LinearDequantize(byte[] a, int aZero, float aScale, Int8Matrix b, int[] bRowSum, float[] bScale,
+      float[] bias, float[] out, int m) {
+    int8LinearDequantize(a, aZero, aScale, b.data(), bRowSum, bScale, bias, out, m, b.rows(), b.cols());
+  }
+
+  /**
+   * Quantizes host floats to 8 bits as {@code torch.quantize_per_tensor} on the CPU (dynamic quantization's
+   * activations, {@link dev.ember.quant.Quantization#quantizeRange}): {@code out[outOff + i] = clamp(rint(x[off + i]
+   * * (1f / scale)) + zeroPoint, qmin, qmax)} for {@code i < n}, the product in float32 and rint half to even; quint8
+   * values are stored as their low 8 bits. This default goes one element at a time; a backend with a vector kernel
+   * overrides it and gives the same bits.
+   *
+   * @throws IllegalArgumentException naming the element when a value is NaN (it has no quantized value)
+   */
+  default void quantizeInt8(float[] x, int off, int n, float scale, int zeroPoint, int qmin, int qmax, byte[] out,
+      int outOff) {
+    float inv = 1.0f / scale;
+    for (int i = 0; i < n; i++) {
+      float t = x[off + i] * inv;
+      if (t != t) {
+        throw new IllegalArgumentException("quantize: NaN has no quantized value (element " + (off + i) + ", scale="
+            + scale + ", zero_point=" + zeroPoint + ")");
+      }
+      double r = Math.rint(t) + zeroPoint;   // float -> double is exact; rint rounds half to even as nearbyint
+      out[outOff + i] = (byte) (r <= qmin ? qmin : r >= qmax ? qmax : (int) r);
+    }
+  }
+
+  /**
+   * {@code {min, max}} of the host floats {@code x[off, off + n)} by {@link Math#min} and {@link Math#max} (NaN when
+   * any element is NaN; {@code {+inf, -inf}} when n is 0): the range a dynamic quantizer observes per batch.
+   */
+  default float[] minMax(float[] x, int off, int n) {
+    float lo = Float.POSITIVE_INFINITY;
+    float hi = Float.NEGATIVE_INFINITY;
+    for (int i = off; i < off + n; i++) {
+      lo = Math.min(lo, x[i]);
+      hi = Math.max(hi, x[i]);
+    }
+    return new float[] {lo, hi};
+  }
+
   /** The longest inner dimension an int8 product sums exactly in int32: |a b| &lt;= 2^14 per term, 2^16 terms. */
   int INT8_MAX_K = 1 << 16;
 

@@ -1,5 +1,6 @@
 package dev.ember.quant;
 
+import dev.ember.tensor.Device;
 import dev.ember.tensor.Tensor;
 import java.util.Arrays;
 
@@ -81,26 +82,14 @@ public final class Quantization {
 
   /**
    * The quantization loop itself, for kernels that quantize slices of their own arrays (dynamic quantization
-   * of activations): {@code out[outOff + i] = q(x[off + i])} for {@code i < n}.
+   * of activations): {@code out[outOff + i] = q(x[off + i])} for {@code i < n}, on the CPU backend's
+   * {@link dev.ember.backend.Backend#quantizeInt8} (the Vector API kernel where it is readable, same bits).
    *
    * @throws IllegalArgumentException naming the element when a value is NaN (it has no quantized value)
    */
   public static void quantizeRange(float[] x, int off, int n, float scale, int zeroPoint, QDType dtype, byte[] out,
       int outOff) {
-    float inv = 1.0f / scale;
-    int min = dtype.min();
-    int max = dtype.max();
-    for (int i = 0; i < n; i++) {
-      float xi = x[off + i];
-      float t = xi * inv;
-      if (t != t) {
-        throw new IllegalArgumentException("quantize: NaN has no quantized value (element " + (off + i) + ", scale="
-            + scale + ", zero_point=" + zeroPoint + ")");
-      }
-      double r = Math.rint(t) + zeroPoint;   // float -> double is exact; rint rounds half to even as nearbyint
-      int q = r <= min ? min : r >= max ? max : (int) r;
-      out[outOff + i] = (byte) q;
-    }
+    Device.CPU.backend().quantizeInt8(x, off, n, scale, zeroPoint, dtype.min(), dtype.max(), out, outOff);
   }
 
   static void checkChannels(String op, int[] shape, QParams p) {

@@ -3,6 +3,7 @@ package dev.ember.backend.cpu;
 import dev.ember.backend.AttentionKernels;
 import dev.ember.backend.Backend;
 import dev.ember.backend.BinaryOp;
+import dev.ember.backend.Int8Matrix;
 import dev.ember.backend.ConvolutionKernels;
 import dev.ember.backend.NormalizationKernels;
 import dev.ember.backend.OptimizerKernels;
@@ -487,6 +488,25 @@ public final class CpuBackend implements Backend {
           + ", " + outMax + "]");
     }
     Int8Gemm.gemmRequantize(a, aZero, aScale, b, bRowSum, bScale, bias, outScale, outZero, outMin, outMax, out, m, n, k);
+  }
+
+  /** The packed int8 kernel: B's panels are made on its first product and kept in it ({@link Int8Gemm#panels}). */
+  @Override
+  public void int8LinearDequantize(byte[] a, int aZero, float aScale, Int8Matrix b, int[] bRowSum, float[] bScale,
+      float[] bias, float[] out, int m) {
+    Int8Gemm.gemmDequantize(a, aZero, aScale, Int8Gemm.panels(b), bRowSum, bScale, bias, out, m);
+  }
+
+  /** The Vector API quantization loop ({@link Int8Kernels#quantize}): the same bits as the default. */
+  @Override
+  public void quantizeInt8(float[] x, int off, int n, float scale, int zeroPoint, int qmin, int qmax, byte[] out,
+      int outOff) {
+    Int8Gemm.kernels().quantize(x, off, n, scale, zeroPoint, qmin, qmax, out, outOff);
+  }
+
+  @Override
+  public float[] minMax(float[] x, int off, int n) {
+    return Int8Gemm.kernels().minMax(x, off, n);
   }
 
   /** GEMM widens BF16/F16 operands while it packs them: see {@link Matmul}. */

@@ -1,5 +1,6 @@
 package dev.ember.backend.cpu;
 
+import java.util.function.IntConsumer;
 import java.util.logging.Logger;
 
 /**
@@ -21,6 +22,12 @@ public final class Int8Gemm {
   private static final int COL_BLOCK = 64;
   /** |a * b| &lt;= 2^14, so a sum of k products fits in int32 for k &lt;= 2^16 (2^30). */
   public static final int MAX_K = dev.ember.backend.Backend.INT8_MAX_K;
+  /** From this many rows of A on, A is widened and B packed once per product ({@link Int8Kernels#panelDot}). */
+  static final int PACK_MIN_ROWS = 8;
+  /** Columns per task of the packed product when there are enough row blocks to spread. */
+  private static final int COL_GROUP = 256;
+  /** Products of fewer multiply-adds (m n k) run on the calling thread. */
+  static final long INLINE_WORK = 1 << 18;
   private static volatile Int8Kernels instance;
 
   private Int8Gemm() {}
@@ -61,12 +68,9 @@ public final class Int8Gemm {
   public static int[] gemm(Int8Kernels kern, byte[] a, byte[] b, int m, int n, int k) {
     check(a, b, m, n, k);
     int[] c = new int[m * n];
-    Parallel.forEach(tasks(m, n), t -> {
-      int[] acc = new int[ROW_BLOCK * COL_BLOCK];
-      Tile tile = tile(t, m, n);
-      kern.dotBlock(a, tile.i0, tile.rows, b, tile.j0, tile.j1, k, acc, COL_BLOCK);
+    run(kern, a, b, m, n, k, (tile, acc, ld) -> {
       for (int r = 0; r < tile.rows; r++) {
-        System.arraycopy(acc, r * COL_BLOCK, c, (tile.i0 + r) * n + tile.j0, tile.j1 - tile.j0);
+        System.arraycopy(acc, r * ld, c, (tile.i0 + r) * n + tile.j0, tile.j1 - tile.j0);
       }
     });
     return c;
@@ -79,19 +83,70 @@ public final class Int8Gemm {
   public static void gemmDequantize(byte[] a, int aZero, float aScale, byte[] b, int[] bRowSum, float[] bScale,
       float[] bias, float[] out, int m, int n, int k) {
     check(a, b, m, n, k);
-    Int8Kernels kern = kernels();
-    Parallel.forEach(tasks(m, n), t -> {
-      int[] acc = new int[ROW_BLOCK * COL_BLOCK];
-      Tile tile = tile(t, m, n);
-      kern.dotBlock(a, tile.i0, tile.rows, b, tile.j0, tile.j1, k, acc, COL_BLOCK);
+    run(kernels(), a, b, m, n, k, dequantizeSink(aZero, aScale, bRowSum, bScale, bias, out, n, k));
+  }
+
+  /** {@link #gemmDequantize} with B packed once ({@link #panels}): the same bits. */
+  public static void gemmDequantize(byte[] a, int aZero, float aScale, Panels b, int[] bRowSum, float[] bScale,
+      float[] bias, float[] out, int m) {
+    check(a, b.n * b.k, m, b.n, b.k);
+    runPacked(kernels(), a, b, m, dequantizeSink(aZero, aScale, bRowSum, bScale, bias, out, b.n, b.k));
+  }
+
+  /**
+   * The dequantizing epilogue. When {@code acc[i, j] - aZero * bRowSum[j]} cannot leave the int range
+   * ({@code |acc| <= 2^14 k}), an int converts to the same float as the long of the same value, so the loop runs in
+   * int with the per-column terms hoisted (and C2 vectorizes it): the same bits as the long form, which stays for the
+   * rest (long k with a large zero point).
+   */
+  private static TileSink dequantizeSink(int aZero, float aScale, int[] bRowSum, float[] bScale, float[] bias,
+      float[] out, int n, int k) {
+    long maxCorr = 0;
+    for (int j = 0; j < n; j++) maxCorr = Math.max(maxCorr, Math.abs((long) aZero * bRowSum[j]));
+    if ((long) k * 16384 + maxCorr > Integer.MAX_VALUE) {
+      return (tile, acc, ld) -> {
+        for (int r = 0; r < tile.rows; r++) {
+          int o = (tile.i0 + r) * n;
+          for (int j = tile.j0; j < tile.j1; j++) {
+            float v = (acc[r * ld + j - tile.j0] - (long) aZero * bRowSum[j]) * (aScale * bScale[j]);
+            out[o + j] = bias == null ? v : v + bias[j];
+          }
+        }
+      };
+    }
+    int[] corr = new int[n];
+    float[] scale = new float[n];
+    float[] add = bias;
+    for (int j = 0; j < n; j++) {
+      corr[j] = aZero * bRowSum[j];
+      scale[j] = aScale * bScale[j];
+    }
+    return (tile, acc, ld) -> {
+      int w = tile.j1 - tile.j0;
       for (int r = 0; r < tile.rows; r++) {
-        int o = (tile.i0 + r) * n;
-        for (int j = tile.j0; j < tile.j1; j++) {
-          float v = (acc[r * COL_BLOCK + j - tile.j0] - (long) aZero * bRowSum[j]) * (aScale * bScale[j]);
-          out[o + j] = bias == null ? v : v + bias[j];
+        int o = (tile.i0 + r) * n + tile.j0;
+        int c = r * ld;
+        int j0 = tile.j0;
+        if (bias == null) {
+          for (int j = 0; j < w; j++) out[o + j] = (acc[c + j] - corr[j0 + j]) * scale[j0 + j];
+        } else {
+          for (int j = 0; j < w; j++) out[o + j] = (acc[c + j] - corr[j0 + j]) * scale[j0 + j] + add[j0 + j];
         }
       }
-    });
+    };
+  }
+
+  /**
+   * B [n, k] packed into {@link Int8Kernels#panelDot}'s panels of {@code width} output channels
+   * ({@link #packPanels}), made once per weight: {@link #panels}.
+   */
+  public record Panels(byte[] data, int n, int k, int width) {}
+
+  /** The panels of the current kernels for a weight, packed on first use and kept in it. */
+  public static Panels panels(dev.ember.backend.Int8Matrix b) {
+    Int8Kernels kern = kernels();
+    return b.derived(Panels.class, w -> new Panels(packPanels(w.data(), w.rows(), w.cols(), kern.panelWidth()),
+        w.rows(), w.cols(), kern.panelWidth()));
   }
 
   /**
@@ -101,16 +156,12 @@ public final class Int8Gemm {
   public static void gemmRequantize(byte[] a, int aZero, float aScale, byte[] b, int[] bRowSum, float[] bScale,
       float[] bias, float outScale, int outZero, int outMin, int outMax, byte[] out, int m, int n, int k) {
     check(a, b, m, n, k);
-    Int8Kernels kern = kernels();
     float inv = 1.0f / outScale;
-    Parallel.forEach(tasks(m, n), t -> {
-      int[] acc = new int[ROW_BLOCK * COL_BLOCK];
-      Tile tile = tile(t, m, n);
-      kern.dotBlock(a, tile.i0, tile.rows, b, tile.j0, tile.j1, k, acc, COL_BLOCK);
+    run(kernels(), a, b, m, n, k, (tile, acc, ld) -> {
       for (int r = 0; r < tile.rows; r++) {
         int o = (tile.i0 + r) * n;
         for (int j = tile.j0; j < tile.j1; j++) {
-          float v = (acc[r * COL_BLOCK + j - tile.j0] - (long) aZero * bRowSum[j]) * (aScale * bScale[j]);
+          float v = (acc[r * ld + j - tile.j0] - (long) aZero * bRowSum[j]) * (aScale * bScale[j]);
           if (bias != null) v += bias[j];
           double q = Math.rint(v * inv) + outZero;
           out[o + j] = (byte) (q <= outMin ? outMin : q >= outMax ? outMax : (int) q);
@@ -119,23 +170,133 @@ public final class Int8Gemm {
     });
   }
 
-  private record Tile(int i0, int rows, int j0, int j1) {}
-
-  private static int tasks(int m, int n) {
-    return ((m + ROW_BLOCK - 1) / ROW_BLOCK) * ((n + COL_BLOCK - 1) / COL_BLOCK);
+  /**
+   * B [n, k] packed for {@link Int8Kernels#panelDot}: panel {@code q} holds output channels
+   * {@code [q w, q w + w)} k-major, {@code bp[(q k + p) w + c] = b[(q w + c) k + p]}, zero past channel n.
+   */
+  public static byte[] packPanels(byte[] b, int n, int k, int w) {
+    int panels = (n + w - 1) / w;
+    byte[] bp = new byte[panels * k * w];
+    for (int q = 0; q < panels; q++) packPanel(b, n, k, w, q, bp);
+    return bp;
   }
 
-  private static Tile tile(int t, int m, int n) {
-    int colBlocks = (n + COL_BLOCK - 1) / COL_BLOCK;
+  private static void packPanel(byte[] b, int n, int k, int w, int q, byte[] bp) {
+    int base = q * k * w;
+    for (int c = 0; c < w && q * w + c < n; c++) {
+      int bo = (q * w + c) * k;
+      for (int p = 0; p < k; p++) bp[base + p * w + c] = b[bo + p];
+    }
+  }
+
+  /** The epilogue of one tile: {@code acc[r * ld + (j - j0)]} holds C[i0 + r, j] for the tile's rows and columns. */
+  private interface TileSink {
+    void accept(Tile tile, int[] acc, int ld);
+  }
+
+  /**
+   * Computes C tile by tile, in parallel unless the product is small (then on the calling thread: handing a few
+   * microseconds of work to the pool costs more than it saves), and hands each tile to {@code sink}. From
+   * {@link #PACK_MIN_ROWS} rows on, A is widened to floats and B packed into panels once per call
+   * ({@link Int8Kernels#panelDot}); fewer rows use {@link Int8Kernels#dotBlock} on B as stored. Every path sums
+   * exactly, so the bits do not depend on the path or the thread count.
+   */
+  private static void run(Int8Kernels kern, byte[] a, byte[] b, int m, int n, int k, TileSink sink) {
+    if (m == 0 || n == 0) return;
+    boolean inline = work(m, n, k) < INLINE_WORK;
+    if (m < PACK_MIN_ROWS || k == 0) {
+      int tasks = tasks(m, n, COL_BLOCK);
+      IntConsumer body = t -> {
+        int[] acc = new int[ROW_BLOCK * COL_BLOCK];
+        Tile tile = tile(t, m, n, COL_BLOCK);
+        kern.dotBlock(a, tile.i0, tile.rows, b, tile.j0, tile.j1, k, acc, COL_BLOCK);
+        sink.accept(tile, acc, COL_BLOCK);
+      };
+      forEach(inline, tasks, body);
+      return;
+    }
+    int w = kern.panelWidth();
+    runPacked(kern, a, new Panels(packPanels(b, n, k, w), n, k, w), m, sink);
+  }
+
+  /**
+   * The packed product: one task per block of {@link #ROW_BLOCK} rows and group of columns (whole panels), which
+   * widens its rows of A to floats once and runs every panel of its group over them.
+   */
+  private static void runPacked(Int8Kernels kern, byte[] a, Panels bp, int m, TileSink sink) {
+    int n = bp.n;
+    int k = bp.k;
+    int w = bp.width;
+    if (m == 0 || n == 0) return;
+    int rowBlocks = (m + ROW_BLOCK - 1) / ROW_BLOCK;
+    // few row blocks: narrower column groups, so both threads get work
+    int colGroup = w * Math.max(1, (rowBlocks >= 4 ? COL_GROUP : COL_BLOCK) / w);
+    forEach(work(m, n, k) < INLINE_WORK, tasks(m, n, colGroup), t -> {
+      Tile tile = tile(t, m, n, colGroup);
+      Scratch sc = SCRATCH.get();
+      float[] af = sc.floats(tile.rows * k);
+      int a0 = tile.i0 * k;
+      for (int e = 0, end = tile.rows * k; e < end; e++) af[e] = a[a0 + e];
+      int ld = (tile.j1 - tile.j0 + w - 1) / w * w;   // whole panels: the last one's padding columns are computed too
+      int[] acc = sc.ints(tile.rows * ld);
+      for (int j = tile.j0; j < tile.j1; j += w) {
+        kern.panelDot(af, 0, tile.rows, k, bp.data, (j / w) * k * w, acc, j - tile.j0, ld);
+      }
+      sink.accept(tile, acc, ld);
+    });
+  }
+
+  /** Per-thread buffers of the packed product's tasks (A's rows widened, the tile's int32 sums), grown on demand. */
+  private static final class Scratch {
+    private float[] floats = new float[0];
+    private int[] ints = new int[0];
+
+    float[] floats(int n) {
+      if (floats.length < n) floats = new float[n];
+      return floats;
+    }
+
+    int[] ints(int n) {
+      if (ints.length < n) ints = new int[n];
+      return ints;
+    }
+  }
+
+  private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
+
+  private static void forEach(boolean inline, int tasks, IntConsumer body) {
+    if (inline) {
+      for (int t = 0; t < tasks; t++) body.accept(t);
+    } else {
+      Parallel.forEach(tasks, body);
+    }
+  }
+
+  private static long work(int m, int n, int k) {
+    return (long) m * n * Math.max(k, 1);
+  }
+
+  private record Tile(int i0, int rows, int j0, int j1) {}
+
+  private static int tasks(int m, int n, int colBlock) {
+    return ((m + ROW_BLOCK - 1) / ROW_BLOCK) * ((n + colBlock - 1) / colBlock);
+  }
+
+  private static Tile tile(int t, int m, int n, int colBlock) {
+    int colBlocks = (n + colBlock - 1) / colBlock;
     int i0 = (t / colBlocks) * ROW_BLOCK;
-    int j0 = (t % colBlocks) * COL_BLOCK;
-    return new Tile(i0, Math.min(ROW_BLOCK, m - i0), j0, Math.min(n, j0 + COL_BLOCK));
+    int j0 = (t % colBlocks) * colBlock;
+    return new Tile(i0, Math.min(ROW_BLOCK, m - i0), j0, Math.min(n, j0 + colBlock));
   }
 
   private static void check(byte[] a, byte[] b, int m, int n, int k) {
-    if (m < 0 || n < 0 || k < 0 || k > MAX_K || (long) m * k > a.length || (long) n * k > b.length) {
+    check(a, b.length, m, n, k);
+  }
+
+  private static void check(byte[] a, int bBytes, int m, int n, int k) {
+    if (m < 0 || n < 0 || k < 0 || k > MAX_K || (long) m * k > a.length || (long) n * k > bBytes) {
       throw new IllegalArgumentException("int8 gemm: operands do not match (m=" + m + ", n=" + n + ", k=" + k
-          + ", k <= " + MAX_K + "): a=" + a.length + " bytes, b=" + b.length + " bytes");
+          + ", k <= " + MAX_K + "): a=" + a.length + " bytes, b=" + bBytes + " bytes");
     }
   }
 }

@@ -34,8 +34,8 @@ class Int8GemmTest {
     Int8Kernels vector = Int8Gemm.vectorKernelsOrNull();
     assertNotNull(vector, "tests run with jdk.incubator.vector");
     SplittableRandom r = new SplittableRandom(7);
-    for (int m : new int[] {1, 3, 4, 5, 17, 33}) {
-      for (int n : new int[] {1, 3, 5, 7, 64, 65, 130}) {
+    for (int m : new int[] {1, 3, 4, 5, 7, 8, 9, 17, 33}) {   // from 8 rows on: A widened once, B packed
+      for (int n : new int[] {1, 3, 5, 7, 31, 32, 33, 64, 65, 130}) {
         for (int k : new int[] {1, 7, 15, 16, 17, 33, 100}) {
           byte[] a = bytes(r, m * k);
           byte[] b = bytes(r, n * k);
@@ -66,6 +66,65 @@ class Int8GemmTest {
     want = oracle(a, b, m, n, k);
     assertEquals(-16129 * (k - 1) + 3 * 127, want[0]);
     assertArrayEquals(want, Int8Gemm.gemm(Int8Gemm.vectorKernelsOrNull(), a, b, m, n, k));
+  }
+
+  @Test
+  void extremesDoNotOverflowInThePackedProduct() {
+    // 9 rows take the packed path (8-row tile + 1 row); k past several 1024-step segments, and k at its limit
+    for (int k : new int[] {3001, Int8Gemm.MAX_K}) {
+      int m = 9, n = 35;
+      byte[] a = new byte[m * k];
+      byte[] b = new byte[n * k];
+      Arrays.fill(a, (byte) -128);
+      Arrays.fill(b, (byte) -128);
+      b[k + 5] = 127;
+      a[2 * k + 7] = 127;
+      int[] want = oracle(a, b, m, n, k);
+      assertEquals(16384 * k, want[n * 4 + 3]);
+      assertArrayEquals(want, Int8Gemm.gemm(Int8Gemm.vectorKernelsOrNull(), a, b, m, n, k), "k=" + k);
+      assertArrayEquals(want, Int8Gemm.gemm(new ScalarInt8Kernels(), a, b, m, n, k), "k=" + k);
+      Arrays.fill(a, (byte) -127);   // odd products: a float lane past 2^24 would round
+      Arrays.fill(b, (byte) 127);
+      a[1] = 3;
+      want = oracle(a, b, m, n, k);
+      assertArrayEquals(want, Int8Gemm.gemm(Int8Gemm.vectorKernelsOrNull(), a, b, m, n, k), "k=" + k);
+    }
+  }
+
+  @Test
+  void resultsDoNotDependOnTheThreadCount() {
+    SplittableRandom r = new SplittableRandom(5);
+    int m = 70, n = 90, k = 101;   // m n k above the size that runs on the calling thread
+    byte[] a = bytes(r, m * k);
+    byte[] b = bytes(r, n * k);
+    int[] sums = dev.ember.quant.Quantization.rowSums(b, n, k);
+    float[] scale = new float[n];
+    Arrays.fill(scale, 0.013f);
+    int old = Parallel.threads();
+    try {
+      float[][] outs = new float[3][m * n];
+      for (int t = 1; t <= 3; t++) {
+        Parallel.setThreads(t);
+        Int8Gemm.gemmDequantize(a, 5, 0.03f, b, sums, scale, null, outs[t - 1], m, n, k);
+        assertArrayEquals(oracle(a, b, m, n, k), Int8Gemm.gemm(Int8Gemm.kernels(), a, b, m, n, k), t + " threads");
+      }
+      assertArrayEquals(outs[0], outs[1]);
+      assertArrayEquals(outs[0], outs[2]);
+    } finally {
+      Parallel.setThreads(old);
+    }
+  }
+
+  @Test
+  void panelsAreKMajorAndZeroPadded() {
+    int n = 5, k = 3, w = 4;
+    byte[] b = new byte[n * k];
+    for (int i = 0; i < b.length; i++) b[i] = (byte) (i + 1);
+    byte[] bp = Int8Gemm.packPanels(b, n, k, w);
+    assertEquals(2 * k * w, bp.length);
+    assertEquals(b[2 * k + 1], bp[1 * w + 2]);          // channel 2, p = 1
+    assertEquals(b[4 * k + 2], bp[(k + 2) * w]);        // channel 4 opens the second panel
+    assertEquals(0, bp[(k + 2) * w + 1]);               // channels 5..7 do not exist
   }
 
   @Test

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ember.backend.Backend;
+import dev.ember.backend.Int8Matrix;
 import dev.ember.tensor.Device;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.Proxy;
@@ -96,6 +97,73 @@ class Int8LinearSpiTest {
           new byte[1], new int[1], new float[1], null, 1f, 0, -129, 127, new byte[1], 1, 1, 1));
       assertTrue(e.getMessage().contains("int8LinearRequantize") && e.getMessage().contains("-129"), e.getMessage());
     }
+  }
+
+  @Test
+  void aPreparedWeightGivesTheSameBitsEveryCall() {
+    Backend cpu = Device.CPU.backend();
+    Backend plain = defaultOnly();
+    SplittableRandom r = new SplittableRandom(17);
+    for (int[] s : new int[][] {{1, 10, 128}, {1, 256, 784}, {2, 33, 7}, {4, 5, 1}, {5, 64, 31}, {8, 32, 16},
+        {13, 10, 128}, {128, 70, 1100}}) {
+      int m = s[0], n = s[1], k = s[2];
+      byte[] a = new byte[m * k];
+      byte[] b = new byte[n * k];
+      for (int i = 0; i < a.length; i++) a[i] = (byte) r.nextInt(-128, 128);
+      for (int i = 0; i < b.length; i++) b[i] = (byte) r.nextInt(-128, 128);
+      b[0] = -128;
+      a[a.length - 1] = -128;
+      int[] rowSum = dev.ember.quant.Quantization.rowSums(b, n, k);
+      float[] scale = new float[n];
+      for (int j = 0; j < n; j++) scale[j] = (float) r.nextDouble(1e-3, 1e-1);
+      Int8Matrix w = new Int8Matrix(b, n, k);
+      float[] expected = new float[m * n];
+      plain.int8LinearDequantize(a, -3, 0.02f, b, rowSum, scale, null, expected, m, n, k);
+      for (int call = 0; call < 2; call++) {   // the second call finds the panels packed by the first
+        float[] actual = new float[m * n];
+        cpu.int8LinearDequantize(a, -3, 0.02f, w, rowSum, scale, null, actual, m);
+        assertArrayEquals(expected, actual, m + "x" + n + "x" + k + " call " + call);
+        float[] viaDefault = new float[m * n];
+        plain.int8LinearDequantize(a, -3, 0.02f, w, rowSum, scale, null, viaDefault, m);
+        assertArrayEquals(expected, viaDefault, m + "x" + n + "x" + k + " default");
+      }
+    }
+  }
+
+  @Test
+  void bothEpiloguesGiveTheDefaultsBits() {
+    // k = 2^16 with every weight -128 and zero point -128: acc - aZero * rowSum can reach 2^31, the long epilogue;
+    // k = 3000 takes the int one
+    Backend cpu = Device.CPU.backend();
+    Backend plain = defaultOnly();
+    SplittableRandom r = new SplittableRandom(23);
+    for (int k : new int[] {3000, Backend.INT8_MAX_K}) {
+      int m = 9, n = 3;
+      byte[] a = new byte[m * k];
+      byte[] b = new byte[n * k];
+      for (int i = 0; i < a.length; i++) a[i] = (byte) (i % 5 == 0 ? -128 : r.nextInt(-128, 128));
+      java.util.Arrays.fill(b, (byte) -128);
+      for (int i = 0; i < k; i++) b[k + i] = (byte) r.nextInt(-128, 128);
+      int[] rowSum = dev.ember.quant.Quantization.rowSums(b, n, k);
+      float[] scale = {1e-4f, 3e-3f, 0.7f};
+      float[] bias = {0.5f, -2f, 0f};
+      for (int zero : new int[] {-128, 0, 127}) {
+        float[] expected = new float[m * n];
+        float[] actual = new float[m * n];
+        plain.int8LinearDequantize(a, zero, 0.013f, b, rowSum, scale, bias, expected, m, n, k);
+        cpu.int8LinearDequantize(a, zero, 0.013f, new Int8Matrix(b, n, k), rowSum, scale, bias, actual, m);
+        assertArrayEquals(expected, actual, "k=" + k + " zero=" + zero);
+        cpu.int8LinearDequantize(a, zero, 0.013f, b, rowSum, scale, null, actual, m, n, k);
+        plain.int8LinearDequantize(a, zero, 0.013f, b, rowSum, scale, null, expected, m, n, k);
+        assertArrayEquals(expected, actual, "k=" + k + " zero=" + zero + " without bias");
+      }
+    }
+  }
+
+  @Test
+  void anInt8MatrixMustHoldItsShape() {
+    var e = assertThrows(IllegalArgumentException.class, () -> new Int8Matrix(new byte[6], 2, 4));
+    assertTrue(e.getMessage().contains("6 bytes") && e.getMessage().contains("[2, 4]"), e.getMessage());
   }
 
   @Test

@@ -16,8 +16,9 @@ import java.util.Map;
  * GEMM's output loop. Output is float32.
  *
  * <p>Activations use qint8 -128..127 with a zero point (fbgemm uses quint8 with reduce_range, 0..127, because its
- * u8 x s8 instruction saturates in 16 bits; the Vector API kernel widens to int32 first and needs no spare bit,
- * so inputs keep a bit more resolution than torch's). Inference only: the output records no gradient, and there
+ * u8 x s8 instruction saturates in 16 bits; the Vector API kernel widens to float32, where sums of up to 1024
+ * products are exact, and needs no spare bit, so inputs keep a bit more resolution than torch's). The backend packs
+ * the weight for its GEMM on the first forward and keeps that until the weight buffer changes. Inference only: the output records no gradient, and there
  * are no parameters to train.
  *
  * <p>The quantized state is four buffers, so {@link #stateDict()}, safetensors files and checkpoints carry it:

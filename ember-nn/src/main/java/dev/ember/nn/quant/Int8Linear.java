@@ -1,6 +1,7 @@
 package dev.ember.nn.quant;
 
 import dev.ember.backend.Backend;
+import dev.ember.backend.Int8Matrix;
 import dev.ember.nn.Module;
 import dev.ember.quant.MinMaxObserver;
 import dev.ember.quant.PerChannelMinMaxObserver;
@@ -37,6 +38,8 @@ final class Int8Linear {
   private Tensor[] seen;
   private int[] versions;
   private byte[] w;
+  /** {@link #w} as the backend's prepared operand: packed on its first product and kept until the weight changes. */
+  private Int8Matrix packed;
   private int[] rowSum;
   private float[] scale;
   private float[] bias;
@@ -86,6 +89,7 @@ final class Int8Linear {
     byte[] bytes = new byte[out * in];
     TensorData.read(TensorData.hostContiguous(now[0]), 0, bytes.length, ByteBuffer.wrap(bytes));
     w = bytes;
+    packed = new Int8Matrix(bytes, out, in);
     rowSum = Quantization.rowSums(bytes, out, in);
     scale = now[1].toFloatArray();
     bias = biasKey == null ? null : now[2].toFloatArray();
@@ -118,12 +122,10 @@ final class Int8Linear {
       if (bias != null) for (int i = 0; i < m; i++) System.arraycopy(bias, 0, y, i * out, out);
       return y;
     }
-    float lo = Float.POSITIVE_INFINITY;
-    float hi = Float.NEGATIVE_INFINITY;
-    for (int i = 0; i < m * in; i++) {
-      lo = Math.min(lo, x[i]);
-      hi = Math.max(hi, x[i]);
-    }
+    Backend cpu = Device.CPU.backend();
+    float[] range = cpu.minMax(x, 0, m * in);
+    float lo = range[0];
+    float hi = range[1];
     if (Float.isNaN(lo) || Float.isNaN(hi)) {
       throw Check.fail(op, "input contains NaN (it has no quantized value)", "input", input);
     }
@@ -133,8 +135,8 @@ final class Int8Linear {
     float aScale = p.scales()[0];
     int aZero = p.zeroPoints()[0];
     byte[] a = new byte[m * in];
-    Quantization.quantizeRange(x, 0, m * in, aScale, aZero, QDType.QINT8, a, 0);
-    Device.CPU.backend().int8LinearDequantize(a, aZero, aScale, w, rowSum, scale, bias, y, m, out, in);
+    cpu.quantizeInt8(x, 0, m * in, aScale, aZero, QDType.QINT8.min(), QDType.QINT8.max(), a, 0);
+    cpu.int8LinearDequantize(a, aZero, aScale, packed, rowSum, scale, bias, y, m);
     return y;
   }
 

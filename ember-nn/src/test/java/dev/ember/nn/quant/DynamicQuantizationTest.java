@@ -56,6 +56,40 @@ class DynamicQuantizationTest {
   }
 
   @Test
+  void everyBatchSizeGivesTheExactIntegerProductsBits() {
+    // batch 1, 5 and 40 take the packed kernel's 1-, 4- and 8-row tiles; each layer is called twice (the second call
+    // reuses the packed weight); the expected bits follow Backend.int8LinearDequantize's formula on exact int sums
+    Generator g = new Generator(4);
+    Linear lin = new Linear(300, 45, true, g);
+    DynamicQuantizedLinear q = DynamicQuantizedLinear.from(lin);
+    int[] w = q.weight().intRepr();
+    float[] ws = q.weight().params().scales();
+    float[] bias = lin.bias().toFloatArray();
+    for (int m : new int[] {1, 5, 40}) {
+      Tensor x = Tensor.randn(g, m, 300);
+      QTensor qx = Quantization.quantize(x, QScheme.perTensorAffine(QDType.QINT8));
+      int[] a = qx.intRepr();
+      float aScale = qx.params().scales()[0];
+      int aZero = qx.params().zeroPoints()[0];
+      for (int call = 0; call < 2; call++) {
+        float[] y = q.call(x).toFloatArray();
+        for (int i = 0; i < m; i++) {
+          for (int j = 0; j < 45; j++) {
+            int acc = 0;
+            int rowSum = 0;
+            for (int p = 0; p < 300; p++) {
+              acc += a[i * 300 + p] * w[j * 300 + p];
+              rowSum += w[j * 300 + p];
+            }
+            float want = (acc - (long) aZero * rowSum) * (aScale * ws[j]) + bias[j];
+            assertEquals(want, y[i * 45 + j], 0f, "m=" + m + " call " + call + " y[" + i + ", " + j + "]");
+          }
+        }
+      }
+    }
+  }
+
+  @Test
   void dynamicReplacesEveryLinearAndStaysCloseToF32() {
     Generator g = new Generator(2);
     Sequential model = mlp(g);
