@@ -180,9 +180,12 @@ public final class Elementwise {
     sb.append("#define ").append(name).append(' ').append(value).append('\n');
   }
 
-  /** The dtypes the CUDA kernels handle: every dtype but the 16-bit floats BF16 and F16 (CPU only for now). */
+  /**
+   * The dtypes the CUDA kernels handle: every dtype but the 16-bit floats BF16 and F16 and the quantized I8 (CPU
+   * only for now).
+   */
   public static DType[] dtypes() {
-    return java.util.Arrays.stream(DType.values()).filter(t -> !t.isHalf()).toArray(DType[]::new);
+    return java.util.Arrays.stream(DType.values()).filter(t -> !t.isHalf() && t != DType.I8).toArray(DType[]::new);
   }
 
   /** Every instantiation the backend can ask for (each family over all its {@link #dtypes()}), for compile checks. */
