@@ -49,7 +49,7 @@ TRAINING_WARMUP_S = 10.0
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("category", choices=["gemm", "ops", "nn", "optim", "training", "memory", "losses", "schedulers",
-                                        "metrics", "callbacks", "precision"])
+                                        "metrics", "callbacks", "precision", "compression"])
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--repeats", type=int, default=3, help="timed repeats per case per pass")
     p.add_argument("--passes", type=int, default=2, help="alternating ember/torch passes")
@@ -110,8 +110,8 @@ def torch_pass(a):
     common = ["--threads", str(a.threads), "--repeats", str(a.repeats), "--max-wait", str(a.max_wait),
               "--foreign-max", str(a.foreign_max)]
     env = dict(os.environ, EMBER_PEERS=a.peers)
-    if a.category == "precision":
-        cmd = [a.python, os.path.join(HERE, "peers", "pytorch_precision.py")] + common
+    if a.category in ("precision", "compression"):
+        cmd = [a.python, os.path.join(HERE, "peers", "pytorch_%s.py" % a.category)] + common
         return run_lines(cmd + (["--only", a.only] if a.only else []), env)
     ops = [a.python, os.path.join(HERE, "peers", "pytorch_ops.py"), "--suite", a.category] + common
     if a.only:
