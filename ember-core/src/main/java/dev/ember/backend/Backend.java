@@ -224,4 +224,34 @@ public interface Backend {
       }
     }
   }
+
+  /**
+   * The int8 linear of static quantized inference, with int8 output: the float32 value of
+   * {@link #int8LinearDequantize} (bias included) requantized in the output loop as {@code quantize_per_tensor}
+   * does, {@code out[i, j] = clamp(rint(v * (1f / outScale)) + outZero, outMin, outMax)}, stored as bytes (a quint8
+   * value as its low 8 bits). This default computes one element at a time; a backend with an int8 kernel overrides
+   * it and gives the same bits.
+   */
+  default void int8LinearRequantize(byte[] a, int aZero, float aScale, byte[] b, int[] bRowSum, float[] bScale,
+      float[] bias, float outScale, int outZero, int outMin, int outMax, byte[] out, int m, int n, int k) {
+    if (k > INT8_MAX_K) {
+      throw new IllegalArgumentException("int8LinearRequantize: k " + k + " exceeds " + INT8_MAX_K
+          + " (int32 accumulation)");
+    }
+    if (outMin > outMax || outMin < -128 || outMax > 255) {
+      throw new IllegalArgumentException("int8LinearRequantize: output range must be an 8-bit range, got [" + outMin
+          + ", " + outMax + "]");
+    }
+    float inv = 1.0f / outScale;
+    for (int i = 0; i < m; i++) {
+      for (int j = 0; j < n; j++) {
+        int acc = 0;
+        for (int p = 0; p < k; p++) acc += a[i * k + p] * b[j * k + p];
+        float v = (acc - (long) aZero * bRowSum[j]) * (aScale * bScale[j]);
+        if (bias != null) v += bias[j];
+        double q = Math.rint(v * inv) + outZero;
+        out[i * n + j] = (byte) (q <= outMin ? outMin : q >= outMax ? outMax : (int) q);
+      }
+    }
+  }
 }

@@ -39,16 +39,33 @@ public class PerChannelMinMaxObserver extends Observer {
           + channels + " along axis " + axis + ": x=" + Arrays.toString(shape));
     }
     float[] v = x.toFloatArray();
+    if (v.length == 0) return x;
     int inner = 1;
     for (int d = axis + 1; d < shape.length; d++) inner *= shape[d];
+    float[] lo = new float[channels];
+    float[] hi = new float[channels];
+    Arrays.fill(lo, Float.POSITIVE_INFINITY);
+    Arrays.fill(hi, Float.NEGATIVE_INFINITY);
     for (int i = 0; i < v.length; i++) {
       float f = v[i];
-      if (f != f) checkFinite("PerChannelMinMaxObserver", f, "while observing");
+      if (f != f) checkFinite(getClass().getSimpleName(), f, "while observing");
       int c = (i / inner) % channels;
-      if (f < minVals[c]) minVals[c] = f;
-      if (f > maxVals[c]) maxVals[c] = f;
+      if (f < lo[c]) lo[c] = f;
+      if (f > hi[c]) hi[c] = f;
     }
+    update(minVals, maxVals, lo, hi);
     return x;
+  }
+
+  /**
+   * Folds one batch's per-channel range ({@code lo}, {@code hi}) into the running one ({@code minVals},
+   * {@code maxVals}, +-infinity before the first batch), in place; here: the running min and max.
+   */
+  protected void update(float[] minVals, float[] maxVals, float[] lo, float[] hi) {
+    for (int c = 0; c < lo.length; c++) {
+      minVals[c] = Math.min(minVals[c], lo[c]);
+      maxVals[c] = Math.max(maxVals[c], hi[c]);
+    }
   }
 
   public float[] minVals() {

@@ -478,6 +478,17 @@ public final class CpuBackend implements Backend {
     Int8Gemm.gemmDequantize(a, aZero, aScale, b, bRowSum, bScale, bias, out, m, n, k);
   }
 
+  /** The Vector API int8 kernel with the requantizing epilogue ({@link Int8Gemm#gemmRequantize}): the same bits. */
+  @Override
+  public void int8LinearRequantize(byte[] a, int aZero, float aScale, byte[] b, int[] bRowSum, float[] bScale,
+      float[] bias, float outScale, int outZero, int outMin, int outMax, byte[] out, int m, int n, int k) {
+    if (outMin > outMax || outMin < -128 || outMax > 255) {
+      throw new IllegalArgumentException("int8LinearRequantize: output range must be an 8-bit range, got [" + outMin
+          + ", " + outMax + "]");
+    }
+    Int8Gemm.gemmRequantize(a, aZero, aScale, b, bRowSum, bScale, bias, outScale, outZero, outMin, outMax, out, m, n, k);
+  }
+
   /** GEMM widens BF16/F16 operands while it packs them: see {@link Matmul}. */
   @Override
   public boolean matmulReadsHalf() {
