@@ -12,6 +12,9 @@ mlp_infer:     the Fashion-MNIST MLP 784-256-128-10 (Flatten, Linear, ReLU, ...)
 lenet_infer:   LeNet-5 (1x28x28) at batch 1 and 128, unpruned against the model Ember's 50% structured pruning leaves
                after shrinking (conv 1->3->8 channels, Linear 200-60-42-10). torch.nn.utils.prune.ln_structured only
                zeroes channels (the model keeps its shape and its time), so the smaller model is built directly.
+int8_static:   the MLP and LeNet-5 after static post-training int8: eager mode, Linear/Conv2d + ReLU fused,
+               QuantStub/DeQuantStub, MinMaxObserver quint8 activations and per-channel symmetric qint8 weights
+               (Ember's QConfig.ptqDefault), 4 calibration batches of 32 from Generator(3), on --qengine.
 convnet_infer: the VGG-style convnet (Models.convnet(3, 32, 10)) at batch 64: unfused eval model,
                torch.ao.quantization.fuse_modules of each conv+bn (bn_folded), and of conv+bn+relu and linear+relu
                (bn_relu_fused: in float, ConvReLU2d folds the BatchNorm but still runs the ReLU as its own op).
@@ -119,6 +122,36 @@ def convnet():
     return m.eval()
 
 
+class Stubbed(nn.Module):
+    """A float model between QuantStub and DeQuantStub, as eager-mode static quantization needs."""
+
+    def __init__(self, m):
+        super().__init__()
+        self.quant = torch.ao.quantization.QuantStub()
+        self.m = m
+        self.dequant = torch.ao.quantization.DeQuantStub()
+
+    def forward(self, x):
+        return self.dequant(self.m(self.quant(x)))
+
+
+def static_int8(model, fuse, in_shape):
+    """Static PTQ as Ember's CompressionCases.staticInt8: Linear/Conv2d + ReLU fused, MinMaxObserver (per-tensor
+    affine quint8) activations, PerChannelMinMaxObserver (per-channel symmetric qint8) weights, 4 calibration batches
+    of 32 standard-normal inputs from Generator(3), converted on the current engine."""
+    q = torch.ao.quantization
+    m = Stubbed(q.fuse_modules(model, fuse))
+    m.qconfig = q.QConfig(activation=q.MinMaxObserver.with_args(dtype=torch.quint8, qscheme=torch.per_tensor_affine),
+                          weight=q.PerChannelMinMaxObserver.with_args(dtype=torch.qint8,
+                                                                      qscheme=torch.per_channel_symmetric))
+    p = q.prepare(m.eval())
+    gen = torch.Generator().manual_seed(3)
+    with torch.no_grad():
+        for _ in range(4):
+            p(torch.randn(32, *in_shape, generator=gen))
+    return q.convert(p)
+
+
 def main():
     print(json.dumps({"workload": "_env", "side": "pytorch", "qengine": ARGS.qengine, **RUNTIME}), flush=True)
     torch.backends.quantized.engine = ARGS.qengine
@@ -126,8 +159,10 @@ def main():
     # per-channel qint8 weights, as Ember's Quantize.dynamic
     int8 = torch.ao.quantization.quantize_dynamic(mlp(), {nn.Linear: torch.ao.quantization.per_channel_dynamic_qconfig},
                                                   dtype=torch.qint8)
+    mlp_static = static_int8(mlp(), [["1", "2"], ["3", "4"]], (784,))
     unpruned = lenet()
     shrunk = lenet(3, 8, 60, 42)
+    lenet_static = static_int8(lenet(), [["0.0", "0.1"], ["0.3", "0.4"], ["1.1", "1.2"], ["1.3", "1.4"]], (1, 28, 28))
     cb = "b=%d" % CONVNET_BATCH
     unfused = convnet()
     folded = torch.ao.quantization.fuse_modules(convnet(), [["0", "1"], ["3", "4"], ["7", "8"], ["10", "11"]])
@@ -138,10 +173,12 @@ def main():
             x = torch.randn(b, 784, generator=torch.Generator().manual_seed(1))
             latency("mlp_infer", "784-256-128-10 b=%d f32" % b, lambda x=x: f32(x))
             latency("mlp_infer", "784-256-128-10 b=%d int8_dynamic" % b, lambda x=x: int8(x))
+            latency("mlp_infer", "784-256-128-10 b=%d int8_static" % b, lambda x=x: mlp_static(x))
         for b in LENET_BATCHES:
             x = torch.randn(b, 1, 28, 28, generator=torch.Generator().manual_seed(1))
             latency("lenet_infer", "b=%d unpruned" % b, lambda x=x: unpruned(x))
             latency("lenet_infer", "b=%d pruned50_shrunk" % b, lambda x=x: shrunk(x))
+            latency("lenet_infer", "b=%d int8_static" % b, lambda x=x: lenet_static(x))
         x = torch.randn(CONVNET_BATCH, 3, 32, 32, generator=torch.Generator().manual_seed(1))
         latency("convnet_infer", cb + " unfused", lambda: unfused(x))
         latency("convnet_infer", cb + " bn_folded", lambda: folded(x))

@@ -9,6 +9,7 @@ import dev.ember.nn.Models;
 import dev.ember.nn.Module;
 import dev.ember.nn.Sequential;
 import dev.ember.nn.prune.Prune;
+import dev.ember.nn.quant.QConfig;
 import dev.ember.nn.quant.Quantize;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.MemoryScope;
@@ -21,13 +22,15 @@ import java.util.List;
  * model and of its compressed form, on the same input, in microseconds per batch (lower is better):
  * <ul>
  *   <li>{@code mlp_infer}: the Fashion-MNIST MLP 784-256-128-10 at batch 1 and 128, F32 against {@link
- *       Quantize#dynamic} (int8 weights per channel, activations quantized per batch); torch:
- *       {@code torch.ao.quantization.quantize_dynamic} of the same model;
+ *       Quantize#dynamic} (int8 weights per channel, activations quantized per batch) and against static
+ *       post-training int8 ({@link #staticInt8}); torch: {@code torch.ao.quantization.quantize_dynamic} of the same
+ *       model, and eager-mode static PTQ with the same observers (fuse_modules, QuantStub/DeQuantStub, prepare, the
+ *       same 4 calibration batches, convert), both on one quantized engine (onednn by default);
  *   <li>{@code lenet_infer}: LeNet-5 on 1x28x28 at batch 1 and 128, unpruned against 50% structured pruning that
  *       shrinks: {@link Prune#lnStructured} (L1, dim 0, amount 0.5) of both convolutions' output channels and both
  *       hidden Linear layers' neurons, each followed by {@link Prune#shrinkOutputs} (conv 1-&gt;3-&gt;8 channels, Linear
  *       200-60-42-10). torch's {@code ln_structured} only zeroes, so its peer is the equally smaller model built
- *       directly;
+ *       directly; and static int8 as the MLP's;
  *   <li>{@code convnet_infer}: the VGG-style {@code Models.convnet(3, 32, 10)} at batch 64 (FuseBench's model),
  *       unfused, BatchNorm folded ({@link Fuse#convBn}) and BatchNorm folded with Conv+ReLU and Linear+ReLU fused
  *       ({@link Fuse#fuse}); torch: {@code fuse_modules} of conv+bn, and of conv+bn+relu and linear+relu (in float
@@ -50,17 +53,21 @@ final class CompressionCases {
     List<BenchCase> out = new ArrayList<>();
     Module mlp = mlp();
     Module mlpInt8 = Quantize.dynamic(mlp());
+    Module mlpStatic = staticInt8(mlp(), 784);
     for (int b : MLP_BATCHES) {
       Tensor x = Tensor.randn(new Generator(1), b, 784);
       out.add(infer("mlp_infer", "784-256-128-10 b=" + b + " f32", mlp, x));
       out.add(infer("mlp_infer", "784-256-128-10 b=" + b + " int8_dynamic", mlpInt8, x));
+      out.add(infer("mlp_infer", "784-256-128-10 b=" + b + " int8_static", mlpStatic, x));
     }
     Module lenet = lenet();
     Module pruned = pruneAndShrink(lenet(), 0.5);
+    Module lenetStatic = staticInt8(lenet(), 1, 28, 28);
     for (int b : LENET_BATCHES) {
       Tensor x = Tensor.randn(new Generator(1), b, 1, 28, 28);
       out.add(infer("lenet_infer", "b=" + b + " unpruned", lenet, x));
       out.add(infer("lenet_infer", "b=" + b + " pruned50_shrunk", pruned, x));
+      out.add(infer("lenet_infer", "b=" + b + " int8_static", lenetStatic, x));
     }
     Sequential convnet = convnet();
     Tensor cx = Tensor.randn(new Generator(1), CONVNET_BATCH, 3, 32, 32);
@@ -104,6 +111,28 @@ final class CompressionCases {
       Prune.shrinkOutputs(model, name, keep);
     }
     return model;
+  }
+
+  /**
+   * Static post-training int8 of {@code model} (the MLP or LeNet-5): its Linear/Conv2d + ReLU pairs fused ({@link
+   * Fuse#fuse}; LeNet-5 becomes the Sequential of its fused halves), {@link Quantize#prepare} with {@link
+   * QConfig#ptqDefault()} (per-tensor affine quint8 activations, per-channel symmetric qint8 weights), 4 calibration
+   * batches of 32 standard-normal inputs of shape {@code inShape} from {@code Generator(3)}, then {@link
+   * Quantize#convert}.
+   */
+  static Module staticInt8(Module model, int... inShape) {
+    Sequential fused = model instanceof Sequential s ? Fuse.fuse(s)
+        : new Sequential(Fuse.fuse((Sequential) model.child("features")),
+            Fuse.fuse((Sequential) model.child("classifier")));
+    Module prepared = Quantize.prepare(fused, QConfig.ptqDefault());
+    int[] shape = new int[inShape.length + 1];
+    shape[0] = 32;
+    System.arraycopy(inShape, 0, shape, 1, inShape.length);
+    Generator gen = new Generator(3);
+    try (Grad ignored = Grad.off()) {
+      for (int i = 0; i < 4; i++) prepared.call(Tensor.randn(gen, shape));
+    }
+    return Quantize.convert(prepared);
   }
 
   /** FuseBench's model: Models.convnet(3, 32, 10) from seed 0 with random BatchNorm statistics, in eval mode. */

@@ -21,9 +21,10 @@ import org.junit.jupiter.api.Test;
 class CompressionCasesTest {
   private static final List<String> NAMES = List.of(
       "mlp_infer/784-256-128-10 b=1 f32", "mlp_infer/784-256-128-10 b=1 int8_dynamic",
-      "mlp_infer/784-256-128-10 b=128 f32", "mlp_infer/784-256-128-10 b=128 int8_dynamic",
-      "lenet_infer/b=1 unpruned", "lenet_infer/b=1 pruned50_shrunk", "lenet_infer/b=128 unpruned",
-      "lenet_infer/b=128 pruned50_shrunk", "convnet_infer/b=64 unfused", "convnet_infer/b=64 bn_folded",
+      "mlp_infer/784-256-128-10 b=1 int8_static", "mlp_infer/784-256-128-10 b=128 f32",
+      "mlp_infer/784-256-128-10 b=128 int8_dynamic", "mlp_infer/784-256-128-10 b=128 int8_static",
+      "lenet_infer/b=1 unpruned", "lenet_infer/b=1 pruned50_shrunk", "lenet_infer/b=1 int8_static",
+      "lenet_infer/b=128 unpruned", "lenet_infer/b=128 pruned50_shrunk", "lenet_infer/b=128 int8_static", "convnet_infer/b=64 unfused", "convnet_infer/b=64 bn_folded",
       "convnet_infer/b=64 bn_relu_fused");
 
   @Test
@@ -70,6 +71,28 @@ class CompressionCasesTest {
       }
       assertEquals(3, matched, "each kept channel equals one channel of the unpruned conv");
     }
+  }
+
+  /** The int8 models classify random inputs as their float models do, most of the time (not a timing). */
+  @Test
+  void int8ModelsAgreeWithTheFloatOnes() {
+    try (Grad ignored = Grad.off()) {
+      Tensor x = Tensor.randn(new Generator(5), 64, 784);
+      Module mlp = CompressionCases.mlp();
+      assertTrue(agreement(mlp.call(x), CompressionCases.staticInt8(CompressionCases.mlp(), 784).call(x)) >= 0.9);
+      Tensor img = Tensor.randn(new Generator(5), 64, 1, 28, 28);
+      Module lenet = CompressionCases.lenet();
+      assertTrue(agreement(lenet.call(img), CompressionCases.staticInt8(CompressionCases.lenet(), 1, 28, 28).call(img))
+          >= 0.8);
+    }
+  }
+
+  private static double agreement(Tensor a, Tensor b) {
+    long[] pa = a.argmax(1, false).toLongArray();
+    long[] pb = b.argmax(1, false).toLongArray();
+    int same = 0;
+    for (int i = 0; i < pa.length; i++) if (pa[i] == pb[i]) same++;
+    return (double) same / pa.length;
   }
 
   @Test
