@@ -39,8 +39,8 @@ usage: bench/compare.sh CATEGORY [--threads N] [--repeats N] [--passes N] [--max
   --only P,... only workloads or "workload/case" names starting with one of these
   --no-peer    Ember only: no PyTorch passes, "pytorch" and "ratio" null (needs no torch)
   --warmup-steps N, --steps N  memory: steps before and during the measurement (default 5, 20)
-  --training-warmup S  training: Ember's warm-up seconds per case (default 10: the first case of a
-               fresh JVM waits for C2 to compile the training path)
+  --training-warmup S  training and compression: Ember's warm-up seconds per case (default 10: the first
+               case of a fresh JVM waits for C2 to compile the training path)
   --xmx SIZE   memory: the Ember JVM's -Xmx (default 4g, enough for seed_large with Adam); the
                memory pass runs without -Xms/AlwaysPreTouch, which would make the whole heap resident
   --xmn SIZE   memory: its young generation (default 64m), with the serial collector: the steps'
