@@ -21,7 +21,10 @@ import java.util.Map;
  * bn_folded, bn_relu_fused).
  *
  * <pre>
- * CompressionSpeedups [--rounds R] [--calls N]   defaults 15 rounds; N calls per variant and round (default: ~20 ms)
+ * CompressionSpeedups [--rounds R] [--calls N] [--warmup S]
+ *     defaults: 15 rounds; N calls per variant and round calibrated to ~20 ms of the first variant; the variants
+ *     warmed up in turn for S = 10 seconds per group (on a loaded host C2 compiles late: an MLP call at batch 128
+ *     took 25 ms after 2 s and 5 ms after 10 s)
  * </pre>
  *
  * stdout: per group {@code {"category":"compression","workload":"mlp_infer","case":"784-256-128-10 b=128",
@@ -37,6 +40,7 @@ public final class CompressionSpeedups {
   public static void main(String[] args) {
     int rounds = 15;
     int calls = 0;
+    int warmup = 10;
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
       if (i + 1 >= args.length) throw new IllegalArgumentException("CompressionSpeedups: " + a + " needs a value");
@@ -45,11 +49,12 @@ public final class CompressionSpeedups {
       switch (a) {
         case "--rounds" -> rounds = v;
         case "--calls" -> calls = v;
+        case "--warmup" -> warmup = v;
         default -> throw new IllegalArgumentException("CompressionSpeedups: unknown option " + a
-            + " (expected --rounds, --calls)");
+            + " (expected --rounds, --calls, --warmup)");
       }
     }
-    for (Group g : groups()) System.out.println(run(g, rounds, calls));
+    for (Group g : groups()) System.out.println(run(g, rounds, calls, warmup));
   }
 
   /** The groups, built from {@link CompressionCases}'s models and inputs. */
@@ -80,21 +85,26 @@ public final class CompressionSpeedups {
     return out;
   }
 
-  /** The group's JSON line; {@code calls} 0 calibrates the calls per round to about 20 ms of the first variant. */
-  static String run(Group g, int rounds, int calls) {
+  /**
+   * The group's JSON line: the variants are called in turn for {@code warmupS} seconds (at least 3 calls each), then
+   * {@code calls} per variant and round, 0 calibrating it to about 20 ms of the first variant.
+   */
+  static String run(Group g, int rounds, int calls, double warmupS) {
     List<String> names = new ArrayList<>(g.variants().keySet());
     Module[] models = g.variants().values().toArray(new Module[0]);
     int n = models.length;
     double[][] us = new double[n][rounds];
     try (Grad ignored = Grad.off()) {
-      for (int w = 0; w < 20; w++) for (Module m : models) call(m, g.input()); // warm-up
+      long w0 = System.nanoTime();
+      for (int w = 0; w < 3 || (System.nanoTime() - w0) / 1e9 < warmupS; w++) {
+        for (Module m : models) call(m, g.input());
+      }
       if (calls == 0) {
         long t0 = System.nanoTime();
         for (int i = 0; i < 5; i++) call(models[0], g.input());
         double per = (System.nanoTime() - t0) / 5.0;
         calls = (int) Math.max(1, Math.min(10_000, 20e6 / per));
       }
-      for (int w = 0; w < 3; w++) for (Module m : models) for (int i = 0; i < calls; i++) call(m, g.input());
       for (int r = 0; r < rounds; r++) {
         for (int k = 0; k < n; k++) {
           int v = (r + k) % n;

@@ -100,7 +100,7 @@ class CompressionCasesTest {
     List<CompressionSpeedups.Group> groups = CompressionSpeedups.groups();
     assertEquals(List.of("784-256-128-10 b=1", "784-256-128-10 b=128", "b=1", "b=128", "b=64"),
         groups.stream().map(CompressionSpeedups.Group::name).toList());
-    String json = CompressionSpeedups.run(groups.get(0), 1, 1);
+    String json = CompressionSpeedups.run(groups.get(0), 1, 1, 0);
     assertTrue(json.startsWith("{\"category\":\"compression\",\"workload\":\"mlp_infer\""), json);
     assertTrue(json.matches(".*\"us\":\\{\"f32\":[0-9.]+,\"int8_dynamic\":[0-9.]+,\"int8_static\":[0-9.]+}.*"), json);
     assertTrue(json.matches(".*\"speedup\":\\{\"int8_dynamic\":[0-9.]+,\"int8_static\":[0-9.]+}}"), json);
