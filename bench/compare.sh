@@ -28,6 +28,10 @@ usage: bench/compare.sh CATEGORY [--threads N] [--repeats N] [--passes N] [--max
                           hidden layer (6656 x 6656) at batch 32 and 128: forward with F32 vs BF16 operands,
                           and forward+backward in F32 vs under BF16 autocast (GFLOP/s; the peer uses
                           torch.autocast("cpu", dtype=torch.bfloat16), bench/peers/pytorch_precision.py)
+               compression  inference (us/batch) of a model and its compressed form: MLP 784-256-128-10 F32
+                          vs dynamic int8 at batch 1 and 128, LeNet-5 vs 50% structured-pruned and shrunk,
+                          the VGG-style convnet unfused vs BN folded vs Conv+ReLU fused
+                          (bench/peers/pytorch_compression.py, quantized engine onednn)
   --threads N  threads on both sides (default 2): -Dember.threads=N for Ember, --threads N for PyTorch
   --repeats N  timed repeats per case and pass (default 3)
   --passes N   alternating ember/pytorch passes; repeats are pooled over passes (default 2)
@@ -35,8 +39,8 @@ usage: bench/compare.sh CATEGORY [--threads N] [--repeats N] [--passes N] [--max
   --only P,... only workloads or "workload/case" names starting with one of these
   --no-peer    Ember only: no PyTorch passes, "pytorch" and "ratio" null (needs no torch)
   --warmup-steps N, --steps N  memory: steps before and during the measurement (default 5, 20)
-  --training-warmup S  training: Ember's warm-up seconds per case (default 10: the first case of a
-               fresh JVM waits for C2 to compile the training path)
+  --training-warmup S  training and compression: Ember's warm-up seconds per case (default 10: the first
+               case of a fresh JVM waits for C2 to compile the training path)
   --xmx SIZE   memory: the Ember JVM's -Xmx (default 4g, enough for seed_large with Adam); the
                memory pass runs without -Xms/AlwaysPreTouch, which would make the whole heap resident
   --xmn SIZE   memory: its young generation (default 64m), with the serial collector: the steps'
@@ -55,8 +59,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 [ $# -ge 1 ] || { usage >&2; exit 2; }
 case "$1" in
   -h|--help) usage; exit 0 ;;
-  gemm|ops|nn|optim|training|memory|losses|schedulers|metrics|callbacks|precision) category=$1; shift ;;
-  *) echo "compare.sh: unknown category '$1' (expected gemm, ops, nn, optim, training, memory, losses, schedulers, metrics, callbacks or precision)" >&2; usage >&2; exit 2 ;;
+  gemm|ops|nn|optim|training|memory|losses|schedulers|metrics|callbacks|precision|compression) category=$1; shift ;;
+  *) echo "compare.sh: unknown category '$1' (expected gemm, ops, nn, optim, training, memory, losses, schedulers, metrics, callbacks, precision or compression)" >&2; usage >&2; exit 2 ;;
 esac
 extra=()
 peer=1
