@@ -19,7 +19,8 @@ import java.util.Map;
  * / {@code input_zero_point} (F32 [1] / I32 [1]) and {@code scale} / {@code zero_point} of the output (as torch's
  * quantized modules name them). The kernel's operands are derived from the buffers and cached against their identity
  * and storage version, so a {@code loadStateDict} is seen by the next forward. The activation dtypes (qint8 or quint8)
- * are part of the layer, as its shape is.
+ * and whether the weight is quantized per tensor or per channel are part of the layer, as its shape is (with one
+ * output channel the buffers alone could not tell).
  */
 final class StaticState {
   private static final String[] KEYS = {"weight", "weight_scale", "weight_zero_point", "input_scale",
@@ -31,6 +32,7 @@ final class StaticState {
   final QDType inType;
   final QDType outType;
   final boolean hasBias;
+  final boolean perTensorWeight;
   private Tensor[] seen;
   private int[] versions;
   byte[] w;
@@ -41,13 +43,14 @@ final class StaticState {
   QParams input;
   QParams output;
 
-  private StaticState(int[] weightShape, QDType inType, QDType outType, boolean hasBias) {
+  private StaticState(int[] weightShape, QDType inType, QDType outType, boolean hasBias, boolean perTensorWeight) {
     this.weightShape = weightShape;
     this.out = weightShape[0];
     this.rowLen = out == 0 ? 0 : Arrays.stream(weightShape).skip(1).reduce(1, (a, b) -> a * b);
     this.inType = inType;
     this.outType = outType;
     this.hasBias = hasBias;
+    this.perTensorWeight = perTensorWeight;
   }
 
   static StaticState register(Module owner, QTensor weight, Tensor bias, QParams in, QParams out) {
@@ -61,7 +64,7 @@ final class StaticState {
     owner.registerBuffer("scale", Tensor.of(out.scales(), 1));
     owner.registerBuffer("zero_point", Tensor.of(out.zeroPoints(), 1));
     if (bias != null) owner.registerBuffer("bias", Tensor.of(bias.detach().toFloatArray(), shape[0]));
-    return new StaticState(shape, in.dtype(), out.dtype(), bias != null);
+    return new StaticState(shape, in.dtype(), out.dtype(), bias != null, !weight.params().perChannel());
   }
 
   /** Brings the cached operands up to date with {@code owner}'s buffers; whether they changed. */
@@ -98,7 +101,7 @@ final class StaticState {
 
   QTensor weight(Module owner) {
     refresh(owner);
-    QParams p = wScales.length == 1 && out != 1 ? QParams.perTensor(QDType.QINT8, wScales[0], 0)
+    QParams p = perTensorWeight ? QParams.perTensor(QDType.QINT8, wScales[0], 0)
         : QParams.perChannel(QDType.QINT8, 0, wScales, new int[wScales.length]);
     return QTensor.of(w, weightShape, p);
   }
