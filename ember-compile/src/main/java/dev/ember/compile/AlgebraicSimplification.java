@@ -17,9 +17,9 @@ import java.util.Map;
  */
 public final class AlgebraicSimplification extends Rewriter {
   @Override
-  Node rewrite(Node n, List<Node> emitted) {
-    if (n.kind() != Node.Kind.OP) return n;
-    List<Node> in = n.inputs;
+  GraphNode rewrite(GraphNode n, List<GraphNode> emitted) {
+    if (n.kind() != GraphNode.Kind.OP) return n;
+    List<GraphNode> in = n.inputs;
     switch (n.op()) {
       case "mul" -> {
         if (isAll(in.get(1), 1) && sameType(in.get(0), n)) return in.get(0);
@@ -36,9 +36,9 @@ public final class AlgebraicSimplification extends Rewriter {
         if (isAll(in.get(1), 0) && sameType(in.get(0), n)) return in.get(0);
       }
       case "reshape", "view", "expand" -> {
-        Node x = in.get(0);
+        GraphNode x = in.get(0);
         if (sameType(x, n)) return x;
-        if (!n.op().equals("expand") && x.kind() == Node.Kind.OP
+        if (!n.op().equals("expand") && x.kind() == GraphNode.Kind.OP
             && (x.op().equals("reshape") || x.op().equals("view"))) {
           return reshape(x.inputs.get(0), n);
         }
@@ -49,18 +49,18 @@ public final class AlgebraicSimplification extends Rewriter {
         }
       }
       case "permute" -> {
-        Node x = in.get(0);
-        if (x.kind() == Node.Kind.OP && x.op().equals("permute")) {
+        GraphNode x = in.get(0);
+        if (x.kind() == GraphNode.Kind.OP && x.op().equals("permute")) {
           int r = n.shape().length;
           int[] outer = normalize((int[]) n.attr("dims"), r);
           int[] inner = normalize((int[]) x.attr("dims"), r);
           int[] composed = new int[r];
           for (int i = 0; i < r; i++) composed[i] = inner[outer[i]];
-          Node src = x.inputs.get(0);
+          GraphNode src = x.inputs.get(0);
           boolean identity = true;
           for (int i = 0; i < r; i++) identity &= composed[i] == i;
           if (identity) return src;
-          return Node.op("permute", List.of(src), Map.of("dims", composed), n.shape(), n.dtype(),
+          return GraphNode.op("permute", List.of(src), Map.of("dims", composed), n.shape(), n.dtype(),
               t -> t[0].permute(composed));
         }
       }
@@ -70,10 +70,10 @@ public final class AlgebraicSimplification extends Rewriter {
   }
 
   /** One reshape of {@code src} to {@code n}'s shape. */
-  private static Node reshape(Node src, Node n) {
+  private static GraphNode reshape(GraphNode src, GraphNode n) {
     int[] shape = n.shape();
     if (sameType(src, n)) return src;
-    return Node.op("reshape", List.of(src), Map.of("shape", shape), shape, n.dtype(), t -> t[0].reshape(shape));
+    return GraphNode.op("reshape", List.of(src), Map.of("shape", shape), shape, n.dtype(), t -> t[0].reshape(shape));
   }
 
   private static int[] normalize(int[] dims, int rank) {
@@ -82,13 +82,13 @@ public final class AlgebraicSimplification extends Rewriter {
     return d;
   }
 
-  private static boolean sameType(Node x, Node n) {
+  private static boolean sameType(GraphNode x, GraphNode n) {
     return x != null && x.dtype() == n.dtype() && Arrays.equals(x.shape(), n.shape());
   }
 
   /** Whether {@code c} is a constant whose every element is {@code v}. */
-  private static boolean isAll(Node c, double v) {
-    if (c == null || c.kind() != Node.Kind.CONSTANT) return false;
+  private static boolean isAll(GraphNode c, double v) {
+    if (c == null || c.kind() != GraphNode.Kind.CONSTANT) return false;
     Tensor t = c.value();
     if (t.numel() > 64) return false;
     for (float f : t.cpu().to(dev.ember.tensor.DType.F32).toFloatArray()) if (f != v) return false;

@@ -24,20 +24,20 @@ final class BatchGeneralization {
   }
 
   static Graph generalize(Graph g1, int b1, Graph g2, int b2) throws NotGeneric {
-    List<Node> n1 = g1.nodes();
-    List<Node> n2 = g2.nodes();
+    List<GraphNode> n1 = g1.nodes();
+    List<GraphNode> n2 = g2.nodes();
     if (n1.size() != n2.size()) throw new NotGeneric("the traces have " + n1.size() + " and " + n2.size() + " nodes");
-    List<Node> out = new ArrayList<>();
+    List<GraphNode> out = new ArrayList<>();
     for (int i = 0; i < n1.size(); i++) {
-      Node a = n1.get(i);
-      Node b = n2.get(i);
+      GraphNode a = n1.get(i);
+      GraphNode b = n2.get(i);
       if (a.kind() != b.kind() || !a.op().equals(b.op()) || a.inputs.size() != b.inputs.size()) {
         throw new NotGeneric("node " + i + " is " + a.op() + " in one trace and " + b.op() + " in the other");
       }
-      List<Node> ins = new ArrayList<>();
+      List<GraphNode> ins = new ArrayList<>();
       for (int k = 0; k < a.inputs.size(); k++) {
-        Node x = a.inputs.get(k);
-        Node y = b.inputs.get(k);
+        GraphNode x = a.inputs.get(k);
+        GraphNode y = b.inputs.get(k);
         if ((x == null) != (y == null) || (x != null && x.slot != y.slot)) {
           throw new NotGeneric("node " + i + " (" + a.op() + ") reads other nodes in the two traces");
         }
@@ -57,22 +57,22 @@ final class BatchGeneralization {
         perBatch[d] = s1[d] / b1;
         scales = true;
       }
-      if (scales && (a.kind() == Node.Kind.CONSTANT || a.kind() == Node.Kind.PARAMETER)) {
+      if (scales && (a.kind() == GraphNode.Kind.CONSTANT || a.kind() == GraphNode.Kind.PARAMETER)) {
         throw new NotGeneric("a constant's shape depends on the batch size (" + Arrays.toString(s1) + ", "
             + Arrays.toString(s2) + ")");
       }
-      if (a.kind() == Node.Kind.CONSTANT && (a.dtype() != b.dtype()
+      if (a.kind() == GraphNode.Kind.CONSTANT && (a.dtype() != b.dtype()
           || !Arrays.equals(a.value().toDoubleArray(), b.value().toDoubleArray()))) {
         throw new NotGeneric("a constant's value depends on the batch size (" + a.type() + ")");
       }
-      if (a.kind() == Node.Kind.PARAMETER && !Objects.equals(a.target(), b.target())) {
+      if (a.kind() == GraphNode.Kind.PARAMETER && !Objects.equals(a.target(), b.target())) {
         throw new NotGeneric("node " + i + " is parameter " + a.target() + " and " + b.target());
       }
       boolean shaped = a.op().equals("reshape") || a.op().equals("view") || a.op().equals("expand");
       if (!shaped && !sameAttrs(a, b)) {
         throw new NotGeneric(a.op() + " has attributes " + a.attrs() + " and " + b.attrs());
       }
-      Node c;
+      GraphNode c;
       if (!scales) {
         c = a.withInputs(ins);
       } else if (shaped) {
@@ -91,12 +91,12 @@ final class BatchGeneralization {
       }
       out.add(c);
     }
-    List<Node> inputs = new ArrayList<>();
-    for (Node in : g1.inputs()) inputs.add(out.get(in.slot));
+    List<GraphNode> inputs = new ArrayList<>();
+    for (GraphNode in : g1.inputs()) inputs.add(out.get(in.slot));
     return new Graph(out, inputs, out.get(g1.output().slot));
   }
 
-  private static boolean sameAttrs(Node a, Node b) {
+  private static boolean sameAttrs(GraphNode a, GraphNode b) {
     if (!a.attrs().keySet().equals(b.attrs().keySet())) return false;
     for (String k : a.attrs().keySet()) {
       Object x = a.attr(k);

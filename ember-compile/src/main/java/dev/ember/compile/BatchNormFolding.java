@@ -17,16 +17,16 @@ public final class BatchNormFolding implements Pass {
   @Override
   public Graph run(Graph graph) {
     Graph g = graph.copy();
-    IdentityHashMap<Node, Integer> readers = new IdentityHashMap<>();
-    for (Node n : g.nodes()) for (Node in : n.inputs) if (in != null) readers.merge(in, 1, Integer::sum);
+    IdentityHashMap<GraphNode, Integer> readers = new IdentityHashMap<>();
+    for (GraphNode n : g.nodes()) for (GraphNode in : n.inputs) if (in != null) readers.merge(in, 1, Integer::sum);
     readers.merge(g.output(), 1, Integer::sum);
-    IdentityHashMap<Node, Node> replaced = new IdentityHashMap<>();
-    List<Node> out = new ArrayList<>();
-    for (Node n : g.nodes()) {
-      List<Node> ins = new ArrayList<>();
-      for (Node in : n.inputs) ins.add(in == null ? null : replaced.getOrDefault(in, in));
-      Node c = ins.equals(n.inputs) ? n : n.withInputs(ins);
-      Node folded = fold(c, readers);
+    IdentityHashMap<GraphNode, GraphNode> replaced = new IdentityHashMap<>();
+    List<GraphNode> out = new ArrayList<>();
+    for (GraphNode n : g.nodes()) {
+      List<GraphNode> ins = new ArrayList<>();
+      for (GraphNode in : n.inputs) ins.add(in == null ? null : replaced.getOrDefault(in, in));
+      GraphNode c = ins.equals(n.inputs) ? n : n.withInputs(ins);
+      GraphNode folded = fold(c, readers);
       if (folded != null) {
         out.addAll(folded.inputs.subList(1, 3)); // the new weight and bias constants
         out.add(folded);
@@ -36,25 +36,25 @@ public final class BatchNormFolding implements Pass {
         if (c != n) replaced.put(n, c);
       }
     }
-    List<Node> inputs = new ArrayList<>();
-    for (Node in : g.inputs()) inputs.add(replaced.getOrDefault(in, in));
+    List<GraphNode> inputs = new ArrayList<>();
+    for (GraphNode in : g.inputs()) inputs.add(replaced.getOrDefault(in, in));
     return new DeadCodeElimination().run(new Graph(out, inputs, replaced.getOrDefault(g.output(), g.output())));
   }
 
   /** The conv2d that replaces batch norm node {@code bn}, or null if it does not fold. */
-  private static Node fold(Node bn, IdentityHashMap<Node, Integer> readers) {
-    if (bn.kind() != Node.Kind.OP || !bn.op().equals("batch_norm") || Boolean.TRUE.equals(bn.attr("training"))) {
+  private static GraphNode fold(GraphNode bn, IdentityHashMap<GraphNode, Integer> readers) {
+    if (bn.kind() != GraphNode.Kind.OP || !bn.op().equals("batch_norm") || Boolean.TRUE.equals(bn.attr("training"))) {
       return null;
     }
-    Node conv = bn.inputs.get(0);
-    if (conv.kind() != Node.Kind.OP || !conv.op().equals("conv2d") || readers.getOrDefault(conv, 0) != 1) return null;
-    Node w = conv.inputs.get(1);
-    Node b = conv.inputs.get(2);
-    Node mean = bn.inputs.get(1);
-    Node var = bn.inputs.get(2);
+    GraphNode conv = bn.inputs.get(0);
+    if (conv.kind() != GraphNode.Kind.OP || !conv.op().equals("conv2d") || readers.getOrDefault(conv, 0) != 1) return null;
+    GraphNode w = conv.inputs.get(1);
+    GraphNode b = conv.inputs.get(2);
+    GraphNode mean = bn.inputs.get(1);
+    GraphNode var = bn.inputs.get(2);
     if (!isFixed(w) || (b != null && !isFixed(b)) || !isFixed(mean) || !isFixed(var)) return null;
-    Node gamma = bn.inputs.get(3);
-    Node beta = bn.inputs.get(4);
+    GraphNode gamma = bn.inputs.get(3);
+    GraphNode beta = bn.inputs.get(4);
     if ((gamma != null && !isFixed(gamma)) || (beta != null && !isFixed(beta))) return null;
     double eps = (Double) bn.attr("eps");
     try (Grad off = Grad.off()) {
@@ -65,14 +65,14 @@ public final class BatchNormFolding implements Pass {
       Tensor bias = b == null ? mean.value().neg() : b.value().sub(mean.value());
       Tensor b2 = bias.mul(scale);
       if (beta != null) b2 = b2.add(beta.value());
-      List<Node> ins = new ArrayList<>(conv.inputs);
-      ins.set(1, Node.constant(w2));
-      ins.set(2, Node.constant(b2.contiguous()));
+      List<GraphNode> ins = new ArrayList<>(conv.inputs);
+      ins.set(1, GraphNode.constant(w2));
+      ins.set(2, GraphNode.constant(b2.contiguous()));
       return conv.withInputs(ins);
     }
   }
 
-  private static boolean isFixed(Node n) {
-    return n.kind() == Node.Kind.PARAMETER || n.kind() == Node.Kind.CONSTANT;
+  private static boolean isFixed(GraphNode n) {
+    return n.kind() == GraphNode.Kind.PARAMETER || n.kind() == GraphNode.Kind.CONSTANT;
   }
 }

@@ -19,7 +19,7 @@ import java.util.function.Function;
  */
 final class Capture implements Tracing.Tracer {
   private final Map<Tensor, String> parameterNames;
-  private final IdentityHashMap<Tensor, Node> known = new IdentityHashMap<>();
+  private final IdentityHashMap<Tensor, GraphNode> known = new IdentityHashMap<>();
   private final IdentityHashMap<Tensor, Integer> versions = new IdentityHashMap<>();
   /**
    * Outputs of ops that could not be captured, with the break: what reads them is not captured either. They count
@@ -32,8 +32,8 @@ final class Capture implements Tracing.Tracer {
   private int unnamed;
   /** Tensors that captured ops write besides their outputs (a training batch norm's running statistics). */
   private final IdentityHashMap<Tensor, Boolean> written = new IdentityHashMap<>();
-  private final List<Node> nodes = new ArrayList<>();
-  private final List<Node> inputs = new ArrayList<>();
+  private final List<GraphNode> nodes = new ArrayList<>();
+  private final List<GraphNode> inputs = new ArrayList<>();
   final List<GraphBreak> breaks = new ArrayList<>();
   private final String where;
 
@@ -56,7 +56,7 @@ final class Capture implements Tracing.Tracer {
     for (int i = 0; i < args.length; i++) {
       Tensor a = args[i];
       traced[i] = a.dtype().isFloatingPoint() && !a.requiresGrad() ? a.detach().requiresGrad(true) : a;
-      Node in = Node.input(i, a.shape(), a.dtype());
+      GraphNode in = GraphNode.input(i, a.shape(), a.dtype());
       c.nodes.add(in);
       c.inputs.add(in);
       c.note(traced[i], in);
@@ -77,20 +77,20 @@ final class Capture implements Tracing.Tracer {
       c.breaks.add(new GraphBreak("in-place write", "module state " + name
           + " was modified by an op the tracer does not see", where));
     }
-    Node result = c.nodeOf(out, "output");
+    GraphNode result = c.nodeOf(out, "output");
     if (result == null) c.breaks.add(c.pending);
     Graph g = result == null ? null : new DeadCodeElimination().run(new Graph(c.nodes, c.inputs, result));
     return new Result(g, List.copyOf(c.breaks), out);
   }
 
-  private void note(Tensor t, Node n) {
+  private void note(Tensor t, GraphNode n) {
     known.put(t, n);
     versions.put(t, t.version());
   }
 
   /** The node of tensor t read by op {@code op}: known, a parameter, or a new constant; null records a break. */
-  private Node nodeOf(Tensor t, String op) {
-    Node n = known.get(t);
+  private GraphNode nodeOf(Tensor t, String op) {
+    GraphNode n = known.get(t);
     if (n != null) {
       if (versions.get(t) != t.version()) {
         pending = new GraphBreak(op, "its input " + n + " was modified in place by an op the tracer does not see",
@@ -107,13 +107,13 @@ final class Capture implements Tracing.Tracer {
     String param = parameterNames.get(t);
     if (param == null && t.isLeaf() && t.requiresGrad()) param = "param" + unnamed++; // trainable, not the module's
     if (param != null) {
-      n = Node.parameter(param, t);
+      n = GraphNode.parameter(param, t);
     } else if (t.gradFn() != null && !t.isLeaf()) {
       pending = new GraphBreak(t.gradFn().name(), "computed a value " + op + " reads (" + Arrays.toString(t.shape())
           + ") and has no trace hook", where);
       return null;
     } else {
-      n = Node.constant(t);
+      n = GraphNode.constant(t);
     }
     nodes.add(n);
     note(t, n);
@@ -122,13 +122,13 @@ final class Capture implements Tracing.Tracer {
 
   @Override
   public void op(String name, Tensor out, Tensor[] in, Object[] attrs, Tracing.Replay replay) {
-    List<Node> ins = new ArrayList<>(in.length);
+    List<GraphNode> ins = new ArrayList<>(in.length);
     for (Tensor t : in) {
       if (t == null) {
         ins.add(null);
         continue;
       }
-      Node n = nodeOf(t, name);
+      GraphNode n = nodeOf(t, name);
       if (n == null) { // a break: the op has no graph node, and whatever reads its output breaks too
         broken.put(out, pending);
         known.remove(out);
@@ -136,7 +136,7 @@ final class Capture implements Tracing.Tracer {
       }
       ins.add(n);
     }
-    Node node = Node.op(name, ins, Node.attrs(attrs), out.shape(), out.dtype(), replay);
+    GraphNode node = GraphNode.op(name, ins, GraphNode.attrs(attrs), out.shape(), out.dtype(), replay);
     if (node.isRandom() && name.equals("batch_norm")) {
       for (int i = 1; i <= 2; i++) {
         if (in[i] != null) {

@@ -14,24 +14,24 @@ import java.util.Map;
  * the same values.
  */
 public final class CommonSubexpressionElimination extends Rewriter {
-  private final Map<List<Object>, Node> seen = new HashMap<>();
-  private final IdentityHashMap<Object, Node> constants = new IdentityHashMap<>();
+  private final Map<List<Object>, GraphNode> seen = new HashMap<>();
+  private final IdentityHashMap<Object, GraphNode> constants = new IdentityHashMap<>();
 
   @Override
-  Node rewrite(Node n, List<Node> emitted) {
-    if (n.kind() == Node.Kind.CONSTANT || n.kind() == Node.Kind.PARAMETER) {
-      Node first = constants.putIfAbsent(n.value(), n);
+  GraphNode rewrite(GraphNode n, List<GraphNode> emitted) {
+    if (n.kind() == GraphNode.Kind.CONSTANT || n.kind() == GraphNode.Kind.PARAMETER) {
+      GraphNode first = constants.putIfAbsent(n.value(), n);
       return first == null ? n : first;
     }
     if (n.isRandom()) return n;
     List<Object> key = new ArrayList<>();
     key.add(n.op());
-    for (Node in : n.inputs) key.add(in == null ? null : new Identity(in));
+    for (GraphNode in : n.inputs) key.add(in == null ? null : new Identity(in));
     n.attrs().forEach((k, v) -> {
       key.add(k);
       key.add(v instanceof int[] a ? Arrays.toString(a) : v);
     });
-    Node first = seen.putIfAbsent(key, n);
+    GraphNode first = seen.putIfAbsent(key, n);
     return first == null ? n : first;
   }
 
@@ -43,7 +43,7 @@ public final class CommonSubexpressionElimination extends Rewriter {
   }
 
   /** A node compared by identity inside a key. */
-  private record Identity(Node node) {
+  private record Identity(GraphNode node) {
     @Override
     public boolean equals(Object o) {
       return o instanceof Identity i && i.node == node;

@@ -68,7 +68,7 @@ public final class CompiledModule extends Module {
   /**
    * Marks input dim {@code dim} as the batch: calls that differ only in its size share one graph. The first two
    * batch sizes are traced; if their graphs are the same but for dims that scale with the batch (see
-   * {@link Node#perBatch()}), one graph serves every batch size from then on; if not, each size gets its own
+   * {@link GraphNode#perBatch()}), one graph serves every batch size from then on; if not, each size gets its own
    * graph and {@link #explain()} says why. Clears what was traced before.
    *
    * @return this
@@ -168,7 +168,7 @@ public final class CompiledModule extends Module {
     batchNote = "dim " + batchDim + " is not a symbolic batch: " + reason;
     batchDim = -1; // a graph per size from now on
     plans.remove(sig);
-    Node in = first.traced().inputs().get(0);
+    GraphNode in = first.traced().inputs().get(0);
     plans.put(new Signature(Arrays.stream(in.shape()).boxed().toList(), in.dtype(), sig.training()), first);
     plans.put(Signature.of(x, sig.training(), -1), second);
   }

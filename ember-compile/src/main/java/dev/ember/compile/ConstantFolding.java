@@ -11,20 +11,20 @@ import java.util.List;
  */
 public final class ConstantFolding extends Rewriter {
   @Override
-  Node rewrite(Node n, List<Node> emitted) {
-    if (n.kind() != Node.Kind.OP || n.isRandom()) return n;
+  GraphNode rewrite(GraphNode n, List<GraphNode> emitted) {
+    if (n.kind() != GraphNode.Kind.OP || n.isRandom()) return n;
     Tensor[] in = new Tensor[n.inputs.size()];
     boolean any = false;
     for (int i = 0; i < in.length; i++) {
-      Node src = n.inputs.get(i);
+      GraphNode src = n.inputs.get(i);
       if (src == null) continue;
-      if (src.kind() != Node.Kind.CONSTANT) return n;
+      if (src.kind() != GraphNode.Kind.CONSTANT) return n;
       in[i] = src.value();
       any = true;
     }
     if (!any) return n;
     try (Grad off = Grad.off()) {
-      return Node.constant(n.run(in));
+      return GraphNode.constant(n.run(in));
     }
   }
 }

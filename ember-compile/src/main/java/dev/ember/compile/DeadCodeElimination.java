@@ -9,16 +9,16 @@ public final class DeadCodeElimination implements Pass {
   @Override
   public Graph run(Graph graph) {
     Graph g = graph.copy();
-    IdentityHashMap<Node, Boolean> live = new IdentityHashMap<>();
+    IdentityHashMap<GraphNode, Boolean> live = new IdentityHashMap<>();
     live.put(g.output(), Boolean.TRUE);
-    List<Node> nodes = g.nodes();
+    List<GraphNode> nodes = g.nodes();
     for (int i = nodes.size() - 1; i >= 0; i--) {
-      Node n = nodes.get(i);
+      GraphNode n = nodes.get(i);
       if (!live.containsKey(n)) continue;
-      for (Node in : n.inputs) if (in != null) live.put(in, Boolean.TRUE);
+      for (GraphNode in : n.inputs) if (in != null) live.put(in, Boolean.TRUE);
     }
-    List<Node> kept = new ArrayList<>();
-    for (Node n : nodes) if (live.containsKey(n) || n.kind() == Node.Kind.INPUT) kept.add(n);
+    List<GraphNode> kept = new ArrayList<>();
+    for (GraphNode n : nodes) if (live.containsKey(n) || n.kind() == GraphNode.Kind.INPUT) kept.add(n);
     return new Graph(kept, g.inputs(), g.output());
   }
 }

@@ -15,24 +15,24 @@ import java.util.StringJoiner;
  * evaluates the nodes in order, each op through its own entry point, so the same kernels run as in eager mode.
  */
 public final class Graph {
-  private final List<Node> nodes;
-  private final List<Node> inputs;
-  private final Node output;
+  private final List<GraphNode> nodes;
+  private final List<GraphNode> inputs;
+  private final GraphNode output;
 
   /**
    * A graph of {@code nodes} (each after its inputs; every input node among them) returning {@code output}.
    *
    * @throws IllegalArgumentException if a node reads a node not before it, or the output is not a node
    */
-  public Graph(List<Node> nodes, List<Node> inputs, Node output) {
+  public Graph(List<GraphNode> nodes, List<GraphNode> inputs, GraphNode output) {
     this.nodes = List.copyOf(nodes);
     this.inputs = List.copyOf(inputs);
     this.output = output;
-    IdentityHashMap<Node, Boolean> seen = new IdentityHashMap<>();
+    IdentityHashMap<GraphNode, Boolean> seen = new IdentityHashMap<>();
     Map<String, Integer> used = new java.util.HashMap<>();
     int slot = 0;
-    for (Node n : this.nodes) {
-      for (Node in : n.inputs) {
+    for (GraphNode n : this.nodes) {
+      for (GraphNode in : n.inputs) {
         if (in != null && !seen.containsKey(in)) {
           throw new IllegalArgumentException("Graph: node " + n.op() + " reads a node that does not come before it");
         }
@@ -46,32 +46,32 @@ public final class Graph {
         case OP -> n.op();
       };
       int k = used.merge(base, 1, Integer::sum);
-      n.name = n.kind() == Node.Kind.INPUT || n.kind() == Node.Kind.PARAMETER ? base : base + "_" + (k - 1);
+      n.name = n.kind() == GraphNode.Kind.INPUT || n.kind() == GraphNode.Kind.PARAMETER ? base : base + "_" + (k - 1);
     }
-    for (Node in : this.inputs) {
+    for (GraphNode in : this.inputs) {
       if (!seen.containsKey(in)) throw new IllegalArgumentException("Graph: input " + in.target() + " is not a node");
     }
     if (!seen.containsKey(output)) throw new IllegalArgumentException("Graph: the output is not a node");
   }
 
   /** All nodes, each after its inputs. */
-  public List<Node> nodes() {
+  public List<GraphNode> nodes() {
     return nodes;
   }
 
   /** The input nodes, by position. */
-  public List<Node> inputs() {
+  public List<GraphNode> inputs() {
     return inputs;
   }
 
-  public Node output() {
+  public GraphNode output() {
     return output;
   }
 
   /** Number of op nodes: the kernels the graph launches (before fusion, one per op). */
   public int opCount() {
     int k = 0;
-    for (Node n : nodes) if (n.kind() == Node.Kind.OP) k++;
+    for (GraphNode n : nodes) if (n.kind() == GraphNode.Kind.OP) k++;
     return k;
   }
 
@@ -88,20 +88,20 @@ public final class Graph {
     }
     Tensor[] env = new Tensor[nodes.size()];
     for (int i = 0; i < args.length; i++) {
-      Node in = inputs.get(i);
+      GraphNode in = inputs.get(i);
       if (!fits(args[i], in)) {
         throw Check.fail("Graph.run", "input " + i + " must be " + in.type(), "input", args[i]);
       }
       env[in.slot] = args[i];
     }
-    for (Node n : nodes) {
+    for (GraphNode n : nodes) {
       switch (n.kind()) {
         case INPUT -> { }
         case PARAMETER, CONSTANT -> env[n.slot] = n.value();
         case OP -> {
           Tensor[] in = new Tensor[n.inputs.size()];
           for (int i = 0; i < in.length; i++) {
-            Node src = n.inputs.get(i);
+            GraphNode src = n.inputs.get(i);
             in[i] = src == null ? null : env[src.slot];
           }
           env[n.slot] = n.run(in);
@@ -112,7 +112,7 @@ public final class Graph {
   }
 
   /** Whether tensor t fits input node {@code in}: its dtype, its shape (any size in a symbolic batch dim). */
-  private static boolean fits(Tensor t, Node in) {
+  private static boolean fits(Tensor t, GraphNode in) {
     int[] s = t.shapeRef();
     int[] want = in.shapeRef();
     int[] perBatch = in.perBatchRef();
@@ -130,7 +130,7 @@ public final class Graph {
   @Override
   public String toString() {
     StringBuilder sb = new StringBuilder();
-    for (Node n : nodes) {
+    for (GraphNode n : nodes) {
       sb.append('%').append(n.name).append(" : ").append(n.type()).append(" = ");
       switch (n.kind()) {
         case INPUT -> sb.append("input(").append(n.target()).append(')');
@@ -138,8 +138,8 @@ public final class Graph {
         case CONSTANT -> sb.append("constant").append(n.value().numel() == 1 ? "(" + n.value().cpu().item() + ")" : "");
         case OP -> {
           StringJoiner args = new StringJoiner(", ", n.op() + "(", ")");
-          for (Node in : n.inputs) args.add(in == null ? "None" : "%" + in.name);
-          n.attrs().forEach((k, v) -> args.add(k + "=" + Node.attrString(v)));
+          for (GraphNode in : n.inputs) args.add(in == null ? "None" : "%" + in.name);
+          n.attrs().forEach((k, v) -> args.add(k + "=" + GraphNode.attrString(v)));
           sb.append(args);
         }
       }
@@ -150,17 +150,17 @@ public final class Graph {
 
   /** A copy with fresh nodes (same ops, attributes, parameters and constants), for a pass to rewrite. */
   Graph copy() {
-    IdentityHashMap<Node, Node> map = new IdentityHashMap<>();
-    List<Node> out = new ArrayList<>();
-    for (Node n : nodes) {
-      List<Node> ins = new ArrayList<>();
-      for (Node in : n.inputs) ins.add(in == null ? null : map.get(in));
-      Node c = n.withInputs(ins);
+    IdentityHashMap<GraphNode, GraphNode> map = new IdentityHashMap<>();
+    List<GraphNode> out = new ArrayList<>();
+    for (GraphNode n : nodes) {
+      List<GraphNode> ins = new ArrayList<>();
+      for (GraphNode in : n.inputs) ins.add(in == null ? null : map.get(in));
+      GraphNode c = n.withInputs(ins);
       map.put(n, c);
       out.add(c);
     }
-    List<Node> ins = new ArrayList<>();
-    for (Node in : inputs) ins.add(map.get(in));
+    List<GraphNode> ins = new ArrayList<>();
+    for (GraphNode in : inputs) ins.add(map.get(in));
     return new Graph(out, ins, map.get(output));
   }
 }

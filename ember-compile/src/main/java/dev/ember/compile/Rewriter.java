@@ -10,23 +10,23 @@ import java.util.List;
  */
 abstract class Rewriter implements Pass {
   /** What node {@code n} (its inputs already rewritten) becomes: itself, an earlier node, or a new one. */
-  abstract Node rewrite(Node n, List<Node> emitted);
+  abstract GraphNode rewrite(GraphNode n, List<GraphNode> emitted);
 
   @Override
   public Graph run(Graph graph) {
-    IdentityHashMap<Node, Node> map = new IdentityHashMap<>();
-    List<Node> out = new ArrayList<>();
-    IdentityHashMap<Node, Boolean> emitted = new IdentityHashMap<>();
-    for (Node n : graph.nodes()) {
-      List<Node> ins = new ArrayList<>();
-      for (Node in : n.inputs) ins.add(in == null ? null : map.get(in));
-      Node c = n.withInputs(ins);
-      Node r = n.kind() == Node.Kind.INPUT ? c : rewrite(c, out);
+    IdentityHashMap<GraphNode, GraphNode> map = new IdentityHashMap<>();
+    List<GraphNode> out = new ArrayList<>();
+    IdentityHashMap<GraphNode, Boolean> emitted = new IdentityHashMap<>();
+    for (GraphNode n : graph.nodes()) {
+      List<GraphNode> ins = new ArrayList<>();
+      for (GraphNode in : n.inputs) ins.add(in == null ? null : map.get(in));
+      GraphNode c = n.withInputs(ins);
+      GraphNode r = n.kind() == GraphNode.Kind.INPUT ? c : rewrite(c, out);
       if (emitted.put(r, Boolean.TRUE) == null) out.add(r);
       map.put(n, r);
     }
-    List<Node> ins = new ArrayList<>();
-    for (Node in : graph.inputs()) ins.add(map.get(in));
+    List<GraphNode> ins = new ArrayList<>();
+    for (GraphNode in : graph.inputs()) ins.add(map.get(in));
     return new DeadCodeElimination().run(new Graph(out, ins, map.get(graph.output())));
   }
 }

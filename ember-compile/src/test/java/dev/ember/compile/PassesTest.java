@@ -16,16 +16,16 @@ import org.junit.jupiter.api.Test;
 /** Each pass on a small graph made for it: what it removes, and that the values stay the same. */
 class PassesTest {
   private static long count(Graph g, String op) {
-    return g.nodes().stream().filter(n -> n.kind() == Node.Kind.OP && n.op().equals(op)).count();
+    return g.nodes().stream().filter(n -> n.kind() == GraphNode.Kind.OP && n.op().equals(op)).count();
   }
 
   @Test
   void deadCodeEliminationKeepsWhatTheOutputReadsAndTheInputs() {
-    Node x = Node.input(0, new int[] {2, 3}, DType.F32);
-    Node y = Node.input(1, new int[] {2, 3}, DType.F32);
-    Node relu = Node.op("relu", List.of(x), java.util.Map.of(), new int[] {2, 3}, DType.F32, in -> in[0].relu());
-    Node exp = Node.op("exp", List.of(x), java.util.Map.of(), new int[] {2, 3}, DType.F32, in -> in[0].exp());
-    Node unused = Node.op("neg", List.of(exp), java.util.Map.of(), new int[] {2, 3}, DType.F32, in -> in[0].neg());
+    GraphNode x = GraphNode.input(0, new int[] {2, 3}, DType.F32);
+    GraphNode y = GraphNode.input(1, new int[] {2, 3}, DType.F32);
+    GraphNode relu = GraphNode.op("relu", List.of(x), java.util.Map.of(), new int[] {2, 3}, DType.F32, in -> in[0].relu());
+    GraphNode exp = GraphNode.op("exp", List.of(x), java.util.Map.of(), new int[] {2, 3}, DType.F32, in -> in[0].exp());
+    GraphNode unused = GraphNode.op("neg", List.of(exp), java.util.Map.of(), new int[] {2, 3}, DType.F32, in -> in[0].neg());
     Graph g = new Graph(List.of(x, y, relu, exp, unused), List.of(x, y), relu);
     Graph d = new DeadCodeElimination().run(g);
     assertEquals(3, g.opCount());

@@ -15,7 +15,7 @@ import java.util.Map;
  * absent optional input, such as a linear without bias), its attributes (the op's non-tensor arguments), the shape
  * and dtype of its output, and how to run it: the op's own entry point again, on new inputs.
  */
-public final class Node {
+public final class GraphNode {
   /** What a node is. */
   public enum Kind {
     /** A tensor passed to the forward: {@code target} is its position. */
@@ -30,7 +30,7 @@ public final class Node {
 
   private final Kind kind;
   private final String op;
-  final List<Node> inputs;
+  final List<GraphNode> inputs;
   private final Map<String, Object> attrs;
   private final int[] shape;
   /** Per dim, k for a dim that is k times the symbolic batch size (shape holds its traced size), else 0; or null. */
@@ -42,12 +42,12 @@ public final class Node {
   String name;
   int slot;
 
-  private Node(Kind kind, String op, List<Node> inputs, Map<String, Object> attrs, int[] shape, DType dtype,
+  private GraphNode(Kind kind, String op, List<GraphNode> inputs, Map<String, Object> attrs, int[] shape, DType dtype,
       Tracing.Replay replay, Tensor value, String target) {
     this(kind, op, inputs, attrs, shape, null, dtype, replay, value, target);
   }
 
-  private Node(Kind kind, String op, List<Node> inputs, Map<String, Object> attrs, int[] shape, int[] perBatch,
+  private GraphNode(Kind kind, String op, List<GraphNode> inputs, Map<String, Object> attrs, int[] shape, int[] perBatch,
       DType dtype, Tracing.Replay replay, Tensor value, String target) {
     this.perBatch = perBatch == null ? null : perBatch.clone();
     this.kind = kind;
@@ -62,28 +62,28 @@ public final class Node {
   }
 
   /** Graph input number {@code index}, of the shape and dtype it was traced with. */
-  public static Node input(int index, int[] shape, DType dtype) {
-    return new Node(Kind.INPUT, "input", List.of(), Map.of(), shape, dtype, null, null, Integer.toString(index));
+  public static GraphNode input(int index, int[] shape, DType dtype) {
+    return new GraphNode(Kind.INPUT, "input", List.of(), Map.of(), shape, dtype, null, null, Integer.toString(index));
   }
 
   /** Parameter or buffer {@code name} (dotted, as in the state dict) of the module, read when the graph runs. */
-  public static Node parameter(String name, Tensor value) {
-    return new Node(Kind.PARAMETER, "parameter", List.of(), Map.of(), value.shape(), value.dtype(), null, value,
+  public static GraphNode parameter(String name, Tensor value) {
+    return new GraphNode(Kind.PARAMETER, "parameter", List.of(), Map.of(), value.shape(), value.dtype(), null, value,
         name);
   }
 
   /** A constant tensor. */
-  public static Node constant(Tensor value) {
-    return new Node(Kind.CONSTANT, "constant", List.of(), Map.of(), value.shape(), value.dtype(), null, value, null);
+  public static GraphNode constant(Tensor value) {
+    return new GraphNode(Kind.CONSTANT, "constant", List.of(), Map.of(), value.shape(), value.dtype(), null, value, null);
   }
 
   /**
    * Op {@code op} on {@code inputs} with {@code attrs} (names and values, in the op's order; a value may be null),
    * giving a {@code dtype} tensor of {@code shape}, run by {@code replay}.
    */
-  public static Node op(String op, List<Node> inputs, Map<String, Object> attrs, int[] shape, DType dtype,
+  public static GraphNode op(String op, List<GraphNode> inputs, Map<String, Object> attrs, int[] shape, DType dtype,
       Tracing.Replay replay) {
-    return new Node(Kind.OP, op, inputs, java.util.Collections.unmodifiableMap(new LinkedHashMap<>(attrs)), shape,
+    return new GraphNode(Kind.OP, op, inputs, java.util.Collections.unmodifiableMap(new LinkedHashMap<>(attrs)), shape,
         dtype, replay, null, null);
   }
 
@@ -98,13 +98,13 @@ public final class Node {
   }
 
   /** A copy of this node reading {@code newInputs} instead (same op, attributes, output type). */
-  Node withInputs(List<Node> newInputs) {
-    return new Node(kind, op, newInputs, attrs, shape, perBatch, dtype, replay, value, target);
+  GraphNode withInputs(List<GraphNode> newInputs) {
+    return new GraphNode(kind, op, newInputs, attrs, shape, perBatch, dtype, replay, value, target);
   }
 
   /** A copy whose dims scale with a symbolic batch ({@code perBatch}, see {@link #perBatch()}), run by {@code replay}. */
-  Node withBatch(List<Node> newInputs, int[] perBatch, Tracing.Replay replay) {
-    return new Node(kind, op, newInputs, attrs, shape, perBatch, dtype, replay, value, target);
+  GraphNode withBatch(List<GraphNode> newInputs, int[] perBatch, Tracing.Replay replay) {
+    return new GraphNode(kind, op, newInputs, attrs, shape, perBatch, dtype, replay, value, target);
   }
 
   /**
@@ -125,7 +125,7 @@ public final class Node {
   }
 
   /** The inputs, in the op's order; an entry is null for an absent optional input. */
-  public List<Node> inputs() {
+  public List<GraphNode> inputs() {
     return java.util.Collections.unmodifiableList(inputs);
   }
 
