@@ -156,8 +156,22 @@ public final class Int8Gemm {
   public static void gemmRequantize(byte[] a, int aZero, float aScale, byte[] b, int[] bRowSum, float[] bScale,
       float[] bias, float outScale, int outZero, int outMin, int outMax, byte[] out, int m, int n, int k) {
     check(a, b, m, n, k);
+    run(kernels(), a, b, m, n, k, requantizeSink(aZero, aScale, bRowSum, bScale, bias, outScale, outZero, outMin,
+        outMax, out, n));
+  }
+
+  /** {@link #gemmRequantize} with B packed once ({@link #panels}): the same bits. */
+  public static void gemmRequantize(byte[] a, int aZero, float aScale, Panels b, int[] bRowSum, float[] bScale,
+      float[] bias, float outScale, int outZero, int outMin, int outMax, byte[] out, int m) {
+    check(a, b.n * b.k, m, b.n, b.k);
+    runPacked(kernels(), a, b, m, requantizeSink(aZero, aScale, bRowSum, bScale, bias, outScale, outZero, outMin,
+        outMax, out, b.n));
+  }
+
+  private static TileSink requantizeSink(int aZero, float aScale, int[] bRowSum, float[] bScale, float[] bias,
+      float outScale, int outZero, int outMin, int outMax, byte[] out, int n) {
     float inv = 1.0f / outScale;
-    run(kernels(), a, b, m, n, k, (tile, acc, ld) -> {
+    return (tile, acc, ld) -> {
       for (int r = 0; r < tile.rows; r++) {
         int o = (tile.i0 + r) * n;
         for (int j = tile.j0; j < tile.j1; j++) {
@@ -167,7 +181,91 @@ public final class Int8Gemm {
           out[o + j] = (byte) (q <= outMin ? outMin : q >= outMax ? outMax : (int) q);
         }
       }
+    };
+  }
+
+  /** Output channels (rows of W) per task of {@link #convRequantize}. */
+  private static final int CONV_ROWS = 64;
+  /** Columns (output pixels) per task of {@link #convRequantize}, a multiple of every panel width. */
+  private static final int CONV_COLS = 256;
+
+  /**
+   * The convolution's orientation, for few output channels: W [n, k] (rows are output channels, widened to floats
+   * once per weight and kept in it) times the im2col columns X [k, m] (k-major: row p holds the p-th patch element of
+   * every output pixel), requantized per ROW: {@code v = (acc[j, i] - xZero * wRowSum[j]) * (xScale * wScale[j]) +
+   * bias[j]}, {@code clamp(rint(v * (1f / outScale)) + outZero, outMin, outMax)}, the same bits as
+   * {@link #gemmRequantize} of X^T and W (the sums are exact; the float products are commutative). Column
+   * {@code i = b * plane + p} is stored at {@code out[outOff + b * imageStride + j * plane + p]}: NCHW directly.
+   * X is packed into panels of {@code panelWidth()} pixels once per call (contiguous copies: X is k-major).
+   */
+  public static void convRequantize(dev.ember.backend.Int8Matrix w, int[] wRowSum, float[] wScale, float[] bias,
+      byte[] x, int xZero, float xScale, float outScale, int outZero, int outMin, int outMax, byte[] out, int m,
+      int plane, int outOff, int imageStride) {
+    int n = w.rows();
+    int k = w.cols();
+    if (m < 0 || (long) m * k > x.length || k > MAX_K || plane < 1) {
+      throw new IllegalArgumentException("int8 conv gemm: operands do not match (n=" + n + ", k=" + k + ", m=" + m
+          + ", plane=" + plane + ", k <= " + MAX_K + "): x=" + x.length + " bytes");
+    }
+    if (m == 0 || n == 0) return;
+    Int8Kernels kern = kernels();
+    int pw = kern.panelWidth();
+    float[] wf = w.derived(float[].class, mat -> {
+      byte[] d = mat.data();
+      float[] f = new float[d.length];
+      for (int i = 0; i < d.length; i++) f[i] = d[i];
+      return f;
     });
+    int panelCount = (m + pw - 1) / pw;
+    byte[] xp = new byte[panelCount * k * pw];
+    for (int q = 0; q < panelCount; q++) {
+      int c0 = q * pw;
+      int len = Math.min(pw, m - c0);
+      int base = q * k * pw;
+      for (int p = 0; p < k; p++) System.arraycopy(x, p * m + c0, xp, base + p * pw, len);
+    }
+    int cols = Math.max(pw, CONV_COLS / pw * pw);
+    int colGroups = (m + cols - 1) / cols;
+    int rowBlocks = (n + CONV_ROWS - 1) / CONV_ROWS;
+    float inv = 1.0f / outScale;
+    boolean wide = (long) k * 16384 + maxCorrection(xZero, wRowSum, n) > Integer.MAX_VALUE;
+    forEach(work(m, n, k) < INLINE_WORK, rowBlocks * colGroups, t -> {
+      int r0 = (t / colGroups) * CONV_ROWS;
+      int rows = Math.min(CONV_ROWS, n - r0);
+      int i0 = (t % colGroups) * cols;
+      int i1 = Math.min(m, i0 + cols);
+      int ld = (i1 - i0 + pw - 1) / pw * pw;
+      Scratch sc = SCRATCH.get();
+      int[] acc = sc.ints(rows * ld);
+      for (int i = i0; i < i1; i += pw) kern.panelDot(wf, r0 * k, rows, k, xp, (i / pw) * k * pw, acc, i - i0, ld);
+      for (int r = 0; r < rows; r++) {
+        int j = r0 + r;
+        float s = xScale * wScale[j];
+        float add = bias == null ? 0f : bias[j];
+        long corrL = (long) xZero * wRowSum[j];
+        int corr = (int) corrL;
+        int b = i0 / plane;
+        int p = i0 - b * plane;
+        int o = outOff + b * imageStride + j * plane;
+        int c = r * ld;
+        for (int i = i0; i < i1; i++, c++) {
+          float v = wide ? (acc[c] - corrL) * s : (acc[c] - corr) * s;
+          if (bias != null) v += add;
+          double qv = Math.rint(v * inv) + outZero;
+          out[o + p] = (byte) (qv <= outMin ? outMin : qv >= outMax ? outMax : (int) qv);
+          if (++p == plane) {
+            p = 0;
+            o += imageStride;
+          }
+        }
+      }
+    });
+  }
+
+  private static long maxCorrection(int zero, int[] rowSum, int n) {
+    long max = 0;
+    for (int j = 0; j < n; j++) max = Math.max(max, Math.abs((long) zero * rowSum[j]));
+    return max;
   }
 
   /**
