@@ -157,7 +157,7 @@ public final class Int8Gemm {
       float[] bias, float outScale, int outZero, int outMin, int outMax, byte[] out, int m, int n, int k) {
     check(a, b, m, n, k);
     run(kernels(), a, b, m, n, k, requantizeSink(aZero, aScale, bRowSum, bScale, bias, outScale, outZero, outMin,
-        outMax, out, n));
+        outMax, out, n, k));
   }
 
   /** {@link #gemmRequantize} with B packed once ({@link #panels}): the same bits. */
@@ -165,21 +165,40 @@ public final class Int8Gemm {
       float[] bias, float outScale, int outZero, int outMin, int outMax, byte[] out, int m) {
     check(a, b.n * b.k, m, b.n, b.k);
     runPacked(kernels(), a, b, m, requantizeSink(aZero, aScale, bRowSum, bScale, bias, outScale, outZero, outMin,
-        outMax, out, b.n));
+        outMax, out, b.n, b.k));
   }
 
+  /**
+   * The requantizing epilogue: the kernels' {@link Int8Kernels#requantizeColumns} when {@code acc - aZero *
+   * bRowSum[j]} cannot leave the int range (as {@link #dequantizeSink}), the long form otherwise: the same bits.
+   */
   private static TileSink requantizeSink(int aZero, float aScale, int[] bRowSum, float[] bScale, float[] bias,
-      float outScale, int outZero, int outMin, int outMax, byte[] out, int n) {
+      float outScale, int outZero, int outMin, int outMax, byte[] out, int n, int k) {
     float inv = 1.0f / outScale;
+    if ((long) k * 16384 + maxCorrection(aZero, bRowSum, n) > Integer.MAX_VALUE) {
+      return (tile, acc, ld) -> {
+        for (int r = 0; r < tile.rows; r++) {
+          int o = (tile.i0 + r) * n;
+          for (int j = tile.j0; j < tile.j1; j++) {
+            float v = (acc[r * ld + j - tile.j0] - (long) aZero * bRowSum[j]) * (aScale * bScale[j]);
+            if (bias != null) v += bias[j];
+            double q = Math.rint(v * inv) + outZero;
+            out[o + j] = (byte) (q <= outMin ? outMin : q >= outMax ? outMax : (int) q);
+          }
+        }
+      };
+    }
+    int[] corr = new int[n];
+    float[] scale = new float[n];
+    for (int j = 0; j < n; j++) {
+      corr[j] = aZero * bRowSum[j];
+      scale[j] = aScale * bScale[j];
+    }
+    Int8Kernels kern = kernels();
     return (tile, acc, ld) -> {
       for (int r = 0; r < tile.rows; r++) {
-        int o = (tile.i0 + r) * n;
-        for (int j = tile.j0; j < tile.j1; j++) {
-          float v = (acc[r * ld + j - tile.j0] - (long) aZero * bRowSum[j]) * (aScale * bScale[j]);
-          if (bias != null) v += bias[j];
-          double q = Math.rint(v * inv) + outZero;
-          out[o + j] = (byte) (q <= outMin ? outMin : q >= outMax ? outMax : (int) q);
-        }
+        kern.requantizeColumns(acc, r * ld, tile.j1 - tile.j0, corr, scale, bias, tile.j0, inv, outZero, outMin, outMax,
+            out, (tile.i0 + r) * n + tile.j0);
       }
     };
   }
@@ -242,18 +261,32 @@ public final class Int8Gemm {
         int j = r0 + r;
         float s = xScale * wScale[j];
         float add = bias == null ? 0f : bias[j];
-        long corrL = (long) xZero * wRowSum[j];
-        int corr = (int) corrL;
         int b = i0 / plane;
         int p = i0 - b * plane;
         int o = outOff + b * imageStride + j * plane;
         int c = r * ld;
-        for (int i = i0; i < i1; i++, c++) {
-          float v = wide ? (acc[c] - corrL) * s : (acc[c] - corr) * s;
-          if (bias != null) v += add;
-          double qv = Math.rint(v * inv) + outZero;
-          out[o + p] = (byte) (qv <= outMin ? outMin : qv >= outMax ? outMax : (int) qv);
-          if (++p == plane) {
+        if (wide) {
+          long corr = (long) xZero * wRowSum[j];
+          for (int i = i0; i < i1; i++, c++) {
+            float v = (acc[c] - corr) * s;
+            if (bias != null) v += add;
+            double qv = Math.rint(v * inv) + outZero;
+            out[o + p] = (byte) (qv <= outMin ? outMin : qv >= outMax ? outMax : (int) qv);
+            if (++p == plane) {
+              p = 0;
+              o += imageStride;
+            }
+          }
+          continue;
+        }
+        int corr = xZero * wRowSum[j];
+        for (int i = i0; i < i1; ) {   // runs of columns inside one image
+          int len = Math.min(i1 - i, plane - p);
+          kern.requantizeRow(acc, c, len, corr, s, add, bias != null, inv, outZero, outMin, outMax, out, o + p);
+          i += len;
+          c += len;
+          p += len;
+          if (p == plane) {
             p = 0;
             o += imageStride;
           }
