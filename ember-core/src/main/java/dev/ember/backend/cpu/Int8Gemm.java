@@ -215,7 +215,8 @@ public final class Int8Gemm {
    * bias[j]}, {@code clamp(rint(v * (1f / outScale)) + outZero, outMin, outMax)}, the same bits as
    * {@link #gemmRequantize} of X^T and W (the sums are exact; the float products are commutative). Column
    * {@code i = b * plane + p} is stored at {@code out[outOff + b * imageStride + j * plane + p]}: NCHW directly.
-   * X is packed into panels of {@code panelWidth()} pixels once per call (contiguous copies: X is k-major).
+   * Each task packs its panels of {@code panelWidth()} pixels of X into a buffer of its thread (contiguous
+   * copies: X is k-major) just before it multiplies them.
    */
   public static void convRequantize(dev.ember.backend.Int8Matrix w, int[] wRowSum, float[] wScale, float[] bias,
       byte[] x, int xZero, float xScale, float outScale, int outZero, int outMin, int outMax, byte[] out, int m,
@@ -235,14 +236,6 @@ public final class Int8Gemm {
       for (int i = 0; i < d.length; i++) f[i] = d[i];
       return f;
     });
-    int panelCount = (m + pw - 1) / pw;
-    byte[] xp = new byte[panelCount * k * pw];
-    for (int q = 0; q < panelCount; q++) {
-      int c0 = q * pw;
-      int len = Math.min(pw, m - c0);
-      int base = q * k * pw;
-      for (int p = 0; p < k; p++) System.arraycopy(x, p * m + c0, xp, base + p * pw, len);
-    }
     int cols = Math.max(pw, CONV_COLS / pw * pw);
     int colGroups = (m + cols - 1) / cols;
     int rowBlocks = (n + CONV_ROWS - 1) / CONV_ROWS;
@@ -256,7 +249,13 @@ public final class Int8Gemm {
       int ld = (i1 - i0 + pw - 1) / pw * pw;
       Scratch sc = SCRATCH.get();
       int[] acc = sc.ints(rows * ld);
-      for (int i = i0; i < i1; i += pw) kern.panelDot(wf, r0 * k, rows, k, xp, (i / pw) * k * pw, acc, i - i0, ld);
+      byte[] xp = sc.bytes(k * pw);
+      for (int i = i0; i < i1; i += pw) {   // each task packs its panels of X, one at a time, while they are hot
+        int len = Math.min(pw, m - i);
+        if (len < pw) java.util.Arrays.fill(xp, (byte) 0);
+        for (int p = 0; p < k; p++) System.arraycopy(x, p * m + i, xp, p * pw, len);
+        kern.panelDot(wf, r0 * k, rows, k, xp, 0, acc, i - i0, ld);
+      }
       for (int r = 0; r < rows; r++) {
         int j = r0 + r;
         float s = xScale * wScale[j];
@@ -381,6 +380,12 @@ public final class Int8Gemm {
   private static final class Scratch {
     private float[] floats = new float[0];
     private int[] ints = new int[0];
+    private byte[] bytes = new byte[0];
+
+    byte[] bytes(int n) {
+      if (bytes.length < n) bytes = new byte[n];
+      return bytes;
+    }
 
     float[] floats(int n) {
       if (floats.length < n) floats = new float[n];
