@@ -210,6 +210,56 @@ public interface Backend {
   }
 
   /**
+   * {@link #int8LinearRequantize(byte[], int, float, byte[], int[], float[], float[], float, int, int, int, byte[], int,
+   * int, int)} with B a weight that is multiplied many times ([n, k] = [b.rows(), b.cols()]), as a static quantized
+   * layer's: a backend may prepare it once and keep the prepared form in {@code b} (the CPU packs it into its GEMM's
+   * panels). Same bits as the byte[] form.
+   */
+  default void int8LinearRequantize(byte[] a, int aZero, float aScale, Int8Matrix b, int[] bRowSum, float[] bScale,
+      float[] bias, float outScale, int outZero, int outMin, int outMax, byte[] out, int m) {
+    int8LinearRequantize(a, aZero, aScale, b.data(), bRowSum, bScale, bias, outScale, outZero, outMin, outMax, out, m,
+        b.rows(), b.cols());
+  }
+
+  /**
+   * The int8 product of a static quantized convolution, oriented for few output channels: the weight W [n, k] =
+   * [w.rows(), w.cols()] (rows are output channels: scale {@code wScale[j]}, row sums {@code wRowSum[j]}) times the
+   * im2col columns X [k, m] (k-major: row p holds patch element p of every output pixel; one zero point and scale),
+   * summed exactly in int32 and requantized per row: {@code v = (acc[j, i] - xZero * wRowSum[j]) * (xScale *
+   * wScale[j])}, plus {@code bias[j]} when bias is not null, {@code clamp(rint(v * (1f / outScale)) + outZero, outMin,
+   * outMax)} - the same bits as {@link #int8LinearRequantize} of X^T and W. The result is written in NCHW directly:
+   * column {@code i = b * plane + p} of row j goes to {@code out[outOff + b * imageStride + j * plane + p]}. This
+   * default computes one element at a time; a backend with an int8 kernel overrides it and gives the same bits.
+   */
+  default void int8ConvRequantize(Int8Matrix w, int[] wRowSum, float[] wScale, float[] bias, byte[] x, int xZero,
+      float xScale, float outScale, int outZero, int outMin, int outMax, byte[] out, int m, int plane, int outOff,
+      int imageStride) {
+    int n = w.rows();
+    int k = w.cols();
+    if (k > INT8_MAX_K || (long) m * k > x.length || plane < 1) {
+      throw new IllegalArgumentException("int8ConvRequantize: operands do not match (n=" + n + ", k=" + k + ", m=" + m
+          + ", plane=" + plane + ", k <= " + INT8_MAX_K + "): x=" + x.length + " bytes");
+    }
+    if (outMin > outMax || outMin < -128 || outMax > 255) {
+      throw new IllegalArgumentException("int8ConvRequantize: output range must be an 8-bit range, got [" + outMin
+          + ", " + outMax + "]");
+    }
+    byte[] wd = w.data();
+    float inv = 1.0f / outScale;
+    for (int j = 0; j < n; j++) {
+      for (int i = 0; i < m; i++) {
+        int acc = 0;
+        for (int p = 0; p < k; p++) acc += x[p * m + i] * wd[j * k + p];
+        float v = (acc - (long) xZero * wRowSum[j]) * (xScale * wScale[j]);
+        if (bias != null) v += bias[j];
+        double q = Math.rint(v * inv) + outZero;
+        out[outOff + (i / plane) * imageStride + j * plane + i % plane] =
+            (byte) (q <= outMin ? outMin : q >= outMax ? outMax : (int) q);
+      }
+    }
+  }
+
+  /**
    * Quantizes host floats to 8 bits as {@code torch.quantize_per_tensor} on the CPU (dynamic quantization's
    * activations, {@link dev.ember.quant.Quantization#quantizeRange}): {@code out[outOff + i] = clamp(rint(x[off + i]
    * * (1f / scale)) + zeroPoint, qmin, qmax)} for {@code i < n}, the product in float32 and rint half to even; quint8

@@ -497,6 +497,32 @@ public final class CpuBackend implements Backend {
     Int8Gemm.gemmDequantize(a, aZero, aScale, Int8Gemm.panels(b), bRowSum, bScale, bias, out, m);
   }
 
+  /** The packed int8 kernel with the requantizing epilogue: B's panels are made on its first product and kept. */
+  @Override
+  public void int8LinearRequantize(byte[] a, int aZero, float aScale, Int8Matrix b, int[] bRowSum, float[] bScale,
+      float[] bias, float outScale, int outZero, int outMin, int outMax, byte[] out, int m) {
+    checkOutRange("int8LinearRequantize", outMin, outMax);
+    Int8Gemm.gemmRequantize(a, aZero, aScale, Int8Gemm.panels(b), bRowSum, bScale, bias, outScale, outZero, outMin,
+        outMax, out, m);
+  }
+
+  /** The packed int8 kernel in the weight-times-columns orientation ({@link Int8Gemm#convRequantize}). */
+  @Override
+  public void int8ConvRequantize(Int8Matrix w, int[] wRowSum, float[] wScale, float[] bias, byte[] x, int xZero,
+      float xScale, float outScale, int outZero, int outMin, int outMax, byte[] out, int m, int plane, int outOff,
+      int imageStride) {
+    checkOutRange("int8ConvRequantize", outMin, outMax);
+    Int8Gemm.convRequantize(w, wRowSum, wScale, bias, x, xZero, xScale, outScale, outZero, outMin, outMax, out, m,
+        plane, outOff, imageStride);
+  }
+
+  private static void checkOutRange(String op, int outMin, int outMax) {
+    if (outMin > outMax || outMin < -128 || outMax > 255) {
+      throw new IllegalArgumentException(op + ": output range must be an 8-bit range, got [" + outMin + ", " + outMax
+          + "]");
+    }
+  }
+
   /** The Vector API quantization loop ({@link Int8Kernels#quantize}): the same bits as the default. */
   @Override
   public void quantizeInt8(float[] x, int off, int n, float scale, int zeroPoint, int qmin, int qmax, byte[] out,

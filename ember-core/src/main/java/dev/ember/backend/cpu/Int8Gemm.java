@@ -156,18 +156,148 @@ public final class Int8Gemm {
   public static void gemmRequantize(byte[] a, int aZero, float aScale, byte[] b, int[] bRowSum, float[] bScale,
       float[] bias, float outScale, int outZero, int outMin, int outMax, byte[] out, int m, int n, int k) {
     check(a, b, m, n, k);
+    run(kernels(), a, b, m, n, k, requantizeSink(aZero, aScale, bRowSum, bScale, bias, outScale, outZero, outMin,
+        outMax, out, n, k));
+  }
+
+  /** {@link #gemmRequantize} with B packed once ({@link #panels}): the same bits. */
+  public static void gemmRequantize(byte[] a, int aZero, float aScale, Panels b, int[] bRowSum, float[] bScale,
+      float[] bias, float outScale, int outZero, int outMin, int outMax, byte[] out, int m) {
+    check(a, b.n * b.k, m, b.n, b.k);
+    runPacked(kernels(), a, b, m, requantizeSink(aZero, aScale, bRowSum, bScale, bias, outScale, outZero, outMin,
+        outMax, out, b.n, b.k));
+  }
+
+  /**
+   * The requantizing epilogue: the kernels' {@link Int8Kernels#requantizeColumns} when {@code acc - aZero *
+   * bRowSum[j]} cannot leave the int range (as {@link #dequantizeSink}), the long form otherwise: the same bits.
+   */
+  private static TileSink requantizeSink(int aZero, float aScale, int[] bRowSum, float[] bScale, float[] bias,
+      float outScale, int outZero, int outMin, int outMax, byte[] out, int n, int k) {
     float inv = 1.0f / outScale;
-    run(kernels(), a, b, m, n, k, (tile, acc, ld) -> {
+    if ((long) k * 16384 + maxCorrection(aZero, bRowSum, n) > Integer.MAX_VALUE) {
+      return (tile, acc, ld) -> {
+        for (int r = 0; r < tile.rows; r++) {
+          int o = (tile.i0 + r) * n;
+          for (int j = tile.j0; j < tile.j1; j++) {
+            float v = (acc[r * ld + j - tile.j0] - (long) aZero * bRowSum[j]) * (aScale * bScale[j]);
+            if (bias != null) v += bias[j];
+            double q = Math.rint(v * inv) + outZero;
+            out[o + j] = (byte) (q <= outMin ? outMin : q >= outMax ? outMax : (int) q);
+          }
+        }
+      };
+    }
+    int[] corr = new int[n];
+    float[] scale = new float[n];
+    for (int j = 0; j < n; j++) {
+      corr[j] = aZero * bRowSum[j];
+      scale[j] = aScale * bScale[j];
+    }
+    Int8Kernels kern = kernels();
+    return (tile, acc, ld) -> {
       for (int r = 0; r < tile.rows; r++) {
-        int o = (tile.i0 + r) * n;
-        for (int j = tile.j0; j < tile.j1; j++) {
-          float v = (acc[r * ld + j - tile.j0] - (long) aZero * bRowSum[j]) * (aScale * bScale[j]);
-          if (bias != null) v += bias[j];
-          double q = Math.rint(v * inv) + outZero;
-          out[o + j] = (byte) (q <= outMin ? outMin : q >= outMax ? outMax : (int) q);
+        kern.requantizeColumns(acc, r * ld, tile.j1 - tile.j0, corr, scale, bias, tile.j0, inv, outZero, outMin, outMax,
+            out, (tile.i0 + r) * n + tile.j0);
+      }
+    };
+  }
+
+  /** Output channels (rows of W) per task of {@link #convRequantize}. */
+  private static final int CONV_ROWS = 64;
+  /** Columns (output pixels) per task of {@link #convRequantize}, a multiple of every panel width. */
+  private static final int CONV_COLS = 256;
+
+  /**
+   * The convolution's orientation, for few output channels: W [n, k] (rows are output channels, widened to floats
+   * once per weight and kept in it) times the im2col columns X [k, m] (k-major: row p holds the p-th patch element of
+   * every output pixel), requantized per ROW: {@code v = (acc[j, i] - xZero * wRowSum[j]) * (xScale * wScale[j]) +
+   * bias[j]}, {@code clamp(rint(v * (1f / outScale)) + outZero, outMin, outMax)}, the same bits as
+   * {@link #gemmRequantize} of X^T and W (the sums are exact; the float products are commutative). Column
+   * {@code i = b * plane + p} is stored at {@code out[outOff + b * imageStride + j * plane + p]}: NCHW directly.
+   * Each task packs its panels of {@code panelWidth()} pixels of X into a buffer of its thread (contiguous
+   * copies: X is k-major) just before it multiplies them.
+   */
+  public static void convRequantize(dev.ember.backend.Int8Matrix w, int[] wRowSum, float[] wScale, float[] bias,
+      byte[] x, int xZero, float xScale, float outScale, int outZero, int outMin, int outMax, byte[] out, int m,
+      int plane, int outOff, int imageStride) {
+    int n = w.rows();
+    int k = w.cols();
+    if (m < 0 || (long) m * k > x.length || k > MAX_K || plane < 1) {
+      throw new IllegalArgumentException("int8 conv gemm: operands do not match (n=" + n + ", k=" + k + ", m=" + m
+          + ", plane=" + plane + ", k <= " + MAX_K + "): x=" + x.length + " bytes");
+    }
+    if (m == 0 || n == 0) return;
+    Int8Kernels kern = kernels();
+    int pw = kern.panelWidth();
+    float[] wf = w.derived(float[].class, mat -> {
+      byte[] d = mat.data();
+      float[] f = new float[d.length];
+      for (int i = 0; i < d.length; i++) f[i] = d[i];
+      return f;
+    });
+    int cols = Math.max(pw, CONV_COLS / pw * pw);
+    int colGroups = (m + cols - 1) / cols;
+    int rowBlocks = (n + CONV_ROWS - 1) / CONV_ROWS;
+    float inv = 1.0f / outScale;
+    boolean wide = (long) k * 16384 + maxCorrection(xZero, wRowSum, n) > Integer.MAX_VALUE;
+    forEach(work(m, n, k) < INLINE_WORK, rowBlocks * colGroups, t -> {
+      int r0 = (t / colGroups) * CONV_ROWS;
+      int rows = Math.min(CONV_ROWS, n - r0);
+      int i0 = (t % colGroups) * cols;
+      int i1 = Math.min(m, i0 + cols);
+      int ld = (i1 - i0 + pw - 1) / pw * pw;
+      Scratch sc = SCRATCH.get();
+      int[] acc = sc.ints(rows * ld);
+      byte[] xp = sc.bytes(k * pw);
+      for (int i = i0; i < i1; i += pw) {   // each task packs its panels of X, one at a time, while they are hot
+        int len = Math.min(pw, m - i);
+        if (len < pw) java.util.Arrays.fill(xp, (byte) 0);
+        for (int p = 0; p < k; p++) System.arraycopy(x, p * m + i, xp, p * pw, len);
+        kern.panelDot(wf, r0 * k, rows, k, xp, 0, acc, i - i0, ld);
+      }
+      for (int r = 0; r < rows; r++) {
+        int j = r0 + r;
+        float s = xScale * wScale[j];
+        float add = bias == null ? 0f : bias[j];
+        int b = i0 / plane;
+        int p = i0 - b * plane;
+        int o = outOff + b * imageStride + j * plane;
+        int c = r * ld;
+        if (wide) {
+          long corr = (long) xZero * wRowSum[j];
+          for (int i = i0; i < i1; i++, c++) {
+            float v = (acc[c] - corr) * s;
+            if (bias != null) v += add;
+            double qv = Math.rint(v * inv) + outZero;
+            out[o + p] = (byte) (qv <= outMin ? outMin : qv >= outMax ? outMax : (int) qv);
+            if (++p == plane) {
+              p = 0;
+              o += imageStride;
+            }
+          }
+          continue;
+        }
+        int corr = xZero * wRowSum[j];
+        for (int i = i0; i < i1; ) {   // runs of columns inside one image
+          int len = Math.min(i1 - i, plane - p);
+          kern.requantizeRow(acc, c, len, corr, s, add, bias != null, inv, outZero, outMin, outMax, out, o + p);
+          i += len;
+          c += len;
+          p += len;
+          if (p == plane) {
+            p = 0;
+            o += imageStride;
+          }
         }
       }
     });
+  }
+
+  private static long maxCorrection(int zero, int[] rowSum, int n) {
+    long max = 0;
+    for (int j = 0; j < n; j++) max = Math.max(max, Math.abs((long) zero * rowSum[j]));
+    return max;
   }
 
   /**
@@ -250,6 +380,12 @@ public final class Int8Gemm {
   private static final class Scratch {
     private float[] floats = new float[0];
     private int[] ints = new int[0];
+    private byte[] bytes = new byte[0];
+
+    byte[] bytes(int n) {
+      if (bytes.length < n) bytes = new byte[n];
+      return bytes;
+    }
 
     float[] floats(int n) {
       if (floats.length < n) floats = new float[n];

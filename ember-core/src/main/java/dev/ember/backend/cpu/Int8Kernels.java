@@ -35,4 +35,35 @@ public interface Int8Kernels {
 
   /** {@code {min, max}} of {@code x[off, off + n)} by {@link Math#min}/{@link Math#max} (NaN if any is NaN). */
   float[] minMax(float[] x, int off, int n);
+
+  /**
+   * The requantizing epilogue of a run of int32 sums that share one output channel (the convolution's orientation):
+   * {@code out[outOff + i] = clamp(rint(v * inv) + outZero, outMin, outMax)} with {@code v = (acc[accOff + i] - corr)
+   * * scale}, plus {@code bias} when {@code hasBias}, for {@code i < n}, in float32 and rint half to even. The caller
+   * makes sure {@code acc - corr} cannot leave the int range, so the difference converts to the same float as the
+   * long one of {@code Backend.int8LinearRequantize}.
+   */
+  default void requantizeRow(int[] acc, int accOff, int n, int corr, float scale, float bias, boolean hasBias,
+      float inv, int outZero, int outMin, int outMax, byte[] out, int outOff) {
+    for (int i = 0; i < n; i++) {
+      float v = (acc[accOff + i] - corr) * scale;
+      if (hasBias) v += bias;
+      double q = Math.rint(v * inv) + outZero;
+      out[outOff + i] = (byte) (q <= outMin ? outMin : q >= outMax ? outMax : (int) q);
+    }
+  }
+
+  /**
+   * {@link #requantizeRow} with one output channel per element (the linear's orientation): channel {@code col + i}
+   * takes {@code corr[col + i]}, {@code scale[col + i]} and {@code bias[col + i]} ({@code bias} may be null).
+   */
+  default void requantizeColumns(int[] acc, int accOff, int n, int[] corr, float[] scale, float[] bias, int col,
+      float inv, int outZero, int outMin, int outMax, byte[] out, int outOff) {
+    for (int i = 0; i < n; i++) {
+      float v = (acc[accOff + i] - corr[col + i]) * scale[col + i];
+      if (bias != null) v += bias[col + i];
+      double q = Math.rint(v * inv) + outZero;
+      out[outOff + i] = (byte) (q <= outMin ? outMin : q >= outMax ? outMax : (int) q);
+    }
+  }
 }

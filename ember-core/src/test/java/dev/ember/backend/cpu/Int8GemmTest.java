@@ -166,6 +166,48 @@ class Int8GemmTest {
   }
 
   @Test
+  void vectorRequantizeEpiloguesGiveTheScalarBits() {
+    // ties (v * inv on .5), values past both ends of the range, NaN (an infinite scale times a zero difference),
+    // infinities, odd lengths (vector body and scalar tail), qint8, quint8 and a fused ReLU's range
+    Int8Kernels vector = Int8Gemm.vectorKernelsOrNull();
+    assertNotNull(vector, "tests run with jdk.incubator.vector");
+    Int8Kernels scalar = new ScalarInt8Kernels();
+    SplittableRandom r = new SplittableRandom(41);
+    for (int n : new int[] {1, 15, 16, 17, 64, 100}) {
+      int[] acc = new int[n + 3];
+      for (int i = 0; i < acc.length; i++) acc[i] = (i - 3) % 7 == 0 ? 5 : r.nextInt(-200_000, 200_000);
+      int[] corr = new int[n + 2];
+      float[] scale = new float[n + 2];
+      float[] bias = new float[n + 2];
+      for (int j = 0; j < corr.length; j++) {
+        corr[j] = (j - 2) % 7 == 0 ? 5 : r.nextInt(-1000, 1000);
+        scale[j] = (j - 2) % 14 == 0 ? Float.POSITIVE_INFINITY : (float) r.nextDouble(1e-4, 1e-2);
+        bias[j] = (float) r.nextDouble(-2, 2);
+      }
+      for (int[] range : new int[][] {{-128, 127, -5}, {0, 255, 131}, {131, 255, 131}}) {
+        for (float inv : new float[] {2f, 0.37f, 1e-30f, 1e30f}) {
+          for (boolean withBias : new boolean[] {true, false}) {
+            byte[] want = new byte[n + 4];
+            byte[] got = new byte[n + 4];
+            scalar.requantizeColumns(acc, 3, n, corr, scale, withBias ? bias : null, 2, inv, range[2], range[0],
+                range[1], want, 1);
+            vector.requantizeColumns(acc, 3, n, corr, scale, withBias ? bias : null, 2, inv, range[2], range[0],
+                range[1], got, 1);
+            assertArrayEquals(want, got, "columns n=" + n + " inv=" + inv + " bias=" + withBias);
+            // element 0 is NaN: (5 - 5) * infinity
+            assertEquals(0f * Float.POSITIVE_INFINITY, (acc[3] - corr[2]) * scale[2]);
+            for (float s : new float[] {0.5f, 3e-3f, Float.POSITIVE_INFINITY}) {
+              scalar.requantizeRow(acc, 3, n, 5, s, 0.25f, withBias, inv, range[2], range[0], range[1], want, 1);
+              vector.requantizeRow(acc, 3, n, 5, s, 0.25f, withBias, inv, range[2], range[0], range[1], got, 1);
+              assertArrayEquals(want, got, "row n=" + n + " scale=" + s + " inv=" + inv + " bias=" + withBias);
+            }
+          }
+        }
+      }
+    }
+  }
+
+  @Test
   void mismatchedOperandsAreRejected() {
     var e = assertThrows(IllegalArgumentException.class,
         () -> Int8Gemm.gemm(new ScalarInt8Kernels(), new byte[6], new byte[6], 2, 2, 4));

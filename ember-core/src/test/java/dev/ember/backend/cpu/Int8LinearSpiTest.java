@@ -161,6 +161,125 @@ class Int8LinearSpiTest {
   }
 
   @Test
+  void aPreparedWeightRequantizesToTheSameBitsEveryCall() {
+    Backend cpu = Device.CPU.backend();
+    Backend plain = defaultOnly();
+    SplittableRandom r = new SplittableRandom(19);
+    // {qmin, qmax, zero}: qint8, quint8, and quint8 with a fused ReLU (qmin = zero point)
+    int[][] ranges = {{-128, 127, -5}, {0, 255, 131}, {131, 255, 131}};
+    for (int[] s : new int[][] {{1, 10, 128}, {2, 33, 7}, {4, 5, 1}, {8, 32, 16}, {13, 10, 128}, {128, 70, 1100}}) {
+      int m = s[0], n = s[1], k = s[2];
+      byte[] a = new byte[m * k];
+      byte[] b = new byte[n * k];
+      for (int i = 0; i < a.length; i++) a[i] = (byte) r.nextInt(-128, 128);
+      for (int i = 0; i < b.length; i++) b[i] = (byte) r.nextInt(-127, 128);
+      int[] rowSum = dev.ember.quant.Quantization.rowSums(b, n, k);
+      float[] scale = new float[n];
+      float[] bias = new float[n];
+      for (int j = 0; j < n; j++) {
+        scale[j] = (float) r.nextDouble(1e-3, 1e-1);
+        bias[j] = (float) r.nextDouble(-1, 1);
+      }
+      Int8Matrix w = new Int8Matrix(b, n, k);
+      for (int[] range : ranges) {
+        byte[] expected = new byte[m * n];
+        plain.int8LinearRequantize(a, 3, 0.02f, b, rowSum, scale, bias, 0.05f, range[2], range[0], range[1], expected,
+            m, n, k);
+        for (int call = 0; call < 2; call++) {   // the second call finds the panels packed by the first
+          byte[] actual = new byte[m * n];
+          cpu.int8LinearRequantize(a, 3, 0.02f, w, rowSum, scale, bias, 0.05f, range[2], range[0], range[1], actual, m);
+          assertArrayEquals(expected, actual, m + "x" + n + "x" + k + " call " + call);
+          byte[] viaDefault = new byte[m * n];
+          plain.int8LinearRequantize(a, 3, 0.02f, w, rowSum, scale, bias, 0.05f, range[2], range[0], range[1],
+              viaDefault, m);
+          assertArrayEquals(expected, viaDefault, m + "x" + n + "x" + k + " default");
+        }
+      }
+    }
+  }
+
+  @Test
+  void theConvOrientationGivesTheLinearBitsTransposedIntoNchw() {
+    Backend cpu = Device.CPU.backend();
+    Backend plain = defaultOnly();
+    SplittableRandom r = new SplittableRandom(29);
+    // {n (channels), k, images, plane}: LeNet's two convolutions, more channels than a task's rows, a long k, tiny
+    for (int[] s : new int[][] {{6, 25, 2, 576}, {16, 150, 3, 64}, {70, 33, 3, 100}, {5, 1100, 2, 20}, {1, 1, 1, 1},
+        {3, 9, 5, 7}}) {
+      int n = s[0], k = s[1], images = s[2], plane = s[3];
+      int m = images * plane;
+      int channels = n + 3;   // the product fills channels [2, 2 + n) of an NCHW tensor of n + 3 channels
+      byte[] rows = new byte[m * k];
+      byte[] b = new byte[n * k];
+      for (int i = 0; i < rows.length; i++) rows[i] = (byte) r.nextInt(-128, 128);
+      for (int i = 0; i < b.length; i++) b[i] = (byte) r.nextInt(-127, 128);
+      byte[] cols = new byte[k * m];
+      for (int i = 0; i < m; i++) for (int p = 0; p < k; p++) cols[p * m + i] = rows[i * k + p];
+      int[] rowSum = dev.ember.quant.Quantization.rowSums(b, n, k);
+      float[] scale = new float[n];
+      float[] bias = new float[n];
+      for (int j = 0; j < n; j++) {
+        scale[j] = (float) r.nextDouble(1e-3, 1e-1);
+        bias[j] = (float) r.nextDouble(-1, 1);
+      }
+      Int8Matrix w = new Int8Matrix(b, n, k);
+      for (float[] bs : new float[][] {bias, null}) {
+        for (int[] range : new int[][] {{-128, 127, -5}, {0, 255, 131}, {131, 255, 131}}) {
+          byte[] linear = new byte[m * n];
+          plain.int8LinearRequantize(rows, -7, 0.02f, b, rowSum, scale, bs, 0.05f, range[2], range[0], range[1], linear,
+              m, n, k);
+          byte[] expected = new byte[images * channels * plane];
+          java.util.Arrays.fill(expected, (byte) 99);
+          for (int i = 0; i < m; i++) {
+            for (int j = 0; j < n; j++) {
+              expected[(i / plane) * channels * plane + (2 + j) * plane + i % plane] = linear[i * n + j];
+            }
+          }
+          for (Backend be : new Backend[] {cpu, plain}) {
+            byte[] actual = new byte[expected.length];
+            java.util.Arrays.fill(actual, (byte) 99);
+            be.int8ConvRequantize(w, rowSum, scale, bs, cols, -7, 0.02f, 0.05f, range[2], range[0], range[1], actual,
+                m, plane, 2 * plane, channels * plane);
+            assertArrayEquals(expected, actual, java.util.Arrays.toString(s) + " " + (be == cpu ? "cpu" : "default")
+                + " bias=" + (bs != null) + " range=" + java.util.Arrays.toString(range));
+          }
+        }
+      }
+    }
+  }
+
+  @Test
+  void theConvOrientationTakesTheLongCorrectionWhenItMust() {
+    // k = 2^16, every weight -128, zero point -128: acc - xZero * rowSum leaves the int range
+    Backend cpu = Device.CPU.backend();
+    Backend plain = defaultOnly();
+    SplittableRandom r = new SplittableRandom(31);
+    int k = Backend.INT8_MAX_K, n = 2, m = 3;
+    byte[] cols = new byte[k * m];
+    for (int i = 0; i < cols.length; i++) cols[i] = (byte) (i % 3 == 0 ? -128 : r.nextInt(-128, 128));
+    byte[] b = new byte[n * k];
+    java.util.Arrays.fill(b, (byte) -128);
+    int[] rowSum = dev.ember.quant.Quantization.rowSums(b, n, k);
+    float[] scale = {1e-7f, 3e-6f};
+    byte[] expected = new byte[n * m];
+    byte[] actual = new byte[n * m];
+    plain.int8ConvRequantize(new Int8Matrix(b, n, k), rowSum, scale, null, cols, -128, 0.013f, 0.5f, 0, -128, 127,
+        expected, m, m, 0, n * m);
+    cpu.int8ConvRequantize(new Int8Matrix(b, n, k), rowSum, scale, null, cols, -128, 0.013f, 0.5f, 0, -128, 127,
+        actual, m, m, 0, n * m);
+    assertArrayEquals(expected, actual);
+  }
+
+  @Test
+  void theConvOrientationRefusesABadOutputRange() {
+    for (Backend be : new Backend[] {Device.CPU.backend(), defaultOnly()}) {
+      var e = assertThrows(IllegalArgumentException.class, () -> be.int8ConvRequantize(new Int8Matrix(new byte[1], 1,
+          1), new int[1], new float[1], null, new byte[1], 0, 1f, 1f, 0, -129, 127, new byte[1], 1, 1, 0, 1));
+      assertTrue(e.getMessage().contains("int8ConvRequantize") && e.getMessage().contains("-129"), e.getMessage());
+    }
+  }
+
+  @Test
   void anInt8MatrixMustHoldItsShape() {
     var e = assertThrows(IllegalArgumentException.class, () -> new Int8Matrix(new byte[6], 2, 4));
     assertTrue(e.getMessage().contains("6 bytes") && e.getMessage().contains("[2, 4]"), e.getMessage());
@@ -175,11 +294,11 @@ class Int8LinearSpiTest {
         e.getMessage());
   }
 
-  /** A backend whose only working method is the SPI's default int8LinearDequantize (no kernel of its own). */
+  /** A backend whose only working methods are the SPI's default int8 products (no kernel of its own). */
   private static Backend defaultOnly() {
     return (Backend) Proxy.newProxyInstance(Backend.class.getClassLoader(), new Class<?>[] {Backend.class},
         (proxy, method, args) -> {
-          if (method.getName().startsWith("int8Linear")) return InvocationHandler.invokeDefault(proxy, method, args);
+          if (method.getName().startsWith("int8Linear") || method.getName().startsWith("int8Conv")) return InvocationHandler.invokeDefault(proxy, method, args);
           throw new AssertionError("unexpected call " + method.getName());
         });
   }

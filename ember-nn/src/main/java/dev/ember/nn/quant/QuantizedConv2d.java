@@ -1,6 +1,7 @@
 package dev.ember.nn.quant;
 
 import dev.ember.backend.Backend;
+import dev.ember.backend.Int8Matrix;
 import dev.ember.nn.Conv2d;
 import dev.ember.nn.Module;
 import dev.ember.quant.QDType;
@@ -9,15 +10,21 @@ import dev.ember.quant.QTensor;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.Device;
 import dev.ember.tensor.Tensor;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 import java.util.Map;
 
 /**
  * A Conv2d of static quantized inference, as {@code torch.ao.nn.quantized.Conv2d}: int8 weight [out, in / groups,
  * kH, kW] (symmetric qint8, per output channel or per tensor), fixed input and output parameters. Forward quantizes
- * the float input, lays the int8 patches out as rows (an int8 im2col, padding filled with the input's zero point,
- * i.e. real 0) and runs each group's int8 x int8 -&gt; int32 product with the requantizing output loop of
- * {@link Backend#int8LinearRequantize}; the float32 result [N, out, OH, OW] is the int8 output dequantized. Padding
+ * the float input, lays the int8 patches out k-major (an int8 im2col [in / groups * kH * kW, N * OH * OW], padding
+ * filled with the input's zero point, i.e. real 0) and runs each group's weight times those columns, int8 x int8 -&gt;
+ * int32 with the requantizing output loop per output channel, stored in NCHW directly
+ * ({@link Backend#int8ConvRequantize}: few output channels fill the kernel's panels of output pixels, where as
+ * columns of the product they would leave most of a weight panel empty; the weight is packed once, in an
+ * {@link Int8Matrix}); the float32 result [N, out, OH, OW] is the int8 output dequantized. Padding
  * must be zeros (sizes or "valid"/"same"); stride, dilation and groups are as Conv2d's. Inference only. The state
  * lives in buffers (see the package documentation's layout), so {@code stateDict()} carries it.
  */
@@ -32,7 +39,7 @@ public class QuantizedConv2d extends Module {
   private final int[] dilation;
   private final int[] pad;       // top, bottom, left, right
   private final StaticState state;
-  private byte[][] w;      // per group: [out / groups, in / groups * kH * kW], derived from the buffers
+  private Int8Matrix[] w;  // per group: [out / groups, in / groups * kH * kW], derived from the buffers
   private float[][] wScale;
   private int[][] wRowSum;
   private float[][] bias;
@@ -90,12 +97,12 @@ public class QuantizedConv2d extends Module {
     if (state.refresh(this) || w == null) {
       int og = outChannels / groups;
       int k = state.rowLen;
-      byte[][] gw = new byte[groups][];
+      Int8Matrix[] gw = new Int8Matrix[groups];
       float[][] gs = new float[groups][];
       int[][] gr = new int[groups][];
       float[][] gb = new float[groups][];
       for (int g = 0; g < groups; g++) {
-        gw[g] = Arrays.copyOfRange(state.w, g * og * k, (g + 1) * og * k);
+        gw[g] = groups == 1 ? state.wm : new Int8Matrix(Arrays.copyOfRange(state.w, g * og * k, (g + 1) * og * k), og, k);
         gs[g] = Arrays.copyOfRange(state.rowScale, g * og, (g + 1) * og);
         gr[g] = Arrays.copyOfRange(state.rowSum, g * og, (g + 1) * og);
         gb[g] = state.bias == null ? null : Arrays.copyOfRange(state.bias, g * og, (g + 1) * og);
@@ -184,7 +191,7 @@ public class QuantizedConv2d extends Module {
     StaticState st = operands();
     QParams input = st.input;
     QParams output = st.output;
-    byte[][] w = this.w;
+    Int8Matrix[] w = this.w;
     float[][] wScale = this.wScale;
     int[][] wRowSum = this.wRowSum;
     float[][] bias = this.bias;
@@ -209,41 +216,63 @@ public class QuantizedConv2d extends Module {
     int outMin = StaticInt8.outMin(output, relu);
     QDType t = output.dtype();
     Backend backend = Device.CPU.backend();
-    float[] out = new float[n * outChannels * oh * ow];
-    byte[] cols = new byte[m * k];
-    byte[] q = new byte[m * og];
+    int plane = oh * ow;
+    byte[] cols = new byte[k * m];
+    byte[] q = new byte[n * outChannels * plane];
     for (int g = 0; g < groups; g++) {
       im2col(xq, aZero, n, h, wd, oh, ow, g * cg, cg, cols);
-      backend.int8LinearRequantize(cols, aZero, aScale, w[g], wRowSum[g], wScale[g], bias[g], outScale, outZero, outMin,
-          t.max(), q, m, og, k);
-      int plane = oh * ow;
-      for (int b = 0; b < n; b++) {
-        for (int p = 0; p < plane; p++) {
-          int row = (b * plane + p) * og;
-          int o = (b * outChannels + g * og) * plane + p;
-          for (int j = 0; j < og; j++) out[o + j * plane] = (t.read(q[row + j]) - outZero) * outScale;
-        }
-      }
+      backend.int8ConvRequantize(w[g], wRowSum[g], wScale[g], bias[g], cols, aZero, aScale, outScale, outZero, outMin,
+          t.max(), q, m, plane, g * og * plane, outChannels * plane);
+    }
+    float[] out = new float[q.length];
+    if (t == QDType.QUINT8) {
+      for (int i = 0; i < q.length; i++) out[i] = ((q[i] & 0xFF) - outZero) * outScale;
+    } else {
+      for (int i = 0; i < q.length; i++) out[i] = (t.read(q[i]) - outZero) * outScale;
     }
     return unbatched ? Tensor.of(out, outChannels, oh, ow) : Tensor.of(out, n, outChannels, oh, ow);
   }
 
-  /** Rows (b, oy, ox) of columns (c, ky, kx) over input channels [c0, c0 + cg); outside the input: the zero point. */
+  /** Eight bytes of a byte[] at a time (any offset), for im2col's runs. */
+  private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.nativeOrder());
+
+  /**
+   * The columns k-major, [cg * kH * kW, n * OH * OW]: row (c, ky, kx) holds that patch element of every output pixel
+   * (b, oy, ox), over input channels [c0, c0 + cg); outside the input: the zero point (real 0). Each output row's
+   * pixels inside the input are one strided run.
+   */
   private void im2col(byte[] xq, byte aZero, int n, int h, int wd, int oh, int ow, int c0, int cg, byte[] cols) {
-    int k = cg * kh * kw;
+    int plane = oh * ow;
+    int m = n * plane;
+    int s1 = stride[1];
     int row = 0;
-    for (int b = 0; b < n; b++) {
-      for (int oy = 0; oy < oh; oy++) {
-        for (int ox = 0; ox < ow; ox++, row++) {
-          int col = row * k;
-          for (int c = 0; c < cg; c++) {
+    for (int c = 0; c < cg; c++) {
+      for (int ky = 0; ky < kh; ky++) {
+        for (int kx = 0; kx < kw; kx++, row++) {
+          int ix0 = kx * dilation[1] - pad[2];   // input column of ox = 0
+          int lo = ix0 >= 0 ? 0 : Math.min(ow, (-ix0 + s1 - 1) / s1);
+          int hi = wd - ix0 <= 0 ? 0 : Math.min(ow, (wd - ix0 + s1 - 1) / s1);
+          if (hi < lo) hi = lo;
+          for (int b = 0; b < n; b++) {
             int base = (b * inChannels + c0 + c) * h * wd;
-            for (int ky = 0; ky < kh; ky++) {
+            for (int oy = 0; oy < oh; oy++) {
+              int o = row * m + b * plane + oy * ow;
               int iy = oy * stride[0] - pad[0] + ky * dilation[0];
-              for (int kx = 0; kx < kw; kx++, col++) {
-                int ix = ox * stride[1] - pad[2] + kx * dilation[1];
-                cols[col] = iy >= 0 && iy < h && ix >= 0 && ix < wd ? xq[base + iy * wd + ix] : aZero;
+              if (iy < 0 || iy >= h) {
+                Arrays.fill(cols, o, o + ow, aZero);
+                continue;
               }
+              // the runs are short (a row of the output): plain loops, eight bytes a step where the stride is 1
+              for (int ox = 0; ox < lo; ox++) cols[o + ox] = aZero;
+              int src = base + iy * wd + ix0;
+              if (s1 == 1) {
+                int ox = lo;
+                for (; ox + 8 <= hi; ox += 8) LONGS.set(cols, o + ox, (long) LONGS.get(xq, src + ox));
+                for (; ox < hi; ox++) cols[o + ox] = xq[src + ox];
+              } else {
+                for (int ox = lo; ox < hi; ox++) cols[o + ox] = xq[src + ox * s1];
+              }
+              for (int ox = hi; ox < ow; ox++) cols[o + ox] = aZero;
             }
           }
         }

@@ -117,9 +117,8 @@ public class QuantizedLinear extends Module {
     byte[] a = StaticInt8.quantizeSigned(v, input);
     byte[] q = new byte[m * outFeatures];
     int outZero = output.zeroPoints()[0];
-    Device.CPU.backend().int8LinearRequantize(a, StaticInt8.signedZero(input), input.scales()[0], st.w, st.rowSum,
-        st.rowScale, st.bias, output.scales()[0], outZero, StaticInt8.outMin(output, relu), output.dtype().max(), q, m,
-        outFeatures, inFeatures);
+    Device.CPU.backend().int8LinearRequantize(a, StaticInt8.signedZero(input), input.scales()[0], st.wm, st.rowSum,
+        st.rowScale, st.bias, output.scales()[0], outZero, StaticInt8.outMin(output, relu), output.dtype().max(), q, m);
     float s = output.scales()[0];
     QDType t = output.dtype();
     float[] out = new float[q.length];

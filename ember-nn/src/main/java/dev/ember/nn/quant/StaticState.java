@@ -36,6 +36,8 @@ final class StaticState {
   private Tensor[] seen;
   private int[] versions;
   byte[] w;
+  /** {@link #w} as the kernel's matrix [out, rowLen]: its packed form is made on first use and kept. */
+  dev.ember.backend.Int8Matrix wm;
   float[] wScales;   // as stored: one per channel, or one
   float[] rowScale;  // one per output channel
   int[] rowSum;
@@ -82,6 +84,7 @@ final class StaticState {
     byte[] bytes = new byte[out * rowLen];
     if (bytes.length > 0) TensorData.read(TensorData.hostContiguous(now[0]), 0, bytes.length, ByteBuffer.wrap(bytes));
     w = bytes;
+    wm = new dev.ember.backend.Int8Matrix(bytes, out, rowLen);
     wScales = now[1].toFloatArray();
     rowScale = wScales.length == out ? wScales : filled(out, wScales[0]);
     rowSum = Quantization.rowSums(bytes, out, rowLen);

@@ -13,7 +13,10 @@
  * replaces them by {@link dev.ember.nn.quant.QuantizedLinear}, {@link dev.ember.nn.quant.QuantizedLinearReLU},
  * {@link dev.ember.nn.quant.QuantizedConv2d} and {@link dev.ember.nn.quant.QuantizedConvReLU2d}: int8 weights,
  * fixed input and output parameters, int32 accumulation and requantization in the GEMM's output loop
- * ({@link dev.ember.backend.Backend#int8LinearRequantize}; convolution through an int8 im2col).
+ * ({@link dev.ember.backend.Backend#int8LinearRequantize}; convolution through a k-major int8 im2col and
+ * {@link dev.ember.backend.Backend#int8ConvRequantize}, weight times columns, so that few output channels do not
+ * leave the kernel's panels empty and the result lands in NCHW). Each layer's weight is an
+ * {@link dev.ember.backend.Int8Matrix}, packed on its first forward and kept until the buffers change.
  *
  * <p><b>How values travel.</b> Quantized modules keep {@link dev.ember.nn.Module}'s Tensor -&gt; Tensor contract:
  * between quantized layers the activations are float32 tensors whose values lie exactly on the producing layer's

@@ -95,6 +95,24 @@ class StaticQuantizationTest {
   }
 
   @Test
+  void convStridedAndPaddedAlongTheWidthEqualsTheSimulation() {
+    // im2col's strided run (stride 3 along the width) and its padding on both sides of a row, batched and unbatched
+    Generator g = new Generator(5);
+    Conv2d conv = new Conv2d(3, 5, new int[] {3, 3}, new int[] {2, 3}, new int[] {2, 2}, new int[] {1, 2}, 1, true,
+        "zeros", g);
+    QuantizedConv2d q = (QuantizedConv2d) Quantize.convert(calibrated(conv, QConfig.ptqDefault(), g, 2, 3, 9, 11));
+    for (Tensor x : new Tensor[] {Tensor.randn(g, 2, 3, 9, 11), Tensor.randn(g, 3, 9, 11)}) {
+      Tensor batched = x.dim() == 3 ? x.reshape(1, 3, 9, 11) : x;
+      double[] sim = simulateConv(q, batched, false);
+      Tensor y = q.call(x);
+      assertEquals(x.dim(), y.dim());
+      float[] got = y.toFloatArray();
+      assertEquals(sim.length, got.length);
+      for (int i = 0; i < got.length; i++) assertEquals((float) sim[i], got[i], "element " + i);
+    }
+  }
+
+  @Test
   void mlpOutputIsCloseToTheFloatModelAndOnTheOutputGrid() {
     Generator g = new Generator(4);
     Sequential model = new Sequential(new Flatten(), new Linear(48, 32, true, g), new ReLU(), new Linear(32, 10, true, g));

@@ -175,6 +175,64 @@ public final class VectorInt8Kernels implements Int8Kernels {
     ScalarInt8Kernels.quantizeScalar(x, off + i, n - i, scale, zeroPoint, qmin, qmax, out, outOff + i);
   }
 
+  /**
+   * The int32 sums less the correction converted to floats (I2F: the same rounding as the scalar int or long
+   * conversion), scaled, and rounded as {@link #quantize} does: clamped to the integers {@code [outMin - outZero,
+   * outMax - outZero]} first, then rounded by adding 1.5 * 2^23. A vector holding NaN (only an overflowing scale
+   * product makes one) goes to the scalar loop, which gives NaN's bits.
+   */
+  @Override
+  public void requantizeRow(int[] acc, int accOff, int n, int corr, float scale, float bias, boolean hasBias,
+      float inv, int outZero, int outMin, int outMax, byte[] out, int outOff) {
+    float lo = outMin - outZero;
+    float hi = outMax - outZero;
+    int bits = Float.floatToRawIntBits(MAGIC) - outZero;
+    int i = 0;
+    for (int end = n - n % L; i < end; i += L) {
+      FloatVector v = (FloatVector) IntVector.fromArray(I, acc, accOff + i).sub(corr).convert(VectorOperators.I2F, 0);
+      v = v.mul(scale);
+      if (hasBias) v = v.add(bias);
+      FloatVector t = v.mul(inv);
+      if (t.compare(VectorOperators.NE, t).anyTrue()) {
+        Int8Kernels.super.requantizeRow(acc, accOff + i, L, corr, scale, bias, hasBias, inv, outZero, outMin, outMax,
+            out, outOff + i);
+        continue;
+      }
+      store(t, lo, hi, bits, out, outOff + i);
+    }
+    Int8Kernels.super.requantizeRow(acc, accOff + i, n - i, corr, scale, bias, hasBias, inv, outZero, outMin, outMax,
+        out, outOff + i);
+  }
+
+  @Override
+  public void requantizeColumns(int[] acc, int accOff, int n, int[] corr, float[] scale, float[] bias, int col,
+      float inv, int outZero, int outMin, int outMax, byte[] out, int outOff) {
+    float lo = outMin - outZero;
+    float hi = outMax - outZero;
+    int bits = Float.floatToRawIntBits(MAGIC) - outZero;
+    int i = 0;
+    for (int end = n - n % L; i < end; i += L) {
+      IntVector d = IntVector.fromArray(I, acc, accOff + i).sub(IntVector.fromArray(I, corr, col + i));
+      FloatVector v = ((FloatVector) d.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, scale, col + i));
+      if (bias != null) v = v.add(FloatVector.fromArray(F, bias, col + i));
+      FloatVector t = v.mul(inv);
+      if (t.compare(VectorOperators.NE, t).anyTrue()) {
+        Int8Kernels.super.requantizeColumns(acc, accOff + i, L, corr, scale, bias, col + i, inv, outZero, outMin,
+            outMax, out, outOff + i);
+        continue;
+      }
+      store(t, lo, hi, bits, out, outOff + i);
+    }
+    Int8Kernels.super.requantizeColumns(acc, accOff + i, n - i, corr, scale, bias, col + i, inv, outZero, outMin,
+        outMax, out, outOff + i);
+  }
+
+  private static void store(FloatVector t, float lo, float hi, int bits, byte[] out, int off) {
+    t = t.blend(lo, t.compare(VectorOperators.LT, lo)).blend(hi, t.compare(VectorOperators.GT, hi));
+    IntVector q = t.add(MAGIC).reinterpretAsInts().sub(bits);
+    ((ByteVector) q.convertShape(VectorOperators.I2B, B, 0)).intoArray(out, off);
+  }
+
   /** Four accumulators each for min and max: Java's min/max take several instructions, so one chain would crawl. */
   @Override
   public float[] minMax(float[] x, int off, int n) {
