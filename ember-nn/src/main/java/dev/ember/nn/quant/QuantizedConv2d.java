@@ -3,7 +3,6 @@ package dev.ember.nn.quant;
 import dev.ember.backend.Backend;
 import dev.ember.backend.Int8Matrix;
 import dev.ember.nn.Conv2d;
-import dev.ember.nn.Module;
 import dev.ember.quant.QDType;
 import dev.ember.quant.QParams;
 import dev.ember.quant.QTensor;
@@ -14,7 +13,6 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 import java.util.Arrays;
-import java.util.Map;
 
 /**
  * A Conv2d of static quantized inference, as {@code torch.ao.nn.quantized.Conv2d}: int8 weight [out, in / groups,
@@ -28,7 +26,7 @@ import java.util.Map;
  * must be zeros (sizes or "valid"/"same"); stride, dilation and groups are as Conv2d's. Inference only. The state
  * lives in buffers (see the package documentation's layout), so {@code stateDict()} carries it.
  */
-public class QuantizedConv2d extends Module {
+public class QuantizedConv2d extends StaticQuantizedLayer {
   private final String op;
   private final int inChannels;
   private final int outChannels;
@@ -38,7 +36,6 @@ public class QuantizedConv2d extends Module {
   private final int[] stride;
   private final int[] dilation;
   private final int[] pad;       // top, bottom, left, right
-  private final StaticState state;
   private Int8Matrix[] w;  // per group: [out / groups, in / groups * kH * kW], derived from the buffers
   private float[][] wScale;
   private int[][] wRowSum;
@@ -153,32 +150,6 @@ public class QuantizedConv2d extends Module {
   /** Padding as (top, bottom, left, right). */
   public int[] padding() {
     return pad.clone();
-  }
-
-  /** The int8 weight with its scales (zero points 0). */
-  public QTensor weight() {
-    return state.weight(this);
-  }
-
-  /** The float32 bias, or null. */
-  public Tensor bias() {
-    state.refresh(this);
-    return state.bias == null ? null : Tensor.of(state.bias.clone(), outChannels);
-  }
-
-  public QParams inputQParams() {
-    state.refresh(this);
-    return state.input;
-  }
-
-  public QParams outputQParams() {
-    state.refresh(this);
-    return state.output;
-  }
-
-  @Override
-  protected void checkState(String prefix, Map<String, Tensor> dict) {
-    state.checkState(prefix, dict);
   }
 
   @Override

@@ -1,7 +1,6 @@
 package dev.ember.nn.quant;
 
 import dev.ember.backend.Backend;
-import dev.ember.nn.Module;
 import dev.ember.quant.Observer;
 import dev.ember.quant.QDType;
 import dev.ember.quant.QParams;
@@ -10,7 +9,6 @@ import dev.ember.quant.Quantization;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.Device;
 import dev.ember.tensor.Tensor;
-import java.util.Map;
 
 /**
  * A Linear of static quantized inference, as {@code torch.ao.nn.quantized.Linear}: int8 weight (symmetric qint8, per
@@ -22,11 +20,10 @@ import java.util.Map;
  * documentation). Inference only: no parameters, no gradient. The state lives in buffers (see the package
  * documentation's layout), so {@code stateDict()} carries it.
  */
-public class QuantizedLinear extends Module {
+public class QuantizedLinear extends StaticQuantizedLayer {
   private final String op;
   private final int inFeatures;
   private final int outFeatures;
-  private final StaticState state;
   private final boolean relu;
 
   /**
@@ -70,34 +67,6 @@ public class QuantizedLinear extends Module {
 
   public int outFeatures() {
     return outFeatures;
-  }
-
-  /** The int8 weight with its scales (zero points 0). */
-  public QTensor weight() {
-    return state.weight(this);
-  }
-
-  /** The float32 bias, or null. */
-  public Tensor bias() {
-    state.refresh(this);
-    return state.bias == null ? null : Tensor.of(state.bias.clone(), outFeatures);
-  }
-
-  /** The parameters the input is quantized with. */
-  public QParams inputQParams() {
-    state.refresh(this);
-    return state.input;
-  }
-
-  /** The parameters of the int8 output. */
-  public QParams outputQParams() {
-    state.refresh(this);
-    return state.output;
-  }
-
-  @Override
-  protected void checkState(String prefix, Map<String, Tensor> dict) {
-    state.checkState(prefix, dict);
   }
 
   @Override
