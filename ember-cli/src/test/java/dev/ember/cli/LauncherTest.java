@@ -225,8 +225,8 @@ class LauncherTest {
   }
 
   /**
-   * The JVM options the launcher gives java between its fixed ones (the module option and native access, which the
-   * CUDA bindings need) and -Dember.home (EMBER_DRY_RUN).
+   * The JVM options the launcher gives java between its fixed ones (the module option, native access, which the
+   * CUDA bindings need, and protobuf's Unsafe access without a warning) and -Dember.home (EMBER_DRY_RUN).
    */
   private static String jvmOptions(String emberJavaOpts, String... args) throws Exception {
     Map<String, String> env = new java.util.HashMap<>(Map.of("EMBER_DRY_RUN", "1"));
@@ -235,11 +235,12 @@ class LauncherTest {
     assertEquals(0, r.status(), r.toString());
     List<String> cmd = r.out().lines().toList();
     assertTrue(cmd.get(0).endsWith("/bin/java") && cmd.get(1).equals("--add-modules") && cmd.get(2).equals("jdk.incubator.vector")
-        && cmd.get(3).equals("--enable-native-access=ALL-UNNAMED"), r.toString());
+        && cmd.get(3).equals("--enable-native-access=ALL-UNNAMED")
+        && cmd.get(4).equals("--sun-misc-unsafe-memory-access=allow"), r.toString());
     int home = cmd.indexOf(cmd.stream().filter(a -> a.startsWith("-Dember.home=")).findFirst().orElseThrow());
     assertEquals(List.of("-cp", fakeClasses.toString(), "dev.ember.cli.Main"), cmd.subList(home + 1, home + 4), r.toString());
     assertEquals(Arrays.asList(args), cmd.subList(home + 4, cmd.size()), r.toString());
-    return String.join(" ", cmd.subList(4, home));
+    return String.join(" ", cmd.subList(5, home));
   }
 
   @Test
