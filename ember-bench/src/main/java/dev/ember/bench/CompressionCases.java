@@ -137,9 +137,16 @@ final class CompressionCases {
 
   /** FuseBench's model: Models.convnet(3, 32, 10) from seed 0 with random BatchNorm statistics, in eval mode. */
   static Sequential convnet() {
+    return convnet(new Generator(2));
+  }
+
+  /**
+   * Models.convnet(3, 32, 10) from seed 0, its BatchNorm statistics and affine parameters drawn from {@code gen}
+   * (so folding them has something to do), in eval mode.
+   */
+  static Sequential convnet(Generator gen) {
     Generator.manualSeed(0);
     Sequential model = Models.convnet(3, 32, 10);
-    Generator gen = new Generator(2);
     try (Grad ignored = Grad.off()) {
       for (Module m : model.modules()) {
         if (m instanceof BatchNormBase bn) {

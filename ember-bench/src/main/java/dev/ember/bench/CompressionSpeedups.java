@@ -5,7 +5,6 @@ import dev.ember.nn.Module;
 import dev.ember.tensor.MemoryScope;
 import dev.ember.tensor.Tensor;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -119,9 +118,9 @@ public final class CompressionSpeedups {
             + "\"calls\":%d,\"us\":{", g.workload(), g.name(), rounds, calls));
     StringBuilder speed = new StringBuilder();
     StringBuilder line = new StringBuilder(g.workload() + " " + g.name() + ":");
-    double ref = median(us[0]);
+    double ref = BenchStats.median(us[0]);
     for (int v = 0; v < n; v++) {
-      double m = median(us[v]);
+      double m = BenchStats.median(us[v]);
       json.append(v > 0 ? "," : "").append(String.format(Locale.ROOT, "\"%s\":%.3f", names.get(v), m));
       if (v > 0) {
         speed.append(speed.length() > 0 ? "," : "").append(String.format(Locale.ROOT, "\"%s\":%.3f", names.get(v),
@@ -138,11 +137,5 @@ public final class CompressionSpeedups {
     try (MemoryScope s = MemoryScope.open()) {
       m.call(x);
     }
-  }
-
-  private static double median(double[] v) {
-    double[] s = v.clone();
-    Arrays.sort(s);
-    return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
   }
 }

@@ -2,16 +2,13 @@ package dev.ember.bench;
 
 import dev.ember.autograd.Grad;
 import dev.ember.nn.BatchNorm2d;
-import dev.ember.nn.BatchNormBase;
 import dev.ember.nn.Conv2d;
 import dev.ember.nn.Fuse;
-import dev.ember.nn.Models;
 import dev.ember.nn.Module;
 import dev.ember.nn.Sequential;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
@@ -56,21 +53,8 @@ public final class FuseBench {
             + " (expected --rounds, --batches, --batch)");
       }
     }
-    Generator.manualSeed(0);
-    Sequential model = Models.convnet(3, 32, 10);
     Generator gen = new Generator(1);
-    try (Grad ignored = Grad.off()) {
-      for (Module m : model.modules()) {
-        if (m instanceof BatchNormBase bn) {
-          int c = bn.numFeatures();
-          bn.runningMean().copy_(Tensor.rand(gen, c).sub(0.5));
-          bn.runningVar().copy_(Tensor.rand(gen, c).mul(1.5).add(0.5));
-          bn.weight().copy_(Tensor.rand(gen, c).mul(1.5).add(0.25));
-          bn.bias().copy_(Tensor.rand(gen, c).sub(0.5));
-        }
-      }
-    }
-    model.eval();
+    Sequential model = CompressionCases.convnet(gen);   // draws the BatchNorm statistics from gen first
     Sequential folded = foldOnly(model);
     Sequential fused = Fuse.fuse(model);
     Tensor x = Tensor.randn(gen, batch, 3, 32, 32);
@@ -79,7 +63,7 @@ public final class FuseBench {
     double diff;
     try (Grad ignored = Grad.off()) {
       Tensor ref = model.call(x);
-      diff = maxRelDiff(ref, fused.call(x));
+      diff = BenchStats.maxRelDiff(ref, fused.call(x));
       for (int w = 0; w < 3; w++) for (Module m : variants) for (int b = 0; b < batches; b++) m.call(x); // warm-up
       for (int r = 0; r < rounds; r++) {
         for (int k = 0; k < 3; k++) {
@@ -90,9 +74,9 @@ public final class FuseBench {
         }
       }
     }
-    double u = median(ms[0]);
-    double f = median(ms[1]);
-    double z = median(ms[2]);
+    double u = BenchStats.median(ms[0]);
+    double f = BenchStats.median(ms[1]);
+    double z = BenchStats.median(ms[2]);
     System.out.println(String.format(Locale.ROOT, "{\"category\":\"compression\",\"case\":\"convnet fuse b=%d\","
         + "\"unit\":\"ms/batch\",\"unfused\":%.3f,\"folded\":%.3f,\"fused\":%.3f,\"speedup_folded\":%.3f,"
         + "\"speedup_fused\":%.3f,\"max_rel_diff\":%.2e,\"rounds\":%d}", batch, u, f, z, u / f, u / z, diff, rounds));
@@ -115,23 +99,5 @@ public final class FuseBench {
     Sequential s = new Sequential(out);
     s.eval();
     return s;
-  }
-
-  private static double maxRelDiff(Tensor ref, Tensor got) {
-    double[] a = ref.toDoubleArray();
-    double[] b = got.toDoubleArray();
-    double scale = 0;
-    double d = 0;
-    for (int i = 0; i < a.length; i++) {
-      scale = Math.max(scale, Math.abs(a[i]));
-      d = Math.max(d, Math.abs(a[i] - b[i]));
-    }
-    return d / scale;
-  }
-
-  private static double median(double[] v) {
-    double[] s = v.clone();
-    Arrays.sort(s);
-    return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
   }
 }

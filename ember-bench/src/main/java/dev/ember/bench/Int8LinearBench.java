@@ -85,7 +85,7 @@ public final class Int8LinearBench {
       double[][] us = new double[2][rounds];
       double diff;
       try (Grad ignored = Grad.off()) {
-        diff = maxRelDiff(f32.call(x), int8.call(x));
+        diff = BenchStats.maxRelDiff(f32.call(x), int8.call(x));
         int calls = calibrate(variants, x, millis, warmup);
         for (int r = 0; r < rounds; r++) {
           for (int k = 0; k < 2; k++) {
@@ -96,8 +96,8 @@ public final class Int8LinearBench {
           }
         }
       }
-      double f = median(us[0]);
-      double q = median(us[1]);
+      double f = BenchStats.median(us[0]);
+      double q = BenchStats.median(us[1]);
       System.out.println(String.format(Locale.ROOT, "{\"category\":\"compression\",\"case\":\"mlp dynamic int8 b=%d\","
           + "\"unit\":\"us/batch\",\"f32\":%.2f,\"int8\":%.2f,\"speedup\":%.3f,\"max_rel_diff\":%.2e,\"rounds\":%d,"
           + "\"threads\":%d,\"clock\":\"%s\"}", batch, f, q, f / q, diff, rounds, Device.CPU.backend().threads(), clockName));
@@ -125,23 +125,5 @@ public final class Int8LinearBench {
       worst = Math.max(worst, (System.nanoTime() - t0) / 10);
     }
     return (int) Math.max(1, Math.min(100_000, millis * 1_000_000L / Math.max(1, worst)));
-  }
-
-  private static double maxRelDiff(Tensor ref, Tensor got) {
-    double[] a = ref.toDoubleArray();
-    double[] b = got.toDoubleArray();
-    double scale = 0;
-    double d = 0;
-    for (int i = 0; i < a.length; i++) {
-      scale = Math.max(scale, Math.abs(a[i]));
-      d = Math.max(d, Math.abs(a[i] - b[i]));
-    }
-    return d / scale;
-  }
-
-  private static double median(double[] v) {
-    double[] s = v.clone();
-    Arrays.sort(s);
-    return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
   }
 }

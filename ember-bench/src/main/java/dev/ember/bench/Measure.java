@@ -25,10 +25,7 @@ final class Measure {
   /** Per-repeat values (units/s) of the kept repeats plus diagnostics the JSON line carries. */
   record Result(double[] values, long callsPerRepeat, int discarded, boolean contaminated, double quietWaitS) {
     double median() {
-      double[] v = values.clone();
-      Arrays.sort(v);
-      int n = v.length;
-      return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+      return BenchStats.median(values);
     }
 
     double min() {

@@ -190,8 +190,8 @@ public final class MemoryProbe {
           scoped.plan == null ? "" : "  (" + scoped.plan.describe() + ")");
       if (alternate > 0) {
         double[][] t = scoped.alternate(alternate, steps);
-        double plain = median(t[0]);
-        double ckpt = median(t[1]);
+        double plain = BenchStats.median(t[0]);
+        double ckpt = BenchStats.median(t[1]);
         out.println("{\"workload\":\"transformer\",\"case\":" + Compare.JsonText.str(baseCase + " alternate")
             + ",\"side\":\"ember\",\"threads\":" + Device.CPU.backend().threads()
             + ",\"metric\":\"s_per_step\",\"unit\":\"s\",\"rounds\":" + alternate + ",\"steps\":" + steps
@@ -301,12 +301,6 @@ public final class MemoryProbe {
           + Compare.JsonText.num(plan.predictedPeakBytes() / 1048576.0) + ",\"checkpointed\":"
           + Compare.JsonText.str(String.join(" ", plan.checkpointed()));
     }
-  }
-
-  private static double median(double[] v) {
-    double[] s = v.clone();
-    java.util.Arrays.sort(s);
-    return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
   }
 
   private static String array(double[] v) {
