@@ -37,13 +37,7 @@ import launcher  # noqa: E402
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     launcher.add_args(p)
-    p.add_argument("--repeats", type=int, default=5)
-    p.add_argument("--warmup", type=float, default=1.0, help="warm-up seconds per case (min 2 calls)")
-    p.add_argument("--target", type=float, default=0.4, help="seconds per timed repeat (calibrated)")
-    p.add_argument("--only", default="", help="comma list: workloads or 'workload/case' prefixes")
-    p.add_argument("--foreign-max", type=float, default=0.1)
-    p.add_argument("--max-attempts", type=int, default=4)
-    p.add_argument("--max-wait", type=float, default=60.0)
+    shared_peers.add_measure_args(p)
     p.add_argument("--qengine", default=QENGINE, choices=["qnnpack", "onednn"],
                    help="torch.backends.quantized.engine of the int8 cases (default %(default)s)")
     return p.parse_args()

@@ -58,14 +58,8 @@ def parse_args():
     launcher.add_args(p)
     p.add_argument("--suite", choices=["ops", "gemm", "nn", "optim", "losses", "schedulers", "metrics"], required=True)
     p.add_argument("--list", action="store_true", help="print the suite's workload/case names and exit")
-    p.add_argument("--repeats", type=int, default=5)
-    p.add_argument("--warmup", type=float, default=1.0, help="warm-up seconds per case (min 2 calls)")
-    p.add_argument("--target", type=float, default=0.4, help="seconds per timed repeat (calibrated)")
+    shared_peers.add_measure_args(p)
     p.add_argument("--sizes", default=DEFAULT_SIZES, help="ops: element counts of the forward cases")
-    p.add_argument("--only", default="", help="comma list: workloads or 'workload/case' prefixes")
-    p.add_argument("--foreign-max", type=float, default=0.1)
-    p.add_argument("--max-attempts", type=int, default=4)
-    p.add_argument("--max-wait", type=float, default=60.0)
     return p.parse_args()
 
 

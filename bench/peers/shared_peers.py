@@ -70,3 +70,15 @@ def selected(only, workload, case):
     """Whether --only (a comma list of workloads or 'workload/case' prefixes; empty: all) keeps this case."""
     prefixes = [x for x in only.split(",") if x]
     return not prefixes or any(workload.startswith(p) or (workload + "/" + case).startswith(p) for p in prefixes)
+
+
+def add_measure_args(p):
+    """The options of measure() every peer script takes: repeats, warm-up, target seconds, --only, and the quiet-machine
+    limits (foreign CPU share, attempts, wait)."""
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--warmup", type=float, default=1.0, help="warm-up seconds per case (min 2 calls)")
+    p.add_argument("--target", type=float, default=0.4, help="seconds per timed repeat (calibrated)")
+    p.add_argument("--only", default="", help="comma list: workloads or 'workload/case' prefixes")
+    p.add_argument("--foreign-max", type=float, default=0.1)
+    p.add_argument("--max-attempts", type=int, default=4)
+    p.add_argument("--max-wait", type=float, default=60.0)
