@@ -8,8 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.ember.nn.io.Json;
 import dev.ember.tensor.Tensor;
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -22,19 +20,8 @@ import org.junit.jupiter.api.Test;
  * parameters, and the nearest-rank percentile of the values (sorted by torch) within one bin width.
  */
 class HistogramObserverTorchTest {
-  @SuppressWarnings("unchecked")
   private static Map<String, Object> fixture() throws IOException, Json.SyntaxError {
-    try (InputStream in = HistogramObserverTorchTest.class.getResourceAsStream("histogram_fixture.json")) {
-      return (Map<String, Object>) Json.parsePlain(new String(in.readAllBytes(), StandardCharsets.UTF_8),
-          Json.NonFinite.LITERALS);
-    }
-  }
-
-  private static float[] floats(Object o) {
-    List<?> l = (List<?>) o;
-    float[] f = new float[l.size()];
-    for (int i = 0; i < f.length; i++) f[i] = (float) ((Number) l.get(i)).doubleValue();
-    return f;
+    return JsonFixture.load(HistogramObserverTorchTest.class, "histogram_fixture.json");
   }
 
   private static int num(Map<?, ?> c, String k) {
@@ -63,7 +50,7 @@ class HistogramObserverTorchTest {
 
   private static void observeAll(HistogramObserver obs, Map<?, ?> c) {
     for (Object b : (List<?>) c.get("batches")) {
-      float[] v = floats(b);
+      float[] v = JsonFixture.floats(b);
       Tensor x = Tensor.of(v, v.length);
       assertSame(x, obs.observe(x));
     }
@@ -81,8 +68,8 @@ class HistogramObserverTorchTest {
       observeAll(obs, c);
       assertEquals(flt(c.get("min_val")), obs.minVal(), what + ": min_val");
       assertEquals(flt(c.get("max_val")), obs.maxVal(), what + ": max_val");
-      assertArrayEquals(floats(c.get("histogram")), obs.histogram(), what + ": histogram");
-      assertArrayEquals(floats(c.get("search")), obs.searchRange(), what + ": _non_linear_param_search");
+      assertArrayEquals(JsonFixture.floats(c.get("histogram")), obs.histogram(), what + ": histogram");
+      assertArrayEquals(JsonFixture.floats(c.get("search")), obs.searchRange(), what + ": _non_linear_param_search");
       QParams p = obs.calculateQParams();
       assertEquals(flt(c.get("scale")), p.scales()[0], what + ": scale");
       assertEquals(num(c, "zero_point"), p.zeroPoints()[0], what + ": zero_point");
@@ -104,9 +91,9 @@ class HistogramObserverTorchTest {
       String what = c.get("name") + " p=" + p;
       HistogramObserver obs = observer(c, p);
       observeAll(obs, c);
-      assertArrayEquals(floats(c.get("histogram")), obs.histogram(), what + ": histogram");
+      assertArrayEquals(JsonFixture.floats(c.get("histogram")), obs.histogram(), what + ": histogram");
       float[] range = obs.searchRange();
-      float[] want = floats(pc.get("range"));
+      float[] want = JsonFixture.floats(pc.get("range"));
       assertArrayEquals(want, range, what + ": clipped range");
       QParams q = obs.calculateQParams();
       assertEquals(flt(pc.get("scale")), q.scales()[0], what + ": scale");
@@ -114,7 +101,7 @@ class HistogramObserverTorchTest {
       if (pc.containsKey("nearest_rank")) {  // one batch: within a bin width of the nearest-rank percentile
         exact++;
         double width = ((double) obs.maxVal() - obs.minVal()) / obs.bins();
-        float[] e = floats(pc.get("nearest_rank"));
+        float[] e = JsonFixture.floats(pc.get("nearest_rank"));
         assertEquals(e[0], range[0], width, what + ": lower percentile vs the nearest-rank one");
         assertEquals(e[1], range[1], width, what + ": upper percentile vs the nearest-rank one");
         assertTrue(range[0] > obs.minVal() && range[1] < obs.maxVal(), what + ": the outliers are clipped");

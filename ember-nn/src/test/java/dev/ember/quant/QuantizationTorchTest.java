@@ -7,8 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.ember.nn.io.Json;
 import dev.ember.tensor.Tensor;
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -18,19 +16,8 @@ import org.junit.jupiter.api.Test;
  * bit for bit (round half to even, clamping), dequantize, and every observer's calculate_qparams.
  */
 class QuantizationTorchTest {
-  @SuppressWarnings("unchecked")
   private static Map<String, Object> fixture() throws IOException, Json.SyntaxError {
-    try (InputStream in = QuantizationTorchTest.class.getResourceAsStream("quant_fixtures.json")) {
-      return (Map<String, Object>) Json.parsePlain(new String(in.readAllBytes(), StandardCharsets.UTF_8),
-          Json.NonFinite.LITERALS);
-    }
-  }
-
-  private static float[] floats(Object o) {
-    List<?> l = (List<?>) o;
-    float[] f = new float[l.size()];
-    for (int i = 0; i < f.length; i++) f[i] = (float) ((Number) l.get(i)).doubleValue();
-    return f;
+    return JsonFixture.load(QuantizationTorchTest.class, "quant_fixtures.json");
   }
 
   private static int[] ints(Object o) {
@@ -45,7 +32,7 @@ class QuantizationTorchTest {
   }
 
   private static Tensor tensor(Map<?, ?> c) {
-    return Tensor.of(floats(c.get("x")), ints(c.get("shape")));
+    return Tensor.of(JsonFixture.floats(c.get("x")), ints(c.get("shape")));
   }
 
   @Test
@@ -60,10 +47,10 @@ class QuantizationTorchTest {
       QTensor q = "tensor".equals(c.get("kind"))
           ? Quantization.quantizePerTensor(x, ((Number) c.get("scale")).doubleValue(),
               (int) ((Number) c.get("zero_point")).longValue(), t)
-          : Quantization.quantizePerChannel(x, floats(c.get("scales")), ints(c.get("zero_points")),
+          : Quantization.quantizePerChannel(x, JsonFixture.floats(c.get("scales")), ints(c.get("zero_points")),
               (int) ((Number) c.get("axis")).longValue(), t);
       assertArrayEquals(ints(c.get("int_repr")), q.intRepr(), c.toString().substring(0, 80));
-      float[] want = floats(c.get("dequant"));
+      float[] want = JsonFixture.floats(c.get("dequant"));
       float[] got = q.dequantize().toFloatArray();
       for (int i = 0; i < want.length; i++) {  // torch's vector path computes (q - z) * s as an fma: 1 ulp apart
         assertEquals(want[i], got[i], 2 * Math.ulp(want[i]), "dequantize element " + i);
@@ -100,7 +87,7 @@ class QuantizationTorchTest {
       }
       QParams p = obs.calculateQParams();
       String what = c.get("name") + " " + qs + " " + t + " rr=" + rr + " " + c.get("axis") + " " + c.get("averaging_constant");
-      assertArrayEquals(floats(c.get("scales")), p.scales(), what);
+      assertArrayEquals(JsonFixture.floats(c.get("scales")), p.scales(), what);
       assertArrayEquals(ints(c.get("zero_points")), p.zeroPoints(), what);
     }
   }

@@ -1,5 +1,6 @@
 package dev.ember.nn.quant;
 
+import dev.ember.quant.JsonFixture;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -17,7 +18,6 @@ import dev.ember.nn.MaxPool2d;
 import dev.ember.nn.Module;
 import dev.ember.nn.ReLU;
 import dev.ember.nn.Sequential;
-import dev.ember.nn.io.Json;
 import dev.ember.quant.MinMaxObserver;
 import dev.ember.quant.MovingAveragePerChannelMinMaxObserver;
 import dev.ember.quant.QDType;
@@ -26,8 +26,6 @@ import dev.ember.quant.QScheme;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -37,26 +35,15 @@ import org.junit.jupiter.api.Test;
  * the estimator against its definition in float64, and prepareQat / convert on a small model.
  */
 class FakeQuantizeTest {
-  @SuppressWarnings("unchecked")
   private static Map<String, Object> fixture() throws Exception {
-    try (InputStream in = FakeQuantizeTest.class.getResourceAsStream("fakequant_fixture.json")) {
-      return (Map<String, Object>) Json.parsePlain(new String(in.readAllBytes(), StandardCharsets.UTF_8),
-          Json.NonFinite.LITERALS);
-    }
-  }
-
-  private static float[] floats(Object o) {
-    List<?> l = (List<?>) o;
-    float[] f = new float[l.size()];
-    for (int i = 0; i < f.length; i++) f[i] = (float) ((Number) l.get(i)).doubleValue();
-    return f;
+    return JsonFixture.load(FakeQuantizeTest.class, "fakequant_fixture.json");
   }
 
   @Test
   void perTensorForwardAndGradientEqualTorch() throws Exception {
     Map<String, Object> fx = fixture();
-    float[] xv = floats(fx.get("x"));
-    Tensor g = Tensor.of(floats(fx.get("g")), xv.length);
+    float[] xv = JsonFixture.floats(fx.get("x"));
+    Tensor g = Tensor.of(JsonFixture.floats(fx.get("g")), xv.length);
     List<?> cases = (List<?>) fx.get("cases");
     for (int c = 0; c < cases.size(); c++) {
       List<?> k = (List<?>) cases.get(c);
@@ -66,24 +53,24 @@ class FakeQuantizeTest {
       int hi = ((Number) k.get(3)).intValue();
       Tensor x = Tensor.of(xv, xv.length).requiresGrad(true);
       Tensor y = FakeQuantize.perTensorAffine(x, s, z, lo, hi);
-      assertArrayEquals(floats(fx.get("y" + c)), y.toFloatArray(), "case " + c);   // bit for bit
+      assertArrayEquals(JsonFixture.floats(fx.get("y" + c)), y.toFloatArray(), "case " + c);   // bit for bit
       y.mul(g).sum().backward();
-      assertArrayEquals(floats(fx.get("dx" + c)), x.grad().toFloatArray(), "gradient, case " + c);
+      assertArrayEquals(JsonFixture.floats(fx.get("dx" + c)), x.grad().toFloatArray(), "gradient, case " + c);
     }
   }
 
   @Test
   void perChannelForwardAndGradientEqualTorch() throws Exception {
     Map<String, Object> fx = fixture();
-    Tensor x = Tensor.of(floats(fx.get("xc")), 4, 3, 5).requiresGrad(true);
-    float[] scales = floats(fx.get("scales"));
+    Tensor x = Tensor.of(JsonFixture.floats(fx.get("xc")), 4, 3, 5).requiresGrad(true);
+    float[] scales = JsonFixture.floats(fx.get("scales"));
     List<?> zl = (List<?>) fx.get("zps");
     int[] zps = new int[zl.size()];
     for (int i = 0; i < zps.length; i++) zps[i] = ((Number) zl.get(i)).intValue();
     Tensor y = FakeQuantize.perChannelAffine(x, scales, zps, 1, -128, 127);
-    assertArrayEquals(floats(fx.get("yc")), y.toFloatArray());
-    y.mul(Tensor.of(floats(fx.get("gc")), 4, 3, 5)).sum().backward();
-    assertArrayEquals(floats(fx.get("dxc")), x.grad().toFloatArray());
+    assertArrayEquals(JsonFixture.floats(fx.get("yc")), y.toFloatArray());
+    y.mul(Tensor.of(JsonFixture.floats(fx.get("gc")), 4, 3, 5)).sum().backward();
+    assertArrayEquals(JsonFixture.floats(fx.get("dxc")), x.grad().toFloatArray());
   }
 
   /**
