@@ -1,15 +1,11 @@
 package dev.ember.bench;
 
 import dev.ember.autograd.Grad;
-import dev.ember.nn.BatchNorm2d;
-import dev.ember.nn.Conv2d;
 import dev.ember.nn.Fuse;
 import dev.ember.nn.Module;
 import dev.ember.nn.Sequential;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Locale;
 
 /**
@@ -55,7 +51,7 @@ public final class FuseBench {
     }
     Generator gen = new Generator(1);
     Sequential model = CompressionCases.convnet(gen);   // draws the BatchNorm statistics from gen first
-    Sequential folded = foldOnly(model);
+    Sequential folded = CompressionCases.foldOnly(model);
     Sequential fused = Fuse.fuse(model);
     Tensor x = Tensor.randn(gen, batch, 3, 32, 32);
     Module[] variants = {model, folded, fused};
@@ -82,22 +78,5 @@ public final class FuseBench {
         + "\"speedup_fused\":%.3f,\"max_rel_diff\":%.2e,\"rounds\":%d}", batch, u, f, z, u / f, u / z, diff, rounds));
     System.err.println(String.format(Locale.ROOT, "convnet b=%d inference: unfused %.2f ms, BN folded %.2f ms (%.2fx),"
         + " BN folded + ReLU fused %.2f ms (%.2fx); max rel diff %.1e", batch, u, f, u / f, z, u / z, diff));
-  }
-
-  /** The model with each Conv2d-BatchNorm2d pair folded and everything else (the ReLUs too) as it was. */
-  private static Sequential foldOnly(Sequential model) {
-    List<Module> out = new ArrayList<>();
-    for (int i = 0; i < model.size(); i++) {
-      Module m = model.get(i);
-      if (m instanceof Conv2d c && i + 1 < model.size() && model.get(i + 1) instanceof BatchNorm2d bn) {
-        out.add(Fuse.convBn(c, bn));
-        i++;
-      } else {
-        out.add(m);
-      }
-    }
-    Sequential s = new Sequential(out);
-    s.eval();
-    return s;
   }
 }
