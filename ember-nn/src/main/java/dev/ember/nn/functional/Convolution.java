@@ -379,16 +379,6 @@ public final class Convolution {
     }
   }
 
-  /**
-   * PyTorch's padding='same' of a stride-1 2-d convolution as (top, bottom, left, right): each dimension's total
-   * dilation * (kernel - 1), its odd pixel after (bottom, right).
-   */
-  public static int[] samePadding(int[] dilation, int[] kernel) {
-    int th = dilation[0] * (kernel[0] - 1);
-    int tw = dilation[1] * (kernel[1] - 1);
-    return new int[] {th / 2, th - th / 2, tw / 2, tw - tw / 2};
-  }
-
   /** (top, bottom, left, right) for padding "valid" or "same". */
   private static int[] stringPadding(String op, String padding, int[] s, int[] d, int[] k, Tensor input,
       Tensor weight) {
@@ -400,7 +390,9 @@ public final class Convolution {
           throw Check.fail(op, "padding='same' is not supported for strided convolutions (stride "
               + (op.equals("conv1d") ? s[1] : Arrays.toString(s)) + ")", "input", input, "weight", weight);
         }
-        return samePadding(d, k);
+        int th = d[0] * (k[0] - 1);
+        int tw = d[1] * (k[1] - 1);
+        return new int[] {th / 2, th - th / 2, tw / 2, tw - tw / 2};
       }
       default:
         throw Check.fail(op, "padding must be 'valid', 'same' or sizes, got '" + padding + "'", "input", input);

@@ -3,7 +3,6 @@ package dev.ember.nn.quant;
 import dev.ember.backend.Backend;
 import dev.ember.backend.Int8Matrix;
 import dev.ember.nn.Conv2d;
-import dev.ember.nn.functional.Convolution;
 import dev.ember.quant.QDType;
 import dev.ember.quant.QParams;
 import dev.ember.quant.QTensor;
@@ -121,7 +120,11 @@ public class QuantizedConv2d extends StaticQuantizedLayer {
       return new int[] {p[0], p[0], p[1], p[1]};
     }
     if (s.equalsIgnoreCase("valid")) return new int[4];
-    return Convolution.samePadding(conv.dilation(), conv.kernelSize());
+    int[] k = conv.kernelSize();
+    int[] d = conv.dilation();
+    int th = d[0] * (k[0] - 1);
+    int tw = d[1] * (k[1] - 1);
+    return new int[] {th / 2, th - th / 2, tw / 2, tw - tw / 2};
   }
 
   public int inChannels() {
