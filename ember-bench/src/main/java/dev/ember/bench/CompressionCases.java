@@ -97,18 +97,13 @@ final class CompressionCases {
   static final List<String> LENET_PRUNED = List.of("features.0", "features.3", "classifier.1", "classifier.3");
 
   /**
-   * {@code model} (LeNet-5) with the fraction {@code amount} of the output channels or neurons of each layer of {@link
-   * #LENET_PRUNED} removed: {@link Prune#lnStructured} by L1 norm along dim 0, then {@link Prune#shrinkOutputs} of
-   * the channels it kept, layer by layer in order (shrinking a layer rebuilds the next one's input side). In place;
-   * returns {@code model}.
+   * {@code model} (LeNet-5) with the fraction {@code amount} of the output channels or neurons of each layer of
+   * {@link #LENET_PRUNED} removed by {@link Prune#shrinkStructured} (L1 norm), layer by layer in order (shrinking a
+   * layer rebuilds the next one's input side). In place; returns {@code model}.
    */
   static Module pruneAndShrink(Module model, double amount) {
     for (String name : LENET_PRUNED) {
-      Module layer = model.namedModules().get(name);
-      Prune.lnStructured(layer, "weight", amount, 1, 0);
-      int[] keep = Prune.keptOutputs(layer);
-      Prune.remove(layer, "weight");
-      Prune.shrinkOutputs(model, name, keep);
+      Prune.shrinkStructured(model, name, amount, 1);
     }
     return model;
   }

@@ -121,17 +121,13 @@ public final class PruneFashion {
 
   /**
    * {@code model} (LeNet-5) with the fraction {@code amount} of the outputs of each layer of {@link #STRUCTURED}
-   * removed: {@link Prune#lnStructured} by L1 norm along dim 0, the mask made permanent, then {@link
-   * Prune#shrinkOutputs} of the kept channels, layer by layer (shrinking one rebuilds the next one's input side). In
+   * removed by {@link Prune#shrinkStructured} (L1 norm along dim 0, the mask made permanent, the kept channels
+   * shrunk), layer by layer (shrinking one rebuilds the next one's input side). In
    * place; returns {@code model}.
    */
   public static Module shrink(Module model, double amount) {
     for (String name : STRUCTURED) {
-      Module layer = model.namedModules().get(name);
-      Prune.lnStructured(layer, "weight", amount, 1, 0);
-      int[] keep = Prune.keptOutputs(layer);
-      Prune.remove(layer, "weight");
-      Prune.shrinkOutputs(model, name, keep);
+      Prune.shrinkStructured(model, name, amount, 1);
     }
     return model;
   }

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Pruning with PyTorch's {@code torch.nn.utils.prune} semantics. Pruning parameter {@code weight} of a module moves
@@ -317,6 +318,25 @@ public final class Prune {
   public static <M extends Module> M shrinkOutputs(M model, String layerName, int[] keep) {
     Shrink.outputs(model, layerName, keep);
     return model;
+  }
+
+  /**
+   * Structured pruning that shrinks one layer of {@code model}: {@link #lnStructured} of its {@code weight} along dim 0
+   * (the fraction {@code amount} of its outputs with the smallest L{@code n} norm), the mask made permanent
+   * ({@link #remove}), then {@link #shrinkOutputs(Module, String, int[])} to the outputs it kept, so the layer and the
+   * next one's input side are rebuilt smaller. The layer is named as in {@link Module#namedModules()}. In place;
+   * returns {@code model}.
+   *
+   * @throws IllegalArgumentException naming the layer when {@code model} has none of that name
+   */
+  public static <M extends Module> M shrinkStructured(M model, String layerName, double amount, double n) {
+    Map<String, Module> leaves = Shrink.leaves(model);
+    Module layer = leaves.get(layerName);
+    if (layer == null) throw Shrink.noLayer("shrinkStructured", model, layerName, leaves.keySet());
+    lnStructured(layer, "weight", amount, n, 0);
+    int[] keep = keptOutputs(layer);
+    remove(layer, "weight");
+    return shrinkOutputs(model, layerName, keep);
   }
 
   /**

@@ -40,24 +40,31 @@ final class Shrink {
     return out;
   }
 
+  /** {@code model}'s leaf modules by name, in registration order (the order they run in for a Sequential tree). */
+  static Map<String, Module> leaves(Module model) {
+    Map<String, Module> out = new java.util.LinkedHashMap<>();
+    model.namedModules().forEach((name, m) -> {
+      if (m.namedChildren().isEmpty() && !name.isEmpty()) out.put(name, m);
+    });
+    return out;
+  }
+
+  /** The error for a layer name {@code model} has no leaf of, listing those it has. */
+  static IllegalArgumentException noLayer(String op, Module model, String layerName, java.util.Collection<String> names) {
+    return new IllegalArgumentException(op + ": " + model.name() + " has no layer '" + layerName + "'; has " + names);
+  }
+
   /** In place: the model's leaves, in registration order, are its layers in the order they run. */
   static Module outputs(Module model, String layerName, int[] keep) {
     String op = "shrinkOutputs";
     if (model == null) throw new IllegalArgumentException(op + ": model is null");
-    List<String> names = new ArrayList<>();
-    List<Module> layers = new ArrayList<>();
+    Map<String, Module> leaves = leaves(model);
+    List<String> names = new ArrayList<>(leaves.keySet());
+    List<Module> layers = new ArrayList<>(leaves.values());
     List<String> labels = new ArrayList<>();
-    model.namedModules().forEach((name, m) -> {
-      if (m.namedChildren().isEmpty() && !name.isEmpty()) {
-        names.add(name);
-        layers.add(m);
-        labels.add("layer '" + name + "'");
-      }
-    });
+    for (String name : names) labels.add("layer '" + name + "'");
     int index = names.indexOf(layerName);
-    if (index < 0) {
-      throw new IllegalArgumentException(op + ": " + model.name() + " has no layer '" + layerName + "'; has " + names);
-    }
+    if (index < 0) throw noLayer(op, model, layerName, names);
     List<Module> rewritten = new ArrayList<>(layers);
     rewrite(rewritten, labels, index, keep);
     Map<String, Module> all = model.namedModules();

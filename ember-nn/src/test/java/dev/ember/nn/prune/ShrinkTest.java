@@ -123,6 +123,31 @@ class ShrinkTest {
   }
 
   @Test
+  void shrinkStructuredIsPruneRemoveAndShrinkInOneCall() {
+    Generator.manualSeed(4);
+    Module manual = dev.ember.nn.Models.lenet5(10).eval();
+    Generator.manualSeed(4);
+    Module oneCall = dev.ember.nn.Models.lenet5(10).eval();
+    for (String name : new String[] {"features.0", "features.3", "classifier.1"}) {
+      Module layer = manual.namedModules().get(name);
+      Prune.lnStructured(layer, "weight", 0.5, 1, 0);
+      int[] keep = Prune.keptOutputs(layer);
+      Prune.remove(layer, "weight");
+      Prune.shrinkOutputs(manual, name, keep);
+      assertSame(oneCall, Prune.shrinkStructured(oneCall, name, 0.5, 1));
+    }
+    assertEquals(manual.numParameters(false), oneCall.numParameters(false));
+    assertEquals(3, ((Conv2d) oneCall.namedModules().get("features.0")).outChannels());
+    Tensor x = Tensor.randn(new Generator(51), DType.F32, 2, 1, 28, 28);
+    try (Grad ignored = Grad.off()) {
+      assertClose(manual.forward(x), oneCall.forward(x), 0, 0, "the same model both ways");
+    }
+    var e = assertThrows(IllegalArgumentException.class, () -> Prune.shrinkStructured(oneCall, "features.9", 0.5, 1));
+    assertTrue(e.getMessage().startsWith("shrinkStructured: LeNet5 has no layer 'features.9'; has [features.0, "),
+        e.getMessage());
+  }
+
+  @Test
   void shrinksLeNetAcrossItsContainersInPlace() {
     Generator.manualSeed(3);
     Module lenet = dev.ember.nn.Models.lenet5(10).eval();
