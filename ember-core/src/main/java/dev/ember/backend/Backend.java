@@ -63,6 +63,68 @@ public interface Backend {
   void unaryBackward(UnaryOp op, View g, View ref, View out);
 
   /**
+   * out = the {@code program}'s output, its tensor inputs in {@code inputs} (in order, each F32 or F64 of out's
+   * dtype: a FULL one of out's shape, a ROW one of out's last dim, a COLUMN one of one element per row of out, see
+   * {@link ElementwiseProgram}). Every element has the bits the program's ops give run one by one as eager ops
+   * (each rounding to the dtype). This default does exactly that, step by step through {@link #unary} and
+   * {@link #binary} into temporary buffers; the CPU backend runs contiguous float32 programs in one pass instead,
+   * reading each input once and writing out once.
+   */
+  default void fusedElementwise(ElementwiseProgram program, View[] inputs, View out) {
+    int[] shape = out.shapeRef();
+    int rank = shape.length;
+    int[] contiguous = dev.ember.tensor.Shapes.contiguousStrides(shape);
+    View[] values = new View[program.valueCount()];
+    for (int i = 0; i < program.inputs().size(); i++) {
+      ElementwiseProgram.Input in = program.inputs().get(i);
+      int[] strides = new int[rank];
+      View v;
+      switch (in.kind()) {
+        case FULL -> v = inputs[program.tensorSlot(i)];
+        case ROW -> {
+          View t = inputs[program.tensorSlot(i)];
+          if (rank > 0) strides[rank - 1] = t.numel() == 1 ? 0 : t.stridesRef()[t.rank() - 1];
+          v = StridedView.of(t.storage(), shape.clone(), strides, t.offset());
+        }
+        case COLUMN -> {
+          View t = inputs[program.tensorSlot(i)];
+          int[] own = dev.ember.tensor.Shapes.contiguousStrides(shape);
+          int cols = rank == 0 ? 1 : shape[rank - 1];
+          for (int d = 0; d < rank - 1; d++) strides[d] = own[d] / Math.max(cols, 1);
+          v = StridedView.of(t.isContiguous() ? t.storage() : copyOf(t).storage(), shape.clone(), strides,
+              t.isContiguous() ? t.offset() : 0);
+        }
+        case CONSTANT -> {
+          dev.ember.tensor.Storage one = allocate(out.dtype(), 1, false);
+          View scalar = StridedView.of(one, new int[0], new int[0], 0);
+          fill(scalar, in.value());
+          v = StridedView.of(one, shape.clone(), strides, 0);
+        }
+        default -> throw new IllegalStateException(in.kind().toString());
+      }
+      values[i] = v;
+    }
+    int first = program.inputs().size();
+    for (int s = 0; s < program.steps().size(); s++) {
+      View target = s == program.steps().size() - 1 ? out
+          : StridedView.of(allocate(out.dtype(), out.numel(), false), shape.clone(), contiguous.clone(), 0);
+      switch (program.steps().get(s)) {
+        case ElementwiseProgram.UnaryStep u -> unary(u.op(), u.param(), values[u.x()], target);
+        case ElementwiseProgram.BinaryStep b -> binary(b.op(), values[b.a()], values[b.b()], target);
+      }
+      values[first + s] = target;
+    }
+  }
+
+  /** A contiguous copy of {@code t} on this backend, for {@link #fusedElementwise}'s default. */
+  private View copyOf(View t) {
+    View c = StridedView.of(allocate(t.dtype(), t.numel(), false), t.shapeRef().clone(),
+        dev.ember.tensor.Shapes.contiguousStrides(t.shapeRef()), 0);
+    copy(t, c);
+    return c;
+  }
+
+  /**
    * Reduces {@code x} over {@code axes} (sorted, distinct) into {@code out}, whose shape is x's with
    * the reduced axes set to 1. The order of accumulation is fixed (independent of thread count).
    */

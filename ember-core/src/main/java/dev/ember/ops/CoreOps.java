@@ -19,6 +19,7 @@ final class CoreOps {
     defs.addAll(LinalgOps.DEFINITIONS);
     defs.addAll(MovementOps.DEFINITIONS);
     defs.addAll(IndexOps.DEFINITIONS);
+    defs.addAll(FusedOps.DEFINITIONS);
     return List.copyOf(defs);
   }
 }

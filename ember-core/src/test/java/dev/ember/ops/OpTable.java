@@ -26,6 +26,19 @@ public final class OpTable {
     return build().stream().filter(o -> o.differentiable);
   }
 
+  /** sigmoid(x0 * 2 + x1), x1 a ROW (bias-like) input: the op table's fused program. */
+  static final dev.ember.backend.ElementwiseProgram FUSED_SAMPLE = fusedSample();
+
+  private static dev.ember.backend.ElementwiseProgram fusedSample() {
+    var b = dev.ember.backend.ElementwiseProgram.builder();
+    int x = b.full();
+    int bias = b.row();
+    int two = b.constant(2);
+    b.unary(dev.ember.backend.UnaryOp.SIGMOID, b.binary(dev.ember.backend.BinaryOp.ADD,
+        b.binary(dev.ember.backend.BinaryOp.MUL, x, two), bias));
+    return b.build();
+  }
+
   static double sigmoid(double x) {
     return 1 / (1 + Math.exp(-x));
   }
@@ -119,6 +132,12 @@ public final class OpTable {
 
     ReductionEntries.add(t);
     StructureEntries.add(t);
+    // ---------------------------------------------------------------- fused
+    t.add(op("fused_elementwise").fn(l -> FusedOps.elementwise(FUSED_SAMPLE, l.get(0), l.get(1)))
+        .refBinary((a, b) -> sigmoid(a * 2 + b))
+        .shapes("[3, 4] x [4]", "[2, 3, 5] x [5]", "[7] x [7]", "[0, 3] x [3]")
+        .error("[3, 4] x [3]", "fused_elementwise: input 1 (ROW) does not fit the output [3, 4] of"
+            + " sigmoid(add(mul(x0, 2.0), x1)): input=[3]"));
     return t;
   }
 }

@@ -118,6 +118,11 @@ final class FakeBackend implements InvocationHandler {
     private final Map<Storage, Storage> hostOf = new IdentityHashMap<>();
 
     Object host(Object arg) {
+      if (arg instanceof View[] vs) { // fusedElementwise's inputs
+        Object[] h = new View[vs.length];
+        for (int i = 0; i < vs.length; i++) h[i] = host(vs[i]);
+        return h;
+      }
       if (arg instanceof View v && v.storage().onDevice()) {
         return StridedView.of(mirror(v.storage()), v.shapeRef().clone(), v.stridesRef().clone(), v.offset());
       }

@@ -137,6 +137,19 @@ public final class CpuBackend implements Backend {
     }
   }
 
+  /**
+   * Contiguous float32 programs in one pass over the pool ({@link CpuFused}) with this kernel set's
+   * {@link FloatKernels#fused} kernel; anything else step by step, as the SPI's default.
+   */
+  @Override
+  public void fusedElementwise(dev.ember.backend.ElementwiseProgram program, View[] inputs, View out) {
+    if (CpuFused.applies(program, inputs, out)) {
+      CpuFused.run(k.fused(program), program, inputs, out);
+    } else {
+      Backend.super.fusedElementwise(program, inputs, out);
+    }
+  }
+
   /** out = a + b^T over [rows, cols] (see FloatKernels.addTransposed), in 64-row blocks over the pool. */
   private void addTransposed(float[] a, int ao, float[] b, int bo, int ldb, float[] out, int oo, int rows, int cols) {
     int block = 64;

@@ -23,6 +23,14 @@ public interface FloatKernels {
   /** The backward of RELU, TANH or SIGMOID from g and ref (x or the op's output): see Backend.unaryBackward. */
   void unaryBackward(UnaryOp op, float[] g, int go, float[] ref, int ro, float[] out, int oo, int n);
 
+  /**
+   * A kernel for {@code program} over contiguous float32 blocks (see {@link FusedKernel}). This form interprets
+   * the program through this set's own loops; the Vector API set generates a class per program.
+   */
+  default FusedKernel fused(dev.ember.backend.ElementwiseProgram program) {
+    return new FusedInterpreter(this, program);
+  }
+
   /** out = 1 where {@code a op b} holds, else 0, for a comparison op; b is one value, b[bo], when bScalar. */
   void compare(BinaryOp op, float[] a, int ao, float[] b, int bo, boolean bScalar, byte[] out, int oo, int n);
 
