@@ -11,7 +11,7 @@ import dev.ember.tensor.DType;
  * registers live in per-thread scratch blocks. Chunks and blocks start at multiples of 512 whatever the thread
  * count, so the results are the same on any number of threads.
  */
-final class CpuFused {
+public final class CpuFused {
   private CpuFused() {}
 
   /** Elements per block: the scratch blocks of a program of a dozen steps stay in L1. */
@@ -19,7 +19,7 @@ final class CpuFused {
   private static final ThreadLocal<float[][]> SCRATCH = ThreadLocal.withInitial(() -> new float[0][]);
 
   /** Whether the CPU's one-pass path applies: all float32, the output and every input contiguous and fitting. */
-  static boolean applies(ElementwiseProgram p, View[] ins, View out) {
+  public static boolean applies(ElementwiseProgram p, View[] ins, View out) {
     if (out.dtype() != DType.F32 || !out.isContiguous()) return false;
     int[] shape = out.shapeRef();
     long n = out.numel();
@@ -42,7 +42,7 @@ final class CpuFused {
   }
 
   /** out = the program over {@code ins} (see {@link #applies}), by {@code kernel}. */
-  static void run(FusedKernel kernel, ElementwiseProgram p, View[] ins, View out) {
+  public static void run(FusedKernel kernel, ElementwiseProgram p, View[] ins, View out) {
     int n = (int) out.numel();
     if (n == 0) return;
     int[] shape = out.shapeRef();

@@ -42,6 +42,12 @@ public final class VectorFloatKernels implements FloatKernels {
     VectorKernels.unaryBackward(op, g, go, ref, ro, out, oo, n);
   }
 
+  /** A class generated for the program's structure ({@link FusedCodegen}), cached. */
+  @Override
+  public dev.ember.backend.cpu.FusedKernel fused(dev.ember.backend.ElementwiseProgram program) {
+    return FusedCodegen.kernel(program);
+  }
+
   @Override
   public float sum(float[] x, int xo, int n) {
     return VectorKernels.sum(x, xo, n);

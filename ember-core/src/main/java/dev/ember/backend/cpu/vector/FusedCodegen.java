@@ -1,0 +1,342 @@
+package dev.ember.backend.cpu.vector;
+
+import static java.lang.constant.ConstantDescs.CD_Object;
+import static java.lang.constant.ConstantDescs.CD_double;
+import static java.lang.constant.ConstantDescs.CD_float;
+import static java.lang.constant.ConstantDescs.CD_int;
+import static java.lang.constant.ConstantDescs.CD_void;
+import static java.lang.constant.ConstantDescs.INIT_NAME;
+
+import dev.ember.backend.BinaryOp;
+import dev.ember.backend.ElementwiseProgram;
+import dev.ember.backend.UnaryOp;
+import dev.ember.backend.cpu.FusedKernel;
+import java.lang.classfile.ClassFile;
+import java.lang.classfile.CodeBuilder;
+import java.lang.classfile.Label;
+import java.lang.classfile.TypeKind;
+import java.lang.constant.ClassDesc;
+import java.lang.constant.MethodTypeDesc;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * Generates one class per distinct {@link ElementwiseProgram} (programs that differ only in their constants share
+ * it) with the JDK's class-file API, defined as a hidden class in this package: its {@link FusedKernel#block}
+ * runs the program over a block as Vector API loops.
+ *
+ * <p>The steps are cut into stages. A run of steps whose vector form and scalar form are the same function (the
+ * binary ops, and neg, abs, relu, square, sqrt, reciprocal) is one loop: each iteration loads the stage's inputs
+ * once ({@code FloatVector.fromArray} of the preferred species), computes the whole run on registers with the
+ * operations eager's kernels use ({@code lanewise(ADD)}, relu's compare-and-blend, {@code 1 / v}, ...), and stores
+ * only what a later stage or the output reads; a scalar loop with the same functions ({@code +}, {@code Math.max},
+ * {@code (float) Math.sqrt}) does the tail after {@code loopBound(len)}. Any other unary step (exp, tanh, sigmoid,
+ * gelu, ...) is a call to {@link VectorKernels#unary} over the block, the loop eager runs (its {@link VMath}
+ * polynomial on the vector body, the double-precision scalar kernel on the tail), between scratch blocks that stay
+ * in L1. Every element therefore goes through eager's functions and gets eager's bits.
+ */
+final class FusedCodegen {
+  private FusedCodegen() {}
+
+  /** The species of the generated loops (read by them as a constant). */
+  static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
+  private static final int L = S.length();
+  /** Unary ops computed on registers: their vector and scalar forms are the same function. */
+  static final Set<UnaryOp> REGISTER_UNARY = Set.copyOf(EnumSet.of(UnaryOp.NEG, UnaryOp.ABS, UnaryOp.RELU,
+      UnaryOp.SQUARE, UnaryOp.SQRT, UnaryOp.RECIPROCAL));
+  private static final ConcurrentHashMap<ElementwiseProgram, FusedKernel> CACHE = new ConcurrentHashMap<>();
+
+  private static final ClassDesc CD_FV = ClassDesc.of("jdk.incubator.vector.FloatVector");
+  private static final ClassDesc CD_VECTOR = ClassDesc.of("jdk.incubator.vector.Vector");
+  private static final ClassDesc CD_MASK = ClassDesc.of("jdk.incubator.vector.VectorMask");
+  private static final ClassDesc CD_SPECIES = ClassDesc.of("jdk.incubator.vector.VectorSpecies");
+  private static final ClassDesc CD_OPS = ClassDesc.of("jdk.incubator.vector.VectorOperators");
+  private static final ClassDesc CD_OPS_UNARY = CD_OPS.nested("Unary");
+  private static final ClassDesc CD_OPS_BINARY = CD_OPS.nested("Binary");
+  private static final ClassDesc CD_OPS_COMPARISON = CD_OPS.nested("Comparison");
+  private static final ClassDesc CD_OPS_ASSOCIATIVE = CD_OPS.nested("Associative");
+  private static final ClassDesc CD_UNARY_OP = ClassDesc.of(UnaryOp.class.getName());
+  private static final ClassDesc CD_KERNEL = ClassDesc.of(FusedKernel.class.getName());
+  private static final ClassDesc CD_SELF = ClassDesc.of(FusedCodegen.class.getName());
+  private static final ClassDesc CD_KERNELS = ClassDesc.of(VectorKernels.class.getName());
+  private static final ClassDesc CD_MATH = ClassDesc.of("java.lang.Math");
+  private static final ClassDesc CD_FLOATS = CD_float.arrayType();
+
+  /** Number of classes generated so far (one per program structure). */
+  static int generated() {
+    return CACHE.size();
+  }
+
+  /** The generated kernel of {@code program}, made on first use and cached by the program's structure. */
+  static FusedKernel kernel(ElementwiseProgram program) {
+    return CACHE.computeIfAbsent(program.structure(), FusedCodegen::generate);
+  }
+
+  private static FusedKernel generate(ElementwiseProgram p) {
+    byte[] bytes = bytes(p);
+    try {
+      MethodHandles.Lookup hidden = MethodHandles.lookup().defineHiddenClass(bytes, true);
+      return (FusedKernel) hidden.findConstructor(hidden.lookupClass(), MethodType.methodType(void.class)).invoke();
+    } catch (Throwable e) {
+      throw new IllegalStateException("FusedCodegen: the class generated for " + p + " did not load", e);
+    }
+  }
+
+  /** A run of steps [from, to): one vector loop, or (a single step) a call to the eager kernel. */
+  private record Stage(int from, int to, boolean loop) {}
+
+  static byte[] bytes(ElementwiseProgram p) {
+    ClassDesc name = ClassDesc.of(FusedCodegen.class.getPackageName() + ".GeneratedFusedKernel");
+    return ClassFile.of().build(name, cb -> {
+      cb.withFlags(ClassFile.ACC_FINAL | ClassFile.ACC_SUPER);
+      cb.withInterfaceSymbols(CD_KERNEL);
+      cb.withMethodBody(INIT_NAME, MethodTypeDesc.of(CD_void), ClassFile.ACC_PUBLIC,
+          code -> code.aload(0).invokespecial(CD_Object, INIT_NAME, MethodTypeDesc.of(CD_void)).return_());
+      cb.withMethodBody("block", MethodTypeDesc.of(CD_void, CD_FLOATS.arrayType(), CD_int.arrayType(), CD_FLOATS,
+          CD_int), ClassFile.ACC_PUBLIC, code -> new Body(p, code).emit());
+    });
+  }
+
+  /** The code of one block method: locals 1..4 are arr, off, consts, len. */
+  private static final class Body {
+    private static final int ARR = 1, OFF = 2, CONSTS = 3, LEN = 4;
+    private final ElementwiseProgram p;
+    private final CodeBuilder code;
+    private final int inputs;
+    /** Per value, the last step that reads it (-1: none). */
+    private final int[] lastRead;
+
+    Body(ElementwiseProgram p, CodeBuilder code) {
+      this.p = p;
+      this.code = code;
+      this.inputs = p.inputs().size();
+      lastRead = new int[p.valueCount()];
+      java.util.Arrays.fill(lastRead, -1);
+      for (int s = 0; s < p.steps().size(); s++) for (int v : reads(p.steps().get(s))) lastRead[v] = s;
+    }
+
+    private static int[] reads(ElementwiseProgram.Step step) {
+      return switch (step) {
+        case ElementwiseProgram.UnaryStep u -> new int[] {u.x()};
+        case ElementwiseProgram.BinaryStep b -> new int[] {b.a(), b.b()};
+      };
+    }
+
+    private static boolean onRegisters(ElementwiseProgram.Step step) {
+      return !(step instanceof ElementwiseProgram.UnaryStep u) || REGISTER_UNARY.contains(u.op());
+    }
+
+    void emit() {
+      List<Stage> stages = new ArrayList<>();
+      int s = 0;
+      int n = p.steps().size();
+      while (s < n) {
+        if (!onRegisters(p.steps().get(s))) {
+          stages.add(new Stage(s, s + 1, false));
+          s++;
+          continue;
+        }
+        int t = s;
+        while (t < n && onRegisters(p.steps().get(t))) t++;
+        stages.add(new Stage(s, t, true));
+        s = t;
+      }
+      for (Stage st : stages) {
+        if (st.loop()) loop(st);
+        else call(st.from());
+      }
+      code.return_();
+    }
+
+    /** arr[v] and off[v] onto the stack. */
+    private void arrayAndOffset(int v) {
+      code.aload(ARR).loadConstant(v).aaload().aload(OFF).loadConstant(v).iaload();
+    }
+
+    /** VectorKernels.unary(op, (float) param, arr[x], off[x], arr[r], off[r], len). */
+    private void call(int step) {
+      ElementwiseProgram.UnaryStep u = (ElementwiseProgram.UnaryStep) p.steps().get(step);
+      code.getstatic(CD_UNARY_OP, u.op().name(), CD_UNARY_OP).loadConstant((float) u.param());
+      arrayAndOffset(u.x());
+      arrayAndOffset(inputs + step);
+      code.iload(LEN).invokestatic(CD_KERNELS, "unary", MethodTypeDesc.of(CD_void, CD_UNARY_OP, CD_float, CD_FLOATS,
+          CD_int, CD_FLOATS, CD_int, CD_int));
+    }
+
+    private void loop(Stage st) {
+      int values = p.valueCount();
+      // what the stage reads from outside it, and which of its registers a later step (or the output) reads
+      boolean[] external = new boolean[values];
+      boolean[] stored = new boolean[values];
+      for (int s = st.from(); s < st.to(); s++) {
+        for (int v : reads(p.steps().get(s))) if (v < inputs + st.from()) external[v] = true;
+      }
+      for (int s = st.from(); s < st.to(); s++) {
+        int r = inputs + s;
+        stored[r] = r == values - 1 || lastRead[r] >= st.to();
+      }
+      int[] array = new int[values];
+      int[] offset = new int[values];
+      int[] vec = new int[values];
+      int[] scalar = new int[values];
+      for (int v = 0; v < values; v++) {
+        boolean constant = v < inputs && p.kind(v) == ElementwiseProgram.Kind.CONSTANT;
+        if (!external[v] && !stored[v]) continue;
+        vec[v] = code.allocateLocal(TypeKind.REFERENCE);
+        scalar[v] = code.allocateLocal(TypeKind.FLOAT);
+        if (constant) { // hoisted: the float and its broadcast
+          code.aload(CONSTS).loadConstant(v).faload().fstore(scalar[v]);
+          code.getstatic(CD_SELF, "S", CD_SPECIES).fload(scalar[v])
+              .invokestatic(CD_FV, "broadcast", MethodTypeDesc.of(CD_FV, CD_SPECIES, CD_float)).astore(vec[v]);
+        } else {
+          array[v] = code.allocateLocal(TypeKind.REFERENCE);
+          offset[v] = code.allocateLocal(TypeKind.INT);
+          code.aload(ARR).loadConstant(v).aaload().astore(array[v]);
+          code.aload(OFF).loadConstant(v).iaload().istore(offset[v]);
+        }
+      }
+      for (int s = st.from(); s < st.to(); s++) {
+        int r = inputs + s;
+        if (vec[r] == 0) {
+          vec[r] = code.allocateLocal(TypeKind.REFERENCE);
+          scalar[r] = code.allocateLocal(TypeKind.FLOAT);
+        }
+      }
+      int zero = code.allocateLocal(TypeKind.REFERENCE);
+      int one = code.allocateLocal(TypeKind.REFERENCE);
+      code.getstatic(CD_SELF, "S", CD_SPECIES).invokestatic(CD_FV, "zero", MethodTypeDesc.of(CD_FV, CD_SPECIES))
+          .astore(zero);
+      code.getstatic(CD_SELF, "S", CD_SPECIES).fconst_1()
+          .invokestatic(CD_FV, "broadcast", MethodTypeDesc.of(CD_FV, CD_SPECIES, CD_float)).astore(one);
+      int bound = code.allocateLocal(TypeKind.INT);
+      int i = code.allocateLocal(TypeKind.INT);
+      code.iload(LEN).loadConstant(-L).iand().istore(bound); // loopBound(len): L is a power of two
+      code.iconst_0().istore(i);
+
+      // vector body
+      Label head = code.newLabel();
+      Label tail = code.newLabel();
+      code.labelBinding(head);
+      code.iload(i).iload(bound).if_icmpge(tail);
+      for (int v = 0; v < values; v++) {
+        if (!external[v] || (v < inputs && p.kind(v) == ElementwiseProgram.Kind.CONSTANT)) continue;
+        code.getstatic(CD_SELF, "S", CD_SPECIES).aload(array[v]).iload(offset[v]).iload(i).iadd()
+            .invokestatic(CD_FV, "fromArray", MethodTypeDesc.of(CD_FV, CD_SPECIES, CD_FLOATS, CD_int))
+            .astore(vec[v]);
+      }
+      for (int s = st.from(); s < st.to(); s++) {
+        vectorStep(p.steps().get(s), vec, zero, one);
+        code.astore(vec[inputs + s]);
+      }
+      for (int v = 0; v < values; v++) {
+        if (!stored[v]) continue;
+        code.aload(vec[v]).aload(array[v]).iload(offset[v]).iload(i).iadd()
+            .invokevirtual(CD_FV, "intoArray", MethodTypeDesc.of(CD_void, CD_FLOATS, CD_int));
+      }
+      code.iinc(i, L).goto_(head);
+
+      // scalar tail: i == bound here
+      code.labelBinding(tail);
+      Label tailHead = code.newLabel();
+      Label done = code.newLabel();
+      code.labelBinding(tailHead);
+      code.iload(i).iload(LEN).if_icmpge(done);
+      for (int v = 0; v < values; v++) {
+        if (!external[v] || (v < inputs && p.kind(v) == ElementwiseProgram.Kind.CONSTANT)) continue;
+        code.aload(array[v]).iload(offset[v]).iload(i).iadd().faload().fstore(scalar[v]);
+      }
+      for (int s = st.from(); s < st.to(); s++) {
+        scalarStep(p.steps().get(s), scalar);
+        code.fstore(scalar[inputs + s]);
+      }
+      for (int v = 0; v < values; v++) {
+        if (!stored[v]) continue;
+        code.aload(array[v]).iload(offset[v]).iload(i).iadd().fload(scalar[v]).fastore();
+      }
+      code.iinc(i, 1).goto_(tailHead);
+      code.labelBinding(done);
+    }
+
+    /** Leaves the step's vector on the stack, as eager's vector kernel computes it. */
+    private void vectorStep(ElementwiseProgram.Step step, int[] vec, int zero, int one) {
+      switch (step) {
+        case ElementwiseProgram.BinaryStep b -> {
+          String op = binaryOperator(b.op());
+          code.aload(vec[b.a()]).getstatic(CD_OPS, op, operatorType(op)).aload(vec[b.b()])
+              .invokevirtual(CD_FV, "lanewise", MethodTypeDesc.of(CD_FV, CD_OPS_BINARY, CD_VECTOR));
+        }
+        case ElementwiseProgram.UnaryStep u -> {
+          int x = vec[u.x()];
+          switch (u.op()) {
+            case NEG, ABS, SQRT -> code.aload(x).getstatic(CD_OPS, u.op().name(), CD_OPS_UNARY)
+                .invokevirtual(CD_FV, "lanewise", MethodTypeDesc.of(CD_FV, CD_OPS_UNARY));
+            case SQUARE -> code.aload(x).getstatic(CD_OPS, "MUL", CD_OPS_ASSOCIATIVE).aload(x)
+                .invokevirtual(CD_FV, "lanewise", MethodTypeDesc.of(CD_FV, CD_OPS_BINARY, CD_VECTOR));
+            case RECIPROCAL -> code.aload(one).getstatic(CD_OPS, "DIV", CD_OPS_BINARY).aload(x)
+                .invokevirtual(CD_FV, "lanewise", MethodTypeDesc.of(CD_FV, CD_OPS_BINARY, CD_VECTOR));
+            case RELU -> code.aload(x).aload(zero).aload(x).getstatic(CD_OPS, "LE", CD_OPS_COMPARISON).fconst_0()
+                .invokevirtual(CD_FV, "compare", MethodTypeDesc.of(CD_MASK, CD_OPS_COMPARISON, CD_float))
+                .invokevirtual(CD_FV, "blend", MethodTypeDesc.of(CD_FV, CD_VECTOR, CD_MASK));
+            default -> throw new IllegalStateException("not a register op: " + u.op());
+          }
+        }
+      }
+    }
+
+    /** The declared type of a VectorOperators field (ADD, MUL, MAX and MIN are Associative). */
+    private static ClassDesc operatorType(String op) {
+      return op.equals("SUB") || op.equals("DIV") ? CD_OPS_BINARY : CD_OPS_ASSOCIATIVE;
+    }
+
+    private static String binaryOperator(BinaryOp op) {
+      return switch (op) {
+        case ADD -> "ADD";
+        case SUB -> "SUB";
+        case MUL -> "MUL";
+        case DIV -> "DIV";
+        case MAXIMUM -> "MAX";
+        case MINIMUM -> "MIN";
+        default -> throw new IllegalStateException("not a program op: " + op);
+      };
+    }
+
+    /** Leaves the step's float on the stack, as eager's scalar kernel computes it. */
+    private void scalarStep(ElementwiseProgram.Step step, int[] scalar) {
+      switch (step) {
+        case ElementwiseProgram.BinaryStep b -> {
+          code.fload(scalar[b.a()]).fload(scalar[b.b()]);
+          switch (b.op()) {
+            case ADD -> code.fadd();
+            case SUB -> code.fsub();
+            case MUL -> code.fmul();
+            case DIV -> code.fdiv();
+            case MAXIMUM -> code.invokestatic(CD_MATH, "max", MethodTypeDesc.of(CD_float, CD_float, CD_float));
+            case MINIMUM -> code.invokestatic(CD_MATH, "min", MethodTypeDesc.of(CD_float, CD_float, CD_float));
+            default -> throw new IllegalStateException("not a program op: " + b.op());
+          }
+        }
+        case ElementwiseProgram.UnaryStep u -> {
+          int x = scalar[u.x()];
+          switch (u.op()) {
+            case NEG -> code.fload(x).fneg();
+            case ABS -> code.fload(x).invokestatic(CD_MATH, "abs", MethodTypeDesc.of(CD_float, CD_float));
+            case SQRT -> code.fload(x).f2d().invokestatic(CD_MATH, "sqrt", MethodTypeDesc.of(CD_double, CD_double))
+                .d2f();
+            case SQUARE -> code.fload(x).fload(x).fmul();
+            case RECIPROCAL -> code.fconst_1().fload(x).fdiv();
+            case RELU -> code.fload(x).fconst_0()
+                .invokestatic(CD_MATH, "max", MethodTypeDesc.of(CD_float, CD_float, CD_float));
+            default -> throw new IllegalStateException("not a register op: " + u.op());
+          }
+        }
+      }
+    }
+  }
+}
