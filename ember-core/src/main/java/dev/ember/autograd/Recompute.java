@@ -11,7 +11,8 @@ import java.util.function.Function;
  * on detached copies of them with recording on, then back-propagates the output's gradient through that graph to
  * the inputs. The chain's intermediates are never kept between forward and backward: cheap elementwise results
  * are recomputed instead of stored. The gradients are those of {@code fn} run eagerly, to the bit, when the fused
- * forward computes what {@code fn} computes.
+ * forward computes what {@code fn} computes. As for a {@link Checkpointing checkpoint}, the gradients it returns are
+ * not themselves recorded (no second derivative through the node).
  */
 public final class Recompute {
   private Recompute() {}
