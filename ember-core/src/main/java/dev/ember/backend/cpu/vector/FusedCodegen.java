@@ -90,32 +90,87 @@ final class FusedCodegen {
   }
 
   /** A run of steps [from, to): one vector loop, or (a single step) a call to the eager kernel. */
-  private record Stage(int from, int to, boolean loop) {}
+  record Stage(int from, int to, boolean loop) {}
 
+  /** Most steps one register loop takes: keeps each generated method well under C2's size limit for compiling. */
+  static final int MAX_STAGE = 32;
+
+  /** The program's stages, in order: runs of register steps (at most {@link #MAX_STAGE}), and single calls. */
+  static List<Stage> stages(ElementwiseProgram p) {
+    List<Stage> stages = new ArrayList<>();
+    int s = 0;
+    int n = p.steps().size();
+    while (s < n) {
+      if (!Body.onRegisters(p.steps().get(s))) {
+        stages.add(new Stage(s, s + 1, false));
+        s++;
+        continue;
+      }
+      int t = s;
+      while (t < n && t - s < MAX_STAGE && Body.onRegisters(p.steps().get(t))) t++;
+      stages.add(new Stage(s, t, true));
+      s = t;
+    }
+    return stages;
+  }
+
+  private static final MethodTypeDesc BLOCK = MethodTypeDesc.of(CD_void, CD_FLOATS.arrayType(), CD_int.arrayType(),
+      CD_FLOATS, CD_int);
+
+  /**
+   * The class: {@code block} calls, in order, one static method per register stage ({@code stage0},
+   * {@code stage1}, ...) and the eager kernel for each other step.
+   */
   static byte[] bytes(ElementwiseProgram p) {
     ClassDesc name = ClassDesc.of(FusedCodegen.class.getPackageName() + ".GeneratedFusedKernel");
+    List<Stage> stages = stages(p);
     return ClassFile.of().build(name, cb -> {
       cb.withFlags(ClassFile.ACC_FINAL | ClassFile.ACC_SUPER);
       cb.withInterfaceSymbols(CD_KERNEL);
       cb.withMethodBody(INIT_NAME, MethodTypeDesc.of(CD_void), ClassFile.ACC_PUBLIC,
           code -> code.aload(0).invokespecial(CD_Object, INIT_NAME, MethodTypeDesc.of(CD_void)).return_());
-      cb.withMethodBody("block", MethodTypeDesc.of(CD_void, CD_FLOATS.arrayType(), CD_int.arrayType(), CD_FLOATS,
-          CD_int), ClassFile.ACC_PUBLIC, code -> new Body(p, code).emit());
+      for (int k = 0; k < stages.size(); k++) {
+        Stage st = stages.get(k);
+        if (!st.loop()) continue;
+        cb.withMethodBody("stage" + k, BLOCK, ClassFile.ACC_PRIVATE | ClassFile.ACC_STATIC, code -> {
+          new Body(p, code, 0).loop(st);
+          code.return_();
+        });
+      }
+      cb.withMethodBody("block", BLOCK, ClassFile.ACC_PUBLIC, code -> {
+        Body body = new Body(p, code, 1);
+        for (int k = 0; k < stages.size(); k++) {
+          Stage st = stages.get(k);
+          if (st.loop()) {
+            code.aload(1).aload(2).aload(3).iload(4).invokestatic(name, "stage" + k, BLOCK);
+          } else {
+            body.call(st.from());
+          }
+        }
+        code.return_();
+      });
     });
   }
 
-  /** The code of one block method: locals 1..4 are arr, off, consts, len. */
+  /** The code of a stage (or the calls of the block method): arr, off, consts and len are locals base..base+3. */
   private static final class Body {
-    private static final int ARR = 1, OFF = 2, CONSTS = 3, LEN = 4;
+    private final int arrSlot;
+    private final int offSlot;
+    private final int constsSlot;
+    private final int lenSlot;
     private final ElementwiseProgram p;
     private final CodeBuilder code;
     private final int inputs;
     /** Per value, the last step that reads it (-1: none). */
     private final int[] lastRead;
 
-    Body(ElementwiseProgram p, CodeBuilder code) {
+    Body(ElementwiseProgram p, CodeBuilder code, int base) {
       this.p = p;
       this.code = code;
+      arrSlot = base;
+      offSlot = base + 1;
+      constsSlot = base + 2;
+      lenSlot = base + 3;
       this.inputs = p.inputs().size();
       lastRead = new int[p.valueCount()];
       java.util.Arrays.fill(lastRead, -1);
@@ -129,35 +184,13 @@ final class FusedCodegen {
       };
     }
 
-    private static boolean onRegisters(ElementwiseProgram.Step step) {
+    static boolean onRegisters(ElementwiseProgram.Step step) {
       return !(step instanceof ElementwiseProgram.UnaryStep u) || REGISTER_UNARY.contains(u.op());
-    }
-
-    void emit() {
-      List<Stage> stages = new ArrayList<>();
-      int s = 0;
-      int n = p.steps().size();
-      while (s < n) {
-        if (!onRegisters(p.steps().get(s))) {
-          stages.add(new Stage(s, s + 1, false));
-          s++;
-          continue;
-        }
-        int t = s;
-        while (t < n && onRegisters(p.steps().get(t))) t++;
-        stages.add(new Stage(s, t, true));
-        s = t;
-      }
-      for (Stage st : stages) {
-        if (st.loop()) loop(st);
-        else call(st.from());
-      }
-      code.return_();
     }
 
     /** arr[v] and off[v] onto the stack. */
     private void arrayAndOffset(int v) {
-      code.aload(ARR).loadConstant(v).aaload().aload(OFF).loadConstant(v).iaload();
+      code.aload(arrSlot).loadConstant(v).aaload().aload(offSlot).loadConstant(v).iaload();
     }
 
     /** VectorKernels.unary(op, (float) param, arr[x], off[x], arr[r], off[r], len). */
@@ -166,7 +199,7 @@ final class FusedCodegen {
       code.getstatic(CD_UNARY_OP, u.op().name(), CD_UNARY_OP).loadConstant((float) u.param());
       arrayAndOffset(u.x());
       arrayAndOffset(inputs + step);
-      code.iload(LEN).invokestatic(CD_KERNELS, "unary", MethodTypeDesc.of(CD_void, CD_UNARY_OP, CD_float, CD_FLOATS,
+      code.iload(lenSlot).invokestatic(CD_KERNELS, "unary", MethodTypeDesc.of(CD_void, CD_UNARY_OP, CD_float, CD_FLOATS,
           CD_int, CD_FLOATS, CD_int, CD_int));
     }
 
@@ -192,14 +225,14 @@ final class FusedCodegen {
         vec[v] = code.allocateLocal(TypeKind.REFERENCE);
         scalar[v] = code.allocateLocal(TypeKind.FLOAT);
         if (constant) { // hoisted: the float and its broadcast
-          code.aload(CONSTS).loadConstant(v).faload().fstore(scalar[v]);
+          code.aload(constsSlot).loadConstant(v).faload().fstore(scalar[v]);
           code.getstatic(CD_SELF, "S", CD_SPECIES).fload(scalar[v])
               .invokestatic(CD_FV, "broadcast", MethodTypeDesc.of(CD_FV, CD_SPECIES, CD_float)).astore(vec[v]);
         } else {
           array[v] = code.allocateLocal(TypeKind.REFERENCE);
           offset[v] = code.allocateLocal(TypeKind.INT);
-          code.aload(ARR).loadConstant(v).aaload().astore(array[v]);
-          code.aload(OFF).loadConstant(v).iaload().istore(offset[v]);
+          code.aload(arrSlot).loadConstant(v).aaload().astore(array[v]);
+          code.aload(offSlot).loadConstant(v).iaload().istore(offset[v]);
         }
       }
       for (int s = st.from(); s < st.to(); s++) {
@@ -217,7 +250,7 @@ final class FusedCodegen {
           .invokestatic(CD_FV, "broadcast", MethodTypeDesc.of(CD_FV, CD_SPECIES, CD_float)).astore(one);
       int bound = code.allocateLocal(TypeKind.INT);
       int i = code.allocateLocal(TypeKind.INT);
-      code.iload(LEN).loadConstant(-L).iand().istore(bound); // loopBound(len): L is a power of two
+      code.iload(lenSlot).loadConstant(-L).iand().istore(bound); // loopBound(len): L is a power of two
       code.iconst_0().istore(i);
 
       // vector body
@@ -247,7 +280,7 @@ final class FusedCodegen {
       Label tailHead = code.newLabel();
       Label done = code.newLabel();
       code.labelBinding(tailHead);
-      code.iload(i).iload(LEN).if_icmpge(done);
+      code.iload(i).iload(lenSlot).if_icmpge(done);
       for (int v = 0; v < values; v++) {
         if (!external[v] || (v < inputs && p.kind(v) == ElementwiseProgram.Kind.CONSTANT)) continue;
         code.aload(array[v]).iload(offset[v]).iload(i).iadd().faload().fstore(scalar[v]);

@@ -140,6 +140,28 @@ class FusedCodegenTest {
   }
 
   @Test
+  void longChainsAreCutIntoStagesAndStayBitwise() {
+    // 150 steps: register runs longer than MAX_STAGE split into several methods, with exp and tanh calls between
+    ElementwiseProgram.Builder b = ElementwiseProgram.builder();
+    int x = b.full();
+    int y = b.full();
+    int c = b.constant(0.25);
+    int h = x;
+    for (int s = 0; s < 150; s++) {
+      h = switch (s % 10) {
+        case 3 -> s % 50 == 3 ? b.unary(UnaryOp.TANH, h) : b.binary(BinaryOp.SUB, h, y);
+        case 7 -> b.binary(BinaryOp.MUL, h, c);
+        case 9 -> s % 40 == 9 ? b.unary(UnaryOp.EXP, b.unary(UnaryOp.NEG, b.unary(UnaryOp.ABS, h))) : b.unary(UnaryOp.RELU, h);
+        default -> b.binary(s % 2 == 0 ? BinaryOp.ADD : BinaryOp.MAXIMUM, h, y);
+      };
+    }
+    ElementwiseProgram p = b.build();
+    assertTrue(FusedCodegen.stages(p).stream().anyMatch(st -> st.loop() && st.to() - st.from() == FusedCodegen.MAX_STAGE));
+    Tensor[] in = inputs(p, new Generator(24), 3, 1001);
+    assertBitwise(FusedOps.elementwiseEager(p, in), run(FusedCodegen.kernel(p), p, in, new int[] {3, 1001}), "long");
+  }
+
+  @Test
   void programsThatDifferOnlyInConstantsShareAClass() {
     ElementwiseProgram.Builder a = ElementwiseProgram.builder();
     a.binary(BinaryOp.MUL, a.full(), a.constant(0.5));
