@@ -11,6 +11,7 @@ import dev.ember.backend.BinaryOp;
 import dev.ember.backend.ElementwiseProgram;
 import dev.ember.backend.UnaryOp;
 import dev.ember.backend.cpu.FusedKernel;
+import dev.ember.backend.cpu.ScalarKernels;
 import java.lang.classfile.ClassFile;
 import java.lang.classfile.CodeBuilder;
 import java.lang.classfile.Label;
@@ -32,15 +33,16 @@ import jdk.incubator.vector.VectorSpecies;
  * it) with the JDK's class-file API, defined as a hidden class in this package: its {@link FusedKernel#block}
  * runs the program over a block as Vector API loops.
  *
- * <p>The steps are cut into stages. A run of steps whose vector form and scalar form are the same function (the
- * binary ops, and neg, abs, relu, square, sqrt, reciprocal) is one loop: each iteration loads the stage's inputs
- * once ({@code FloatVector.fromArray} of the preferred species), computes the whole run on registers with the
- * operations eager's kernels use ({@code lanewise(ADD)}, relu's compare-and-blend, {@code 1 / v}, ...), and stores
- * only what a later stage or the output reads; a scalar loop with the same functions ({@code +}, {@code Math.max},
- * {@code (float) Math.sqrt}) does the tail after {@code loopBound(len)}. Any other unary step (exp, tanh, sigmoid,
- * gelu, ...) is a call to {@link VectorKernels#unary} over the block, the loop eager runs (its {@link VMath}
- * polynomial on the vector body, the double-precision scalar kernel on the tail), between scratch blocks that stay
- * in L1. Every element therefore goes through eager's functions and gets eager's bits.
+ * <p>The steps are cut into stages. A run of register steps (the binary ops, neg, abs, relu, leaky_relu, square,
+ * sqrt, reciprocal, and the exp family: exp, sigmoid, silu, gelu_tanh) is one loop: each iteration loads the
+ * stage's inputs once ({@code FloatVector.fromArray} of the preferred species), computes the whole run on registers
+ * with the operations eager's vector kernels use ({@code lanewise(ADD)}, relu's compare-and-blend, {@code 1 / v},
+ * {@link VMath#expForm}'s body operation for operation), and stores only what a later stage or the output reads; a
+ * scalar loop does the tail after {@code loopBound(len)} with eager's scalar functions ({@code +},
+ * {@code Math.max}, {@code (float) Math.sqrt}, {@link ScalarKernels#apply} in double for the exp family). Any other
+ * unary step (tanh, gelu, log, ...) is a call to {@link VectorKernels#unary} over the block, the loop eager runs,
+ * between scratch blocks that stay in L1. Every element therefore goes through eager's functions and gets eager's
+ * bits.
  */
 final class FusedCodegen {
   private FusedCodegen() {}
@@ -50,7 +52,8 @@ final class FusedCodegen {
   private static final int L = S.length();
   /** Unary ops computed on registers: their vector and scalar forms are the same function. */
   static final Set<UnaryOp> REGISTER_UNARY = Set.copyOf(EnumSet.of(UnaryOp.NEG, UnaryOp.ABS, UnaryOp.RELU,
-      UnaryOp.SQUARE, UnaryOp.SQRT, UnaryOp.RECIPROCAL));
+      UnaryOp.SQUARE, UnaryOp.SQRT, UnaryOp.RECIPROCAL, UnaryOp.LEAKY_RELU, UnaryOp.EXP, UnaryOp.SIGMOID, UnaryOp.SILU,
+      UnaryOp.GELU_TANH));
   private static final ConcurrentHashMap<ElementwiseProgram, FusedKernel> CACHE = new ConcurrentHashMap<>();
 
   private static final ClassDesc CD_FV = ClassDesc.of("jdk.incubator.vector.FloatVector");
@@ -68,6 +71,12 @@ final class FusedCodegen {
   private static final ClassDesc CD_KERNELS = ClassDesc.of(VectorKernels.class.getName());
   private static final ClassDesc CD_MATH = ClassDesc.of("java.lang.Math");
   private static final ClassDesc CD_FLOATS = CD_float.arrayType();
+  private static final ClassDesc CD_INTV = ClassDesc.of("jdk.incubator.vector.IntVector");
+  private static final ClassDesc CD_OPS_CONVERSION = CD_OPS.nested("Conversion");
+  private static final ClassDesc CD_SCALAR = ClassDesc.of(ScalarKernels.class.getName());
+  /** VMath.expForm's polynomial for exp on [-ln2/2, ln2/2], highest degree first (the bitwise tests guard the copy). */
+  private static final float[] EXP_POLY = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f,
+      1.6666665459e-1f, 5.0000001201e-1f};
 
   /** Number of classes generated so far (one per program structure). */
   static int generated() {
@@ -92,8 +101,21 @@ final class FusedCodegen {
   /** A run of steps [from, to): one vector loop, or (a single step) a call to the eager kernel. */
   record Stage(int from, int to, boolean loop) {}
 
-  /** Most steps one register loop takes: keeps each generated method well under C2's size limit for compiling. */
+  /**
+   * Most work one register loop takes, in simple steps (an exp, sigmoid, silu or gelu_tanh weighs {@link #EXP_WEIGHT},
+   * about thirty vector operations): keeps each generated method far under the sizes where C2 stops compiling it
+   * (8000 bytes) or stops inlining the Vector API calls in it (its node budget), either of which would leave the
+   * vectors boxed and the loop many times slower.
+   */
   static final int MAX_STAGE = 32;
+  static final int EXP_WEIGHT = 8;
+
+  private static int weight(ElementwiseProgram.Step step) {
+    return step instanceof ElementwiseProgram.UnaryStep u && switch (u.op()) {
+      case EXP, SIGMOID, SILU, GELU_TANH -> true;
+      default -> false;
+    } ? EXP_WEIGHT : 1;
+  }
 
   /** The program's stages, in order: runs of register steps (at most {@link #MAX_STAGE}), and single calls. */
   static List<Stage> stages(ElementwiseProgram p) {
@@ -107,7 +129,11 @@ final class FusedCodegen {
         continue;
       }
       int t = s;
-      while (t < n && t - s < MAX_STAGE && Body.onRegisters(p.steps().get(t))) t++;
+      int work = 0;
+      while (t < n && Body.onRegisters(p.steps().get(t)) && (t == s || work + weight(p.steps().get(t)) <= MAX_STAGE)) {
+        work += weight(p.steps().get(t));
+        t++;
+      }
       stages.add(new Stage(s, t, true));
       s = t;
     }
@@ -317,10 +343,147 @@ final class FusedCodegen {
             case RELU -> code.aload(x).aload(zero).aload(x).getstatic(CD_OPS, "LE", CD_OPS_COMPARISON).fconst_0()
                 .invokevirtual(CD_FV, "compare", MethodTypeDesc.of(CD_MASK, CD_OPS_COMPARISON, CD_float))
                 .invokevirtual(CD_FV, "blend", MethodTypeDesc.of(CD_FV, CD_VECTOR, CD_MASK));
+            case LEAKY_RELU -> code.aload(x).loadConstant((float) u.param())
+                .invokevirtual(CD_FV, "mul", MethodTypeDesc.of(CD_FV, CD_float)).aload(x).aload(x)
+                .getstatic(CD_OPS, "GT", CD_OPS_COMPARISON).fconst_0()
+                .invokevirtual(CD_FV, "compare", MethodTypeDesc.of(CD_MASK, CD_OPS_COMPARISON, CD_float))
+                .invokevirtual(CD_FV, "blend", MethodTypeDesc.of(CD_FV, CD_VECTOR, CD_MASK));
+            case EXP -> expForm(x, VMath.EXP, one);
+            case SIGMOID -> expForm(x, VMath.SIGMOID, one);
+            case SILU -> expForm(x, VMath.SILU, one);
+            case GELU_TANH -> expForm(x, VMath.GELU_TANH, one);
             default -> throw new IllegalStateException("not a register op: " + u.op());
           }
         }
       }
+    }
+
+    private int ref() {
+      return code.allocateLocal(TypeKind.REFERENCE);
+    }
+
+    private void fv(String method, ClassDesc... params) {
+      code.invokevirtual(CD_FV, method, MethodTypeDesc.of(CD_FV, params));
+    }
+
+    private void broadcast(float c) {
+      code.getstatic(CD_SELF, "S", CD_SPECIES).loadConstant(c)
+          .invokestatic(CD_FV, "broadcast", MethodTypeDesc.of(CD_FV, CD_SPECIES, CD_float));
+    }
+
+    /** xc.blend(c, xc.compare(op, c)) into xc. */
+    private void clamp(int xc, String op, float c) {
+      code.aload(xc).loadConstant(c).aload(xc).getstatic(CD_OPS, op, CD_OPS_COMPARISON).loadConstant(c)
+          .invokevirtual(CD_FV, "compare", MethodTypeDesc.of(CD_MASK, CD_OPS_COMPARISON, CD_float));
+      fv("blend", CD_float, CD_MASK);
+      code.astore(xc);
+    }
+
+    /** 127 + the int vector on the stack, shifted into a float's exponent: 2^n as a float vector. */
+    private void powerOfTwo() {
+      code.bipush(127).invokevirtual(CD_INTV, "add", MethodTypeDesc.of(CD_INTV, CD_int))
+          .getstatic(CD_OPS, "LSHL", CD_OPS_BINARY).bipush(23)
+          .invokevirtual(CD_INTV, "lanewise", MethodTypeDesc.of(CD_INTV, CD_OPS_BINARY, CD_int))
+          .invokevirtual(CD_INTV, "reinterpretAsFloats", MethodTypeDesc.of(CD_FV));
+    }
+
+    /**
+     * VMath.expForm's body on the vector in local v, operation for operation (so each lane gets its bits), its
+     * result left on the stack: exp, sigmoid, silu or gelu_tanh.
+     */
+    private void expForm(int v, int form, int one) {
+      int w = v;
+      if (form == VMath.GELU_TANH) { // w = v.mul(v).mul(GELU_C).add(GELU_K).mul(v)
+        w = ref();
+        code.aload(v).aload(v);
+        fv("mul", CD_VECTOR);
+        code.loadConstant(VMath.GELU_C);
+        fv("mul", CD_float);
+        code.loadConstant(VMath.GELU_K);
+        fv("add", CD_float);
+        code.aload(v);
+        fv("mul", CD_VECTOR);
+        code.astore(w);
+      }
+      int xc = ref();
+      code.aload(form == VMath.EXP ? v : w);
+      if (form != VMath.EXP) { // x = w.lanewise(ABS).neg()
+        code.getstatic(CD_OPS, "ABS", CD_OPS_UNARY);
+        fv("lanewise", CD_OPS_UNARY);
+        fv("neg");
+      }
+      code.astore(xc);
+      clamp(xc, "LT", VMath.EXP_CLAMP_LO);
+      clamp(xc, "GT", VMath.EXP_CLAMP_HI);
+      int nn = ref();
+      code.aload(xc).loadConstant(VMath.LOG2E).loadConstant(VMath.ROUND);
+      fv("fma", CD_float, CD_float);
+      code.loadConstant(VMath.ROUND);
+      fv("sub", CD_float);
+      code.astore(nn);
+      int r = ref();
+      code.aload(nn);
+      broadcast(-VMath.LN2_HI);
+      code.aload(xc);
+      fv("fma", CD_VECTOR, CD_VECTOR);
+      code.astore(r);
+      code.aload(nn);
+      broadcast(-VMath.LN2_LO);
+      code.aload(r);
+      fv("fma", CD_VECTOR, CD_VECTOR);
+      code.astore(r);
+      int poly = ref();
+      code.aload(r).loadConstant(EXP_POLY[0]).loadConstant(EXP_POLY[1]);
+      fv("fma", CD_float, CD_float);
+      code.astore(poly);
+      for (int k = 2; k < EXP_POLY.length; k++) {
+        code.aload(poly).aload(r);
+        broadcast(EXP_POLY[k]);
+        fv("fma", CD_VECTOR, CD_VECTOR);
+        code.astore(poly);
+      }
+      code.aload(poly).aload(r).aload(r); // p.mul(r.mul(r)).add(r).add(1f)
+      fv("mul", CD_VECTOR);
+      fv("mul", CD_VECTOR);
+      code.aload(r);
+      fv("add", CD_VECTOR);
+      code.fconst_1();
+      fv("add", CD_float);
+      code.astore(poly);
+      int ni = ref();
+      int h = ref();
+      code.aload(nn).getstatic(CD_OPS, "F2I", CD_OPS_CONVERSION).iconst_0()
+          .invokevirtual(CD_FV, "convert", MethodTypeDesc.of(CD_VECTOR, CD_OPS_CONVERSION, CD_int))
+          .checkcast(CD_INTV).astore(ni);
+      code.aload(ni).getstatic(CD_OPS, "ASHR", CD_OPS_BINARY).iconst_1()
+          .invokevirtual(CD_INTV, "lanewise", MethodTypeDesc.of(CD_INTV, CD_OPS_BINARY, CD_int)).astore(h);
+      int y = ref();
+      code.aload(poly).aload(h);
+      powerOfTwo();
+      fv("mul", CD_VECTOR);
+      code.aload(ni).aload(h).invokevirtual(CD_INTV, "sub", MethodTypeDesc.of(CD_INTV, CD_VECTOR));
+      powerOfTwo();
+      fv("mul", CD_VECTOR);
+      code.astore(y);
+      if (form != VMath.EXP) { // q = 1 / (y + 1); y = w < 0 ? y q : q; then v y unless a sigmoid
+        int q = ref();
+        code.aload(one).aload(y).fconst_1();
+        fv("add", CD_float);
+        fv("div", CD_VECTOR);
+        code.astore(q);
+        code.aload(q).aload(y).aload(q);
+        fv("mul", CD_VECTOR);
+        code.aload(w).getstatic(CD_OPS, "LT", CD_OPS_COMPARISON).fconst_0()
+            .invokevirtual(CD_FV, "compare", MethodTypeDesc.of(CD_MASK, CD_OPS_COMPARISON, CD_float));
+        fv("blend", CD_VECTOR, CD_MASK);
+        code.astore(y);
+        if (form != VMath.SIGMOID) {
+          code.aload(v).aload(y);
+          fv("mul", CD_VECTOR);
+          code.astore(y);
+        }
+      }
+      code.aload(y);
     }
 
     /** The declared type of a VectorOperators field (ADD, MUL, MAX and MIN are Associative). */
@@ -366,6 +529,18 @@ final class FusedCodegen {
             case RECIPROCAL -> code.fconst_1().fload(x).fdiv();
             case RELU -> code.fload(x).fconst_0()
                 .invokestatic(CD_MATH, "max", MethodTypeDesc.of(CD_float, CD_float, CD_float));
+            case LEAKY_RELU -> { // v > 0 ? v : p * v
+              Label negative = code.newLabel();
+              Label done = code.newLabel();
+              code.fload(x).fconst_0().fcmpl().ifle(negative).fload(x).goto_(done);
+              code.labelBinding(negative);
+              code.loadConstant((float) u.param()).fload(x).fmul();
+              code.labelBinding(done);
+            }
+            // the scalar kernel's double-precision definition, rounded once: eager's tail
+            case EXP, SIGMOID, SILU, GELU_TANH -> code.getstatic(CD_UNARY_OP, u.op().name(), CD_UNARY_OP).fload(x).f2d()
+                .loadConstant((double) (float) u.param())
+                .invokestatic(CD_SCALAR, "apply", MethodTypeDesc.of(CD_double, CD_UNARY_OP, CD_double, CD_double)).d2f();
             default -> throw new IllegalStateException("not a register op: " + u.op());
           }
         }

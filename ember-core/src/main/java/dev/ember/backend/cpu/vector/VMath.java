@@ -61,21 +61,21 @@ final class VMath {
     return SCRATCH.get();
   }
 
-  private static final float LOG2E = 1.44269504088896341f;
-  private static final float LN2_HI = 0.693359375f; // 9 significant bits: n * LN2_HI is exact
-  private static final float LN2_LO = -2.12194440e-4f;
-  private static final float ROUND = 0x1.8p23f; // adding and subtracting it rounds to an integer
+  static final float LOG2E = 1.44269504088896341f;
+  static final float LN2_HI = 0.693359375f; // 9 significant bits: n * LN2_HI is exact
+  static final float LN2_LO = -2.12194440e-4f;
+  static final float ROUND = 0x1.8p23f; // adding and subtracting it rounds to an integer
   /**
    * exp's argument is clamped to [EXP_CLAMP_LO, EXP_CLAMP_HI]. Above EXP_HI = 88.72283935546875 (the largest x
    * with exp(x) finite in float) the result is then +inf by itself, below EXP_LO = -103.97208 (where exp(x)
    * rounds to 0) it is 0 by itself.
    */
-  private static final float EXP_CLAMP_LO = -110f, EXP_CLAMP_HI = 89f;
+  static final float EXP_CLAMP_LO = -110f, EXP_CLAMP_HI = 89f;
 
   /** What {@link #expForm} computes from exp: see there. */
   static final int EXP = 0, SIGMOID = 1, SILU = 2, GELU_TANH = 3;
   /** gelu_tanh's argument: sigmoid(2u) with 2u = x (K + C x^2), K = 2 sqrt(2/pi), C = K * 0.044715. */
-  private static final float GELU_K = (float) (2 * 0.7978845608028654), GELU_C = (float) (2 * 0.7978845608028654 * 0.044715);
+  static final float GELU_K = (float) (2 * 0.7978845608028654), GELU_C = (float) (2 * 0.7978845608028654 * 0.044715);
 
   /** out = exp(x) over n elements (a multiple of the vector length; out may be x): {@link #expForm} EXP. */
   static void exp(float[] xa, int xo, float[] out, int oo, int n) {
