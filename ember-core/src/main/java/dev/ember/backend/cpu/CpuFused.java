@@ -5,9 +5,9 @@ import dev.ember.backend.View;
 import dev.ember.tensor.DType;
 
 /**
- * Runs a {@link FusedKernel} over a contiguous float32 output: fixed chunks of {@link CpuBackend#CHUNK} elements
- * over the pool (from {@link CpuBackend#PARALLEL_MIN} on, as the eager elementwise ops split), each in blocks of
- * {@link #BLOCK}. FULL inputs are read in place and the output is written in place; broadcast inputs and
+ * Runs a {@link FusedKernel} over a contiguous float32 output: fixed chunks of {@code CpuBackend.CHUNK} elements
+ * over the pool (from {@code CpuBackend.PARALLEL_MIN} on, as the eager elementwise ops split), each in blocks of
+ * {@code BLOCK} (512). FULL inputs are read in place and the output is written in place; broadcast inputs and
  * registers live in per-thread scratch blocks. Chunks and blocks start at multiples of 512 whatever the thread
  * count, so the results are the same on any number of threads.
  */

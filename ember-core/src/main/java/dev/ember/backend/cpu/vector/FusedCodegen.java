@@ -50,7 +50,7 @@ final class FusedCodegen {
   /** The species of the generated loops (read by them as a constant). */
   static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
   private static final int L = S.length();
-  /** Unary ops computed on registers: their vector and scalar forms are the same function. */
+  /** Unary ops computed on registers in a stage loop (see the class comment); the others are calls. */
   static final Set<UnaryOp> REGISTER_UNARY = Set.copyOf(EnumSet.of(UnaryOp.NEG, UnaryOp.ABS, UnaryOp.RELU,
       UnaryOp.SQUARE, UnaryOp.SQRT, UnaryOp.RECIPROCAL, UnaryOp.LEAKY_RELU, UnaryOp.EXP, UnaryOp.SIGMOID, UnaryOp.SILU,
       UnaryOp.GELU_TANH));
