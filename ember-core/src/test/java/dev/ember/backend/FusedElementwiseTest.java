@@ -201,6 +201,19 @@ class FusedElementwiseTest {
   }
 
   @Test
+  void halfAndMixedInputsRunTheEagerChain() {
+    ElementwiseProgram p = sample();
+    Generator gen = new Generator(12);
+    Tensor x = Tensor.randn(gen, 4, 9).to(DType.BF16);
+    Tensor y = Tensor.randn(gen, 4, 9).to(DType.BF16);
+    Tensor fused = FusedOps.elementwise(p, x, y);
+    assertEquals(DType.BF16, fused.dtype());
+    assertBitwise(FusedOps.elementwiseEager(p, x, y), fused, "bf16");
+    Tensor yf = Tensor.randn(gen, 4, 9);
+    assertBitwise(FusedOps.elementwiseEager(p, x, yf), FusedOps.elementwise(p, x, yf), "bf16 with f32");
+  }
+
+  @Test
   void gradientsAreTheChainsByRecomputation() {
     Generator gen = new Generator(10);
     for (long seed = 300; seed < 340; seed++) {
