@@ -78,11 +78,6 @@ final class FusedCodegen {
   private static final float[] EXP_POLY = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f,
       1.6666665459e-1f, 5.0000001201e-1f};
 
-  /** Number of classes generated so far (one per program structure). */
-  static int generated() {
-    return CACHE.size();
-  }
-
   /** The generated kernel of {@code program}, made on first use and cached by the program's structure. */
   static FusedKernel kernel(ElementwiseProgram program) {
     return CACHE.computeIfAbsent(program.structure(), FusedCodegen::generate);
