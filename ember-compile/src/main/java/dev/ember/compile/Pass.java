@@ -24,9 +24,14 @@ public interface Pass {
     return java.util.List.copyOf(passes);
   }
 
-  /** The default pipeline, bitwise: simplification, constant folding, common subexpressions, dead code. */
+  /**
+   * The default pipeline, bitwise: simplification, constant folding, common subexpressions, GEMM epilogue fusion,
+   * dead code.
+   */
   static java.util.List<Pass> defaults() {
     return java.util.List.of(new AlgebraicSimplification(), new ConstantFolding(),
-        new CommonSubexpressionElimination(), new DeadCodeElimination());
+        new CommonSubexpressionElimination(),
+        new EpilogueFusion(),
+        new DeadCodeElimination());
   }
 }
