@@ -47,6 +47,7 @@ final class GraphExecutor {
   private volatile boolean planning = true;
   private volatile boolean reuseOutput;
   private int failures;
+  private int lastUnplanned;
   private MemoryPlan lastMade;
 
   /** Each call's working arrays: the values by slot and each op's arguments. */
@@ -195,7 +196,8 @@ final class GraphExecutor {
       Tensor result = env[outputSlot];
       plan.finishRecording(outputs, lastUse, result == null ? null : result.storage(), reuseOutput);
       lastMade = plan;
-    } else if (plan.mismatched()) { // a step's output not where planned: record again, or stop planning
+    } else if (plan.mismatched() || plan.unplanned() > 0) { // not as recorded: record again, or stop planning
+      lastUnplanned = plan.unplanned();
       forget(p, x);
       if (++failures >= MAX_FAILURES) planning = false;
     }
@@ -233,7 +235,8 @@ final class GraphExecutor {
    */
   String memory() {
     if (!planning && failures >= MAX_FAILURES) {
-      return "memory: not planned (" + failures + " calls did not allocate as recorded)";
+      return "memory: not planned (" + failures + " calls did not allocate as recorded; the last had "
+          + lastUnplanned + " allocations the plan did not have)";
     }
     MemoryPlan plan = lastMade;
     if (plan == null) return "memory: not planned yet (planned on the first call with grad off)";

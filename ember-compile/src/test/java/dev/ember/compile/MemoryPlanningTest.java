@@ -56,7 +56,8 @@ class MemoryPlanningTest {
         CompiledModule planned = Compiler.compile(m).reuseOutput(true);
         long[] reused = measure(m, planned, shape);
         assertTrue(planned.explain().contains("memory: arena"), planned.explain());
-        String what = m.name() + ": bytes per call at batch 1 and 64 " + reused[0] + ", " + reused[1];
+        String what = m.name() + ": bytes per call at batch 1 and 64 " + reused[0] + ", " + reused[1] + "\n"
+            + planned.explain();
         // at batch 64 the MLP's hidden layer alone is 32 KiB, LeNet's first conv 150 KiB: no tensor is allocated.
         // LeNet's conv kernels allocate about 30 KB a call of their own (packed weights), whatever the batch.
         assertTrue(reused[1] < (m == mlp ? 16_384 : 48_000), what);

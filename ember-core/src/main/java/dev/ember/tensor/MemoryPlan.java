@@ -216,6 +216,11 @@ public final class MemoryPlan {
     return !recording && broken;
   }
 
+  /** Allocations of the last run that the plan did not have (allocated as usual). */
+  public int unplanned() {
+    return unplanned;
+  }
+
   /** Bytes of the arrays the plan holds (its arena). */
   public long arenaBytes() {
     return arenaBytes;
