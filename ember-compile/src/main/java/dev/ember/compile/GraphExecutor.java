@@ -2,7 +2,7 @@ package dev.ember.compile;
 
 import dev.ember.autograd.Grad;
 import dev.ember.tensor.Check;
-import dev.ember.tensor.MemoryPlan;
+import dev.ember.tensor.AllocationPlan;
 import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
 import java.util.Arrays;
@@ -18,7 +18,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * arrays). The same entry points run as in {@link Graph#run}, so the result has the same bits, and with grad on the
  * ops record on the tape as there.
  *
- * <p>With grad off (inference), calls run under a {@link MemoryPlan} per input shape: the first call records its
+ * <p>With grad off (inference), calls run under a {@link AllocationPlan} per input shape: the first call records its
  * allocations, and later calls are served arrays assigned by liveness (the output of node i lives until the last
  * node that reads it; a temporary until the end of its node), so that a call allocates no tensor memory. The
  * result is allocated as usual, since the caller keeps it, unless {@link #reuseOutput} is set: then it is planned
@@ -48,7 +48,7 @@ final class GraphExecutor {
   private volatile boolean reuseOutput;
   private int failures;
   private int lastUnplanned;
-  private MemoryPlan lastMade;
+  private AllocationPlan lastMade;
 
   /** Each call's working arrays: the values by slot and each op's arguments. */
   private static final class Frame {
@@ -64,9 +64,9 @@ final class GraphExecutor {
 
   /** The plans by input shape, with the last one used. */
   private static final class Plans {
-    final Map<List<Integer>, MemoryPlan> byShape = new HashMap<>();
+    final Map<List<Integer>, AllocationPlan> byShape = new HashMap<>();
     int[] lastShape;
-    MemoryPlan last;
+    AllocationPlan last;
   }
 
   GraphExecutor(Graph graph) {
@@ -176,10 +176,10 @@ final class GraphExecutor {
 
   private void runPlanned(Plans p, Frame f, Tensor x) {
     Tensor[] env = f.env;
-    MemoryPlan plan = planFor(p, x);
+    AllocationPlan plan = planFor(p, x);
     boolean recording = plan.recording();
     Storage[] outputs = recording ? new Storage[ops.length] : null;
-    try (MemoryPlan.Scope scope = plan.install()) {
+    try (AllocationPlan.Scope scope = plan.install()) {
       for (int s = 0; s < ops.length; s++) {
         plan.step(s);
         Tensor out = ops[s].run(fill(f.args[s], argSlots[s], env));
@@ -210,14 +210,14 @@ final class GraphExecutor {
     p.lastShape = null;
   }
 
-  private MemoryPlan planFor(Plans p, Tensor x) {
+  private AllocationPlan planFor(Plans p, Tensor x) {
     int[] shape = x.shapeRef();
     if (p.last != null && Arrays.equals(shape, p.lastShape)) return p.last;
     List<Integer> key = key(x);
-    MemoryPlan plan = p.byShape.get(key);
+    AllocationPlan plan = p.byShape.get(key);
     if (plan == null) {
       if (p.byShape.size() >= MAX_PLANS) p.byShape.clear();
-      plan = new MemoryPlan();
+      plan = new AllocationPlan();
       p.byShape.put(key, plan);
     }
     p.last = plan;
@@ -238,7 +238,7 @@ final class GraphExecutor {
       return "memory: not planned (" + failures + " calls did not allocate as recorded; the last had "
           + lastUnplanned + " allocations the plan did not have)";
     }
-    MemoryPlan plan = lastMade;
+    AllocationPlan plan = lastMade;
     if (plan == null) return "memory: not planned yet (planned on the first call with grad off)";
     return String.format(java.util.Locale.ROOT, "memory: arena %s in %d arrays for %d intermediates of %s%s",
         bytes(plan.arenaBytes()), plan.arrays(), plan.allocations(), bytes(plan.plannedBytes()),

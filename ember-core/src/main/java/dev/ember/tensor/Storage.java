@@ -36,7 +36,7 @@ public final class Storage {
   /** Set when the buffer went back to its scope's pool: every access throws from then on. */
   private boolean released;
   private boolean fromPool;
-  /** Set for a buffer of a {@link MemoryPlan} (for the message of a use after its release). */
+  /** Set for a buffer of a {@link AllocationPlan} (for the message of a use after its release). */
   private boolean planned;
   /** Computes the F32 array on first access, then is null (see {@link Deferred}). */
   private volatile Deferred deferred;
@@ -125,8 +125,8 @@ public final class Storage {
           + " do not fit in one CPU buffer (max " + (Integer.MAX_VALUE - 64) + ")");
     }
     int n = (int) size;
-    if (MemoryPlan.installed != 0) { // a compiled run's planned buffers (one static read when none anywhere)
-      Storage st = MemoryPlan.allocate(dtype, n, zero);
+    if (AllocationPlan.installed != 0) { // a compiled run's planned buffers (one static read when none anywhere)
+      Storage st = AllocationPlan.allocate(dtype, n, zero);
       if (st != null) return st;
     }
     MemoryScope scope = MemoryScope.current();
@@ -151,7 +151,7 @@ public final class Storage {
     return of(dtype, n, newArray(dtype, n));
   }
 
-  /** A storage around an array of a {@link MemoryPlan}: no scope owns it, the plan reuses the array. */
+  /** A storage around an array of a {@link AllocationPlan}: no scope owns it, the plan reuses the array. */
   static Storage planned(DType dtype, int n, Object array) {
     Storage st = of(dtype, n, array);
     st.planned = true;

@@ -21,10 +21,10 @@ import java.util.Map;
  *
  * <p>With no plan installed on any thread, {@link Storage}'s allocation pays one read of a static field.
  */
-public final class MemoryPlan {
+public final class AllocationPlan {
   /** Number of plans installed on all threads: allocation reads only this when none is. */
   static volatile int installed;
-  private static final ThreadLocal<MemoryPlan> CURRENT = new ThreadLocal<>();
+  private static final ThreadLocal<AllocationPlan> CURRENT = new ThreadLocal<>();
 
   private boolean recording = true;
   private final List<Storage> recorded = new ArrayList<>();
@@ -53,13 +53,13 @@ public final class MemoryPlan {
   private int arrayCount;
 
   /** A plan that records the next run it is installed for. */
-  public MemoryPlan() {}
+  public AllocationPlan() {}
 
   /** Installs this plan on the current thread until the returned scope closes. */
   public Scope install() {
-    MemoryPlan previous = CURRENT.get();
+    AllocationPlan previous = CURRENT.get();
     CURRENT.set(this);
-    synchronized (MemoryPlan.class) {
+    synchronized (AllocationPlan.class) {
       installed++;
     }
     if (!recording) {
@@ -78,10 +78,10 @@ public final class MemoryPlan {
 
   /** Closing it restores the plan installed before (if any). */
   public static final class Scope implements AutoCloseable {
-    private final MemoryPlan previous;
+    private final AllocationPlan previous;
     private boolean closed;
 
-    private Scope(MemoryPlan previous) {
+    private Scope(AllocationPlan previous) {
       this.previous = previous;
     }
 
@@ -91,7 +91,7 @@ public final class MemoryPlan {
       closed = true;
       if (previous == null) CURRENT.remove();
       else CURRENT.set(previous);
-      synchronized (MemoryPlan.class) {
+      synchronized (AllocationPlan.class) {
         installed--;
       }
     }
@@ -131,7 +131,7 @@ public final class MemoryPlan {
    * it afterwards throws), so it never shows another call's values.
    */
   public void finishRecording(Storage[] outputs, int[] lastUse, Storage result, boolean reuseResult) {
-    if (!recording) throw new IllegalStateException("MemoryPlan.finishRecording: the plan has already been made");
+    if (!recording) throw new IllegalStateException("AllocationPlan.finishRecording: the plan has already been made");
     int count = recorded.size();
     IdentityHashMap<Storage, Integer> index = new IdentityHashMap<>();
     for (int k = 0; k < count; k++) index.put(recorded.get(k), k);
@@ -243,7 +243,7 @@ public final class MemoryPlan {
 
   /** The buffer for an allocation on this thread, or null to allocate as usual (for {@link Storage}). */
   static Storage allocate(DType dtype, int n, boolean zero) {
-    MemoryPlan p = CURRENT.get();
+    AllocationPlan p = CURRENT.get();
     return p == null ? null : p.serve(dtype, n, zero);
   }
 

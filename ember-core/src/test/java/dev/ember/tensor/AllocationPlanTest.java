@@ -10,14 +10,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
 
-class MemoryPlanTest {
+class AllocationPlanTest {
   /**
    * Three steps of one [10] buffer each: step 1 reads step 0's, step 2 reads step 1's; step 0's is dead after step 1,
    * so step 2 reuses its array. Returns the three buffers of the run.
    */
-  private static Storage[] run(MemoryPlan plan, int thirdSize) {
+  private static Storage[] run(AllocationPlan plan, int thirdSize) {
     Storage[] out = new Storage[3];
-    try (MemoryPlan.Scope s = plan.install()) {
+    try (AllocationPlan.Scope s = plan.install()) {
       for (int i = 0; i < 3; i++) {
         plan.step(i);
         out[i] = Storage.allocate(DType.F32, i == 2 ? thirdSize : 10);
@@ -27,8 +27,8 @@ class MemoryPlanTest {
     return out;
   }
 
-  private static MemoryPlan recorded(boolean reuseResult) {
-    MemoryPlan plan = new MemoryPlan();
+  private static AllocationPlan recorded(boolean reuseResult) {
+    AllocationPlan plan = new AllocationPlan();
     Storage[] st = run(plan, 10);
     plan.finishRecording(st, new int[] {1, 2, 3}, st[2], reuseResult);
     return plan;
@@ -36,7 +36,7 @@ class MemoryPlanTest {
 
   @Test
   void buffersWhoseLifetimesDoNotOverlapShareAnArray() {
-    MemoryPlan plan = recorded(true);
+    AllocationPlan plan = recorded(true);
     assertEquals(2, plan.arrays());
     assertEquals(80, plan.arenaBytes());
     assertEquals(120, plan.plannedBytes());
@@ -51,7 +51,7 @@ class MemoryPlanTest {
 
   @Test
   void theResultIsAllocatedAsUsualUnlessReused() {
-    MemoryPlan plan = recorded(false);
+    AllocationPlan plan = recorded(false);
     Storage[] a = run(plan, 10);
     Storage[] b = run(plan, 10);
     assertTrue(plan.servedAll());
@@ -62,14 +62,14 @@ class MemoryPlanTest {
 
   @Test
   void aMismatchAllocatesAsUsualFromThere() {
-    MemoryPlan plan = recorded(true);
+    AllocationPlan plan = recorded(true);
     Storage[] a = run(plan, 11);
     assertFalse(plan.servedAll());
     assertTrue(plan.mismatched()); // allocated as usual, so step 2's output is not the buffer planned for it
     assertEquals(11, a[2].size());
     assertNotSame(a[0].floats(), a[2].floats());
     // a step whose output is not the buffer planned for it: the rest of the run is not served
-    try (MemoryPlan.Scope s = plan.install()) {
+    try (AllocationPlan.Scope s = plan.install()) {
       plan.step(0);
       Storage first = Storage.allocate(DType.F32, 10);
       plan.checkOutput(0, Storage.wrap(new float[10]));
@@ -82,15 +82,15 @@ class MemoryPlanTest {
 
   @Test
   void aStepsAllocationsMayComeInAnotherOrderOrBeFewer() {
-    MemoryPlan plan = new MemoryPlan();
+    AllocationPlan plan = new AllocationPlan();
     Storage out;
-    try (MemoryPlan.Scope s = plan.install()) {
+    try (AllocationPlan.Scope s = plan.install()) {
       plan.step(0);
       Storage.allocate(DType.F32, 10); // a temporary
       out = Storage.allocate(DType.F32, 20);
     }
     plan.finishRecording(new Storage[] {out}, new int[] {1}, out, true);
-    try (MemoryPlan.Scope s = plan.install()) {
+    try (AllocationPlan.Scope s = plan.install()) {
       plan.step(0);
       out = Storage.allocate(DType.F32, 20);
       Storage temp = Storage.allocate(DType.F32, 10);
@@ -98,7 +98,7 @@ class MemoryPlanTest {
       plan.checkOutput(0, out);
     }
     assertTrue(plan.servedAll());
-    try (MemoryPlan.Scope s = plan.install()) { // the temporary allocated elsewhere (another thread) this time
+    try (AllocationPlan.Scope s = plan.install()) { // the temporary allocated elsewhere (another thread) this time
       plan.step(0);
       out = Storage.allocate(DType.F32, 20);
       plan.checkOutput(0, out);
@@ -109,7 +109,7 @@ class MemoryPlanTest {
 
   @Test
   void zeroedAllocationsAreZeroedAndNoScopeTakesPlannedBuffers() {
-    MemoryPlan plan = recorded(false);
+    AllocationPlan plan = recorded(false);
     Storage[] a = run(plan, 10);
     a[0].floats()[3] = 5f;
     try (MemoryScope scope = MemoryScope.open()) {
