@@ -240,8 +240,9 @@ final class GraphExecutor {
     }
     AllocationPlan plan = lastMade;
     if (plan == null) return "memory: not planned yet (planned on the first call with grad off)";
-    return String.format(java.util.Locale.ROOT, "memory: arena %s in %d arrays for %d intermediates of %s%s",
-        bytes(plan.arenaBytes()), plan.arrays(), plan.allocations(), bytes(plan.plannedBytes()),
+    return String.format(java.util.Locale.ROOT, "memory: arena %s in %d array%s for %d buffers of %s%s",
+        bytes(plan.arenaBytes()), plan.arrays(), plan.arrays() == 1 ? "" : "s", plan.allocations(),
+        bytes(plan.plannedBytes()),
         reuseOutput ? " (the output's buffer reused)" : "");
   }
 

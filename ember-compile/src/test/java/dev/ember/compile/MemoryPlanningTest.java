@@ -112,7 +112,7 @@ class MemoryPlanningTest {
       assertBitwise(layer.call(x), c.call(x)); // grad on: the tape, no plan
     }
     String explain = c.explain();
-    assertTrue(explain.matches("(?s).*memory: arena [0-9.]+ KiB in \\d+ arrays for \\d+ intermediates of [0-9.]+ KiB.*"),
+    assertTrue(explain.matches("(?s).*memory: arena [0-9.]+ KiB in \\d+ arrays for \\d+ buffers of [0-9.]+ KiB.*"),
         explain);
   }
 }

@@ -231,9 +231,12 @@ public final class AllocationPlan {
     return plannedBytes;
   }
 
-  /** Number of planned allocations of a run. */
+  /** Number of planned allocations of a run (its result's not among them unless it is reused). */
   public int allocations() {
-    return sizes == null ? recorded.size() : sizes.length;
+    if (arrays == null) return 0;
+    int n = 0;
+    for (Object a : arrays) if (a != null) n++;
+    return n;
   }
 
   /** Number of arrays the plan holds. */
