@@ -36,6 +36,8 @@ public final class CompiledModule extends Module {
   private int[] lastShape;
   private DType lastDtype;
   private boolean lastTraining;
+  private boolean planMemory = true;
+  private boolean reuseOutput;
 
   CompiledModule(Module module, List<Pass> passes) {
     this(module, passes, "");
@@ -82,11 +84,44 @@ public final class CompiledModule extends Module {
     return this;
   }
 
+  /**
+   * Whether inference calls (grad off) run under a memory plan, so that a call allocates no tensor memory but its
+   * result (default: on); see {@link #reuseOutput}.
+   *
+   * @return this
+   */
+  public CompiledModule planMemory(boolean on) {
+    planMemory = on;
+    for (Plan p : plans.values()) if (p instanceof GraphPlan g) g.executor().planning(on);
+    return this;
+  }
+
+  /**
+   * Whether an inference call's result is written into a buffer of the memory plan too (default: off), so that a
+   * call allocates no tensor memory at all. The result is then valid until the next call: that call releases it,
+   * and using it afterwards throws an {@link IllegalStateException} (copy it with {@code clone()} to keep it).
+   *
+   * @return this
+   */
+  public CompiledModule reuseOutput(boolean on) {
+    reuseOutput = on;
+    for (Plan p : plans.values()) if (p instanceof GraphPlan g) g.executor().reuseOutput(on);
+    return this;
+  }
+
+  private GraphExecutor executor(Graph g) {
+    GraphExecutor e = new GraphExecutor(g);
+    e.planning(planMemory);
+    e.reuseOutput(reuseOutput);
+    return e;
+  }
+
   /** How one signature runs. */
   private sealed interface Plan permits GraphPlan, EagerPlan, SplitPlan {}
 
   /** A graph as traced and after the passes, with the nanoseconds the trace (an eager call) and the passes took. */
-  private record GraphPlan(Graph traced, Graph graph, long traceNanos, long passNanos) implements Plan {
+  private record GraphPlan(Graph traced, Graph graph, long traceNanos, long passNanos, GraphExecutor executor)
+      implements Plan {
     /** The traced size of dim d of the input. */
     int tracedSize(int d) {
       return traced.inputs().get(0).shape()[d];
@@ -116,7 +151,7 @@ public final class CompiledModule extends Module {
     boolean training = module.isTraining();
     GraphPlan last = lastPlan;
     if (last != null && x.dtype() == lastDtype && training == lastTraining && Arrays.equals(x.shapeRef(), lastShape)) {
-      return last.graph().run(x);
+      return last.executor().run(x);
     }
     Signature sig = Signature.of(x, training, batchDim);
     Plan plan = plans.get(sig);
@@ -137,7 +172,7 @@ public final class CompiledModule extends Module {
         lastShape = x.shape();
         lastDtype = x.dtype();
         lastTraining = training;
-        yield g.graph().run(x);
+        yield g.executor().run(x);
       }
       case EagerPlan e -> module.call(x);
       case SplitPlan s -> {
@@ -157,7 +192,7 @@ public final class CompiledModule extends Module {
         Graph generic = BatchGeneralization.generalize(first.graph(), first.tracedSize(batchDim), g2.graph(),
             x.shapeRef()[batchDim]);
         plans.put(sig, new GraphPlan(first.traced(), generic, first.traceNanos() + g2.traceNanos(),
-            first.passNanos() + g2.passNanos()));
+            first.passNanos() + g2.passNanos(), executor(generic)));
         return;
       } catch (BatchGeneralization.NotGeneric e) {
         reason = e.getMessage();
@@ -178,7 +213,7 @@ public final class CompiledModule extends Module {
       long t0 = System.nanoTime();
       Graph g = r.graph();
       for (Pass p : passes) g = p.run(g);
-      return new GraphPlan(r.graph(), g, traceNanos, System.nanoTime() - t0);
+      return new GraphPlan(r.graph(), g, traceNanos, System.nanoTime() - t0, executor(g));
     }
     List<GraphBreak> breaks = r.breaks().isEmpty()
         ? List.of(new GraphBreak("output", "the forward's result was not computed by traced ops", where))
@@ -189,6 +224,8 @@ public final class CompiledModule extends Module {
         CompiledModule child = new CompiledModule(e.getValue(), passes,
             where.isEmpty() ? e.getKey() : where + "." + e.getKey());
         child.batchDim = batchDim;
+        child.planMemory = planMemory;
+        child.reuseOutput = reuseOutput;
         children.add(child);
       }
       return new SplitPlan(children, breaks);
@@ -254,7 +291,8 @@ public final class CompiledModule extends Module {
       switch (e.getValue()) {
         case GraphPlan g -> sb.append(g.generic() ? "1 graph for every batch size, " : "1 graph, ").append(g.traced().opCount()).append(" ops traced, ")
             .append(g.graph().opCount()).append(" after passes (trace ").append(millis(g.traceNanos()))
-            .append(" ms, passes ").append(millis(g.passNanos())).append(" ms)\n");
+            .append(" ms, passes ").append(millis(g.passNanos())).append(" ms)\n").append(indent).append("  ")
+            .append(g.executor().memory()).append('\n');
         case EagerPlan x -> {
           sb.append("eager (").append(x.breaks().size()).append(" graph break").append(x.breaks().size() == 1 ? "" : "s")
               .append(")\n");

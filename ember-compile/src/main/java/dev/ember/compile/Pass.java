@@ -25,12 +25,12 @@ public interface Pass {
   }
 
   /**
-   * The default pipeline, bitwise: simplification, constant folding, common subexpressions, dead code, fusion of
-   * elementwise chains.
+   * The default pipeline, bitwise: simplification, constant folding, common subexpressions, GEMM epilogue fusion,
+   * dead code, fusion of elementwise chains.
    */
   static java.util.List<Pass> defaults() {
     return java.util.List.of(new AlgebraicSimplification(), new ConstantFolding(),
-        new CommonSubexpressionElimination(), new DeadCodeElimination(),
+        new CommonSubexpressionElimination(), new EpilogueFusion(), new DeadCodeElimination(),
         new ElementwiseFusion());
   }
 }

@@ -36,6 +36,18 @@ public interface Backend {
   void binary(BinaryOp op, View a, View b, View out);
 
   /**
+   * The elementwise epilogue of a product z (a GEMM's output): {@code a = act(z)} (skipped when {@code act} is null,
+   * a is then z), then {@code out = a + residual} (skipped when {@code residual} is null). All views have z's shape
+   * and floating dtype; a may be z and out may be a (written in place). Every element has the bits {@link #unary}
+   * and {@link #binary} ADD give it, in that order; a backend that can runs both on one block of elements at a time,
+   * while it is in cache. This default runs them one after the other on the whole tensor.
+   */
+  default void epilogue(UnaryOp act, double param, View z, View a, View residual, View out) {
+    if (act != null) unary(act, param, z, a);
+    if (residual != null) binary(BinaryOp.ADD, act != null ? a : z, residual, out);
+  }
+
+  /**
    * dst = src converted to dst's dtype, same shape. A device backend's copy also moves data between the host and
    * its device: one of src and dst may be a CPU view.
    */

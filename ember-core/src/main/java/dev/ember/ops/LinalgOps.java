@@ -5,11 +5,13 @@ import static dev.ember.ops.DTypePolicy.FLOATING_ONLY;
 import static dev.ember.ops.DTypePolicy.PROMOTED;
 import static dev.ember.ops.OpDef.of;
 import static dev.ember.ops.Reads.INPUTS;
+import static dev.ember.ops.Reads.INPUTS_AND_OUTPUT;
 
 import dev.ember.amp.Autocast;
 import dev.ember.autograd.Autograd;
 import dev.ember.autograd.Grad;
 import dev.ember.backend.Backend;
+import dev.ember.backend.UnaryOp;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Device;
@@ -33,7 +35,9 @@ public final class LinalgOps {
   static final OpDef ADDMM = of("addmm", 3, PROMOTED, INPUTS);
   static final OpDef LINEAR = of("linear", 3, FLOATING_ONLY, INPUTS);
   static final OpDef DOT = of("dot", 2, PROMOTED, INPUTS);
-  static final List<OpDef> DEFINITIONS = List.of(MATMUL, BMM, OUTER, ADDMM, LINEAR, DOT);
+  /** linear, then an activation and/or a residual add, as one op (a compiler's GEMM epilogue). */
+  static final OpDef LINEAR_EPILOGUE = of("linear_epilogue", 4, FLOATING_ONLY, INPUTS_AND_OUTPUT);
+  static final List<OpDef> DEFINITIONS = List.of(MATMUL, BMM, OUTER, ADDMM, LINEAR, DOT, LINEAR_EPILOGUE);
 
   private static void checkFloat(String op, Tensor a, Tensor b) {
     if (a.device() != b.device()) { // no 0-d exception: matmul has no scalar operand
@@ -382,6 +386,94 @@ public final class LinalgOps {
     backend.matmul(Views.batchOfOne(gemmOperand(backend, a)), Views.batchOfOne(gemmOperand(backend, b)),
         Views.batchOfOne(out), bias != null);
     return out;
+  }
+
+  /** The activations {@link #linearEpilogue} applies. */
+  private static final java.util.Set<UnaryOp> EPILOGUE_ACTIVATIONS = java.util.EnumSet.of(UnaryOp.RELU, UnaryOp.GELU,
+      UnaryOp.GELU_TANH, UnaryOp.SILU, UnaryOp.TANH, UnaryOp.SIGMOID, UnaryOp.LEAKY_RELU);
+
+  /** Whether {@link #linearEpilogue} takes {@code op} as its activation. */
+  public static boolean isEpilogueActivation(UnaryOp op) {
+    return EPILOGUE_ACTIVATIONS.contains(op);
+  }
+
+  /**
+   * {@code act(linear(x, weight, bias)) + residual} as one op, with the bits of those ops run in turn (a graph
+   * compiler's GEMM epilogue): the GEMM starts from the bias as linear's does, then the activation and the residual
+   * add run on one block of the product at a time ({@link Backend#epilogue}), in place in the product unless the
+   * backward needs the values they overwrite. One buffer instead of three, and the product is read once more
+   * instead of three times. x is [..., in], weight [out, in], bias [out] or null; {@code activation} is null (none)
+   * or one of relu, gelu, gelu tanh, silu, tanh, sigmoid, leaky relu ({@code param} its negative slope);
+   * {@code residual} is null or of the output's shape and dtype. Its backward is the activation's rule, then
+   * linear's. Half operands, and calls under autocast, run the three ops themselves.
+   *
+   * @throws dev.ember.tensor.TensorArgumentException for another activation, shapes linear does not take, or a
+   *     residual of another shape, dtype or device than the output
+   */
+  public static Tensor linearEpilogue(Tensor x, Tensor weight, Tensor bias, UnaryOp activation, double param,
+      Tensor residual) {
+    Tensor out = linearEpilogueUntraced(x, weight, bias, activation, param, residual);
+    return Tracing.active() ? Tracing.op(LINEAR_EPILOGUE.name(), out, new Tensor[] {x, weight, bias, residual},
+        new Object[] {"activation", activation == null ? "none" : Unary.of(activation).def().name(), "param", param},
+        in -> linearEpilogue(in[0], in[1], in[2], activation, param, in[3])) : out;
+  }
+
+  private static Tensor linearEpilogueUntraced(Tensor x, Tensor weight, Tensor bias, UnaryOp activation, double param,
+      Tensor residual) {
+    String op = LINEAR_EPILOGUE.name();
+    if (activation != null && !EPILOGUE_ACTIVATIONS.contains(activation)) {
+      throw Check.fail(op, "activation must be one of " + EPILOGUE_ACTIVATIONS + ", got " + activation, "x", x);
+    }
+    checkFloat(op, x, weight);
+    if (x.dim() < 1 || weight.dim() != 2 || x.shapeRef()[x.dim() - 1] != weight.shapeRef()[1]) {
+      throw Check.fail(op, "expects x [..., in] and weight [out, in]", "x", x, "weight", weight);
+    }
+    int outF = weight.shapeRef()[0];
+    if (bias != null && (bias.dim() != 1 || bias.shapeRef()[0] != outF)) {
+      throw Check.fail(op, "bias must be [out_features] = [" + outF + "]", "bias", bias, "weight", weight);
+    }
+    int[] shape = x.shape();
+    shape[shape.length - 1] = outF;
+    if (residual != null && (!Arrays.equals(residual.shapeRef(), shape) || residual.dtype() != x.dtype()
+        || residual.device() != x.device())) {
+      throw Check.fail(op, "residual must be a " + x.dtype().torchName() + " tensor of the output's shape "
+          + Arrays.toString(shape) + " on " + x.device(), "x", x, "weight", weight, "residual", residual);
+    }
+    if (Autocast.dtype() != null || x.dtype().isHalf()) { // the ops themselves: their casts and roundings
+      Tensor y = linearOfCheckedShapesUntraced(x, weight, bias);
+      if (activation != null) y = Unary.of(activation).apply(y, param);
+      return residual == null ? y : y.add(residual);
+    }
+    if (bias != null && bias.device() != x.device()) {
+      throw Check.fail(op, "tensors are on different devices (" + x.device() + " vs " + bias.device() + ")",
+          "x", x, "bias", bias);
+    }
+    Tensor x2 = x.dim() == 2 ? x : x.reshape(-1, weight.shapeRef()[1]);
+    int m = x2.shapeRef()[0];
+    Tensor biasT = bias == null ? null : bias.to(computeDtype(x, weight));
+    Tensor res2; // the kernel's view; the node records the residual itself, whose gradient arrives as eager's add gives it
+    try (Grad ignored = Grad.off()) {
+      res2 = residual == null || residual.dim() == 2 ? residual : residual.reshape(m, outF);
+    }
+    boolean needGrad = Grad.enabled() && (x2.requiresGrad() || weight.requiresGrad()
+        || (biasT != null && biasT.requiresGrad()) || (residual != null && residual.requiresGrad()));
+    Unary act = activation == null ? null : Unary.of(activation);
+    Tensor z = product(x2, Views.transpose(weight, 0, 1), biasT, m, outF);
+    // in place unless the backward reads what would be overwritten: the product (the activation's input), or the
+    // activation's output under the residual sum
+    Tensor a = act == null ? z : needGrad ? z.newEmpty(z.shapeRef()) : z;
+    Tensor y = residual == null ? a : needGrad && act != null && act.def().reads().output() ? a.newEmpty(a.shapeRef()) : a;
+    if (act != null || residual != null) ElementwiseOps.backend(y).epilogue(activation, param, z, a, res2, y);
+    Tensor out = Autograd.record(op, y, (ctx, g) -> {
+      Tensor gz = g;
+      if (act != null) gz = act.gradient(param, z, y == a ? ctx.out() : a, g);
+      return new Tensor[] {
+          ctx.edgeNeeded(0) ? mm(gz, ctx.in(1)).to(ctx.in(0).dtype()) : null,
+          ctx.edgeNeeded(1) ? weightGrad(gz, ctx.in(0), ctx.in(1)) : null,
+          ctx.edgeNeeded(2) ? gz.sumTo(new int[] {outF}) : null,
+          ctx.edgeNeeded(3) ? g.reshape(shape) : null};
+    }, new Tensor[] {x2, weight, biasT, residual});
+    return x.dim() == 2 ? out : out.reshape(shape);
   }
 
   /** A half linear's bias in F32, after rounding to x's half dtype (the dtype it would have in torch). */

@@ -125,6 +125,15 @@ public enum Unary {
     return def;
   }
 
+  /**
+   * This op's gradient, as its own backward computes it: x is its input and out its output (each passed on only if
+   * the backward reads it), g the upstream gradient. For an op fused with another (a GEMM epilogue), whose backward
+   * must give the bits of the two ops' backwards in turn.
+   */
+  Tensor gradient(double param, Tensor x, Tensor out, Tensor g) {
+    return rule.grad(param, def.reads().input() ? x : null, def.reads().output() ? out : null, g);
+  }
+
   /** The definition of a backend primitive. */
   static Unary of(UnaryOp op) {
     return BY_PRIMITIVE[op.ordinal()];

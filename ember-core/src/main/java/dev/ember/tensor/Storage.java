@@ -36,6 +36,8 @@ public final class Storage {
   /** Set when the buffer went back to its scope's pool: every access throws from then on. */
   private boolean released;
   private boolean fromPool;
+  /** Set for a buffer of a {@link AllocationPlan} (for the message of a use after its release). */
+  private boolean planned;
   /** Computes the F32 array on first access, then is null (see {@link Deferred}). */
   private volatile Deferred deferred;
   /** The device memory of a storage on a device other than the CPU (then every array is null), else null. */
@@ -123,6 +125,10 @@ public final class Storage {
           + " do not fit in one CPU buffer (max " + (Integer.MAX_VALUE - 64) + ")");
     }
     int n = (int) size;
+    if (AllocationPlan.installed != 0) { // a compiled run's planned buffers (one static read when none anywhere)
+      Storage st = AllocationPlan.allocate(dtype, n, zero);
+      if (st != null) return st;
+    }
     MemoryScope scope = MemoryScope.current();
     if (scope != null) return scope.allocate(dtype, n, zero);
     return fresh(dtype, n);
@@ -143,6 +149,18 @@ public final class Storage {
   /** A fresh zero-filled array of n elements of dtype, unowned. */
   static Storage fresh(DType dtype, int n) {
     return of(dtype, n, newArray(dtype, n));
+  }
+
+  /** A storage around an array of a {@link AllocationPlan}: no scope owns it, the plan reuses the array. */
+  static Storage planned(DType dtype, int n, Object array) {
+    Storage st = of(dtype, n, array);
+    st.planned = true;
+    return st;
+  }
+
+  /** Releases a planned buffer whose array the plan hands out again: every later access throws. */
+  void releasePlanned() {
+    release();
   }
 
   /** A storage around a pooled array (zero-filled by the pool) owned by {@code scope}. */
@@ -279,6 +297,11 @@ public final class Storage {
   }
 
   private IllegalStateException releasedError() {
+    if (planned) {
+      return new IllegalStateException("storage of " + size + " " + dtype.torchName() + " elements was the result of"
+          + " a compiled call whose buffer the next call writes again (the module reuses its output buffer); copy"
+          + " the result (clone()) to keep it past the next call");
+    }
     return new IllegalStateException("storage of " + size + " " + dtype.torchName() + " elements was released when "
         + "the MemoryScope that created it closed; a tensor used after its scope must be kept (MemoryScope.keep) "
         + "or created outside the scope");

@@ -2,6 +2,7 @@ package dev.ember.ops;
 
 import static dev.ember.ops.OpInfo.op;
 
+import dev.ember.backend.UnaryOp;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Tensor;
 import dev.ember.testing.Arr;
@@ -15,6 +16,11 @@ final class StructureEntries {
 
   private static Tensor longs(int[] shape, long... v) {
     return Tensor.of(v, shape);
+  }
+
+  /** x W^T + b for inputs bias, x, weight (linear's entry order). */
+  private static Arr linearRef(List<Arr> l) {
+    return Ref.zip(Ref.matmul(l.get(1), Ref.permute(l.get(2), 1, 0)), l.get(0), Double::sum);
   }
 
   private static Arr arr(Tensor t) {
@@ -64,6 +70,37 @@ final class StructureEntries {
     t.add(op("linear_nobias").def("linear").binary((x, w) -> LinalgOps.linear(x, w, null))
         .ref(l -> Ref.matmul(l.get(0), Ref.permute(l.get(1), 1, 0)))
         .shapes("[3, 4] x [5, 4]", "[2, 0] x [3, 0]"));
+    // linear_epilogue: act(x W^T + b) + residual; inputs bias, x, weight, residual as linear's entry orders them
+    t.add(op("linear_epilogue").fn(l -> LinalgOps.linearEpilogue(l.get(1), l.get(2), l.get(0), UnaryOp.TANH, 0, l.get(3)))
+        .ref(l -> Ref.zip(Ref.map(linearRef(l), Math::tanh), l.get(3), Double::sum))
+        .shapes("[5] x [3, 4] x [5, 4] x [3, 5]", "[19] x [17, 33] x [19, 33] x [17, 19]", "[4] x [2, 3, 6] x [4, 6] x [2, 3, 4]")
+        .error(l -> LinalgOps.linearEpilogue(l.get(1), l.get(2), l.get(0), UnaryOp.EXP, 0, l.get(3)),
+            "[5] x [3, 4] x [5, 4] x [3, 5]", "linear_epilogue: activation must be one of [TANH, SIGMOID, RELU, LEAKY_RELU,"
+            + " GELU, GELU_TANH, SILU], got EXP: x=[3, 4]")
+        .error("[5] x [3, 4] x [5, 4] x [3, 4]", "linear_epilogue: residual must be a float32 tensor of the output's"
+            + " shape [3, 5] on cpu: x=[3, 4], weight=[5, 4], residual=[3, 4]")
+        .error("[5] x [3, 4] x [5, 3] x [3, 5]", "linear_epilogue: expects x [..., in] and weight [out, in]: x=[3, 4],"
+            + " weight=[5, 3]"));
+    t.add(op("linear_epilogue_silu").def("linear_epilogue")
+        .fn(l -> LinalgOps.linearEpilogue(l.get(1), l.get(2), l.get(0), UnaryOp.SILU, 0, null))
+        .ref(l -> Ref.map(linearRef(l), v -> v / (1 + Math.exp(-v)))).shapes("[5] x [3, 4] x [5, 4]"));
+    t.add(op("linear_epilogue_sigmoid").def("linear_epilogue")
+        .fn(l -> LinalgOps.linearEpilogue(l.get(1), l.get(2), l.get(0), UnaryOp.SIGMOID, 0, l.get(3)))
+        .ref(l -> Ref.zip(Ref.map(linearRef(l), v -> 1 / (1 + Math.exp(-v))), l.get(3), Double::sum))
+        .shapes("[5] x [3, 4] x [5, 4] x [3, 5]"));
+    t.add(op("linear_epilogue_gelu").def("linear_epilogue")
+        .fn(l -> LinalgOps.linearEpilogue(l.get(1), l.get(2), l.get(0), UnaryOp.GELU, 0, l.get(3)))
+        .ref(l -> Ref.zip(Ref.map(linearRef(l), v -> 0.5 * v * (1 + Ref.erf(v / Math.sqrt(2)))), l.get(3), Double::sum))
+        .shapes("[5] x [3, 4] x [5, 4] x [3, 5]").domain(-0.7, 0.7)); // |x W^T + b| within gelu's own [-3, 3]
+    t.add(op("linear_epilogue_gelu_tanh").def("linear_epilogue")
+        .fn(l -> LinalgOps.linearEpilogue(l.get(1), l.get(2), l.get(0), UnaryOp.GELU_TANH, 0, null))
+        .ref(l -> Ref.map(linearRef(l),
+            v -> 0.5 * v * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (v + 0.044715 * v * v * v)))))
+        .shapes("[5] x [3, 4] x [5, 4]"));
+    t.add(op("linear_epilogue_residual").def("linear_epilogue")
+        .fn(l -> LinalgOps.linearEpilogue(l.get(0), l.get(1), null, null, 0, l.get(2)))
+        .ref(l -> Ref.zip(Ref.matmul(l.get(0), Ref.permute(l.get(1), 1, 0)), l.get(2), Double::sum))
+        .shapes("[3, 4] x [5, 4] x [3, 5]"));
     t.add(op("dot").binary(LinalgOps::dot).ref(l -> Ref.matmul(l.get(0), l.get(1))).shapes("[5] x [5]", "[0] x [0]"));
 
     // ---------------------------------------------------------------- movement

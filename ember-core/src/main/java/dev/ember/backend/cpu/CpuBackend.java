@@ -276,6 +276,49 @@ public final class CpuBackend implements Backend {
     }
   }
 
+  /**
+   * Activation then residual add on one block of {@link #EPILOGUE_BLOCK} elements at a time (in parallel over the
+   * blocks), so that the add reads the activation's result from L1 rather than memory: for contiguous float32
+   * views. The blocks start at multiples of every vector length, as the chunks of {@link #unary} do, so each
+   * element goes through the same vector or scalar path as there and has its bits. Other layouts and dtypes take
+   * the two whole-tensor passes.
+   */
+  @Override
+  public void epilogue(UnaryOp op, double param, View z, View a, View residual, View out) {
+    boolean f32 = z.dtype() == DType.F32 && a.dtype() == DType.F32 && z.isContiguous() && a.isContiguous()
+        && (residual == null || residual.dtype() == DType.F32 && residual.isContiguous() && out.dtype() == DType.F32
+        && out.isContiguous());
+    if (!f32 || op == null) {
+      Backend.super.epilogue(op, param, z, a, residual, out);
+      return;
+    }
+    int n = (int) z.numel();
+    float[] za = z.storage().floats();
+    float[] aa = a.storage().floats();
+    float[] ra = residual == null ? null : residual.storage().floats();
+    float[] oa = residual == null ? null : out.storage().floats();
+    float p = (float) param;
+    int zo = z.offset();
+    int ao = a.offset();
+    int ro = residual == null ? 0 : residual.offset();
+    int oo = residual == null ? 0 : out.offset();
+    int blocks = (n + EPILOGUE_BLOCK - 1) / EPILOGUE_BLOCK;
+    java.util.function.IntConsumer block = t -> {
+      int e0 = t * EPILOGUE_BLOCK;
+      int len = Math.min(n, e0 + EPILOGUE_BLOCK) - e0;
+      k.unary(op, p, za, zo + e0, aa, ao + e0, len);
+      if (ra != null) k.binary(BinaryOp.ADD, aa, ao + e0, ra, ro + e0, oa, oo + e0, len);
+    };
+    if (n < PARALLEL_MIN) {
+      for (int t = 0; t < blocks; t++) block.accept(t);
+    } else {
+      Parallel.forEach(blocks, block);
+    }
+  }
+
+  /** Elements of one epilogue block: 32 KiB of float32, a multiple of every vector length. */
+  static final int EPILOGUE_BLOCK = 1 << 13;
+
   @Override
   public void unaryBackward(UnaryOp op, View g, View ref, View out) {
     ScalarKernels.requireFusedBackward(op);
