@@ -1,0 +1,271 @@
+package dev.ember.distributed;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
+
+/**
+ * The sockets of one process in a group of {@code world >= 2}: a ring (a connection to the next rank,
+ * written only, and one from the previous rank, read only) and the control connections left over from
+ * the rendezvous (rank 0 holds one to every other rank, the others one to rank 0). Everything is
+ * non-blocking and driven by one {@link Selector}, so that a send and a receive progress together
+ * (no deadlock when both exceed the socket buffers), a timeout is a {@code select} that returns empty,
+ * and a peer's death is seen while waiting on anyone.
+ *
+ * <p>Every message on the ring is a 16-byte header (collective code, call number, payload bytes, zero) and
+ * its payload; the receiver checks the header against what it expects, so ranks that disagree about
+ * the collective fail with {@link CollectiveMismatchException} instead of reading garbage.
+ *
+ * <p>Control messages are 8 bytes (type, rank): {@code BYE} says a rank closed its group on purpose;
+ * {@code DEAD} is sent by rank 0 to everyone when a rank's control connection ends without {@code BYE}
+ * (its process died), so that every rank, not only the dead one's neighbours, names it.
+ */
+final class Wire implements AutoCloseable {
+  static final int HEADER = 16;
+  static final int BYE = 1;
+  static final int DEAD = 2;
+  static final int ALLREDUCE = 1;
+  static final int BROADCAST = 2;
+  static final int ALLGATHER = 3;
+  static final int BARRIER = 4;
+  /** How long a rank that lost a ring neighbour waits for rank 0 to say which rank died. */
+  private static final long GRACE_NANOS = 1_000_000_000L;
+
+  final int rank;
+  final int world;
+  final long timeoutNanos;
+  private final SocketChannel next;
+  private final SocketChannel prev;
+  private final Selector selector;
+  private final SelectionKey nextKey;
+  private final SelectionKey prevKey;
+  /** Control connections: at index r the one to rank r (rank 0: every other rank; others: only index 0). */
+  private final SocketChannel[] control;
+  private final ByteBuffer[] controlIn;
+  private final boolean[] left;
+
+  Wire(int rank, int world, long timeoutNanos, SocketChannel next, SocketChannel prev, SocketChannel[] control)
+      throws IOException {
+    this.rank = rank;
+    this.world = world;
+    this.timeoutNanos = timeoutNanos;
+    this.next = next;
+    this.prev = prev;
+    this.control = control;
+    this.controlIn = new ByteBuffer[world];
+    this.left = new boolean[world];
+    this.selector = Selector.open();
+    next.configureBlocking(false);
+    prev.configureBlocking(false);
+    this.nextKey = next.register(selector, 0);
+    this.prevKey = prev.register(selector, 0);
+    for (int r = 0; r < world; r++) {
+      if (control[r] == null) continue;
+      control[r].configureBlocking(false);
+      control[r].register(selector, SelectionKey.OP_READ, r);
+      controlIn[r] = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
+    }
+  }
+
+  int nextRank() {
+    return (rank + 1) % world;
+  }
+
+  int prevRank() {
+    return (rank + world - 1) % world;
+  }
+
+  /** Writes the header of a ring message into {@code out} (cleared first); the payload follows. */
+  static void header(ByteBuffer out, int code, int call, int payloadBytes) {
+    out.clear();
+    out.putInt(code).putInt(call).putInt(payloadBytes).putInt(0); // the 4th int aligns the payload to 8 bytes
+  }
+
+  /**
+   * Sends {@code out}'s remaining bytes to the next rank while receiving a message of
+   * {@code recvBytes} payload bytes from the previous rank into {@code in} (cleared, filled, flipped
+   * to the payload); either may be null. Fails when nothing moves for the timeout.
+   */
+  void exchange(String op, int code, int call, ByteBuffer out, ByteBuffer in, int recvBytes) {
+    if (in != null) {
+      in.clear();
+      in.limit(HEADER + recvBytes);
+    }
+    boolean checked = in == null;
+    long deadline = System.nanoTime() + timeoutNanos;
+    try {
+      while (true) {
+        boolean moved = false;
+        if (out != null && out.hasRemaining()) {
+          try {
+            moved |= next.write(out) > 0;
+          } catch (IOException e) {
+            throw lost(op, nextRank(), "sending to rank " + nextRank() + " failed (" + e.getMessage() + ")", e);
+          }
+        }
+        if (in != null && in.hasRemaining()) {
+          int n;
+          try {
+            n = prev.read(in);
+          } catch (IOException e) {
+            throw lost(op, prevRank(), "receiving from rank " + prevRank() + " failed (" + e.getMessage() + ")", e);
+          }
+          if (n < 0) throw lost(op, prevRank(), "rank " + prevRank() + " closed its connection (end of stream)", null);
+          moved |= n > 0;
+        }
+        if (!checked && in.position() >= HEADER) {
+          check(op, code, call, in, recvBytes);
+          checked = true;
+        }
+        boolean outDone = out == null || !out.hasRemaining();
+        boolean inDone = in == null || !in.hasRemaining();
+        if (outDone && inDone) break;
+        long now = System.nanoTime();
+        if (moved) deadline = now + timeoutNanos;
+        if (now >= deadline) throw timeout(op, outDone, inDone, in, recvBytes);
+        nextKey.interestOps(outDone ? 0 : SelectionKey.OP_WRITE);
+        prevKey.interestOps(inDone ? 0 : SelectionKey.OP_READ);
+        selector.select(Math.max(1, (deadline - now) / 1_000_000));
+        for (SelectionKey k : selector.selectedKeys()) {
+          if (k.attachment() instanceof Integer peer && k.isValid() && k.isReadable()) readControl(op, peer);
+        }
+        selector.selectedKeys().clear();
+      }
+    } catch (IOException e) {
+      throw new DistributedException(op, rank, -1, op + ": rank " + rank + ": selector failed: " + e.getMessage(), e);
+    }
+    if (in != null) in.flip().position(HEADER);
+  }
+
+  private void check(String op, int code, int call, ByteBuffer in, int recvBytes) {
+    int gotCode = in.getInt(0);
+    int gotCall = in.getInt(4);
+    int gotBytes = in.getInt(8);
+    if (gotCode != code || gotCall != call || gotBytes != recvBytes) {
+      throw new CollectiveMismatchException(op, rank, prevRank(), op + ": rank " + rank + " expected "
+          + describe(code, call, recvBytes) + " from rank " + prevRank() + " but got " + describe(gotCode, gotCall, gotBytes)
+          + "; hint: every rank must call the same collectives in the same order with the same sizes");
+    }
+  }
+
+  /** The collective a ring message's code stands for. */
+  static String name(int code) {
+    return switch (code) {
+      case ALLREDUCE -> "allreduce";
+      case BROADCAST -> "broadcast";
+      case ALLGATHER -> "allgather";
+      case BARRIER -> "barrier";
+      default -> "unknown collective " + code;
+    };
+  }
+
+  static String describe(int code, int call, int bytes) {
+    return name(code) + " (call #" + call + ", " + bytes + " payload bytes)";
+  }
+
+  private CollectiveTimeoutException timeout(String op, boolean outDone, boolean inDone, ByteBuffer in, int recvBytes) {
+    long secs = timeoutNanos / 1_000_000_000L;
+    String wait;
+    int peer;
+    if (!inDone) {
+      peer = prevRank();
+      int got = Math.max(0, in.position() - HEADER);
+      wait = "waiting for rank " + peer + " to send (" + got + " of " + recvBytes + " bytes received)"
+          + (outDone ? "" : " and for rank " + nextRank() + " to receive");
+    } else {
+      peer = nextRank();
+      wait = "waiting for rank " + peer + " to receive";
+    }
+    return new CollectiveTimeoutException(op, rank, peer, op + ": rank " + rank + " made no progress for "
+        + (secs > 0 ? secs + " s" : timeoutNanos / 1_000_000 + " ms") + " " + wait
+        + "; hint: a rank that skips a collective or is stuck stalls the others; raise the timeout for long pauses");
+  }
+
+  /**
+   * The connection to ring neighbour {@code peer} broke: if rank 0 reports (or, on rank 0, a control
+   * connection shows) which rank died within a short grace period, name that one, else the neighbour.
+   */
+  private PeerLostException lost(String op, int peer, String what, IOException cause) {
+    long end = System.nanoTime() + Math.min(GRACE_NANOS, timeoutNanos);
+    try {
+      nextKey.interestOps(0);
+      prevKey.interestOps(0);
+      for (long now = System.nanoTime(); now < end; now = System.nanoTime()) {
+        selector.select(Math.max(1, (end - now) / 1_000_000));
+        for (SelectionKey k : selector.selectedKeys()) {
+          if (k.attachment() instanceof Integer p && k.isValid() && k.isReadable()) readControl(op, p);
+        }
+        selector.selectedKeys().clear();
+      }
+    } catch (PeerLostException reported) {
+      if (reported.peerRank() != peer) reported.addSuppressed(new IOException(what, cause));
+      return reported;
+    } catch (IOException | RuntimeException ignored) {
+      // fall through: blame the neighbour
+    }
+    return new PeerLostException(op, rank, peer, op + ": rank " + rank + ": " + what
+        + "; rank " + peer + " probably died", cause);
+  }
+
+  /** Reads what a control connection has; throws when it says (or shows) that a rank died. */
+  private void readControl(String op, int peer) throws IOException {
+    ByteBuffer buf = controlIn[peer];
+    while (true) {
+      int n;
+      try {
+        n = control[peer].read(buf);
+      } catch (IOException e) {
+        n = -1;
+      }
+      if (n < 0) {
+        SelectionKey key = control[peer].keyFor(selector);
+        if (key != null) key.cancel();
+        if (left[peer]) return;
+        if (rank == 0) tellEveryone(DEAD, peer);
+        throw new PeerLostException(op, rank, peer, op + ": rank " + rank + ": rank " + peer
+            + " died (its connection to " + (rank == 0 ? "rank 0" : "this rank") + " closed without a goodbye)", null);
+      }
+      if (buf.hasRemaining()) return;
+      int type = buf.getInt(0);
+      int who = buf.getInt(4);
+      buf.clear();
+      if (type == BYE) {
+        left[peer] = true;
+      } else if (type == DEAD) {
+        throw new PeerLostException(op, rank, who, op + ": rank " + rank + ": rank " + who
+            + " died (reported by rank 0, which lost its connection to it)", null);
+      }
+    }
+  }
+
+  /** Sends a control message to every control connection (best effort: 8 bytes fit any socket buffer). */
+  private void tellEveryone(int type, int who) {
+    ByteBuffer msg = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
+    for (int r = 0; r < world; r++) {
+      if (control[r] == null || r == who || left[r]) continue;
+      msg.clear();
+      msg.putInt(type).putInt(who).flip();
+      try {
+        control[r].write(msg);
+      } catch (IOException ignored) {
+        // that rank is gone too: it finds out on its own
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    tellEveryone(BYE, rank);
+    try {
+      selector.close();
+    } catch (IOException ignored) {
+      // closing anyway
+    }
+    for (SocketChannel c : control) Rendezvous.closeQuietly(c);
+    Rendezvous.closeQuietly(next);
+    Rendezvous.closeQuietly(prev);
+  }
+}
