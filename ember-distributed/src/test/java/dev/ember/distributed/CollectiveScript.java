@@ -1,7 +1,7 @@
 package dev.ember.distributed;
 
 import java.util.Arrays;
-import java.util.Random;
+import java.util.SplittableRandom;
 
 /**
  * The collectives every rank runs in the thread and process tests, and their single-process reference:
@@ -12,17 +12,23 @@ final class CollectiveScript {
   private CollectiveScript() {}
 
   static float[] floats(int tag, int rank, int n) {
-    Random r = new Random(tag * 1_000_003L + rank * 7919L + n);
+    SplittableRandom r = new SplittableRandom(tag * 1_000_003L + rank * 7919L + n);
     float[] a = new float[n];
-    for (int i = 0; i < n; i++) a[i] = (float) (r.nextGaussian() * Math.exp(r.nextGaussian() * 3));
+    for (int i = 0; i < n; i++) a[i] = (float) value(r);
     return a;
   }
 
   static double[] doubles(int tag, int rank, int n) {
-    Random r = new Random(tag * 1_000_003L + rank * 7919L + n + 17);
+    SplittableRandom r = new SplittableRandom(tag * 1_000_003L + rank * 7919L + n + 17);
     double[] a = new double[n];
-    for (int i = 0; i < n; i++) a[i] = r.nextGaussian() * Math.exp(r.nextGaussian() * 3);
+    for (int i = 0; i < n; i++) a[i] = value(r);
     return a;
+  }
+
+  /** Signed values over 2^-10 .. 2^21, so that the order of a sum shows in its rounding. */
+  private static double value(SplittableRandom r) {
+    long bits = r.nextLong();
+    return Math.scalb((bits >>> 11) * 0x1.0p-53 - 0.5, (int) (bits & 31) - 10);
   }
 
   /** The first rank whose element {@code i} of an {@code n}-element buffer enters the sum (ProcessGroup's order). */

@@ -1,0 +1,54 @@
+package dev.ember.distributed;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+
+/**
+ * A rank in its own JVM, started by {@link ProcessCollectivesTest}:
+ * {@code CollectiveWorker MODE RANK WORLD PORT TIMEOUT_MS [ARG]}. Modes: {@code script} runs
+ * {@link CollectiveScript} (exit 0 when every result matches the reference, else 1 with the mismatch);
+ * {@code idle} joins, prints {@code READY} and sleeps (to be killed); {@code expectDead K} joins, prints
+ * {@code READY}, runs a large allreduce and exits 0 when it fails with a {@link PeerLostException} naming rank
+ * {@code K} (printing {@code LOST peer}), else 1.
+ */
+final class CollectiveWorker {
+  private CollectiveWorker() {}
+
+  public static void main(String[] args) throws Exception {
+    String mode = args[0];
+    int rank = Integer.parseInt(args[1]);
+    int world = Integer.parseInt(args[2]);
+    int port = Integer.parseInt(args[3]);
+    Duration timeout = Duration.ofMillis(Long.parseLong(args[4]));
+    try (ProcessGroup g = ProcessGroup.connect(rank, world, new InetSocketAddress("127.0.0.1", port), timeout)) {
+      switch (mode) {
+        case "script" -> {
+          String problem = CollectiveScript.run(g, ProcessCollectivesTest.SIZES);
+          System.out.println(problem == null ? "OK" : "MISMATCH " + problem);
+          System.out.flush();
+          System.exit(problem == null ? 0 : 1);
+        }
+        case "idle" -> {
+          System.out.println("READY");
+          System.out.flush();
+          Thread.sleep(600_000);
+        }
+        case "expectDead" -> {
+          int dead = Integer.parseInt(args[5]);
+          System.out.println("READY");
+          System.out.flush();
+          try {
+            g.allReduce(new float[1 << 20], AllReduceOp.SUM);
+            System.out.println("NO FAILURE");
+            System.exit(1);
+          } catch (PeerLostException e) {
+            System.out.println("LOST " + e.peerRank() + " " + e.getMessage());
+            System.out.flush();
+            System.exit(e.peerRank() == dead ? 0 : 1);
+          }
+        }
+        default -> throw new IllegalArgumentException("CollectiveWorker: unknown mode " + mode);
+      }
+    }
+  }
+}
