@@ -117,8 +117,6 @@ final class Rendezvous {
       ring.close();
       for (SocketChannel c : new SocketChannel[] {out, in}) {
         c.setOption(StandardSocketOptions.TCP_NODELAY, true);
-        c.setOption(StandardSocketOptions.SO_SNDBUF, 1 << 21);
-        c.setOption(StandardSocketOptions.SO_RCVBUF, 1 << 21);
       }
       return new Wire(rank, world, timeoutNanos, out, in, control);
     } catch (IOException e) {
