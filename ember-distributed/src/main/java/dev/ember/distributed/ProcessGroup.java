@@ -9,13 +9,17 @@ import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 
 /**
  * A group of {@code worldSize} processes (ranks {@code 0..worldSize-1}) and the collectives between them,
  * over TCP, as {@code torch.distributed}'s process group: {@link #allReduce}, {@link #broadcast},
  * {@link #allGather} and {@link #barrier} on float32 and float64 arrays and tensors. Every rank must call the
  * same collectives in the same order with the same sizes (a header on every message checks this and raises
- * {@link CollectiveMismatchException}). One collective runs at a time per group (the methods are synchronized).
+ * {@link CollectiveMismatchException}). One collective runs at a time per group, in the order of the calls; {@link #allReduceAsync} overlaps one with computation.
  *
  * <p><b>Creating one.</b> {@link #fromEnv()} reads {@code MASTER_ADDR}, {@code MASTER_PORT}, {@code RANK} and
  * {@code WORLD_SIZE} as {@code torchrun} sets them, so any launcher (Kubernetes, Slurm, a shell loop) can start
@@ -69,6 +73,8 @@ public final class ProcessGroup implements AutoCloseable {
   private int calls;
   private DistributedException failure;
   private boolean closed;
+  /** The communication thread, from the first asynchronous collective on (null before). */
+  private volatile ExecutorService comm;
 
   private ProcessGroup(int rank, int worldSize, Duration timeout, Wire wire) {
     this.rank = rank;
@@ -151,19 +157,50 @@ public final class ProcessGroup implements AutoCloseable {
   // ------------------------------------------------------------------ allreduce
 
   /** Replaces {@code data} on every rank by the element-wise SUM or MEAN over the ranks (order: see the class doc). */
-  public synchronized void allReduce(float[] data, AllReduceOp op) {
-    allReduce(new Floats(Objects.requireNonNull(data, "allreduce: data is null")), op);
+  public void allReduce(float[] data, AllReduceOp op) {
+    Floats d = new Floats(Objects.requireNonNull(data, "allreduce: data is null"));
+    Objects.requireNonNull(op, "allreduce: op is null");
+    call(() -> allReduce(d, op));
   }
 
   /** As {@link #allReduce(float[], AllReduceOp)} for float64. */
-  public synchronized void allReduce(double[] data, AllReduceOp op) {
-    allReduce(new Doubles(Objects.requireNonNull(data, "allreduce: data is null")), op);
+  public void allReduce(double[] data, AllReduceOp op) {
+    Doubles d = new Doubles(Objects.requireNonNull(data, "allreduce: data is null"));
+    Objects.requireNonNull(op, "allreduce: op is null");
+    call(() -> allReduce(d, op));
+  }
+
+  /**
+   * Starts {@link #allReduce(float[], AllReduceOp)} on the group's communication thread (a daemon, started on
+   * the first asynchronous call) and returns at once: the future completes when {@code data} holds the result,
+   * or fails with the collective's exception. Collectives run one at a time in the order they are called, so
+   * this overlaps communication with the caller's computation (gradient buckets during backward); do not touch
+   * {@code data} before the future completes. Once a group has a communication thread, its blocking
+   * collectives run there too, after those queued before them.
+   */
+  public CompletableFuture<Void> allReduceAsync(float[] data, AllReduceOp op) {
+    Floats d = new Floats(Objects.requireNonNull(data, "allreduce: data is null"));
+    Objects.requireNonNull(op, "allreduce: op is null");
+    return submit(() -> allReduce(d, op));
+  }
+
+  /** As {@link #allReduceAsync(float[], AllReduceOp)} for float64. */
+  public CompletableFuture<Void> allReduceAsync(double[] data, AllReduceOp op) {
+    Doubles d = new Doubles(Objects.requireNonNull(data, "allreduce: data is null"));
+    Objects.requireNonNull(op, "allreduce: op is null");
+    return submit(() -> allReduce(d, op));
   }
 
   /** Reduces a float32 or float64 tensor in place (its values, without autograd) and returns it. */
-  public synchronized Tensor allReduce(Tensor t, AllReduceOp op) {
+  public Tensor allReduce(Tensor t, AllReduceOp op) {
     Objects.requireNonNull(op, "allreduce: op is null");
-    if (float64(t, "allreduce")) {
+    boolean f64 = float64(t, "allreduce");
+    call(() -> tensorAllReduce(t, op, f64));
+    return t;
+  }
+
+  private void tensorAllReduce(Tensor t, AllReduceOp op, boolean f64) {
+    if (f64) {
       double[] a = t.toDoubleArray();
       allReduce(new Doubles(a), op);
       store(t, Tensor.of(a, t.shape()));
@@ -172,7 +209,6 @@ public final class ProcessGroup implements AutoCloseable {
       allReduce(new Floats(a), op);
       store(t, Tensor.of(a, t.shape()));
     }
-    return t;
   }
 
   private void allReduce(Buf d, AllReduceOp op) {
@@ -238,18 +274,26 @@ public final class ProcessGroup implements AutoCloseable {
   // ------------------------------------------------------------------ broadcast
 
   /** Replaces {@code data} on every rank by rank {@code root}'s (pipelined round the ring from the root). */
-  public synchronized void broadcast(float[] data, int root) {
-    broadcast(new Floats(Objects.requireNonNull(data, "broadcast: data is null")), root);
+  public void broadcast(float[] data, int root) {
+    Floats d = new Floats(Objects.requireNonNull(data, "broadcast: data is null"));
+    call(() -> broadcast(d, root));
   }
 
   /** As {@link #broadcast(float[], int)} for float64. */
-  public synchronized void broadcast(double[] data, int root) {
-    broadcast(new Doubles(Objects.requireNonNull(data, "broadcast: data is null")), root);
+  public void broadcast(double[] data, int root) {
+    Doubles d = new Doubles(Objects.requireNonNull(data, "broadcast: data is null"));
+    call(() -> broadcast(d, root));
   }
 
   /** Overwrites a float32 or float64 tensor's values with rank {@code root}'s and returns it. */
-  public synchronized Tensor broadcast(Tensor t, int root) {
-    if (float64(t, "broadcast")) {
+  public Tensor broadcast(Tensor t, int root) {
+    boolean f64 = float64(t, "broadcast");
+    call(() -> tensorBroadcast(t, root, f64));
+    return t;
+  }
+
+  private void tensorBroadcast(Tensor t, int root, boolean f64) {
+    if (f64) {
       double[] a = t.toDoubleArray();
       broadcast(new Doubles(a), root);
       store(t, Tensor.of(a, t.shape()));
@@ -258,7 +302,6 @@ public final class ProcessGroup implements AutoCloseable {
       broadcast(new Floats(a), root);
       store(t, Tensor.of(a, t.shape()));
     }
-    return t;
   }
 
   private void broadcast(Buf d, int root) {
@@ -303,25 +346,25 @@ public final class ProcessGroup implements AutoCloseable {
   // ------------------------------------------------------------------ allgather and barrier
 
   /** Every rank's {@code data} (all of the same length), concatenated in rank order. */
-  public synchronized float[] allGather(float[] data) {
+  public float[] allGather(float[] data) {
     Objects.requireNonNull(data, "allgather: data is null");
     float[] all = new float[Math.multiplyExact(data.length, worldSize)];
     System.arraycopy(data, 0, all, rank * data.length, data.length);
-    allGather(new Floats(all), data.length, Wire.ALLGATHER);
+    call(() -> allGather(new Floats(all), data.length, Wire.ALLGATHER));
     return all;
   }
 
   /** As {@link #allGather(float[])} for float64. */
-  public synchronized double[] allGather(double[] data) {
+  public double[] allGather(double[] data) {
     Objects.requireNonNull(data, "allgather: data is null");
     double[] all = new double[Math.multiplyExact(data.length, worldSize)];
     System.arraycopy(data, 0, all, rank * data.length, data.length);
-    allGather(new Doubles(all), data.length, Wire.ALLGATHER);
+    call(() -> allGather(new Doubles(all), data.length, Wire.ALLGATHER));
     return all;
   }
 
   /** Every rank's tensor (all of one shape and dtype, float32 or float64) stacked: shape {@code [worldSize, ...]}. */
-  public synchronized Tensor allGather(Tensor t) {
+  public Tensor allGather(Tensor t) {
     int[] shape = new int[t.shape().length + 1];
     shape[0] = worldSize;
     System.arraycopy(t.shape(), 0, shape, 1, t.shape().length);
@@ -330,10 +373,10 @@ public final class ProcessGroup implements AutoCloseable {
   }
 
   /** Returns once every rank has called it. */
-  public synchronized void barrier() {
+  public void barrier() {
     float[] all = new float[worldSize];
     all[rank] = rank;
-    allGather(new Floats(all), 1, Wire.BARRIER);
+    call(() -> allGather(new Floats(all), 1, Wire.BARRIER));
   }
 
   private void allGather(Buf all, int block, int code) {
@@ -440,10 +483,57 @@ public final class ProcessGroup implements AutoCloseable {
 
   /** Says goodbye to the peers (so that they do not take this rank for dead) and closes every connection. */
   @Override
-  public synchronized void close() {
-    if (closed) return;
-    closed = true;
-    if (wire != null) wire.close();
+  public void close() {
+    ExecutorService ex;
+    synchronized (this) {
+      if (closed) return;
+      closed = true; // collectives queued on the communication thread fail with IllegalStateException
+      ex = comm;
+    }
+    if (ex != null) ex.shutdown();
+    synchronized (this) { // after the collective in flight, if any
+      if (wire != null) wire.close();
+    }
+  }
+
+  // ------------------------------------------------------------------ the communication thread
+
+  /** Runs a collective here, or on the communication thread (after those queued) once there is one. */
+  private void call(Runnable collective) {
+    ExecutorService ex = comm;
+    if (ex == null) {
+      synchronized (this) {
+        collective.run();
+      }
+      return;
+    }
+    try {
+      submit(collective).join();
+    } catch (CompletionException e) {
+      if (e.getCause() instanceof RuntimeException r) throw r;
+      if (e.getCause() instanceof Error err) throw err;
+      throw e;
+    }
+  }
+
+  private CompletableFuture<Void> submit(Runnable collective) {
+    ExecutorService ex;
+    synchronized (this) {
+      if (closed) throw new IllegalStateException("ProcessGroup: the process group of rank " + rank + " is closed");
+      if (comm == null) {
+        comm = Executors.newSingleThreadExecutor(r -> {
+          Thread t = new Thread(r, "ember-distributed-rank-" + rank);
+          t.setDaemon(true);
+          return t;
+        });
+      }
+      ex = comm;
+    }
+    return CompletableFuture.runAsync(() -> {
+      synchronized (this) {
+        collective.run();
+      }
+    }, ex);
   }
 
   @Override

@@ -123,6 +123,10 @@ final class Wire implements AutoCloseable {
         boolean outDone = out == null || !out.hasRemaining();
         boolean inDone = in == null || !in.hasRemaining();
         if (outDone && inDone) break;
+        if (Thread.currentThread().isInterrupted()) {
+          throw new DistributedException(op, rank, -1, op + ": rank " + rank + " was interrupted in the middle of"
+              + " the collective; the group's streams are out of step now", null);
+        }
         long now = System.nanoTime();
         if (moved) deadline = now + timeoutNanos;
         if (now >= deadline) throw timeout(op, outDone, inDone, in, recvBytes);

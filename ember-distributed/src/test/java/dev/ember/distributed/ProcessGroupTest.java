@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -245,5 +246,91 @@ class ProcessGroupTest {
     e = assertThrows(CollectiveTimeoutException.class,
         () -> ProcessGroup.connect(1, 2, new InetSocketAddress("127.0.0.1", freePort()), Duration.ofMillis(300)));
     assertTrue(e.getMessage().contains("hint: is rank 0 running"), e.getMessage());
+  }
+
+  @Test
+  void asyncAllReducesRunInCallOrderAndMatchTheReference() throws Exception {
+    int[] sizes = {5, 20_000, 3, 100_001, 16_384};
+    List<Object> results = inThreads(3, Duration.ofSeconds(60), g -> {
+      List<float[]> bufs = new ArrayList<>();
+      List<CompletableFuture<Void>> futures = new ArrayList<>();
+      for (int k = 0; k < sizes.length; k++) {
+        float[] x = CollectiveScript.floats(20 + k, g.rank(), sizes[k]);
+        bufs.add(x);
+        futures.add(g.allReduceAsync(x, k % 2 == 0 ? AllReduceOp.SUM : AllReduceOp.MEAN));
+      }
+      double[] d = CollectiveScript.doubles(30, g.rank(), 9000);
+      CompletableFuture<Void> fd = g.allReduceAsync(d, AllReduceOp.SUM);
+      float[] sync = CollectiveScript.floats(31, g.rank(), 40_000); // queued behind the asynchronous ones
+      g.allReduce(sync, AllReduceOp.SUM);
+      assertArrayEquals(CollectiveScript.reference(31, 40_000, 3, false), sync);
+      for (int k = 0; k < sizes.length; k++) {
+        futures.get(k).get(30, TimeUnit.SECONDS);
+        assertArrayEquals(CollectiveScript.reference(20 + k, sizes[k], 3, k % 2 == 1), bufs.get(k), "buffer " + k);
+      }
+      fd.get(30, TimeUnit.SECONDS);
+      assertArrayEquals(CollectiveScript.referenceDouble(30, 9000, 3, false), d);
+      g.barrier();
+      return null;
+    });
+    for (int r = 0; r < 3; r++) assertNull(results.get(r), "rank " + r + ": " + results.get(r));
+  }
+
+  @Test
+  void anAsyncFailureCompletesTheFutureExceptionally() throws Exception {
+    List<Object> results = inThreads(2, Duration.ofMillis(500), g -> {
+      if (g.rank() == 1) {
+        Thread.sleep(2500);
+        return null;
+      }
+      CompletableFuture<Void> f = g.allReduceAsync(new float[10], AllReduceOp.SUM);
+      ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(20, TimeUnit.SECONDS));
+      CollectiveTimeoutException t = assertInstanceOf(CollectiveTimeoutException.class, e.getCause());
+      assertEquals(1, t.peerRank());
+      IllegalStateException again = assertThrows(IllegalStateException.class, () -> g.allReduce(new float[1], AllReduceOp.SUM));
+      assertSame(t, again.getCause());
+      Thread.sleep(2500);
+      return null;
+    });
+    assertNull(results.get(0), String.valueOf(results.get(0)));
+  }
+
+  @Test
+  void aClosedGroupRefusesCollectives() {
+    ProcessGroup g = ProcessGroup.connect(0, 1, null, Duration.ofSeconds(1));
+    float[] x = {2};
+    g.allReduceAsync(x, AllReduceOp.SUM).join();
+    g.close();
+    g.close(); // idempotent
+    IllegalStateException e = assertThrows(IllegalStateException.class, () -> g.allReduceAsync(x, AllReduceOp.SUM));
+    assertTrue(e.getMessage().contains("is closed"), e.getMessage());
+    assertThrows(IllegalStateException.class, g::barrier);
+  }
+
+  @Test
+  void anInterruptStopsAWaitingCollective() throws Exception {
+    List<Object> results = inThreads(2, Duration.ofSeconds(30), g -> {
+      if (g.rank() == 1) {
+        Thread.sleep(2000);
+        return null;
+      }
+      Thread me = Thread.currentThread();
+      Thread interrupter = new Thread(() -> {
+        try {
+          Thread.sleep(300);
+        } catch (InterruptedException ignored) {
+          return;
+        }
+        me.interrupt();
+      });
+      interrupter.start();
+      long t0 = System.nanoTime();
+      DistributedException e = assertThrows(DistributedException.class, () -> g.allReduce(new float[10], AllReduceOp.SUM));
+      Thread.interrupted();
+      assertTrue(e.getMessage().contains("rank 0 was interrupted"), e.getMessage());
+      assertTrue(System.nanoTime() - t0 < 5_000_000_000L);
+      return null;
+    });
+    assertNull(results.get(0), String.valueOf(results.get(0)));
   }
 }
