@@ -114,4 +114,30 @@ class ProcessCollectivesTest {
       assertTrue(w.output().contains("LOST 2"), w.output());
     }
   }
+
+  @Test
+  void aKilledRankZeroIsNamedByTheOthers() throws Exception {
+    int port = ProcessGroupTest.freePort();
+    Worker master = spawn("idle", "0", "3", "" + port, "30000");
+    Worker one = spawn("expectDead", "1", "3", "" + port, "30000", "0");
+    try (ProcessGroup g = ProcessGroup.connect(2, 3, new InetSocketAddress("127.0.0.1", port), Duration.ofSeconds(30))) {
+      for (Worker w : List.of(master, one)) assertTrue(w.ready().await(60, TimeUnit.SECONDS), w.output());
+      Thread killer = new Thread(() -> {
+        try {
+          Thread.sleep(500);
+        } catch (InterruptedException e) {
+          return;
+        }
+        master.process().destroyForcibly();
+      });
+      killer.start();
+      long t0 = System.nanoTime();
+      PeerLostException e = assertThrows(PeerLostException.class, () -> g.allReduce(new float[1 << 20], AllReduceOp.SUM));
+      assertEquals(0, e.peerRank(), e.getMessage());
+      assertTrue(System.nanoTime() - t0 < 10_000_000_000L, "the timeout is 30 s");
+    }
+    assertTrue(one.process().waitFor(30, TimeUnit.SECONDS), "survivor did not exit: " + one.output());
+    assertEquals(0, one.process().exitValue(), one.output());
+    assertTrue(one.output().contains("LOST 0"), one.output());
+  }
 }
