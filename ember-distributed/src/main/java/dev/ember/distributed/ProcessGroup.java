@@ -60,7 +60,7 @@ public final class ProcessGroup implements AutoCloseable {
   /** Environment variable with the timeout in seconds for {@link #fromEnv()} (optional). */
   public static final String TIMEOUT_ENV = "EMBER_DIST_TIMEOUT_SECONDS";
   /** Payload bytes per ring message: bounds the buffers and pipelines broadcast. */
-  static final int SEGMENT_BYTES = 1 << 20;
+  static final int SEGMENT_BYTES = 1 << 18;
   /** Buffers up to this many bytes are reduced along the chain (rank order), larger ones round the ring. */
   static final int CHAIN_MAX_BYTES = 1 << 16;
 
@@ -400,28 +400,38 @@ public final class ProcessGroup implements AutoCloseable {
   /**
    * One ring step: sends {@code sendLen} elements from {@code sendFrom} to the next rank while receiving
    * {@code recvLen} from the previous rank into {@code recvFrom} (added to what is there, received value first,
-   * or copied), in segments of at most {@link #SEGMENT_BYTES}.
+   * or copied), in messages of at most {@link #SEGMENT_BYTES}, streamed: each direction goes on as far as the
+   * sockets allow, never waiting for the other.
    */
   private void transfer(int code, int call, Buf d, int sendFrom, int sendLen, int recvFrom, int recvLen, boolean add) {
-    String op = Wire.name(code);
     buffers();
-    int seg = SEGMENT_BYTES / d.bytes();
-    int segments = Math.max((sendLen + seg - 1) / seg, (recvLen + seg - 1) / seg);
-    for (int k = 0; k < segments; k++) {
-      int sn = Math.clamp(sendLen - (long) k * seg, 0, seg);
-      int rn = Math.clamp(recvLen - (long) k * seg, 0, seg);
-      ByteBuffer o = null;
-      if (sn > 0) {
-        Wire.header(out, code, call, sn * d.bytes());
-        d.put(out, sendFrom + k * seg, sn);
-        o = out.flip();
+    int bytes = d.bytes();
+    int seg = SEGMENT_BYTES / bytes;
+    int[] sent = {0};
+    int[] got = {0};
+    wire.stream(Wire.name(code), code, call, out, o -> {
+      int n = Math.min(seg, sendLen - sent[0]);
+      if (n <= 0) return false;
+      Wire.header(o, code, call, n * bytes);
+      d.put(o, sendFrom + sent[0], n);
+      o.flip();
+      sent[0] += n;
+      return true;
+    }, in, new Wire.Inbox() {
+      @Override
+      public int next() {
+        int n = Math.min(seg, recvLen - got[0]);
+        return n <= 0 ? -1 : n * bytes;
       }
-      wire.exchange(op, code, call, o, rn > 0 ? in : null, rn * d.bytes());
-      if (rn > 0) {
-        if (add) d.add(in, recvFrom + k * seg, rn);
-        else d.get(in, recvFrom + k * seg, rn);
+
+      @Override
+      public void take(ByteBuffer b) {
+        int n = Math.min(seg, recvLen - got[0]);
+        if (add) d.add(b, recvFrom + got[0], n);
+        else d.get(b, recvFrom + got[0], n);
+        got[0] += n;
       }
-    }
+    });
   }
 
   private void buffers() {

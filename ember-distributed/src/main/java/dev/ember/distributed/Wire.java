@@ -84,29 +84,67 @@ final class Wire implements AutoCloseable {
     out.putInt(code).putInt(call).putInt(payloadBytes).putInt(0); // the 4th int aligns the payload to 8 bytes
   }
 
+  /** The messages a ring step sends, one at a time, into a reused buffer. */
+  interface Outbox {
+    /** Writes the next message (header and payload) into {@code out}, flipped for sending; false when none is left. */
+    boolean fill(ByteBuffer out);
+  }
+
+  /** The messages a ring step receives, one at a time. */
+  interface Inbox {
+    /** The payload bytes of the next message expected, or -1 when none is left. */
+    int next();
+
+    /** Takes a received message; {@code in} is positioned at its payload. */
+    void take(ByteBuffer in);
+  }
+
   /**
    * Sends {@code out}'s remaining bytes to the next rank while receiving a message of
    * {@code recvBytes} payload bytes from the previous rank into {@code in} (cleared, filled, flipped
    * to the payload); either may be null. Fails when nothing moves for the timeout.
    */
   void exchange(String op, int code, int call, ByteBuffer out, ByteBuffer in, int recvBytes) {
-    if (in != null) {
-      in.clear();
-      in.limit(HEADER + recvBytes);
-    }
-    boolean checked = in == null;
+    boolean[] sent = {out == null};
+    boolean[] received = {in == null};
+    stream(op, code, call, out, o -> !sent[0] && (sent[0] = true), in, new Inbox() {
+      @Override
+      public int next() {
+        return received[0] ? -1 : recvBytes;
+      }
+
+      @Override
+      public void take(ByteBuffer b) {
+        received[0] = true; // the payload stays in `in` for the caller
+      }
+    });
+  }
+
+  /**
+   * Streams a ring step: sends the messages of {@code outbox} to the next rank through {@code out} while
+   * receiving those {@code inbox} expects from the previous rank through {@code in}, refilling and draining the
+   * buffers as the sockets allow, so that neither direction waits for the other. Fails when nothing moves for the
+   * timeout, when a neighbour's connection breaks, or when a header is not the one expected.
+   */
+  void stream(String op, int code, int call, ByteBuffer out, Outbox outbox, ByteBuffer in, Inbox inbox) {
+    boolean sending = outbox.fill(out);
+    int expect = inbox.next();
+    if (expect >= 0) in.clear().limit(HEADER + expect);
+    boolean checked = false;
     long deadline = System.nanoTime() + timeoutNanos;
     try {
       while (true) {
         boolean moved = false;
-        if (out != null && out.hasRemaining()) {
+        while (sending) {
           try {
             moved |= next.write(out) > 0;
           } catch (IOException e) {
             throw lost(op, nextRank(), "sending to rank " + nextRank() + " failed (" + e.getMessage() + ")", e);
           }
+          if (out.hasRemaining()) break;
+          sending = outbox.fill(out);
         }
-        if (in != null && in.hasRemaining()) {
+        while (expect >= 0) {
           int n;
           try {
             n = prev.read(in);
@@ -115,23 +153,27 @@ final class Wire implements AutoCloseable {
           }
           if (n < 0) throw lost(op, prevRank(), "rank " + prevRank() + " closed its connection (end of stream)", null);
           moved |= n > 0;
+          if (!checked && in.position() >= HEADER) {
+            check(op, code, call, in, expect);
+            checked = true;
+          }
+          if (in.hasRemaining()) break;
+          in.flip().position(HEADER);
+          inbox.take(in);
+          expect = inbox.next();
+          checked = false;
+          if (expect >= 0) in.clear().limit(HEADER + expect);
         }
-        if (!checked && in.position() >= HEADER) {
-          check(op, code, call, in, recvBytes);
-          checked = true;
-        }
-        boolean outDone = out == null || !out.hasRemaining();
-        boolean inDone = in == null || !in.hasRemaining();
-        if (outDone && inDone) break;
+        if (!sending && expect < 0) return;
         if (Thread.currentThread().isInterrupted()) {
           throw new DistributedException(op, rank, -1, op + ": rank " + rank + " was interrupted in the middle of"
               + " the collective; the group's streams are out of step now", null);
         }
         long now = System.nanoTime();
         if (moved) deadline = now + timeoutNanos;
-        if (now >= deadline) throw timeout(op, outDone, inDone, in, recvBytes);
-        nextKey.interestOps(outDone ? 0 : SelectionKey.OP_WRITE);
-        prevKey.interestOps(inDone ? 0 : SelectionKey.OP_READ);
+        if (now >= deadline) throw timeout(op, !sending, expect < 0, in, expect);
+        nextKey.interestOps(sending ? SelectionKey.OP_WRITE : 0);
+        prevKey.interestOps(expect >= 0 ? SelectionKey.OP_READ : 0);
         selector.select(Math.max(1, (deadline - now) / 1_000_000));
         for (SelectionKey k : selector.selectedKeys()) {
           if (k.attachment() instanceof Integer peer && k.isValid() && k.isReadable()) readControl(op, peer);
@@ -141,7 +183,6 @@ final class Wire implements AutoCloseable {
     } catch (IOException e) {
       throw new DistributedException(op, rank, -1, op + ": rank " + rank + ": selector failed: " + e.getMessage(), e);
     }
-    if (in != null) in.flip().position(HEADER);
   }
 
   private void check(String op, int code, int call, ByteBuffer in, int recvBytes) {
