@@ -68,7 +68,7 @@ class ProcessCollectivesTest {
   }
 
   @ParameterizedTest
-  @ValueSource(ints = {2, 4})
+  @ValueSource(ints = {2, 3, 4})
   void collectivesAcrossProcessesMatchTheReference(int world) throws Exception {
     int port = ProcessGroupTest.freePort();
     for (int r = 1; r < world; r++) spawn("script", "" + r, "" + world, "" + port, "60000");
