@@ -47,7 +47,7 @@ public final class AllReduceBench {
       }
       float[] buf = new float[(int) (bytes / 4)];
       for (int i = 0; i < buf.length; i++) buf[i] = (i % 7) * 0.25f;
-      int iterations = (int) Math.clamp((256L << 20) / bytes, 5, 1000);
+      int iterations = Math.clamp((256L << 20) / bytes, 5, 1000);
       for (int i = 0; i < 2; i++) group.allReduce(buf, AllReduceOp.MEAN);
       group.barrier();
       long t0 = System.nanoTime();
