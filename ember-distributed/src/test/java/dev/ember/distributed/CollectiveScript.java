@@ -69,7 +69,7 @@ final class CollectiveScript {
     return out;
   }
 
-  /** Runs allreduce (float SUM and MEAN, double SUM), broadcast, allgather and barrier; null or the first mismatch. */
+  /** Runs allreduce (float and double, SUM and MEAN), broadcast, allgather and barrier; null or the first mismatch. */
   static String run(ProcessGroup g, int[] sizes) {
     int rank = g.rank();
     int w = g.worldSize();
@@ -95,6 +95,15 @@ final class CollectiveScript {
       float[] wantAll = new float[n * w];
       for (int r = 0; r < w; r++) System.arraycopy(floats(9, r, n), 0, wantAll, r * n, n);
       if (!Arrays.equals(all, wantAll)) return mismatch("allgather", n, all, wantAll);
+      double[] allD = g.allGather(doubles(10, rank, n));
+      for (int r = 0; r < w; r++) {
+        if (!Arrays.equals(Arrays.copyOfRange(allD, r * n, (r + 1) * n), doubles(10, r, n))) {
+          return "allgather double n=" + n + ": rank " + r + "'s block differs on rank " + rank;
+        }
+      }
+      double[] meanD = doubles(11, rank, n);
+      g.allReduce(meanD, AllReduceOp.MEAN);
+      if (!Arrays.equals(meanD, referenceDouble(11, n, w, true))) return "allreduce double MEAN n=" + n + " differs on rank " + rank;
     }
     g.barrier();
     return null;

@@ -7,6 +7,8 @@ import java.time.Duration;
  * A rank in its own JVM, started by {@link ProcessCollectivesTest}:
  * {@code CollectiveWorker MODE RANK WORLD PORT TIMEOUT_MS [ARG]}. Modes: {@code script} runs
  * {@link CollectiveScript} (exit 0 when every result matches the reference, else 1 with the mismatch);
+ * {@code env} does the same in a group made by {@link ProcessGroup#fromEnv()} (RANK .. TIMEOUT_MS ignored); both
+ * take the sizes as an optional comma-separated ARG;
  * {@code idle} joins, prints {@code READY} and sleeps (to be killed); {@code expectDead K} joins, prints
  * {@code READY}, runs a large allreduce and exits 0 when it fails with a {@link PeerLostException} naming rank
  * {@code K} (printing {@code LOST peer}), else 1.
@@ -20,10 +22,13 @@ final class CollectiveWorker {
     int world = Integer.parseInt(args[2]);
     int port = Integer.parseInt(args[3]);
     Duration timeout = Duration.ofMillis(Long.parseLong(args[4]));
-    try (ProcessGroup g = ProcessGroup.connect(rank, world, new InetSocketAddress("127.0.0.1", port), timeout)) {
+    try (ProcessGroup g = mode.equals("env") ? ProcessGroup.fromEnv()
+        : ProcessGroup.connect(rank, world, new InetSocketAddress("127.0.0.1", port), timeout)) {
       switch (mode) {
-        case "script" -> {
-          String problem = CollectiveScript.run(g, ProcessCollectivesTest.SIZES);
+        case "script", "env" -> {
+          int[] sizes = args.length > 5 ? java.util.Arrays.stream(args[5].split(",")).mapToInt(Integer::parseInt).toArray()
+              : ProcessCollectivesTest.SIZES;
+          String problem = CollectiveScript.run(g, sizes);
           System.out.println(problem == null ? "OK" : "MISMATCH " + problem);
           System.out.flush();
           System.exit(problem == null ? 0 : 1);

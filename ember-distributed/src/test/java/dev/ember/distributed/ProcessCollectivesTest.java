@@ -38,11 +38,17 @@ class ProcessCollectivesTest {
   }
 
   Worker spawn(String... args) throws Exception {
+    return spawn(java.util.Map.of(), args);
+  }
+
+  Worker spawn(java.util.Map<String, String> env, String... args) throws Exception {
     List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "--add-modules", "jdk.incubator.vector", "-Xmx256m", "-XX:+UseSerialGC", "-cp",
         System.getProperty("java.class.path"), CollectiveWorker.class.getName()));
     cmd.addAll(List.of(args));
-    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+    ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+    pb.environment().putAll(env);
+    Process p = pb.start();
     List<String> lines = new CopyOnWriteArrayList<>();
     CountDownLatch ready = new CountDownLatch(1);
     Thread reader = new Thread(() -> {
@@ -139,5 +145,22 @@ class ProcessCollectivesTest {
     assertTrue(one.process().waitFor(30, TimeUnit.SECONDS), "survivor did not exit: " + one.output());
     assertEquals(0, one.process().exitValue(), one.output());
     assertTrue(one.output().contains("LOST 0"), one.output());
+  }
+
+  @Test
+  void workersStartedWithTorchrunVariablesJoin() throws Exception {
+    int port = ProcessGroupTest.freePort();
+    for (int r = 1; r < 3; r++) {
+      spawn(java.util.Map.of("MASTER_ADDR", "127.0.0.1", "MASTER_PORT", "" + port, "RANK", "" + r, "WORLD_SIZE", "3",
+          ProcessGroup.TIMEOUT_ENV, "60"), "env", "-1", "-1", "-1", "-1", "3,20000");
+    }
+    try (ProcessGroup g = ProcessGroup.fromEnv(java.util.Map.of("MASTER_ADDR", "127.0.0.1", "MASTER_PORT", "" + port,
+        "RANK", "0", "WORLD_SIZE", "3", ProcessGroup.TIMEOUT_ENV, "60"))) {
+      assertNull(CollectiveScript.run(g, new int[] {3, 20_000}));
+    }
+    for (Worker w : workers) {
+      assertTrue(w.process().waitFor(60, TimeUnit.SECONDS), "worker did not exit: " + w.output());
+      assertEquals(0, w.process().exitValue(), w.output());
+    }
   }
 }
