@@ -19,7 +19,8 @@ import java.util.concurrent.Executors;
  * over TCP, as {@code torch.distributed}'s process group: {@link #allReduce}, {@link #broadcast},
  * {@link #allGather} and {@link #barrier} on float32 and float64 arrays and tensors. Every rank must call the
  * same collectives in the same order with the same sizes (a header on every message checks this and raises
- * {@link CollectiveMismatchException}). One collective runs at a time per group, in the order of the calls; {@link #allReduceAsync} overlaps one with computation.
+ * {@link CollectiveMismatchException}). One collective runs at a time per group, in the order of the calls;
+ * {@link #allReduceAsync} overlaps one with the caller's computation.
  *
  * <p><b>Creating one.</b> {@link #fromEnv()} reads {@code MASTER_ADDR}, {@code MASTER_PORT}, {@code RANK} and
  * {@code WORLD_SIZE} as {@code torchrun} sets them, so any launcher (Kubernetes, Slurm, a shell loop) can start
@@ -37,7 +38,7 @@ import java.util.concurrent.Executors;
  * {@code [c*q + min(c, r), (c+1)*q + min(c+1, r))} with {@code q = n / W}, {@code r = n % W}; an element of
  * chunk {@code c} is summed starting at rank {@code c} and going round the ring,
  * {@code ((x(c) + x(c+1)) + x(c+2)) + ... + x(c-1)} (rank indices mod {@code W}). {@link AllReduceOp#MEAN}
- * then divides each sum by {@code W} (exact when {@code W} is a power of two). Both orders depend only on
+ * then divides each sum by {@code W} (one rounding; none when {@code W} is a power of two). Both orders depend only on
  * {@code n} and {@code W}, never on timing.
  *
  * <p><b>Failures.</b> A collective that makes no progress (no byte sent or received) for the {@link #timeout()}
