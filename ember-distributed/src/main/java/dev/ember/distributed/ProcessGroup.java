@@ -13,6 +13,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A group of {@code worldSize} processes (ranks {@code 0..worldSize-1}) and the collectives between them,
@@ -73,9 +74,11 @@ public final class ProcessGroup implements AutoCloseable {
   private ByteBuffer in;
   private int calls;
   private DistributedException failure;
-  private boolean closed;
+  /** Set first thing by close(), without the lock a collective in flight holds. */
+  private final AtomicBoolean closed = new AtomicBoolean();
   /** The communication thread, from the first asynchronous collective on (null before). */
   private volatile ExecutorService comm;
+  private final Object commLock = new Object();
 
   private ProcessGroup(int rank, int worldSize, Duration timeout, Wire wire) {
     this.rank = rank;
@@ -444,12 +447,21 @@ public final class ProcessGroup implements AutoCloseable {
 
   /** Checks the group is usable and numbers the call (every rank numbers its calls alike). */
   private int begin(String op) {
-    if (closed) throw new IllegalStateException(op + ": the process group of rank " + rank + " is closed");
+    if (closed.get()) throw new IllegalStateException(op + ": the process group of rank " + rank + " is closed");
     if (failure != null) {
       throw new IllegalStateException(op + ": the process group of rank " + rank + " failed in an earlier "
           + failure.operation() + " (" + failure.getMessage() + "); hint: close it and join a new group", failure);
     }
-    return ++calls;
+    int call = ++calls;
+    if (wire != null) {
+      try {
+        wire.checkAlive(op); // a rank known dead cannot take part
+      } catch (DistributedException e) {
+        failure = e;
+        throw e;
+      }
+    }
+    return call;
   }
 
   private static boolean float64(Tensor t, String op) {
@@ -492,16 +504,17 @@ public final class ProcessGroup implements AutoCloseable {
         + " each worker with MASTER_ADDR, MASTER_PORT, RANK and WORLD_SIZE as torchrun does");
   }
 
-  /** Says goodbye to the peers (so that they do not take this rank for dead) and closes every connection. */
+  /**
+   * Says goodbye to the peers (so that they do not take this rank for dead) and closes every connection. A
+   * collective still running on the communication thread fails at once with a {@link DistributedException}, and
+   * those queued behind it with {@link IllegalStateException}.
+   */
   @Override
   public void close() {
-    ExecutorService ex;
-    synchronized (this) {
-      if (closed) return;
-      closed = true; // collectives queued on the communication thread fail with IllegalStateException
-      ex = comm;
-    }
+    if (!closed.compareAndSet(false, true)) return; // collectives not yet begun fail with IllegalStateException
+    ExecutorService ex = comm;
     if (ex != null) ex.shutdown();
+    if (wire != null) wire.abort(); // a collective in flight (on the communication thread) fails now
     synchronized (this) { // after the collective in flight, if any
       if (wire != null) wire.close();
     }
@@ -529,8 +542,8 @@ public final class ProcessGroup implements AutoCloseable {
 
   private CompletableFuture<Void> submit(Runnable collective) {
     ExecutorService ex;
-    synchronized (this) {
-      if (closed) throw new IllegalStateException("ProcessGroup: the process group of rank " + rank + " is closed");
+    synchronized (commLock) { // not the group's lock, which the collective in flight holds: queuing never waits
+      if (closed.get()) throw new IllegalStateException("ProcessGroup: the process group of rank " + rank + " is closed");
       if (comm == null) {
         comm = Executors.newSingleThreadExecutor(r -> {
           Thread t = new Thread(r, "ember-distributed-rank-" + rank);

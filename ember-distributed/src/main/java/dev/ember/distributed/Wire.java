@@ -21,7 +21,9 @@ import java.nio.channels.SocketChannel;
  *
  * <p>Control messages are 8 bytes (type, rank): {@code BYE} says a rank closed its group on purpose;
  * {@code DEAD} is sent by rank 0 to everyone when a rank's control connection ends without {@code BYE}
- * (its process died), so that every rank, not only the dead one's neighbours, names it.
+ * (its process died), so that every rank, not only the dead one's neighbours, names it. A death fails the
+ * collective in flight once it stalls for a second (a rank that exits right after its last collective, before the
+ * others have finished theirs, has already sent them all they need), and every later collective at its start.
  */
 final class Wire implements AutoCloseable {
   static final int HEADER = 16;
@@ -31,7 +33,10 @@ final class Wire implements AutoCloseable {
   static final int BROADCAST = 2;
   static final int ALLGATHER = 3;
   static final int BARRIER = 4;
-  /** How long a rank that lost a ring neighbour waits for rank 0 to say which rank died. */
+  /**
+   * How long a rank that lost a ring neighbour waits for rank 0 to say which rank died, and how long a collective
+   * may stall once a rank is known to have died before it fails naming that rank.
+   */
   private static final long GRACE_NANOS = 1_000_000_000L;
 
   final int rank;
@@ -46,6 +51,11 @@ final class Wire implements AutoCloseable {
   private final SocketChannel[] control;
   private final ByteBuffer[] controlIn;
   private final boolean[] left;
+  /** The first rank known to have died (-1: none), and how it was learnt. */
+  private int deadRank = -1;
+  private String deadHow;
+  /** Set by {@link #abort()}: the collective in flight gives up at its next wake-up. */
+  private volatile boolean aborted;
 
   Wire(int rank, int world, long timeoutNanos, SocketChannel next, SocketChannel prev, SocketChannel[] control)
       throws IOException {
@@ -131,7 +141,8 @@ final class Wire implements AutoCloseable {
     int expect = inbox.next();
     if (expect >= 0) in.clear().limit(HEADER + expect);
     boolean checked = false;
-    long deadline = System.nanoTime() + timeoutNanos;
+    long lastProgress = System.nanoTime();
+    long deadline = lastProgress + timeoutNanos;
     try {
       while (true) {
         boolean moved = false;
@@ -169,16 +180,23 @@ final class Wire implements AutoCloseable {
           throw new DistributedException(op, rank, -1, op + ": rank " + rank + " was interrupted in the middle of"
               + " the collective; the group's streams are out of step now", null);
         }
+        if (aborted) {
+          throw new DistributedException(op, rank, -1, op + ": rank " + rank + " closed its process group in the"
+              + " middle of the collective", null);
+        }
         long now = System.nanoTime();
-        if (moved) deadline = now + timeoutNanos;
+        if (moved) {
+          deadline = now + timeoutNanos;
+          lastProgress = now;
+        }
+        // a dead rank stalls the ring sooner or later; until then, what it sent before dying still counts
+        if (deadRank >= 0 && now - lastProgress >= GRACE_NANOS) throw dead(op);
         if (now >= deadline) throw timeout(op, !sending, expect < 0, in, expect);
         nextKey.interestOps(sending ? SelectionKey.OP_WRITE : 0);
         prevKey.interestOps(expect >= 0 ? SelectionKey.OP_READ : 0);
-        selector.select(Math.max(1, (deadline - now) / 1_000_000));
-        for (SelectionKey k : selector.selectedKeys()) {
-          if (k.attachment() instanceof Integer peer && k.isValid() && k.isReadable()) readControl(op, peer);
-        }
-        selector.selectedKeys().clear();
+        long wake = deadRank >= 0 ? Math.min(deadline, lastProgress + GRACE_NANOS) : deadline;
+        selector.select(Math.max(1, (wake - now) / 1_000_000));
+        pollControl();
       }
     } catch (IOException e) {
       throw new DistributedException(op, rank, -1, op + ": rank " + rank + ": selector failed: " + e.getMessage(), e);
@@ -238,25 +256,27 @@ final class Wire implements AutoCloseable {
     try {
       nextKey.interestOps(0);
       prevKey.interestOps(0);
-      for (long now = System.nanoTime(); now < end; now = System.nanoTime()) {
+      for (long now = System.nanoTime(); now < end && deadRank < 0; now = System.nanoTime()) {
         selector.select(Math.max(1, (end - now) / 1_000_000));
-        for (SelectionKey k : selector.selectedKeys()) {
-          if (k.attachment() instanceof Integer p && k.isValid() && k.isReadable()) readControl(op, p);
-        }
-        selector.selectedKeys().clear();
+        pollControl();
       }
-    } catch (PeerLostException reported) {
-      if (reported.peerRank() != peer) reported.addSuppressed(new IOException(what, cause));
-      return reported;
     } catch (IOException | RuntimeException ignored) {
-      // fall through: blame the neighbour
+      // blame the neighbour
+    }
+    if (deadRank >= 0) {
+      PeerLostException reported = dead(op);
+      if (deadRank != peer) reported.addSuppressed(new IOException(what, cause));
+      return reported;
     }
     return new PeerLostException(op, rank, peer, op + ": rank " + rank + ": " + what
         + "; rank " + peer + " probably died", cause);
   }
 
-  /** Reads what a control connection has; throws when it says (or shows) that a rank died. */
-  private void readControl(String op, int peer) throws IOException {
+  /**
+   * Reads what a control connection has and records a death it shows (an end without goodbye) or reports
+   * ({@code DEAD} from rank 0); rank 0 passes a death on to everyone.
+   */
+  private void readControl(int peer) {
     ByteBuffer buf = controlIn[peer];
     while (true) {
       int n;
@@ -269,9 +289,10 @@ final class Wire implements AutoCloseable {
         SelectionKey key = control[peer].keyFor(selector);
         if (key != null) key.cancel();
         if (left[peer]) return;
+        left[peer] = true; // nothing more comes from it
         if (rank == 0) tellEveryone(DEAD, peer);
-        throw new PeerLostException(op, rank, peer, op + ": rank " + rank + ": rank " + peer
-            + " died (its connection to " + (rank == 0 ? "rank 0" : "this rank") + " closed without a goodbye)", null);
+        died(peer, "its connection to " + (rank == 0 ? "rank 0" : "this rank") + " closed without a goodbye");
+        return;
       }
       if (buf.hasRemaining()) return;
       int type = buf.getInt(0);
@@ -280,10 +301,40 @@ final class Wire implements AutoCloseable {
       if (type == BYE) {
         left[peer] = true;
       } else if (type == DEAD) {
-        throw new PeerLostException(op, rank, who, op + ": rank " + rank + ": rank " + who
-            + " died (reported by rank 0, which lost its connection to it)", null);
+        died(who, "reported by rank 0, which lost its connection to it");
       }
     }
+  }
+
+  private void died(int who, String how) {
+    if (deadRank < 0) {
+      deadRank = who;
+      deadHow = how;
+    }
+  }
+
+  /** The failure naming the rank that died, once one is known. */
+  private PeerLostException dead(String op) {
+    return new PeerLostException(op, rank, deadRank, op + ": rank " + rank + ": rank " + deadRank + " died (" + deadHow
+        + ")", null);
+  }
+
+  /** Fails at the start of a collective when a rank is known to have died (it cannot take part). */
+  void checkAlive(String op) {
+    try {
+      selector.selectNow();
+      pollControl();
+    } catch (IOException ignored) {
+      // the collective itself will fail
+    }
+    if (deadRank >= 0) throw dead(op);
+  }
+
+  private void pollControl() {
+    for (SelectionKey k : selector.selectedKeys()) {
+      if (k.attachment() instanceof Integer peer && k.isValid() && k.isReadable()) readControl(peer);
+    }
+    selector.selectedKeys().clear();
   }
 
   /** Sends a control message to every control connection (best effort: 8 bytes fit any socket buffer). */
@@ -299,6 +350,12 @@ final class Wire implements AutoCloseable {
         // that rank is gone too: it finds out on its own
       }
     }
+  }
+
+  /** Makes the collective in flight, if any, fail now rather than wait out the timeout (called by close). */
+  void abort() {
+    aborted = true;
+    selector.wakeup();
   }
 
   @Override

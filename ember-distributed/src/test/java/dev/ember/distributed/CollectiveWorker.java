@@ -9,7 +9,8 @@ import java.time.Duration;
  * {@link CollectiveScript} (exit 0 when every result matches the reference, else 1 with the mismatch);
  * {@code env} does the same in a group made by {@link ProcessGroup#fromEnv()} (RANK .. TIMEOUT_MS ignored); both
  * take the sizes as an optional comma-separated ARG;
- * {@code idle} joins, prints {@code READY} and sleeps (to be killed); {@code expectDead K} joins, prints
+ * {@code exitEarly} runs one allreduce and exits without closing its group; {@code idle} joins, prints
+ * {@code READY} and sleeps (to be killed); {@code expectDead K} joins, prints
  * {@code READY}, runs a large allreduce and exits 0 when it fails with a {@link PeerLostException} naming rank
  * {@code K} (printing {@code LOST peer}), else 1.
  */
@@ -22,6 +23,7 @@ final class CollectiveWorker {
     int world = Integer.parseInt(args[2]);
     int port = Integer.parseInt(args[3]);
     Duration timeout = Duration.ofMillis(Long.parseLong(args[4]));
+    int exit = 0;
     try (ProcessGroup g = mode.equals("env") ? ProcessGroup.fromEnv()
         : ProcessGroup.connect(rank, world, new InetSocketAddress("127.0.0.1", port), timeout)) {
       switch (mode) {
@@ -30,8 +32,14 @@ final class CollectiveWorker {
               : ProcessCollectivesTest.SIZES;
           String problem = CollectiveScript.run(g, sizes);
           System.out.println(problem == null ? "OK" : "MISMATCH " + problem);
+          exit = problem == null ? 0 : 1; // after close: the others must not take this rank for dead
+        }
+        case "exitEarly" -> {
+          float[] x = CollectiveScript.floats(40, rank, 300_001);
+          g.allReduce(x, AllReduceOp.SUM);
+          System.out.println("DONE");
           System.out.flush();
-          System.exit(problem == null ? 0 : 1);
+          System.exit(0); // without closing the group: no goodbye
         }
         case "idle" -> {
           System.out.println("READY");
@@ -55,5 +63,7 @@ final class CollectiveWorker {
         default -> throw new IllegalArgumentException("CollectiveWorker: unknown mode " + mode);
       }
     }
+    System.out.flush();
+    System.exit(exit);
   }
 }

@@ -1,5 +1,6 @@
 package dev.ember.distributed;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -161,6 +162,22 @@ class ProcessCollectivesTest {
     for (Worker w : workers) {
       assertTrue(w.process().waitFor(60, TimeUnit.SECONDS), "worker did not exit: " + w.output());
       assertEquals(0, w.process().exitValue(), w.output());
+    }
+  }
+
+  @Test
+  void aRankThatExitsRightAfterItsLastCollectiveDoesNotFailTheOthersThere() throws Exception {
+    int port = ProcessGroupTest.freePort();
+    Worker one = spawn("exitEarly", "1", "2", "" + port, "30000");
+    try (ProcessGroup g = ProcessGroup.connect(0, 2, new InetSocketAddress("127.0.0.1", port), Duration.ofSeconds(30))) {
+      float[] x = CollectiveScript.floats(40, 0, 300_001);
+      g.allReduce(x, AllReduceOp.SUM);
+      assertArrayEquals(CollectiveScript.reference(40, 300_001, 2, false), x);
+      assertTrue(one.process().waitFor(30, TimeUnit.SECONDS), one.output());
+      long t0 = System.nanoTime();
+      PeerLostException e = assertThrows(PeerLostException.class, g::barrier); // but a later collective fails at once
+      assertEquals(1, e.peerRank(), e.getMessage());
+      assertTrue(System.nanoTime() - t0 < 5_000_000_000L);
     }
   }
 }

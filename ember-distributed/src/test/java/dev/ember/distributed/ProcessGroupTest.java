@@ -333,4 +333,30 @@ class ProcessGroupTest {
     });
     assertNull(results.get(0), String.valueOf(results.get(0)));
   }
+
+  @Test
+  void closingFailsTheAsyncCollectiveInFlightAtOnce() throws Exception {
+    List<Object> results = inThreads(2, Duration.ofSeconds(60), g -> {
+      if (g.rank() == 1) {
+        Thread.sleep(8000); // never joins the allreduce
+        return null;
+      }
+      CompletableFuture<Void> f = g.allReduceAsync(new float[1000], AllReduceOp.SUM);
+      Thread.sleep(200); // f is in flight, holding the group
+      long t0 = System.nanoTime();
+      CompletableFuture<Void> queued = g.allReduceAsync(new float[10], AllReduceOp.SUM);
+      assertTrue(System.nanoTime() - t0 < 1_000_000_000L, "queuing waited for the collective in flight");
+      Thread.sleep(300);
+      t0 = System.nanoTime();
+      g.close();
+      assertTrue(System.nanoTime() - t0 < 2_000_000_000L, "close waited for the 60 s timeout");
+      ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(5, TimeUnit.SECONDS));
+      assertTrue(e.getCause().getMessage().contains("rank 0 closed its process group in the middle of the collective"),
+          e.getCause().getMessage());
+      e = assertThrows(ExecutionException.class, () -> queued.get(5, TimeUnit.SECONDS));
+      assertInstanceOf(IllegalStateException.class, e.getCause());
+      return null;
+    });
+    assertNull(results.get(0), String.valueOf(results.get(0)));
+  }
 }
