@@ -4,6 +4,7 @@ import static dev.ember.nn.Reprs.bool;
 import static dev.ember.nn.Reprs.fmt;
 
 import dev.ember.autograd.Grad;
+import dev.ember.autograd.Tracing;
 import dev.ember.nn.functional.Normalization;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
@@ -115,16 +116,32 @@ public abstract class BatchNormBase extends Module {
       throw Check.fail(name(), "expected " + numFeatures + " channels in dimension 1, got "
           + input.size(1), "input", input);
     }
-    double factor = momentum == null ? 0.0 : momentum;
     if (isTraining() && trackRunningStats) {
       Tensor nbt = buffer("num_batches_tracked");
-      try (Grad ignored = Grad.off()) {
-        nbt.add_(1);
+      if (!Tracing.active()) return trainingStep(input, runningMean(), runningVar(), weight(), bias(), nbt);
+      // one batch_norm op that also counts the batch (and, without a momentum, reads the count): a tracer's graph
+      // repeats both; it lists num_batches_tracked as a sixth input
+      Tensor out;
+      try (Tracing.Scope inside = Tracing.suspend()) {
+        out = trainingStep(input, runningMean(), runningVar(), weight(), bias(), nbt);
       }
-      if (momentum == null) factor = 1.0 / nbt.toLongArray()[0];
+      return Tracing.op("batch_norm", out, new Tensor[] {input, runningMean(), runningVar(), weight(), bias(), nbt},
+          new Object[] {"training", true, "momentum", momentum, "eps", eps},
+          in -> trainingStep(in[0], in[1], in[2], in[3], in[4], in[5]));
     }
+    double factor = momentum == null ? 0.0 : momentum;
     boolean useBatchStats = isTraining() || !trackRunningStats;
     return Normalization.batchNorm(input, runningMean(), runningVar(), weight(), bias(), useBatchStats, factor, eps);
+  }
+
+  /** A training forward with running statistics: counts the batch, then normalizes and updates the statistics. */
+  private Tensor trainingStep(Tensor input, Tensor runningMean, Tensor runningVar, Tensor weight, Tensor bias,
+      Tensor nbt) {
+    try (Grad ignored = Grad.off()) {
+      nbt.add_(1);
+    }
+    double factor = momentum == null ? 1.0 / nbt.toLongArray()[0] : momentum;
+    return Normalization.batchNorm(input, runningMean, runningVar, weight, bias, true, factor, eps);
   }
 
   @Override

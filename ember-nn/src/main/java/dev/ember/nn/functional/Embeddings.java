@@ -1,5 +1,6 @@
 package dev.ember.nn.functional;
 
+import dev.ember.autograd.Tracing;
 import dev.ember.autograd.Autograd;
 import dev.ember.autograd.Grad;
 import dev.ember.ops.IndexOps;
@@ -29,6 +30,16 @@ public final class Embeddings {
    * @param normType p of the p-norm for maxNorm (PyTorch default 2)
    */
   public static Tensor embedding(Tensor input, Tensor weight, Integer paddingIdx, Double maxNorm, double normType) {
+    Tensor out;
+    try (Tracing.Scope inside = Tracing.suspend()) { // its bounds checks read values; the replay repeats them
+      out = embeddingUntraced(input, weight, paddingIdx, maxNorm, normType);
+    }
+    return Tracing.active() ? Tracing.op("embedding", out, new Tensor[] {input, weight},
+        new Object[] {"padding_idx", paddingIdx, "max_norm", maxNorm, "norm_type", normType},
+        in -> embedding(in[0], in[1], paddingIdx, maxNorm, normType)) : out;
+  }
+
+  private static Tensor embeddingUntraced(Tensor input, Tensor weight, Integer paddingIdx, Double maxNorm, double normType) {
     String op = "embedding";
     if (input.dtype() != DType.I64 && input.dtype() != DType.I32) {
       throw Check.fail(op, "indices must be int64 or int32, got " + input.dtype().torchName(),
