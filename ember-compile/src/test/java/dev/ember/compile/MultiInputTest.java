@@ -90,6 +90,50 @@ class MultiInputTest {
     for (int i = 0; i < eagerGrads.size(); i++) assertBitwise(eagerGrads.get(i), graphGrads.get(i));
   }
 
+  /** A module of several inputs, how to apply it, and how to make its inputs (fresh ones per call). */
+  private record Case(dev.ember.nn.Module module, java.util.function.Function<Tensor[], Tensor> forward,
+      java.util.function.Supplier<Tensor[]> inputs) {}
+
+  @Test
+  void layersAndLossesOfSeveralInputsAreOneGraphThatMatchesEagerOnNewInputs() {
+    Generator gen = new Generator(44);
+    dev.ember.nn.Bilinear bilinear = new dev.ember.nn.Bilinear(3, 4, 5, true, gen);
+    dev.ember.nn.TransformerDecoderLayer decoder = new dev.ember.nn.TransformerDecoderLayer(8, 2, 16, 0.0, "gelu", 1e-5,
+        true, true, true, gen);
+    dev.ember.nn.Transformer transformer = new dev.ember.nn.Transformer(8, 2, 1, 1, 16, 0.0, "relu", 1e-5, true, false,
+        true, gen);
+    dev.ember.nn.loss.CrossEntropyLoss ce = new dev.ember.nn.loss.CrossEntropyLoss();
+    dev.ember.nn.loss.TripletMarginLoss triplet = new dev.ember.nn.loss.TripletMarginLoss();
+    List<Case> cases = List.of(
+        new Case(bilinear, in -> bilinear.forward(in[0], in[1]),
+            () -> new Tensor[] {Tensor.randn(gen, 2, 3), Tensor.randn(gen, 2, 4)}),
+        new Case(decoder, in -> decoder.forward(in[0], in[1]),
+            () -> new Tensor[] {Tensor.randn(gen, 2, 3, 8), Tensor.randn(gen, 2, 5, 8)}),
+        new Case(transformer, in -> transformer.forward(in[0], in[1]),
+            () -> new Tensor[] {Tensor.randn(gen, 2, 5, 8), Tensor.randn(gen, 2, 3, 8)}),
+        new Case(ce, in -> ce.forward(in[0], in[1]),
+            () -> new Tensor[] {Tensor.randn(gen, 4, 6), Tensor.randint(gen, 0, 6, 4)}),
+        new Case(triplet, in -> triplet.forward(in[0], in[1], in[2]),
+            () -> new Tensor[] {Tensor.randn(gen, 4, 6), Tensor.randn(gen, 4, 6), Tensor.randn(gen, 4, 6)}));
+    for (boolean training : new boolean[] {false, true}) {
+      for (Case k : cases) {
+        k.module().train(training);
+        CompiledModule c = Compiler.compile(k.module(), k.forward());
+        for (int call = 0; call < 3; call++) {
+          Tensor[] in = k.inputs().get();
+          Tensor eager;
+          try (Grad off = Grad.off()) {
+            eager = k.forward().apply(in);
+          }
+          assertBitwise(eager, c.call(in));
+        }
+        String what = k.module().name() + (training ? " (train)" : " (eval)");
+        assertTrue(c.breaks().isEmpty(), what + ": " + c.explain());
+        assertEquals(1, c.signatures(), what + ": " + c.explain());
+      }
+    }
+  }
+
   @Test
   void aSingleInputCompileRefusesSeveralAndAMultiInputOneHasNoSymbolicBatch() {
     CompiledModule single = Compiler.compile(new Linear(3, 2));
