@@ -32,6 +32,7 @@ import dev.ember.nn.Module;
 import dev.ember.nn.MultiheadAttention;
 import dev.ember.nn.RMSNorm;
 import dev.ember.nn.RNN;
+import dev.ember.nn.ReLU;
 import dev.ember.nn.Residual;
 import dev.ember.nn.SiLU;
 import dev.ember.nn.Sigmoid;
@@ -93,6 +94,9 @@ class LayerCaptureTest {
     m.put("unflatten_upsample", new Case(new dev.ember.nn.Sequential(new Unflatten(1, 2, 2, 2),
         new Upsample(2.0), new Upsample(2.0, "bilinear")), () -> Tensor.randn(2, 8)));
     m.put("residual", new Case(new Residual(new Linear(4, 4)), () -> Tensor.randn(3, 4)));
+    m.put("inplace_activations", new Case(new dev.ember.nn.Sequential(new Linear(4, 4), new ReLU(true),
+        new Linear(4, 4), new LeakyReLU(0.1, true), new ELU(1.0, true), new SiLU(true), new Mish(true),
+        new Hardswish(true)), () -> Tensor.randn(3, 4)));
     m.put("rnn", new Case(new RNN(3, 4), () -> Tensor.randn(5, 2, 3)));
     m.put("lstm", new Case(new LSTM(3, 4), () -> Tensor.randn(5, 2, 3)));
     m.put("gru", new Case(new GRU(3, 4), () -> Tensor.randn(5, 2, 3)));
@@ -175,6 +179,45 @@ class LayerCaptureTest {
         }
       }
     }
+  }
+
+  /** Accumulates its input into a tensor it makes: a graph would keep that tensor as a constant. */
+  static final class Accumulate extends Module {
+    @Override
+    public Tensor forward(Tensor x) {
+      Tensor acc = Tensor.zeros(x.shape());
+      acc.add_(x);
+      Tensor scale = Tensor.ones(x.shape());
+      scale.mul_(Tensor.scalar(2.0)); // in place too, but from constants only: a constant of the graph
+      return acc.mul(scale);
+    }
+  }
+
+  /** Scales by a tensor it makes from constants in place: one graph. */
+  static final class Scale extends Module {
+    @Override
+    public Tensor forward(Tensor x) {
+      Tensor scale = Tensor.ones(x.shape());
+      scale.mul_(Tensor.scalar(3.0));
+      return x.mul(scale);
+    }
+  }
+
+  @Test
+  void anInPlaceWriteOfAnInputIntoATensorMadeInTheTraceIsABreakNotAStaleConstant() {
+    Module acc = new Accumulate();
+    CompiledModule c = Compiler.compile(acc);
+    c.call(Tensor.randn(2, 3));
+    Tensor y = Tensor.randn(2, 3);
+    assertBitwise(acc.call(y), c.call(y));
+    assertTrue(c.explain().contains("add_: writes in place into a tensor made during the trace"), c.explain());
+
+    Module scale = new Scale();
+    CompiledModule s = Compiler.compile(scale);
+    s.call(Tensor.randn(2, 3));
+    assertBitwise(scale.call(y), s.call(y));
+    assertTrue(s.breaks().isEmpty(), s.explain());
+    assertTrue(s.graph().contains("constant"), s.graph());
   }
 
   @Test
