@@ -93,7 +93,8 @@ final class Capture implements Tracing.Tracer {
     GraphNode n = known.get(t);
     if (n != null) {
       if (versions.get(t) != t.version()) {
-        pending = new GraphBreak(op, "its input " + n + " was modified in place by an op the tracer does not see",
+        pending = new GraphBreak(op, "its input (" + n.op() + ", " + n.type()
+            + ") was modified in place by an op the tracer does not see",
             where);
         return null;
       }

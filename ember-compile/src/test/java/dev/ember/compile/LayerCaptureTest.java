@@ -220,6 +220,27 @@ class LayerCaptureTest {
     assertTrue(s.graph().contains("constant"), s.graph());
   }
 
+  /** Overwrites an intermediate with fill_, an in-place op without a trace hook. */
+  static final class Refill extends Module {
+    @Override
+    public Tensor forward(Tensor x) {
+      Tensor h = x.mul(2);
+      dev.ember.ops.ElementwiseOps.fill_(h, 1.0);
+      return h.add(x);
+    }
+  }
+
+  @Test
+  void anUntracedInPlaceWriteIsABreakNamingTheOpAndTypeItWrote() {
+    Module m = new Refill();
+    CompiledModule c = Compiler.compile(m);
+    Tensor y = Tensor.randn(2, 3);
+    c.call(Tensor.randn(2, 3));
+    assertBitwise(m.call(y), c.call(y));
+    assertTrue(c.explain().contains("its input (mul, f32[2, 3]) was modified in place by an op the tracer does not see"),
+        c.explain());
+  }
+
   @Test
   void anOpThatChecksItsIndicesIsOneNodeAndItsReplayChecksThemAgain() {
     Embedding emb = new Embedding(5, 3);
