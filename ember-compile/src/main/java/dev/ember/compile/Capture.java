@@ -151,9 +151,9 @@ final class Capture implements Tracing.Tracer {
       ins.add(n);
     }
     GraphNode node = GraphNode.op(name, ins, GraphNode.attrs(attrs), out.shape(), out.dtype(), replay);
-    if (node.isRandom() && name.equals("batch_norm")) { // writes its running statistics and batch count
-      for (int i = 1; i < in.length; i++) {
-        if (in[i] != null && i != 3 && i != 4) { // not the weight and bias
+    if (node.isRandom() && name.equals("batch_norm")) {
+      for (int i = 1; i < in.length; i++) { // the running statistics, and the batch count (module BatchNorm's)
+        if (in[i] != null && i != 3 && i != 4) {
           written.put(in[i], Boolean.TRUE);
           note(in[i], ins.get(i)); // its new version is the one later ops read
         }

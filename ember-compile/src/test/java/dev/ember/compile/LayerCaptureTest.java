@@ -181,6 +181,21 @@ class LayerCaptureTest {
     }
   }
 
+  @Test
+  void aCumulativeBatchNormReadsItsBatchCountOnEveryGraphRun() {
+    Module a = new BatchNorm1d(3, 1e-5, null, true, true);
+    Module b = new BatchNorm1d(3, 1e-5, null, true, true);
+    CompiledModule c = Compiler.compile(b);
+    for (int step = 0; step < 3; step++) {
+      Tensor x = Tensor.randn(5, 3).mul(step + 1);
+      assertBitwise(a.call(x), c.call(x));
+    }
+    for (Map.Entry<String, Tensor> e : a.stateDict().entrySet()) {
+      assertBitwise(e.getValue(), b.stateDict().get(e.getKey()));
+    }
+    assertTrue(c.breaks().isEmpty(), c.explain());
+  }
+
   /** Accumulates its input into a tensor it makes: a graph would keep that tensor as a constant. */
   static final class Accumulate extends Module {
     @Override

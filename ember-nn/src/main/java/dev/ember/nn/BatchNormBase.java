@@ -116,27 +116,34 @@ public abstract class BatchNormBase extends Module {
       throw Check.fail(name(), "expected " + numFeatures + " channels in dimension 1, got "
           + input.size(1), "input", input);
     }
-    if (isTraining() && trackRunningStats) {
+    if (isTraining() && trackRunningStats && Tracing.active()) {
+      // for a graph compiler, one op that also counts the batch (which a graph must repeat every run)
       Tensor nbt = buffer("num_batches_tracked");
-      if (!Tracing.active()) return trainingStep(input, runningMean(), runningVar(), weight(), bias(), nbt);
-      // one batch_norm op that also counts the batch (and, without a momentum, reads the count): a tracer's graph
-      // repeats both; it lists num_batches_tracked as a sixth input
+      Double m = momentum;
+      double e = eps;
       Tensor out;
-      try (Tracing.Scope inside = Tracing.suspend()) {
-        out = trainingStep(input, runningMean(), runningVar(), weight(), bias(), nbt);
+      try (Tracing.Scope untraced = Tracing.install(null)) {
+        out = trainingForward(input, runningMean(), runningVar(), weight(), bias(), nbt, m, e);
       }
       return Tracing.op("batch_norm", out, new Tensor[] {input, runningMean(), runningVar(), weight(), bias(), nbt},
-          new Object[] {"training", true, "momentum", momentum, "eps", eps},
-          in -> trainingStep(in[0], in[1], in[2], in[3], in[4], in[5]));
+          new Object[] {"training", true, "momentum", m, "eps", e, "counts_batches", true},
+          in -> trainingForward(in[0], in[1], in[2], in[3], in[4], in[5], m, e));
     }
     double factor = momentum == null ? 0.0 : momentum;
+    if (isTraining() && trackRunningStats) {
+      Tensor nbt = buffer("num_batches_tracked");
+      try (Grad ignored = Grad.off()) {
+        nbt.add_(1);
+      }
+      if (momentum == null) factor = 1.0 / nbt.toLongArray()[0];
+    }
     boolean useBatchStats = isTraining() || !trackRunningStats;
     return Normalization.batchNorm(input, runningMean(), runningVar(), weight(), bias(), useBatchStats, factor, eps);
   }
 
-  /** A training forward with running statistics: counts the batch, then normalizes and updates the statistics. */
-  private Tensor trainingStep(Tensor input, Tensor runningMean, Tensor runningVar, Tensor weight, Tensor bias,
-      Tensor nbt) {
+  /** A training forward that tracks running statistics: the batch counted in {@code nbt}, then the batch norm. */
+  private static Tensor trainingForward(Tensor input, Tensor runningMean, Tensor runningVar, Tensor weight, Tensor bias,
+      Tensor nbt, Double momentum, double eps) {
     try (Grad ignored = Grad.off()) {
       nbt.add_(1);
     }
