@@ -88,6 +88,19 @@ final class Capture implements Tracing.Tracer {
     versions.put(t, t.version());
   }
 
+  /** Whether every tensor of {@code in} but {@code written} is a constant of the graph, or would become one if read. */
+  private boolean allConstant(Tensor[] in, Tensor written) {
+    for (Tensor t : in) {
+      if (t == null || t == written) continue;
+      GraphNode n = known.get(t);
+      if (n != null ? n.kind() != GraphNode.Kind.CONSTANT
+          : parameterNames.containsKey(t) || t.requiresGrad() || broken.containsKey(t)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   /** The node of tensor t read by op {@code op}: known, a parameter, or a new constant; null records a break. */
   private GraphNode nodeOf(Tensor t, String op) {
     GraphNode n = known.get(t);
@@ -161,19 +174,6 @@ final class Capture implements Tracing.Tracer {
     }
     nodes.add(node);
     note(out, node);
-  }
-
-  /** Whether every tensor of {@code in} but {@code written} is a constant of the graph, or would become one if read. */
-  private boolean allConstant(Tensor[] in, Tensor written) {
-    for (Tensor t : in) {
-      if (t == null || t == written) continue;
-      GraphNode n = known.get(t);
-      if (n != null ? n.kind() != GraphNode.Kind.CONSTANT
-          : parameterNames.containsKey(t) || t.requiresGrad() || broken.containsKey(t)) {
-        return false;
-      }
-    }
-    return true;
   }
 
   @Override
