@@ -49,7 +49,7 @@ TRAINING_WARMUP_S = 10.0
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("category", choices=["gemm", "ops", "nn", "optim", "training", "memory", "losses", "schedulers",
-                                        "metrics", "callbacks", "precision", "compression"])
+                                        "metrics", "callbacks", "precision", "compression", "compile"])
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--repeats", type=int, default=3, help="timed repeats per case per pass")
     p.add_argument("--passes", type=int, default=2, help="alternating ember/torch passes")
@@ -70,7 +70,7 @@ def parse_args():
                    help="training: run Ember in the memory pass's JVM (serial collector, --xmx, --xmn, no pre-touch) "
                         "instead of ParallelGC with a pre-touched 1 GB heap")
     p.add_argument("--training-warmup", type=float, default=TRAINING_WARMUP_S,
-                   help="training and compression: Ember's warm-up seconds per case (default %(default)s, see "
+                   help="training, compression and compile: Ember's warm-up seconds per case (default %(default)s, see "
                         "TRAINING_WARMUP_S)")
     a = p.parse_args()
     if not a.no_peer and not a.peers:
@@ -100,7 +100,7 @@ def ember_pass(a):
            "-XX:+UseParallelGC", "-cp", a.classpath, "dev.ember.bench.Compare", a.category,
            "--threads", str(a.threads), "--repeats", str(a.repeats), "--max-wait", str(a.max_wait),
            "--foreign-max", str(a.foreign_max)]
-    if a.category == "compression":
+    if a.category in ("compression", "compile"):
         # as training's: short inference calls on a loaded host reach C2 code only after several seconds (MLP b=128
         # F32 measured 25 ms per call after the default 2 s of warm-up, 5 ms after 10 s, 2026-11-28, load ~14)
         cmd += ["--warmup", str(a.training_warmup)]
@@ -115,7 +115,7 @@ def torch_pass(a):
     common = ["--threads", str(a.threads), "--repeats", str(a.repeats), "--max-wait", str(a.max_wait),
               "--foreign-max", str(a.foreign_max)]
     env = dict(os.environ, EMBER_PEERS=a.peers)
-    if a.category in ("precision", "compression"):
+    if a.category in ("precision", "compression", "compile"):
         cmd = [a.python, os.path.join(HERE, "peers", "pytorch_%s.py" % a.category)] + common
         return run_lines(cmd + (["--only", a.only] if a.only else []), env)
     ops = [a.python, os.path.join(HERE, "peers", "pytorch_ops.py"), "--suite", a.category] + common

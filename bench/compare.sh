@@ -32,6 +32,11 @@ usage: bench/compare.sh CATEGORY [--threads N] [--repeats N] [--passes N] [--max
                           vs dynamic int8 at batch 1 and 128, LeNet-5 vs 50% structured-pruned and shrunk,
                           the VGG-style convnet unfused vs BN folded vs Conv+ReLU fused
                           (bench/peers/pytorch_compression.py, quantized engine onednn)
+               compile    Ember eager vs compiled (dev.ember.compile.Compiler): MLP 784-128-10 inference at
+                          batch 1 and LeNet-5 at batch 1 and 64 (us/batch; PyTorch eager vs TorchScript
+                          frozen, bench/peers/pytorch_compile.py), the mlp_mnist b=32 and transformer training
+                          steps (ms/step; PyTorch eager on both rows), compile time per model (ms; TorchScript
+                          trace+freeze) and kernels (ops) per graph before and after the passes (Ember only)
   --threads N  threads on both sides (default 2): -Dember.threads=N for Ember, --threads N for PyTorch
   --repeats N  timed repeats per case and pass (default 3)
   --passes N   alternating ember/pytorch passes; repeats are pooled over passes (default 2)
@@ -39,7 +44,7 @@ usage: bench/compare.sh CATEGORY [--threads N] [--repeats N] [--passes N] [--max
   --only P,... only workloads or "workload/case" names starting with one of these
   --no-peer    Ember only: no PyTorch passes, "pytorch" and "ratio" null (needs no torch)
   --warmup-steps N, --steps N  memory: steps before and during the measurement (default 5, 20)
-  --training-warmup S  training and compression: Ember's warm-up seconds per case (default 10: the first
+  --training-warmup S  training, compression and compile: Ember's warm-up seconds per case (default 10: the first
                case of a fresh JVM waits for C2 to compile the training path)
   --xmx SIZE   memory: the Ember JVM's -Xmx (default 4g, enough for seed_large with Adam); the
                memory pass runs without -Xms/AlwaysPreTouch, which would make the whole heap resident
@@ -59,8 +64,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 [ $# -ge 1 ] || { usage >&2; exit 2; }
 case "$1" in
   -h|--help) usage; exit 0 ;;
-  gemm|ops|nn|optim|training|memory|losses|schedulers|metrics|callbacks|precision|compression) category=$1; shift ;;
-  *) echo "compare.sh: unknown category '$1' (expected gemm, ops, nn, optim, training, memory, losses, schedulers, metrics, callbacks, precision or compression)" >&2; usage >&2; exit 2 ;;
+  gemm|ops|nn|optim|training|memory|losses|schedulers|metrics|callbacks|precision|compression|compile) category=$1; shift ;;
+  *) echo "compare.sh: unknown category '$1' (expected gemm, ops, nn, optim, training, memory, losses, schedulers, metrics, callbacks, precision, compression or compile)" >&2; usage >&2; exit 2 ;;
 esac
 extra=()
 peer=1

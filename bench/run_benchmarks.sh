@@ -5,7 +5,7 @@
 # lines, the Markdown, the regression check) is dev.ember.bench.Report.
 set -euo pipefail
 
-ALL_CATEGORIES=(training ops losses metrics schedulers callbacks memory gemm nn optim precision compression)
+ALL_CATEGORIES=(training ops losses metrics schedulers callbacks memory gemm nn optim precision compression compile)
 
 usage() {
   cat <<'EOF'
@@ -13,7 +13,7 @@ usage: bench/run_benchmarks.sh [options]
 
   -c, --category C[,C...]  categories to run (repeatable; default: all that bench/compare.py knows):
                            training ops losses metrics schedulers callbacks memory gemm nn optim precision
-                           compression
+                           compression compile
   -b, --baseline FILE      compare with a saved results file (a results.jsonl, or bench/baseline/CATEGORY.jsonl):
                            every case more than 10% worse (throughput lower, latency or memory
                            higher) is listed as a regression and the exit status is 1

@@ -142,6 +142,18 @@ class CompareTest(unittest.TestCase):
             self.assertNotIn("-XX:+UseParallelGC", cmd)
             self.assertEqual(cmd[cmd.index("dev.ember.bench.MemoryProbe") + 1], "lenet")
 
+    def test_compile_category_runs_its_own_peer_and_warms_up_as_training(self):
+        with stub_run_lines([]) as seen:
+            a = Args()
+            a.category, a.only = "compile", "mlp_infer"
+            compare.ember_pass(a)
+            compare.torch_pass(a)
+            ember, torch_ = seen
+            self.assertEqual(ember[ember.index("dev.ember.bench.Compare") + 1], "compile")
+            self.assertEqual(ember[ember.index("--warmup") + 1], "10.0")
+            self.assertEqual(os.path.basename(torch_[1]), "pytorch_compile.py")
+            self.assertEqual(torch_[-2:], ["--only", "mlp_infer"])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -18,7 +18,7 @@ import java.util.Locale;
  */
 public final class Compare {
   static final String USAGE = """
-      usage: Compare CATEGORY [options]       (CATEGORY: gemm | ops | nn | optim | training | losses | schedulers | metrics | callbacks | precision | compression)
+      usage: Compare CATEGORY [options]       (CATEGORY: gemm | ops | nn | optim | training | losses | schedulers | metrics | callbacks | precision | compression | compile)
         --threads N        Ember worker threads (default: -Dember.threads / EMBER_NUM_THREADS / #cpus)
         --repeats N        timed repeats per case (default 5)
         --warmup S         warm-up seconds per case, at least 2 calls (default 2.0: lets C2 compile the Vector API code)
@@ -67,6 +67,7 @@ public final class Compare {
       case "callbacks" -> CallbackCases.cases();
       case "precision" -> PrecisionCases.cases();
       case "compression" -> CompressionCases.cases();
+      case "compile" -> CompileCases.cases();
       default -> throw new IllegalStateException(a.category);
     });
     cases.removeIf(c -> !a.selected(c));
@@ -187,10 +188,10 @@ public final class Compare {
         }
       }
       if (a.help) return a;
-      if (a.category == null) throw new IllegalArgumentException("missing CATEGORY (gemm, ops, nn, optim, training, losses, schedulers, metrics, callbacks, precision or compression)");
-      if (!List.of("gemm", "ops", "nn", "optim", "training", "losses", "schedulers", "metrics", "callbacks", "precision", "compression")
+      if (a.category == null) throw new IllegalArgumentException("missing CATEGORY (gemm, ops, nn, optim, training, losses, schedulers, metrics, callbacks, precision, compression or compile)");
+      if (!List.of("gemm", "ops", "nn", "optim", "training", "losses", "schedulers", "metrics", "callbacks", "precision", "compression", "compile")
           .contains(a.category)) {
-        throw new IllegalArgumentException("unknown category '" + a.category + "' (expected gemm, ops, nn, optim, training, losses, schedulers, metrics, callbacks, precision or compression)");
+        throw new IllegalArgumentException("unknown category '" + a.category + "' (expected gemm, ops, nn, optim, training, losses, schedulers, metrics, callbacks, precision, compression or compile)");
       }
       return a;
     }

@@ -43,7 +43,7 @@ class CompareTest {
   void unknownCategoryIsRejectedWithTheChoices() {
     CommandRun r = run("convs");
     assertEquals(2, r.status());
-    assertTrue(r.err().startsWith("Compare: unknown category 'convs' (expected gemm, ops, nn, optim, training, losses, schedulers, metrics, callbacks, precision or compression)"), r.err());
+    assertTrue(r.err().startsWith("Compare: unknown category 'convs' (expected gemm, ops, nn, optim, training, losses, schedulers, metrics, callbacks, precision, compression or compile)"), r.err());
   }
 
   @Test

@@ -88,12 +88,26 @@ final class Capture implements Tracing.Tracer {
     versions.put(t, t.version());
   }
 
+  /** Whether every tensor of {@code in} but {@code written} is a constant of the graph, or would become one if read. */
+  private boolean allConstant(Tensor[] in, Tensor written) {
+    for (Tensor t : in) {
+      if (t == null || t == written) continue;
+      GraphNode n = known.get(t);
+      if (n != null ? n.kind() != GraphNode.Kind.CONSTANT
+          : parameterNames.containsKey(t) || t.requiresGrad() || broken.containsKey(t)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   /** The node of tensor t read by op {@code op}: known, a parameter, or a new constant; null records a break. */
   private GraphNode nodeOf(Tensor t, String op) {
     GraphNode n = known.get(t);
     if (n != null) {
       if (versions.get(t) != t.version()) {
-        pending = new GraphBreak(op, "its input " + n + " was modified in place by an op the tracer does not see",
+        pending = new GraphBreak(op, "its input (" + n.op() + ", " + n.type()
+            + ") was modified in place by an op the tracer does not see",
             where);
         return null;
       }
@@ -128,7 +142,20 @@ final class Capture implements Tracing.Tracer {
         ins.add(null);
         continue;
       }
-      GraphNode n = nodeOf(t, name);
+      // an in-place op returns its input, already written: the node it had stands for the value the op read; if
+      // that is a tensor made during the trace (a constant to the graph), the write is part of the constant
+      boolean made = t == out && (known.containsKey(t) ? known.get(t).kind() == GraphNode.Kind.CONSTANT
+          : !parameterNames.containsKey(t) && !broken.containsKey(t) && !(t.isLeaf() && t.requiresGrad()));
+      GraphNode n = made ? null : t == out && known.containsKey(t) ? known.get(t) : nodeOf(t, name);
+      if (made) { // a write into a tensor made in the trace
+        if (allConstant(in, out)) { // of constants: a constant again, read with its new value
+          known.remove(out);
+          return;
+        }
+        pending = new GraphBreak(name, "writes in place into a tensor made during the trace (" + Arrays.toString(
+            t.shape()) + "), which a graph would keep as a constant", where);
+        n = null;
+      }
       if (n == null) { // a break: the op has no graph node, and whatever reads its output breaks too
         broken.put(out, pending);
         known.remove(out);
@@ -138,8 +165,8 @@ final class Capture implements Tracing.Tracer {
     }
     GraphNode node = GraphNode.op(name, ins, GraphNode.attrs(attrs), out.shape(), out.dtype(), replay);
     if (node.isRandom() && name.equals("batch_norm")) {
-      for (int i = 1; i <= 2; i++) {
-        if (in[i] != null) {
+      for (int i = 1; i < in.length; i++) { // the running statistics, and the batch count (module BatchNorm's)
+        if (in[i] != null && i != 3 && i != 4) {
           written.put(in[i], Boolean.TRUE);
           note(in[i], ins.get(i)); // its new version is the one later ops read
         }

@@ -9,6 +9,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * A module run as captured graphs: its first call with each input signature (shape, dtype, train mode) traces the
@@ -24,6 +25,8 @@ import java.util.Map;
  */
 public final class CompiledModule extends Module {
   private final Module module;
+  /** How the module is applied to the inputs: null for {@code module.call(in[0])}, else a multi-input forward. */
+  private final Function<Tensor[], Tensor> forward;
   private final List<Pass> passes;
   private final String where;
   private final Map<Signature, Plan> plans = new LinkedHashMap<>();
@@ -40,30 +43,50 @@ public final class CompiledModule extends Module {
   private boolean reuseOutput;
 
   CompiledModule(Module module, List<Pass> passes) {
-    this(module, passes, "");
+    this(module, null, passes, "");
   }
 
-  private CompiledModule(Module module, List<Pass> passes, String where) {
+  CompiledModule(Module module, Function<Tensor[], Tensor> forward, List<Pass> passes) {
+    this(module, java.util.Objects.requireNonNull(forward, "forward"), passes, "");
+  }
+
+  private CompiledModule(Module module, Function<Tensor[], Tensor> forward, List<Pass> passes, String where) {
     this.module = registerModule("module", module);
+    this.forward = forward;
     this.passes = List.copyOf(passes);
     this.where = where;
   }
 
   /**
-   * What a compiled module is specialised on: the input's shape (-1 in a symbolic batch dim) and dtype, and the
+   * What a compiled module is specialised on: each input's shape (-1 in a symbolic batch dim) and dtype, and the
    * train mode.
    */
-  record Signature(List<Integer> shape, DType dtype, boolean training) {
+  record Signature(List<List<Integer>> shapes, List<DType> dtypes, boolean training) {
     static Signature of(Tensor x, boolean training, int batchDim) {
       List<Integer> shape = new ArrayList<>(Arrays.stream(x.shapeRef()).boxed().toList());
       if (batchDim >= 0 && batchDim < shape.size()) shape.set(batchDim, -1);
-      return new Signature(List.copyOf(shape), x.dtype(), training);
+      return new Signature(List.of(List.copyOf(shape)), List.of(x.dtype()), training);
+    }
+
+    static Signature of(Tensor[] xs, boolean training) {
+      List<List<Integer>> shapes = new ArrayList<>(xs.length);
+      List<DType> dtypes = new ArrayList<>(xs.length);
+      for (Tensor x : xs) {
+        shapes.add(Arrays.stream(x.shapeRef()).boxed().toList());
+        dtypes.add(x.dtype());
+      }
+      return new Signature(List.copyOf(shapes), List.copyOf(dtypes), training);
     }
 
     @Override
     public String toString() {
-      return dtype.name().toLowerCase(java.util.Locale.ROOT) + shape.toString().replace("-1", "B")
-          + (training ? " train" : " eval");
+      StringBuilder sb = new StringBuilder();
+      for (int i = 0; i < shapes.size(); i++) {
+        if (i > 0) sb.append(", ");
+        sb.append(dtypes.get(i).name().toLowerCase(java.util.Locale.ROOT))
+            .append(shapes.get(i).toString().replace("-1", "B"));
+      }
+      return sb.append(training ? " train" : " eval").toString();
     }
   }
 
@@ -76,6 +99,9 @@ public final class CompiledModule extends Module {
    * @return this
    */
   public CompiledModule dynamicBatch(int dim) {
+    if (forward != null) {
+      throw new IllegalStateException(name() + ".dynamicBatch: a forward of several inputs is traced per shape");
+    }
     if (dim < 0) throw new IllegalArgumentException(name() + ".dynamicBatch: dim must be >= 0, got " + dim);
     batchDim = dim;
     batchNote = null;
@@ -160,7 +186,8 @@ public final class CompiledModule extends Module {
     if (plan == null || otherBatch) { // the trace is an eager run: its result is this call's (side effects once)
       boolean grad = dev.ember.autograd.Grad.enabled();
       long t0 = System.nanoTime();
-      Capture.Result r = Capture.trace(in -> module.call(in[0]), new Tensor[] {x}, Compiler.names(module), where);
+      Capture.Result r = Capture.trace(forward != null ? forward : in -> module.call(in[0]), new Tensor[] {x},
+          Compiler.names(module), where);
       Plan traced = plan(r, System.nanoTime() - t0);
       if (otherBatch) generalize(sig, (GraphPlan) plan, traced, x);
       else plans.put(sig, traced);
@@ -174,13 +201,47 @@ public final class CompiledModule extends Module {
         lastTraining = training;
         yield g.executor().run(x);
       }
-      case EagerPlan e -> module.call(x);
+      case EagerPlan e -> forward != null ? forward.apply(new Tensor[] {x}) : module.call(x);
       case SplitPlan s -> {
         Tensor h = x;
         for (CompiledModule c : s.children()) h = c.call(h);
         yield h;
       }
     };
+  }
+
+  /**
+   * The compiled forward of several inputs (see {@link Compiler#compile(Module, Function)}): the first call with
+   * each signature (every input's shape and dtype, and the train mode) traces, later ones run its graph. One input
+   * is {@link #forward(Tensor)}.
+   */
+  public Tensor forward(Tensor... inputs) {
+    if (inputs.length == 1) return forward(inputs[0]);
+    if (forward == null) {
+      throw new IllegalArgumentException(name() + ".forward: compiled for one input, got " + inputs.length
+          + "; compile a forward of several with Compiler.compile(module, in -> ...)");
+    }
+    boolean training = module.isTraining();
+    Signature sig = Signature.of(inputs, training);
+    Plan plan = plans.get(sig);
+    if (plan == null) {
+      boolean grad = dev.ember.autograd.Grad.enabled();
+      long t0 = System.nanoTime();
+      Capture.Result r = Capture.trace(forward, inputs.clone(), Compiler.names(module), where);
+      plans.put(sig, plan(r, System.nanoTime() - t0));
+      return grad ? r.eager() : r.eager().detach();
+    }
+    return switch (plan) {
+      case GraphPlan g -> g.graph().run(inputs);
+      case EagerPlan e -> forward.apply(inputs);
+      case SplitPlan s -> throw new IllegalStateException(name() + ": a forward of several inputs is not split");
+    };
+  }
+
+  /** {@link #forward(Tensor...)} through this module's forward hooks, as {@link #call(Tensor)} for one input. */
+  public Tensor call(Tensor... inputs) {
+    if (inputs.length == 1) return call(inputs[0]);
+    return call(Arrays.asList(inputs), () -> forward(inputs));
   }
 
   /** One graph for every batch size from the plans at two sizes, or (failing that) a graph per batch size. */
@@ -204,7 +265,8 @@ public final class CompiledModule extends Module {
     batchDim = -1; // a graph per size from now on
     plans.remove(sig);
     GraphNode in = first.traced().inputs().get(0);
-    plans.put(new Signature(Arrays.stream(in.shape()).boxed().toList(), in.dtype(), sig.training()), first);
+    plans.put(new Signature(List.of(Arrays.stream(in.shape()).boxed().toList()), List.of(in.dtype()), sig.training()),
+        first);
     plans.put(Signature.of(x, sig.training(), -1), second);
   }
 
@@ -218,10 +280,10 @@ public final class CompiledModule extends Module {
     List<GraphBreak> breaks = r.breaks().isEmpty()
         ? List.of(new GraphBreak("output", "the forward's result was not computed by traced ops", where))
         : r.breaks();
-    if (module instanceof Sequential seq && module.forwardHookCount() == 0) {
+    if (forward == null && module instanceof Sequential seq && module.forwardHookCount() == 0) {
       List<CompiledModule> children = new ArrayList<>();
       for (Map.Entry<String, Module> e : seq.namedChildren().entrySet()) {
-        CompiledModule child = new CompiledModule(e.getValue(), passes,
+        CompiledModule child = new CompiledModule(e.getValue(), null, passes,
             where.isEmpty() ? e.getKey() : where + "." + e.getKey());
         child.batchDim = batchDim;
         child.planMemory = planMemory;
@@ -244,9 +306,23 @@ public final class CompiledModule extends Module {
 
   /** The graph (after the passes) of the most recent signature traced; see {@link #graph()}. */
   public Graph lastGraph() {
+    return lastGraphPlan().graph();
+  }
+
+  /**
+   * The graph of the most recent signature as traced, before the passes: its {@link Graph#opCount()} against
+   * {@link #lastGraph()}'s is the number of kernels the passes saved.
+   *
+   * @throws IllegalStateException before the first call, or if that signature did not become one graph
+   */
+  public Graph lastTracedGraph() {
+    return lastGraphPlan().traced();
+  }
+
+  private GraphPlan lastGraphPlan() {
     Plan last = null;
     for (Plan p : plans.values()) last = p;
-    if (last instanceof GraphPlan g) return g.graph();
+    if (last instanceof GraphPlan g) return g;
     throw new IllegalStateException(name() + ".graph(): " + (last == null ? "not called yet"
         : "the last signature did not become one graph; see explain()"));
   }

@@ -16,6 +16,18 @@ public final class Compiler {
     return new CompiledModule(module, Pass.defaults());
   }
 
+  /**
+   * {@code module} applied by {@code forward} to several inputs, e.g. attention's {@code in -> mha.forward(in[0],
+   * in[1], in[2], null, null, false, false).output()} or a layer with a mask {@code in -> layer.forward(in[0], in[1],
+   * null, false)}: called as {@link CompiledModule#call(Tensor...)}, traced on its first call per signature (each
+   * input's shape and dtype, and the train mode) and run as a graph after the default passes. Every tensor the
+   * forward reads that is not an input or the module's state is a constant of the graph: pass what changes between
+   * calls (a mask) as an input.
+   */
+  public static CompiledModule compile(Module module, Function<Tensor[], Tensor> forward) {
+    return new CompiledModule(module, forward, Pass.defaults());
+  }
+
   /** {@code module} compiled with the given passes, in order (none: the graph as traced). */
   public static CompiledModule compile(Module module, List<Pass> passes) {
     return new CompiledModule(module, passes);

@@ -184,7 +184,10 @@ public final class GraphNode {
   public boolean isRandom() {
     if (kind != Kind.OP) return false;
     if (op.equals("batch_norm")) return Boolean.TRUE.equals(attrs.get("training"));
-    if (op.equals("dropout")) return Boolean.TRUE.equals(attrs.get("training")) && ((Double) attrs.get("p")) > 0;
+    if (op.endsWith("_")) return true; // an in-place op (relu_, add_, copy_) writes its input
+    if (op.equals("dropout") || op.equals("dropout1d") || op.equals("dropout2d") || op.equals("alpha_dropout")) {
+      return Boolean.TRUE.equals(attrs.get("training")) && ((Double) attrs.get("p")) > 0;
+    }
     if (op.equals("scaled_dot_product_attention")) return ((Double) attrs.get("dropout_p")) > 0;
     return false;
   }

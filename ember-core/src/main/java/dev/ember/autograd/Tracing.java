@@ -59,6 +59,15 @@ public final class Tracing {
   }
 
   /**
+   * Suspends this thread's tracer until the returned scope closes, for an op that reports itself as one op but
+   * reads values into Java on the way (a bounds check its replay repeats): the reads and the ops inside are not
+   * reported. Returns null, nothing to close, when no tracer is installed.
+   */
+  public static Scope suspend() {
+    return active() ? install(null) : null;
+  }
+
+  /**
    * Installs {@code tracer} on this thread until the returned scope closes (which restores the previous one);
    * {@code null} suspends tracing, e.g. while a captured graph runs.
    */

@@ -198,6 +198,12 @@ public final class ElementwiseOps {
 
   /** cond ? a : b, broadcasting all three; differentiable in a and b. */
   public static Tensor where(Tensor cond, Tensor a, Tensor b) {
+    Tensor out = whereUntraced(cond, a, b);
+    return Tracing.active() ? Tracing.op(WHERE.name(), out, new Tensor[] {cond, a, b}, new Object[0],
+        in -> where(in[0], in[1], in[2])) : out;
+  }
+
+  private static Tensor whereUntraced(Tensor cond, Tensor a, Tensor b) {
     String name = WHERE.name();
     Check.sameDevice(name, cond, a);
     Check.sameDevice(name, cond, b);
@@ -219,6 +225,12 @@ public final class ElementwiseOps {
 
   /** min(max(x, lo), hi); the gradient flows where lo &lt;= x &lt;= hi. NaN bounds are not allowed. */
   public static Tensor clamp(Tensor x, double lo, double hi) {
+    Tensor out = clampUntraced(x, lo, hi);
+    return Tracing.active() ? Tracing.op(CLAMP.name(), out, new Tensor[] {x}, new Object[] {"min", lo, "max", hi},
+        in -> clamp(in[0], lo, hi)) : out;
+  }
+
+  private static Tensor clampUntraced(Tensor x, double lo, double hi) {
     if (Double.isNaN(lo) || Double.isNaN(hi) || lo > hi) {
       throw Check.fail(CLAMP.name(), "min must not exceed max (min " + lo + ", max " + hi + ")", "x", x);
     }
@@ -287,6 +299,12 @@ public final class ElementwiseOps {
    * out-of-place rule, given a copy of self's old value.
    */
   public static Tensor inPlace(BinaryOp op, Tensor self, Tensor other) {
+    Tensor out = inPlaceUntraced(op, self, other);
+    return Tracing.active() ? Tracing.op(op.name().toLowerCase() + "_", out, new Tensor[] {self, other},
+        new Object[0], in -> inPlace(op, in[0], in[1])) : out;
+  }
+
+  private static Tensor inPlaceUntraced(BinaryOp op, Tensor self, Tensor other) {
     String name = op.name().toLowerCase() + "_";
     boolean record = Autograd.inPlace(name, self, other);
     int[] shape = Shapes.broadcast(name, self.shapeRef(), other.shapeRef());
@@ -334,6 +352,12 @@ public final class ElementwiseOps {
 
   /** Copies src (broadcast, converted, moved between devices) into self; differentiable in src. */
   public static Tensor copy_(Tensor self, Tensor src) {
+    Tensor out = copyUntraced(self, src);
+    return Tracing.active() ? Tracing.op("copy_", out, new Tensor[] {self, src}, new Object[0],
+        in -> copy_(in[0], in[1])) : out;
+  }
+
+  private static Tensor copyUntraced(Tensor self, Tensor src) {
     boolean record = Autograd.inPlace("copy_", self, src);
     int[] shape = Shapes.broadcast("copy_", self.shapeRef(), src.shapeRef());
     if (!java.util.Arrays.equals(shape, self.shapeRef())) {
@@ -367,6 +391,12 @@ public final class ElementwiseOps {
 
   /** min(max(self, lo), hi) into self; the gradient flows where lo &lt;= self &lt;= hi (a mask kept, not a copy). */
   public static Tensor clamp_(Tensor self, double lo, double hi) {
+    Tensor out = clampInPlaceUntraced(self, lo, hi);
+    return Tracing.active() ? Tracing.op("clamp_", out, new Tensor[] {self}, new Object[] {"min", lo, "max", hi},
+        in -> clamp_(in[0], lo, hi)) : out;
+  }
+
+  private static Tensor clampInPlaceUntraced(Tensor self, double lo, double hi) {
     boolean record = Autograd.inPlace("clamp_", self);
     if (Double.isNaN(lo) || Double.isNaN(hi) || lo > hi) {
       throw Check.fail("clamp_", "min must not exceed max (min " + lo + ", max " + hi + ")", "x", self);

@@ -3,6 +3,7 @@ package dev.ember.ops;
 import static dev.ember.ops.OpDef.of;
 
 import dev.ember.autograd.Autograd;
+import dev.ember.autograd.Tracing;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Shapes;
@@ -73,6 +74,12 @@ public final class IndexOps {
 
   /** out[i][j] = x[index[i][j]][j] (dim 0), etc. */
   public static Tensor gather(Tensor x, int dim, Tensor index) {
+    Tensor out = gatherUntraced(x, dim, index);
+    return Tracing.active() ? Tracing.op(GATHER.name(), out, new Tensor[] {x, index}, new Object[] {"dim", dim},
+        in -> gather(in[0], dim, in[1])) : out;
+  }
+
+  private static Tensor gatherUntraced(Tensor x, int dim, Tensor index) {
     checkIndexType("gather", index);
     int axis = Check.axis("gather", dim, x.dim(), x);
     if (asOneDim(x, index)) {
@@ -94,6 +101,13 @@ public final class IndexOps {
 
   /** A copy of x with src written (or added, when accumulate) at index positions along dim. */
   public static Tensor scatter(Tensor x, int dim, Tensor index, Tensor src, boolean accumulate) {
+    Tensor out = scatterUntraced(x, dim, index, src, accumulate);
+    return Tracing.active() ? Tracing.op((accumulate ? SCATTER_ADD : SCATTER).name(), out, new Tensor[] {x, index, src},
+        new Object[] {"dim", dim},
+        in -> scatter(in[0], dim, in[1], in[2], accumulate)) : out;
+  }
+
+  private static Tensor scatterUntraced(Tensor x, int dim, Tensor index, Tensor src, boolean accumulate) {
     String name = accumulate ? "scatter_add" : "scatter";
     checkIndexType(name, index);
     int axis = Check.axis(name, dim, x.dim(), x);
@@ -141,6 +155,12 @@ public final class IndexOps {
 
   /** Rows (or slices along dim) of x at the positions of a 1-d index. */
   public static Tensor indexSelect(Tensor x, int dim, Tensor index) {
+    Tensor out = indexSelectUntraced(x, dim, index);
+    return Tracing.active() ? Tracing.op(INDEX_SELECT.name(), out, new Tensor[] {x, index}, new Object[] {"dim", dim},
+        in -> indexSelect(in[0], dim, in[1])) : out;
+  }
+
+  private static Tensor indexSelectUntraced(Tensor x, int dim, Tensor index) {
     checkIndexType("index_select", index);
     if (index.dim() > 1) throw Check.fail("index_select", "index must be 1-d", "x", x, "index", index);
     int axis = Check.axis("index_select", dim, x.dim(), x);
@@ -192,6 +212,13 @@ public final class IndexOps {
 
   /** One-hot I64 encoding with a trailing dim of numClasses. */
   public static Tensor oneHot(Tensor labels, int numClasses) {
+    Tensor out = oneHotUntraced(labels, numClasses);
+    return Tracing.active() ? Tracing.op(ONE_HOT.name(), out, new Tensor[] {labels},
+        new Object[] {"num_classes", numClasses},
+        in -> oneHot(in[0], numClasses)) : out;
+  }
+
+  private static Tensor oneHotUntraced(Tensor labels, int numClasses) {
     checkIndexType("one_hot", labels);
     if (numClasses <= 0) throw Check.fail("one_hot", "numClasses must be positive, got " + numClasses, "labels", labels);
     checkBounds("one_hot", labels, numClasses, "numClasses " + numClasses, labels);
@@ -226,6 +253,12 @@ public final class IndexOps {
 
   /** Rows of an embedding table [V, D] for indices of any shape: result shape indices + [D]. */
   public static Tensor embedding(Tensor weight, Tensor indices) {
+    Tensor out = embeddingUntraced(weight, indices);
+    return Tracing.active() ? Tracing.op(EMBEDDING.name(), out, new Tensor[] {weight, indices}, new Object[] {},
+        in -> embedding(in[0], in[1])) : out;
+  }
+
+  private static Tensor embeddingUntraced(Tensor weight, Tensor indices) {
     if (weight.dim() != 2) throw Check.fail("embedding", "weight must be 2-d [numEmbeddings, dim]", "weight", weight);
     int[] shape = Arrays.copyOf(indices.shapeRef(), indices.dim() + 1);
     shape[indices.dim()] = weight.shapeRef()[1];

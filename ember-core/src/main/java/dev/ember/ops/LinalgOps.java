@@ -118,6 +118,12 @@ public final class LinalgOps {
 
   /** Batched [B, m, k] x [B, k, n] -> [B, m, n]. */
   public static Tensor bmm(Tensor a, Tensor b) {
+    Tensor out = bmmUntraced(a, b);
+    return Tracing.active() ? Tracing.op(BMM.name(), out, new Tensor[] {a, b}, new Object[] {},
+        in -> bmm(in[0], in[1])) : out;
+  }
+
+  private static Tensor bmmUntraced(Tensor a, Tensor b) {
     if (Autocast.dtype() != null) {
       a = Autocast.input(BMM.name(), a);
       b = Autocast.input(BMM.name(), b);
@@ -483,6 +489,12 @@ public final class LinalgOps {
 
   /** Dot product of two vectors. */
   public static Tensor dot(Tensor a, Tensor b) {
+    Tensor out = dotUntraced(a, b);
+    return Tracing.active() ? Tracing.op(DOT.name(), out, new Tensor[] {a, b}, new Object[] {},
+        in -> dot(in[0], in[1])) : out;
+  }
+
+  private static Tensor dotUntraced(Tensor a, Tensor b) {
     if (a.dim() != 1 || b.dim() != 1 || a.shapeRef()[0] != b.shapeRef()[0]) {
       throw Check.fail("dot", "expects two 1-d tensors of the same length", "a", a, "b", b);
     }

@@ -319,6 +319,12 @@ public final class MovementOps {
 
   /** Concatenation along an existing dim; shapes must agree elsewhere. */
   public static Tensor cat(List<Tensor> tensors, int dim) {
+    Tensor out = catUntraced(tensors, dim);
+    return Tracing.active() ? Tracing.op(CAT.name(), out, tensors.toArray(new Tensor[0]), new Object[] {"dim", dim},
+        in -> cat(Arrays.asList(in), dim)) : out;
+  }
+
+  private static Tensor catUntraced(List<Tensor> tensors, int dim) {
     if (tensors.isEmpty()) throw Check.fail("cat", "expected a non-empty list of tensors");
     Tensor first = tensors.get(0);
     if (first.dim() == 0) throw Check.fail("cat", "zero-dimensional tensors cannot be concatenated", "t0", first);
@@ -366,6 +372,12 @@ public final class MovementOps {
 
   /** Joins tensors of equal shape along a new dim. */
   public static Tensor stack(List<Tensor> tensors, int dim) {
+    Tensor out = stackUntraced(tensors, dim);
+    return Tracing.active() ? Tracing.op(STACK.name(), out, tensors.toArray(new Tensor[0]), new Object[] {"dim", dim},
+        in -> stack(Arrays.asList(in), dim)) : out;
+  }
+
+  private static Tensor stackUntraced(List<Tensor> tensors, int dim) {
     if (tensors.isEmpty()) throw Check.fail("stack", "expected a non-empty list of tensors");
     Tensor first = tensors.get(0);
     int axis = Check.axis("stack", dim, first.dim() + 1, first);

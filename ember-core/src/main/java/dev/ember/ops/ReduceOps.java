@@ -145,6 +145,13 @@ public final class ReduceOps {
 
   /** Product; the gradient is exact with zeros present (no division by zero). */
   public static Tensor prod(Tensor x, int[] dims, boolean keepDim) {
+    Tensor out = prodUntraced(x, dims, keepDim);
+    return Tracing.active() ? Tracing.op(PROD.name(), out, new Tensor[] {x},
+        new Object[] {"dims", dims == null ? null : dims.clone(), "keepdim", keepDim},
+        in -> prod(in[0], dims, keepDim)) : out;
+  }
+
+  private static Tensor prodUntraced(Tensor x, int[] dims, boolean keepDim) {
     x = Autocast.input(PROD.name(), x); // FLOAT32 ops: half inputs run in F32
     if (x.dtype().isHalf()) return prod(x.to(DType.F32), dims, keepDim).to(x.dtype()); // in F32, rounded once on store
     int[] axes = normAxes(PROD.name(), x, dims);
@@ -169,11 +176,15 @@ public final class ReduceOps {
 
   /** Max over dims (values only); the gradient is shared evenly among ties, as torch.amax. */
   public static Tensor amax(Tensor x, int[] dims, boolean keepDim) {
-    return extreme(AMAX.name(), ReduceOp.MAX, x, dims, keepDim);
+    Tensor out = extreme(AMAX.name(), ReduceOp.MAX, x, dims, keepDim);
+    return Tracing.active() ? Tracing.op(AMAX.name(), out, new Tensor[] {x}, new Object[] {"dims",
+        dims == null ? null : dims.clone(), "keepdim", keepDim}, in -> amax(in[0], dims, keepDim)) : out;
   }
 
   public static Tensor amin(Tensor x, int[] dims, boolean keepDim) {
-    return extreme(AMIN.name(), ReduceOp.MIN, x, dims, keepDim);
+    Tensor out = extreme(AMIN.name(), ReduceOp.MIN, x, dims, keepDim);
+    return Tracing.active() ? Tracing.op(AMIN.name(), out, new Tensor[] {x}, new Object[] {"dims",
+        dims == null ? null : dims.clone(), "keepdim", keepDim}, in -> amin(in[0], dims, keepDim)) : out;
   }
 
   private static Tensor extreme(String name, ReduceOp op, Tensor x, int[] dims, boolean keepDim) {
@@ -198,11 +209,25 @@ public final class ReduceOps {
 
   /** Values and indices of the max along one dim; the gradient goes to the chosen index, as torch.max(dim). */
   public static Tensor[] max(Tensor x, int dim, boolean keepDim) {
-    return extremeWithIndex(MAX.name(), true, x, dim, keepDim);
+    return traced(extremeWithIndex(MAX.name(), true, x, dim, keepDim), true, x, dim, keepDim);
   }
 
   public static Tensor[] min(Tensor x, int dim, boolean keepDim) {
-    return extremeWithIndex(MIN.name(), false, x, dim, keepDim);
+    return traced(extremeWithIndex(MIN.name(), false, x, dim, keepDim), false, x, dim, keepDim);
+  }
+
+  /**
+   * Reports max/min along a dim to a tracer as two ops: the values ({@code max}/{@code min}) and the indices,
+   * which are {@code argmax}/{@code argmin}'s (the same kernel).
+   */
+  private static Tensor[] traced(Tensor[] valuesAndIndices, boolean max, Tensor x, int dim, boolean keepDim) {
+    if (!Tracing.active()) return valuesAndIndices;
+    Object[] attrs = {"dim", dim, "keepdim", keepDim};
+    Tracing.op((max ? MAX : MIN).name(), valuesAndIndices[0], new Tensor[] {x}, attrs,
+        in -> (max ? max(in[0], dim, keepDim) : min(in[0], dim, keepDim))[0]);
+    Tracing.op((max ? ARGMAX : ARGMIN).name(), valuesAndIndices[1], new Tensor[] {x}, attrs,
+        in -> max ? argmax(in[0], dim, keepDim) : argmin(in[0], dim, keepDim));
+    return valuesAndIndices;
   }
 
   private static Tensor[] extremeWithIndex(String name, boolean max, Tensor x, int dim, boolean keepDim) {
@@ -234,11 +259,15 @@ public final class ReduceOps {
   }
 
   public static Tensor argmax(Tensor x, int dim, boolean keepDim) {
-    return argReduce(ARGMAX.name(), true, x, dim, keepDim);
+    Tensor out = argReduce(ARGMAX.name(), true, x, dim, keepDim);
+    return Tracing.active() ? Tracing.op(ARGMAX.name(), out, new Tensor[] {x}, new Object[] {"dim", dim, "keepdim",
+        keepDim}, in -> argmax(in[0], dim, keepDim)) : out;
   }
 
   public static Tensor argmin(Tensor x, int dim, boolean keepDim) {
-    return argReduce(ARGMIN.name(), false, x, dim, keepDim);
+    Tensor out = argReduce(ARGMIN.name(), false, x, dim, keepDim);
+    return Tracing.active() ? Tracing.op(ARGMIN.name(), out, new Tensor[] {x}, new Object[] {"dim", dim, "keepdim",
+        keepDim}, in -> argmin(in[0], dim, keepDim)) : out;
   }
 
   private static Tensor argReduce(String name, boolean max, Tensor x, int dim, boolean keepDim) {
@@ -282,12 +311,16 @@ public final class ReduceOps {
   /** True where every element (over dims) is non-zero. */
   public static Tensor all(Tensor x, int[] dims, boolean keepDim) {
     int[] axes = normAxes(ALL.name(), x, dims);
-    return reduceRaw(ReduceOp.MIN, truth(x), axes, keepDim, DType.BOOL);
+    Tensor out = reduceRaw(ReduceOp.MIN, truth(x), axes, keepDim, DType.BOOL);
+    return Tracing.active() ? Tracing.op(ALL.name(), out, new Tensor[] {x}, new Object[] {"dims",
+        dims == null ? null : dims.clone(), "keepdim", keepDim}, in -> all(in[0], dims, keepDim)) : out;
   }
 
   public static Tensor any(Tensor x, int[] dims, boolean keepDim) {
     int[] axes = normAxes(ANY.name(), x, dims);
-    return reduceRaw(ReduceOp.MAX, truth(x), axes, keepDim, DType.BOOL);
+    Tensor out = reduceRaw(ReduceOp.MAX, truth(x), axes, keepDim, DType.BOOL);
+    return Tracing.active() ? Tracing.op(ANY.name(), out, new Tensor[] {x}, new Object[] {"dims",
+        dims == null ? null : dims.clone(), "keepdim", keepDim}, in -> any(in[0], dims, keepDim)) : out;
   }
 
   /** x != 0 as BOOL; a BOOL tensor already is (its elements are 0 or 1). */

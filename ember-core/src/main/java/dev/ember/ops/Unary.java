@@ -178,6 +178,13 @@ public enum Unary {
    * sign of their input) and otherwise a copy of x's old value, kept only when recording.
    */
   Tensor applyInPlace(Tensor x, double param) {
+    Tensor out = applyInPlaceUntraced(x, param);
+    if (!Tracing.active()) return out;
+    return Tracing.op(def.name() + "_", out, new Tensor[] {x}, param != 0 ? new Object[] {"param", param}
+        : new Object[0], in -> applyInPlace(in[0], param));
+  }
+
+  private Tensor applyInPlaceUntraced(Tensor x, double param) {
     String name = tapeName + "_";
     DType result = def.dtypes().result(x.dtype());
     if (result != x.dtype()) {

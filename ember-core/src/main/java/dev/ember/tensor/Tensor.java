@@ -478,7 +478,10 @@ public final class Tensor implements View {
 
   /** A view sharing storage, cut from the graph. */
   public Tensor detach() {
-    return new Tensor(storage, shape, strides, offset);
+    Tensor out = new Tensor(storage, shape, strides, offset);
+    // traced as an op: otherwise a tracer would take the result for a constant fixed at trace time
+    return dev.ember.autograd.Tracing.active() ? dev.ember.autograd.Tracing.op("detach", out, new Tensor[] {this},
+        new Object[0], in -> in[0].detach()) : out;
   }
 
   // ------------------------------------------------------------------ data access

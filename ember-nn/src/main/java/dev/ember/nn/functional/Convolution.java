@@ -128,6 +128,15 @@ public final class Convolution {
   /** conv1d whose padding is filled in {@code paddingMode}. */
   public static Tensor conv1d(Tensor input, Tensor weight, Tensor bias, int stride, int padding, int dilation,
       int groups, String paddingMode) {
+    Tensor out = conv1dUntraced(input, weight, bias, stride, padding, dilation, groups, paddingMode);
+    return Tracing.active() ? Tracing.op("conv1d", out, new Tensor[] {input, weight, bias},
+        new Object[] {"stride", stride, "padding", padding, "dilation", dilation, "groups", groups,
+        "padding_mode", paddingMode},
+        in -> conv1d(in[0], in[1], in[2], stride, padding, dilation, groups, paddingMode)) : out;
+  }
+
+  private static Tensor conv1dUntraced(Tensor input, Tensor weight, Tensor bias, int stride, int padding, int dilation,
+      int groups, String paddingMode) {
     check1d("conv1d", "stride", stride, 1);
     check1d("conv1d", "padding", padding, 0);
     check1d("conv1d", "dilation", dilation, 1);
@@ -143,6 +152,15 @@ public final class Convolution {
 
   /** conv1d with {@code padding} "valid" or "same", filled in {@code paddingMode}. */
   public static Tensor conv1d(Tensor input, Tensor weight, Tensor bias, int stride, String padding, int dilation,
+      int groups, String paddingMode) {
+    Tensor out = conv1dUntraced(input, weight, bias, stride, padding, dilation, groups, paddingMode);
+    return Tracing.active() ? Tracing.op("conv1d", out, new Tensor[] {input, weight, bias},
+        new Object[] {"stride", stride, "padding", padding, "dilation", dilation, "groups", groups,
+        "padding_mode", paddingMode},
+        in -> conv1d(in[0], in[1], in[2], stride, padding, dilation, groups, paddingMode)) : out;
+  }
+
+  private static Tensor conv1dUntraced(Tensor input, Tensor weight, Tensor bias, int stride, String padding, int dilation,
       int groups, String paddingMode) {
     String op = "conv1d";
     check1d(op, "stride", stride, 1);
@@ -167,6 +185,15 @@ public final class Convolution {
    * {@code outputPadding} must be smaller than the stride or the dilation of its dim.
    */
   public static Tensor convTranspose2d(Tensor input, Tensor weight, Tensor bias, int[] stride, int[] padding,
+      int[] outputPadding, int groups, int[] dilation) {
+    Tensor out = convTranspose2dUntraced(input, weight, bias, stride, padding, outputPadding, groups, dilation);
+    return Tracing.active() ? Tracing.op("conv_transpose2d", out, new Tensor[] {input, weight, bias},
+        new Object[] {"stride", Arrays.toString(stride), "padding", Arrays.toString(padding),
+        "output_padding", Arrays.toString(outputPadding), "groups", groups, "dilation", Arrays.toString(dilation)},
+        in -> convTranspose2d(in[0], in[1], in[2], stride, padding, outputPadding, groups, dilation)) : out;
+  }
+
+  private static Tensor convTranspose2dUntraced(Tensor input, Tensor weight, Tensor bias, int[] stride, int[] padding,
       int[] outputPadding, int groups, int[] dilation) {
     String op = "conv_transpose2d";
     int[] s = pair(op, "stride", stride, 1);

@@ -78,6 +78,13 @@ public final class Dropouts {
    * (1 - keep)) + b}, so that zero mean and unit variance are kept.
    */
   public static Tensor alphaDropout(Tensor input, double p, boolean training, Generator gen) {
+    Tensor out = alphaDropoutUntraced(input, p, training, gen);
+    return Tracing.active() ? Tracing.op("alpha_dropout", out, new Tensor[] {input},
+        new Object[] {"p", p, "training", training, "inplace", false},
+        in -> alphaDropout(in[0], p, training, gen)) : out;
+  }
+
+  private static Tensor alphaDropoutUntraced(Tensor input, double p, boolean training, Generator gen) {
     checkP("alpha_dropout", p, input);
     if (!training || p == 0) return input;
     Check.floating("alpha_dropout", input);
@@ -103,6 +110,13 @@ public final class Dropouts {
   }
 
   private static Tensor channelDropout(String op, int spatial, Tensor input, double p, boolean training,
+      boolean inplace, Generator gen) {
+    Tensor out = channelDropoutUntraced(op, spatial, input, p, training, inplace, gen);
+    return Tracing.active() ? Tracing.op(op, out, new Tensor[] {input}, new Object[] {"p", p, "training", training,
+        "inplace", inplace}, in -> channelDropout(op, spatial, in[0], p, training, inplace, gen)) : out;
+  }
+
+  private static Tensor channelDropoutUntraced(String op, int spatial, Tensor input, double p, boolean training,
       boolean inplace, Generator gen) {
     checkP(op, p, input);
     int r = input.dim();

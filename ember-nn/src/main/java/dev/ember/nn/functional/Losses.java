@@ -1,5 +1,6 @@
 package dev.ember.nn.functional;
 
+import dev.ember.autograd.Tracing;
 import dev.ember.autograd.Autograd;
 import dev.ember.autograd.Grad;
 import dev.ember.ops.ElementwiseOps;
@@ -140,6 +141,16 @@ public final class Losses {
    * As F.binary_cross_entropy; the input must hold values in [0, 1].
    */
   public static Tensor bceLoss(Tensor input, Tensor target, Tensor weight, Reduction reduction) {
+    Tensor out;
+    try (Tracing.Scope inside = Tracing.suspend()) { // its bounds checks read values; the replay repeats them
+      out = bceLossUntraced(input, target, weight, reduction);
+    }
+    return Tracing.active() ? Tracing.op("binary_cross_entropy", out, new Tensor[] {input, target, weight},
+        new Object[] {"reduction", reduction},
+        in -> bceLoss(in[0], in[1], in[2], reduction)) : out;
+  }
+
+  private static Tensor bceLossUntraced(Tensor input, Tensor target, Tensor weight, Reduction reduction) {
     if (HalfCompute.applies(input, target, weight)) {
       return HalfCompute.loss("binary_cross_entropy", t -> bceLoss(t[0], t[1], t[2], reduction), input, target, weight);
     }
@@ -283,6 +294,18 @@ public final class Losses {
    */
   public static Tensor crossEntropy(Tensor input, Tensor target, Tensor weight, int ignoreIndex, Reduction reduction,
       double labelSmoothing) {
+    Tensor out;
+    try (Tracing.Scope inside = Tracing.suspend()) { // its bounds checks read values; the replay repeats them
+      out = crossEntropyUntraced(input, target, weight, ignoreIndex, reduction, labelSmoothing);
+    }
+    return Tracing.active() ? Tracing.op("cross_entropy", out, new Tensor[] {input, target, weight},
+        new Object[] {"ignore_index", ignoreIndex, "reduction", reduction,
+        "label_smoothing", labelSmoothing},
+        in -> crossEntropy(in[0], in[1], in[2], ignoreIndex, reduction, labelSmoothing)) : out;
+  }
+
+  private static Tensor crossEntropyUntraced(Tensor input, Tensor target, Tensor weight, int ignoreIndex, Reduction reduction,
+      double labelSmoothing) {
     if (HalfCompute.applies(input, target, weight)) {
       return HalfCompute.loss("cross_entropy",
           t -> crossEntropy(t[0], t[1], t[2], ignoreIndex, reduction, labelSmoothing),
@@ -385,6 +408,16 @@ public final class Losses {
    * by {@code sum(w[y])} over the counted elements. As F.nll_loss.
    */
   public static Tensor nllLoss(Tensor input, Tensor target, Tensor weight, int ignoreIndex, Reduction reduction) {
+    Tensor out;
+    try (Tracing.Scope inside = Tracing.suspend()) { // its bounds checks read values; the replay repeats them
+      out = nllLossUntraced(input, target, weight, ignoreIndex, reduction);
+    }
+    return Tracing.active() ? Tracing.op("nll_loss", out, new Tensor[] {input, target, weight},
+        new Object[] {"ignore_index", ignoreIndex, "reduction", reduction},
+        in -> nllLoss(in[0], in[1], in[2], ignoreIndex, reduction)) : out;
+  }
+
+  private static Tensor nllLossUntraced(Tensor input, Tensor target, Tensor weight, int ignoreIndex, Reduction reduction) {
     if (HalfCompute.applies(input, target, weight)) {
       return HalfCompute.loss("nll_loss", t -> nllLoss(t[0], t[1], t[2], ignoreIndex, reduction),
           input, target, weight);
@@ -637,6 +670,17 @@ public final class Losses {
    */
   public static Tensor focalLoss(Tensor input, Tensor target, Tensor alpha, double gamma, int ignoreIndex,
       Reduction reduction) {
+    Tensor out;
+    try (Tracing.Scope inside = Tracing.suspend()) { // its bounds checks read values; the replay repeats them
+      out = focalLossUntraced(input, target, alpha, gamma, ignoreIndex, reduction);
+    }
+    return Tracing.active() ? Tracing.op("focal_loss", out, new Tensor[] {input, target, alpha},
+        new Object[] {"gamma", gamma, "ignore_index", ignoreIndex, "reduction", reduction},
+        in -> focalLoss(in[0], in[1], in[2], gamma, ignoreIndex, reduction)) : out;
+  }
+
+  private static Tensor focalLossUntraced(Tensor input, Tensor target, Tensor alpha, double gamma, int ignoreIndex,
+      Reduction reduction) {
     if (HalfCompute.applies(input, target, alpha)) {
       return HalfCompute.loss("focal_loss", t -> focalLoss(t[0], t[1], t[2], gamma, ignoreIndex, reduction),
           input, target, alpha);
@@ -725,6 +769,18 @@ public final class Losses {
    * ignored elements give 0 and MEAN divides by the counted ones. Default epsilon 1.0.
    */
   public static Tensor polyLoss(Tensor input, Tensor target, double epsilon, double labelSmoothing, int ignoreIndex,
+      Reduction reduction) {
+    Tensor out;
+    try (Tracing.Scope inside = Tracing.suspend()) { // its bounds checks read values; the replay repeats them
+      out = polyLossUntraced(input, target, epsilon, labelSmoothing, ignoreIndex, reduction);
+    }
+    return Tracing.active() ? Tracing.op("poly_loss", out, new Tensor[] {input, target},
+        new Object[] {"epsilon", epsilon, "label_smoothing", labelSmoothing, "ignore_index", ignoreIndex,
+        "reduction", reduction},
+        in -> polyLoss(in[0], in[1], epsilon, labelSmoothing, ignoreIndex, reduction)) : out;
+  }
+
+  private static Tensor polyLossUntraced(Tensor input, Tensor target, double epsilon, double labelSmoothing, int ignoreIndex,
       Reduction reduction) {
     if (HalfCompute.applies(input, target)) {
       return HalfCompute.loss("poly_loss", t -> polyLoss(t[0], t[1], epsilon, labelSmoothing, ignoreIndex, reduction),

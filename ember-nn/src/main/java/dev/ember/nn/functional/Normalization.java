@@ -217,6 +217,13 @@ public final class Normalization {
    * of the input's dtype ({@code torch.finfo(dtype).eps}); {@code weight} may be null.
    */
   public static Tensor rmsNorm(Tensor input, int[] normalizedShape, Tensor weight, Double eps) {
+    Tensor out = rmsNormUntraced(input, normalizedShape, weight, eps);
+    return Tracing.active() ? Tracing.op("rms_norm", out, new Tensor[] {input, weight},
+        new Object[] {"normalized_shape", Arrays.toString(normalizedShape), "eps", eps},
+        in -> rmsNorm(in[0], normalizedShape, in[1], eps)) : out;
+  }
+
+  private static Tensor rmsNormUntraced(Tensor input, int[] normalizedShape, Tensor weight, Double eps) {
     String op = "rms_norm";
     Check.floating(op, input);
     int m = checkTrailing(op, input, normalizedShape);
@@ -248,6 +255,13 @@ public final class Normalization {
    * {@code * weight + bias} per channel ([C], may be null), as F.group_norm.
    */
   public static Tensor groupNorm(Tensor input, int numGroups, Tensor weight, Tensor bias, double eps) {
+    Tensor out = groupNormUntraced(input, numGroups, weight, bias, eps);
+    return Tracing.active() ? Tracing.op("group_norm", out, new Tensor[] {input, weight, bias},
+        new Object[] {"num_groups", numGroups, "eps", eps},
+        in -> groupNorm(in[0], numGroups, in[1], in[2], eps)) : out;
+  }
+
+  private static Tensor groupNormUntraced(Tensor input, int numGroups, Tensor weight, Tensor bias, double eps) {
     String op = "group_norm";
     Check.floating(op, input);
     if (input.dim() < 2) {

@@ -1,5 +1,6 @@
 package dev.ember.nn.functional;
 
+import dev.ember.autograd.Tracing;
 import dev.ember.autograd.Autograd;
 import dev.ember.backend.ResamplingKernels;
 import dev.ember.tensor.Check;
@@ -31,6 +32,13 @@ public final class Padding {
 
   /** Pads the last {@code pad.length / 2} dimensions (1 or 2) of {@code input} in {@code mode}. */
   public static Tensor pad(Tensor input, int[] pad, String mode, double value) {
+    Tensor out = padUntraced(input, pad, mode, value);
+    return Tracing.active() ? Tracing.op("pad", out, new Tensor[] {input},
+        new Object[] {"pad", Arrays.toString(pad), "mode", mode, "value", value},
+        in -> pad(in[0], pad, mode, value)) : out;
+  }
+
+  private static Tensor padUntraced(Tensor input, int[] pad, String mode, double value) {
     String op = "pad";
     Check.floating(op, input);
     String m = mode.toLowerCase(Locale.ROOT);

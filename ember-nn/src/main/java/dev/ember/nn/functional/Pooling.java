@@ -75,6 +75,15 @@ public final class Pooling {
   /** 1-d max pooling over the last dim, as F.max_pool1d; a null {@code stride} means the kernel size. */
   public static Tensor maxPool1d(Tensor input, int kernelSize, Integer stride, int padding, int dilation,
       boolean ceilMode) {
+    Tensor out = maxPool1dUntraced(input, kernelSize, stride, padding, dilation, ceilMode);
+    return Tracing.active() ? Tracing.op("max_pool1d", out, new Tensor[] {input},
+        new Object[] {"kernel_size", kernelSize, "stride", stride, "padding", padding, "dilation", dilation,
+        "ceil_mode", ceilMode},
+        in -> maxPool1d(in[0], kernelSize, stride, padding, dilation, ceilMode)) : out;
+  }
+
+  private static Tensor maxPool1dUntraced(Tensor input, int kernelSize, Integer stride, int padding, int dilation,
+      boolean ceilMode) {
     return max("max_pool1d", input, 1, new int[] {kernelSize}, stride == null ? null : new int[] {stride},
         new int[] {padding}, new int[] {dilation}, ceilMode, false).values();
   }
@@ -147,6 +156,16 @@ public final class Pooling {
    */
   public static Tensor avgPool2d(Tensor input, int[] kernelSize, int[] stride, int[] padding, boolean ceilMode,
       boolean countIncludePad, Integer divisorOverride) {
+    Tensor out = avgPool2dUntraced(input, kernelSize, stride, padding, ceilMode, countIncludePad, divisorOverride);
+    return Tracing.active() ? Tracing.op("avg_pool2d", out, new Tensor[] {input},
+        new Object[] {"kernel_size", Arrays.toString(kernelSize), "stride", Arrays.toString(stride),
+        "padding", Arrays.toString(padding), "ceil_mode", ceilMode, "count_include_pad", countIncludePad,
+        "divisor_override", divisorOverride},
+        in -> avgPool2d(in[0], kernelSize, stride, padding, ceilMode, countIncludePad, divisorOverride)) : out;
+  }
+
+  private static Tensor avgPool2dUntraced(Tensor input, int[] kernelSize, int[] stride, int[] padding, boolean ceilMode,
+      boolean countIncludePad, Integer divisorOverride) {
     return avg("avg_pool2d", input, 2, kernelSize, stride, padding, ceilMode, countIncludePad, divisorOverride);
   }
 
@@ -157,6 +176,15 @@ public final class Pooling {
 
   /** 1-d average pooling over the last dim, as F.avg_pool1d; a null {@code stride} means the kernel size. */
   public static Tensor avgPool1d(Tensor input, int kernelSize, Integer stride, int padding, boolean ceilMode,
+      boolean countIncludePad) {
+    Tensor out = avgPool1dUntraced(input, kernelSize, stride, padding, ceilMode, countIncludePad);
+    return Tracing.active() ? Tracing.op("avg_pool1d", out, new Tensor[] {input},
+        new Object[] {"kernel_size", kernelSize, "stride", stride, "padding", padding, "ceil_mode", ceilMode,
+        "count_include_pad", countIncludePad},
+        in -> avgPool1d(in[0], kernelSize, stride, padding, ceilMode, countIncludePad)) : out;
+  }
+
+  private static Tensor avgPool1dUntraced(Tensor input, int kernelSize, Integer stride, int padding, boolean ceilMode,
       boolean countIncludePad) {
     return avg("avg_pool1d", input, 1, new int[] {kernelSize}, stride == null ? null : new int[] {stride},
         new int[] {padding}, ceilMode, countIncludePad, null);
@@ -205,6 +233,13 @@ public final class Pooling {
    * likewise. A null size keeps the input's (PyTorch's None).
    */
   public static Tensor adaptiveAvgPool2d(Tensor input, Integer outH, Integer outW) {
+    Tensor out = adaptiveAvgPool2dUntraced(input, outH, outW);
+    return Tracing.active() ? Tracing.op("adaptive_avg_pool2d", out, new Tensor[] {input},
+        new Object[] {"output_size", outH + "x" + outW},
+        in -> adaptiveAvgPool2d(in[0], outH, outW)) : out;
+  }
+
+  private static Tensor adaptiveAvgPool2dUntraced(Tensor input, Integer outH, Integer outW) {
     String op = "adaptive_avg_pool2d";
     Spatial sp = spatial(op, input, 2);
     int oh = adaptiveSize(op, outH, sp.h, 0, input);
@@ -230,6 +265,13 @@ public final class Pooling {
    * keeps the input's.
    */
   public static Tensor adaptiveMaxPool2d(Tensor input, Integer outH, Integer outW) {
+    Tensor out = adaptiveMaxPool2dUntraced(input, outH, outW);
+    return Tracing.active() ? Tracing.op("adaptive_max_pool2d", out, new Tensor[] {input},
+        new Object[] {"output_size", outH + "x" + outW},
+        in -> adaptiveMaxPool2d(in[0], outH, outW)) : out;
+  }
+
+  private static Tensor adaptiveMaxPool2dUntraced(Tensor input, Integer outH, Integer outW) {
     return adaptiveMax(input, outH, outW, false).values();
   }
 

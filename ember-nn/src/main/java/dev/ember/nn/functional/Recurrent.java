@@ -1,5 +1,6 @@
 package dev.ember.nn.functional;
 
+import dev.ember.autograd.Tracing;
 import dev.ember.autograd.Autograd;
 import dev.ember.backend.Backend;
 import dev.ember.backend.RecurrentKernels;
@@ -26,6 +27,12 @@ public final class Recurrent {
    * (returning {@code [2, H]}).
    */
   public static Tensor lstmCell(Tensor gates, Tensor c) {
+    Tensor out = lstmCellUntraced(gates, c);
+    return Tracing.active() ? Tracing.op("lstm_cell", out, new Tensor[] {gates, c}, new Object[0],
+        in -> lstmCell(in[0], in[1])) : out;
+  }
+
+  private static Tensor lstmCellUntraced(Tensor gates, Tensor c) {
     Tensor[] ac = HalfCompute.lowered("lstm_cell", gates, c); // autocast: the cell in low precision
     return fusedLstmCell(ac[0], ac[1]);
   }

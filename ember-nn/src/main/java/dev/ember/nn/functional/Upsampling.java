@@ -1,5 +1,6 @@
 package dev.ember.nn.functional;
 
+import dev.ember.autograd.Tracing;
 import dev.ember.autograd.Autograd;
 import dev.ember.backend.LinearAxis;
 import dev.ember.backend.ResamplingKernels;
@@ -47,6 +48,15 @@ public final class Upsampling {
    * kernels use in / out instead of the given scale (null means false).
    */
   public static Tensor interpolate(Tensor input, int[] size, double[] scaleFactor, String mode,
+      Boolean alignCorners, Boolean recomputeScaleFactor) {
+    Tensor out = interpolateUntraced(input, size, scaleFactor, mode, alignCorners, recomputeScaleFactor);
+    return Tracing.active() ? Tracing.op("bilinear".equals(mode) ? "upsample_bilinear2d"
+        : input.dim() == 3 ? "upsample_nearest1d" : "upsample_nearest2d", out, new Tensor[] {input}, new Object[] {"size", Arrays.toString(size), "scale_factor",
+        Arrays.toString(scaleFactor), "align_corners", alignCorners, "recompute_scale_factor", recomputeScaleFactor},
+        in -> interpolate(in[0], size, scaleFactor, mode, alignCorners, recomputeScaleFactor)) : out;
+  }
+
+  private static Tensor interpolateUntraced(Tensor input, int[] size, double[] scaleFactor, String mode,
       Boolean alignCorners, Boolean recomputeScaleFactor) {
     String op = "interpolate";
     Check.floating(op, input);
