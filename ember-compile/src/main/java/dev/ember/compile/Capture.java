@@ -36,6 +36,11 @@ final class Capture implements Tracing.Tracer {
   private final List<GraphNode> inputs = new ArrayList<>();
   final List<GraphBreak> breaks = new ArrayList<>();
   private final String where;
+  /**
+   * Whether the trace is in a backward: recording is off there, so an op the tracer does not see leaves no history
+   * to catch it by, and a tensor a backward rule reads that is neither a node, a parameter nor a scalar breaks.
+   */
+  private boolean backward;
 
   private Capture(Map<Tensor, String> parameterNames, String where) {
     this.parameterNames = parameterNames;
@@ -83,6 +88,109 @@ final class Capture implements Tracing.Tracer {
     return new Result(g, List.copyOf(c.breaks), out);
   }
 
+  /**
+   * What a training trace gives: the joint graph (outputs: the loss, the forward's result, then the gradient of
+   * each parameter that got one; null if something could not be traced), its breaks, the eager loss and result,
+   * and the parameters whose gradients the graph returns (in the order of its outputs 2...).
+   */
+  record TrainingResult(Graph graph, List<GraphBreak> breaks, Tensor loss, Tensor output, List<Tensor> gradParams) {}
+
+  /**
+   * Traces a training step, forward and backward, as AOTAutograd does: the forward and the loss ({@code loss} on
+   * the forward's result and {@code args[1..]}) as {@link #trace} traces a forward, then the loss's backward with
+   * the tracer still installed, so the ops the backward rules run become nodes too. The step runs eagerly: the
+   * parameters' gradients are those of this call, accumulated onto any they had as eager's backward does.
+   *
+   * @param params the trainable parameters, whose gradients the graph returns
+   */
+  static TrainingResult traceTraining(Function<Tensor, Tensor> forward,
+      java.util.function.BiFunction<Tensor, Tensor, Tensor> loss, Tensor[] args, List<Tensor> params,
+      Map<Tensor, String> parameterNames, String where) {
+    Capture c = new Capture(parameterNames, where);
+    Tensor[] traced = new Tensor[args.length];
+    for (int i = 0; i < args.length; i++) {
+      Tensor a = args[i];
+      GraphNode in = GraphNode.input(i, a.shape(), a.dtype());
+      traced[i] = a.dtype().isFloatingPoint() && !a.requiresGrad() ? a.detach().requiresGrad(true) : a;
+      c.nodes.add(in);
+      c.inputs.add(in);
+      c.note(traced[i], in);
+    }
+    IdentityHashMap<Tensor, Integer> stateVersions = new IdentityHashMap<>();
+    for (Tensor t : parameterNames.keySet()) stateVersions.put(t, t.version());
+    Tensor[] before = new Tensor[params.size()];
+    for (int i = 0; i < before.length; i++) { // the trace's gradients are this step's alone
+      before[i] = params.get(i).grad();
+      params.get(i).setGrad(null);
+    }
+    Tensor out;
+    Tensor l;
+    Tensor[] grads = new Tensor[params.size()];
+    try {
+      try (Grad on = Grad.on(); Tracing.Scope scope = Tracing.install(c)) {
+        out = forward.apply(traced[0]);
+        l = loss.apply(out, traced[1]);
+        if (l.numel() != 1) {
+          throw new IllegalArgumentException("compileTraining: the loss must be a scalar, got shape "
+              + Arrays.toString(l.shape()));
+        }
+        Tensor seed = Tensor.onesLike(l);
+        GraphNode seedNode = GraphNode.constant(seed);
+        c.nodes.add(seedNode);
+        c.note(seed, seedNode);
+        c.backward = true;
+        for (Tensor t : parameterNames.keySet()) c.versions.computeIfPresent(t, (k, v) -> k.version());
+        l.backward(seed);
+      }
+      for (int i = 0; i < grads.length; i++) grads[i] = params.get(i).grad();
+    } finally {
+      for (int i = 0; i < before.length; i++) { // as eager: existing gradients accumulate the new ones
+        Tensor p = params.get(i);
+        Tensor g = p.grad();
+        if (before[i] == null) continue;
+        if (g != null) {
+          try (Grad off = Grad.off()) {
+            before[i].add_(g);
+          }
+        }
+        p.setGrad(before[i]);
+      }
+    }
+    java.util.TreeSet<String> modified = new java.util.TreeSet<>();
+    for (Map.Entry<Tensor, Integer> e : stateVersions.entrySet()) {
+      if (e.getKey().version() != e.getValue() && !c.written.containsKey(e.getKey())) {
+        modified.add(parameterNames.get(e.getKey()));
+      }
+    }
+    for (String name : modified) {
+      c.breaks.add(new GraphBreak("in-place write", "module state " + name
+          + " was modified by an op the tracer does not see", where));
+    }
+    List<GraphNode> outputs = new ArrayList<>();
+    List<Tensor> gradParams = new ArrayList<>();
+    GraphNode lossNode = c.nodeOf(l, "loss");
+    if (lossNode == null) c.breaks.add(c.pending);
+    GraphNode outNode = c.nodeOf(out, "output");
+    if (outNode == null) c.breaks.add(c.pending);
+    outputs.add(lossNode);
+    outputs.add(outNode);
+    for (int i = 0; i < grads.length; i++) {
+      if (grads[i] == null) continue; // not reached by the backward: eager leaves it as it was
+      GraphNode g = c.known.get(grads[i]);
+      if (g == null || g.kind() != GraphNode.Kind.OP) {
+        GraphBreak b = c.broken.get(grads[i]);
+        c.breaks.add(b != null ? b : new GraphBreak("backward", "the gradient of parameter "
+            + parameterNames.getOrDefault(params.get(i), "#" + i) + " was not computed by traced ops", where));
+        continue;
+      }
+      outputs.add(g);
+      gradParams.add(params.get(i));
+    }
+    Graph g = null;
+    if (c.breaks.isEmpty()) g = new DeadCodeElimination().run(new Graph(c.nodes, c.inputs, outputs));
+    return new TrainingResult(g, List.copyOf(c.breaks), l, out, List.copyOf(gradParams));
+  }
+
   private void note(Tensor t, GraphNode n) {
     known.put(t, n);
     versions.put(t, t.version());
@@ -108,6 +216,10 @@ final class Capture implements Tracing.Tracer {
     if (param == null && t.isLeaf() && t.requiresGrad()) param = "param" + unnamed++; // trainable, not the module's
     if (param != null) {
       n = GraphNode.parameter(param, t);
+    } else if (backward && t.numel() != 1) {
+      pending = new GraphBreak(op, "a backward rule passed it a value (" + Arrays.toString(t.shape())
+          + ") that no traced op computed", where);
+      return null;
     } else if (t.gradFn() != null && !t.isLeaf()) {
       pending = new GraphBreak(t.gradFn().name(), "computed a value " + op + " reads (" + Arrays.toString(t.shape())
           + ") and has no trace hook", where);

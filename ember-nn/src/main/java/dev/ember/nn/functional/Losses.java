@@ -2,6 +2,7 @@ package dev.ember.nn.functional;
 
 import dev.ember.autograd.Autograd;
 import dev.ember.autograd.Grad;
+import dev.ember.autograd.Tracing;
 import dev.ember.ops.ElementwiseOps;
 import dev.ember.ops.IndexOps;
 import dev.ember.ops.ReduceOps;
@@ -289,6 +290,18 @@ public final class Losses {
           input, target, weight);
     }
     String op = "cross_entropy";
+    if (Tracing.active() && weight == null && labelSmoothing == 0 && input.dim() == 2
+        && (input.dtype() == DType.F32 || input.dtype() == DType.F64)
+        && (target.dtype() == DType.I64 || target.dtype() == DType.I32) && target.dim() == 1) {
+      // one op for a graph compiler: the index target is read into Java, which the trace must not see
+      Tensor out;
+      try (Tracing.Scope untraced = Tracing.install(null)) {
+        out = crossEntropy(input, target, null, ignoreIndex, reduction, 0.0);
+      }
+      return Tracing.op(op, out, new Tensor[] {input, target}, new Object[] {"ignore_index", ignoreIndex,
+          "reduction", reduction.name().toLowerCase(java.util.Locale.ROOT)},
+          in -> crossEntropy(in[0], in[1], null, ignoreIndex, reduction, 0.0));
+    }
     checkReduction(op, reduction);
     checkSmoothing(op, labelSmoothing);
     floating(op, "input", input, io(input, target));
@@ -300,7 +313,9 @@ public final class Losses {
       return crossEntropyProbabilities(input, target, weight, ignoreIndex, reduction, labelSmoothing, classDim);
     }
     ClassTargets ct = classTargets(op, input, target, ignoreIndex, true);
-    if (weight == null && labelSmoothing == 0 && ct.input().dim() == 2) return crossEntropyFused(ct, reduction);
+    if (weight == null && labelSmoothing == 0 && ct.input().dim() == 2) {
+      return crossEntropyFused(ct, reduction, target, ignoreIndex);
+    }
     Tensor logp = ct.input().logSoftmax(1);
     Tensor weightAtTarget = weightAtTarget(weight, ct);
     Tensor picked = pick(logp, ct.index());
@@ -321,7 +336,7 @@ public final class Losses {
    * {@code g_i * mask_i * scale * (softmax(x)_i - onehot(y_i))}, with scale 1/counted for MEAN (0
    * when nothing is counted, as PyTorch's zero gradient).
    */
-  private static Tensor crossEntropyFused(ClassTargets ct, Reduction reduction) {
+  private static Tensor crossEntropyFused(ClassTargets ct, Reduction reduction, Tensor target, int ignoreIndex) {
     Tensor x = ct.input();
     int n = x.shapeRef()[0];
     Tensor index = ct.index().unsqueeze(1); // [N, 1]
@@ -338,14 +353,46 @@ public final class Losses {
         default -> perElement.sum().div((double) ct.counted());
       };
     }
-    double scale = reduction == Reduction.MEAN ? (ct.counted() == 0 ? 0 : 1.0 / ct.counted()) : 1.0;
+    double scale = crossEntropyScale(ct, reduction);
     out = Autograd.record("cross_entropy", out, (ctx, g) -> {
-      Tensor coef = mask == null ? g : mask.mul(g); // [N], or 0-d for MEAN/SUM without a mask
-      if (scale != 1) coef = coef.mul(scale);
-      Tensor column = coef.dim() == 0 ? coef.reshape(1, 1).expand(n, 1) : coef.reshape(n, 1);
-      return new Tensor[] {IndexOps.scatterAdd(logp.exp().mul(column), 1, index, column.neg())};
+      if (!Tracing.active()) return new Tensor[] {crossEntropyGrad(g, logp, index, mask, scale)};
+      // a graph compiler's trace: one op, whose replay reads the target again (its indices go into Java)
+      Tensor gx;
+      try (Tracing.Scope untraced = Tracing.install(null)) {
+        gx = crossEntropyGrad(g, logp, index, mask, scale);
+      }
+      return new Tensor[] {Tracing.op("cross_entropy_backward", gx, new Tensor[] {g, x, target},
+          new Object[] {"ignore_index", ignoreIndex, "reduction", reduction.name().toLowerCase(java.util.Locale.ROOT)},
+          in -> crossEntropyBackward(in[0], in[1], in[2], ignoreIndex, reduction))};
     }, new Tensor[] {x});
     return reduction == Reduction.NONE ? ct.unbatch(out) : out;
+  }
+
+  /** 1/counted for MEAN (0 when nothing is counted, as PyTorch's zero gradient), else 1. */
+  private static double crossEntropyScale(ClassTargets ct, Reduction reduction) {
+    return reduction == Reduction.MEAN ? (ct.counted() == 0 ? 0 : 1.0 / ct.counted()) : 1.0;
+  }
+
+  /** The fused cross entropy's gradient: {@code g_i * mask_i * scale * (exp(logp)_i - onehot(y_i))}. */
+  private static Tensor crossEntropyGrad(Tensor g, Tensor logp, Tensor index, Tensor mask, double scale) {
+    int n = logp.shapeRef()[0];
+    Tensor coef = mask == null ? g : mask.mul(g); // [N], or 0-d for MEAN/SUM without a mask
+    if (scale != 1) coef = coef.mul(scale);
+    Tensor column = coef.dim() == 0 ? coef.reshape(1, 1).expand(n, 1) : coef.reshape(n, 1);
+    return IndexOps.scatterAdd(logp.exp().mul(column), 1, index, column.neg());
+  }
+
+  /**
+   * The fused cross entropy's gradient of [N, C] logits x for class indices target, from x and target alone (as a
+   * compiled step replays it): the same bits as the backward of the forward on them.
+   */
+  private static Tensor crossEntropyBackward(Tensor g, Tensor x, Tensor target, int ignoreIndex, Reduction reduction) {
+    ClassTargets ct = classTargets("cross_entropy", x, target, ignoreIndex, true);
+    Tensor logp;
+    try (Grad off = Grad.off()) {
+      logp = x.logSoftmax(1);
+      return crossEntropyGrad(g, logp, ct.index().unsqueeze(1), ct.mask(), crossEntropyScale(ct, reduction));
+    }
   }
 
   private static Tensor crossEntropyProbabilities(Tensor input, Tensor target, Tensor weight, int ignoreIndex,

@@ -1,0 +1,220 @@
+package dev.ember.compile;
+
+import dev.ember.autograd.Grad;
+import dev.ember.nn.Module;
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Storage;
+import dev.ember.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BiFunction;
+
+/**
+ * A training step (forward, loss, backward) compiled into one graph, as {@code torch.compile} does with
+ * AOTAutograd: {@link #run run(x, y)} computes the loss of {@code module} on x against target y and the gradient of
+ * every trainable parameter, writing each into the parameter's {@code grad()} as eager's {@code loss.backward()}
+ * does (adopted when the parameter has none, else accumulated onto it), and returns the loss.
+ *
+ * <p>The first call with each signature (the shapes and dtypes of x and y, the module's train mode) is an eager
+ * step traced by {@link Capture#traceTraining}: the forward and the loss, then the backward with the tracer still
+ * installed, so the ops the op definitions' backward rules run become nodes of the same graph, whose outputs are
+ * the loss, the forward's result and the gradients. The passes then run on that joint graph. Later calls run it
+ * with recording off: no tape, no autograd nodes; the values the backward nodes read are the forward's, kept as
+ * long as the graph needs them. Where the step cannot be one graph (an op without a trace hook, forward or
+ * backward), that signature runs the forward compiled ({@link CompiledModule}) and the backward on the eager tape,
+ * and {@link #explain()} says why.
+ */
+public final class TrainingStep {
+  private final Module module;
+  private final BiFunction<Tensor, Tensor, Tensor> lossFn;
+  private final List<Pass> passes;
+  private final Map<Signature, Plan> plans = new LinkedHashMap<>();
+  private CompiledModule forwardOnly;
+  private Tensor lastOutput;
+
+  TrainingStep(Module module, BiFunction<Tensor, Tensor, Tensor> lossFn, List<Pass> passes) {
+    if (module == null || lossFn == null) {
+      throw new IllegalArgumentException("Compiler.compileTraining: module and lossFn must not be null");
+    }
+    this.module = module;
+    this.lossFn = lossFn;
+    this.passes = List.copyOf(passes);
+  }
+
+  /** What a compiled step is specialised on: the shapes and dtypes of input and target, and the train mode. */
+  record Signature(List<Integer> x, DType xType, List<Integer> y, DType yType, boolean training) {
+    static Signature of(Tensor x, Tensor y, boolean training) {
+      return new Signature(Arrays.stream(x.shapeRef()).boxed().toList(), x.dtype(),
+          Arrays.stream(y.shapeRef()).boxed().toList(), y.dtype(), training);
+    }
+
+    @Override
+    public String toString() {
+      return xType.name().toLowerCase(java.util.Locale.ROOT) + x + ", " + yType.name().toLowerCase(java.util.Locale.ROOT)
+          + y + (training ? " train" : " eval");
+    }
+  }
+
+  private sealed interface Plan permits JointPlan, FallbackPlan {}
+
+  /**
+   * The joint graph (outputs: loss, forward result, then the gradient of each of {@code params}), the graph as
+   * traced, the storages of its parameter and constant nodes (a gradient on one of them is copied, never adopted)
+   * and the trace and pass times.
+   */
+  private record JointPlan(Graph traced, Graph graph, Tensor[] params, IdentityHashMap<Storage, Boolean> fixed,
+      long traceNanos, long passNanos) implements Plan {}
+
+  private record FallbackPlan(List<GraphBreak> breaks) implements Plan {}
+
+  /** The compiled module. */
+  public Module module() {
+    return module;
+  }
+
+  /**
+   * One step on input x and target y: the loss (a 0-d or one-element tensor without history), with every trainable
+   * parameter's gradient written as eager's {@code loss.backward()} writes it.
+   */
+  public Tensor run(Tensor x, Tensor y) {
+    Signature sig = Signature.of(x, y, module.isTraining());
+    Plan plan = plans.get(sig);
+    if (plan == null) {
+      long t0 = System.nanoTime();
+      List<Tensor> params = new ArrayList<>();
+      for (Tensor p : module.parameters()) if (p.requiresGrad()) params.add(p);
+      Capture.TrainingResult r = Capture.traceTraining(module::call, lossFn, new Tensor[] {x, y}, params,
+          Compiler.names(module), "");
+      plans.put(sig, plan(r, System.nanoTime() - t0));
+      lastOutput = r.output().detach();
+      return r.loss().detach();
+    }
+    return switch (plan) {
+      case JointPlan j -> runJoint(j, x, y);
+      case FallbackPlan f -> runFallback(x, y);
+    };
+  }
+
+  /** The forward's result (the model's output, without history) of the last {@link #run}, or null before one. */
+  public Tensor output() {
+    return lastOutput;
+  }
+
+  private Tensor runJoint(JointPlan j, Tensor x, Tensor y) {
+    Tensor[] vals;
+    try (Grad off = Grad.off()) {
+      vals = j.graph().runAll(x, y);
+      IdentityHashMap<Storage, Boolean> taken = new IdentityHashMap<>(j.fixed());
+      taken.put(x.storage(), Boolean.TRUE);
+      taken.put(y.storage(), Boolean.TRUE);
+      taken.put(vals[0].storage(), Boolean.TRUE);
+      taken.put(vals[1].storage(), Boolean.TRUE);
+      Tensor[] params = j.params();
+      for (int i = 0; i < params.length; i++) {
+        Tensor g = vals[2 + i];
+        Tensor p = params[i];
+        Tensor existing = p.grad();
+        if (existing != null) {
+          existing.add_(g);
+        } else if (g.spansStorage() && taken.put(g.storage(), Boolean.TRUE) == null) {
+          p.setGrad(g); // adopted, as eager adopts a gradient no one else holds
+        } else {
+          p.setGrad(g.cloneContiguous());
+        }
+      }
+    }
+    lastOutput = vals[1];
+    return vals[0];
+  }
+
+  private Tensor runFallback(Tensor x, Tensor y) {
+    if (forwardOnly == null) forwardOnly = new CompiledModule(module, passes);
+    Tensor out = forwardOnly.call(x);
+    Tensor loss = lossFn.apply(out, y);
+    loss.backward();
+    lastOutput = out.detach();
+    return loss.detach();
+  }
+
+  private Plan plan(Capture.TrainingResult r, long traceNanos) {
+    if (!r.breaks().isEmpty() || r.graph() == null) {
+      return new FallbackPlan(r.breaks().isEmpty()
+          ? List.of(new GraphBreak("backward", "the step did not become one graph", "")) : r.breaks());
+    }
+    long t0 = System.nanoTime();
+    Graph g = r.graph();
+    for (Pass p : passes) g = p.run(g);
+    IdentityHashMap<Storage, Boolean> fixed = new IdentityHashMap<>();
+    for (GraphNode n : g.nodes()) if (n.value() != null) fixed.put(n.value().storage(), Boolean.TRUE);
+    return new JointPlan(r.graph(), g, r.gradParams().toArray(new Tensor[0]), fixed, traceNanos,
+        System.nanoTime() - t0);
+  }
+
+  /**
+   * The joint graph of the most recent signature traced (after the passes).
+   *
+   * @throws IllegalStateException before the first call, or if that signature did not become one graph
+   */
+  public Graph lastGraph() {
+    Plan last = null;
+    for (Plan p : plans.values()) last = p;
+    if (last instanceof JointPlan j) return j.graph();
+    throw new IllegalStateException("TrainingStep.graph(): " + (last == null ? "not called yet"
+        : "the last signature did not become one graph; see explain()"));
+  }
+
+  /** {@link #lastGraph()} as text, one line per node. */
+  public String graph() {
+    return lastGraph().toString();
+  }
+
+  /** Whether the most recent signature runs as one joint graph (false before the first call). */
+  public boolean isJoint() {
+    Plan last = null;
+    for (Plan p : plans.values()) last = p;
+    return last instanceof JointPlan;
+  }
+
+  /** Every break met so far, in order (each sends its signature to the compiled forward and the eager backward). */
+  public List<GraphBreak> breaks() {
+    List<GraphBreak> all = new ArrayList<>();
+    for (Plan p : plans.values()) if (p instanceof FallbackPlan f) all.addAll(f.breaks());
+    return all;
+  }
+
+  /**
+   * Per signature: the joint graph's op count as traced and after the passes, its forward and backward ops, and
+   * the trace and pass times; or the breaks that send it to the compiled forward with the eager backward.
+   */
+  public String explain() {
+    StringBuilder sb = new StringBuilder("passes: ");
+    List<String> names = new ArrayList<>();
+    for (Pass p : passes) names.add(p.name());
+    sb.append(names).append('\n');
+    if (plans.isEmpty()) sb.append("training step: not called yet\n");
+    for (Map.Entry<Signature, Plan> e : plans.entrySet()) {
+      sb.append("training step ").append(e.getKey()).append(": ");
+      switch (e.getValue()) {
+        case JointPlan j -> sb.append("1 joint graph (forward + backward, ").append(j.params().length)
+            .append(" gradients), ").append(j.traced().opCount()).append(" ops traced, ").append(j.graph().opCount())
+            .append(" after passes (trace ").append(millis(j.traceNanos())).append(" ms, passes ")
+            .append(millis(j.passNanos())).append(" ms)\n");
+        case FallbackPlan f -> {
+          sb.append("compiled forward + eager backward (").append(f.breaks().size()).append(" graph break")
+              .append(f.breaks().size() == 1 ? "" : "s").append(")\n");
+          for (GraphBreak b : f.breaks()) sb.append("  break: ").append(b).append('\n');
+        }
+      }
+    }
+    if (forwardOnly != null) sb.append(forwardOnly.explain());
+    return sb.toString();
+  }
+
+  private static String millis(long nanos) {
+    return String.format(java.util.Locale.ROOT, "%.1f", nanos / 1e6);
+  }
+}
