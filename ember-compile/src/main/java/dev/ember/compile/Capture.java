@@ -139,7 +139,7 @@ final class Capture implements Tracing.Tracer {
         c.nodes.add(seedNode);
         c.note(seed, seedNode);
         c.backward = true;
-        for (Tensor t : parameterNames.keySet()) c.versions.computeIfPresent(t, (k, v) -> k.version());
+        c.untrainedHistoriesOff(traced, args);
         l.backward(seed);
       }
       for (int i = 0; i < grads.length; i++) grads[i] = params.get(i).grad();
@@ -177,6 +177,7 @@ final class Capture implements Tracing.Tracer {
     for (int i = 0; i < grads.length; i++) {
       if (grads[i] == null) continue; // not reached by the backward: eager leaves it as it was
       GraphNode g = c.known.get(grads[i]);
+      if (g != null && c.versions.get(grads[i]) != grads[i].version()) g = null; // changed in place since
       if (g == null || g.kind() != GraphNode.Kind.OP) {
         GraphBreak b = c.broken.get(grads[i]);
         c.breaks.add(b != null ? b : new GraphBreak("backward", "the gradient of parameter "
@@ -189,6 +190,28 @@ final class Capture implements Tracing.Tracer {
     Graph g = null;
     if (c.breaks.isEmpty()) g = new DeadCodeElimination().run(new Graph(c.nodes, c.inputs, outputs));
     return new TrainingResult(g, List.copyOf(c.breaks), l, out, List.copyOf(gradParams));
+  }
+
+  /**
+   * Before a training trace's backward: the inputs made to require grad (so that the forward's untraced ops showed)
+   * and the values computed from them alone lose their histories, so the backward rules see the inputs that need
+   * gradients as eager's backward does (a convolution's weight gradient may take another path when its input
+   * needs one too).
+   */
+  private void untrainedHistoriesOff(Tensor[] traced, Tensor[] args) {
+    IdentityHashMap<GraphNode, Boolean> trainable = new IdentityHashMap<>();
+    for (GraphNode n : nodes) {
+      boolean t = n.kind() == GraphNode.Kind.PARAMETER && n.value().requiresGrad();
+      for (GraphNode in : n.inputs) t |= in != null && trainable.containsKey(in);
+      if (t) trainable.put(n, Boolean.TRUE);
+    }
+    for (Map.Entry<Tensor, GraphNode> e : known.entrySet()) {
+      Tensor t = e.getKey();
+      if (t.gradFn() != null && e.getValue().kind() == GraphNode.Kind.OP && !trainable.containsKey(e.getValue())) {
+        t.setGradFn(null);
+      }
+    }
+    for (int i = 0; i < traced.length; i++) if (traced[i] != args[i]) traced[i].requiresGrad(false);
   }
 
   private void note(Tensor t, GraphNode n) {
@@ -250,8 +273,8 @@ final class Capture implements Tracing.Tracer {
     }
     GraphNode node = GraphNode.op(name, ins, GraphNode.attrs(attrs), out.shape(), out.dtype(), replay);
     if (node.isRandom() && name.equals("batch_norm")) {
-      for (int i = 1; i <= 2; i++) {
-        if (in[i] != null) {
+      for (int i = 1; i < in.length; i++) { // the running statistics, and the batch count (module BatchNorm's)
+        if (in[i] != null && i != 3 && i != 4) {
           written.put(in[i], Boolean.TRUE);
           note(in[i], ins.get(i)); // its new version is the one later ops read
         }
@@ -259,6 +282,74 @@ final class Capture implements Tracing.Tracer {
     }
     nodes.add(node);
     note(out, node);
+  }
+
+  /**
+   * A backward rule has run in a training trace. A gradient the ops it reported computed is a node already; any
+   * other (the rule ran kernels without trace hooks) becomes one {@link OpaqueBackward} node per input, reading the
+   * incoming gradient and the op's forward output: it applies the same rule again to the output of the graph's run
+   * of the op (which then runs recording, see {@link TrainingStep}).
+   */
+  @Override
+  public void backward(String name, Tensor output, Tensor grad, Tensor[] inputs, Tensor[] inputGrads) {
+    if (!backward) return;
+    OpaqueBackward rule = null;
+    for (int i = 0; i < inputGrads.length; i++) {
+      Tensor gi = inputGrads[i];
+      if (gi == null || i >= inputs.length || inputs[i] == null) continue;
+      GraphNode kn = known.get(gi);
+      if (kn != null && versions.get(gi) == gi.version()) continue; // computed by traced ops
+      GraphNode fwd = known.get(output);
+      GraphNode gn = known.get(grad);
+      if (fwd == null || fwd.kind() != GraphNode.Kind.OP || gn == null || versions.get(output) != output.version()) {
+        String why = fwd == null || fwd.kind() != GraphNode.Kind.OP ? "its forward output is not an op of the graph"
+            : gn == null ? "the gradient it received was not computed by traced ops" : "its forward output was modified";
+        broken.put(gi, new GraphBreak(name + "_backward", "its backward rule runs kernels the tracer does not see,"
+            + " and " + why, where));
+        known.remove(gi);
+        continue;
+      }
+      if (rule == null) rule = new OpaqueBackward();
+      OpaqueBackward r = rule;
+      int index = i;
+      GraphNode node = GraphNode.op(name + "_backward", List.of(gn, fwd), GraphNode.attrs("input", i), gi.shape(),
+          gi.dtype(), new OpaqueReplay(r, index));
+      nodes.add(node);
+      note(gi, node);
+    }
+  }
+
+  /** Runs an opaque backward node: gradient {@code index} of its rule, from (incoming gradient, forward output). */
+  record OpaqueReplay(OpaqueBackward rule, int index) implements Tracing.Replay {
+    @Override
+    public Tensor run(Tensor[] in) {
+      return rule.grad(in[0], in[1], index);
+    }
+  }
+
+  /**
+   * A backward rule applied once per run of the graph, whichever of its input gradients is asked for first: the
+   * others come from the same application.
+   */
+  static final class OpaqueBackward {
+    private Tensor output;
+    private Tensor grad;
+    private Tensor[] grads;
+
+    Tensor grad(Tensor g, Tensor out, int i) {
+      if (out != output || g != grad) {
+        grads = dev.ember.autograd.Autograd.backwardOf(out, g);
+        output = out;
+        grad = g;
+      }
+      Tensor r = grads[i];
+      grads[i] = null; // each is asked for once per run
+      if (java.util.Arrays.stream(grads).allMatch(java.util.Objects::isNull)) {
+        output = null;
+        grad = null;
+      }
+      return r;
+    }
   }
 
   @Override

@@ -148,10 +148,55 @@ public final class TrainingStep {
     long t0 = System.nanoTime();
     Graph g = r.graph();
     for (Pass p : passes) g = p.run(g);
+    g = tape(g);
     IdentityHashMap<Storage, Boolean> fixed = new IdentityHashMap<>();
     for (GraphNode n : g.nodes()) if (n.value() != null) fixed.put(n.value().storage(), Boolean.TRUE);
     return new JointPlan(r.graph(), g, r.gradParams().toArray(new Tensor[0]), fixed, traceNanos,
         System.nanoTime() - t0);
+  }
+
+  /**
+   * {@code g} with each op whose backward rule an opaque {@code *_backward} node applies run recording: the inputs
+   * whose gradients the graph uses require grad for that op, so its output carries the autograd node (and the
+   * saved tensors) the rule reads. Every other op runs without the tape.
+   */
+  static Graph tape(Graph g) {
+    IdentityHashMap<GraphNode, java.util.TreeSet<Integer>> needed = new IdentityHashMap<>();
+    for (GraphNode n : g.nodes()) {
+      if (n.kind() == GraphNode.Kind.OP && n.replay() instanceof Capture.OpaqueReplay o) {
+        needed.computeIfAbsent(n.inputs.get(1), k -> new java.util.TreeSet<>()).add(o.index());
+      }
+    }
+    if (needed.isEmpty()) return g;
+    IdentityHashMap<GraphNode, GraphNode> map = new IdentityHashMap<>();
+    List<GraphNode> out = new ArrayList<>();
+    for (GraphNode n : g.nodes()) {
+      List<GraphNode> ins = new ArrayList<>();
+      for (GraphNode in : n.inputs) ins.add(in == null ? null : map.get(in));
+      GraphNode c = n.withInputs(ins);
+      java.util.TreeSet<Integer> idx = needed.get(n);
+      if (idx != null) {
+        int[] grads = idx.stream().mapToInt(Integer::intValue).toArray();
+        dev.ember.autograd.Tracing.Replay run = n.replay();
+        c = c.withReplay(in -> {
+          Tensor[] args = in.clone();
+          for (int i : grads) {
+            Tensor a = args[i];
+            if (a != null && a.dtype().isFloatingPoint() && !a.requiresGrad()) args[i] = a.detach().requiresGrad(true);
+          }
+          try (Grad on = Grad.on()) {
+            return run.run(args);
+          }
+        });
+      }
+      map.put(n, c);
+      out.add(c);
+    }
+    List<GraphNode> ins = new ArrayList<>();
+    for (GraphNode in : g.inputs()) ins.add(map.get(in));
+    List<GraphNode> outs = new ArrayList<>();
+    for (GraphNode o : g.outputs()) outs.add(map.get(o));
+    return new Graph(out, ins, outs);
   }
 
   /**

@@ -4,6 +4,7 @@ import static dev.ember.nn.Reprs.bool;
 import static dev.ember.nn.Reprs.fmt;
 
 import dev.ember.autograd.Grad;
+import dev.ember.autograd.Tracing;
 import dev.ember.nn.functional.Normalization;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
@@ -115,6 +116,19 @@ public abstract class BatchNormBase extends Module {
       throw Check.fail(name(), "expected " + numFeatures + " channels in dimension 1, got "
           + input.size(1), "input", input);
     }
+    if (isTraining() && trackRunningStats && Tracing.active()) {
+      // for a graph compiler, one op that also counts the batch (which a graph must repeat every run)
+      Tensor nbt = buffer("num_batches_tracked");
+      Double m = momentum;
+      double e = eps;
+      Tensor out;
+      try (Tracing.Scope untraced = Tracing.install(null)) {
+        out = trainingForward(input, runningMean(), runningVar(), weight(), bias(), nbt, m, e);
+      }
+      return Tracing.op("batch_norm", out, new Tensor[] {input, runningMean(), runningVar(), weight(), bias(), nbt},
+          new Object[] {"training", true, "momentum", m, "eps", e, "counts_batches", true},
+          in -> trainingForward(in[0], in[1], in[2], in[3], in[4], in[5], m, e));
+    }
     double factor = momentum == null ? 0.0 : momentum;
     if (isTraining() && trackRunningStats) {
       Tensor nbt = buffer("num_batches_tracked");
@@ -125,6 +139,16 @@ public abstract class BatchNormBase extends Module {
     }
     boolean useBatchStats = isTraining() || !trackRunningStats;
     return Normalization.batchNorm(input, runningMean(), runningVar(), weight(), bias(), useBatchStats, factor, eps);
+  }
+
+  /** A training forward that tracks running statistics: the batch counted in {@code nbt}, then the batch norm. */
+  private static Tensor trainingForward(Tensor input, Tensor runningMean, Tensor runningVar, Tensor weight, Tensor bias,
+      Tensor nbt, Double momentum, double eps) {
+    try (Grad ignored = Grad.off()) {
+      nbt.add_(1);
+    }
+    double factor = momentum == null ? 1.0 / nbt.toLongArray()[0] : momentum;
+    return Normalization.batchNorm(input, runningMean, runningVar, weight, bias, true, factor, eps);
   }
 
   @Override

@@ -81,7 +81,14 @@ public final class Attention {
    */
   public static Tensor scaledDotProductAttention(Tensor q, Tensor k, Tensor v, Tensor attnMask, double dropoutP,
       boolean isCausal, Double scale, int window, Generator gen, Kernel kernel) {
-    Tensor out = scaledDotProductAttentionUntraced(q, k, v, attnMask, dropoutP, isCausal, scale, window, gen, kernel);
+    Tensor out;
+    if (dropoutP > 0 && Tracing.active()) { // its dropout is drawn anew on every run: no inner op is a graph node
+      try (Tracing.Scope untraced = Tracing.install(null)) {
+        out = scaledDotProductAttentionUntraced(q, k, v, attnMask, dropoutP, isCausal, scale, window, gen, kernel);
+      }
+    } else {
+      out = scaledDotProductAttentionUntraced(q, k, v, attnMask, dropoutP, isCausal, scale, window, gen, kernel);
+    }
     return Tracing.active() ? Tracing.op("scaled_dot_product_attention", out,
         new Tensor[] {q, k, v, attnMask}, new Object[] {"dropout_p", dropoutP,
         "is_causal", isCausal, "scale", scale, "window", window, "kernel", kernel},

@@ -2,6 +2,7 @@ package dev.ember.nn.functional;
 
 import dev.ember.autograd.Autograd;
 import dev.ember.autograd.Grad;
+import dev.ember.autograd.Tracing;
 import dev.ember.ops.IndexOps;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
@@ -29,6 +30,25 @@ public final class Embeddings {
    * @param normType p of the p-norm for maxNorm (PyTorch default 2)
    */
   public static Tensor embedding(Tensor input, Tensor weight, Integer paddingIdx, Double maxNorm, double normType) {
+    String op = "embedding";
+    if (maxNorm == null && Tracing.active() && !HalfCompute.applies(weight)) {
+      // for a graph compiler, the rows [numel, dim] as one op (the indices are read into Java), then a reshape
+      Tensor rows;
+      try (Tracing.Scope untraced = Tracing.install(null)) {
+        rows = embedding(input, weight, paddingIdx, null, normType, true);
+      }
+      rows = Tracing.op(op, rows, new Tensor[] {input, weight}, new Object[] {"padding_idx", paddingIdx},
+          in -> embedding(in[0], in[1], paddingIdx, null, normType, true));
+      int[] shape = Arrays.copyOf(input.shapeRef(), input.dim() + 1);
+      shape[input.dim()] = weight.shapeRef()[1];
+      return rows.reshape(shape);
+    }
+    return embedding(input, weight, paddingIdx, maxNorm, normType, false);
+  }
+
+  /** {@link #embedding(Tensor, Tensor, Integer, Double, double)}, as rows [input.numel(), dim] when {@code rowsOnly}. */
+  private static Tensor embedding(Tensor input, Tensor weight, Integer paddingIdx, Double maxNorm, double normType,
+      boolean rowsOnly) {
     String op = "embedding";
     if (input.dtype() != DType.I64 && input.dtype() != DType.I32) {
       throw Check.fail(op, "indices must be int64 or int32, got " + input.dtype().torchName(),
@@ -88,7 +108,7 @@ public final class Embeddings {
       if (padRow != null) gw.select(0, padRow).zero_();
       return new Tensor[] {gw};
     }, new Tensor[] {weight});
-    return out.reshape(shape);
+    return rowsOnly ? out : out.reshape(shape);
   }
 
   /** Rescales each distinct referenced row whose p-norm exceeds maxNorm to maxNorm / (norm + 1e-7). */
