@@ -34,6 +34,8 @@ final class Capture implements Tracing.Tracer {
   private final IdentityHashMap<Tensor, Boolean> written = new IdentityHashMap<>();
   private final List<GraphNode> nodes = new ArrayList<>();
   private final List<GraphNode> inputs = new ArrayList<>();
+  /** Pairs (op, the node of its last reported part, which computed the same tensor). */
+  private final List<GraphNode[]> superseded = new ArrayList<>();
   final List<GraphBreak> breaks = new ArrayList<>();
   private final String where;
   /**
@@ -188,7 +190,10 @@ final class Capture implements Tracing.Tracer {
       gradParams.add(params.get(i));
     }
     Graph g = null;
-    if (c.breaks.isEmpty()) g = new DeadCodeElimination().run(new Graph(c.nodes, c.inputs, outputs));
+    if (c.breaks.isEmpty()) {
+      c.preferParts(outputs);
+      g = new DeadCodeElimination().run(new Graph(c.nodes, c.inputs, outputs));
+    }
     return new TrainingResult(g, List.copyOf(c.breaks), l, out, List.copyOf(gradParams));
   }
 
@@ -212,6 +217,55 @@ final class Capture implements Tracing.Tracer {
       }
     }
     for (int i = 0; i < traced.length; i++) if (traced[i] != args[i]) traced[i].requiresGrad(false);
+  }
+
+  /**
+   * For a training trace: where the backward reads the parts of an op (a composite: attention's scores and
+   * softmax), those parts run anyway, so the op itself is not run besides them: its readers read its last part
+   * instead (the same tensor). A random op keeps its own node (its parts would draw again).
+   */
+  private void preferParts(List<GraphNode> outputs) {
+    IdentityHashMap<GraphNode, Boolean> live = new IdentityHashMap<>();
+    for (GraphNode o : outputs) live.put(o, Boolean.TRUE);
+    for (int i = nodes.size() - 1; i >= 0; i--) {
+      GraphNode n = nodes.get(i);
+      if (live.containsKey(n)) for (GraphNode in : n.inputs) if (in != null) live.put(in, Boolean.TRUE);
+    }
+    IdentityHashMap<GraphNode, GraphNode> replace = new IdentityHashMap<>();
+    for (GraphNode[] pair : superseded) {
+      GraphNode op = pair[0];
+      GraphNode part = pair[1];
+      if (!live.containsKey(op) || op.isRandom()) continue;
+      IdentityHashMap<GraphNode, Boolean> before = ancestors(op.inputs, Map.of());
+      IdentityHashMap<GraphNode, Boolean> parts = ancestors(part.inputs, before);
+      boolean read = false;
+      for (GraphNode n : parts.keySet()) read |= live.containsKey(n);
+      if (read) replace.put(op, part);
+    }
+    if (replace.isEmpty()) return;
+    for (GraphNode n : nodes) {
+      for (int i = 0; i < n.inputs.size(); i++) {
+        GraphNode r = replace.get(n.inputs.get(i));
+        if (r != null) n.inputs.set(i, r);
+      }
+    }
+    for (int i = 0; i < outputs.size(); i++) {
+      GraphNode r = replace.get(outputs.get(i));
+      if (r != null) outputs.set(i, r);
+    }
+  }
+
+  /** The nodes {@code from} and their ancestors, not entering {@code stop}. */
+  private static IdentityHashMap<GraphNode, Boolean> ancestors(List<GraphNode> from, Map<GraphNode, Boolean> stop) {
+    IdentityHashMap<GraphNode, Boolean> seen = new IdentityHashMap<>();
+    java.util.ArrayDeque<GraphNode> todo = new java.util.ArrayDeque<>();
+    for (GraphNode n : from) if (n != null && !stop.containsKey(n) && seen.put(n, Boolean.TRUE) == null) todo.push(n);
+    while (!todo.isEmpty()) {
+      for (GraphNode in : todo.pop().inputs) {
+        if (in != null && !stop.containsKey(in) && seen.put(in, Boolean.TRUE) == null) todo.push(in);
+      }
+    }
+    return seen;
   }
 
   private void note(Tensor t, GraphNode n) {
@@ -272,6 +326,10 @@ final class Capture implements Tracing.Tracer {
       ins.add(n);
     }
     GraphNode node = GraphNode.op(name, ins, GraphNode.attrs(attrs), out.shape(), out.dtype(), replay);
+    GraphNode inner = known.get(out);
+    if (inner != null && inner.kind() == GraphNode.Kind.OP && versions.get(out) == out.version()) {
+      superseded.add(new GraphNode[] {node, inner}); // an op whose parts were reported too: out is their last one's
+    }
     if (node.isRandom() && name.equals("batch_norm")) {
       for (int i = 1; i < in.length; i++) { // the running statistics, and the batch count (module BatchNorm's)
         if (in[i] != null && i != 3 && i != 4) {
