@@ -141,6 +141,16 @@ public final class CompiledStepBench {
       }
     }
     System.err.println(step.explain());
+    if (step.isJoint()) { // where the compiled step's time goes: ms per op kind over one step, after the rounds
+      Tensor[] d = w.batches()[0];
+      StringBuilder sb = new StringBuilder("compiled step by op (ms, one step):");
+      try (MemoryScope scope = MemoryScope.open()) {
+        w.compiledOpt().zeroGrad();
+        step.profile(d[0], d[1]).forEach((op, ms) -> sb.append(String.format(Locale.ROOT, " %s %.3f", op, ms)));
+        w.compiledOpt().zeroGrad();
+      }
+      System.err.println(sb);
+    }
     String[] phases = {"forward_backward", "step", "total"};
     double[] me = medians(eager);
     double[] mc = medians(compiled);

@@ -129,6 +129,11 @@ public final class Graph {
    *     from the traced inputs'
    */
   public Tensor[] runAll(Tensor... args) {
+    return runTimed(null, args);
+  }
+
+  /** {@link #runAll}, adding each op node's nanoseconds to {@code nanos[slot]} when nanos is not null. */
+  Tensor[] runTimed(long[] nanos, Tensor... args) {
     if (args.length != inputs.size()) {
       throw Check.fail("Graph.run", "expected " + inputs.size() + " inputs, got " + args.length);
     }
@@ -150,7 +155,13 @@ public final class Graph {
             GraphNode src = n.inputs.get(i);
             in[i] = src == null ? null : env[src.slot];
           }
-          env[n.slot] = n.run(in);
+          if (nanos == null) {
+            env[n.slot] = n.run(in);
+          } else {
+            long t0 = System.nanoTime();
+            env[n.slot] = n.run(in);
+            nanos[n.slot] += System.nanoTime() - t0;
+          }
         }
       }
     }

@@ -104,10 +104,36 @@ public final class TrainingStep {
     return lastOutput;
   }
 
+  /**
+   * Runs one step as {@link #run} does, timing each op of the joint graph: milliseconds by op name (the opaque
+   * backward nodes under their {@code *_backward} names), most first, for finding where a step's time goes.
+   *
+   * @throws IllegalStateException if x and y's signature has not been traced yet or is not one graph
+   */
+  public Map<String, Double> profile(Tensor x, Tensor y) {
+    Plan plan = plans.get(Signature.of(x, y, module.isTraining()));
+    if (!(plan instanceof JointPlan j)) {
+      throw new IllegalStateException("TrainingStep.profile: the signature of x " + Arrays.toString(x.shape())
+          + " and y " + Arrays.toString(y.shape()) + " is " + (plan == null ? "not traced yet" : "not one graph"));
+    }
+    long[] nanos = new long[j.graph().nodes().size()];
+    runJoint(j, x, y, nanos);
+    Map<String, Double> byOp = new java.util.HashMap<>();
+    for (GraphNode n : j.graph().nodes()) if (nanos[n.slot] > 0) byOp.merge(n.op(), nanos[n.slot] / 1e6, Double::sum);
+    Map<String, Double> sorted = new LinkedHashMap<>();
+    byOp.entrySet().stream().sorted(Map.Entry.<String, Double>comparingByValue().reversed())
+        .forEach(e -> sorted.put(e.getKey(), e.getValue()));
+    return sorted;
+  }
+
   private Tensor runJoint(JointPlan j, Tensor x, Tensor y) {
+    return runJoint(j, x, y, null);
+  }
+
+  private Tensor runJoint(JointPlan j, Tensor x, Tensor y, long[] nanos) {
     Tensor[] vals;
     try (Grad off = Grad.off()) {
-      vals = j.graph().runAll(x, y);
+      vals = j.graph().runTimed(nanos, x, y);
       IdentityHashMap<Storage, Boolean> taken = new IdentityHashMap<>(j.fixed());
       taken.put(x.storage(), Boolean.TRUE);
       taken.put(y.storage(), Boolean.TRUE);
