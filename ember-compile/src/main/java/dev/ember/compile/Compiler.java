@@ -23,11 +23,11 @@ public final class Compiler {
 
   /**
    * A training step of {@code module} with loss {@code lossFn} (model output, target) -&gt; scalar loss: forward,
-   * loss and backward traced into one graph per input signature and run as one, after the default passes. See
+   * loss and backward traced into one graph per input signature and run as one, after {@link Pass#training()}. See
    * {@link TrainingStep}.
    */
   public static TrainingStep compileTraining(Module module, java.util.function.BiFunction<Tensor, Tensor, Tensor> lossFn) {
-    return new TrainingStep(module, lossFn, Pass.defaults());
+    return new TrainingStep(module, lossFn, Pass.training());
   }
 
   /** {@link #compileTraining(Module, java.util.function.BiFunction)} with the given passes, in order. */

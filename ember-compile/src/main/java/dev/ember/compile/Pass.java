@@ -24,6 +24,16 @@ public interface Pass {
     return java.util.List.copyOf(passes);
   }
 
+  /**
+   * For a training step's joint graph ({@link Compiler#compileTraining}): the defaults, then {@link
+   * Rematerialization} (cheap forward results the backward reads are computed again there instead of kept).
+   */
+  static java.util.List<Pass> training() {
+    java.util.List<Pass> passes = new java.util.ArrayList<>(defaults());
+    passes.add(new Rematerialization());
+    return java.util.List.copyOf(passes);
+  }
+
   /** The default pipeline, bitwise: simplification, constant folding, common subexpressions, dead code. */
   static java.util.List<Pass> defaults() {
     return java.util.List.of(new AlgebraicSimplification(), new ConstantFolding(),

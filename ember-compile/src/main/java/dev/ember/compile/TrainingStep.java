@@ -67,7 +67,12 @@ public final class TrainingStep {
    * and the trace and pass times.
    */
   private record JointPlan(Graph traced, Graph graph, Tensor[] params, IdentityHashMap<Storage, Boolean> fixed,
-      long traceNanos, long passNanos) implements Plan {}
+      long traceNanos, long passNanos) implements Plan {
+    /** Bytes of forward values the graph keeps for its backward (see {@link Rematerialization#keptBytes}). */
+    long keptBytes() {
+      return Rematerialization.keptBytes(graph);
+    }
+  }
 
   private record FallbackPlan(List<GraphBreak> breaks) implements Plan {}
 
@@ -273,7 +278,9 @@ public final class TrainingStep {
         case JointPlan j -> sb.append("1 joint graph (forward + backward, ").append(j.params().length)
             .append(" gradients), ").append(j.traced().opCount()).append(" ops traced, ").append(j.graph().opCount())
             .append(" after passes (trace ").append(millis(j.traceNanos())).append(" ms, passes ")
-            .append(millis(j.passNanos())).append(" ms)\n");
+            .append(millis(j.passNanos())).append(" ms); forward values kept for the backward: ")
+            .append(kib(j.keptBytes())).append(" KiB (as traced: ").append(kib(Rematerialization.keptBytes(j.traced())))
+            .append(" KiB)\n");
         case FallbackPlan f -> {
           sb.append("compiled forward + eager backward (").append(f.breaks().size()).append(" graph break")
               .append(f.breaks().size() == 1 ? "" : "s").append(")\n");
@@ -283,6 +290,10 @@ public final class TrainingStep {
     }
     if (forwardOnly != null) sb.append(forwardOnly.explain());
     return sb.toString();
+  }
+
+  private static String kib(long bytes) {
+    return String.format(java.util.Locale.ROOT, "%.1f", bytes / 1024.0);
   }
 
   private static String millis(long nanos) {

@@ -311,4 +311,34 @@ class TrainingStepTest {
     assertTrue(explain.contains("training step f32[4, 6], i64[4] train: 1 joint graph"), explain);
     assertTrue(explain.contains("training step f32[7, 6], i64[7] train: 1 joint graph"), explain);
   }
+
+  @Test
+  void rematerializationRecomputesTheReluTheWeightGradientReads() {
+    Generator.manualSeed(4);
+    Module m = Models.mlp(784, 128, 10);
+    Tensor x = Tensor.randn(32, 784);
+    Tensor y = labels(32, 10);
+    TrainingStep plain = Compiler.compileTraining(m, CE, Pass.defaults());
+    plain.run(x, y);
+    Graph before = plain.lastGraph();
+    Graph after = new Rematerialization().run(before);
+    String g = after.toString();
+    // the forward's relu feeds the second linear; the backward's dW reads a relu computed again from the linear
+    assertTrue(g.contains("%relu_1 : f32[32, 128] = relu(%linear_0)"), g);
+    assertTrue(g.contains("mm_tn(%cross_entropy_backward_0, %relu_1)"), g);
+    assertTrue(g.indexOf("%relu_1 ") > g.indexOf("%cross_entropy_0 "), "recomputed in the backward:\n" + g);
+    assertEquals(before.opCount() + 1, after.opCount());
+    long kept = Rematerialization.keptBytes(before);
+    assertEquals(kept - 32 * 128 * 4, Rematerialization.keptBytes(after), g);
+    for (Pass p : List.of(new Rematerialization())) { // the same values, bitwise
+      Tensor[] a = before.runAll(x, y);
+      Tensor[] b = p.run(before).runAll(x, y);
+      for (int i = 0; i < a.length; i++) assertSame("output " + i, a[i], b[i]);
+    }
+    for (Tensor p : m.parameters()) p.setGrad(null);
+    TrainingStep step = checkSteps(() -> Models.mlp(784, 128, 10), CE, mm -> new SGD(mm.parameters(), 0.1),
+        batches(3, () -> Tensor.randn(32, 784), () -> labels(32, 10)));
+    assertTrue(step.explain().contains("Rematerialization"), step.explain());
+    assertTrue(step.explain().contains("forward values kept for the backward: "), step.explain());
+  }
 }
