@@ -198,6 +198,12 @@ public final class ElementwiseOps {
 
   /** cond ? a : b, broadcasting all three; differentiable in a and b. */
   public static Tensor where(Tensor cond, Tensor a, Tensor b) {
+    Tensor out = whereUntraced(cond, a, b);
+    return Tracing.active() ? Tracing.op(WHERE.name(), out, new Tensor[] {cond, a, b}, new Object[0],
+        in -> where(in[0], in[1], in[2])) : out;
+  }
+
+  private static Tensor whereUntraced(Tensor cond, Tensor a, Tensor b) {
     String name = WHERE.name();
     Check.sameDevice(name, cond, a);
     Check.sameDevice(name, cond, b);
@@ -219,6 +225,12 @@ public final class ElementwiseOps {
 
   /** min(max(x, lo), hi); the gradient flows where lo &lt;= x &lt;= hi. NaN bounds are not allowed. */
   public static Tensor clamp(Tensor x, double lo, double hi) {
+    Tensor out = clampUntraced(x, lo, hi);
+    return Tracing.active() ? Tracing.op(CLAMP.name(), out, new Tensor[] {x}, new Object[] {"min", lo, "max", hi},
+        in -> clamp(in[0], lo, hi)) : out;
+  }
+
+  private static Tensor clampUntraced(Tensor x, double lo, double hi) {
     if (Double.isNaN(lo) || Double.isNaN(hi) || lo > hi) {
       throw Check.fail(CLAMP.name(), "min must not exceed max (min " + lo + ", max " + hi + ")", "x", x);
     }
