@@ -194,7 +194,8 @@ final class Capture implements Tracing.Tracer {
       c.preferParts(outputs);
       g = new DeadCodeElimination().run(new Graph(c.nodes, c.inputs, outputs));
     }
-    return new TrainingResult(g, List.copyOf(c.breaks), l, out, List.copyOf(gradParams));
+    return new TrainingResult(g, List.copyOf(new java.util.LinkedHashSet<>(c.breaks)), l, out,
+        List.copyOf(gradParams)); // a break met by several ops (a rule used at each layer) is listed once
   }
 
   /**

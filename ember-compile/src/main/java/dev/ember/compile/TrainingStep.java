@@ -20,7 +20,7 @@ import java.util.function.BiFunction;
  * does (adopted when the parameter has none, else accumulated onto it), and returns the loss.
  *
  * <p>The first call with each signature (the shapes and dtypes of x and y, the module's train mode) is an eager
- * step traced by {@link Capture#traceTraining}: the forward and the loss, then the backward with the tracer still
+ * step traced by {@code Capture.traceTraining}: the forward and the loss, then the backward with the tracer still
  * installed, so the ops the op definitions' backward rules run become nodes of the same graph, whose outputs are
  * the loss, the forward's result and the gradients. The passes then run on that joint graph. Later calls run it
  * with recording off: no tape, no autograd nodes; the values the backward nodes read are the forward's, kept as

@@ -340,4 +340,18 @@ class TrainingStepTest {
     assertTrue(step.explain().contains("Rematerialization"), step.explain());
     assertTrue(step.explain().contains("forward values kept for the backward: "), step.explain());
   }
+
+  @Test
+  void badArgumentsAreRefusedByName() {
+    Module m = Models.mlp(6, 3);
+    IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+        () -> Compiler.compileTraining(m, (o, t) -> o.sub(t)).run(Tensor.randn(4, 6), Tensor.randn(4, 3)));
+    assertEquals("compileTraining: the loss must be a scalar, got shape [4, 3]", e.getMessage());
+    for (Tensor p : m.parameters()) assertNull(p.grad(), "a failed trace leaves the gradients as they were");
+    org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+        () -> Compiler.compileTraining(null, F::mseLoss));
+    IllegalStateException s = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+        () -> Compiler.compileTraining(m, F::mseLoss).graph());
+    assertTrue(s.getMessage().contains("not called yet"), s.getMessage());
+  }
 }
