@@ -314,7 +314,7 @@ public final class Losses {
     }
     ClassTargets ct = classTargets(op, input, target, ignoreIndex, true);
     if (weight == null && labelSmoothing == 0 && ct.input().dim() == 2) {
-      return crossEntropyFused(ct, reduction, target, ignoreIndex);
+      return crossEntropyFused(ct, reduction);
     }
     Tensor logp = ct.input().logSoftmax(1);
     Tensor weightAtTarget = weightAtTarget(weight, ct);
@@ -336,7 +336,7 @@ public final class Losses {
    * {@code g_i * mask_i * scale * (softmax(x)_i - onehot(y_i))}, with scale 1/counted for MEAN (0
    * when nothing is counted, as PyTorch's zero gradient).
    */
-  private static Tensor crossEntropyFused(ClassTargets ct, Reduction reduction, Tensor target, int ignoreIndex) {
+  private static Tensor crossEntropyFused(ClassTargets ct, Reduction reduction) {
     Tensor x = ct.input();
     int n = x.shapeRef()[0];
     Tensor index = ct.index().unsqueeze(1); // [N, 1]
@@ -354,17 +354,8 @@ public final class Losses {
       };
     }
     double scale = crossEntropyScale(ct, reduction);
-    out = Autograd.record("cross_entropy", out, (ctx, g) -> {
-      if (!Tracing.active()) return new Tensor[] {crossEntropyGrad(g, logp, index, mask, scale)};
-      // a graph compiler's trace: one op, whose replay reads the target again (its indices go into Java)
-      Tensor gx;
-      try (Tracing.Scope untraced = Tracing.install(null)) {
-        gx = crossEntropyGrad(g, logp, index, mask, scale);
-      }
-      return new Tensor[] {Tracing.op("cross_entropy_backward", gx, new Tensor[] {g, x, target},
-          new Object[] {"ignore_index", ignoreIndex, "reduction", reduction.name().toLowerCase(java.util.Locale.ROOT)},
-          in -> crossEntropyBackward(in[0], in[1], in[2], ignoreIndex, reduction))};
-    }, new Tensor[] {x});
+    out = Autograd.record("cross_entropy", out,
+        (ctx, g) -> new Tensor[] {crossEntropyGrad(g, logp, index, mask, scale)}, new Tensor[] {x});
     return reduction == Reduction.NONE ? ct.unbatch(out) : out;
   }
 
@@ -382,18 +373,7 @@ public final class Losses {
     return IndexOps.scatterAdd(logp.exp().mul(column), 1, index, column.neg());
   }
 
-  /**
-   * The fused cross entropy's gradient of [N, C] logits x for class indices target, from x and target alone (as a
-   * compiled step replays it): the same bits as the backward of the forward on them.
-   */
-  private static Tensor crossEntropyBackward(Tensor g, Tensor x, Tensor target, int ignoreIndex, Reduction reduction) {
-    ClassTargets ct = classTargets("cross_entropy", x, target, ignoreIndex, true);
-    Tensor logp;
-    try (Grad off = Grad.off()) {
-      logp = x.logSoftmax(1);
-      return crossEntropyGrad(g, logp, ct.index().unsqueeze(1), ct.mask(), crossEntropyScale(ct, reduction));
-    }
-  }
+
 
   private static Tensor crossEntropyProbabilities(Tensor input, Tensor target, Tensor weight, int ignoreIndex,
       Reduction reduction, double labelSmoothing, int classDim) {
