@@ -140,6 +140,8 @@ public final class Main {
             --precision fp32|bf16|fp16    forward pass and loss in float32 or under bfloat16/float16
                                           autocast (fp32); fp16 scales the loss and skips steps
                                           whose gradients overflow; weights stay float32
+            --compile                     run each step's forward, loss and backward as one compiled
+                                          graph (fp32 only; the same numbers as eager)
             --threads N                   threads of the CPU kernels (all cores, or EMBER_NUM_THREADS)
             --workers N                   data loader threads (1)
             --out DIR                     the run folder (runs/MODEL-TIME); one that holds a run is

@@ -74,6 +74,8 @@ final class TrainCommand {
     int maxBadSteps = 3;                               // non-finite steps skipped in a row before stopping (0: off)
     /** --precision: the forward pass and loss in fp32, or under bf16/fp16 autocast (fp16 with loss scaling). */
     Precision precision = Precision.F32;
+    /** --compile: each step's forward, loss and backward as one compiled graph; not saved: the numbers are eager's. */
+    boolean compile;
     /** --memory-budget in bytes (0: none); not saved: checkpointing leaves the numbers as they are. */
     long memoryBudget = 0;
     Path out;
@@ -121,6 +123,10 @@ final class TrainCommand {
         case "--overwrite" -> {
           it.noValue();
           s.overwrite = true;
+        }
+        case "--compile" -> {
+          it.noValue();
+          s.compile = true;
         }
         case "--model" -> s.model = oneOf(a, it.value(), "mlp", "lenet", "convnet");
         case "--epochs" -> s.epochs = positive(a, it.value());
@@ -322,6 +328,7 @@ final class TrainCommand {
         .callbacks(new CsvLogger(dir.resolve("metrics.csv")), profiling, rotation);
     if (!s.quiet) builder.callbacks(ProgressBar.auto(out));
     if (s.memoryBudget > 0) builder.memoryBudget(s.memoryBudget);
+    if (s.compile) builder.compile(true);
     if (sched != null) builder.scheduler(sched, Trainer.Interval.EPOCH);
     builder.callbacks(interruption); // last: it sees whether the rotation saves the step it stops at
     if (s.resume != null) {
@@ -333,7 +340,7 @@ final class TrainCommand {
     }
     out.printf(Locale.ROOT, "ember train: %s on Fashion-MNIST (%s), %s lr=%s, batch %d, %s, seed %d, %s%s -> %s%n",
         s.model, dataDir, s.optimizer, s.lr, s.batchSize, Main.count(epochs, "epoch"), s.seed, deviceText(s.device),
-        s.precision == Precision.F32 ? "" : ", " + s.precision.cliName(), dir);
+        (s.precision == Precision.F32 ? "" : ", " + s.precision.cliName()) + (s.compile ? ", compiled" : ""), dir);
     History h;
     interruption.training(true);
     try {

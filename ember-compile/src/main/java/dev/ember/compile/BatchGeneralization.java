@@ -93,7 +93,9 @@ final class BatchGeneralization {
     }
     List<GraphNode> inputs = new ArrayList<>();
     for (GraphNode in : g1.inputs()) inputs.add(out.get(in.slot));
-    return new Graph(out, inputs, out.get(g1.output().slot));
+    List<GraphNode> outs = new ArrayList<>();
+    for (GraphNode o : g1.outputs()) outs.add(out.get(o.slot));
+    return new Graph(out, inputs, outs);
   }
 
   private static boolean sameAttrs(GraphNode a, GraphNode b) {

@@ -19,7 +19,7 @@ public final class BatchNormFolding implements Pass {
     Graph g = graph.copy();
     IdentityHashMap<GraphNode, Integer> readers = new IdentityHashMap<>();
     for (GraphNode n : g.nodes()) for (GraphNode in : n.inputs) if (in != null) readers.merge(in, 1, Integer::sum);
-    readers.merge(g.output(), 1, Integer::sum);
+    for (GraphNode o : g.outputs()) readers.merge(o, 1, Integer::sum);
     IdentityHashMap<GraphNode, GraphNode> replaced = new IdentityHashMap<>();
     List<GraphNode> out = new ArrayList<>();
     for (GraphNode n : g.nodes()) {
@@ -38,7 +38,9 @@ public final class BatchNormFolding implements Pass {
     }
     List<GraphNode> inputs = new ArrayList<>();
     for (GraphNode in : g.inputs()) inputs.add(replaced.getOrDefault(in, in));
-    return new DeadCodeElimination().run(new Graph(out, inputs, replaced.getOrDefault(g.output(), g.output())));
+    List<GraphNode> outs = new ArrayList<>();
+    for (GraphNode o : g.outputs()) outs.add(replaced.getOrDefault(o, o));
+    return new DeadCodeElimination().run(new Graph(out, inputs, outs));
   }
 
   /** The conv2d that replaces batch norm node {@code bn}, or null if it does not fold. */

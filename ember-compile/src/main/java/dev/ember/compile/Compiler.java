@@ -34,6 +34,21 @@ public final class Compiler {
   }
 
   /**
+   * A training step of {@code module} with loss {@code lossFn} (model output, target) -&gt; scalar loss: forward,
+   * loss and backward traced into one graph per input signature and run as one, after {@link Pass#training()}. See
+   * {@link TrainingStep}.
+   */
+  public static TrainingStep compileTraining(Module module, java.util.function.BiFunction<Tensor, Tensor, Tensor> lossFn) {
+    return new TrainingStep(module, lossFn, Pass.training());
+  }
+
+  /** {@link #compileTraining(Module, java.util.function.BiFunction)} with the given passes, in order. */
+  public static TrainingStep compileTraining(Module module, java.util.function.BiFunction<Tensor, Tensor, Tensor> lossFn,
+      List<Pass> passes) {
+    return new TrainingStep(module, lossFn, passes);
+  }
+
+  /**
    * The graph of {@code fn} traced on {@code args} (no passes run; dead nodes removed).
    *
    * @throws IllegalStateException listing the breaks if the trace met an op it cannot capture

@@ -4,13 +4,13 @@ import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
 
-/** Removes the nodes the output does not depend on (input nodes stay: they are the graph's signature). */
+/** Removes the nodes no output depends on (input nodes stay: they are the graph's signature). */
 public final class DeadCodeElimination implements Pass {
   @Override
   public Graph run(Graph graph) {
     Graph g = graph.copy();
     IdentityHashMap<GraphNode, Boolean> live = new IdentityHashMap<>();
-    live.put(g.output(), Boolean.TRUE);
+    for (GraphNode o : g.outputs()) live.put(o, Boolean.TRUE);
     List<GraphNode> nodes = g.nodes();
     for (int i = nodes.size() - 1; i >= 0; i--) {
       GraphNode n = nodes.get(i);
@@ -19,6 +19,6 @@ public final class DeadCodeElimination implements Pass {
     }
     List<GraphNode> kept = new ArrayList<>();
     for (GraphNode n : nodes) if (live.containsKey(n) || n.kind() == GraphNode.Kind.INPUT) kept.add(n);
-    return new Graph(kept, g.inputs(), g.output());
+    return new Graph(kept, g.inputs(), g.outputs());
   }
 }

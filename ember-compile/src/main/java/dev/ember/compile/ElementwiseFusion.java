@@ -48,7 +48,7 @@ public final class ElementwiseFusion implements Pass {
       rootOf.put(root, root);
       for (int k = 0; k < members.size(); k++) {
         for (GraphNode in : members.get(k).inputs) {
-          if (in == null || rootOf.containsKey(in) || in == g.output() || !fusable(in)
+          if (in == null || rootOf.containsKey(in) || g.outputs().contains(in) || !fusable(in)
               || !Arrays.equals(in.shapeRef(), root.shapeRef())) {
             continue;
           }
@@ -85,7 +85,9 @@ public final class ElementwiseFusion implements Pass {
     }
     List<GraphNode> ins = new ArrayList<>();
     for (GraphNode in : g.inputs()) ins.add(map.get(in));
-    return new DeadCodeElimination().run(new Graph(out, ins, map.get(g.output())));
+    List<GraphNode> outs = new ArrayList<>();
+    for (GraphNode o : g.outputs()) outs.add(map.get(o));
+    return new DeadCodeElimination().run(new Graph(out, ins, outs));
   }
 
   /** Whether n may be a member of a group: a float32 elementwise op whose every input fits its shape. */

@@ -84,13 +84,15 @@ public final class EpilogueFusion implements Pass {
     }
     List<GraphNode> inputs = new ArrayList<>();
     for (GraphNode in : g.inputs()) inputs.add(map.getOrDefault(in, in));
-    return new DeadCodeElimination().run(new Graph(out, inputs, map.getOrDefault(g.output(), g.output())));
+    List<GraphNode> outs = new ArrayList<>();
+    for (GraphNode o : g.outputs()) outs.add(map.getOrDefault(o, o));
+    return new DeadCodeElimination().run(new Graph(out, inputs, outs));
   }
 
-  /** The one node reading n, or null if n is read by several, or none, or is the graph's output. */
+  /** The one node reading n, or null if n is read by several, or none, or is one of the graph's outputs. */
   private static GraphNode soleReader(GraphNode n, Graph g, IdentityHashMap<GraphNode, List<GraphNode>> readers) {
     List<GraphNode> r = readers.get(n);
-    if (n == g.output() || r == null || r.size() != 1) return null;
+    if (g.outputs().contains(n) || r == null || r.size() != 1) return null;
     GraphNode reader = r.get(0);
     int uses = 0;
     for (GraphNode in : reader.inputs) if (in == n) uses++;

@@ -10,14 +10,16 @@ import java.util.Map;
 import java.util.StringJoiner;
 
 /**
- * A traced forward: its nodes in an order where each node comes after its inputs, its input nodes, and the node
- * whose value it returns. Graphs are immutable for their users: {@link Pass passes} return new ones. {@link #run}
- * evaluates the nodes in order, each op through its own entry point, so the same kernels run as in eager mode.
+ * A traced forward (or a training step's forward and backward): its nodes in an order where each node comes after
+ * its inputs, its input nodes, and the nodes whose values it returns (one for a forward; the loss and the gradients
+ * for a {@link TrainingStep}'s joint graph). Graphs are immutable for their users: {@link Pass passes} return new
+ * ones. {@link #run} evaluates the nodes in order, each op through its own entry point, so the same kernels run as
+ * in eager mode.
  */
 public final class Graph {
   private final List<GraphNode> nodes;
   private final List<GraphNode> inputs;
-  private final GraphNode output;
+  private final List<GraphNode> outputs;
 
   /**
    * A graph of {@code nodes} (each after its inputs; every input node among them) returning {@code output}.
@@ -25,9 +27,20 @@ public final class Graph {
    * @throws IllegalArgumentException if a node reads a node not before it, or the output is not a node
    */
   public Graph(List<GraphNode> nodes, List<GraphNode> inputs, GraphNode output) {
+    this(nodes, inputs, List.of(output));
+  }
+
+  /**
+   * A graph of {@code nodes} (each after its inputs; every input node among them) returning {@code outputs} (at
+   * least one; a node may be returned more than once).
+   *
+   * @throws IllegalArgumentException if a node reads a node not before it, or an output is not a node
+   */
+  public Graph(List<GraphNode> nodes, List<GraphNode> inputs, List<GraphNode> outputs) {
     this.nodes = List.copyOf(nodes);
     this.inputs = List.copyOf(inputs);
-    this.output = output;
+    this.outputs = List.copyOf(outputs);
+    if (this.outputs.isEmpty()) throw new IllegalArgumentException("Graph: no outputs");
     IdentityHashMap<GraphNode, Boolean> seen = new IdentityHashMap<>();
     Map<String, Integer> used = new java.util.HashMap<>();
     int slot = 0;
@@ -51,7 +64,9 @@ public final class Graph {
     for (GraphNode in : this.inputs) {
       if (!seen.containsKey(in)) throw new IllegalArgumentException("Graph: input " + in.target() + " is not a node");
     }
-    if (!seen.containsKey(output)) throw new IllegalArgumentException("Graph: the output is not a node");
+    for (GraphNode out : this.outputs) {
+      if (!seen.containsKey(out)) throw new IllegalArgumentException("Graph: an output is not a node");
+    }
   }
 
   /** All nodes, each after its inputs. */
@@ -64,8 +79,26 @@ public final class Graph {
     return inputs;
   }
 
+  /**
+   * The node whose value a one-output graph returns.
+   *
+   * @throws IllegalStateException for a graph of several outputs (see {@link #outputs()})
+   */
   public GraphNode output() {
-    return output;
+    if (outputs.size() != 1) {
+      throw new IllegalStateException("Graph.output(): the graph has " + outputs.size() + " outputs; use outputs()");
+    }
+    return outputs.get(0);
+  }
+
+  /** The nodes whose values the graph returns, in order. */
+  public List<GraphNode> outputs() {
+    return outputs;
+  }
+
+  /** A graph of the same nodes and inputs returning {@code newOutputs} (nodes of this graph) instead. */
+  Graph withOutputs(List<GraphNode> newOutputs) {
+    return new Graph(nodes, inputs, newOutputs);
   }
 
   /** Number of op nodes: the kernels the graph launches (before fusion, one per op). */
@@ -83,6 +116,24 @@ public final class Graph {
    *     from the traced inputs'
    */
   public Tensor run(Tensor... args) {
+    if (outputs.size() != 1) {
+      throw new IllegalStateException("Graph.run: the graph has " + outputs.size() + " outputs; use runAll");
+    }
+    return runAll(args)[0];
+  }
+
+  /**
+   * Runs the graph as {@link #run} does and returns the value of each output, in order.
+   *
+   * @throws dev.ember.tensor.TensorArgumentException if the number of arguments, or a shape or dtype, differs
+   *     from the traced inputs'
+   */
+  public Tensor[] runAll(Tensor... args) {
+    return runTimed(null, args);
+  }
+
+  /** {@link #runAll}, adding each op node's nanoseconds to {@code nanos[slot]} when nanos is not null. */
+  Tensor[] runTimed(long[] nanos, Tensor... args) {
     if (args.length != inputs.size()) {
       throw Check.fail("Graph.run", "expected " + inputs.size() + " inputs, got " + args.length);
     }
@@ -104,11 +155,19 @@ public final class Graph {
             GraphNode src = n.inputs.get(i);
             in[i] = src == null ? null : env[src.slot];
           }
-          env[n.slot] = n.run(in);
+          if (nanos == null) {
+            env[n.slot] = n.run(in);
+          } else {
+            long t0 = System.nanoTime();
+            env[n.slot] = n.run(in);
+            nanos[n.slot] += System.nanoTime() - t0;
+          }
         }
       }
     }
-    return env[output.slot];
+    Tensor[] out = new Tensor[outputs.size()];
+    for (int i = 0; i < out.length; i++) out[i] = env[outputs.get(i).slot];
+    return out;
   }
 
   /** Whether tensor t fits input node {@code in}: its dtype, its shape (any size in a symbolic batch dim). */
@@ -145,7 +204,10 @@ public final class Graph {
       }
       sb.append('\n');
     }
-    return sb.append("return %").append(output.name).append('\n').toString();
+    if (outputs.size() == 1) return sb.append("return %").append(outputs.get(0).name).append('\n').toString();
+    StringJoiner ret = new StringJoiner(", ", "return (", ")\n");
+    for (GraphNode o : outputs) ret.add("%" + o.name);
+    return sb.append(ret).toString();
   }
 
   /** A copy with fresh nodes (same ops, attributes, parameters and constants), for a pass to rewrite. */
@@ -161,6 +223,8 @@ public final class Graph {
     }
     List<GraphNode> ins = new ArrayList<>();
     for (GraphNode in : inputs) ins.add(map.get(in));
-    return new Graph(out, ins, map.get(output));
+    List<GraphNode> outs = new ArrayList<>();
+    for (GraphNode o : outputs) outs.add(map.get(o));
+    return new Graph(out, ins, outs);
   }
 }

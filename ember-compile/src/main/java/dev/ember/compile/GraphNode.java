@@ -102,6 +102,16 @@ public final class GraphNode {
     return new GraphNode(kind, op, newInputs, attrs, shape, perBatch, dtype, replay, value, target);
   }
 
+  /** A copy run by {@code newReplay} instead (same op, inputs, attributes and output type). */
+  GraphNode withReplay(Tracing.Replay newReplay) {
+    return new GraphNode(kind, op, inputs, attrs, shape, perBatch, dtype, newReplay, value, target);
+  }
+
+  /** How this op node runs (null for other nodes). */
+  Tracing.Replay replay() {
+    return replay;
+  }
+
   /** A copy whose dims scale with a symbolic batch ({@code perBatch}, see {@link #perBatch()}), run by {@code replay}. */
   GraphNode withBatch(List<GraphNode> newInputs, int[] perBatch, Tracing.Replay replay) {
     return new GraphNode(kind, op, newInputs, attrs, shape, perBatch, dtype, replay, value, target);

@@ -25,6 +25,17 @@ public interface Pass {
   }
 
   /**
+   * For a training step's joint graph ({@link Compiler#compileTraining}): the defaults with {@link
+   * Rematerialization} before the fusions (cheap forward results the backward reads are computed again there
+   * instead of kept, and the recomputation can then fuse into the backward's chains).
+   */
+  static java.util.List<Pass> training() {
+    return java.util.List.of(new AlgebraicSimplification(), new ConstantFolding(),
+        new CommonSubexpressionElimination(), new Rematerialization(), new EpilogueFusion(),
+        new DeadCodeElimination(), new ElementwiseFusion());
+  }
+
+  /**
    * The default pipeline, bitwise: simplification, constant folding, common subexpressions, GEMM epilogue fusion,
    * dead code, fusion of elementwise chains.
    */

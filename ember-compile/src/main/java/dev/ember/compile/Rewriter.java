@@ -27,6 +27,8 @@ abstract class Rewriter implements Pass {
     }
     List<GraphNode> ins = new ArrayList<>();
     for (GraphNode in : graph.inputs()) ins.add(map.get(in));
-    return new DeadCodeElimination().run(new Graph(out, ins, map.get(graph.output())));
+    List<GraphNode> outs = new ArrayList<>();
+    for (GraphNode o : graph.outputs()) outs.add(map.get(o));
+    return new DeadCodeElimination().run(new Graph(out, ins, outs));
   }
 }

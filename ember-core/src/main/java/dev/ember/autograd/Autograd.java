@@ -149,6 +149,25 @@ public final class Autograd {
     v.setViewBase(base);
   }
 
+  /**
+   * Applies the backward rule of the op that produced {@code output} (its {@link Tensor#gradFn()}) to {@code grad},
+   * with recording and autocast off, and returns the gradient of each of the op's inputs (null for inputs that take
+   * none), as a backward pass would pass them on; the op's saved tensors stay (it may be applied again). How a
+   * compiled training step runs a backward rule it could not trace op by op (see {@link Tracing.Tracer#backward}).
+   *
+   * @throws IllegalStateException if {@code output} has no history
+   */
+  public static Tensor[] backwardOf(Tensor output, Tensor grad) {
+    Node node = output.gradFn();
+    if (node == null) {
+      throw new IllegalStateException("backwardOf: tensor " + Arrays.toString(output.shape())
+          + " has no grad_fn (it was computed without recording, or from inputs that do not require grad)");
+    }
+    try (Grad ignored = Grad.off(); var noCast = dev.ember.amp.Autocast.disable()) {
+      return node.apply(grad);
+    }
+  }
+
   public static Tensor record(String name, Tensor out, Backward backward, Tensor a) {
     return record(name, out, backward, new Tensor[] {a});
   }

@@ -112,6 +112,7 @@ final class GraphWalk {
       }
       List<Tensor> held = holders == null ? null : heldBuffers(node);
       Tensor[] grads = memory.apply(node, g);
+      if (Tracing.active()) Tracing.backward(node.name(), node.ctx.rawOutput(), g, node.edges, grads);
       if (!retainGraph) node.ctx.release();
       for (int i = 0; i < node.edges.length; i++) {
         Tensor input = node.edges[i];
@@ -230,7 +231,7 @@ final class GraphWalk {
       } else {
         leaf.setGrad(g.cloneContiguous());
       }
-    } else if (borrowed.remove(leaf) != null) {
+    } else if (borrowed.remove(leaf) != null || Tracing.active()) { // a traced pass: the sum as an op of the graph
       leaf.setGrad(existing.add(g));
     } else {
       existing.add_(g);

@@ -33,6 +33,15 @@ public final class Tracing {
 
     /** Op {@code name} cannot be captured ({@code reason}): its result goes into Java, not into a tensor. */
     void unsupported(String name, String reason);
+
+    /**
+     * A backward pass run under this tracer has just applied the backward rule of op {@code name}, whose forward
+     * output was {@code output}, to {@code grad}: {@code inputGrads[i]} is the gradient of {@code inputs[i]} (null
+     * entries: inputs without one). A tracer that also captures backward passes sees the ops the rule ran as
+     * {@link #op} reports before this one; {@link Autograd#backwardOf} applies the same rule again to the output of
+     * another run of the op. Ignored unless overridden.
+     */
+    default void backward(String name, Tensor output, Tensor grad, Tensor[] inputs, Tensor[] inputGrads) {}
   }
 
   /** Number of installed tracers on all threads: the ops path reads only this field when none is. */
@@ -49,6 +58,12 @@ public final class Tracing {
     Tracer t = CURRENT.get();
     if (t != null) t.op(name, out, inputs, attrs, replay);
     return out;
+  }
+
+  /** Reports an applied backward rule to this thread's tracer, if one is installed (see {@link Tracer#backward}). */
+  static void backward(String name, Tensor output, Tensor grad, Tensor[] inputs, Tensor[] inputGrads) {
+    Tracer t = CURRENT.get();
+    if (t != null) t.backward(name, output, grad, inputs, inputGrads);
   }
 
   /** Reports that op {@code name} cannot be captured, if a tracer is installed on this thread. */

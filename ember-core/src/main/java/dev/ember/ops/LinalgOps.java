@@ -149,10 +149,24 @@ public final class LinalgOps {
     backend.matmul(gemmOperand(backend, a), gemmOperand(backend, b), out, false);
     return Autograd.record(MATMUL.name(), out, (ctx, g) -> {
       // dA = G B^T, dB = A^T G: transposed views, which GEMM reads by packing
-      Tensor ga = ctx.edgeNeeded(0) ? bmm3(g, Views.transpose(ctx.in(1), 1, 2)).to(ctx.in(0).dtype()) : null;
-      Tensor gb = ctx.edgeNeeded(1) ? bmm3(Views.transpose(ctx.in(0), 1, 2), g).to(ctx.in(1).dtype()) : null;
+      Tensor ga = ctx.edgeNeeded(0) ? bmmNT(g, ctx.in(1)).to(ctx.in(0).dtype()) : null;
+      Tensor gb = ctx.edgeNeeded(1) ? bmmTN(ctx.in(0), g).to(ctx.in(1).dtype()) : null;
       return new Tensor[] {ga, gb};
     }, new Tensor[] {a, b});
+  }
+
+  /** a @ b^T for [B, m, k] a and [B, n, k] b (matmul's backward), traced as {@code bmm_nt}. */
+  private static Tensor bmmNT(Tensor a, Tensor b) {
+    Tensor out = bmm3(a, Views.transpose(b, 1, 2));
+    return Tracing.active() ? Tracing.op("bmm_nt", out, new Tensor[] {a, b}, new Object[0], in -> bmmNT(in[0], in[1]))
+        : out;
+  }
+
+  /** a^T @ b for [B, k, m] a and [B, k, n] b (matmul's backward), traced as {@code bmm_tn}. */
+  private static Tensor bmmTN(Tensor a, Tensor b) {
+    Tensor out = bmm3(Views.transpose(a, 1, 2), b);
+    return Tracing.active() ? Tracing.op("bmm_tn", out, new Tensor[] {a, b}, new Object[0], in -> bmmTN(in[0], in[1]))
+        : out;
   }
 
   /** The dtype a GEMM of a and b writes: F32 when either is BF16/F16 (read exactly, accumulated in F32), else a's. */
@@ -330,8 +344,12 @@ public final class LinalgOps {
     int in = x.shapeRef()[1];
     long size = (long) in * out;
     if (g.dtype() != DType.F32 || !weight.isLeaf() || size < DEFER_MIN || 2L * m * (in + out) > size
-        || weight.dtype() != DType.F32 || !weight.device().isCpu() || !Deferred.consumedInBlocks(weight)) {
-      return mm(Views.transpose(g, 0, 1), x).to(weight.dtype());
+        || weight.dtype() != DType.F32 || !weight.device().isCpu() || !Deferred.consumedInBlocks(weight)
+        || Tracing.active()) { // a traced backward computes it as an op of the graph
+      Tensor dw = mm(Views.transpose(g, 0, 1), x);
+      if (Tracing.active()) dw = Tracing.op("mm_tn", dw, new Tensor[] {g, x}, new Object[0],
+          t -> mm(Views.transpose(t[0], 0, 1), t[1]));
+      return dw.to(weight.dtype());
     }
     // The copies leave every scope: the gradient may be read after the step's scope closed. release()
     // hands them back to the pool (zeroGrad, or once the product is computed).

@@ -250,10 +250,17 @@ public enum Unary {
     DType dt = g.dtype();
     if (!Grad.enabled() && (dt == DType.F32 || dt == DType.F64) && ref.dtype() == dt
         && java.util.Arrays.equals(ref.shapeRef(), g.shapeRef()) && ref.device() == g.device()) {
-      Tensor out = g.newEmpty(g.shapeRef());
-      ElementwiseOps.backend(out).unaryBackward(op, g, ref, out);
-      return out;
+      Tensor out = fusedGradKernel(op, g, ref);
+      return Tracing.active() ? Tracing.op(op.name().toLowerCase(java.util.Locale.ROOT) + "_backward", out,
+          new Tensor[] {g, ref}, new Object[0], in -> fusedGradKernel(op, in[0], in[1])) : out;
     }
     return composite.get();
+  }
+
+  /** The one backend pass of {@link #fusedGrad} (g and ref of one F32 or F64 dtype and one shape). */
+  private static Tensor fusedGradKernel(UnaryOp op, Tensor g, Tensor ref) {
+    Tensor out = g.newEmpty(g.shapeRef());
+    ElementwiseOps.backend(out).unaryBackward(op, g, ref, out);
+    return out;
   }
 }

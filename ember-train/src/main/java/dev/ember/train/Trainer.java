@@ -155,6 +155,7 @@ public final class Trainer {
   private final Precision precision;
   private final GradScaler gradScaler;
   private final long memoryBudget;
+  private final boolean compile;
 
   private Trainer(Builder b) {
     this.maxEpochs = b.maxEpochs;
@@ -175,6 +176,13 @@ public final class Trainer {
     this.precision = b.precision;
     this.gradScaler = b.gradScaler;
     this.memoryBudget = b.memoryBudget;
+    this.compile = b.compile;
+    if (compile && (precision != Precision.F32 || gradScaler != null || accumulation != 1 || memoryBudget > 0)) {
+      throw new IllegalArgumentException("Trainer: compile(true) compiles float32 steps of one batch: it cannot be"
+          + " combined with precision " + precision.cliName() + (gradScaler != null ? ", a grad scaler" : "")
+          + (accumulation != 1 ? ", accumulate(" + accumulation + ")" : "")
+          + (memoryBudget > 0 ? ", a memory budget" : ""));
+    }
     Set<String> keys = new HashSet<>();
     for (Callback c : callbacks) {
       if (!keys.add(c.stateKey())) {
@@ -196,6 +204,11 @@ public final class Trainer {
   /** The precision of the forward pass and the loss ({@link Precision#F32} unless set). */
   public Precision precision() {
     return precision;
+  }
+
+  /** Whether training steps run compiled ({@link Builder#compile}). */
+  public boolean compiled() {
+    return compile;
   }
 
   /** The device the model and batches are moved to, or null to use the model's own. */
@@ -311,6 +324,8 @@ public final class Trainer {
     final GradScaler scaler;
     /** A memory budget's runs of a Sequential's children checkpointed together, or null. */
     List<dev.ember.nn.CheckpointSequential.Range> checkpointRuns;
+    /** The compiled forward + loss + backward ({@link Builder#compile}), or null for eager steps. */
+    final dev.ember.compile.TrainingStep compiledStep;
 
     Run(Module model, BiFunction<Tensor, Tensor, Tensor> lossFn, Optimizer optimizer, BatchSource train, BatchSource val) {
       this.model = model;
@@ -323,6 +338,7 @@ public final class Trainer {
       ctx.batchesPerEpoch = train.numBatches();
       for (Metric<Double> m : metrics) trainMetrics.add(m.emptyCopy());
       this.named = model.namedParameters();
+      this.compiledStep = compile ? dev.ember.compile.Compiler.compileTraining(model, lossFn) : null;
       this.lastCheckpoint = resumeFrom;
       this.runDevice = model.device();
       this.scaler = gradScaler != null ? gradScaler : precision.scalesLoss() ? new GradScaler() : null;
@@ -514,10 +530,16 @@ public final class Trainer {
           if (stepScope == null) stepScope = MemoryScope.open();
           Tensor out;
           Tensor loss;
-          try (Autocast ignored = autocast()) {            // the forward pass and the loss; backward runs outside
-            out = checkpointRuns == null ? model.call(batch.input()) : forwardInRuns(batch.input());
+          if (compiledStep != null) { // forward, loss and backward as one graph: its time counts as the forward's
+            loss = compiledStep.run(batch.input(), batch.target());
+            out = compiledStep.output();
             clock.lap(Phase.FORWARD);
-            loss = lossFn.apply(out, batch.target());
+          } else {
+            try (Autocast ignored = autocast()) {            // the forward pass and the loss; backward runs outside
+              out = checkpointRuns == null ? model.call(batch.input()) : forwardInRuns(batch.input());
+              clock.lap(Phase.FORWARD);
+              loss = lossFn.apply(out, batch.target());
+            }
           }
           if (loss.numel() != 1) {
             throw new IllegalArgumentException("Trainer.fit: the loss must be a scalar, got shape "
@@ -540,8 +562,10 @@ public final class Trainer {
           }
           clock.lap(Phase.LOSS);
           int k = Math.max(1, ctx.accumulation);
-          Tensor toBackward = k == 1 ? loss : loss.div(k);
-          (scaler == null ? toBackward : scaler.scale(toBackward)).backward();
+          if (compiledStep == null) {
+            Tensor toBackward = k == 1 ? loss : loss.div(k);
+            (scaler == null ? toBackward : scaler.scale(toBackward)).backward();
+          }
           pending++;
           clock.lap(Phase.BACKWARD);
           for (Callback c : callbacks) c.onAfterBackward(ctx);
@@ -752,8 +776,22 @@ public final class Trainer {
     private Precision precision = Precision.F32;
     private GradScaler gradScaler;
     private long memoryBudget;
+    private boolean compile;
 
     private Builder() {}
+
+    /**
+     * Runs each training step compiled ({@code dev.ember.compile.Compiler#compileTraining}): the forward, the loss
+     * and the backward traced on the first batch of each shape into one graph, run with the autograd tape off, the
+     * gradients the same as eager's. Float32 only, one batch per step: it cannot be combined with another
+     * {@link #precision}, a {@link #gradScaler}, {@link #accumulate} or a {@link #memoryBudget}. The step's time
+     * (forward, loss and backward) counts as the forward phase's. A step that cannot be one graph runs its forward
+     * compiled and its backward on the tape.
+     */
+    public Builder compile(boolean on) {
+      this.compile = on;
+      return this;
+    }
 
     /**
      * Runs the forward pass and the loss in {@code precision} (see {@link Precision}): BF16 and F16 under

@@ -1,5 +1,6 @@
 package dev.ember.nn.functional;
 
+import dev.ember.autograd.Checkpointing;
 import dev.ember.autograd.Tracing;
 import dev.ember.autograd.Autograd;
 import dev.ember.backend.AttentionKernels;
@@ -81,11 +82,32 @@ public final class Attention {
    */
   public static Tensor scaledDotProductAttention(Tensor q, Tensor k, Tensor v, Tensor attnMask, double dropoutP,
       boolean isCausal, Double scale, int window, Generator gen, Kernel kernel) {
+    if (dropoutP > 0 && Tracing.active()) {
+      // For a graph compiler: the dropout is drawn anew on every run, so no part of the op may be a graph node of
+      // its own; the op is one checkpointed node (same bits), whose one backward rule a training graph can apply.
+      Tensor out;
+      try (Tracing.Scope untraced = Tracing.install(null)) {
+        out = checkpointed(q, k, v, attnMask, dropoutP, isCausal, scale, window, gen, kernel);
+      }
+      return Tracing.op("scaled_dot_product_attention", out, new Tensor[] {q, k, v, attnMask}, new Object[] {
+          "dropout_p", dropoutP, "is_causal", isCausal, "scale", scale, "window", window, "kernel", kernel},
+          in -> checkpointed(in[0], in[1], in[2], in[3], dropoutP, isCausal, scale, window, gen, kernel));
+    }
     Tensor out = scaledDotProductAttentionUntraced(q, k, v, attnMask, dropoutP, isCausal, scale, window, gen, kernel);
     return Tracing.active() ? Tracing.op("scaled_dot_product_attention", out,
         new Tensor[] {q, k, v, attnMask}, new Object[] {"dropout_p", dropoutP,
         "is_causal", isCausal, "scale", scale, "window", window, "kernel", kernel},
         in -> scaledDotProductAttention(in[0], in[1], in[2], in[3], dropoutP, isCausal, scale, window, gen, kernel)) : out;
+  }
+
+  /**
+   * Attention with dropout as one {@link Checkpointing checkpoint} node (recomputed, its dropout redrawn from the
+   * same generator state, in backward): the bits and gradients of the plain call.
+   */
+  private static Tensor checkpointed(Tensor q, Tensor k, Tensor v, Tensor attnMask, double dropoutP, boolean isCausal,
+      Double scale, int window, Generator gen, Kernel kernel) {
+    return Checkpointing.apply(t -> scaledDotProductAttentionUntraced(t[0], t[1], t[2], attnMask, dropoutP, isCausal,
+        scale, window, gen, kernel), q, k, v);
   }
 
   private static Tensor scaledDotProductAttentionUntraced(Tensor q, Tensor k, Tensor v, Tensor attnMask, double dropoutP,

@@ -30,7 +30,11 @@ public final class Dropouts {
    * ({@code mul_}, recorded for autograd) and input is returned; the same bits and gradient as without.
    */
   public static Tensor dropout(Tensor input, double p, boolean training, boolean inplace, Generator gen) {
-    Tensor out = dropoutUntraced(input, p, training, inplace, gen);
+    if (!Tracing.active()) return dropoutUntraced(input, p, training, inplace, gen);
+    Tensor out;
+    try (Tracing.Scope untraced = Tracing.install(null)) { // its mask is drawn anew on every run: not a constant
+      out = dropoutUntraced(input, p, training, inplace, gen);
+    }
     return Tracing.active() ? Tracing.op("dropout", out,
         new Tensor[] {input}, new Object[] {"p", p, "training", training, "inplace", inplace},
         in -> dropout(in[0], p, training, inplace, gen)) : out;

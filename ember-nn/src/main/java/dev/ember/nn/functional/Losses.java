@@ -3,6 +3,7 @@ package dev.ember.nn.functional;
 import dev.ember.autograd.Tracing;
 import dev.ember.autograd.Autograd;
 import dev.ember.autograd.Grad;
+import dev.ember.autograd.Tracing;
 import dev.ember.ops.ElementwiseOps;
 import dev.ember.ops.IndexOps;
 import dev.ember.ops.ReduceOps;
@@ -312,6 +313,18 @@ public final class Losses {
           input, target, weight);
     }
     String op = "cross_entropy";
+    if (Tracing.active() && weight == null && labelSmoothing == 0 && input.dim() == 2
+        && (input.dtype() == DType.F32 || input.dtype() == DType.F64)
+        && (target.dtype() == DType.I64 || target.dtype() == DType.I32) && target.dim() == 1) {
+      // one op for a graph compiler: the index target is read into Java, which the trace must not see
+      Tensor out;
+      try (Tracing.Scope untraced = Tracing.install(null)) {
+        out = crossEntropy(input, target, null, ignoreIndex, reduction, 0.0);
+      }
+      return Tracing.op(op, out, new Tensor[] {input, target}, new Object[] {"ignore_index", ignoreIndex,
+          "reduction", reduction.name().toLowerCase(java.util.Locale.ROOT)},
+          in -> crossEntropy(in[0], in[1], null, ignoreIndex, reduction, 0.0));
+    }
     checkReduction(op, reduction);
     checkSmoothing(op, labelSmoothing);
     floating(op, "input", input, io(input, target));
@@ -323,7 +336,9 @@ public final class Losses {
       return crossEntropyProbabilities(input, target, weight, ignoreIndex, reduction, labelSmoothing, classDim);
     }
     ClassTargets ct = classTargets(op, input, target, ignoreIndex, true);
-    if (weight == null && labelSmoothing == 0 && ct.input().dim() == 2) return crossEntropyFused(ct, reduction);
+    if (weight == null && labelSmoothing == 0 && ct.input().dim() == 2) {
+      return crossEntropyFused(ct, reduction);
+    }
     Tensor logp = ct.input().logSoftmax(1);
     Tensor weightAtTarget = weightAtTarget(weight, ct);
     Tensor picked = pick(logp, ct.index());
@@ -361,15 +376,27 @@ public final class Losses {
         default -> perElement.sum().div((double) ct.counted());
       };
     }
-    double scale = reduction == Reduction.MEAN ? (ct.counted() == 0 ? 0 : 1.0 / ct.counted()) : 1.0;
-    out = Autograd.record("cross_entropy", out, (ctx, g) -> {
-      Tensor coef = mask == null ? g : mask.mul(g); // [N], or 0-d for MEAN/SUM without a mask
-      if (scale != 1) coef = coef.mul(scale);
-      Tensor column = coef.dim() == 0 ? coef.reshape(1, 1).expand(n, 1) : coef.reshape(n, 1);
-      return new Tensor[] {IndexOps.scatterAdd(logp.exp().mul(column), 1, index, column.neg())};
-    }, new Tensor[] {x});
+    double scale = crossEntropyScale(ct, reduction);
+    out = Autograd.record("cross_entropy", out,
+        (ctx, g) -> new Tensor[] {crossEntropyGrad(g, logp, index, mask, scale)}, new Tensor[] {x});
     return reduction == Reduction.NONE ? ct.unbatch(out) : out;
   }
+
+  /** 1/counted for MEAN (0 when nothing is counted, as PyTorch's zero gradient), else 1. */
+  private static double crossEntropyScale(ClassTargets ct, Reduction reduction) {
+    return reduction == Reduction.MEAN ? (ct.counted() == 0 ? 0 : 1.0 / ct.counted()) : 1.0;
+  }
+
+  /** The fused cross entropy's gradient: {@code g_i * mask_i * scale * (exp(logp)_i - onehot(y_i))}. */
+  private static Tensor crossEntropyGrad(Tensor g, Tensor logp, Tensor index, Tensor mask, double scale) {
+    int n = logp.shapeRef()[0];
+    Tensor coef = mask == null ? g : mask.mul(g); // [N], or 0-d for MEAN/SUM without a mask
+    if (scale != 1) coef = coef.mul(scale);
+    Tensor column = coef.dim() == 0 ? coef.reshape(1, 1).expand(n, 1) : coef.reshape(n, 1);
+    return IndexOps.scatterAdd(logp.exp().mul(column), 1, index, column.neg());
+  }
+
+
 
   private static Tensor crossEntropyProbabilities(Tensor input, Tensor target, Tensor weight, int ignoreIndex,
       Reduction reduction, double labelSmoothing, int classDim) {
