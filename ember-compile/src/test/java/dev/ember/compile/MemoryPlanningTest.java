@@ -18,10 +18,15 @@ class MemoryPlanningTest {
       (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
 
   /** Bytes this thread allocates per call of c on x, after warm-up (the least of a few rounds: JIT noise). */
-  private static long bytesPerCall(Module c, Tensor x) {
+  /**
+   * The fewest bytes one call allocated on this thread, over rounds of 50 calls after a warm-up, stopping early once
+   * a round is at or under {@code enough}. Until C2 has compiled the Vector API kernels they box their vectors on
+   * the heap (megabytes a call): on a loaded host that takes many rounds, hence up to 40 for a planned module.
+   */
+  private static long bytesPerCall(Module c, Tensor x, long enough) {
     for (int i = 0; i < 600; i++) c.call(x); // past the first calls' one-time allocations (JIT, kernels' workspaces)
     long best = Long.MAX_VALUE;
-    for (int round = 0; round < 5; round++) {
+    for (int round = 0; round < (enough > 0 ? 40 : 5) && best > enough; round++) {
       long t = Thread.currentThread().threadId();
       long before = THREADS.getThreadAllocatedBytes(t);
       for (int i = 0; i < 50; i++) c.call(x);
@@ -31,7 +36,7 @@ class MemoryPlanningTest {
   }
 
   /** Per-call allocation of c at batch 1 and 64 (outputs checked against eager first): {b1, b64}. */
-  private static long[] measure(Module eager, CompiledModule c, int... shape) {
+  private static long[] measure(Module eager, CompiledModule c, long enough, int... shape) {
     long[] bytes = new long[2];
     int i = 0;
     for (int batch : new int[] {1, 64}) {
@@ -40,7 +45,7 @@ class MemoryPlanningTest {
       Tensor x = Tensor.randn(new Generator(batch), s);
       Tensor want = eager.call(x);
       for (int k = 0; k < 3; k++) assertBitwise(want, c.call(x)); // trace, record, served
-      bytes[i++] = bytesPerCall(c, x);
+      bytes[i++] = bytesPerCall(c, x, enough);
     }
     return bytes;
   }
@@ -54,7 +59,8 @@ class MemoryPlanningTest {
       for (Module m : new Module[] {mlp, lenet}) {
         int[] shape = m == mlp ? new int[] {1, 784} : new int[] {1, 1, 28, 28};
         CompiledModule planned = Compiler.compile(m).reuseOutput(true);
-        long[] reused = measure(m, planned, shape);
+        long enough = m == mlp ? 2_048 : 40_000; // see the bounds below
+        long[] reused = measure(m, planned, enough, shape);
         assertTrue(planned.explain().contains("memory: arena"), planned.explain());
         String what = m.name() + ": bytes per call at batch 1 and 64 " + reused[0] + ", " + reused[1] + "\n"
             + planned.explain();
@@ -62,9 +68,9 @@ class MemoryPlanningTest {
         // LeNet's conv kernels allocate about 30 KB a call of their own (packed weights), whatever the batch.
         assertTrue(reused[1] < (m == mlp ? 16_384 : 48_000), what);
         assertTrue(reused[1] - reused[0] < 2_048, what); // batch 64 allocates no more than batch 1
-        long[] unplanned = measure(m, Compiler.compile(m).planMemory(false), shape);
+        long[] unplanned = measure(m, Compiler.compile(m).planMemory(false), 0, shape);
         assertTrue(unplanned[1] > reused[1] + 30_000, what + "; unplanned: " + unplanned[0] + ", " + unplanned[1]);
-        long[] kept = measure(m, Compiler.compile(m), shape); // the output allocated for the caller: 64 x 10 floats
+        long[] kept = measure(m, Compiler.compile(m), enough + 2_560, shape); // the output allocated for the caller: 64 x 10 floats
         assertTrue(kept[1] < reused[1] + 2_560 + 2_048, what + "; output kept: " + kept[0] + ", " + kept[1]);
       }
     }
