@@ -150,6 +150,11 @@ public final class DistributedDataParallel extends Module {
     return buckets.get(Objects.checkIndex(i, buckets.size())).slots.stream().map(s -> s.name).toList();
   }
 
+  /** How many buckets' allreduces the current backward has started (0 once they are written back). */
+  int startedBuckets() {
+    return launched;
+  }
+
   /**
    * Broadcasts rank 0's buffers, then runs the wrapped module. Outside {@link #noSync()}, the backward of the
    * result averages the gradients across the ranks.

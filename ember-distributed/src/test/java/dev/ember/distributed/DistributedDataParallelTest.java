@@ -7,6 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ember.autograd.Grad;
+import dev.ember.data.Batch;
+import dev.ember.data.BatchConfig;
+import dev.ember.data.DataLoader;
+import dev.ember.data.TensorDataset;
 import dev.ember.nn.BatchNorm1d;
 import dev.ember.nn.Linear;
 import dev.ember.nn.Models;
@@ -22,7 +26,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 
@@ -214,6 +223,26 @@ class DistributedDataParallelTest {
   }
 
   @Test
+  void eachBucketsAllreduceStartsWhileBackwardStillRuns() throws Exception {
+    List<Module> models = twoReplicas();
+    List<Object> r = ProcessGroupTest.inThreads(2, Duration.ofSeconds(30), g -> {
+      DistributedDataParallel ddp = new DistributedDataParallel(models.get(g.rank()), g, 1024); // a bucket each
+      List<Integer> started = new ArrayList<>();
+      // registered after DDP's hook: runs once the middle layer's weight gradient is in, before layer 1's exist
+      ddp.module().child("3").param("weight").registerPostAccumulateGradHook(t -> started.add(ddp.startedBuckets()));
+      Tensor[] b = rows(batch(0), g.rank() * 64, 64);
+      F.crossEntropy(ddp.forward(b[0]), b[1]).backward();
+      return started;
+    });
+    for (Object o : r) {
+      @SuppressWarnings("unchecked") List<Integer> started = (List<Integer>) o;
+      assertEquals(1, started.size());
+      // the last layer's two buckets (and maybe 3.bias's and 3.weight's) have started; layer 1's two have not
+      assertTrue(started.get(0) >= 2 && started.get(0) <= 4, "buckets started: " + started);
+    }
+  }
+
+  @Test
   void noSyncAccumulationEqualsTheSyncedResult() throws Exception {
     List<float[]> ref = reference(() -> mlp(0));
     // each rank's 64 rows in two micro-batches of 32, each loss halved: the first backward accumulates locally
@@ -336,6 +365,47 @@ class DistributedDataParallelTest {
     assertTrue(e.getMessage().contains("gave gradients to 1 of 2 parameters and started 0 of 2 gradient buckets;"
         + " call finish() before the optimizer step"), e.getMessage());
     assertInstanceOf(IllegalStateException.class, r.get(1));
+  }
+
+  /** README's data-parallel block, line for line (fromEnv given the variables; 1 epoch of 256 samples instead of 5). */
+  @Test
+  void readmeSnippetTrainsEachRanksShardIntoIdenticalReplicas() throws Exception {
+    Tensor[] data = batch(0, 784);
+    Tensor[] more = batch(1, 784);
+    TensorDataset train = new TensorDataset(Tensor.cat(List.of(data[0], more[0]), 0), Tensor.cat(List.of(data[1], more[1]), 0));
+    int port = ProcessGroupTest.freePort();
+    ExecutorService pool = Executors.newFixedThreadPool(2);
+    try {
+      List<Future<List<float[]>>> fs = new ArrayList<>();
+      for (int rank = 0; rank < 2; rank++) {
+        Map<String, String> env = Map.of("MASTER_ADDR", "127.0.0.1", "MASTER_PORT", "" + port, "RANK", "" + rank,
+            "WORLD_SIZE", "2");
+        fs.add(pool.submit(() -> {
+          List<float[]> result;
+          try (ProcessGroup group = ProcessGroup.fromEnv(env)) {                       // README: fromEnv()
+            Generator.manualSeed(0);                                 // any seed: the constructor broadcasts rank 0's weights
+            DistributedDataParallel model = new DistributedDataParallel(Models.mlp(784, 256, 10), group);
+            SGD opt = new SGD(model.parameters(), 0.1);
+            DistributedSampler sampler = new DistributedSampler(train.size(), group, true, 42, false);
+            for (int epoch = 0; epoch < 1; epoch++) {                                  // README: 5
+              sampler.setEpoch(epoch);                               // this rank's shard of the epoch's permutation
+              try (DataLoader loader = new DataLoader(sampler.shard(train), BatchConfig.sequential(64))) {
+                for (Batch b : loader) {
+                  opt.zeroGrad();
+                  F.crossEntropy(model.forward(b.input()), b.target()).backward();  // gradients averaged over the ranks
+                  opt.step();
+                }
+              }
+            }
+            result = values(model.module());
+          }
+          return result;
+        }));
+      }
+      assertBitwise(fs.get(0).get(120, TimeUnit.SECONDS), fs.get(1).get(120, TimeUnit.SECONDS), "the replicas");
+    } finally {
+      pool.shutdownNow();
+    }
   }
 
   static Object[] ok(List<Object> results, int rank) {
