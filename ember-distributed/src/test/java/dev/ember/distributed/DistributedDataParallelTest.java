@@ -117,16 +117,8 @@ class DistributedDataParallelTest {
       throws Exception {
     int world = models.size();
     int shard = GLOBAL_BATCH / world;
-    List<Object> results = ProcessGroupTest.inThreads(world, Duration.ofSeconds(60), g -> {
-      DistributedDataParallel ddp = new DistributedDataParallel(models.get(g.rank()), g, bucketBytes);
-      SGD opt = new SGD(ddp.parameters(), LR);
-      for (int s = 0; s < STEPS; s++) {
-        opt.zeroGrad();
-        step.run(ddp, opt, rows(batch(s, features), g.rank() * shard, shard), s);
-        opt.step();
-      }
-      return values(ddp.module());
-    });
+    List<Object> results = ProcessGroupTest.inThreads(world, Duration.ofSeconds(60),
+        g -> trainRank(g, models.get(g.rank()), bucketBytes, step, features));
     List<List<float[]>> out = new ArrayList<>();
     for (int r = 0; r < world; r++) {
       Object o = results.get(r);
@@ -135,6 +127,30 @@ class DistributedDataParallelTest {
       out.add(v);
     }
     return out;
+  }
+
+  /** This rank's part of {@link #ddp}: {@link #STEPS} steps on its rows of each global batch; its final parameters. */
+  static List<float[]> trainRank(ProcessGroup g, Module model, long bucketBytes, RankStep step, int features) {
+    int shard = GLOBAL_BATCH / g.worldSize();
+    DistributedDataParallel ddp = new DistributedDataParallel(model, g, bucketBytes);
+    SGD opt = new SGD(ddp.parameters(), LR);
+    for (int s = 0; s < STEPS; s++) {
+      opt.zeroGrad();
+      step.run(ddp, opt, rows(batch(s, features), g.rank() * shard, shard), s);
+      opt.step();
+    }
+    return values(ddp.module());
+  }
+
+  /** SHA-256 of the parameters' float bits, in hex. */
+  static String digest(List<float[]> params) throws Exception {
+    java.security.MessageDigest md = java.security.MessageDigest.getInstance("SHA-256");
+    for (float[] p : params) {
+      java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(p.length * 4);
+      for (float v : p) b.putInt(Float.floatToRawIntBits(v));
+      md.update(b.array());
+    }
+    return java.util.HexFormat.of().formatHex(md.digest());
   }
 
   static final RankStep PLAIN = (ddp, opt, b, s) -> F.crossEntropy(ddp.forward(b[0]), b[1]).backward();
