@@ -3,6 +3,7 @@ package dev.ember.distributed;
 import dev.ember.autograd.Grad;
 import dev.ember.nn.Module;
 import dev.ember.tensor.DType;
+import dev.ember.tensor.Device;
 import dev.ember.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
@@ -12,6 +13,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.function.Function;
 
 /**
  * Data-parallel training of a module across the ranks of a {@link ProcessGroup}, as PyTorch's
@@ -161,6 +163,11 @@ public final class DistributedDataParallel extends Module {
    */
   @Override
   public Tensor forward(Tensor input) {
+    prepareForward();
+    return module.call(input);
+  }
+
+  private void prepareForward() {
     if (armed && readyCount > 0) {
       throw new IllegalStateException("DistributedDataParallel.forward: the previous backward gave gradients to "
           + readyCount + " of " + slots.size() + " parameters and started " + launched + " of " + buckets.size()
@@ -172,7 +179,17 @@ public final class DistributedDataParallel extends Module {
     launched = 0;
     readyCount = 0;
     for (Bucket b : buckets) b.reset();
-    return module.call(input);
+  }
+
+  /**
+   * As {@link #forward(Tensor)} for a module that takes several inputs: broadcasts rank 0's buffers, arms the
+   * gradient averaging and returns {@code body} applied to the wrapped module, e.g.
+   * {@code ddp.forward(m -> ((Transformer) m).forward(src, tgt))}.
+   */
+  public Tensor forward(Function<Module, Tensor> body) {
+    Objects.requireNonNull(body, "DistributedDataParallel.forward: body is null");
+    prepareForward();
+    return body.apply(module);
   }
 
   /**
@@ -277,7 +294,7 @@ public final class DistributedDataParallel extends Module {
         Tensor g = b.dtype == DType.F64
             ? Tensor.of(java.util.Arrays.copyOfRange(b.f64, s.offset, s.offset + n), shape)
             : Tensor.of(java.util.Arrays.copyOfRange(b.f32, s.offset, s.offset + n), shape);
-        s.param.setGrad(g);
+        s.param.setGrad(s.param.device().equals(Device.CPU) ? g : g.to(s.param.device()));
       }
       b.f32 = null;
       b.f64 = null;

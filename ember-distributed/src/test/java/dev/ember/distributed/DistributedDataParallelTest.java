@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ember.autograd.Grad;
@@ -20,6 +21,7 @@ import dev.ember.nn.Sequential;
 import dev.ember.nn.Unflatten;
 import dev.ember.nn.functional.F;
 import dev.ember.optim.SGD;
+import dev.ember.tensor.DType;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
 import java.time.Duration;
@@ -373,7 +375,7 @@ class DistributedDataParallelTest {
         e = ex;
       }
       ddp.finish();
-      ddp.forward(x).sum().backward(); // works again
+      ddp.forward(m -> m.forward(x)).sum().backward(); // works again; the form for modules with several inputs
       ddp.finish();
       return e;
     });
@@ -422,6 +424,21 @@ class DistributedDataParallelTest {
     } finally {
       pool.shutdownNow();
     }
+  }
+
+  @Test
+  void badArgumentsAreNamed() throws Exception {
+    List<Object> r = ProcessGroupTest.inThreads(1, Duration.ofSeconds(10), g -> {
+      IllegalArgumentException size = assertThrows(IllegalArgumentException.class,
+          () -> new DistributedDataParallel(mlp(0), g, 0));
+      assertEquals("DistributedDataParallel: bucketBytes must be positive, got 0", size.getMessage());
+      IllegalArgumentException half = assertThrows(IllegalArgumentException.class,
+          () -> new DistributedDataParallel(mlp(0).to(DType.F16), g));
+      assertEquals("DistributedDataParallel: parameter '1.weight' is F16; gradients are reduced in float32 or float64"
+          + " only", half.getMessage());
+      return null;
+    });
+    assertEquals(java.util.Collections.singletonList(null), r);
   }
 
   static Object[] ok(List<Object> results, int rank) {
