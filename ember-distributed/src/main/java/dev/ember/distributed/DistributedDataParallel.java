@@ -56,9 +56,9 @@ import java.util.function.Function;
  *   Generator.manualSeed(0);
  *   DistributedDataParallel ddp = new DistributedDataParallel(Models.mlp(784, 256, 10), group);
  *   SGD opt = new SGD(ddp.parameters(), 0.1);
- *   for (Batch b : loaderOfThisRanksShard) {
+ *   for (Batch b : loaderOfThisRanksShard) {                 // see DistributedSampler
  *     opt.zeroGrad();
- *     F.crossEntropy(ddp.forward(b.x()), b.y()).backward();   // gradients are averaged across ranks here
+ *     F.crossEntropy(ddp.forward(b.input()), b.target()).backward();   // gradients are averaged across ranks here
  *     opt.step();
  *   }
  * }
@@ -108,8 +108,8 @@ public final class DistributedDataParallel extends Module {
             + "; gradients are reduced in float32 or float64 only");
       }
     }
-    try (Grad ignored = Grad.off()) {
-      for (var e : named) group.broadcast(e.getValue(), 0);
+    if (group.worldSize() > 1) {
+      for (var e : named) broadcast(e.getValue());
     }
     broadcastBuffers();
     Bucket current = null;
@@ -306,14 +306,17 @@ public final class DistributedDataParallel extends Module {
 
   private void broadcastBuffers() {
     if (group.worldSize() == 1) return;
+    for (Tensor b : module.namedBuffers().values()) broadcast(b);
+  }
+
+  /** Overwrites {@code t}'s values with rank 0's (other dtypes than float32/64 travel as float64: exact for them). */
+  private void broadcast(Tensor t) {
     try (Grad ignored = Grad.off()) {
-      for (Tensor b : module.namedBuffers().values()) {
-        if (b.dtype() == DType.F32 || b.dtype() == DType.F64) {
-          group.broadcast(b, 0);
-        } else { // counters (num_batches_tracked): exact in float64 below 2^53
-          Tensor d = group.broadcast(b.to(DType.F64), 0);
-          b.copy_(d.to(b.dtype()));
-        }
+      if (t.dtype() == DType.F32 || t.dtype() == DType.F64) {
+        group.broadcast(t, 0);
+      } else { // counters (num_batches_tracked, exact below 2^53), frozen half-precision parameters
+        Tensor d = group.broadcast(t.to(DType.F64), 0);
+        t.copy_(d.to(t.dtype()));
       }
     }
   }

@@ -427,6 +427,20 @@ class DistributedDataParallelTest {
   }
 
   @Test
+  void frozenHalfPrecisionParametersAreBroadcastToo() throws Exception {
+    List<Module> models = List.of(mlp(0).to(DType.BF16).requiresGrad(false), mlp(99).to(DType.BF16).requiresGrad(false));
+    List<float[]> rank0 = values(models.get(0));
+    List<Object> r = ProcessGroupTest.inThreads(2, Duration.ofSeconds(30), g -> {
+      DistributedDataParallel ddp = new DistributedDataParallel(models.get(g.rank()), g);
+      assertEquals(0, ddp.bucketCount()); // nothing to train, nothing to reduce
+      return values(ddp.module());
+    });
+    if (r.get(1) instanceof Throwable t) throw new AssertionError(t);
+    @SuppressWarnings("unchecked") List<float[]> v1 = (List<float[]>) r.get(1);
+    assertBitwise(rank0, v1, "rank 1's frozen BF16 weights");
+  }
+
+  @Test
   void badArgumentsAreNamed() throws Exception {
     List<Object> r = ProcessGroupTest.inThreads(1, Duration.ofSeconds(10), g -> {
       IllegalArgumentException size = assertThrows(IllegalArgumentException.class,
