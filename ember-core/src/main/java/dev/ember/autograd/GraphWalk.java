@@ -48,6 +48,7 @@ final class GraphWalk {
     Node rootNode = root.gradFn();
     if (rootNode == null) { // a leaf: nothing may be adopted, so the caller's tensor is copied
       new GraphWalk(GradMemory.copying(grad), retainGraph).accumulate(root, applyHooks(root, grad));
+      postAccumulate(root);
       return;
     }
     List<Node> order = topologicalOrder(rootNode);
@@ -131,6 +132,7 @@ final class GraphWalk {
         if (next == null) {
           accumulate(input, applyHooks(input, gi));
           memory.accumulated(input, gi);
+          postAccumulate(input);
         } else {
           Tensor prev = pending.get(next);
           Tensor sum = prev == null ? gi : prev.add(gi);
@@ -236,6 +238,10 @@ final class GraphWalk {
     } else {
       existing.add_(g);
     }
+  }
+
+  private static void postAccumulate(Tensor leaf) {
+    for (var hook : leaf.postAccumulateGradHooks()) hook.accept(leaf);
   }
 
   private static boolean noHooks(List<Node> order) {

@@ -11,6 +11,7 @@ import dev.ember.ops.MovementOps;
 import dev.ember.ops.ReduceOps;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
 
 /**
@@ -34,6 +35,7 @@ public final class Tensor implements View {
   /** viewBase's gradFn when this view's history was last brought up to date (see {@link #gradFn()}). */
   private Node baseHistory;
   private List<UnaryOperator<Tensor>> hooks;
+  private List<Consumer<Tensor>> postAccumulateHooks;
   /** Whether an optimizer takes this parameter's gradient in blocks: see {@link Deferred#consumeInBlocks}. */
   boolean gradInBlocks;
 
@@ -457,6 +459,27 @@ public final class Tensor implements View {
 
   public List<UnaryOperator<Tensor>> gradHooks() {
     return hooks == null ? List.of() : hooks;
+  }
+
+  /**
+   * Registers a hook called with this leaf tensor each time backward has accumulated a gradient contribution into
+   * its {@link #grad()} (PyTorch's {@code register_post_accumulate_grad_hook}): how data-parallel training starts
+   * reducing a gradient while backward goes on. The hook reads {@code grad()}; it must not keep that tensor nor
+   * write into it (backward may still pass it on to another node), but it may {@linkplain #setGrad replace} it.
+   */
+  public Tensor registerPostAccumulateGradHook(Consumer<Tensor> hook) {
+    if (!requiresGrad() || !isLeaf()) {
+      throw new IllegalStateException("registerPostAccumulateGradHook: tensor " + java.util.Arrays.toString(shape)
+          + " is not a leaf that requires grad, so no gradient is accumulated into it");
+    }
+    if (postAccumulateHooks == null) postAccumulateHooks = new ArrayList<>();
+    postAccumulateHooks.add(hook);
+    return this;
+  }
+
+  /** The hooks of {@link #registerPostAccumulateGradHook}, in registration order. */
+  public List<Consumer<Tensor>> postAccumulateGradHooks() {
+    return postAccumulateHooks == null ? List.of() : postAccumulateHooks;
   }
 
   /** Back-propagates from a scalar (a 0-d or one-element tensor). */

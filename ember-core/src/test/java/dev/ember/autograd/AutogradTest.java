@@ -228,6 +228,38 @@ class AutogradTest {
   }
 
   @Test
+  void postAccumulateHooksSeeTheLeafsAccumulatedGradient() {
+    Tensor x = leaf(1, 2);
+    List<double[]> seen = new ArrayList<>();
+    x.registerPostAccumulateGradHook(t -> seen.add(t.grad().toDoubleArray()));
+    x.mul(Tensor.of(new double[] {3, 4})).sum().backward();
+    x.mul(Tensor.of(new double[] {1, 1})).sum().backward(); // accumulates: the hook sees the running sum
+    assertEquals(2, seen.size());
+    assertArrayEquals(new double[] {3, 4}, seen.get(0));
+    assertArrayEquals(new double[] {4, 5}, seen.get(1));
+
+    seen.clear();
+    x.setGrad(null);
+    x.mul(2).add(x.mul(3)).sum().backward(); // two contributions in one pass: one call after each
+    assertEquals(2, seen.size());
+    assertArrayEquals(new double[] {5, 5}, seen.get(1));
+
+    seen.clear();
+    x.backward(Tensor.of(new double[] {1, 1})); // the root is the leaf itself
+    assertArrayEquals(new double[] {6, 6}, seen.get(0));
+
+    // a hook may replace the gradient; backward's own tensors are left alone
+    Tensor w = leaf(1, 2);
+    w.registerPostAccumulateGradHook(t -> t.setGrad(t.grad().mul(0.5)));
+    w.add(w.mul(1)).sum().backward(); // add hands the same ones to w and to mul: they must stay ones
+    assertValues(new double[] {0.75, 0.75}, w.grad(), 0); // (1 * 0.5 + 1) * 0.5
+    IllegalStateException ex = assertThrows(IllegalStateException.class,
+        () -> Tensor.ones(2).registerPostAccumulateGradHook(t -> {}));
+    assertTrue(ex.getMessage().contains("is not a leaf that requires grad"), ex.getMessage());
+    assertThrows(IllegalStateException.class, () -> x.mul(2).registerPostAccumulateGradHook(t -> {}));
+  }
+
+  @Test
   void broadcastingBackwardReducesToInputShapes() {
     Tensor a = Tensor.ones(3, 1).requiresGrad(true);
     Tensor b = Tensor.ones(4).requiresGrad(true);

@@ -474,7 +474,7 @@ public final class ProcessGroup implements AutoCloseable {
 
   private static void store(Tensor t, Tensor values) {
     try (Grad ignored = Grad.off()) {
-      t.copy_(values);
+      t.copy_(values.reshape(t.shape())); // Tensor.of(data) of a 0-d tensor's shape is [1]
     }
   }
 

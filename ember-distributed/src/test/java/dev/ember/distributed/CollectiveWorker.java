@@ -41,6 +41,12 @@ final class CollectiveWorker {
           System.out.flush();
           System.exit(0); // without closing the group: no goodbye
         }
+        case "ddp" -> { // DistributedDataParallelTest's MLP run as this rank (its replica from another seed)
+          var params = DistributedDataParallelTest.trainRank(g, DistributedDataParallelTest.mlp(99),
+              DistributedDataParallel.DEFAULT_BUCKET_BYTES, DistributedDataParallelTest.PLAIN,
+              DistributedDataParallelTest.FEATURES);
+          System.out.println("PARAMS " + DistributedDataParallelTest.digest(params));
+        }
         case "idle" -> {
           System.out.println("READY");
           System.out.flush();

@@ -89,6 +89,23 @@ class ProcessCollectivesTest {
   }
 
   @Test
+  void ddpAcrossTwoProcessesGivesTheThreadedRunsBits() throws Exception {
+    int port = ProcessGroupTest.freePort();
+    Worker one = spawn("ddp", "1", "2", "" + port, "60000");
+    String mine;
+    try (ProcessGroup g = ProcessGroup.connect(0, 2, new InetSocketAddress("127.0.0.1", port), Duration.ofSeconds(60))) {
+      mine = DistributedDataParallelTest.digest(DistributedDataParallelTest.trainRank(g, DistributedDataParallelTest.mlp(0),
+          DistributedDataParallel.DEFAULT_BUCKET_BYTES, DistributedDataParallelTest.PLAIN, DistributedDataParallelTest.FEATURES));
+    }
+    assertTrue(one.process().waitFor(60, TimeUnit.SECONDS), "worker did not exit: " + one.output());
+    assertEquals(0, one.process().exitValue(), one.output());
+    assertTrue(one.lines().contains("PARAMS " + mine), "rank 1's weights differ from rank 0's: " + one.output());
+    var threads = DistributedDataParallelTest.ddp(DistributedDataParallelTest.twoReplicas(),
+        DistributedDataParallel.DEFAULT_BUCKET_BYTES, DistributedDataParallelTest.PLAIN);
+    assertEquals(DistributedDataParallelTest.digest(threads.get(0)), mine, "processes against threads");
+  }
+
+  @Test
   void aKilledRankIsNamedByEverySurvivorWithinTheTimeout() throws Exception {
     int world = 4;
     int dead = 2;

@@ -137,6 +137,11 @@ class ProcessGroupTest {
       Tensor b = Tensor.of(new float[] {r, r}, 2);
       g.broadcast(b, 1);
       assertArrayEquals(new float[] {1, 1}, b.toFloatArray());
+      Tensor scalar = Tensor.scalar(r + 1);
+      g.broadcast(scalar, 1);
+      g.allReduce(scalar, AllReduceOp.SUM);
+      assertArrayEquals(new int[0], scalar.shape());
+      assertEquals(4.0, scalar.item());
       Tensor all = g.allGather(Tensor.of(new float[] {r, -r}, 1, 2));
       assertArrayEquals(new int[] {2, 1, 2}, all.shape());
       assertArrayEquals(new float[] {0, -0f, 1, -1}, all.toFloatArray());
