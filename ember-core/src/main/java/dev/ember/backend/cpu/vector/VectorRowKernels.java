@@ -614,7 +614,7 @@ public final class VectorRowKernels implements RowKernels {
         }
       }
       // The stores are written out here rather than in a helper: vectors handed to a call that C2 does not inline
-      // are boxed, and whether it inlines a helper depends on what ran before (issue #40; VectorKernelCallsTest).
+      // are boxed, and whether it inlines a helper depends on what ran before (issue #40; KernelsTest checks).
       // A vector whose window stays inside the plane is written whole: the lanes past bw land on rows written after
       // this one (a masked store checks its bounds at run time); one reaching past the plane (or past bw when
       // exact) is masked, as the next plane may belong to another task.
