@@ -11,6 +11,8 @@ usage: bench/compare.sh CATEGORY [--threads N] [--repeats N] [--passes N] [--max
   CATEGORY     gemm  sgemm, square 128..2048, the MLP training shapes and two transposed backward GEMMs
                ops   elementwise/reduction forward (1M and 64K floats), fwd+bwd with autograd, tape overhead
                nn    attention T=128..4096 (time, memory per call), LSTM layer, conv2d (LeNet, VGG, depthwise)
+                     and fwd+bwd of GRU, conv1d, ConvTranspose2d, LayerNorm, GroupNorm, BatchNorm2d, max pool,
+                     embedding (32k x 512) and cross-entropy over 32k classes
                optim optimizer.step() of SGD(momentum), Adam, AdamW, RMSprop, Adagrad, Lion on one f32
                      tensor of 1M and 16M elements (GB/s of state touched; Lion is Ember only), and
                      one CosineAnnealingLR step (us/call)

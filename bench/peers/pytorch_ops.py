@@ -12,7 +12,10 @@
               transposed backward GEMMs of the 784-128 layer at batch 128.
 --suite nn:   attention (B=1, H=8, D=64) forward at T=128..4096, forward+backward at T=128..1024,
               and its memory per forward call; one LSTM layer (128 -> 256, batch 32, 32 steps);
-              conv2d forward+backward at LeNet-5 and VGG shapes and a depthwise 3x3.
+              conv2d forward+backward at LeNet-5 and VGG shapes and a depthwise 3x3; forward+backward of
+              a GRU layer (as the LSTM), conv1d, ConvTranspose2d, LayerNorm, GroupNorm, BatchNorm2d
+              (training), a 2x2 max pool, an embedding (32k x 512) and cross-entropy over 32k classes
+              (dev.ember.bench.NnCases.layers for the shapes).
 --suite optim: optimizer.step() of SGD(momentum 0.9), Adam, AdamW, RMSprop, Adagrad on one f32
               parameter of 1M and 16M elements with a fixed gradient, as GB/s of state touched
               (20 or 28 B/elem, see OptimCases); one CosineAnnealingLR step (us/call). Lion has no
@@ -287,6 +290,69 @@ def suite_nn():
     conv_case(gen, "vgg", 8, 64, 56, 64, 3, 1, 1, False)
     conv_case(gen, "vgg", 8, 64, 56, 64, 3, 1, 1, True)
     conv_case(gen, "depthwise", 8, 64, 56, 64, 3, 1, 64, True)
+    nn_layers()
+
+
+def fwd_bwd(workload, case, f, leaves):
+    """Forward + backward of f() in ms/call, as NnCases.fwdBwd: the leaves' gradients dropped, then backward with
+    a gradient of ones (made on the first call), or backward() for a scalar."""
+    if not selected(workload, case) and not ARGS.list:
+        return
+    up = []
+
+    def step():
+        for t in leaves:
+            t.grad = None
+        y = f()
+        if y.numel() == 1:
+            y.backward()
+        else:
+            if not up:
+                up.append(torch.ones_like(y))
+            y.backward(up[0])
+    latency(workload, case, "latency_ms", "ms/call", 1e3, step)
+
+
+def nn_layers():
+    """The rows of NnCases.layers(): the layers issue #40 found missing from the nn category."""
+    gen = torch.Generator().manual_seed(31)
+    shape = "in=128 hidden=256 batch=32 steps=32"
+    gru = torch.nn.GRU(128, 256)
+    x = torch.randn(32, 32, 128, generator=gen)
+    with torch.no_grad():
+        latency("gru", "fwd " + shape, "latency_ms", "ms/call", 1e3, lambda: gru(x)[0])
+    xg = x.clone().requires_grad_(True)
+    up = torch.ones(32, 32, 256)
+
+    def gru_step():
+        gru.zero_grad(set_to_none=True)
+        xg.grad = None
+        gru(xg)[0].backward(up)
+    latency("gru", "fwd+bwd " + shape, "latency_ms", "ms/call", 1e3, gru_step)
+
+    def leaf(*shape, scale=1.0):
+        return (torch.randn(*shape, generator=gen) * scale).requires_grad_(True)
+    x1, w1, b1 = leaf(16, 128, 512), leaf(128, 128, 3, scale=0.05), leaf(128)
+    fwd_bwd("conv1d", "fwd+bwd N=16 128x512 -> 128 k3 p1", lambda: F.conv1d(x1, w1, b1, 1, 1), [x1, w1, b1])
+    xt, wt, bt = leaf(16, 64, 16, 16), leaf(64, 32, 4, 4, scale=0.05), leaf(32)
+    fwd_bwd("conv_transpose2d", "fwd+bwd N=16 64x16x16 -> 32 k4 s2 p1",
+            lambda: F.conv_transpose2d(xt, wt, bt, 2, 1), [xt, wt, bt])
+    xl, wl, bl = leaf(4096, 1024), torch.ones(1024, requires_grad=True), torch.zeros(1024, requires_grad=True)
+    fwd_bwd("layer_norm", "fwd+bwd [4096x1024]", lambda: F.layer_norm(xl, (1024,), wl, bl), [xl, wl, bl])
+    xg2, wg, bg = leaf(8, 64, 56, 56), torch.ones(64, requires_grad=True), torch.zeros(64, requires_grad=True)
+    fwd_bwd("group_norm", "fwd+bwd N=8 64x56x56 groups=32", lambda: F.group_norm(xg2, 32, wg, bg), [xg2, wg, bg])
+    xb, wb, bb = leaf(64, 32, 32, 32), torch.ones(32, requires_grad=True), torch.zeros(32, requires_grad=True)
+    mean, var = torch.zeros(32), torch.ones(32)
+    fwd_bwd("batch_norm", "fwd+bwd train N=64 32x32x32",
+            lambda: F.batch_norm(xb, mean, var, wb, bb, True, 0.1, 1e-5), [xb, wb, bb])
+    xp = leaf(64, 32, 32, 32)
+    fwd_bwd("max_pool2d", "fwd+bwd N=64 32x32x32 k2", lambda: F.max_pool2d(xp, 2), [xp])
+    table = leaf(32000, 512)
+    tokens = torch.randint(0, 32000, (4096,), generator=gen)
+    fwd_bwd("embedding", "fwd+bwd vocab=32000 dim=512 tokens=4096", lambda: F.embedding(tokens, table), [table])
+    logits = leaf(512, 32000)
+    target = torch.randint(0, 32000, (512,), generator=gen)
+    fwd_bwd("cross_entropy", "fwd+bwd [512x32000]", lambda: F.cross_entropy(logits, target), [logits])
 
 
 def conv_name(tag, n, c, hw, o, k, pad, groups, backward):

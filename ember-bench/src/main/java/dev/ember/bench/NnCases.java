@@ -1,7 +1,9 @@
 package dev.ember.bench;
 
 import dev.ember.autograd.Grad;
+import dev.ember.nn.GRU;
 import dev.ember.nn.LSTM;
+import dev.ember.nn.functional.F;
 import dev.ember.nn.functional.Attention;
 import dev.ember.nn.functional.Convolution;
 import dev.ember.tensor.Generator;
@@ -34,6 +36,11 @@ import java.util.function.Supplier;
  *       VGG block's 3x3 convolution at batch 8 (64x56x56 -> 64, padding 1), forward + backward
  *       (input, weight and bias gradients), the VGG one also forward only; and a depthwise 3x3
  *       (groups 64) forward + backward.
+ *   <li>the layers issue #40 found missing, each forward + backward (every input's gradient) with a gradient of
+ *       ones (a plain backward() for the scalar loss): GRU (as the LSTM row), conv1d, ConvTranspose2d (a 2x
+ *       upsampling), LayerNorm over 1024 features, GroupNorm (32 groups), BatchNorm2d in training mode and a 2x2
+ *       max pool at the convnet's first block (64x32x32x32), an embedding's backward (32k x 512 table, 4096 tokens)
+ *       and cross-entropy over a 32k vocabulary (512 tokens).
  * </ul>
  */
 final class NnCases {
@@ -58,6 +65,7 @@ final class NnCases {
     out.add(conv("vgg", 8, 64, 56, 64, 3, 1, 1, false));
     out.add(conv("vgg", 8, 64, 56, 64, 3, 1, 1, true));
     out.add(conv("depthwise", 8, 64, 56, 64, 3, 1, 64, true));
+    out.addAll(layers());
     return out;
   }
 
@@ -153,6 +161,93 @@ final class NnCases {
         OpsCases.dropGrad(b);
         Convolution.conv2d(x, w, b, stride, padding, dilation, groups).backward(up);
         sink = w.grad();
+      }
+    });
+  }
+
+  /** The rows of {@link #cases()} for the layers issue #40 found missing (see the class comment). */
+  static List<BenchCase> layers() {
+    Generator g = new Generator(31);
+    List<BenchCase> out = new ArrayList<>();
+    out.add(gru(false));
+    out.add(gru(true));
+    Tensor x1 = Tensor.randn(g, 16, 128, 512).requiresGrad(true);
+    Tensor w1 = Tensor.randn(g, 128, 128, 3).mul(0.05).detach().requiresGrad(true);
+    Tensor b1 = Tensor.randn(g, 128).requiresGrad(true);
+    out.add(fwdBwd("conv1d", "fwd+bwd N=16 128x512 -> 128 k3 p1", () -> F.conv1d(x1, w1, b1, 1, 1, 1, 1),
+        x1, w1, b1));
+    Tensor xt = Tensor.randn(g, 16, 64, 16, 16).requiresGrad(true);
+    Tensor wt = Tensor.randn(g, 64, 32, 4, 4).mul(0.05).detach().requiresGrad(true);
+    Tensor bt = Tensor.randn(g, 32).requiresGrad(true);
+    int[] two = {2, 2}, one = {1, 1}, zero = {0, 0};
+    out.add(fwdBwd("conv_transpose2d", "fwd+bwd N=16 64x16x16 -> 32 k4 s2 p1",
+        () -> F.convTranspose2d(xt, wt, bt, two, one, zero, 1, one), xt, wt, bt));
+    Tensor xl = Tensor.randn(g, 4096, 1024).requiresGrad(true);
+    Tensor wl = Tensor.ones(1024).requiresGrad(true);
+    Tensor bl = Tensor.zeros(1024).requiresGrad(true);
+    out.add(fwdBwd("layer_norm", "fwd+bwd [4096x1024]", () -> F.layerNorm(xl, new int[] {1024}, wl, bl), xl, wl, bl));
+    Tensor xg = Tensor.randn(g, 8, 64, 56, 56).requiresGrad(true);
+    Tensor wg = Tensor.ones(64).requiresGrad(true);
+    Tensor bg = Tensor.zeros(64).requiresGrad(true);
+    out.add(fwdBwd("group_norm", "fwd+bwd N=8 64x56x56 groups=32", () -> F.groupNorm(xg, 32, wg, bg), xg, wg, bg));
+    Tensor xb = Tensor.randn(g, 64, 32, 32, 32).requiresGrad(true);
+    Tensor wb = Tensor.ones(32).requiresGrad(true);
+    Tensor bb = Tensor.zeros(32).requiresGrad(true);
+    Tensor mean = Tensor.zeros(32);
+    Tensor var = Tensor.ones(32);
+    out.add(fwdBwd("batch_norm", "fwd+bwd train N=64 32x32x32",
+        () -> F.batchNorm(xb, mean, var, wb, bb, true, 0.1, 1e-5), xb, wb, bb));
+    Tensor xp = Tensor.randn(g, 64, 32, 32, 32).requiresGrad(true);
+    out.add(fwdBwd("max_pool2d", "fwd+bwd N=64 32x32x32 k2", () -> F.maxPool2d(xp, 2), xp));
+    Tensor table = Tensor.randn(g, 32000, 512).requiresGrad(true);
+    Tensor tokens = Tensor.randint(g, 0, 32000, 4096);
+    out.add(fwdBwd("embedding", "fwd+bwd vocab=32000 dim=512 tokens=4096", () -> F.embedding(tokens, table), table));
+    Tensor logits = Tensor.randn(g, 512, 32000).requiresGrad(true);
+    Tensor target = Tensor.randint(g, 0, 32000, 512);
+    out.add(fwdBwd("cross_entropy", "fwd+bwd [512x32000]", () -> F.crossEntropy(logits, target), logits));
+    return out;
+  }
+
+  /**
+   * Forward + backward of {@code f} in ms/call: the leaves' gradients dropped first, then f's output backward with a
+   * gradient of ones (made once, on the first call), or backward() for a scalar.
+   */
+  private static BenchCase fwdBwd(String workload, String name, Supplier<Tensor> f, Tensor... leaves) {
+    Tensor[] up = new Tensor[1];
+    return BenchCase.latency(workload, name, "latency_ms", "ms/call", 1e3, () -> {
+      try (MemoryScope call = MemoryScope.open()) {
+        for (Tensor leaf : leaves) OpsCases.dropGrad(leaf);
+        Tensor y = f.get();
+        if (y.numel() == 1) {
+          y.backward();
+        } else {
+          if (up[0] == null) up[0] = MemoryScope.escape(Tensor.ones(y.shape()));
+          y.backward(up[0]);
+        }
+        sink = leaves[0].grad();
+      }
+    });
+  }
+
+  private static BenchCase gru(boolean backward) {
+    Generator g = new Generator(13);
+    GRU layer = new GRU(LSTM_IN, LSTM_HIDDEN, 1, true, false, 0.0, false, g);
+    Tensor in = Tensor.randn(g, LSTM_STEPS, LSTM_BATCH, LSTM_IN).requiresGrad(backward);
+    Tensor up = Tensor.ones(LSTM_STEPS, LSTM_BATCH, LSTM_HIDDEN);
+    String shape = "in=" + LSTM_IN + " hidden=" + LSTM_HIDDEN + " batch=" + LSTM_BATCH + " steps=" + LSTM_STEPS;
+    if (!backward) {
+      return BenchCase.latency("gru", "fwd " + shape, "latency_ms", "ms/call", 1e3, () -> {
+        try (MemoryScope call = MemoryScope.open(); Grad off = Grad.off()) {
+          sink = layer.forward(in, null).output();
+        }
+      });
+    }
+    return BenchCase.latency("gru", "fwd+bwd " + shape, "latency_ms", "ms/call", 1e3, () -> {
+      try (MemoryScope call = MemoryScope.open()) {
+        layer.zeroGrad();
+        OpsCases.dropGrad(in);
+        layer.forward(in, null).output().backward(up);
+        sink = in.grad();
       }
     });
   }

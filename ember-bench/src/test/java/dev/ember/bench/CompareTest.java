@@ -24,6 +24,25 @@ class CompareTest {
     assertTrue(cases.contains("conv2d/fwd+bwd lenet1 N=32 1x28x28 -> 6 k5"), cases.toString());
     assertTrue(cases.contains("conv2d/fwd vgg N=8 64x56x56 -> 64 k3 p1"), cases.toString());
     assertTrue(cases.contains("conv2d/fwd+bwd depthwise N=8 64x56x56 -> 64 k3 p1 g64"), cases.toString());
+    for (String c : List.of("gru/fwd in=128 hidden=256 batch=32 steps=32",
+        "gru/fwd+bwd in=128 hidden=256 batch=32 steps=32",
+        "conv1d/fwd+bwd N=16 128x512 -> 128 k3 p1", "conv_transpose2d/fwd+bwd N=16 64x16x16 -> 32 k4 s2 p1",
+        "layer_norm/fwd+bwd [4096x1024]", "group_norm/fwd+bwd N=8 64x56x56 groups=32",
+        "batch_norm/fwd+bwd train N=64 32x32x32", "max_pool2d/fwd+bwd N=64 32x32x32 k2",
+        "embedding/fwd+bwd vocab=32000 dim=512 tokens=4096", "cross_entropy/fwd+bwd [512x32000]")) {
+      assertTrue(cases.contains(c), c + " in " + cases);
+    }
+  }
+
+  /** Each row NnCases.layers() adds runs its forward and backward, twice (the second reuses the first's ones). */
+  @Test
+  void nnLayerRowsRunForwardAndBackward() {
+    List<BenchCase> rows = NnCases.layers();
+    assertEquals(10, rows.size());
+    for (BenchCase row : rows) {
+      row.call().run();
+      row.call().run(); // the second call reuses the gradient of ones made by the first
+    }
   }
 
   @Test

@@ -115,10 +115,13 @@ final class SkinnyGemm {
         s3 = av.fma(FloatVector.fromArray(S, b, r3 + p), s3);
       }
       // in lane order: reduceLanes(ADD) rounds differently once compiled, so results would follow JIT state
-      float d0 = VMath.laneSum(s0);
-      float d1 = VMath.laneSum(s1);
-      float d2 = VMath.laneSum(s2);
-      float d3 = VMath.laneSum(s3);
+      float d0 = s0.lane(0), d1 = s1.lane(0), d2 = s2.lane(0), d3 = s3.lane(0);
+      for (int l = 1; l < L; l++) {
+        d0 += s0.lane(l);
+        d1 += s1.lane(l);
+        d2 += s2.lane(l);
+        d3 += s3.lane(l);
+      }
       for (int p = kv; p < k; p++) {
         float av = a[ai + p];
         d0 = Math.fma(av, b[r0 + p], d0);
@@ -135,7 +138,8 @@ final class SkinnyGemm {
       int r = bOff + j * ldb;
       FloatVector s = FloatVector.zero(S);
       for (int p = 0; p < kv; p += L) s = FloatVector.fromArray(S, a, ai + p).fma(FloatVector.fromArray(S, b, r + p), s);
-      float d = VMath.laneSum(s); // in lane order: reduceLanes(ADD) rounds differently once compiled
+      float d = s.lane(0); // in lane order: reduceLanes(ADD) rounds differently once compiled
+      for (int l = 1; l < L; l++) d += s.lane(l);
       for (int p = kv; p < k; p++) d = Math.fma(a[ai + p], b[r + p], d);
       store(c, ci + j, d, alpha, beta);
     }

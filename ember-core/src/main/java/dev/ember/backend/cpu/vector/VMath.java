@@ -258,11 +258,4 @@ final class VMath {
       }
     }
   }
-
-  /** Sum of the lanes in lane order: reduceLanes(ADD) may reorder, and differently once compiled. */
-  static float laneSum(FloatVector v) {
-    float s = v.lane(0);
-    for (int i = 1; i < S.length(); i++) s += v.lane(i);
-    return s;
-  }
 }

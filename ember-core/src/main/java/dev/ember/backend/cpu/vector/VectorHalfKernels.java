@@ -35,7 +35,7 @@ public final class VectorHalfKernels implements HalfKernels {
       // Adding 0x7FFF plus the lowest kept bit rounds the dropped half to nearest even (see HalfFloats.bf16).
       IntVector r = b.add(0x7FFF).add(b.lanewise(VectorOperators.LSHR, 16).and(1)).lanewise(VectorOperators.LSHR, 16);
       VectorMask<Integer> nan = b.and(0x7FFFFFFF).compare(VectorOperators.GT, 0x7F800000);
-      narrow(r.blend(HalfFloats.BF16_NAN, nan)).intoArray(dst, d + i);
+      ((ShortVector) r.blend(HalfFloats.BF16_NAN, nan).convertShape(VectorOperators.I2S, SS, 0)).intoArray(dst, d + i);
     }
     for (; i < n; i++) dst[d + i] = HalfFloats.bf16(src[so + i]);
   }
@@ -45,8 +45,8 @@ public final class VectorHalfKernels implements HalfKernels {
     check("fromBf16", src.length, so, dst.length, d, n);
     int i = 0;
     for (int bound = SS.loopBound(n); i < bound; i += SS.length()) {
-      widen(ShortVector.fromArray(SS, src, so + i)).lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats()
-          .intoArray(dst, d + i);
+      IntVector h = (IntVector) ShortVector.fromArray(SS, src, so + i).convertShape(VectorOperators.S2I, IS, 0);
+      h.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().intoArray(dst, d + i);
     }
     for (; i < n; i++) dst[d + i] = HalfFloats.bf16ToFloat(src[so + i]);
   }
@@ -68,7 +68,7 @@ public final class VectorHalfKernels implements HalfKernels {
       IntVector nonsign = bits.lanewise(VectorOperators.LSHR, 13).and(0x7C00).add(bits.and(0x0FFF));
       VectorMask<Integer> nan = w.and(0x7FFFFFFF).compare(VectorOperators.GT, 0x7F800000);
       IntVector sign = w.lanewise(VectorOperators.LSHR, 16).and(0x8000);
-      narrow(sign.or(nonsign.blend(0x7E00, nan))).intoArray(dst, d + i);
+      ((ShortVector) sign.or(nonsign.blend(0x7E00, nan)).convertShape(VectorOperators.I2S, SS, 0)).intoArray(dst, d + i);
     }
     for (; i < n; i++) dst[d + i] = HalfFloats.f16(src[so + i]);
   }
@@ -78,7 +78,7 @@ public final class VectorHalfKernels implements HalfKernels {
     check("fromF16", src.length, so, dst.length, d, n);
     int i = 0;
     for (int bound = SS.loopBound(n); i < bound; i += SS.length()) {
-      IntVector h = widen(ShortVector.fromArray(SS, src, so + i));
+      IntVector h = (IntVector) ShortVector.fromArray(SS, src, so + i).convertShape(VectorOperators.S2I, IS, 0);
       IntVector a = h.and(0x7FFF);
       IntVector shifted = a.lanewise(VectorOperators.LSHL, 13);
       IntVector normal = shifted.add(0x38000000); // rebias the exponent: 127 - 15 = 112 = 0x38000000 >> 23
@@ -90,16 +90,6 @@ public final class VectorHalfKernels implements HalfKernels {
       r.or(h.and(0x8000).lanewise(VectorOperators.LSHL, 16)).reinterpretAsFloats().intoArray(dst, d + i);
     }
     for (; i < n; i++) dst[d + i] = HalfFloats.f16ToFloat(src[so + i]);
-  }
-
-  /** The low 16 bits of each lane. */
-  private static ShortVector narrow(IntVector v) {
-    return (ShortVector) v.convertShape(VectorOperators.I2S, SS, 0);
-  }
-
-  /** Each short lane sign-extended to an int lane. */
-  private static IntVector widen(ShortVector v) {
-    return (IntVector) v.convertShape(VectorOperators.S2I, IS, 0);
   }
 
   private static void check(String op, int srcLength, int so, int dstLength, int d, int n) {

@@ -61,16 +61,13 @@ public final class VectorInt8Kernels implements Int8Kernels {
     }
   }
 
-  private static void addTo(FloatVector c, int[] acc, int off) {
-    ((IntVector) c.convert(VectorOperators.F2I, 0)).add(IntVector.fromArray(I, acc, off)).intoArray(acc, off);
-  }
-
   private static void panel8(float[] a, int ao, int k, byte[] bp, int bo, int p0, int p1, int[] acc, int co, int ld) {
     FloatVector c00 = FloatVector.zero(F), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
     FloatVector c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
     int w = 2 * L;
     for (int p = p0; p < p1; p++) {
-      FloatVector b0 = load(bp, bo + p * w), b1 = load(bp, bo + p * w + L);
+      FloatVector b0 = (FloatVector) ByteVector.fromArray(B, bp, bo + p * w).convertShape(VectorOperators.B2F, F, 0);
+      FloatVector b1 = (FloatVector) ByteVector.fromArray(B, bp, bo + p * w + L).convertShape(VectorOperators.B2F, F, 0);
       FloatVector x = FloatVector.broadcast(F, a[ao + p]);
       c00 = x.fma(b0, c00); c01 = x.fma(b1, c01);
       x = FloatVector.broadcast(F, a[ao + k + p]);
@@ -88,21 +85,37 @@ public final class VectorInt8Kernels implements Int8Kernels {
       x = FloatVector.broadcast(F, a[ao + 7 * k + p]);
       c70 = x.fma(b0, c70); c71 = x.fma(b1, c71);
     }
-    addTo(c00, acc, co); addTo(c01, acc, co + L); co += ld;
-    addTo(c10, acc, co); addTo(c11, acc, co + L); co += ld;
-    addTo(c20, acc, co); addTo(c21, acc, co + L); co += ld;
-    addTo(c30, acc, co); addTo(c31, acc, co + L); co += ld;
-    addTo(c40, acc, co); addTo(c41, acc, co + L); co += ld;
-    addTo(c50, acc, co); addTo(c51, acc, co + L); co += ld;
-    addTo(c60, acc, co); addTo(c61, acc, co + L); co += ld;
-    addTo(c70, acc, co); addTo(c71, acc, co + L);
+    ((IntVector) c00.convert(VectorOperators.F2I, 0)).add(IntVector.fromArray(I, acc, co)).intoArray(acc, co);
+    ((IntVector) c01.convert(VectorOperators.F2I, 0)).add(IntVector.fromArray(I, acc, co + L)).intoArray(acc, co + L);
+    co += ld;
+    ((IntVector) c10.convert(VectorOperators.F2I, 0)).add(IntVector.fromArray(I, acc, co)).intoArray(acc, co);
+    ((IntVector) c11.convert(VectorOperators.F2I, 0)).add(IntVector.fromArray(I, acc, co + L)).intoArray(acc, co + L);
+    co += ld;
+    ((IntVector) c20.convert(VectorOperators.F2I, 0)).add(IntVector.fromArray(I, acc, co)).intoArray(acc, co);
+    ((IntVector) c21.convert(VectorOperators.F2I, 0)).add(IntVector.fromArray(I, acc, co + L)).intoArray(acc, co + L);
+    co += ld;
+    ((IntVector) c30.convert(VectorOperators.F2I, 0)).add(IntVector.fromArray(I, acc, co)).intoArray(acc, co);
+    ((IntVector) c31.convert(VectorOperators.F2I, 0)).add(IntVector.fromArray(I, acc, co + L)).intoArray(acc, co + L);
+    co += ld;
+    ((IntVector) c40.convert(VectorOperators.F2I, 0)).add(IntVector.fromArray(I, acc, co)).intoArray(acc, co);
+    ((IntVector) c41.convert(VectorOperators.F2I, 0)).add(IntVector.fromArray(I, acc, co + L)).intoArray(acc, co + L);
+    co += ld;
+    ((IntVector) c50.convert(VectorOperators.F2I, 0)).add(IntVector.fromArray(I, acc, co)).intoArray(acc, co);
+    ((IntVector) c51.convert(VectorOperators.F2I, 0)).add(IntVector.fromArray(I, acc, co + L)).intoArray(acc, co + L);
+    co += ld;
+    ((IntVector) c60.convert(VectorOperators.F2I, 0)).add(IntVector.fromArray(I, acc, co)).intoArray(acc, co);
+    ((IntVector) c61.convert(VectorOperators.F2I, 0)).add(IntVector.fromArray(I, acc, co + L)).intoArray(acc, co + L);
+    co += ld;
+    ((IntVector) c70.convert(VectorOperators.F2I, 0)).add(IntVector.fromArray(I, acc, co)).intoArray(acc, co);
+    ((IntVector) c71.convert(VectorOperators.F2I, 0)).add(IntVector.fromArray(I, acc, co + L)).intoArray(acc, co + L);
   }
 
   private static void panel4(float[] a, int ao, int k, byte[] bp, int bo, int p0, int p1, int[] acc, int co, int ld) {
     FloatVector c00 = FloatVector.zero(F), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
     int w = 2 * L;
     for (int p = p0; p < p1; p++) {
-      FloatVector b0 = load(bp, bo + p * w), b1 = load(bp, bo + p * w + L);
+      FloatVector b0 = (FloatVector) ByteVector.fromArray(B, bp, bo + p * w).convertShape(VectorOperators.B2F, F, 0);
+      FloatVector b1 = (FloatVector) ByteVector.fromArray(B, bp, bo + p * w + L).convertShape(VectorOperators.B2F, F, 0);
       FloatVector x = FloatVector.broadcast(F, a[ao + p]);
       c00 = x.fma(b0, c00); c01 = x.fma(b1, c01);
       x = FloatVector.broadcast(F, a[ao + k + p]);
@@ -112,10 +125,17 @@ public final class VectorInt8Kernels implements Int8Kernels {
       x = FloatVector.broadcast(F, a[ao + 3 * k + p]);
       c30 = x.fma(b0, c30); c31 = x.fma(b1, c31);
     }
-    addTo(c00, acc, co); addTo(c01, acc, co + L); co += ld;
-    addTo(c10, acc, co); addTo(c11, acc, co + L); co += ld;
-    addTo(c20, acc, co); addTo(c21, acc, co + L); co += ld;
-    addTo(c30, acc, co); addTo(c31, acc, co + L);
+    ((IntVector) c00.convert(VectorOperators.F2I, 0)).add(IntVector.fromArray(I, acc, co)).intoArray(acc, co);
+    ((IntVector) c01.convert(VectorOperators.F2I, 0)).add(IntVector.fromArray(I, acc, co + L)).intoArray(acc, co + L);
+    co += ld;
+    ((IntVector) c10.convert(VectorOperators.F2I, 0)).add(IntVector.fromArray(I, acc, co)).intoArray(acc, co);
+    ((IntVector) c11.convert(VectorOperators.F2I, 0)).add(IntVector.fromArray(I, acc, co + L)).intoArray(acc, co + L);
+    co += ld;
+    ((IntVector) c20.convert(VectorOperators.F2I, 0)).add(IntVector.fromArray(I, acc, co)).intoArray(acc, co);
+    ((IntVector) c21.convert(VectorOperators.F2I, 0)).add(IntVector.fromArray(I, acc, co + L)).intoArray(acc, co + L);
+    co += ld;
+    ((IntVector) c30.convert(VectorOperators.F2I, 0)).add(IntVector.fromArray(I, acc, co)).intoArray(acc, co);
+    ((IntVector) c31.convert(VectorOperators.F2I, 0)).add(IntVector.fromArray(I, acc, co + L)).intoArray(acc, co + L);
   }
 
   /**
@@ -129,25 +149,27 @@ public final class VectorInt8Kernels implements Int8Kernels {
     for (; p + 4 <= p1; p += 4) {
       int o = bo + p * w;
       FloatVector x = FloatVector.broadcast(F, a[ao + p]);
-      c0 = x.fma(load(bp, o), c0);
-      c1 = x.fma(load(bp, o + L), c1);
+      c0 = x.fma((FloatVector) ByteVector.fromArray(B, bp, o).convertShape(VectorOperators.B2F, F, 0), c0);
+      c1 = x.fma((FloatVector) ByteVector.fromArray(B, bp, o + L).convertShape(VectorOperators.B2F, F, 0), c1);
       x = FloatVector.broadcast(F, a[ao + p + 1]);
-      d0 = x.fma(load(bp, o + w), d0);
-      d1 = x.fma(load(bp, o + w + L), d1);
+      d0 = x.fma((FloatVector) ByteVector.fromArray(B, bp, o + w).convertShape(VectorOperators.B2F, F, 0), d0);
+      d1 = x.fma((FloatVector) ByteVector.fromArray(B, bp, o + w + L).convertShape(VectorOperators.B2F, F, 0), d1);
       x = FloatVector.broadcast(F, a[ao + p + 2]);
-      e0 = x.fma(load(bp, o + 2 * w), e0);
-      e1 = x.fma(load(bp, o + 2 * w + L), e1);
+      e0 = x.fma((FloatVector) ByteVector.fromArray(B, bp, o + 2 * w).convertShape(VectorOperators.B2F, F, 0), e0);
+      e1 = x.fma((FloatVector) ByteVector.fromArray(B, bp, o + 2 * w + L).convertShape(VectorOperators.B2F, F, 0), e1);
       x = FloatVector.broadcast(F, a[ao + p + 3]);
-      f0 = x.fma(load(bp, o + 3 * w), f0);
-      f1 = x.fma(load(bp, o + 3 * w + L), f1);
+      f0 = x.fma((FloatVector) ByteVector.fromArray(B, bp, o + 3 * w).convertShape(VectorOperators.B2F, F, 0), f0);
+      f1 = x.fma((FloatVector) ByteVector.fromArray(B, bp, o + 3 * w + L).convertShape(VectorOperators.B2F, F, 0), f1);
     }
     for (; p < p1; p++) {
       FloatVector x = FloatVector.broadcast(F, a[ao + p]);
-      c0 = x.fma(load(bp, bo + p * w), c0);
-      c1 = x.fma(load(bp, bo + p * w + L), c1);
+      c0 = x.fma((FloatVector) ByteVector.fromArray(B, bp, bo + p * w).convertShape(VectorOperators.B2F, F, 0), c0);
+      c1 = x.fma((FloatVector) ByteVector.fromArray(B, bp, bo + p * w + L).convertShape(VectorOperators.B2F, F, 0), c1);
     }
-    addTo(c0.add(d0).add(e0.add(f0)), acc, co);
-    addTo(c1.add(d1).add(e1.add(f1)), acc, co + L);
+    ((IntVector) c0.add(d0).add(e0.add(f0)).convert(VectorOperators.F2I, 0))
+        .add(IntVector.fromArray(I, acc, co)).intoArray(acc, co);
+    ((IntVector) c1.add(d1).add(e1.add(f1)).convert(VectorOperators.F2I, 0))
+        .add(IntVector.fromArray(I, acc, co + L)).intoArray(acc, co + L);
   }
 
   /**
@@ -198,7 +220,9 @@ public final class VectorInt8Kernels implements Int8Kernels {
             out, outOff + i);
         continue;
       }
-      store(t, lo, hi, bits, out, outOff + i);
+      t = t.blend(lo, t.compare(VectorOperators.LT, lo)).blend(hi, t.compare(VectorOperators.GT, hi));
+      IntVector q = t.add(MAGIC).reinterpretAsInts().sub(bits);
+      ((ByteVector) q.convertShape(VectorOperators.I2B, B, 0)).intoArray(out, outOff + i);
     }
     Int8Kernels.super.requantizeRow(acc, accOff + i, n - i, corr, scale, bias, hasBias, inv, outZero, outMin, outMax,
         out, outOff + i);
@@ -221,16 +245,12 @@ public final class VectorInt8Kernels implements Int8Kernels {
             outMax, out, outOff + i);
         continue;
       }
-      store(t, lo, hi, bits, out, outOff + i);
+      t = t.blend(lo, t.compare(VectorOperators.LT, lo)).blend(hi, t.compare(VectorOperators.GT, hi));
+      IntVector q = t.add(MAGIC).reinterpretAsInts().sub(bits);
+      ((ByteVector) q.convertShape(VectorOperators.I2B, B, 0)).intoArray(out, outOff + i);
     }
     Int8Kernels.super.requantizeColumns(acc, accOff + i, n - i, corr, scale, bias, col + i, inv, outZero, outMin,
         outMax, out, outOff + i);
-  }
-
-  private static void store(FloatVector t, float lo, float hi, int bits, byte[] out, int off) {
-    t = t.blend(lo, t.compare(VectorOperators.LT, lo)).blend(hi, t.compare(VectorOperators.GT, hi));
-    IntVector q = t.add(MAGIC).reinterpretAsInts().sub(bits);
-    ((ByteVector) q.convertShape(VectorOperators.I2B, B, 0)).intoArray(out, off);
   }
 
   /** Four accumulators each for min and max: Java's min/max take several instructions, so one chain would crawl. */
@@ -257,10 +277,6 @@ public final class VectorInt8Kernels implements Int8Kernels {
       h = Math.max(h, x[off + i]);
     }
     return new float[] {l, h};
-  }
-
-  private static FloatVector load(byte[] x, int off) {
-    return (FloatVector) ByteVector.fromArray(B, x, off).convertShape(VectorOperators.B2F, F, 0);
   }
 
   @Override
@@ -293,55 +309,67 @@ public final class VectorInt8Kernels implements Int8Kernels {
     }
   }
 
-  /** Exact integer sum of a vector of integral float lanes (each below 2^24 in magnitude). */
-  private static int sum(FloatVector c) {
-    return ((IntVector) c.convert(VectorOperators.F2I, 0)).reduceLanes(VectorOperators.ADD);
-  }
-
   private static void tile4x4(byte[] a, int ao, byte[] b, int bo, int k, int p0, int p1, int[] acc, int co, int ld) {
     FloatVector c00 = FloatVector.zero(F), c01 = c00, c02 = c00, c03 = c00;
     FloatVector c10 = c00, c11 = c00, c12 = c00, c13 = c00;
     FloatVector c20 = c00, c21 = c00, c22 = c00, c23 = c00;
     FloatVector c30 = c00, c31 = c00, c32 = c00, c33 = c00;
     for (int p = p0; p < p1; p += L) {
-      FloatVector b0 = load(b, bo + p), b1 = load(b, bo + k + p), b2 = load(b, bo + 2 * k + p);
-      FloatVector b3 = load(b, bo + 3 * k + p);
-      FloatVector a0 = load(a, ao + p);
+      FloatVector b0 = (FloatVector) ByteVector.fromArray(B, b, bo + p).convertShape(VectorOperators.B2F, F, 0);
+      FloatVector b1 = (FloatVector) ByteVector.fromArray(B, b, bo + k + p).convertShape(VectorOperators.B2F, F, 0);
+      FloatVector b2 = (FloatVector) ByteVector.fromArray(B, b, bo + 2 * k + p).convertShape(VectorOperators.B2F, F, 0);
+      FloatVector b3 = (FloatVector) ByteVector.fromArray(B, b, bo + 3 * k + p).convertShape(VectorOperators.B2F, F, 0);
+      FloatVector a0 = (FloatVector) ByteVector.fromArray(B, a, ao + p).convertShape(VectorOperators.B2F, F, 0);
       c00 = a0.fma(b0, c00); c01 = a0.fma(b1, c01); c02 = a0.fma(b2, c02); c03 = a0.fma(b3, c03);
-      FloatVector a1 = load(a, ao + k + p);
+      FloatVector a1 = (FloatVector) ByteVector.fromArray(B, a, ao + k + p).convertShape(VectorOperators.B2F, F, 0);
       c10 = a1.fma(b0, c10); c11 = a1.fma(b1, c11); c12 = a1.fma(b2, c12); c13 = a1.fma(b3, c13);
-      FloatVector a2 = load(a, ao + 2 * k + p);
+      FloatVector a2 = (FloatVector) ByteVector.fromArray(B, a, ao + 2 * k + p).convertShape(VectorOperators.B2F, F, 0);
       c20 = a2.fma(b0, c20); c21 = a2.fma(b1, c21); c22 = a2.fma(b2, c22); c23 = a2.fma(b3, c23);
-      FloatVector a3 = load(a, ao + 3 * k + p);
+      FloatVector a3 = (FloatVector) ByteVector.fromArray(B, a, ao + 3 * k + p).convertShape(VectorOperators.B2F, F, 0);
       c30 = a3.fma(b0, c30); c31 = a3.fma(b1, c31); c32 = a3.fma(b2, c32); c33 = a3.fma(b3, c33);
     }
-    acc[co] += sum(c00); acc[co + 1] += sum(c01); acc[co + 2] += sum(c02); acc[co + 3] += sum(c03);
+    acc[co] += ((IntVector) c00.convert(VectorOperators.F2I, 0)).reduceLanes(VectorOperators.ADD);
+    acc[co + 1] += ((IntVector) c01.convert(VectorOperators.F2I, 0)).reduceLanes(VectorOperators.ADD);
+    acc[co + 2] += ((IntVector) c02.convert(VectorOperators.F2I, 0)).reduceLanes(VectorOperators.ADD);
+    acc[co + 3] += ((IntVector) c03.convert(VectorOperators.F2I, 0)).reduceLanes(VectorOperators.ADD);
     co += ld;
-    acc[co] += sum(c10); acc[co + 1] += sum(c11); acc[co + 2] += sum(c12); acc[co + 3] += sum(c13);
+    acc[co] += ((IntVector) c10.convert(VectorOperators.F2I, 0)).reduceLanes(VectorOperators.ADD);
+    acc[co + 1] += ((IntVector) c11.convert(VectorOperators.F2I, 0)).reduceLanes(VectorOperators.ADD);
+    acc[co + 2] += ((IntVector) c12.convert(VectorOperators.F2I, 0)).reduceLanes(VectorOperators.ADD);
+    acc[co + 3] += ((IntVector) c13.convert(VectorOperators.F2I, 0)).reduceLanes(VectorOperators.ADD);
     co += ld;
-    acc[co] += sum(c20); acc[co + 1] += sum(c21); acc[co + 2] += sum(c22); acc[co + 3] += sum(c23);
+    acc[co] += ((IntVector) c20.convert(VectorOperators.F2I, 0)).reduceLanes(VectorOperators.ADD);
+    acc[co + 1] += ((IntVector) c21.convert(VectorOperators.F2I, 0)).reduceLanes(VectorOperators.ADD);
+    acc[co + 2] += ((IntVector) c22.convert(VectorOperators.F2I, 0)).reduceLanes(VectorOperators.ADD);
+    acc[co + 3] += ((IntVector) c23.convert(VectorOperators.F2I, 0)).reduceLanes(VectorOperators.ADD);
     co += ld;
-    acc[co] += sum(c30); acc[co + 1] += sum(c31); acc[co + 2] += sum(c32); acc[co + 3] += sum(c33);
+    acc[co] += ((IntVector) c30.convert(VectorOperators.F2I, 0)).reduceLanes(VectorOperators.ADD);
+    acc[co + 1] += ((IntVector) c31.convert(VectorOperators.F2I, 0)).reduceLanes(VectorOperators.ADD);
+    acc[co + 2] += ((IntVector) c32.convert(VectorOperators.F2I, 0)).reduceLanes(VectorOperators.ADD);
+    acc[co + 3] += ((IntVector) c33.convert(VectorOperators.F2I, 0)).reduceLanes(VectorOperators.ADD);
   }
 
   private static void tile1x4(byte[] a, int ao, byte[] b, int bo, int k, int p0, int p1, int[] acc, int co) {
     FloatVector c0 = FloatVector.zero(F), c1 = c0, c2 = c0, c3 = c0;
     for (int p = p0; p < p1; p += L) {
-      FloatVector a0 = load(a, ao + p);
-      c0 = a0.fma(load(b, bo + p), c0);
-      c1 = a0.fma(load(b, bo + k + p), c1);
-      c2 = a0.fma(load(b, bo + 2 * k + p), c2);
-      c3 = a0.fma(load(b, bo + 3 * k + p), c3);
+      FloatVector a0 = (FloatVector) ByteVector.fromArray(B, a, ao + p).convertShape(VectorOperators.B2F, F, 0);
+      c0 = a0.fma((FloatVector) ByteVector.fromArray(B, b, bo + p).convertShape(VectorOperators.B2F, F, 0), c0);
+      c1 = a0.fma((FloatVector) ByteVector.fromArray(B, b, bo + k + p).convertShape(VectorOperators.B2F, F, 0), c1);
+      c2 = a0.fma((FloatVector) ByteVector.fromArray(B, b, bo + 2 * k + p).convertShape(VectorOperators.B2F, F, 0), c2);
+      c3 = a0.fma((FloatVector) ByteVector.fromArray(B, b, bo + 3 * k + p).convertShape(VectorOperators.B2F, F, 0), c3);
     }
-    acc[co] += sum(c0);
-    acc[co + 1] += sum(c1);
-    acc[co + 2] += sum(c2);
-    acc[co + 3] += sum(c3);
+    acc[co] += ((IntVector) c0.convert(VectorOperators.F2I, 0)).reduceLanes(VectorOperators.ADD);
+    acc[co + 1] += ((IntVector) c1.convert(VectorOperators.F2I, 0)).reduceLanes(VectorOperators.ADD);
+    acc[co + 2] += ((IntVector) c2.convert(VectorOperators.F2I, 0)).reduceLanes(VectorOperators.ADD);
+    acc[co + 3] += ((IntVector) c3.convert(VectorOperators.F2I, 0)).reduceLanes(VectorOperators.ADD);
   }
 
   private static int dot(byte[] a, int ao, byte[] b, int bo, int p0, int p1) {
     FloatVector c = FloatVector.zero(F);
-    for (int p = p0; p < p1; p += L) c = load(a, ao + p).fma(load(b, bo + p), c);
-    return sum(c);
+    for (int p = p0; p < p1; p += L) {
+      FloatVector x = (FloatVector) ByteVector.fromArray(B, a, ao + p).convertShape(VectorOperators.B2F, F, 0);
+      c = x.fma((FloatVector) ByteVector.fromArray(B, b, bo + p).convertShape(VectorOperators.B2F, F, 0), c);
+    }
+    return ((IntVector) c.convert(VectorOperators.F2I, 0)).reduceLanes(VectorOperators.ADD);
   }
 }

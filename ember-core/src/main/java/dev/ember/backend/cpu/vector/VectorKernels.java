@@ -546,7 +546,9 @@ public final class VectorKernels {
       a3 = a3.add(fromArray(S, x, xo + i + 3 * L));
     }
     for (int end = S.loopBound(n); i < end; i += L) a0 = a0.add(fromArray(S, x, xo + i));
-    float s = VMath.laneSum(a0.add(a1).add(a2.add(a3)));
+    FloatVector a = a0.add(a1).add(a2.add(a3));
+    float s = a.lane(0); // in lane order: reduceLanes(ADD) rounds differently once compiled
+    for (int l = 1; l < L; l++) s += a.lane(l);
     for (; i < n; i++) s += x[xo + i];
     return s;
   }
@@ -651,7 +653,8 @@ public final class VectorKernels {
       for (int i = 0; i < len; i += L) acc = acc.add(fromArray(S, e, i));
     }
     int i = end;
-    float s = VMath.laneSum(acc);
+    float s = acc.lane(0); // in lane order: reduceLanes(ADD) rounds differently once compiled
+    for (int l = 1; l < L; l++) s += acc.lane(l);
     for (; i < n; i++) s += (float) Math.exp(x[xo + i] - m);
     return s;
   }
@@ -665,7 +668,8 @@ public final class VectorKernels {
     VMath.exp(out, oo, out, oo, end);
     for (int i = 0; i < end; i += L) acc = acc.add(fromArray(S, out, oo + i));
     int i = end;
-    float s = VMath.laneSum(acc);
+    float s = acc.lane(0); // in lane order: reduceLanes(ADD) rounds differently once compiled
+    for (int l = 1; l < L; l++) s += acc.lane(l);
     for (; i < n; i++) {
       float e = (float) Math.exp(x[xo + i] - m);
       out[oo + i] = e;

@@ -40,7 +40,8 @@ public final class VectorRowKernels implements RowKernels {
     FloatVector acc = FloatVector.zero(S);
     int i = 0;
     for (int bound = S.loopBound(n); i < bound; i += L) acc = acc.add(FloatVector.fromArray(S, a, ao + i));
-    float s = laneSum(acc);
+    float s = 0; // the lanes added in lane order: the same bits on every call
+    for (int l = 0; l < L; l++) s += acc.lane(l);
     for (; i < n; i++) s += a[ao + i];
     return s;
   }
@@ -54,7 +55,8 @@ public final class VectorRowKernels implements RowKernels {
       FloatVector d = FloatVector.fromArray(S, a, ao + i).sub(m);
       acc = d.mul(d).add(acc);
     }
-    float s = laneSum(acc);
+    float s = 0; // the lanes added in lane order: the same bits on every call
+    for (int l = 0; l < L; l++) s += acc.lane(l);
     for (; i < n; i++) {
       float d = a[ao + i] - mu;
       s += d * d;
@@ -70,7 +72,8 @@ public final class VectorRowKernels implements RowKernels {
     for (int bound = S.loopBound(n); i < bound; i += L) {
       acc = FloatVector.fromArray(S, g, go + i).mul(FloatVector.fromArray(S, x, xo + i).sub(m)).add(acc);
     }
-    float s = laneSum(acc);
+    float s = 0; // the lanes added in lane order: the same bits on every call
+    for (int l = 0; l < L; l++) s += acc.lane(l);
     for (; i < n; i++) s += g[go + i] * (x[xo + i] - mu);
     return s;
   }
@@ -86,8 +89,12 @@ public final class VectorRowKernels implements RowKernels {
       sum = sum.add(gv);
       dot = gv.mul(FloatVector.fromArray(S, x, xo + i).sub(m)).add(dot);
     }
-    float s = laneSum(sum);
-    float d = laneSum(dot);
+    float s = 0; // the lanes added in lane order: the same bits on every call
+    float d = 0;
+    for (int l = 0; l < L; l++) {
+      s += sum.lane(l);
+      d += dot.lane(l);
+    }
     for (int k = i; k < n; k++) s += g[go + k];
     for (int k = i; k < n; k++) d += g[go + k] * (x[xo + k] - mu);
     out[0] = s;
@@ -107,13 +114,6 @@ public final class VectorRowKernels implements RowKernels {
       pv.mul(FloatVector.fromArray(S, g, go + i)).add(t).intoArray(y, yo + i);
     }
     for (; i < n; i++) y[yo + i] = p * g[go + i] + (q * (x[xo + i] - mu) + r);
-  }
-
-  /** The lanes added in lane order: the same bits on every call. */
-  private static float laneSum(FloatVector v) {
-    float s = 0;
-    for (int l = 0; l < L; l++) s += v.lane(l);
-    return s;
   }
 
   @Override
@@ -194,11 +194,6 @@ public final class VectorRowKernels implements RowKernels {
     }
   }
 
-  /** Lanes [lo, hi) of a vector (clamped to [0, L]) as a mask. */
-  private static VectorMask<Float> lanes(int lo, int hi) {
-    return LANE.compare(GE, (float) lo).and(LANE.compare(LT, (float) hi));
-  }
-
   /** Lane indexes 0, 1, ..., L-1 as floats. */
   private static final FloatVector LANE = FloatVector.fromArray(S, laneIndexes(), 0);
 
@@ -248,7 +243,7 @@ public final class VectorRowKernels implements RowKernels {
             int lo = j - pw - k0;
             int hi = Math.min(w, ow + j - pw) - k0;
             if (hi <= Math.max(0, lo) || lo >= L) continue;
-            VectorMask<Float> m = lanes(lo, hi);
+            VectorMask<Float> m = LANE.compare(GE, (float) lo).and(LANE.compare(LT, (float) hi)); // lanes [lo, hi)
             int base = row0 + (i * kw + j) * ld + oy * ow + k0 + pw - j;
             FloatVector v = base >= 0 && base + L <= col.length ? FloatVector.fromArray(S, col, base)
                 : FloatVector.fromArray(S, col, base, m);
@@ -427,22 +422,17 @@ public final class VectorRowKernels implements RowKernels {
     for (; s < nslots; s++) convTile1(xp, offs, kdim, wp, wo, init, io, y, yo, ldy, read[s], write[s], relu);
   }
 
-  /** The chain's start for row r of a tile: init[io + r], or 0 without init. */
-  private static FloatVector start(float[] init, int io, int r) {
-    return FloatVector.broadcast(S, init == null ? 0f : init[io + r]);
-  }
-
   /** The one or two slots past the last group of three, one at a time (8 accumulators). */
   private static void convTile1(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] init, int io, float[] y,
       int yo, int ldy, int p, int q, boolean relu) {
-    FloatVector a0 = start(init, io, 0);
-    FloatVector a1 = start(init, io, 1);
-    FloatVector a2 = start(init, io, 2);
-    FloatVector a3 = start(init, io, 3);
-    FloatVector a4 = start(init, io, 4);
-    FloatVector a5 = start(init, io, 5);
-    FloatVector a6 = start(init, io, 6);
-    FloatVector a7 = start(init, io, 7);
+    FloatVector a0 = FloatVector.broadcast(S, init == null ? 0f : init[io + 0]);
+    FloatVector a1 = FloatVector.broadcast(S, init == null ? 0f : init[io + 1]);
+    FloatVector a2 = FloatVector.broadcast(S, init == null ? 0f : init[io + 2]);
+    FloatVector a3 = FloatVector.broadcast(S, init == null ? 0f : init[io + 3]);
+    FloatVector a4 = FloatVector.broadcast(S, init == null ? 0f : init[io + 4]);
+    FloatVector a5 = FloatVector.broadcast(S, init == null ? 0f : init[io + 5]);
+    FloatVector a6 = FloatVector.broadcast(S, init == null ? 0f : init[io + 6]);
+    FloatVector a7 = FloatVector.broadcast(S, init == null ? 0f : init[io + 7]);
     for (int k = 0, w = wo; k < kdim; k++, w += CONV_TILE) {
       FloatVector x = FloatVector.fromArray(S, xp, offs[k] + p);
       a0 = x.fma(FloatVector.broadcast(S, wp[w + 0]), a0);
@@ -477,14 +467,14 @@ public final class VectorRowKernels implements RowKernels {
 
   private static void convTile3(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] init, int io, float[] y,
       int yo, int ldy, int p0, int p1, int p2, int q0, int q1, int q2, boolean relu) {
-    FloatVector a00 = start(init, io, 0), a01 = a00, a02 = a00;
-    FloatVector a10 = start(init, io, 1), a11 = a10, a12 = a10;
-    FloatVector a20 = start(init, io, 2), a21 = a20, a22 = a20;
-    FloatVector a30 = start(init, io, 3), a31 = a30, a32 = a30;
-    FloatVector a40 = start(init, io, 4), a41 = a40, a42 = a40;
-    FloatVector a50 = start(init, io, 5), a51 = a50, a52 = a50;
-    FloatVector a60 = start(init, io, 6), a61 = a60, a62 = a60;
-    FloatVector a70 = start(init, io, 7), a71 = a70, a72 = a70;
+    FloatVector a00 = FloatVector.broadcast(S, init == null ? 0f : init[io + 0]), a01 = a00, a02 = a00;
+    FloatVector a10 = FloatVector.broadcast(S, init == null ? 0f : init[io + 1]), a11 = a10, a12 = a10;
+    FloatVector a20 = FloatVector.broadcast(S, init == null ? 0f : init[io + 2]), a21 = a20, a22 = a20;
+    FloatVector a30 = FloatVector.broadcast(S, init == null ? 0f : init[io + 3]), a31 = a30, a32 = a30;
+    FloatVector a40 = FloatVector.broadcast(S, init == null ? 0f : init[io + 4]), a41 = a40, a42 = a40;
+    FloatVector a50 = FloatVector.broadcast(S, init == null ? 0f : init[io + 5]), a51 = a50, a52 = a50;
+    FloatVector a60 = FloatVector.broadcast(S, init == null ? 0f : init[io + 6]), a61 = a60, a62 = a60;
+    FloatVector a70 = FloatVector.broadcast(S, init == null ? 0f : init[io + 7]), a71 = a70, a72 = a70;
     for (int k = 0, w = wo; k < kdim; k++, w += CONV_TILE) {
       int at = offs[k];
       FloatVector x0 = FloatVector.fromArray(S, xp, at + p0);
@@ -623,25 +613,29 @@ public final class VectorRowKernels implements RowKernels {
           }
         }
       }
+      // The stores are written out here rather than in a helper: vectors handed to a call that C2 does not inline
+      // are boxed, and whether it inlines a helper depends on what ran before (issue #40; KernelsTest checks).
+      // A vector whose window stays inside the plane is written whole: the lanes past bw land on rows written after
+      // this one (a masked store checks its bounds at run time); one reaching past the plane (or past bw when
+      // exact) is masked, as the next plane may belong to another task.
       int at = yo + oy * ldy;
-      store(a0, a1, two, m0, m1, y, at, bw, exact ? at + bw : yo + oh * ldy);
-      if (pair) store(b0, b1, two, m0, m1, y, at + ldy, bw, exact ? at + ldy + bw : yo + oh * ldy);
-    }
-  }
-
-  /**
-   * Writes one output row of a plane ending at {@code end}. A vector whose window stays inside the
-   * plane is written whole: the lanes past ow land on rows written after this one (a masked store
-   * checks its bounds at run time); one reaching past the plane is masked, as the next plane may
-   * belong to another task.
-   */
-  private static void store(FloatVector v0, FloatVector v1, boolean two, VectorMask<Float> m0, VectorMask<Float> m1,
-      float[] y, int at, int ow, int end) {
-    if (ow >= L || at + L <= end) v0.intoArray(y, at);
-    else v0.intoArray(y, at, m0);
-    if (two) {
-      if (at + 2 * L <= end) v1.intoArray(y, at + L);
-      else v1.intoArray(y, at + L, m1);
+      int end = exact ? at + bw : yo + oh * ldy;
+      if (bw >= L || at + L <= end) a0.intoArray(y, at);
+      else a0.intoArray(y, at, m0);
+      if (two) {
+        if (at + 2 * L <= end) a1.intoArray(y, at + L);
+        else a1.intoArray(y, at + L, m1);
+      }
+      if (pair) {
+        int at1 = at + ldy;
+        int end1 = exact ? at1 + bw : yo + oh * ldy;
+        if (bw >= L || at1 + L <= end1) b0.intoArray(y, at1);
+        else b0.intoArray(y, at1, m0);
+        if (two) {
+          if (at1 + 2 * L <= end1) b1.intoArray(y, at1 + L);
+          else b1.intoArray(y, at1 + L, m1);
+        }
+      }
     }
   }
 

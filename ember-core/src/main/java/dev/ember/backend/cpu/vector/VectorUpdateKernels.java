@@ -38,23 +38,14 @@ public final class VectorUpdateKernels implements UpdateKernels {
     return lo + S.loopBound(hi - lo);
   }
 
-  private static FloatVector load(float[] a, int i) {
-    return FloatVector.fromArray(S, a, i);
-  }
-
-  /** Math.signum per lane: 1 above 0, -1 below, x itself for +-0 and NaN. */
-  private static FloatVector signum(FloatVector x) {
-    return x.blend(1f, x.compare(GT, 0f)).blend(-1f, x.compare(LT, 0f));
-  }
-
   @Override
   public void sgd(Slot p, Slot g, int lo, int hi, double lr, double wd, double sign) {
     float[] pa = p.f, ga = g.f;
     int po = p.off, go = g.off;
     int i = lo;
     for (int end = bound(lo, hi); i < end; i += L) {
-      FloatVector x = load(pa, po + i);
-      FloatVector d = load(ga, go + i).mul((float) sign).add(x.mul((float) wd));
+      FloatVector x = FloatVector.fromArray(S, pa, po + i);
+      FloatVector d = FloatVector.fromArray(S, ga, go + i).mul((float) sign).add(x.mul((float) wd));
       x.sub(d.mul((float) lr)).intoArray(pa, po + i);
     }
     TAIL.sgd(p, g, i, hi, lr, wd, sign);
@@ -67,9 +58,9 @@ public final class VectorUpdateKernels implements UpdateKernels {
     int po = p.off, go = g.off, bo = b.off;
     int i = lo;
     for (int end = bound(lo, hi); i < end; i += L) {
-      FloatVector x = load(pa, po + i);
-      FloatVector d = load(ga, go + i).mul((float) sign).add(x.mul((float) wd));
-      FloatVector buf = load(ba, bo + i).mul((float) keep).add(d.mul((float) add));
+      FloatVector x = FloatVector.fromArray(S, pa, po + i);
+      FloatVector d = FloatVector.fromArray(S, ga, go + i).mul((float) sign).add(x.mul((float) wd));
+      FloatVector buf = FloatVector.fromArray(S, ba, bo + i).mul((float) keep).add(d.mul((float) add));
       buf.intoArray(ba, bo + i);
       FloatVector step = nesterov ? d.add(buf.mul((float) mom)) : buf;
       x.sub(step.mul((float) lr)).intoArray(pa, po + i);
@@ -93,24 +84,26 @@ public final class VectorUpdateKernels implements UpdateKernels {
     boolean plain = sign == 1 && l2 == 0;
     if (plain && !ams) {
       for (; i < end; i += L) {
-        FloatVector gi = load(ga, go + i);
-        FloatVector mi = load(ma, mo + i).mul((float) b1).add(gi.mul((float) c1));
-        FloatVector vi = load(va, vo + i).mul((float) b2).add(gi.mul((float) c2).mul(gi));
+        FloatVector gi = FloatVector.fromArray(S, ga, go + i);
+        FloatVector mi = FloatVector.fromArray(S, ma, mo + i).mul((float) b1).add(gi.mul((float) c1));
+        FloatVector vi = FloatVector.fromArray(S, va, vo + i).mul((float) b2).add(gi.mul((float) c2).mul(gi));
         mi.intoArray(ma, mo + i);
         vi.intoArray(va, vo + i);
         FloatVector denom = vi.sqrt().mul((float) invBc2Sqrt).add((float) eps);
-        load(pa, po + i).mul((float) decay).sub(mi.mul((float) stepSize).div(denom)).intoArray(pa, po + i);
+        FloatVector.fromArray(S, pa, po + i).mul((float) decay).sub(mi.mul((float) stepSize).div(denom))
+            .intoArray(pa, po + i);
       }
     }
     for (; i < end; i += L) {
-      FloatVector x = load(pa, po + i);
-      FloatVector gi = plain ? load(ga, go + i) : load(ga, go + i).mul((float) sign).add(x.mul((float) l2));
-      FloatVector mi = load(ma, mo + i).mul((float) b1).add(gi.mul((float) c1));
-      FloatVector vi = load(va, vo + i).mul((float) b2).add(gi.mul((float) c2).mul(gi));
+      FloatVector x = FloatVector.fromArray(S, pa, po + i);
+      FloatVector gi = FloatVector.fromArray(S, ga, go + i);
+      if (!plain) gi = gi.mul((float) sign).add(x.mul((float) l2));
+      FloatVector mi = FloatVector.fromArray(S, ma, mo + i).mul((float) b1).add(gi.mul((float) c1));
+      FloatVector vi = FloatVector.fromArray(S, va, vo + i).mul((float) b2).add(gi.mul((float) c2).mul(gi));
       mi.intoArray(ma, mo + i);
       vi.intoArray(va, vo + i);
       if (ams) {
-        vi = load(xa, xo + i).max(vi);
+        vi = FloatVector.fromArray(S, xa, xo + i).max(vi);
         vi.intoArray(xa, xo + i);
       }
       FloatVector denom = vi.sqrt().mul((float) invBc2Sqrt).add((float) eps);
@@ -126,10 +119,10 @@ public final class VectorUpdateKernels implements UpdateKernels {
     int po = p.off, go = g.off, mo = m.off, uo = u.off;
     int i = lo;
     for (int end = bound(lo, hi); i < end; i += L) {
-      FloatVector x = load(pa, po + i);
-      FloatVector gi = load(ga, go + i).mul((float) sign).add(x.mul((float) wd));
-      FloatVector mi = load(ma, mo + i).mul((float) b1).add(gi.mul((float) c1));
-      FloatVector ui = load(ua, uo + i).mul((float) b2).max(gi.abs().add((float) eps));
+      FloatVector x = FloatVector.fromArray(S, pa, po + i);
+      FloatVector gi = FloatVector.fromArray(S, ga, go + i).mul((float) sign).add(x.mul((float) wd));
+      FloatVector mi = FloatVector.fromArray(S, ma, mo + i).mul((float) b1).add(gi.mul((float) c1));
+      FloatVector ui = FloatVector.fromArray(S, ua, uo + i).mul((float) b2).max(gi.abs().add((float) eps));
       mi.intoArray(ma, mo + i);
       ui.intoArray(ua, uo + i);
       x.sub(mi.mul((float) clr).div(ui)).intoArray(pa, po + i);
@@ -144,11 +137,11 @@ public final class VectorUpdateKernels implements UpdateKernels {
     int po = p.off, go = g.off, so = s.off, uo = u.off;
     int i = lo;
     for (int end = bound(lo, hi); i < end; i += L) {
-      FloatVector x = load(pa, po + i);
-      FloatVector gi = load(ga, go + i).mul((float) sign).add(x.mul((float) wd));
-      FloatVector si = load(sa, so + i).mul((float) rho).add(gi.mul((float) c).mul(gi));
+      FloatVector x = FloatVector.fromArray(S, pa, po + i);
+      FloatVector gi = FloatVector.fromArray(S, ga, go + i).mul((float) sign).add(x.mul((float) wd));
+      FloatVector si = FloatVector.fromArray(S, sa, so + i).mul((float) rho).add(gi.mul((float) c).mul(gi));
       si.intoArray(sa, so + i);
-      FloatVector ui = load(ua, uo + i);
+      FloatVector ui = FloatVector.fromArray(S, ua, uo + i);
       FloatVector d = ui.add((float) eps).sqrt().div(si.add((float) eps).sqrt()).mul(gi);
       ui.mul((float) rho).add(d.mul((float) c).mul(d)).intoArray(ua, uo + i);
       x.sub(d.mul((float) lr)).intoArray(pa, po + i);
@@ -162,9 +155,9 @@ public final class VectorUpdateKernels implements UpdateKernels {
     int po = p.off, go = g.off, so = s.off;
     int i = lo;
     for (int end = bound(lo, hi); i < end; i += L) {
-      FloatVector x = load(pa, po + i);
-      FloatVector gi = load(ga, go + i).mul((float) sign).add(x.mul((float) wd));
-      FloatVector si = load(sa, so + i).add(gi.mul(gi));
+      FloatVector x = FloatVector.fromArray(S, pa, po + i);
+      FloatVector gi = FloatVector.fromArray(S, ga, go + i).mul((float) sign).add(x.mul((float) wd));
+      FloatVector si = FloatVector.fromArray(S, sa, so + i).add(gi.mul(gi));
       si.intoArray(sa, so + i);
       x.sub(gi.mul((float) clr).div(si.sqrt().add((float) eps))).intoArray(pa, po + i);
     }
@@ -179,19 +172,19 @@ public final class VectorUpdateKernels implements UpdateKernels {
     int po = p.off, go = g.off, so = s.off, ao = centered ? a.off : 0, bo = momentum ? b.off : 0;
     int i = lo;
     for (int end = bound(lo, hi); i < end; i += L) {
-      FloatVector x = load(pa, po + i);
-      FloatVector gi = load(ga, go + i).mul((float) sign).add(x.mul((float) wd));
-      FloatVector si = load(sa, so + i).mul((float) alpha).add(gi.mul((float) c).mul(gi));
+      FloatVector x = FloatVector.fromArray(S, pa, po + i);
+      FloatVector gi = FloatVector.fromArray(S, ga, go + i).mul((float) sign).add(x.mul((float) wd));
+      FloatVector si = FloatVector.fromArray(S, sa, so + i).mul((float) alpha).add(gi.mul((float) c).mul(gi));
       si.intoArray(sa, so + i);
       FloatVector var = si;
       if (centered) {
-        FloatVector ai = load(aa, ao + i).mul((float) alpha).add(gi.mul((float) c));
+        FloatVector ai = FloatVector.fromArray(S, aa, ao + i).mul((float) alpha).add(gi.mul((float) c));
         ai.intoArray(aa, ao + i);
         var = si.sub(ai.mul(ai));
       }
       FloatVector d = var.sqrt().add((float) eps);
       if (momentum) {
-        FloatVector bi = load(ba, bo + i).mul((float) mom).add(gi.div(d));
+        FloatVector bi = FloatVector.fromArray(S, ba, bo + i).mul((float) mom).add(gi.div(d));
         bi.intoArray(ba, bo + i);
         x.sub(bi.mul((float) lr)).intoArray(pa, po + i);
       } else {
@@ -208,10 +201,10 @@ public final class VectorUpdateKernels implements UpdateKernels {
     int po = p.off, go = g.off, mo = m.off, vo = v.off;
     int i = lo;
     for (int end = bound(lo, hi); i < end; i += L) {
-      FloatVector x = load(pa, po + i);
-      FloatVector gi = load(ga, go + i).mul((float) sign).add(x.mul((float) wd));
-      FloatVector mi = load(ma, mo + i).mul((float) b1).add(gi.mul((float) c1));
-      FloatVector vi = load(va, vo + i).mul((float) b2).add(gi.mul((float) c2).mul(gi));
+      FloatVector x = FloatVector.fromArray(S, pa, po + i);
+      FloatVector gi = FloatVector.fromArray(S, ga, go + i).mul((float) sign).add(x.mul((float) wd));
+      FloatVector mi = FloatVector.fromArray(S, ma, mo + i).mul((float) b1).add(gi.mul((float) c1));
+      FloatVector vi = FloatVector.fromArray(S, va, vo + i).mul((float) b2).add(gi.mul((float) c2).mul(gi));
       mi.intoArray(ma, mo + i);
       vi.intoArray(va, vo + i);
       FloatVector denom = vi.div((float) bc2).sqrt().add((float) eps);
@@ -227,10 +220,10 @@ public final class VectorUpdateKernels implements UpdateKernels {
     int po = p.off, go = g.off, mo = m.off, vo = v.off;
     int i = lo;
     for (int end = bound(lo, hi); i < end; i += L) {
-      FloatVector x = load(pa, po + i);
-      FloatVector gi = load(ga, go + i).mul((float) sign).add(x.mul((float) wd));
-      FloatVector mi = load(ma, mo + i).mul((float) b1).add(gi.mul((float) c1));
-      FloatVector vi = load(va, vo + i).mul((float) b2).add(gi.mul((float) c2).mul(gi));
+      FloatVector x = FloatVector.fromArray(S, pa, po + i);
+      FloatVector gi = FloatVector.fromArray(S, ga, go + i).mul((float) sign).add(x.mul((float) wd));
+      FloatVector mi = FloatVector.fromArray(S, ma, mo + i).mul((float) b1).add(gi.mul((float) c1));
+      FloatVector vi = FloatVector.fromArray(S, va, vo + i).mul((float) b2).add(gi.mul((float) c2).mul(gi));
       mi.intoArray(ma, mo + i);
       vi.intoArray(va, vo + i);
       FloatVector step = adaptive ? mi.div(vi.sqrt().add((float) eps)) : mi;
@@ -246,10 +239,11 @@ public final class VectorUpdateKernels implements UpdateKernels {
     int po = p.off, go = g.off, mo = m.off;
     int i = lo;
     for (int end = bound(lo, hi); i < end; i += L) {
-      FloatVector gi = load(ga, go + i).mul((float) sign);
-      FloatVector mi = load(ma, mo + i);
-      FloatVector dir = signum(mi.mul((float) b1).add(gi.mul((float) c1)));
-      load(pa, po + i).mul((float) decay).sub(dir.mul((float) lr)).intoArray(pa, po + i);
+      FloatVector gi = FloatVector.fromArray(S, ga, go + i).mul((float) sign);
+      FloatVector mi = FloatVector.fromArray(S, ma, mo + i);
+      FloatVector u = mi.mul((float) b1).add(gi.mul((float) c1));
+      FloatVector dir = u.blend(1f, u.compare(GT, 0f)).blend(-1f, u.compare(LT, 0f)); // Math.signum per lane
+      FloatVector.fromArray(S, pa, po + i).mul((float) decay).sub(dir.mul((float) lr)).intoArray(pa, po + i);
       mi.mul((float) b2).add(gi.mul((float) c2)).intoArray(ma, mo + i);
     }
     TAIL.lion(p, g, m, i, hi, sign, decay, lr, b1, c1, b2, c2);
@@ -264,12 +258,12 @@ public final class VectorUpdateKernels implements UpdateKernels {
     DoubleVector pp = DoubleVector.zero(D), rr = DoubleVector.zero(D);
     int i = lo;
     for (int end = bound(lo, hi); i < end; i += L) {
-      FloatVector gi = load(ga, go + i);
-      FloatVector mi = load(ma, mo + i).mul((float) b1).add(gi.mul((float) c1));
-      FloatVector vi = load(va, vo + i).mul((float) b2).add(gi.mul((float) c2).mul(gi));
+      FloatVector gi = FloatVector.fromArray(S, ga, go + i);
+      FloatVector mi = FloatVector.fromArray(S, ma, mo + i).mul((float) b1).add(gi.mul((float) c1));
+      FloatVector vi = FloatVector.fromArray(S, va, vo + i).mul((float) b2).add(gi.mul((float) c2).mul(gi));
       mi.intoArray(ma, mo + i);
       vi.intoArray(va, vo + i);
-      FloatVector x = load(pa, po + i);
+      FloatVector x = FloatVector.fromArray(S, pa, po + i);
       FloatVector r = mi.div((float) bc1).div(vi.div((float) bc2).sqrt().add((float) eps)).add(x.mul((float) wd));
       for (int part = 0; part < parts; part++) {
         DoubleVector xd = (DoubleVector) x.convertShape(F2D, D, part);
@@ -278,8 +272,15 @@ public final class VectorUpdateKernels implements UpdateKernels {
         rr = rr.add(rd.mul(rd));
       }
     }
-    acc[0] += laneSum(pp);
-    acc[1] += laneSum(rr);
+    // the lanes added in lane order: reduceLanes(ADD) rounds differently before and after C2 compiles it
+    double ps = pp.lane(0);
+    double rs = rr.lane(0);
+    for (int l = 1; l < pp.length(); l++) {
+      ps += pp.lane(l);
+      rs += rr.lane(l);
+    }
+    acc[0] += ps;
+    acc[1] += rs;
     TAIL.lambMoments(p, g, m, v, i, hi, b1, b2, c1, c2, bc1, bc2, eps, wd, acc);
   }
 
@@ -290,8 +291,9 @@ public final class VectorUpdateKernels implements UpdateKernels {
     int po = p.off, mo = m.off, vo = v.off;
     int i = lo;
     for (int end = bound(lo, hi); i < end; i += L) {
-      FloatVector x = load(pa, po + i);
-      FloatVector r = load(ma, mo + i).div((float) bc1).div(load(va, vo + i).div((float) bc2).sqrt().add((float) eps))
+      FloatVector x = FloatVector.fromArray(S, pa, po + i);
+      FloatVector vi = FloatVector.fromArray(S, va, vo + i);
+      FloatVector r = FloatVector.fromArray(S, ma, mo + i).div((float) bc1).div(vi.div((float) bc2).sqrt().add((float) eps))
           .add(x.mul((float) wd));
       x.sub(r.mul((float) scale)).intoArray(pa, po + i);
     }
@@ -305,10 +307,13 @@ public final class VectorUpdateKernels implements UpdateKernels {
     int po = p.off, go = g.off, mo = m.off, ho = h.off;
     int i = lo;
     for (int end = bound(lo, hi); i < end; i += L) {
-      FloatVector mi = load(ma, mo + i).mul((float) b1).add(load(ga, go + i).mul((float) sc1));
+      FloatVector gi = FloatVector.fromArray(S, ga, go + i);
+      FloatVector mi = FloatVector.fromArray(S, ma, mo + i).mul((float) b1).add(gi.mul((float) sc1));
       mi.intoArray(ma, mo + i);
-      FloatVector ratio = mi.abs().div(load(ha, ho + i).mul((float) rhoBs).add(1e-15f)).min(1f);
-      load(pa, po + i).mul((float) decay).sub(signum(mi).mul((float) lr).mul(ratio)).intoArray(pa, po + i);
+      FloatVector ratio = mi.abs().div(FloatVector.fromArray(S, ha, ho + i).mul((float) rhoBs).add(1e-15f)).min(1f);
+      FloatVector dir = mi.blend(1f, mi.compare(GT, 0f)).blend(-1f, mi.compare(LT, 0f)); // Math.signum per lane
+      FloatVector.fromArray(S, pa, po + i).mul((float) decay).sub(dir.mul((float) lr).mul(ratio))
+          .intoArray(pa, po + i);
     }
     TAIL.sophia(p, g, m, h, i, hi, decay, lr, b1, sc1, rhoBs);
   }
@@ -319,8 +324,8 @@ public final class VectorUpdateKernels implements UpdateKernels {
     int ho = h.off, go = g.off;
     int i = lo;
     for (int end = bound(lo, hi); i < end; i += L) {
-      FloatVector gi = load(ga, go + i);
-      load(ha, ho + i).mul((float) b2).add(gi.mul((float) c).mul(gi)).intoArray(ha, ho + i);
+      FloatVector gi = FloatVector.fromArray(S, ga, go + i);
+      FloatVector.fromArray(S, ha, ho + i).mul((float) b2).add(gi.mul((float) c).mul(gi)).intoArray(ha, ho + i);
     }
     TAIL.sophiaEma(h, g, i, hi, b2, c);
   }
@@ -333,15 +338,17 @@ public final class VectorUpdateKernels implements UpdateKernels {
     DoubleVector acc = DoubleVector.zero(D);
     int i = lo;
     for (int end = bound(lo, hi); i < end; i += L) {
-      FloatVector gi = load(ga, go + i);
+      FloatVector gi = FloatVector.fromArray(S, ga, go + i);
       // (adaptive ? |p| : 1) * g; 1 * g is g exactly
-      FloatVector w = adaptive ? load(pa, po + i).abs().mul(gi) : gi;
+      FloatVector w = adaptive ? FloatVector.fromArray(S, pa, po + i).abs().mul(gi) : gi;
       for (int part = 0; part < parts; part++) {
         DoubleVector wd = (DoubleVector) w.convertShape(F2D, D, part);
         acc = acc.add(wd.mul(wd));
       }
     }
-    return laneSum(acc) + TAIL.samSquares(p, g, i, hi, adaptive);
+    double s = acc.lane(0); // the lanes in lane order, as in lambMoments
+    for (int l = 1; l < acc.length(); l++) s += acc.lane(l);
+    return s + TAIL.samSquares(p, g, i, hi, adaptive);
   }
 
   @Override
@@ -350,18 +357,11 @@ public final class VectorUpdateKernels implements UpdateKernels {
     int po = p.off, go = g.off;
     int i = lo;
     for (int end = bound(lo, hi); i < end; i += L) {
-      FloatVector x = load(pa, po + i);
-      FloatVector gi = load(ga, go + i);
+      FloatVector x = FloatVector.fromArray(S, pa, po + i);
+      FloatVector gi = FloatVector.fromArray(S, ga, go + i);
       FloatVector t = adaptive ? x.mul(x).mul(gi) : gi;
       x.add(t.mul((float) scale)).intoArray(pa, po + i);
     }
     TAIL.samAscend(p, g, i, hi, scale, adaptive);
-  }
-
-  /** Sum of the lanes in lane order: reduceLanes(ADD) rounds differently before and after C2 compiles it. */
-  private static double laneSum(DoubleVector v) {
-    double s = v.lane(0);
-    for (int i = 1; i < v.length(); i++) s += v.lane(i);
-    return s;
   }
 }
