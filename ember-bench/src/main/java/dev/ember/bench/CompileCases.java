@@ -33,8 +33,8 @@ import java.util.function.Supplier;
  *   <li>{@code lenet_infer}: LeNet-5 ({@code Models.lenet5(10)}) at batch 1 and 64, likewise;
  *   <li>{@code train_step}: one training step (zero_grad, forward, loss, backward, optimizer step), ms/step, of
  *       mlp_mnist at batch 32 (SGD lr 0.01) and of the training category's transformer (TinyLM, batch 16, sequence
- *       128, causal mask, AdamW); compiled means the forward runs as a compiled graph and the backward eagerly
- *       through the tape it records (see {@link #compiledForward}); the peer runs PyTorch eager under both names
+ *       128, causal mask, AdamW); compiled means forward, loss and backward run as one joint graph without the tape
+ *       ({@link Compiler#compileTraining}, see {@link #compiledStep}); the peer runs PyTorch eager under both names
  *       (TorchScript does not train);
  *   <li>{@code compile_time}: ms from {@link Compiler#compile} to the end of the first call (the trace, which is one
  *       eager forward, and the passes) of mlp_mnist, LeNet-5, the convnet and the transformer; the peer's is the
@@ -112,21 +112,14 @@ final class CompileCases {
   }
 
   /**
-   * What a compiled training step runs for (input, target): the loss, with the parameters' gradients written. For now
-   * the forward is a {@link CompiledModule} and the loss and backward run eagerly (the graph's ops recorded on the
-   * tape); {@code Compiler.compileTraining(model, lossFn)::run} replaces it with forward and backward compiled
-   * together.
+   * What a compiled training step runs for (input, target): the loss, with the parameters' gradients written, from
+   * forward, loss and backward compiled together into one graph ({@link Compiler#compileTraining}).
    */
-  static BiFunction<Tensor, Tensor, Tensor> compiledForward(Module model, BiFunction<Tensor, Tensor, Tensor> lossFn) {
-    CompiledModule c = Compiler.compile(model);
-    return (x, y) -> {
-      Tensor l = lossFn.apply(c.call(x), y);
-      l.backward();
-      return l;
-    };
+  static BiFunction<Tensor, Tensor, Tensor> compiledStep(Module model, BiFunction<Tensor, Tensor, Tensor> lossFn) {
+    return Compiler.compileTraining(model, lossFn)::run;
   }
 
-  /** The eager step's counterpart of {@link #compiledForward}: forward, loss, backward through the tape. */
+  /** The eager step's counterpart of {@link #compiledStep}: forward, loss, backward through the tape. */
   static BiFunction<Tensor, Tensor, Tensor> eagerForward(Module model, BiFunction<Tensor, Tensor, Tensor> lossFn) {
     return (x, y) -> {
       Tensor l = lossFn.apply(model.call(x), y);
@@ -138,7 +131,7 @@ final class CompileCases {
   /** A step of {@code model} with {@code opt} over the batches {@code data} (cycled), eager or compiled. */
   private static Runnable trainer(Module model, Optimizer opt, BiFunction<Tensor, Tensor, Tensor> lossFn,
       Tensor[][] data, boolean compiled) {
-    BiFunction<Tensor, Tensor, Tensor> lossAndGrads = compiled ? compiledForward(model, lossFn)
+    BiFunction<Tensor, Tensor, Tensor> lossAndGrads = compiled ? compiledStep(model, lossFn)
         : eagerForward(model, lossFn);
     int[] i = {0};
     return () -> {

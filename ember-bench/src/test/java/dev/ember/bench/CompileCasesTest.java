@@ -40,7 +40,7 @@ class CompileCasesTest {
 
   @Test
   void compiledStepsTrainAsTheEagerOnes() {
-    // the same model, data and optimizer: the compiled forward's graph runs the eager kernels, so the losses agree
+    // the same model, data and optimizer: the compiled joint step runs the eager kernels, so the losses agree
     Runnable eager = CompileCases.mlpStep(false);
     Runnable compiled = CompileCases.mlpStep(true);
     for (int i = 0; i < 3; i++) {

@@ -40,6 +40,10 @@ final class GraphExecutor {
   private final int[] inputSlots;
   private final GraphNode[] inputNodes;
   private final int outputSlot;
+  /** The slots of the graph's outputs, in order ({@link #runAll}). */
+  private final int[] outputSlots;
+  /** Per op step, the op slots whose values no step after it reads (dropped there by {@link #runAll}). */
+  private final int[][] dying;
   /** Per op step, the last step that reads its output (the number of steps for the graph's output). */
   private final int[] lastUse;
   private final AtomicReference<Frame> spare = new AtomicReference<>();
@@ -104,8 +108,19 @@ final class GraphExecutor {
     for (int i = 0; i < count; i++) {
       for (int slot : argSlots[i]) if (slot >= 0 && stepOfSlot[slot] >= 0) lastUse[stepOfSlot[slot]] = i;
     }
-    outputSlot = graph.output().slot;
-    if (stepOfSlot[outputSlot] >= 0) lastUse[stepOfSlot[outputSlot]] = count;
+    List<GraphNode> outs = graph.outputs();
+    outputSlots = new int[outs.size()];
+    for (int i = 0; i < outputSlots.length; i++) {
+      outputSlots[i] = outs.get(i).slot;
+      if (stepOfSlot[outputSlots[i]] >= 0) lastUse[stepOfSlot[outputSlots[i]]] = count;
+    }
+    outputSlot = outputSlots.length == 1 ? outputSlots[0] : -1;
+    int[] dyingCount = new int[count];
+    for (int i = 0; i < count; i++) if (lastUse[i] < count) dyingCount[lastUse[i]]++;
+    dying = new int[count][];
+    for (int i = 0; i < count; i++) dying[i] = new int[dyingCount[i]];
+    Arrays.fill(dyingCount, 0);
+    for (int i = 0; i < count; i++) if (lastUse[i] < count) dying[lastUse[i]][dyingCount[lastUse[i]]++] = opSlots[i];
     List<GraphNode> inputs = graph.inputs();
     inputSlots = new int[inputs.size()];
     inputNodes = inputs.toArray(new GraphNode[0]);
@@ -137,14 +152,10 @@ final class GraphExecutor {
    * @throws dev.ember.tensor.TensorArgumentException if the number of arguments, or a shape or dtype, differs
    */
   Tensor run(Tensor... args) {
-    if (args.length != inputSlots.length) {
-      throw Check.fail("Graph.run", "expected " + inputSlots.length + " inputs, got " + args.length);
+    if (outputSlot < 0) {
+      throw new IllegalStateException("GraphExecutor.run: the graph has " + outputSlots.length + " outputs; use runAll");
     }
-    for (int i = 0; i < args.length; i++) {
-      if (!fits(args[i], inputNodes[i])) {
-        throw Check.fail("Graph.run", "input " + i + " must be " + inputNodes[i].type(), "input", args[i]);
-      }
-    }
+    check(args);
     Frame f = spare.getAndSet(null);
     if (f == null) f = new Frame(template.length, argSlots);
     Tensor[] env = f.env;
@@ -163,6 +174,54 @@ final class GraphExecutor {
       Arrays.fill(env, null);
       for (Tensor[] a : f.args) Arrays.fill(a, null);
       spare.set(f);
+    }
+  }
+
+  /**
+   * The values of all the graph's outputs for {@code args}, as {@link Graph#runAll} computes them (the same entry
+   * points, in the same order, with grad as the caller has it; no memory plan), each op's value dropped after the
+   * last op that reads it. With {@code nanos} not null, each op node's nanoseconds are added to
+   * {@code nanos[slot]}.
+   *
+   * @throws dev.ember.tensor.TensorArgumentException if the number of arguments, or a shape or dtype, differs
+   */
+  Tensor[] runAll(long[] nanos, Tensor... args) {
+    check(args);
+    Frame f = spare.getAndSet(null);
+    if (f == null) f = new Frame(template.length, argSlots);
+    Tensor[] env = f.env;
+    System.arraycopy(template, 0, env, 0, env.length);
+    for (int i = 0; i < args.length; i++) env[inputSlots[i]] = args[i];
+    try {
+      for (int s = 0; s < ops.length; s++) {
+        Tensor[] a = fill(f.args[s], argSlots[s], env);
+        if (nanos == null) {
+          env[opSlots[s]] = ops[s].run(a);
+        } else {
+          long t0 = System.nanoTime();
+          env[opSlots[s]] = ops[s].run(a);
+          nanos[opSlots[s]] += System.nanoTime() - t0;
+        }
+        Arrays.fill(a, null);
+        for (int slot : dying[s]) env[slot] = null;
+      }
+      Tensor[] out = new Tensor[outputSlots.length];
+      for (int i = 0; i < out.length; i++) out[i] = env[outputSlots[i]];
+      return out;
+    } finally {
+      Arrays.fill(env, null);
+      spare.set(f);
+    }
+  }
+
+  private void check(Tensor[] args) {
+    if (args.length != inputSlots.length) {
+      throw Check.fail("Graph.run", "expected " + inputSlots.length + " inputs, got " + args.length);
+    }
+    for (int i = 0; i < args.length; i++) {
+      if (!fits(args[i], inputNodes[i])) {
+        throw Check.fail("Graph.run", "input " + i + " must be " + inputNodes[i].type(), "input", args[i]);
+      }
     }
   }
 

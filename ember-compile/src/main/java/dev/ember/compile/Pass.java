@@ -26,12 +26,13 @@ public interface Pass {
 
   /**
    * For a training step's joint graph ({@link Compiler#compileTraining}): the defaults with {@link
-   * Rematerialization} before the fusions (cheap forward results the backward reads are computed again there
+   * ReluGradFromOutput} (ReLU's backward reads its output, which frees the linear before it for its epilogue) and
+   * {@link Rematerialization} before the fusions (cheap forward results the backward reads are computed again there
    * instead of kept, and the recomputation can then fuse into the backward's chains).
    */
   static java.util.List<Pass> training() {
     return java.util.List.of(new AlgebraicSimplification(), new ConstantFolding(),
-        new CommonSubexpressionElimination(), new Rematerialization(), new EpilogueFusion(),
+        new CommonSubexpressionElimination(), new ReluGradFromOutput(), new Rematerialization(), new EpilogueFusion(),
         new DeadCodeElimination(), new ElementwiseFusion());
   }
 

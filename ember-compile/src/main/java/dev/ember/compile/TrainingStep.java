@@ -62,12 +62,12 @@ public final class TrainingStep {
   private sealed interface Plan permits JointPlan, FallbackPlan {}
 
   /**
-   * The joint graph (outputs: loss, forward result, then the gradient of each of {@code params}), the graph as
-   * traced, the storages of its parameter and constant nodes (a gradient on one of them is copied, never adopted)
-   * and the trace and pass times.
+   * The joint graph (outputs: loss, forward result, then the gradient of each of {@code params}) with its executor
+   * (the node order, input slots and last uses worked out once), the graph as traced, the storages of its
+   * parameter and constant nodes (a gradient on one of them is copied, never adopted) and the trace and pass times.
    */
-  private record JointPlan(Graph traced, Graph graph, Tensor[] params, IdentityHashMap<Storage, Boolean> fixed,
-      long traceNanos, long passNanos) implements Plan {
+  private record JointPlan(Graph traced, Graph graph, GraphExecutor exec, Tensor[] params,
+      IdentityHashMap<Storage, Boolean> fixed, long traceNanos, long passNanos) implements Plan {
     /** Bytes of forward values the graph keeps for its backward (see {@link Rematerialization#keptBytes}). */
     long keptBytes() {
       return Rematerialization.keptBytes(graph);
@@ -138,7 +138,7 @@ public final class TrainingStep {
   private Tensor runJoint(JointPlan j, Tensor x, Tensor y, long[] nanos) {
     Tensor[] vals;
     try (Grad off = Grad.off()) {
-      vals = j.graph().runTimed(nanos, x, y);
+      vals = j.exec().runAll(nanos, x, y);
       IdentityHashMap<Storage, Boolean> taken = new IdentityHashMap<>(j.fixed());
       taken.put(x.storage(), Boolean.TRUE);
       taken.put(y.storage(), Boolean.TRUE);
@@ -182,7 +182,7 @@ public final class TrainingStep {
     g = tape(g);
     IdentityHashMap<Storage, Boolean> fixed = new IdentityHashMap<>();
     for (GraphNode n : g.nodes()) if (n.value() != null) fixed.put(n.value().storage(), Boolean.TRUE);
-    return new JointPlan(r.graph(), g, r.gradParams().toArray(new Tensor[0]), fixed, traceNanos,
+    return new JointPlan(r.graph(), g, new GraphExecutor(g), r.gradParams().toArray(new Tensor[0]), fixed, traceNanos,
         System.nanoTime() - t0);
   }
 

@@ -111,7 +111,29 @@ class TrainingStepTest {
     assertTrue(g.contains("cross_entropy_backward("), g);
     assertTrue(g.contains("relu_backward("), g);
     assertTrue(g.contains("mm_tn("), g);
-    assertTrue(g.contains("return (%cross_entropy_0, %linear_1, "), g);
+    assertTrue(g.contains("return (%cross_entropy_0, %linear_0, "), g); // the loss, the logits, the gradients
+    // ReluGradFromOutput: relu's backward reads the activation, so the first linear takes the relu as its epilogue
+    // and nothing is recomputed
+    assertTrue(g.contains("= linear_epilogue(") && g.contains("activation=relu"), g);
+    assertTrue(g.contains("relu_backward(%matmul_0, %linear_epilogue_0)"), g);
+    assertFalse(g.contains("= relu("), g);
+  }
+
+  @Test
+  void reluGradFromOutputSavesTheRecomputedReluAndTheSeparateActivation() {
+    List<Pass> without = new java.util.ArrayList<>(Pass.training());
+    without.removeIf(p -> p instanceof ReluGradFromOutput);
+    int[] ops = new int[2];
+    for (int i = 0; i < 2; i++) {
+      Generator.manualSeed(7);
+      Module m = Models.mlp(20, 16, 5);
+      TrainingStep step = Compiler.compileTraining(m, CE, i == 0 ? without : Pass.training());
+      step.run(Tensor.randn(4, 20), labels(4, 5));
+      ops[i] = step.lastGraph().opCount();
+    }
+    assertEquals(ops[0] - 2, ops[1], "the relu and its recomputation are gone");
+    Graph g = Compiler.trace(in -> in[0].relu(), Tensor.randn(2, 3));
+    assertEquals(g.toString(), new ReluGradFromOutput().run(g).toString(), "a graph without relu_backward is kept");
   }
 
   @Test
