@@ -300,7 +300,7 @@ class LauncherTest {
   void trainRecordsTheAheadOfTimeCacheOnceThenUsesItUntilItIsStale() throws Exception {
     Path aot = work.resolve("aot-cache");
     String jar = fakeJar.toString();
-    // only train, not its help, and only from jars, unless turned off or the user chose a mode
+    // only train records one, not its help, and only from jars, unless turned off or the user chose a mode
     assertTrue(records(aotDryRun(aot, jar, Map.of(), "train", "--epochs", "2"), aot));
     assertTrue(noAot(aotDryRun(aot, jar, Map.of(), "train", "--help")));
     assertTrue(noAot(aotDryRun(aot, jar, Map.of(), "inspect", "f")));
@@ -329,8 +329,12 @@ class LauncherTest {
       assertEquals(List.of("create.log", "ember.aot", "ember.aot.key"), left.map(f -> f.getFileName().toString()).sorted().toList());
     }
 
-    // later runs use it, and say nothing more than the program
+    // later runs use it, and say nothing more than the program; so do the other commands but bench
     assertTrue(uses(aotDryRun(aot, jar, Map.of(), "train"), aot));
+    assertTrue(uses(aotDryRun(aot, jar, Map.of(), "train", "--help"), aot));
+    assertTrue(uses(aotDryRun(aot, jar, Map.of(), "inspect", "f"), aot));
+    assertTrue(noAot(aotDryRun(aot, jar, Map.of(), "bench", "-c", "ops")));
+    assertTrue(noAot(aotDryRun(aot, jar, Map.of("EMBER_AOT", "0"), "train")));
     Result second = finish(start(jar, env, "train", "0"));
     assertEquals(0, second.status(), second.toString());
     assertTrue(second.out().contains("-XX:AOTCache=" + aot.resolve("ember.aot")), second.toString());
