@@ -364,6 +364,34 @@ class LauncherTest {
   }
 
   @Test
+  void sigintWhileTheCacheIsWrittenStopsItAndLeavesNoFiles() throws Exception {
+    assumeTrue(have("setsid"), "needs setsid(1) (util-linux) for a launcher without a terminal");
+    Path aot = work.resolve("aot-interrupted");
+    ProcessBuilder pb = new ProcessBuilder("setsid", root.resolve("ember").toString(), "train", "0")
+        .directory(Files.createDirectories(work.resolve("cwd")).toFile());
+    pb.environment().put("JAVA_HOME", System.getProperty("java.home"));
+    pb.environment().put("EMBER_CLASSPATH", fakeJar.toString());
+    pb.environment().put("EMBER_AOT_DIR", aot.toString());
+    pb.environment().remove("EMBER_JAVA_OPTS");
+    Process p = pb.start();
+    p.getOutputStream().close();
+    CompletableFuture<byte[]> out = read(p.getInputStream());
+    // the writing JVM starts after this line and needs longer to start than the signal takes to arrive
+    readUntil(p.getErrorStream(), "ember: writing the JVM's ahead-of-time cache for faster starts (once; EMBER_AOT=0 turns it off)...");
+    assertEquals(0, new ProcessBuilder("kill", "-INT", Long.toString(p.pid())).start().waitFor());
+    String rest = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+    out.get();
+    assertEquals(130, p.exitValue(), rest);
+    try (var left = Files.list(aot)) {
+      assertEquals(List.of("create.log"), left.map(f -> f.getFileName().toString()).toList(), rest);
+    }
+    try (var left = Files.list(work.resolve("cwd"))) {
+      assertTrue(left.noneMatch(f -> f.getFileName().toString().startsWith("hs_err")), "a JVM crashed");
+    }
+  }
+
+  @Test
   void stderrLosesOnlyTheIncubatorWarningAndExitStatusAndStdoutSurvive() throws Exception {
     for (int status : new int[] {0, 1, 2, 3}) {
       Result r = fake(Map.of(), Integer.toString(status));
