@@ -39,6 +39,8 @@ class LauncherTest {
   @TempDir static Path work;
   static Path root;
   static Path fakeClasses;
+  /** The stand-in in a jar: the ahead-of-time cache records jars only. */
+  static Path fakeJar;
 
   record Result(int status, String out, String err) {
     List<String> errLines() {
@@ -89,7 +91,7 @@ class LauncherTest {
               Thread.sleep(60_000);
             }
             System.err.print("a last line without newline");
-            System.exit(Integer.parseInt(args[0]));
+            System.exit(Integer.parseInt(args[args.length - 1]));
           }
         }
         """);
@@ -97,6 +99,10 @@ class LauncherTest {
     java.io.ByteArrayOutputStream log = new java.io.ByteArrayOutputStream(); // sun.misc.Signal's warnings
     int rc = ToolProvider.getSystemJavaCompiler().run(null, log, log, "-d", fakeClasses.toString(), src.toString());
     assertEquals(0, rc, "compiling the stand-in Main: " + log);
+    fakeJar = work.resolve("fake/fake.jar");
+    rc = java.util.spi.ToolProvider.findFirst("jar").orElseThrow().run(new java.io.PrintStream(log), new java.io.PrintStream(log),
+        "--create", "--file", fakeJar.toString(), "-C", fakeClasses.toString(), ".");
+    assertEquals(0, rc, "jar of the stand-in Main: " + log);
   }
 
   /** The class path this test runs with, which has the CLI's classes and their dependencies. */
@@ -264,6 +270,125 @@ class LauncherTest {
     assertEquals("-Xms1g -XX:+UseSerialGC -Xmn64m -XX:+AlwaysPreTouch", jvmOptions("-XX:+UseSerialGC -Xmn64m -XX:+AlwaysPreTouch", "train"));
     assertEquals("-Xms1g -XX:+AlwaysPreTouch -Dx=*", jvmOptions("-Dx=*", "train")); // no file-name expansion
     assertEquals("-XX:+AlwaysPreTouch -Xmxlots", jvmOptions("-Xmxlots", "train")); // the JVM says what is wrong
+  }
+
+  /** The java command of a dry run of the stand-in jar with the cache in {@code aotDir}, one argument a line. */
+  private static List<String> aotDryRun(Path aotDir, String classPath, Map<String, String> env, String... args) throws Exception {
+    Map<String, String> all = new java.util.HashMap<>(env);
+    all.put("EMBER_DRY_RUN", "1");
+    all.put("EMBER_AOT_DIR", aotDir.toString());
+    Result r = finish(start(classPath, all, args));
+    assertEquals(0, r.status(), r.toString());
+    return r.out().lines().toList();
+  }
+
+  private static boolean records(List<String> cmd, Path aotDir) {
+    return cmd.contains("-XX:AOTMode=record")
+        && cmd.stream().anyMatch(a -> a.startsWith("-XX:AOTConfiguration=" + aotDir.resolve("ember.aotconf.")))
+        && cmd.stream().noneMatch(a -> a.startsWith("-XX:AOTCache="));
+  }
+
+  private static boolean uses(List<String> cmd, Path aotDir) {
+    return cmd.contains("-XX:AOTCache=" + aotDir.resolve("ember.aot")) && !cmd.contains("-XX:AOTMode=record");
+  }
+
+  private static boolean noAot(List<String> cmd) {
+    return cmd.stream().noneMatch(a -> a.startsWith("-XX:AOTMode") || a.startsWith("-XX:AOTConfiguration") || a.contains("ember.aot"));
+  }
+
+  @Test
+  void trainRecordsTheAheadOfTimeCacheOnceThenUsesItUntilItIsStale() throws Exception {
+    Path aot = work.resolve("aot-cache");
+    String jar = fakeJar.toString();
+    // only train records one, not its help, and only from jars, unless turned off or the user chose a mode
+    assertTrue(records(aotDryRun(aot, jar, Map.of(), "train", "--epochs", "2"), aot));
+    assertTrue(noAot(aotDryRun(aot, jar, Map.of(), "train", "--help")));
+    assertTrue(noAot(aotDryRun(aot, jar, Map.of(), "inspect", "f")));
+    assertTrue(noAot(aotDryRun(aot, jar, Map.of("EMBER_AOT", "0"), "train")));
+    assertTrue(noAot(aotDryRun(aot, fakeClasses.toString(), Map.of(), "train")));
+    assertTrue(noAot(aotDryRun(aot, jar, Map.of("EMBER_JAVA_OPTS", "-Xshare:off"), "train")));
+    assertTrue(noAot(aotDryRun(aot, jar, Map.of("EMBER_JAVA_OPTS", "-XX:AOTCache=mine.aot"), "train")));
+    assertFalse(Files.exists(aot.resolve("ember.aot")), "a dry run wrote a cache");
+
+    Map<String, String> env = Map.of("EMBER_AOT_DIR", aot.toString());
+    // a failed run writes no cache
+    Result failed = finish(start(jar, env, "train", "3"));
+    assertEquals(3, failed.status(), failed.toString());
+    assertFalse(Files.exists(aot.resolve("ember.aot")), failed.toString());
+
+    // the first run records and writes it; its output is the program's, plus one line of the launcher's
+    Result first = finish(start(jar, env, "train", "0"));
+    assertEquals(0, first.status(), first.toString());
+    assertTrue(first.out().contains("-XX:AOTMode=record") && first.out().endsWith("\nargs: train|0\nno newline at the end"),
+        first.toString());
+    assertEquals(List.of("a line on stderr", "not the JVM's: " + INCUBATOR_WARNING, "a last line without newline",
+        "ember: writing the JVM's ahead-of-time cache for faster starts (once; EMBER_AOT=0 turns it off)..."),
+        first.errLines(), first.toString());
+    assertTrue(Files.size(aot.resolve("ember.aot")) > 0, first.toString());
+    try (var left = Files.list(aot)) {
+      assertEquals(List.of("create.log", "ember.aot", "ember.aot.key"), left.map(f -> f.getFileName().toString()).sorted().toList());
+    }
+
+    // later runs use it, and say nothing more than the program; so do the other commands but bench
+    assertTrue(uses(aotDryRun(aot, jar, Map.of(), "train"), aot));
+    assertTrue(uses(aotDryRun(aot, jar, Map.of(), "train", "--help"), aot));
+    assertTrue(uses(aotDryRun(aot, jar, Map.of(), "inspect", "f"), aot));
+    assertTrue(noAot(aotDryRun(aot, jar, Map.of(), "bench", "-c", "ops")));
+    assertTrue(noAot(aotDryRun(aot, jar, Map.of("EMBER_AOT", "0"), "train")));
+    Result second = finish(start(jar, env, "train", "0"));
+    assertEquals(0, second.status(), second.toString());
+    assertTrue(second.out().contains("-XX:AOTCache=" + aot.resolve("ember.aot")), second.toString());
+    assertEquals("a line on stderr\nnot the JVM's: " + INCUBATOR_WARNING + "\na last line without newline", second.err());
+
+    // other JVM options, another jar or another key make it stale: the next run records a new one
+    assertTrue(records(aotDryRun(aot, jar, Map.of("EMBER_JAVA_OPTS", "-Dx=1"), "train"), aot));
+    Path otherJar = work.resolve("fake/other.jar");
+    Files.copy(fakeJar, otherJar);
+    assertTrue(records(aotDryRun(aot, otherJar.toString(), Map.of(), "train"), aot));
+    String key = Files.readString(aot.resolve("ember.aot.key"));
+    Files.writeString(aot.resolve("ember.aot.key"), key.replace("option:", "opt:"));
+    assertTrue(records(aotDryRun(aot, jar, Map.of(), "train"), aot));
+    Files.writeString(aot.resolve("ember.aot.key"), key);
+
+    // a damaged cache with the right key: the JVM runs without it, silently
+    Files.write(aot.resolve("ember.aot"), new byte[] {1, 2, 3});
+    Result damaged = finish(start(jar, env, "train", "0"));
+    assertEquals(0, damaged.status(), damaged.toString());
+    assertEquals("a line on stderr\nnot the JVM's: " + INCUBATOR_WARNING + "\na last line without newline", damaged.err());
+
+    // a cache that could not be written for this key is not tried again
+    Files.delete(aot.resolve("ember.aot"));
+    Files.writeString(aot.resolve("ember.aot.failed"), key);
+    assertTrue(noAot(aotDryRun(aot, jar, Map.of(), "train")));
+    assertTrue(records(aotDryRun(aot, jar, Map.of("EMBER_JAVA_OPTS", "-Dx=1"), "train"), aot));
+  }
+
+  @Test
+  void sigintWhileTheCacheIsWrittenStopsItAndLeavesNoFiles() throws Exception {
+    assumeTrue(have("setsid"), "needs setsid(1) (util-linux) for a launcher without a terminal");
+    Path aot = work.resolve("aot-interrupted");
+    ProcessBuilder pb = new ProcessBuilder("setsid", root.resolve("ember").toString(), "train", "0")
+        .directory(Files.createDirectories(work.resolve("cwd")).toFile());
+    pb.environment().put("JAVA_HOME", System.getProperty("java.home"));
+    pb.environment().put("EMBER_CLASSPATH", fakeJar.toString());
+    pb.environment().put("EMBER_AOT_DIR", aot.toString());
+    pb.environment().remove("EMBER_JAVA_OPTS");
+    Process p = pb.start();
+    p.getOutputStream().close();
+    CompletableFuture<byte[]> out = read(p.getInputStream());
+    // the writing JVM starts after this line and needs longer to start than the signal takes to arrive
+    readUntil(p.getErrorStream(), "ember: writing the JVM's ahead-of-time cache for faster starts (once; EMBER_AOT=0 turns it off)...");
+    assertEquals(0, new ProcessBuilder("kill", "-INT", Long.toString(p.pid())).start().waitFor());
+    String rest = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+    out.get();
+    assertEquals(130, p.exitValue(), rest);
+    try (var left = Files.list(aot)) {
+      assertEquals(List.of("create.log"), left.map(f -> f.getFileName().toString()).toList(), rest);
+    }
+    try (var left = Files.list(work.resolve("cwd"))) {
+      assertTrue(left.noneMatch(f -> f.getFileName().toString().startsWith("hs_err")), "a JVM crashed");
+    }
   }
 
   @Test
