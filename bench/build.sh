@@ -1,6 +1,8 @@
 # Sourced by bench/compare.sh and bench/run_benchmarks.sh (after scripts/find-jdk.sh has set JAVA_HOME):
 # ember_bench_build ROOT builds ember-core, ember-nn, ember-train, ember-compile and ember-bench (classes + target/lib) when any
 # main source or pom is newer than the last build, and prints the runner's classpath on stdout.
+# ember_bench_main ROOT CLASS [ARGS...] builds and runs dev.ember.bench.CLASS with ARGS on EMBER_NUM_THREADS threads
+# (default 2) and a 4 GB heap, without the JVM's incubator-module warning on stderr (the single-bench scripts).
 # ember_maven_offline: true when the local Maven repository already holds the bench's dependencies (JMH), so
 # builds can run offline.
 ember_maven_offline() {
@@ -22,4 +24,12 @@ ember_bench_build() {
     touch "$stamp"
   fi
   echo "$root/ember-bench/target/classes:$root/ember-bench/target/lib/*"
+}
+
+ember_bench_main() {
+  local root=$1 main=$2 classpath
+  shift 2
+  classpath=$(ember_bench_build "$root") || return 1
+  "$JAVA_HOME/bin/java" --add-modules jdk.incubator.vector -Xmx4g -Dember.threads="${EMBER_NUM_THREADS:-2}" \
+    -cp "$classpath" "dev.ember.bench.$main" "$@" 2> >(grep -v 'Using incubator modules' >&2)
 }

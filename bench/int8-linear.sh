@@ -6,10 +6,7 @@
 # stderr: one readable line each. The PyTorch side: bench/peers/int8_linear_peer.py.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-threads=${EMBER_NUM_THREADS:-2}
 . "$root/scripts/find-jdk.sh"
 ember_find_jdk
 . "$root/bench/build.sh"
-classpath=$(ember_bench_build "$root") || exit 1
-"$JAVA_HOME/bin/java" --add-modules jdk.incubator.vector -Xmx4g -Dember.threads="$threads" -cp "$classpath" \
-  dev.ember.bench.Int8LinearBench "$@" 2> >(grep -v 'Using incubator modules' >&2)
+ember_bench_main "$root" Int8LinearBench "$@"

@@ -5,10 +5,7 @@
 # EMBER_NUM_THREADS (default 2). stdout: one JSON object per case; stderr: one readable line each.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-threads=${EMBER_NUM_THREADS:-2}
 . "$root/scripts/find-jdk.sh"
 ember_find_jdk
 . "$root/bench/build.sh"
-classpath=$(ember_bench_build "$root") || exit 1
-"$JAVA_HOME/bin/java" --add-modules jdk.incubator.vector -Xmx4g -Dember.threads="$threads" -cp "$classpath" \
-  dev.ember.bench.StaticInt8Bench "$@" 2> >(grep -v 'Using incubator modules' >&2)
+ember_bench_main "$root" StaticInt8Bench "$@"
