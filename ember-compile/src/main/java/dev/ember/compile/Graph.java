@@ -134,17 +134,9 @@ public final class Graph {
 
   /** {@link #runAll}, adding each op node's nanoseconds to {@code nanos[slot]} when nanos is not null. */
   Tensor[] runTimed(long[] nanos, Tensor... args) {
-    if (args.length != inputs.size()) {
-      throw Check.fail("Graph.run", "expected " + inputs.size() + " inputs, got " + args.length);
-    }
+    checkArgs(args);
     Tensor[] env = new Tensor[nodes.size()];
-    for (int i = 0; i < args.length; i++) {
-      GraphNode in = inputs.get(i);
-      if (!fits(args[i], in)) {
-        throw Check.fail("Graph.run", "input " + i + " must be " + in.type(), "input", args[i]);
-      }
-      env[in.slot] = args[i];
-    }
+    for (int i = 0; i < args.length; i++) env[inputs.get(i).slot] = args[i];
     for (GraphNode n : nodes) {
       switch (n.kind()) {
         case INPUT -> { }
@@ -168,6 +160,23 @@ public final class Graph {
     Tensor[] out = new Tensor[outputs.size()];
     for (int i = 0; i < out.length; i++) out[i] = env[outputs.get(i).slot];
     return out;
+  }
+
+  /**
+   * Checks {@code args} against the input nodes: their number, and each one's dtype and shape.
+   *
+   * @throws dev.ember.tensor.TensorArgumentException naming the first argument that does not fit
+   */
+  void checkArgs(Tensor[] args) {
+    if (args.length != inputs.size()) {
+      throw Check.fail("Graph.run", "expected " + inputs.size() + " inputs, got " + args.length);
+    }
+    for (int i = 0; i < args.length; i++) {
+      GraphNode in = inputs.get(i);
+      if (!fits(args[i], in)) {
+        throw Check.fail("Graph.run", "input " + i + " must be " + in.type(), "input", args[i]);
+      }
+    }
   }
 
   /** Whether tensor t fits input node {@code in}: its dtype, its shape (any size in a symbolic batch dim). */

@@ -1,7 +1,6 @@
 package dev.ember.compile;
 
 import dev.ember.autograd.Grad;
-import dev.ember.tensor.Check;
 import dev.ember.tensor.AllocationPlan;
 import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
@@ -38,7 +37,6 @@ final class GraphExecutor {
   private final int[][] argSlots;
   private final Tensor[] template;
   private final int[] inputSlots;
-  private final GraphNode[] inputNodes;
   private final int outputSlot;
   /** The slots of the graph's outputs, in order ({@link #runAll}). */
   private final int[] outputSlots;
@@ -123,7 +121,6 @@ final class GraphExecutor {
     for (int i = 0; i < count; i++) if (lastUse[i] < count) dying[lastUse[i]][dyingCount[lastUse[i]]++] = opSlots[i];
     List<GraphNode> inputs = graph.inputs();
     inputSlots = new int[inputs.size()];
-    inputNodes = inputs.toArray(new GraphNode[0]);
     for (int i = 0; i < inputSlots.length; i++) inputSlots[i] = inputs.get(i).slot;
   }
 
@@ -155,12 +152,8 @@ final class GraphExecutor {
     if (outputSlot < 0) {
       throw new IllegalStateException("GraphExecutor.run: the graph has " + outputSlots.length + " outputs; use runAll");
     }
-    check(args);
-    Frame f = spare.getAndSet(null);
-    if (f == null) f = new Frame(template.length, argSlots);
+    Frame f = enter(args);
     Tensor[] env = f.env;
-    System.arraycopy(template, 0, env, 0, env.length);
-    for (int i = 0; i < args.length; i++) env[inputSlots[i]] = args[i];
     Plans p = planning && !Grad.enabled() ? plans.getAndSet(null) : null; // null: another thread is planning
     try {
       if (p == null) {
@@ -186,12 +179,8 @@ final class GraphExecutor {
    * @throws dev.ember.tensor.TensorArgumentException if the number of arguments, or a shape or dtype, differs
    */
   Tensor[] runAll(long[] nanos, Tensor... args) {
-    check(args);
-    Frame f = spare.getAndSet(null);
-    if (f == null) f = new Frame(template.length, argSlots);
+    Frame f = enter(args);
     Tensor[] env = f.env;
-    System.arraycopy(template, 0, env, 0, env.length);
-    for (int i = 0; i < args.length; i++) env[inputSlots[i]] = args[i];
     try {
       for (int s = 0; s < ops.length; s++) {
         Tensor[] a = fill(f.args[s], argSlots[s], env);
@@ -214,15 +203,14 @@ final class GraphExecutor {
     }
   }
 
-  private void check(Tensor[] args) {
-    if (args.length != inputSlots.length) {
-      throw Check.fail("Graph.run", "expected " + inputSlots.length + " inputs, got " + args.length);
-    }
-    for (int i = 0; i < args.length; i++) {
-      if (!fits(args[i], inputNodes[i])) {
-        throw Check.fail("Graph.run", "input " + i + " must be " + inputNodes[i].type(), "input", args[i]);
-      }
-    }
+  /** Checks args against the graph's inputs and takes a frame whose env holds the parameters, constants and args. */
+  private Frame enter(Tensor[] args) {
+    graph.checkArgs(args);
+    Frame f = spare.getAndSet(null);
+    if (f == null) f = new Frame(template.length, argSlots);
+    System.arraycopy(template, 0, f.env, 0, f.env.length);
+    for (int i = 0; i < args.length; i++) f.env[inputSlots[i]] = args[i];
+    return f;
   }
 
   private static Tensor[] fill(Tensor[] a, int[] slots, Tensor[] env) {
@@ -309,17 +297,5 @@ final class GraphExecutor {
     if (b < 1024) return b + " B";
     if (b < 1024 * 1024) return String.format(java.util.Locale.ROOT, "%.1f KiB", b / 1024.0);
     return String.format(java.util.Locale.ROOT, "%.1f MiB", b / (1024.0 * 1024));
-  }
-
-  /** Whether tensor t fits input node {@code in}: its dtype, its shape (any size in a symbolic batch dim). */
-  private static boolean fits(Tensor t, GraphNode in) {
-    int[] s = t.shapeRef();
-    int[] want = in.shapeRef();
-    int[] perBatch = in.perBatchRef();
-    if (t.dtype() != in.dtype() || s.length != want.length) return false;
-    for (int d = 0; d < s.length; d++) {
-      if (s[d] != want[d] && (perBatch == null || perBatch[d] == 0)) return false;
-    }
-    return true;
   }
 }
