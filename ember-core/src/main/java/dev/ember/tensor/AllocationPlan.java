@@ -271,17 +271,7 @@ public final class AllocationPlan {
     }
     Object a = arrays[k];
     if (a == null) return null;
-    if (zero) {
-      switch (a) {
-        case float[] f -> Arrays.fill(f, 0f);
-        case double[] d -> Arrays.fill(d, 0.0);
-        case long[] l -> Arrays.fill(l, 0L);
-        case int[] i -> Arrays.fill(i, 0);
-        case byte[] b -> Arrays.fill(b, (byte) 0);
-        case short[] h -> Arrays.fill(h, (short) 0);
-        default -> throw new AssertionError(a.getClass());
-      }
-    }
+    if (zero) Storage.zero(a);
     Storage st = Storage.planned(dtype, n, a);
     served[k] = st;
     if (k == resultIndex) lastResult = st;

@@ -216,16 +216,7 @@ public final class MemoryScope implements AutoCloseable {
       ScopeMemory.taken((long) n * dtype.itemSize());
       if (a == null) return Storage.newArray(dtype, n);
       freeBytes -= bin.bytes;
-      if (!zero) return a;
-      switch (a) {
-        case float[] f -> Arrays.fill(f, 0f);
-        case double[] d -> Arrays.fill(d, 0.0);
-        case long[] l -> Arrays.fill(l, 0L);
-        case int[] i -> Arrays.fill(i, 0);
-        case byte[] b -> Arrays.fill(b, (byte) 0);
-        case short[] h -> Arrays.fill(h, (short) 0);
-        default -> throw new AssertionError(a.getClass());
-      }
+      if (zero) Storage.zero(a);
       return a;
     }
 

@@ -1,6 +1,7 @@
 package dev.ember.tensor;
 
 import dev.ember.backend.DeviceMemory;
+import java.util.Arrays;
 
 /**
  * A flat typed buffer shared by a tensor and all its views.
@@ -144,6 +145,19 @@ public final class Storage {
       case BOOL, I8 -> new byte[n];
       case BF16, F16 -> new short[n];
     };
+  }
+
+  /** Fills an array made by {@link #newArray} with zeros again (a reused buffer handed out as a fresh one). */
+  static void zero(Object array) {
+    switch (array) {
+      case float[] f -> Arrays.fill(f, 0f);
+      case double[] d -> Arrays.fill(d, 0.0);
+      case long[] l -> Arrays.fill(l, 0L);
+      case int[] i -> Arrays.fill(i, 0);
+      case byte[] b -> Arrays.fill(b, (byte) 0);
+      case short[] h -> Arrays.fill(h, (short) 0);
+      default -> throw new AssertionError(array.getClass());
+    }
   }
 
   /** A fresh zero-filled array of n elements of dtype, unowned. */
