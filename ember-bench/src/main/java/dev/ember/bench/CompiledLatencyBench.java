@@ -29,23 +29,21 @@ import java.util.Locale;
 public final class CompiledLatencyBench {
   private CompiledLatencyBench() {}
 
-  public static void main(String[] args) {
+  public static void main(String[] args) throws Throwable {
+    BenchArgs.main(args, CompiledLatencyBench::runMain);
+  }
+
+  private static void runMain(String[] args) {
     int rounds = 15;
     double seconds = 0.2;
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
-      if (i + 1 >= args.length) throw new IllegalArgumentException("CompiledLatencyBench: " + a + " needs a value");
-      String v = args[++i];
+      String v = BenchArgs.value("CompiledLatencyBench", args, i++);
       switch (a) {
-        case "--rounds" -> rounds = Integer.parseInt(v);
-        case "--seconds" -> seconds = Double.parseDouble(v);
-        default -> throw new IllegalArgumentException("CompiledLatencyBench: unknown option " + a
-            + " (expected --rounds, --seconds)");
+        case "--rounds" -> rounds = BenchArgs.positiveInt("CompiledLatencyBench", a, v);
+        case "--seconds" -> seconds = BenchArgs.positive("CompiledLatencyBench", a, v);
+        default -> throw BenchArgs.unknown("CompiledLatencyBench", a, "--rounds, --seconds");
       }
-    }
-    if (rounds < 1 || !(seconds > 0)) {
-      throw new IllegalArgumentException("CompiledLatencyBench: rounds must be >= 1 and seconds > 0, got " + rounds
-          + " and " + seconds);
     }
     Generator.manualSeed(1);
     Module mlp = Models.mlp(784, 128, 10).eval();

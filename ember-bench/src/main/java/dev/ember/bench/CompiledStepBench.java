@@ -107,20 +107,29 @@ public final class CompiledStepBench {
     }
   }
 
-  public static void main(String[] args) {
+  public static void main(String[] args) throws Throwable {
+    BenchArgs.main(args, CompiledStepBench::runMain);
+  }
+
+  private static void runMain(String[] args) {
     String which = "all";
     int steps = -1;
     int rounds = 7;
     for (int i = 0; i < args.length; i++) {
-      switch (args[i]) {
-        case "--workload" -> which = args[++i];
-        case "--steps" -> steps = Integer.parseInt(args[++i]);
-        case "--rounds" -> rounds = Integer.parseInt(args[++i]);
-        default -> {
-          System.err.println("CompiledStepBench: unknown option " + args[i]
-              + " (options: --workload mlp_mnist|transformer|all, --steps N, --rounds R)");
-          System.exit(2);
+      String a = args[i];
+      String v = BenchArgs.value("CompiledStepBench", args, i++);
+      switch (a) {
+        case "--workload" -> {
+          if (!List.of("all", "mlp_mnist", "transformer").contains(v)) {
+            throw new BenchArgs.BadOption("CompiledStepBench: --workload must be mlp_mnist, transformer or all, got '"
+                + v + "'");
+          }
+          which = v;
         }
+        case "--steps" -> steps = BenchArgs.positiveInt("CompiledStepBench", a, v);
+        case "--rounds" -> rounds = BenchArgs.positiveInt("CompiledStepBench", a, v);
+        default -> throw BenchArgs.unknown("CompiledStepBench", a,
+            "--workload mlp_mnist|transformer|all, --steps N, --rounds R");
       }
     }
     List<Workload> ws = new ArrayList<>();

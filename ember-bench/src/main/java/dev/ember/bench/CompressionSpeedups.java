@@ -36,21 +36,22 @@ public final class CompressionSpeedups {
   /** One model at one batch size: its variants in order, the first the reference. */
   record Group(String workload, String name, Map<String, Module> variants, Tensor input) {}
 
-  public static void main(String[] args) {
+  public static void main(String[] args) throws Throwable {
+    BenchArgs.main(args, CompressionSpeedups::runMain);
+  }
+
+  private static void runMain(String[] args) {
     int rounds = 15;
     int calls = 0;
     int warmup = 10;
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
-      if (i + 1 >= args.length) throw new IllegalArgumentException("CompressionSpeedups: " + a + " needs a value");
-      int v = Integer.parseInt(args[++i]);
-      if (v < 1) throw new IllegalArgumentException("CompressionSpeedups: " + a + " must be >= 1, got " + v);
+      int v = BenchArgs.positiveInt("CompressionSpeedups", a, BenchArgs.value("CompressionSpeedups", args, i++));
       switch (a) {
         case "--rounds" -> rounds = v;
         case "--calls" -> calls = v;
         case "--warmup" -> warmup = v;
-        default -> throw new IllegalArgumentException("CompressionSpeedups: unknown option " + a
-            + " (expected --rounds, --calls, --warmup)");
+        default -> throw BenchArgs.unknown("CompressionSpeedups", a, "--rounds, --calls, --warmup");
       }
     }
     for (Group g : groups()) System.out.println(run(g, rounds, calls, warmup));

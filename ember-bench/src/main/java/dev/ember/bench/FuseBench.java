@@ -32,21 +32,22 @@ import java.util.Locale;
 public final class FuseBench {
   private FuseBench() {}
 
-  public static void main(String[] args) {
+  public static void main(String[] args) throws Throwable {
+    BenchArgs.main(args, FuseBench::runMain);
+  }
+
+  private static void runMain(String[] args) {
     int rounds = 15;
     int batches = 5;
     int batch = 64;
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
-      if (i + 1 >= args.length) throw new IllegalArgumentException("FuseBench: " + a + " needs a value");
-      int v = Integer.parseInt(args[++i]);
-      if (v < 1) throw new IllegalArgumentException("FuseBench: " + a + " must be >= 1, got " + v);
+      int v = BenchArgs.positiveInt("FuseBench", a, BenchArgs.value("FuseBench", args, i++));
       switch (a) {
         case "--rounds" -> rounds = v;
         case "--batches" -> batches = v;
         case "--batch" -> batch = v;
-        default -> throw new IllegalArgumentException("FuseBench: unknown option " + a
-            + " (expected --rounds, --batches, --batch)");
+        default -> throw BenchArgs.unknown("FuseBench", a, "--rounds, --batches, --batch");
       }
     }
     Generator gen = new Generator(1);

@@ -53,19 +53,20 @@ public final class FusedChainBench {
     return x.mul(y).add(z).relu().mul(0.5).add(x);
   }
 
-  public static void main(String[] args) {
+  public static void main(String[] args) throws Throwable {
+    BenchArgs.main(args, FusedChainBench::runMain);
+  }
+
+  private static void runMain(String[] args) {
     int rounds = 9;
     int reps = 5;
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
-      if (i + 1 >= args.length) throw new IllegalArgumentException("FusedChainBench: " + a + " needs a value");
-      int v = Integer.parseInt(args[++i]);
-      if (v < 1) throw new IllegalArgumentException("FusedChainBench: " + a + " must be >= 1, got " + v);
+      int v = BenchArgs.positiveInt("FusedChainBench", a, BenchArgs.value("FusedChainBench", args, i++));
       switch (a) {
         case "--rounds" -> rounds = v;
         case "--reps" -> reps = v;
-        default -> throw new IllegalArgumentException("FusedChainBench: unknown option " + a
-            + " (expected --rounds, --reps)");
+        default -> throw BenchArgs.unknown("FusedChainBench", a, "--rounds, --reps");
       }
     }
     ElementwiseProgram p = chain();

@@ -44,7 +44,7 @@ public final class GemmAB {
       String mode = modeSplit.length == 2 ? modeSplit[1] : "nn";
       String[] dims = modeSplit[0].split("x", -1);
       if (modeSplit.length > 2 || dims.length != 3 || !List.of("nn", "tn", "nt").contains(mode)) {
-        throw new IllegalArgumentException("GemmAB: bad shape '" + text + "': expected MxKxN or MxKxN:nn|tn|nt");
+        throw new BenchArgs.BadOption("GemmAB: bad shape '" + text + "': expected MxKxN or MxKxN:nn|tn|nt");
       }
       int[] d = new int[3];
       for (int i = 0; i < 3; i++) {
@@ -54,7 +54,7 @@ public final class GemmAB {
           d[i] = -1;
         }
         if (d[i] < 1) {
-          throw new IllegalArgumentException("GemmAB: bad shape '" + text + "': dimension '" + dims[i]
+          throw new BenchArgs.BadOption("GemmAB: bad shape '" + text + "': dimension '" + dims[i]
               + "' is not a positive integer");
         }
       }
@@ -77,11 +77,14 @@ public final class GemmAB {
   }
 
   public static void main(String[] args) throws Throwable {
+    BenchArgs.main(args, GemmAB::runMain);
+  }
+
+  private static void runMain(String[] args) throws Throwable {
     double seconds = 8;
     List<String> rest = new ArrayList<>(Arrays.asList(args));
     if (!rest.isEmpty() && rest.get(0).equals("--seconds")) {
-      if (rest.size() < 2) throw new IllegalArgumentException("GemmAB: --seconds needs a value");
-      seconds = Double.parseDouble(rest.get(1));
+      seconds = BenchArgs.positive("GemmAB", "--seconds", BenchArgs.value("GemmAB", args, 0));
       rest = rest.subList(2, rest.size());
     }
     if (rest.size() < 3) {
@@ -110,7 +113,7 @@ public final class GemmAB {
 
   private static MethodHandle load(File core) throws ReflectiveOperationException {
     if (!core.exists()) {
-      throw new IllegalArgumentException("GemmAB: " + core + " does not exist (an ember-core target/classes or jar)");
+      throw new BenchArgs.BadOption("GemmAB: " + core + " does not exist (an ember-core target/classes or jar)");
     }
     URL url;
     try {

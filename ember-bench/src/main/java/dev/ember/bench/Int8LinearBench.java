@@ -37,7 +37,11 @@ import java.util.function.LongSupplier;
 public final class Int8LinearBench {
   private Int8LinearBench() {}
 
-  public static void main(String[] args) {
+  public static void main(String[] args) throws Throwable {
+    BenchArgs.main(args, Int8LinearBench::runMain);
+  }
+
+  private static void runMain(String[] args) {
     int rounds = 15;
     int millis = 200;
     int warmup = 5000;
@@ -46,17 +50,16 @@ public final class Int8LinearBench {
     boolean cpu = false;
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
-      if (i + 1 >= args.length) throw new IllegalArgumentException("Int8LinearBench: " + a + " needs a value");
+      String value = BenchArgs.value("Int8LinearBench", args, i++);
       if (a.equals("--clock")) {
-        String c = args[++i];
+        String c = value;
         if (!c.equals("wall") && !c.equals("cpu")) {
-          throw new IllegalArgumentException("Int8LinearBench: --clock must be wall or cpu, got " + c);
+          throw new BenchArgs.BadOption("Int8LinearBench: --clock must be wall or cpu, got '" + c + "'");
         }
         cpu = c.equals("cpu");
         continue;
       }
-      int v = Integer.parseInt(args[++i]);
-      if (v < 1) throw new IllegalArgumentException("Int8LinearBench: " + a + " must be >= 1, got " + v);
+      int v = BenchArgs.positiveInt("Int8LinearBench", a, value);
       switch (a) {
         case "--rounds" -> rounds = v;
         case "--millis" -> millis = v;
@@ -66,8 +69,7 @@ public final class Int8LinearBench {
           batches[batches.length - 1] = v;
           batchGiven = true;
         }
-        default -> throw new IllegalArgumentException("Int8LinearBench: unknown option " + a
-            + " (expected --rounds, --millis, --warmup, --batch, --clock)");
+        default -> throw BenchArgs.unknown("Int8LinearBench", a, "--rounds, --millis, --warmup, --batch, --clock");
       }
     }
     Generator.manualSeed(0);

@@ -27,9 +27,11 @@ public final class JitHistory {
 
   private static volatile Object sink;
 
-  public static void main(String[] args) {
-    List<String> names = args.length > 0 ? List.of(args[0].split(",")) : CASES;
-    run(names, args.length > 1 ? Double.parseDouble(args[1]) : 10, System.out);
+  public static void main(String[] args) throws Throwable {
+    BenchArgs.main(args, a -> {
+      List<String> names = a.length > 0 ? List.of(a[0].split(",")) : CASES;
+      run(names, a.length > 1 ? BenchArgs.positive("JitHistory", "SECONDS", a[1]) : 10, System.out);
+    });
   }
 
   /** The cases, in the order that shows the issue: batch 1, batch 1 pruned, batch 128. */
@@ -43,7 +45,7 @@ public final class JitHistory {
   static void run(List<String> names, double seconds, PrintStream out) {
     for (String name : names) {
       if (!CASES.contains(name)) {
-        throw new IllegalArgumentException("JitHistory: unknown case " + name + " (one of " + CASES + ")");
+        throw new BenchArgs.BadOption("JitHistory: unknown case " + name + " (one of " + CASES + ")");
       }
     }
     Module lenet = CompressionCases.lenet();

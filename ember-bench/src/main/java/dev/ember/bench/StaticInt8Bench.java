@@ -34,22 +34,23 @@ import java.util.Locale;
 public final class StaticInt8Bench {
   private StaticInt8Bench() {}
 
-  public static void main(String[] args) {
+  public static void main(String[] args) throws Throwable {
+    BenchArgs.main(args, StaticInt8Bench::runMain);
+  }
+
+  private static void runMain(String[] args) {
     int rounds = 9;
     int millis = 100;
     int warmup = 3000;
     List<Integer> batches = new ArrayList<>();
     for (int i = 0; i < args.length; i += 2) {
-      if (i + 1 >= args.length) throw new IllegalArgumentException("StaticInt8Bench: " + args[i] + " needs a value");
-      int v = Integer.parseInt(args[i + 1]);
-      if (v < 1) throw new IllegalArgumentException("StaticInt8Bench: " + args[i] + " must be >= 1, got " + v);
+      int v = BenchArgs.positiveInt("StaticInt8Bench", args[i], BenchArgs.value("StaticInt8Bench", args, i));
       switch (args[i]) {
         case "--rounds" -> rounds = v;
         case "--millis" -> millis = v;
         case "--warmup" -> warmup = v;
         case "--batch" -> batches.add(v);
-        default -> throw new IllegalArgumentException("StaticInt8Bench: unknown option " + args[i]
-            + " (expected --rounds, --millis, --warmup, --batch)");
+        default -> throw BenchArgs.unknown("StaticInt8Bench", args[i], "--rounds, --millis, --warmup, --batch");
       }
     }
     if (batches.isEmpty()) batches = List.of(1, 128);

@@ -92,10 +92,10 @@ public final class StepPhases {
       }
       String v = args[++i];
       switch (a) {
-        case "--hidden" -> hidden = positive(a, v);
-        case "--batch" -> batch = positive(a, v);
-        case "--steps" -> steps = positive(a, v);
-        case "--rounds" -> rounds = positive(a, v);
+        case "--hidden" -> hidden = BenchArgs.positiveInt("StepPhases", a, v);
+        case "--batch" -> batch = BenchArgs.positiveInt("StepPhases", a, v);
+        case "--steps" -> steps = BenchArgs.positiveInt("StepPhases", a, v);
+        case "--rounds" -> rounds = BenchArgs.positiveInt("StepPhases", a, v);
         default -> {
           optims = List.of(v.split(",", -1));
           for (String name : optims) {
@@ -107,16 +107,6 @@ public final class StepPhases {
       }
     }
     return new Options(hidden, batch, optims, steps, rounds, split, floor);
-  }
-
-  private static int positive(String option, String value) {
-    try {
-      int n = Integer.parseInt(value);
-      if (n > 0) return n;
-    } catch (NumberFormatException ignored) {
-      // reported below
-    }
-    throw new IllegalArgumentException("StepPhases: " + option + " must be a positive integer, got '" + value + "'");
   }
 
   /** Runs two warm-up rounds, then {@code o.rounds()} timed ones, alternating the optimizers within each. */

@@ -58,8 +58,12 @@ public final class TrainChecksums {
   private record Run(String name, Function<Generator, Module> model, Function<List<Tensor>, Optimizer> optimizer,
       Function<Generator, Tensor> input, int classes, boolean clip) {}
 
-  public static void main(String[] args) {
-    int steps = args.length > 0 ? Integer.parseInt(args[0]) : 6;
+  public static void main(String[] args) throws Throwable {
+    BenchArgs.main(args, TrainChecksums::runMain);
+  }
+
+  private static void runMain(String[] args) {
+    int steps = args.length > 0 ? BenchArgs.positiveInt("TrainChecksums", "STEPS", args[0]) : 6;
     List<Run> runs = List.of(
         new Run("mlp-adam", g -> mlp(g), p -> new Adam(p, 1e-3), g -> Tensor.randn(g, 64, 784), 10, false),
         new Run("mlp-adamw", g -> mlp(g), p -> new AdamW(p, 1e-3), g -> Tensor.randn(g, 64, 784), 10, true),
