@@ -38,7 +38,8 @@ ember_bench_main() {
 # ../shared/peers/torch210) into a cache outside the repository, ${EMBER_TORCH210_CACHE:-~/.cache/ember/torch210},
 # when its pom or sources are newer than the last build (the first build downloads about 200 MB from Maven
 # Central), links native-openmp/ (Debian's OpenMP OpenBLAS and the system libgomp: its one-OpenMP-pool
-# configuration), runs it once so JavaCPP extracts its libraries (about 350 MB; that first load can crash, so up to
+# configuration), compiles bench/peers/Torch210Nn.java (its nn rows) against its jars into nn-classes/, runs it
+# once so JavaCPP extracts its libraries (about 350 MB; that first load can crash, so up to
 # three tries) and prints the cache directory. The peer never enters Ember's own dependency graph.
 ember_torch210_build() {
   local root=$1 src=$2
@@ -67,6 +68,16 @@ ember_torch210_build() {
   mkdir -p "$cache/native-openmp"
   ln -sfn /usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblas.so.0 "$cache/native-openmp/libopenblas.so.0"
   ln -sfn /usr/lib/x86_64-linux-gnu/libgomp.so.1 "$cache/native-openmp/libgomp.so.1"
+  # the nn category's side (bench/peers/Torch210Nn.java, bench-time only), compiled against the peer's jars
+  local nn_src="$root/bench/peers/Torch210Nn.java"
+  if [ ! -f "$cache/nn-classes/Torch210Nn.class" ] || [ "$nn_src" -nt "$cache/nn-classes/Torch210Nn.class" ] \
+      || [ "$jar" -nt "$cache/nn-classes/Torch210Nn.class" ]; then
+    rm -rf "$cache/nn-classes"
+    if ! "$JAVA_HOME/bin/javac" -nowarn -d "$cache/nn-classes" -cp "$cache/target/lib/*" "$nn_src" >&2; then
+      echo "bench: compiling $nn_src against the torch210 peer's jars failed" >&2
+      return 1
+    fi
+  fi
   if [ ! -f "$cache/.loaded" ]; then
     local try
     for try in 1 2 3; do

@@ -24,8 +24,9 @@ sides, peak and live Java heap for Ember; --repeats is the number of fresh proce
 --peer torch113,torch210: PyTorch peers, each pass running them after Ember in alternating order (torch113 is
 the shared peer's pytorch_bench.py / bench/peers/*.py on Debian's torch 1.13; torch210 is libtorch 2.10 from the
 JVM, ../shared/peers/torch210, in its one-OpenMP-pool configuration: --torch210-dir names its build, made by
-bench/compare.sh). torch210 implements sgemm and the training workloads only, so it runs in the gemm and training
-categories; every other category, and the gemm rows it lacks, compare against torch113 alone. With more than one
+bench/compare.sh). torch210 implements sgemm and the training workloads, and bench/peers/Torch210Nn.java the nn
+rows that are one functional call (not LSTM, GRU or attention memory), so it runs in the gemm, training and nn
+categories; every other category, and the rows it lacks, compare against torch113 alone. With more than one
 peer, "pytorch", "pytorch_min/max" and "ratio" are those of the FASTER peer for that row, "pytorch_peer" names it
 and "peers" holds each peer's {"median", "min", "max", "ratio", "repeats"} (and "mfu" on MLP training rows).
 
@@ -54,8 +55,11 @@ MFU_GEMM = ("sgemm", "N=1024")
 TRAINING_WARMUP_S = 10.0
 # the peers --peer may name, and the categories whose workloads each implements (None: all)
 PEERS = ("torch113", "torch210")
-PEER_CATEGORIES = {"torch113": None, "torch210": ("gemm", "training")}
+PEER_CATEGORIES = {"torch113": None, "torch210": ("gemm", "training", "nn")}
 TORCH210_JAR = os.path.join("target", "torch210-bench-1.0.jar")
+# the nn category's torch210 side: bench/peers/Torch210Nn.java, compiled by bench/build.sh into the peer's build
+TORCH210_NN_CLASSES = "nn-classes"
+JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
 
 
 def parse_args():
@@ -75,7 +79,7 @@ def parse_args():
     p.add_argument("--python", default="/usr/bin/python3", help="Python with torch")
     p.add_argument("--no-peer", action="store_true", help="run Ember only (no PyTorch passes)")
     p.add_argument("--peer", default="torch113",
-                   help="comma list of PyTorch peers: torch113 (default), torch210 (gemm and training only)")
+                   help="comma list of PyTorch peers: torch113 (default), torch210 (gemm, training and nn only)")
     p.add_argument("--torch210-dir", help="the torch210 peer's build (%s, native-openmp/) as bench/compare.sh "
                                           "makes it; needed when --peer names torch210" % TORCH210_JAR)
     p.add_argument("--warmup-steps", type=int, default=5, help="memory: untimed steps before the measured ones")
@@ -123,7 +127,7 @@ def active_peers(a):
             sys.stderr.write("# peer %s implements no %s workload (only %s): this category compares with %s alone\n"
                              % (n, a.category, ", ".join(PEER_CATEGORIES[n]), ", ".join(run) or "no peer"))
     if not run:
-        sys.exit("compare: --peer %s has no workload in category %s (torch210 runs gemm and training; add torch113)"
+        sys.exit("compare: --peer %s has no workload in category %s (torch210 runs gemm, training and nn; add torch113)"
                  % (",".join(a.peer_list), a.category))
     return run
 
@@ -251,24 +255,46 @@ def training_peer_rows(rows):
             and (r.get("workload") != "sgemm" or r.get("case") == MFU_GEMM[1])]
 
 
+def torch210_jvm(a):
+    """The torch210 peer's JVM and its one-OpenMP-pool flags (see torch210_java)."""
+    d = os.path.abspath(a.torch210_dir)
+    return [a.java, "--enable-native-access=ALL-UNNAMED", "-XX:ErrorFile=" + os.path.join(d, "hs_err_pid%p.log"),
+            "-Dorg.bytedeco.javacpp.pathsFirst=true",
+            "-Djava.library.path=" + os.path.join(d, "native-openmp"),
+            "-Dorg.bytedeco.javacpp.cachedir=" + os.path.join(d, "javacpp-cache-openmp")]
+
+
+def torch210_nn_env(a):
+    """The environment Torch210Bench's launcher gives its child, for Torch210Nn (which has no launcher): the thread
+    count of every pool before libtorch loads, and jemalloc with the Python peer's MALLOC_CONF."""
+    env = dict(os.environ)
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[var] = str(a.threads)
+    if os.path.exists(JEMALLOC):
+        env["LD_PRELOAD"] = JEMALLOC + (" " + env["LD_PRELOAD"] if env.get("LD_PRELOAD") else "")
+        env["MALLOC_CONF"] = "dirty_decay_ms:-1,muzzy_decay_ms:-1"
+    return env
+
+
 def torch210_java(a):
     """The torch210 peer's command up to its options, in its fast configuration: one OpenMP pool (Debian's OpenMP
     OpenBLAS and the system libgomp found first through native-openmp/, not the preset's pthreads OpenBLAS and
     bundled libgomp: two busy-waiting pools on the same cores are 5-100x slower) and its own JavaCPP cache (a run
     with these library paths rewrites the cache's symlinks; ../shared/peers/torch210/README.md)."""
-    d = os.path.abspath(a.torch210_dir)
-    return [a.java, "--enable-native-access=ALL-UNNAMED", "-XX:ErrorFile=" + os.path.join(d, "hs_err_pid%p.log"),
-            "-Dorg.bytedeco.javacpp.pathsFirst=true",
-            "-Djava.library.path=" + os.path.join(d, "native-openmp"),
-            "-Dorg.bytedeco.javacpp.cachedir=" + os.path.join(d, "javacpp-cache-openmp"),
-            "-jar", os.path.join(d, TORCH210_JAR)]
+    return torch210_jvm(a) + ["-jar", os.path.join(os.path.abspath(a.torch210_dir), TORCH210_JAR)]
 
 
 def torch210_pass(a):
     """Torch210Bench on this category's workloads: sgemm (gemm) or the training workloads (and sgemm N=1024 for
-    MFU). Tried twice: its JVM can crash while JavaCPP loads libtorch (the README's first-run SIGSEGV)."""
+    MFU); nn: Torch210Nn. Tried twice: its JVM can crash while JavaCPP loads libtorch (the README's first-run
+    SIGSEGV)."""
     common = ["--threads", str(a.threads), "--repeats", str(a.repeats), "--max-wait", str(a.max_wait),
               "--foreign-max", str(a.foreign_max)]
+    if a.category == "nn":
+        d = os.path.abspath(a.torch210_dir)
+        cp = os.path.join(d, TORCH210_NN_CLASSES) + os.pathsep + os.path.join(d, "target", "lib", "*")
+        cmd = torch210_jvm(a) + ["-cp", cp, "Torch210Nn"] + common + (["--only", a.only] if a.only else [])
+        return run_lines(cmd, torch210_nn_env(a), attempts=2)
     if a.category == "gemm":
         if not workload_selected("sgemm", a.only):
             return []
@@ -314,7 +340,8 @@ def env_of(rows, env_info, peer=None):
             continue
         if peer == "torch210":
             env_info["torch210"] = r["torch"]
-            env_info["torch210_blas"] = r.get("blas")
+            if r.get("blas"):
+                env_info["torch210_blas"] = r["blas"]
             core = (r.get("openblas") or {}).get("corename")
         else:
             env_info["torch"] = r["torch"]

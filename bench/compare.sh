@@ -46,9 +46,11 @@ usage: bench/compare.sh CATEGORY [--threads N] [--repeats N] [--passes N] [--max
   --only P,... only workloads or "workload/case" names starting with one of these
   --peer P,... the PyTorch peers (default torch113): torch113 is Debian's torch 1.13 from Python (the shared
                pytorch_bench.py and bench/peers/*.py); torch210 is libtorch 2.10 from the JVM through the JavaCPP
-               presets (../shared/peers/torch210), run in its fast one-OpenMP-pool configuration. torch210 has only
-               sgemm and the training workloads: it runs in the gemm (square N=128..2048, 128x784x128 and
-               32x1024x512) and training categories; the other rows and categories compare with torch113 alone.
+               presets (../shared/peers/torch210), run in its fast one-OpenMP-pool configuration. torch210 has
+               sgemm and the training workloads, and bench/peers/Torch210Nn.java the nn rows that are one
+               functional call: it runs in the gemm (square N=128..2048, 128x784x128 and 32x1024x512), training
+               and nn (not lstm, gru, attention_mem) categories; the other rows and categories compare with
+               torch113 alone.
                Peers run one after the other after each Ember pass, in alternating order. With two peers a row's
                "pytorch" and "ratio" are those of the FASTER peer, "pytorch_peer" names it and "peers" holds both.
                torch210 is built on first use into ${EMBER_TORCH210_CACHE:-~/.cache/ember/torch210} (needs Maven
@@ -118,7 +120,7 @@ done
 want113=0; want210=0
 if [ "$peer" = 1 ]; then
   case ",$peer_list," in *,torch113,*) want113=1 ;; esac
-  case ",$peer_list," in *,torch210,*) case "$category" in gemm|training) want210=1 ;; esac ;; esac
+  case ",$peer_list," in *,torch210,*) case "$category" in gemm|training|nn) want210=1 ;; esac ;; esac
 fi
 if [ "$want113" = 1 ] || [ "$want210" = 1 ]; then
   peers=${EMBER_PEERS:-$root/../shared/peers}

@@ -24,7 +24,7 @@ usage: bench/run_benchmarks.sh [options]
       --threads N[,N...]   thread counts, each a separate run of every category (default 2)
       --peer               also run PyTorch, interleaved in the same run, and report ratios
       --peers P[,P...]     --peer with these PyTorch peers (bench/compare.sh --peer): torch113 (the default) and/or
-                           torch210 (libtorch 2.10 from the JVM; gemm and training only); with two, each row's
+                           torch210 (libtorch 2.10 from the JVM; gemm, training and nn only); with two, each row's
                            ratio is against the faster and the table has a column per peer
       --lean-jvm           training: Ember in the memory category's lean JVM (serial collector, 64 MB
                            young generation, no pre-touched heap) instead of ParallelGC with 1 GB pre-touched

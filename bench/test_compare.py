@@ -249,15 +249,15 @@ class TwoPeersTest(unittest.TestCase):
         a = Args()
         a.peer_list = ["torch113", "torch210"]
         for cat, want in (("training", ["torch113", "torch210"]), ("gemm", ["torch113", "torch210"]),
-                          ("nn", ["torch113"]), ("memory", ["torch113"])):
+                          ("nn", ["torch113", "torch210"]), ("ops", ["torch113"]), ("memory", ["torch113"])):
             a.category = cat
             with captured_stderr() as err:
                 self.assertEqual(compare.active_peers(a), want, cat)
             self.assertEqual("torch210 implements no" in err.getvalue(), len(want) == 1, cat)
-        a.peer_list, a.category = ["torch210"], "nn"
+        a.peer_list, a.category = ["torch210"], "optim"
         with captured_stderr(), self.assertRaises(SystemExit) as e:
             compare.active_peers(a)
-        self.assertIn("no workload in category nn", str(e.exception))
+        self.assertIn("no workload in category optim", str(e.exception))
         a.no_peer = True
         self.assertEqual(compare.active_peers(a), [])
 
@@ -306,6 +306,16 @@ class TwoPeersTest(unittest.TestCase):
             a.only = "sgemm_t"  # no sgemm case selected: not run
             self.assertEqual(compare.torch210_pass(a), [])
             self.assertEqual(len(seen), 2)
+            a.category, a.only = "nn", "conv2d"
+            compare.torch210_pass(a)
+            nn = seen[2]
+            self.assertIn("-Djava.library.path=/cache/torch210/native-openmp", nn)
+            self.assertEqual(nn[nn.index("-cp") + 1:nn.index("-cp") + 3],
+                             ["/cache/torch210/nn-classes:/cache/torch210/target/lib/*", "Torch210Nn"])
+            self.assertEqual(nn[-2:], ["--only", "conv2d"])
+            a.threads = 1
+            env = compare.torch210_nn_env(a)
+            self.assertEqual((env["OMP_NUM_THREADS"], env["OPENBLAS_NUM_THREADS"]), ("1", "1"))
 
     def test_a_failed_run_is_retried_when_asked(self):
         with tempfile.TemporaryDirectory() as d, captured_stderr():
