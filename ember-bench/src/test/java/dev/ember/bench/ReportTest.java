@@ -349,5 +349,16 @@ class ReportTest {
       assertFalse(rows.isEmpty(), f.toString());
       for (Report.Row r : rows) assertEquals(category, r.category(), f + ": " + r.key());
     }
+    // the training category against both peers (a separate record: its Ember medians come from a loaded host and
+    // must not become the regression baseline of training.jsonl, whose keys it shares)
+    Path twoPeers = baseline.resolve("training-peers.jsonl");
+    List<Report.Row> rows = Report.read(twoPeers);
+    assertFalse(rows.isEmpty(), twoPeers.toString());
+    for (Report.Row r : rows) {
+      assertEquals("training", r.category(), twoPeers + ": " + r.key());
+      assertEquals(java.util.Set.of("torch113", "torch210"), r.peers().keySet(), twoPeers + ": " + r.key());
+      assertEquals(Report.fasterPeer(r.peers(), r.lowerIsBetter()), r.pytorchPeer(), twoPeers + ": " + r.key());
+      assertEquals(r.peers().get(r.pytorchPeer()).median(), r.pytorch(), twoPeers + ": " + r.key());
+    }
   }
 }
