@@ -6,7 +6,7 @@ set -euo pipefail
 usage() {
   cat <<'EOF'
 usage: bench/compare.sh CATEGORY [--threads N] [--repeats N] [--passes N] [--max-wait S] [--only P,...]
-                        [--no-peer] [--warmup-steps N] [--steps N] [--xmx SIZE] [--xmn SIZE] [--lean-jvm] [--training-warmup S]
+                        [--peer torch113,torch210] [--no-peer] [--warmup-steps N] [--steps N] [--xmx SIZE] [--xmn SIZE] [--lean-jvm] [--training-warmup S]
 
   CATEGORY     gemm  sgemm, square 128..2048, the MLP training shapes and two transposed backward GEMMs
                ops   elementwise/reduction forward (1M and 64K floats), fwd+bwd with autograd, tape overhead
@@ -44,6 +44,18 @@ usage: bench/compare.sh CATEGORY [--threads N] [--repeats N] [--passes N] [--max
   --passes N   alternating ember/pytorch passes; repeats are pooled over passes (default 2)
   --max-wait S seconds each case may wait for a quiet machine (default 10)
   --only P,... only workloads or "workload/case" names starting with one of these
+  --peer P,... the PyTorch peers (default torch113): torch113 is Debian's torch 1.13 from Python (the shared
+               pytorch_bench.py and bench/peers/*.py); torch210 is libtorch 2.10 from the JVM through the JavaCPP
+               presets (../shared/peers/torch210), run in its fast one-OpenMP-pool configuration. torch210 has
+               sgemm and the training workloads, and bench/peers/Torch210Nn.java the nn rows that are one
+               functional call: it runs in the gemm (square N=128..2048, 128x784x128 and 32x1024x512), training
+               and nn (not lstm, gru, attention_mem) categories; the other rows and categories compare with
+               torch113 alone.
+               Peers run one after the other after each Ember pass, in alternating order. With two peers a row's
+               "pytorch" and "ratio" are those of the FASTER peer, "pytorch_peer" names it and "peers" holds both.
+               torch210 is built on first use into ${EMBER_TORCH210_CACHE:-~/.cache/ember/torch210} (needs Maven
+               Central once, ~200 MB, and ~350 MB of native libraries extracted on its first run) and needs the
+               Debian packages libopenblas0-openmp, libgomp1 and libjemalloc2
   --no-peer    Ember only: no PyTorch passes, "pytorch" and "ratio" null (needs no torch)
   --warmup-steps N, --steps N  memory: steps before and during the measurement (default 5, 20)
   --training-warmup S  training, compression and compile: Ember's warm-up seconds per case (default 10: the first
@@ -57,6 +69,8 @@ usage: bench/compare.sh CATEGORY [--threads N] [--repeats N] [--passes N] [--max
 
 stdout: one JSON object per case {"category","workload","case","unit","ember","pytorch","ratio",...};
 ratio > 1 means Ember is better (memory: pytorch/ember). stderr: progress and a table.
+On a CPU newer than Debian's OpenBLAS 0.3.21 (both peers' GEMMs) it falls back to generic kernels (compare.py
+warns, naming the core type); OPENBLAS_CORETYPE (e.g. SkylakeX) in the environment reaches both peers.
 Needs: a JDK 25+ (JAVA_HOME, else /usr/lib/jvm/*), Maven, /usr/bin/python3 with torch, and the
 shared peer scripts at $EMBER_PEERS or ../shared/peers relative to the repository root.
 EOF
@@ -71,11 +85,15 @@ case "$1" in
 esac
 extra=()
 peer=1
+peer_list=torch113
 while [ $# -gt 0 ]; do
   case "$1" in
     -h|--help) usage; exit 0 ;;
     --no-peer) peer=0; extra+=("$1"); shift ;;
     --lean-jvm) extra+=("$1"); shift ;;
+    --peer)
+      [ $# -ge 2 ] || { echo "compare.sh: $1 needs a value" >&2; exit 2; }
+      peer_list=$2; shift 2 ;;
     --threads|--repeats|--passes|--max-wait|--only|--warmup-steps|--steps|--xmx|--xmn|--training-warmup)
       [ $# -ge 2 ] || { echo "compare.sh: $1 needs a value" >&2; exit 2; }
       extra+=("$1" "$2"); shift 2 ;;
@@ -90,19 +108,38 @@ ember_find_jdk
 . "$root/bench/build.sh"
 
 python=/usr/bin/python3
-peer_args=()
+peer_args=(--peer "$peer_list")
+IFS=',' read -r -a peer_names <<<"$peer_list"
+for p in "${peer_names[@]}"; do
+  case "$p" in
+    torch113|torch210) ;;
+    *) echo "compare.sh: unknown peer '$p' in --peer $peer_list (expected torch113 and/or torch210)" >&2; exit 2 ;;
+  esac
+done
+# the peers that have workloads in this category (compare.py names the others on stderr)
+want113=0; want210=0
 if [ "$peer" = 1 ]; then
+  case ",$peer_list," in *,torch113,*) want113=1 ;; esac
+  case ",$peer_list," in *,torch210,*) case "$category" in gemm|training|nn) want210=1 ;; esac ;; esac
+fi
+if [ "$want113" = 1 ] || [ "$want210" = 1 ]; then
+  peers=${EMBER_PEERS:-$root/../shared/peers}
+fi
+if [ "$want113" = 1 ]; then
   if ! "$python" -c 'import torch' 2>/dev/null; then
     echo "compare.sh: PyTorch is missing: '$python -c \"import torch\"' failed (Debian: apt-get install -y python3-torch)" >&2
     exit 1
   fi
-  peers=${EMBER_PEERS:-$root/../shared/peers}
   if [ ! -f "$peers/pytorch_bench.py" ] || [ ! -f "$peers/launcher.py" ]; then
     echo "compare.sh: shared PyTorch peer scripts not found at $peers (need pytorch_bench.py, launcher.py, quiet.py); set EMBER_PEERS" >&2
     exit 1
   fi
   peers="$(cd "$peers" && pwd)"
-  peer_args=(--peers "$peers")
+  peer_args+=(--peers "$peers")
+fi
+if [ "$want210" = 1 ]; then
+  torch210=$(ember_torch210_build "$root" "$peers/torch210") || exit 1
+  peer_args+=(--torch210-dir "$torch210")
 fi
 
 # rebuild when any main source or pom is newer than the bench classes (tests are not needed here)

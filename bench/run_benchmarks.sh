@@ -23,6 +23,9 @@ usage: bench/run_benchmarks.sh [options]
                            results.jsonl already
       --threads N[,N...]   thread counts, each a separate run of every category (default 2)
       --peer               also run PyTorch, interleaved in the same run, and report ratios
+      --peers P[,P...]     --peer with these PyTorch peers (bench/compare.sh --peer): torch113 (the default) and/or
+                           torch210 (libtorch 2.10 from the JVM; gemm, training and nn only); with two, each row's
+                           ratio is against the faster and the table has a column per peer
       --lean-jvm           training: Ember in the memory category's lean JVM (serial collector, 64 MB
                            young generation, no pre-touched heap) instead of ParallelGC with 1 GB pre-touched
                            (needs /usr/bin/python3 with torch and the shared peer scripts)
@@ -42,6 +45,7 @@ Exit status: 0 done; 1 regressions against the baseline; 2 bad arguments or a ma
 Examples:
   bench/run_benchmarks.sh -c training --only mlp_mnist --peer --repeats 2
   bench/run_benchmarks.sh -c memory --only mlp_mnist,lenet --peer
+  bench/run_benchmarks.sh -c training --peers torch113,torch210 --passes 1 --repeats 3
   bench/run_benchmarks.sh -c gemm,optim --threads 1,2 -s -b bench/results/2026-11-23/results.jsonl
 EOF
 }
@@ -65,6 +69,10 @@ while [ $# -gt 0 ]; do
     -h|--help) usage; exit 0 ;;
     -s|--summary) summary=1; shift ;;
     --peer) peer=1; shift ;;
+    --peers)
+      [ $# -ge 2 ] || die "$1 needs a value"
+      [[ "$2" =~ ^(torch113|torch210)(,(torch113|torch210))*$ ]] || die "--peers expects torch113 and/or torch210 separated by commas, got '$2'"
+      peer=1; pass+=(--peer "$2"); shift 2 ;;
     --lean-jvm) pass+=("$1"); shift ;;
     -c|--category|-b|--baseline|-o|--out|--threads|--threshold|--only|--repeats|--passes|--max-wait)
       [ $# -ge 2 ] || die "$1 needs a value"

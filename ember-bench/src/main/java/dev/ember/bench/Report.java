@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -59,14 +60,26 @@ public final class Report {
   /**
    * One record of a results file. {@code pytorch}, {@code ratio} and the MFU figures are null where
    * the run had no PyTorch side or the case has none; {@code line} is the 1-based line it came from.
+   * With two PyTorch peers ({@code bench/compare.sh --peer torch113,torch210}) {@code pytorch} and
+   * {@code ratio} are the faster peer's, {@code pytorchPeer} names it and {@code peers} holds each
+   * peer's figures in the record's order. A record without a {@code "peers"} field comes from a run
+   * with the torch 1.13 peer alone (the only one before there were two): its PyTorch figures are
+   * {@link #SOLE_PEER}'s. Both are null / empty where no peer measured the case.
    */
   record Row(String category, String workload, String caseName, String unit, int threads, boolean lowerIsBetter,
       double ember, double emberMin, double emberMax, Double pytorch, Double pytorchMin, Double pytorchMax,
-      Double ratio, Double emberMfu, Double pytorchMfu, boolean contaminated, Path file, int line) {
+      Double ratio, Double emberMfu, Double pytorchMfu, String pytorchPeer, Map<String, PeerResult> peers,
+      boolean contaminated, Path file, int line) {
     Key key() {
       return new Key(category, workload, caseName, threads);
     }
   }
+
+  /** One peer's figures of a case: median, range and Ember's ratio against it (null when not given). */
+  record PeerResult(double median, double min, double max, Double ratio) {}
+
+  /** The peer of records that name none: the suite compared against torch 1.13 only until torch210 joined. */
+  static final String SOLE_PEER = "torch113";
 
   /** A case more than the threshold worse than its baseline; {@code worse} is the fraction (0.18 = 18% worse). */
   record Regression(Row baseline, Row current, double worse) {}
@@ -209,13 +222,45 @@ public final class Report {
     if (threadsD < 1 || threadsD != Math.rint(threadsD)) {
       throw new MalformedResultsException(file, line, "field 'threads' must be a positive integer (got " + threadsD + ")");
     }
-    Boolean lower = f.optBoolean("lower_is_better");
+    Boolean lowerField = f.optBoolean("lower_is_better");
+    boolean lower = lowerField != null ? lowerField : lowerIsBetter(unit);
     Double pytorch = f.optNumber("pytorch");
-    return new Row(category, workload, caseName, unit, (int) threadsD,
-        lower != null ? lower : lowerIsBetter(unit), ember, orElse(f.optNumber("ember_min"), ember),
-        orElse(f.optNumber("ember_max"), ember), pytorch, pytorch == null ? null : orElse(f.optNumber("pytorch_min"), pytorch),
-        pytorch == null ? null : orElse(f.optNumber("pytorch_max"), pytorch), f.optNumber("ratio"),
-        f.optNumber("ember_mfu"), f.optNumber("pytorch_mfu"), Boolean.TRUE.equals(f.optBoolean("contaminated")), file, line);
+    Double pytorchMin = pytorch == null ? null : orElse(f.optNumber("pytorch_min"), pytorch);
+    Double pytorchMax = pytorch == null ? null : orElse(f.optNumber("pytorch_max"), pytorch);
+    Double ratio = f.optNumber("ratio");
+    Map<String, PeerResult> peers = f.optPeers("peers");
+    String peer = f.optString("pytorch_peer");
+    if (peers == null) {
+      peers = pytorch == null ? Map.of() : Map.of(SOLE_PEER, new PeerResult(pytorch, pytorchMin, pytorchMax, ratio));
+      if (peer == null && pytorch != null) peer = SOLE_PEER;
+    } else if (peer == null) {
+      peer = fasterPeer(peers, lower);
+    }
+    if (peer != null && !peers.containsKey(peer)) {
+      throw new MalformedResultsException(file, line, "field 'pytorch_peer' names \"" + peer + "\", which is not in 'peers' "
+          + peers.keySet());
+    }
+    return new Row(category, workload, caseName, unit, (int) threadsD, lower, ember, orElse(f.optNumber("ember_min"), ember),
+        orElse(f.optNumber("ember_max"), ember), pytorch, pytorchMin, pytorchMax, ratio,
+        f.optNumber("ember_mfu"), f.optNumber("pytorch_mfu"), peer, peers, Boolean.TRUE.equals(f.optBoolean("contaminated")),
+        file, line);
+  }
+
+  /**
+   * The peer with the best median: the highest for a throughput, the lowest for a latency or memory
+   * ({@code lower}); the first in order wins a tie, as in {@code bench/compare.py}. Null when empty.
+   */
+  static String fasterPeer(Map<String, PeerResult> peers, boolean lower) {
+    String best = null;
+    double bestMedian = 0;
+    for (Map.Entry<String, PeerResult> e : peers.entrySet()) {
+      double m = e.getValue().median();
+      if (best == null || (lower ? m < bestMedian : m > bestMedian)) {
+        best = e.getKey();
+        bestMedian = m;
+      }
+    }
+    return best;
   }
 
   /**
@@ -258,6 +303,35 @@ public final class Report {
       if (v == null) return null;
       if (v instanceof Number n && Double.isFinite(n.doubleValue())) return n.doubleValue();
       throw bad(k, "must be a finite number or null", v);
+    }
+
+    String optString(String k) {
+      Object v = m.get(k);
+      if (v == null) return null;
+      if (v instanceof String s && !s.isEmpty()) return s;
+      throw bad(k, "must be a non-empty string or null", v);
+    }
+
+    /** {"name": {"median": x, "min": x, "max": x, "ratio": x}, ...} in the record's order; min, max and ratio optional. */
+    Map<String, PeerResult> optPeers(String k) {
+      Object v = m.get(k);
+      if (v == null) return null;
+      if (!(v instanceof Map<?, ?> peers)) throw bad(k, "must be an object of peers", v);
+      Map<String, PeerResult> out = new LinkedHashMap<>();
+      for (Map.Entry<?, ?> e : peers.entrySet()) {
+        String name = String.valueOf(e.getKey());
+        if (!(e.getValue() instanceof Map<?, ?> pm)) throw bad(k, "must map each peer to an object (" + name + " does not)", v);
+        Fields pf = new Fields(file, line, pm);
+        double median;
+        try {
+          median = pf.number("median");
+        } catch (MalformedResultsException ex) {
+          throw bad(k, "must give each peer a finite 'median' (" + name + " does not)", v);
+        }
+        out.put(name, new PeerResult(median, orElse(pf.optNumber("min"), median), orElse(pf.optNumber("max"), median),
+            pf.optNumber("ratio")));
+      }
+      return Collections.unmodifiableMap(out);
     }
 
     Boolean optBoolean(String k) {
@@ -357,26 +431,49 @@ public final class Report {
    * The results as one Markdown table: category, workload, case, threads, unit, Ember median
    * [min-max], PyTorch median [min-max], ratio (&gt; 1: Ember better) and model-FLOPs utilisation
    * (Ember / PyTorch) where measured. Rows measured on a busy machine are marked with {@code *}.
+   * When the rows name more than one PyTorch peer, each peer gets its own median [min-max] column,
+   * the ratio is against the faster peer of the row and a column names it.
    */
   static String markdownTable(List<Row> rows) {
+    Set<String> peerNames = new LinkedHashSet<>();
+    for (Row r : rows) peerNames.addAll(r.peers().keySet());
+    boolean multi = peerNames.size() > 1;
     StringBuilder sb = new StringBuilder();
-    sb.append("| category | workload | case | threads | unit | ember median [min-max] | pytorch median [min-max] "
-        + "| ratio | mfu (ember / pytorch) |\n");
-    sb.append("|---|---|---|---:|---|---:|---:|---:|---:|\n");
+    sb.append("| category | workload | case | threads | unit | ember median [min-max] | ");
+    if (multi) {
+      for (String p : peerNames) sb.append(cell(p)).append(" median [min-max] | ");
+      sb.append("ratio (vs faster) | faster | mfu (ember / faster) |\n");
+    } else {
+      sb.append("pytorch median [min-max] | ratio | mfu (ember / pytorch) |\n");
+    }
+    sb.append("|---|---|---|---:|---|---:|").append("---:|".repeat(multi ? peerNames.size() : 1))
+        .append(multi ? "---:|---|---:|\n" : "---:|---:|\n");
     boolean busy = false;
     for (Row r : rows) {
       busy |= r.contaminated();
       sb.append("| ").append(cell(r.category())).append(" | ").append(cell(r.workload())).append(" | ")
           .append(cell(r.caseName())).append(r.contaminated() ? " *" : "").append(" | ").append(r.threads())
           .append(" | ").append(cell(r.unit())).append(" | ")
-          .append(fmt(r.ember())).append(" [").append(fmt(r.emberMin())).append('-').append(fmt(r.emberMax())).append("] | ")
-          .append(r.pytorch() == null ? "-" : fmt(r.pytorch()) + " [" + fmt(r.pytorchMin()) + "-" + fmt(r.pytorchMax()) + "]")
-          .append(" | ").append(r.ratio() == null ? "-" : fmt(r.ratio()) + "x").append(" | ")
-          .append(r.emberMfu() == null && r.pytorchMfu() == null ? "-" : percent(r.emberMfu()) + " / " + percent(r.pytorchMfu()))
+          .append(fmt(r.ember())).append(" [").append(fmt(r.emberMin())).append('-').append(fmt(r.emberMax())).append("] | ");
+      if (multi) {
+        for (String p : peerNames) {
+          PeerResult pr = r.peers().get(p);
+          sb.append(pr == null ? "-" : fmt(pr.median()) + " [" + fmt(pr.min()) + "-" + fmt(pr.max()) + "]").append(" | ");
+        }
+      } else {
+        sb.append(r.pytorch() == null ? "-" : fmt(r.pytorch()) + " [" + fmt(r.pytorchMin()) + "-" + fmt(r.pytorchMax()) + "]")
+            .append(" | ");
+      }
+      sb.append(r.ratio() == null ? "-" : fmt(r.ratio()) + "x").append(" | ");
+      if (multi) sb.append(r.pytorchPeer() == null ? "-" : cell(r.pytorchPeer())).append(" | ");
+      sb.append(r.emberMfu() == null && r.pytorchMfu() == null ? "-" : percent(r.emberMfu()) + " / " + percent(r.pytorchMfu()))
           .append(" |\n");
     }
-    sb.append("\nratio > 1: Ember better (throughput ember/pytorch; latency and memory pytorch/ember). "
-        + "mfu: 6 x parameters x samples/s over that side's best sgemm GFLOP/s at N=1024 in the same run.\n");
+    sb.append(multi
+        ? "\nratio > 1: Ember better than the faster PyTorch peer of the row, named under faster (throughput "
+            + "ember/peer; latency and memory peer/ember); a peer without a figure has no such workload. "
+        : "\nratio > 1: Ember better (throughput ember/pytorch; latency and memory pytorch/ember). ");
+    sb.append("mfu: 6 x parameters x samples/s over that side's best sgemm GFLOP/s at N=1024 in the same run.\n");
     if (busy) sb.append("`*`: too few repeats ran on a quiet machine; the figures include disturbed repeats.\n");
     return sb.toString();
   }

@@ -216,6 +216,85 @@ class ReportTest {
     assertTrue(md.contains("`*`: too few repeats ran on a quiet machine"), md);
   }
 
+  private static final String TWO_PEERS = "{\"category\": \"training\", \"workload\": \"lenet\", \"case\": \"train b=64 adam\", "
+      + "\"unit\": \"samples/s\", \"ember\": 15000, \"ember_min\": 14000, \"ember_max\": 16000, \"pytorch\": 12000, "
+      + "\"pytorch_min\": 11000, \"pytorch_max\": 13000, \"ratio\": 1.25, \"threads\": 2, \"lower_is_better\": false, "
+      + "\"repeats\": [3, 3], \"pytorch_peer\": \"torch210\", \"peers\": {\"torch113\": {\"median\": 10000, \"min\": 9000, "
+      + "\"max\": 10500, \"ratio\": 1.5, \"repeats\": 3}, \"torch210\": {\"median\": 12000, \"min\": 11000, \"max\": 13000, "
+      + "\"ratio\": 1.25, \"repeats\": 3}}, \"torch\": \"1.13.0a0\", \"torch210\": \"2.10.0\"}";
+
+  @Test
+  void readsARecordWithTwoPeers() throws IOException {
+    Report.Row r = Report.read(file("two.jsonl", TWO_PEERS)).getFirst();
+    assertEquals("torch210", r.pytorchPeer());
+    assertEquals(List.of("torch113", "torch210"), List.copyOf(r.peers().keySet()));
+    assertEquals(new Report.PeerResult(10000, 9000, 10500, 1.5), r.peers().get("torch113"));
+    assertEquals(12000, r.pytorch());
+    assertEquals(1.25, r.ratio());
+    // the baseline check still compares Ember's medians only
+    Report.Comparison c = Report.compare(List.of(r), Report.read(file("cur.jsonl", rec("training", "lenet", "samples/s", 13000,
+        "").replace("\"case\": \"c\"", "\"case\": \"train b=64 adam\""))), 0.10);
+    assertEquals(1, c.compared());
+    assertEquals(1, c.regressions().size());
+  }
+
+  @Test
+  void withoutANamedPeerTheFasterIsTheHigherThroughputOrTheLowerLatency() throws IOException {
+    String peers = "\"peers\": {\"torch113\": {\"median\": 20}, \"torch210\": {\"median\": 14}}";
+    List<Report.Row> rows = Report.read(file("p.jsonl", rec("training", "tput", "samples/s", 10, peers),
+        rec("training", "lat", "us/call (lower is better)", 10, peers),
+        rec("training", "flag", "samples/s", 10, peers + ", \"lower_is_better\": true"),
+        rec("training", "tie", "samples/s", 10, "\"peers\": {\"torch210\": {\"median\": 5}, \"torch113\": {\"median\": 5}}")));
+    assertEquals(List.of("torch113", "torch210", "torch210", "torch210"), rows.stream().map(Report.Row::pytorchPeer).toList());
+    Report.PeerResult only = rows.get(0).peers().get("torch210");
+    assertEquals(new Report.PeerResult(14, 14, 14, null), only, "min and max default to the median");
+    assertNull(Report.fasterPeer(java.util.Map.of(), false));
+  }
+
+  @Test
+  void recordsWithoutPeersAreTheTorch113PeerAlone() throws IOException {
+    List<Report.Row> rows = Report.read(file("old.jsonl",
+        rec("training", "a", "samples/s", 10, "\"pytorch\": 8, \"pytorch_min\": 7, \"ratio\": 1.25"),
+        rec("optim", "lion", "GB/s", 10, "\"pytorch\": null, \"ratio\": null")));
+    assertEquals("torch113", rows.get(0).pytorchPeer());
+    assertEquals(java.util.Map.of("torch113", new Report.PeerResult(8, 7, 8, 1.25)), rows.get(0).peers());
+    assertNull(rows.get(1).pytorchPeer());
+    assertTrue(rows.get(1).peers().isEmpty());
+  }
+
+  @Test
+  void malformedPeersAreRejected() throws IOException {
+    Path notListed = file("a.jsonl", rec("x", "a", "GB/s", 1, "\"pytorch_peer\": \"torch300\", \"peers\": {\"torch113\": {\"median\": 2}}"));
+    var e = assertThrows(Report.MalformedResultsException.class, () -> Report.read(notListed));
+    assertEquals("read results: field 'pytorch_peer' names \"torch300\", which is not in 'peers' [torch113]: " + notListed
+        + " line 1", e.getMessage());
+    Path noMedian = file("b.jsonl", rec("x", "a", "GB/s", 1, "\"peers\": {\"torch113\": {\"min\": 2}}"));
+    e = assertThrows(Report.MalformedResultsException.class, () -> Report.read(noMedian));
+    assertTrue(e.getMessage().contains("field 'peers' must give each peer a finite 'median' (torch113 does not)"), e.getMessage());
+    Path notObject = file("c.jsonl", rec("x", "a", "GB/s", 1, "\"peers\": [1]"));
+    e = assertThrows(Report.MalformedResultsException.class, () -> Report.read(notObject));
+    assertTrue(e.getMessage().contains("field 'peers' must be an object of peers"), e.getMessage());
+  }
+
+  @Test
+  void markdownTableWithTwoPeersHasAColumnEachAndNamesTheFaster() throws IOException {
+    Path f = file("r.jsonl", TWO_PEERS,
+        rec("training", "old", "samples/s", 10, "\"pytorch\": 8, \"ratio\": 1.25"),
+        rec("training", "lat", "us/call", 10, "\"pytorch\": 12, \"ratio\": 1.2, \"pytorch_peer\": \"torch210\", "
+            + "\"peers\": {\"torch113\": {\"median\": 16, \"min\": 15, \"max\": 17}, \"torch210\": {\"median\": 12}}"));
+    List<String> lines = Report.markdownTable(Report.read(f)).lines().toList();
+    assertEquals("| category | workload | case | threads | unit | ember median [min-max] | torch113 median [min-max] "
+        + "| torch210 median [min-max] | ratio (vs faster) | faster | mfu (ember / faster) |", lines.get(0));
+    assertEquals("|---|---|---|---:|---|---:|---:|---:|---:|---|---:|", lines.get(1));
+    assertEquals("| training | lenet | train b=64 adam | 2 | samples/s | 15000 [14000-16000] | 10000 [9000-10500] "
+        + "| 12000 [11000-13000] | 1.25x | torch210 | - |", lines.get(2));
+    assertEquals("| training | old | c | 2 | samples/s | 10.0 [10.0-10.0] | 8.00 [8.00-8.00] | - | 1.25x | torch113 | - |",
+        lines.get(3));
+    assertEquals("| training | lat | c | 2 | us/call | 10.0 [10.0-10.0] | 16.0 [15.0-17.0] | 12.0 [12.0-12.0] | 1.20x "
+        + "| torch210 | - |", lines.get(4));
+    assertTrue(lines.get(6).startsWith("ratio > 1: Ember better than the faster PyTorch peer of the row"), lines.get(6));
+  }
+
   @Test
   void summaryHasMetaGeomeanBaselineAndTable() throws IOException {
     Path f = file("r.jsonl",
@@ -269,6 +348,17 @@ class ReportTest {
       List<Report.Row> rows = Report.read(f);
       assertFalse(rows.isEmpty(), f.toString());
       for (Report.Row r : rows) assertEquals(category, r.category(), f + ": " + r.key());
+    }
+    // the training category against both peers (a separate record: its Ember medians come from a loaded host and
+    // must not become the regression baseline of training.jsonl, whose keys it shares)
+    Path twoPeers = baseline.resolve("training-peers.jsonl");
+    List<Report.Row> rows = Report.read(twoPeers);
+    assertFalse(rows.isEmpty(), twoPeers.toString());
+    for (Report.Row r : rows) {
+      assertEquals("training", r.category(), twoPeers + ": " + r.key());
+      assertEquals(java.util.Set.of("torch113", "torch210"), r.peers().keySet(), twoPeers + ": " + r.key());
+      assertEquals(Report.fasterPeer(r.peers(), r.lowerIsBetter()), r.pytorchPeer(), twoPeers + ": " + r.key());
+      assertEquals(r.peers().get(r.pytorchPeer()).median(), r.pytorch(), twoPeers + ": " + r.key());
     }
   }
 }
