@@ -69,8 +69,9 @@ usage: bench/compare.sh CATEGORY [--threads N] [--repeats N] [--passes N] [--max
 
 stdout: one JSON object per case {"category","workload","case","unit","ember","pytorch","ratio",...};
 ratio > 1 means Ember is better (memory: pytorch/ember). stderr: progress and a table.
-On a CPU newer than Debian's OpenBLAS 0.3.21 (both peers' GEMMs) it falls back to generic kernels (compare.py
-warns, naming the core type); OPENBLAS_CORETYPE (e.g. SkylakeX) in the environment reaches both peers.
+On a CPU newer than Debian's OpenBLAS 0.3.21 (both peers' GEMMs) it falls back to generic kernels; when the CPU
+has AVX-512 this script then sets OPENBLAS_CORETYPE=SkylakeX for the peers (said on stderr), otherwise compare.py
+warns, naming the core type. An OPENBLAS_CORETYPE already in the environment is kept and reaches both peers.
 Needs: a JDK 25+ (JAVA_HOME, else /usr/lib/jvm/*), Maven, /usr/bin/python3 with torch, and the
 shared peer scripts at $EMBER_PEERS or ../shared/peers relative to the repository root.
 EOF
@@ -136,6 +137,17 @@ if [ "$want113" = 1 ]; then
   fi
   peers="$(cd "$peers" && pwd)"
   peer_args+=(--peers "$peers")
+fi
+# Debian's OpenBLAS 0.3.21 does not know CPUs newer than it (e.g. Xeon model 207) and runs its generic Prescott
+# kernels there, 4-6x slower: on such a CPU with AVX-512 the peers get OpenBLAS's SkylakeX kernels, as a user tuning
+# PyTorch would choose, so that the peer figures are not understated.
+if [ "$peer" = 1 ] && [ -z "${OPENBLAS_CORETYPE:-}" ] \
+    && [ "$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | grep -ow 'avx512f\|avx512bw\|avx512dq\|avx512vl' | sort -u | wc -l)" = 4 ]; then
+  core="$("$python" -c 'import ctypes; b = ctypes.CDLL("libopenblas.so.0"); b.openblas_get_corename.restype = ctypes.c_char_p; print(b.openblas_get_corename().decode())' 2>/dev/null || true)"
+  if [ "$core" = Prescott ]; then
+    export OPENBLAS_CORETYPE=SkylakeX
+    echo "compare.sh: OpenBLAS does not know this AVX-512 CPU (it chose Prescott): the peers run with OPENBLAS_CORETYPE=SkylakeX" >&2
+  fi
 fi
 if [ "$want210" = 1 ]; then
   torch210=$(ember_torch210_build "$root" "$peers/torch210") || exit 1
