@@ -2,6 +2,8 @@ package dev.ember.compile;
 
 import dev.ember.autograd.Grad;
 import dev.ember.nn.Module;
+import dev.ember.optim.Optimizer;
+import dev.ember.tensor.MemoryScope;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
@@ -102,6 +104,59 @@ public final class TrainingStep {
       case JointPlan j -> runJoint(j, x, y);
       case FallbackPlan f -> runFallback(x, y);
     };
+  }
+
+  /**
+   * One step with the optimizer's update fused in: {@link #run run(x, y)}'s forward, loss and backward as one
+   * graph, then {@code optimizer}'s update of every parameter straight from the gradient the graph computed
+   * ({@link Optimizer#step(IdentityHashMap)}), without storing it in the parameter's {@code grad()} first and
+   * without a {@code zeroGrad()} to drop it afterwards. The parameters and the loss have the bits of
+   * {@code run(x, y); optimizer.step()}; a parameter that had no gradient before the call has none after it. One
+   * that had one (gradients accumulated by earlier calls) gets this step's added to it, as {@code run} adds it,
+   * and steps on the sum. Signatures that run the fallback (see the class), and the call that traces, run exactly
+   * {@code run(x, y); optimizer.step()} and then drop the gradients they set.
+   *
+   * @return the loss, as {@link #run} returns it
+   */
+  public Tensor step(Tensor x, Tensor y, Optimizer optimizer) {
+    if (optimizer == null) throw new IllegalArgumentException("TrainingStep.step: optimizer must not be null");
+    if (!(plans.get(Signature.of(x, y, module.isTraining())) instanceof JointPlan j)) {
+      List<Tensor> had = new ArrayList<>();
+      for (Tensor p : module.parameters()) if (p.grad() != null) had.add(p);
+      Tensor loss = run(x, y);
+      optimizer.step();
+      IdentityHashMap<Tensor, Boolean> keep = new IdentityHashMap<>();
+      for (Tensor p : had) keep.put(p, Boolean.TRUE);
+      for (Tensor p : module.parameters()) {
+        Tensor g = p.grad();
+        if (g != null && !keep.containsKey(p)) {
+          p.setGrad(null);
+          MemoryScope.recycle(g);
+        }
+      }
+      return loss;
+    }
+    Tensor[] vals;
+    IdentityHashMap<Tensor, Tensor> grads = new IdentityHashMap<>();
+    try (Grad off = Grad.off()) {
+      vals = j.exec().runAll(null, x, y);
+      Tensor[] params = j.params();
+      for (int i = 0; i < params.length; i++) {
+        Tensor g = vals[2 + i];
+        Tensor p = params[i];
+        Tensor existing = p.grad();
+        if (existing != null) {
+          existing.add_(g);
+        } else if (j.fixed().containsKey(g.storage()) || g.storage() == x.storage() || g.storage() == y.storage()) {
+          grads.put(p, g.cloneContiguous()); // a parameter's or an input's own memory: the updates must not see it move
+        } else {
+          grads.merge(p, g, Tensor::add); // a parameter listed twice (shared) gets both
+        }
+      }
+    }
+    optimizer.step(grads);
+    lastOutput = vals[1];
+    return vals[0];
   }
 
   /** The forward's result (the model's output, without history) of the last {@link #run}, or null before one. */
