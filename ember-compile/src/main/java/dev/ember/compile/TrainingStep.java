@@ -3,8 +3,8 @@ package dev.ember.compile;
 import dev.ember.autograd.Grad;
 import dev.ember.nn.Module;
 import dev.ember.optim.Optimizer;
-import dev.ember.tensor.MemoryScope;
 import dev.ember.tensor.DType;
+import dev.ember.tensor.MemoryScope;
 import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
 import java.util.ArrayList;
@@ -66,10 +66,12 @@ public final class TrainingStep {
   /**
    * The joint graph (outputs: loss, forward result, then the gradient of each of {@code params}) with its executor
    * (the node order, input slots and last uses worked out once), the graph as traced, the storages of its
-   * parameter and constant nodes (a gradient on one of them is copied, never adopted) and the trace and pass times.
+   * parameter and constant nodes (a gradient on one of them is copied, never adopted), the trace and pass times,
+   * and per parameter the op step of its gradient where {@link #step(Tensor, Tensor, Optimizer)} may hand it over
+   * deferred ({@link GraphWeightGrad}: an {@code mm_tn} that nothing else reads), else -1.
    */
   private record JointPlan(Graph traced, Graph graph, GraphExecutor exec, Tensor[] params,
-      IdentityHashMap<Storage, Boolean> fixed, long traceNanos, long passNanos) implements Plan {
+      IdentityHashMap<Storage, Boolean> fixed, long traceNanos, long passNanos, int[] deferrable) implements Plan {
     /** Bytes of forward values the graph keeps for its backward (see {@link Rematerialization#keptBytes}). */
     long keptBytes() {
       return Rematerialization.keptBytes(graph);
@@ -138,9 +140,20 @@ public final class TrainingStep {
     }
     Tensor[] vals;
     IdentityHashMap<Tensor, Tensor> grads = new IdentityHashMap<>();
+    Tensor[] params = j.params();
+    dev.ember.autograd.Tracing.Replay[] overrides = null;
+    for (int i = 0; i < params.length; i++) {
+      int s = j.deferrable()[i];
+      Tensor p = params[i];
+      if (s >= 0 && p.grad() == null && p.dtype() == DType.F32 && p.device().isCpu()
+          && dev.ember.tensor.Deferred.consumedInBlocks(p)) { // the optimizer takes this gradient in blocks
+        if (overrides == null) overrides = new dev.ember.autograd.Tracing.Replay[j.exec().steps()];
+        GraphNode node = j.graph().outputs().get(2 + i);
+        overrides[s] = in -> in[0].device().isCpu() && in[1].device().isCpu() ? GraphWeightGrad.of(in) : node.run(in);
+      }
+    }
     try (Grad off = Grad.off()) {
-      vals = j.exec().runAll(null, x, y);
-      Tensor[] params = j.params();
+      vals = j.exec().runAll(null, overrides, x, y);
       for (int i = 0; i < params.length; i++) {
         Tensor g = vals[2 + i];
         Tensor p = params[i];
@@ -237,8 +250,26 @@ public final class TrainingStep {
     g = tape(g);
     IdentityHashMap<Storage, Boolean> fixed = new IdentityHashMap<>();
     for (GraphNode n : g.nodes()) if (n.value() != null) fixed.put(n.value().storage(), Boolean.TRUE);
-    return new JointPlan(r.graph(), g, new GraphExecutor(g), r.gradParams().toArray(new Tensor[0]), fixed, traceNanos,
-        System.nanoTime() - t0);
+    GraphExecutor exec = new GraphExecutor(g);
+    return new JointPlan(r.graph(), g, exec, r.gradParams().toArray(new Tensor[0]), fixed, traceNanos,
+        System.nanoTime() - t0, deferrable(g, exec));
+  }
+
+  /**
+   * Per gradient output of {@code g} (outputs 2 on), the op step computing it where it may be handed over deferred:
+   * a float32 {@code mm_tn} (a weight gradient g^T x) that no node reads and that is no other output; else -1.
+   */
+  private static int[] deferrable(Graph g, GraphExecutor exec) {
+    IdentityHashMap<GraphNode, Integer> uses = new IdentityHashMap<>();
+    for (GraphNode n : g.nodes()) for (GraphNode in : n.inputs) if (in != null) uses.merge(in, 1, Integer::sum);
+    for (GraphNode o : g.outputs()) uses.merge(o, 1, Integer::sum);
+    List<GraphNode> outs = g.outputs();
+    int[] steps = new int[outs.size() - 2];
+    for (int i = 0; i < steps.length; i++) {
+      GraphNode o = outs.get(2 + i);
+      steps[i] = GraphWeightGrad.applies(o) && uses.get(o) == 1 ? exec.stepOf(o) : -1;
+    }
+    return steps;
   }
 
   /**

@@ -147,6 +147,47 @@ class FusedOptimizerStepTest {
     assertTrue(!step.isJoint() && !step.breaks().isEmpty(), step.explain());
   }
 
+  /** SGD without momentum that notes, per update, whether the gradient arrived deferred (its product not yet run). */
+  static final class Noting extends Optimizer {
+    final List<Boolean> deferred = new ArrayList<>();
+    private final boolean blocks;
+
+    Noting(List<Tensor> params, boolean blocks) {
+      super("Noting", params, Map.<String, Object>of("lr", 0.05), Map.of());
+      this.blocks = blocks;
+      for (Tensor p : params) dev.ember.tensor.Deferred.consumeInBlocks(p, blocks);
+    }
+
+    @Override
+    protected boolean takesGradientsInBlocks() {
+      return blocks;
+    }
+
+    @Override
+    protected void update(dev.ember.optim.ParamGroup g, Tensor param, Tensor grad, Map<String, Tensor> state) {
+      deferred.add(grad.storage().deferred() != null);
+      kernels(param).sgd(param, grad, ((Number) g.get("lr")).doubleValue(), 0, 1);
+    }
+  }
+
+  @Test
+  void weightGradientsReachAnOptimizerThatTakesBlocksDeferredWithEagersBits() {
+    for (boolean blocks : new boolean[] {true, false}) {
+      Noting[] opts = new Noting[2];
+      checkFused(() -> Models.mlp(784, 128, 10), m -> {
+        Noting o = new Noting(m.parameters(), blocks);
+        opts[opts[0] == null ? 0 : 1] = o;
+        return o;
+      }, batches(3, 32, 784, 10), null);
+      List<Boolean> fused = opts[1].deferred;
+      // per step: weight, bias, weight, bias; the trace step runs run() + step(), whose small gradients are plain
+      assertEquals(List.of(false, false, false, false), fused.subList(0, 4));
+      assertEquals(List.of(blocks, false, blocks, false), fused.subList(4, 8), "blocks " + blocks);
+      assertEquals(fused.subList(4, 8), fused.subList(8, 12));
+      assertTrue(opts[0].deferred.stream().noneMatch(d -> d), "eager defers only weights of 4 MB and more");
+    }
+  }
+
   @Test
   void aNullOptimizerIsRefused() {
     TrainingStep step = Compiler.compileTraining(Models.mlp(6, 3), CE);
