@@ -32,6 +32,11 @@ class FusedOptimizerStepTest {
    */
   static TrainingStep checkFused(Supplier<Module> make, Function<Module, Optimizer> optimizer, List<Tensor[]> batches,
       List<double[]> hookSums) {
+    return checkFused(make, CE, optimizer, batches, hookSums);
+  }
+
+  static TrainingStep checkFused(Supplier<Module> make, java.util.function.BiFunction<Tensor, Tensor, Tensor> loss,
+      Function<Module, Optimizer> optimizer, List<Tensor[]> batches, List<double[]> hookSums) {
     Generator.manualSeed(3);
     Module eager = make.get();
     Generator.manualSeed(3);
@@ -45,16 +50,18 @@ class FusedOptimizerStepTest {
         hookSums.add(new double[] {s});
       });
     }
-    TrainingStep step = Compiler.compileTraining(compiled, CE);
+    TrainingStep step = Compiler.compileTraining(compiled, loss);
     Map<String, Tensor> pe = eager.namedParameters();
     Map<String, Tensor> pc = compiled.namedParameters();
     for (int s = 0; s < batches.size(); s++) {
       Tensor x = batches.get(s)[0];
       Tensor y = batches.get(s)[1];
       oe.zeroGrad();
-      Tensor le = CE.apply(eager.call(x), y);
+      Generator.manualSeed(100 + s); // dropout draws the same masks in both
+      Tensor le = loss.apply(eager.call(x), y);
       le.backward();
       oe.step();
+      Generator.manualSeed(100 + s);
       Tensor lc = step.step(x, y, oc);
       assertSame("step " + s + " loss", le.detach(), lc);
       for (String k : pe.keySet()) {
@@ -84,6 +91,22 @@ class FusedOptimizerStepTest {
     TrainingStep step = checkFused(() -> Models.mlp(20, 16, 16, 5), m -> new AdamW(m.parameters(), 1e-2),
         batches(5, 8, 20, 5), null);
     assertTrue(step.isJoint(), step.explain());
+  }
+
+  @Test
+  void transformerLayersWithAdamWHaveEagersBits() {
+    for (double dropout : new double[] {0.0, 0.1}) {
+      TrainingStep step = checkFused(() -> new dev.ember.nn.TransformerEncoderLayer(16, 4, 32, dropout, "gelu", 1e-5,
+          true, false, true, new Generator(3)), dev.ember.nn.functional.F::mseLoss,
+          m -> new AdamW(m.parameters(), Map.of("lr", 1e-2, "weight_decay", 0.01)), tensors(3), null);
+      assertTrue(step.isJoint(), step.explain());
+    }
+  }
+
+  static List<Tensor[]> tensors(int steps) {
+    List<Tensor[]> out = new ArrayList<>();
+    for (int i = 0; i < steps; i++) out.add(new Tensor[] {Tensor.randn(2, 5, 16), Tensor.randn(2, 5, 16)});
+    return out;
   }
 
   @Test
