@@ -3,6 +3,7 @@ package dev.ember.bench;
 import dev.ember.autograd.Grad;
 import dev.ember.compile.CompiledModule;
 import dev.ember.compile.Compiler;
+import dev.ember.compile.TrainingStep;
 import dev.ember.nn.Linear;
 import dev.ember.nn.Models;
 import dev.ember.nn.Module;
@@ -34,8 +35,9 @@ import java.util.function.Supplier;
  *   <li>{@code train_step}: one training step (zero_grad, forward, loss, backward, optimizer step), ms/step, of
  *       mlp_mnist at batch 32 (SGD lr 0.01) and of the training category's transformer (TinyLM, batch 16, sequence
  *       128, causal mask, AdamW); compiled means forward, loss and backward run as one joint graph without the tape
- *       ({@link Compiler#compileTraining}, see {@link #compiledStep}); the peer runs PyTorch eager under both names
- *       (TorchScript does not train);
+ *       with the optimizer's update fused in ({@link TrainingStep#step(Tensor, Tensor, Optimizer)}: no gradient is
+ *       stored, so there is no zero_grad); the peer runs PyTorch eager under both names (TorchScript does not
+ *       train);
  *   <li>{@code compile_time}: ms from {@link Compiler#compile} to the end of the first call (the trace, which is one
  *       eager forward, and the passes) of mlp_mnist, LeNet-5, the convnet and the transformer; the peer's is the
  *       time of {@code torch.jit.freeze(torch.jit.trace(...))} (Ember only for the transformer, whose TorchScript
@@ -131,9 +133,17 @@ final class CompileCases {
   /** A step of {@code model} with {@code opt} over the batches {@code data} (cycled), eager or compiled. */
   private static Runnable trainer(Module model, Optimizer opt, BiFunction<Tensor, Tensor, Tensor> lossFn,
       Tensor[][] data, boolean compiled) {
-    BiFunction<Tensor, Tensor, Tensor> lossAndGrads = compiled ? compiledStep(model, lossFn)
-        : eagerForward(model, lossFn);
     int[] i = {0};
+    if (compiled) { // forward, loss, backward and the update as one step: no gradient stored, nothing to zero
+      TrainingStep fused = Compiler.compileTraining(model, lossFn);
+      return () -> {
+        Tensor[] d = data[i[0]++ % data.length];
+        try (MemoryScope step = MemoryScope.open()) {
+          sink = fused.step(d[0], d[1], opt).item();
+        }
+      };
+    }
+    BiFunction<Tensor, Tensor, Tensor> lossAndGrads = eagerForward(model, lossFn);
     return () -> {
       Tensor[] d = data[i[0]++ % data.length];
       try (MemoryScope step = MemoryScope.open()) {

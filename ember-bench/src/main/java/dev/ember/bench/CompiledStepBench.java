@@ -22,10 +22,12 @@ import java.util.function.BiFunction;
 /**
  * Eager against compiled training steps ({@link Compiler#compileTraining}): the training category's mlp_mnist step
  * (784-128-10 ReLU, SGD lr 0.01, batch 32) and its transformer step (the TinyLM, AdamW, batch 16 x 128 tokens).
- * Each workload gets two identical models, one stepped eagerly and one through the compiled step; the rounds
- * alternate between them in this JVM so that the host's swings fall on both alike. Each step is timed in phases:
- * eager's forward with the loss, backward, and optimizer step; the compiled step's run (forward, loss and backward
- * as one graph) and optimizer step. No timing is asserted anywhere: this prints.
+ * Each workload gets three identical models, one stepped eagerly, one through the compiled step and one through
+ * the fused step ({@link TrainingStep#step(Tensor, Tensor, Optimizer)}: the optimizer's update fused in); the
+ * rounds alternate between them in this JVM so that the host's swings fall on all alike. Each step is timed in
+ * phases: eager's forward with the loss, backward, and optimizer step; the compiled step's run (forward, loss and
+ * backward as one graph) and optimizer step; the fused step whole (as forward_backward, its step phase 0). No
+ * timing is asserted anywhere: this prints.
  *
  * <pre>
  * CompiledStepBench [--workload mlp_mnist|transformer|all] [--steps N] [--rounds R]
@@ -33,7 +35,7 @@ import java.util.function.BiFunction;
  * </pre>
  *
  * stdout: one JSON object per workload and mode, medians over the rounds of each phase's mean ms per step:
- * {@code {"category":"compile","workload":"mlp_mnist","case":"train b=32 sgd","mode":"compiled","unit":"ms",
+ * {@code {"category":"compile","workload":"mlp_mnist","case":"train b=32 sgd","mode":"compiled|fused","unit":"ms",
  * "forward_backward","step","total","total_min","speedup","speedup_min","joint","rounds"}} (speedup: eager's median
  * total over this mode's; speedup_min: the same of the fastest rounds, steadier on a busy host). stderr: a table
  * with min-max, and the compiled step's
@@ -43,13 +45,14 @@ public final class CompiledStepBench {
   private CompiledStepBench() {}
 
   /** One workload: two models built alike, their optimizers, the loss, the batches. */
-  record Workload(String name, String caseName, Module eager, Module compiled, Optimizer eagerOpt, Optimizer compiledOpt,
-      BiFunction<Tensor, Tensor, Tensor> loss, Tensor[][] batches, int steps) {}
+  record Workload(String name, String caseName, Module eager, Module compiled, Module fused, Optimizer eagerOpt,
+      Optimizer compiledOpt, Optimizer fusedOpt, BiFunction<Tensor, Tensor, Tensor> loss, Tensor[][] batches,
+      int steps) {}
 
   static Workload mlpMnist(int steps) {
-    Module[] m = new Module[2];
-    Optimizer[] o = new Optimizer[2];
-    for (int i = 0; i < 2; i++) {
+    Module[] m = new Module[3];
+    Optimizer[] o = new Optimizer[3];
+    for (int i = 0; i < 3; i++) {
       Generator g = new Generator(0);
       m[i] = new Sequential(new dev.ember.nn.Linear(784, 128, true, g), new dev.ember.nn.ReLU(),
           new dev.ember.nn.Linear(128, 10, true, g));
@@ -59,7 +62,7 @@ public final class CompiledStepBench {
     Tensor[][] batches = new Tensor[8][];
     for (int i = 0; i < batches.length; i++) batches[i] = new Tensor[] {Tensor.randn(g, 32, 784), Tensor.randint(g, 0, 10, 32)};
     CrossEntropyLoss ce = new CrossEntropyLoss();
-    return new Workload("mlp_mnist", "train b=32 sgd", m[0], m[1], o[0], o[1], ce::forward, batches, steps);
+    return new Workload("mlp_mnist", "train b=32 sgd", m[0], m[1], m[2], o[0], o[1], o[2], ce::forward, batches, steps);
   }
 
   static Workload transformer(int steps) {
@@ -67,9 +70,9 @@ public final class CompiledStepBench {
     int t = 128;
     int v = 256;
     Tensor mask = Transformer.generateSquareSubsequentMask(t);
-    Module[] m = new Module[2];
-    Optimizer[] o = new Optimizer[2];
-    for (int i = 0; i < 2; i++) {
+    Module[] m = new Module[3];
+    Optimizer[] o = new Optimizer[3];
+    for (int i = 0; i < 3; i++) {
       TrainingCases.TinyLm lm = new TrainingCases.TinyLm(v, 256, 4, 1024, 2, new Generator(0));
       lm.train();
       m[i] = new Masked(lm, mask);
@@ -82,7 +85,7 @@ public final class CompiledStepBench {
       batches[i] = new Tensor[] {s.narrow(1, 0, t).contiguous(), s.narrow(1, 1, t).contiguous().reshape(-1)};
     }
     CrossEntropyLoss ce = new CrossEntropyLoss();
-    return new Workload("transformer", "train b=16 T=128 adamw", m[0], m[1], o[0], o[1],
+    return new Workload("transformer", "train b=16 T=128 adamw", m[0], m[1], m[2], o[0], o[1], o[2],
         (logits, y) -> ce.forward(logits.reshape(-1, v), y), batches, steps);
   }
 
@@ -141,14 +144,18 @@ public final class CompiledStepBench {
   /** Times {@code w}, eager and compiled rounds alternating, and prints the medians. */
   static void run(Workload w, int rounds) {
     TrainingStep step = Compiler.compileTraining(w.compiled(), w.loss());
+    TrainingStep fusedStep = Compiler.compileTraining(w.fused(), w.loss());
     double[][] eager = new double[rounds][];
     double[][] compiled = new double[rounds][];
+    double[][] fused = new double[rounds][];
     for (int r = -2; r < rounds; r++) { // two warm-up rounds
       double[] e = eagerRound(w);
       double[] c = compiledRound(w, step);
+      double[] f = fusedRound(w, fusedStep);
       if (r >= 0) {
         eager[r] = e;
         compiled[r] = c;
+        fused[r] = f;
       }
     }
     System.err.println(step.explain());
@@ -164,12 +171,10 @@ public final class CompiledStepBench {
     }
     String[] phases = {"forward_backward", "step", "total"};
     double[] me = medians(eager);
-    double[] mc = medians(compiled);
     double minEager = Arrays.stream(eager).mapToDouble(x -> x[2]).min().orElse(Double.NaN);
-    double minCompiled = Arrays.stream(compiled).mapToDouble(x -> x[2]).min().orElse(Double.NaN);
-    for (String mode : new String[] {"eager", "compiled"}) {
-      double[] m = mode.equals("eager") ? me : mc;
-      double[][] all = mode.equals("eager") ? eager : compiled;
+    for (String mode : new String[] {"eager", "compiled", "fused"}) {
+      double[][] all = mode.equals("eager") ? eager : mode.equals("compiled") ? compiled : fused;
+      double[] m = medians(all);
       StringBuilder json = new StringBuilder(String.format(Locale.ROOT,
           "{\"category\":\"compile\",\"workload\":\"%s\",\"case\":\"%s\",\"mode\":\"%s\",\"unit\":\"ms\"", w.name(),
           w.caseName(), mode));
@@ -184,7 +189,7 @@ public final class CompiledStepBench {
         }
         table.append(String.format(Locale.ROOT, "  %s %.3f (%.3f-%.3f)", phases[p], m[p], lo, hi));
       }
-      double min = mode.equals("eager") ? minEager : minCompiled;
+      double min = Arrays.stream(all).mapToDouble(x -> x[2]).min().orElse(Double.NaN);
       json.append(String.format(Locale.ROOT, ",\"total_min\":%.4f,\"speedup\":%.3f,\"speedup_min\":%.3f,"
           + "\"joint\":%s,\"rounds\":%d}", min, me[2] / m[2], minEager / min, step.isJoint(), all.length));
       System.out.println(json);
@@ -230,6 +235,20 @@ public final class CompiledStepBench {
       }
     }
     return perStep(fb, st, w.steps());
+  }
+
+  /** The fused step ({@link TrainingStep#step(Tensor, Tensor, Optimizer)}): all of it counts as forward_backward. */
+  private static double[] fusedRound(Workload w, TrainingStep step) {
+    long all = 0;
+    for (int s = 0; s < w.steps(); s++) {
+      Tensor[] d = w.batches()[s % w.batches().length];
+      try (MemoryScope scope = MemoryScope.open()) {
+        long t0 = System.nanoTime();
+        step.step(d[0], d[1], w.fusedOpt());
+        all += System.nanoTime() - t0;
+      }
+    }
+    return perStep(all, 0, w.steps());
   }
 
   private static double[] perStep(long fb, long st, int steps) {

@@ -128,6 +128,17 @@ final class GraphExecutor {
     return graph;
   }
 
+  /** The number of op steps (the length of {@link #runAll}'s overrides). */
+  int steps() {
+    return ops.length;
+  }
+
+  /** The op step that computes {@code node} (a node of this graph), or -1 for a node that is not an op. */
+  int stepOf(GraphNode node) {
+    for (int s = 0; s < ops.length; s++) if (ops[s] == node) return s;
+    return -1;
+  }
+
   /** Whether a grad-off call's result is planned too (and released when the next call starts); see the class. */
   void reuseOutput(boolean reuse) {
     if (reuse != reuseOutput) {
@@ -179,12 +190,23 @@ final class GraphExecutor {
    * @throws dev.ember.tensor.TensorArgumentException if the number of arguments, or a shape or dtype, differs
    */
   Tensor[] runAll(long[] nanos, Tensor... args) {
+    return runAll(nanos, null, args);
+  }
+
+  /**
+   * {@link #runAll(long[], Tensor...)} with op step s run by {@code overrides[s]} instead where that is not null
+   * (on the same arguments; {@code overrides} null: none), e.g. a step whose value is handed over
+   * {@linkplain dev.ember.tensor.Deferred deferred}.
+   */
+  Tensor[] runAll(long[] nanos, dev.ember.autograd.Tracing.Replay[] overrides, Tensor... args) {
     Frame f = enter(args);
     Tensor[] env = f.env;
     try {
       for (int s = 0; s < ops.length; s++) {
         Tensor[] a = fill(f.args[s], argSlots[s], env);
-        if (nanos == null) {
+        if (overrides != null && overrides[s] != null) {
+          env[opSlots[s]] = overrides[s].run(a);
+        } else if (nanos == null) {
           env[opSlots[s]] = ops[s].run(a);
         } else {
           long t0 = System.nanoTime();

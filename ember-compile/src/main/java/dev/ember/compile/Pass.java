@@ -28,12 +28,14 @@ public interface Pass {
    * For a training step's joint graph ({@link Compiler#compileTraining}): the defaults with {@link
    * ReluGradFromOutput} (ReLU's backward reads its output, which frees the linear before it for its epilogue) and
    * {@link Rematerialization} before the fusions (cheap forward results the backward reads are computed again there
-   * instead of kept, and the recomputation can then fuse into the backward's chains).
+   * instead of kept, and the recomputation can then fuse into the backward's chains), and {@link SliceGradientConcat}
+   * (the gradient of a tensor read as slices that tile it is their gradients concatenated, not a sum of zero-padded
+   * copies).
    */
   static java.util.List<Pass> training() {
     return java.util.List.of(new AlgebraicSimplification(), new ConstantFolding(),
-        new CommonSubexpressionElimination(), new ReluGradFromOutput(), new Rematerialization(), new EpilogueFusion(),
-        new DeadCodeElimination(), new ElementwiseFusion());
+        new CommonSubexpressionElimination(), new ReluGradFromOutput(), new Rematerialization(),
+        new SliceGradientConcat(), new EpilogueFusion(), new DeadCodeElimination(), new ElementwiseFusion());
   }
 
   /**

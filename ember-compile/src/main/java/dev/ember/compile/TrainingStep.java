@@ -2,7 +2,9 @@ package dev.ember.compile;
 
 import dev.ember.autograd.Grad;
 import dev.ember.nn.Module;
+import dev.ember.optim.Optimizer;
 import dev.ember.tensor.DType;
+import dev.ember.tensor.MemoryScope;
 import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
 import java.util.ArrayList;
@@ -64,10 +66,12 @@ public final class TrainingStep {
   /**
    * The joint graph (outputs: loss, forward result, then the gradient of each of {@code params}) with its executor
    * (the node order, input slots and last uses worked out once), the graph as traced, the storages of its
-   * parameter and constant nodes (a gradient on one of them is copied, never adopted) and the trace and pass times.
+   * parameter and constant nodes (a gradient on one of them is copied, never adopted), the trace and pass times,
+   * and per parameter the op step of its gradient where {@link #step(Tensor, Tensor, Optimizer)} may hand it over
+   * deferred ({@link GraphWeightGrad}: an {@code mm_tn} that nothing else reads), else -1.
    */
   private record JointPlan(Graph traced, Graph graph, GraphExecutor exec, Tensor[] params,
-      IdentityHashMap<Storage, Boolean> fixed, long traceNanos, long passNanos) implements Plan {
+      IdentityHashMap<Storage, Boolean> fixed, long traceNanos, long passNanos, int[] deferrable) implements Plan {
     /** Bytes of forward values the graph keeps for its backward (see {@link Rematerialization#keptBytes}). */
     long keptBytes() {
       return Rematerialization.keptBytes(graph);
@@ -102,6 +106,70 @@ public final class TrainingStep {
       case JointPlan j -> runJoint(j, x, y);
       case FallbackPlan f -> runFallback(x, y);
     };
+  }
+
+  /**
+   * One step with the optimizer's update fused in: {@link #run run(x, y)}'s forward, loss and backward as one
+   * graph, then {@code optimizer}'s update of every parameter straight from the gradient the graph computed
+   * ({@link Optimizer#step(IdentityHashMap)}), without storing it in the parameter's {@code grad()} first and
+   * without a {@code zeroGrad()} to drop it afterwards. The parameters and the loss have the bits of
+   * {@code run(x, y); optimizer.step()}; a parameter that had no gradient before the call has none after it. One
+   * that had one (gradients accumulated by earlier calls) gets this step's added to it, as {@code run} adds it,
+   * and steps on the sum. Signatures that run the fallback (see the class), and the call that traces, run exactly
+   * {@code run(x, y); optimizer.step()} and then drop the gradients they set.
+   *
+   * @return the loss, as {@link #run} returns it
+   */
+  public Tensor step(Tensor x, Tensor y, Optimizer optimizer) {
+    if (optimizer == null) throw new IllegalArgumentException("TrainingStep.step: optimizer must not be null");
+    if (!(plans.get(Signature.of(x, y, module.isTraining())) instanceof JointPlan j)) {
+      List<Tensor> had = new ArrayList<>();
+      for (Tensor p : module.parameters()) if (p.grad() != null) had.add(p);
+      Tensor loss = run(x, y);
+      optimizer.step();
+      IdentityHashMap<Tensor, Boolean> keep = new IdentityHashMap<>();
+      for (Tensor p : had) keep.put(p, Boolean.TRUE);
+      for (Tensor p : module.parameters()) {
+        Tensor g = p.grad();
+        if (g != null && !keep.containsKey(p)) {
+          p.setGrad(null);
+          MemoryScope.recycle(g);
+        }
+      }
+      return loss;
+    }
+    Tensor[] vals;
+    IdentityHashMap<Tensor, Tensor> grads = new IdentityHashMap<>();
+    Tensor[] params = j.params();
+    dev.ember.autograd.Tracing.Replay[] overrides = null;
+    for (int i = 0; i < params.length; i++) {
+      int s = j.deferrable()[i];
+      Tensor p = params[i];
+      if (s >= 0 && p.grad() == null && p.dtype() == DType.F32 && p.device().isCpu()
+          && dev.ember.tensor.Deferred.consumedInBlocks(p)) { // the optimizer takes this gradient in blocks
+        if (overrides == null) overrides = new dev.ember.autograd.Tracing.Replay[j.exec().steps()];
+        GraphNode node = j.graph().outputs().get(2 + i);
+        overrides[s] = in -> in[0].device().isCpu() && in[1].device().isCpu() ? GraphWeightGrad.of(in) : node.run(in);
+      }
+    }
+    try (Grad off = Grad.off()) {
+      vals = j.exec().runAll(null, overrides, x, y);
+      for (int i = 0; i < params.length; i++) {
+        Tensor g = vals[2 + i];
+        Tensor p = params[i];
+        Tensor existing = p.grad();
+        if (existing != null) {
+          existing.add_(g);
+        } else if (j.fixed().containsKey(g.storage()) || g.storage() == x.storage() || g.storage() == y.storage()) {
+          grads.put(p, g.cloneContiguous()); // a parameter's or an input's own memory: the updates must not see it move
+        } else {
+          grads.merge(p, g, Tensor::add); // a parameter listed twice (shared) gets both
+        }
+      }
+    }
+    optimizer.step(grads);
+    lastOutput = vals[1];
+    return vals[0];
   }
 
   /** The forward's result (the model's output, without history) of the last {@link #run}, or null before one. */
@@ -182,8 +250,26 @@ public final class TrainingStep {
     g = tape(g);
     IdentityHashMap<Storage, Boolean> fixed = new IdentityHashMap<>();
     for (GraphNode n : g.nodes()) if (n.value() != null) fixed.put(n.value().storage(), Boolean.TRUE);
-    return new JointPlan(r.graph(), g, new GraphExecutor(g), r.gradParams().toArray(new Tensor[0]), fixed, traceNanos,
-        System.nanoTime() - t0);
+    GraphExecutor exec = new GraphExecutor(g);
+    return new JointPlan(r.graph(), g, exec, r.gradParams().toArray(new Tensor[0]), fixed, traceNanos,
+        System.nanoTime() - t0, deferrable(g, exec));
+  }
+
+  /**
+   * Per gradient output of {@code g} (outputs 2 on), the op step computing it where it may be handed over deferred:
+   * a float32 {@code mm_tn} (a weight gradient g^T x) that no node reads and that is no other output; else -1.
+   */
+  private static int[] deferrable(Graph g, GraphExecutor exec) {
+    IdentityHashMap<GraphNode, Integer> uses = new IdentityHashMap<>();
+    for (GraphNode n : g.nodes()) for (GraphNode in : n.inputs) if (in != null) uses.merge(in, 1, Integer::sum);
+    for (GraphNode o : g.outputs()) uses.merge(o, 1, Integer::sum);
+    List<GraphNode> outs = g.outputs();
+    int[] steps = new int[outs.size() - 2];
+    for (int i = 0; i < steps.length; i++) {
+      GraphNode o = outs.get(2 + i);
+      steps[i] = GraphWeightGrad.applies(o) && uses.get(o) == 1 ? exec.stepOf(o) : -1;
+    }
+    return steps;
   }
 
   /**

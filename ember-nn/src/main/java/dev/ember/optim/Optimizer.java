@@ -185,6 +185,71 @@ public abstract class Optimizer {
     return loss;
   }
 
+  /**
+   * {@link #step()} with {@code gradients.get(p)} (by identity) as the gradient of each parameter p whose
+   * {@code grad()} is null: the updates, and their bits, that {@code step()} makes after those gradients were set,
+   * without storing them on the parameters (a compiled training step hands its gradients over this way, as
+   * PyTorch's optimizer-in-backward does). A parameter with a gradient of its own steps on that one. Where
+   * something may read {@code grad()} during the step (a step pre-hook, a subclass that overrides {@link #step()}
+   * or {@link #stepGroup}), the gradients are set for the step and taken off again afterwards.
+   */
+  public void step(IdentityHashMap<Tensor, Tensor> gradients) {
+    if (!stepPreHooks.isEmpty() || stepsOtherwise()) {
+      List<Tensor> set = new ArrayList<>();
+      try {
+        for (ParamGroup g : groups) {
+          for (Tensor p : g.params()) {
+            Tensor grad = gradients.get(p);
+            if (grad != null && p.grad() == null) {
+              p.setGrad(grad);
+              set.add(p);
+            }
+          }
+        }
+        step();
+      } finally {
+        for (Tensor p : set) p.setGrad(null);
+      }
+      return;
+    }
+    try (Grad ignored = Grad.off()) {
+      for (ParamGroup g : groups) {
+        for (Tensor p : g.params()) {
+          Tensor grad = p.grad();
+          if (grad == null) grad = gradients.get(p);
+          if (grad != null) updateOne(g, p, grad);
+        }
+      }
+    }
+  }
+
+  /** Whether this class overrides {@link #step()} or {@link #stepGroup} (computed once). */
+  private Boolean stepsOtherwise;
+
+  private boolean stepsOtherwise() {
+    if (stepsOtherwise == null) {
+      try {
+        stepsOtherwise = getClass().getMethod("step").getDeclaringClass() != Optimizer.class
+            || declaresStepGroup(getClass());
+      } catch (NoSuchMethodException e) {
+        throw new IllegalStateException(name + ": step() not found", e);
+      }
+    }
+    return stepsOtherwise;
+  }
+
+  private static boolean declaresStepGroup(Class<?> c) {
+    for (; c != Optimizer.class; c = c.getSuperclass()) {
+      try {
+        c.getDeclaredMethod("stepGroup", ParamGroup.class);
+        return true;
+      } catch (NoSuchMethodException e) {
+        // not here: its superclass
+      }
+    }
+    return false;
+  }
+
   /** Steps one group: every parameter with a gradient, in order. */
   protected void stepGroup(ParamGroup g) {
     for (Tensor p : g.params()) {

@@ -1,0 +1,74 @@
+package dev.ember.compile;
+
+import static dev.ember.compile.TrainingStepTest.batches;
+import static dev.ember.compile.TrainingStepTest.checkSteps;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ember.nn.Module;
+import dev.ember.nn.TransformerEncoderLayer;
+import dev.ember.nn.functional.F;
+import dev.ember.optim.AdamW;
+import dev.ember.optim.SGD;
+import dev.ember.tensor.Generator;
+import dev.ember.tensor.Tensor;
+import org.junit.jupiter.api.Test;
+
+class SliceGradientConcatTest {
+  /** A weight [rows, 3] read as narrows of {@code parts} rows each (along dim 0), one product per narrow, summed. */
+  static final class Sliced extends Module {
+    private final Tensor w;
+    private final int[] parts;
+
+    Sliced(int[] parts, int rows) {
+      this.parts = parts;
+      w = registerParameter("w", Tensor.randn(rows, 3));
+    }
+
+    @Override
+    public String name() {
+      return "Sliced";
+    }
+
+    @Override
+    public Tensor forward(Tensor x) {
+      Tensor y = null;
+      int at = 0;
+      for (int p : parts) {
+        Tensor h = x.matmul(w.narrow(0, at, p).transpose(0, 1)).sum(1, true);
+        y = y == null ? h : y.add(h.mul(at + 1.0));
+        at += p;
+      }
+      return y;
+    }
+  }
+
+  @Test
+  void slicesThatTileTheWeightConcatenateTheirGradientsWithTheSumsBits() {
+    TrainingStep step = checkSteps(() -> new Sliced(new int[] {2, 3, 1}, 6), F::mseLoss,
+        m -> new SGD(m.parameters(), 0.1), batches(3, () -> Tensor.randn(4, 3), () -> Tensor.randn(4, 1)));
+    String g = step.graph();
+    assertTrue(g.contains("= cat(") && g.contains("dim=0"), g);
+    assertFalse(g.contains("slice_backward("), g);
+  }
+
+  @Test
+  void slicesThatLeaveRowsOutKeepTheirSliceBackwards() {
+    TrainingStep step = checkSteps(() -> new Sliced(new int[] {2, 3}, 6), F::mseLoss,
+        m -> new SGD(m.parameters(), 0.1), batches(3, () -> Tensor.randn(4, 3), () -> Tensor.randn(4, 1)));
+    String g = step.graph();
+    assertFalse(g.contains("= cat("), g);
+    assertEquals(2, g.split("= slice_backward\\(", -1).length - 1, g);
+  }
+
+  @Test
+  void attentionsPackedProjectionGetsOneConcatenatedGradient() {
+    TrainingStep step = checkSteps(() -> new TransformerEncoderLayer(16, 4, 32, 0.0, "relu", 1e-5, true, false, true,
+        new Generator(3)), F::mseLoss, m -> new AdamW(m.parameters(), 1e-2),
+        batches(3, () -> Tensor.randn(2, 5, 16), () -> Tensor.randn(2, 5, 16)));
+    String g = step.graph();
+    assertFalse(g.contains("slice_backward("), g);
+    assertEquals(2, g.split("= cat\\(", -1).length - 1, "the in-projection's weight and bias:\n" + g);
+  }
+}
