@@ -1,7 +1,6 @@
 package dev.ember.backend.cpu;
 
 import dev.ember.backend.AttentionKernels;
-import dev.ember.backend.Backend;
 import dev.ember.backend.StridedView;
 import dev.ember.backend.UnaryOp;
 import dev.ember.backend.View;
@@ -24,9 +23,9 @@ import java.util.Arrays;
  * the forward, a batch element in the backward), so results do not depend on the thread count.
  */
 final class CpuAttention implements AttentionKernels {
-  private final Backend be;
+  private final CpuBackend be;
 
-  CpuAttention(Backend be) {
+  CpuAttention(CpuBackend be) {
     this.be = be;
   }
 
@@ -37,6 +36,11 @@ final class CpuAttention implements AttentionKernels {
 
   @Override
   public void forward(Problem p, View q, View k, View v, View out, double[] lse) {
+    if (q.dtype() == DType.F32 && k.dtype() == DType.F32 && v.dtype() == DType.F32 && out.dtype() == DType.F32
+        && be.floatKernels().attentionForward(p, q.storage().floats(), q.offset(), k.storage().floats(), k.offset(),
+            v.storage().floats(), v.offset(), out.storage().floats(), out.offset(), lse)) {
+      return; // the kernel set's fused forward (Vector API: VectorAttention)
+    }
     double[] md = maskData(p);
     int blocks = Parallel.chunks(p.l(), p.bq());
     Parallel.forEach(p.batch() * blocks, t -> forwardBlock(p, md, q, k, v, out, lse, t / blocks, t % blocks * p.bq()));
