@@ -35,6 +35,11 @@ final class CpuAttention implements AttentionKernels {
   }
 
   @Override
+  public boolean fusedForward(Problem p, DType dtype) {
+    return dtype == DType.F32 && be.floatKernels().fusesAttention(p);
+  }
+
+  @Override
   public void forward(Problem p, View q, View k, View v, View out, double[] lse) {
     if (q.dtype() == DType.F32 && k.dtype() == DType.F32 && v.dtype() == DType.F32 && out.dtype() == DType.F32
         && be.floatKernels().attentionForward(p, q.storage().floats(), q.offset(), k.storage().floats(), k.offset(),

@@ -70,6 +70,11 @@ public interface FloatKernels {
     return false;
   }
 
+  /** Whether {@link #attentionForward} runs the problem (rather than returning false). */
+  default boolean fusesAttention(dev.ember.backend.AttentionKernels.Problem p) {
+    return false;
+  }
+
   /** Row-major C = alpha * op(A) op(B) + beta * C (see ScalarGemm for the argument convention). */
   void sgemm(boolean transA, boolean transB, int m, int n, int k, float alpha,
       float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc);

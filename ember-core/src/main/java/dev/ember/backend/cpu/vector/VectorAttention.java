@@ -60,6 +60,11 @@ public final class VectorAttention {
     }
   }
 
+  /** Whether {@link #forward} runs the problem: one without a mask or dropout. */
+  public static boolean runs(AttentionKernels.Problem p) {
+    return p.mask() == null && p.dropoutP() == 0;
+  }
+
   /**
    * The forward of {@link AttentionKernels#forward} for contiguous float32 q [B, L, E], k [B, S, E],
    * v [B, S, Ev] at the given offsets: writes out [B, L, Ev] and lse [B * L]. Returns false, having done
@@ -67,7 +72,7 @@ public final class VectorAttention {
    */
   public static boolean forward(AttentionKernels.Problem p, float[] q, int qo, float[] k, int ko, float[] v, int vo,
       float[] out, int oo, double[] lse) {
-    if (p.mask() != null || p.dropoutP() > 0) return false;
+    if (!runs(p)) return false;
     int e = p.e();
     int ev = p.ev();
     int s = p.s();
