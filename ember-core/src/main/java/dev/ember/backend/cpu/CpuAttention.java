@@ -21,6 +21,10 @@ import java.util.Arrays;
  * is scalar code over one block. Inputs are contiguous q [B, L, E], k [B, S, E], v [B, S, Ev].
  * Work is split into tasks whose boundaries depend only on the shapes (a (batch, query block) in
  * the forward, a batch element in the backward), so results do not depend on the thread count.
+ *
+ * <p>A float32 forward without mask or dropout runs as the kernel set's fused kernel instead
+ * ({@link FloatKernels#attentionForward}; on the Vector API, its own register-tiled products and a
+ * vectorized online softmax), where the set has one.
  */
 final class CpuAttention implements AttentionKernels {
   private final CpuBackend be;
