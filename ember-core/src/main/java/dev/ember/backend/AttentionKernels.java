@@ -86,6 +86,15 @@ public interface AttentionKernels {
   }
 
   /**
+   * Whether {@link #forward} runs the problem on {@code dtype} inputs as one fused kernel that beats the plain
+   * composition of GEMMs and a softmax from a few hundred queries and keys up (the CPU's float32 kernel on the
+   * Vector API, without mask or dropout), so that a caller may take it where memory alone would not call for it.
+   */
+  default boolean fusedForward(Problem p, dev.ember.tensor.DType dtype) {
+    return false;
+  }
+
+  /**
    * Writes out [B, L, Ev] (q's dtype, contiguous, every element) and lse [B * L], the logsumexp of each row's
    * scores (-inf for a row with no visible key, whose output is NaN).
    */

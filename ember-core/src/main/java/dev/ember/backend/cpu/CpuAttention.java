@@ -1,7 +1,6 @@
 package dev.ember.backend.cpu;
 
 import dev.ember.backend.AttentionKernels;
-import dev.ember.backend.Backend;
 import dev.ember.backend.StridedView;
 import dev.ember.backend.UnaryOp;
 import dev.ember.backend.View;
@@ -22,11 +21,15 @@ import java.util.Arrays;
  * is scalar code over one block. Inputs are contiguous q [B, L, E], k [B, S, E], v [B, S, Ev].
  * Work is split into tasks whose boundaries depend only on the shapes (a (batch, query block) in
  * the forward, a batch element in the backward), so results do not depend on the thread count.
+ *
+ * <p>A float32 forward without mask or dropout runs as the kernel set's fused kernel instead
+ * ({@link FloatKernels#attentionForward}; on the Vector API, its own register-tiled products and a
+ * vectorized online softmax), where the set has one.
  */
 final class CpuAttention implements AttentionKernels {
-  private final Backend be;
+  private final CpuBackend be;
 
-  CpuAttention(Backend be) {
+  CpuAttention(CpuBackend be) {
     this.be = be;
   }
 
@@ -36,7 +39,17 @@ final class CpuAttention implements AttentionKernels {
   }
 
   @Override
+  public boolean fusedForward(Problem p, DType dtype) {
+    return dtype == DType.F32 && be.floatKernels().fusesAttention(p);
+  }
+
+  @Override
   public void forward(Problem p, View q, View k, View v, View out, double[] lse) {
+    if (q.dtype() == DType.F32 && k.dtype() == DType.F32 && v.dtype() == DType.F32 && out.dtype() == DType.F32
+        && be.floatKernels().attentionForward(p, q.storage().floats(), q.offset(), k.storage().floats(), k.offset(),
+            v.storage().floats(), v.offset(), out.storage().floats(), out.offset(), lse)) {
+      return; // the kernel set's fused forward (Vector API: VectorAttention)
+    }
     double[] md = maskData(p);
     int blocks = Parallel.chunks(p.l(), p.bq());
     Parallel.forEach(p.batch() * blocks, t -> forwardBlock(p, md, q, k, v, out, lse, t / blocks, t % blocks * p.bq()));

@@ -60,6 +60,21 @@ public interface FloatKernels {
    */
   void argExtremeRows(boolean max, float[] x, int xo, int rows, int cols, long[] out, int oo);
 
+  /**
+   * The float32 attention forward ({@link dev.ember.backend.AttentionKernels#forward}) over contiguous q, k, v and
+   * out at the given offsets, as one fused kernel, when this set has one for the problem: false, having done
+   * nothing, otherwise (this form; CpuAttention then runs its generic tiled kernel).
+   */
+  default boolean attentionForward(dev.ember.backend.AttentionKernels.Problem p, float[] q, int qo, float[] k, int ko,
+      float[] v, int vo, float[] out, int oo, double[] lse) {
+    return false;
+  }
+
+  /** Whether {@link #attentionForward} runs the problem (rather than returning false). */
+  default boolean fusesAttention(dev.ember.backend.AttentionKernels.Problem p) {
+    return false;
+  }
+
   /** Row-major C = alpha * op(A) op(B) + beta * C (see ScalarGemm for the argument convention). */
   void sgemm(boolean transA, boolean transB, int m, int n, int k, float alpha,
       float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc);

@@ -79,4 +79,93 @@ class CpuAttentionTest {
       assertTrue(u >= 0 && u < 1);
     }
   }
+
+  /**
+   * The float32 forward (on the Vector API set: VectorAttention's fused kernel) against the formula in double: value
+   * widths a whole number of register tiles (v read in place) or not (v packed), lengths and block sizes that leave
+   * partial row groups, key panels and blocks, causality, windows, and a query that sees no key (NaN, lse -inf).
+   */
+  @Test
+  void float32ForwardMatchesTheFormulaInDouble() {
+    int[][] shapes = { // b, l, s, e, ev, bq, bk
+        {2, 13, 70, 5, 8, 5, 20}, {1, 100, 90, 16, 32, 64, 128}, {3, 30, 41, 7, 40, 12, 33}, {1, 4, 1, 3, 1, 1, 1}};
+    FloatKernels fk = ((CpuBackend) Device.CPU.backend()).floatKernels();
+    for (int[] sh : shapes) {
+      for (int window : new int[] {-1, 0, 6}) {
+        for (boolean causal : new boolean[] {false, true}) {
+          int b = sh[0], l = sh[1], s = sh[2], e = sh[3], ev = sh[4];
+          Problem p = new Problem(b, l, s, e, ev, 0.7, causal, window, sh[5], sh[6], null, 0, 0);
+          Tensor q = Tensor.randn(new Generator(4), b, l, e).mul(2);
+          Tensor k = Tensor.randn(new Generator(5), b, s, e);
+          Tensor v = Tensor.randn(new Generator(6), b, s, ev);
+          Tensor out = Tensor.empty(DType.F32, b, l, ev);
+          double[] lse = new double[b * l];
+          boolean fused = fk.attentionForward(p, q.storage().floats(), q.offset(), k.storage().floats(), k.offset(),
+              v.storage().floats(), v.offset(), out.storage().floats(), out.offset(), lse);
+          assertEquals(fk.name().equals("cpu-vector"), fused, "the Vector API set has a fused float32 forward");
+          if (!fused) K.forward(p, q, k, v, out, lse);
+          String where = java.util.Arrays.toString(sh) + " window " + window + " causal " + causal;
+          checkAgainstFormula(p, q, k, v, out, lse, where);
+        }
+      }
+    }
+  }
+
+  private static void checkAgainstFormula(Problem p, Tensor q, Tensor k, Tensor v, Tensor out, double[] lse,
+      String where) {
+    int l = p.l(), s = p.s(), e = p.e(), ev = p.ev();
+    double[] qa = q.toDoubleArray(), ka = k.toDoubleArray(), va = v.toDoubleArray(), oa = out.toDoubleArray();
+    for (int bb = 0; bb < p.batch(); bb++) {
+      for (int i = 0; i < l; i++) {
+        double[] w = new double[s];
+        double max = Double.NEGATIVE_INFINITY;
+        for (int j = 0; j < s; j++) {
+          double d = 0;
+          for (int c = 0; c < e; c++) d += qa[(bb * l + i) * e + c] * ka[(bb * s + j) * e + c];
+          w[j] = p.allowed(i, j) ? d * p.scale() : Double.NEGATIVE_INFINITY;
+          max = Math.max(max, w[j]);
+        }
+        String at = where + " b " + bb + " i " + i;
+        if (max == Double.NEGATIVE_INFINITY) { // no visible key
+          assertEquals(Double.NEGATIVE_INFINITY, lse[bb * l + i], at);
+          for (int c = 0; c < ev; c++) assertTrue(Double.isNaN(oa[(bb * l + i) * ev + c]), at);
+          continue;
+        }
+        double sum = 0;
+        for (int j = 0; j < s; j++) sum += w[j] = Math.exp(w[j] - max);
+        assertEquals(max + Math.log(sum), lse[bb * l + i], 1e-5 * (1 + Math.abs(max)), at);
+        for (int c = 0; c < ev; c++) {
+          double o = 0;
+          for (int j = 0; j < s; j++) o += w[j] / sum * va[(bb * s + j) * ev + c];
+          assertEquals(o, oa[(bb * l + i) * ev + c], 1e-5 + 1e-5 * Math.abs(o), at + " c " + c);
+        }
+      }
+    }
+  }
+
+  /** The float32 forward's tasks are (batch, query block) pairs whatever the thread count: the same bits. */
+  @Test
+  void float32ForwardIsBitwiseTheSameOnOneAndTwoThreads() {
+    int before = Parallel.threads();
+    int b = 3, l = 150, s = 170, e = 24, ev = 40;
+    Tensor q = Tensor.randn(new Generator(7), b, l, e);
+    Tensor k = Tensor.randn(new Generator(8), b, s, e);
+    Tensor v = Tensor.randn(new Generator(9), b, s, ev);
+    float[][] outs = new float[2][];
+    double[][] lses = new double[2][];
+    try {
+      for (int t = 1; t <= 2; t++) {
+        Parallel.setThreads(t);
+        Problem p = new Problem(b, l, s, e, ev, 0.3, true, 90, 32, 64, null, 0, 0);
+        Tensor out = Tensor.empty(DType.F32, b, l, ev);
+        lses[t - 1] = new double[b * l];
+        K.forward(p, q, k, v, out, lses[t - 1]);
+        outs[t - 1] = out.toFloatArray();
+      }
+    } finally {
+      Parallel.setThreads(before);
+    }
+    org.junit.jupiter.api.Assertions.assertArrayEquals(outs[0], outs[1]);
+    org.junit.jupiter.api.Assertions.assertArrayEquals(lses[0], lses[1]);
+  }
 }

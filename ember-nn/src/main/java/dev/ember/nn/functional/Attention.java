@@ -28,7 +28,7 @@ import java.util.Arrays;
  * [..., L, S] scores; the tiled path (the backend's {@link AttentionKernels}) never holds more
  * than one block of scores, keeps only a logsumexp per query row for its backward, and skips key
  * blocks outside the causal or window band. {@link Kernel#AUTO} takes the tiled path when L * S exceeds
- * {@link Kernel#tiledAbove()}. Attention dropout draws one counter-based uniform per (batch, i, j)
+ * {@link Kernel#tiledAbove()}, or {@link Kernel#FUSED_ABOVE} for a forward the backend runs fused. Attention dropout draws one counter-based uniform per (batch, i, j)
  * from a seed taken from the generator, so both paths drop the same weights.
  */
 public final class Attention {
@@ -42,17 +42,32 @@ public final class Attention {
 
   /**
    * Implementation choice: the path, the tiled path's query and key block sizes, and the number of
-   * scores per batch element (L * S) above which AUTO takes the tiled path.
+   * scores per batch element (L * S) above which AUTO takes the tiled path. A forward that no gradient will
+   * follow (no input requires grad), without mask, that the backend runs as one fused kernel (float32 on the
+   * CPU's Vector API kernels, no dropout) takes the tiled path from {@link #FUSED_ABOVE} scores already.
    */
   public record Kernel(Path path, int blockQ, int blockK, long tiledAbove) {
     /** Tiled above 1M scores per (batch, head), i.e. beyond L = S = 1024; blocks of 64 queries x 128 keys. */
     public static final Kernel AUTO = new Kernel(Path.AUTO, 64, 128, 1L << 20);
+
+    /**
+     * Scores per batch element above which AUTO takes a fused tiled forward: between L = S = 256, where the
+     * plain path's GEMMs and softmax were ~10% faster, and 512, where the fused kernel was ~10% faster (one thread,
+     * CPU time; at 1024 ~20%, and it holds no [L, S] block: ~4 MB a call instead of ~70). With a gradient to
+     * follow the tiled backward was ~10% slower than the plain one at 512 and 1024, so there the size alone decides.
+     */
+    public static final long FUSED_ABOVE = 1L << 17;
 
     public Kernel {
       if (blockQ <= 0 || blockK <= 0) {
         throw new IllegalArgumentException("scaled_dot_product_attention: block sizes must be positive, got "
             + blockQ + " x " + blockK);
       }
+    }
+
+    /** The score count above which AUTO takes the tiled path: {@code tiledAbove}, or less for a fused forward. */
+    long threshold(boolean fused) {
+      return fused ? Math.min(tiledAbove, FUSED_ABOVE) : tiledAbove;
     }
 
     /** The tiled path with the given block sizes, whatever the sequence lengths. */
@@ -144,15 +159,16 @@ public final class Attention {
     double sc = scale != null ? scale : 1 / Math.sqrt(e);
     long seed = dropoutP > 0 ? (gen == null ? Generator.global() : gen).nextLong() : 0;
     int nb = (int) Shapes.numel(batch);
-    boolean tiled = kernel.path() == Path.TILED
-        || (kernel.path() == Path.AUTO && (long) l * s > kernel.tiledAbove());
+    AttentionKernels.Problem p = new AttentionKernels.Problem(nb, l, s, e, ev, sc, isCausal, window, kernel.blockQ(),
+        kernel.blockK(), null, dropoutP, seed);
+    boolean tiled = kernel.path() == Path.TILED || (kernel.path() == Path.AUTO && (long) l * s > kernel.threshold(
+        attnMask == null && !(q.requiresGrad() || k.requiresGrad() || v.requiresGrad())
+            && q.device().backend().attention().fusedForward(p, q.dtype())));
     // The plain path scales q (L x E, in the pass that makes a strided q contiguous anyway) rather
     // than the L x S scores, as PyTorch's math path does; the tiled kernels apply the scale themselves.
     Tensor q3 = (tiled ? q : q.mul(sc)).reshape(nb, l, e);
     Tensor k3 = k.reshape(nb, s, e);
     Tensor v3 = v.reshape(nb, s, ev);
-    AttentionKernels.Problem p = new AttentionKernels.Problem(nb, l, s, e, ev, sc, isCausal, window, kernel.blockQ(),
-        kernel.blockK(), null, dropoutP, seed);
     Tensor out = tiled ? tiled(p, q3, k3, v3, attnMask, full) : plain(p, q3, k3, v3, attnMask, full);
     return out.reshape(concat(batch, l, ev));
   }

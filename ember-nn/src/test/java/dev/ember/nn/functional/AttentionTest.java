@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.ember.backend.cpu.Parallel;
 import dev.ember.nn.functional.Attention.Kernel;
 import dev.ember.tensor.DType;
+import dev.ember.tensor.Device;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
 import dev.ember.tensor.TensorArgumentException;
@@ -71,6 +72,30 @@ class AttentionTest {
     Tensor plain = sdpa(in, null, 0, false, -1, Kernel.plain());
     Tensor auto = sdpa(in, null, 0, false, -1, new Kernel(Attention.Path.AUTO, 4, 4, 10));
     assertClose(plain, auto, 1e-12, 1e-12, "auto (tiled) vs plain");
+  }
+
+  /**
+   * Between {@link Kernel#FUSED_ABOVE} and the size threshold, AUTO takes the tiled path for a float32 forward the
+   * backend fuses (no gradient to follow, no mask), the plain one otherwise: the same bits as the path it took.
+   */
+  @Test
+  void autoTakesAFusedForwardFromFewerScores() {
+    Generator g = new Generator(23);
+    Tensor q = Tensor.randn(g, 2, 400, 16);
+    Tensor k = Tensor.randn(g, 2, 400, 16);
+    Tensor v = Tensor.randn(g, 2, 400, 32);
+    assertTrue(400L * 400 > Kernel.FUSED_ABOVE && 400L * 400 <= Kernel.AUTO.tiledAbove());
+    boolean fused = Device.CPU.backend().attention().fusedForward(new dev.ember.backend.AttentionKernels.Problem(2,
+        400, 400, 16, 32, 0.25, false, -1, 64, 128, null, 0, 0), DType.F32);
+    assertEquals(Device.CPU.backend().name().equals("cpu-vector"), fused, "the Vector API kernels fuse it");
+    Tensor plain = Attention.scaledDotProductAttention(q, k, v, null, 0, false, null, -1, null, Kernel.plain());
+    Tensor tiled = Attention.scaledDotProductAttention(q, k, v, null, 0, false, null, -1, null,
+        Kernel.tiled(Kernel.AUTO.blockQ(), Kernel.AUTO.blockK()));
+    Tensor auto = Attention.scaledDotProductAttention(q, k, v);
+    assertClose(fused ? tiled : plain, auto, 0, 0, "no gradient: " + (fused ? "tiled" : "plain"));
+    assertClose(plain, tiled, 1e-5, 1e-4, "paths agree");
+    Tensor withGrad = Attention.scaledDotProductAttention(q.detach().requiresGrad(true), k, v);
+    assertClose(plain, withGrad.detach(), 0, 0, "a gradient to follow: plain");
   }
 
   @Test

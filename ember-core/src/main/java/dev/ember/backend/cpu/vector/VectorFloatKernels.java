@@ -116,6 +116,17 @@ public final class VectorFloatKernels implements FloatKernels {
   }
 
   @Override
+  public boolean attentionForward(dev.ember.backend.AttentionKernels.Problem p, float[] q, int qo, float[] k, int ko,
+      float[] v, int vo, float[] out, int oo, double[] lse) {
+    return VectorAttention.forward(p, q, qo, k, ko, v, vo, out, oo, lse);
+  }
+
+  @Override
+  public boolean fusesAttention(dev.ember.backend.AttentionKernels.Problem p) {
+    return VectorAttention.runs(p);
+  }
+
+  @Override
   public void sgemmRows(boolean transA, boolean transB, int m, int n, int k, float[] a, int aOff, int lda,
       float[] b, int bOff, int ldb, RowSink sink) {
     if (!VectorGemm.sgemmRows(transA, transB, m, n, k, a, aOff, lda, b, bOff, ldb, sink)) {
