@@ -78,6 +78,17 @@ public final class Grad implements AutoCloseable {
     return STATE.get().enabled;
   }
 
+  /**
+   * Whether no gradient will ever be taken of what ops on this thread compute now: recording is off and this is not
+   * a {@link Checkpointing} segment's first run (which backward repeats with recording on). An op whose kernel
+   * choice depends on whether a gradient follows decides by this, not by its inputs' {@code requiresGrad()}, so a
+   * checkpoint's recomputation takes the same path, and gives the same bits, as its first run.
+   */
+  public static boolean inference() {
+    State s = STATE.get();
+    return !s.enabled && s.discovery == null;
+  }
+
   @Override
   public void close() {
     if (!closed) {

@@ -1,6 +1,7 @@
 package dev.ember.nn.functional;
 
 import dev.ember.autograd.Checkpointing;
+import dev.ember.autograd.Grad;
 import dev.ember.autograd.Tracing;
 import dev.ember.autograd.Autograd;
 import dev.ember.backend.AttentionKernels;
@@ -43,7 +44,7 @@ public final class Attention {
   /**
    * Implementation choice: the path, the tiled path's query and key block sizes, and the number of
    * scores per batch element (L * S) above which AUTO takes the tiled path. A forward that no gradient will
-   * follow (no input requires grad), without mask, that the backend runs as one fused kernel (float32 on the
+   * follow ({@link Grad#inference()}: recording off, outside a checkpoint segment), without mask, that the backend runs as one fused kernel (float32 on the
    * CPU's Vector API kernels, no dropout) takes the tiled path from {@link #FUSED_ABOVE} scores already.
    */
   public record Kernel(Path path, int blockQ, int blockK, long tiledAbove) {
@@ -162,8 +163,7 @@ public final class Attention {
     AttentionKernels.Problem p = new AttentionKernels.Problem(nb, l, s, e, ev, sc, isCausal, window, kernel.blockQ(),
         kernel.blockK(), null, dropoutP, seed);
     boolean tiled = kernel.path() == Path.TILED || (kernel.path() == Path.AUTO && (long) l * s > kernel.threshold(
-        attnMask == null && !(q.requiresGrad() || k.requiresGrad() || v.requiresGrad())
-            && q.device().backend().attention().fusedForward(p, q.dtype())));
+        attnMask == null && Grad.inference() && q.device().backend().attention().fusedForward(p, q.dtype())));
     // The plain path scales q (L x E, in the pass that makes a strided q contiguous anyway) rather
     // than the L x S scores, as PyTorch's math path does; the tiled kernels apply the scale themselves.
     Tensor q3 = (tiled ? q : q.mul(sc)).reshape(nb, l, e);

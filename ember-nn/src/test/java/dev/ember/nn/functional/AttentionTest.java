@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ember.autograd.Checkpointing;
+import dev.ember.autograd.Grad;
 import dev.ember.backend.cpu.Parallel;
 import dev.ember.nn.functional.Attention.Kernel;
 import dev.ember.tensor.DType;
@@ -91,11 +93,39 @@ class AttentionTest {
     Tensor plain = Attention.scaledDotProductAttention(q, k, v, null, 0, false, null, -1, null, Kernel.plain());
     Tensor tiled = Attention.scaledDotProductAttention(q, k, v, null, 0, false, null, -1, null,
         Kernel.tiled(Kernel.AUTO.blockQ(), Kernel.AUTO.blockK()));
-    Tensor auto = Attention.scaledDotProductAttention(q, k, v);
+    Tensor auto;
+    try (Grad off = Grad.off()) {
+      auto = Attention.scaledDotProductAttention(q, k, v);
+    }
     assertClose(fused ? tiled : plain, auto, 0, 0, "no gradient: " + (fused ? "tiled" : "plain"));
     assertClose(plain, tiled, 1e-5, 1e-4, "paths agree");
     Tensor withGrad = Attention.scaledDotProductAttention(q.detach().requiresGrad(true), k, v);
     assertClose(plain, withGrad.detach(), 0, 0, "a gradient to follow: plain");
+    assertClose(plain, Attention.scaledDotProductAttention(q, k, v), 0, 0, "recording on: plain");
+  }
+
+  /**
+   * A checkpoint's first run records nothing, but backward repeats it with recording on: both must take the same
+   * path (the plain one here, where a forward with nothing to follow would be fused), so checkpointing keeps its
+   * promise of the same bits as without it.
+   */
+  @Test
+  void checkpointedAttentionHasTheBitsOfTheUncheckpointedOne() {
+    Generator g = new Generator(29);
+    Tensor x = Tensor.randn(g, 2, 400, 16);
+    Tensor w = Tensor.randn(g, 16, 16).requiresGrad(true);
+    java.util.function.UnaryOperator<Tensor> block = t -> {
+      Tensor h = t.matmul(w);
+      return Attention.scaledDotProductAttention(h, h, h);
+    };
+    Tensor plainOut = block.apply(x);
+    plainOut.square().sum().backward();
+    Tensor plainGrad = w.grad().clone();
+    w.setGrad(null);
+    Tensor ckOut = Checkpointing.apply(block, x);
+    ckOut.square().sum().backward();
+    assertClose(plainOut.detach(), ckOut.detach(), 0, 0, "output");
+    assertClose(plainGrad, w.grad(), 0, 0, "weight gradient");
   }
 
   @Test
