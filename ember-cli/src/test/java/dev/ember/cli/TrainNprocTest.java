@@ -118,12 +118,18 @@ class TrainNprocTest {
     assertTrue(r.out().contains("ember train: resuming from " + dir.resolve("checkpoints/step-00000003.ckpt")), r.out());
     assertArrayEquals(Files.readAllBytes(tmp.resolve("whole/model.safetensors")), Files.readAllBytes(dir.resolve("model.safetensors")),
         "the restarted run ends with the uninterrupted run's weights");
+  }
 
+  @Test
+  void withoutRestartsAKilledWorkerEndsTheRunSayingHowToContinue(@TempDir Path tmp) throws Exception {
+    Map<String, String> kill = Map.of(TrainCommand.FAULT_ENV, "1:5");
     Path noRestart = tmp.resolve("norestart");
-    r = launch(kill, train(noRestart, "--nproc", "2", "--checkpoint-every", "3"));
+    Result r = launch(kill, train(noRestart, "--nproc", "2", "--checkpoint-every", "3"));
     assertEquals(1, r.code(), r.out() + r.err());
     assertTrue(r.err().contains("ember train: the group of 2 workers failed; continue with ./ember train --resume " + noRestart
         + " --nproc 2 --data " + data + "\n"), r.err());
+    assertTrue(r.err().contains("ember train: worker rank 1 (pid "), r.err());
+    assertTrue(Files.exists(noRestart.resolve("checkpoints/step-00000003.ckpt")), "the checkpoint to continue from stays");
   }
 
   @Test
