@@ -631,7 +631,7 @@ final class TrainCommand {
 
   /** The command that continues this run. */
   private static String resumeCommand(Settings s) {
-    return "./ember train --resume " + s.out + (s.data == null ? "" : " --data " + s.data);
+    return "./ember train --resume " + s.out + (s.nproc > 1 ? " --nproc " + s.nproc : "") + (s.data == null ? "" : " --data " + s.data);
   }
 
   /**

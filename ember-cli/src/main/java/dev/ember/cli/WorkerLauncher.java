@@ -66,16 +66,20 @@ final class WorkerLauncher {
     }
     List<String> current = first;
     int restarts = 0;
-    List<Worker> workers = new ArrayList<>();
+    List<Worker> workers = new java.util.concurrent.CopyOnWriteArrayList<>();
+    java.util.concurrent.atomic.AtomicBoolean stopping = new java.util.concurrent.atomic.AtomicBoolean();
     Thread hook = new Thread(() -> { // a signal: the workers stop (Ctrl-C reached them too); wait for their last words
-      for (Worker w : List.copyOf(workers)) w.process().destroy();
-      for (Worker w : List.copyOf(workers)) waitFor(w, Interruption.MAX_STOP_WAIT_MILLIS + Interruption.FINISH_WAIT_MILLIS);
+      stopping.set(true);
+      // SIGTERM through the handle: Process.destroy() would also close the pipes that carry rank 0's last lines
+      for (Worker w : workers) w.process().toHandle().destroy();
+      for (Worker w : workers) waitFor(w, Interruption.MAX_STOP_WAIT_MILLIS + Interruption.FINISH_WAIT_MILLIS);
     }, "ember-train-launcher-interrupt");
     Runtime.getRuntime().addShutdownHook(hook);
     try {
       while (true) {
         workers.clear();
-        Outcome o = attempt(s, current, out, err, workers);
+        Outcome o = attempt(s, current, out, err, workers, stopping);
+        if (stopping.get()) return 130; // rank 0 said where the run stopped and how to continue
         if (!o.failed()) return 0;
         err.println("ember train: worker rank " + o.rank() + " (pid " + o.pid() + ") " + describe(o.status()));
         if (!o.tail().isEmpty()) err.print(o.tail());
@@ -134,7 +138,7 @@ final class WorkerLauncher {
 
   /** Starts the group, streams rank 0, and waits: for every worker's success, or the first failure. */
   private static Outcome attempt(TrainCommand.Settings s, List<String> trainArgs, PrintStream out, PrintStream err,
-      List<Worker> workers) throws IOException {
+      List<Worker> workers, java.util.concurrent.atomic.AtomicBoolean stopping) throws IOException {
     int port = freePort();
     int cores = Runtime.getRuntime().availableProcessors();
     String threads = System.getenv("EMBER_NUM_THREADS");
@@ -175,6 +179,10 @@ final class WorkerLauncher {
     }
     Worker failed = null;
     while (failed == null) {
+      if (stopping.get()) { // a signal: the hook stops the workers; a worker ending now has not failed
+        for (Worker w : workers) waitFor(w, Interruption.MAX_STOP_WAIT_MILLIS + Interruption.FINISH_WAIT_MILLIS);
+        return new Outcome(-1, -1, 0, "");
+      }
       boolean running = false;
       for (Worker w : workers) {
         if (w.process().isAlive()) {
@@ -192,10 +200,10 @@ final class WorkerLauncher {
     }
     long deadline = System.currentTimeMillis() + GRACE_MILLIS; // the others see the lost peer and end with one line
     for (Worker w : workers) {
-      if (!waitFor(w, Math.max(1, deadline - System.currentTimeMillis()))) w.process().destroy(); // SIGTERM
+      if (!waitFor(w, Math.max(1, deadline - System.currentTimeMillis()))) w.process().toHandle().destroy(); // SIGTERM
     }
     for (Worker w : workers) {
-      if (!waitFor(w, 5_000)) w.process().destroyForcibly();
+      if (!waitFor(w, 5_000)) w.process().toHandle().destroyForcibly();
       waitFor(w, 5_000);
     }
     StringBuilder tail = new StringBuilder();

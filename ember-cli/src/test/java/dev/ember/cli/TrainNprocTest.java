@@ -133,6 +133,35 @@ class TrainNprocTest {
   }
 
   @Test
+  void aSignalToTheLauncherStopsEveryWorkerAtOneStepWithRankZerosCheckpointAndItsLastWords(@TempDir Path tmp)
+      throws Exception {
+    Path dir = tmp.resolve("stopped");
+    List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "--add-modules", "jdk.incubator.vector", "-cp", System.getProperty("java.class.path"), Main.class.getName()));
+    List<String> args = new ArrayList<>(List.of(train(dir, "--nproc", "2")));
+    args.set(args.indexOf("--epochs") + 1, "1000");
+    cmd.addAll(args);
+    Path err = tmp.resolve("err.txt");
+    Process p = new ProcessBuilder(cmd).redirectOutput(tmp.resolve("out.txt").toFile()).redirectError(err.toFile()).start();
+    try {
+      Path first = dir.resolve("checkpoints/step-00000010.ckpt");
+      for (int i = 0; i < 1200 && !Files.exists(first); i++) Thread.sleep(100);
+      assertTrue(Files.exists(first), "the run reached its first epoch's end: " + Files.readString(err));
+      p.toHandle().destroy(); // SIGTERM to the launcher alone, as `kill PID` sends it
+      assertTrue(p.waitFor(90, TimeUnit.SECONDS), "the launcher ended");
+    } finally {
+      p.destroyForcibly();
+    }
+    String e = Files.readString(err);
+    assertEquals(143, p.exitValue(), e);
+    assertTrue(e.matches("(?s).*ember train: interrupted at epoch \\d+ step \\d+; continue with ./ember train --resume "
+        + java.util.regex.Pattern.quote(dir.toString()) + " --nproc 2 --data .*"), "rank 0's last words come through: " + e);
+    assertTrue(!e.contains("failed"), "an interruption is not a failure: " + e);
+    String step = e.replaceAll("(?s).*interrupted at epoch \\d+ step (\\d+);.*", "$1");
+    assertTrue(Files.exists(dir.resolve(String.format("checkpoints/step-%08d.ckpt", Integer.parseInt(step)))), e);
+  }
+
+  @Test
   void badNprocAndMaxRestartsAreOneLineErrors() {
     for (String[] c : new String[][] {
         {"0", "ember train: --nproc must be in 1..64, got 0"},
