@@ -58,7 +58,14 @@ final class WorkerLauncher {
 
   static int run(TrainCommand.Settings s, String[] args, PrintStream out, PrintStream err) throws IOException {
     Path dir = s.resume != null ? s.resume : s.out;
-    boolean mayOverwrite = s.overwrite || s.resume != null || !java.nio.file.Files.isDirectory(dir) || !RunFolder.holdsRun(dir);
+    // what rank 0 would refuse at once, refused here: before N workers start, and named as a usage error
+    if (!s.overwrite && s.resume == null && java.nio.file.Files.isDirectory(dir) && RunFolder.holdsRun(dir)) {
+      throw RunFolder.holdsRunError(dir);
+    }
+    if (s.data != null) {
+      String problem = dev.ember.data.FashionMnist.problem(s.data);
+      if (problem != null) throw new IllegalArgumentException("--data " + s.data + ": " + problem);
+    }
     List<String> first = new ArrayList<>(List.of(args));
     if (s.resume == null && !given(args, "--out")) {
       first.add("--out");
@@ -95,12 +102,9 @@ final class WorkerLauncher {
         Optional<Path> latest = ModelCheckpoint.latestValid(dir.resolve(RunFolder.CHECKPOINTS), problem -> { });
         if (latest.isPresent()) {
           current = resumeArgs(args, dir);
-        } else if (mayOverwrite) {
+        } else { // the folder held no run before this launch (else it was refused): what is there now is this run's
           current = new ArrayList<>(first);
           if (s.resume == null && !given(args, "--overwrite")) current.add("--overwrite");
-        } else {
-          err.println("ember train: no checkpoint was written in " + dir + "; not restarting");
-          return 1;
         }
         err.println("ember train: restarting the " + s.nproc + " workers (restart " + restarts + " of " + s.maxRestarts
             + ") " + latest.map(p -> "from " + p).orElse("from the start"));

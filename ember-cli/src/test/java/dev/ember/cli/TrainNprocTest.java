@@ -162,7 +162,7 @@ class TrainNprocTest {
   }
 
   @Test
-  void badNprocAndMaxRestartsAreOneLineErrors() {
+  void badNprocAndMaxRestartsAreOneLineErrors(@TempDir Path tmp) throws IOException {
     for (String[] c : new String[][] {
         {"0", "ember train: --nproc must be in 1..64, got 0"},
         {"-2", "ember train: --nproc must be in 1..64, got -2"},
@@ -179,5 +179,15 @@ class TrainNprocTest {
     assertEquals(2, r.code());
     assertEquals("ember train: --batch-size 100 does not divide among --nproc 3 workers (the batch size is the global one:"
         + " each worker trains on batch-size / nproc)\n", r.err());
+    // what rank 0 would refuse, the launcher refuses before starting workers
+    Path held = Files.createDirectories(tmp.resolve("held"));
+    Files.writeString(held.resolve("run.properties"), "model=mlp\n");
+    r = call("train", "--nproc", "2", "--out", held.toString(), "--data", data.toString());
+    assertEquals(2, r.code());
+    assertTrue(r.err().startsWith("ember train: " + held + " already holds a run ("), r.err());
+    r = call("train", "--nproc", "2", "--out", tmp.resolve("new").toString(), "--data", tmp.resolve("nothing").toString());
+    assertEquals(2, r.code());
+    assertTrue(r.err().startsWith("ember train: --data " + tmp.resolve("nothing") + ": "), r.err());
+    assertEquals(1, r.err().lines().count(), r.err());
   }
 }
