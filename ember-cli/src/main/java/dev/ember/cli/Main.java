@@ -144,6 +144,15 @@ public final class Main {
                                           graph (fp32 only; the same numbers as eager)
             --threads N                   threads of the CPU kernels (all cores, or EMBER_NUM_THREADS)
             --workers N                   data loader threads (1)
+            --nproc N                     train in N worker processes on this machine (1..64; 1: in
+                                          this one), data-parallel: --batch-size is the global batch,
+                                          each worker trains on batch-size / N and the gradients are
+                                          averaged, so the run trains as one process does; threads per
+                                          worker: cores / N unless --threads. Workers started by another
+                                          launcher (torchrun's MASTER_ADDR, MASTER_PORT, RANK,
+                                          WORLD_SIZE) join its group the same way
+            --max-restarts K              with --nproc: when a worker fails, stop the others and start
+                                          the group again from the newest checkpoint, up to K times (0)
             --out DIR                     the run folder (runs/MODEL-TIME); one that holds a run is
                                           refused
             --overwrite                   with --out: delete the run already there and start again

@@ -102,10 +102,7 @@ final class RunFolder implements AutoCloseable {
     RunFolder f = new RunFolder(dir, List.copyOf(made)); // locked before anything in it is looked at or deleted
     try {
       if (holdsRun(dir)) {
-        if (!overwrite) {
-          throw new IllegalArgumentException(dir + " already holds a run (" + describe(dir) + "); use --resume " + dir
-              + " to continue it or choose another --out (or add --overwrite to delete it and start again)");
-        }
+        if (!overwrite) throw holdsRunError(dir);
         deleteRun(dir);
       }
       f.removeTemporaries();
@@ -127,6 +124,12 @@ final class RunFolder implements AutoCloseable {
       throw e;
     }
     return f;
+  }
+
+  /** The refusal of a new run in {@code dir}, which holds a run. */
+  static IllegalArgumentException holdsRunError(Path dir) throws IOException {
+    return new IllegalArgumentException(dir + " already holds a run (" + describe(dir) + "); use --resume " + dir
+        + " to continue it or choose another --out (or add --overwrite to delete it and start again)");
   }
 
   /** Whether {@code dir} holds any file of a run: run.properties, metrics.csv, a checkpoint, ... */

@@ -47,6 +47,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 /**
  * {@code ember train}: trains a model on Fashion-MNIST with the {@link Trainer} and leaves a run
@@ -84,6 +86,10 @@ final class TrainCommand {
     boolean quiet;
     /** --overwrite: a new run may replace the run already in --out (its files only). */
     boolean overwrite;
+    /** --nproc: worker processes on this machine (1: train in this process); not saved: the numbers are 1's. */
+    int nproc = 1;
+    /** --max-restarts: how often the launcher restarts a failed group of workers from the newest checkpoint. */
+    int maxRestarts = 0;
 
     int epochs() {
       return epochs > 0 ? epochs : model.equals("mlp") ? 10 : 5;
@@ -145,11 +151,21 @@ final class TrainCommand {
         case "--out" -> s.out = Path.of(it.value());
         case "--resume" -> s.resume = Path.of(it.value());
         case "--data" -> s.data = Path.of(it.value());
+        case "--nproc" -> s.nproc = between(a, it.value(), 1, WorkerLauncher.MAX_NPROC);
+        case "--max-restarts" -> s.maxRestarts = between(a, it.value(), 0, WorkerLauncher.MAX_RESTARTS);
         default -> throw it.unknown();
       }
       given.put(a, it.taken());
     }
     if (s.resume != null) resume(s, given);
+    if (s.nproc > 1 && s.batchSize % s.nproc != 0) {
+      throw new IllegalArgumentException("--batch-size " + s.batchSize + " does not divide among --nproc " + s.nproc
+          + " workers (the batch size is the global one: each worker trains on batch-size / nproc)");
+    }
+    if (s.nproc > 1 && s.compile) {
+      throw new IllegalArgumentException("--compile cannot be used with --nproc (compiled steps run backward without the"
+          + " hooks that average the gradients across the workers)");
+    }
     if (s.out == null) {
       s.out = Path.of("runs", s.model + "-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
     }
@@ -252,6 +268,49 @@ final class TrainCommand {
     if (s.overwrite && s.resume != null) {
       throw new IllegalArgumentException("--overwrite starts a new run in --out; it cannot be used with --resume");
     }
+    String world = System.getenv("WORLD_SIZE");
+    if (world != null && !world.isBlank()) return worker(s, System.getenv(), out, err, sources);
+    if (s.nproc > 1) return WorkerLauncher.run(s, args, out, err);
+    return run(s, out, err, sources, null);
+  }
+
+  /**
+   * One worker of a group started by {@code --nproc} or by another launcher (torchrun's variables: {@code
+   * MASTER_ADDR}, {@code MASTER_PORT}, {@code RANK}, {@code WORLD_SIZE}): rank 0 runs as a single process does,
+   * with the run folder, the callbacks and the output; the other ranks only train (and read rank 0's checkpoint
+   * when resuming). A lost or stuck peer ends the worker with one line naming the rank and exit status 1.
+   */
+  private static int worker(Settings s, Map<String, String> env, PrintStream out, PrintStream err,
+      FashionMnist.Sources sources) throws IOException {
+    dev.ember.distributed.ProcessGroup group;
+    try {
+      group = dev.ember.distributed.ProcessGroup.fromEnv(env);
+    } catch (IllegalStateException e) {
+      throw new IllegalArgumentException(e.getMessage());
+    } catch (dev.ember.distributed.DistributedException e) {
+      err.println("ember train: " + e.getMessage());
+      return 1;
+    }
+    try (group) {
+      int w = group.worldSize();
+      if (s.nproc > 1 && s.nproc != w) {
+        throw new IllegalArgumentException("--nproc " + s.nproc + " but this worker's WORLD_SIZE is " + w);
+      }
+      if (s.batchSize % w != 0) {
+        throw new IllegalArgumentException("--batch-size " + s.batchSize + " does not divide among the " + w + " workers"
+            + " (WORLD_SIZE; the batch size is the global one: each worker trains on batch-size / " + w + ")");
+      }
+      if (s.compile && w > 1) throw new IllegalArgumentException("--compile cannot be used with distributed training");
+      return group.rank() == 0 ? run(s, out, err, sources, group) : follow(s, group, sources);
+    } catch (dev.ember.distributed.DistributedException e) {
+      err.println("ember train: " + e.getMessage());
+      return 1;
+    }
+  }
+
+  /** A single process's run, or rank 0's of a group ({@code group} non-null). */
+  private static int run(Settings s, PrintStream out, PrintStream err, FashionMnist.Sources sources,
+      dev.ember.distributed.ProcessGroup group) throws IOException {
     if (s.threads > 0) Device.CPU.backend().setThreads(s.threads);
     int cores = Runtime.getRuntime().availableProcessors();
     if (s.workers > cores) { // as PyTorch's DataLoader warns: more loader threads than cores only contend
@@ -275,7 +334,7 @@ final class TrainCommand {
     // the folder's lock goes before the hook ends: resources close in reverse order
     try (Interruption interruption = new Interruption(folder, s.resume == null, rotation, err, resumeCommand(s)); folder) {
       try {
-        return train(s, folder, rotation, interruption, sources, out, err);
+        return train(s, folder, rotation, interruption, sources, out, err, group);
       } catch (Interruption.Interrupted e) {
         if (s.resume == null) folder.discardIfWorthless();
         err.println("ember train: interrupted before training " + (s.resume == null ? "started; nothing was saved"
@@ -296,7 +355,8 @@ final class TrainCommand {
 
   /** Loads the data, trains, and writes the run's files; see {@link #run(String[], PrintStream, PrintStream, FashionMnist.Sources)}. */
   private static int train(Settings s, RunFolder folder, ModelCheckpoint rotation, Interruption interruption,
-      FashionMnist.Sources sources, PrintStream out, PrintStream err) throws IOException {
+      FashionMnist.Sources sources, PrintStream out, PrintStream err, dev.ember.distributed.ProcessGroup group)
+      throws IOException {
     Path dir = folder.dir();
     Path dataDir = locateData(s.data, sources);
     interruption.check();
@@ -306,30 +366,18 @@ final class TrainCommand {
     s.saved().store(w, "ember train settings (read by --resume)");
     AtomicFiles.write(dir.resolve("run.properties"), w.toString()); // on --resume too: --epochs may have grown
 
-    Generator.manualSeed(s.seed);
-    Module model = model(s.model);
-    Optimizer opt = switch (s.optimizer) {
-      case "sgd" -> new SGD(model.parameters(), Map.of("lr", s.lr, "momentum", 0.9));
-      case "adamw" -> new AdamW(model.parameters(), Map.of("lr", s.lr, "weight_decay", 0.01));
-      default -> new Adam(model.parameters(), s.lr);
-    };
+    Parts p = parts(s, data, group);
+    Module model = p.model;
+    Optimizer opt = p.opt;
     int epochs = s.epochs();
-    LRScheduler sched = switch (s.scheduler) {
-      case "cosine" -> new CosineAnnealingLR(opt, epochs, 0.0);
-      case "step" -> new StepLR(opt, Math.max(1, epochs / 3), 0.1);
-      default -> null;
-    };
-    DataLoader train = new DataLoader(data.train(), new BatchConfig(s.batchSize, true, false, s.seed), s.workers);
+    LRScheduler sched = p.sched;
+    DataLoader train = p.train;
     DataLoader test = new DataLoader(data.test(), new BatchConfig(1000, false, false, s.seed), 0);
 
     Profiling profiling = new Profiling(out, dir.resolve("profile.json"));
-    var builder = Trainer.builder().device(s.device).maxEpochs(epochs).metrics(new Accuracy())
-        .skipNonFiniteSteps(s.maxBadSteps).precision(s.precision)
-        .callbacks(new CsvLogger(dir.resolve("metrics.csv")), profiling, rotation);
+    var builder = p.builder.callbacks(new CsvLogger(dir.resolve("metrics.csv")), profiling, rotation);
     if (!s.quiet) builder.callbacks(ProgressBar.auto(out));
-    if (s.memoryBudget > 0) builder.memoryBudget(s.memoryBudget);
     if (s.compile) builder.compile(true);
-    if (sched != null) builder.scheduler(sched, Trainer.Interval.EPOCH);
     builder.callbacks(interruption); // last: it sees whether the rotation saves the step it stops at
     if (s.resume != null) {
       // the newest checkpoint that verifies; newer corrupt ones are named with their problem on stderr
@@ -339,7 +387,9 @@ final class TrainCommand {
       builder.resumeFrom(latest);
     }
     out.printf(Locale.ROOT, "ember train: %s on Fashion-MNIST (%s), %s lr=%s, batch %d, %s, seed %d, %s%s -> %s%n",
-        s.model, dataDir, s.optimizer, s.lr, s.batchSize, Main.count(epochs, "epoch"), s.seed, deviceText(s.device),
+        s.model, dataDir, s.optimizer, s.lr, s.batchSize, Main.count(epochs, "epoch"), s.seed,
+        (group == null || group.worldSize() == 1 ? "" : group.worldSize() + " processes (batch " + train.config().batchSize()
+            + " each) x ") + deviceText(s.device),
         (s.precision == Precision.F32 ? "" : ", " + s.precision.cliName()) + (s.compile ? ", compiled" : ""), dir);
     History h;
     interruption.training(true);
@@ -357,6 +407,106 @@ final class TrainCommand {
       return 130;
     }
     finish(s, dir, model, sched, test, h, out);
+    return 0;
+  }
+
+  /** What every rank builds alike: the model (seeded), optimizer, schedule, its shard's loader and the trainer's settings. */
+  private record Parts(Module model, Optimizer opt, LRScheduler sched, DataLoader train, Trainer.Builder builder) {}
+
+  private static Parts parts(Settings s, FashionMnist.Split data, dev.ember.distributed.ProcessGroup group) {
+    Generator.manualSeed(s.seed);
+    Module model = model(s.model);
+    Optimizer opt = switch (s.optimizer) {
+      case "sgd" -> new SGD(model.parameters(), Map.of("lr", s.lr, "momentum", 0.9));
+      case "adamw" -> new AdamW(model.parameters(), Map.of("lr", s.lr, "weight_decay", 0.01));
+      default -> new Adam(model.parameters(), s.lr);
+    };
+    int epochs = s.epochs();
+    LRScheduler sched = switch (s.scheduler) {
+      case "cosine" -> new CosineAnnealingLR(opt, epochs, 0.0);
+      case "step" -> new StepLR(opt, Math.max(1, epochs / 3), 0.1);
+      default -> null;
+    };
+    int world = group == null ? 1 : group.worldSize();
+    // the batch size is the global one: N workers at batch B/N train as one process at batch B
+    DataLoader train = new DataLoader(data.train(), new BatchConfig(s.batchSize / world, true, false, s.seed), s.workers);
+    var builder = Trainer.builder().device(s.device).maxEpochs(epochs).metrics(new Accuracy())
+        .skipNonFiniteSteps(s.maxBadSteps).precision(s.precision);
+    if (group != null && world > 1) builder.distributed(group);
+    if (sched != null) builder.scheduler(sched, Trainer.Interval.EPOCH);
+    if (s.memoryBudget > 0) builder.memoryBudget(s.memoryBudget);
+    if (group != null) killAt(group.rank(), s, builder);
+    return new Parts(model, opt, sched, train, builder);
+  }
+
+  /** The fault-injection variable of the distributed tests: {@code RANK:STEP}, e.g. {@code 1:5}. */
+  static final String FAULT_ENV = "EMBER_TEST_KILL_RANK_AT_STEP";
+
+  /**
+   * Fault injection for the tests of {@code --max-restarts}: with {@value #FAULT_ENV} set to {@code RANK:STEP}, the
+   * worker of that rank sends itself SIGKILL at the end of that global step, unless it resumed (so that the restarted
+   * group runs through).
+   */
+  private static void killAt(int rank, Settings s, Trainer.Builder builder) {
+    String v = System.getenv(FAULT_ENV);
+    if (v == null || s.resume != null) return;
+    String[] parts = v.split(":");
+    if (parts.length != 2 || Integer.parseInt(parts[0].strip()) != rank) return;
+    long step = Long.parseLong(parts[1].strip());
+    builder.callbacks(new dev.ember.train.Callback() {
+      @Override
+      public void onBatchEnd(dev.ember.train.TrainContext ctx, Batch batch, double loss) {
+        if (ctx.globalStep() != step) return;
+        try {
+          new ProcessBuilder("kill", "-KILL", Long.toString(ProcessHandle.current().pid())).inheritIO().start().waitFor();
+          Thread.sleep(60_000);
+        } catch (IOException | InterruptedException e) {
+          Runtime.getRuntime().halt(137);
+        }
+      }
+    });
+  }
+
+  /**
+   * A rank other than 0: trains its shard with the same settings as rank 0 and writes nothing (rank 0 writes the
+   * checkpoints, logs and report, and validates); on {@code --resume} it starts from rank 0's newest checkpoint.
+   */
+  private static int follow(Settings s, dev.ember.distributed.ProcessGroup group, FashionMnist.Sources sources)
+      throws IOException {
+    if (s.threads > 0) Device.CPU.backend().setThreads(s.threads);
+    if (s.resume != null) {
+      int done = epochsDone(s.resume);
+      if (done >= 0 && s.epochs() <= done) return 0; // rank 0 says so
+    }
+    Path dataDir = locateData(s.data, sources);
+    FashionMnist.Split data = FashionMnist.load(dataDir);
+    Parts p = parts(s, data, group);
+    if (s.resume != null) {
+      Path checkpoints = s.resume.resolve(RunFolder.CHECKPOINTS);
+      Path latest = ModelCheckpoint.latestValid(checkpoints, problem -> { })
+          .orElseThrow(() -> new IllegalArgumentException("--resume " + s.resume + ": no checkpoint in " + checkpoints));
+      p.builder.resumeFrom(latest);
+    }
+    // a signal (Ctrl-C reaches every worker) stops rank 0 at its next step, and this rank with it: wait for that
+    CountDownLatch done = new CountDownLatch(1);
+    Thread hook = new Thread(() -> {
+      try {
+        done.await(Interruption.MAX_STOP_WAIT_MILLIS + Interruption.FINISH_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }, "ember-train-worker-interrupt");
+    Runtime.getRuntime().addShutdownHook(hook);
+    try {
+      p.builder.build().fit(p.model, F::crossEntropy, p.opt, p.train, null);
+    } finally {
+      done.countDown();
+      try {
+        Runtime.getRuntime().removeShutdownHook(hook);
+      } catch (IllegalStateException shuttingDown) {
+        // the hook runs and returns now
+      }
+    }
     return 0;
   }
 
@@ -481,7 +631,7 @@ final class TrainCommand {
 
   /** The command that continues this run. */
   private static String resumeCommand(Settings s) {
-    return "./ember train --resume " + s.out + (s.data == null ? "" : " --data " + s.data);
+    return "./ember train --resume " + s.out + (s.nproc > 1 ? " --nproc " + s.nproc : "") + (s.data == null ? "" : " --data " + s.data);
   }
 
   /**
@@ -539,6 +689,18 @@ final class TrainCommand {
   static int positive(String opt, String v) {
     long n = parseLong(opt, v);
     if (n < 1 || n > Integer.MAX_VALUE) throw new IllegalArgumentException(opt + " must be a positive integer, got " + v);
+    return (int) n;
+  }
+
+  /** An integer option in {@code [min, max]}, else one line naming the range. */
+  static int between(String opt, String v, int min, int max) {
+    long n;
+    try {
+      n = Long.parseLong(v);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(opt + " must be an integer in " + min + ".." + max + ", got '" + v + "'");
+    }
+    if (n < min || n > max) throw new IllegalArgumentException(opt + " must be in " + min + ".." + max + ", got " + v);
     return (int) n;
   }
 

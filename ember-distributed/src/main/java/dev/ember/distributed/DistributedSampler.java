@@ -121,6 +121,25 @@ public final class DistributedSampler {
   }
 
   /**
+   * This rank's positions of another epoch order (of the data set's size, e.g. a {@code DataLoader}'s shuffled
+   * {@code order(epoch)}), split as {@link #indices(int)} splits the sampler's own: padded by its head (or cut, with
+   * {@code dropLast}), rank {@code r} taking positions {@code r, r + world, ...}. The sampler's seed, shuffling and
+   * epoch play no part.
+   *
+   * @throws IllegalArgumentException if {@code epochOrder} does not hold {@code size} indices
+   */
+  public int[] select(int[] epochOrder) {
+    Objects.requireNonNull(epochOrder, "DistributedSampler.select: epochOrder is null");
+    if (epochOrder.length != size) {
+      throw new IllegalArgumentException("DistributedSampler.select: the order has " + epochOrder.length
+          + " indices but the sampler was made for " + size);
+    }
+    int[] mine = new int[numSamples];
+    for (int k = 0; k < numSamples; k++) mine[k] = epochOrder[(rank + k * numReplicas) % size];
+    return mine;
+  }
+
+  /**
    * The current epoch's shard of {@code dataset} (of the size this sampler was made for), in order: hand it to a
    * {@code DataLoader} without shuffling.
    */

@@ -1,8 +1,10 @@
 package dev.ember.distributed;
 
 import dev.ember.autograd.Grad;
+import dev.ember.nn.Module;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Tensor;
+import dev.ember.train.DataParallel;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -14,6 +16,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
 
 /**
  * A group of {@code worldSize} processes (ranks {@code 0..worldSize-1}) and the collectives between them,
@@ -48,6 +51,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * dead rank to all, so also ranks that are not its neighbours name it). After a failure the group is broken:
  * later collectives throw {@link IllegalStateException}; close it and rendezvous again.
  *
+ * <p><b>Training.</b> A group is the {@link DataParallel} a {@code Trainer} trains across:
+ * {@code Trainer.builder().distributed(group)} wraps the model in a {@link DistributedDataParallel} ({@link #replicate})
+ * and shards the training loader's epochs ({@link #shard}, {@link DistributedSampler}'s split).
+ *
  * <pre>{@code
  * try (ProcessGroup group = ProcessGroup.fromEnv()) {          // MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE
  *   float[] grad = localGradient();
@@ -56,7 +63,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * }
  * }</pre>
  */
-public final class ProcessGroup implements AutoCloseable {
+public final class ProcessGroup implements AutoCloseable, DataParallel {
   /** The timeout when none is given: collectives may wait this long for a slow rank (a checkpoint, an evaluation). */
   public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(5);
   /** Environment variable with the timeout in seconds for {@link #fromEnv()} (optional). */
@@ -143,12 +150,48 @@ public final class ProcessGroup implements AutoCloseable {
     return new ProcessGroup(rank, worldSize, timeout, wire);
   }
 
+  /**
+   * Wraps {@code model} in a {@link DistributedDataParallel} over this group (a collective: every rank gets rank 0's
+   * parameters and buffers), for {@code Trainer.builder().distributed(group)}: a forward with {@code sync} false runs
+   * inside {@link DistributedDataParallel#noSync()}.
+   */
+  @Override
+  public DataParallel.Replica replicate(Module model) {
+    DistributedDataParallel ddp = new DistributedDataParallel(model, this);
+    return new DataParallel.Replica() {
+      @Override
+      public Tensor forward(Function<Module, Tensor> body, boolean sync) {
+        if (sync) return ddp.forward(body);
+        try (var ignored = ddp.noSync()) {
+          return ddp.forward(body);
+        }
+      }
+
+      @Override
+      public void finish() {
+        ddp.finish();
+      }
+    };
+  }
+
+  /**
+   * This rank's share of an epoch's visiting order: {@link DistributedSampler#select} of a sampler over
+   * {@code epochOrder.length} items (padding the order by its head, without dropping a tail).
+   */
+  @Override
+  public int[] shard(int[] epochOrder) {
+    Objects.requireNonNull(epochOrder, "ProcessGroup.shard: epochOrder is null");
+    return new DistributedSampler(epochOrder.length, this, false, 0, false).select(epochOrder);
+  }
+
   /** This process's rank, in {@code 0..worldSize()-1}. */
+  @Override
   public int rank() {
     return rank;
   }
 
   /** The number of processes in the group. */
+  @Override
   public int worldSize() {
     return worldSize;
   }
@@ -359,6 +402,7 @@ public final class ProcessGroup implements AutoCloseable {
   }
 
   /** As {@link #allGather(float[])} for float64. */
+  @Override
   public double[] allGather(double[] data) {
     Objects.requireNonNull(data, "allgather: data is null");
     double[] all = new double[Math.multiplyExact(data.length, worldSize)];

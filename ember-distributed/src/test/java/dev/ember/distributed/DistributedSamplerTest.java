@@ -45,6 +45,21 @@ class DistributedSamplerTest {
   }
 
   @Test
+  void selectSplitsAGivenOrderAsTheSamplerSplitsItsOwn() {
+    for (boolean dropLast : new boolean[] {false, true}) {
+      for (int rank = 0; rank < 3; rank++) {
+        DistributedSampler s = new DistributedSampler(103, 3, rank, true, 5, dropLast);
+        s.setEpoch(2);
+        assertArrayEquals(s.indices(), s.select(new Generator(5 + 2).permutation(103)), "rank " + rank);
+      }
+    }
+    DistributedSampler s = new DistributedSampler(4, 3, 2, false, 0, false);
+    assertArrayEquals(new int[] {12, 11}, s.select(new int[] {10, 11, 12, 13}), "padded by the order's head: 10 11 12 13 10 11");
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> s.select(new int[3]));
+    assertEquals("DistributedSampler.select: the order has 3 indices but the sampler was made for 4", e.getMessage());
+  }
+
+  @Test
   void theRanksShardsPartitionTheEpochsPermutation() {
     int n = 103;
     int world = 4;

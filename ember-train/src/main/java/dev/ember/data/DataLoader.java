@@ -155,7 +155,58 @@ public final class DataLoader implements BatchSource, Iterable<Batch>, AutoClose
       throw new IllegalArgumentException("DataLoader.iterate: skipBatches must be in 0.." + numBatches + ", got " + skipBatches);
     }
     int[] order = order(epoch);
-    return numWorkers == 0 ? new Direct(epoch, order, skipBatches) : new Prefetching(epoch, order, skipBatches);
+    return numWorkers == 0 ? new Direct(epoch, order, skipBatches, numBatches)
+        : new Prefetching(epoch, order, skipBatches, numBatches);
+  }
+
+  /**
+   * This loader's batches (its batch size, drop-last rule, workers and transform) over another order of its data set:
+   * epoch {@code e} visits the indices {@code order.apply(e)}, an array of {@code samples} indices of this data set (a
+   * shard of {@link #order(int)}, as a distributed sampler takes). Transforms see the data set's own indices, so a
+   * sample is augmented as this loader would augment it.
+   *
+   * @throws IllegalArgumentException if {@code samples} leaves no batch
+   */
+  public BatchSource reordered(int samples, java.util.function.IntFunction<int[]> order) {
+    Objects.requireNonNull(order, "DataLoader.reordered: order is null");
+    int bs = config.batchSize();
+    int batches = config.dropLast() ? samples / bs : (int) ((samples + (long) bs - 1) / bs);
+    if (samples < 1 || batches == 0) {
+      throw new IllegalArgumentException("DataLoader.reordered: " + samples + " samples per epoch at batch size " + bs
+          + (config.dropLast() ? " with dropLast" : "") + " leave no batch");
+    }
+    int n = dataset.size();
+    return new BatchSource() {
+      @Override
+      public int numBatches() {
+        return batches;
+      }
+
+      @Override
+      public BatchIterator iterate(int epoch, int skipBatches) {
+        if (closed) throw new IllegalStateException("DataLoader: iterate after close()");
+        if (skipBatches < 0 || skipBatches > batches) {
+          throw new IllegalArgumentException("DataLoader.iterate: skipBatches must be in 0.." + batches + ", got " + skipBatches);
+        }
+        int[] o = order.apply(epoch);
+        if (o == null || o.length != samples) {
+          throw new IllegalStateException("DataLoader.reordered: epoch " + epoch + "'s order has "
+              + (o == null ? "no" : Integer.toString(o.length)) + " indices, expected " + samples);
+        }
+        for (int i : o) {
+          if (i < 0 || i >= n) {
+            throw new IllegalStateException("DataLoader.reordered: epoch " + epoch + "'s order holds index " + i
+                + ", outside the data set's 0.." + (n - 1));
+          }
+        }
+        return numWorkers == 0 ? new Direct(epoch, o, skipBatches, batches) : new Prefetching(epoch, o, skipBatches, batches);
+      }
+
+      @Override
+      public String toString() {
+        return "DataLoader.reordered(" + samples + " samples of " + DataLoader.this + ")";
+      }
+    };
   }
 
   /**
@@ -268,12 +319,14 @@ public final class DataLoader implements BatchSource, Iterable<Batch>, AutoClose
   private final class Direct implements BatchIterator {
     private final int epoch;
     private final int[] order;
+    private final int numBatches;
     private int next;
 
-    Direct(int epoch, int[] order, int skip) {
+    Direct(int epoch, int[] order, int skip, int numBatches) {
       this.epoch = epoch;
       this.order = order;
       this.next = skip;
+      this.numBatches = numBatches;
     }
 
     @Override
@@ -305,13 +358,15 @@ public final class DataLoader implements BatchSource, Iterable<Batch>, AutoClose
     private final Cleaner.Cleanable cleanable;
     private final ArrayDeque<Future<Batch>> window = new ArrayDeque<>();
     private final int ahead = 2 * numWorkers;
+    private final int numBatches;
     private int nextSubmit;
     private int nextDeliver;
     private boolean done;
 
-    Prefetching(int epoch, int[] order, int skip) {
+    Prefetching(int epoch, int[] order, int skip, int numBatches) {
       this.epoch = epoch;
       this.order = order;
+      this.numBatches = numBatches;
       this.nextSubmit = skip;
       this.nextDeliver = skip;
       AtomicInteger count = new AtomicInteger();

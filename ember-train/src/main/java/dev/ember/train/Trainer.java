@@ -71,6 +71,10 @@ import java.util.function.BiFunction;
  * validation, as it arrives; without it batches go to the model's own device ({@link Module#device()}). The loss is
  * read back with {@code item()} and metrics are given host copies of the output and target, so they run on the CPU
  * whatever the device; checkpoints hold device tensors copied to the host.
+ *
+ * <p>Data-parallel training: {@link Builder#distributed(DataParallel)} trains across processes (ember-distributed's
+ * {@code ProcessGroup}); every rank runs the same trainer on its shard of each epoch, and N ranks with a loader of
+ * batch B train as one process with batch N*B (see the builder method).
  */
 public final class Trainer {
   /** When the schedule steps: after every optimizer step, or after every epoch. */
@@ -156,6 +160,7 @@ public final class Trainer {
   private final GradScaler gradScaler;
   private final long memoryBudget;
   private final boolean compile;
+  private final DataParallel distributed;
 
   private Trainer(Builder b) {
     this.maxEpochs = b.maxEpochs;
@@ -177,6 +182,11 @@ public final class Trainer {
     this.gradScaler = b.gradScaler;
     this.memoryBudget = b.memoryBudget;
     this.compile = b.compile;
+    this.distributed = b.distributed;
+    if (compile && distributed != null) {
+      throw new IllegalArgumentException("Trainer: compile(true) runs backward as a compiled graph, without the autograd"
+          + " hooks that average the gradients of distributed(...) training; use one or the other");
+    }
     if (compile && (precision != Precision.F32 || gradScaler != null || accumulation != 1 || memoryBudget > 0)) {
       throw new IllegalArgumentException("Trainer: compile(true) compiles float32 steps of one batch: it cannot be"
           + " combined with precision " + precision.cliName() + (gradScaler != null ? ", a grad scaler" : "")
@@ -211,6 +221,11 @@ public final class Trainer {
     return compile;
   }
 
+  /** The ranks this trainer trains across ({@link Builder#distributed}), or null for one process. */
+  public DataParallel distributed() {
+    return distributed;
+  }
+
   /** The device the model and batches are moved to, or null to use the model's own. */
   public Device device() {
     return device;
@@ -235,7 +250,18 @@ public final class Trainer {
       }
       model.to(device); // in place: the optimizer's parameters are these tensors
     }
-    return new Run(model, lossFn, optimizer, train, val).fit();
+    return new Run(model, lossFn, optimizer, distributed == null ? train : shard(train), val).fit();
+  }
+
+  /** This rank's shard of each epoch of {@code train}, which must be a DataLoader (its order is sharded). */
+  private BatchSource shard(BatchSource train) {
+    if (!(train instanceof dev.ember.data.DataLoader loader)) {
+      throw new IllegalArgumentException("Trainer.fit: distributed training shards a DataLoader's epochs across the ranks;"
+          + " got a " + train.getClass().getSimpleName() + " (" + train + ")");
+    }
+    int world = distributed.worldSize();
+    int perRank = (int) ((loader.dataset().size() + (long) world - 1) / world); // DistributedSampler's, without drop_last
+    return loader.reordered(perRank, epoch -> distributed.shard(loader.order(epoch)));
   }
 
   /**
@@ -326,6 +352,8 @@ public final class Trainer {
     List<dev.ember.nn.CheckpointSequential.Range> checkpointRuns;
     /** The compiled forward + loss + backward ({@link Builder#compile}), or null for eager steps. */
     final dev.ember.compile.TrainingStep compiledStep;
+    /** The model wrapped for data-parallel training ({@link Builder#distributed}), made when fit starts, or null. */
+    DataParallel.Replica replica;
 
     Run(Module model, BiFunction<Tensor, Tensor, Tensor> lossFn, Optimizer optimizer, BatchSource train, BatchSource val) {
       this.model = model;
@@ -352,12 +380,14 @@ public final class Trainer {
 
     History fit() {
       if (resumeFrom != null) restore(resumeFrom);
+      if (distributed != null) replica = distributed.replicate(model); // every rank starts from rank 0's weights
       List<Module> checkpointed = memoryBudget > 0 ? applyMemoryPlan() : List.of();
       try {
         long t0 = System.nanoTime();
         for (Callback c : callbacks) c.onTrainBegin(ctx);
         while (epochIndex < maxEpochs && ctx.globalStep < maxSteps && ctx.stopReason == null) {
           runEpoch();
+          agreeOnStop();                                // a stop asked for on one rank stops every rank
         }
         if (ctx.stopReason != null) history.log("stopped_at_step", ctx.epoch, ctx.globalStep, ctx.globalStep);
         history.log("train_time_s", ctx.epoch, ctx.globalStep, (System.nanoTime() - t0) / 1e9);
@@ -535,8 +565,11 @@ public final class Trainer {
             out = compiledStep.output();
             clock.lap(Phase.FORWARD);
           } else {
+            // with distributed training, the backward of a step's last batch averages the gradients across the ranks
+            boolean sync = pending + 1 >= Math.max(1, ctx.accumulation) || nextBatch == numBatches - 1;
             try (Autocast ignored = autocast()) {            // the forward pass and the loss; backward runs outside
-              out = checkpointRuns == null ? model.call(batch.input()) : forwardInRuns(batch.input());
+              Tensor x = batch.input();
+              out = replica == null ? forward(x) : replica.forward(m -> forward(x), sync);
               clock.lap(Phase.FORWARD);
               loss = lossFn.apply(out, batch.target());
             }
@@ -546,6 +579,13 @@ public final class Trainer {
                 + java.util.Arrays.toString(loss.shape()) + "; use a mean or sum reduction");
           }
           double lossValue = loss.item();
+          int batchSize = batch.size();
+          GlobalBatch global = null;
+          if (distributed != null) {                     // the global batch's loss (and metrics) on every rank
+            global = gather(lossValue, batchSize, out, batch.target());
+            lossValue = global.loss;
+            batchSize = global.size;
+          }
           ctx.batchLoss = lossValue;
           // with skipping on, a batch whose loss is not finite stays out of the epoch's loss and metrics
           boolean counted = maxBadSteps == 0 || Double.isFinite(lossValue);
@@ -555,8 +595,9 @@ public final class Trainer {
           }
           if (!trainMetrics.isEmpty() && counted) {
             try (var ignored = Grad.off()) {
-              Tensor hostOut = hostF32(out.detach()); // metrics compute on the host, whatever the device
-              Tensor hostTarget = batch.target().cpu();
+              // metrics compute on the host, whatever the device; distributed: over every rank's batch
+              Tensor hostOut = global != null && global.output != null ? global.output : hostF32(out.detach());
+              Tensor hostTarget = global != null && global.target != null ? global.target : batch.target().cpu();
               for (Metric<Double> m : trainMetrics) m.update(hostOut, hostTarget);
             }
           }
@@ -567,6 +608,7 @@ public final class Trainer {
             (scaler == null ? toBackward : scaler.scale(toBackward)).backward();
           }
           pending++;
+          if (replica != null && (pending >= k || nextBatch == numBatches - 1)) replica.finish();
           clock.lap(Phase.BACKWARD);
           for (Callback c : callbacks) c.onAfterBackward(ctx);
           clock.lap(Phase.CALLBACKS);
@@ -632,10 +674,10 @@ public final class Trainer {
             clock.lap(Phase.OPTIMIZER);
           }
           if (counted) {
-            lossSum += lossValue * batch.size();
-            lossCount += batch.size();
+            lossSum += lossValue * batchSize;
+            lossCount += batchSize;
           }
-          ctx.samplesSeen += batch.size();
+          ctx.samplesSeen += batchSize;
           ctx.logs.put("loss", lossSum / lossCount);
           ctx.logs.put("lr", optimizer.paramGroups().get(0).lr());
           nextBatch++;
@@ -643,6 +685,7 @@ public final class Trainer {
           if (stepped && validateEverySteps > 0 && ctx.globalStep % validateEverySteps == 0) validate();
           clock.mark();                                 // validation is in no phase (epoch_time_s counts it)
           for (Callback c : callbacks) c.onBatchEnd(ctx, batch, lossValue);
+          agreeOnStop();
           clock.lap(Phase.CALLBACKS);
           epochNanos += clock.publishCallbacks();       // the whole step, validation included
           writePendingCheckpoints();
@@ -656,6 +699,84 @@ public final class Trainer {
       }
       if (!completed) return;
       endEpoch();
+    }
+
+    /** The model's forward, with a memory plan's runs of children checkpointed when it has them. */
+    private Tensor forward(Tensor x) {
+      return checkpointRuns == null ? model.call(x) : forwardInRuns(x);
+    }
+
+    /**
+     * Gathers every rank's batch loss and size and, when there are training metrics, the host copies of its output
+     * and target: the global batch's loss (the mean over its samples) and its outputs and targets in rank order, the
+     * same on every rank.
+     */
+    private GlobalBatch gather(double loss, int size, Tensor out, Tensor target) {
+      Tensor o = null;
+      Tensor t = null;
+      double[] od = new double[0];
+      double[] td = new double[0];
+      if (!trainMetrics.isEmpty()) {
+        try (var ignored = Grad.off()) {
+          o = hostF32(out.detach());
+          t = target.cpu();
+          od = o.toDoubleArray();
+          td = t.toDoubleArray();
+        }
+      }
+      double[] mine = new double[4 + od.length + td.length];
+      mine[0] = loss;
+      mine[1] = size;
+      mine[2] = od.length;
+      mine[3] = td.length;
+      System.arraycopy(od, 0, mine, 4, od.length);
+      System.arraycopy(td, 0, mine, 4 + od.length, td.length);
+      int world = distributed.worldSize();
+      double[] all = world == 1 ? mine : distributed.allGather(mine);
+      int block = mine.length;
+      double lossSum = 0;
+      long total = 0;
+      for (int r = 0; r < world; r++) {
+        int at = r * block;
+        if (all[at + 1] != size || all[at + 2] != od.length || all[at + 3] != td.length) {
+          throw new IllegalStateException("Trainer: rank " + r + "'s batch " + nextBatch + " has " + (long) all[at + 1]
+              + " samples (" + (long) all[at + 2] + " output and " + (long) all[at + 3] + " target values) but rank "
+              + distributed.rank() + "'s has " + size + " (" + od.length + ", " + td.length + "); every rank must train"
+              + " on equal shards");
+        }
+        lossSum += all[at] * all[at + 1];
+        total += size;
+      }
+      GlobalBatch g = new GlobalBatch();
+      g.loss = lossSum / total;
+      g.size = (int) total;
+      if (o != null) {
+        double[] go = new double[od.length * world];
+        double[] gt = new double[td.length * world];
+        for (int r = 0; r < world; r++) {
+          System.arraycopy(all, r * block + 4, go, r * od.length, od.length);
+          System.arraycopy(all, r * block + 4 + od.length, gt, r * td.length, td.length);
+        }
+        g.output = Tensor.of(go, stacked(o.shape(), world)).to(o.dtype());
+        g.target = Tensor.of(gt, stacked(t.shape(), world)).to(t.dtype());
+      }
+      return g;
+    }
+
+    /** {@code shape} with its first (batch) dimension times {@code world}. */
+    private static int[] stacked(int[] shape, int world) {
+      int[] s = shape.clone();
+      if (s.length > 0) s[0] *= world;
+      return s;
+    }
+
+    /** With distributed training: when a rank has asked to stop, every rank stops (a collective). */
+    private void agreeOnStop() {
+      if (distributed == null || distributed.worldSize() == 1) return;
+      double[] all = distributed.allGather(new double[] {ctx.stopReason == null ? 0 : 1});
+      for (int r = 0; r < all.length && ctx.stopReason == null; r++) {
+        if (all[r] != 0) ctx.requestStop("rank " + r + " stopped");
+      }
     }
 
     private void endEpoch() {
@@ -725,6 +846,10 @@ public final class Trainer {
 
     private void writePendingCheckpoints() {
       if (ctx.pendingCheckpoints.isEmpty()) return;
+      if (distributed != null && distributed.rank() != 0) { // rank 0 writes; every rank holds the same state
+        ctx.pendingCheckpoints.clear();
+        return;
+      }
       List<TrainContext.PendingCheckpoint> todo = new ArrayList<>(ctx.pendingCheckpoints);
       ctx.pendingCheckpoints.clear();
       Map<String, Object> state = state();
@@ -756,6 +881,14 @@ public final class Trainer {
     }
   }
 
+  /** The loss, size and (with metrics) outputs and targets of a batch over every rank. */
+  private static final class GlobalBatch {
+    double loss;
+    int size;
+    Tensor output;
+    Tensor target;
+  }
+
   /** Configuration of a {@link Trainer}. */
   public static final class Builder {
     private int maxEpochs = Integer.MAX_VALUE;
@@ -777,8 +910,35 @@ public final class Trainer {
     private GradScaler gradScaler;
     private long memoryBudget;
     private boolean compile;
+    private DataParallel distributed;
 
     private Builder() {}
+
+    /**
+     * Trains data-parallel across the ranks of {@code group} (ember-distributed's {@code ProcessGroup}; every rank runs
+     * this trainer with the same configuration, model, optimizer and loaders). {@link Trainer#fit}:
+     * <ul>
+     *   <li>wraps the model in a replica ({@code DistributedDataParallel}): every rank starts from rank 0's weights
+     *       and the gradients are averaged across the ranks in backward (not on the inner batches of {@link
+     *       #accumulate}), so every rank takes the same optimizer step;
+     *   <li>shards the training {@code DataLoader}'s epochs as PyTorch's {@code DistributedSampler} does, but over the
+     *       loader's own epoch order (rank {@code r} takes positions {@code r, r + N, ...}, the order padded by its
+     *       head to a multiple of N): the loader's batch size is per rank, and N ranks at batch B see each step the
+     *       samples one process at batch N*B sees, so they train as it does (up to the rounding of the average);
+     *   <li>logs the global batch: its loss (the mean over the ranks' samples) and the training metrics over every
+     *       rank's outputs and targets (one gather per batch), so that every rank holds the same logs, history and
+     *       state, and callbacks see the same values on every rank;
+     *   <li>stops every rank when a callback on one asks to stop (agreed after each batch and epoch);
+     *   <li>writes checkpoints on rank 0 only (give checkpoint, logging and progress callbacks to rank 0 alone; the
+     *       others may resume from rank 0's checkpoints, which hold the whole run's state).
+     * </ul>
+     * Validation runs on every rank over the whole validation source. Not with {@link #compile}.
+     */
+    public Builder distributed(DataParallel group) {
+      if (group == null) throw new IllegalArgumentException("Trainer: distributed group must not be null");
+      this.distributed = group;
+      return this;
+    }
 
     /**
      * Runs each training step compiled ({@code dev.ember.compile.Compiler#compileTraining}): the forward, the loss

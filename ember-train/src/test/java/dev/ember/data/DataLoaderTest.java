@@ -53,6 +53,37 @@ class DataLoaderTest {
   }
 
   @Test
+  void aReorderedLoaderBatchesTheGivenOrderWithOrWithoutWorkersAndChecksIt() {
+    TensorDataset ds = images(103);
+    DataLoader dl = new DataLoader(ds, BatchConfig.shuffled(10, 5));
+    // the odd positions of each epoch's order, as rank 1 of 2 takes them
+    java.util.function.IntFunction<int[]> odd = e -> {
+      int[] o = dl.order(e);
+      int[] mine = new int[52];
+      for (int k = 0; k < 52; k++) mine[k] = o[(1 + 2 * k) % o.length];
+      return mine;
+    };
+    BatchSource shard = dl.reordered(52, odd);
+    assertEquals(6, shard.numBatches());
+    List<Batch> e1 = all(shard.iterate(1, 0));
+    assertEquals(2, e1.get(5).size());
+    int[] expected = odd.apply(1);
+    for (int b = 0; b < 6; b++) {
+      for (int i = 0; i < e1.get(b).size(); i++) {
+        assertEquals(expected[b * 10 + i], indexOf(ds, (float) e1.get(b).input().getDouble(i, 0, 0, 0)));
+      }
+    }
+    try (DataLoader workers = new DataLoader(ds, BatchConfig.shuffled(10, 5), 2)) {
+      assertSameBatches(e1.subList(2, 6), all(workers.reordered(52, odd).iterate(1, 2)));
+    }
+    IllegalStateException e = assertThrows(IllegalStateException.class, () -> dl.reordered(51, odd).iterate(0, 0));
+    assertEquals("DataLoader.reordered: epoch 0's order has 52 indices, expected 51", e.getMessage());
+    e = assertThrows(IllegalStateException.class, () -> dl.reordered(1, x -> new int[] {103}).iterate(0, 0));
+    assertEquals("DataLoader.reordered: epoch 0's order holds index 103, outside the data set's 0..102", e.getMessage());
+    assertThrows(IllegalArgumentException.class, () -> dl.reordered(0, odd));
+  }
+
+  @Test
   void epochsArePermutationsThatChangeWithTheEpoch() {
     TensorDataset ds = images(103);
     DataLoader dl = new DataLoader(ds, BatchConfig.shuffled(10, 5));
