@@ -14,15 +14,18 @@ Step time of data-parallel SGD on N machines at a fixed global batch B (strong s
   extended below 32 on the same line (its intercept is the per-step cost that does not shrink with the batch).
 - bytes: the float32 gradients, 4 x parameters; buckets = ceil(bytes / 25 MiB), each an allreduce with its own
   2 (N - 1) latency steps.
-- bandwidth: per link, loopback = Ember's measured bus bandwidth (2 processes, the largest size), 1 GbE = 0.117 GB/s
-  and 10 GbE = 1.17 GB/s (line rate less Ethernet/IP/TCP framing); "10 GbE (Ember ring)" caps 10 GbE at the rate
-  Ember's ring moved on loopback here (its copy and summation cost, which a faster wire does not remove).
+- bandwidth: per link, 1 GbE = 0.117 GB/s and 10 GbE = 1.17 GB/s (line rate less Ethernet/IP/TCP framing); the
+  "Ember's ring" rows cap 10 GbE at the bus bandwidth Ember's ring reached on loopback (2 processes, the largest
+  size, the record's median; --ring-bw adds rows for other rates): its copies and summation, which a faster wire does
+  not remove.
 - latency: per ring step, Ember's measured 1 KiB allreduce time at 2 processes / 2 (software), plus 50 us per network
   hop for 1/10 GbE (an assumed switch + TCP round trip).
 - hidden: the measured fraction of DDP's allreduce time hidden under backward (seed_medium, 2 processes).
 
 Prints Markdown: the inputs, then per workload and network the step time and speed-up over one machine for
-N = 1..64, and the N of the fastest step (where it stops scaling).
+N = 1..64 at the fixed global batch, and the N of the fastest step (where it stops scaling); then the same with the
+batch per machine fixed (global batch growing with N): samples/s and the efficiency against one machine.
+
 """
 import argparse
 import json
@@ -51,6 +54,8 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--training", default=os.path.join(ROOT, "bench", "baseline", "training.jsonl"))
     p.add_argument("--distributed", default=os.path.join(ROOT, "bench", "baseline", "distributed.jsonl"))
+    p.add_argument("--ring-bw", type=float, action="append", default=[],
+                   help="GB/s: another rate of Ember's ring to cap 10 GbE with (repeatable), beside the recorded one")
     a = p.parse_args()
     train = {(r["workload"], r["case"]): r for r in read(a.training)}
     dist = {(r["workload"], r["case"]): r for r in read(a.distributed)}
@@ -60,8 +65,10 @@ def main():
     small = dist[("allreduce", "np=2 1 KiB")]
     lat_sw = 1024 / (small["ember"] * 1e9) / 2  # at W=2 bus = bytes / t; the ring takes 2 (W-1) = 2 steps
     hidden = dist[("ddp_seed_medium", "train b=128 2 proc x 1 thread allreduce hidden")]["ember"] / 100
-    nets = [("loopback (measured)", loop_bw, lat_sw), ("1 GbE", 0.117, lat_sw + HOP_US * 1e-6),
-            ("10 GbE", 1.17, lat_sw + HOP_US * 1e-6), ("10 GbE (Ember ring)", min(1.17, loop_bw), lat_sw + HOP_US * 1e-6)]
+    lat = lat_sw + HOP_US * 1e-6
+    nets = [("1 GbE", min(0.117, loop_bw), lat), ("10 GbE", 1.17, lat),
+            ("10 GbE, Ember's ring at %.2f GB/s" % loop_bw, min(1.17, loop_bw), lat)]
+    nets += [("10 GbE, Ember's ring at %.2f GB/s" % bw, min(1.17, bw), lat) for bw in a.ring_bw]
     print("Inputs: loopback bus bandwidth %.3f GB/s (np=2, %s), software latency %.0f us per ring step (np=2 1 KiB),"
           " %.0f%% of DDP's allreduce hidden under backward (seed_medium, np=2)." % (
               loop_bw, sizes[-1][1].split(" ", 1)[1], lat_sw * 1e6, 100 * hidden))
@@ -79,6 +86,8 @@ def main():
         print("**%s** (%.1fM parameters, %.1f MB of gradients, %d bucket%s; compute at b=128 %.1f ms, b=32 %.1f ms):"
               % (w, params(h) / 1e6, nbytes / 1e6, buckets, "s" if buckets > 1 else "", t128 * 1e3, t32 * 1e3))
         print()
+        print("Fixed global batch %d (step time, speed-up over one machine):" % GLOBAL_BATCH)
+        print()
         print("| network | " + " | ".join("N=%d" % n for n in NS) + " | fastest at |")
         print("|---|" + "---:|" * len(NS) + "---|")
         for name, bw, lat in nets:
@@ -94,6 +103,29 @@ def main():
                 cells.append("%.0f ms (%.2fx)" % (step * 1e3, t128 / step) if step >= 0.01 else
                              "%.1f ms (%.2fx)" % (step * 1e3, t128 / step))
             print("| %s | %s | N=%d |" % (name, " | ".join(cells), best[0]))
+        print()
+        print("Batch %d per machine (global %d x N; samples/s, efficiency = one machine's step time / this step time):"
+              % (GLOBAL_BATCH, GLOBAL_BATCH))
+        print()
+        print("| network | " + " | ".join("N=%d" % n for n in NS) + " | beats one machine from |")
+        print("|---|" + "---:|" * len(NS) + "---|")
+
+        def weak_step(n, bw, lat):
+            ar = 0.0 if n == 1 else 2 * (n - 1) / n * nbytes / (bw * 1e9) + buckets * 2 * (n - 1) * lat
+            return t128 + max(0.0, ar - min(hidden * ar, 2 / 3 * t128))
+
+        for name, bw, lat in nets:
+            cells = []
+            for n in NS:
+                step = weak_step(n, bw, lat)
+                cells.append("%.0f (%.0f%%)" % (GLOBAL_BATCH * n / step, 100 * t128 / step))
+            even = next((n for n in range(2, 4097) if n * t128 / weak_step(n, bw, lat) > 1), None)
+            print("| %s | %s | %s |" % (name, " | ".join(cells), "N=%d" % even if even else "never (N <= 4096)"))
+        # 90% efficiency at large N: (1 - hidden) * 2 bytes / bw <= t128 / 9 while the overlap fits in backward
+        need = 2 * nbytes * 9 * (1 - hidden) / t128 / 1e9
+        print()
+        print("90%% efficiency at large N needs about %.1f GB/s per link (2 x %.0f MB per step with %.0f%% hidden)."
+              % (need, nbytes / 1e6, 100 * hidden))
         print()
 
 
