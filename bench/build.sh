@@ -1,5 +1,5 @@
 # Sourced by bench/compare.sh and bench/run_benchmarks.sh (after scripts/find-jdk.sh has set JAVA_HOME):
-# ember_bench_build ROOT builds ember-core, ember-nn, ember-train, ember-compile and ember-bench (classes + target/lib) when any
+# ember_bench_build ROOT builds ember-core, ember-nn, ember-train, ember-compile, ember-distributed and ember-bench (classes + target/lib) when any
 # main source or pom is newer than the last build, and prints the runner's classpath on stdout.
 # ember_bench_main ROOT CLASS [ARGS...] builds and runs dev.ember.bench.CLASS with ARGS on EMBER_NUM_THREADS threads
 # (default 2) and a 4 GB heap, without the JVM's incubator-module warning on stderr (the single-bench scripts).
@@ -12,7 +12,7 @@ ember_maven_offline() {
 ember_bench_build() {
   local root=$1
   local stamp="$root/ember-bench/target/.compare-built"
-  if [ ! -f "$stamp" ] || [ -n "$(find "$root/pom.xml" "$root/ember-core" "$root/ember-nn" "$root/ember-train" "$root/ember-compile" "$root/ember-bench" \
+  if [ ! -f "$stamp" ] || [ -n "$(find "$root/pom.xml" "$root/ember-core" "$root/ember-nn" "$root/ember-train" "$root/ember-compile" "$root/ember-distributed" "$root/ember-bench" \
       -path '*/target' -prune -o \( -name '*.java' -o -name pom.xml \) -newer "$stamp" -print -quit)" ]; then
     echo "bench: building ember-core, ember-nn, ember-train, ember-compile and ember-bench..." >&2
     local offline=()

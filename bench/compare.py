@@ -19,6 +19,14 @@ would touch the whole initial heap up front and inflate RSS) and with --xmx as t
 bench/peers/pytorch_memory.py through the shared launcher. Peak RSS (VmHWM) and RSS at start on both
 sides, peak and live Java heap for Ember; --repeats is the number of fresh processes per side.
 
+distributed: allreduce bus bandwidth over loopback (float32, DIST_SIZES, 2 and 4 processes: Ember's
+dev.ember.distributed.AllReduceBench against torch.distributed gloo, ember-distributed/bench/allreduce_gloo.py), and
+DDP's cost: the seed_medium MLP at global batch 128 in N processes x 1 thread under DistributedDataParallel against 1
+process x N threads (N = --threads), both sides (dev.ember.distributed.DdpBench; torch DDP with gloo,
+ember-distributed/bench/ddp_gloo.py), plus Ember's allreduce time per step, the time the end of backward waited for it,
+and the fraction of it hidden under backward. Each run is its own set of processes; none waits for a quiet machine
+(--max-wait does not apply): read the load with the figures.
+
 --no-peer: Ember only (records with "pytorch": null, "ratio": null).
 
 --peer torch113,torch210: PyTorch peers, each pass running them after Ember in alternating order (torch113 is
@@ -60,12 +68,17 @@ TORCH210_JAR = os.path.join("target", "torch210-bench-1.0.jar")
 # the nn category's torch210 side: bench/peers/Torch210Nn.java, compiled by bench/build.sh into the peer's build
 TORCH210_NN_CLASSES = "nn-classes"
 JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+# distributed: allreduce sizes (1 KiB .. 256 MiB, x16) and process counts; the DDP runs' warm-up and timed steps
+DIST_SIZES = "1024,16384,262144,4194304,67108864,268435456"
+DIST_PROCS = (2, 4)
+DIST_DDP = ["--warmup-steps", "20", "--steps", "10"]
 
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("category", choices=["gemm", "ops", "nn", "optim", "training", "memory", "losses", "schedulers",
-                                        "metrics", "callbacks", "precision", "compression", "compile"])
+                                        "metrics", "callbacks", "precision", "compression", "compile",
+                                        "distributed"])
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--repeats", type=int, default=3, help="timed repeats per case per pass")
     p.add_argument("--passes", type=int, default=2, help="alternating ember/torch passes")
@@ -357,9 +370,43 @@ def env_of(rows, env_info, peer=None):
 
 
 PEER_PASSES = {
-    "torch113": lambda a: training_torch_pass(a) if a.category == "training" else torch_pass(a),
+    "torch113": lambda a: (training_torch_pass(a) if a.category == "training" else distributed_torch_pass(a)
+                           if a.category == "distributed" else torch_pass(a)),
     "torch210": lambda a: torch210_pass(a),
 }
+
+
+def distributed_ember_pass(a):
+    """AllReduceBench at 2 and 4 processes (1 thread each), DdpBench in 1 process x N threads and N processes x 1."""
+    def java(threads):
+        return [a.java, "--add-modules", "jdk.incubator.vector", "-Xmx2g", "-Dember.threads=%d" % threads,
+                "-XX:+UseParallelGC", "-cp", a.classpath]
+    rows = []
+    if workload_selected("allreduce", a.only):
+        for n in DIST_PROCS:
+            rows += run_lines(java(1) + ["dev.ember.distributed.AllReduceBench", "--json", "--repeats", str(a.repeats),
+                                         "--sizes", DIST_SIZES, str(n)])
+    if workload_selected("ddp_seed_medium", a.only):
+        common = ["--repeats", str(a.repeats), "--json"] + DIST_DDP
+        rows += run_lines(java(a.threads) + ["dev.ember.distributed.DdpBench", "single"] + common)
+        rows += run_lines(java(1) + ["dev.ember.distributed.DdpBench", "ddp", "--procs", str(a.threads)] + common)
+    return rows
+
+
+def distributed_torch_pass(a):
+    """The same with torch.distributed (gloo) and torch DDP: ember-distributed/bench's peer scripts."""
+    peers = os.path.join(ROOT, "ember-distributed", "bench")
+    rows = []
+    if workload_selected("allreduce", a.only):
+        for n in DIST_PROCS:
+            rows += run_lines([a.python, os.path.join(peers, "allreduce_gloo.py"), "--json", "--repeats", str(a.repeats),
+                               "--sizes", DIST_SIZES, str(n)])
+    if workload_selected("ddp_seed_medium", a.only):
+        common = ["--repeats", str(a.repeats)] + DIST_DDP
+        ddp = os.path.join(peers, "ddp_gloo.py")
+        rows += run_lines([a.python, ddp, "single", "--threads", str(a.threads)] + common)
+        rows += run_lines([a.python, ddp, "ddp", "--procs", str(a.threads)] + common)
+    return rows
 
 
 def collect_passes(a):
@@ -370,7 +417,8 @@ def collect_passes(a):
     ember, by_peer, env_info = {}, {n: {} for n in peers}, {}
     for p in range(a.passes):
         sys.stderr.write("# pass %d/%d: ember\n" % (p + 1, a.passes))
-        rows = training_ember_pass(a) if a.category == "training" else ember_pass(a)
+        rows = (training_ember_pass(a) if a.category == "training" else distributed_ember_pass(a)
+                if a.category == "distributed" else ember_pass(a))
         env_of(rows, env_info)
         pool(rows, ember)
         for name in peers if p % 2 == 0 else peers[::-1]:

@@ -39,6 +39,10 @@ usage: bench/compare.sh CATEGORY [--threads N] [--repeats N] [--passes N] [--max
                           frozen, bench/peers/pytorch_compile.py), the mlp_mnist b=32 and transformer training
                           steps (ms/step; PyTorch eager on both rows), compile time per model (ms; TorchScript
                           trace+freeze) and kernels (ops) per graph before and after the passes (Ember only)
+               distributed  allreduce bus bandwidth over loopback, 1 KiB .. 256 MiB with 2 and 4 processes (GB/s; the
+                          peer is torch.distributed gloo), and DDP's cost: seed_medium at global batch 128 in N
+                          processes x 1 thread vs 1 process x N threads (N = --threads; samples/s, both sides), with
+                          Ember's allreduce ms/step, the ms/step backward waited for it and the % hidden under backward
   --threads N  threads on both sides (default 2): -Dember.threads=N for Ember, --threads N for PyTorch
   --repeats N  timed repeats per case and pass (default 3)
   --passes N   alternating ember/pytorch passes; repeats are pooled over passes (default 2)
@@ -81,8 +85,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 [ $# -ge 1 ] || { usage >&2; exit 2; }
 case "$1" in
   -h|--help) usage; exit 0 ;;
-  gemm|ops|nn|optim|training|memory|losses|schedulers|metrics|callbacks|precision|compression|compile) category=$1; shift ;;
-  *) echo "compare.sh: unknown category '$1' (expected gemm, ops, nn, optim, training, memory, losses, schedulers, metrics, callbacks, precision, compression or compile)" >&2; usage >&2; exit 2 ;;
+  gemm|ops|nn|optim|training|memory|losses|schedulers|metrics|callbacks|precision|compression|compile|distributed) category=$1; shift ;;
+  *) echo "compare.sh: unknown category '$1' (expected gemm, ops, nn, optim, training, memory, losses, schedulers, metrics, callbacks, precision, compression, compile or distributed)" >&2; usage >&2; exit 2 ;;
 esac
 extra=()
 peer=1

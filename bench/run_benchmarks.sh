@@ -5,7 +5,7 @@
 # lines, the Markdown, the regression check) is dev.ember.bench.Report.
 set -euo pipefail
 
-ALL_CATEGORIES=(training ops losses metrics schedulers callbacks memory gemm nn optim precision compression compile)
+ALL_CATEGORIES=(training ops losses metrics schedulers callbacks memory gemm nn optim precision compression compile distributed)
 
 usage() {
   cat <<'EOF'
@@ -13,7 +13,7 @@ usage: bench/run_benchmarks.sh [options]
 
   -c, --category C[,C...]  categories to run (repeatable; default: all that bench/compare.py knows):
                            training ops losses metrics schedulers callbacks memory gemm nn optim precision
-                           compression compile
+                           compression compile distributed
   -b, --baseline FILE      compare with a saved results file (a results.jsonl, or bench/baseline/CATEGORY.jsonl):
                            every case more than 10% worse (throughput lower, latency or memory
                            higher) is listed as a regression and the exit status is 1
@@ -131,7 +131,7 @@ for c in "${categories[@]}"; do
       echo "run_benchmarks.sh: skipping '$c' (not in this checkout's bench/compare.py)" >&2
       continue ;;
   esac
-  if [ -n "$only" ]; then
+  if [ -n "$only" ] && [ "$c" != distributed ]; then  # distributed's cases are not Compare's: compare.py filters them
     # memory measures the training workloads (its case names differ): ask the training list by workload
     listed=$c; sel=$only
     if [ "$c" = memory ]; then listed=training; sel=$(sed 's#/[^,]*##g' <<<"$only"); fi

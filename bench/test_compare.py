@@ -161,6 +161,35 @@ class CompareTest(unittest.TestCase):
             self.assertEqual(os.path.basename(torch_[1]), "pytorch_compile.py")
             self.assertEqual(torch_[-2:], ["--only", "mlp_infer"])
 
+    def test_distributed_category_runs_both_process_counts_and_both_ddp_layouts_on_each_side(self):
+        with stub_run_lines([]) as seen:
+            a = Args()
+            a.category = "distributed"
+            compare.distributed_ember_pass(a)
+            compare.distributed_torch_pass(a)
+            ar2, ar4, single, ddp, tar2, tar4, tsingle, tddp = seen
+            for cmd, n in ((ar2, "2"), (ar4, "4")):
+                self.assertIn("dev.ember.distributed.AllReduceBench", cmd)
+                self.assertIn("-Dember.threads=1", cmd)
+                self.assertEqual(cmd[-1], n)
+                self.assertEqual(cmd[cmd.index("--sizes") + 1], compare.DIST_SIZES)
+            self.assertIn("-Dember.threads=2", single)
+            self.assertEqual(single[single.index("dev.ember.distributed.DdpBench") + 1], "single")
+            self.assertIn("-Dember.threads=1", ddp)
+            self.assertEqual(ddp[ddp.index("ddp") + 1:ddp.index("ddp") + 3], ["--procs", "2"])
+            for cmd, n in ((tar2, "2"), (tar4, "4")):
+                self.assertEqual(os.path.basename(cmd[1]), "allreduce_gloo.py")
+                self.assertEqual(cmd[-1], n)
+            self.assertEqual(os.path.basename(tsingle[1]), "ddp_gloo.py")
+            self.assertEqual(tsingle[2:5], ["single", "--threads", "2"])
+            self.assertEqual(tddp[2:5], ["ddp", "--procs", "2"])
+        with stub_run_lines([]) as seen:
+            a.only = "ddp_seed_medium/train b=128 2 proc"
+            compare.distributed_ember_pass(a)
+            compare.distributed_torch_pass(a)
+            self.assertEqual(len(seen), 4)  # no allreduce runs
+            self.assertFalse(any("AllReduceBench" in c for cmd in seen for c in cmd))
+
 
 @contextlib.contextmanager
 def captured_stderr():

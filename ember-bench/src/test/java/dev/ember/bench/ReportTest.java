@@ -343,7 +343,7 @@ class ReportTest {
     // one current record per category of bench/run_benchmarks.sh, named after it (BENCHMARKS.md renders each)
     Path baseline = Path.of("..", "bench", "baseline");
     for (String category : List.of("training", "ops", "losses", "metrics", "schedulers", "callbacks", "memory", "gemm",
-        "nn", "optim", "precision", "compression", "compile")) {
+        "nn", "optim", "precision", "compression", "compile", "distributed")) {
       Path f = baseline.resolve(category + ".jsonl");
       List<Report.Row> rows = Report.read(f);
       assertFalse(rows.isEmpty(), f.toString());

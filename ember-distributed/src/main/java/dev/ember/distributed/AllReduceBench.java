@@ -16,10 +16,14 @@ import java.util.concurrent.TimeUnit;
  * comparable across world sizes).
  *
  * <pre>
- * java --add-modules jdk.incubator.vector -cp ... dev.ember.distributed.AllReduceBench [NPROC [MIN_BYTES [MAX_BYTES]]]
+ * java --add-modules jdk.incubator.vector -cp ... dev.ember.distributed.AllReduceBench [--repeats R] [--sizes B,B,...]
+ *     [--json] [NPROC [MIN_BYTES [MAX_BYTES]]]
  * </pre>
- * starts {@code NPROC - 1} more JVMs on the same class path (default 2 processes, 1 KiB .. 64 MiB, doubling),
- * runs float32 MEAN allreduces of each size and prints one line per size.
+ * starts {@code NPROC - 1} more JVMs on the same class path and -Xmx (default 2 processes, 1 KiB .. 64 MiB,
+ * doubling, or the listed sizes), runs float32 MEAN allreduces of each size {@code R} times (default 1) and prints
+ * one line per size and repeat, or with {@code --json} one JSON line per size with the bus bandwidth of each repeat
+ * in GB/s (the {@code distributed} category of bench/compare.py; its peer is {@code bench/allreduce_gloo.py} of this
+ * module).
  */
 public final class AllReduceBench {
   private AllReduceBench() {}
@@ -66,19 +70,48 @@ public final class AllReduceBench {
     return out.stream().mapToLong(Long::longValue).toArray();
   }
 
+  /** "1 KiB", "64 MiB": a size as the result rows name it. */
+  static String label(long bytes) {
+    String[] units = {"B", "KiB", "MiB", "GiB"};
+    int u = 0;
+    long v = bytes;
+    while (u < units.length - 1 && v >= 1024 && v % 1024 == 0) {
+      v /= 1024;
+      u++;
+    }
+    return v + " " + units[u];
+  }
+
   public static void main(String[] args) throws Exception {
     if (args.length > 0 && args[0].equals("--worker")) {
       int rank = Integer.parseInt(args[1]);
       int world = Integer.parseInt(args[2]);
       int port = Integer.parseInt(args[3]);
-      try (ProcessGroup g = ProcessGroup.connect(rank, world, new InetSocketAddress("127.0.0.1", port), Duration.ofMinutes(2))) {
-        measure(g, sizes(Long.parseLong(args[4]), Long.parseLong(args[5])));
+      int repeats = Integer.parseInt(args[4]);
+      long[] sizes = java.util.Arrays.stream(args[5].split(",")).mapToLong(Long::parseLong).toArray();
+      try (ProcessGroup g = ProcessGroup.connect(rank, world, new InetSocketAddress("127.0.0.1", port), Duration.ofMinutes(5))) {
+        for (int r = 0; r < repeats; r++) measure(g, sizes);
       }
       return;
     }
-    int nproc = args.length > 0 ? Integer.parseInt(args[0]) : 2;
-    long min = args.length > 1 ? Long.parseLong(args[1]) : 1024;
-    long max = args.length > 2 ? Long.parseLong(args[2]) : 64L << 20;
+    boolean json = false;
+    int repeats = 1;
+    long[] sizes = null;
+    List<String> positional = new ArrayList<>();
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--json" -> json = true;
+        case "--repeats" -> repeats = Integer.parseInt(args[++i]);
+        case "--sizes" -> sizes = java.util.Arrays.stream(args[++i].split(",")).mapToLong(Long::parseLong).toArray();
+        default -> positional.add(args[i]);
+      }
+    }
+    int nproc = positional.size() > 0 ? Integer.parseInt(positional.get(0)) : 2;
+    long min = positional.size() > 1 ? Long.parseLong(positional.get(1)) : 1024;
+    long max = positional.size() > 2 ? Long.parseLong(positional.get(2)) : 64L << 20;
+    if (sizes == null) sizes = sizes(min, max);
+    StringBuilder csv = new StringBuilder();
+    for (long s : sizes) csv.append(csv.isEmpty() ? "" : ",").append(s);
     int port;
     try (ServerSocket s = new ServerSocket(0)) {
       port = s.getLocalPort();
@@ -87,17 +120,30 @@ public final class AllReduceBench {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     try {
       for (int r = 1; r < nproc; r++) {
-        workers.add(new ProcessBuilder(java, "--add-modules", "jdk.incubator.vector", "-cp",
-            System.getProperty("java.class.path"), AllReduceBench.class.getName(), "--worker", "" + r, "" + nproc,
-            "" + port, "" + min, "" + max).inheritIO().start());
+        workers.add(new ProcessBuilder(java, "--add-modules", "jdk.incubator.vector",
+            "-Xmx" + Runtime.getRuntime().maxMemory() / (1 << 20) + "m", "-cp", System.getProperty("java.class.path"),
+            AllReduceBench.class.getName(), "--worker", "" + r, "" + nproc, "" + port, "" + repeats, csv.toString())
+            .inheritIO().start());
       }
-      List<Row> rows;
-      try (ProcessGroup g = ProcessGroup.connect(0, nproc, new InetSocketAddress("127.0.0.1", port), Duration.ofMinutes(2))) {
-        rows = measure(g, sizes(min, max));
+      List<List<Row>> runs = new ArrayList<>();
+      try (ProcessGroup g = ProcessGroup.connect(0, nproc, new InetSocketAddress("127.0.0.1", port), Duration.ofMinutes(5))) {
+        for (int r = 0; r < repeats; r++) runs.add(measure(g, sizes));
       }
-      System.out.println("allreduce float32 MEAN, " + nproc + " processes over loopback (" + Runtime.getRuntime()
-          .availableProcessors() + " cores)");
-      for (Row r : rows) System.out.println(r);
+      if (json) {
+        for (int i = 0; i < sizes.length; i++) {
+          StringBuilder v = new StringBuilder();
+          for (List<Row> run : runs) {
+            v.append(v.isEmpty() ? "" : ", ").append(String.format(Locale.ROOT, "%.6g", run.get(i).busBandwidth() / 1e9));
+          }
+          System.out.println(String.format(Locale.ROOT, "{\"workload\": \"allreduce\", \"case\": \"np=%d %s\","
+              + " \"unit\": \"GB/s bus\", \"values\": [%s], \"lower_is_better\": false, \"iterations\": %d}",
+              nproc, label(sizes[i]), v, runs.get(0).get(i).iterations()));
+        }
+      } else {
+        System.out.println("allreduce float32 MEAN, " + nproc + " processes over loopback (" + Runtime.getRuntime()
+            .availableProcessors() + " cores)");
+        for (List<Row> run : runs) for (Row r : run) System.out.println(r);
+      }
       for (Process p : workers) {
         if (!p.waitFor(60, TimeUnit.SECONDS)) throw new IOException("AllReduceBench: a worker did not exit");
       }

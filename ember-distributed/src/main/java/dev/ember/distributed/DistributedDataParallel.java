@@ -42,7 +42,10 @@ import java.util.function.Function;
  *       accumulates locally. The next forward outside it reduces the accumulated gradients, as PyTorch's
  *       {@code no_sync()}.
  *   <li><b>Buffers.</b> Every forward first overwrites the module's buffers (BatchNorm's running statistics) with
- *       rank 0's, as PyTorch's {@code broadcast_buffers=True}.
+ *       rank 0's, as PyTorch's {@code broadcast_buffers=True}. For BatchNorm statistics of the global batch, convert
+ *       the module with {@link SyncBatchNorm#convertSyncBatchNorm} before wrapping it.
+ *   <li><b>Cost.</b> {@link #commStats()} says how long the buckets' allreduces took and how much of it the end of
+ *       backward waited for (the rest overlapped backward).
  * </ul>
  *
  * <p>The wrapped module is this module's child {@code module} (so state-dict keys start with {@code module.}, as in
@@ -79,6 +82,10 @@ public final class DistributedDataParallel extends Module {
   private int launched;
   /** Parameters marked ready since the last forward armed a reduction. */
   private int readyCount;
+  /** {@link #commStats()}: reductions completed, allreduce busy time and time waited for it, since the reset. */
+  private int statSteps;
+  private long statBusyNanos;
+  private long statWaitNanos;
 
   /** Wraps {@code module} with {@link #DEFAULT_BUCKET_BYTES}; see {@link #DistributedDataParallel(Module, ProcessGroup, long)}. */
   public DistributedDataParallel(Module module, ProcessGroup group) {
@@ -150,6 +157,32 @@ public final class DistributedDataParallel extends Module {
   /** The dotted names of bucket {@code i}'s parameters, in the order they lie in its flat buffer. */
   public List<String> bucketParameters(int i) {
     return buckets.get(Objects.checkIndex(i, buckets.size())).slots.stream().map(s -> s.name).toList();
+  }
+
+  /**
+   * Where the time of the gradient allreduces went, summed over the reductions completed since construction or the
+   * last {@link #resetCommStats()}: {@code allreduceNanos}, how long the communication thread was busy with this
+   * wrapper's buckets (each bucket from when it could start, i.e. launched and the bucket before it done, to when it
+   * was done), and {@code waitNanos}, how long the end of backward (or {@link #finish()}) waited for them. The rest,
+   * {@link CommStats#hiddenFraction()}, ran under backward.
+   */
+  public record CommStats(int reductions, long allreduceNanos, long waitNanos) {
+    /** The fraction of the allreduce time that overlapped backward: {@code 1 - wait / busy} (0 without any). */
+    public double hiddenFraction() {
+      return allreduceNanos == 0 ? 0 : Math.max(0, 1 - (double) waitNanos / allreduceNanos);
+    }
+  }
+
+  /** The allreduce and wait times since construction or the last {@link #resetCommStats()}. */
+  public CommStats commStats() {
+    return new CommStats(statSteps, statBusyNanos, statWaitNanos);
+  }
+
+  /** Starts {@link #commStats()} from zero. */
+  public void resetCommStats() {
+    statSteps = 0;
+    statBusyNanos = 0;
+    statWaitNanos = 0;
   }
 
   /** How many buckets' allreduces the current backward has started (0 once they are written back). */
@@ -259,7 +292,7 @@ public final class DistributedDataParallel extends Module {
         if (g != null) System.arraycopy(g.toDoubleArray(), 0, flat, s.offset, (int) s.param.numel());
       }
       b.f64 = flat;
-      b.future = group.allReduceAsync(flat, AllReduceOp.MEAN);
+      b.future = timed(b, group.allReduceAsync(flat, AllReduceOp.MEAN));
     } else {
       float[] flat = new float[b.length];
       for (Slot s : b.slots) {
@@ -267,14 +300,21 @@ public final class DistributedDataParallel extends Module {
         if (g != null) System.arraycopy(g.toFloatArray(), 0, flat, s.offset, (int) s.param.numel());
       }
       b.f32 = flat;
-      b.future = group.allReduceAsync(flat, AllReduceOp.MEAN);
+      b.future = timed(b, group.allReduceAsync(flat, AllReduceOp.MEAN));
     }
     launched++;
+  }
+
+  /** {@code f}, completed once the time it completed is in {@code b.doneNanos} (for {@link #commStats()}). */
+  private static CompletableFuture<Void> timed(Bucket b, CompletableFuture<Void> f) {
+    b.launchNanos = System.nanoTime();
+    return f.thenRun(() -> b.doneNanos = System.nanoTime());
   }
 
   /** Waits for every bucket and writes the averaged gradients back (new tensors: backward may still hold the old). */
   private void complete() {
     armed = false;
+    long waitStart = System.nanoTime();
     for (Bucket b : buckets) {
       try {
         b.future.get();
@@ -284,10 +324,21 @@ public final class DistributedDataParallel extends Module {
             "DistributedDataParallel: interrupted waiting for bucket " + b.index, e);
       } catch (ExecutionException | CompletionException e) {
         Throwable c = e.getCause();
+        while (c instanceof CompletionException && c.getCause() != null) c = c.getCause(); // thenRun's wrapper
         if (c instanceof RuntimeException r) throw r;
         throw new DistributedException("allreduce", group.rank(), -1,
             "DistributedDataParallel: allreduce of bucket " + b.index + " failed", c);
       }
+    }
+    statWaitNanos += System.nanoTime() - waitStart;
+    long previousDone = Long.MIN_VALUE;
+    for (Bucket b : buckets) {
+      long start = Math.max(b.launchNanos, previousDone); // the communication thread runs the buckets in order
+      statBusyNanos += Math.max(0, b.doneNanos - start);
+      previousDone = b.doneNanos;
+    }
+    statSteps++;
+    for (Bucket b : buckets) {
       for (Slot s : b.slots) {
         int[] shape = s.param.shape();
         int n = (int) s.param.numel();
@@ -329,6 +380,8 @@ public final class DistributedDataParallel extends Module {
     long bytes;
     int pending;
     CompletableFuture<Void> future;
+    long launchNanos;
+    volatile long doneNanos;
     float[] f32;
     double[] f64;
 
