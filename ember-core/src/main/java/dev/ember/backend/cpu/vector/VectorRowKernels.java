@@ -177,6 +177,116 @@ public final class VectorRowKernels implements RowKernels {
    * both arrays (a masked access past an array's end takes a slow path), else scalar. Rows of 10-28
    * floats (im2col of small feature maps) cost a call each with System.arraycopy.
    */
+  /** Lane l reads or writes element 4l: one value per Winograd tile (tiles are 4 positions apart). */
+  private static final int[] STRIDE4 = new int[L];
+
+  static {
+    for (int l = 0; l < L; l++) STRIDE4[l] = 4 * l;
+  }
+
+  /**
+   * L tiles at a time, each d_k a gather of every fourth element; the tiles whose inputs cross the row's ends go
+   * element by element, and the last group of L overlaps the one before it (recomputing the same values) rather
+   * than leaving a tail.
+   */
+  @Override
+  public void winogradInput(float[] s, int so, int len, int pad, int tw, float[] v, int vo, int vs) {
+    int lo = Math.min(tw, (pad + 3) / 4); // first tile whose inputs start in the row
+    int hi = len - 6 + pad >= 0 ? Math.min(tw, (len - 6 + pad) / 4 + 1) : 0; // tiles whose inputs end in it
+    if (hi - lo < L) {
+      RowKernels.winogradInputTiles(s, so, len, pad, 0, tw, v, vo, vs);
+      return;
+    }
+    RowKernels.winogradInputTiles(s, so, len, pad, 0, lo, v, vo, vs);
+    for (int t = lo; t < hi; t += L) {
+      if (t + L > hi) t = hi - L;
+      int at = so + 4 * t - pad;
+      FloatVector d0 = FloatVector.fromArray(S, s, at, STRIDE4, 0);
+      FloatVector d1 = FloatVector.fromArray(S, s, at + 1, STRIDE4, 0);
+      FloatVector d2 = FloatVector.fromArray(S, s, at + 2, STRIDE4, 0);
+      FloatVector d3 = FloatVector.fromArray(S, s, at + 3, STRIDE4, 0);
+      FloatVector d4 = FloatVector.fromArray(S, s, at + 4, STRIDE4, 0);
+      FloatVector d5 = FloatVector.fromArray(S, s, at + 5, STRIDE4, 0);
+      FloatVector a = d4.sub(d2);
+      FloatVector b = d3.sub(d1).mul(2f);
+      d0.mul(4f).sub(d2.mul(5f)).add(d4).intoArray(v, vo + t);
+      d3.add(d4).sub(d1.add(d2).mul(4f)).intoArray(v, vo + vs + t);
+      d4.sub(d3).add(d1.sub(d2).mul(4f)).intoArray(v, vo + 2 * vs + t);
+      a.add(b).intoArray(v, vo + 3 * vs + t);
+      a.sub(b).intoArray(v, vo + 4 * vs + t);
+      d1.mul(4f).sub(d3.mul(5f)).add(d5).intoArray(v, vo + 5 * vs + t);
+    }
+    RowKernels.winogradInputTiles(s, so, len, pad, hi, tw, v, vo, vs);
+  }
+
+  @Override
+  public void winogradGrad(float[] s, int so, int len, int tw, float[] m, int mo, int ms) {
+    int hi = Math.min(tw, len / 4); // tiles whose four values lie in the row
+    if (hi < L) {
+      RowKernels.winogradGradTiles(s, so, len, 0, tw, m, mo, ms);
+      return;
+    }
+    for (int t = 0; t < hi; t += L) {
+      if (t + L > hi) t = hi - L;
+      int at = so + 4 * t;
+      FloatVector e0 = FloatVector.fromArray(S, s, at, STRIDE4, 0);
+      FloatVector e1 = FloatVector.fromArray(S, s, at + 1, STRIDE4, 0);
+      FloatVector e2 = FloatVector.fromArray(S, s, at + 2, STRIDE4, 0);
+      FloatVector e3 = FloatVector.fromArray(S, s, at + 3, STRIDE4, 0);
+      FloatVector a = e0.add(e2);
+      FloatVector b = e1.add(e3);
+      FloatVector c = e0.add(e2.mul(4f));
+      FloatVector d = e1.add(e3.mul(4f)).mul(2f);
+      e0.intoArray(m, mo + t);
+      a.add(b).intoArray(m, mo + ms + t);
+      a.sub(b).intoArray(m, mo + 2 * ms + t);
+      c.add(d).intoArray(m, mo + 3 * ms + t);
+      c.sub(d).intoArray(m, mo + 4 * ms + t);
+      e3.intoArray(m, mo + 5 * ms + t);
+    }
+    RowKernels.winogradGradTiles(s, so, len, hi, tw, m, mo, ms);
+  }
+
+  @Override
+  public void winogradOutput(float[] m, int mo, int ms, int tw, float bias, boolean relu, float[] y, int yo,
+      int len) {
+    int hi = Math.min(tw, len / 4); // tiles whose four outputs lie in the row
+    if (hi < L) {
+      RowKernels.winogradOutputTiles(m, mo, ms, 0, tw, bias, relu, y, yo, len);
+      return;
+    }
+    FloatVector z = FloatVector.zero(S);
+    for (int t = 0; t < hi; t += L) {
+      if (t + L > hi) t = hi - L;
+      FloatVector m0 = FloatVector.fromArray(S, m, mo + t);
+      FloatVector m1 = FloatVector.fromArray(S, m, mo + ms + t);
+      FloatVector m2 = FloatVector.fromArray(S, m, mo + 2 * ms + t);
+      FloatVector m3 = FloatVector.fromArray(S, m, mo + 3 * ms + t);
+      FloatVector m4 = FloatVector.fromArray(S, m, mo + 4 * ms + t);
+      FloatVector m5 = FloatVector.fromArray(S, m, mo + 5 * ms + t);
+      FloatVector a = m1.add(m2);
+      FloatVector b = m1.sub(m2);
+      FloatVector c = m3.add(m4);
+      FloatVector d = m3.sub(m4);
+      FloatVector y0 = m0.add(a).add(c).add(bias);
+      FloatVector y1 = b.add(d.mul(2f)).add(bias);
+      FloatVector y2 = a.add(c.mul(4f)).add(bias);
+      FloatVector y3 = b.add(d.mul(8f)).add(m5).add(bias);
+      if (relu) { // x <= 0 ? 0 : x as the RELU kernel (inline: a call would box)
+        y0 = y0.blend(z, y0.compare(LE, 0f));
+        y1 = y1.blend(z, y1.compare(LE, 0f));
+        y2 = y2.blend(z, y2.compare(LE, 0f));
+        y3 = y3.blend(z, y3.compare(LE, 0f));
+      }
+      int at = yo + 4 * t;
+      y0.intoArray(y, at, STRIDE4, 0);
+      y1.intoArray(y, at + 1, STRIDE4, 0);
+      y2.intoArray(y, at + 2, STRIDE4, 0);
+      y3.intoArray(y, at + 3, STRIDE4, 0);
+    }
+    RowKernels.winogradOutputTiles(m, mo, ms, hi, tw, bias, relu, y, yo, len);
+  }
+
   @Override
   public void copyRows(float[] s, int so, int ss, float[] d, int dOff, int ds, int rows, int n) {
     int full = S.loopBound(n);
