@@ -69,10 +69,7 @@ public final class CpuConvolution implements ConvolutionKernels {
     if (groups == c && cg == 1 && groups > 1) {
       DepthwiseConv.forward(x, w, bias, out, o / c, g, relu);
     } else if (WinogradConv.applies(x, o, groups, g)) {
-      // V is kept for the weight gradient when it fits the budget the column matrices have
-      boolean kept = keep != null && WinogradConv.transformedSize(x, g) <= GemmConv.KEEP_BUDGET;
-      float[] v = WinogradConv.forward(x, w, bias, out, g, kept, relu);
-      if (keep != null) ((GemmConv.KeptColumns) keep).winograd = v;
+      WinogradConv.forward(x, w, bias, out, g, relu);
     } else if (ImplicitConv.forwardApplies(x, o, groups, g)) {
       ImplicitConv.forward(x, w, bias, out, g, relu);
     } else if (DirectConv.applies(x, groups, g)) {
@@ -97,7 +94,7 @@ public final class CpuConvolution implements ConvolutionKernels {
       return;
     }
     if (WinogradConv.applies(x, o, groups, g)) {
-      WinogradConv.backward(x, w, gOut, dx, dw, g, saved == null ? null : ((GemmConv.KeptColumns) saved).winograd);
+      WinogradConv.backward(x, w, gOut, dx, dw, g);
       return;
     }
     // the implicit passes first (they also take first layers the direct kernels would), then whatever is left

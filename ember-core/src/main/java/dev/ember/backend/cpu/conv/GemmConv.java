@@ -32,12 +32,10 @@ final class GemmConv {
    */
   static final class KeptColumns implements SavedColumns {
     float[][] blocks;
-    /** The Winograd path's transformed input V instead (see WinogradConv), or null. */
-    float[] winograd;
 
     @Override
     public long elements() {
-      long n = winograd == null ? 0 : winograd.length;
+      long n = 0;
       if (blocks != null) for (float[] b : blocks) n += b == null ? 0 : b.length;
       return n;
     }

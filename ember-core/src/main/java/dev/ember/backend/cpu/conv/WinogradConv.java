@@ -18,8 +18,8 @@ import dev.ember.tensor.Storage;
  * x V[xi]} over all the tiles of the batch (a wide N), whose results A^T M are the tile's 4 outputs: 6 GEMM
  * multiplications per 4 outputs instead of 12. The input gradient is the same pass over the upstream gradient
  * (padded by 2 - p, weights flipped and their channels swapped); the weight gradient is the adjoint
- * {@code dg = G^T sum over tiles of V * (A dy)}, 6 more GEMMs of the transformed upstream gradient against the
- * forward's V (kept for it, or built again). Exact in real arithmetic; in float the transforms (entries up to 8
+ * {@code dg = G^T sum over tiles of V * (A dy)}, 6 more GEMMs of the transformed upstream gradient against V
+ * (built again). Exact in real arithmetic; in float the transforms (entries up to 8
  * and 1/24) round differently from the direct sum (WinogradConvTest bounds it against a float64 oracle).
  *
  * <p>Every transform is per row, written once, and every GEMM reduces in a fixed order, so results do not
@@ -76,7 +76,7 @@ final class WinogradConv {
    * v[xi][ch][T] (T = row * tw + t over the rows of every image) = B^T d of each tile: d_k = src(4t - pad + k),
    * zero outside the row, for planes [n, chans, rows, len].
    */
-  private static void inputTransform(float[] s, int so, int n, int chans, int rows, int len, int pad, int tw,
+  static void inputTransform(float[] s, int so, int n, int chans, int rows, int len, int pad, int tw,
       float[] v) {
     long tt = (long) n * rows * tw;
     int cs = (int) (chans * tt);
@@ -95,7 +95,7 @@ final class WinogradConv {
   }
 
   /** m[xi][ch][T] = A dy of each tile of 4 upstream-gradient values (zero past len), planes [n, chans, rows, len]. */
-  private static void gradTransform(float[] s, int so, int n, int chans, int rows, int len, int tw, float[] m) {
+  static void gradTransform(float[] s, int so, int n, int chans, int rows, int len, int tw, float[] m) {
     long tt = (long) n * rows * tw;
     int cs = (int) (chans * tt);
     int per = Math.max(1, ConvSupport.GRAIN / Math.max(1, rows * len));
@@ -111,7 +111,7 @@ final class WinogradConv {
   }
 
   /** out planes [n, chans, rows, len] = A^T m of each tile plus bias[ch] (0 for null), clamped at 0 with relu. */
-  private static void outputTransform(float[] m, int n, int chans, int rows, int len, int tw, float[] bias,
+  static void outputTransform(float[] m, int n, int chans, int rows, int len, int tw, float[] bias,
       boolean relu, float[] out, int oo) {
     long tt = (long) n * rows * tw;
     int cs = (int) (chans * tt);
@@ -155,7 +155,7 @@ final class WinogradConv {
   }
 
   /** out[xi] = a[xi] [m, k] x b[xi] [k, n] for the 6 products (b transposed: stored [n, k]). */
-  private static void gemm6(float[] a, int m, int k, float[] b, int n, boolean bTransposed, float[] out) {
+  static void gemm6(float[] a, int m, int k, float[] b, int n, boolean bTransposed, float[] out) {
     StridedView av = new StridedView(Storage.wrap(a), new int[] {ALPHA, m, k}, new int[] {m * k, k, 1}, 0);
     StridedView bv = new StridedView(Storage.wrap(b), new int[] {ALPHA, k, n},
         bTransposed ? new int[] {k * n, 1, k} : new int[] {k * n, n, 1}, 0);
@@ -175,17 +175,17 @@ final class WinogradConv {
   }
 
   /**
-   * out = x convolved with w plus bias (doubles, or null), clamped at 0 with relu. With {@code keep} non-null
-   * the transformed input V is left in a fresh array returned for the weight gradient; else null is returned.
+   * out = x convolved with w plus bias (doubles, or null), clamped at 0 with relu. V is not kept for the weight
+   * gradient: a fresh array for it cost more (1.0 ms a call at conv1d's 1.6M floats, one thread) than building it
+   * again in the backward pass (0.85 ms, and that on every thread).
    */
-  static float[] forward(View x, View w, double[] bias, View out, ConvGeometry g, boolean keep, boolean relu) {
+  static void forward(View x, View w, double[] bias, View out, ConvGeometry g, boolean relu) {
     int n = x.shapeRef()[0];
     int c = x.shapeRef()[1];
     int o = w.shapeRef()[0];
     int tw = tiles(g.ow());
     int tt = n * g.h() * tw;
-    long size = transformedSize(x, g);
-    float[] v = keep ? new float[(int) size] : buffer(F_V, size);
+    float[] v = buffer(F_V, transformedSize(x, g));
     transformInput(x, g, v);
     float[] u = weightTransform(floats(w), o, c, false, false);
     float[] m = buffer(F_M, (long) ALPHA * o * tt);
@@ -196,14 +196,10 @@ final class WinogradConv {
       for (int i = 0; i < o; i++) b[i] = (float) bias[i];
     }
     outputTransform(m, n, o, g.h(), g.ow(), tw, b, relu, out.storage().floats(), out.offset());
-    return keep ? v : null;
   }
 
-  /**
-   * dx (input gradient, or null) and dw (weight gradient, or null), both overwritten. {@code kept} is the
-   * forward's V of x, or null to build it again.
-   */
-  static void backward(View x, View w, View gOut, View dx, View dw, ConvGeometry g, float[] kept) {
+  /** dx (input gradient, or null) and dw (weight gradient, or null), both overwritten. */
+  static void backward(View x, View w, View gOut, View dx, View dw, ConvGeometry g) {
     int n = x.shapeRef()[0];
     int c = x.shapeRef()[1];
     int o = w.shapeRef()[0];
@@ -222,11 +218,8 @@ final class WinogradConv {
     if (dw != null) { // W[xi] = (A dy)[xi] [O, T] x V[xi]^T [T, C]; dg = G^T W
       int tw = tiles(g.ow());
       int tt = n * rows * tw;
-      float[] v = kept;
-      if (v == null) {
-        v = buffer(F_V, transformedSize(x, g));
-        transformInput(x, g, v);
-      }
+      float[] v = buffer(F_V, transformedSize(x, g));
+      transformInput(x, g, v);
       float[] mw = buffer(F_M, (long) ALPHA * o * tt);
       gradTransform(gs, gOut.offset(), n, o, rows, g.ow(), tw, mw);
       float[] wt = new float[ALPHA * o * c];

@@ -177,17 +177,27 @@ public final class VectorRowKernels implements RowKernels {
    * both arrays (a masked access past an array's end takes a slow path), else scalar. Rows of 10-28
    * floats (im2col of small feature maps) cost a call each with System.arraycopy.
    */
-  /** Lane l reads or writes element 4l: one value per Winograd tile (tiles are 4 positions apart). */
-  private static final int[] STRIDE4 = new int[L];
+  /**
+   * Index vectors of {@code selectFrom(a, b)} (lane l takes lane idx[l] of a ++ b): the even and the odd lanes of
+   * a ++ b, lanes 1..L of it (a shifted down by one), and the low and high halves of a and b interleaved.
+   */
+  private static final FloatVector PICK_EVEN = FloatVector.fromArray(S, lanes(l -> 2 * l), 0);
+  private static final FloatVector PICK_ODD = FloatVector.fromArray(S, lanes(l -> 2 * l + 1), 0);
+  private static final FloatVector SHIFT_ONE = FloatVector.fromArray(S, lanes(l -> l + 1), 0);
+  private static final FloatVector ZIP_LO = FloatVector.fromArray(S, lanes(l -> l / 2 + (l % 2) * L), 0);
+  private static final FloatVector ZIP_HI = FloatVector.fromArray(S, lanes(l -> L / 2 + l / 2 + (l % 2) * L), 0);
 
-  static {
-    for (int l = 0; l < L; l++) STRIDE4[l] = 4 * l;
+  private static float[] lanes(java.util.function.IntUnaryOperator f) {
+    float[] a = new float[L];
+    for (int l = 0; l < L; l++) a[l] = f.applyAsInt(l);
+    return a;
   }
 
   /**
-   * L tiles at a time, each d_k a gather of every fourth element; the tiles whose inputs cross the row's ends go
-   * element by element, and the last group of L overlaps the one before it (recomputing the same values) rather
-   * than leaving a tail.
+   * L tiles at a time: the 4L floats from the tiles' start are loaded and split by two rounds of even/odd
+   * two-vector permutes into d0..d3 (d_k lane l = s[at + 4l + k]); d4 and d5 are d0 and d1 shifted down a lane
+   * with the next tile's first two floats. Tiles whose inputs cross the row's ends go element by element, and the
+   * last group of L overlaps the one before it (recomputing the same values) rather than leaving a tail.
    */
   @Override
   public void winogradInput(float[] s, int so, int len, int pad, int tw, float[] v, int vo, int vs) {
@@ -201,12 +211,20 @@ public final class VectorRowKernels implements RowKernels {
     for (int t = lo; t < hi; t += L) {
       if (t + L > hi) t = hi - L;
       int at = so + 4 * t - pad;
-      FloatVector d0 = FloatVector.fromArray(S, s, at, STRIDE4, 0);
-      FloatVector d1 = FloatVector.fromArray(S, s, at + 1, STRIDE4, 0);
-      FloatVector d2 = FloatVector.fromArray(S, s, at + 2, STRIDE4, 0);
-      FloatVector d3 = FloatVector.fromArray(S, s, at + 3, STRIDE4, 0);
-      FloatVector d4 = FloatVector.fromArray(S, s, at + 4, STRIDE4, 0);
-      FloatVector d5 = FloatVector.fromArray(S, s, at + 5, STRIDE4, 0);
+      FloatVector v0 = FloatVector.fromArray(S, s, at);
+      FloatVector v1 = FloatVector.fromArray(S, s, at + L);
+      FloatVector v2 = FloatVector.fromArray(S, s, at + 2 * L);
+      FloatVector v3 = FloatVector.fromArray(S, s, at + 3 * L);
+      FloatVector e01 = PICK_EVEN.selectFrom(v0, v1);
+      FloatVector o01 = PICK_ODD.selectFrom(v0, v1);
+      FloatVector e23 = PICK_EVEN.selectFrom(v2, v3);
+      FloatVector o23 = PICK_ODD.selectFrom(v2, v3);
+      FloatVector d0 = PICK_EVEN.selectFrom(e01, e23);
+      FloatVector d2 = PICK_ODD.selectFrom(e01, e23);
+      FloatVector d1 = PICK_EVEN.selectFrom(o01, o23);
+      FloatVector d3 = PICK_ODD.selectFrom(o01, o23);
+      FloatVector d4 = SHIFT_ONE.selectFrom(d0, FloatVector.broadcast(S, s[at + 4 * L]));
+      FloatVector d5 = SHIFT_ONE.selectFrom(d1, FloatVector.broadcast(S, s[at + 4 * L + 1]));
       FloatVector a = d4.sub(d2);
       FloatVector b = d3.sub(d1).mul(2f);
       d0.mul(4f).sub(d2.mul(5f)).add(d4).intoArray(v, vo + t);
@@ -219,6 +237,7 @@ public final class VectorRowKernels implements RowKernels {
     RowKernels.winogradInputTiles(s, so, len, pad, hi, tw, v, vo, vs);
   }
 
+  /** L tiles at a time, e0..e3 split from 4L floats as in {@link #winogradInput}. */
   @Override
   public void winogradGrad(float[] s, int so, int len, int tw, float[] m, int mo, int ms) {
     int hi = Math.min(tw, len / 4); // tiles whose four values lie in the row
@@ -229,10 +248,18 @@ public final class VectorRowKernels implements RowKernels {
     for (int t = 0; t < hi; t += L) {
       if (t + L > hi) t = hi - L;
       int at = so + 4 * t;
-      FloatVector e0 = FloatVector.fromArray(S, s, at, STRIDE4, 0);
-      FloatVector e1 = FloatVector.fromArray(S, s, at + 1, STRIDE4, 0);
-      FloatVector e2 = FloatVector.fromArray(S, s, at + 2, STRIDE4, 0);
-      FloatVector e3 = FloatVector.fromArray(S, s, at + 3, STRIDE4, 0);
+      FloatVector v0 = FloatVector.fromArray(S, s, at);
+      FloatVector v1 = FloatVector.fromArray(S, s, at + L);
+      FloatVector v2 = FloatVector.fromArray(S, s, at + 2 * L);
+      FloatVector v3 = FloatVector.fromArray(S, s, at + 3 * L);
+      FloatVector e01 = PICK_EVEN.selectFrom(v0, v1);
+      FloatVector o01 = PICK_ODD.selectFrom(v0, v1);
+      FloatVector e23 = PICK_EVEN.selectFrom(v2, v3);
+      FloatVector o23 = PICK_ODD.selectFrom(v2, v3);
+      FloatVector e0 = PICK_EVEN.selectFrom(e01, e23);
+      FloatVector e2 = PICK_ODD.selectFrom(e01, e23);
+      FloatVector e1 = PICK_EVEN.selectFrom(o01, o23);
+      FloatVector e3 = PICK_ODD.selectFrom(o01, o23);
       FloatVector a = e0.add(e2);
       FloatVector b = e1.add(e3);
       FloatVector c = e0.add(e2.mul(4f));
@@ -247,6 +274,7 @@ public final class VectorRowKernels implements RowKernels {
     RowKernels.winogradGradTiles(s, so, len, hi, tw, m, mo, ms);
   }
 
+  /** L tiles at a time, y0..y3 interleaved by two rounds of two-vector permutes into 4L consecutive floats. */
   @Override
   public void winogradOutput(float[] m, int mo, int ms, int tw, float bias, boolean relu, float[] y, int yo,
       int len) {
@@ -278,11 +306,15 @@ public final class VectorRowKernels implements RowKernels {
         y2 = y2.blend(z, y2.compare(LE, 0f));
         y3 = y3.blend(z, y3.compare(LE, 0f));
       }
+      FloatVector pLo = ZIP_LO.selectFrom(y0, y2); // y0[0] y2[0] y0[1] y2[1] ...
+      FloatVector pHi = ZIP_HI.selectFrom(y0, y2);
+      FloatVector qLo = ZIP_LO.selectFrom(y1, y3);
+      FloatVector qHi = ZIP_HI.selectFrom(y1, y3);
       int at = yo + 4 * t;
-      y0.intoArray(y, at, STRIDE4, 0);
-      y1.intoArray(y, at + 1, STRIDE4, 0);
-      y2.intoArray(y, at + 2, STRIDE4, 0);
-      y3.intoArray(y, at + 3, STRIDE4, 0);
+      ZIP_LO.selectFrom(pLo, qLo).intoArray(y, at); // y0[0] y1[0] y2[0] y3[0] y0[1] ...
+      ZIP_HI.selectFrom(pLo, qLo).intoArray(y, at + L);
+      ZIP_LO.selectFrom(pHi, qHi).intoArray(y, at + 2 * L);
+      ZIP_HI.selectFrom(pHi, qHi).intoArray(y, at + 3 * L);
     }
     RowKernels.winogradOutputTiles(m, mo, ms, hi, tw, bias, relu, y, yo, len);
   }
