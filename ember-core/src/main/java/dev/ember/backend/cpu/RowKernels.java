@@ -132,6 +132,14 @@ public interface RowKernels {
       float[] c, int co, int ldc);
 
   /**
+   * The nine float dots of a[ao .. ao + n) with b[bo + i*pitch + j ..) for i, j &lt; 3, into out[i*3 + j]: a 3 x 3
+   * depthwise layer's weight gradient of one plane in one pass over it (nine independent sums, where nine
+   * {@link #dot} calls each ran one dependent chain). The order is fixed per implementation: the scalar loops sum
+   * each dot in order, the vector ones in lanes added in lane order, then the tail.
+   */
+  void dot3x3(float[] a, int ao, float[] b, int bo, int pitch, int n, float[] out);
+
+  /**
    * Winograd F(4, 3) input transform of one row (see WinogradConv): for each tile t &lt; tw, with d_k = s[so + 4t -
    * pad + k] (0 outside [0, len)), v[vo + xi*vs + t] = (B^T d)[xi], each as written in
    * {@link #winogradInputTiles} (no fused multiply-add), so both implementations give the same bits.
@@ -344,6 +352,18 @@ public interface RowKernels {
     @Override
     public void maxPool2x2Row(float[] x, int xo, int iw, int base, float[] y, int[] arg, int yo, int n) {
       maxPool2x2Scalar(x, xo, iw, base, y, arg, yo, n);
+    }
+
+    @Override
+    public void dot3x3(float[] a, int ao, float[] b, int bo, int pitch, int n, float[] out) {
+      for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++) {
+          float s = 0;
+          int at = bo + i * pitch + j;
+          for (int p = 0; p < n; p++) s += a[ao + p] * b[at + p];
+          out[i * 3 + j] = s;
+        }
+      }
     }
 
     @Override
