@@ -131,6 +131,115 @@ public interface RowKernels {
   void convWeightTile(float[] xp, int xo, int[] offs, int k0, int pitch, int oh, int ow, float[] gp, int gpo,
       float[] c, int co, int ldc);
 
+  /**
+   * The nine float dots of a[ao .. ao + n) with b[bo + i*pitch + j ..) for i, j &lt; 3, into out[i*3 + j]: a 3 x 3
+   * depthwise layer's weight gradient of one plane in one pass over it (nine independent sums, where nine
+   * {@link #dot} calls each ran one dependent chain). The order is fixed per implementation: the scalar loops sum
+   * each dot in order, the vector ones in lanes added in lane order, then the tail.
+   */
+  void dot3x3(float[] a, int ao, float[] b, int bo, int pitch, int n, float[] out);
+
+  /**
+   * Winograd F(4, 3) input transform of one row (see WinogradConv): for each tile t &lt; tw, with d_k = s[so + 4t -
+   * pad + k] (0 outside [0, len)), v[vo + xi*vs + t] = (B^T d)[xi], each as written in
+   * {@link #winogradInputTiles} (no fused multiply-add), so both implementations give the same bits.
+   */
+  void winogradInput(float[] s, int so, int len, int pad, int tw, float[] v, int vo, int vs);
+
+  /** {@link #winogradInput} for tiles t0..t1 element by element. */
+  public static void winogradInputTiles(float[] s, int so, int len, int pad, int t0, int t1, float[] v, int vo,
+      int vs) {
+    for (int t = t0; t < t1; t++) {
+      int at = 4 * t - pad;
+      float d0 = at >= 0 && at < len ? s[so + at] : 0f;
+      float d1 = at + 1 >= 0 && at + 1 < len ? s[so + at + 1] : 0f;
+      float d2 = at + 2 >= 0 && at + 2 < len ? s[so + at + 2] : 0f;
+      float d3 = at + 3 >= 0 && at + 3 < len ? s[so + at + 3] : 0f;
+      float d4 = at + 4 >= 0 && at + 4 < len ? s[so + at + 4] : 0f;
+      float d5 = at + 5 >= 0 && at + 5 < len ? s[so + at + 5] : 0f;
+      float a = d4 - d2;
+      float b = 2f * (d3 - d1);
+      v[vo + t] = 4f * d0 - 5f * d2 + d4;
+      v[vo + vs + t] = (d3 + d4) - 4f * (d1 + d2);
+      v[vo + 2 * vs + t] = (d4 - d3) + 4f * (d1 - d2);
+      v[vo + 3 * vs + t] = a + b;
+      v[vo + 4 * vs + t] = a - b;
+      v[vo + 5 * vs + t] = 4f * d1 - 5f * d3 + d5;
+    }
+  }
+
+  /**
+   * Winograd F(4, 3) upstream-gradient transform of one row: for each tile t &lt; tw, with e_i = s[so + 4t + i]
+   * (0 from len on), m[mo + xi*ms + t] = (A e)[xi] as written in {@link #winogradGradTiles}.
+   */
+  void winogradGrad(float[] s, int so, int len, int tw, float[] m, int mo, int ms);
+
+  /** {@link #winogradGrad} for tiles t0..t1 element by element. */
+  public static void winogradGradTiles(float[] s, int so, int len, int t0, int t1, float[] m, int mo, int ms) {
+    for (int t = t0; t < t1; t++) {
+      int at = 4 * t;
+      float e0 = at < len ? s[so + at] : 0f;
+      float e1 = at + 1 < len ? s[so + at + 1] : 0f;
+      float e2 = at + 2 < len ? s[so + at + 2] : 0f;
+      float e3 = at + 3 < len ? s[so + at + 3] : 0f;
+      float a = e0 + e2;
+      float b = e1 + e3;
+      float c = e0 + 4f * e2;
+      float d = 2f * (e1 + 4f * e3);
+      m[mo + t] = e0;
+      m[mo + ms + t] = a + b;
+      m[mo + 2 * ms + t] = a - b;
+      m[mo + 3 * ms + t] = c + d;
+      m[mo + 4 * ms + t] = c - d;
+      m[mo + 5 * ms + t] = e3;
+    }
+  }
+
+  /**
+   * Winograd F(4, 3) output transform of one row: for each tile t &lt; tw, y[yo + 4t + i] = (A^T m)[i] + bias for
+   * 4t + i &lt; len, m_xi = m[mo + xi*ms + t], as written in {@link #winogradOutputTiles}, clamped as the RELU
+   * kernel ({@code v <= 0 ? 0 : v}) when {@code relu}.
+   */
+  void winogradOutput(float[] m, int mo, int ms, int tw, float bias, boolean relu, float[] y, int yo, int len);
+
+  /** {@link #winogradOutput} for tiles t0..t1 element by element. */
+  public static void winogradOutputTiles(float[] m, int mo, int ms, int t0, int t1, float bias, boolean relu,
+      float[] y, int yo, int len) {
+    for (int t = t0; t < t1; t++) {
+      float m0 = m[mo + t];
+      float m1 = m[mo + ms + t];
+      float m2 = m[mo + 2 * ms + t];
+      float m3 = m[mo + 3 * ms + t];
+      float m4 = m[mo + 4 * ms + t];
+      float m5 = m[mo + 5 * ms + t];
+      float a = m1 + m2;
+      float b = m1 - m2;
+      float c = m3 + m4;
+      float d = m3 - m4;
+      float y0 = m0 + a + c + bias;
+      float y1 = b + 2f * d + bias;
+      float y2 = a + 4f * c + bias;
+      float y3 = b + 8f * d + m5 + bias;
+      if (relu) {
+        y0 = y0 <= 0 ? 0f : y0;
+        y1 = y1 <= 0 ? 0f : y1;
+        y2 = y2 <= 0 ? 0f : y2;
+        y3 = y3 <= 0 ? 0f : y3;
+      }
+      int at = 4 * t;
+      if (at + 3 < len) {
+        y[yo + at] = y0;
+        y[yo + at + 1] = y1;
+        y[yo + at + 2] = y2;
+        y[yo + at + 3] = y3;
+      } else {
+        if (at < len) y[yo + at] = y0;
+        if (at + 1 < len) y[yo + at + 1] = y1;
+        if (at + 2 < len) y[yo + at + 2] = y2;
+      }
+    }
+  }
+
   /** The float sum of a[ao + i] for i in [0, n), in an order fixed per implementation (batch norm's mean). */
   float sum(float[] a, int ao, int n);
 
@@ -243,6 +352,34 @@ public interface RowKernels {
     @Override
     public void maxPool2x2Row(float[] x, int xo, int iw, int base, float[] y, int[] arg, int yo, int n) {
       maxPool2x2Scalar(x, xo, iw, base, y, arg, yo, n);
+    }
+
+    @Override
+    public void dot3x3(float[] a, int ao, float[] b, int bo, int pitch, int n, float[] out) {
+      for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++) {
+          float s = 0;
+          int at = bo + i * pitch + j;
+          for (int p = 0; p < n; p++) s += a[ao + p] * b[at + p];
+          out[i * 3 + j] = s;
+        }
+      }
+    }
+
+    @Override
+    public void winogradInput(float[] s, int so, int len, int pad, int tw, float[] v, int vo, int vs) {
+      winogradInputTiles(s, so, len, pad, 0, tw, v, vo, vs);
+    }
+
+    @Override
+    public void winogradGrad(float[] s, int so, int len, int tw, float[] m, int mo, int ms) {
+      winogradGradTiles(s, so, len, 0, tw, m, mo, ms);
+    }
+
+    @Override
+    public void winogradOutput(float[] m, int mo, int ms, int tw, float bias, boolean relu, float[] y, int yo,
+        int len) {
+      winogradOutputTiles(m, mo, ms, 0, tw, bias, relu, y, yo, len);
     }
 
     @Override

@@ -56,6 +56,36 @@ class RowKernelsTest {
    * -inf placed everywhere, every row width up to past two vectors, rows at the very end of the
    * array (where the vector loop must hand over to the scalar one) and with or without arg.
    */
+  /** dot3x3: the nine shifted dots of both implementations against a double sum, within float rounding. */
+  @Test
+  void dot3x3AgreesWithTheNineDots() {
+    Random r = new Random(13);
+    for (int n : new int[] {1, 15, 16, 17, 58 * 56, 1000}) {
+      int pitch = 58;
+      float[] a = new float[n + 3];
+      float[] b = new float[n + 2 * pitch + 5];
+      for (int i = 0; i < a.length; i++) a[i] = (float) r.nextGaussian();
+      for (int i = 0; i < b.length; i++) b[i] = (float) r.nextGaussian();
+      for (RowKernels k : new RowKernels[] {scalar, vector}) {
+        float[] out = new float[9];
+        for (int rep = 0; rep < 50; rep++) k.dot3x3(a, 2, b, 1, pitch, n, out);
+        for (int i = 0; i < 3; i++) {
+          for (int j = 0; j < 3; j++) {
+            double exact = 0;
+            double abs = 0;
+            for (int p = 0; p < n; p++) {
+              double t = (double) a[2 + p] * b[1 + i * pitch + j + p];
+              exact += t;
+              abs += Math.abs(t);
+            }
+            assertEquals(exact, out[i * 3 + j], 1e-6 * (1 + abs), k.getClass().getSimpleName() + " n=" + n + " tap "
+                + i + "," + j);
+          }
+        }
+      }
+    }
+  }
+
   @Test
   void maxPool2x2RowVectorAgreesWithScalar() {
     float[] specials = {Float.NaN, -0f, 0f, Float.NEGATIVE_INFINITY, Float.POSITIVE_INFINITY};

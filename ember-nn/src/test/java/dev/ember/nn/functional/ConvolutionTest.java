@@ -120,6 +120,15 @@ class ConvolutionTest {
     return new Tensor[] {y, x.grad(), w.grad(), b.grad()};
   }
 
+  private static Tensor[] conv1dStep() {
+    Tensor x = Tensor.randn(new Generator(7), 5, 32, 77).requiresGrad(true);
+    Tensor w = Tensor.randn(new Generator(8), 40, 32, 3).requiresGrad(true);
+    Tensor b = Tensor.randn(new Generator(9), 40).requiresGrad(true);
+    Tensor y = Convolution.conv1d(x, w, b, 1, 1, 1, 1);
+    y.backward(Tensor.randn(new Generator(10), y.shape()));
+    return new Tensor[] {y, x.grad(), w.grad(), b.grad()};
+  }
+
   private static Tensor[] convTStep() {
     Tensor x = Tensor.randn(new Generator(7), 5, 8, 9, 9).requiresGrad(true);
     Tensor w = Tensor.randn(new Generator(8), 8, 12, 3, 3).requiresGrad(true);
@@ -215,6 +224,7 @@ class ConvolutionTest {
     assertSameBits("conv2d batch 11 (uneven chunks)", () -> convStep(11, 4, 6, 3, 2, 2));
     assertSameBits("conv2d single image (threaded im2col and GEMM)", () -> convStep(1, 16, 32, 3, 1, 1));
     assertSameBits("depthwise", () -> convStep(4, 8, 16, 3, 8, 1));
+    assertSameBits("conv1d kernel 3 (Winograd F(4,3))", ConvolutionTest::conv1dStep);
     assertSameBits("conv_transpose2d", ConvolutionTest::convTStep);
   }
 

@@ -15,7 +15,8 @@ import dev.ember.tensor.Storage;
 
 /**
  * The CPU convolution kernels: picks a strategy from the shapes and runs it. Depthwise layers take
- * {@code DepthwiseConv}; F32 one-group layers the implicit GEMM ({@code ImplicitConv}) where it fits,
+ * {@code DepthwiseConv}; F32 one-group 1 x 3 stride-1 layers of at least 32 channels (conv1d with kernel 3)
+ * Winograd F(4, 3) ({@code WinogradConv}); F32 one-group layers the implicit GEMM ({@code ImplicitConv}) where it fits,
  * the direct kernels ({@code DirectConv}) for few input channels, else GEMM over blocks of images; the
  * rest (F64, groups) GEMM per image ({@code GemmConv}). The transposed convolution is
  * {@code TransposedConv}.
@@ -67,6 +68,8 @@ public final class CpuConvolution implements ConvolutionKernels {
     int cg = c / groups;
     if (groups == c && cg == 1 && groups > 1) {
       DepthwiseConv.forward(x, w, bias, out, o / c, g, relu);
+    } else if (WinogradConv.applies(x, o, groups, g)) {
+      WinogradConv.forward(x, w, bias, out, g, relu);
     } else if (ImplicitConv.forwardApplies(x, o, groups, g)) {
       ImplicitConv.forward(x, w, bias, out, g, relu);
     } else if (DirectConv.applies(x, groups, g)) {
@@ -88,6 +91,10 @@ public final class CpuConvolution implements ConvolutionKernels {
     int cg = c / groups;
     if (groups == c && cg == 1 && groups > 1) {
       DepthwiseConv.backward(x, w, gOut, dx, dw, o / c, g);
+      return;
+    }
+    if (WinogradConv.applies(x, o, groups, g)) {
+      WinogradConv.backward(x, w, gOut, dx, dw, g);
       return;
     }
     // the implicit passes first (they also take first layers the direct kernels would), then whatever is left

@@ -177,6 +177,211 @@ public final class VectorRowKernels implements RowKernels {
    * both arrays (a masked access past an array's end takes a slow path), else scalar. Rows of 10-28
    * floats (im2col of small feature maps) cost a call each with System.arraycopy.
    */
+  /** One load of a per step against the nine shifted loads of b: nine accumulators, so no chain waits on another. */
+  @Override
+  public void dot3x3(float[] a, int ao, float[] b, int bo, int pitch, int n, float[] out) {
+    FloatVector s00 = FloatVector.zero(S);
+    FloatVector s01 = s00;
+    FloatVector s02 = s00;
+    FloatVector s10 = s00;
+    FloatVector s11 = s00;
+    FloatVector s12 = s00;
+    FloatVector s20 = s00;
+    FloatVector s21 = s00;
+    FloatVector s22 = s00;
+    int r1 = bo + pitch;
+    int r2 = bo + 2 * pitch;
+    int p = 0;
+    for (int bound = S.loopBound(n); p < bound; p += L) {
+      FloatVector g = FloatVector.fromArray(S, a, ao + p);
+      s00 = g.fma(FloatVector.fromArray(S, b, bo + p), s00);
+      s01 = g.fma(FloatVector.fromArray(S, b, bo + p + 1), s01);
+      s02 = g.fma(FloatVector.fromArray(S, b, bo + p + 2), s02);
+      s10 = g.fma(FloatVector.fromArray(S, b, r1 + p), s10);
+      s11 = g.fma(FloatVector.fromArray(S, b, r1 + p + 1), s11);
+      s12 = g.fma(FloatVector.fromArray(S, b, r1 + p + 2), s12);
+      s20 = g.fma(FloatVector.fromArray(S, b, r2 + p), s20);
+      s21 = g.fma(FloatVector.fromArray(S, b, r2 + p + 1), s21);
+      s22 = g.fma(FloatVector.fromArray(S, b, r2 + p + 2), s22);
+    }
+    // lanes added in lane order, each written out (a helper taking the vectors would box them)
+    float t00 = 0, t01 = 0, t02 = 0, t10 = 0, t11 = 0, t12 = 0, t20 = 0, t21 = 0, t22 = 0;
+    for (int l = 0; l < L; l++) {
+      t00 += s00.lane(l);
+      t01 += s01.lane(l);
+      t02 += s02.lane(l);
+      t10 += s10.lane(l);
+      t11 += s11.lane(l);
+      t12 += s12.lane(l);
+      t20 += s20.lane(l);
+      t21 += s21.lane(l);
+      t22 += s22.lane(l);
+    }
+    for (; p < n; p++) {
+      float g = a[ao + p];
+      t00 += g * b[bo + p];
+      t01 += g * b[bo + p + 1];
+      t02 += g * b[bo + p + 2];
+      t10 += g * b[r1 + p];
+      t11 += g * b[r1 + p + 1];
+      t12 += g * b[r1 + p + 2];
+      t20 += g * b[r2 + p];
+      t21 += g * b[r2 + p + 1];
+      t22 += g * b[r2 + p + 2];
+    }
+    out[0] = t00;
+    out[1] = t01;
+    out[2] = t02;
+    out[3] = t10;
+    out[4] = t11;
+    out[5] = t12;
+    out[6] = t20;
+    out[7] = t21;
+    out[8] = t22;
+  }
+
+  /**
+   * Index vectors of {@code selectFrom(a, b)} (lane l takes lane idx[l] of a ++ b): the even and the odd lanes of
+   * a ++ b, lanes 1..L of it (a shifted down by one), and the low and high halves of a and b interleaved.
+   */
+  private static final FloatVector PICK_EVEN = FloatVector.fromArray(S, lanes(l -> 2 * l), 0);
+  private static final FloatVector PICK_ODD = FloatVector.fromArray(S, lanes(l -> 2 * l + 1), 0);
+  private static final FloatVector SHIFT_ONE = FloatVector.fromArray(S, lanes(l -> l + 1), 0);
+  private static final FloatVector ZIP_LO = FloatVector.fromArray(S, lanes(l -> l / 2 + (l % 2) * L), 0);
+  private static final FloatVector ZIP_HI = FloatVector.fromArray(S, lanes(l -> L / 2 + l / 2 + (l % 2) * L), 0);
+
+  private static float[] lanes(java.util.function.IntUnaryOperator f) {
+    float[] a = new float[L];
+    for (int l = 0; l < L; l++) a[l] = f.applyAsInt(l);
+    return a;
+  }
+
+  /**
+   * L tiles at a time: the 4L floats from the tiles' start are loaded and split by two rounds of even/odd
+   * two-vector permutes into d0..d3 (d_k lane l = s[at + 4l + k]); d4 and d5 are d0 and d1 shifted down a lane
+   * with the next tile's first two floats. Tiles whose inputs cross the row's ends go element by element, and the
+   * last group of L overlaps the one before it (recomputing the same values) rather than leaving a tail.
+   */
+  @Override
+  public void winogradInput(float[] s, int so, int len, int pad, int tw, float[] v, int vo, int vs) {
+    int lo = Math.min(tw, (pad + 3) / 4); // first tile whose inputs start in the row
+    int hi = len - 6 + pad >= 0 ? Math.min(tw, (len - 6 + pad) / 4 + 1) : 0; // tiles whose inputs end in it
+    if (hi - lo < L) {
+      RowKernels.winogradInputTiles(s, so, len, pad, 0, tw, v, vo, vs);
+      return;
+    }
+    RowKernels.winogradInputTiles(s, so, len, pad, 0, lo, v, vo, vs);
+    for (int t = lo; t < hi; t += L) {
+      if (t + L > hi) t = hi - L;
+      int at = so + 4 * t - pad;
+      FloatVector v0 = FloatVector.fromArray(S, s, at);
+      FloatVector v1 = FloatVector.fromArray(S, s, at + L);
+      FloatVector v2 = FloatVector.fromArray(S, s, at + 2 * L);
+      FloatVector v3 = FloatVector.fromArray(S, s, at + 3 * L);
+      FloatVector e01 = PICK_EVEN.selectFrom(v0, v1);
+      FloatVector o01 = PICK_ODD.selectFrom(v0, v1);
+      FloatVector e23 = PICK_EVEN.selectFrom(v2, v3);
+      FloatVector o23 = PICK_ODD.selectFrom(v2, v3);
+      FloatVector d0 = PICK_EVEN.selectFrom(e01, e23);
+      FloatVector d2 = PICK_ODD.selectFrom(e01, e23);
+      FloatVector d1 = PICK_EVEN.selectFrom(o01, o23);
+      FloatVector d3 = PICK_ODD.selectFrom(o01, o23);
+      FloatVector d4 = SHIFT_ONE.selectFrom(d0, FloatVector.broadcast(S, s[at + 4 * L]));
+      FloatVector d5 = SHIFT_ONE.selectFrom(d1, FloatVector.broadcast(S, s[at + 4 * L + 1]));
+      FloatVector a = d4.sub(d2);
+      FloatVector b = d3.sub(d1).mul(2f);
+      d0.mul(4f).sub(d2.mul(5f)).add(d4).intoArray(v, vo + t);
+      d3.add(d4).sub(d1.add(d2).mul(4f)).intoArray(v, vo + vs + t);
+      d4.sub(d3).add(d1.sub(d2).mul(4f)).intoArray(v, vo + 2 * vs + t);
+      a.add(b).intoArray(v, vo + 3 * vs + t);
+      a.sub(b).intoArray(v, vo + 4 * vs + t);
+      d1.mul(4f).sub(d3.mul(5f)).add(d5).intoArray(v, vo + 5 * vs + t);
+    }
+    RowKernels.winogradInputTiles(s, so, len, pad, hi, tw, v, vo, vs);
+  }
+
+  /** L tiles at a time, e0..e3 split from 4L floats as in {@link #winogradInput}. */
+  @Override
+  public void winogradGrad(float[] s, int so, int len, int tw, float[] m, int mo, int ms) {
+    int hi = Math.min(tw, len / 4); // tiles whose four values lie in the row
+    if (hi < L) {
+      RowKernels.winogradGradTiles(s, so, len, 0, tw, m, mo, ms);
+      return;
+    }
+    for (int t = 0; t < hi; t += L) {
+      if (t + L > hi) t = hi - L;
+      int at = so + 4 * t;
+      FloatVector v0 = FloatVector.fromArray(S, s, at);
+      FloatVector v1 = FloatVector.fromArray(S, s, at + L);
+      FloatVector v2 = FloatVector.fromArray(S, s, at + 2 * L);
+      FloatVector v3 = FloatVector.fromArray(S, s, at + 3 * L);
+      FloatVector e01 = PICK_EVEN.selectFrom(v0, v1);
+      FloatVector o01 = PICK_ODD.selectFrom(v0, v1);
+      FloatVector e23 = PICK_EVEN.selectFrom(v2, v3);
+      FloatVector o23 = PICK_ODD.selectFrom(v2, v3);
+      FloatVector e0 = PICK_EVEN.selectFrom(e01, e23);
+      FloatVector e2 = PICK_ODD.selectFrom(e01, e23);
+      FloatVector e1 = PICK_EVEN.selectFrom(o01, o23);
+      FloatVector e3 = PICK_ODD.selectFrom(o01, o23);
+      FloatVector a = e0.add(e2);
+      FloatVector b = e1.add(e3);
+      FloatVector c = e0.add(e2.mul(4f));
+      FloatVector d = e1.add(e3.mul(4f)).mul(2f);
+      e0.intoArray(m, mo + t);
+      a.add(b).intoArray(m, mo + ms + t);
+      a.sub(b).intoArray(m, mo + 2 * ms + t);
+      c.add(d).intoArray(m, mo + 3 * ms + t);
+      c.sub(d).intoArray(m, mo + 4 * ms + t);
+      e3.intoArray(m, mo + 5 * ms + t);
+    }
+    RowKernels.winogradGradTiles(s, so, len, hi, tw, m, mo, ms);
+  }
+
+  /** L tiles at a time, y0..y3 interleaved by two rounds of two-vector permutes into 4L consecutive floats. */
+  @Override
+  public void winogradOutput(float[] m, int mo, int ms, int tw, float bias, boolean relu, float[] y, int yo,
+      int len) {
+    int hi = Math.min(tw, len / 4); // tiles whose four outputs lie in the row
+    if (hi < L) {
+      RowKernels.winogradOutputTiles(m, mo, ms, 0, tw, bias, relu, y, yo, len);
+      return;
+    }
+    FloatVector z = FloatVector.zero(S);
+    for (int t = 0; t < hi; t += L) {
+      if (t + L > hi) t = hi - L;
+      FloatVector m0 = FloatVector.fromArray(S, m, mo + t);
+      FloatVector m1 = FloatVector.fromArray(S, m, mo + ms + t);
+      FloatVector m2 = FloatVector.fromArray(S, m, mo + 2 * ms + t);
+      FloatVector m3 = FloatVector.fromArray(S, m, mo + 3 * ms + t);
+      FloatVector m4 = FloatVector.fromArray(S, m, mo + 4 * ms + t);
+      FloatVector m5 = FloatVector.fromArray(S, m, mo + 5 * ms + t);
+      FloatVector a = m1.add(m2);
+      FloatVector b = m1.sub(m2);
+      FloatVector c = m3.add(m4);
+      FloatVector d = m3.sub(m4);
+      FloatVector y0 = m0.add(a).add(c).add(bias);
+      FloatVector y1 = b.add(d.mul(2f)).add(bias);
+      FloatVector y2 = a.add(c.mul(4f)).add(bias);
+      FloatVector y3 = b.add(d.mul(8f)).add(m5).add(bias);
+      if (relu) { // x <= 0 ? 0 : x as the RELU kernel (inline: a call would box)
+        y0 = y0.blend(z, y0.compare(LE, 0f));
+        y1 = y1.blend(z, y1.compare(LE, 0f));
+        y2 = y2.blend(z, y2.compare(LE, 0f));
+        y3 = y3.blend(z, y3.compare(LE, 0f));
+      }
+      FloatVector pLo = ZIP_LO.selectFrom(y0, y2); // y0[0] y2[0] y0[1] y2[1] ...
+      FloatVector pHi = ZIP_HI.selectFrom(y0, y2);
+      FloatVector qLo = ZIP_LO.selectFrom(y1, y3);
+      FloatVector qHi = ZIP_HI.selectFrom(y1, y3);
+      int at = yo + 4 * t;
+      ZIP_LO.selectFrom(pLo, qLo).intoArray(y, at); // y0[0] y1[0] y2[0] y3[0] y0[1] ...
+      ZIP_HI.selectFrom(pLo, qLo).intoArray(y, at + L);
+      ZIP_LO.selectFrom(pHi, qHi).intoArray(y, at + 2 * L);
+      ZIP_HI.selectFrom(pHi, qHi).intoArray(y, at + 3 * L);
+    }
+    RowKernels.winogradOutputTiles(m, mo, ms, hi, tw, bias, relu, y, yo, len);
+  }
+
   @Override
   public void copyRows(float[] s, int so, int ss, float[] d, int dOff, int ds, int rows, int n) {
     int full = S.loopBound(n);
