@@ -13,6 +13,16 @@ public interface NormalizationKernels {
    */
   double[][] rowStats(View x, int rows, int m, double eps, boolean rms);
 
+  /**
+   * {@link #rowStats} then {@link #rowAffine} with those statistics: the statistics and the output of layer and RMS
+   * norm in one call, which a backend may fuse (the CPU normalizes each row while it is still in cache).
+   */
+  default double[][] rowNormalize(View x, int rows, int m, double eps, boolean rms, double[] w, double[] b, View out) {
+    double[][] st = rowStats(x, rows, m, eps, rms);
+    rowAffine(x, st[0], st[1], w, b, out, rows, m);
+    return st;
+  }
+
   /** Per-channel mean and biased variance of {@code x} viewed as [n, c, s]: returns {mean, var}. */
   double[][] channelStats(View x, int n, int c, int s);
 
