@@ -89,6 +89,43 @@ final class CpuNormalization implements NormalizationKernels {
     return new double[][] {mean, rstd};
   }
 
+  /**
+   * F32: per (image, group) row, its moments and then each channel plane's scale and shift pass while the row is in
+   * cache (the default's scale and shift, the same bits); F64: the default, rowStats then channelAffine.
+   */
+  @Override
+  public double[][] groupNormalize(View x, int n, int c, int s, int groups, double eps, double[] w, double[] b,
+      View out) {
+    if (x.dtype() != DType.F32) return NormalizationKernels.super.groupNormalize(x, n, c, s, groups, eps, w, b, out);
+    int cpg = c / groups;
+    int rows = n * groups;
+    int m = cpg * s;
+    double[] mean = new double[rows];
+    double[] rstd = new double[rows];
+    float[] f = x.storage().floats();
+    float[] os = out.storage().floats();
+    int base = x.offset();
+    int oo = out.offset();
+    forTasks((rows + ROW_BLOCK - 1) / ROW_BLOCK, (long) rows * m, t -> {
+      float[] two = new float[2];
+      for (int r = t * ROW_BLOCK, rEnd = Math.min(rows, r + ROW_BLOCK); r < rEnd; r++) {
+        ROWS.moments(f, base + r * m, m, false, two);
+        mean[r] = two[0];
+        double rs = 1.0 / Math.sqrt((double) two[1] / m + eps);
+        rstd[r] = rs;
+        int g = r % groups;
+        for (int j = 0; j < cpg; j++) {
+          int ch = g * cpg + j;
+          double sc = rs * (w == null ? 1 : w[ch]);
+          double sh = (b == null ? 0 : b[ch]) - mean[r] * sc;
+          int o = r * m + j * s;
+          ROWS.scaleShiftRow(f, base + o, os, oo + o, s, (float) sc, (float) sh);
+        }
+      }
+    });
+    return new double[][] {mean, rstd};
+  }
+
   /** {@code v} as floats, or n copies of {@code fill} when v is null (the identity weight or bias). */
   private static float[] floats(double[] v, int n, float fill) {
     float[] f = new float[n];

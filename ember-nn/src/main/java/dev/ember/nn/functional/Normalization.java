@@ -283,21 +283,10 @@ public final class Normalization {
     int m = cpg * s;
     NormalizationKernels kernels = input.device().backend().normalization();
     Tensor x = input.contiguous();
-    double[][] st = kernels.rowStats(x, rows, m, eps, false);
     double[] w = weight == null ? null : weight.toDoubleArray();
     double[] b = bias == null ? null : bias.toDoubleArray();
-    double[] scale = new double[n * c];
-    double[] shift = new double[n * c];
-    for (int bi = 0; bi < n; bi++) {
-      for (int ch = 0; ch < c; ch++) {
-        int r = bi * numGroups + ch / cpg;
-        double sc = st[1][r] * (w == null ? 1 : w[ch]);
-        scale[bi * c + ch] = sc;
-        shift[bi * c + ch] = (b == null ? 0 : b[ch]) - st[0][r] * sc;
-      }
-    }
     Tensor out = affineOutput(input);
-    kernels.channelAffine(x, scale, shift, out, n, c, s);
+    double[][] st = kernels.groupNormalize(x, n, c, s, numGroups, eps, w, b, out);
     return Autograd.record(op, out, (ctx, g) -> {
       Tensor[] r = newGrads(ctx, c, 3);
       kernels.rowBackward(ctx.in(0).contiguous(), g.contiguous(), st[0], st[1], w, rows, m, numGroups,
