@@ -7,12 +7,14 @@ import dev.ember.tensor.Storage;
 import java.util.Arrays;
 
 /**
- * The fused kernels of the normalizations. Forward: statistics in one pass per statistic (mean,
- * then the centred sum of squares: the two-pass form keeps float32 variances accurate where
- * E[x^2] - E[x]^2 would cancel), accumulated in double (batch norm's float32 planes are summed in
- * float vector lanes by {@link RowKernels}, a plane at a time, and the planes in double), then one
- * pass writing the normalized and affine-transformed output. Backward: two passes from the saved
- * statistics. Inputs are contiguous (callers make them so) in F32 or F64.
+ * The fused kernels of the normalizations. Batch norm: statistics in one pass per statistic (mean, then the centred
+ * sum of squares: the two-pass form keeps float32 variances accurate where E[x^2] - E[x]^2 would cancel), a plane
+ * summed in float vector lanes by {@link RowKernels} and the planes in double, then one pass writing the output.
+ * Layer, RMS and group norm on F32: one task per block of rows, each row read from memory once per direction (its
+ * moments, then its output or input gradient from cache; {@link RowKernels#moments}, {@link RowKernels#affineRow},
+ * {@link RowKernels#normBackwardSums}, {@link RowKernels#normBackwardRowW}); F64 rows run double loops. Every sum
+ * over rows is a partial per block fixed by the shape, added in block order. Inputs are contiguous (callers make
+ * them so) in F32 or F64.
  */
 final class CpuNormalization implements NormalizationKernels {
   /** Below this many elements a kernel stays on the calling thread. */
