@@ -13,6 +13,40 @@ public interface NormalizationKernels {
    */
   double[][] rowStats(View x, int rows, int m, double eps, boolean rms);
 
+  /**
+   * {@link #rowStats} then {@link #rowAffine} with those statistics: the statistics and the output of layer and RMS
+   * norm in one call, which a backend may fuse (the CPU normalizes each row while it is still in cache).
+   */
+  default double[][] rowNormalize(View x, int rows, int m, double eps, boolean rms, double[] w, double[] b, View out) {
+    double[][] st = rowStats(x, rows, m, eps, rms);
+    rowAffine(x, st[0], st[1], w, b, out, rows, m);
+    return st;
+  }
+
+  /**
+   * Group norm's forward of {@code x} viewed as [n, c, s], its c channels in {@code groups} groups: {@link #rowStats}
+   * of each (image, group) row of (c / groups) * s elements, then {@link #channelAffine} with scale = rstd * w[ch]
+   * and shift = b[ch] - mean * scale (computed in double; w and b may be null). Returns the rows' {mean, rstd}.
+   * A backend may fuse the two (the CPU writes each row's output while the row is still in cache).
+   */
+  default double[][] groupNormalize(View x, int n, int c, int s, int groups, double eps, double[] w, double[] b,
+      View out) {
+    int cpg = c / groups;
+    double[][] st = rowStats(x, n * groups, cpg * s, eps, false);
+    double[] scale = new double[n * c];
+    double[] shift = new double[n * c];
+    for (int bi = 0; bi < n; bi++) {
+      for (int ch = 0; ch < c; ch++) {
+        int r = bi * groups + ch / cpg;
+        double sc = st[1][r] * (w == null ? 1 : w[ch]);
+        scale[bi * c + ch] = sc;
+        shift[bi * c + ch] = (b == null ? 0 : b[ch]) - st[0][r] * sc;
+      }
+    }
+    channelAffine(x, scale, shift, out, n, c, s);
+    return st;
+  }
+
   /** Per-channel mean and biased variance of {@code x} viewed as [n, c, s]: returns {mean, var}. */
   double[][] channelStats(View x, int n, int c, int s);
 

@@ -7,12 +7,14 @@ import dev.ember.tensor.Storage;
 import java.util.Arrays;
 
 /**
- * The fused kernels of the normalizations. Forward: statistics in one pass per statistic (mean,
- * then the centred sum of squares: the two-pass form keeps float32 variances accurate where
- * E[x^2] - E[x]^2 would cancel), accumulated in double (batch norm's float32 planes are summed in
- * float vector lanes by {@link RowKernels}, a plane at a time, and the planes in double), then one
- * pass writing the normalized and affine-transformed output. Backward: two passes from the saved
- * statistics. Inputs are contiguous (callers make them so) in F32 or F64.
+ * The fused kernels of the normalizations. Batch norm: statistics in one pass per statistic (mean, then the centred
+ * sum of squares: the two-pass form keeps float32 variances accurate where E[x^2] - E[x]^2 would cancel), a plane
+ * summed in float vector lanes by {@link RowKernels} and the planes in double, then one pass writing the output.
+ * Layer, RMS and group norm on F32: one task per block of rows, each row read from memory once per direction (its
+ * moments, then its output or input gradient from cache; {@link RowKernels#moments}, {@link RowKernels#affineRow},
+ * {@link RowKernels#normBackwardSums}, {@link RowKernels#normBackwardRowW}); F64 rows run double loops. Every sum
+ * over rows is a partial per block fixed by the shape, added in block order. Inputs are contiguous (callers make
+ * them so) in F32 or F64.
  */
 final class CpuNormalization implements NormalizationKernels {
   /** Below this many elements a kernel stays on the calling thread. */
@@ -34,38 +36,107 @@ final class CpuNormalization implements NormalizationKernels {
 
   @Override
   public double[][] rowStats(View x, int rows, int m, double eps, boolean rms) {
+    return rowNormalize(x, rows, m, eps, rms, null, null, null);
+  }
+
+  /**
+   * F32 rows: each task takes a block of rows and, per row, its moments ({@link RowKernels#moments}: the row read
+   * from memory once, the second pass from cache) and then, when {@code out} is given, its output from the same
+   * cached row. The mean is the float mean the variance was centred on. F64 rows: double loops, two passes.
+   */
+  @Override
+  public double[][] rowNormalize(View x, int rows, int m, double eps, boolean rms, double[] w, double[] b, View out) {
     double[] mean = rms ? null : new double[rows];
     double[] rstd = new double[rows];
     int base = x.offset();
-    float[] f = x.dtype() == DType.F32 ? x.storage().floats() : null;
-    double[] d = f == null ? x.storage().doubles() : null;
+    if (x.dtype() == DType.F32) {
+      float[] f = x.storage().floats();
+      float[] os = out == null ? null : out.storage().floats();
+      int oo = out == null ? 0 : out.offset();
+      float[] wf = os == null ? null : floats(w, m, 1f);
+      float[] bf = os == null ? null : floats(b, m, 0f);
+      forTasks((rows + ROW_BLOCK - 1) / ROW_BLOCK, (long) rows * m, t -> {
+        float[] two = new float[2];
+        for (int r = t * ROW_BLOCK, rEnd = Math.min(rows, r + ROW_BLOCK); r < rEnd; r++) {
+          int o = r * m;
+          ROWS.moments(f, base + o, m, rms, two);
+          if (!rms) mean[r] = two[0];
+          double rs = 1.0 / Math.sqrt((double) two[1] / m + eps);
+          rstd[r] = rs;
+          if (os != null) ROWS.affineRow(f, base + o, os, oo + o, m, two[0], (float) rs, wf, bf);
+        }
+      });
+      return new double[][] {mean, rstd};
+    }
+    double[] d = x.storage().doubles();
     forTasks((rows + ROW_BLOCK - 1) / ROW_BLOCK, (long) rows * m, t -> {
     for (int r = t * ROW_BLOCK, rEnd = Math.min(rows, r + ROW_BLOCK); r < rEnd; r++) {
       int o = base + r * m;
       double mu = 0;
       if (!rms) {
         double s = 0;
-        if (f != null) for (int i = 0; i < m; i++) s += f[o + i];
-        else for (int i = 0; i < m; i++) s += d[o + i];
+        for (int i = 0; i < m; i++) s += d[o + i];
         mu = s / m;
         mean[r] = mu;
       }
       double ss = 0;
-      if (f != null) {
-        for (int i = 0; i < m; i++) {
-          double c = f[o + i] - mu;
-          ss += c * c;
-        }
-      } else {
-        for (int i = 0; i < m; i++) {
-          double c = d[o + i] - mu;
-          ss += c * c;
-        }
+      for (int i = 0; i < m; i++) {
+        double c = d[o + i] - mu;
+        ss += c * c;
       }
       rstd[r] = 1.0 / Math.sqrt(ss / m + eps);
     }
     });
+    if (out != null) rowAffine(x, mean, rstd, w, b, out, rows, m);
     return new double[][] {mean, rstd};
+  }
+
+  /**
+   * F32: per (image, group) row, its moments and then each channel plane's scale and shift pass while the row is in
+   * cache (the default's scale and shift, the same bits); F64: the default, rowStats then channelAffine.
+   */
+  @Override
+  public double[][] groupNormalize(View x, int n, int c, int s, int groups, double eps, double[] w, double[] b,
+      View out) {
+    if (x.dtype() != DType.F32) return NormalizationKernels.super.groupNormalize(x, n, c, s, groups, eps, w, b, out);
+    int cpg = c / groups;
+    int rows = n * groups;
+    int m = cpg * s;
+    double[] mean = new double[rows];
+    double[] rstd = new double[rows];
+    float[] f = x.storage().floats();
+    float[] os = out.storage().floats();
+    int base = x.offset();
+    int oo = out.offset();
+    forTasks((rows + ROW_BLOCK - 1) / ROW_BLOCK, (long) rows * m, t -> {
+      float[] two = new float[2];
+      for (int r = t * ROW_BLOCK, rEnd = Math.min(rows, r + ROW_BLOCK); r < rEnd; r++) {
+        ROWS.moments(f, base + r * m, m, false, two);
+        mean[r] = two[0];
+        double rs = 1.0 / Math.sqrt((double) two[1] / m + eps);
+        rstd[r] = rs;
+        int g = r % groups;
+        for (int j = 0; j < cpg; j++) {
+          int ch = g * cpg + j;
+          double sc = rs * (w == null ? 1 : w[ch]);
+          double sh = (b == null ? 0 : b[ch]) - mean[r] * sc;
+          int o = r * m + j * s;
+          ROWS.scaleShiftRow(f, base + o, os, oo + o, s, (float) sc, (float) sh);
+        }
+      }
+    });
+    return new double[][] {mean, rstd};
+  }
+
+  /** {@code v} as floats, or n copies of {@code fill} when v is null (the identity weight or bias). */
+  private static float[] floats(double[] v, int n, float fill) {
+    float[] f = new float[n];
+    if (v == null) {
+      Arrays.fill(f, fill);
+    } else {
+      for (int i = 0; i < n; i++) f[i] = (float) v[i];
+    }
+    return f;
   }
 
   /** One plane of batch norm's [n, c, s] input: image b, channel ch, in block {@code blk} of images. */
@@ -165,18 +236,14 @@ final class CpuNormalization implements NormalizationKernels {
     if (x.dtype() == DType.F32) {
       float[] xs = x.storage().floats();
       float[] os = out.storage().floats();
+      int oo = out.offset();
+      float[] wf = floats(w, m, 1f);
+      float[] bf = floats(b, m, 0f);
       forTasks((rows + ROW_BLOCK - 1) / ROW_BLOCK, (long) rows * m, t -> {
-      for (int r = t * ROW_BLOCK, rEnd = Math.min(rows, r + ROW_BLOCK); r < rEnd; r++) {
-        double mu = mean == null ? 0 : mean[r];
-        double rs = rstd[r];
-        int o = r * m;
-        for (int i = 0; i < m; i++) {
-          double v = (xs[xo + o + i] - mu) * rs;
-          if (w != null) v *= w[i];
-          if (b != null) v += b[i];
-          os[o + i] = (float) v;
+        for (int r = t * ROW_BLOCK, rEnd = Math.min(rows, r + ROW_BLOCK); r < rEnd; r++) {
+          float mu = mean == null ? 0f : (float) mean[r];
+          ROWS.affineRow(xs, xo + r * m, os, oo + r * m, m, mu, (float) rstd[r], wf, bf);
         }
-      }
       });
     } else {
       double[] xs = x.storage().doubles();
@@ -201,12 +268,8 @@ final class CpuNormalization implements NormalizationKernels {
     if (x.dtype() == DType.F32) {
       float[] xs = x.storage().floats();
       float[] os = out.storage().floats();
-      forTasks(n * c, (long) n * c * s, bc -> {
-        float sc = (float) scale[bc];
-        float sh = (float) shift[bc];
-        int o = bc * s;
-        for (int i = 0; i < s; i++) os[o + i] = xs[xo + o + i] * sc + sh;
-      });
+      forTasks(n * c, (long) n * c * s, bc -> ROWS.scaleShiftRow(xs, xo + bc * s, os, bc * s, s, (float) scale[bc],
+          (float) shift[bc]));
     } else {
       double[] xs = x.storage().doubles();
       double[] os = out.storage().doubles();
@@ -291,10 +354,23 @@ final class CpuNormalization implements NormalizationKernels {
     });
   }
 
-  /** Layer norm: groups = sDiv = 1, weight i; group norm: the channel. */
+  /**
+   * Layer and RMS norm (groups = sDiv = 1, weight i): F32 rows go to {@link #rowBackwardF32}. Group norm (weight
+   * of the channel, planes of sDiv elements): {@link #planeBackward}. Other cases (F64 layer norm): the double
+   * loops below.
+   */
   @Override
   public void rowBackward(View x, View g, double[] mean, double[] rstd, double[] w, int rows, int m, int groups,
       int sDiv, View gx, View gwOut, View gbOut) {
+    boolean f32 = x.dtype() == DType.F32 && g.dtype() == DType.F32 && (gx == null || gx.dtype() == DType.F32);
+    if (groups == 1 && sDiv == 1 && f32) {
+      rowBackwardF32(x, g, mean, rstd, w, rows, m, gx, gwOut, gbOut);
+      return;
+    }
+    if (sDiv > 1 || groups > 1) {
+      planeBackward(x, g, mean, rstd, w, rows, m, groups, sDiv, f32, gx, gwOut, gbOut);
+      return;
+    }
     double[] gw = gwOut == null ? null : gwOut.storage().doubles();
     double[] gb = gbOut == null ? null : gbOut.storage().doubles();
     int gwo = gwOut == null ? 0 : gwOut.offset();
@@ -358,6 +434,142 @@ final class CpuNormalization implements NormalizationKernels {
     for (int t = 0; t < blocks; t++) {
       if (gw != null) for (int i = 0; i < gwn; i++) gw[gwo + i] += gwPart[t][i];
       if (gb != null) for (int i = 0; i < gbn; i++) gb[gbo + i] += gbPart[t][i];
+    }
+  }
+
+  /**
+   * Blocks of rows fixed by the shape alone (at least {@link #ROW_BLOCK} rows, at most 64 blocks); each block's task
+   * reads each row from memory once: {@link RowKernels#normBackwardSums} (the row's two sums, and its terms of gw
+   * and gb added into the block's float partials), then {@link RowKernels#normBackwardRowW} (the input gradient, the
+   * row still in cache). The partials are added in block order, in double: the same bits on any thread count.
+   */
+  private static void rowBackwardF32(View x, View g, double[] mean, double[] rstd, double[] w, int rows, int m,
+      View gx, View gwOut, View gbOut) {
+    float[] xf = x.storage().floats();
+    float[] gf = g.storage().floats();
+    float[] of = gx == null ? null : gx.storage().floats();
+    int xo = x.offset();
+    int go = g.offset();
+    int oo = gx == null ? 0 : gx.offset();
+    float[] wf = floats(w, m, 1f);
+    int per = Math.max(ROW_BLOCK, (rows + 63) / 64);
+    int blocks = (rows + per - 1) / per;
+    float[][] gwPart = new float[blocks][];
+    float[][] gbPart = new float[blocks][];
+    boolean sums = gwOut != null || gbOut != null;
+    forTasks(blocks, (long) rows * m, t -> {
+      float[] gwT = new float[m];
+      float[] gbT = new float[m];
+      float[] two = new float[2];
+      for (int r = t * per, rEnd = Math.min(rows, r + per); r < rEnd; r++) {
+        float mu = mean == null ? 0f : (float) mean[r];
+        double rs = rstd[r];
+        int o = r * m;
+        ROWS.normBackwardSums(gf, go + o, xf, xo + o, wf, m, mu, (float) rs, gwT, gbT, two);
+        if (of == null) continue;
+        double a = mean == null ? 0 : two[0] / (double) m;
+        double bb = two[1] / (double) m;
+        // gx = rs (gh - a - xh bb) = rs gh + (-rs rs bb) (x - mu) + (-rs a)
+        ROWS.normBackwardRowW(gf, go + o, xf, xo + o, wf, of, oo + o, m, (float) rs, (float) (-rs * rs * bb), mu,
+            (float) (-rs * a));
+      }
+      if (sums) {
+        gwPart[t] = gwT;
+        gbPart[t] = gbT;
+      }
+    });
+    if (!sums) return;
+    double[] gw = gwOut == null ? null : gwOut.storage().doubles();
+    double[] gb = gbOut == null ? null : gbOut.storage().doubles();
+    int gwo = gwOut == null ? 0 : gwOut.offset();
+    int gbo = gbOut == null ? 0 : gbOut.offset();
+    for (int t = 0; t < blocks; t++) {
+      if (gw != null) for (int i = 0; i < m; i++) gw[gwo + i] += gwPart[t][i];
+      if (gb != null) for (int i = 0; i < m; i++) gb[gbo + i] += gbPart[t][i];
+    }
+  }
+
+  /**
+   * Group norm's backward, a row being one (image, group) of {@code m / s} channel planes of s = sDiv elements
+   * (weight (r % groups) * (m / s) + plane). Per row: each plane's sum(g) and sum(g xhat) (F32: one pass,
+   * {@link RowKernels#sumAndDotCentred}), which give the row's sum(gh) and sum(gh xhat) with gh = g w; then each
+   * plane's input gradient rs (w g - a - xhat bb) as one scale-and-shift pass ({@link RowKernels#normBackwardRow}).
+   * The planes' sums go to gw and gb in row order: the same bits on any thread count.
+   */
+  private static void planeBackward(View x, View g, double[] mean, double[] rstd, double[] w, int rows, int m,
+      int groups, int s, boolean f32, View gx, View gwOut, View gbOut) {
+    int cpg = m / s;
+    float[] xf = x.storage().floats();
+    double[] xd = x.storage().doubles();
+    float[] gf = g.storage().floats();
+    double[] gd = g.storage().doubles();
+    Storage os = gx == null ? null : gx.storage();
+    float[] of = os == null ? null : os.floats();
+    double[] od = os == null ? null : os.doubles();
+    int xo = x.offset();
+    int go = g.offset();
+    int oo = gx == null ? 0 : gx.offset();
+    double[] pg = new double[rows * cpg];
+    double[] pgx = new double[rows * cpg];
+    forTasks((rows + ROW_BLOCK - 1) / ROW_BLOCK, (long) rows * m, t -> {
+      float[] two = new float[2];
+      for (int r = t * ROW_BLOCK, rEnd = Math.min(rows, r + ROW_BLOCK); r < rEnd; r++) {
+        double mu = mean == null ? 0 : mean[r];
+        double rs = rstd[r];
+        int wBase = (r % groups) * cpg;
+        double sumGh = 0;
+        double sumGhX = 0;
+        for (int j = 0; j < cpg; j++) {
+          int o = r * m + j * s;
+          double sg;
+          double sgx;
+          if (f32) {
+            ROWS.sumAndDotCentred(gf, go + o, xf, xo + o, s, (float) mu, two);
+            sg = two[0];
+            sgx = two[1] * rs;
+          } else {
+            sg = 0;
+            sgx = 0;
+            for (int i = 0; i < s; i++) {
+              double gv = at(gf, gd, go + o + i);
+              sg += gv;
+              sgx += gv * (at(xf, xd, xo + o + i) - mu) * rs;
+            }
+          }
+          pg[r * cpg + j] = sg;
+          pgx[r * cpg + j] = sgx;
+          double wj = w == null ? 1 : w[wBase + j];
+          sumGh += wj * sg;
+          sumGhX += wj * sgx;
+        }
+        if (os == null) continue;
+        double a = mean == null ? 0 : sumGh / m;
+        double bb = sumGhX / m;
+        for (int j = 0; j < cpg; j++) {
+          int o = r * m + j * s;
+          double p = rs * (w == null ? 1 : w[wBase + j]);
+          double q = -rs * rs * bb;
+          double c = -rs * a;
+          if (f32) { // rs (w g - a - (x - mu) rs bb) = p g + (q (x - mu) + c)
+            ROWS.normBackwardRow(gf, go + o, xf, xo + o, of, oo + o, s, (float) p, (float) q, (float) mu, (float) c);
+          } else {
+            for (int i = 0; i < s; i++) {
+              put(of, od, oo + o + i, p * at(gf, gd, go + o + i) + (q * (at(xf, xd, xo + o + i) - mu) + c));
+            }
+          }
+        }
+      }
+    });
+    double[] gw = gwOut == null ? null : gwOut.storage().doubles();
+    double[] gb = gbOut == null ? null : gbOut.storage().doubles();
+    int gwo = gwOut == null ? 0 : gwOut.offset();
+    int gbo = gbOut == null ? 0 : gbOut.offset();
+    for (int r = 0; r < rows; r++) {
+      int wBase = (r % groups) * cpg;
+      for (int j = 0; j < cpg; j++) {
+        if (gw != null) gw[gwo + wBase + j] += pgx[r * cpg + j];
+        if (gb != null) gb[gbo + wBase + j] += pg[r * cpg + j];
+      }
     }
   }
 

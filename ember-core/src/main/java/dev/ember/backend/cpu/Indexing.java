@@ -3,12 +3,16 @@ package dev.ember.backend.cpu;
 import dev.ember.backend.BinaryOp;
 import dev.ember.backend.StridedView;
 import dev.ember.backend.View;
+import dev.ember.tensor.DType;
 import dev.ember.tensor.Device;
 import dev.ember.tensor.Shapes;
 import dev.ember.tensor.Storage;
+import java.util.function.IntConsumer;
 
 /** Gather, scatter and index-select loops (validated indices: the op layer checks bounds first). */
 final class Indexing {
+  private static final RowKernels ROWS = RowKernels.F32;
+
   private Indexing() {}
 
   static void gather(View x, int dim, View index, View out) {
@@ -54,8 +58,39 @@ final class Indexing {
     }
   }
 
+  /** Rows of at least this many elements in all make the contiguous row paths below use the worker pool. */
+  private static final long PARALLEL_MIN = 1 << 15;
+
+  /**
+   * Whole rows: dim 0 of contiguous x and out of one dtype (an embedding lookup), each row one
+   * System.arraycopy, blocks of rows on the pool; otherwise a strided copy per index.
+   */
   static void indexSelect(View x, int dim, View index, View out) {
     int count = index.shapeRef()[0];
+    if (dim == 0 && x.isContiguous() && out.isContiguous() && x.dtype() == out.dtype() && index.dtype() == DType.I64
+        && x.rank() >= 1) {
+      int row = x.shapeRef()[0] == 0 ? 0 : (int) (x.numel() / x.shapeRef()[0]);
+      long[] idx = index.storage().longs();
+      int io = index.offset();
+      int is0 = index.stridesRef()[0];
+      Object src = x.storage().array();
+      Object dst = out.storage().array();
+      int xo = x.offset();
+      int oo = out.offset();
+      int per = Math.max(1, (int) Math.min(count, PARALLEL_MIN / Math.max(1, row)));
+      IntConsumer block = t -> {
+        for (int i = t * per, end = Math.min(count, i + per); i < end; i++) {
+          System.arraycopy(src, xo + (int) idx[io + i * is0] * row, dst, oo + i * row, row);
+        }
+      };
+      int blocks = (count + per - 1) / per;
+      if ((long) count * row < PARALLEL_MIN) {
+        for (int t = 0; t < blocks; t++) block.accept(t);
+      } else {
+        Parallel.forEach(blocks, block);
+      }
+      return;
+    }
     Storage is = index.storage();
     for (int i = 0; i < count; i++) {
       int src = (int) is.getLong(index.offset() + i * index.stridesRef()[0]);
@@ -65,8 +100,42 @@ final class Indexing {
     }
   }
 
+  /**
+   * Whole F32 rows (dim 0 of contiguous out and src: an embedding's backward): the rows of out are split into
+   * ranges, each task adding, in index order, the src rows whose index falls in its range. Every row of out
+   * then receives its additions in index order, as in the serial loop: the same bits on any thread count.
+   * Otherwise a strided add per index, in index order.
+   */
   static void indexAdd(View out, int dim, View index, View src) {
     int count = index.shapeRef()[0];
+    if (dim == 0 && out.isContiguous() && src.isContiguous() && out.dtype() == DType.F32
+        && src.dtype() == DType.F32 && index.dtype() == DType.I64 && out.rank() >= 1) {
+      int rows = out.shapeRef()[0];
+      int row = rows == 0 ? 0 : (int) (out.numel() / rows);
+      long[] idx = index.storage().longs();
+      int io = index.offset();
+      int is0 = index.stridesRef()[0];
+      float[] s = src.storage().floats();
+      float[] d = out.storage().floats();
+      int so = src.offset();
+      int oo = out.offset();
+      boolean pool = (long) count * row >= PARALLEL_MIN && rows > 1;
+      int ranges = pool ? Math.min(rows, 4 * Parallel.threads()) : 1;
+      IntConsumer range = t -> {
+        long lo = (long) rows * t / ranges;
+        long hi = (long) rows * (t + 1) / ranges;
+        for (int i = 0; i < count; i++) {
+          long r = idx[io + i * is0];
+          if (r >= lo && r < hi) ROWS.addRows(s, so + i * row, row, d, oo + (int) r * row, row, 1, row);
+        }
+      };
+      if (pool) {
+        Parallel.forEach(ranges, range);
+      } else {
+        range.accept(0);
+      }
+      return;
+    }
     Storage is = index.storage();
     for (int i = 0; i < count; i++) {
       int dst = (int) is.getLong(index.offset() + i * index.stridesRef()[0]);

@@ -266,6 +266,40 @@ public interface RowKernels {
   void normBackwardRow(float[] g, int go, float[] x, int xo, float[] y, int yo, int n, float p, float q, float mu,
       float r);
 
+  /**
+   * A row's moments for layer, group and RMS norm: out[0] = mu, the float sum of x[xo + i] for i in [0, n)
+   * divided by n in float (0 when {@code rms} or n is 0), and out[1] = the float sum of (x[xo + i] - mu)^2,
+   * each sum in an order fixed per implementation (several partial sums: the row's two reads are not
+   * bound by the add latency). The second pass reads the row from cache, so the input is read from memory
+   * once and the variance is the stable, centred one.
+   */
+  void moments(float[] x, int xo, int n, boolean rms, float[] out);
+
+  /**
+   * y[yo + i] = ((x[xo + i] - mu) * rs) * w[i] + b[i] for i in [0, n), each operation rounded as written
+   * (no fused multiply-add), so both implementations give the same bits (layer norm's output).
+   */
+  void affineRow(float[] x, int xo, float[] y, int yo, int n, float mu, float rs, float[] w, float[] b);
+
+  /** y[yo + i] = x[xo + i] * sc + sh for i in [0, n), rounded as written: both implementations give the same bits. */
+  void scaleShiftRow(float[] x, int xo, float[] y, int yo, int n, float sc, float sh);
+
+  /**
+   * The sums of layer norm's backward over a row: with xh = (x[xo + i] - mu) * rs and gh = g[go + i] * w[i],
+   * out[0] = the float sum of gh and out[1] = that of gh * xh (orders fixed per implementation), and, per
+   * element, gw[i] += g[go + i] * xh and gb[i] += g[go + i] (each rounded as written: both implementations
+   * give the same gw and gb bits).
+   */
+  void normBackwardSums(float[] g, int go, float[] x, int xo, float[] w, int n, float mu, float rs, float[] gw,
+      float[] gb, float[] out);
+
+  /**
+   * y[yo + i] = p * (g[go + i] * w[i]) + (q * (x[xo + i] - mu) + r) for i in [0, n), each operation rounded
+   * as written, so both implementations give the same bits (layer norm's input gradient).
+   */
+  void normBackwardRowW(float[] g, int go, float[] x, int xo, float[] w, float[] y, int yo, int n, float p, float q,
+      float mu, float r);
+
   /** The total of {@code width} slots (see {@link #convWeightTaps}), summed in slot order. */
   public static float sumSlots(float[] acc, int at, int width) {
     float s = 0;
@@ -347,6 +381,46 @@ public interface RowKernels {
     public void normBackwardRow(float[] g, int go, float[] x, int xo, float[] y, int yo, int n, float p, float q,
         float mu, float r) {
       for (int i = 0; i < n; i++) y[yo + i] = p * g[go + i] + (q * (x[xo + i] - mu) + r);
+    }
+
+    @Override
+    public void moments(float[] x, int xo, int n, boolean rms, float[] out) {
+      float mu = rms || n == 0 ? 0f : sum(x, xo, n) / n;
+      out[0] = mu;
+      out[1] = sumSquaredDeviations(x, xo, n, mu);
+    }
+
+    @Override
+    public void affineRow(float[] x, int xo, float[] y, int yo, int n, float mu, float rs, float[] w, float[] b) {
+      for (int i = 0; i < n; i++) y[yo + i] = ((x[xo + i] - mu) * rs) * w[i] + b[i];
+    }
+
+    @Override
+    public void scaleShiftRow(float[] x, int xo, float[] y, int yo, int n, float sc, float sh) {
+      for (int i = 0; i < n; i++) y[yo + i] = x[xo + i] * sc + sh;
+    }
+
+    @Override
+    public void normBackwardSums(float[] g, int go, float[] x, int xo, float[] w, int n, float mu, float rs,
+        float[] gw, float[] gb, float[] out) {
+      float s = 0, d = 0;
+      for (int i = 0; i < n; i++) {
+        float gv = g[go + i];
+        float xh = (x[xo + i] - mu) * rs;
+        float gh = gv * w[i];
+        s += gh;
+        d += gh * xh;
+        gw[i] += gv * xh;
+        gb[i] += gv;
+      }
+      out[0] = s;
+      out[1] = d;
+    }
+
+    @Override
+    public void normBackwardRowW(float[] g, int go, float[] x, int xo, float[] w, float[] y, int yo, int n, float p,
+        float q, float mu, float r) {
+      for (int i = 0; i < n; i++) y[yo + i] = p * (g[go + i] * w[i]) + (q * (x[xo + i] - mu) + r);
     }
 
     @Override

@@ -412,6 +412,93 @@ class RowKernelsTest {
     }
   }
   /**
+   * The row loops of layer, group and RMS norm: the element-wise ones (affineRow, scaleShiftRow, normBackwardRowW,
+   * and the gw/gb terms of normBackwardSums) bitwise equal to scalar, the sums (moments, normBackwardSums) within
+   * float rounding of double references, at every tail length and at offsets.
+   */
+  @Test
+  void layerNormLoopsVectorAgreeWithScalar() {
+    Random r = new Random(12);
+    for (int n : new int[] {0, 1, 3, 7, 15, 16, 17, 33, 64, 65, 100, 1000, 1024, 4099}) {
+      float[] x = new float[n + 8];
+      float[] g = new float[n + 8];
+      float[] w = new float[n];
+      float[] b = new float[n];
+      for (int i = 0; i < x.length; i++) {
+        x[i] = (float) r.nextGaussian() * 3f + 2f;
+        g[i] = (float) r.nextGaussian();
+      }
+      for (int i = 0; i < n; i++) {
+        w[i] = 1f + (float) r.nextGaussian() * 0.1f;
+        b[i] = (float) r.nextGaussian() * 0.1f;
+      }
+      double sum = 0, sumAbs = 0;
+      for (int i = 0; i < n; i++) {
+        sum += x[1 + i];
+        sumAbs += Math.abs(x[1 + i]);
+      }
+      for (int rep = 0; rep < 200; rep++) vector.moments(x, 1, n, false, new float[2]); // let C2 compile the loop
+      for (RowKernels k : new RowKernels[] {scalar, vector}) {
+        String who = (k == scalar ? "scalar" : "vector") + " n=" + n;
+        float[] mom = new float[2];
+        k.moments(x, 1, n, false, mom);
+        assertEquals(n == 0 ? 0 : sum / n, mom[0], 1e-6 * sumAbs / Math.max(1, n) + 1e-30, who + " mean");
+        double ss = 0, sq = 0;
+        for (int i = 0; i < n; i++) {
+          ss += Math.pow(x[1 + i] - (double) mom[0], 2);
+          sq += (double) x[1 + i] * x[1 + i];
+        }
+        assertEquals(ss, mom[1], 1e-6 * ss + 1e-30, who + " centred sum of squares");
+        k.moments(x, 1, n, true, mom);
+        assertEquals(0f, mom[0], who + " rms mean");
+        assertEquals(sq, mom[1], 1e-6 * sq + 1e-30, who + " rms sum of squares");
+        float mu = 2.1f;
+        float rs = 0.37f;
+        float[] gw = new float[n];
+        float[] gb = new float[n];
+        float[] two = new float[2];
+        for (int rep = 0; rep < 2; rep++) k.normBackwardSums(g, 3, x, 1, w, n, mu, rs, gw, gb, two);
+        double sh = 0, shx = 0, shAbs = 0, shxAbs = 0;
+        for (int i = 0; i < n; i++) {
+          double xh = (x[1 + i] - mu) * (double) rs;
+          double gh = (double) g[3 + i] * w[i];
+          sh += gh;
+          shx += gh * xh;
+          shAbs += Math.abs(gh);
+          shxAbs += Math.abs(gh * xh);
+          assertEquals(2 * g[3 + i] * xh, gw[i], 1e-5 * Math.abs(g[3 + i] * xh) + 1e-30, who + " gw " + i);
+          assertEquals(2 * g[3 + i], gb[i], 1e-6 * Math.abs(g[3 + i]), who + " gb " + i);
+        }
+        assertEquals(sh, two[0], 1e-5 * shAbs + 1e-30, who + " sum(gh)");
+        assertEquals(shx, two[1], 1e-5 * shxAbs + 1e-30, who + " sum(gh xh)");
+      }
+      float[][] gws = new float[2][n];
+      float[][] gbs = new float[2][n];
+      float[][] ys = new float[6][n + 8];
+      RowKernels[] both = {scalar, vector};
+      for (int k = 0; k < 2; k++) {
+        for (int rep = 0; rep < (k == 1 ? 200 : 1); rep++) {
+          both[k].affineRow(x, 1, ys[k], 2, n, 2.1f, 0.37f, w, b);
+          both[k].scaleShiftRow(x, 1, ys[2 + k], 2, n, 0.37f, -0.2f);
+          both[k].normBackwardRowW(g, 3, x, 1, w, ys[4 + k], 2, n, 0.7f, -0.3f, 2.1f, 0.05f);
+        }
+        both[k].normBackwardSums(g, 3, x, 1, w, n, 2.1f, 0.37f, gws[k], gbs[k], new float[2]);
+      }
+      assertArrayEquals(ys[0], ys[1], "affineRow n=" + n);
+      assertArrayEquals(ys[2], ys[3], "scaleShiftRow n=" + n);
+      assertArrayEquals(ys[4], ys[5], "normBackwardRowW n=" + n);
+      assertArrayEquals(gws[0], gws[1], "normBackwardSums gw n=" + n);
+      assertArrayEquals(gbs[0], gbs[1], "normBackwardSums gb n=" + n);
+      for (int i = 0; i < n; i++) {
+        assertEquals((x[1 + i] - 2.1) * 0.37 * w[i] + b[i], ys[0][2 + i], 1e-5, "affineRow value " + i);
+        assertEquals(x[1 + i] * 0.37 - 0.2, ys[2][2 + i], 1e-5, "scaleShiftRow value " + i);
+        assertEquals(0.7 * g[3 + i] * w[i] - 0.3 * (x[1 + i] - 2.1) + 0.05, ys[4][2 + i], 1e-5,
+            "normBackwardRowW value " + i);
+      }
+    }
+  }
+
+  /**
    * col2imUnit: vector and scalar bitwise equal to a tap-by-tap reference (the order the contract
    * fixes) over geometries with and without padding (asymmetric, and wider than the kernel), planes
    * narrower and wider than a vector, column rows with a stride (ld) past their oh*ow entries, planes

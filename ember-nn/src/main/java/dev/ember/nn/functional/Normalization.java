@@ -13,8 +13,9 @@ import java.util.Arrays;
 /**
  * Batch, layer, group and RMS normalization with PyTorch's semantics and defaults
  * ({@code torch.nn.functional} names in error messages). Each is one fused op: the forward computes
- * its statistics in one pass per statistic and writes the output in one more (the backend's
- * {@link NormalizationKernels}); the backward is fused too, two passes from the saved mean and 1/std: with
+ * its statistics and writes the output (the backend's {@link NormalizationKernels}; layer and RMS norm in one
+ * call per row, the CPU reading each row from memory once); the backward is fused too, from the saved mean and
+ * 1/std: with
  * {@code xhat = (x - mean) * rstd} and {@code gh = g * weight},
  * {@code dx = rstd * (gh - mean(gh) - xhat * mean(gh * xhat))} over the normalized elements,
  * {@code dweight = sum(g * xhat)}, {@code dbias = sum(g)} over the others. (The backward is not
@@ -195,10 +196,9 @@ public final class Normalization {
     int rows = m == 0 ? 0 : (int) (input.numel() / m);
     NormalizationKernels kernels = input.device().backend().normalization();
     Tensor x = input.contiguous();
-    double[][] st = kernels.rowStats(x, rows, m, eps, false);
     Tensor out = affineOutput(input);
     double[] w = weight == null ? null : weight.toDoubleArray();
-    kernels.rowAffine(x, st[0], st[1], w, bias == null ? null : bias.toDoubleArray(), out, rows, m);
+    double[][] st = kernels.rowNormalize(x, rows, m, eps, false, w, bias == null ? null : bias.toDoubleArray(), out);
     int[] wShape = normalizedShape.clone();
     return Autograd.record(op, out, (ctx, g) -> {
       Tensor[] r = newGrads(ctx, m, 3);
@@ -235,10 +235,9 @@ public final class Normalization {
     int rows = m == 0 ? 0 : (int) (input.numel() / m);
     NormalizationKernels kernels = input.device().backend().normalization();
     Tensor x = input.contiguous();
-    double[][] st = kernels.rowStats(x, rows, m, e, true);
     Tensor out = affineOutput(input);
     double[] w = weight == null ? null : weight.toDoubleArray();
-    kernels.rowAffine(x, null, st[1], w, null, out, rows, m);
+    double[][] st = kernels.rowNormalize(x, rows, m, e, true, w, null, out);
     int[] wShape = normalizedShape.clone();
     return Autograd.record(op, out, (ctx, g) -> {
       Tensor[] r = newGrads(ctx, m, 2);
@@ -284,21 +283,10 @@ public final class Normalization {
     int m = cpg * s;
     NormalizationKernels kernels = input.device().backend().normalization();
     Tensor x = input.contiguous();
-    double[][] st = kernels.rowStats(x, rows, m, eps, false);
     double[] w = weight == null ? null : weight.toDoubleArray();
     double[] b = bias == null ? null : bias.toDoubleArray();
-    double[] scale = new double[n * c];
-    double[] shift = new double[n * c];
-    for (int bi = 0; bi < n; bi++) {
-      for (int ch = 0; ch < c; ch++) {
-        int r = bi * numGroups + ch / cpg;
-        double sc = st[1][r] * (w == null ? 1 : w[ch]);
-        scale[bi * c + ch] = sc;
-        shift[bi * c + ch] = (b == null ? 0 : b[ch]) - st[0][r] * sc;
-      }
-    }
     Tensor out = affineOutput(input);
-    kernels.channelAffine(x, scale, shift, out, n, c, s);
+    double[][] st = kernels.groupNormalize(x, n, c, s, numGroups, eps, w, b, out);
     return Autograd.record(op, out, (ctx, g) -> {
       Tensor[] r = newGrads(ctx, c, 3);
       kernels.rowBackward(ctx.in(0).contiguous(), g.contiguous(), st[0], st[1], w, rows, m, numGroups,

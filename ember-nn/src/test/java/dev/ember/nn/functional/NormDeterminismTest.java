@@ -71,6 +71,15 @@ class NormDeterminismTest {
   }
 
   @Test
+  void layerNormOnBlocksOfManyRows() {
+    // 3000 rows of 24: 47 rows a block of the backward's weight and bias partials (at most 64 blocks)
+    assertSameOnOneAndTwoThreads("layer_norm [3000, 24]",
+        in -> Normalization.layerNorm(in[0], new int[] {24}, in[1], in[2], 1e-5), new int[] {3000, 24}, 24);
+    assertSameOnOneAndTwoThreads("layer_norm [3000, 2, 13] no affine",
+        in -> Normalization.layerNorm(in[0], new int[] {2, 13}, null, null, 1e-5), new int[] {3000, 2, 13}, 0);
+  }
+
+  @Test
   void batchNormTraining() {
     assertSameOnOneAndTwoThreads("batch_norm [8, 24, 18, 18]",
         in -> Normalization.batchNorm(in[0], null, null, in[1], in[2], true, 0.1, 1e-5), new int[] {8, 24, 18, 18}, 24);
@@ -86,6 +95,8 @@ class NormDeterminismTest {
   void groupNorm() {
     assertSameOnOneAndTwoThreads("group_norm [8, 24, 18, 18] 6 groups",
         in -> Normalization.groupNorm(in[0], 6, in[1], in[2], 1e-5), new int[] {8, 24, 18, 18}, 24);
+    assertSameOnOneAndTwoThreads("group_norm [8, 64, 33, 17] 32 groups",
+        in -> Normalization.groupNorm(in[0], 32, in[1], in[2], 1e-5), new int[] {8, 64, 33, 17}, 64);
   }
 
   @Test

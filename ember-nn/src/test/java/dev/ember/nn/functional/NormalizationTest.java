@@ -108,6 +108,56 @@ class NormalizationTest {
         1e-5, 1e-5, "batch_norm f32");
   }
 
+  /**
+   * The float32 row kernels of layer, RMS and group norm (float vector sums, float partials of the weight and
+   * bias gradients per block of rows) against the float64 path, output and every gradient: rows of many
+   * blocks (3000 rows, 47 a block), rows with a vector tail (m = 1030, 100), no affine parameters, and group
+   * norm planes with tails and a single-element plane.
+   */
+  @Test
+  void float32RowKernelsMatchFloat64() {
+    checkF32AgainstF64("layer_norm [3000, 100]", new int[] {3000, 100}, 100,
+        in -> Normalization.layerNorm(in[0], new int[] {100}, in[1], in[2]));
+    checkF32AgainstF64("layer_norm [37, 1030]", new int[] {37, 1030}, 1030,
+        in -> Normalization.layerNorm(in[0], new int[] {1030}, in[1], in[2]));
+    checkF32AgainstF64("layer_norm no affine [33, 2, 48]", new int[] {33, 2, 48}, 0,
+        in -> Normalization.layerNorm(in[0], new int[] {2, 48}, null, null));
+    checkF32AgainstF64("rms_norm [300, 130]", new int[] {300, 130}, 130,
+        in -> Normalization.rmsNorm(in[0], new int[] {130}, in[1], 1e-6));
+    checkF32AgainstF64("group_norm [4, 12, 9, 11] 3 groups", new int[] {4, 12, 9, 11}, 12,
+        in -> Normalization.groupNorm(in[0], 3, in[1], in[2]));
+    checkF32AgainstF64("group_norm [40, 6, 1] 2 groups", new int[] {40, 6, 1}, 6,
+        in -> Normalization.groupNorm(in[0], 2, in[1], in[2]));
+    checkF32AgainstF64("group_norm no affine [3, 8, 70] 4 groups", new int[] {3, 8, 70}, 0,
+        in -> Normalization.groupNorm(in[0], 4, null, null));
+  }
+
+  private static void checkF32AgainstF64(String what, int[] shape, int params,
+      java.util.function.Function<Tensor[], Tensor> op) {
+    Generator g = new Generator(23);
+    Tensor x = Tensor.randn(g, DType.F64, shape).mul(2).add(0.5);
+    Tensor up = Tensor.randn(g, DType.F64, shape);
+    Tensor w = params == 0 ? null : Tensor.randn(g, DType.F64, params).mul(0.3).add(1);
+    Tensor b = params == 0 ? null : Tensor.randn(g, DType.F64, params);
+    Tensor[][] grads = new Tensor[2][];
+    Tensor[] outs = new Tensor[2];
+    DType[] types = {DType.F64, DType.F32};
+    for (int k = 0; k < 2; k++) {
+      Tensor[] in = {x.detach().to(types[k]).requiresGrad(true),
+          w == null ? null : w.detach().to(types[k]).requiresGrad(true),
+          b == null ? null : b.detach().to(types[k]).requiresGrad(true)};
+      outs[k] = op.apply(in);
+      outs[k].mul(up.to(types[k])).sum().backward();
+      grads[k] = new Tensor[] {in[0].grad(), in[1] == null ? null : in[1].grad(), in[2] == null ? null : in[2].grad()};
+    }
+    assertClose(outs[0], outs[1], 1e-4, 1e-5, what + " output");
+    String[] names = {"input", "weight", "bias"};
+    for (int i = 0; i < 3; i++) {
+      if (grads[0][i] == null) continue;
+      assertClose(grads[0][i], grads[1][i], 1e-4, 1e-4, what + " gradient of " + names[i]);
+    }
+  }
+
   @Test
   void badInputsNameTheProblemAndShapes() {
     assertError("batch_norm: weight must have shape [C] = [3]: input=[2, 3], weight=[4]",

@@ -116,6 +116,149 @@ public final class VectorRowKernels implements RowKernels {
     for (; i < n; i++) y[yo + i] = p * g[go + i] + (q * (x[xo + i] - mu) + r);
   }
 
+  /**
+   * Four partial sums per pass (a row of layer norm is 1024 floats: one accumulator would wait on the add latency),
+   * added (a0 + a1) + (a2 + a3), then the lanes in lane order, then the tail.
+   */
+  @Override
+  public void moments(float[] x, int xo, int n, boolean rms, float[] out) {
+    int i = 0;
+    float mu = 0f;
+    if (!rms && n > 0) {
+      FloatVector a0 = FloatVector.zero(S), a1 = a0, a2 = a0, a3 = a0;
+      for (int bound = n - 4 * L; i <= bound; i += 4 * L) {
+        a0 = a0.add(FloatVector.fromArray(S, x, xo + i));
+        a1 = a1.add(FloatVector.fromArray(S, x, xo + i + L));
+        a2 = a2.add(FloatVector.fromArray(S, x, xo + i + 2 * L));
+        a3 = a3.add(FloatVector.fromArray(S, x, xo + i + 3 * L));
+      }
+      for (int bound = S.loopBound(n); i < bound; i += L) a0 = a0.add(FloatVector.fromArray(S, x, xo + i));
+      FloatVector t = a0.add(a1).add(a2.add(a3));
+      float s = 0f;
+      for (int l = 0; l < L; l++) s += t.lane(l);
+      for (; i < n; i++) s += x[xo + i];
+      mu = s / n;
+    }
+    FloatVector m = FloatVector.broadcast(S, mu);
+    FloatVector a0 = FloatVector.zero(S), a1 = a0, a2 = a0, a3 = a0;
+    i = 0;
+    for (int bound = n - 4 * L; i <= bound; i += 4 * L) {
+      FloatVector d0 = FloatVector.fromArray(S, x, xo + i).sub(m);
+      FloatVector d1 = FloatVector.fromArray(S, x, xo + i + L).sub(m);
+      FloatVector d2 = FloatVector.fromArray(S, x, xo + i + 2 * L).sub(m);
+      FloatVector d3 = FloatVector.fromArray(S, x, xo + i + 3 * L).sub(m);
+      a0 = d0.mul(d0).add(a0);
+      a1 = d1.mul(d1).add(a1);
+      a2 = d2.mul(d2).add(a2);
+      a3 = d3.mul(d3).add(a3);
+    }
+    for (int bound = S.loopBound(n); i < bound; i += L) {
+      FloatVector d = FloatVector.fromArray(S, x, xo + i).sub(m);
+      a0 = d.mul(d).add(a0);
+    }
+    FloatVector t = a0.add(a1).add(a2.add(a3));
+    float ss = 0f;
+    for (int l = 0; l < L; l++) ss += t.lane(l);
+    for (; i < n; i++) {
+      float d = x[xo + i] - mu;
+      ss += d * d;
+    }
+    out[0] = mu;
+    out[1] = ss;
+  }
+
+  @Override
+  public void affineRow(float[] x, int xo, float[] y, int yo, int n, float mu, float rs, float[] w, float[] b) {
+    FloatVector m = FloatVector.broadcast(S, mu);
+    FloatVector r = FloatVector.broadcast(S, rs);
+    int i = 0;
+    for (int bound = S.loopBound(n); i < bound; i += L) {
+      FloatVector.fromArray(S, x, xo + i).sub(m).mul(r).mul(FloatVector.fromArray(S, w, i))
+          .add(FloatVector.fromArray(S, b, i)).intoArray(y, yo + i);
+    }
+    for (; i < n; i++) y[yo + i] = ((x[xo + i] - mu) * rs) * w[i] + b[i];
+  }
+
+  @Override
+  public void scaleShiftRow(float[] x, int xo, float[] y, int yo, int n, float sc, float sh) {
+    FloatVector a = FloatVector.broadcast(S, sc);
+    FloatVector c = FloatVector.broadcast(S, sh);
+    int i = 0;
+    for (int bound = S.loopBound(n); i < bound; i += L) {
+      FloatVector.fromArray(S, x, xo + i).mul(a).add(c).intoArray(y, yo + i);
+    }
+    for (; i < n; i++) y[yo + i] = x[xo + i] * sc + sh;
+  }
+
+  /** Two partial sums per statistic, added (s0 + s1), then the lanes in lane order, then the tail. */
+  @Override
+  public void normBackwardSums(float[] g, int go, float[] x, int xo, float[] w, int n, float mu, float rs,
+      float[] gw, float[] gb, float[] out) {
+    FloatVector m = FloatVector.broadcast(S, mu);
+    FloatVector r = FloatVector.broadcast(S, rs);
+    FloatVector s0 = FloatVector.zero(S), s1 = s0, d0 = s0, d1 = s0;
+    int i = 0;
+    for (int bound = n - 2 * L; i <= bound; i += 2 * L) {
+      FloatVector g0 = FloatVector.fromArray(S, g, go + i);
+      FloatVector g1 = FloatVector.fromArray(S, g, go + i + L);
+      FloatVector x0 = FloatVector.fromArray(S, x, xo + i).sub(m).mul(r);
+      FloatVector x1 = FloatVector.fromArray(S, x, xo + i + L).sub(m).mul(r);
+      FloatVector h0 = g0.mul(FloatVector.fromArray(S, w, i));
+      FloatVector h1 = g1.mul(FloatVector.fromArray(S, w, i + L));
+      s0 = s0.add(h0);
+      s1 = s1.add(h1);
+      d0 = h0.mul(x0).add(d0);
+      d1 = h1.mul(x1).add(d1);
+      FloatVector.fromArray(S, gw, i).add(g0.mul(x0)).intoArray(gw, i);
+      FloatVector.fromArray(S, gw, i + L).add(g1.mul(x1)).intoArray(gw, i + L);
+      FloatVector.fromArray(S, gb, i).add(g0).intoArray(gb, i);
+      FloatVector.fromArray(S, gb, i + L).add(g1).intoArray(gb, i + L);
+    }
+    for (int bound = S.loopBound(n); i < bound; i += L) {
+      FloatVector g0 = FloatVector.fromArray(S, g, go + i);
+      FloatVector x0 = FloatVector.fromArray(S, x, xo + i).sub(m).mul(r);
+      FloatVector h0 = g0.mul(FloatVector.fromArray(S, w, i));
+      s0 = s0.add(h0);
+      d0 = h0.mul(x0).add(d0);
+      FloatVector.fromArray(S, gw, i).add(g0.mul(x0)).intoArray(gw, i);
+      FloatVector.fromArray(S, gb, i).add(g0).intoArray(gb, i);
+    }
+    FloatVector st = s0.add(s1);
+    FloatVector dt = d0.add(d1);
+    float s = 0f, d = 0f;
+    for (int l = 0; l < L; l++) {
+      s += st.lane(l);
+      d += dt.lane(l);
+    }
+    for (; i < n; i++) {
+      float gv = g[go + i];
+      float xh = (x[xo + i] - mu) * rs;
+      float gh = gv * w[i];
+      s += gh;
+      d += gh * xh;
+      gw[i] += gv * xh;
+      gb[i] += gv;
+    }
+    out[0] = s;
+    out[1] = d;
+  }
+
+  @Override
+  public void normBackwardRowW(float[] g, int go, float[] x, int xo, float[] w, float[] y, int yo, int n, float p,
+      float q, float mu, float r) {
+    FloatVector pv = FloatVector.broadcast(S, p);
+    FloatVector qv = FloatVector.broadcast(S, q);
+    FloatVector mv = FloatVector.broadcast(S, mu);
+    FloatVector rv = FloatVector.broadcast(S, r);
+    int i = 0;
+    for (int bound = S.loopBound(n); i < bound; i += L) {
+      FloatVector t = FloatVector.fromArray(S, x, xo + i).sub(mv).mul(qv).add(rv);
+      FloatVector gh = FloatVector.fromArray(S, g, go + i).mul(FloatVector.fromArray(S, w, i));
+      pv.mul(gh).add(t).intoArray(y, yo + i);
+    }
+    for (; i < n; i++) y[yo + i] = p * (g[go + i] * w[i]) + (q * (x[xo + i] - mu) + r);
+  }
+
   @Override
   public float dot(float[] a, int ao, float[] b, int bo, int n) {
     FloatVector acc = FloatVector.zero(S);
