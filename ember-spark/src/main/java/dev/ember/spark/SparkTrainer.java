@@ -2,7 +2,6 @@ package dev.ember.spark;
 
 import static org.apache.spark.sql.functions.col;
 import static org.apache.spark.sql.functions.count;
-import static org.apache.spark.sql.functions.expr;
 import static org.apache.spark.sql.functions.first;
 import static org.apache.spark.sql.functions.isnan;
 import static org.apache.spark.sql.functions.lit;
@@ -104,6 +103,16 @@ public final class SparkTrainer {
     Optimizer create(List<Tensor> parameters);
   }
 
+  /**
+   * The learning rate of each epoch (step decay, warm-up, ...), set on every parameter group as the epoch starts; a
+   * function of the epoch alone, so a resumed run follows it exactly.
+   */
+  @FunctionalInterface
+  public interface LearningRates extends Serializable {
+    /** The learning rate of epoch {@code epoch} (0-based). */
+    double at(int epoch);
+  }
+
   /** Called in every task before each epoch it trains (logging, monitoring); an exception it throws fails the task. */
   @FunctionalInterface
   public interface EpochListener extends Serializable {
@@ -123,6 +132,7 @@ public final class SparkTrainer {
   private final String checkpointDir;
   private final OptimizerFactory optimizer;
   private final EpochListener listener;
+  private final LearningRates learningRates;
 
   private SparkTrainer(Builder b) {
     this.worldSize = b.worldSize;
@@ -134,6 +144,7 @@ public final class SparkTrainer {
     this.checkpointDir = b.checkpointDir;
     this.optimizer = b.optimizer;
     this.listener = b.listener;
+    this.learningRates = b.learningRates;
   }
 
   /** A builder with the defaults: world size = Spark's default parallelism, 1 epoch, batch 64, SGD lr 0.01, seed 0. */
@@ -152,6 +163,7 @@ public final class SparkTrainer {
     private String checkpointDir;
     private OptimizerFactory optimizer = params -> new SGD(params, 0.01);
     private EpochListener listener;
+    private LearningRates learningRates;
 
     private Builder() {}
 
@@ -213,6 +225,12 @@ public final class SparkTrainer {
       return this;
     }
 
+    /** Sets the learning rate at the start of each epoch (default none: the optimizer's own stays). */
+    public Builder learningRates(LearningRates schedule) {
+      this.learningRates = schedule;
+      return this;
+    }
+
     /** A listener called in every task before each epoch (default none). */
     public Builder listener(EpochListener listener) {
       this.listener = listener;
@@ -249,14 +267,16 @@ public final class SparkTrainer {
       }
       store = new CheckpointStore(checkpointDir, hadoop);
     }
-    TrainTask.Plan plan = new TrainTask.Plan(world, epochs, batchSize, seed, shuffle, timeout, store, model, optimizer, listener);
+    TrainTask.Plan plan = new TrainTask.Plan(world, epochs, batchSize, seed, shuffle, timeout, store, model, optimizer, listener,
+        learningRates);
     RDD<?> input;
     TrainTask.Source source;
     switch (data) {
       case SparkData.Rows rows -> {
         Checked c = check(rows, model);
-        source = new TrainTask.Gather(c.count(), c.featureShape());
-        input = examples(rows, world).rdd();
+        JavaRDD<TrainTask.Example> ex = examples(rows);
+        source = new TrainTask.Gather(c.count(), ex.getNumPartitions(), c.featureShape());
+        input = (ex.getNumPartitions() == world ? ex : spread(ex, world)).rdd();
       }
       case SparkData.Files files -> {
         source = new TrainTask.Read(files.path(), files.reader());
@@ -276,6 +296,9 @@ public final class SparkTrainer {
       // aborts the job): the results (a few weights, not gradients) go through one shuffle to the driver.
       results = out.toJavaRDD().repartition(1).collect();
     } catch (Exception e) {
+      for (Throwable t = e; t != null; t = t.getCause()) {
+        if (t instanceof SparkInputException bad) throw new SparkInputException(bad.column(), bad.getMessage());
+      }
       throw new SparkTrainingException("SparkTrainer: training on " + world + " ranks failed: " + e.getMessage(), e);
     } finally {
       sc.setJobDescription(description);
@@ -341,7 +364,6 @@ public final class SparkTrainer {
         sum(when(f.isNull(), 1).otherwise(0)),
         min(when(f.isNotNull(), size(f))),
         max(when(f.isNotNull(), size(f))),
-        sum(when(f.isNotNull().and(expr("exists(" + quote(fc) + ", x -> x IS NULL)")), 1).otherwise(0)),
         sum(when(l.isNull(), 1).otherwise(0)),
         sum(when(l.isNotNull().and(badLabel), 1).otherwise(0)),
         first(when(l.isNotNull().and(badLabel), l), true),
@@ -359,10 +381,6 @@ public final class SparkTrainer {
     }
     int shortest = s.getInt(2);
     int longest = s.getInt(3);
-    if (s.getLong(4) > 0) {
-      throw new SparkInputException(fc, "SparkTrainer: features column '" + fc + "' holds null elements in " + s.getLong(4)
-          + " of " + n + " rows");
-    }
     int[] shape = rows.featureShape();
     if (shape.length == 0) shape = new int[] {longest};
     long want = 1;
@@ -372,16 +390,16 @@ public final class SparkTrainer {
           + (shortest == longest ? shortest + " values" : shortest + " to " + longest + " values") + ", expected " + want
           + " per row (feature shape " + Arrays.toString(shape) + ")");
     }
-    if (s.getLong(5) > 0) {
-      throw new SparkInputException(lc, "SparkTrainer: label column '" + lc + "' is null in " + s.getLong(5) + " of " + n
+    if (s.getLong(4) > 0) {
+      throw new SparkInputException(lc, "SparkTrainer: label column '" + lc + "' is null in " + s.getLong(4) + " of " + n
           + " rows");
     }
-    if (s.getLong(6) > 0) {
-      throw new SparkInputException(lc, "SparkTrainer: label column '" + lc + "' holds " + s.getLong(6) + " values that are"
-          + " not class indices (negative, fractional or NaN), e.g. " + s.get(7));
+    if (s.getLong(5) > 0) {
+      throw new SparkInputException(lc, "SparkTrainer: label column '" + lc + "' holds " + s.getLong(5) + " values that are"
+          + " not class indices (negative, fractional or NaN), e.g. " + s.get(6));
     }
     int classes = probe(model, shape, fc);
-    double top = s.getDouble(8);
+    double top = s.getDouble(7);
     if (top >= classes) {
       throw new SparkInputException(lc, "SparkTrainer: label column '" + lc + "' holds class " + (long) top
           + " but the model has " + classes + " outputs (classes 0.." + (classes - 1) + ")");
@@ -422,27 +440,40 @@ public final class SparkTrainer {
   }
 
   /**
-   * The rows as {@link TrainTask.Example}s (index, float32 features, label) in {@code world} partitions: the
-   * Dataset's own when it has that many, else after a shuffle sending row {@code i} to partition {@code i % world}.
+   * The rows as {@link TrainTask.Example}s (partition, position, float32 features, label), in the Dataset's
+   * partitions.
    */
-  private static JavaRDD<TrainTask.Example> examples(SparkData.Rows rows, int world) {
-    DataType floats = new ArrayType(org.apache.spark.sql.types.DataTypes.FloatType, false);
-    Dataset<Row> selected = rows.dataset().select(col(quote(rows.featuresColumn())).cast(floats),
-        col(quote(rows.labelColumn())).cast("double"));
-    JavaRDD<TrainTask.Example> ex = selected.javaRDD().zipWithIndex().map(SparkTrainer::example);
-    if (ex.getNumPartitions() == world) return ex;
-    return ex.mapToPair(e -> new Tuple2<>(e.index(), e)).partitionBy(new Modulo(world)).values();
+  private static JavaRDD<TrainTask.Example> examples(SparkData.Rows rows) {
+    DataType floats = new ArrayType(org.apache.spark.sql.types.DataTypes.FloatType, true);
+    String fc = rows.featuresColumn();
+    Dataset<Row> selected = rows.dataset().select(col(quote(fc)).cast(floats), col(quote(rows.labelColumn())).cast("double"));
+    return selected.javaRDD().mapPartitionsWithIndex((p, it) -> {
+      List<TrainTask.Example> out = new ArrayList<>();
+      for (int pos = 0; it.hasNext(); pos++) out.add(example(p, pos, it.next(), fc));
+      return out.iterator();
+    }, true);
   }
 
-  private static TrainTask.Example example(Tuple2<Row, Long> t) {
-    Row r = t._1();
+  /** The examples in {@code world} partitions: one shuffle spreads each partition's rows round-robin over them. */
+  private static JavaRDD<TrainTask.Example> spread(JavaRDD<TrainTask.Example> ex, int world) {
+    return ex.mapToPair(e -> new Tuple2<>((long) e.partition() + e.position(), e)).partitionBy(new Modulo(world)).values();
+  }
+
+  private static TrainTask.Example example(int partition, int position, Row r, String column) {
     List<Object> values = r.getList(0);
     float[] x = new float[values.size()];
-    for (int i = 0; i < x.length; i++) x[i] = ((Number) values.get(i)).floatValue();
-    return new TrainTask.Example(t._2(), x, r.getDouble(1));
+    for (int i = 0; i < x.length; i++) {
+      Object v = values.get(i);
+      if (v == null) {                               // found here rather than by a costly scan on the driver
+        throw new SparkInputException(column, "SparkTrainer: features column '" + column + "' holds a null element (at "
+            + i + ") in row " + position + " of partition " + partition);
+      }
+      x[i] = ((Number) v).floatValue();
+    }
+    return new TrainTask.Example(partition, position, x, r.getDouble(1));
   }
 
-  /** Sends index {@code i} to partition {@code i % n}. */
+  /** Sends key {@code k} to partition {@code k % n}. */
   private static final class Modulo extends Partitioner {
     private static final long serialVersionUID = 1L;
     private final int n;

@@ -53,20 +53,26 @@ final class TrainTask<T> extends AbstractFunction1<Iterator<T>, Iterator<TrainTa
 
   /** The run's settings, as the driver resolved them. */
   record Plan(int worldSize, int epochs, int batchSize, long seed, boolean shuffle, Duration timeout, CheckpointStore store,
-      SparkTrainer.ModelFactory model, SparkTrainer.OptimizerFactory optimizer, SparkTrainer.EpochListener listener)
-      implements Serializable {}
+      SparkTrainer.ModelFactory model, SparkTrainer.OptimizerFactory optimizer, SparkTrainer.EpochListener listener,
+      SparkTrainer.LearningRates learningRates) implements Serializable {}
 
   /** What a rank hands back: rank 0 the final state as checkpoint bytes ({@code model}, {@code history}), others null. */
   record Result(int rank, int stageAttempt, int resumedFrom, byte[] state) implements Serializable {}
 
-  /** A row of the training set on its way to the tasks: its index in the Dataset, its features and its label. */
-  record Example(long index, float[] features, double label) implements Serializable {}
+  /**
+   * A row of the training set on its way to the tasks: where it is in the Dataset (its partition and its position
+   * there, which give its index once the partitions' sizes are known), its features and its label.
+   */
+  record Example(int partition, int position, float[] features, double label) implements Serializable {}
 
   /** How a rank gets the whole training set from its part of the barrier stage's input. */
   sealed interface Source extends Serializable permits Gather, Read {}
 
-  /** Every rank holds some rows (as {@link Example}s); an allgather over the group gives each all {@code count}. */
-  record Gather(long count, int[] featureShape) implements Source {}
+  /**
+   * Every rank holds some rows (as {@link Example}s) of the Dataset's {@code partitions}; an allgather over the group
+   * gives each all {@code count}.
+   */
+  record Gather(long count, int partitions, int[] featureShape) implements Source {}
 
   /** Every rank reads the data itself; its part of the input is ignored. */
   record Read(String path, SparkData.Reader reader) implements Source {}
@@ -118,22 +124,17 @@ final class TrainTask<T> extends AbstractFunction1<Iterator<T>, Iterator<TrainTa
   }
 
   /**
-   * Assembles the rows spread over the ranks: each rank packs its rows, then in rounds of {@link #GATHER_ROWS} rows
-   * per rank the ranks allgather features and (index, label) pairs, and each places every row at its index.
+   * Assembles the rows spread over the ranks: an allgather of every row's (partition, position, label) gives each
+   * rank the partitions' sizes and so every row's index (the rows of partition 0 first, each partition in its own
+   * order); then, in rounds of {@link #GATHER_ROWS} rows per rank, an allgather of the features, which each rank puts
+   * at their rows' indices.
    */
   private static <T> TensorDataset gather(Iterator<T> part, ProcessGroup group, Gather g) {
     int d = 1;
     for (int s : g.featureShape()) d = Math.multiplyExact(d, s);
     int n = Math.toIntExact(g.count());
     List<Example> mine = new ArrayList<>();
-    while (part.hasNext()) {
-      Example e = (Example) part.next();
-      if (e.features().length != d) {                // the driver checked the sizes; a changed source is caught here
-        throw new IllegalStateException("SparkTrainer: row " + e.index() + " has " + e.features().length
-            + " features, expected " + d + " (shape " + Arrays.toString(g.featureShape()) + ")");
-      }
-      mine.add(e);
-    }
+    while (part.hasNext()) mine.add((Example) part.next());
     double[] counts = group.allGather(new double[] {mine.size()});
     int most = 0;
     long total = 0;
@@ -145,33 +146,52 @@ final class TrainTask<T> extends AbstractFunction1<Iterator<T>, Iterator<TrainTa
       throw new IllegalStateException("SparkTrainer: the ranks hold " + total + " rows together, the Dataset had " + n
           + " when counted; hint: the Dataset must give the same rows every time it is computed");
     }
-    float[] x = new float[Math.multiplyExact(n, d)];
+    double[] meta = new double[3 * most];
+    Arrays.fill(meta, -1);
+    for (int j = 0; j < mine.size(); j++) {
+      Example e = mine.get(j);
+      meta[3 * j] = e.partition();
+      meta[3 * j + 1] = e.position();
+      meta[3 * j + 2] = e.label();
+    }
+    double[] all = group.allGather(meta);
+    long[] offset = new long[g.partitions() + 1];
+    for (int k = 0; k < all.length; k += 3) {
+      if (all[k] >= 0) offset[(int) all[k] + 1] = Math.max(offset[(int) all[k] + 1], (long) all[k + 1] + 1);
+    }
+    for (int p = 0; p < g.partitions(); p++) offset[p + 1] += offset[p];
+    if (offset[g.partitions()] != n) {
+      throw new IllegalStateException("SparkTrainer: the Dataset's partitions end at row " + offset[g.partitions()]
+          + " but hold " + n + " rows; hint: the Dataset must give the same rows every time it is computed");
+    }
+    int[] index = new int[all.length / 3];            // row k of the gathered order -> its index (-1: padding)
     long[] y = new long[n];
     boolean[] seen = new boolean[n];
+    for (int k = 0; k < index.length; k++) {
+      index[k] = -1;
+      if (all[3 * k] < 0) continue;
+      int i = (int) (offset[(int) all[3 * k]] + (long) all[3 * k + 1]);
+      if (seen[i]) {
+        throw new IllegalStateException("SparkTrainer: row " + i + " came twice; hint: the Dataset must give the same rows"
+            + " every time it is computed");
+      }
+      seen[i] = true;
+      index[k] = i;
+      y[i] = (long) all[3 * k + 2];
+    }
+    float[] x = new float[Math.multiplyExact(n, d)];
     for (int from = 0; from < most; from += GATHER_ROWS) {
       int rows = Math.min(GATHER_ROWS, most - from);
       float[] fx = new float[rows * d];
-      double[] meta = new double[2 * rows];
-      Arrays.fill(meta, -1);
       for (int j = 0; j < rows && from + j < mine.size(); j++) {
-        Example e = mine.get(from + j);
-        System.arraycopy(e.features(), 0, fx, j * d, d);
-        meta[2 * j] = e.index();
-        meta[2 * j + 1] = e.label();
+        System.arraycopy(mine.get(from + j).features(), 0, fx, j * d, d);
       }
       float[] ax = group.allGather(fx);
-      double[] am = group.allGather(meta);
-      for (int k = 0; k < am.length / 2; k++) {
-        long index = (long) am[2 * k];
-        if (index < 0) continue;                     // padding of a rank with fewer rows
-        int i = (int) index;
-        if (index >= n || seen[i]) {
-          throw new IllegalStateException("SparkTrainer: row index " + index + " is " + (index >= n ? "out of range (" + n
-              + " rows)" : "held twice") + "; hint: the Dataset must give the same rows every time it is computed");
+      for (int r = 0; r < group.worldSize(); r++) {
+        for (int j = 0; j < rows; j++) {
+          int i = index[r * most + from + j];
+          if (i >= 0) System.arraycopy(ax, (r * rows + j) * d, x, i * d, d);
         }
-        seen[i] = true;
-        System.arraycopy(ax, k * d, x, i * d, d);
-        y[i] = (long) am[2 * k + 1];
       }
     }
     int[] shape = new int[g.featureShape().length + 1];
@@ -231,6 +251,14 @@ final class TrainTask<T> extends AbstractFunction1<Iterator<T>, Iterator<TrainTa
           throw new IllegalStateException("SparkTrainer: the epoch listener failed on rank " + rank + " at epoch " + epoch
               + ": " + e, e);
         }
+      }
+      if (plan.learningRates() != null) {
+        double lr = plan.learningRates().at(epoch);
+        if (!(lr >= 0) || Double.isInfinite(lr)) {
+          throw new IllegalArgumentException("SparkTrainer: the learning rate of epoch " + epoch + " is " + lr
+              + ", expected a finite value >= 0");
+        }
+        for (var g : opt.paramGroups()) g.setLr(lr);
       }
       sampler.setEpoch(epoch);
       double lossSum = 0;

@@ -18,6 +18,7 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
 import org.junit.jupiter.api.AfterAll;
@@ -118,5 +119,92 @@ class SparkTrainerTest {
       assertEquals(List.of("epoch-0002.ckpt", "epoch-0003.ckpt"),
           files.map(p -> p.getFileName().toString()).filter(s -> s.endsWith(".ckpt") && !s.startsWith(".")).sorted().toList());
     }
+  }
+
+  // ------------------------------------------------------------------ bad input
+
+  static StructType schema(DataType features, DataType label) {
+    return new StructType().add("features", features).add("label", label);
+  }
+
+  static Dataset<Row> frame(StructType schema, Object[]... rows) {
+    List<Row> list = new ArrayList<>();
+    for (Object[] r : rows) list.add(RowFactory.create(r));
+    return spark.createDataFrame(list, schema);
+  }
+
+  static SparkInputException rejected(Dataset<Row> data, int[] shape, SparkTrainer.ModelFactory model) {
+    return assertThrows(SparkInputException.class,
+        () -> blobTrainer().build().fit(spark, SparkData.rows(data, "features", "label", shape), model));
+  }
+
+  static final DataType FLOATS = DataTypes.createArrayType(DataTypes.FloatType);
+
+  @Test
+  void aFeaturesColumnOfTheWrongTypeIsNamed() {
+    Dataset<Row> d = frame(schema(DataTypes.StringType, DataTypes.IntegerType), new Object[] {"1,2", 0});
+    SparkInputException e = rejected(d, new int[0], () -> Models.mlp(2, 3));
+    assertEquals("features", e.column());
+    assertEquals("SparkTrainer: features column 'features' is string, expected an array of numbers (array<float>,"
+        + " array<double> or an integer array)", e.getMessage());
+  }
+
+  @Test
+  void arraysOfTheWrongLengthAreNamedWithTheShapes() {
+    Dataset<Row> d = frame(schema(FLOATS, DataTypes.IntegerType), new Object[] {new float[7], 0},
+        new Object[] {new float[8], 1});
+    SparkInputException e = rejected(d, new int[] {2, 4}, () -> Models.mlp(8, 3));
+    assertEquals("features", e.column());
+    assertEquals("SparkTrainer: features column 'features' holds arrays of 7 to 8 values, expected 8 per row (feature shape"
+        + " [2, 4])", e.getMessage());
+    Dataset<Row> all7 = frame(schema(FLOATS, DataTypes.IntegerType), new Object[] {new float[7], 0});
+    assertEquals("SparkTrainer: features column 'features' holds arrays of 7 values, expected 8 per row (feature shape"
+        + " [8])", rejected(all7, new int[] {8}, () -> Models.mlp(8, 3)).getMessage());
+  }
+
+  @Test
+  void aShapeTheModelCannotTakeIsNamed() {
+    Dataset<Row> d = frame(schema(FLOATS, DataTypes.IntegerType), new Object[] {new float[8], 0});
+    SparkInputException e = rejected(d, new int[0], () -> Models.mlp(9, 3));
+    assertEquals("features", e.column());
+    assertTrue(e.getMessage().startsWith("SparkTrainer: the model rejects a sample of shape [8] from column 'features'"
+        + " (input [1, 8]): "), e.getMessage());
+  }
+
+  @Test
+  void missingColumnsNullsAndLabelsThatAreNoClassesAreNamed() {
+    Dataset<Row> d = frame(schema(FLOATS, DataTypes.DoubleType), new Object[] {new float[2], 0.0});
+    SparkInputException missing = assertThrows(SparkInputException.class, () -> blobTrainer().build()
+        .fit(spark, SparkData.rows(d, "pixels", "label"), () -> Models.mlp(2, 3)));
+    assertEquals("pixels", missing.column());
+    assertEquals("SparkTrainer: the Dataset has no column 'pixels'; its columns: [features, label]", missing.getMessage());
+
+    Dataset<Row> text = frame(schema(FLOATS, DataTypes.StringType), new Object[] {new float[2], "cat"});
+    SparkInputException label = rejected(text, new int[0], () -> Models.mlp(2, 3));
+    assertEquals("label", label.column());
+    assertEquals("SparkTrainer: label column 'label' is string, expected class indices (an integer type, or float/double"
+        + " holding whole numbers)", label.getMessage());
+
+    Dataset<Row> half = frame(schema(FLOATS, DataTypes.DoubleType), new Object[] {new float[2], 0.0},
+        new Object[] {new float[2], 1.5});
+    assertEquals("SparkTrainer: label column 'label' holds 1 values that are not class indices (negative, fractional or"
+        + " NaN), e.g. 1.5", rejected(half, new int[0], () -> Models.mlp(2, 3)).getMessage());
+
+    Dataset<Row> big = frame(schema(FLOATS, DataTypes.DoubleType), new Object[] {new float[2], 3.0});
+    assertEquals("SparkTrainer: label column 'label' holds class 3 but the model has 3 outputs (classes 0..2)",
+        rejected(big, new int[0], () -> Models.mlp(2, 3)).getMessage());
+
+    Dataset<Row> nulls = frame(schema(FLOATS, DataTypes.DoubleType), new Object[] {null, 0.0},
+        new Object[] {new float[2], 1.0});
+    assertEquals("SparkTrainer: features column 'features' is null in 1 of 2 rows",
+        rejected(nulls, new int[0], () -> Models.mlp(2, 3)).getMessage());
+
+    // a null element is found as the tasks read the rows (a scan on the driver would cost a pass over every value)
+    Dataset<Row> holes = frame(schema(FLOATS, DataTypes.DoubleType), new Object[] {new float[2], 0.0},
+        new Object[] {new Float[] {1f, null}, 1.0}).coalesce(1);
+    SparkInputException hole = rejected(holes, new int[0], () -> Models.mlp(2, 3));
+    assertEquals("features", hole.column());
+    assertEquals("SparkTrainer: features column 'features' holds a null element (at 1) in row 1 of partition 0",
+        hole.getMessage());
   }
 }
