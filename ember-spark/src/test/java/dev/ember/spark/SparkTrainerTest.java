@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ember.data.TensorDataset;
 import dev.ember.nn.Models;
 import dev.ember.optim.SGD;
 import dev.ember.tensor.Tensor;
@@ -14,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
@@ -119,6 +121,41 @@ class SparkTrainerTest {
       assertEquals(List.of("epoch-0002.ckpt", "epoch-0003.ckpt"),
           files.map(p -> p.getFileName().toString()).filter(s -> s.endsWith(".ckpt") && !s.startsWith(".")).sorted().toList());
     }
+  }
+
+  /** Reads the CSV that {@link #filesThatEveryWorkerReadsTrainAsTheSameRowsDo} writes: label, then 8 features. */
+  static TensorDataset readCsv(String path) throws java.io.IOException {
+    List<String> lines = Files.readAllLines(Path.of(path));
+    float[] x = new float[lines.size() * 8];
+    long[] y = new long[lines.size()];
+    for (int i = 0; i < lines.size(); i++) {
+      String[] f = lines.get(i).split(",");
+      y[i] = Long.parseLong(f[0]);
+      for (int j = 0; j < 8; j++) x[i * 8 + j] = Float.parseFloat(f[j + 1]);
+    }
+    return new TensorDataset(Tensor.of(x, lines.size(), 8), Tensor.of(y, lines.size()));
+  }
+
+  @Test
+  void filesThatEveryWorkerReadsTrainAsTheSameRowsDo(@TempDir Path dir) throws Exception {
+    Dataset<Row> data = blobs(300);
+    StringBuilder csv = new StringBuilder();
+    for (Row r : data.collectAsList()) {
+      csv.append((int) r.getDouble(1));
+      for (Object v : r.getList(0)) csv.append(',').append(v);   // Float.toString reads back to the same float
+      csv.append('\n');
+    }
+    Path file = dir.resolve("blobs.csv");
+    Files.writeString(file, csv);
+    SparkTrainingResult fromRows = blobTrainer().build().fit(spark, SparkData.rows(data, "features", "label"),
+        () -> Models.mlp(8, 16, 3));
+    SparkTrainingResult fromFiles = blobTrainer().build().fit(new JavaSparkContext(spark.sparkContext()),
+        SparkData.files(file.toString(), SparkTrainerTest::readCsv), () -> Models.mlp(8, 16, 3));
+    assertSameWeights(fromRows.stateDict(), fromFiles.stateDict());
+    assertEquals(fromRows.history(), fromFiles.history());
+    SparkTrainingException missing = assertThrows(SparkTrainingException.class, () -> blobTrainer().build()
+        .fit(spark, SparkData.files(dir.resolve("absent.csv").toString(), SparkTrainerTest::readCsv), () -> Models.mlp(8, 16, 3)));
+    assertTrue(missing.getMessage().contains("absent.csv"), missing.getMessage());
   }
 
   // ------------------------------------------------------------------ bad input
