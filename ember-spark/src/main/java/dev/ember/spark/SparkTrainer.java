@@ -211,7 +211,8 @@ public final class SparkTrainer {
     /**
      * Where rank 0 writes a checkpoint after every epoch and where a retried stage resumes from: a directory every
      * worker sees, or a Hadoop {@code FileSystem} URI ({@code hdfs://}, {@code s3a://}, {@code file://}); null (the
-     * default): none.
+     * default): none. A directory that already holds checkpoints (of an earlier run of the same model and settings)
+     * makes the run continue after the newest of them: use a fresh directory for a fresh run.
      */
     public Builder checkpointDir(String dir) {
       if (dir != null && dir.isBlank()) throw new IllegalArgumentException("SparkTrainer: checkpointDir is blank");
