@@ -259,6 +259,10 @@ public final class SparkTrainer {
     Objects.requireNonNull(data, "SparkTrainer.fit: data is null");
     Objects.requireNonNull(model, "SparkTrainer.fit: model factory is null");
     int world = worldSize > 0 ? worldSize : sc.defaultParallelism();
+    if (sc.isLocal() && world > sc.defaultParallelism()) {    // Spark would retry its slot check for ten minutes
+      throw new IllegalArgumentException("SparkTrainer: worldSize " + world + " needs " + world + " task slots at once but"
+          + " the local master '" + sc.master() + "' has " + sc.defaultParallelism() + "; hint: local[" + world + "]");
+    }
     CheckpointStore store = null;
     if (checkpointDir != null) {
       Map<String, String> hadoop = null;

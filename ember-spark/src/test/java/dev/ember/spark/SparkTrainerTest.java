@@ -158,6 +158,27 @@ class SparkTrainerTest {
     assertTrue(missing.getMessage().contains("absent.csv"), missing.getMessage());
   }
 
+  @Test
+  void badSettingsAreRejected() {
+    assertEquals("SparkTrainer: worldSize must be >= 0 (0: Spark's default parallelism), got -1",
+        assertThrows(IllegalArgumentException.class, () -> SparkTrainer.builder().worldSize(-1)).getMessage());
+    assertEquals("SparkTrainer: epochs must be >= 1, got 0",
+        assertThrows(IllegalArgumentException.class, () -> SparkTrainer.builder().epochs(0)).getMessage());
+    assertEquals("SparkTrainer: batchSize must be >= 1, got 0",
+        assertThrows(IllegalArgumentException.class, () -> SparkTrainer.builder().batchSize(0)).getMessage());
+    assertEquals("SparkTrainer: timeout must be positive, got PT0S",
+        assertThrows(IllegalArgumentException.class, () -> SparkTrainer.builder().timeout(java.time.Duration.ZERO))
+            .getMessage());
+    assertEquals("SparkTrainer: worldSize 3 needs 3 task slots at once but the local master 'local[2,4]' has 2; hint:"
+        + " local[3]", assertThrows(IllegalArgumentException.class, () -> blobTrainer().worldSize(3).build()
+            .fit(spark, SparkData.rows(blobs(30), "features", "label"), () -> Models.mlp(8, 3))).getMessage());
+    SparkTrainingException lr = assertThrows(SparkTrainingException.class, () -> blobTrainer().epochs(1)
+        .learningRates(epoch -> Double.NaN).build().fit(spark, SparkData.rows(blobs(30), "features", "label"),
+            () -> Models.mlp(8, 3)));
+    assertTrue(lr.getMessage().contains("SparkTrainer: the learning rate of epoch 0 is NaN, expected a finite value >= 0"),
+        lr.getMessage());
+  }
+
   // ------------------------------------------------------------------ bad input
 
   static StructType schema(DataType features, DataType label) {
