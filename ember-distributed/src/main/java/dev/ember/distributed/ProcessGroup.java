@@ -72,6 +72,15 @@ public final class ProcessGroup implements AutoCloseable, DataParallel {
   static final int SEGMENT_BYTES = 1 << 18;
   /** Buffers up to this many bytes are reduced along the chain (rank order), larger ones round the ring. */
   static final int CHAIN_MAX_BYTES = 1 << 16;
+  /** A ring step's receive mode: copy what arrives (above 1: add, then divide by that count). */
+  private static final int COPY = 0;
+  /** A ring step's receive mode: add what arrives to what is there. */
+  private static final int ADD = 1;
+  /**
+   * Elements taken from a received message at a time when adding: the staging copy stays in the L1 cache, where a
+   * segment-sized one went through memory.
+   */
+  private static final int BLOCK = 1024;
 
   private final int rank;
   private final int worldSize;
@@ -266,47 +275,52 @@ public final class ProcessGroup implements AutoCloseable, DataParallel {
       int n = d.length();
       if ((long) n * d.bytes() <= CHAIN_MAX_BYTES || n < worldSize) {
         chain(d, call, n);
+        if (op == AllReduceOp.MEAN) d.divide(worldSize);
       } else {
-        ring(d, call, n);
+        ring(d, call, n, op == AllReduceOp.MEAN ? worldSize : 1);
       }
     } catch (DistributedException e) {
       failure = e;
       throw e;
     }
-    if (op == AllReduceOp.MEAN) d.divide(worldSize);
   }
 
   /** Sums along the ranks in order 0, 1, .., W-1; the last rank sends the result on round the ring. */
   private void chain(Buf d, int call, int n) {
     int last = worldSize - 1;
     if (rank == 0) {
-      transfer(Wire.ALLREDUCE, call, d, 0, n, 0, 0, false);
+      transfer(Wire.ALLREDUCE, call, d, 0, n, 0, 0, COPY);
     } else {
-      transfer(Wire.ALLREDUCE, call, d, 0, 0, 0, n, true); // (x0 + .. + x(rank-1)) + x(rank)
-      if (rank < last) transfer(Wire.ALLREDUCE, call, d, 0, n, 0, 0, false);
+      transfer(Wire.ALLREDUCE, call, d, 0, 0, 0, n, ADD); // (x0 + .. + x(rank-1)) + x(rank)
+      if (rank < last) transfer(Wire.ALLREDUCE, call, d, 0, n, 0, 0, COPY);
     }
     if (rank == last) {
-      transfer(Wire.ALLREDUCE, call, d, 0, n, 0, 0, false);
+      transfer(Wire.ALLREDUCE, call, d, 0, n, 0, 0, COPY);
     } else {
-      transfer(Wire.ALLREDUCE, call, d, 0, 0, 0, n, false);
-      if (rank != last - 1) transfer(Wire.ALLREDUCE, call, d, 0, n, 0, 0, false);
+      transfer(Wire.ALLREDUCE, call, d, 0, 0, 0, n, COPY);
+      if (rank != last - 1) transfer(Wire.ALLREDUCE, call, d, 0, n, 0, 0, COPY);
     }
   }
 
-  /** Ring reduce-scatter (W-1 steps, adding) then ring allgather (W-1 steps, copying) over W chunks. */
-  private void ring(Buf d, int call, int n) {
+  /**
+   * Ring reduce-scatter (W-1 steps, adding) then ring allgather (W-1 steps, copying) over W chunks. With a
+   * {@code divisor} above 1 (MEAN) the last reduce-scatter step divides the chunk it completes as it adds, so the
+   * allgather spreads the means and no pass over the whole buffer follows: each element is still its sum divided
+   * once, on the rank that owns it, the same bits as dividing everywhere afterwards.
+   */
+  private void ring(Buf d, int call, int n, int divisor) {
     int w = worldSize;
     for (int s = 0; s < w - 1; s++) {
       int send = Math.floorMod(rank - s, w);
       int recv = Math.floorMod(rank - s - 1, w);
       transfer(Wire.ALLREDUCE, call, d, chunkStart(n, send), chunkLength(n, send), chunkStart(n, recv),
-          chunkLength(n, recv), true);
+          chunkLength(n, recv), s == w - 2 && divisor > 1 ? divisor : ADD);
     }
     for (int s = 0; s < w - 1; s++) {
       int send = Math.floorMod(rank + 1 - s, w);
       int recv = Math.floorMod(rank - s, w);
       transfer(Wire.ALLREDUCE, call, d, chunkStart(n, send), chunkLength(n, send), chunkStart(n, recv),
-          chunkLength(n, recv), false);
+          chunkLength(n, recv), COPY);
     }
   }
 
@@ -435,7 +449,7 @@ public final class ProcessGroup implements AutoCloseable, DataParallel {
       for (int s = 0; s < worldSize - 1; s++) {
         int send = Math.floorMod(rank - s, worldSize);
         int recv = Math.floorMod(rank - s - 1, worldSize);
-        transfer(code, call, all, send * block, block, recv * block, block, false);
+        transfer(code, call, all, send * block, block, recv * block, block, COPY);
       }
     } catch (DistributedException e) {
       failure = e;
@@ -447,11 +461,11 @@ public final class ProcessGroup implements AutoCloseable, DataParallel {
 
   /**
    * One ring step: sends {@code sendLen} elements from {@code sendFrom} to the next rank while receiving
-   * {@code recvLen} from the previous rank into {@code recvFrom} (added to what is there, received value first,
-   * or copied), in messages of at most {@link #SEGMENT_BYTES}, streamed: each direction goes on as far as the
+   * {@code recvLen} from the previous rank into {@code recvFrom} ({@link #COPY}: copied; {@link #ADD}: added to what
+   * is there, received value first; a count above 1: added, then divided by it), in messages of at most {@link #SEGMENT_BYTES}, streamed: each direction goes on as far as the
    * sockets allow, never waiting for the other.
    */
-  private void transfer(int code, int call, Buf d, int sendFrom, int sendLen, int recvFrom, int recvLen, boolean add) {
+  private void transfer(int code, int call, Buf d, int sendFrom, int sendLen, int recvFrom, int recvLen, int mode) {
     buffers();
     int bytes = d.bytes();
     int seg = SEGMENT_BYTES / bytes;
@@ -475,8 +489,8 @@ public final class ProcessGroup implements AutoCloseable, DataParallel {
       @Override
       public void take(ByteBuffer b) {
         int n = Math.min(seg, recvLen - got[0]);
-        if (add) d.add(b, recvFrom + got[0], n);
-        else d.get(b, recvFrom + got[0], n);
+        if (mode == COPY) d.get(b, recvFrom + got[0], n);
+        else d.add(b, recvFrom + got[0], n, mode);
         got[0] += n;
       }
     });
@@ -620,8 +634,11 @@ public final class ProcessGroup implements AutoCloseable, DataParallel {
     /** Appends elements {@code [from, from + n)} to {@code b}. */
     abstract void put(ByteBuffer b, int from, int n);
 
-    /** Element {@code from + i} becomes {@code received[i] + element}: the partial sum arriving comes first. */
-    abstract void add(ByteBuffer b, int from, int n);
+    /**
+     * Element {@code from + i} becomes {@code received[i] + element}: the partial sum arriving comes first; with
+     * {@code divisor > 1} that sum is then divided by it (two roundings, as adding then dividing apart).
+     */
+    abstract void add(ByteBuffer b, int from, int n, int divisor);
 
     abstract void get(ByteBuffer b, int from, int n);
 
@@ -653,10 +670,20 @@ public final class ProcessGroup implements AutoCloseable, DataParallel {
     }
 
     @Override
-    void add(ByteBuffer b, int from, int n) {
-      if (scratch == null || scratch.length < n) scratch = new float[n];
-      b.asFloatBuffer().get(scratch, 0, n);
-      for (int i = 0; i < n; i++) a[from + i] = scratch[i] + a[from + i];
+    void add(ByteBuffer b, int from, int n, int divisor) {
+      float[] s = scratch == null ? scratch = new float[BLOCK] : scratch;
+      java.nio.FloatBuffer in = b.asFloatBuffer();
+      float f = divisor;
+      for (int k = 0; k < n; k += BLOCK) {
+        int m = Math.min(BLOCK, n - k);
+        in.get(s, 0, m);
+        int o = from + k;
+        if (divisor > 1) {
+          for (int i = 0; i < m; i++) a[o + i] = (s[i] + a[o + i]) / f;
+        } else {
+          for (int i = 0; i < m; i++) a[o + i] = s[i] + a[o + i];
+        }
+      }
     }
 
     @Override
@@ -696,10 +723,20 @@ public final class ProcessGroup implements AutoCloseable, DataParallel {
     }
 
     @Override
-    void add(ByteBuffer b, int from, int n) {
-      if (scratch == null || scratch.length < n) scratch = new double[n];
-      b.asDoubleBuffer().get(scratch, 0, n);
-      for (int i = 0; i < n; i++) a[from + i] = scratch[i] + a[from + i];
+    void add(ByteBuffer b, int from, int n, int divisor) {
+      double[] s = scratch == null ? scratch = new double[BLOCK] : scratch;
+      java.nio.DoubleBuffer in = b.asDoubleBuffer();
+      double f = divisor;
+      for (int k = 0; k < n; k += BLOCK) {
+        int m = Math.min(BLOCK, n - k);
+        in.get(s, 0, m);
+        int o = from + k;
+        if (divisor > 1) {
+          for (int i = 0; i < m; i++) a[o + i] = (s[i] + a[o + i]) / f;
+        } else {
+          for (int i = 0; i < m; i++) a[o + i] = s[i] + a[o + i];
+        }
+      }
     }
 
     @Override
