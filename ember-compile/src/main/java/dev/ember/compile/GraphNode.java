@@ -72,8 +72,13 @@ public final class GraphNode {
         name);
   }
 
-  /** A constant tensor. */
+  /**
+   * A constant tensor, taken out of any {@link dev.ember.tensor.MemoryScope} (a graph outlives the call that compiled
+   * it: a pass that makes a constant inside the first step's scope must not leave the graph a buffer the scope's end
+   * hands back to the pool).
+   */
   public static GraphNode constant(Tensor value) {
+    dev.ember.tensor.MemoryScope.escape(value);
     return new GraphNode(Kind.CONSTANT, "constant", List.of(), Map.of(), value.shape(), value.dtype(), null, value, null);
   }
 

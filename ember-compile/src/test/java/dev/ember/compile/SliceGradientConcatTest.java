@@ -12,6 +12,7 @@ import dev.ember.nn.functional.F;
 import dev.ember.optim.AdamW;
 import dev.ember.optim.SGD;
 import dev.ember.tensor.Generator;
+import dev.ember.tensor.MemoryScope;
 import dev.ember.tensor.Tensor;
 import org.junit.jupiter.api.Test;
 
@@ -70,5 +71,25 @@ class SliceGradientConcatTest {
     String g = step.graph();
     assertFalse(g.contains("slice_backward("), g);
     assertEquals(2, g.split("= cat\\(", -1).length - 1, "the in-projection's weight and bias:\n" + g);
+  }
+
+  /**
+   * Compiled inside the first step's MemoryScope (as the Trainer and the bench step): the pass's zero constant must
+   * outlive that scope; the second step, in a new scope, read a released buffer when it did not.
+   */
+  @Test
+  void aStepCompiledInsideAMemoryScopeRunsInTheNextScopes() {
+    Module layer = new TransformerEncoderLayer(16, 4, 32, 0.0, "relu", 1e-5, true, false, true, new Generator(3));
+    AdamW opt = new AdamW(layer.parameters(), 1e-2);
+    TrainingStep step = Compiler.compileTraining(layer, F::mseLoss);
+    Tensor x = Tensor.randn(2, 5, 16);
+    Tensor y = Tensor.randn(2, 5, 16);
+    double[] losses = new double[3];
+    for (int i = 0; i < 3; i++) {
+      try (MemoryScope scope = MemoryScope.open()) {
+        losses[i] = step.step(x, y, opt).item();
+      }
+    }
+    assertTrue(losses[2] < losses[0], java.util.Arrays.toString(losses));
   }
 }
