@@ -1,10 +1,8 @@
 package dev.ember.compile;
 
+import dev.ember.ops.LinalgOps;
 import dev.ember.tensor.Deferred;
-import dev.ember.tensor.Device;
-import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
-import dev.ember.tensor.Views;
 
 /**
  * A joint graph's weight gradient g^T x (an {@code mm_tn} node: g [m, out], x [m, in], float32 on the CPU) handed
@@ -15,23 +13,12 @@ import dev.ember.tensor.Views;
  * deferral cost more than it saved below 4 MB weights in eager mode. Any other read computes the product whole. Both
  * give the bits of the node ({@code mm(g^T, x)}): the same GEMM, and {@code matmulRows} hands over sgemm's rows.
  */
-final class GraphWeightGrad implements Deferred {
-  private Tensor g;
-  private Tensor x;
-
-  private GraphWeightGrad(Tensor g, Tensor x) {
-    this.g = g;
-    this.x = x;
-  }
+final class GraphWeightGrad {
+  private GraphWeightGrad() {}
 
   /** The deferred g^T x for the node's arguments {@code in} = (g, x), as a contiguous [out, in] tensor. */
   static Tensor of(Tensor[] in) {
-    Tensor g = in[0];
-    Tensor x = in[1];
-    int out = g.shapeRef()[1];
-    int inF = x.shapeRef()[1];
-    return new Tensor(Storage.deferred(out * inF, new GraphWeightGrad(g, x)), new int[] {out, inF}, new int[] {inF, 1},
-        0);
+    return LinalgOps.deferredWeightGrad(in[0], in[1], false);
   }
 
   /** Whether a node's value can be handed over this way: a float32 g^T x of 2-d CPU tensors, within int range. */
@@ -44,26 +31,5 @@ final class GraphWeightGrad implements Deferred {
       if (in == null || in.dtype() != dev.ember.tensor.DType.F32 || in.shapeRef().length != 2) return false;
     }
     return (long) node.shapeRef()[0] * node.shapeRef()[1] <= Integer.MAX_VALUE;
-  }
-
-  @Override
-  public void computeInto(float[] dst, int off) {
-    int out = g.shapeRef()[1];
-    int in = x.shapeRef()[1];
-    Tensor c = new Tensor(Storage.wrap(dst), new int[] {1, out, in}, new int[] {0, in, 1}, off);
-    Device.CPU.backend().matmul(Views.batchOfOne(Views.transpose(g, 0, 1)), Views.batchOfOne(x), c, 0f);
-  }
-
-  @Override
-  public void computeBlocks(Blocks blocks) {
-    int in = x.shapeRef()[1];
-    Device.CPU.backend().matmulRows(Views.transpose(g, 0, 1), x,
-        (r0, r1, c, off) -> blocks.accept(r0 * in, r1 * in, c, off));
-  }
-
-  @Override
-  public void release() {
-    g = null;
-    x = null;
   }
 }

@@ -353,8 +353,21 @@ public final class LinalgOps {
     }
     // The copies leave every scope: the gradient may be read after the step's scope closed. release()
     // hands them back to the pool (zeroGrad, or once the product is computed).
-    WeightGrad product = new WeightGrad(MemoryScope.escape(g.cloneContiguous()), MemoryScope.escape(x.cloneContiguous()));
-    return new Tensor(Storage.deferred(out * in, product), new int[] {out, in}, new int[] {in, 1}, 0);
+    return deferredWeightGrad(MemoryScope.escape(g.cloneContiguous()), MemoryScope.escape(x.cloneContiguous()), true);
+  }
+
+  /**
+   * g^T x as a contiguous float32 [out, in] tensor {@linkplain Deferred deferred} over g [m, out] and x [m, in] as
+   * given (not copied: they must stay unchanged until it is computed or released): computed whole when read, or a
+   * block of rows at a time by an optimizer that consumes it in blocks, with the bits of {@code mm(g^T, x)} either
+   * way. {@code owned}: g and x are this gradient's alone and go back to the pool once it is computed or dropped
+   * (eager's copies); a compiled step passes its graph's own values, which it still holds.
+   */
+  public static Tensor deferredWeightGrad(Tensor g, Tensor x, boolean owned) {
+    int out = g.shapeRef()[1];
+    int in = x.shapeRef()[1];
+    return new Tensor(Storage.deferred(out * in, new WeightGrad(g, x, owned)), new int[] {out, in}, new int[] {in, 1},
+        0);
   }
 
   /**
@@ -369,10 +382,12 @@ public final class LinalgOps {
   private static final class WeightGrad implements Deferred {
     private Tensor g;
     private Tensor x;
+    private final boolean owned;
 
-    WeightGrad(Tensor g, Tensor x) {
+    WeightGrad(Tensor g, Tensor x, boolean owned) {
       this.g = g;
       this.x = x;
+      this.owned = owned;
     }
 
     @Override
@@ -392,8 +407,10 @@ public final class LinalgOps {
 
     @Override
     public void release() {
-      MemoryScope.recycle(g);
-      MemoryScope.recycle(x);
+      if (owned) {
+        MemoryScope.recycle(g);
+        MemoryScope.recycle(x);
+      }
       g = null;
       x = null;
     }
