@@ -137,7 +137,7 @@ final class Capture implements Tracing.Tracer {
               + Arrays.toString(l.shape()));
         }
         Tensor seed = Tensor.onesLike(l);
-        GraphNode seedNode = GraphNode.constant(dev.ember.tensor.MemoryScope.escape(seed));
+        GraphNode seedNode = GraphNode.constant(seed);
         c.nodes.add(seedNode);
         c.note(seed, seedNode);
         c.backward = true;
@@ -316,8 +316,8 @@ final class Capture implements Tracing.Tracer {
       pending = new GraphBreak(t.gradFn().name(), "computed a value " + op + " reads (" + Arrays.toString(t.shape())
           + ") and has no trace hook", where);
       return null;
-    } else { // the graph keeps it beyond the memory scope the trace ran in
-      n = GraphNode.constant(dev.ember.tensor.MemoryScope.escape(t));
+    } else { // the graph keeps it beyond the memory scope the trace ran in: constant() takes it out
+      n = GraphNode.constant(t);
     }
     nodes.add(n);
     note(t, n);
