@@ -222,11 +222,24 @@ public final class Trainer {
   }
 
   /**
+   * Whether {@code optimizer} updates every parameter of {@code model} that requires grad: a fused step stores no
+   * gradient, so one it does not update would not keep the gradients eager steps leave on it.
+   */
+  private static boolean updatesEveryTrainable(Module model, Optimizer optimizer) {
+    java.util.IdentityHashMap<Tensor, Boolean> updated = new java.util.IdentityHashMap<>();
+    for (dev.ember.optim.ParamGroup g : optimizer.paramGroups()) for (Tensor p : g.params()) updated.put(p, Boolean.TRUE);
+    for (Tensor p : model.parameters()) if (p.requiresGrad() && !updated.containsKey(p)) return false;
+    return true;
+  }
+
+  /**
    * What keeps this trainer's compiled steps from taking the optimizer's update into the compiled step
    * ({@code TrainingStep.step(x, y, optimizer)}: the gradients handed straight to the optimizer, never stored in
    * {@code grad()}), each named: a gradient clipping ({@code clipGradNorm}, {@code clipGradValue}), a callback that
    * overrides {@code onAfterBackward} or {@code onBeforeOptimizerStep} (it may read or change the gradients before
-   * the update), or {@code compile(false)}. Empty: every compiled step whose batch no callback stopped first fuses
+   * the update), or {@code compile(false)}; and, found at {@link #fit}, a parameter that requires grad but that the
+   * optimizer does not update (eager steps leave its gradients accumulating). Empty: every compiled step whose batch
+   * no callback stopped first fuses
    * its update (with {@link Builder#skipNonFiniteSteps} the update lands only when the loss and every gradient
    * are finite, as an eager step is skipped). Otherwise the compiled step writes the gradients and the trainer
    * steps the optimizer after them, as eager steps do. Either way the weights have eager's bits.
@@ -398,7 +411,7 @@ public final class Trainer {
       for (Metric<Double> m : metrics) trainMetrics.add(m.emptyCopy());
       this.named = model.namedParameters();
       this.compiledStep = compile ? dev.ember.compile.Compiler.compileTraining(model, lossFn) : null;
-      this.fuseUpdate = compile && unfusedBecause().isEmpty();
+      this.fuseUpdate = compile && unfusedBecause().isEmpty() && updatesEveryTrainable(model, optimizer);
       this.lastCheckpoint = resumeFrom;
       this.runDevice = model.device();
       this.scaler = gradScaler != null ? gradScaler : precision.scalesLoss() ? new GradScaler() : null;

@@ -182,4 +182,22 @@ class CompiledTrainerTest {
       assertArrayEquals(refHist.values("loss"), h.values("loss"), 0.0, f.toString());
     }
   }
+
+  @Test
+  void aTrainableParameterTheOptimizerLeavesOutKeepsItsGradientsAsInEagerSteps() {
+    Module[] models = {Fixtures.mlp(3), Fixtures.mlp(3)};
+    CountingAdam[] opts = new CountingAdam[2];
+    for (int i = 0; i < 2; i++) { // the optimizer updates the last layer only; the first still requires grad
+      List<Tensor> last = new ArrayList<>(models[i].parameters().subList(2, 4));
+      opts[i] = new CountingAdam(last);
+      Trainer.builder().maxEpochs(1).compile(i == 1).build()
+          .fit(models[i], F::crossEntropy, opts[i], Fixtures.source(batches(Set.of())), null);
+    }
+    Fixtures.assertSameState(models[0].stateDict(), models[1].stateDict());
+    assertEquals(0, opts[1].fused, "not fused: the first layer's gradients accumulate as in eager steps");
+    for (int p = 0; p < 2; p++) {
+      assertArrayEquals(models[0].parameters().get(p).grad().toFloatArray(),
+          models[1].parameters().get(p).grad().toFloatArray(), 0f);
+    }
+  }
 }
