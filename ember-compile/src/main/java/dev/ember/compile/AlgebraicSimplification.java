@@ -4,13 +4,15 @@ import dev.ember.tensor.Tensor;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Removes ops that do nothing and merges ops that undo or repeat each other, where the result keeps its shape and
  * dtype: {@code x * 1}, {@code 1 * x}, {@code x / 1}, {@code x + 0}, {@code 0 + x}, {@code x - 0} (the constant
  * all ones or zeros and broadcasting to x's shape); a dropout outside training; a reshape, view or expand to x's
- * own shape; a reshape or view
- * of a reshape or view (one reshape); a permute of a permute (one permute, or none when they cancel).
+ * own shape; a reshape or view of a reshape or view (one reshape, unless the inner one's input may be
+ * non-contiguous: then the inner one copies and the outer is a view of its copy); a permute of a permute (one
+ * permute, or none when they cancel).
  *
  * <p>Bitwise, with one IEEE exception: eager {@code -0.0 + 0} is {@code +0.0}, the simplified graph keeps
  * {@code -0.0} (they compare equal).
@@ -39,7 +41,7 @@ public final class AlgebraicSimplification extends Rewriter {
         GraphNode x = in.get(0);
         if (sameType(x, n)) return x;
         if (!n.op().equals("expand") && x.kind() == GraphNode.Kind.OP
-            && (x.op().equals("reshape") || x.op().equals("view"))) {
+            && (x.op().equals("reshape") || x.op().equals("view")) && !maybeStrided(x.inputs.get(0))) {
           return reshape(x.inputs.get(0), n);
         }
       }
@@ -67,6 +69,27 @@ public final class AlgebraicSimplification extends Rewriter {
       default -> { }
     }
     return n;
+  }
+
+  /** Ops whose value may be a strided view that is not contiguous, so that a reshape of it copies. */
+  private static final Set<String> STRIDED = Set.of("permute", "transpose", "t", "expand", "broadcast_to", "narrow",
+      "select", "slice", "diagonal", "as_strided", "unfold", "movedim", "swapaxes");
+  /** View ops that keep a non-contiguous input's strides in their result (reshape: where it can). */
+  private static final Set<String> LAYOUT_KEEPING = Set.of("reshape", "view", "squeeze", "unsqueeze", "flatten");
+
+  /**
+   * Whether {@code x}'s value may not be contiguous (a permute, a narrow, ... seen through views). A reshape of a
+   * reshape of such a value is not merged: the inner reshape copies, the outer is then a view of that copy, while
+   * one reshape straight from x would copy again where the inner one has other readers (attention's output, read
+   * as [B, T, E] by the out projection and as [B*T, E] by its weight gradient, was copied twice).
+   */
+  private static boolean maybeStrided(GraphNode x) {
+    while (x != null && x.kind() == GraphNode.Kind.OP) {
+      if (STRIDED.contains(x.op())) return true;
+      if (!LAYOUT_KEEPING.contains(x.op())) return false;
+      x = x.inputs.get(0);
+    }
+    return false;
   }
 
   /** One reshape of {@code src} to {@code n}'s shape. */

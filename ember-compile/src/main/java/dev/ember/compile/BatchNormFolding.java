@@ -49,7 +49,8 @@ public final class BatchNormFolding implements Pass {
       return null;
     }
     GraphNode conv = bn.inputs.get(0);
-    if (conv.kind() != GraphNode.Kind.OP || !conv.op().equals("conv2d") || readers.getOrDefault(conv, 0) != 1) return null;
+    if (conv.kind() != GraphNode.Kind.OP || !conv.op().equals("conv2d") || conv.attr("activation") != null
+        || readers.getOrDefault(conv, 0) != 1) return null;
     GraphNode w = conv.inputs.get(1);
     GraphNode b = conv.inputs.get(2);
     GraphNode mean = bn.inputs.get(1);

@@ -121,12 +121,44 @@ public final class TrainingStep {
    * @return the loss, as {@link #run} returns it
    */
   public Tensor step(Tensor x, Tensor y, Optimizer optimizer) {
-    if (optimizer == null) throw new IllegalArgumentException("TrainingStep.step: optimizer must not be null");
+    return step(x, y, optimizer, false);
+  }
+
+  /**
+   * {@link #step(Tensor, Tensor, Optimizer) step(x, y, optimizer)}, making the update only when the loss and every
+   * gradient are finite (what a trainer that skips non-finite steps checks before it steps). When one is not, no
+   * parameter moves and the gradients stay in the parameters' {@code grad()}, written as {@link #run} writes them,
+   * for the caller to name the bad one and drop them. {@link #updated()} tells which happened. The check reads
+   * every gradient, so none is handed over deferred.
+   *
+   * @return the loss, as {@link #run} returns it
+   */
+  public Tensor stepIfFinite(Tensor x, Tensor y, Optimizer optimizer) {
+    return step(x, y, optimizer, true);
+  }
+
+  /** Whether the last {@link #step} or {@link #stepIfFinite} made the optimizer's update (false before one). */
+  public boolean updated() {
+    return updated;
+  }
+
+  private boolean updated;
+
+  private Tensor step(Tensor x, Tensor y, Optimizer optimizer, boolean finiteOnly) {
+    String name = finiteOnly ? "TrainingStep.stepIfFinite" : "TrainingStep.step";
+    if (optimizer == null) throw new IllegalArgumentException(name + ": optimizer must not be null");
+    updated = false;
     if (!(plans.get(Signature.of(x, y, module.isTraining())) instanceof JointPlan j)) {
       List<Tensor> had = new ArrayList<>();
       for (Tensor p : module.parameters()) if (p.grad() != null) had.add(p);
       Tensor loss = run(x, y);
+      if (finiteOnly) {
+        boolean clean = allFinite(loss);
+        for (Tensor p : module.parameters()) if (clean && p.grad() != null) clean = allFinite(p.grad());
+        if (!clean) return loss;
+      }
       optimizer.step();
+      updated = true;
       IdentityHashMap<Tensor, Boolean> keep = new IdentityHashMap<>();
       for (Tensor p : had) keep.put(p, Boolean.TRUE);
       for (Tensor p : module.parameters()) {
@@ -142,7 +174,7 @@ public final class TrainingStep {
     IdentityHashMap<Tensor, Tensor> grads = new IdentityHashMap<>();
     Tensor[] params = j.params();
     dev.ember.autograd.Tracing.Replay[] overrides = null;
-    for (int i = 0; i < params.length; i++) {
+    for (int i = 0; i < params.length && !finiteOnly; i++) {
       int s = j.deferrable()[i];
       Tensor p = params[i];
       if (s >= 0 && p.grad() == null && p.dtype() == DType.F32 && p.device().isCpu()
@@ -154,6 +186,11 @@ public final class TrainingStep {
     }
     try (Grad off = Grad.off()) {
       vals = j.exec().runAll(null, overrides, x, y);
+      if (finiteOnly && !finite(vals, params)) {
+        writeGrads(j, vals, x, y);
+        lastOutput = vals[1];
+        return vals[0];
+      }
       for (int i = 0; i < params.length; i++) {
         Tensor g = vals[2 + i];
         Tensor p = params[i];
@@ -168,8 +205,32 @@ public final class TrainingStep {
       }
     }
     optimizer.step(grads);
+    updated = true;
     lastOutput = vals[1];
     return vals[0];
+  }
+
+  /**
+   * Whether the loss ({@code vals[0]}) and every parameter's gradient after this step are finite: the graph's
+   * gradient, or its sum with the one the parameter already has (a parameter listed twice: the sum of both).
+   */
+  private static boolean finite(Tensor[] vals, Tensor[] params) {
+    if (!allFinite(vals[0])) return false;
+    IdentityHashMap<Tensor, Tensor> sums = new IdentityHashMap<>();
+    for (int i = 0; i < params.length; i++) {
+      Tensor g = vals[2 + i];
+      Tensor p = params[i];
+      Tensor prev = sums.get(p);
+      sums.put(p, prev != null ? prev.add(g) : p.grad() != null ? p.grad().add(g) : g);
+    }
+    for (Tensor s : sums.values()) if (!allFinite(s)) return false;
+    return true;
+  }
+
+  private static boolean allFinite(Tensor t) {
+    if (!t.dtype().isFloatingPoint()) return true;
+    Tensor c = t.isContiguous() ? t : t.contiguous();
+    return c.device().backend().allFinite(c);
   }
 
   /** The forward's result (the model's output, without history) of the last {@link #run}, or null before one. */
@@ -207,27 +268,35 @@ public final class TrainingStep {
     Tensor[] vals;
     try (Grad off = Grad.off()) {
       vals = j.exec().runAll(nanos, x, y);
-      IdentityHashMap<Storage, Boolean> taken = new IdentityHashMap<>(j.fixed());
-      taken.put(x.storage(), Boolean.TRUE);
-      taken.put(y.storage(), Boolean.TRUE);
-      taken.put(vals[0].storage(), Boolean.TRUE);
-      taken.put(vals[1].storage(), Boolean.TRUE);
-      Tensor[] params = j.params();
-      for (int i = 0; i < params.length; i++) {
-        Tensor g = vals[2 + i];
-        Tensor p = params[i];
-        Tensor existing = p.grad();
-        if (existing != null) {
-          existing.add_(g);
-        } else if (g.spansStorage() && taken.put(g.storage(), Boolean.TRUE) == null) {
-          p.setGrad(g); // adopted, as eager adopts a gradient no one else holds
-        } else {
-          p.setGrad(g.cloneContiguous());
-        }
-      }
+      writeGrads(j, vals, x, y);
     }
     lastOutput = vals[1];
     return vals[0];
+  }
+
+  /**
+   * Writes each gradient of {@code vals} into its parameter's {@code grad()} as eager's backward writes it: adopted
+   * where no one else holds its memory, else copied; added onto a gradient the parameter already has.
+   */
+  private static void writeGrads(JointPlan j, Tensor[] vals, Tensor x, Tensor y) {
+    IdentityHashMap<Storage, Boolean> taken = new IdentityHashMap<>(j.fixed());
+    taken.put(x.storage(), Boolean.TRUE);
+    taken.put(y.storage(), Boolean.TRUE);
+    taken.put(vals[0].storage(), Boolean.TRUE);
+    taken.put(vals[1].storage(), Boolean.TRUE);
+    Tensor[] params = j.params();
+    for (int i = 0; i < params.length; i++) {
+      Tensor g = vals[2 + i];
+      Tensor p = params[i];
+      Tensor existing = p.grad();
+      if (existing != null) {
+        existing.add_(g);
+      } else if (g.spansStorage() && taken.put(g.storage(), Boolean.TRUE) == null) {
+        p.setGrad(g); // adopted, as eager adopts a gradient no one else holds
+      } else {
+        p.setGrad(g.cloneContiguous());
+      }
+    }
   }
 
   private Tensor runFallback(Tensor x, Tensor y) {

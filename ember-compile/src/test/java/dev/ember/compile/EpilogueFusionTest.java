@@ -171,4 +171,42 @@ class EpilogueFusionTest {
       }
     }
   }
+
+  @Test
+  void aConvolutionOfSeveralChannelsTakesItsReluIntoItsEpilogueBitwise() {
+    Generator gen = new Generator(14);
+    Tensor x = Tensor.randn(gen, 3, 1, 12, 12);
+    Tensor w1 = Tensor.randn(gen, 6, 1, 5, 5);
+    Tensor b1 = Tensor.randn(gen, 6);
+    Tensor w2 = Tensor.randn(gen, 8, 6, 3, 3);
+    Tensor b2 = Tensor.randn(gen, 8);
+    Tensor w3 = Tensor.randn(gen, 4, 4, 3, 3);
+    int[] one = {1, 1};
+    // one input channel: kept as conv2d then relu; six: fused; "same" padding, two groups, no bias: fused
+    Graph g = fuseAndCheck(in -> {
+      Tensor h = F.conv2d(in[0], w1, b1, one, new int[] {2, 2}, one, 1).relu();
+      h = F.conv2d(h, w2, b2, new int[] {2, 2}, new int[] {1, 1}, one, 1).relu();
+      return F.conv2d(h, w3, null, one, "same", one, 2).relu();
+    }, x);
+    assertEquals(1, count(g, "relu"), g.toString());
+    assertEquals(3, count(g, "conv2d"), g.toString());
+    assertEquals(2, g.nodes().stream().filter(n -> "relu".equals(n.attr("activation"))).count(), g.toString());
+    // with the tape on the fused node runs conv2d then relu as two ops: eager's gradients
+    Tensor xg = x.detach().requiresGrad(true);
+    Tensor wg = w2.detach().requiresGrad(true);
+    java.util.function.Function<Tensor[], Tensor> fn = in -> F.conv2d(in[0], in[1], b2, one, one, one, 1).relu();
+    Tensor h1 = Tensor.randn(gen, 2, 6, 7, 7);
+    Graph two = fuseAndCheck(fn, h1, w2);
+    assertEquals(1, two.opCount(), two.toString());
+    Tensor hg = h1.detach().requiresGrad(true);
+    fn.apply(new Tensor[] {hg, wg}).sum().backward();
+    Tensor hc = h1.detach().requiresGrad(true);
+    Tensor wc = w2.detach().requiresGrad(true);
+    two.run(hc, wc).sum().backward();
+    assertBitwise(hg.grad(), hc.grad());
+    assertBitwise(wg.grad(), wc.grad());
+    // read twice: not fused
+    Graph twice = fuseAndCheck(in -> { Tensor y = F.conv2d(in[0], w2, b2); return y.relu().add(y); }, h1);
+    assertEquals(0, twice.nodes().stream().filter(n -> n.attr("activation") != null).count(), twice.toString());
+  }
 }

@@ -116,6 +116,20 @@ class PassesTest {
   }
 
   @Test
+  void aReshapeOfACopyingReshapeStaysAViewOfItsCopy() {
+    // attention's output: permuted, reshaped to [B, T, E] (a copy) for the projection and to [B*T, E] from that
+    Graph g = Compiler.trace(in -> {
+      Tensor a = in[0].permute(0, 2, 1, 3).reshape(2, 3, 8);
+      return a.exp().add(a.reshape(6, 8).sum(0, false));
+    }, Tensor.randn(2, 4, 3, 2));
+    Graph s = new AlgebraicSimplification().run(g);
+    assertEquals(2, count(s, "reshape"), s.toString());
+    assertTrue(s.toString().contains("reshape(%reshape_0, shape=[6, 8])"), s.toString());
+    Tensor x = Tensor.randn(2, 4, 3, 2);
+    assertBitwise(g.run(x), s.run(x));
+  }
+
+  @Test
   void aBroadcastingIdentityIsKept() {
     // x * ones(3, 4) with x [4]: the result is [3, 4], not x, so the mul stays
     Graph g = Compiler.trace(in -> in[0].mul(Tensor.ones(3, 4)), Tensor.randn(4));

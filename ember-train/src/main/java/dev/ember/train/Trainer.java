@@ -221,6 +221,48 @@ public final class Trainer {
     return compile;
   }
 
+  /**
+   * Whether {@code optimizer} updates every parameter of {@code model} that requires grad: a fused step stores no
+   * gradient, so one it does not update would not keep the gradients eager steps leave on it.
+   */
+  private static boolean updatesEveryTrainable(Module model, Optimizer optimizer) {
+    java.util.IdentityHashMap<Tensor, Boolean> updated = new java.util.IdentityHashMap<>();
+    for (dev.ember.optim.ParamGroup g : optimizer.paramGroups()) for (Tensor p : g.params()) updated.put(p, Boolean.TRUE);
+    for (Tensor p : model.parameters()) if (p.requiresGrad() && !updated.containsKey(p)) return false;
+    return true;
+  }
+
+  /**
+   * What keeps this trainer's compiled steps from taking the optimizer's update into the compiled step
+   * ({@code TrainingStep.step(x, y, optimizer)}: the gradients handed straight to the optimizer, never stored in
+   * {@code grad()}), each named: a gradient clipping ({@code clipGradNorm}, {@code clipGradValue}), a callback that
+   * overrides {@code onAfterBackward} or {@code onBeforeOptimizerStep} (it may read or change the gradients before
+   * the update), or {@code compile(false)}; and, found at {@link #fit}, a parameter that requires grad but that the
+   * optimizer does not update (eager steps leave its gradients accumulating). Empty: every compiled step whose batch
+   * no callback stopped first fuses
+   * its update (with {@link Builder#skipNonFiniteSteps} the update lands only when the loss and every gradient
+   * are finite, as an eager step is skipped). Otherwise the compiled step writes the gradients and the trainer
+   * steps the optimizer after them, as eager steps do. Either way the weights have eager's bits.
+   */
+  public List<String> unfusedBecause() {
+    List<String> why = new ArrayList<>();
+    if (!compile) why.add("compile(false)");
+    if (clipNorm > 0) why.add("clipGradNorm");
+    if (clipValue > 0) why.add("clipGradValue");
+    for (Callback c : callbacks) {
+      for (String hook : new String[] {"onAfterBackward", "onBeforeOptimizerStep"}) {
+        try {
+          if (c.getClass().getMethod(hook, TrainContext.class).getDeclaringClass() != Callback.class) {
+            why.add("callback " + c.getClass().getName() + "." + hook);
+          }
+        } catch (NoSuchMethodException e) {
+          throw new IllegalStateException("Callback." + hook + " not found", e);
+        }
+      }
+    }
+    return why;
+  }
+
   /** The ranks this trainer trains across ({@link Builder#distributed}), or null for one process. */
   public DataParallel distributed() {
     return distributed;
@@ -352,6 +394,8 @@ public final class Trainer {
     List<dev.ember.nn.CheckpointSequential.Range> checkpointRuns;
     /** The compiled forward + loss + backward ({@link Builder#compile}), or null for eager steps. */
     final dev.ember.compile.TrainingStep compiledStep;
+    /** Whether compiled steps take the optimizer's update in ({@link #unfusedBecause()} is empty). */
+    final boolean fuseUpdate;
     /** The model wrapped for data-parallel training ({@link Builder#distributed}), made when fit starts, or null. */
     DataParallel.Replica replica;
 
@@ -367,6 +411,7 @@ public final class Trainer {
       for (Metric<Double> m : metrics) trainMetrics.add(m.emptyCopy());
       this.named = model.namedParameters();
       this.compiledStep = compile ? dev.ember.compile.Compiler.compileTraining(model, lossFn) : null;
+      this.fuseUpdate = compile && unfusedBecause().isEmpty() && updatesEveryTrainable(model, optimizer);
       this.lastCheckpoint = resumeFrom;
       this.runDevice = model.device();
       this.scaler = gradScaler != null ? gradScaler : precision.scalesLoss() ? new GradScaler() : null;
@@ -560,8 +605,16 @@ public final class Trainer {
           if (stepScope == null) stepScope = MemoryScope.open();
           Tensor out;
           Tensor loss;
+          boolean fused = false; // the optimizer's update already made by the compiled step
           if (compiledStep != null) { // forward, loss and backward as one graph: its time counts as the forward's
-            loss = compiledStep.run(batch.input(), batch.target());
+            if (fuseUpdate && ctx.stopReason == null) { // a stop asked for already cancels the update: not fused
+              Tensor x = batch.input();
+              Tensor y = batch.target();
+              loss = maxBadSteps > 0 ? compiledStep.stepIfFinite(x, y, optimizer) : compiledStep.step(x, y, optimizer);
+              fused = compiledStep.updated();
+            } else {
+              loss = compiledStep.run(batch.input(), batch.target());
+            }
             out = compiledStep.output();
             clock.lap(Phase.FORWARD);
           } else {
@@ -636,8 +689,8 @@ public final class Trainer {
               clock.lap(Phase.CALLBACKS);
             }
             // a stop asked for before the step (TerminateOnNaN, GradientMonitor) cancels it, as a bad step is skipped
-            boolean step = !bad && !overflow && ctx.stopReason == null;
-            if (step) optimizer.step();
+            boolean step = fused || !bad && !overflow && ctx.stopReason == null;
+            if (step && !fused) optimizer.step();
             updateScale();
             optimizer.zeroGrad();
             stepScope.close(); // the step's activations, gradients and temporaries back to the pool
@@ -944,9 +997,10 @@ public final class Trainer {
      * Runs each training step compiled ({@code dev.ember.compile.Compiler#compileTraining}): the forward, the loss
      * and the backward traced on the first batch of each shape into one graph, run with the autograd tape off, the
      * gradients the same as eager's. Float32 only, one batch per step: it cannot be combined with another
-     * {@link #precision}, a {@link #gradScaler}, {@link #accumulate} or a {@link #memoryBudget}. The step's time
-     * (forward, loss and backward) counts as the forward phase's. A step that cannot be one graph runs its forward
-     * compiled and its backward on the tape.
+     * {@link #precision}, a {@link #gradScaler}, {@link #accumulate} or a {@link #memoryBudget}. The optimizer's
+     * update runs inside the compiled step unless something must see the gradients first (see
+     * {@link Trainer#unfusedBecause()}). The step's time (forward, loss, backward and a fused update) counts as the
+     * forward phase's. A step that cannot be one graph runs its forward compiled and its backward on the tape.
      */
     public Builder compile(boolean on) {
       this.compile = on;

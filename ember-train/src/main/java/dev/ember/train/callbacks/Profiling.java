@@ -264,10 +264,6 @@ public final class Profiling implements Callback {
     stepPeak = MemoryProfile.StepPeak.start(ctx.model(), ctx.optimizer());
   }
 
-  @Override
-  public void onAfterBackward(TrainContext ctx) {
-    if (recorder != null) recorder.close(); // the forward is over: the hooks go, the rows stay
-  }
 
   @Override
   public void onBatchEnd(TrainContext ctx, Batch batch, double loss) {
@@ -307,8 +303,14 @@ public final class Profiling implements Callback {
     heapLast = heap;
   }
 
+  /**
+   * Also: a validation inside the first batch's step (every N steps) is no part of the step, so the memory
+   * recorder's hooks go before its forward calls (the rows stay). Closed here rather than after backward, so that
+   * this callback leaves a compiled trainer's optimizer update fused ({@link dev.ember.train.Trainer#unfusedBecause()}).
+   */
   @Override
   public void onValidationBegin(TrainContext ctx) {
+    if (recorder != null) recorder.close();
     collect(ctx);
   }
 
