@@ -32,7 +32,10 @@ class GemmTest {
       // 128-row blocks of whole B rows, a partial C each; an edge panel (1000 = 31 x 32 + 8), an 8-row edge
       // tile, a short last block (1100 = 8 x 128 + 76); at the thresholds, 4 blocks split 2 + 2, and 5
       // (600 = 4 x 128 + 88) split 2 + 3
-      {20, 1000, 1100}, {32, 512, 512}, {44, 520, 600}};
+      {20, 1000, 1100}, {32, 512, 512}, {44, 520, 600},
+      // full 12 x 32 tiles written to C from the kernels' accumulators, on the first K block and on the two
+      // later ones (1030 = 3 x 344), beside a 6-row edge tile and a 4-column edge panel
+      {150, 100, 1030}};
   private static final float[][] ALPHA_BETA = {{1f, 0f}, {1f, 1f}, {1.5f, 0.5f}, {-0.75f, 0f}};
 
   private interface Sgemm {

@@ -541,8 +541,11 @@ public final class VectorGemm {
             int rows = Math.min(MR, mc - ir);
             int cIdx = cOff + (ic + ir) * ldc + jc + jr;
             if (MR == 12) {
-              if (transA && rows == MR && cols == NR && first) {
-                kernelC(kc, aPack, ir * KC, bPack, bBase, c, cIdx, ldc, alpha, beta);
+              if (rows == MR && cols == NR) { // full tiles: written to C from the accumulators
+                if (!transA && first) kernelRowsC(kc, aPack, ir * AS, bPack, bBase, c, cIdx, ldc, alpha, beta);
+                else if (!transA) kernelRowsAcc(kc, aPack, ir * AS, bPack, bBase, c, cIdx, ldc, alpha);
+                else if (first) kernelC(kc, aPack, ir * KC, bPack, bBase, c, cIdx, ldc, alpha, beta);
+                else kernelAcc(kc, aPack, ir * KC, bPack, bBase, c, cIdx, ldc, alpha);
                 continue;
               }
               packedTile(transA, rows, kc, aPack, ir, bPack, bBase, tile);
@@ -1130,6 +1133,253 @@ public final class VectorGemm {
     c90.intoArray(tile, 18 * L); c91.intoArray(tile, 19 * L);
     ca0.intoArray(tile, 20 * L); ca1.intoArray(tile, 21 * L);
     cb0.intoArray(tile, 22 * L); cb1.intoArray(tile, 23 * L);
+  }
+
+  /**
+   * {@link #kernelRows} for a full tile of a first K block, written to C straight from the accumulators as
+   * {@link #kernelC} writes it (the same bits as {@link #storeTile}). A method of its own beside
+   * {@link #kernelRowsAcc}: one method with both write-backs is the size that left C1 (and C2, see kernelC)
+   * without registers. The tile buffer's round trip (24 stores, 24 loads) and storeTile's loops went away:
+   * see {@link #multiply} for what it saves.
+   */
+  private static void kernelRowsC(int kc, float[] ap, int aBase, float[] bp, int bBase, float[] c, int cIdx, int ldc,
+      float alpha, float beta) {
+    FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+    FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+    FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+    FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+    FloatVector c40 = FloatVector.zero(S), c41 = FloatVector.zero(S);
+    FloatVector c50 = FloatVector.zero(S), c51 = FloatVector.zero(S);
+    FloatVector c60 = FloatVector.zero(S), c61 = FloatVector.zero(S);
+    FloatVector c70 = FloatVector.zero(S), c71 = FloatVector.zero(S);
+    FloatVector c80 = FloatVector.zero(S), c81 = FloatVector.zero(S);
+    FloatVector c90 = FloatVector.zero(S), c91 = FloatVector.zero(S);
+    FloatVector ca0 = FloatVector.zero(S), ca1 = FloatVector.zero(S);
+    FloatVector cb0 = FloatVector.zero(S), cb1 = FloatVector.zero(S);
+    for (int p = 0, bi = bBase; p < kc; p++, bi += NR) {
+      FloatVector b0 = FloatVector.fromArray(S, bp, bi);
+      FloatVector b1 = FloatVector.fromArray(S, bp, bi + L);
+      int ai = aBase + p;
+      FloatVector av = FloatVector.broadcast(S, ap[ai]);
+      c00 = av.fma(b0, c00); c01 = av.fma(b1, c01);
+      av = FloatVector.broadcast(S, ap[ai + 1 * AS]);
+      c10 = av.fma(b0, c10); c11 = av.fma(b1, c11);
+      av = FloatVector.broadcast(S, ap[ai + 2 * AS]);
+      c20 = av.fma(b0, c20); c21 = av.fma(b1, c21);
+      av = FloatVector.broadcast(S, ap[ai + 3 * AS]);
+      c30 = av.fma(b0, c30); c31 = av.fma(b1, c31);
+      av = FloatVector.broadcast(S, ap[ai + 4 * AS]);
+      c40 = av.fma(b0, c40); c41 = av.fma(b1, c41);
+      av = FloatVector.broadcast(S, ap[ai + 5 * AS]);
+      c50 = av.fma(b0, c50); c51 = av.fma(b1, c51);
+      av = FloatVector.broadcast(S, ap[ai + 6 * AS]);
+      c60 = av.fma(b0, c60); c61 = av.fma(b1, c61);
+      av = FloatVector.broadcast(S, ap[ai + 7 * AS]);
+      c70 = av.fma(b0, c70); c71 = av.fma(b1, c71);
+      av = FloatVector.broadcast(S, ap[ai + 8 * AS]);
+      c80 = av.fma(b0, c80); c81 = av.fma(b1, c81);
+      av = FloatVector.broadcast(S, ap[ai + 9 * AS]);
+      c90 = av.fma(b0, c90); c91 = av.fma(b1, c91);
+      av = FloatVector.broadcast(S, ap[ai + 10 * AS]);
+      ca0 = av.fma(b0, ca0); ca1 = av.fma(b1, ca1);
+      av = FloatVector.broadcast(S, ap[ai + 11 * AS]);
+      cb0 = av.fma(b0, cb0); cb1 = av.fma(b1, cb1);
+    }
+    FloatVector al = FloatVector.broadcast(S, alpha);
+    if (beta == 0) {
+      c00.mul(al).intoArray(c, cIdx + 0 * ldc);
+      c01.mul(al).intoArray(c, cIdx + 0 * ldc + L);
+      c10.mul(al).intoArray(c, cIdx + 1 * ldc);
+      c11.mul(al).intoArray(c, cIdx + 1 * ldc + L);
+      c20.mul(al).intoArray(c, cIdx + 2 * ldc);
+      c21.mul(al).intoArray(c, cIdx + 2 * ldc + L);
+      c30.mul(al).intoArray(c, cIdx + 3 * ldc);
+      c31.mul(al).intoArray(c, cIdx + 3 * ldc + L);
+      c40.mul(al).intoArray(c, cIdx + 4 * ldc);
+      c41.mul(al).intoArray(c, cIdx + 4 * ldc + L);
+      c50.mul(al).intoArray(c, cIdx + 5 * ldc);
+      c51.mul(al).intoArray(c, cIdx + 5 * ldc + L);
+      c60.mul(al).intoArray(c, cIdx + 6 * ldc);
+      c61.mul(al).intoArray(c, cIdx + 6 * ldc + L);
+      c70.mul(al).intoArray(c, cIdx + 7 * ldc);
+      c71.mul(al).intoArray(c, cIdx + 7 * ldc + L);
+      c80.mul(al).intoArray(c, cIdx + 8 * ldc);
+      c81.mul(al).intoArray(c, cIdx + 8 * ldc + L);
+      c90.mul(al).intoArray(c, cIdx + 9 * ldc);
+      c91.mul(al).intoArray(c, cIdx + 9 * ldc + L);
+      ca0.mul(al).intoArray(c, cIdx + 10 * ldc);
+      ca1.mul(al).intoArray(c, cIdx + 10 * ldc + L);
+      cb0.mul(al).intoArray(c, cIdx + 11 * ldc);
+      cb1.mul(al).intoArray(c, cIdx + 11 * ldc + L);
+    } else {
+      FloatVector be = FloatVector.broadcast(S, beta);
+      c00.fma(al, FloatVector.fromArray(S, c, cIdx + 0 * ldc).mul(be)).intoArray(c, cIdx + 0 * ldc);
+      c01.fma(al, FloatVector.fromArray(S, c, cIdx + 0 * ldc + L).mul(be)).intoArray(c, cIdx + 0 * ldc + L);
+      c10.fma(al, FloatVector.fromArray(S, c, cIdx + 1 * ldc).mul(be)).intoArray(c, cIdx + 1 * ldc);
+      c11.fma(al, FloatVector.fromArray(S, c, cIdx + 1 * ldc + L).mul(be)).intoArray(c, cIdx + 1 * ldc + L);
+      c20.fma(al, FloatVector.fromArray(S, c, cIdx + 2 * ldc).mul(be)).intoArray(c, cIdx + 2 * ldc);
+      c21.fma(al, FloatVector.fromArray(S, c, cIdx + 2 * ldc + L).mul(be)).intoArray(c, cIdx + 2 * ldc + L);
+      c30.fma(al, FloatVector.fromArray(S, c, cIdx + 3 * ldc).mul(be)).intoArray(c, cIdx + 3 * ldc);
+      c31.fma(al, FloatVector.fromArray(S, c, cIdx + 3 * ldc + L).mul(be)).intoArray(c, cIdx + 3 * ldc + L);
+      c40.fma(al, FloatVector.fromArray(S, c, cIdx + 4 * ldc).mul(be)).intoArray(c, cIdx + 4 * ldc);
+      c41.fma(al, FloatVector.fromArray(S, c, cIdx + 4 * ldc + L).mul(be)).intoArray(c, cIdx + 4 * ldc + L);
+      c50.fma(al, FloatVector.fromArray(S, c, cIdx + 5 * ldc).mul(be)).intoArray(c, cIdx + 5 * ldc);
+      c51.fma(al, FloatVector.fromArray(S, c, cIdx + 5 * ldc + L).mul(be)).intoArray(c, cIdx + 5 * ldc + L);
+      c60.fma(al, FloatVector.fromArray(S, c, cIdx + 6 * ldc).mul(be)).intoArray(c, cIdx + 6 * ldc);
+      c61.fma(al, FloatVector.fromArray(S, c, cIdx + 6 * ldc + L).mul(be)).intoArray(c, cIdx + 6 * ldc + L);
+      c70.fma(al, FloatVector.fromArray(S, c, cIdx + 7 * ldc).mul(be)).intoArray(c, cIdx + 7 * ldc);
+      c71.fma(al, FloatVector.fromArray(S, c, cIdx + 7 * ldc + L).mul(be)).intoArray(c, cIdx + 7 * ldc + L);
+      c80.fma(al, FloatVector.fromArray(S, c, cIdx + 8 * ldc).mul(be)).intoArray(c, cIdx + 8 * ldc);
+      c81.fma(al, FloatVector.fromArray(S, c, cIdx + 8 * ldc + L).mul(be)).intoArray(c, cIdx + 8 * ldc + L);
+      c90.fma(al, FloatVector.fromArray(S, c, cIdx + 9 * ldc).mul(be)).intoArray(c, cIdx + 9 * ldc);
+      c91.fma(al, FloatVector.fromArray(S, c, cIdx + 9 * ldc + L).mul(be)).intoArray(c, cIdx + 9 * ldc + L);
+      ca0.fma(al, FloatVector.fromArray(S, c, cIdx + 10 * ldc).mul(be)).intoArray(c, cIdx + 10 * ldc);
+      ca1.fma(al, FloatVector.fromArray(S, c, cIdx + 10 * ldc + L).mul(be)).intoArray(c, cIdx + 10 * ldc + L);
+      cb0.fma(al, FloatVector.fromArray(S, c, cIdx + 11 * ldc).mul(be)).intoArray(c, cIdx + 11 * ldc);
+      cb1.fma(al, FloatVector.fromArray(S, c, cIdx + 11 * ldc + L).mul(be)).intoArray(c, cIdx + 11 * ldc + L);
+    }
+  }
+
+  /** {@link #kernelRows} for a full tile of a later K block: C += alpha acc from the accumulators (storeTile's bits). */
+  private static void kernelRowsAcc(int kc, float[] ap, int aBase, float[] bp, int bBase, float[] c, int cIdx, int ldc,
+      float alpha) {
+    FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+    FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+    FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+    FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+    FloatVector c40 = FloatVector.zero(S), c41 = FloatVector.zero(S);
+    FloatVector c50 = FloatVector.zero(S), c51 = FloatVector.zero(S);
+    FloatVector c60 = FloatVector.zero(S), c61 = FloatVector.zero(S);
+    FloatVector c70 = FloatVector.zero(S), c71 = FloatVector.zero(S);
+    FloatVector c80 = FloatVector.zero(S), c81 = FloatVector.zero(S);
+    FloatVector c90 = FloatVector.zero(S), c91 = FloatVector.zero(S);
+    FloatVector ca0 = FloatVector.zero(S), ca1 = FloatVector.zero(S);
+    FloatVector cb0 = FloatVector.zero(S), cb1 = FloatVector.zero(S);
+    for (int p = 0, bi = bBase; p < kc; p++, bi += NR) {
+      FloatVector b0 = FloatVector.fromArray(S, bp, bi);
+      FloatVector b1 = FloatVector.fromArray(S, bp, bi + L);
+      int ai = aBase + p;
+      FloatVector av = FloatVector.broadcast(S, ap[ai]);
+      c00 = av.fma(b0, c00); c01 = av.fma(b1, c01);
+      av = FloatVector.broadcast(S, ap[ai + 1 * AS]);
+      c10 = av.fma(b0, c10); c11 = av.fma(b1, c11);
+      av = FloatVector.broadcast(S, ap[ai + 2 * AS]);
+      c20 = av.fma(b0, c20); c21 = av.fma(b1, c21);
+      av = FloatVector.broadcast(S, ap[ai + 3 * AS]);
+      c30 = av.fma(b0, c30); c31 = av.fma(b1, c31);
+      av = FloatVector.broadcast(S, ap[ai + 4 * AS]);
+      c40 = av.fma(b0, c40); c41 = av.fma(b1, c41);
+      av = FloatVector.broadcast(S, ap[ai + 5 * AS]);
+      c50 = av.fma(b0, c50); c51 = av.fma(b1, c51);
+      av = FloatVector.broadcast(S, ap[ai + 6 * AS]);
+      c60 = av.fma(b0, c60); c61 = av.fma(b1, c61);
+      av = FloatVector.broadcast(S, ap[ai + 7 * AS]);
+      c70 = av.fma(b0, c70); c71 = av.fma(b1, c71);
+      av = FloatVector.broadcast(S, ap[ai + 8 * AS]);
+      c80 = av.fma(b0, c80); c81 = av.fma(b1, c81);
+      av = FloatVector.broadcast(S, ap[ai + 9 * AS]);
+      c90 = av.fma(b0, c90); c91 = av.fma(b1, c91);
+      av = FloatVector.broadcast(S, ap[ai + 10 * AS]);
+      ca0 = av.fma(b0, ca0); ca1 = av.fma(b1, ca1);
+      av = FloatVector.broadcast(S, ap[ai + 11 * AS]);
+      cb0 = av.fma(b0, cb0); cb1 = av.fma(b1, cb1);
+    }
+    FloatVector al = FloatVector.broadcast(S, alpha);
+    c00.fma(al, FloatVector.fromArray(S, c, cIdx + 0 * ldc)).intoArray(c, cIdx + 0 * ldc);
+    c01.fma(al, FloatVector.fromArray(S, c, cIdx + 0 * ldc + L)).intoArray(c, cIdx + 0 * ldc + L);
+    c10.fma(al, FloatVector.fromArray(S, c, cIdx + 1 * ldc)).intoArray(c, cIdx + 1 * ldc);
+    c11.fma(al, FloatVector.fromArray(S, c, cIdx + 1 * ldc + L)).intoArray(c, cIdx + 1 * ldc + L);
+    c20.fma(al, FloatVector.fromArray(S, c, cIdx + 2 * ldc)).intoArray(c, cIdx + 2 * ldc);
+    c21.fma(al, FloatVector.fromArray(S, c, cIdx + 2 * ldc + L)).intoArray(c, cIdx + 2 * ldc + L);
+    c30.fma(al, FloatVector.fromArray(S, c, cIdx + 3 * ldc)).intoArray(c, cIdx + 3 * ldc);
+    c31.fma(al, FloatVector.fromArray(S, c, cIdx + 3 * ldc + L)).intoArray(c, cIdx + 3 * ldc + L);
+    c40.fma(al, FloatVector.fromArray(S, c, cIdx + 4 * ldc)).intoArray(c, cIdx + 4 * ldc);
+    c41.fma(al, FloatVector.fromArray(S, c, cIdx + 4 * ldc + L)).intoArray(c, cIdx + 4 * ldc + L);
+    c50.fma(al, FloatVector.fromArray(S, c, cIdx + 5 * ldc)).intoArray(c, cIdx + 5 * ldc);
+    c51.fma(al, FloatVector.fromArray(S, c, cIdx + 5 * ldc + L)).intoArray(c, cIdx + 5 * ldc + L);
+    c60.fma(al, FloatVector.fromArray(S, c, cIdx + 6 * ldc)).intoArray(c, cIdx + 6 * ldc);
+    c61.fma(al, FloatVector.fromArray(S, c, cIdx + 6 * ldc + L)).intoArray(c, cIdx + 6 * ldc + L);
+    c70.fma(al, FloatVector.fromArray(S, c, cIdx + 7 * ldc)).intoArray(c, cIdx + 7 * ldc);
+    c71.fma(al, FloatVector.fromArray(S, c, cIdx + 7 * ldc + L)).intoArray(c, cIdx + 7 * ldc + L);
+    c80.fma(al, FloatVector.fromArray(S, c, cIdx + 8 * ldc)).intoArray(c, cIdx + 8 * ldc);
+    c81.fma(al, FloatVector.fromArray(S, c, cIdx + 8 * ldc + L)).intoArray(c, cIdx + 8 * ldc + L);
+    c90.fma(al, FloatVector.fromArray(S, c, cIdx + 9 * ldc)).intoArray(c, cIdx + 9 * ldc);
+    c91.fma(al, FloatVector.fromArray(S, c, cIdx + 9 * ldc + L)).intoArray(c, cIdx + 9 * ldc + L);
+    ca0.fma(al, FloatVector.fromArray(S, c, cIdx + 10 * ldc)).intoArray(c, cIdx + 10 * ldc);
+    ca1.fma(al, FloatVector.fromArray(S, c, cIdx + 10 * ldc + L)).intoArray(c, cIdx + 10 * ldc + L);
+    cb0.fma(al, FloatVector.fromArray(S, c, cIdx + 11 * ldc)).intoArray(c, cIdx + 11 * ldc);
+    cb1.fma(al, FloatVector.fromArray(S, c, cIdx + 11 * ldc + L)).intoArray(c, cIdx + 11 * ldc + L);
+  }
+
+  /** {@link #kernel} (A^T, p-major panels) for a full tile of a later K block: C += alpha acc, as kernelRowsAcc. */
+  private static void kernelAcc(int kc, float[] ap, int aBase, float[] bp, int bBase, float[] c, int cIdx, int ldc,
+      float alpha) {
+    FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+    FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+    FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+    FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+    FloatVector c40 = FloatVector.zero(S), c41 = FloatVector.zero(S);
+    FloatVector c50 = FloatVector.zero(S), c51 = FloatVector.zero(S);
+    FloatVector c60 = FloatVector.zero(S), c61 = FloatVector.zero(S);
+    FloatVector c70 = FloatVector.zero(S), c71 = FloatVector.zero(S);
+    FloatVector c80 = FloatVector.zero(S), c81 = FloatVector.zero(S);
+    FloatVector c90 = FloatVector.zero(S), c91 = FloatVector.zero(S);
+    FloatVector ca0 = FloatVector.zero(S), ca1 = FloatVector.zero(S);
+    FloatVector cb0 = FloatVector.zero(S), cb1 = FloatVector.zero(S);
+    for (int p = 0, bi = bBase; p < kc; p++, bi += NR) {
+      FloatVector b0 = FloatVector.fromArray(S, bp, bi);
+      FloatVector b1 = FloatVector.fromArray(S, bp, bi + L);
+      int ai = aBase + p * MR;
+      FloatVector av = FloatVector.broadcast(S, ap[ai]);
+      c00 = av.fma(b0, c00); c01 = av.fma(b1, c01);
+      av = FloatVector.broadcast(S, ap[ai + 1]);
+      c10 = av.fma(b0, c10); c11 = av.fma(b1, c11);
+      av = FloatVector.broadcast(S, ap[ai + 2]);
+      c20 = av.fma(b0, c20); c21 = av.fma(b1, c21);
+      av = FloatVector.broadcast(S, ap[ai + 3]);
+      c30 = av.fma(b0, c30); c31 = av.fma(b1, c31);
+      av = FloatVector.broadcast(S, ap[ai + 4]);
+      c40 = av.fma(b0, c40); c41 = av.fma(b1, c41);
+      av = FloatVector.broadcast(S, ap[ai + 5]);
+      c50 = av.fma(b0, c50); c51 = av.fma(b1, c51);
+      av = FloatVector.broadcast(S, ap[ai + 6]);
+      c60 = av.fma(b0, c60); c61 = av.fma(b1, c61);
+      av = FloatVector.broadcast(S, ap[ai + 7]);
+      c70 = av.fma(b0, c70); c71 = av.fma(b1, c71);
+      av = FloatVector.broadcast(S, ap[ai + 8]);
+      c80 = av.fma(b0, c80); c81 = av.fma(b1, c81);
+      av = FloatVector.broadcast(S, ap[ai + 9]);
+      c90 = av.fma(b0, c90); c91 = av.fma(b1, c91);
+      av = FloatVector.broadcast(S, ap[ai + 10]);
+      ca0 = av.fma(b0, ca0); ca1 = av.fma(b1, ca1);
+      av = FloatVector.broadcast(S, ap[ai + 11]);
+      cb0 = av.fma(b0, cb0); cb1 = av.fma(b1, cb1);
+    }
+    FloatVector al = FloatVector.broadcast(S, alpha);
+    c00.fma(al, FloatVector.fromArray(S, c, cIdx + 0 * ldc)).intoArray(c, cIdx + 0 * ldc);
+    c01.fma(al, FloatVector.fromArray(S, c, cIdx + 0 * ldc + L)).intoArray(c, cIdx + 0 * ldc + L);
+    c10.fma(al, FloatVector.fromArray(S, c, cIdx + 1 * ldc)).intoArray(c, cIdx + 1 * ldc);
+    c11.fma(al, FloatVector.fromArray(S, c, cIdx + 1 * ldc + L)).intoArray(c, cIdx + 1 * ldc + L);
+    c20.fma(al, FloatVector.fromArray(S, c, cIdx + 2 * ldc)).intoArray(c, cIdx + 2 * ldc);
+    c21.fma(al, FloatVector.fromArray(S, c, cIdx + 2 * ldc + L)).intoArray(c, cIdx + 2 * ldc + L);
+    c30.fma(al, FloatVector.fromArray(S, c, cIdx + 3 * ldc)).intoArray(c, cIdx + 3 * ldc);
+    c31.fma(al, FloatVector.fromArray(S, c, cIdx + 3 * ldc + L)).intoArray(c, cIdx + 3 * ldc + L);
+    c40.fma(al, FloatVector.fromArray(S, c, cIdx + 4 * ldc)).intoArray(c, cIdx + 4 * ldc);
+    c41.fma(al, FloatVector.fromArray(S, c, cIdx + 4 * ldc + L)).intoArray(c, cIdx + 4 * ldc + L);
+    c50.fma(al, FloatVector.fromArray(S, c, cIdx + 5 * ldc)).intoArray(c, cIdx + 5 * ldc);
+    c51.fma(al, FloatVector.fromArray(S, c, cIdx + 5 * ldc + L)).intoArray(c, cIdx + 5 * ldc + L);
+    c60.fma(al, FloatVector.fromArray(S, c, cIdx + 6 * ldc)).intoArray(c, cIdx + 6 * ldc);
+    c61.fma(al, FloatVector.fromArray(S, c, cIdx + 6 * ldc + L)).intoArray(c, cIdx + 6 * ldc + L);
+    c70.fma(al, FloatVector.fromArray(S, c, cIdx + 7 * ldc)).intoArray(c, cIdx + 7 * ldc);
+    c71.fma(al, FloatVector.fromArray(S, c, cIdx + 7 * ldc + L)).intoArray(c, cIdx + 7 * ldc + L);
+    c80.fma(al, FloatVector.fromArray(S, c, cIdx + 8 * ldc)).intoArray(c, cIdx + 8 * ldc);
+    c81.fma(al, FloatVector.fromArray(S, c, cIdx + 8 * ldc + L)).intoArray(c, cIdx + 8 * ldc + L);
+    c90.fma(al, FloatVector.fromArray(S, c, cIdx + 9 * ldc)).intoArray(c, cIdx + 9 * ldc);
+    c91.fma(al, FloatVector.fromArray(S, c, cIdx + 9 * ldc + L)).intoArray(c, cIdx + 9 * ldc + L);
+    ca0.fma(al, FloatVector.fromArray(S, c, cIdx + 10 * ldc)).intoArray(c, cIdx + 10 * ldc);
+    ca1.fma(al, FloatVector.fromArray(S, c, cIdx + 10 * ldc + L)).intoArray(c, cIdx + 10 * ldc + L);
+    cb0.fma(al, FloatVector.fromArray(S, c, cIdx + 11 * ldc)).intoArray(c, cIdx + 11 * ldc);
+    cb1.fma(al, FloatVector.fromArray(S, c, cIdx + 11 * ldc + L)).intoArray(c, cIdx + 11 * ldc + L);
   }
 
   /** {@link #kernelRows} for an edge tile of 5..8 rows. */
