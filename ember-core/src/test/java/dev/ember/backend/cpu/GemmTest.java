@@ -32,7 +32,13 @@ class GemmTest {
       // 128-row blocks of whole B rows, a partial C each; an edge panel (1000 = 31 x 32 + 8), an 8-row edge
       // tile, a short last block (1100 = 8 x 128 + 76); at the thresholds, 4 blocks split 2 + 2, and 5
       // (600 = 4 x 128 + 88) split 2 + 3
-      {20, 1000, 1100}, {32, 512, 512}, {44, 520, 600}};
+      {20, 1000, 1100}, {32, 512, 512}, {44, 520, 600},
+      // full 12 x 32 tiles written to C from the kernels' accumulators, on the first K block and on the two
+      // later ones (1030 = 3 x 344), beside a 6-row edge tile and a 4-column edge panel
+      {150, 100, 1030},
+      // wider than a B block where the L2 sets it to 1024 columns (VectorGemm.nc): the row-split schedule's column
+      // blocks (1100 x 1060, 16M+ multiply-adds) and one thread's (100 x 2100)
+      {1100, 1060, 20}, {100, 2100, 100}};
   private static final float[][] ALPHA_BETA = {{1f, 0f}, {1f, 1f}, {1.5f, 0.5f}, {-0.75f, 0f}};
 
   private interface Sgemm {
@@ -223,7 +229,8 @@ class GemmTest {
     int before = Parallel.threads();
     try {
       for (int t = 0; t < 4; t++) {
-        for (int[] s : new int[][] {{300, 257, 129}, {40, 700, 300}, {100, 20, 4200}, {40, 700, 1600}}) {
+        for (int[] s : new int[][] {{300, 257, 129}, {40, 700, 300}, {100, 20, 4200}, {40, 700, 1600},
+            {1100, 1060, 20}, {100, 2100, 100}}) {
           Case cs = Case.make((t & 1) != 0, (t & 2) != 0, s[0], s[1], s[2], 0.75f, 0.5f, 42 + t, false);
           List<float[]> results = new ArrayList<>();
           for (int threads : new int[] {1, 2, 3}) {

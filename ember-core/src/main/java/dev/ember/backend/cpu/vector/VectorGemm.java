@@ -64,8 +64,59 @@ public final class VectorGemm {
   private static final int ROWS_B_PARTS = 2;
   /** Largest A block (144 x KC floats, up to 288 KiB) stays in L2 while the B panels stream past it. */
   private static final int MC = 144;
-  /** B block (KC x 4096 floats, up to 8 MiB, in L3) is packed once and reused by all row blocks. */
-  private static final int NC = 4096;
+  /**
+   * Columns of a B block (KC x NC floats), packed once and reused by all row blocks: see {@link #nc}. 4096 (up to
+   * 8 MiB, in L3) where the L2 is smaller than 2 MiB or unknown, 1024 on the Xeon's 2 MiB L2.
+   */
+  static final int NC = nc(l2Bytes());
+
+  /**
+   * The B block's width for a core with {@code l2} bytes of L2 (0: unknown). Where the L2 holds a whole KC x NC block
+   * (2 MiB and more: KC x 1024 floats at KC = 512), the block is that wide: packing it leaves it in L2 for the
+   * multiply that reads it next, where a 4096-column block (8 MiB) went out to L3 between the pack and its reads.
+   * On the Intel Xeon (model 207, L2 2 MiB, 48 KiB L1d), one thread, CPU time, medians of builds alternating in one
+   * JVM: 128 x 6656 x 6656 84 -> 96 GFLOP/s, 128 x 2048 x 2048 91 -> 100, 2048^3 120 -> 125, 1024^3 (one block
+   * either way) the same; same bits (a C element's K blocks do not depend on the column blocking). Smaller L2s
+   * keep 4096 (measured on the Zen 4's 1 MiB, MR = 12) and so does the 4-row AVX2 path (not measured here).
+   */
+  static int nc(long l2) {
+    if (MR != 12 || l2 < 2L << 20) return 4096;
+    return (int) Math.min(4096, l2 / (4L * KC) / NR * NR);
+  }
+
+  /**
+   * This core's L2 in bytes as Linux reports it ({@code /sys/devices/system/cpu/cpu0/cache/index*}: the level-2
+   * data or unified cache), or 0 where it cannot be read (another OS, a container without sysfs).
+   */
+  static long l2Bytes() {
+    java.nio.file.Path dir = java.nio.file.Path.of("/sys/devices/system/cpu/cpu0/cache");
+    for (int i = 0; i < 8; i++) {
+      java.nio.file.Path index = dir.resolve("index" + i);
+      try {
+        if (!java.nio.file.Files.readString(index.resolve("level")).strip().equals("2")) continue;
+        if (java.nio.file.Files.readString(index.resolve("type")).strip().equals("Instruction")) continue;
+        return cacheSize(java.nio.file.Files.readString(index.resolve("size")));
+      } catch (java.io.IOException | RuntimeException e) {
+        return 0;
+      }
+    }
+    return 0;
+  }
+
+  /** A sysfs cache size ("2048K", "1M", "512"): bytes, or 0 if it is not one. */
+  static long cacheSize(String text) {
+    String t = text.strip();
+    long unit = 1;
+    if (t.endsWith("K")) unit = 1L << 10;
+    else if (t.endsWith("M")) unit = 1L << 20;
+    else if (t.endsWith("G")) unit = 1L << 30;
+    if (unit != 1) t = t.substring(0, t.length() - 1);
+    try {
+      return Long.parseLong(t) * unit;
+    } catch (NumberFormatException e) {
+      return 0;
+    }
+  }
   /** Below this many multiply-adds the pool hand-off costs more than it saves. */
   private static final long SERIAL_WORK = 1L << 18;
   /** Row-split products of at least this many multiply-adds share one packed B (see sharedB). */
@@ -541,8 +592,11 @@ public final class VectorGemm {
             int rows = Math.min(MR, mc - ir);
             int cIdx = cOff + (ic + ir) * ldc + jc + jr;
             if (MR == 12) {
-              if (transA && rows == MR && cols == NR && first) {
-                kernelC(kc, aPack, ir * KC, bPack, bBase, c, cIdx, ldc, alpha, beta);
+              if (rows == MR && cols == NR) { // full tiles: written to C from the accumulators
+                if (!transA && first) kernelRowsC(kc, aPack, ir * AS, bPack, bBase, c, cIdx, ldc, alpha, beta);
+                else if (!transA) kernelRowsAcc(kc, aPack, ir * AS, bPack, bBase, c, cIdx, ldc, alpha);
+                else if (first) kernelC(kc, aPack, ir * KC, bPack, bBase, c, cIdx, ldc, alpha, beta);
+                else kernelAcc(kc, aPack, ir * KC, bPack, bBase, c, cIdx, ldc, alpha);
                 continue;
               }
               packedTile(transA, rows, kc, aPack, ir, bPack, bBase, tile);
@@ -1130,6 +1184,253 @@ public final class VectorGemm {
     c90.intoArray(tile, 18 * L); c91.intoArray(tile, 19 * L);
     ca0.intoArray(tile, 20 * L); ca1.intoArray(tile, 21 * L);
     cb0.intoArray(tile, 22 * L); cb1.intoArray(tile, 23 * L);
+  }
+
+  /**
+   * {@link #kernelRows} for a full tile of a first K block, written to C straight from the accumulators as
+   * {@link #kernelC} writes it (the same bits as {@link #storeTile}). A method of its own beside
+   * {@link #kernelRowsAcc}: one method with both write-backs is the size that left C1 (and C2, see kernelC)
+   * without registers. The tile buffer's round trip (24 stores, 24 loads) and storeTile's loops went away:
+   * see {@link #multiply} for what it saves.
+   */
+  private static void kernelRowsC(int kc, float[] ap, int aBase, float[] bp, int bBase, float[] c, int cIdx, int ldc,
+      float alpha, float beta) {
+    FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+    FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+    FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+    FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+    FloatVector c40 = FloatVector.zero(S), c41 = FloatVector.zero(S);
+    FloatVector c50 = FloatVector.zero(S), c51 = FloatVector.zero(S);
+    FloatVector c60 = FloatVector.zero(S), c61 = FloatVector.zero(S);
+    FloatVector c70 = FloatVector.zero(S), c71 = FloatVector.zero(S);
+    FloatVector c80 = FloatVector.zero(S), c81 = FloatVector.zero(S);
+    FloatVector c90 = FloatVector.zero(S), c91 = FloatVector.zero(S);
+    FloatVector ca0 = FloatVector.zero(S), ca1 = FloatVector.zero(S);
+    FloatVector cb0 = FloatVector.zero(S), cb1 = FloatVector.zero(S);
+    for (int p = 0, bi = bBase; p < kc; p++, bi += NR) {
+      FloatVector b0 = FloatVector.fromArray(S, bp, bi);
+      FloatVector b1 = FloatVector.fromArray(S, bp, bi + L);
+      int ai = aBase + p;
+      FloatVector av = FloatVector.broadcast(S, ap[ai]);
+      c00 = av.fma(b0, c00); c01 = av.fma(b1, c01);
+      av = FloatVector.broadcast(S, ap[ai + 1 * AS]);
+      c10 = av.fma(b0, c10); c11 = av.fma(b1, c11);
+      av = FloatVector.broadcast(S, ap[ai + 2 * AS]);
+      c20 = av.fma(b0, c20); c21 = av.fma(b1, c21);
+      av = FloatVector.broadcast(S, ap[ai + 3 * AS]);
+      c30 = av.fma(b0, c30); c31 = av.fma(b1, c31);
+      av = FloatVector.broadcast(S, ap[ai + 4 * AS]);
+      c40 = av.fma(b0, c40); c41 = av.fma(b1, c41);
+      av = FloatVector.broadcast(S, ap[ai + 5 * AS]);
+      c50 = av.fma(b0, c50); c51 = av.fma(b1, c51);
+      av = FloatVector.broadcast(S, ap[ai + 6 * AS]);
+      c60 = av.fma(b0, c60); c61 = av.fma(b1, c61);
+      av = FloatVector.broadcast(S, ap[ai + 7 * AS]);
+      c70 = av.fma(b0, c70); c71 = av.fma(b1, c71);
+      av = FloatVector.broadcast(S, ap[ai + 8 * AS]);
+      c80 = av.fma(b0, c80); c81 = av.fma(b1, c81);
+      av = FloatVector.broadcast(S, ap[ai + 9 * AS]);
+      c90 = av.fma(b0, c90); c91 = av.fma(b1, c91);
+      av = FloatVector.broadcast(S, ap[ai + 10 * AS]);
+      ca0 = av.fma(b0, ca0); ca1 = av.fma(b1, ca1);
+      av = FloatVector.broadcast(S, ap[ai + 11 * AS]);
+      cb0 = av.fma(b0, cb0); cb1 = av.fma(b1, cb1);
+    }
+    FloatVector al = FloatVector.broadcast(S, alpha);
+    if (beta == 0) {
+      c00.mul(al).intoArray(c, cIdx + 0 * ldc);
+      c01.mul(al).intoArray(c, cIdx + 0 * ldc + L);
+      c10.mul(al).intoArray(c, cIdx + 1 * ldc);
+      c11.mul(al).intoArray(c, cIdx + 1 * ldc + L);
+      c20.mul(al).intoArray(c, cIdx + 2 * ldc);
+      c21.mul(al).intoArray(c, cIdx + 2 * ldc + L);
+      c30.mul(al).intoArray(c, cIdx + 3 * ldc);
+      c31.mul(al).intoArray(c, cIdx + 3 * ldc + L);
+      c40.mul(al).intoArray(c, cIdx + 4 * ldc);
+      c41.mul(al).intoArray(c, cIdx + 4 * ldc + L);
+      c50.mul(al).intoArray(c, cIdx + 5 * ldc);
+      c51.mul(al).intoArray(c, cIdx + 5 * ldc + L);
+      c60.mul(al).intoArray(c, cIdx + 6 * ldc);
+      c61.mul(al).intoArray(c, cIdx + 6 * ldc + L);
+      c70.mul(al).intoArray(c, cIdx + 7 * ldc);
+      c71.mul(al).intoArray(c, cIdx + 7 * ldc + L);
+      c80.mul(al).intoArray(c, cIdx + 8 * ldc);
+      c81.mul(al).intoArray(c, cIdx + 8 * ldc + L);
+      c90.mul(al).intoArray(c, cIdx + 9 * ldc);
+      c91.mul(al).intoArray(c, cIdx + 9 * ldc + L);
+      ca0.mul(al).intoArray(c, cIdx + 10 * ldc);
+      ca1.mul(al).intoArray(c, cIdx + 10 * ldc + L);
+      cb0.mul(al).intoArray(c, cIdx + 11 * ldc);
+      cb1.mul(al).intoArray(c, cIdx + 11 * ldc + L);
+    } else {
+      FloatVector be = FloatVector.broadcast(S, beta);
+      c00.fma(al, FloatVector.fromArray(S, c, cIdx + 0 * ldc).mul(be)).intoArray(c, cIdx + 0 * ldc);
+      c01.fma(al, FloatVector.fromArray(S, c, cIdx + 0 * ldc + L).mul(be)).intoArray(c, cIdx + 0 * ldc + L);
+      c10.fma(al, FloatVector.fromArray(S, c, cIdx + 1 * ldc).mul(be)).intoArray(c, cIdx + 1 * ldc);
+      c11.fma(al, FloatVector.fromArray(S, c, cIdx + 1 * ldc + L).mul(be)).intoArray(c, cIdx + 1 * ldc + L);
+      c20.fma(al, FloatVector.fromArray(S, c, cIdx + 2 * ldc).mul(be)).intoArray(c, cIdx + 2 * ldc);
+      c21.fma(al, FloatVector.fromArray(S, c, cIdx + 2 * ldc + L).mul(be)).intoArray(c, cIdx + 2 * ldc + L);
+      c30.fma(al, FloatVector.fromArray(S, c, cIdx + 3 * ldc).mul(be)).intoArray(c, cIdx + 3 * ldc);
+      c31.fma(al, FloatVector.fromArray(S, c, cIdx + 3 * ldc + L).mul(be)).intoArray(c, cIdx + 3 * ldc + L);
+      c40.fma(al, FloatVector.fromArray(S, c, cIdx + 4 * ldc).mul(be)).intoArray(c, cIdx + 4 * ldc);
+      c41.fma(al, FloatVector.fromArray(S, c, cIdx + 4 * ldc + L).mul(be)).intoArray(c, cIdx + 4 * ldc + L);
+      c50.fma(al, FloatVector.fromArray(S, c, cIdx + 5 * ldc).mul(be)).intoArray(c, cIdx + 5 * ldc);
+      c51.fma(al, FloatVector.fromArray(S, c, cIdx + 5 * ldc + L).mul(be)).intoArray(c, cIdx + 5 * ldc + L);
+      c60.fma(al, FloatVector.fromArray(S, c, cIdx + 6 * ldc).mul(be)).intoArray(c, cIdx + 6 * ldc);
+      c61.fma(al, FloatVector.fromArray(S, c, cIdx + 6 * ldc + L).mul(be)).intoArray(c, cIdx + 6 * ldc + L);
+      c70.fma(al, FloatVector.fromArray(S, c, cIdx + 7 * ldc).mul(be)).intoArray(c, cIdx + 7 * ldc);
+      c71.fma(al, FloatVector.fromArray(S, c, cIdx + 7 * ldc + L).mul(be)).intoArray(c, cIdx + 7 * ldc + L);
+      c80.fma(al, FloatVector.fromArray(S, c, cIdx + 8 * ldc).mul(be)).intoArray(c, cIdx + 8 * ldc);
+      c81.fma(al, FloatVector.fromArray(S, c, cIdx + 8 * ldc + L).mul(be)).intoArray(c, cIdx + 8 * ldc + L);
+      c90.fma(al, FloatVector.fromArray(S, c, cIdx + 9 * ldc).mul(be)).intoArray(c, cIdx + 9 * ldc);
+      c91.fma(al, FloatVector.fromArray(S, c, cIdx + 9 * ldc + L).mul(be)).intoArray(c, cIdx + 9 * ldc + L);
+      ca0.fma(al, FloatVector.fromArray(S, c, cIdx + 10 * ldc).mul(be)).intoArray(c, cIdx + 10 * ldc);
+      ca1.fma(al, FloatVector.fromArray(S, c, cIdx + 10 * ldc + L).mul(be)).intoArray(c, cIdx + 10 * ldc + L);
+      cb0.fma(al, FloatVector.fromArray(S, c, cIdx + 11 * ldc).mul(be)).intoArray(c, cIdx + 11 * ldc);
+      cb1.fma(al, FloatVector.fromArray(S, c, cIdx + 11 * ldc + L).mul(be)).intoArray(c, cIdx + 11 * ldc + L);
+    }
+  }
+
+  /** {@link #kernelRows} for a full tile of a later K block: C += alpha acc from the accumulators (storeTile's bits). */
+  private static void kernelRowsAcc(int kc, float[] ap, int aBase, float[] bp, int bBase, float[] c, int cIdx, int ldc,
+      float alpha) {
+    FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+    FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+    FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+    FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+    FloatVector c40 = FloatVector.zero(S), c41 = FloatVector.zero(S);
+    FloatVector c50 = FloatVector.zero(S), c51 = FloatVector.zero(S);
+    FloatVector c60 = FloatVector.zero(S), c61 = FloatVector.zero(S);
+    FloatVector c70 = FloatVector.zero(S), c71 = FloatVector.zero(S);
+    FloatVector c80 = FloatVector.zero(S), c81 = FloatVector.zero(S);
+    FloatVector c90 = FloatVector.zero(S), c91 = FloatVector.zero(S);
+    FloatVector ca0 = FloatVector.zero(S), ca1 = FloatVector.zero(S);
+    FloatVector cb0 = FloatVector.zero(S), cb1 = FloatVector.zero(S);
+    for (int p = 0, bi = bBase; p < kc; p++, bi += NR) {
+      FloatVector b0 = FloatVector.fromArray(S, bp, bi);
+      FloatVector b1 = FloatVector.fromArray(S, bp, bi + L);
+      int ai = aBase + p;
+      FloatVector av = FloatVector.broadcast(S, ap[ai]);
+      c00 = av.fma(b0, c00); c01 = av.fma(b1, c01);
+      av = FloatVector.broadcast(S, ap[ai + 1 * AS]);
+      c10 = av.fma(b0, c10); c11 = av.fma(b1, c11);
+      av = FloatVector.broadcast(S, ap[ai + 2 * AS]);
+      c20 = av.fma(b0, c20); c21 = av.fma(b1, c21);
+      av = FloatVector.broadcast(S, ap[ai + 3 * AS]);
+      c30 = av.fma(b0, c30); c31 = av.fma(b1, c31);
+      av = FloatVector.broadcast(S, ap[ai + 4 * AS]);
+      c40 = av.fma(b0, c40); c41 = av.fma(b1, c41);
+      av = FloatVector.broadcast(S, ap[ai + 5 * AS]);
+      c50 = av.fma(b0, c50); c51 = av.fma(b1, c51);
+      av = FloatVector.broadcast(S, ap[ai + 6 * AS]);
+      c60 = av.fma(b0, c60); c61 = av.fma(b1, c61);
+      av = FloatVector.broadcast(S, ap[ai + 7 * AS]);
+      c70 = av.fma(b0, c70); c71 = av.fma(b1, c71);
+      av = FloatVector.broadcast(S, ap[ai + 8 * AS]);
+      c80 = av.fma(b0, c80); c81 = av.fma(b1, c81);
+      av = FloatVector.broadcast(S, ap[ai + 9 * AS]);
+      c90 = av.fma(b0, c90); c91 = av.fma(b1, c91);
+      av = FloatVector.broadcast(S, ap[ai + 10 * AS]);
+      ca0 = av.fma(b0, ca0); ca1 = av.fma(b1, ca1);
+      av = FloatVector.broadcast(S, ap[ai + 11 * AS]);
+      cb0 = av.fma(b0, cb0); cb1 = av.fma(b1, cb1);
+    }
+    FloatVector al = FloatVector.broadcast(S, alpha);
+    c00.fma(al, FloatVector.fromArray(S, c, cIdx + 0 * ldc)).intoArray(c, cIdx + 0 * ldc);
+    c01.fma(al, FloatVector.fromArray(S, c, cIdx + 0 * ldc + L)).intoArray(c, cIdx + 0 * ldc + L);
+    c10.fma(al, FloatVector.fromArray(S, c, cIdx + 1 * ldc)).intoArray(c, cIdx + 1 * ldc);
+    c11.fma(al, FloatVector.fromArray(S, c, cIdx + 1 * ldc + L)).intoArray(c, cIdx + 1 * ldc + L);
+    c20.fma(al, FloatVector.fromArray(S, c, cIdx + 2 * ldc)).intoArray(c, cIdx + 2 * ldc);
+    c21.fma(al, FloatVector.fromArray(S, c, cIdx + 2 * ldc + L)).intoArray(c, cIdx + 2 * ldc + L);
+    c30.fma(al, FloatVector.fromArray(S, c, cIdx + 3 * ldc)).intoArray(c, cIdx + 3 * ldc);
+    c31.fma(al, FloatVector.fromArray(S, c, cIdx + 3 * ldc + L)).intoArray(c, cIdx + 3 * ldc + L);
+    c40.fma(al, FloatVector.fromArray(S, c, cIdx + 4 * ldc)).intoArray(c, cIdx + 4 * ldc);
+    c41.fma(al, FloatVector.fromArray(S, c, cIdx + 4 * ldc + L)).intoArray(c, cIdx + 4 * ldc + L);
+    c50.fma(al, FloatVector.fromArray(S, c, cIdx + 5 * ldc)).intoArray(c, cIdx + 5 * ldc);
+    c51.fma(al, FloatVector.fromArray(S, c, cIdx + 5 * ldc + L)).intoArray(c, cIdx + 5 * ldc + L);
+    c60.fma(al, FloatVector.fromArray(S, c, cIdx + 6 * ldc)).intoArray(c, cIdx + 6 * ldc);
+    c61.fma(al, FloatVector.fromArray(S, c, cIdx + 6 * ldc + L)).intoArray(c, cIdx + 6 * ldc + L);
+    c70.fma(al, FloatVector.fromArray(S, c, cIdx + 7 * ldc)).intoArray(c, cIdx + 7 * ldc);
+    c71.fma(al, FloatVector.fromArray(S, c, cIdx + 7 * ldc + L)).intoArray(c, cIdx + 7 * ldc + L);
+    c80.fma(al, FloatVector.fromArray(S, c, cIdx + 8 * ldc)).intoArray(c, cIdx + 8 * ldc);
+    c81.fma(al, FloatVector.fromArray(S, c, cIdx + 8 * ldc + L)).intoArray(c, cIdx + 8 * ldc + L);
+    c90.fma(al, FloatVector.fromArray(S, c, cIdx + 9 * ldc)).intoArray(c, cIdx + 9 * ldc);
+    c91.fma(al, FloatVector.fromArray(S, c, cIdx + 9 * ldc + L)).intoArray(c, cIdx + 9 * ldc + L);
+    ca0.fma(al, FloatVector.fromArray(S, c, cIdx + 10 * ldc)).intoArray(c, cIdx + 10 * ldc);
+    ca1.fma(al, FloatVector.fromArray(S, c, cIdx + 10 * ldc + L)).intoArray(c, cIdx + 10 * ldc + L);
+    cb0.fma(al, FloatVector.fromArray(S, c, cIdx + 11 * ldc)).intoArray(c, cIdx + 11 * ldc);
+    cb1.fma(al, FloatVector.fromArray(S, c, cIdx + 11 * ldc + L)).intoArray(c, cIdx + 11 * ldc + L);
+  }
+
+  /** {@link #kernel} (A^T, p-major panels) for a full tile of a later K block: C += alpha acc, as kernelRowsAcc. */
+  private static void kernelAcc(int kc, float[] ap, int aBase, float[] bp, int bBase, float[] c, int cIdx, int ldc,
+      float alpha) {
+    FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+    FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+    FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+    FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+    FloatVector c40 = FloatVector.zero(S), c41 = FloatVector.zero(S);
+    FloatVector c50 = FloatVector.zero(S), c51 = FloatVector.zero(S);
+    FloatVector c60 = FloatVector.zero(S), c61 = FloatVector.zero(S);
+    FloatVector c70 = FloatVector.zero(S), c71 = FloatVector.zero(S);
+    FloatVector c80 = FloatVector.zero(S), c81 = FloatVector.zero(S);
+    FloatVector c90 = FloatVector.zero(S), c91 = FloatVector.zero(S);
+    FloatVector ca0 = FloatVector.zero(S), ca1 = FloatVector.zero(S);
+    FloatVector cb0 = FloatVector.zero(S), cb1 = FloatVector.zero(S);
+    for (int p = 0, bi = bBase; p < kc; p++, bi += NR) {
+      FloatVector b0 = FloatVector.fromArray(S, bp, bi);
+      FloatVector b1 = FloatVector.fromArray(S, bp, bi + L);
+      int ai = aBase + p * MR;
+      FloatVector av = FloatVector.broadcast(S, ap[ai]);
+      c00 = av.fma(b0, c00); c01 = av.fma(b1, c01);
+      av = FloatVector.broadcast(S, ap[ai + 1]);
+      c10 = av.fma(b0, c10); c11 = av.fma(b1, c11);
+      av = FloatVector.broadcast(S, ap[ai + 2]);
+      c20 = av.fma(b0, c20); c21 = av.fma(b1, c21);
+      av = FloatVector.broadcast(S, ap[ai + 3]);
+      c30 = av.fma(b0, c30); c31 = av.fma(b1, c31);
+      av = FloatVector.broadcast(S, ap[ai + 4]);
+      c40 = av.fma(b0, c40); c41 = av.fma(b1, c41);
+      av = FloatVector.broadcast(S, ap[ai + 5]);
+      c50 = av.fma(b0, c50); c51 = av.fma(b1, c51);
+      av = FloatVector.broadcast(S, ap[ai + 6]);
+      c60 = av.fma(b0, c60); c61 = av.fma(b1, c61);
+      av = FloatVector.broadcast(S, ap[ai + 7]);
+      c70 = av.fma(b0, c70); c71 = av.fma(b1, c71);
+      av = FloatVector.broadcast(S, ap[ai + 8]);
+      c80 = av.fma(b0, c80); c81 = av.fma(b1, c81);
+      av = FloatVector.broadcast(S, ap[ai + 9]);
+      c90 = av.fma(b0, c90); c91 = av.fma(b1, c91);
+      av = FloatVector.broadcast(S, ap[ai + 10]);
+      ca0 = av.fma(b0, ca0); ca1 = av.fma(b1, ca1);
+      av = FloatVector.broadcast(S, ap[ai + 11]);
+      cb0 = av.fma(b0, cb0); cb1 = av.fma(b1, cb1);
+    }
+    FloatVector al = FloatVector.broadcast(S, alpha);
+    c00.fma(al, FloatVector.fromArray(S, c, cIdx + 0 * ldc)).intoArray(c, cIdx + 0 * ldc);
+    c01.fma(al, FloatVector.fromArray(S, c, cIdx + 0 * ldc + L)).intoArray(c, cIdx + 0 * ldc + L);
+    c10.fma(al, FloatVector.fromArray(S, c, cIdx + 1 * ldc)).intoArray(c, cIdx + 1 * ldc);
+    c11.fma(al, FloatVector.fromArray(S, c, cIdx + 1 * ldc + L)).intoArray(c, cIdx + 1 * ldc + L);
+    c20.fma(al, FloatVector.fromArray(S, c, cIdx + 2 * ldc)).intoArray(c, cIdx + 2 * ldc);
+    c21.fma(al, FloatVector.fromArray(S, c, cIdx + 2 * ldc + L)).intoArray(c, cIdx + 2 * ldc + L);
+    c30.fma(al, FloatVector.fromArray(S, c, cIdx + 3 * ldc)).intoArray(c, cIdx + 3 * ldc);
+    c31.fma(al, FloatVector.fromArray(S, c, cIdx + 3 * ldc + L)).intoArray(c, cIdx + 3 * ldc + L);
+    c40.fma(al, FloatVector.fromArray(S, c, cIdx + 4 * ldc)).intoArray(c, cIdx + 4 * ldc);
+    c41.fma(al, FloatVector.fromArray(S, c, cIdx + 4 * ldc + L)).intoArray(c, cIdx + 4 * ldc + L);
+    c50.fma(al, FloatVector.fromArray(S, c, cIdx + 5 * ldc)).intoArray(c, cIdx + 5 * ldc);
+    c51.fma(al, FloatVector.fromArray(S, c, cIdx + 5 * ldc + L)).intoArray(c, cIdx + 5 * ldc + L);
+    c60.fma(al, FloatVector.fromArray(S, c, cIdx + 6 * ldc)).intoArray(c, cIdx + 6 * ldc);
+    c61.fma(al, FloatVector.fromArray(S, c, cIdx + 6 * ldc + L)).intoArray(c, cIdx + 6 * ldc + L);
+    c70.fma(al, FloatVector.fromArray(S, c, cIdx + 7 * ldc)).intoArray(c, cIdx + 7 * ldc);
+    c71.fma(al, FloatVector.fromArray(S, c, cIdx + 7 * ldc + L)).intoArray(c, cIdx + 7 * ldc + L);
+    c80.fma(al, FloatVector.fromArray(S, c, cIdx + 8 * ldc)).intoArray(c, cIdx + 8 * ldc);
+    c81.fma(al, FloatVector.fromArray(S, c, cIdx + 8 * ldc + L)).intoArray(c, cIdx + 8 * ldc + L);
+    c90.fma(al, FloatVector.fromArray(S, c, cIdx + 9 * ldc)).intoArray(c, cIdx + 9 * ldc);
+    c91.fma(al, FloatVector.fromArray(S, c, cIdx + 9 * ldc + L)).intoArray(c, cIdx + 9 * ldc + L);
+    ca0.fma(al, FloatVector.fromArray(S, c, cIdx + 10 * ldc)).intoArray(c, cIdx + 10 * ldc);
+    ca1.fma(al, FloatVector.fromArray(S, c, cIdx + 10 * ldc + L)).intoArray(c, cIdx + 10 * ldc + L);
+    cb0.fma(al, FloatVector.fromArray(S, c, cIdx + 11 * ldc)).intoArray(c, cIdx + 11 * ldc);
+    cb1.fma(al, FloatVector.fromArray(S, c, cIdx + 11 * ldc + L)).intoArray(c, cIdx + 11 * ldc + L);
   }
 
   /** {@link #kernelRows} for an edge tile of 5..8 rows. */

@@ -42,4 +42,25 @@ class VectorGemmScheduleTest {
     assertEquals(false, VectorGemm.splitsRows(true, 512, 1024, 512L * 1024 * 128));
     assertEquals(true, VectorGemm.splitsRows(false, 784, 128, 784L * 128 * 32));
   }
+
+  @Test
+  void theBBlockIsAsWideAsTheL2HoldsFromTwoMebibytes() {
+    org.junit.jupiter.api.Assumptions.assumeTrue(VectorGemm.MR == 12, "the 12-row kernel's blocking");
+    assertEquals(4096, VectorGemm.nc(0), "unknown L2");
+    assertEquals(4096, VectorGemm.nc(1L << 20), "Zen 4's 1 MiB");
+    assertEquals(1024, VectorGemm.nc(2L << 20), "the Xeon's 2 MiB: 512 x 1024 floats");
+    assertEquals(2048, VectorGemm.nc(4L << 20));
+    assertEquals(4096, VectorGemm.nc(64L << 20), "never wider than before");
+    assertEquals(1024 + 512, VectorGemm.nc(3L << 20), "whole panels");
+    assertEquals(VectorGemm.nc(VectorGemm.l2Bytes()), VectorGemm.NC);
+  }
+
+  @Test
+  void sysfsCacheSizesParse() {
+    assertEquals(2L << 20, VectorGemm.cacheSize("2048K\n"));
+    assertEquals(1L << 20, VectorGemm.cacheSize("1M"));
+    assertEquals(512, VectorGemm.cacheSize("512"));
+    assertEquals(0, VectorGemm.cacheSize("lots"));
+    assertEquals(0, VectorGemm.cacheSize(""));
+  }
 }
