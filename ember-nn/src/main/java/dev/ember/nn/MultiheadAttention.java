@@ -1,5 +1,9 @@
 package dev.ember.nn;
 
+import dev.ember.amp.Autocast;
+import dev.ember.autograd.Autograd;
+import dev.ember.autograd.Grad;
+import dev.ember.autograd.Tracing;
 import dev.ember.nn.functional.Attention;
 import dev.ember.nn.init.Init;
 import dev.ember.ops.ElementwiseOps;
@@ -129,6 +133,13 @@ public class MultiheadAttention extends Module {
     Tensor qp = project(batchOuter ? query : q, w.narrow(0, 0, e), b == null ? null : b.narrow(0, 0, e));
     Tensor kp = project(batchOuter ? key : k, w.narrow(0, e, e), b == null ? null : b.narrow(0, e, e));
     Tensor vp = project(batchOuter ? value : v, w.narrow(0, 2 * e, e), b == null ? null : b.narrow(0, 2 * e, e));
+    if (coreApplies(query, w, attnMask, keyPaddingMask, needWeights, l, s)) {
+      // with a gradient to follow: the attention core as one autograd node over the projections (attentionCore)
+      Tensor bias = additiveMask(op, attnMask, keyPaddingMask, isCausal, n, l, s, qp.dtype(), qp.device(),
+          batched ? key : null);
+      Tensor out = outProj.call(attentionCore(qp, kp, vp, bias, n, h, batchOuter));
+      return new Output(batched ? out : out.squeeze(1), null);
+    }
     Tensor qh = heads(qp, h, batchOuter); // [N, H, L, hd]
     Tensor kh = heads(kp, h, batchOuter);
     Tensor vh = heads(vp, h, batchOuter);
@@ -164,6 +175,77 @@ public class MultiheadAttention extends Module {
   }
 
   /** [L, N, E] (or [N, L, E] when batchOuter) as the per-head view [N, H, L, E / H]. */
+  /**
+   * Whether {@link #forward} runs the attention core as one autograd node ({@link #attentionCore}): a gradient is
+   * recorded (neither tracing for a graph nor under autocast), float32 or float64 like the projection weight, no
+   * attention weights wanted, no attention dropout in effect, masks that take no gradient, and the kernel choice
+   * would take scaled_dot_product_attention's plain path (the default {@link Attention.Kernel#AUTO} at up to
+   * {@link Attention.Kernel#tiledAbove()} scores per head). Other calls compose scaled_dot_product_attention.
+   */
+  boolean coreApplies(Tensor query, Tensor w, Tensor attnMask, Tensor keyPaddingMask, boolean needWeights, int l,
+      int s) {
+    DType dt = query.dtype();
+    return !needWeights && Grad.enabled() && !Tracing.active() && Autocast.dtype() == null
+        && (dt == DType.F32 || dt == DType.F64) && w.dtype() == dt && !(dropout > 0 && isTraining())
+        && kernel.path() == Attention.Path.AUTO && (long) l * s <= kernel.tiledAbove()
+        && (attnMask == null || !attnMask.requiresGrad()) && (keyPaddingMask == null || !keyPaddingMask.requiresGrad());
+  }
+
+  /**
+   * Scaled dot-product attention of the projected qp [N, L, E], kp and vp [N, S, E] (when {@code batchOuter}, else
+   * [L, N, E] and [S, N, E]; E = H x hd) with the additive {@code bias} (broadcast to [N, H, L, S], or null), as one
+   * autograd node whose output is laid out as qp for the output projection and whose gradients are contiguous in the
+   * projections' layouts. The same products, softmax and bits as scaled_dot_product_attention's plain path (q scaled,
+   * scores, mask added, softmax, times v; its backward's products in the same orientations), without that path's
+   * chain of per-head views and their copies in backward. Saves the scaled q, k and v (contiguous per head) and the
+   * probabilities, as the plain path does.
+   */
+  private static Tensor attentionCore(Tensor qp, Tensor kp, Tensor vp, Tensor bias, int n, int h, boolean batchOuter) {
+    int e = qp.size(2);
+    int hd = e / h;
+    int nb = n * h;
+    int l = batchOuter ? qp.size(1) : qp.size(0);
+    int s = batchOuter ? kp.size(1) : kp.size(0);
+    double scale = 1 / Math.sqrt(hd);
+    int[] qShape = qp.shape();
+    int[] kShape = kp.shape();
+    Tensor qs;
+    Tensor kc;
+    Tensor vc;
+    Tensor p;
+    Tensor out;
+    try (Grad off = Grad.off()) {
+      qs = heads(qp.detach(), h, batchOuter).mul(scale).reshape(nb, l, hd); // contiguous [N, H, L, hd]
+      kc = heads(kp.detach(), h, batchOuter).contiguous().reshape(nb, s, hd);
+      vc = heads(vp.detach(), h, batchOuter).contiguous().reshape(nb, s, hd);
+      Tensor scores = LinalgOps.bmm(qs, kc.mT()); // [N*H, L, S]
+      if (bias != null) scores.reshape(n, h, l, s).add_(bias);
+      p = scores.softmax(2);
+      out = merge(LinalgOps.bmm(p, vc), n, h, batchOuter).contiguous().reshape(qShape);
+    }
+    return Autograd.record("multi_head_attention_forward", out, (ctx, g) -> {
+      for (int i = 0; i < 3; i++) ctx.in(i); // fails, naming the op, if an input changed in place since the forward
+      try (Grad off = Grad.off()) {
+        Tensor gh = heads(g.reshape(qShape), h, batchOuter).contiguous().reshape(nb, l, hd);
+        Tensor dv = LinalgOps.bmm(p.mT(), gh);
+        Tensor dp = LinalgOps.bmm(gh, vc.mT());
+        Tensor ds = p.newEmpty(p.shapeRef());
+        p.device().backend().softmaxBackward(dp, p, false, ds);
+        Tensor dq = LinalgOps.bmm(ds, kc).mul(scale);
+        Tensor dk = LinalgOps.bmm(qs.mT(), ds).mT(); // as the plain path: (q^T ds)^T
+        return new Tensor[] {merge(dq, n, h, batchOuter).contiguous().reshape(qShape),
+            merge(dk, n, h, batchOuter).contiguous().reshape(kShape),
+            merge(dv, n, h, batchOuter).contiguous().reshape(kShape)};
+      }
+    }, new Tensor[] {qp, kp, vp});
+  }
+
+  /** [N*H, T, hd] per head as a view [N, T, H, hd] (batchOuter) or [T, N, H, hd]. */
+  private static Tensor merge(Tensor x, int n, int h, boolean batchOuter) {
+    Tensor x4 = x.reshape(n, h, x.size(1), x.size(2));
+    return batchOuter ? x4.permute(0, 2, 1, 3) : x4.permute(2, 0, 1, 3);
+  }
+
   private static Tensor heads(Tensor x, int h, boolean batchOuter) {
     Tensor split = x.reshape(x.size(0), x.size(1), h, x.size(2) / h);
     return batchOuter ? split.permute(0, 2, 1, 3) : split.permute(1, 2, 0, 3);

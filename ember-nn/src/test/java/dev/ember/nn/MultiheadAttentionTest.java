@@ -121,4 +121,109 @@ class MultiheadAttentionTest {
         assertThrows(IllegalArgumentException.class,
             () -> m.forward(x, Tensor.zeros(5, 2, 7), x, null, null, false, false)).getMessage());
   }
+
+  /** Output, input gradient and every parameter's gradient of a self-attention call and backward. */
+  private static List<Tensor> selfAttentionResults(MultiheadAttention m, Tensor x0, Tensor mask, Tensor kpm, boolean causal) {
+    for (Tensor p : m.parameters()) p.setGrad(null);
+    Tensor x = x0.detach().requiresGrad(true);
+    Tensor out = m.forward(x, x, x, kpm, mask, false, causal).output();
+    out.mul(out).sum().backward();
+    List<Tensor> r = new java.util.ArrayList<>(List.of(out.detach(), x.grad()));
+    for (Tensor p : m.parameters()) r.add(p.grad());
+    return r;
+  }
+
+  @Test
+  void attentionCoreMatchesThePlainPathBitwise() {
+    Generator g = new Generator(11);
+    double inf = Double.NEGATIVE_INFINITY;
+    Tensor floatMask = Tensor.of(new double[] {0, inf, inf, 0.5, 0, inf, -1, 0.25, 0}, 3, 3);
+    Tensor kpm = Tensor.of(new boolean[] {false, false, true, false, false, false}, 2, 3);
+    for (boolean batchFirst : new boolean[] {true, false}) {
+      MultiheadAttention packed = new MultiheadAttention(8, 2, 0, true, batchFirst, g);
+      packed.to(DType.F64);
+      for (Tensor p : packed.parameters()) dev.ember.nn.init.Init.normal_(p, 0, 0.5, g);
+      MultiheadAttention plain = new MultiheadAttention(8, 2, 0, true, batchFirst, g);
+      plain.to(DType.F64);
+      plain.loadStateDict(packed.stateDict());
+      plain.attentionKernel(dev.ember.nn.functional.Attention.Kernel.plain());
+      Tensor x = Tensor.randn(g, DType.F64, 2, 3, 8);
+      Tensor w = packed.param("in_proj_weight");
+      assertTrue(packed.coreApplies(x, w, floatMask, kpm, false, 3, 3));
+      assertTrue(!plain.coreApplies(x, w, floatMask, kpm, false, 3, 3), "plain kernel asked for");
+      assertTrue(!packed.coreApplies(x, w, null, null, true, 3, 3), "weights wanted");
+      try (dev.ember.autograd.Grad off = dev.ember.autograd.Grad.off()) {
+        assertTrue(!packed.coreApplies(x, w, null, null, false, 3, 3), "no gradient recorded");
+      }
+      Object[][] cases = {{null, null, false}, {floatMask, kpm, false}, {null, kpm, true}, {floatMask, null, true}};
+      for (Object[] c : cases) {
+        Tensor mask = (Tensor) c[0];
+        Tensor pad = (Tensor) c[1];
+        boolean causal = (Boolean) c[2];
+        Tensor in = batchFirst ? x : x.transpose(0, 1).contiguous();
+        List<Tensor> a = selfAttentionResults(packed, in, mask, pad, causal);
+        List<Tensor> b = selfAttentionResults(plain, in, mask, pad, causal);
+        for (int i = 0; i < a.size(); i++) {
+          assertArrayEquals(b.get(i).toDoubleArray(), a.get(i).toDoubleArray(), "batchFirst " + batchFirst + " mask "
+              + (mask != null) + " kpm " + (pad != null) + " causal " + causal + " result " + i);
+        }
+      }
+      // unbatched [L, E]
+      Tensor u = Tensor.randn(g, DType.F64, 3, 8);
+      List<Tensor> a = selfAttentionResults(packed, u, floatMask, null, false);
+      List<Tensor> b = selfAttentionResults(plain, u, floatMask, null, false);
+      for (int i = 0; i < a.size(); i++) {
+        assertArrayEquals(b.get(i).toDoubleArray(), a.get(i).toDoubleArray(), "unbatched result " + i);
+      }
+    }
+  }
+
+  @Test
+  void gradcheckAttentionCoreSeqFirstCrossWithMasks() {
+    Generator g = new Generator(13);
+    MultiheadAttention m = new MultiheadAttention(4, 2, 0, true, false, g);
+    m.to(DType.F64);
+    for (Tensor p : m.parameters()) dev.ember.nn.init.Init.normal_(p, 0, 0.5, g);
+    Tensor x = Tensor.randn(g, DType.F64, 3, 2, 4).requiresGrad(true); // query [L, N, E]
+    Tensor kv = Tensor.randn(g, DType.F64, 5, 2, 4).requiresGrad(true); // key and value [S, N, E]
+    Tensor mask = Tensor.randn(g, DType.F64, 3, 5);
+    Tensor kpm = Tensor.of(new boolean[] {false, true, false, false, false, false, false, false, true, false}, 2, 5);
+    assertTrue(m.coreApplies(x, m.param("in_proj_weight"), mask, kpm, false, 3, 5));
+    List<Tensor> inputs = new java.util.ArrayList<>(List.of(x, kv));
+    inputs.addAll(m.parameters());
+    GradCheck.check("MultiheadAttention attention core", in -> {
+      Tensor self = m.forward(in.get(0), in.get(0), in.get(0), null, mask.narrow(1, 0, 3), false, true).output();
+      Tensor out = m.forward(in.get(0), in.get(1), in.get(1), kpm, mask, false, false).output();
+      return out.mul(out).sum().add(self.sum());
+    }, inputs);
+  }
+
+  @Test
+  void attentionCoreIsBitwiseTheSameOnOneAndTwoThreads() {
+    int before = dev.ember.backend.cpu.Parallel.threads();
+    float[][] results = new float[2][];
+    try {
+      for (int t = 1; t <= 2; t++) {
+        dev.ember.backend.cpu.Parallel.setThreads(t);
+        Generator g = new Generator(17);
+        MultiheadAttention m = new MultiheadAttention(64, 4, 0, true, true, g);
+        Tensor x = Tensor.randn(g, 4, 96, 64);
+        Tensor mask = dev.ember.nn.Transformer.generateSquareSubsequentMask(96);
+        List<Tensor> r = selfAttentionResults(m, x, mask, null, false);
+        int total = 0;
+        for (Tensor z : r) total += (int) z.numel();
+        float[] all = new float[total];
+        int off = 0;
+        for (Tensor z : r) {
+          float[] f = z.toFloatArray();
+          System.arraycopy(f, 0, all, off, f.length);
+          off += f.length;
+        }
+        results[t - 1] = all;
+      }
+    } finally {
+      dev.ember.backend.cpu.Parallel.setThreads(before);
+    }
+    assertArrayEquals(results[0], results[1]);
+  }
 }
