@@ -1,0 +1,227 @@
+package dev.ember.backend.cpu.conv;
+
+import static dev.ember.backend.cpu.conv.ConvSupport.ROWS;
+import static dev.ember.backend.cpu.conv.ConvSupport.floats;
+import static dev.ember.backend.cpu.conv.WinogradConv.ALPHA;
+import static dev.ember.backend.cpu.conv.WinogradConv.F_M;
+import static dev.ember.backend.cpu.conv.WinogradConv.F_V;
+import static dev.ember.backend.cpu.conv.WinogradConv.M;
+import static dev.ember.backend.cpu.conv.WinogradConv.buffer;
+
+import dev.ember.backend.ConvGeometry;
+import dev.ember.backend.View;
+import dev.ember.backend.cpu.Parallel;
+import dev.ember.backend.cpu.RowKernels;
+import dev.ember.tensor.DType;
+
+/**
+ * Winograd F(4x4, 3x3) for F32 one-group 3 x 3 stride-1 convolutions (VGG's layers): each output plane is cut into
+ * 4 x 4 tiles; a tile's 6 x 6 inputs d become V = B^T d B, the 9 weights g of each (output, input) channel pair
+ * U = G g G^T (in double, rounded once), and the 36 products of each tile are 36 GEMMs {@code M[p] = U[p] x V[p]}
+ * over the tiles (p = 6*eta + xi, eta down, xi across), whose results A^T M A are the tile's 16 outputs: 36 GEMM
+ * multiplications per 16 outputs instead of 144. The input gradient is the same pass over the upstream gradient
+ * (padded by 2 - p, weights flipped in both taps and their channels swapped); the weight gradient stays on the
+ * implicit GEMM (see CpuConvolution). Exact in real arithmetic; in float the 2-d transforms (entries up to 8 x 8
+ * and 1/576) round differently from the direct sum (Winograd2dConvTest bounds it against a float64 oracle).
+ *
+ * <p>The transforms reuse the row kernels of the 1-d F(4, 3) ({@link WinogradConv}): a zero-padded channel plane
+ * of pitch 4 (tw + 1) (tw tiles across and one more, whose results are dropped) is first transformed down its
+ * columns ({@code winogradColumns}, 6 rows of 4 tile rows' worth at a time, unit stride along the row), then its
+ * tile rows, laid end to end, are one long row for {@code winogradInput}: tile t of tile row r starts at
+ * {@code r * pitch + 4t}, every 4 floats, so the row kernel's vector groups span tile rows however narrow the
+ * plane (VGG's 56 wide has 14 tiles, fewer than one AVX-512 group). The output goes back the same way
+ * ({@code winogradColumnsOut}, then {@code winogradOutput} over the long row with the bias and ReLU) and its rows
+ * are copied out. The dropped tile costs 1/tw of the GEMMs.
+ *
+ * <p>One task per image; within it, blocks of tile rows whose transformed operands (36 x (channels in + out) x
+ * tiles) fit BLOCK_FLOATS, so they stay in the core's L2 between the transform, the 36 GEMMs (run inline) and the
+ * inverse transform. Each image writes only its own outputs: results do not depend on the thread count.
+ */
+final class Winograd2dConv {
+  private Winograd2dConv() {}
+
+  /** Transform points of a tile, ALPHA x ALPHA. */
+  private static final int POINTS = ALPHA * ALPHA;
+
+  /**
+   * Channels below which the transforms cost more than the GEMM multiplications they save (the GEMMs run over
+   * [O, C] x [C, tiles]).
+   */
+  private static final int MIN_CHANNELS = 32;
+
+  /**
+   * Output width below which the dropped tile of each tile row (1 / (tw + 1) of the products) and the slots
+   * rounded up to whole vectors cost more than Winograd saves: measured against the implicit GEMM (2 threads, busy
+   * host), 56 wide with 64 channels 1.31x forward and input gradient, 32 wide 0.87-1.0x, 16 wide 0.61-0.78x.
+   */
+  private static final int MIN_WIDTH = 48;
+
+  /** Floats of a block's transformed operands V and M together (1 MiB: within a core's L2). */
+  static long blockFloats = 1L << 18;
+
+  private static final ThreadLocal<float[]> F_COLUMNS = ThreadLocal.withInitial(() -> new float[0]);
+
+  /** G of F(4, 3): U = G g G^T. */
+  private static final double[][] G = {
+      {1 / 4.0, 0, 0},
+      {-1 / 6.0, -1 / 6.0, -1 / 6.0},
+      {-1 / 6.0, 1 / 6.0, -1 / 6.0},
+      {1 / 24.0, 1 / 12.0, 1 / 6.0},
+      {1 / 24.0, -1 / 12.0, 1 / 6.0},
+      {0, 0, 1}};
+
+  /**
+   * Whether the path applies: F32, one group, a 3 x 3 kernel, stride 1, undilated, padding 0-2 on each axis with
+   * the output exactly the padded input's valid positions (so the input gradient is the same convolution with
+   * padding 2 - p), and at least MIN_CHANNELS input and output channels.
+   */
+  static boolean applies(View x, int outChannels, int groups, ConvGeometry g) {
+    int c = x.shapeRef()[1];
+    return x.dtype() == DType.F32 && groups == 1 && g.kh() == 3 && g.kw() == 3 && g.stride1() && g.ph() <= 2
+        && g.pw() <= 2 && g.oh() == g.h() + 2 * g.ph() - 2 && g.ow() == g.w() + 2 * g.pw() - 2 && g.oh() >= 1
+        && g.ow() >= 1 && c >= MIN_CHANNELS && outChannels >= MIN_CHANNELS && g.ow() >= MIN_WIDTH;
+  }
+
+  /**
+   * u[p][a][b] = (G g G^T)[p] for the 3 x 3 taps g of w[index(a, b) .. + 8] (rotated by 180 degrees when
+   * {@code flip}), in double, rounded once.
+   */
+  private static float[] weightTransform(float[] w, int na, int nb, boolean swap, boolean flip) {
+    int ab = na * nb;
+    float[] u = new float[POINTS * ab];
+    double[] t = new double[ALPHA * 3];
+    for (int a = 0; a < na; a++) {
+      for (int b = 0; b < nb; b++) {
+        int at = (swap ? b * na + a : a * nb + b) * 9;
+        for (int eta = 0; eta < ALPHA; eta++) {
+          for (int j = 0; j < 3; j++) {
+            double s = 0;
+            for (int i = 0; i < 3; i++) s += G[eta][i] * w[at + (flip ? 8 - (i * 3 + j) : i * 3 + j)];
+            t[eta * 3 + j] = s;
+          }
+        }
+        for (int eta = 0; eta < ALPHA; eta++) {
+          for (int xi = 0; xi < ALPHA; xi++) {
+            double s = 0;
+            for (int j = 0; j < 3; j++) s += G[xi][j] * t[eta * 3 + j];
+            u[(eta * ALPHA + xi) * ab + a * nb + b] = (float) s;
+          }
+        }
+      }
+    }
+    return u;
+  }
+
+  /** Tile rows per block: the block's V and M within blockFloats, at least one. */
+  private static int rowsPerBlock(int inC, int outC, int tw, int th) {
+    long perRow = (long) POINTS * (inC + outC) * (tw + 1);
+    return (int) Math.max(1, Math.min(th, blockFloats / perRow));
+  }
+
+  /**
+   * The transformed weights in {@link RowKernels#convTile}'s tiles, point by point: wp[((p*tiles + t)*inC + c)*TILE
+   * + r] = u[p][t*TILE + r][c], zero for channels past outC.
+   */
+  private static float[] packPoints(float[] u, int outC, int inC) {
+    int tile = RowKernels.CONV_TILE;
+    int tiles = Math.ceilDiv(outC, tile);
+    float[] wp = new float[POINTS * tiles * inC * tile];
+    for (int p = 0; p < POINTS; p++) {
+      for (int o = 0; o < outC; o++) {
+        int at = ((p * tiles + o / tile) * inC) * tile + o % tile;
+        for (int c = 0; c < inC; c++) wp[at + c * tile] = u[(p * outC + o) * inC + c];
+      }
+    }
+    return wp;
+  }
+
+  /**
+   * One image's convolution: src planes [inC, h, w] at so, zero-padded by (padH, padW), against the transformed
+   * weights wp (see {@link #packPoints}), into dst planes [outC, oh, ow] at dO, plus bias (0 for null),
+   * relu-clamped. The 36 products of a block are {@link RowKernels#convTile} over V (its rows ld apart, ld the
+   * block's tiles rounded up to whole slots; the columns past the tiles are computed and dropped).
+   */
+  private static void image(float[] s, int so, int inC, int h, int w, int padH, int padW, float[] wp, int outC,
+      int oh, int ow, float[] bias, boolean relu, float[] d, int dO) {
+    int tw = Math.ceilDiv(ow, M);
+    int th = Math.ceilDiv(oh, M);
+    int pitch = M * (tw + 1);
+    int tile = RowKernels.CONV_TILE;
+    int otiles = Math.ceilDiv(outC, tile);
+    int opad = otiles * tile;
+    int lanes = ROWS.convLanes();
+    int rb = rowsPerBlock(inC, opad, tw, th);
+    for (int ty0 = 0; ty0 < th; ty0 += rb) {
+      int nb = Math.min(rb, th - ty0);
+      int tt = nb * (tw + 1); // the block's tiles, the dropped one of each tile row included
+      int len = nb * pitch; // = M * tt
+      int nslots = Math.ceilDiv(tt, lanes);
+      int ld = nslots * lanes;
+      float[] v = buffer(F_V, (long) POINTS * inC * ld);
+      float[] col = buffer(F_COLUMNS, (long) (ALPHA + 4) * len);
+      for (int ch = 0; ch < inC; ch++) {
+        float[] xp = ConvSupport.paddedPlanes(s, so + ch * h * w, 1, h, w, padH - M * ty0, padW, M * nb + 2, pitch, 0);
+        for (int ty = 0; ty < nb; ty++) ROWS.winogradColumns(xp, ty * M * pitch, pitch, pitch, col, ty * pitch, len);
+        for (int eta = 0; eta < ALPHA; eta++) {
+          ROWS.winogradInput(col, eta * len, len, 0, tt, v, (eta * ALPHA * inC + ch) * ld, inC * ld);
+        }
+      }
+      float[] m = buffer(F_M, (long) POINTS * opad * ld);
+      int[] slots = new int[nslots];
+      for (int q = 0; q < nslots; q++) slots[q] = q * lanes;
+      int[] offs = new int[inC];
+      for (int p = 0; p < POINTS; p++) {
+        for (int c = 0; c < inC; c++) offs[c] = (p * inC + c) * ld;
+        for (int t = 0; t < otiles; t++) {
+          ROWS.convTile(v, offs, inC, wp, (p * otiles + t) * inC * tile, null, 0, slots, slots, nslots, m,
+              (p * opad + t * tile) * ld, ld, false);
+        }
+      }
+      // per output channel: r[i][xi][T] = (A^T down the columns), then each row i across into y[i] (len floats)
+      int y = ALPHA * len;
+      for (int k = 0; k < outC; k++) {
+        for (int xi = 0; xi < ALPHA; xi++) {
+          ROWS.winogradColumnsOut(m, (xi * opad + k) * ld, ALPHA * opad * ld, tt, col, xi * tt, ALPHA * tt);
+        }
+        float b = bias == null ? 0f : bias[k];
+        for (int i = 0; i < M; i++) ROWS.winogradOutput(col, i * ALPHA * tt, tt, tt, b, relu, col, y + i * len, len);
+        for (int ty = 0; ty < nb; ty++) {
+          for (int i = 0; i < M; i++) {
+            int oy = M * (ty0 + ty) + i;
+            if (oy < oh) System.arraycopy(col, y + i * len + ty * pitch, d, dO + (k * oh + oy) * ow, ow);
+          }
+        }
+      }
+    }
+  }
+
+  /** out = x convolved with w plus bias (doubles, or null), clamped at 0 with relu: one task per image. */
+  static void forward(View x, View w, double[] bias, View out, ConvGeometry g, boolean relu) {
+    int n = x.shapeRef()[0];
+    int c = x.shapeRef()[1];
+    int o = w.shapeRef()[0];
+    float[] u = packPoints(weightTransform(floats(w), o, c, false, false), o, c);
+    float[] b = null;
+    if (bias != null) {
+      b = new float[o];
+      for (int i = 0; i < o; i++) b[i] = (float) bias[i];
+    }
+    float[] bf = b;
+    float[] xs = x.storage().floats();
+    float[] ys = out.storage().floats();
+    Parallel.forEach(n, img -> image(xs, x.offset() + img * c * g.hw(), c, g.h(), g.w(), g.ph(), g.pw(), u, o,
+        g.oh(), g.ow(), bf, relu, ys, out.offset() + img * o * g.cols()));
+  }
+
+  /** dx (overwritten) = gOut padded by 2 - p, convolved with the rotated weights, channels swapped. */
+  static void inputGrad(View w, View gOut, View dx, ConvGeometry g) {
+    int n = gOut.shapeRef()[0];
+    int o = w.shapeRef()[0];
+    int c = w.shapeRef()[1];
+    float[] u = packPoints(weightTransform(floats(w), c, o, true, true), c, o);
+    float[] gs = gOut.storage().floats();
+    float[] ds = dx.storage().floats();
+    Parallel.forEach(n, img -> image(gs, gOut.offset() + img * o * g.cols(), o, g.oh(), g.ow(), 2 - g.ph(),
+        2 - g.pw(), u, c, g.h(), g.w(), null, false, ds, dx.offset() + img * c * g.hw()));
+  }
+}
