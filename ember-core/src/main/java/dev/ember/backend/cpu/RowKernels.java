@@ -295,6 +295,34 @@ public interface RowKernels {
     }
   }
 
+  /**
+   * Winograd F(4, 3) upstream-gradient transform down columns: for i &lt; n, with e_r = s[so + r*ss + i] (four rows
+   * ss apart), d[dOff + xi*ds + i] = (A e)[xi], as written in {@link #winogradColumnsGradRange} (the expressions of
+   * {@link #winogradGradTiles}).
+   */
+  void winogradColumnsGrad(float[] s, int so, int ss, int n, float[] d, int dOff, int ds);
+
+  /** {@link #winogradColumnsGrad} for i in [i0, i1) element by element. */
+  public static void winogradColumnsGradRange(float[] s, int so, int ss, int i0, int i1, float[] d, int dOff,
+      int ds) {
+    for (int i = i0; i < i1; i++) {
+      float e0 = s[so + i];
+      float e1 = s[so + ss + i];
+      float e2 = s[so + 2 * ss + i];
+      float e3 = s[so + 3 * ss + i];
+      float a = e0 + e2;
+      float b = e1 + e3;
+      float c = e0 + 4f * e2;
+      float e = 2f * (e1 + 4f * e3);
+      d[dOff + i] = e0;
+      d[dOff + ds + i] = a + b;
+      d[dOff + 2 * ds + i] = a - b;
+      d[dOff + 3 * ds + i] = c + e;
+      d[dOff + 4 * ds + i] = c - e;
+      d[dOff + 5 * ds + i] = e3;
+    }
+  }
+
   /** The float sum of a[ao + i] for i in [0, n), in an order fixed per implementation (batch norm's mean). */
   float sum(float[] a, int ao, int n);
 
@@ -514,6 +542,11 @@ public interface RowKernels {
     @Override
     public void winogradColumns(float[] s, int so, int ss, int n, float[] d, int dOff, int ds) {
       winogradColumnsRange(s, so, ss, 0, n, d, dOff, ds);
+    }
+
+    @Override
+    public void winogradColumnsGrad(float[] s, int so, int ss, int n, float[] d, int dOff, int ds) {
+      winogradColumnsGradRange(s, so, ss, 0, n, d, dOff, ds);
     }
 
     @Override

@@ -50,11 +50,13 @@ final class Winograd2dConv {
   private static final int MIN_CHANNELS = 32;
 
   /**
-   * Output width below which the dropped tile of each tile row (1 / (tw + 1) of the products) and the slots
-   * rounded up to whole vectors cost more than Winograd saves: measured against the implicit GEMM (2 threads, busy
-   * host), 56 wide with 64 channels 1.31x forward and input gradient, 32 wide 0.87-1.0x, 16 wide 0.61-0.78x.
+   * Output width below which the dropped tile of each tile row (1 / (tw + 1) of the products: a third at 7 wide)
+   * costs more than Winograd saves. Measured against the implicit GEMM, forward plus input gradient, 2 threads on a
+   * busy host (load 11-15, so +-15%): 56 wide with 64 channels 1.25-1.59x, with 32 channels 1.50-1.64x; 28 wide with
+   * 128 channels 1.07-1.49x; 32 wide with 32 channels 1.06-1.09x; 16 wide with 32-64 channels (8 images per task)
+   * 1.06-1.19x.
    */
-  private static final int MIN_WIDTH = 48;
+  private static final int MIN_WIDTH = 16;
 
   /** Floats of a block's transformed operands V and M together (1 MiB: within a core's L2). */
   static long blockFloats = 1L << 18;
@@ -136,13 +138,51 @@ final class Winograd2dConv {
   }
 
   /**
-   * One image's convolution: src planes [inC, h, w] at so, zero-padded by (padH, padW), against the transformed
-   * weights wp (see {@link #packPoints}), into dst planes [outC, oh, ow] at dO, plus bias (0 for null),
-   * relu-clamped. The 36 products of a block are {@link RowKernels#convTile} over V (its rows ld apart, ld the
-   * block's tiles rounded up to whole slots; the columns past the tiles are computed and dropped).
+   * v[p][ch][T] (rows ld apart) = B^T d B of the tiles of tile rows ty0 .. ty0 + nb of {@code count} images' planes
+   * [inC, h, w] (the first at so, the next imgStride on), zero-padded by (padH, padW): T = ((img * nb) + ty - ty0) *
+   * (tw + 1) + t, every image's tile rows end to end; col holds 6 * count * nb * 4 (tw + 1) floats.
    */
-  private static void image(float[] s, int so, int inC, int h, int w, int padH, int padW, float[] wp, int outC,
-      int oh, int ow, float[] bias, boolean relu, float[] d, int dO) {
+  private static void inputBlock(float[] s, int so, int imgStride, int count, int inC, int h, int w, int padH,
+      int padW, int ty0, int nb, int tw, int ld, float[] v, float[] col) {
+    int pitch = M * (tw + 1);
+    int len = count * nb * pitch;
+    int tt = count * nb * (tw + 1);
+    for (int ch = 0; ch < inC; ch++) {
+      for (int img = 0; img < count; img++) {
+        float[] xp = ConvSupport.paddedPlanes(s, so + img * imgStride + ch * h * w, 1, h, w, padH - M * ty0, padW,
+            M * nb + 2, pitch, 0);
+        for (int ty = 0; ty < nb; ty++) {
+          ROWS.winogradColumns(xp, ty * M * pitch, pitch, pitch, col, (img * nb + ty) * pitch, len);
+        }
+      }
+      for (int eta = 0; eta < ALPHA; eta++) {
+        ROWS.winogradInput(col, eta * len, len, 0, tt, v, (eta * ALPHA * inC + ch) * ld, inC * ld);
+      }
+    }
+  }
+
+  /**
+   * Images per task: planes of at most a block's tile rows go {@code count} at a time (their tile rows end to end,
+   * within BLOCK_FLOATS, at most n / 8 so that 8 tasks remain), which fills the slots that one small image (16 x 16:
+   * 20 tiles in 32 positions) leaves part empty. Fixed by the shapes; every tile's results are the same bits in any
+   * grouping.
+   */
+  private static int imagesPerTask(int n, int inC, int outC, int tw, int th) {
+    int tile = RowKernels.CONV_TILE;
+    int rb = rowsPerBlock(inC, Math.ceilDiv(outC, tile) * tile, tw, Integer.MAX_VALUE);
+    return Math.max(1, Math.min(rb / th, n / 8));
+  }
+
+  /**
+   * {@code count} images' convolution: src planes [inC, h, w] (the first at so, then every srcStride), zero-padded
+   * by (padH, padW), against the transformed weights wp (see {@link #packPoints}), into dst planes [outC, oh, ow]
+   * (at dO, then every dstStride), plus bias (0 for null), relu-clamped. The 36 products of a block are
+   * {@link RowKernels#convTile} over V (its rows ld apart, ld the block's tiles rounded up to whole slots; the
+   * columns past the tiles are computed and dropped). Several images go in one block of whole planes; one image
+   * in blocks of tile rows.
+   */
+  private static void images(float[] s, int so, int srcStride, int count, int inC, int h, int w, int padH, int padW,
+      float[] wp, int outC, int oh, int ow, float[] bias, boolean relu, float[] d, int dO, int dstStride) {
     int tw = Math.ceilDiv(ow, M);
     int th = Math.ceilDiv(oh, M);
     int pitch = M * (tw + 1);
@@ -150,22 +190,17 @@ final class Winograd2dConv {
     int otiles = Math.ceilDiv(outC, tile);
     int opad = otiles * tile;
     int lanes = ROWS.convLanes();
-    int rb = rowsPerBlock(inC, opad, tw, th);
+    int rb = count > 1 ? th : rowsPerBlock(inC, opad, tw, th);
     for (int ty0 = 0; ty0 < th; ty0 += rb) {
       int nb = Math.min(rb, th - ty0);
-      int tt = nb * (tw + 1); // the block's tiles, the dropped one of each tile row included
-      int len = nb * pitch; // = M * tt
+      int rows = count * nb; // tile rows of the block, end to end
+      int tt = rows * (tw + 1); // the block's tiles, the dropped one of each tile row included
+      int len = rows * pitch; // = M * tt
       int nslots = Math.ceilDiv(tt, lanes);
       int ld = nslots * lanes;
       float[] v = buffer(F_V, (long) POINTS * inC * ld);
       float[] col = buffer(F_COLUMNS, (long) (ALPHA + 4) * len);
-      for (int ch = 0; ch < inC; ch++) {
-        float[] xp = ConvSupport.paddedPlanes(s, so + ch * h * w, 1, h, w, padH - M * ty0, padW, M * nb + 2, pitch, 0);
-        for (int ty = 0; ty < nb; ty++) ROWS.winogradColumns(xp, ty * M * pitch, pitch, pitch, col, ty * pitch, len);
-        for (int eta = 0; eta < ALPHA; eta++) {
-          ROWS.winogradInput(col, eta * len, len, 0, tt, v, (eta * ALPHA * inC + ch) * ld, inC * ld);
-        }
-      }
+      inputBlock(s, so, srcStride, count, inC, h, w, padH, padW, ty0, nb, tw, ld, v, col);
       float[] m = buffer(F_M, (long) POINTS * opad * ld);
       int[] slots = new int[nslots];
       for (int q = 0; q < nslots; q++) slots[q] = q * lanes;
@@ -185,14 +220,35 @@ final class Winograd2dConv {
         }
         float b = bias == null ? 0f : bias[k];
         for (int i = 0; i < M; i++) ROWS.winogradOutput(col, i * ALPHA * tt, tt, tt, b, relu, col, y + i * len, len);
-        for (int ty = 0; ty < nb; ty++) {
-          for (int i = 0; i < M; i++) {
-            int oy = M * (ty0 + ty) + i;
-            if (oy < oh) System.arraycopy(col, y + i * len + ty * pitch, d, dO + (k * oh + oy) * ow, ow);
+        for (int img = 0; img < count; img++) {
+          for (int ty = 0; ty < nb; ty++) {
+            for (int i = 0; i < M; i++) {
+              int oy = M * (ty0 + ty) + i;
+              if (oy < oh) {
+                System.arraycopy(col, y + i * len + (img * nb + ty) * pitch, d, dO + img * dstStride + (k * oh + oy) * ow,
+                    ow);
+              }
+            }
           }
         }
       }
     }
+  }
+
+  /**
+   * src images [n, inC, h, w] at so, padded by (padH, padW), convolved with wp into dst [n, outC, oh, ow] at dO:
+   * one task per image or group of images (see {@link #imagesPerTask}).
+   */
+  private static void run(float[] s, int so, int n, int inC, int h, int w, int padH, int padW, float[] wp, int outC,
+      int oh, int ow, float[] bias, boolean relu, float[] d, int dO) {
+    int per = imagesPerTask(n, inC, outC, Math.ceilDiv(ow, M), Math.ceilDiv(oh, M));
+    int srcStride = inC * h * w;
+    int dstStride = outC * oh * ow;
+    Parallel.forEach(Parallel.chunks(n, per), t -> {
+      int i0 = t * per;
+      images(s, so + i0 * srcStride, srcStride, Math.min(per, n - i0), inC, h, w, padH, padW, wp, outC, oh, ow, bias,
+          relu, d, dO + i0 * dstStride, dstStride);
+    });
   }
 
   /** out = x convolved with w plus bias (doubles, or null), clamped at 0 with relu: one task per image. */
@@ -209,8 +265,7 @@ final class Winograd2dConv {
     float[] bf = b;
     float[] xs = x.storage().floats();
     float[] ys = out.storage().floats();
-    Parallel.forEach(n, img -> image(xs, x.offset() + img * c * g.hw(), c, g.h(), g.w(), g.ph(), g.pw(), u, o,
-        g.oh(), g.ow(), bf, relu, ys, out.offset() + img * o * g.cols()));
+    run(xs, x.offset(), n, c, g.h(), g.w(), g.ph(), g.pw(), u, o, g.oh(), g.ow(), bf, relu, ys, out.offset());
   }
 
   /** dx (overwritten) = gOut padded by 2 - p, convolved with the rotated weights, channels swapped. */
@@ -221,7 +276,7 @@ final class Winograd2dConv {
     float[] u = packPoints(weightTransform(floats(w), c, o, true, true), c, o);
     float[] gs = gOut.storage().floats();
     float[] ds = dx.storage().floats();
-    Parallel.forEach(n, img -> image(gs, gOut.offset() + img * o * g.cols(), o, g.oh(), g.ow(), 2 - g.ph(),
-        2 - g.pw(), u, c, g.h(), g.w(), null, false, ds, dx.offset() + img * c * g.hw()));
+    run(gs, gOut.offset(), n, o, g.oh(), g.ow(), 2 - g.ph(), 2 - g.pw(), u, c, g.h(), g.w(), null, false, ds,
+        dx.offset());
   }
 }

@@ -550,6 +550,29 @@ public final class VectorRowKernels implements RowKernels {
 
   /** L columns at a time, the scalar expressions on lanes; the tail element by element. */
   @Override
+  public void winogradColumnsGrad(float[] s, int so, int ss, int n, float[] d, int dOff, int ds) {
+    int full = S.loopBound(n);
+    for (int i = 0; i < full; i += L) {
+      FloatVector e0 = FloatVector.fromArray(S, s, so + i);
+      FloatVector e1 = FloatVector.fromArray(S, s, so + ss + i);
+      FloatVector e2 = FloatVector.fromArray(S, s, so + 2 * ss + i);
+      FloatVector e3 = FloatVector.fromArray(S, s, so + 3 * ss + i);
+      FloatVector a = e0.add(e2);
+      FloatVector b = e1.add(e3);
+      FloatVector c = e0.add(e2.mul(4f));
+      FloatVector e = e1.add(e3.mul(4f)).mul(2f);
+      e0.intoArray(d, dOff + i);
+      a.add(b).intoArray(d, dOff + ds + i);
+      a.sub(b).intoArray(d, dOff + 2 * ds + i);
+      c.add(e).intoArray(d, dOff + 3 * ds + i);
+      c.sub(e).intoArray(d, dOff + 4 * ds + i);
+      e3.intoArray(d, dOff + 5 * ds + i);
+    }
+    RowKernels.winogradColumnsGradRange(s, so, ss, full, n, d, dOff, ds);
+  }
+
+  /** L columns at a time, the scalar expressions on lanes; the tail element by element. */
+  @Override
   public void winogradColumnsOut(float[] m, int mo, int ms, int n, float[] y, int yo, int ys) {
     int full = S.loopBound(n);
     for (int i = 0; i < full; i += L) {

@@ -19,8 +19,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The Winograd F(4x4, 3x3) path of 3 x 3 convolutions against a float64 oracle: forward (with bias and the fused
  * ReLU) and input gradient (the weight gradient of the same call, on the implicit GEMM, checked alongside), for
- * paddings 0-2 on each axis, planes narrower than a vector of tiles and part-filled last tiles, in one block of
- * tile rows and in blocks of one; the same bits on 1 and 2 threads; the column transforms' vector and scalar bits.
+ * paddings 0-2 on each axis, part-filled last tiles, small planes several to a task, in one block of tile rows and
+ * in blocks of one (the same bits); the same bits on 1 and 2 threads; the column transforms' vector and scalar bits.
  */
 class Winograd2dConvTest {
   private final ConvolutionKernels conv = Device.CPU.backend().convolution();
@@ -39,6 +39,8 @@ class Winograd2dConvTest {
       new Case(2, 33, 32, 7, 50, 1, 0), // different paddings per axis
       new Case(1, 32, 32, 3, 48, 1, 1), // one tile row, mostly padding
       new Case(2, 64, 64, 20, 56, 1, 1), // VGG-like
+      new Case(17, 32, 40, 16, 16, 1, 1), // small planes: two images per task, an odd one left
+      new Case(16, 40, 32, 16, 17, 0, 1), // small planes, part-filled tiles
   };
 
   private static Tensor randn(int seed, int... shape) {
@@ -109,16 +111,20 @@ class Winograd2dConvTest {
   void forwardAndGradientsMatchTheFloat64Oracle() {
     long old = Winograd2dConv.blockFloats;
     try {
-      for (long block : new long[] {old, 1}) { // one block of tile rows (most cases), then blocks of one tile row
-        Winograd2dConv.blockFloats = block;
-        for (Case t : CASES) check(t, block);
+      for (Case t : CASES) {
+        Winograd2dConv.blockFloats = old;
+        float[][] whole = check(t, old);
+        Winograd2dConv.blockFloats = 1; // blocks of one tile row, one image per task: the same bits
+        float[][] rows = check(t, 1);
+        for (int i = 0; i < whole.length; i++) assertTrue(Arrays.equals(whole[i], rows[i]), t + " blocks: result " + i);
       }
     } finally {
       Winograd2dConv.blockFloats = old;
     }
   }
 
-  private void check(Case t, long block) {
+  /** {out, dx, dw}, each checked against the oracle. */
+  private float[][] check(Case t, long block) {
     String name = t + " block " + block;
     ConvGeometry g = t.geometry();
     Tensor x = randn(1, t.n, t.c, t.h, t.w);
@@ -151,6 +157,7 @@ class Winograd2dConvTest {
     Tensor dxAlone = Tensor.full(Float.NaN, x.shape()); // the input gradient alone: the same bits
     conv.backward(x, w, gy, 1, g, dxAlone, null, null);
     assertTrue(Arrays.equals(dx.toFloatArray(), dxAlone.toFloatArray()), name + " dx alone differs");
+    return new float[][] {p, dx.toFloatArray(), dw.toFloatArray()};
   }
 
   @Test
@@ -160,7 +167,7 @@ class Winograd2dConvTest {
     assertTrue(Winograd2dConv.applies(x, 32, 1, g));
     assertFalse(Winograd2dConv.applies(x, 16, 1, g), "few output channels");
     assertFalse(Winograd2dConv.applies(Tensor.zeros(2, 16, 16, 56), 32, 1, g), "few input channels");
-    assertFalse(Winograd2dConv.applies(x, 32, 1, new ConvGeometry(16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 16, 16)), "narrow");
+    assertFalse(Winograd2dConv.applies(x, 32, 1, new ConvGeometry(8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 8, 8)), "narrow");
     assertFalse(Winograd2dConv.applies(x, 32, 2, g), "groups");
     assertFalse(Winograd2dConv.applies(x.to(DType.F64), 32, 1, g), "float64 keeps the direct path");
     assertFalse(Winograd2dConv.applies(x, 32, 1, new ConvGeometry(16, 56, 3, 3, 2, 2, 1, 1, 1, 1, 8, 28)), "stride");
@@ -176,28 +183,29 @@ class Winograd2dConvTest {
 
   @Test
   void resultsAreBitwiseTheSameOnOneAndTwoThreads() {
-    Case t = new Case(5, 32, 48, 18, 49, 1, 1);
-    ConvGeometry g = t.geometry();
-    Tensor x = randn(1, t.n, t.c, t.h, t.w);
-    Tensor w = randn(2, t.o, t.c, 3, 3);
-    Tensor b = randn(3, t.o);
-    Tensor gy = randn(4, t.n, t.o, g.oh(), g.ow());
-    float[][][] runs = new float[2][][];
-    int old = Parallel.threads();
-    try {
-      for (int threads = 1; threads <= 2; threads++) {
-        Parallel.setThreads(threads);
-        Tensor out = Tensor.empty(DType.F32, t.n, t.o, g.oh(), g.ow());
-        conv.forward(x, w, b, 1, g, out, null);
-        Tensor dx = Tensor.empty(DType.F32, x.shape());
-        Tensor dw = Tensor.empty(DType.F32, w.shape());
-        conv.backward(x, w, gy, 1, g, dx, dw, null);
-        runs[threads - 1] = new float[][] {out.toFloatArray(), dx.toFloatArray(), dw.toFloatArray()};
+    for (Case t : new Case[] {new Case(5, 32, 48, 18, 49, 1, 1), new Case(19, 32, 40, 16, 16, 1, 1)}) {
+      ConvGeometry g = t.geometry();
+      Tensor x = randn(1, t.n, t.c, t.h, t.w);
+      Tensor w = randn(2, t.o, t.c, 3, 3);
+      Tensor b = randn(3, t.o);
+      Tensor gy = randn(4, t.n, t.o, g.oh(), g.ow());
+      float[][][] runs = new float[2][][];
+      int old = Parallel.threads();
+      try {
+        for (int threads = 1; threads <= 2; threads++) {
+          Parallel.setThreads(threads);
+          Tensor out = Tensor.empty(DType.F32, t.n, t.o, g.oh(), g.ow());
+          conv.forward(x, w, b, 1, g, out, null);
+          Tensor dx = Tensor.empty(DType.F32, x.shape());
+          Tensor dw = Tensor.empty(DType.F32, w.shape());
+          conv.backward(x, w, gy, 1, g, dx, dw, null);
+          runs[threads - 1] = new float[][] {out.toFloatArray(), dx.toFloatArray(), dw.toFloatArray()};
+        }
+      } finally {
+        Parallel.setThreads(old);
       }
-    } finally {
-      Parallel.setThreads(old);
+      for (int i = 0; i < 3; i++) assertTrue(Arrays.equals(runs[0][i], runs[1][i]), t + " result " + i);
     }
-    for (int i = 0; i < 3; i++) assertTrue(Arrays.equals(runs[0][i], runs[1][i]), "result " + i);
   }
 
   @Test
