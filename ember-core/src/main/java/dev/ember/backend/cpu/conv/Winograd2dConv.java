@@ -17,8 +17,8 @@ import dev.ember.tensor.DType;
 /**
  * Winograd F(4x4, 3x3) for F32 one-group 3 x 3 stride-1 convolutions (VGG's layers): each output plane is cut into
  * 4 x 4 tiles; a tile's 6 x 6 inputs d become V = B^T d B, the 9 weights g of each (output, input) channel pair
- * U = G g G^T (in double, rounded once), and the 36 products of each tile are 36 GEMMs {@code M[p] = U[p] x V[p]}
- * over the tiles (p = 6*eta + xi, eta down, xi across), whose results A^T M A are the tile's 16 outputs: 36 GEMM
+ * U = G g G^T (in double, rounded once), and the 36 products of each tile are 36 matrix products {@code M[p] = U[p] x
+ * V[p]} over the tiles (p = 6*eta + xi, eta down, xi across), whose results A^T M A are the tile's 16 outputs: 36
  * multiplications per 16 outputs instead of 144. The input gradient is the same pass over the upstream gradient
  * (padded by 2 - p, weights flipped in both taps and their channels swapped); the weight gradient stays on the
  * implicit GEMM (see CpuConvolution). Exact in real arithmetic; in float the 2-d transforms (entries up to 8 x 8
@@ -31,11 +31,16 @@ import dev.ember.tensor.DType;
  * {@code r * pitch + 4t}, every 4 floats, so the row kernel's vector groups span tile rows however narrow the
  * plane (VGG's 56 wide has 14 tiles, fewer than one AVX-512 group). The output goes back the same way
  * ({@code winogradColumnsOut}, then {@code winogradOutput} over the long row with the bias and ReLU) and its rows
- * are copied out. The dropped tile costs 1/tw of the GEMMs.
+ * are copied out. The dropped tile costs 1/(tw + 1) of the products.
  *
- * <p>One task per image; within it, blocks of tile rows whose transformed operands (36 x (channels in + out) x
- * tiles) fit BLOCK_FLOATS, so they stay in the core's L2 between the transform, the 36 GEMMs (run inline) and the
- * inverse transform. Each image writes only its own outputs: results do not depend on the thread count.
+ * <p>The 36 products run on the implicit GEMM's register tiles ({@link RowKernels#convTile}, 8 output channels by
+ * 3 vectors of tiles, the transformed weights packed once per call); the backend's GEMM, packing both operands on
+ * each of the 36 small calls per block, ran at 0.8-0.9x the implicit GEMM where convTile runs 1.3-1.8x.
+ *
+ * <p>One task per image (or per group of small images, see imagesPerTask); within it, blocks of tile rows whose
+ * transformed operands (36 x (channels in + out) x tiles) fit blockFloats, so they stay in the core's L2 between
+ * the transform, the 36 products and the inverse transform. Each task writes only its own images' outputs, and
+ * every tile's results are the same bits in any block or group: results do not depend on the thread count.
  */
 final class Winograd2dConv {
   private Winograd2dConv() {}
@@ -58,7 +63,7 @@ final class Winograd2dConv {
    */
   private static final int MIN_WIDTH = 16;
 
-  /** Floats of a block's transformed operands V and M together (1 MiB: within a core's L2). */
+  /** Floats of a block's transformed operands V and M together (1 MiB: within a core's L2); tests lower it. */
   static long blockFloats = 1L << 18;
 
   private static final ThreadLocal<float[]> F_COLUMNS = ThreadLocal.withInitial(() -> new float[0]);
@@ -163,7 +168,7 @@ final class Winograd2dConv {
 
   /**
    * Images per task: planes of at most a block's tile rows go {@code count} at a time (their tile rows end to end,
-   * within BLOCK_FLOATS, at most n / 8 so that 8 tasks remain), which fills the slots that one small image (16 x 16:
+   * within blockFloats, at most n / 8 so that 8 tasks remain), which fills the slots that one small image (16 x 16:
    * 20 tiles in 32 positions) leaves part empty. Fixed by the shapes; every tile's results are the same bits in any
    * grouping.
    */
