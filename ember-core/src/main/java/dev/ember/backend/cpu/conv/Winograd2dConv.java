@@ -68,15 +68,6 @@ final class Winograd2dConv {
 
   private static final ThreadLocal<float[]> F_COLUMNS = ThreadLocal.withInitial(() -> new float[0]);
 
-  /** G of F(4, 3): U = G g G^T. */
-  private static final double[][] G = {
-      {1 / 4.0, 0, 0},
-      {-1 / 6.0, -1 / 6.0, -1 / 6.0},
-      {-1 / 6.0, 1 / 6.0, -1 / 6.0},
-      {1 / 24.0, 1 / 12.0, 1 / 6.0},
-      {1 / 24.0, -1 / 12.0, 1 / 6.0},
-      {0, 0, 1}};
-
   /**
    * Whether the path applies: F32, one group, a 3 x 3 kernel, stride 1, undilated, padding 0-2 on each axis with
    * the output exactly the padded input's valid positions (so the input gradient is the same convolution with
@@ -90,56 +81,64 @@ final class Winograd2dConv {
   }
 
   /**
-   * u[p][a][b] = (G g G^T)[p] for the 3 x 3 taps g of w[index(a, b) .. + 8] (rotated by 180 degrees when
-   * {@code flip}), in double, rounded once.
+   * The transformed weights in {@link RowKernels#convTile}'s tiles, point by point: wp[((p*tiles + t)*inC + c)*TILE +
+   * r] = (G g G^T)[p] of the 3 x 3 taps g of output channel o = t*TILE + r and input channel c, read at w[(o*inC +
+   * c)*9] (at w[(c*outC + o)*9] when {@code swap}, rotated by 180 degrees when {@code flip}), zero for channels past
+   * outC. G g G^T is G applied down the taps' columns, then along the rows ({@link #transformTaps}), in double,
+   * rounded once. One task per output channel (each writes its own entries).
    */
-  private static float[] weightTransform(float[] w, int na, int nb, boolean swap, boolean flip) {
-    int ab = na * nb;
-    float[] u = new float[POINTS * ab];
-    double[] t = new double[ALPHA * 3];
-    for (int a = 0; a < na; a++) {
-      for (int b = 0; b < nb; b++) {
-        int at = (swap ? b * na + a : a * nb + b) * 9;
+  private static float[] packedWeights(float[] w, int outC, int inC, boolean swap, boolean flip) {
+    int tile = RowKernels.CONV_TILE;
+    int tiles = Math.ceilDiv(outC, tile);
+    float[] wp = new float[POINTS * tiles * inC * tile];
+    int perPoint = tiles * inC * tile;
+    Parallel.forEach(outC, o -> {
+      double[] g = new double[9];
+      double[] t = new double[ALPHA * 3];
+      double[] u = new double[ALPHA];
+      float[] mine = new float[POINTS * inC]; // [p][c]: written out point by point below
+      for (int c = 0; c < inC; c++) {
+        int at = (swap ? c * outC + o : o * inC + c) * 9;
+        for (int k = 0; k < 9; k++) g[k] = w[at + (flip ? 8 - k : k)];
+        for (int j = 0; j < 3; j++) transformTaps(g[j], g[3 + j], g[6 + j], t, j, 3);
         for (int eta = 0; eta < ALPHA; eta++) {
-          for (int j = 0; j < 3; j++) {
-            double s = 0;
-            for (int i = 0; i < 3; i++) s += G[eta][i] * w[at + (flip ? 8 - (i * 3 + j) : i * 3 + j)];
-            t[eta * 3 + j] = s;
-          }
-        }
-        for (int eta = 0; eta < ALPHA; eta++) {
-          for (int xi = 0; xi < ALPHA; xi++) {
-            double s = 0;
-            for (int j = 0; j < 3; j++) s += G[xi][j] * t[eta * 3 + j];
-            u[(eta * ALPHA + xi) * ab + a * nb + b] = (float) s;
-          }
+          transformTaps(t[eta * 3], t[eta * 3 + 1], t[eta * 3 + 2], u, 0, 1);
+          for (int xi = 0; xi < ALPHA; xi++) mine[(eta * ALPHA + xi) * inC + c] = (float) u[xi];
         }
       }
-    }
-    return u;
+      // one point at a time: the 36 points' rows lie perPoint floats apart (16 KiB at 64 x 64), and writing them
+      // interleaved hit the same L1 sets (64 x 64, one thread: 0.69 ms per call with the quotients and interleaved
+      // writes, 0.43 ms now, of which the writes 0.1 ms; busy host)
+      int at0 = (o / tile * inC) * tile + o % tile;
+      for (int p = 0; p < POINTS; p++) {
+        for (int c = 0; c < inC; c++) wp[p * perPoint + at0 + c * tile] = mine[p * inC + c];
+      }
+    });
+    return wp;
+  }
+
+  private static final double SIXTH = 1.0 / 6;
+  private static final double TWENTY_FOURTH = 1.0 / 24;
+
+  /**
+   * out[at + xi*stride] = (G g)[xi] for the 3 taps g0, g1, g2 (the rows of G, as WinogradConv's weights), with
+   * products by 1/6 and 1/24 rather than quotients (far below the float rounding that follows).
+   */
+  private static void transformTaps(double g0, double g1, double g2, double[] out, int at, int stride) {
+    double a = g0 + g2;
+    double b = g0 + 4 * g2;
+    out[at] = g0 * 0.25;
+    out[at + stride] = -(a + g1) * SIXTH;
+    out[at + 2 * stride] = -(a - g1) * SIXTH;
+    out[at + 3 * stride] = (b + 2 * g1) * TWENTY_FOURTH;
+    out[at + 4 * stride] = (b - 2 * g1) * TWENTY_FOURTH;
+    out[at + 5 * stride] = g2;
   }
 
   /** Tile rows per block: the block's V and M within blockFloats, at least one. */
   private static int rowsPerBlock(int inC, int outC, int tw, int th) {
     long perRow = (long) POINTS * (inC + outC) * (tw + 1);
     return (int) Math.max(1, Math.min(th, blockFloats / perRow));
-  }
-
-  /**
-   * The transformed weights in {@link RowKernels#convTile}'s tiles, point by point: wp[((p*tiles + t)*inC + c)*TILE
-   * + r] = u[p][t*TILE + r][c], zero for channels past outC.
-   */
-  private static float[] packPoints(float[] u, int outC, int inC) {
-    int tile = RowKernels.CONV_TILE;
-    int tiles = Math.ceilDiv(outC, tile);
-    float[] wp = new float[POINTS * tiles * inC * tile];
-    for (int p = 0; p < POINTS; p++) {
-      for (int o = 0; o < outC; o++) {
-        int at = ((p * tiles + o / tile) * inC) * tile + o % tile;
-        for (int c = 0; c < inC; c++) wp[at + c * tile] = u[(p * outC + o) * inC + c];
-      }
-    }
-    return wp;
   }
 
   /**
@@ -180,7 +179,7 @@ final class Winograd2dConv {
 
   /**
    * {@code count} images' convolution: src planes [inC, h, w] (the first at so, then every srcStride), zero-padded
-   * by (padH, padW), against the transformed weights wp (see {@link #packPoints}), into dst planes [outC, oh, ow]
+   * by (padH, padW), against the transformed weights wp (see {@link #packedWeights}), into dst planes [outC, oh, ow]
    * (at dO, then every dstStride), plus bias (0 for null), relu-clamped. The 36 products of a block are
    * {@link RowKernels#convTile} over V (its rows ld apart, ld the block's tiles rounded up to whole slots; the
    * columns past the tiles are computed and dropped). Several images go in one block of whole planes; one image
@@ -261,7 +260,7 @@ final class Winograd2dConv {
     int n = x.shapeRef()[0];
     int c = x.shapeRef()[1];
     int o = w.shapeRef()[0];
-    float[] u = packPoints(weightTransform(floats(w), o, c, false, false), o, c);
+    float[] u = packedWeights(floats(w), o, c, false, false);
     float[] b = null;
     if (bias != null) {
       b = new float[o];
@@ -278,7 +277,7 @@ final class Winograd2dConv {
     int n = gOut.shapeRef()[0];
     int o = w.shapeRef()[0];
     int c = w.shapeRef()[1];
-    float[] u = packPoints(weightTransform(floats(w), c, o, true, true), c, o);
+    float[] u = packedWeights(floats(w), c, o, true, true);
     float[] gs = gOut.storage().floats();
     float[] ds = dx.storage().floats();
     run(gs, gOut.offset(), n, o, g.oh(), g.ow(), 2 - g.ph(), 2 - g.pw(), u, c, g.h(), g.w(), null, false, ds,
