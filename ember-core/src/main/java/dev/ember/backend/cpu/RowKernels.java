@@ -240,6 +240,89 @@ public interface RowKernels {
     }
   }
 
+  /**
+   * Winograd F(4, 3) input transform down columns (the first half of the 2-d transform, see Winograd2dConv): for
+   * i &lt; n, with d_k = s[so + k*ss + i] (six rows ss apart), d[dOff + xi*ds + i] = (B^T d)[xi], each as written in
+   * {@link #winogradColumnsRange} (the expressions of {@link #winogradInputTiles}), so both implementations give the
+   * same bits.
+   */
+  void winogradColumns(float[] s, int so, int ss, int n, float[] d, int dOff, int ds);
+
+  /** {@link #winogradColumns} for i in [i0, i1) element by element. */
+  public static void winogradColumnsRange(float[] s, int so, int ss, int i0, int i1, float[] d, int dOff, int ds) {
+    for (int i = i0; i < i1; i++) {
+      float d0 = s[so + i];
+      float d1 = s[so + ss + i];
+      float d2 = s[so + 2 * ss + i];
+      float d3 = s[so + 3 * ss + i];
+      float d4 = s[so + 4 * ss + i];
+      float d5 = s[so + 5 * ss + i];
+      float a = d4 - d2;
+      float b = 2f * (d3 - d1);
+      d[dOff + i] = 4f * d0 - 5f * d2 + d4;
+      d[dOff + ds + i] = (d3 + d4) - 4f * (d1 + d2);
+      d[dOff + 2 * ds + i] = (d4 - d3) + 4f * (d1 - d2);
+      d[dOff + 3 * ds + i] = a + b;
+      d[dOff + 4 * ds + i] = a - b;
+      d[dOff + 5 * ds + i] = 4f * d1 - 5f * d3 + d5;
+    }
+  }
+
+  /**
+   * Winograd F(4, 3) output transform down columns: for i &lt; n, with m_xi = m[mo + xi*ms + i] (six rows ms apart),
+   * y[yo + r*ys + i] = (A^T m)[r] for r &lt; 4, as written in {@link #winogradColumnsOutRange} (the expressions of
+   * {@link #winogradOutputTiles} without bias).
+   */
+  void winogradColumnsOut(float[] m, int mo, int ms, int n, float[] y, int yo, int ys);
+
+  /** {@link #winogradColumnsOut} for i in [i0, i1) element by element. */
+  public static void winogradColumnsOutRange(float[] m, int mo, int ms, int i0, int i1, float[] y, int yo, int ys) {
+    for (int i = i0; i < i1; i++) {
+      float m0 = m[mo + i];
+      float m1 = m[mo + ms + i];
+      float m2 = m[mo + 2 * ms + i];
+      float m3 = m[mo + 3 * ms + i];
+      float m4 = m[mo + 4 * ms + i];
+      float m5 = m[mo + 5 * ms + i];
+      float a = m1 + m2;
+      float b = m1 - m2;
+      float c = m3 + m4;
+      float d = m3 - m4;
+      y[yo + i] = m0 + a + c;
+      y[yo + ys + i] = b + 2f * d;
+      y[yo + 2 * ys + i] = a + 4f * c;
+      y[yo + 3 * ys + i] = b + 8f * d + m5;
+    }
+  }
+
+  /**
+   * Winograd F(4, 3) upstream-gradient transform down columns: for i &lt; n, with e_r = s[so + r*ss + i] (four rows
+   * ss apart), d[dOff + xi*ds + i] = (A e)[xi], as written in {@link #winogradColumnsGradRange} (the expressions of
+   * {@link #winogradGradTiles}).
+   */
+  void winogradColumnsGrad(float[] s, int so, int ss, int n, float[] d, int dOff, int ds);
+
+  /** {@link #winogradColumnsGrad} for i in [i0, i1) element by element. */
+  public static void winogradColumnsGradRange(float[] s, int so, int ss, int i0, int i1, float[] d, int dOff,
+      int ds) {
+    for (int i = i0; i < i1; i++) {
+      float e0 = s[so + i];
+      float e1 = s[so + ss + i];
+      float e2 = s[so + 2 * ss + i];
+      float e3 = s[so + 3 * ss + i];
+      float a = e0 + e2;
+      float b = e1 + e3;
+      float c = e0 + 4f * e2;
+      float e = 2f * (e1 + 4f * e3);
+      d[dOff + i] = e0;
+      d[dOff + ds + i] = a + b;
+      d[dOff + 2 * ds + i] = a - b;
+      d[dOff + 3 * ds + i] = c + e;
+      d[dOff + 4 * ds + i] = c - e;
+      d[dOff + 5 * ds + i] = e3;
+    }
+  }
+
   /** The float sum of a[ao + i] for i in [0, n), in an order fixed per implementation (batch norm's mean). */
   float sum(float[] a, int ao, int n);
 
@@ -454,6 +537,21 @@ public interface RowKernels {
     public void winogradOutput(float[] m, int mo, int ms, int tw, float bias, boolean relu, float[] y, int yo,
         int len) {
       winogradOutputTiles(m, mo, ms, 0, tw, bias, relu, y, yo, len);
+    }
+
+    @Override
+    public void winogradColumns(float[] s, int so, int ss, int n, float[] d, int dOff, int ds) {
+      winogradColumnsRange(s, so, ss, 0, n, d, dOff, ds);
+    }
+
+    @Override
+    public void winogradColumnsGrad(float[] s, int so, int ss, int n, float[] d, int dOff, int ds) {
+      winogradColumnsGradRange(s, so, ss, 0, n, d, dOff, ds);
+    }
+
+    @Override
+    public void winogradColumnsOut(float[] m, int mo, int ms, int n, float[] y, int yo, int ys) {
+      winogradColumnsOutRange(m, mo, ms, 0, n, y, yo, ys);
     }
 
     @Override

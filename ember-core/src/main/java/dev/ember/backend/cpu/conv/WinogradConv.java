@@ -49,10 +49,11 @@ final class WinogradConv {
    */
   private static final long MAX_IMAGE_FLOATS = 1L << 21;
 
-  private static final ThreadLocal<float[]> F_V = ThreadLocal.withInitial(() -> new float[0]);
-  private static final ThreadLocal<float[]> F_M = ThreadLocal.withInitial(() -> new float[0]);
+  static final ThreadLocal<float[]> F_V = ThreadLocal.withInitial(() -> new float[0]);
+  static final ThreadLocal<float[]> F_M = ThreadLocal.withInitial(() -> new float[0]);
 
-  private static float[] buffer(ThreadLocal<float[]> tl, long n) {
+  /** This thread's buffer of tl of at least n floats (contents undefined). */
+  static float[] buffer(ThreadLocal<float[]> tl, long n) {
     float[] a = tl.get();
     if (a.length < n) tl.set(a = new float[(int) n]);
     return a;

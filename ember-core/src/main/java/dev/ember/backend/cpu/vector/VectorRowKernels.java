@@ -525,6 +525,75 @@ public final class VectorRowKernels implements RowKernels {
     RowKernels.winogradOutputTiles(m, mo, ms, hi, tw, bias, relu, y, yo, len);
   }
 
+  /** L columns at a time, the scalar expressions on lanes; the tail element by element. */
+  @Override
+  public void winogradColumns(float[] s, int so, int ss, int n, float[] d, int dOff, int ds) {
+    int full = S.loopBound(n);
+    for (int i = 0; i < full; i += L) {
+      FloatVector d0 = FloatVector.fromArray(S, s, so + i);
+      FloatVector d1 = FloatVector.fromArray(S, s, so + ss + i);
+      FloatVector d2 = FloatVector.fromArray(S, s, so + 2 * ss + i);
+      FloatVector d3 = FloatVector.fromArray(S, s, so + 3 * ss + i);
+      FloatVector d4 = FloatVector.fromArray(S, s, so + 4 * ss + i);
+      FloatVector d5 = FloatVector.fromArray(S, s, so + 5 * ss + i);
+      FloatVector a = d4.sub(d2);
+      FloatVector b = d3.sub(d1).mul(2f);
+      d0.mul(4f).sub(d2.mul(5f)).add(d4).intoArray(d, dOff + i);
+      d3.add(d4).sub(d1.add(d2).mul(4f)).intoArray(d, dOff + ds + i);
+      d4.sub(d3).add(d1.sub(d2).mul(4f)).intoArray(d, dOff + 2 * ds + i);
+      a.add(b).intoArray(d, dOff + 3 * ds + i);
+      a.sub(b).intoArray(d, dOff + 4 * ds + i);
+      d1.mul(4f).sub(d3.mul(5f)).add(d5).intoArray(d, dOff + 5 * ds + i);
+    }
+    RowKernels.winogradColumnsRange(s, so, ss, full, n, d, dOff, ds);
+  }
+
+  /** L columns at a time, the scalar expressions on lanes; the tail element by element. */
+  @Override
+  public void winogradColumnsGrad(float[] s, int so, int ss, int n, float[] d, int dOff, int ds) {
+    int full = S.loopBound(n);
+    for (int i = 0; i < full; i += L) {
+      FloatVector e0 = FloatVector.fromArray(S, s, so + i);
+      FloatVector e1 = FloatVector.fromArray(S, s, so + ss + i);
+      FloatVector e2 = FloatVector.fromArray(S, s, so + 2 * ss + i);
+      FloatVector e3 = FloatVector.fromArray(S, s, so + 3 * ss + i);
+      FloatVector a = e0.add(e2);
+      FloatVector b = e1.add(e3);
+      FloatVector c = e0.add(e2.mul(4f));
+      FloatVector e = e1.add(e3.mul(4f)).mul(2f);
+      e0.intoArray(d, dOff + i);
+      a.add(b).intoArray(d, dOff + ds + i);
+      a.sub(b).intoArray(d, dOff + 2 * ds + i);
+      c.add(e).intoArray(d, dOff + 3 * ds + i);
+      c.sub(e).intoArray(d, dOff + 4 * ds + i);
+      e3.intoArray(d, dOff + 5 * ds + i);
+    }
+    RowKernels.winogradColumnsGradRange(s, so, ss, full, n, d, dOff, ds);
+  }
+
+  /** L columns at a time, the scalar expressions on lanes; the tail element by element. */
+  @Override
+  public void winogradColumnsOut(float[] m, int mo, int ms, int n, float[] y, int yo, int ys) {
+    int full = S.loopBound(n);
+    for (int i = 0; i < full; i += L) {
+      FloatVector m0 = FloatVector.fromArray(S, m, mo + i);
+      FloatVector m1 = FloatVector.fromArray(S, m, mo + ms + i);
+      FloatVector m2 = FloatVector.fromArray(S, m, mo + 2 * ms + i);
+      FloatVector m3 = FloatVector.fromArray(S, m, mo + 3 * ms + i);
+      FloatVector m4 = FloatVector.fromArray(S, m, mo + 4 * ms + i);
+      FloatVector m5 = FloatVector.fromArray(S, m, mo + 5 * ms + i);
+      FloatVector a = m1.add(m2);
+      FloatVector b = m1.sub(m2);
+      FloatVector c = m3.add(m4);
+      FloatVector d = m3.sub(m4);
+      m0.add(a).add(c).intoArray(y, yo + i);
+      b.add(d.mul(2f)).intoArray(y, yo + ys + i);
+      a.add(c.mul(4f)).intoArray(y, yo + 2 * ys + i);
+      b.add(d.mul(8f)).add(m5).intoArray(y, yo + 3 * ys + i);
+    }
+    RowKernels.winogradColumnsOutRange(m, mo, ms, full, n, y, yo, ys);
+  }
+
   @Override
   public void copyRows(float[] s, int so, int ss, float[] d, int dOff, int ds, int rows, int n) {
     int full = S.loopBound(n);
