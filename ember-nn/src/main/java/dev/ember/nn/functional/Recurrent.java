@@ -1,12 +1,18 @@
 package dev.ember.nn.functional;
 
+import dev.ember.amp.Autocast;
 import dev.ember.autograd.Tracing;
 import dev.ember.autograd.Autograd;
 import dev.ember.backend.Backend;
 import dev.ember.backend.RecurrentKernels;
+import dev.ember.backend.ReduceOp;
 import dev.ember.backend.UnaryOp;
+import dev.ember.ops.LinalgOps;
 import dev.ember.tensor.Check;
+import dev.ember.tensor.DType;
+import dev.ember.tensor.Device;
 import dev.ember.tensor.Tensor;
+import dev.ember.tensor.Views;
 import java.util.Arrays;
 
 /**
@@ -121,6 +127,278 @@ public final class Recurrent {
     }
     Tensor pre = F.linear(a[0], a[2], a[4]).add(F.linear(a[1], a[3], a[5]));
     return nonlinearity.equals("tanh") ? pre.tanh() : pre.relu();
+  }
+
+  /**
+   * One LSTM layer in one direction over a whole sequence, as {@code torch.lstm} runs it (nn.LSTM's layer): input
+   * {@code [T, N, in]}, initial states {@code h0}, {@code c0} [N, H], {@code wIh} [4H, in], {@code wHh} [4H, H],
+   * biases [4H] or null, gate order i, f, g, o; {@code reverse} runs from the last step to the first. Returns
+   * {@code [T + 1, N, H]}: index t &lt; T is the hidden state after step t (the layer's output), index T the final
+   * cell state (the final hidden state is index T - 1, or 0 when reversed).
+   *
+   * <p>On the CPU in float32 and float64 it is one op with one autograd node: the input projection of every step is
+   * one GEMM before the loop, each step one GEMM with the recurrent weight into the step's slice of a [T, N, 4H]
+   * buffer and one fused gate pass; its backward runs the steps in reverse (gate gradients into a [T, N, 4H]
+   * buffer, one GEMM per step for the recurrent state's gradient) and then forms the weight, bias and input
+   * gradients as one GEMM (reduction) each over all steps. Elsewhere (another device, half dtypes, autocast, graph
+   * capture) it is composed of {@code addmm} and {@link #lstmCell} per step, with the same values up to rounding.
+   */
+  public static Tensor lstm(Tensor input, Tensor h0, Tensor c0, Tensor wIh, Tensor wHh, Tensor bIh, Tensor bHh,
+      boolean reverse) {
+    String op = "lstm";
+    checkSequence(op, 4, input, h0, wIh, wHh, bIh, bHh);
+    if (c0 == null || !Arrays.equals(c0.shapeRef(), h0.shapeRef())) {
+      throw Check.fail(op, "c0 must have h0's shape " + Arrays.toString(h0.shapeRef()), "input", input, "h0", h0,
+          "c0", c0);
+    }
+    HalfCompute.requireSame(op, "input", input, "c0", c0);
+    if (fusable(input)) return fusedLstm(input, h0, c0, wIh, wHh, bIh, bHh, reverse);
+    int steps = input.size(0), batch = input.size(1);
+    Tensor inBias = bIh == null ? bHh : bHh == null ? bIh : bIh.add(bHh);
+    Tensor flat = input.reshape(steps * batch, input.size(2));
+    Tensor xp = (inBias == null ? flat.matmul(wIh.t()) : LinalgOps.addmm(inBias, flat, wIh.t()))
+        .reshape(steps, batch, -1);
+    Tensor[] outs = new Tensor[steps + 1];
+    Tensor h = h0, c = c0;
+    for (int s = 0; s < steps; s++) {
+      int t = reverse ? steps - 1 - s : s;
+      Tensor hc = lstmCell(LinalgOps.addmm(xp.select(0, t), h, wHh.t()), c); // [2, N, H]: h', c'
+      h = hc.select(0, 0);
+      c = hc.select(0, 1);
+      outs[t] = h;
+    }
+    outs[steps] = c;
+    return Tensor.stack(Arrays.asList(outs), 0);
+  }
+
+  /**
+   * One GRU layer in one direction over a whole sequence, as {@code torch.gru} runs it (nn.GRU's layer): input
+   * {@code [T, N, in]}, initial state {@code h0} [N, H], {@code wIh} [3H, in], {@code wHh} [3H, H], biases [3H] or
+   * null, gate order r, z, n ({@link #gruCell}'s equations); {@code reverse} runs from the last step to the first.
+   * Returns the hidden states {@code [T, N, H]} (index t: after step t; the final one is index T - 1, or 0 when
+   * reversed). On the CPU in float32 and float64 it is one op with one autograd node, as {@link #lstm}; elsewhere
+   * composed of core ops per step.
+   */
+  public static Tensor gru(Tensor input, Tensor h0, Tensor wIh, Tensor wHh, Tensor bIh, Tensor bHh, boolean reverse) {
+    checkSequence("gru", 3, input, h0, wIh, wHh, bIh, bHh);
+    if (fusable(input)) return fusedGru(input, h0, wIh, wHh, bIh, bHh, reverse);
+    int steps = input.size(0), batch = input.size(1), hs = h0.size(1);
+    Tensor flat = input.reshape(steps * batch, input.size(2));
+    Tensor xp = (bIh == null ? flat.matmul(wIh.t()) : LinalgOps.addmm(bIh, flat, wIh.t())).reshape(steps, batch, -1);
+    Tensor[] outs = new Tensor[steps];
+    Tensor h = h0;
+    for (int s = 0; s < steps; s++) {
+      int t = reverse ? steps - 1 - s : s;
+      Tensor xt = xp.select(0, t);
+      Tensor hp = bHh == null ? h.matmul(wHh.t()) : LinalgOps.addmm(bHh, h, wHh.t());
+      Tensor r = xt.narrow(1, 0, hs).add(hp.narrow(1, 0, hs)).sigmoid();
+      Tensor z = xt.narrow(1, hs, hs).add(hp.narrow(1, hs, hs)).sigmoid();
+      Tensor n = xt.narrow(1, 2 * hs, hs).add(r.mul(hp.narrow(1, 2 * hs, hs))).tanh();
+      h = n.add(z.mul(h.sub(n))); // (1 - z) n + z h
+      outs[t] = h;
+    }
+    return Tensor.stack(Arrays.asList(outs), 0);
+  }
+
+  /** Whether the whole-sequence ops run fused: CPU float32/float64 outside autocast and graph capture. */
+  private static boolean fusable(Tensor input) {
+    return input.device() == Device.CPU && (input.dtype() == DType.F32 || input.dtype() == DType.F64)
+        && !Autocast.enabled() && !Tracing.active();
+  }
+
+  /** Checks a sequence op's input [T, N, in], h0 [N, H], weights and biases for {@code gates} gates. */
+  private static void checkSequence(String op, int gates, Tensor x, Tensor h0, Tensor wIh, Tensor wHh, Tensor bIh,
+      Tensor bHh) {
+    Check.floating(op, x);
+    Object[] named = {"input", x, "h0", h0, "weight_ih", wIh, "weight_hh", wHh};
+    if (x.dim() != 3 || x.size(0) == 0) {
+      throw Check.fail(op, "input must be [T, N, input_size] with T >= 1", named);
+    }
+    if (h0 == null || h0.dim() != 2 || h0.size(0) != x.size(1)) {
+      throw Check.fail(op, "h0 must be [N, hidden_size] for an input [T, N, input_size]", named);
+    }
+    int hs = h0.size(1);
+    if (wIh.dim() != 2 || wIh.size(0) != gates * hs || wIh.size(1) != x.size(2)) {
+      throw Check.fail(op, "weight_ih must be [" + gates + " * hidden_size, input_size] = [" + gates * hs + ", "
+          + x.size(2) + "]", named);
+    }
+    if (wHh.dim() != 2 || wHh.size(0) != gates * hs || wHh.size(1) != hs) {
+      throw Check.fail(op, "weight_hh must be [" + gates + " * hidden_size, hidden_size] = [" + gates * hs + ", "
+          + hs + "]", named);
+    }
+    for (Tensor b : new Tensor[] {bIh, bHh}) {
+      if (b != null && (b.dim() != 1 || b.size(0) != gates * hs)) {
+        throw Check.fail(op, "biases must be [" + gates + " * hidden_size] = [" + gates * hs + "]", "input", x,
+            b == bIh ? "bias_ih" : "bias_hh", b);
+      }
+    }
+    HalfCompute.requireSame(op, "input", x, "h0", h0, "weight_ih", wIh, "weight_hh", wHh, "bias_ih", bIh,
+        "bias_hh", bHh);
+    for (Tensor t : new Tensor[] {h0, wIh, wHh, bIh, bHh}) {
+      if (t != null) Check.sameDevice(op, x, t);
+    }
+  }
+
+  /** A 2-d tensor as the rank-3 batch of one the backend's matmul takes. */
+  private static Tensor b1(Tensor t) {
+    return Views.batchOfOne(t);
+  }
+
+  /**
+   * The input projection of every step, x [T*N, in] W_ih^T + bias, as one GEMM into a new [T, N, G] buffer (the
+   * bias, when given, copied in first as GEMM's starting C, as addmm does).
+   */
+  private static Tensor inputProjection(Backend be, Tensor x, Tensor wIh, Tensor bias) {
+    int steps = x.size(0), n = x.size(1), g = wIh.size(0);
+    Tensor out = x.newEmpty(steps, n, g);
+    Tensor out2 = out.reshape(steps * n, g);
+    if (bias != null) be.copy(Views.expand(bias, new int[] {steps * n, g}), out2);
+    be.matmul(b1(x.reshape(steps * n, x.size(2))), b1(wIh.t()), b1(out2), bias != null);
+    return out;
+  }
+
+  /**
+   * The recurrent weight's gradient sum over t of dG[t]^T hPrev[t], where hPrev of the first step processed is h0
+   * and of every other step the output of the step before it: two GEMMs (the first step's, then the other T - 1
+   * steps' as one product over (T - 1) N rows, accumulated onto it).
+   */
+  private static Tensor recurrentWeightGrad(Backend be, Tensor dG, Tensor out, Tensor h0, boolean reverse) {
+    int steps = dG.size(0), n = dG.size(1), g = dG.size(2), hs = h0.size(1);
+    Tensor dW = dG.newEmpty(g, hs);
+    int first = reverse ? steps - 1 : 0;
+    be.matmul(b1(dG.select(0, first).t()), b1(h0), b1(dW), false);
+    if (steps > 1) {
+      Tensor d = dG.narrow(0, reverse ? 0 : 1, steps - 1).reshape((steps - 1) * n, g);
+      Tensor h = out.narrow(0, reverse ? 1 : 0, steps - 1).reshape((steps - 1) * n, hs);
+      be.matmul(b1(d.t()), b1(h), b1(dW), true);
+    }
+    return dW;
+  }
+
+  /** The column sums of a [T, N, G] gradient: a bias's gradient [G] (the backend's fixed-order reduction). */
+  private static Tensor columnSums(Backend be, Tensor d) {
+    int g = d.size(2);
+    Tensor out = d.newEmpty(1, g);
+    be.reduce(ReduceOp.SUM, d.reshape(d.size(0) * d.size(1), g), new int[] {0}, out);
+    return out.reshape(g);
+  }
+
+  /** x-gradient [T, N, in] = dG [T*N, G] W_ih, and W_ih's gradient dG^T x, each one GEMM over all steps. */
+  private static Tensor[] inputGrads(Backend be, Tensor dG, Tensor x, Tensor wIh, boolean needX, boolean needW) {
+    int steps = dG.size(0), n = dG.size(1), g = dG.size(2), in = x.size(2);
+    Tensor d2 = dG.reshape(steps * n, g);
+    Tensor dx = null, dW = null;
+    if (needX) {
+      dx = x.newEmpty(steps, n, in);
+      be.matmul(b1(d2), b1(wIh), b1(dx.reshape(steps * n, in)), false);
+    }
+    if (needW) {
+      dW = x.newEmpty(g, in);
+      be.matmul(b1(d2.t()), b1(x.reshape(steps * n, in)), b1(dW), false);
+    }
+    return new Tensor[] {dx, dW};
+  }
+
+  private static Tensor fusedLstm(Tensor input, Tensor h0In, Tensor c0In, Tensor wIhIn, Tensor wHhIn, Tensor bIhIn,
+      Tensor bHhIn, boolean reverse) {
+    Tensor x = input.detach().contiguous(), h0 = h0In.detach().contiguous(), c0 = c0In.detach().contiguous();
+    Tensor wIh = wIhIn.detach().contiguous(), wHh = wHhIn.detach().contiguous();
+    Tensor bias = bIhIn == null ? (bHhIn == null ? null : bHhIn.detach())
+        : bHhIn == null ? bIhIn.detach() : bIhIn.detach().add(bHhIn.detach());
+    int steps = x.size(0), n = x.size(1), hs = h0.size(1);
+    Backend be = x.device().backend();
+    RecurrentKernels k = be.recurrent();
+    Tensor act = inputProjection(be, x, wIh, bias); // pre-activations, then the gates' activations
+    Tensor out = x.newEmpty(steps + 1, n, hs);
+    Tensor cAll = x.newEmpty(steps, n, hs);
+    Tensor tanhC = x.newEmpty(steps, n, hs);
+    Tensor whT = b1(wHh.t());
+    Tensor h = h0, c = c0;
+    for (int s = 0; s < steps; s++) {
+      int t = reverse ? steps - 1 - s : s;
+      Tensor a = act.select(0, t);
+      be.matmul(b1(h), whT, b1(a), true);
+      Tensor hNew = out.select(0, t), cNew = cAll.select(0, t);
+      k.lstmStep(a, c, cNew, tanhC.select(0, t), hNew);
+      h = hNew;
+      c = cNew;
+    }
+    be.copy(c, out.select(0, steps));
+    return Autograd.record("lstm", out, (ctx, gOut) -> {
+      for (int i = 0; i < 7; i++) ctx.in(i); // fails if an input changed in place since the forward
+      Tensor g = gOut.contiguous();
+      Tensor dG = act.newEmpty(steps, n, 4 * hs);
+      Tensor dc = x.newEmpty(n, hs);
+      be.copy(g.select(0, steps), dc);
+      Tensor dh = x.newZeros(n, hs);
+      boolean needH0 = ctx.edgeNeeded(1);
+      for (int s = steps - 1; s >= 0; s--) {
+        int t = reverse ? steps - 1 - s : s;
+        int prev = reverse ? t + 1 : t - 1;
+        Tensor cPrev = s == 0 ? c0 : cAll.select(0, prev);
+        Tensor d = dG.select(0, t);
+        k.lstmStepBackward(act.select(0, t), cPrev, tanhC.select(0, t), g.select(0, t), dh, dc, d);
+        if (s > 0 || needH0) be.matmul(b1(d), b1(wHh), b1(dh), false);
+      }
+      Tensor[] dIn = inputGrads(be, dG, x, wIh, ctx.edgeNeeded(0), ctx.edgeNeeded(3));
+      Tensor db = ctx.edgeNeeded(5) || ctx.edgeNeeded(6) ? columnSums(be, dG) : null;
+      return new Tensor[] {
+          dIn[0],
+          needH0 ? dh : null,
+          ctx.edgeNeeded(2) ? dc : null,
+          dIn[1],
+          ctx.edgeNeeded(4) ? recurrentWeightGrad(be, dG, out, h0, reverse) : null,
+          ctx.edgeNeeded(5) ? db : null,
+          ctx.edgeNeeded(6) ? (ctx.edgeNeeded(5) ? db.clone() : db) : null};
+    }, new Tensor[] {input, h0In, c0In, wIhIn, wHhIn, bIhIn, bHhIn}, act, cAll, tanhC);
+  }
+
+  private static Tensor fusedGru(Tensor input, Tensor h0In, Tensor wIhIn, Tensor wHhIn, Tensor bIhIn, Tensor bHhIn,
+      boolean reverse) {
+    Tensor x = input.detach().contiguous(), h0 = h0In.detach().contiguous();
+    Tensor wIh = wIhIn.detach().contiguous(), wHh = wHhIn.detach().contiguous();
+    Tensor bHh = bHhIn == null ? null : bHhIn.detach();
+    int steps = x.size(0), n = x.size(1), hs = h0.size(1);
+    Backend be = x.device().backend();
+    RecurrentKernels k = be.recurrent();
+    Tensor act = inputProjection(be, x, wIh, bIhIn == null ? null : bIhIn.detach()); // then r, z, n
+    Tensor out = x.newEmpty(steps, n, hs);
+    Tensor hn = x.newEmpty(steps, n, hs);
+    Tensor hg = x.newEmpty(n, 3 * hs);
+    Tensor bias = bHh == null ? null : Views.expand(bHh, new int[] {n, 3 * hs});
+    Tensor whT = b1(wHh.t());
+    Tensor h = h0;
+    for (int s = 0; s < steps; s++) {
+      int t = reverse ? steps - 1 - s : s;
+      if (bias != null) be.copy(bias, hg);
+      be.matmul(b1(h), whT, b1(hg), bias != null);
+      Tensor hNew = out.select(0, t);
+      k.gruStep(act.select(0, t), hg, h, hn.select(0, t), hNew);
+      h = hNew;
+    }
+    return Autograd.record("gru", out, (ctx, gOut) -> {
+      for (int i = 0; i < 6; i++) ctx.in(i); // fails if an input changed in place since the forward
+      Tensor g = gOut.contiguous();
+      Tensor dX = act.newEmpty(steps, n, 3 * hs);
+      Tensor dH = act.newEmpty(steps, n, 3 * hs);
+      Tensor dh = x.newZeros(n, hs);
+      for (int s = steps - 1; s >= 0; s--) {
+        int t = reverse ? steps - 1 - s : s;
+        int prev = reverse ? t + 1 : t - 1;
+        Tensor hPrev = s == 0 ? h0 : out.select(0, prev);
+        Tensor d = dH.select(0, t);
+        k.gruStepBackward(act.select(0, t), hn.select(0, t), hPrev, g.select(0, t), dh, dX.select(0, t), d, dh);
+        be.matmul(b1(d), b1(wHh), b1(dh), true);
+      }
+      Tensor[] dIn = inputGrads(be, dX, x, wIh, ctx.edgeNeeded(0), ctx.edgeNeeded(2));
+      return new Tensor[] {
+          dIn[0],
+          ctx.edgeNeeded(1) ? dh : null,
+          dIn[1],
+          ctx.edgeNeeded(3) ? recurrentWeightGrad(be, dH, out, h0, reverse) : null,
+          ctx.edgeNeeded(4) ? columnSums(be, dX) : null,
+          ctx.edgeNeeded(5) ? columnSums(be, dH) : null};
+    }, new Tensor[] {input, h0In, wIhIn, wHhIn, bIhIn, bHhIn}, act, hn);
   }
 
   /**
