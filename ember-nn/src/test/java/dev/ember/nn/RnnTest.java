@@ -99,6 +99,63 @@ class RnnTest {
     }
   }
 
+  /**
+   * Output, final states and every gradient of a float32 LSTM (2 layers, bidirectional) and GRU (bidirectional) at a
+   * size where the fused steps spread their rows over the threads (32 x 260 per step; 260 is no multiple of a vector,
+   * so the vector loops' tails run too). Layers are built from one seed each call.
+   */
+  private static float[][] float32Run(boolean lstm, DType dtype) {
+    Generator g = new Generator(5);
+    RNNBase m = lstm ? new LSTM(5, 260, 2, true, false, 0, true, g) : new GRU(5, 260, 1, true, true, 0, true, g);
+    m.to(dtype);
+    Tensor x = Tensor.randn(g, DType.F64, lstm ? 3 : 32, lstm ? 32 : 3, 5).to(dtype).requiresGrad(true);
+    RNNBase.Output o = lstm ? ((LSTM) m).forward(x, null, null) : ((GRU) m).forward(x, null);
+    Tensor loss = o.output().mul(Tensor.randn(g, DType.F64, o.output().shape()).to(dtype)).sum()
+        .add(o.hN().mul(Tensor.randn(g, DType.F64, o.hN().shape()).to(dtype)).sum());
+    if (o.cN() != null) loss = loss.add(o.cN().mul(Tensor.randn(g, DType.F64, o.cN().shape()).to(dtype)).sum());
+    loss.backward();
+    List<float[]> all = new java.util.ArrayList<>(List.of(o.output().toFloatArray(), o.hN().toFloatArray(),
+        x.grad().toFloatArray()));
+    if (o.cN() != null) all.add(o.cN().toFloatArray());
+    for (Tensor p : m.parameters()) all.add(p.grad().toFloatArray());
+    return all.toArray(new float[0][]);
+  }
+
+  @Test
+  void float32LayersGiveTheSameBitsOnOneAndTwoThreads() {
+    int old = dev.ember.backend.cpu.Parallel.threads();
+    try {
+      for (boolean lstm : new boolean[] {true, false}) {
+        dev.ember.backend.cpu.Parallel.setThreads(1);
+        float[][] one = float32Run(lstm, DType.F32);
+        dev.ember.backend.cpu.Parallel.setThreads(2);
+        float[][] two = float32Run(lstm, DType.F32);
+        for (int i = 0; i < one.length; i++) {
+          assertArrayEquals(one[i], two[i], (lstm ? "LSTM" : "GRU") + " result " + i + ", 1 vs 2 threads");
+        }
+      }
+    } finally {
+      dev.ember.backend.cpu.Parallel.setThreads(old);
+    }
+  }
+
+  /** The float32 fused steps (vectorized gates) against the float64 ones (checked against PyTorch above). */
+  @Test
+  void float32LayersMatchFloat64() {
+    for (boolean lstm : new boolean[] {true, false}) {
+      float[][] f32 = float32Run(lstm, DType.F32);
+      float[][] f64 = float32Run(lstm, DType.F64);
+      for (int i = 0; i < f32.length; i++) {
+        double scale = 0;
+        for (float v : f64[i]) scale = Math.max(scale, Math.abs(v));
+        for (int e = 0; e < f32[i].length; e++) {
+          assertEquals(f64[i][e], f32[i][e], 1e-4 * scale + 1e-6, (lstm ? "LSTM" : "GRU") + " result " + i + "[" + e
+              + "]");
+        }
+      }
+    }
+  }
+
   @Test
   void namesShapesAndErrors() {
     LSTM l = new LSTM(4, 6, 2, true, false, 0.5, true, new Generator(1));
