@@ -140,8 +140,9 @@ public final class Recurrent {
    * one GEMM before the loop, each step one GEMM with the recurrent weight into the step's slice of a [T, N, 4H]
    * buffer and one fused gate pass; its backward runs the steps in reverse (gate gradients into a [T, N, 4H]
    * buffer, one GEMM per step for the recurrent state's gradient) and then forms the weight, bias and input
-   * gradients as one GEMM (reduction) each over all steps. Elsewhere (another device, half dtypes, autocast, graph
-   * capture) it is composed of {@code addmm} and {@link #lstmCell} per step, with the same values up to rounding.
+   * gradients as one GEMM (reduction) each over all steps; a graph capture records it as one op. Elsewhere (another
+   * device, half dtypes, autocast) it is composed of {@code addmm} and {@link #lstmCell} per step, with the same
+   * values up to rounding.
    */
   public static Tensor lstm(Tensor input, Tensor h0, Tensor c0, Tensor wIh, Tensor wHh, Tensor bIh, Tensor bHh,
       boolean reverse) {
@@ -152,7 +153,15 @@ public final class Recurrent {
           "c0", c0);
     }
     HalfCompute.requireSame(op, "input", input, "c0", c0);
-    if (fusable(input)) return fusedLstm(input, h0, c0, wIh, wHh, bIh, bHh, reverse);
+    if (fusable(input)) {
+      if (!Tracing.active()) return fusedLstm(input, h0, c0, wIh, wHh, bIh, bHh, reverse);
+      Tensor out;
+      try (Tracing.Scope inner = Tracing.suspend()) { // captured as one op, not as the views and copies inside it
+        out = fusedLstm(input, h0, c0, wIh, wHh, bIh, bHh, reverse);
+      }
+      return Tracing.op(op, out, new Tensor[] {input, h0, c0, wIh, wHh, bIh, bHh},
+          new Object[] {"reverse", reverse}, in -> lstm(in[0], in[1], in[2], in[3], in[4], in[5], in[6], reverse));
+    }
     int steps = input.size(0), batch = input.size(1);
     Tensor inBias = bIh == null ? bHh : bHh == null ? bIh : bIh.add(bHh);
     Tensor flat = input.reshape(steps * batch, input.size(2));
@@ -181,7 +190,15 @@ public final class Recurrent {
    */
   public static Tensor gru(Tensor input, Tensor h0, Tensor wIh, Tensor wHh, Tensor bIh, Tensor bHh, boolean reverse) {
     checkSequence("gru", 3, input, h0, wIh, wHh, bIh, bHh);
-    if (fusable(input)) return fusedGru(input, h0, wIh, wHh, bIh, bHh, reverse);
+    if (fusable(input)) {
+      if (!Tracing.active()) return fusedGru(input, h0, wIh, wHh, bIh, bHh, reverse);
+      Tensor out;
+      try (Tracing.Scope inner = Tracing.suspend()) { // captured as one op, as lstm
+        out = fusedGru(input, h0, wIh, wHh, bIh, bHh, reverse);
+      }
+      return Tracing.op("gru", out, new Tensor[] {input, h0, wIh, wHh, bIh, bHh}, new Object[] {"reverse", reverse},
+          in -> gru(in[0], in[1], in[2], in[3], in[4], in[5], reverse));
+    }
     int steps = input.size(0), batch = input.size(1), hs = h0.size(1);
     Tensor flat = input.reshape(steps * batch, input.size(2));
     Tensor xp = (bIh == null ? flat.matmul(wIh.t()) : LinalgOps.addmm(bIh, flat, wIh.t())).reshape(steps, batch, -1);
@@ -200,10 +217,13 @@ public final class Recurrent {
     return Tensor.stack(Arrays.asList(outs), 0);
   }
 
-  /** Whether the whole-sequence ops run fused: CPU float32/float64 outside autocast and graph capture. */
+  /**
+   * Whether the whole-sequence ops run fused: CPU float32/float64 outside autocast (under which the composed steps
+   * give addmm and lstm_cell their own policies). Graph capture records the fused op as one op.
+   */
   private static boolean fusable(Tensor input) {
     return input.device() == Device.CPU && (input.dtype() == DType.F32 || input.dtype() == DType.F64)
-        && !Autocast.enabled() && !Tracing.active();
+        && !Autocast.enabled();
   }
 
   /** Checks a sequence op's input [T, N, in], h0 [N, H], weights and biases for {@code gates} gates. */
