@@ -139,6 +139,24 @@ class RnnTest {
     }
   }
 
+  /** Without a graph to record (no saved per-step states, reused slots) the layers give the recorded run's bits. */
+  @Test
+  void inferenceGivesTheBitsOfTheRecordedForward() {
+    Generator g = new Generator(9);
+    for (RNNBase m : List.<RNNBase>of(new LSTM(3, 20, 2, true, false, 0, true, g), new GRU(3, 20, 2, true, false, 0,
+        true, g))) {
+      Tensor x = Tensor.randn(g, 5, 4, 3);
+      RNNBase.Output rec = m instanceof LSTM l ? l.forward(x, null, null) : ((GRU) m).forward(x, null);
+      RNNBase.Output inf;
+      try (dev.ember.autograd.Grad off = dev.ember.autograd.Grad.off()) {
+        inf = m instanceof LSTM l ? l.forward(x, null, null) : ((GRU) m).forward(x, null);
+      }
+      assertArrayEquals(rec.output().toFloatArray(), inf.output().toFloatArray(), m.name() + " output");
+      assertArrayEquals(rec.hN().toFloatArray(), inf.hN().toFloatArray(), m.name() + " h_n");
+      if (rec.cN() != null) assertArrayEquals(rec.cN().toFloatArray(), inf.cN().toFloatArray(), m.name() + " c_n");
+    }
+  }
+
   /** The float32 fused steps (vectorized gates) against the float64 ones (checked against PyTorch above). */
   @Test
   void float32LayersMatchFloat64() {

@@ -3,6 +3,7 @@ package dev.ember.nn.functional;
 import dev.ember.amp.Autocast;
 import dev.ember.autograd.Tracing;
 import dev.ember.autograd.Autograd;
+import dev.ember.autograd.Grad;
 import dev.ember.backend.Backend;
 import dev.ember.backend.BinaryOp;
 import dev.ember.backend.RecurrentKernels;
@@ -260,6 +261,13 @@ public final class Recurrent {
     }
   }
 
+  /** Whether an op on {@code inputs} records a node (grad mode on and an input requiring grad): see Autograd.record. */
+  private static boolean recorded(Tensor... inputs) {
+    if (!Grad.enabled()) return false;
+    for (Tensor t : inputs) if (t != null && t.requiresGrad()) return true;
+    return false;
+  }
+
   /** A 2-d tensor as the rank-3 batch of one the backend's matmul takes. */
   private static Tensor b1(Tensor t) {
     return Views.batchOfOne(t);
@@ -359,16 +367,18 @@ public final class Recurrent {
     RecurrentKernels k = be.recurrent();
     Tensor act = inputProjection(be, x, wIh, bias); // pre-activations, then the gates' activations
     Tensor out = x.newEmpty(steps + 1, n, hs);
-    Tensor cAll = x.newEmpty(steps, n, hs);
-    Tensor tanhC = x.newEmpty(steps, n, hs);
+    // the backward's cell states and tanh(c) per step; without one, two cell-state slots in turn and one tanh slot
+    boolean keep = recorded(input, h0In, c0In, wIhIn, wHhIn, bIhIn, bHhIn);
+    Tensor cAll = x.newEmpty(keep ? steps : 2, n, hs);
+    Tensor tanhC = x.newEmpty(keep ? steps : 1, n, hs);
     Tensor whT = b1(wHh.t());
     Tensor h = h0, c = c0;
     for (int s = 0; s < steps; s++) {
       int t = reverse ? steps - 1 - s : s;
       Tensor a = act.select(0, t);
       be.matmul(b1(h), whT, b1(a), true);
-      Tensor hNew = out.select(0, t), cNew = cAll.select(0, t);
-      k.lstmStep(a, c, cNew, tanhC.select(0, t), hNew);
+      Tensor hNew = out.select(0, t), cNew = cAll.select(0, keep ? t : s % 2);
+      k.lstmStep(a, c, cNew, tanhC.select(0, keep ? t : 0), hNew);
       h = hNew;
       c = cNew;
     }
@@ -413,7 +423,7 @@ public final class Recurrent {
     RecurrentKernels k = be.recurrent();
     Tensor act = inputProjection(be, x, wIh, bIhIn == null ? null : bIhIn.detach()); // then r, z, n
     Tensor out = x.newEmpty(steps, n, hs);
-    Tensor hn = x.newEmpty(steps, n, hs);
+    Tensor hn = x.newEmpty(recorded(input, h0In, wIhIn, wHhIn, bIhIn, bHhIn) ? steps : 1, n, hs); // the backward's
     Tensor hg = x.newEmpty(n, 3 * hs);
     Tensor bias = bHh == null ? null : Views.expand(bHh, new int[] {n, 3 * hs});
     Tensor whT = b1(wHh.t());
@@ -423,7 +433,7 @@ public final class Recurrent {
       if (bias != null) be.copy(bias, hg);
       be.matmul(b1(h), whT, b1(hg), bias != null);
       Tensor hNew = out.select(0, t);
-      k.gruStep(act.select(0, t), hg, h, hn.select(0, t), hNew);
+      k.gruStep(act.select(0, t), hg, h, hn.select(0, hn.size(0) == 1 ? 0 : t), hNew);
       h = hNew;
     }
     return Autograd.record("gru", out, (ctx, gOut) -> {
