@@ -139,6 +139,30 @@ class RnnTest {
     }
   }
 
+  /**
+   * An in-place op on the layer's output (relu_) gives the gradients of its out-of-place form: the backward reads the
+   * hidden states it kept, not the output.
+   */
+  @Test
+  void inPlaceChangesToTheOutputDoNotReachTheBackward() {
+    for (boolean lstm : new boolean[] {true, false}) {
+      double[][] grads = new double[2][];
+      for (int inPlace = 0; inPlace < 2; inPlace++) {
+        Generator g = new Generator(12);
+        RNNBase m = lstm ? new LSTM(3, 5, 1, true, false, 0, false, g) : new GRU(3, 5, 1, true, false, 0, false, g);
+        m.to(DType.F64);
+        Tensor x = Tensor.randn(g, DType.F64, 4, 2, 3).requiresGrad(true);
+        Tensor y = lstm ? ((LSTM) m).forward(x, null, null).output() : ((GRU) m).forward(x, null).output();
+        y = inPlace == 1 ? y.relu_() : y.relu();
+        y.mul(Tensor.randn(g, DType.F64, y.shape())).sum().backward();
+        List<Tensor> all = new java.util.ArrayList<>(List.of(x.grad()));
+        for (Tensor p : m.parameters()) all.add(p.grad().flatten());
+        grads[inPlace] = Tensor.cat(all.stream().map(Tensor::flatten).toList(), 0).toDoubleArray();
+      }
+      assertArrayEquals(grads[0], grads[1], (lstm ? "LSTM" : "GRU") + " input and parameter gradients");
+    }
+  }
+
   /** Without a graph to record (no saved per-step states, reused slots) the layers give the recorded run's bits. */
   @Test
   void inferenceGivesTheBitsOfTheRecordedForward() {

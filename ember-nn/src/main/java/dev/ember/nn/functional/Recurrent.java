@@ -371,17 +371,20 @@ public final class Recurrent {
     boolean keep = recorded(input, h0In, c0In, wIhIn, wHhIn, bIhIn, bHhIn);
     Tensor cAll = x.newEmpty(keep ? steps : 2, n, hs);
     Tensor tanhC = x.newEmpty(keep ? steps : 1, n, hs);
+    // the hidden states the backward reads, apart from the output (which the caller may change in place)
+    Tensor hAll = keep ? x.newEmpty(steps, n, hs) : out;
     Tensor whT = b1(wHh.t());
     Tensor h = h0, c = c0;
     for (int s = 0; s < steps; s++) {
       int t = reverse ? steps - 1 - s : s;
       Tensor a = act.select(0, t);
       be.matmul(b1(h), whT, b1(a), true);
-      Tensor hNew = out.select(0, t), cNew = cAll.select(0, keep ? t : s % 2);
+      Tensor hNew = hAll.select(0, t), cNew = cAll.select(0, keep ? t : s % 2);
       k.lstmStep(a, c, cNew, tanhC.select(0, keep ? t : 0), hNew);
       h = hNew;
       c = cNew;
     }
+    if (keep) be.copy(hAll, out.narrow(0, 0, steps));
     be.copy(c, out.select(0, steps));
     return Autograd.record("lstm", out, (ctx, gOut) -> {
       for (int i = 0; i < 7; i++) ctx.in(i); // fails if an input changed in place since the forward
@@ -407,10 +410,10 @@ public final class Recurrent {
           needH0 ? dh : null,
           ctx.edgeNeeded(2) ? dc : null,
           dIn[1],
-          ctx.edgeNeeded(4) ? recurrentWeightGrad(be, dG, out, h0, reverse) : null,
+          ctx.edgeNeeded(4) ? recurrentWeightGrad(be, dG, hAll, h0, reverse) : null,
           ctx.edgeNeeded(5) ? db : null,
           ctx.edgeNeeded(6) ? (ctx.edgeNeeded(5) ? db.clone() : db) : null};
-    }, new Tensor[] {input, h0In, c0In, wIhIn, wHhIn, bIhIn, bHhIn}, act, cAll, tanhC);
+    }, new Tensor[] {input, h0In, c0In, wIhIn, wHhIn, bIhIn, bHhIn}, act, cAll, tanhC, hAll);
   }
 
   private static Tensor fusedGru(Tensor input, Tensor h0In, Tensor wIhIn, Tensor wHhIn, Tensor bIhIn, Tensor bHhIn,
@@ -423,7 +426,9 @@ public final class Recurrent {
     RecurrentKernels k = be.recurrent();
     Tensor act = inputProjection(be, x, wIh, bIhIn == null ? null : bIhIn.detach()); // then r, z, n
     Tensor out = x.newEmpty(steps, n, hs);
-    Tensor hn = x.newEmpty(recorded(input, h0In, wIhIn, wHhIn, bIhIn, bHhIn) ? steps : 1, n, hs); // the backward's
+    boolean keep = recorded(input, h0In, wIhIn, wHhIn, bIhIn, bHhIn);
+    Tensor hn = x.newEmpty(keep ? steps : 1, n, hs); // the backward's h_n per step
+    Tensor hAll = keep ? x.newEmpty(steps, n, hs) : out; // its hidden states, apart from the output
     Tensor hg = x.newEmpty(n, 3 * hs);
     Tensor bias = bHh == null ? null : Views.expand(bHh, new int[] {n, 3 * hs});
     Tensor whT = b1(wHh.t());
@@ -432,10 +437,11 @@ public final class Recurrent {
       int t = reverse ? steps - 1 - s : s;
       if (bias != null) be.copy(bias, hg);
       be.matmul(b1(h), whT, b1(hg), bias != null);
-      Tensor hNew = out.select(0, t);
-      k.gruStep(act.select(0, t), hg, h, hn.select(0, hn.size(0) == 1 ? 0 : t), hNew);
+      Tensor hNew = hAll.select(0, t);
+      k.gruStep(act.select(0, t), hg, h, hn.select(0, keep ? t : 0), hNew);
       h = hNew;
     }
+    if (keep) be.copy(hAll, out);
     return Autograd.record("gru", out, (ctx, gOut) -> {
       for (int i = 0; i < 6; i++) ctx.in(i); // fails if an input changed in place since the forward
       Tensor g = gOut.contiguous();
@@ -446,7 +452,7 @@ public final class Recurrent {
       for (int s = steps - 1; s >= 0; s--) {
         int t = reverse ? steps - 1 - s : s;
         int prev = reverse ? t + 1 : t - 1;
-        Tensor hPrev = s == 0 ? h0 : out.select(0, prev);
+        Tensor hPrev = s == 0 ? h0 : hAll.select(0, prev);
         Tensor d = dH.select(0, t);
         k.gruStepBackward(act.select(0, t), hn.select(0, t), hPrev, g.select(0, t), dh, dX.select(0, t), d, dh);
         rec.backward(d, dh, true);
@@ -456,10 +462,10 @@ public final class Recurrent {
           dIn[0],
           ctx.edgeNeeded(1) ? dh : null,
           dIn[1],
-          ctx.edgeNeeded(3) ? recurrentWeightGrad(be, dH, out, h0, reverse) : null,
+          ctx.edgeNeeded(3) ? recurrentWeightGrad(be, dH, hAll, h0, reverse) : null,
           ctx.edgeNeeded(4) ? columnSums(be, dX) : null,
           ctx.edgeNeeded(5) ? columnSums(be, dH) : null};
-    }, new Tensor[] {input, h0In, wIhIn, wHhIn, bIhIn, bHhIn}, act, hn);
+    }, new Tensor[] {input, h0In, wIhIn, wHhIn, bIhIn, bHhIn}, act, hn, hAll);
   }
 
   /**
