@@ -18,8 +18,10 @@ import java.util.List;
  * layers in training mode.
  *
  * <p>Per layer and direction the input projection of every time step is one GEMM up front; the
- * loop over time then does one small GEMM with the recurrent weight per step. Everything is
- * composed from differentiable core ops, so backpropagation through time comes from the tape.
+ * loop over time then does one small GEMM with the recurrent weight per step. LSTM and GRU layers are one op
+ * each ({@link Recurrent#lstm}, {@link Recurrent#gru}: on the CPU one autograd node per layer and direction, whose
+ * backward forms the weight gradients as one GEMM over all steps); RNN layers are composed from differentiable
+ * core ops, so their backpropagation through time comes from the tape.
  */
 public abstract class RNNBase extends Module {
   enum Mode { RNN_TANH, RNN_RELU, LSTM, GRU }
@@ -182,35 +184,27 @@ public abstract class RNNBase extends Module {
     String sfx = "_l" + layer + (dir == 1 ? "_reverse" : "");
     Tensor wIh = param("weight_ih" + sfx), wHh = param("weight_hh" + sfx);
     Tensor bIh = bias ? param("bias_ih" + sfx) : null, bHh = bias ? param("bias_hh" + sfx) : null;
-    int steps = x.size(0), batch = x.size(1), in = x.size(2), hs = hiddenSize;
-    // input projections of all steps at once: [T*N, in] x [in, G*H]
+    boolean reverse = dir == 1;
+    int steps = x.size(0);
+    int last = reverse ? 0 : steps - 1; // the step processed last holds the final state
+    if (mode == Mode.LSTM) { // one op over the sequence: [T + 1, N, H], the outputs and the final cell state
+      Tensor hc = Recurrent.lstm(x, h, c, wIh, wHh, bIh, bHh, reverse);
+      Tensor out = hc.narrow(0, 0, steps);
+      return new Tensor[] {out, hc.select(0, last), hc.select(0, steps)};
+    }
+    if (mode == Mode.GRU) {
+      Tensor out = Recurrent.gru(x, h, wIh, wHh, bIh, bHh, reverse);
+      return new Tensor[] {out, out.select(0, last), null};
+    }
+    int batch = x.size(1), in = x.size(2);
+    // input projections of all steps at once: [T*N, in] x [in, H]
     Tensor flat = x.reshape(steps * batch, in);
-    // LSTM: both biases go into the input projection, and each step's gates are one addmm onto it
-    boolean fused = mode == Mode.LSTM;
-    Tensor inBias = fused && bIh != null ? bIh.add(bHh) : bIh;
-    Tensor xp = (inBias == null ? flat.matmul(wIh.t()) : LinalgOps.addmm(inBias, flat, wIh.t())).reshape(steps, batch, -1);
+    Tensor xp = (bIh == null ? flat.matmul(wIh.t()) : LinalgOps.addmm(bIh, flat, wIh.t())).reshape(steps, batch, -1);
     Tensor[] outs = new Tensor[steps];
     for (int s = 0; s < steps; s++) {
-      int t = dir == 0 ? s : steps - 1 - s;
-      Tensor xt = xp.select(0, t);
-      if (fused) {
-        Tensor hc = Recurrent.lstmCell(LinalgOps.addmm(xt, h, wHh.t()), c); // [2, N, H]: h', c'
-        h = hc.select(0, 0);
-        c = hc.select(0, 1);
-        outs[t] = h;
-        continue;
-      }
+      int t = reverse ? steps - 1 - s : s;
       Tensor hp = bHh == null ? h.matmul(wHh.t()) : LinalgOps.addmm(bHh, h, wHh.t());
-      switch (mode) {
-        case RNN_TANH -> h = xt.add(hp).tanh();
-        case RNN_RELU -> h = xt.add(hp).relu();
-        case GRU -> {
-          Tensor r = xt.narrow(1, 0, hs).add(hp.narrow(1, 0, hs)).sigmoid();
-          Tensor z = xt.narrow(1, hs, hs).add(hp.narrow(1, hs, hs)).sigmoid();
-          Tensor n = xt.narrow(1, 2 * hs, hs).add(r.mul(hp.narrow(1, 2 * hs, hs))).tanh();
-          h = n.add(z.mul(h.sub(n))); // (1 - z) n + z h
-        }
-      }
+      h = mode == Mode.RNN_TANH ? xp.select(0, t).add(hp).tanh() : xp.select(0, t).add(hp).relu();
       outs[t] = h;
     }
     return new Tensor[] {Tensor.stack(Arrays.asList(outs), 0), h, c};

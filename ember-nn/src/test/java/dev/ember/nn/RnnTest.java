@@ -99,6 +99,105 @@ class RnnTest {
     }
   }
 
+  /**
+   * Output, final states and every gradient of a float32 LSTM (2 layers, bidirectional) and GRU (bidirectional) at a
+   * size where the fused steps spread their rows over the threads (32 x 260 per step; 260 is no multiple of a vector,
+   * so the vector loops' tails run too). Layers are built from one seed each call.
+   */
+  private static float[][] float32Run(boolean lstm, DType dtype) {
+    Generator g = new Generator(5);
+    RNNBase m = lstm ? new LSTM(5, 260, 2, true, false, 0, true, g) : new GRU(5, 260, 1, true, true, 0, true, g);
+    m.to(dtype);
+    Tensor x = Tensor.randn(g, DType.F64, lstm ? 3 : 32, lstm ? 32 : 3, 5).to(dtype).requiresGrad(true);
+    RNNBase.Output o = lstm ? ((LSTM) m).forward(x, null, null) : ((GRU) m).forward(x, null);
+    Tensor loss = o.output().mul(Tensor.randn(g, DType.F64, o.output().shape()).to(dtype)).sum()
+        .add(o.hN().mul(Tensor.randn(g, DType.F64, o.hN().shape()).to(dtype)).sum());
+    if (o.cN() != null) loss = loss.add(o.cN().mul(Tensor.randn(g, DType.F64, o.cN().shape()).to(dtype)).sum());
+    loss.backward();
+    List<float[]> all = new java.util.ArrayList<>(List.of(o.output().toFloatArray(), o.hN().toFloatArray(),
+        x.grad().toFloatArray()));
+    if (o.cN() != null) all.add(o.cN().toFloatArray());
+    for (Tensor p : m.parameters()) all.add(p.grad().toFloatArray());
+    return all.toArray(new float[0][]);
+  }
+
+  @Test
+  void float32LayersGiveTheSameBitsOnOneAndTwoThreads() {
+    int old = dev.ember.backend.cpu.Parallel.threads();
+    try {
+      for (boolean lstm : new boolean[] {true, false}) {
+        dev.ember.backend.cpu.Parallel.setThreads(1);
+        float[][] one = float32Run(lstm, DType.F32);
+        dev.ember.backend.cpu.Parallel.setThreads(2);
+        float[][] two = float32Run(lstm, DType.F32);
+        for (int i = 0; i < one.length; i++) {
+          assertArrayEquals(one[i], two[i], (lstm ? "LSTM" : "GRU") + " result " + i + ", 1 vs 2 threads");
+        }
+      }
+    } finally {
+      dev.ember.backend.cpu.Parallel.setThreads(old);
+    }
+  }
+
+  /**
+   * An in-place op on the layer's output (relu_) gives the gradients of its out-of-place form: the backward reads the
+   * hidden states it kept, not the output.
+   */
+  @Test
+  void inPlaceChangesToTheOutputDoNotReachTheBackward() {
+    for (boolean lstm : new boolean[] {true, false}) {
+      double[][] grads = new double[2][];
+      for (int inPlace = 0; inPlace < 2; inPlace++) {
+        Generator g = new Generator(12);
+        RNNBase m = lstm ? new LSTM(3, 5, 1, true, false, 0, false, g) : new GRU(3, 5, 1, true, false, 0, false, g);
+        m.to(DType.F64);
+        Tensor x = Tensor.randn(g, DType.F64, 4, 2, 3).requiresGrad(true);
+        Tensor y = lstm ? ((LSTM) m).forward(x, null, null).output() : ((GRU) m).forward(x, null).output();
+        y = inPlace == 1 ? y.relu_() : y.relu();
+        y.mul(Tensor.randn(g, DType.F64, y.shape())).sum().backward();
+        List<Tensor> all = new java.util.ArrayList<>(List.of(x.grad()));
+        for (Tensor p : m.parameters()) all.add(p.grad().flatten());
+        grads[inPlace] = Tensor.cat(all.stream().map(Tensor::flatten).toList(), 0).toDoubleArray();
+      }
+      assertArrayEquals(grads[0], grads[1], (lstm ? "LSTM" : "GRU") + " input and parameter gradients");
+    }
+  }
+
+  /** Without a graph to record (no saved per-step states, reused slots) the layers give the recorded run's bits. */
+  @Test
+  void inferenceGivesTheBitsOfTheRecordedForward() {
+    Generator g = new Generator(9);
+    for (RNNBase m : List.<RNNBase>of(new LSTM(3, 20, 2, true, false, 0, true, g), new GRU(3, 20, 2, true, false, 0,
+        true, g))) {
+      Tensor x = Tensor.randn(g, 5, 4, 3);
+      RNNBase.Output rec = m instanceof LSTM l ? l.forward(x, null, null) : ((GRU) m).forward(x, null);
+      RNNBase.Output inf;
+      try (dev.ember.autograd.Grad off = dev.ember.autograd.Grad.off()) {
+        inf = m instanceof LSTM l ? l.forward(x, null, null) : ((GRU) m).forward(x, null);
+      }
+      assertArrayEquals(rec.output().toFloatArray(), inf.output().toFloatArray(), m.name() + " output");
+      assertArrayEquals(rec.hN().toFloatArray(), inf.hN().toFloatArray(), m.name() + " h_n");
+      if (rec.cN() != null) assertArrayEquals(rec.cN().toFloatArray(), inf.cN().toFloatArray(), m.name() + " c_n");
+    }
+  }
+
+  /** The float32 fused steps (vectorized gates) against the float64 ones (checked against PyTorch above). */
+  @Test
+  void float32LayersMatchFloat64() {
+    for (boolean lstm : new boolean[] {true, false}) {
+      float[][] f32 = float32Run(lstm, DType.F32);
+      float[][] f64 = float32Run(lstm, DType.F64);
+      for (int i = 0; i < f32.length; i++) {
+        double scale = 0;
+        for (float v : f64[i]) scale = Math.max(scale, Math.abs(v));
+        for (int e = 0; e < f32[i].length; e++) {
+          assertEquals(f64[i][e], f32[i][e], 1e-4 * scale + 1e-6, (lstm ? "LSTM" : "GRU") + " result " + i + "[" + e
+              + "]");
+        }
+      }
+    }
+  }
+
   @Test
   void namesShapesAndErrors() {
     LSTM l = new LSTM(4, 6, 2, true, false, 0.5, true, new Generator(1));

@@ -43,7 +43,7 @@ public final class CpuBackend implements Backend {
   private final FloatKernels k;
   private final CpuNormalization normalization = new CpuNormalization();
   private final CpuAttention attention = new CpuAttention(this);
-  private final CpuRecurrent recurrent = new CpuRecurrent();
+  private final CpuRecurrent recurrent = new CpuRecurrent(this);
   private final CpuRandom random = new CpuRandom();
 
   public CpuBackend(FloatKernels kernels) {

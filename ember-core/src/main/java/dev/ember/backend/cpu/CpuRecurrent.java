@@ -8,9 +8,116 @@ import dev.ember.tensor.Storage;
 /**
  * The LSTM cell's state update and backward as scalar passes: float32 reads its arrays directly and
  * computes in double as the Storage path does (the same bits without a dtype dispatch per element).
+ *
+ * <p>The whole-sequence steps ({@link #lstmStep} and the others): float32 runs the kernel set's passes
+ * ({@link FloatKernels#lstmStep}, vectorized in the Vector API set) over fixed blocks of {@link #ROWS} rows, spread
+ * over the threads when a step has {@link #PARALLEL_MIN} elements or more (each element's result does not depend on
+ * the split); float64 runs the interface's double loops.
  */
 final class CpuRecurrent implements RecurrentKernels {
-  CpuRecurrent() {}
+  /** Rows per task of a step pass: fixed, so the split never depends on the thread count. */
+  static final int ROWS = 8;
+  /** Hidden units x rows of a step below which it stays on the calling thread. */
+  static final int PARALLEL_MIN = 8192;
+
+  private final CpuBackend be;
+
+  CpuRecurrent(CpuBackend be) {
+    this.be = be;
+  }
+
+  /** Runs {@code body(r0, rows)} over [0, n) in blocks of {@link #ROWS} rows, in parallel for a large step. */
+  private static void rowBlocks(int n, int hs, java.util.function.BiConsumer<Integer, Integer> body) {
+    int tasks = Parallel.chunks(n, ROWS);
+    if ((long) n * hs < PARALLEL_MIN || tasks == 1) {
+      body.accept(0, n);
+      return;
+    }
+    Parallel.forEach(tasks, t -> body.accept(t * ROWS, Math.min(ROWS, n - t * ROWS)));
+  }
+
+  private static boolean f32(View... vs) {
+    for (View v : vs) if (v.dtype() != DType.F32) return false;
+    return true;
+  }
+
+  @Override
+  public void lstmStep(View gates, View cPrev, View c, View tanhC, View h) {
+    if (!f32(gates, cPrev, c, tanhC, h)) {
+      RecurrentKernels.super.lstmStep(gates, cPrev, c, tanhC, h);
+      return;
+    }
+    int n = gates.shapeRef()[0];
+    int hs = gates.shapeRef()[1] / 4;
+    float[] g = gates.storage().floats(), cp = cPrev.storage().floats(), cs = c.storage().floats();
+    float[] ts = tanhC.storage().floats(), hh = h.storage().floats();
+    int go = gates.offset(), cpo = cPrev.offset(), co = c.offset(), to = tanhC.offset(), ho = h.offset();
+    FloatKernels k = be.floatKernels();
+    rowBlocks(n, hs, (r0, rows) -> {
+      int e = r0 * hs;
+      k.lstmStep(g, go + 4 * e, cp, cpo + e, cs, co + e, ts, to + e, hh, ho + e, rows, hs);
+    });
+  }
+
+  @Override
+  public void lstmStepBackward(View act, View cPrev, View tanhC, View gh, View ghRec, View dc, View dGates) {
+    if (!f32(act, cPrev, tanhC, gh, ghRec, dc, dGates)) {
+      RecurrentKernels.super.lstmStepBackward(act, cPrev, tanhC, gh, ghRec, dc, dGates);
+      return;
+    }
+    int n = act.shapeRef()[0];
+    int hs = act.shapeRef()[1] / 4;
+    float[] a = act.storage().floats(), cp = cPrev.storage().floats(), ts = tanhC.storage().floats();
+    float[] g = gh.storage().floats(), gr = ghRec.storage().floats(), d = dc.storage().floats();
+    float[] dg = dGates.storage().floats();
+    int ao = act.offset(), cpo = cPrev.offset(), to = tanhC.offset(), go = gh.offset(), gro = ghRec.offset();
+    int dco = dc.offset(), dgo = dGates.offset();
+    FloatKernels k = be.floatKernels();
+    rowBlocks(n, hs, (r0, rows) -> {
+      int e = r0 * hs;
+      k.lstmStepBackward(a, ao + 4 * e, cp, cpo + e, ts, to + e, g, go + e, gr, gro + e, d, dco + e, dg,
+          dgo + 4 * e, rows, hs);
+    });
+  }
+
+  @Override
+  public void gruStep(View xg, View hg, View hPrev, View hn, View h) {
+    if (!f32(xg, hg, hPrev, hn, h)) {
+      RecurrentKernels.super.gruStep(xg, hg, hPrev, hn, h);
+      return;
+    }
+    int n = xg.shapeRef()[0];
+    int hs = xg.shapeRef()[1] / 3;
+    float[] x = xg.storage().floats(), hgs = hg.storage().floats(), hp = hPrev.storage().floats();
+    float[] hns = hn.storage().floats(), hh = h.storage().floats();
+    int xo = xg.offset(), hgo = hg.offset(), hpo = hPrev.offset(), hno = hn.offset(), ho = h.offset();
+    FloatKernels k = be.floatKernels();
+    rowBlocks(n, hs, (r0, rows) -> {
+      int e = r0 * hs;
+      k.gruStep(x, xo + 3 * e, hgs, hgo + 3 * e, hp, hpo + e, hns, hno + e, hh, ho + e, rows, hs);
+    });
+  }
+
+  @Override
+  public void gruStepBackward(View act, View hn, View hPrev, View gh, View ghRec, View dx, View dhg, View dhPrev) {
+    if (!f32(act, hn, hPrev, gh, ghRec, dx, dhg, dhPrev)) {
+      RecurrentKernels.super.gruStepBackward(act, hn, hPrev, gh, ghRec, dx, dhg, dhPrev);
+      return;
+    }
+    int n = act.shapeRef()[0];
+    int hs = act.shapeRef()[1] / 3;
+    float[] a = act.storage().floats(), hns = hn.storage().floats(), hp = hPrev.storage().floats();
+    float[] g = gh.storage().floats(), gr = ghRec.storage().floats(), dxs = dx.storage().floats();
+    float[] dhs = dhg.storage().floats(), dps = dhPrev.storage().floats();
+    int ao = act.offset(), hno = hn.offset(), hpo = hPrev.offset(), go = gh.offset(), gro = ghRec.offset();
+    int dxo = dx.offset(), dho = dhg.offset(), dpo = dhPrev.offset();
+    FloatKernels k = be.floatKernels();
+    rowBlocks(n, hs, (r0, rows) -> {
+      int e = r0 * hs;
+      k.gruStepBackward(a, ao + 3 * e, hns, hno + e, hp, hpo + e, g, go + e, gr, gro + e, dxs, dxo + 3 * e, dhs,
+          dho + 3 * e, dps, dpo + e, rows, hs);
+    });
+  }
 
   @Override
   public void lstmCellState(View act, View c, View out) {

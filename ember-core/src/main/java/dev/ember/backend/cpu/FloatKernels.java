@@ -75,6 +75,36 @@ public interface FloatKernels {
     return false;
   }
 
+  /**
+   * {@link dev.ember.backend.RecurrentKernels#lstmStep} over {@code rows} contiguous rows at the given offsets
+   * (gates [rows, 4 hs], the others [rows, hs]). This form is {@link ScalarRecurrent}'s; the Vector API set's is
+   * vectorized.
+   */
+  default void lstmStep(float[] gates, int go, float[] cPrev, int cpo, float[] c, int co, float[] tanhC, int to,
+      float[] h, int ho, int rows, int hs) {
+    ScalarRecurrent.lstmStep(gates, go, cPrev, cpo, c, co, tanhC, to, h, ho, rows, hs);
+  }
+
+  /** {@link dev.ember.backend.RecurrentKernels#lstmStepBackward} over {@code rows} rows (see {@link #lstmStep}). */
+  default void lstmStepBackward(float[] act, int ao, float[] cPrev, int cpo, float[] tanhC, int to, float[] gh,
+      int gho, float[] ghRec, int gro, float[] dc, int dco, float[] dGates, int dgo, int rows, int hs) {
+    ScalarRecurrent.lstmStepBackward(act, ao, cPrev, cpo, tanhC, to, gh, gho, ghRec, gro, dc, dco, dGates, dgo, rows,
+        hs);
+  }
+
+  /** {@link dev.ember.backend.RecurrentKernels#gruStep} over {@code rows} rows (xg, hg [rows, 3 hs]). */
+  default void gruStep(float[] xg, int xo, float[] hg, int hgo, float[] hPrev, int hpo, float[] hn, int hno,
+      float[] h, int ho, int rows, int hs) {
+    ScalarRecurrent.gruStep(xg, xo, hg, hgo, hPrev, hpo, hn, hno, h, ho, rows, hs);
+  }
+
+  /** {@link dev.ember.backend.RecurrentKernels#gruStepBackward} over {@code rows} rows (see {@link #gruStep}). */
+  default void gruStepBackward(float[] act, int ao, float[] hn, int hno, float[] hPrev, int hpo, float[] gh, int gho,
+      float[] ghRec, int gro, float[] dx, int dxo, float[] dhg, int dhgo, float[] dhPrev, int dpo, int rows, int hs) {
+    ScalarRecurrent.gruStepBackward(act, ao, hn, hno, hPrev, hpo, gh, gho, ghRec, gro, dx, dxo, dhg, dhgo, dhPrev,
+        dpo, rows, hs);
+  }
+
   /** Row-major C = alpha * op(A) op(B) + beta * C (see ScalarGemm for the argument convention). */
   void sgemm(boolean transA, boolean transB, int m, int n, int k, float alpha,
       float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc);

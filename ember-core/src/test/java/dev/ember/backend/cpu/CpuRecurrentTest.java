@@ -58,4 +58,62 @@ class CpuRecurrentTest {
       }
     }
   }
+  /** Inputs of one step pass, F64, each its own draw: randn scaled by 2, or uniform in [0, 1) where {@code unit}. */
+  private static Tensor[] draws(int seed, boolean[] unit, int[]... shapes) {
+    Tensor[] t = new Tensor[shapes.length];
+    for (int i = 0; i < shapes.length; i++) {
+      Generator g = new Generator(seed + i);
+      t[i] = unit[i] ? Tensor.rand(g, DType.F64, shapes[i]) : Tensor.randn(g, DType.F64, shapes[i]).mul(2);
+    }
+    return t;
+  }
+
+  private static Tensor[] as(DType dt, Tensor[] ts) {
+    Tensor[] out = new Tensor[ts.length];
+    for (int i = 0; i < ts.length; i++) out[i] = ts[i].to(dt).contiguous().clone();
+    return out;
+  }
+
+  /** One step pass on {@code k} with every tensor (inputs and outputs) as given, in place. */
+  private interface Pass {
+    void run(RecurrentKernels k, Tensor[] t);
+  }
+
+  /**
+   * Runs {@code pass} in float64 (the interface's double loops) and in float32 on the scalar kernel set and on the
+   * default one (the Vector API's when present), and compares every tensor it writes.
+   */
+  private static void agree(String what, Pass pass, Tensor[] f64) {
+    Tensor[] d = as(DType.F64, f64);
+    pass.run(K, d);
+    for (RecurrentKernels k : new RecurrentKernels[] {CpuBackends.scalar().recurrent(), K}) {
+      Tensor[] f = as(DType.F32, f64);
+      pass.run(k, f);
+      for (int i = 0; i < d.length; i++) {
+        double[] want = d[i].toDoubleArray(), got = f[i].toDoubleArray();
+        for (int e = 0; e < want.length; e++) {
+          assertEquals(want[e], got[e], 2e-5 * (1 + Math.abs(want[e])), what + " tensor " + i + "[" + e + "]");
+        }
+      }
+    }
+  }
+
+  /**
+   * The whole-sequence step passes (hidden size 20: a vector and a tail on AVX-512, and past one on AVX2) in float32,
+   * scalar and vectorized, against the double loops, which follow the gate equations (checked end to end against
+   * PyTorch in ember-nn's RnnTest).
+   */
+  @Test
+  void sequenceStepPassesAgreeAcrossKernelSetsAndDtypes() {
+    int n = 5, hs = 20;
+    int[] g4 = {n, 4 * hs}, g3 = {n, 3 * hs}, st = {n, hs};
+    agree("lstmStep", (k, t) -> k.lstmStep(t[0], t[1], t[2], t[3], t[4]),
+        draws(10, new boolean[5], g4, st, st, st, st));
+    agree("lstmStepBackward", (k, t) -> k.lstmStepBackward(t[0], t[1], t[2], t[3], t[4], t[5], t[6]),
+        draws(20, new boolean[] {true, false, true, false, false, false, false}, g4, st, st, st, st, st, g4));
+    agree("gruStep", (k, t) -> k.gruStep(t[0], t[1], t[2], t[3], t[4]), draws(30, new boolean[5], g3, g3, st, st, st));
+    agree("gruStepBackward", (k, t) -> k.gruStepBackward(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]),
+        draws(40, new boolean[] {true, false, false, false, false, false, false, false}, g3, st, st, st, st, g3, g3,
+            st));
+  }
 }

@@ -564,6 +564,17 @@ public final class F {
     return Recurrent.gruCell(input, hx, wIh, wHh, bIh, bHh);
   }
 
+  /** See {@link Recurrent#lstm(Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, boolean)}. */
+  public static Tensor lstm(Tensor input, Tensor h0, Tensor c0, Tensor wIh, Tensor wHh, Tensor bIh, Tensor bHh,
+      boolean reverse) {
+    return Recurrent.lstm(input, h0, c0, wIh, wHh, bIh, bHh, reverse);
+  }
+
+  /** See {@link Recurrent#gru(Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, boolean)}. */
+  public static Tensor gru(Tensor input, Tensor h0, Tensor wIh, Tensor wHh, Tensor bIh, Tensor bHh, boolean reverse) {
+    return Recurrent.gru(input, h0, wIh, wHh, bIh, bHh, reverse);
+  }
+
   /** See {@link Recurrent#rnnCell(Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, String)}. */
   public static Tensor rnnCell(Tensor input, Tensor hx, Tensor wIh, Tensor wHh, Tensor bIh, Tensor bHh,
       String nonlinearity) {

@@ -58,6 +58,9 @@ public final class NnOps implements OpDefinitions {
       // w_hh, b_ih, b_hh) and bilinear (input1, input2, weight, bias) are composed of core ops and read what they read
       of("lstm_cell", 2, FLOATING_ONLY, INPUTS), of("gru_cell", 6, FLOATING_ONLY, INPUTS),
       of("rnn_cell", 6, FLOATING_ONLY, INPUTS_AND_OUTPUT), of("bilinear", 4, FLOATING_ONLY, INPUTS),
+      // whole-sequence layers (input, h0, [c0,] w_ih, w_hh, b_ih, b_hh): one node on the CPU, whose backward reads
+      // the inputs and the gate activations it saved
+      of("lstm", 7, FLOATING_ONLY, INPUTS), of("gru", 6, FLOATING_ONLY, INPUTS),
       // dropout: a product with a constant mask, whose backward reads the mask only (the identity in eval)
       of("dropout", 1, FLOATING_ONLY, NOTHING), of("dropout1d", 1, FLOATING_ONLY, NOTHING),
       of("dropout2d", 1, FLOATING_ONLY, NOTHING), of("alpha_dropout", 1, FLOATING_ONLY, NOTHING));

@@ -217,6 +217,33 @@ final class NnOpTable {
             + " [N, input_size] ([hidden_size] unbatched): input=[3, 4], hx=[2, 2], weight_ih=[6, 4], weight_hh=[6, 2]"));
     t.add(op("gru_cell:nobias").fn(l -> Recurrent.gruCell(l.get(0), l.get(1), l.get(2), l.get(3), null, null))
         .shapes("[2, 3] x [2, 4] x [12, 3] x [12, 4]"));
+    // the whole-sequence layers: fused on the CPU (float64 gradchecks here), composed per step on the fake device,
+    // whose check compares the two; hidden sizes 3 and 18 (past one float vector: the vector loops and their tails)
+    t.add(op("lstm").fn(l -> Recurrent.lstm(l.get(0), l.get(1), l.get(2), l.get(3), l.get(4), l.get(5), l.get(6),
+        false)).shapes("[3, 2, 4] x [2, 3] x [2, 3] x [12, 4] x [12, 3] x [12] x [12]",
+        "[2, 3, 2] x [3, 18] x [3, 18] x [72, 2] x [72, 18] x [72] x [72]")
+        .error("[3, 2, 4] x [2, 3] x [2, 3] x [12, 5] x [12, 3] x [12] x [12]", "lstm: weight_ih must be"
+            + " [4 * hidden_size, input_size] = [12, 4]: input=[3, 2, 4], h0=[2, 3], weight_ih=[12, 5],"
+            + " weight_hh=[12, 3]")
+        .error("[3, 2, 4] x [2, 3] x [2, 2] x [12, 4] x [12, 3] x [12] x [12]", "lstm: c0 must have h0's shape"
+            + " [2, 3]: input=[3, 2, 4], h0=[2, 3], c0=[2, 2]")
+        .error("[0, 2, 4] x [2, 3] x [2, 3] x [12, 4] x [12, 3] x [12] x [12]", "lstm: input must be [T, N,"
+            + " input_size] with T >= 1: input=[0, 2, 4], h0=[2, 3], weight_ih=[12, 4], weight_hh=[12, 3]"));
+    t.add(op("lstm:reverse").fn(l -> Recurrent.lstm(l.get(0), l.get(1), l.get(2), l.get(3), l.get(4), l.get(5),
+        l.get(6), true)).shapes("[3, 2, 4] x [2, 3] x [2, 3] x [12, 4] x [12, 3] x [12] x [12]"));
+    t.add(op("lstm:nobias").fn(l -> Recurrent.lstm(l.get(0), l.get(1), l.get(2), l.get(3), l.get(4), null, null,
+        false)).shapes("[2, 2, 3] x [2, 2] x [2, 2] x [8, 3] x [8, 2]"));
+    t.add(op("gru").fn(l -> Recurrent.gru(l.get(0), l.get(1), l.get(2), l.get(3), l.get(4), l.get(5), false))
+        .shapes("[3, 2, 4] x [2, 3] x [9, 4] x [9, 3] x [9] x [9]",
+            "[2, 3, 2] x [3, 18] x [54, 2] x [54, 18] x [54] x [54]")
+        .error("[3, 2, 4] x [2, 3] x [9, 4] x [9, 3] x [8] x [9]", "gru: biases must be [3 * hidden_size] = [9]:"
+            + " input=[3, 2, 4], bias_ih=[8]")
+        .error("[3, 2, 4] x [3, 3] x [9, 4] x [9, 3] x [9] x [9]", "gru: h0 must be [N, hidden_size] for an input"
+            + " [T, N, input_size]: input=[3, 2, 4], h0=[3, 3], weight_ih=[9, 4], weight_hh=[9, 3]"));
+    t.add(op("gru:reverse").fn(l -> Recurrent.gru(l.get(0), l.get(1), l.get(2), l.get(3), l.get(4), l.get(5), true))
+        .shapes("[3, 2, 4] x [2, 3] x [9, 4] x [9, 3] x [9] x [9]"));
+    t.add(op("gru:nobias").fn(l -> Recurrent.gru(l.get(0), l.get(1), l.get(2), l.get(3), null, null, false))
+        .shapes("[2, 2, 3] x [2, 2] x [6, 3] x [6, 2]"));
     t.add(op("rnn_cell").fn(l -> Recurrent.rnnCell(l.get(0), l.get(1), l.get(2), l.get(3), l.get(4), l.get(5),
         "tanh")).shapes("[3, 4] x [3, 5] x [5, 4] x [5, 5] x [5] x [5]", "[4] x [5] x [5, 4] x [5, 5] x [5] x [5]")
         .error("[3, 4] x [3, 5] x [5, 4] x [5, 5] x [4] x [5]", "rnn_cell: biases must be [1 * hidden_size] = [5]:"

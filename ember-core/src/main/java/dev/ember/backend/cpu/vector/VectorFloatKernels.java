@@ -49,6 +49,32 @@ public final class VectorFloatKernels implements FloatKernels {
   }
 
   @Override
+  public void lstmStep(float[] gates, int go, float[] cPrev, int cpo, float[] c, int co, float[] tanhC, int to,
+      float[] h, int ho, int rows, int hs) {
+    VectorRecurrent.lstmStep(gates, go, cPrev, cpo, c, co, tanhC, to, h, ho, rows, hs);
+  }
+
+  @Override
+  public void lstmStepBackward(float[] act, int ao, float[] cPrev, int cpo, float[] tanhC, int to, float[] gh,
+      int gho, float[] ghRec, int gro, float[] dc, int dco, float[] dGates, int dgo, int rows, int hs) {
+    VectorRecurrent.lstmStepBackward(act, ao, cPrev, cpo, tanhC, to, gh, gho, ghRec, gro, dc, dco, dGates, dgo, rows,
+        hs);
+  }
+
+  @Override
+  public void gruStep(float[] xg, int xo, float[] hg, int hgo, float[] hPrev, int hpo, float[] hn, int hno,
+      float[] h, int ho, int rows, int hs) {
+    VectorRecurrent.gruStep(xg, xo, hg, hgo, hPrev, hpo, hn, hno, h, ho, rows, hs);
+  }
+
+  @Override
+  public void gruStepBackward(float[] act, int ao, float[] hn, int hno, float[] hPrev, int hpo, float[] gh, int gho,
+      float[] ghRec, int gro, float[] dx, int dxo, float[] dhg, int dhgo, float[] dhPrev, int dpo, int rows, int hs) {
+    VectorRecurrent.gruStepBackward(act, ao, hn, hno, hPrev, hpo, gh, gho, ghRec, gro, dx, dxo, dhg, dhgo, dhPrev,
+        dpo, rows, hs);
+  }
+
+  @Override
   public float sum(float[] x, int xo, int n) {
     return VectorKernels.sum(x, xo, n);
   }
