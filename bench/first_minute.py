@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """The first minute of a run, as a user waits for it: whole processes, launch to exit.
 
-    bench/first-minute.sh [--runs N] [--threads N] [--only mlp,lenet] [--record FILE] [--ember-opts OPTS]
+    bench/first-minute.sh [--runs N] [--threads N] [--only mlp,lenet] [--record FILE] [--sides ember,pytorch]
+                          [--variant LABEL=JVM_OPTIONS ...] [--epochs N]
 
 Per run and model, both sides run one after the other, the order alternating from run to run
 (ember first in odd runs): `./ember train --model M --threads T --quiet` (MLP 10 epochs, LeNet-5 5,
@@ -20,6 +21,12 @@ One JSON object per process on stdout (and appended to --record), a table of med
 whole-run ratios (PyTorch whole / Ember whole: > 1 means Ember's run is shorter). Before the first
 run the launcher is asked (EMBER_DRY_RUN=1) whether its cache is ready; if a run would record one, an
 untimed `--epochs 1` run writes it first, so every timed run maps the same cache.
+
+Levers are measured as variants of Ember's side, run in turn with the others (the order rotates from
+run to run): `--variant flags=-XX:CompileThresholdScaling=0.5` runs Ember with those EMBER_JAVA_OPTS,
+each variant with an ahead-of-time cache of its own (EMBER_AOT_DIR=ember-cli/target/aot-variants/LABEL;
+the launcher's cache is made for one set of options). Without --variant, Ember runs as a user's
+`./ember train` does (label "default", the launcher's own cache).
 """
 import argparse
 import csv
@@ -45,13 +52,34 @@ def parse_args(argv=None):
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--only", default="mlp,lenet", help="comma list: mlp,lenet")
     p.add_argument("--record", help="also append the JSON lines to this file")
-    p.add_argument("--ember-opts", default=None,
-                   help="EMBER_JAVA_OPTS for Ember's runs (a lever to measure; default: the environment's)")
-    p.add_argument("--label", default="", help="a label stored in each row (e.g. the lever measured)")
+    p.add_argument("--variant", action="append", default=[],
+                   help="LABEL=JVM_OPTIONS: an Ember variant (EMBER_JAVA_OPTS); repeat for several")
+    p.add_argument("--epochs", type=int, default=0, help="override the epochs on both sides (default: 10 MLP, 5 LeNet)")
     p.add_argument("--sides", default="ember,pytorch", help="comma list: ember,pytorch")
     p.add_argument("--peers", default=os.environ.get("EMBER_PEERS", os.path.join(ROOT, "..", "shared", "peers")))
     p.add_argument("--python", default="/usr/bin/python3")
     return p.parse_args(argv)
+
+
+def variants(specs):
+    """[(label, options or None)] from LABEL=OPTIONS strings; no specs: the user's default run."""
+    if not specs:
+        return [("default", None)]
+    out = []
+    for spec in specs:
+        label, sep, opts = spec.partition("=")
+        if not sep or not label or not all(c.isalnum() or c in "-_." for c in label):
+            raise SystemExit("--variant %r: expected LABEL=JVM_OPTIONS with a label of letters, digits, - _ ." % spec)
+        if label in [l for l, _ in out]:
+            raise SystemExit("--variant %r: label %s given twice" % (spec, label))
+        out.append((label, opts))
+    return out
+
+
+def schedule(entries, run):
+    """The order of (side, label) entries in run `run` (1-based): rotated by one each run."""
+    k = (run - 1) % len(entries)
+    return entries[k:] + entries[:k]
 
 
 def median(xs):
@@ -151,9 +179,10 @@ def summarize(rows):
             k[0], k[1], k[2] or "-", len(rs), m("whole_s"), m("cpu_s"), m("first_step_s"), m("epoch1_s"),
             m("steady_s"), m("epoch1_over_steady"), m("test_accuracy"), min(loads), max(loads)))
     for (model, side, label), whole in med.items():
-        if side == "ember" and (model, "pytorch", label) in med:
+        peer = [w for (m2, s2, _), w in med.items() if m2 == model and s2 == "pytorch"]
+        if side == "ember" and peer:
             lines.append("%s%s: whole run PyTorch/Ember %.2fx (> 1: Ember shorter)" % (
-                model, " [" + label + "]" if label else "", med[(model, "pytorch", label)] / whole))
+                model, " [" + label + "]" if label else "", peer[0] / whole))
     return lines
 
 
@@ -166,45 +195,68 @@ def aot_state(env):
     return "use" if "-XX:AOTCache=" in out else "off"
 
 
+def ember_env(env, label, opts):
+    """The environment of one Ember variant: its EMBER_JAVA_OPTS and, for a named variant, its own cache folder."""
+    e = dict(env)
+    if opts is not None:
+        e["EMBER_JAVA_OPTS"] = opts
+        e["EMBER_AOT_DIR"] = os.path.join(ROOT, "ember-cli", "target", "aot-variants", label)
+    return e
+
+
 def main(argv=None):
     a = parse_args(argv)
     models = [m for m in a.only.split(",") if m]
     sides = [s for s in a.sides.split(",") if s]
     env = dict(os.environ)
-    if a.ember_opts is not None:
-        env["EMBER_JAVA_OPTS"] = a.ember_opts
+    entries = []
+    for side in sides:
+        if side == "ember":
+            entries += [("ember", label, opts) for label, opts in variants(a.variant)]
+        elif side == "pytorch":
+            entries.append(("pytorch", "", None))
+        else:
+            raise SystemExit("--sides: unknown side %r" % side)
     tmp = tempfile.mkdtemp(prefix="first-minute-")
     rows = []
     rec = open(a.record, "a") if a.record else None
+    epochs_args = ["--epochs", str(a.epochs)] if a.epochs else []
     try:
-        if "ember" in sides and aot_state(env) == "record":
-            sys.stderr.write("# writing the launcher's ahead-of-time cache first (an untimed --epochs 1 run)\n")
-            subprocess.run([os.path.join(ROOT, "ember"), "train", "--model", "mlp", "--epochs", "1", "--quiet",
-                            "--out", os.path.join(tmp, "aot-run")], env=env, stdout=subprocess.DEVNULL, check=True)
-        aot = aot_state(env) if "ember" in sides else None
+        aot = {}
+        for side, label, opts in entries:
+            if side != "ember":
+                continue
+            venv = ember_env(env, label, opts)
+            if aot_state(venv) == "record":
+                sys.stderr.write("# %s: writing the launcher's ahead-of-time cache first (an untimed --epochs 1 run)\n"
+                                 % label)
+                subprocess.run([os.path.join(ROOT, "ember"), "train", "--model", "mlp", "--epochs", "1", "--quiet",
+                                "--out", os.path.join(tmp, "aot-run-" + label)], env=venv, stdout=subprocess.DEVNULL,
+                               check=True)
+            aot[label] = aot_state(venv)
         for run in range(1, a.runs + 1):
             for model in models:
-                order = sides if run % 2 == 1 else list(reversed(sides))
-                for pos, side in enumerate(order):
+                for pos, (side, label, opts) in enumerate(schedule(entries, run)):
                     load1 = os.getloadavg()[0]
                     before = resource.getrusage(resource.RUSAGE_CHILDREN)
                     if side == "ember":
-                        out_dir = os.path.join(tmp, "ember-%s-%d" % (model, run))
+                        venv = ember_env(env, label, opts)
+                        out_dir = os.path.join(tmp, "ember-%s-%s-%d" % (label, model, run))
                         cmd = [os.path.join(ROOT, "ember"), "train", "--model", model, "--threads", str(a.threads),
-                               "--out", out_dir, "--quiet"]
-                        wall, t_unix, out, err, rc = timed(cmd, env)
+                               "--out", out_dir, "--quiet"] + epochs_args
+                        wall, t_unix, out, err, rc = timed(cmd, venv)
                         cpu = cpu_of(before, resource.getrusage(resource.RUSAGE_CHILDREN))
                         if rc != 0:
                             raise SystemExit("ember run failed (%d): %s" % (rc, err[-2000:]))
                         parsed = parse_ember(out_dir, out)
                         shutil.rmtree(out_dir, ignore_errors=True)
-                        extra = {"aot": aot, "ember_java_opts": env.get("EMBER_JAVA_OPTS", "")}
+                        extra = {"aot": aot[label], "ember_java_opts": venv.get("EMBER_JAVA_OPTS", "")}
                     else:
                         fs_file = os.path.join(tmp, "first-step-%s-%d" % (model, run))
                         penv = dict(env, EMBER_FIRST_STEP_FILE=fs_file,
                                     PYTHONPATH=HOOK + (":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""))
                         cmd = [a.python, os.path.join(a.peers, "fashion.py"), "--only", model, "--threads",
-                               str(a.threads), "--max-wait", "0", "--retries", "0"]
+                               str(a.threads), "--max-wait", "0", "--retries", "0"] + epochs_args
                         wall, t_unix, out, err, rc = timed(cmd, penv)
                         cpu = cpu_of(before, resource.getrusage(resource.RUSAGE_CHILDREN))
                         if rc != 0:
@@ -212,15 +264,15 @@ def main(argv=None):
                         fs_text = open(fs_file).read() if os.path.exists(fs_file) else ""
                         parsed = parse_pytorch(out, fs_text)
                         extra = None
-                    r = row(side, model, a.threads, run, pos + 1, wall, cpu, t_unix, parsed, load1, a.label, extra)
+                    r = row(side, model, a.threads, run, pos + 1, wall, cpu, t_unix, parsed, load1, label, extra)
                     rows.append(r)
                     line = json.dumps(r)
                     print(line, flush=True)
                     if rec:
                         rec.write(line + "\n")
                         rec.flush()
-                    sys.stderr.write("# %s %s run %d: whole %.2f s, epoch 1 %.2f s, steady %.2f s, first step %s s,"
-                                     " load %.1f\n" % (side, model, run, r["whole_s"], r["epoch1_s"] or 0,
+                    sys.stderr.write("# %s %s %s run %d: whole %.2f s, epoch 1 %.2f s, steady %.2f s, first step %s s,"
+                                     " load %.1f\n" % (side, label, model, run, r["whole_s"], r["epoch1_s"] or 0,
                                                        r["steady_s"] or 0, r["first_step_s"], load1))
     finally:
         if rec:

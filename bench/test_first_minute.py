@@ -78,7 +78,7 @@ class SummaryTest(unittest.TestCase):
         out = []
         for run, (ew, pw) in enumerate([(10.0, 12.0), (11.0, 13.0), (30.0, 11.0)], 1):
             for side, w in (("ember", ew), ("pytorch", pw)):
-                out.append({"side": side, "model": "mlp", "label": "", "whole_s": w, "cpu_s": w, "first_step_s": 1.0,
+                out.append({"side": side, "model": "mlp", "label": "default" if side == "ember" else "", "whole_s": w, "cpu_s": w, "first_step_s": 1.0,
                             "epoch1_s": 2.0, "steady_s": 1.0, "epoch1_over_steady": 2.0, "test_accuracy": 0.88,
                             "load1": run * 1.0})
         return out
@@ -86,22 +86,39 @@ class SummaryTest(unittest.TestCase):
     def test_medians_and_ratio(self):
         lines = fm.summarize(self.rows())
         self.assertEqual(5, len(lines))
-        self.assertIn("| mlp | ember | - | 3 | 11.00 |", lines[2])
+        self.assertIn("| mlp | ember | default | 3 | 11.00 |", lines[2])
         self.assertIn("| mlp | pytorch | - | 3 | 12.00 |", lines[3])
         self.assertTrue(lines[3].endswith("| 1.0-3.0 |"), lines[3])
 
     def test_ratio_line(self):
         lines = fm.summarize(self.rows())
         ratio = [l for l in lines if "PyTorch/Ember" in l]
-        self.assertEqual(["mlp: whole run PyTorch/Ember 1.09x (> 1: Ember shorter)"], ratio)
+        self.assertEqual(["mlp [default]: whole run PyTorch/Ember 1.09x (> 1: Ember shorter)"], ratio)
 
-    def test_labels_kept_apart(self):
+    def test_variants_kept_apart_against_the_one_peer(self):
         rs = self.rows()
-        for r in rs[:2]:
-            r["label"] = "flags"
+        rs[0]["label"] = "flags"  # run 1's Ember row: 10 s
         lines = fm.summarize(rs)
-        self.assertTrue(any(l.startswith("| mlp | ember | flags | 1 |") for l in lines), lines)
-        self.assertTrue(any(l.startswith("mlp [flags]: whole run PyTorch/Ember 1.20x") for l in lines), lines)
+        self.assertTrue(any(l.startswith("| mlp | ember | flags | 1 | 10.00 |") for l in lines), lines)
+        self.assertTrue(any(l.startswith("| mlp | ember | default | 2 | 20.50 |") for l in lines), lines)
+        ratio = [l for l in lines if "PyTorch/Ember" in l]
+        self.assertEqual(["mlp [flags]: whole run PyTorch/Ember 1.20x (> 1: Ember shorter)",
+                          "mlp [default]: whole run PyTorch/Ember 0.59x (> 1: Ember shorter)"], ratio)
+
+    def test_variants_and_schedule(self):
+        self.assertEqual([("default", None)], fm.variants([]))
+        self.assertEqual([("a", "-Xint"), ("b", "")], fm.variants(["a=-Xint", "b="]))
+        for bad in (["noequals"], ["=x"], ["a b=x"], ["a=1", "a=2"]):
+            with self.assertRaises(SystemExit):
+                fm.variants(bad)
+        e = ["x", "y", "z"]
+        self.assertEqual(["x", "y", "z"], fm.schedule(e, 1))
+        self.assertEqual(["y", "z", "x"], fm.schedule(e, 2))
+        self.assertEqual(["x", "y", "z"], fm.schedule(e, 4))
+        env = fm.ember_env({"A": "1"}, "flags", "-Xint")
+        self.assertEqual("-Xint", env["EMBER_JAVA_OPTS"])
+        self.assertTrue(env["EMBER_AOT_DIR"].endswith("/ember-cli/target/aot-variants/flags"))
+        self.assertNotIn("EMBER_AOT_DIR", fm.ember_env({"A": "1"}, "default", None))
 
 
 def have_torch():
