@@ -360,7 +360,12 @@ final class TrainCommand {
     Path dir = folder.dir();
     Path dataDir = locateData(s.data, sources);
     interruption.check();
-    FashionMnist.Split data = FashionMnist.load(dataDir);
+    FashionMnist.Split data;
+    // with -Dember.warmup=true the kernels warm up while the data loads; it stops before the run seeds the generator (parts)
+    try (KernelWarmup warmup = s.device.isCpu()
+        ? KernelWarmup.start(s.model, s.optimizer, s.lr, s.batchSize, s.precision, s.compile) : null) {
+      data = FashionMnist.load(dataDir);
+    }
     interruption.check();
     java.io.StringWriter w = new java.io.StringWriter();
     s.saved().store(w, "ember train settings (read by --resume)");
@@ -416,11 +421,7 @@ final class TrainCommand {
   private static Parts parts(Settings s, FashionMnist.Split data, dev.ember.distributed.ProcessGroup group) {
     Generator.manualSeed(s.seed);
     Module model = model(s.model);
-    Optimizer opt = switch (s.optimizer) {
-      case "sgd" -> new SGD(model.parameters(), Map.of("lr", s.lr, "momentum", 0.9));
-      case "adamw" -> new AdamW(model.parameters(), Map.of("lr", s.lr, "weight_decay", 0.01));
-      default -> new Adam(model.parameters(), s.lr);
-    };
+    Optimizer opt = optimizer(s.optimizer, model, s.lr);
     int epochs = s.epochs();
     LRScheduler sched = switch (s.scheduler) {
       case "cosine" -> new CosineAnnealingLR(opt, epochs, 0.0);
@@ -437,6 +438,15 @@ final class TrainCommand {
     if (s.memoryBudget > 0) builder.memoryBudget(s.memoryBudget);
     if (group != null) killAt(group.rank(), s, builder);
     return new Parts(model, opt, sched, train, builder);
+  }
+
+  /** The optimizer of {@code --optimizer name} over the model's parameters. */
+  static Optimizer optimizer(String name, Module model, double lr) {
+    return switch (name) {
+      case "sgd" -> new SGD(model.parameters(), Map.of("lr", lr, "momentum", 0.9));
+      case "adamw" -> new AdamW(model.parameters(), Map.of("lr", lr, "weight_decay", 0.01));
+      default -> new Adam(model.parameters(), lr);
+    };
   }
 
   /** The fault-injection variable of the distributed tests: {@code RANK:STEP}, e.g. {@code 1:5}. */

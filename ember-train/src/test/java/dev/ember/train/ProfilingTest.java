@@ -35,6 +35,9 @@ class ProfilingTest {
     Profiling prof = new Profiling(new PrintStream(bytes, true, StandardCharsets.UTF_8), dir);
     CallbackDriver d = new CallbackDriver(2, 2, prof);
     d.trainBegin();
+    assertTrue(Double.isNaN(prof.firstStepUptimeSeconds()), "no step yet");
+    long before = System.currentTimeMillis();
+    double uptimeBefore = java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime() / 1e3;
     int step = 0;
     MemoryScope.trimPool();
     for (int e = 1; e <= 2; e++) {
@@ -45,6 +48,11 @@ class ProfilingTest {
           Tensor.zeros(256, 1024); // 1 MiB of floats, back to the pool at close and reused the step after
         }
         d.batch(b, 0.5, nanos(step++));
+        if (step == 1) {
+          double first = prof.firstStepUptimeSeconds();
+          assertTrue(first >= uptimeBefore && first <= java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime() / 1e3,
+              first + " s: the first step's end, not before the test's first batch");
+        }
       }
       d.epochEnd(Map.of(), Map.of("val_loss", 0.5));
     }
@@ -96,6 +104,12 @@ class ProfilingTest {
     assertTrue(m.get("alloc_bytes_per_step") instanceof Map<?, ?>);
     assertEquals(3L, m.get("alloc_max_step"));
     assertEquals(Map.of("mean", 1048576L, "min", 1048576L, "max", 1048576L), m.get("pool_bytes_after_step")); // JSON writes 1048576.0 as 1048576
+    // the first step's end, kept through the later ones: what bench/first-minute.sh reads
+    @SuppressWarnings("unchecked")
+    Map<String, Object> first = (Map<String, Object>) m.get("first_step");
+    assertEquals(prof.firstStepUptimeSeconds(), ((Number) first.get("jvm_uptime_s")).doubleValue(), 1e-9);
+    double unix = ((Number) first.get("unix_time_s")).doubleValue();
+    assertTrue(unix >= before / 1e3 && unix <= System.currentTimeMillis() / 1e3, unix + " s since 1970");
   }
 
   @Test

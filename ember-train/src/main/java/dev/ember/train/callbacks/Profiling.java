@@ -43,6 +43,11 @@ import java.util.Map;
  * callback time of a step only once every callback has returned). Allocation is measured between
  * consecutive {@code onBatchEnd}s (from {@code onEpochBegin} for an epoch's first step), so
  * validation does not count.
+ *
+ * <p>It also notes when this process's first optimizer step ended (the first {@code onBatchEnd}), as
+ * the JVM's uptime and as Unix time: {@link #firstStepUptimeSeconds()}, and {@code first_step} in the
+ * JSON ({@code jvm_uptime_s}, {@code unix_time_s}), which {@code bench/first-minute.sh} reads to time
+ * a whole run's first step from its launch.
  */
 public final class Profiling implements Callback {
   /** Time spent in one phase over all steps. */
@@ -208,6 +213,9 @@ public final class Profiling implements Callback {
   private MemoryProfile memoryProfile;
   private MemoryProfile.StepPeak stepPeak;
   private long peakStepBytes = -1;
+  /** When this process's first optimizer step ended: JVM uptime and Unix time in milliseconds (-1 before). */
+  private long firstStepUptimeMillis = -1;
+  private long firstStepUnixMillis = -1;
 
   /** Prints the summary to {@code System.out} at train end. */
   public Profiling() {
@@ -267,6 +275,10 @@ public final class Profiling implements Callback {
 
   @Override
   public void onBatchEnd(TrainContext ctx, Batch batch, double loss) {
+    if (firstStepUptimeMillis < 0) {
+      firstStepUnixMillis = System.currentTimeMillis();
+      firstStepUptimeMillis = ManagementFactory.getRuntimeMXBean().getUptime();
+    }
     collect(ctx);
     if (stepPeak != null) {
       peakStepBytes = Math.max(peakStepBytes, stepPeak.end());
@@ -329,12 +341,27 @@ public final class Profiling implements Callback {
     }
     Path file = jsonFile();
     if (file != null) {
+      Map<String, Object> map = new LinkedHashMap<>(s.toMap());
+      if (firstStepUptimeMillis >= 0) {
+        LinkedHashMap<String, Object> first = new LinkedHashMap<>();
+        first.put("jvm_uptime_s", firstStepUptimeMillis / 1e3);
+        first.put("unix_time_s", firstStepUnixMillis / 1e3);
+        map.put("first_step", first);
+      }
       try {
-        AtomicFiles.write(file, Json.write(s.toMap(), Json.NonFinite.NULL) + "\n");
+        AtomicFiles.write(file, Json.write(map, Json.NonFinite.NULL) + "\n");
       } catch (IOException e) {
         throw new UncheckedIOException("Profiling: writing " + file + " failed", e);
       }
     }
+  }
+
+  /**
+   * Seconds from the JVM's start to the end of the first optimizer step this callback saw in this
+   * process (a resumed run's first step after its restart), or NaN before one.
+   */
+  public double firstStepUptimeSeconds() {
+    return firstStepUptimeMillis < 0 ? Double.NaN : firstStepUptimeMillis / 1e3;
   }
 
   /** Adds the phase times of the step that ended before this hook, once. */
