@@ -150,12 +150,13 @@ public final class Storage {
   /**
    * Fills an array made by {@link #newArray} with zeros again (a reused buffer handed out as a fresh one). A
    * float32 array of at least {@link #PARALLEL_ZERO} elements is filled by the CPU backend's
-   * {@code fill}, spread over its threads: one thread writes 65 MB (an embedding table's gradient) in several
-   * milliseconds, about what the rest of that backward costs. Zeros are zeros whoever writes them.
+   * {@code fill}, spread over its threads when it has more than one: one thread writes 65 MB (an embedding table's
+   * gradient) in several milliseconds, about what the rest of that backward costs. Zeros are zeros whoever writes
+   * them.
    */
   static void zero(Object array) {
     switch (array) {
-      case float[] f when f.length >= PARALLEL_ZERO ->
+      case float[] f when f.length >= PARALLEL_ZERO && Device.CPU.backend().threads() > 1 ->
           Device.CPU.backend().fill(new Tensor(wrap(f), new int[] {f.length}, new int[] {1}, 0), 0.0);
       case float[] f -> Arrays.fill(f, 0f);
       case double[] d -> Arrays.fill(d, 0.0);
