@@ -38,6 +38,31 @@ class MemoryScopeTest {
   }
 
   @Test
+  void largeReusedArraysAreZeroFilledOnEveryThreadCount() {
+    int n = Storage.PARALLEL_ZERO * 3 + 37; // several of the fill's chunks and a tail
+    var backend = Device.CPU.backend();
+    int old = backend.threads();
+    try {
+      for (int threads : new int[] {1, 2, 3}) {
+        backend.setThreads(threads);
+        float[] first;
+        try (MemoryScope s = MemoryScope.open()) {
+          Tensor t = Tensor.full(-2.5, n);
+          first = t.storage().floats();
+        }
+        try (MemoryScope s = MemoryScope.open()) {
+          Tensor z = Tensor.zeros(n);
+          assertSame(first, z.storage().floats(), "the pooled array");
+          assertArrayEquals(new float[n], z.toFloatArray(), threads + " threads: every element zero again");
+        }
+        MemoryScope.trimPool();
+      }
+    } finally {
+      backend.setThreads(old);
+    }
+  }
+
+  @Test
   void uninitializedTensorsSkipTheZeroFillOnlyInsideAScope() {
     assertArrayEquals(new float[6], Tensor.uninitialized(DType.F32, 2, 3).toFloatArray(), "outside a scope: fresh");
     float[] first;

@@ -3,11 +3,14 @@ package dev.ember.nn.functional;
 import static dev.ember.testing.Assertions.assertClose;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.ember.nn.testing.Fixtures;
 import dev.ember.tensor.DType;
+import dev.ember.tensor.Device;
 import dev.ember.tensor.Generator;
+import dev.ember.tensor.MemoryScope;
 import dev.ember.tensor.Tensor;
 import dev.ember.tensor.TensorArgumentException;
 import java.util.Map;
@@ -39,6 +42,46 @@ class EmbeddingsTest {
     Tensor out = Embeddings.embedding(f.get("indices").to(DType.I32), w, null, 1.5, 2.0);
     assertClose(f.get("out"), out, 1e-12, 1e-12, "embedding max_norm out");
     assertClose(f.get("weight1"), w, 1e-12, 1e-12, "embedding max_norm weight after");
+  }
+
+  @Test
+  void aRecycledGradientBufferStartsFromZerosEveryStepOnOneAndTwoThreads() {
+    // a table past the pool's parallel zero-fill size: each step's dense gradient is the last step's array again
+    int vocab = 1024;
+    int dim = 300;
+    int tokens = 64;
+    Tensor w = Tensor.randn(new Generator(3), vocab, dim).requiresGrad(true);
+    var backend = Device.CPU.backend();
+    int before = backend.threads();
+    try {
+      for (int threads : new int[] {1, 2}) {
+        backend.setThreads(threads);
+        float[] previous = null;
+        for (int step = 0; step < 3; step++) {
+          long[] ids = new long[tokens];
+          float[] expected = new float[vocab * dim];
+          for (int i = 0; i < tokens; i++) {
+            ids[i] = (i * 37L + step * 11L) % 200; // repeats: rows that add up
+            for (int j = 0; j < dim; j++) expected[(int) ids[i] * dim + j] += step + 1;
+          }
+          try (MemoryScope s = MemoryScope.open()) {
+            Tensor old = w.grad();
+            float[] array = old == null ? null : old.storage().floats();
+            w.setGrad(null);
+            MemoryScope.recycle(old);
+            Embeddings.embedding(Tensor.of(ids, tokens), w).backward(Tensor.full(step + 1.0, tokens, dim));
+            if (previous != null) assertSame(previous, w.grad().storage().floats(), "the pooled gradient array");
+            assertArrayEquals(expected, w.grad().toFloatArray(), threads + " threads, step " + step);
+            previous = array == null ? w.grad().storage().floats() : array;
+          }
+        }
+        w.setGrad(null);
+        MemoryScope.trimPool();
+      }
+    } finally {
+      backend.setThreads(before);
+      MemoryScope.trimPool();
+    }
   }
 
   @Test
