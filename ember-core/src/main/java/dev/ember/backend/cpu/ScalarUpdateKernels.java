@@ -107,11 +107,13 @@ public final class ScalarUpdateKernels implements UpdateKernels {
       double b1, double b2, double c1, double c2, double eps, double stepSize, double invBc2Sqrt) {
     boolean plain = f32 && sign == 1 && l2 == 0;
     boolean ams = vmax != null;
+    double floor = f32 ? UpdateKernels.adamSquareFloor(c2) : 0;
     for (int i = lo; i < hi; i++) {
       double x = ld(p, i);
       double gi = plain ? ld(g, i) : add(mul(sign, ld(g, i)), mul(l2, x));
       double mi = add(mul(b1, ld(m, i)), mul(c1, gi));
-      double vi = add(mul(b2, ld(v, i)), mul(mul(c2, gi), gi));
+      double gs = Math.abs(gi) < floor ? 0 : gi;
+      double vi = add(mul(b2, ld(v, i)), mul(mul(c2, gs), gs));
       st(m, i, mi);
       st(v, i, vi);
       if (ams) {

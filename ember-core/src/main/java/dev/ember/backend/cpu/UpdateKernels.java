@@ -36,6 +36,16 @@ public interface UpdateKernels {
   void adam(Slot p, Slot g, Slot m, Slot v, Slot vmax, int lo, int hi, double sign, double l2, double decay, double b1,
       double b2, double c1, double c2, double eps, double stepSize, double invBc2Sqrt);
 
+  /**
+   * In float32, the gradient magnitude below which Adam's second-moment term {@code (c2 * g) * g} is taken as 0:
+   * {@code sqrt(MIN_NORMAL / c2)}, the square's term is then below the smallest normal float (a subnormal or 0,
+   * less than half an ulp of any second moment above ~2e-31), and computing it would cost a microcode assist per
+   * element on Intel CPUs (flush-to-zero hardware drops it the same way).
+   */
+  static double adamSquareFloor(double c2) {
+    return (float) Math.sqrt(Float.MIN_NORMAL / (float) c2);
+  }
+
   /** Adamax; see {@code Adamax}. */
   void adamax(Slot p, Slot g, Slot m, Slot u, int lo, int hi, double sign, double wd, double b1, double b2, double c1,
       double eps, double clr);

@@ -1,5 +1,6 @@
 package dev.ember.backend.cpu;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -273,6 +274,46 @@ class OptimKernelsTest {
         else assertTrue(Float.isFinite(p[i]), at + ": parameter " + p[i]);
       }
     }
+  }
+
+  /**
+   * Gradients so small that Adam's {@code c2 * g * g} falls below the smallest normal float (a model that fits
+   * its batch) add nothing to the second moment, in both loop sets and bitwise alike: the product would be a
+   * subnormal (a microcode assist per element on Intel) or 0, below half an ulp of the moment. Larger ones add
+   * their square as before, and the first moment takes every gradient as it is. A second moment of 0 shows the
+   * difference: it stays 0 instead of becoming a subnormal.
+   */
+  @ParameterizedTest(name = "amsgrad={0}")
+  @ValueSource(booleans = {false, true})
+  void adamDropsSecondMomentTermsBelowTheSmallestNormalFloat(boolean ams) {
+    int n = 67;
+    float c2 = (float) (1 - 0.999);
+    double floor = UpdateKernels.adamSquareFloor(c2);
+    assertTrue((float) (floor * c2) * (float) floor >= Float.MIN_NORMAL * 0.999f, "floor " + floor);
+    float[][] results = new float[2][];
+    int r = 0;
+    for (UpdateKernels k : new UpdateKernels[] {SCALAR, VECTOR}) {
+      float[] p = new float[n], g = new float[n], m = new float[n], v = new float[n], x = new float[n];
+      for (int i = 0; i < n; i++) {
+        p[i] = 1f + i;
+        // from 1e-30 (its square term underflows) through the floor to 1e-12 (a normal square term)
+        g[i] = (float) ((i % 2 == 0 ? 1 : -1) * Math.pow(10, -30 + 18.0 * i / (n - 1)));
+        v[i] = i % 3 == 0 ? 0f : 1e-20f;
+      }
+      k.adam(new Slot(p, 0), new Slot(g, 0), new Slot(m, 0), new Slot(v, 0), ams ? new Slot(x, 0) : null, 0, n, 1f, 0f,
+          1f, 0.9f, 0.999f, (float) (1 - 0.9), c2, 1e-8f, 1e-3f, 31.6f);
+      for (int i = 0; i < n; i++) {
+        String at = k.name() + " element " + i + " g=" + g[i];
+        float term = (float) (c2 * g[i]) * g[i];
+        float kept = i % 3 == 0 ? 0f : 0.999f * 1e-20f;
+        float expected = Math.abs(g[i]) < floor ? kept : kept + term;
+        assertEquals(expected, v[i], 0f, at + ": exp_avg_sq");
+        assertEquals((float) (0.1f * g[i]), m[i], 0f, at + ": exp_avg");
+        if (Math.abs(g[i]) < floor) assertTrue(Math.abs(term) < Float.MIN_NORMAL, at + ": term " + term);
+      }
+      results[r++] = v;
+    }
+    assertArrayEquals(results[0], results[1], "scalar and vector second moments");
   }
 
   /** Slots over [offset(j), offset(j) + n) of each array, sharing the arrays (the kernels write them). */
