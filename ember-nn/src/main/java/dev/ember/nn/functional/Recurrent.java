@@ -240,20 +240,7 @@ public final class Recurrent {
       throw Check.fail(op, "h0 must be [N, hidden_size] for an input [T, N, input_size]", named);
     }
     int hs = h0.size(1);
-    if (wIh.dim() != 2 || wIh.size(0) != gates * hs || wIh.size(1) != x.size(2)) {
-      throw Check.fail(op, "weight_ih must be [" + gates + " * hidden_size, input_size] = [" + gates * hs + ", "
-          + x.size(2) + "]", named);
-    }
-    if (wHh.dim() != 2 || wHh.size(0) != gates * hs || wHh.size(1) != hs) {
-      throw Check.fail(op, "weight_hh must be [" + gates + " * hidden_size, hidden_size] = [" + gates * hs + ", "
-          + hs + "]", named);
-    }
-    for (Tensor b : new Tensor[] {bIh, bHh}) {
-      if (b != null && (b.dim() != 1 || b.size(0) != gates * hs)) {
-        throw Check.fail(op, "biases must be [" + gates + " * hidden_size] = [" + gates * hs + "]", "input", x,
-            b == bIh ? "bias_ih" : "bias_hh", b);
-      }
-    }
+    checkWeights(op, gates, hs, x, wIh, wHh, bIh, bHh, named);
     HalfCompute.requireSame(op, "input", x, "h0", h0, "weight_ih", wIh, "weight_hh", wHh, "bias_ih", bIh,
         "bias_hh", bHh);
     for (Tensor t : new Tensor[] {h0, wIh, wHh, bIh, bHh}) {
@@ -469,18 +456,11 @@ public final class Recurrent {
   }
 
   /**
-   * Checks a cell's {input, hx, w_ih, w_hh, b_ih, b_hh} for {@code gates} gates and returns the hidden size.
+   * Checks the weights [gates * hs, input_size] and [gates * hs, hs] and the biases [gates * hs] of a cell or a
+   * sequence op whose input's last dimension is input_size.
    */
-  private static int checkCell(String op, int gates, Tensor[] a) {
-    Tensor x = a[0], h = a[1], wIh = a[2], wHh = a[3], bIh = a[4], bHh = a[5];
-    Check.floating(op, x);
-    Object[] named = {"input", x, "hx", h, "weight_ih", wIh, "weight_hh", wHh};
-    if (x.dim() != 1 && x.dim() != 2) throw Check.fail(op, "input must be [N, input_size] or [input_size]", named);
-    if (h.dim() != x.dim() || (x.dim() == 2 && h.size(0) != x.size(0))) {
-      throw Check.fail(op, "hx must be [N, hidden_size] for an input [N, input_size] ([hidden_size] unbatched)",
-          named);
-    }
-    int hs = h.size(-1);
+  private static void checkWeights(String op, int gates, int hs, Tensor x, Tensor wIh, Tensor wHh, Tensor bIh,
+      Tensor bHh, Object[] named) {
     if (wIh.dim() != 2 || wIh.size(0) != gates * hs || wIh.size(1) != x.size(-1)) {
       throw Check.fail(op, "weight_ih must be [" + gates + " * hidden_size, input_size] = [" + gates * hs + ", "
           + x.size(-1) + "]", named);
@@ -495,6 +475,22 @@ public final class Recurrent {
             b == bIh ? "bias_ih" : "bias_hh", b);
       }
     }
+  }
+
+  /**
+   * Checks a cell's {input, hx, w_ih, w_hh, b_ih, b_hh} for {@code gates} gates and returns the hidden size.
+   */
+  private static int checkCell(String op, int gates, Tensor[] a) {
+    Tensor x = a[0], h = a[1], wIh = a[2], wHh = a[3], bIh = a[4], bHh = a[5];
+    Check.floating(op, x);
+    Object[] named = {"input", x, "hx", h, "weight_ih", wIh, "weight_hh", wHh};
+    if (x.dim() != 1 && x.dim() != 2) throw Check.fail(op, "input must be [N, input_size] or [input_size]", named);
+    if (h.dim() != x.dim() || (x.dim() == 2 && h.size(0) != x.size(0))) {
+      throw Check.fail(op, "hx must be [N, hidden_size] for an input [N, input_size] ([hidden_size] unbatched)",
+          named);
+    }
+    int hs = h.size(-1);
+    checkWeights(op, gates, hs, x, wIh, wHh, bIh, bHh, named);
     HalfCompute.requireSame(op, "input", x, "hx", h, "weight_ih", wIh, "weight_hh", wHh, "bias_ih", bIh,
         "bias_hh", bHh);
     return hs;

@@ -261,15 +261,10 @@ final class Winograd2dConv {
     int c = x.shapeRef()[1];
     int o = w.shapeRef()[0];
     float[] u = packedWeights(floats(w), o, c, false, false);
-    float[] b = null;
-    if (bias != null) {
-      b = new float[o];
-      for (int i = 0; i < o; i++) b[i] = (float) bias[i];
-    }
-    float[] bf = b;
     float[] xs = x.storage().floats();
     float[] ys = out.storage().floats();
-    run(xs, x.offset(), n, c, g.h(), g.w(), g.ph(), g.pw(), u, o, g.oh(), g.ow(), bf, relu, ys, out.offset());
+    run(xs, x.offset(), n, c, g.h(), g.w(), g.ph(), g.pw(), u, o, g.oh(), g.ow(), WinogradConv.floatBias(bias, o), relu,
+        ys, out.offset());
   }
 
   /** dx (overwritten) = gOut padded by 2 - p, convolved with the rotated weights, channels swapped. */

@@ -162,18 +162,21 @@ final class WinogradConv {
     outputTransform(m, outC, rows, outLen, tw, bias, relu, d, dO);
   }
 
+  /** The bias (doubles, or null) as the floats the kernels add, or null. */
+  static float[] floatBias(double[] bias, int o) {
+    if (bias == null) return null;
+    float[] b = new float[o];
+    for (int i = 0; i < o; i++) b[i] = (float) bias[i];
+    return b;
+  }
+
   /** out = x convolved with w plus bias (doubles, or null), clamped at 0 with relu: one task per image. */
   static void forward(View x, View w, double[] bias, View out, ConvGeometry g, boolean relu) {
     int n = x.shapeRef()[0];
     int c = x.shapeRef()[1];
     int o = w.shapeRef()[0];
     Storage u = Storage.wrap(weightTransform(floats(w), o, c, false, false));
-    float[] b = null;
-    if (bias != null) {
-      b = new float[o];
-      for (int i = 0; i < o; i++) b[i] = (float) bias[i];
-    }
-    float[] bf = b;
+    float[] bf = floatBias(bias, o);
     float[] xs = x.storage().floats();
     float[] ys = out.storage().floats();
     Parallel.forEach(n, img -> image(xs, x.offset() + img * c * g.hw(), c, g.h(), g.w(), g.pw(), u, o, g.ow(), bf,
