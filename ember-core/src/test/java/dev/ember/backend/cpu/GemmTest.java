@@ -139,12 +139,13 @@ class GemmTest {
    * The skinny path's dot products (m <= 4, B transposed) sum each vector's lanes in lane order, the
    * same bits before and after C2 compiles the loop: reduceLanes(ADD) reduced in a different order
    * once compiled, so a result depended on how warm the JIT was (a trainer test comparing two runs
-   * of the same batches failed by one ulp depending on which tests ran before it).
+   * of the same batches failed by one ulp depending on which tests ran before it). The blocks of eight and four
+   * rows and the single rows sum alike.
    */
   @Test
   void skinnyDotsSumLanesInOrderColdAndCompiled() {
     int lanes = jdk.incubator.vector.FloatVector.SPECIES_PREFERRED.length();
-    int m = 3, n = 9, k = 5 * lanes + 3, kv = k - k % lanes;
+    int m = 3, n = 15, k = 5 * lanes + 3, kv = k - k % lanes; // rows of B in a block of 8, one of 4, then one by one
     SplittableRandom rnd = new SplittableRandom(5);
     float[] a = fill(m * k, rnd), b = fill(n * k, rnd);
     float[] want = new float[m * n];

@@ -96,11 +96,52 @@ final class SkinnyGemm {
     }
   }
 
-  /** c[j] = alpha * (a . b_row(j)) + beta * c[j] for j in [j0, j1), four rows of b at a time. */
+  /**
+   * c[j] = alpha * (a . b_row(j)) + beta * c[j] for j in [j0, j1), eight rows of b at a time, then four, then one.
+   * Every row's sum runs in one order whatever block it falls in: lane l sums the products at p = l mod L in p
+   * order, the lanes are added in lane order, then the products past the last whole vector.
+   */
   private static void dots(float[] a, int ai, int k, float[] b, int bOff, int ldb, int j0, int j1, float alpha,
       float beta, float[] c, int ci) {
     int kv = k - k % L;
     int j = j0;
+    float[] t = SUMS.get();
+    // Eight rows: nine loads per eight FMAs, and the lanes summed from an array rather than by lane(l) extracts.
+    // The MNIST MLP's 784 -> 128 layer at batch 1 (one thread, CPU time, fastest of 40 rounds alternating in one
+    // JVM, loaded host): 7.1 -> 5.6 us, about the rate this host's L2 streams the weight (31 bytes a cycle at
+    // 2.3 GHz); sixteen rows with a register transpose for the lane sums ran 6.5 us.
+    for (; j + 8 <= j1; j += 8) {
+      int r0 = bOff + j * ldb;
+      FloatVector s0 = FloatVector.zero(S), s1 = FloatVector.zero(S), s2 = FloatVector.zero(S), s3 = FloatVector.zero(S);
+      FloatVector s4 = FloatVector.zero(S), s5 = FloatVector.zero(S), s6 = FloatVector.zero(S), s7 = FloatVector.zero(S);
+      for (int p = 0; p < kv; p += L) {
+        FloatVector av = FloatVector.fromArray(S, a, ai + p);
+        int q = r0 + p;
+        s0 = av.fma(FloatVector.fromArray(S, b, q), s0);
+        s1 = av.fma(FloatVector.fromArray(S, b, q + ldb), s1);
+        s2 = av.fma(FloatVector.fromArray(S, b, q + 2 * ldb), s2);
+        s3 = av.fma(FloatVector.fromArray(S, b, q + 3 * ldb), s3);
+        s4 = av.fma(FloatVector.fromArray(S, b, q + 4 * ldb), s4);
+        s5 = av.fma(FloatVector.fromArray(S, b, q + 5 * ldb), s5);
+        s6 = av.fma(FloatVector.fromArray(S, b, q + 6 * ldb), s6);
+        s7 = av.fma(FloatVector.fromArray(S, b, q + 7 * ldb), s7);
+      }
+      s0.intoArray(t, 0);
+      s1.intoArray(t, L);
+      s2.intoArray(t, 2 * L);
+      s3.intoArray(t, 3 * L);
+      s4.intoArray(t, 4 * L);
+      s5.intoArray(t, 5 * L);
+      s6.intoArray(t, 6 * L);
+      s7.intoArray(t, 7 * L);
+      for (int r = 0; r < 8; r++) {
+        float d = t[r * L]; // in lane order: reduceLanes(ADD) rounds differently once compiled
+        for (int l = 1; l < L; l++) d += t[r * L + l];
+        int rr = r0 + r * ldb;
+        for (int p = kv; p < k; p++) d = Math.fma(a[ai + p], b[rr + p], d);
+        store(c, ci + j + r, d, alpha, beta);
+      }
+    }
     for (; j + 4 <= j1; j += 4) {
       int r0 = bOff + j * ldb;
       int r1 = r0 + ldb;
@@ -184,8 +225,8 @@ final class SkinnyGemm {
     }
   }
 
-  /** Per-thread home of a row's finished sums on their way to C (see storeRow). */
-  private static final ThreadLocal<float[]> SUMS = ThreadLocal.withInitial(() -> new float[4 * L]);
+  /** Per-thread home of finished sums: a row's on their way to C (see storeRow), or eight rows' lanes (dots). */
+  private static final ThreadLocal<float[]> SUMS = ThreadLocal.withInitial(() -> new float[8 * L]);
 
   /**
    * c[idx..idx+n) = alpha t[0..n) + beta c[idx..idx+n) (beta 0 ignores c), n a multiple of the vector length.

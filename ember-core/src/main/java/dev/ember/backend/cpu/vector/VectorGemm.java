@@ -302,22 +302,56 @@ public final class VectorGemm {
       return false;
     }
     int panels = (n + NR - 1) / NR;
-    Workspace ws = WORKSPACE.get();
-    float[] bPack = ws.rowsB = Workspace.atLeast(ws.rowsB, panels * panelStride(k));
-    int packTasks = (long) n * k >= 1L << 16 ? Math.min(4, panels) : 1;
-    Parallel.forEach(packTasks, g -> packPart(transB, b, null, bOff, ldb, 0, k, 0, n, panels, packTasks, g, bPack));
+    int packed = panels * panelStride(k);
     // Whole tiles of rows, at least one, about ROWS_BLOCK floats: 12 rows of 2048 (96 KiB), 24 of 1024.
     int rows = Math.max(1, ROWS_BLOCK / n / MR) * MR;
-    Parallel.forEach((m + rows - 1) / rows, t -> {
-      Workspace w = WORKSPACE.get();
-      int r0 = t * rows;
-      int r1 = Math.min(m, r0 + rows);
-      float[] block = w.rowsC = Workspace.atLeast(w.rowsC, rows * n);
-      // C's row r0 lands at block[0]: multiply indexes C by absolute row.
-      multiply(w, transA, r0, r1, 0, n, 0, k, bPack, 1f, a, null, aOff, lda, 0f, block, -r0 * n, n, true);
-      sink.rows(r0, r1, block, 0);
+    // The rows are cut into one chunk per thread, as sgemm's row split cuts them (see splitsRows), then each
+    // chunk into blocks of whole tiles: Parallel gives each thread a contiguous run of tasks, so each thread
+    // writes (and the optimizer's sink updates) the rows sgemm's row tasks and the forward's column tasks give
+    // it, and no row crosses to the other core. Cut straight into blocks of `rows`, a 128-row weight gradient
+    // went 72 + 56 rows on two threads (36-row blocks), 8 rows of every step's weight on the other core.
+    // Below SERIAL_WORK one chunk, as sgemm keeps such products on one thread.
+    int threads = Parallel.runsInline() || (long) m * n * k < SERIAL_WORK ? 1 : Parallel.threads();
+    int chunk = Math.min(m, roundUp((m + threads - 1) / threads, 4));
+    int perChunk = (chunk + rows - 1) / rows;
+    int blockRows = Math.min(rows, roundUp((chunk + perChunk - 1) / perChunk, MR));
+    int chunks = (m + chunk - 1) / chunk;
+    if (chunks > 1 && (long) m * n * k < SHARED_B_WORK) {
+      // A small product (the MNIST MLP's 128 x 784 weight gradient at batch 32): one task per chunk, each packing
+      // B for itself, as sgemm's small row-split products do. A B packed once by the caller is read by the
+      // other thread from the caller's cache, every line of it modified there, which on this host can cost
+      // more than DRAM (see Parallel.forEach); the second pack reads x, which both threads hold already.
+      Parallel.forEach(chunks, q -> {
+        Workspace w = WORKSPACE.get();
+        float[] own = w.rowsB = Workspace.atLeast(w.rowsB, packed);
+        packPart(transB, b, null, bOff, ldb, 0, k, 0, n, panels, 1, 0, own);
+        int c1 = Math.min(m, (q + 1) * chunk);
+        for (int r0 = q * chunk; r0 < c1; r0 += blockRows) {
+          rowBlock(w, transA, r0, Math.min(c1, r0 + blockRows), blockRows, n, k, own, a, aOff, lda, sink);
+        }
+      });
+      return true;
+    }
+    Workspace ws = WORKSPACE.get();
+    float[] bPack = ws.rowsB = Workspace.atLeast(ws.rowsB, packed);
+    int packTasks = (long) n * k >= 1L << 16 ? Math.min(4, panels) : 1;
+    Parallel.forEach(packTasks, g -> packPart(transB, b, null, bOff, ldb, 0, k, 0, n, panels, packTasks, g, bPack));
+    Parallel.forEach(chunks * perChunk, t -> {
+      int c0 = t / perChunk * chunk;
+      int r0 = c0 + t % perChunk * blockRows;
+      int r1 = Math.min(Math.min(m, c0 + chunk), r0 + blockRows);
+      if (r0 < r1) rowBlock(WORKSPACE.get(), transA, r0, r1, blockRows, n, k, bPack, a, aOff, lda, sink);
     });
     return true;
+  }
+
+  /** Rows r0..r1 of op(A) B (one K block, B packed in {@code bPack}) into the thread's row block, then to the sink. */
+  private static void rowBlock(Workspace w, boolean transA, int r0, int r1, int blockRows, int n, int k, float[] bPack,
+      float[] a, int aOff, int lda, RowSink sink) {
+    float[] block = w.rowsC = Workspace.atLeast(w.rowsC, blockRows * n);
+    // C's row r0 lands at block[0]: multiply indexes C by absolute row.
+    multiply(w, transA, r0, r1, 0, n, 0, k, bPack, 1f, a, null, aOff, lda, 0f, block, -r0 * n, n, true);
+    sink.rows(r0, r1, block, 0);
   }
 
   /** Floats in one of sgemmRows' row blocks (128 KiB), rounded to whole tiles of rows. */

@@ -63,4 +63,51 @@ class VectorGemmScheduleTest {
     assertEquals(0, VectorGemm.cacheSize("lots"));
     assertEquals(0, VectorGemm.cacheSize(""));
   }
+
+  @Test
+  void sgemmRowsBlocksStayInsideEachThreadsRowsAndKeepSgemmsBits() {
+    // {m, k, n} with op(A) = A^T (a weight gradient g^T x): the MNIST MLP's 128 x 784 at batch 32 (small: each
+    // thread packs B), 130 rows (chunks of 68 and 62), one too large to pack B twice (B shared), one too small to
+    // split
+    int[][] shapes = {{128, 32, 784}, {130, 32, 2048}, {301, 64, 1030}, {10, 32, 128}};
+    int old = dev.ember.backend.cpu.Parallel.threads();
+    try {
+      for (int[] s : shapes) {
+        int m = s[0];
+        int k = s[1];
+        int n = s[2];
+        java.util.Random r = new java.util.Random(m * 31L + n);
+        float[] a = new float[k * m];
+        float[] b = new float[k * n];
+        for (int i = 0; i < a.length; i++) a[i] = (float) r.nextGaussian();
+        for (int i = 0; i < b.length; i++) b[i] = (float) r.nextGaussian();
+        float[] whole = new float[m * n];
+        VectorGemm.sgemm(true, false, m, n, k, 1f, a, 0, m, b, 0, n, 0f, whole, 0, n);
+        for (int threads = 1; threads <= 2; threads++) {
+          dev.ember.backend.cpu.Parallel.setThreads(threads);
+          float[] seen = new float[m * n];
+          int[] times = new int[m];
+          java.util.List<int[]> blocks = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+          String what = m + "x" + n + "x" + k + " on " + threads + " thread(s)";
+          assertEquals(true, VectorGemm.sgemmRows(true, false, m, n, k, a, 0, m, b, 0, n, (r0, r1, c, off) -> {
+            blocks.add(new int[] {r0, r1});
+            for (int i = r0; i < r1; i++) {
+              times[i]++;
+              System.arraycopy(c, off + (i - r0) * n, seen, i * n, n);
+            }
+          }), what);
+          for (int i = 0; i < m; i++) assertEquals(1, times[i], what + ": row " + i);
+          assertArrayEquals(whole, seen, what + ": sgemm's bits");
+          boolean split = threads == 2 && (long) m * n * k >= 1L << 18;
+          int half = split ? (m / 2 + 3) / 4 * 4 : m; // sgemm's row chunk: half the rows, a multiple of 4
+          for (int[] blk : blocks) {
+            assertEquals(blk[0] / half, (blk[1] - 1) / half, what + ": block " + Arrays.toString(blk)
+                + " crosses the threads' chunks of " + half + " rows");
+          }
+        }
+      }
+    } finally {
+      dev.ember.backend.cpu.Parallel.setThreads(old);
+    }
+  }
 }
