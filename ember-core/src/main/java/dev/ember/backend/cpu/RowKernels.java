@@ -107,7 +107,15 @@ public interface RowKernels {
    * convWeightWidth(), gp[(ot*cols + p)*width + l] = g[src + (ot*width + l)*cols + p] for the o
    * channels (o rows of cols floats at src), and 0 for the channels o..opad (opad a multiple of width).
    */
-  void packPositionMajor(float[] g, int src, int o, int opad, int cols, float[] gp);
+  default void packPositionMajor(float[] g, int src, int o, int opad, int cols, float[] gp) {
+    packPositionMajor(g, src, o, opad, cols, convWeightWidth(), gp);
+  }
+
+  /**
+   * {@link #packPositionMajor} for tiles of {@code width} channels, a multiple of convLanes(): convLanes() is the
+   * layout {@link #convWeightTileNarrow} reads.
+   */
+  void packPositionMajor(float[] g, int src, int o, int opad, int cols, int width, float[] gp);
 
   /** {@link #packPositionMajor} element by element, for channels c0..c1 and positions p0..cols. */
   public static void packPositionMajor(float[] g, int src, int o, int c0, int c1, int p0, int cols, int width, float[] gp) {
@@ -129,6 +137,14 @@ public interface RowKernels {
    * give the same bits when their widths agree.
    */
   void convWeightTile(float[] xp, int xo, int[] offs, int k0, int pitch, int oh, int ow, float[] gp, int gpo,
+      float[] c, int co, int ldc);
+
+  /**
+   * {@link #convWeightTile} for tiles of convLanes() output channels instead of convWeightWidth() (gp packed
+   * with that width): a layer of at most convLanes() channels would leave half of each wide tile zeros (LeNet's
+   * second convolution, 16 channels, on 16 lanes). Same order per element, so the same bits as the wide tile.
+   */
+  void convWeightTileNarrow(float[] xp, int xo, int[] offs, int k0, int pitch, int oh, int ow, float[] gp, int gpo,
       float[] c, int co, int ldc);
 
   /**
@@ -613,14 +629,24 @@ public interface RowKernels {
     }
 
     @Override
-    public void packPositionMajor(float[] g, int src, int o, int opad, int cols, float[] gp) {
-      RowKernels.packPositionMajor(g, src, o, 0, opad, 0, cols, convWeightWidth(), gp);
+    public void packPositionMajor(float[] g, int src, int o, int opad, int cols, int width, float[] gp) {
+      RowKernels.packPositionMajor(g, src, o, 0, opad, 0, cols, width, gp);
     }
 
     @Override
     public void convWeightTile(float[] xp, int xo, int[] offs, int k0, int pitch, int oh, int ow, float[] gp,
         int gpo, float[] c, int co, int ldc) {
-      int width = convWeightWidth();
+      weightTile(xp, xo, offs, k0, pitch, oh, ow, gp, gpo, c, co, ldc, convWeightWidth());
+    }
+
+    @Override
+    public void convWeightTileNarrow(float[] xp, int xo, int[] offs, int k0, int pitch, int oh, int ow, float[] gp,
+        int gpo, float[] c, int co, int ldc) {
+      weightTile(xp, xo, offs, k0, pitch, oh, ow, gp, gpo, c, co, ldc, convLanes());
+    }
+
+    private static void weightTile(float[] xp, int xo, int[] offs, int k0, int pitch, int oh, int ow, float[] gp,
+        int gpo, float[] c, int co, int ldc, int width) {
       for (int r = 0; r < WEIGHT_TAPS; r++) {
         int x = xo + offs[k0 + r];
         for (int l = 0; l < width; l++) {

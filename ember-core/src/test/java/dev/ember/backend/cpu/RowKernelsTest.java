@@ -197,7 +197,8 @@ class RowKernelsTest {
   /**
    * convWeightTile against a double sum (and bitwise against the scalar loop when both tile the
    * channels alike): it adds to what c holds, reads only the valid positions of each row (a NaN in
-   * the padding columns must not reach c) and writes only its 12 x width block.
+   * the padding columns must not reach c) and writes only its 12 x width block; the same for
+   * convWeightTileNarrow (width convLanes()), whose bits are the wide tile's first convLanes() channels.
    */
   @Test
   void convWeightTileVectorAgreesWithScalar() {
@@ -213,16 +214,19 @@ class RowKernelsTest {
       for (int row = 0; 4 + row * pitch < xp.length; row++) {
         for (int col = ow + jmax; col < pitch && 4 + row * pitch + col < xp.length; col++) xp[4 + row * pitch + col] = Float.NaN;
       }
-      for (RowKernels kernels : new RowKernels[] {scalar, vector}) {
-        int width = kernels.convWeightWidth();
+      for (int run = 0; run < 4; run++) { // scalar and vector, wide and narrow tiles
+        RowKernels kernels = run % 2 == 0 ? scalar : vector;
+        boolean narrow = run >= 2;
+        int width = narrow ? kernels.convLanes() : kernels.convWeightWidth();
         float[] gp = new float[3 + oh * ow * width];
         for (int i = 0; i < gp.length; i++) gp[i] = (float) r.nextGaussian();
         int ldc = width + 5;
         float[] c = new float[2 + (taps + 1) * ldc];
         for (int i = 0; i < c.length; i++) c[i] = (float) r.nextGaussian();
         float[] before = c.clone();
-        kernels.convWeightTile(xp, 4, offs, 2, pitch, oh, ow, gp, 3, c, 2, ldc);
-        String what = kernels.getClass().getSimpleName() + " oh=" + oh + " ow=" + ow;
+        if (narrow) kernels.convWeightTileNarrow(xp, 4, offs, 2, pitch, oh, ow, gp, 3, c, 2, ldc);
+        else kernels.convWeightTile(xp, 4, offs, 2, pitch, oh, ow, gp, 3, c, 2, ldc);
+        String what = kernels.getClass().getSimpleName() + (narrow ? " narrow" : "") + " oh=" + oh + " ow=" + ow;
         for (int i = 0; i < c.length; i++) {
           int row = (i - 2) / ldc, l = (i - 2) % ldc;
           if (i < 2 || row >= taps || l >= width) {
@@ -249,6 +253,21 @@ class RowKernelsTest {
         scalar.convWeightTile(xp, 4, offs, 2, pitch, oh, ow, gp, 3, cs, 2, width);
         vector.convWeightTile(xp, 4, offs, 2, pitch, oh, ow, gp, 3, cv, 2, width);
         assertArrayEquals(cs, cv, "convWeightTile bits oh=" + oh + " ow=" + ow);
+        // the narrow tile is the wide tile's first convLanes() channels, element for element
+        int lanes = vector.convLanes();
+        float[] gn = new float[3 + oh * ow * lanes];
+        for (int p = 0; p < oh * ow; p++) System.arraycopy(gp, 3 + p * width, gn, 3 + p * lanes, lanes);
+        float[] cn = new float[2 + taps * width];
+        float[] cns = new float[2 + taps * width];
+        vector.convWeightTileNarrow(xp, 4, offs, 2, pitch, oh, ow, gn, 3, cn, 2, width);
+        scalar.convWeightTileNarrow(xp, 4, offs, 2, pitch, oh, ow, gn, 3, cns, 2, width);
+        for (int t = 0; t < taps; t++) {
+          for (int l = 0; l < width; l++) {
+            int at = 2 + t * width + l;
+            assertEquals(l < lanes ? cv[at] : 0f, cn[at], "narrow tile bits tap " + t + " channel " + l);
+            assertEquals(cn[at], cns[at], "narrow tile scalar bits tap " + t + " channel " + l);
+          }
+        }
       }
     }
   }
@@ -574,6 +593,17 @@ class RowKernelsTest {
       int p = cols - 1;
       int l = o - 1;
       assertEquals(g[src + l * cols + p], gs[((l / width) * cols + p) * width + l % width], "the layout itself");
+      // the narrow tiles' layout (one vector of channels per tile)
+      int lanes = vector.convLanes();
+      int npad = (o + lanes - 1) / lanes * lanes;
+      float[] ns = new float[npad * cols];
+      float[] nv = new float[npad * cols];
+      java.util.Arrays.fill(ns, Float.NaN);
+      java.util.Arrays.fill(nv, Float.NaN);
+      vector.packPositionMajor(g, src, o, npad, cols, lanes, nv);
+      scalar.packPositionMajor(g, src, o, npad, cols, lanes, ns);
+      assertArrayEquals(ns, nv, "narrow o=" + o + " cols=" + cols);
+      assertEquals(g[src + l * cols + p], ns[((l / lanes) * cols + p) * lanes + l % lanes], "the narrow layout");
     }
   }
 }

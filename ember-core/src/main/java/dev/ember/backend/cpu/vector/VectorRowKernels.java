@@ -713,13 +713,12 @@ public final class VectorRowKernels implements RowKernels {
    * 32 floats apart per element, was 4.4 thread-ms of a 66 ms convnet step (batch 64, two threads).
    */
   @Override
-  public void packPositionMajor(float[] g, int src, int o, int opad, int cols, float[] gp) {
-    int width = convWeightWidth();
-    if (!Transpose16.APPLIES) {
+  public void packPositionMajor(float[] g, int src, int o, int opad, int cols, int width, float[] gp) {
+    if (!Transpose16.APPLIES || width % 16 != 0) {
       RowKernels.packPositionMajor(g, src, o, 0, opad, 0, cols, width, gp);
       return;
     }
-    int full = o / 16 * 16; // channels in whole blocks of 16 (width is 32, so a block never spans two tiles)
+    int full = o / 16 * 16; // channels in whole blocks of 16 (width is a multiple of 16: a block never spans two tiles)
     int cols16 = cols / 16 * 16;
     for (int c = 0; c < full; c += 16) {
       int d = (c / width) * cols * width + c % width;
@@ -825,6 +824,70 @@ public final class VectorRowKernels implements RowKernels {
     a101.intoArray(c, co + 10 * ldc + L);
     a110.intoArray(c, co + 11 * ldc);
     a111.intoArray(c, co + 11 * ldc + L);
+  }
+
+  /**
+   * 12 taps x 1 vector of channels: 12 accumulators, per position 1 load of the gradient and 12 broadcasts. The
+   * chains are those of {@link #convWeightTile}'s first vector, so the bits are the same.
+   */
+  @Override
+  public void convWeightTileNarrow(float[] xp, int xo, int[] offs, int k0, int pitch, int oh, int ow, float[] gp,
+      int gpo, float[] c, int co, int ldc) {
+    FloatVector a0 = FloatVector.fromArray(S, c, co + 0 * ldc);
+    FloatVector a1 = FloatVector.fromArray(S, c, co + 1 * ldc);
+    FloatVector a2 = FloatVector.fromArray(S, c, co + 2 * ldc);
+    FloatVector a3 = FloatVector.fromArray(S, c, co + 3 * ldc);
+    FloatVector a4 = FloatVector.fromArray(S, c, co + 4 * ldc);
+    FloatVector a5 = FloatVector.fromArray(S, c, co + 5 * ldc);
+    FloatVector a6 = FloatVector.fromArray(S, c, co + 6 * ldc);
+    FloatVector a7 = FloatVector.fromArray(S, c, co + 7 * ldc);
+    FloatVector a8 = FloatVector.fromArray(S, c, co + 8 * ldc);
+    FloatVector a9 = FloatVector.fromArray(S, c, co + 9 * ldc);
+    FloatVector a10 = FloatVector.fromArray(S, c, co + 10 * ldc);
+    FloatVector a11 = FloatVector.fromArray(S, c, co + 11 * ldc);
+    int x0 = xo + offs[k0 + 0];
+    int x1 = xo + offs[k0 + 1];
+    int x2 = xo + offs[k0 + 2];
+    int x3 = xo + offs[k0 + 3];
+    int x4 = xo + offs[k0 + 4];
+    int x5 = xo + offs[k0 + 5];
+    int x6 = xo + offs[k0 + 6];
+    int x7 = xo + offs[k0 + 7];
+    int x8 = xo + offs[k0 + 8];
+    int x9 = xo + offs[k0 + 9];
+    int x10 = xo + offs[k0 + 10];
+    int x11 = xo + offs[k0 + 11];
+    for (int oy = 0, g = gpo; oy < oh; oy++) {
+      int row = oy * pitch;
+      for (int ox = 0; ox < ow; ox++, g += L) {
+        int at = row + ox;
+        FloatVector b = FloatVector.fromArray(S, gp, g);
+        a0 = FloatVector.broadcast(S, xp[x0 + at]).fma(b, a0);
+        a1 = FloatVector.broadcast(S, xp[x1 + at]).fma(b, a1);
+        a2 = FloatVector.broadcast(S, xp[x2 + at]).fma(b, a2);
+        a3 = FloatVector.broadcast(S, xp[x3 + at]).fma(b, a3);
+        a4 = FloatVector.broadcast(S, xp[x4 + at]).fma(b, a4);
+        a5 = FloatVector.broadcast(S, xp[x5 + at]).fma(b, a5);
+        a6 = FloatVector.broadcast(S, xp[x6 + at]).fma(b, a6);
+        a7 = FloatVector.broadcast(S, xp[x7 + at]).fma(b, a7);
+        a8 = FloatVector.broadcast(S, xp[x8 + at]).fma(b, a8);
+        a9 = FloatVector.broadcast(S, xp[x9 + at]).fma(b, a9);
+        a10 = FloatVector.broadcast(S, xp[x10 + at]).fma(b, a10);
+        a11 = FloatVector.broadcast(S, xp[x11 + at]).fma(b, a11);
+      }
+    }
+    a0.intoArray(c, co + 0 * ldc);
+    a1.intoArray(c, co + 1 * ldc);
+    a2.intoArray(c, co + 2 * ldc);
+    a3.intoArray(c, co + 3 * ldc);
+    a4.intoArray(c, co + 4 * ldc);
+    a5.intoArray(c, co + 5 * ldc);
+    a6.intoArray(c, co + 6 * ldc);
+    a7.intoArray(c, co + 7 * ldc);
+    a8.intoArray(c, co + 8 * ldc);
+    a9.intoArray(c, co + 9 * ldc);
+    a10.intoArray(c, co + 10 * ldc);
+    a11.intoArray(c, co + 11 * ldc);
   }
 
   /** Tiles of 8 channels x 3 slots (vectors) of positions: 24 accumulators, per tap 3 loads of x and 8 broadcasts. */
