@@ -131,13 +131,25 @@ class RowKernelsTest {
    * values), for slot counts around multiples of the vector kernel's three, slots that overlap (the
    * later one's values must win), tap offsets in any order, with and without start values, writing
    * where it reads or elsewhere, with the fused ReLU (each value bitwise the RELU kernel's of the plain
-   * one); nothing outside the written slots changes.
+   * one); nothing outside the written slots changes. The same for convTile6 (6-channel tiles, slots four, two and
+   * one at a time).
    */
   @Test
   void convTileVectorAgreesWithScalar() {
+    convTileAgrees(RowKernels.CONV_TILE);
+    convTileAgrees(RowKernels.CONV_TILE6);
+  }
+
+  /** convTile (tile CONV_TILE) or convTile6 (CONV_TILE6), each a plain call of the method. */
+  private static void convTile(RowKernels k, int tile, float[] xp, int[] offs, int kdim, float[] wp, float[] init,
+      int[] read, int[] write, int nslots, float[] y, int ldy, boolean relu) {
+    if (tile == RowKernels.CONV_TILE6) k.convTile6(xp, offs, kdim, wp, 3, init, 4, read, write, nslots, y, 7, ldy, relu);
+    else k.convTile(xp, offs, kdim, wp, 3, init, 4, read, write, nslots, y, 7, ldy, relu);
+  }
+
+  private void convTileAgrees(int tile) {
     Random r = new Random(10);
-    int tile = RowKernels.CONV_TILE;
-    for (int nslots : new int[] {1, 2, 3, 4, 5, 7, 22}) {
+    for (int nslots : new int[] {1, 2, 3, 4, 5, 6, 7, 22}) {
       for (int kdim : new int[] {1, 9, 27}) {
         // 0: write where read, no start values; 1: shifted writes, start values; 2: as 1 with the fused ReLU
         for (int variant = 0; variant < 3; variant++) {
@@ -162,10 +174,10 @@ class RowKernelsTest {
           java.util.Arrays.fill(ys, -1f);
           java.util.Arrays.fill(yv, -1f);
           float[] yp = new float[7 + tile * ldy];
-          scalar.convTile(xp, offs, kdim, wp, 3, init, 4, read, write, nslots, ys, 7, ldy, relu);
-          vector.convTile(xp, offs, kdim, wp, 3, init, 4, read, write, nslots, yv, 7, ldy, relu);
-          vector.convTile(xp, offs, kdim, wp, 3, init, 4, read, write, nslots, yp, 7, ldy, false);
-          String what = "nslots=" + nslots + " kdim=" + kdim + " variant=" + variant;
+          convTile(scalar, tile, xp, offs, kdim, wp, init, read, write, nslots, ys, ldy, relu);
+          convTile(vector, tile, xp, offs, kdim, wp, init, read, write, nslots, yv, ldy, relu);
+          convTile(vector, tile, xp, offs, kdim, wp, init, read, write, nslots, yp, ldy, false);
+          String what = "tile=" + tile + " nslots=" + nslots + " kdim=" + kdim + " variant=" + variant;
           int[] from = new int[ldy]; // the read position whose value lands at each written position (the last slot wins)
           java.util.Arrays.fill(from, -1);
           for (int i = 0; i < nslots; i++) for (int l = 0; l < lanes; l++) from[write[i] + l] = read[i] + l;
