@@ -17,8 +17,9 @@ import dev.ember.tensor.DType;
  * weights, and the weight gradient accumulates {@link RowKernels#convWeightTile} per chunk of images.
  * Passes whose channels fill sixes better than eights take {@link RowKernels#convTile6}; groups of slots leave
  * out the taps that read only padding (a full convolution's corners); layers of at most one vector of output
- * channels take the narrow weight-gradient tiles. LeNet's second layer at batch 32, one thread: input gradient
- * 0.42 -> 0.25 ms, weight gradient 0.33 -> 0.23 ms (CPU time, load 10).
+ * channels take the narrow weight-gradient tiles; a forward whose rows are not whole vectors reads planes shifted
+ * by each kernel column ({@link #shiftedForward}). LeNet's second layer at batch 32, one thread: forward 0.225 ->
+ * 0.176 ms, input gradient 0.42 -> 0.25 ms, weight gradient 0.33 -> 0.23 ms (CPU time, load 10).
  */
 final class ImplicitConv {
   private ImplicitConv() {}
@@ -200,8 +201,9 @@ final class ImplicitConv {
   /**
    * The slot groups of a pass over inC zero-padded planes, or null when no group can leave a tap out (no
    * padding, or every tap reaching the image from every group): then the pass runs the slots as one list. The
-   * input gradient of a convolution without padding is one with kh - 1, kw - 1: LeNet's second layer's reads
-   * 58 of its 70 kernel rows x output rows (the corner rows see 2 or 3 of the 5 kernel rows).
+   * input gradient of a convolution without padding is one with kh - 1, kw - 1: LeNet's second layer's (6-channel
+   * tiles, four one-row slots per group) reads 60 of its 70 kernel rows x output rows (the groups at the top and
+   * bottom see 4 and 2 of the 5 kernel rows).
    */
   static Group[] groups(int inC, int h, int w, int padH, int padW, int kh, int kw, Slots slots, int[] offs, int per) {
     if (padH == 0 && padW == 0) return null;
@@ -355,10 +357,89 @@ final class ImplicitConv {
     float[] b = bf;
     float[] xs = x.storage().floats();
     float[] ys = out.storage().floats();
+    if (shiftedFits(g, c, slots)) {
+      shiftedForward(xs, x.offset(), c, g, tile, wp, o, b, ys, out.offset(), n, relu);
+      return;
+    }
     Taps taps = Taps.of(tile, offs, wp, groups(c, g.h(), g.w(), g.ph(), g.pw(), g.kh(), g.kw(), slots, offs,
         slotsPerCall(tile)));
     Parallel.forEach(n, img -> implicitImage(xs, x.offset() + img * c * g.hw(), c, g.h(), g.w(), g.ph(), g.pw(), g.kh(),
         g.kw(), taps, slots, o, b, ys, out.offset() + img * o * g.cols(), relu));
+  }
+
+  /** Most floats of shifted planes (see {@link #shiftedForward}) per image. */
+  private static final long SHIFTED_FLOATS = 1L << 18;
+  private static final ThreadLocal<float[]> F_SHIFTED = ThreadLocal.withInitial(() -> new float[0]);
+
+  /**
+   * Whether the forward takes the shifted planes: they need fewer slots than the padded pitch's (whose slots also
+   * compute the kw - 1 padding columns of each row) and fit SHIFTED_FLOATS. LeNet's second layer (10 x 10 outputs,
+   * pitch 14): 7 slots for 9; maps whose rows are whole vectors (VGG's 32 or 16 wide) gain nothing and stay.
+   */
+  private static boolean shiftedFits(ConvGeometry g, int c, Slots slots) {
+    int cols = g.oh() * g.ow();
+    long floats = (long) c * g.kw() * (g.h() + 2L * g.ph()) * g.ow();
+    return g.kw() > 1 && cols >= ROWS.convLanes() && floats <= SHIFTED_FLOATS
+        && Math.ceilDiv(cols, ROWS.convLanes()) < slots.read().length;
+  }
+
+  /**
+   * The forward over shifted planes: per image, input channel ci and kernel column j, the plane
+   * xs[(ci*kw + j)*hp*ow + r*ow + ox] = padded x[ci, r, ox + j] (hp = h + 2ph rows of the output's width), so that
+   * tap (ci, i, j) of output position p = oy*ow + ox reads it at p + i*ow: the slots run over the output plane
+   * itself, with no padding columns, the last one moved back to end at oh*ow (its first positions written twice,
+   * the same values). The copy is kw times the padded input; each element's chain (bias, then the taps in order) is
+   * the padded pass's, so the bits are the same.
+   */
+  private static void shiftedForward(float[] xs, int xOff, int c, ConvGeometry g, int tile, float[] wp, int o,
+      float[] bias, float[] ys, int yOff, int n, boolean relu) {
+    int kh = g.kh();
+    int kw = g.kw();
+    int ow = g.ow();
+    int hp = g.h() + 2 * g.ph();
+    int pitch = g.w() + 2 * g.pw();
+    int planeS = hp * ow;
+    int cols = g.oh() * ow;
+    int lanes = ROWS.convLanes();
+    int[] offs = new int[c * kh * kw];
+    for (int ci = 0, k = 0; ci < c; ci++) {
+      for (int i = 0; i < kh; i++) {
+        for (int j = 0; j < kw; j++) offs[k++] = (ci * kw + j) * planeS + i * ow;
+      }
+    }
+    int nslots = Math.ceilDiv(cols, lanes);
+    int[] read = new int[nslots];
+    for (int s = 0; s < nslots; s++) read[s] = Math.min(s * lanes, cols - lanes);
+    Taps taps = Taps.of(tile, offs, wp, null);
+    Slots slots = new Slots(read, read, true);
+    int tiles = Math.ceilDiv(o, tile);
+    Parallel.forEach(n, img -> {
+      int size = c * kw * planeS;
+      float[] xsh = F_SHIFTED.get();
+      if (xsh.length < size) F_SHIFTED.set(xsh = new float[size]);
+      float[] src = xs;
+      int so = xOff + img * c * g.hw();
+      int ss = g.w();
+      int splane = g.hw();
+      if (g.ph() != 0 || g.pw() != 0) {
+        src = padImage(xs, so, c, g.h(), g.w(), g.ph(), g.pw(), kw);
+        so = 0;
+        ss = pitch;
+        splane = hp * pitch;
+      }
+      for (int ci = 0; ci < c; ci++) {
+        for (int j = 0; j < kw; j++) ROWS.copyRows(src, so + ci * splane + j, ss, xsh, (ci * kw + j) * planeS, ow, hp, ow);
+      }
+      int dst = yOff + img * o * cols;
+      if (o % tile == 0) {
+        for (int t = 0; t < tiles; t++) taps.tile(t, xsh, bias, slots, true, ys, dst + t * tile * cols, cols, relu);
+        return;
+      }
+      float[] y = F_IMPLICIT_Y.get();
+      if (y.length < tiles * tile * cols) F_IMPLICIT_Y.set(y = new float[tiles * tile * cols]);
+      for (int t = 0; t < tiles; t++) taps.tile(t, xsh, bias, slots, true, y, t * tile * cols, cols, relu);
+      System.arraycopy(y, 0, ys, dst, o * cols);
+    });
   }
 
   /**

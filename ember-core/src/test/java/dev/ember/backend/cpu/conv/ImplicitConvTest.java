@@ -5,13 +5,17 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ember.backend.ConvGeometry;
 import dev.ember.backend.cpu.RowKernels;
+import dev.ember.tensor.Generator;
+import dev.ember.tensor.Tensor;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /**
  * The implicit GEMM's slot groups: a pass that leaves out, group by group, the taps that read only zero padding
- * gives bitwise the pass over every tap, on both tile widths; and the tile width follows the channel count.
+ * gives bitwise the pass over every tap, on both tile widths; the forward over shifted planes gives bitwise the
+ * padded pass; and the tile width follows the channel count.
  */
 class ImplicitConvTest {
   /** One image through implicitImage with the groups and without, compared bit for bit. */
@@ -58,6 +62,46 @@ class ImplicitConvTest {
     groupedIsUngrouped(16, 10, 10, 4, 5, 6, false);
     groupedIsUngrouped(8, 9, 9, 2, 5, 16, true);
     groupedIsUngrouped(5, 6, 6, 4, 5, 12, true);
+  }
+
+  /**
+   * The forward over shifted planes (LeNet's second layer, 6- and 8-channel tiles, written in place or through
+   * the scratch rows, padded) gives bitwise the padded pass, with the bias and the fused ReLU.
+   */
+  @Test
+  void shiftedPlanesGiveThePaddedPassBitwise() {
+    int[][] shapes = {{6, 14, 16, 5, 0}, {6, 14, 12, 5, 0}, {6, 14, 10, 5, 0}, {8, 9, 10, 5, 2}, {3, 7, 32, 3, 1}};
+    for (int[] sh : shapes) {
+      int c = sh[0], hw = sh[1], o = sh[2], k = sh[3], pad = sh[4], n = 3;
+      int ohw = hw + 2 * pad - k + 1;
+      ConvGeometry g = new ConvGeometry(hw, hw, k, k, 1, 1, pad, pad, 1, 1, ohw, ohw);
+      Tensor x = Tensor.randn(new Generator(1), n, c, hw, hw);
+      Tensor w = Tensor.randn(new Generator(2), o, c, k, k);
+      double[] bias = Tensor.randn(new Generator(3), o).toDoubleArray();
+      for (boolean relu : new boolean[] {false, true}) {
+        Tensor out = Tensor.full(Float.NaN, n, o, ohw, ohw);
+        ImplicitConv.forward(x, w, bias, out, g, relu);
+        int kdim = c * k * k;
+        int tile = ImplicitConv.tileFor(o);
+        float[] wp = ImplicitConv.packTiles(o, tile, kdim, (oc, t) -> oc * kdim + t, w.toFloatArray());
+        float[] init = new float[Math.ceilDiv(o, tile) * tile];
+        for (int i = 0; i < o; i++) init[i] = (float) bias[i];
+        int pitch = hw + 2 * pad;
+        int[] offs = ImplicitConv.tapOffsets(c, pitch * pitch, pitch, k, k);
+        float[] expected = new float[n * o * ohw * ohw];
+        float[] xf = x.toFloatArray();
+        for (int img = 0; img < n; img++) {
+          ImplicitConv.implicitImage(xf, img * c * hw * hw, c, hw, hw, pad, pad, k, k,
+              ImplicitConv.Taps.of(tile, offs, wp, null), ImplicitConv.slots(ohw, ohw, pitch), o, init, expected,
+              img * o * ohw * ohw, relu);
+        }
+        float[] actual = out.toFloatArray();
+        for (int i = 0; i < expected.length; i++) {
+          assertEquals(Float.floatToRawIntBits(expected[i]), Float.floatToRawIntBits(actual[i]),
+              java.util.Arrays.toString(sh) + " relu " + relu + " at " + i);
+        }
+      }
+    }
   }
 
   @Test
