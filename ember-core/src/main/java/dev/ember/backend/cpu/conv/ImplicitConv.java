@@ -187,9 +187,8 @@ final class ImplicitConv {
 
   /**
    * Consecutive slots that {@link RowKernels#convTile} runs together (three at a time, as it groups them; four for
-   * convTile6) and the
-   * taps that read some of the image for at least one of them, in tap order: {@code taps[i]} indexes the full tap
-   * list. A tap every slot of a group reads only in the zero padding adds exactly 0 to each of its fma chains
+   * convTile6) and the taps that read some of the image for at least one of them, in tap order: {@code taps[i]}
+   * indexes the full tap list. A tap every slot of a group reads only in the zero padding adds exactly 0 to each of its fma chains
    * (fma(w, 0, acc) is acc, save the sign of a zero sum and a non-finite weight), so it is left out.
    */
   record Group(int[] read, int[] write, int[] taps) {}
