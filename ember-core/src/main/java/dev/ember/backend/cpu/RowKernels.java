@@ -96,6 +96,17 @@ public interface RowKernels {
   void convTile(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] init, int io, int[] read, int[] write,
       int nslots, float[] y, int yo, int ldy, boolean relu);
 
+  /** Output channels per tile of {@link #convTile6}; a tile's weights are packed [k][CONV_TILE6]. */
+  int CONV_TILE6 = 6;
+
+  /**
+   * {@link #convTile} for tiles of CONV_TILE6 output channels (weights packed [k][CONV_TILE6]), for passes whose
+   * channels fill sixes better than eights: the input gradient of LeNet's second layer has 6, which left a quarter
+   * of each 8-channel tile computing zeros. Same chains, so the same bits as convTile on the same channels.
+   */
+  void convTile6(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] init, int io, int[] read, int[] write,
+      int nslots, float[] y, int yo, int ldy, boolean relu);
+
   /** Taps per tile of {@link #convWeightTile}. */
   int WEIGHT_TAPS = 12;
 
@@ -107,7 +118,15 @@ public interface RowKernels {
    * convWeightWidth(), gp[(ot*cols + p)*width + l] = g[src + (ot*width + l)*cols + p] for the o
    * channels (o rows of cols floats at src), and 0 for the channels o..opad (opad a multiple of width).
    */
-  void packPositionMajor(float[] g, int src, int o, int opad, int cols, float[] gp);
+  default void packPositionMajor(float[] g, int src, int o, int opad, int cols, float[] gp) {
+    packPositionMajor(g, src, o, opad, cols, convWeightWidth(), gp);
+  }
+
+  /**
+   * {@link #packPositionMajor} for tiles of {@code width} channels, a multiple of convLanes(): convLanes() is the
+   * layout {@link #convWeightTileNarrow} reads.
+   */
+  void packPositionMajor(float[] g, int src, int o, int opad, int cols, int width, float[] gp);
 
   /** {@link #packPositionMajor} element by element, for channels c0..c1 and positions p0..cols. */
   public static void packPositionMajor(float[] g, int src, int o, int c0, int c1, int p0, int cols, int width, float[] gp) {
@@ -129,6 +148,14 @@ public interface RowKernels {
    * give the same bits when their widths agree.
    */
   void convWeightTile(float[] xp, int xo, int[] offs, int k0, int pitch, int oh, int ow, float[] gp, int gpo,
+      float[] c, int co, int ldc);
+
+  /**
+   * {@link #convWeightTile} for tiles of convLanes() output channels instead of convWeightWidth() (gp packed
+   * with that width): a layer of at most convLanes() channels would leave half of each wide tile zeros (LeNet's
+   * second convolution, 16 channels, on 16 lanes). Same order per element, so the same bits as the wide tile.
+   */
+  void convWeightTileNarrow(float[] xp, int xo, int[] offs, int k0, int pitch, int oh, int ow, float[] gp, int gpo,
       float[] c, int co, int ldc);
 
   /**
@@ -608,19 +635,44 @@ public interface RowKernels {
     }
 
     @Override
+    public void convTile6(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] init, int io, int[] read,
+        int[] write, int nslots, float[] y, int yo, int ldy, boolean relu) {
+      for (int s = 0; s < nslots; s++) {
+        for (int l = 0; l < convLanes(); l++) {
+          int p = read[s] + l;
+          for (int r = 0; r < CONV_TILE6; r++) {
+            float acc = init == null ? 0f : init[io + r];
+            for (int k = 0; k < kdim; k++) acc = Math.fma(wp[wo + k * CONV_TILE6 + r], xp[offs[k] + p], acc);
+            y[yo + r * ldy + write[s] + l] = relu && acc <= 0 ? 0f : acc;
+          }
+        }
+      }
+    }
+
+    @Override
     public int convWeightWidth() {
       return 32;
     }
 
     @Override
-    public void packPositionMajor(float[] g, int src, int o, int opad, int cols, float[] gp) {
-      RowKernels.packPositionMajor(g, src, o, 0, opad, 0, cols, convWeightWidth(), gp);
+    public void packPositionMajor(float[] g, int src, int o, int opad, int cols, int width, float[] gp) {
+      RowKernels.packPositionMajor(g, src, o, 0, opad, 0, cols, width, gp);
     }
 
     @Override
     public void convWeightTile(float[] xp, int xo, int[] offs, int k0, int pitch, int oh, int ow, float[] gp,
         int gpo, float[] c, int co, int ldc) {
-      int width = convWeightWidth();
+      weightTile(xp, xo, offs, k0, pitch, oh, ow, gp, gpo, c, co, ldc, convWeightWidth());
+    }
+
+    @Override
+    public void convWeightTileNarrow(float[] xp, int xo, int[] offs, int k0, int pitch, int oh, int ow, float[] gp,
+        int gpo, float[] c, int co, int ldc) {
+      weightTile(xp, xo, offs, k0, pitch, oh, ow, gp, gpo, c, co, ldc, convLanes());
+    }
+
+    private static void weightTile(float[] xp, int xo, int[] offs, int k0, int pitch, int oh, int ow, float[] gp,
+        int gpo, float[] c, int co, int ldc, int width) {
       for (int r = 0; r < WEIGHT_TAPS; r++) {
         int x = xo + offs[k0 + r];
         for (int l = 0; l < width; l++) {

@@ -131,13 +131,25 @@ class RowKernelsTest {
    * values), for slot counts around multiples of the vector kernel's three, slots that overlap (the
    * later one's values must win), tap offsets in any order, with and without start values, writing
    * where it reads or elsewhere, with the fused ReLU (each value bitwise the RELU kernel's of the plain
-   * one); nothing outside the written slots changes.
+   * one); nothing outside the written slots changes. The same for convTile6 (6-channel tiles, slots four, two and
+   * one at a time).
    */
   @Test
   void convTileVectorAgreesWithScalar() {
+    convTileAgrees(RowKernels.CONV_TILE);
+    convTileAgrees(RowKernels.CONV_TILE6);
+  }
+
+  /** convTile (tile CONV_TILE) or convTile6 (CONV_TILE6), each a plain call of the method. */
+  private static void convTile(RowKernels k, int tile, float[] xp, int[] offs, int kdim, float[] wp, float[] init,
+      int[] read, int[] write, int nslots, float[] y, int ldy, boolean relu) {
+    if (tile == RowKernels.CONV_TILE6) k.convTile6(xp, offs, kdim, wp, 3, init, 4, read, write, nslots, y, 7, ldy, relu);
+    else k.convTile(xp, offs, kdim, wp, 3, init, 4, read, write, nslots, y, 7, ldy, relu);
+  }
+
+  private void convTileAgrees(int tile) {
     Random r = new Random(10);
-    int tile = RowKernels.CONV_TILE;
-    for (int nslots : new int[] {1, 2, 3, 4, 5, 7, 22}) {
+    for (int nslots : new int[] {1, 2, 3, 4, 5, 6, 7, 22}) {
       for (int kdim : new int[] {1, 9, 27}) {
         // 0: write where read, no start values; 1: shifted writes, start values; 2: as 1 with the fused ReLU
         for (int variant = 0; variant < 3; variant++) {
@@ -162,10 +174,10 @@ class RowKernelsTest {
           java.util.Arrays.fill(ys, -1f);
           java.util.Arrays.fill(yv, -1f);
           float[] yp = new float[7 + tile * ldy];
-          scalar.convTile(xp, offs, kdim, wp, 3, init, 4, read, write, nslots, ys, 7, ldy, relu);
-          vector.convTile(xp, offs, kdim, wp, 3, init, 4, read, write, nslots, yv, 7, ldy, relu);
-          vector.convTile(xp, offs, kdim, wp, 3, init, 4, read, write, nslots, yp, 7, ldy, false);
-          String what = "nslots=" + nslots + " kdim=" + kdim + " variant=" + variant;
+          convTile(scalar, tile, xp, offs, kdim, wp, init, read, write, nslots, ys, ldy, relu);
+          convTile(vector, tile, xp, offs, kdim, wp, init, read, write, nslots, yv, ldy, relu);
+          convTile(vector, tile, xp, offs, kdim, wp, init, read, write, nslots, yp, ldy, false);
+          String what = "tile=" + tile + " nslots=" + nslots + " kdim=" + kdim + " variant=" + variant;
           int[] from = new int[ldy]; // the read position whose value lands at each written position (the last slot wins)
           java.util.Arrays.fill(from, -1);
           for (int i = 0; i < nslots; i++) for (int l = 0; l < lanes; l++) from[write[i] + l] = read[i] + l;
@@ -197,7 +209,8 @@ class RowKernelsTest {
   /**
    * convWeightTile against a double sum (and bitwise against the scalar loop when both tile the
    * channels alike): it adds to what c holds, reads only the valid positions of each row (a NaN in
-   * the padding columns must not reach c) and writes only its 12 x width block.
+   * the padding columns must not reach c) and writes only its 12 x width block; the same for
+   * convWeightTileNarrow (width convLanes()), whose bits are the wide tile's first convLanes() channels.
    */
   @Test
   void convWeightTileVectorAgreesWithScalar() {
@@ -213,16 +226,19 @@ class RowKernelsTest {
       for (int row = 0; 4 + row * pitch < xp.length; row++) {
         for (int col = ow + jmax; col < pitch && 4 + row * pitch + col < xp.length; col++) xp[4 + row * pitch + col] = Float.NaN;
       }
-      for (RowKernels kernels : new RowKernels[] {scalar, vector}) {
-        int width = kernels.convWeightWidth();
+      for (int run = 0; run < 4; run++) { // scalar and vector, wide and narrow tiles
+        RowKernels kernels = run % 2 == 0 ? scalar : vector;
+        boolean narrow = run >= 2;
+        int width = narrow ? kernels.convLanes() : kernels.convWeightWidth();
         float[] gp = new float[3 + oh * ow * width];
         for (int i = 0; i < gp.length; i++) gp[i] = (float) r.nextGaussian();
         int ldc = width + 5;
         float[] c = new float[2 + (taps + 1) * ldc];
         for (int i = 0; i < c.length; i++) c[i] = (float) r.nextGaussian();
         float[] before = c.clone();
-        kernels.convWeightTile(xp, 4, offs, 2, pitch, oh, ow, gp, 3, c, 2, ldc);
-        String what = kernels.getClass().getSimpleName() + " oh=" + oh + " ow=" + ow;
+        if (narrow) kernels.convWeightTileNarrow(xp, 4, offs, 2, pitch, oh, ow, gp, 3, c, 2, ldc);
+        else kernels.convWeightTile(xp, 4, offs, 2, pitch, oh, ow, gp, 3, c, 2, ldc);
+        String what = kernels.getClass().getSimpleName() + (narrow ? " narrow" : "") + " oh=" + oh + " ow=" + ow;
         for (int i = 0; i < c.length; i++) {
           int row = (i - 2) / ldc, l = (i - 2) % ldc;
           if (i < 2 || row >= taps || l >= width) {
@@ -249,6 +265,21 @@ class RowKernelsTest {
         scalar.convWeightTile(xp, 4, offs, 2, pitch, oh, ow, gp, 3, cs, 2, width);
         vector.convWeightTile(xp, 4, offs, 2, pitch, oh, ow, gp, 3, cv, 2, width);
         assertArrayEquals(cs, cv, "convWeightTile bits oh=" + oh + " ow=" + ow);
+        // the narrow tile is the wide tile's first convLanes() channels, element for element
+        int lanes = vector.convLanes();
+        float[] gn = new float[3 + oh * ow * lanes];
+        for (int p = 0; p < oh * ow; p++) System.arraycopy(gp, 3 + p * width, gn, 3 + p * lanes, lanes);
+        float[] cn = new float[2 + taps * width];
+        float[] cns = new float[2 + taps * width];
+        vector.convWeightTileNarrow(xp, 4, offs, 2, pitch, oh, ow, gn, 3, cn, 2, width);
+        scalar.convWeightTileNarrow(xp, 4, offs, 2, pitch, oh, ow, gn, 3, cns, 2, width);
+        for (int t = 0; t < taps; t++) {
+          for (int l = 0; l < width; l++) {
+            int at = 2 + t * width + l;
+            assertEquals(l < lanes ? cv[at] : 0f, cn[at], "narrow tile bits tap " + t + " channel " + l);
+            assertEquals(cn[at], cns[at], "narrow tile scalar bits tap " + t + " channel " + l);
+          }
+        }
       }
     }
   }
@@ -574,6 +605,17 @@ class RowKernelsTest {
       int p = cols - 1;
       int l = o - 1;
       assertEquals(g[src + l * cols + p], gs[((l / width) * cols + p) * width + l % width], "the layout itself");
+      // the narrow tiles' layout (one vector of channels per tile)
+      int lanes = vector.convLanes();
+      int npad = (o + lanes - 1) / lanes * lanes;
+      float[] ns = new float[npad * cols];
+      float[] nv = new float[npad * cols];
+      java.util.Arrays.fill(ns, Float.NaN);
+      java.util.Arrays.fill(nv, Float.NaN);
+      vector.packPositionMajor(g, src, o, npad, cols, lanes, nv);
+      scalar.packPositionMajor(g, src, o, npad, cols, lanes, ns);
+      assertArrayEquals(ns, nv, "narrow o=" + o + " cols=" + cols);
+      assertEquals(g[src + l * cols + p], ns[((l / lanes) * cols + p) * lanes + l % lanes], "the narrow layout");
     }
   }
 }

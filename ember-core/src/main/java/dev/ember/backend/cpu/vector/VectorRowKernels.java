@@ -713,13 +713,12 @@ public final class VectorRowKernels implements RowKernels {
    * 32 floats apart per element, was 4.4 thread-ms of a 66 ms convnet step (batch 64, two threads).
    */
   @Override
-  public void packPositionMajor(float[] g, int src, int o, int opad, int cols, float[] gp) {
-    int width = convWeightWidth();
-    if (!Transpose16.APPLIES) {
+  public void packPositionMajor(float[] g, int src, int o, int opad, int cols, int width, float[] gp) {
+    if (!Transpose16.APPLIES || width % 16 != 0) {
       RowKernels.packPositionMajor(g, src, o, 0, opad, 0, cols, width, gp);
       return;
     }
-    int full = o / 16 * 16; // channels in whole blocks of 16 (width is 32, so a block never spans two tiles)
+    int full = o / 16 * 16; // channels in whole blocks of 16 (width is a multiple of 16: a block never spans two tiles)
     int cols16 = cols / 16 * 16;
     for (int c = 0; c < full; c += 16) {
       int d = (c / width) * cols * width + c % width;
@@ -825,6 +824,70 @@ public final class VectorRowKernels implements RowKernels {
     a101.intoArray(c, co + 10 * ldc + L);
     a110.intoArray(c, co + 11 * ldc);
     a111.intoArray(c, co + 11 * ldc + L);
+  }
+
+  /**
+   * 12 taps x 1 vector of channels: 12 accumulators, per position 1 load of the gradient and 12 broadcasts. The
+   * chains are those of {@link #convWeightTile}'s first vector, so the bits are the same.
+   */
+  @Override
+  public void convWeightTileNarrow(float[] xp, int xo, int[] offs, int k0, int pitch, int oh, int ow, float[] gp,
+      int gpo, float[] c, int co, int ldc) {
+    FloatVector a0 = FloatVector.fromArray(S, c, co + 0 * ldc);
+    FloatVector a1 = FloatVector.fromArray(S, c, co + 1 * ldc);
+    FloatVector a2 = FloatVector.fromArray(S, c, co + 2 * ldc);
+    FloatVector a3 = FloatVector.fromArray(S, c, co + 3 * ldc);
+    FloatVector a4 = FloatVector.fromArray(S, c, co + 4 * ldc);
+    FloatVector a5 = FloatVector.fromArray(S, c, co + 5 * ldc);
+    FloatVector a6 = FloatVector.fromArray(S, c, co + 6 * ldc);
+    FloatVector a7 = FloatVector.fromArray(S, c, co + 7 * ldc);
+    FloatVector a8 = FloatVector.fromArray(S, c, co + 8 * ldc);
+    FloatVector a9 = FloatVector.fromArray(S, c, co + 9 * ldc);
+    FloatVector a10 = FloatVector.fromArray(S, c, co + 10 * ldc);
+    FloatVector a11 = FloatVector.fromArray(S, c, co + 11 * ldc);
+    int x0 = xo + offs[k0 + 0];
+    int x1 = xo + offs[k0 + 1];
+    int x2 = xo + offs[k0 + 2];
+    int x3 = xo + offs[k0 + 3];
+    int x4 = xo + offs[k0 + 4];
+    int x5 = xo + offs[k0 + 5];
+    int x6 = xo + offs[k0 + 6];
+    int x7 = xo + offs[k0 + 7];
+    int x8 = xo + offs[k0 + 8];
+    int x9 = xo + offs[k0 + 9];
+    int x10 = xo + offs[k0 + 10];
+    int x11 = xo + offs[k0 + 11];
+    for (int oy = 0, g = gpo; oy < oh; oy++) {
+      int row = oy * pitch;
+      for (int ox = 0; ox < ow; ox++, g += L) {
+        int at = row + ox;
+        FloatVector b = FloatVector.fromArray(S, gp, g);
+        a0 = FloatVector.broadcast(S, xp[x0 + at]).fma(b, a0);
+        a1 = FloatVector.broadcast(S, xp[x1 + at]).fma(b, a1);
+        a2 = FloatVector.broadcast(S, xp[x2 + at]).fma(b, a2);
+        a3 = FloatVector.broadcast(S, xp[x3 + at]).fma(b, a3);
+        a4 = FloatVector.broadcast(S, xp[x4 + at]).fma(b, a4);
+        a5 = FloatVector.broadcast(S, xp[x5 + at]).fma(b, a5);
+        a6 = FloatVector.broadcast(S, xp[x6 + at]).fma(b, a6);
+        a7 = FloatVector.broadcast(S, xp[x7 + at]).fma(b, a7);
+        a8 = FloatVector.broadcast(S, xp[x8 + at]).fma(b, a8);
+        a9 = FloatVector.broadcast(S, xp[x9 + at]).fma(b, a9);
+        a10 = FloatVector.broadcast(S, xp[x10 + at]).fma(b, a10);
+        a11 = FloatVector.broadcast(S, xp[x11 + at]).fma(b, a11);
+      }
+    }
+    a0.intoArray(c, co + 0 * ldc);
+    a1.intoArray(c, co + 1 * ldc);
+    a2.intoArray(c, co + 2 * ldc);
+    a3.intoArray(c, co + 3 * ldc);
+    a4.intoArray(c, co + 4 * ldc);
+    a5.intoArray(c, co + 5 * ldc);
+    a6.intoArray(c, co + 6 * ldc);
+    a7.intoArray(c, co + 7 * ldc);
+    a8.intoArray(c, co + 8 * ldc);
+    a9.intoArray(c, co + 9 * ldc);
+    a10.intoArray(c, co + 10 * ldc);
+    a11.intoArray(c, co + 11 * ldc);
   }
 
   /** Tiles of 8 channels x 3 slots (vectors) of positions: 24 accumulators, per tap 3 loads of x and 8 broadcasts. */
@@ -981,6 +1044,223 @@ public final class VectorRowKernels implements RowKernels {
     a70.intoArray(y, yo + 7 * ldy + q0);
     a71.intoArray(y, yo + 7 * ldy + q1);
     a72.intoArray(y, yo + 7 * ldy + q2);
+  }
+
+  /**
+   * Tiles of 6 channels x 4 slots: 24 accumulators, per tap 4 loads of x and 6 broadcasts (the 8-channel tile's
+   * 3 and 8); the last one to three slots two and one at a time.
+   */
+  @Override
+  public void convTile6(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] init, int io, int[] read,
+      int[] write, int nslots, float[] y, int yo, int ldy, boolean relu) {
+    int s = 0;
+    for (; s + 4 <= nslots; s += 4) {
+      convTile6x4(xp, offs, kdim, wp, wo, init, io, y, yo, ldy, read[s], read[s + 1], read[s + 2], read[s + 3], write[s],
+          write[s + 1], write[s + 2], write[s + 3], relu);
+    }
+    for (; s + 2 <= nslots; s += 2) {
+      convTile6x2(xp, offs, kdim, wp, wo, init, io, y, yo, ldy, read[s], read[s + 1], write[s], write[s + 1], relu);
+    }
+    if (s < nslots) convTile6x1(xp, offs, kdim, wp, wo, init, io, y, yo, ldy, read[s], write[s], relu);
+  }
+
+  private static void convTile6x4(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] init, int io, float[] y,
+      int yo, int ldy, int p0, int p1, int p2, int p3, int q0, int q1, int q2, int q3, boolean relu) {
+    FloatVector a00 = FloatVector.broadcast(S, init == null ? 0f : init[io + 0]), a01 = a00, a02 = a00, a03 = a00;
+    FloatVector a10 = FloatVector.broadcast(S, init == null ? 0f : init[io + 1]), a11 = a10, a12 = a10, a13 = a10;
+    FloatVector a20 = FloatVector.broadcast(S, init == null ? 0f : init[io + 2]), a21 = a20, a22 = a20, a23 = a20;
+    FloatVector a30 = FloatVector.broadcast(S, init == null ? 0f : init[io + 3]), a31 = a30, a32 = a30, a33 = a30;
+    FloatVector a40 = FloatVector.broadcast(S, init == null ? 0f : init[io + 4]), a41 = a40, a42 = a40, a43 = a40;
+    FloatVector a50 = FloatVector.broadcast(S, init == null ? 0f : init[io + 5]), a51 = a50, a52 = a50, a53 = a50;
+    for (int k = 0, w = wo; k < kdim; k++, w += CONV_TILE6) {
+      int at = offs[k];
+      FloatVector x0 = FloatVector.fromArray(S, xp, at + p0);
+      FloatVector x1 = FloatVector.fromArray(S, xp, at + p1);
+      FloatVector x2 = FloatVector.fromArray(S, xp, at + p2);
+      FloatVector x3 = FloatVector.fromArray(S, xp, at + p3);
+      FloatVector b0 = FloatVector.broadcast(S, wp[w + 0]);
+      a00 = x0.fma(b0, a00);
+      a01 = x1.fma(b0, a01);
+      a02 = x2.fma(b0, a02);
+      a03 = x3.fma(b0, a03);
+      FloatVector b1 = FloatVector.broadcast(S, wp[w + 1]);
+      a10 = x0.fma(b1, a10);
+      a11 = x1.fma(b1, a11);
+      a12 = x2.fma(b1, a12);
+      a13 = x3.fma(b1, a13);
+      FloatVector b2 = FloatVector.broadcast(S, wp[w + 2]);
+      a20 = x0.fma(b2, a20);
+      a21 = x1.fma(b2, a21);
+      a22 = x2.fma(b2, a22);
+      a23 = x3.fma(b2, a23);
+      FloatVector b3 = FloatVector.broadcast(S, wp[w + 3]);
+      a30 = x0.fma(b3, a30);
+      a31 = x1.fma(b3, a31);
+      a32 = x2.fma(b3, a32);
+      a33 = x3.fma(b3, a33);
+      FloatVector b4 = FloatVector.broadcast(S, wp[w + 4]);
+      a40 = x0.fma(b4, a40);
+      a41 = x1.fma(b4, a41);
+      a42 = x2.fma(b4, a42);
+      a43 = x3.fma(b4, a43);
+      FloatVector b5 = FloatVector.broadcast(S, wp[w + 5]);
+      a50 = x0.fma(b5, a50);
+      a51 = x1.fma(b5, a51);
+      a52 = x2.fma(b5, a52);
+      a53 = x3.fma(b5, a53);
+    }
+    if (relu) { // the fused ReLU, as convTile3
+      FloatVector z = FloatVector.zero(S);
+      a00 = a00.blend(z, a00.compare(LE, 0f));
+      a01 = a01.blend(z, a01.compare(LE, 0f));
+      a02 = a02.blend(z, a02.compare(LE, 0f));
+      a03 = a03.blend(z, a03.compare(LE, 0f));
+      a10 = a10.blend(z, a10.compare(LE, 0f));
+      a11 = a11.blend(z, a11.compare(LE, 0f));
+      a12 = a12.blend(z, a12.compare(LE, 0f));
+      a13 = a13.blend(z, a13.compare(LE, 0f));
+      a20 = a20.blend(z, a20.compare(LE, 0f));
+      a21 = a21.blend(z, a21.compare(LE, 0f));
+      a22 = a22.blend(z, a22.compare(LE, 0f));
+      a23 = a23.blend(z, a23.compare(LE, 0f));
+      a30 = a30.blend(z, a30.compare(LE, 0f));
+      a31 = a31.blend(z, a31.compare(LE, 0f));
+      a32 = a32.blend(z, a32.compare(LE, 0f));
+      a33 = a33.blend(z, a33.compare(LE, 0f));
+      a40 = a40.blend(z, a40.compare(LE, 0f));
+      a41 = a41.blend(z, a41.compare(LE, 0f));
+      a42 = a42.blend(z, a42.compare(LE, 0f));
+      a43 = a43.blend(z, a43.compare(LE, 0f));
+      a50 = a50.blend(z, a50.compare(LE, 0f));
+      a51 = a51.blend(z, a51.compare(LE, 0f));
+      a52 = a52.blend(z, a52.compare(LE, 0f));
+      a53 = a53.blend(z, a53.compare(LE, 0f));
+    }
+    a00.intoArray(y, yo + 0 * ldy + q0);
+    a01.intoArray(y, yo + 0 * ldy + q1);
+    a02.intoArray(y, yo + 0 * ldy + q2);
+    a03.intoArray(y, yo + 0 * ldy + q3);
+    a10.intoArray(y, yo + 1 * ldy + q0);
+    a11.intoArray(y, yo + 1 * ldy + q1);
+    a12.intoArray(y, yo + 1 * ldy + q2);
+    a13.intoArray(y, yo + 1 * ldy + q3);
+    a20.intoArray(y, yo + 2 * ldy + q0);
+    a21.intoArray(y, yo + 2 * ldy + q1);
+    a22.intoArray(y, yo + 2 * ldy + q2);
+    a23.intoArray(y, yo + 2 * ldy + q3);
+    a30.intoArray(y, yo + 3 * ldy + q0);
+    a31.intoArray(y, yo + 3 * ldy + q1);
+    a32.intoArray(y, yo + 3 * ldy + q2);
+    a33.intoArray(y, yo + 3 * ldy + q3);
+    a40.intoArray(y, yo + 4 * ldy + q0);
+    a41.intoArray(y, yo + 4 * ldy + q1);
+    a42.intoArray(y, yo + 4 * ldy + q2);
+    a43.intoArray(y, yo + 4 * ldy + q3);
+    a50.intoArray(y, yo + 5 * ldy + q0);
+    a51.intoArray(y, yo + 5 * ldy + q1);
+    a52.intoArray(y, yo + 5 * ldy + q2);
+    a53.intoArray(y, yo + 5 * ldy + q3);
+  }
+
+  private static void convTile6x2(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] init, int io, float[] y,
+      int yo, int ldy, int p0, int p1, int q0, int q1, boolean relu) {
+    FloatVector a00 = FloatVector.broadcast(S, init == null ? 0f : init[io + 0]), a01 = a00;
+    FloatVector a10 = FloatVector.broadcast(S, init == null ? 0f : init[io + 1]), a11 = a10;
+    FloatVector a20 = FloatVector.broadcast(S, init == null ? 0f : init[io + 2]), a21 = a20;
+    FloatVector a30 = FloatVector.broadcast(S, init == null ? 0f : init[io + 3]), a31 = a30;
+    FloatVector a40 = FloatVector.broadcast(S, init == null ? 0f : init[io + 4]), a41 = a40;
+    FloatVector a50 = FloatVector.broadcast(S, init == null ? 0f : init[io + 5]), a51 = a50;
+    for (int k = 0, w = wo; k < kdim; k++, w += CONV_TILE6) {
+      int at = offs[k];
+      FloatVector x0 = FloatVector.fromArray(S, xp, at + p0);
+      FloatVector x1 = FloatVector.fromArray(S, xp, at + p1);
+      FloatVector b0 = FloatVector.broadcast(S, wp[w + 0]);
+      a00 = x0.fma(b0, a00);
+      a01 = x1.fma(b0, a01);
+      FloatVector b1 = FloatVector.broadcast(S, wp[w + 1]);
+      a10 = x0.fma(b1, a10);
+      a11 = x1.fma(b1, a11);
+      FloatVector b2 = FloatVector.broadcast(S, wp[w + 2]);
+      a20 = x0.fma(b2, a20);
+      a21 = x1.fma(b2, a21);
+      FloatVector b3 = FloatVector.broadcast(S, wp[w + 3]);
+      a30 = x0.fma(b3, a30);
+      a31 = x1.fma(b3, a31);
+      FloatVector b4 = FloatVector.broadcast(S, wp[w + 4]);
+      a40 = x0.fma(b4, a40);
+      a41 = x1.fma(b4, a41);
+      FloatVector b5 = FloatVector.broadcast(S, wp[w + 5]);
+      a50 = x0.fma(b5, a50);
+      a51 = x1.fma(b5, a51);
+    }
+    if (relu) { // the fused ReLU, as convTile3
+      FloatVector z = FloatVector.zero(S);
+      a00 = a00.blend(z, a00.compare(LE, 0f));
+      a01 = a01.blend(z, a01.compare(LE, 0f));
+      a10 = a10.blend(z, a10.compare(LE, 0f));
+      a11 = a11.blend(z, a11.compare(LE, 0f));
+      a20 = a20.blend(z, a20.compare(LE, 0f));
+      a21 = a21.blend(z, a21.compare(LE, 0f));
+      a30 = a30.blend(z, a30.compare(LE, 0f));
+      a31 = a31.blend(z, a31.compare(LE, 0f));
+      a40 = a40.blend(z, a40.compare(LE, 0f));
+      a41 = a41.blend(z, a41.compare(LE, 0f));
+      a50 = a50.blend(z, a50.compare(LE, 0f));
+      a51 = a51.blend(z, a51.compare(LE, 0f));
+    }
+    a00.intoArray(y, yo + 0 * ldy + q0);
+    a01.intoArray(y, yo + 0 * ldy + q1);
+    a10.intoArray(y, yo + 1 * ldy + q0);
+    a11.intoArray(y, yo + 1 * ldy + q1);
+    a20.intoArray(y, yo + 2 * ldy + q0);
+    a21.intoArray(y, yo + 2 * ldy + q1);
+    a30.intoArray(y, yo + 3 * ldy + q0);
+    a31.intoArray(y, yo + 3 * ldy + q1);
+    a40.intoArray(y, yo + 4 * ldy + q0);
+    a41.intoArray(y, yo + 4 * ldy + q1);
+    a50.intoArray(y, yo + 5 * ldy + q0);
+    a51.intoArray(y, yo + 5 * ldy + q1);
+  }
+
+  private static void convTile6x1(float[] xp, int[] offs, int kdim, float[] wp, int wo, float[] init, int io, float[] y,
+      int yo, int ldy, int p0, int q0, boolean relu) {
+    FloatVector a00 = FloatVector.broadcast(S, init == null ? 0f : init[io + 0]);
+    FloatVector a10 = FloatVector.broadcast(S, init == null ? 0f : init[io + 1]);
+    FloatVector a20 = FloatVector.broadcast(S, init == null ? 0f : init[io + 2]);
+    FloatVector a30 = FloatVector.broadcast(S, init == null ? 0f : init[io + 3]);
+    FloatVector a40 = FloatVector.broadcast(S, init == null ? 0f : init[io + 4]);
+    FloatVector a50 = FloatVector.broadcast(S, init == null ? 0f : init[io + 5]);
+    for (int k = 0, w = wo; k < kdim; k++, w += CONV_TILE6) {
+      int at = offs[k];
+      FloatVector x0 = FloatVector.fromArray(S, xp, at + p0);
+      FloatVector b0 = FloatVector.broadcast(S, wp[w + 0]);
+      a00 = x0.fma(b0, a00);
+      FloatVector b1 = FloatVector.broadcast(S, wp[w + 1]);
+      a10 = x0.fma(b1, a10);
+      FloatVector b2 = FloatVector.broadcast(S, wp[w + 2]);
+      a20 = x0.fma(b2, a20);
+      FloatVector b3 = FloatVector.broadcast(S, wp[w + 3]);
+      a30 = x0.fma(b3, a30);
+      FloatVector b4 = FloatVector.broadcast(S, wp[w + 4]);
+      a40 = x0.fma(b4, a40);
+      FloatVector b5 = FloatVector.broadcast(S, wp[w + 5]);
+      a50 = x0.fma(b5, a50);
+    }
+    if (relu) { // the fused ReLU, as convTile3
+      FloatVector z = FloatVector.zero(S);
+      a00 = a00.blend(z, a00.compare(LE, 0f));
+      a10 = a10.blend(z, a10.compare(LE, 0f));
+      a20 = a20.blend(z, a20.compare(LE, 0f));
+      a30 = a30.blend(z, a30.compare(LE, 0f));
+      a40 = a40.blend(z, a40.compare(LE, 0f));
+      a50 = a50.blend(z, a50.compare(LE, 0f));
+    }
+    a00.intoArray(y, yo + 0 * ldy + q0);
+    a10.intoArray(y, yo + 1 * ldy + q0);
+    a20.intoArray(y, yo + 2 * ldy + q0);
+    a30.intoArray(y, yo + 3 * ldy + q0);
+    a40.intoArray(y, yo + 4 * ldy + q0);
+    a50.intoArray(y, yo + 5 * ldy + q0);
   }
 
   /**

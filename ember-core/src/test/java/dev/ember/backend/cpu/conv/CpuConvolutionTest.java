@@ -42,6 +42,10 @@ class CpuConvolutionTest {
       new Case("depthwise, direct", DType.F32, 3, 4, 8, 9, 11, 3, 1, 1, 1, 4),
       new Case("depthwise, strided", DType.F32, 3, 4, 4, 9, 11, 3, 2, 1, 1, 4),
       new Case("depthwise, wide padding", DType.F32, 2, 3, 3, 7, 7, 3, 1, 3, 1, 3),
+      new Case("implicit GEMM, LeNet's second layer (narrow weight tiles, 6-channel input gradient)", DType.F32, 3, 6,
+          16, 14, 14, 5, 1, 0, 1, 1),
+      new Case("implicit GEMM, 12 channels padded (6-channel tiles, corner taps left out)", DType.F32, 2, 8, 12, 9, 9,
+          5, 1, 2, 1, 1),
       new Case("float64 per image", DType.F64, 3, 5, 4, 8, 9, 3, 2, 1, 1, 1),
       new Case("float64 depthwise", DType.F64, 2, 3, 6, 8, 7, 3, 1, 1, 2, 3),
   };
