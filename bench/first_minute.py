@@ -32,7 +32,10 @@ Levers are measured as variants of Ember's side, run in turn with the others (th
 run to run): `--variant flags=-XX:CompileThresholdScaling=0.5` runs Ember with those EMBER_JAVA_OPTS,
 each variant with an ahead-of-time cache of its own (EMBER_AOT_DIR=ember-cli/target/aot-variants/LABEL;
 the launcher's cache is made for one set of options). Without --variant, Ember runs as a user's
-`./ember train` does (label "default", the launcher's own cache).
+`./ember train` does (label "default", the launcher's own cache). A variant's cache is written by an untimed
+`./ember train --model mlp --epochs 1` unless `--aot-train LABEL=TRAIN_ARGS` names that run's arguments (e.g.
+`--aot-train lenet3="--model lenet --epochs 3"`: a cache whose JEP 515 profiles come from a longer LeNet-5 run);
+a variant folder's existing cache is reused (delete ember-cli/target/aot-variants/LABEL to write it anew).
 """
 import argparse
 import csv
@@ -179,6 +182,8 @@ def parse_args(argv=None):
     p.add_argument("--record", help="also append the JSON lines to this file")
     p.add_argument("--variant", action="append", default=[],
                    help="LABEL=JVM_OPTIONS: an Ember variant (EMBER_JAVA_OPTS); repeat for several")
+    p.add_argument("--aot-train", action="append", default=[],
+                   help="LABEL=TRAIN_ARGS: the untimed run that writes that variant's ahead-of-time cache")
     p.add_argument("--epochs", type=int, default=0, help="override the epochs on both sides (default: 10 MLP, 5 LeNet)")
     p.add_argument("--sides", default="ember,pytorch", help="comma list: ember,pytorch")
     p.add_argument("--peers", default=os.environ.get("EMBER_PEERS", os.path.join(ROOT, "..", "shared", "peers")))
@@ -198,6 +203,17 @@ def variants(specs):
         if label in [l for l, _ in out]:
             raise SystemExit("--variant %r: label %s given twice" % (spec, label))
         out.append((label, opts))
+    return out
+
+
+def aot_train_args(specs, labels):
+    """{label: [train arguments]} from LABEL=ARGS strings; the labels must be variants'."""
+    out = {}
+    for spec in specs:
+        label, sep, args = spec.partition("=")
+        if not sep or label not in labels or not args.split():
+            raise SystemExit("--aot-train %r: expected LABEL=TRAIN_ARGS for one of the variants %s" % (spec, labels))
+        out[label] = args.split()
     return out
 
 
@@ -368,6 +384,7 @@ def main(argv=None):
     rows = []
     rec = open(a.record, "a") if a.record else None
     epochs_args = ["--epochs", str(a.epochs)] if a.epochs else []
+    aot_args = aot_train_args(a.aot_train, [label for side, label, _ in entries if side == "ember"])
     try:
         aot = {}
         for side, label, opts in entries:
@@ -375,11 +392,12 @@ def main(argv=None):
                 continue
             venv = ember_env(env, label, opts)
             if aot_state(venv) == "record":
-                sys.stderr.write("# %s: writing the launcher's ahead-of-time cache first (an untimed --epochs 1 run)\n"
-                                 % label)
-                subprocess.run([os.path.join(ROOT, "ember"), "train", "--model", "mlp", "--epochs", "1", "--quiet",
-                                "--out", os.path.join(tmp, "aot-run-" + label)], env=venv, stdout=subprocess.DEVNULL,
-                               check=True)
+                targs = aot_args.get(label, ["--model", "mlp", "--epochs", "1"])
+                sys.stderr.write("# %s: writing the launcher's ahead-of-time cache first (an untimed run: %s)\n"
+                                 % (label, " ".join(targs)))
+                subprocess.run([os.path.join(ROOT, "ember"), "train"] + targs + [
+                                "--quiet", "--out", os.path.join(tmp, "aot-run-" + label)], env=venv,
+                               stdout=subprocess.DEVNULL, check=True)
             aot[label] = aot_state(venv)
         for run in range(1, a.runs + 1):
             for model in models:

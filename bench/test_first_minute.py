@@ -120,6 +120,14 @@ class SummaryTest(unittest.TestCase):
         self.assertTrue(env["EMBER_AOT_DIR"].endswith("/ember-cli/target/aot-variants/flags"))
         self.assertNotIn("EMBER_AOT_DIR", fm.ember_env({"A": "1"}, "default", None))
 
+    def test_aot_train_args(self):
+        self.assertEqual({"l3": ["--model", "lenet", "--epochs", "3"]},
+                         fm.aot_train_args(["l3=--model lenet --epochs 3"], ["base", "l3"]))
+        self.assertEqual({}, fm.aot_train_args([], ["base"]))
+        for bad in (["l3"], ["other=--model lenet"], ["l3=  "]):
+            with self.assertRaises(SystemExit):
+                fm.aot_train_args(bad, ["base", "l3"])
+
 
 class ThreadCpuTest(unittest.TestCase):
     def test_thread_kinds(self):
@@ -142,18 +150,21 @@ class ThreadCpuTest(unittest.TestCase):
 
     def test_sampler_on_a_live_process(self):
         """A parent (the launcher's place) whose python child names a busy thread like the C2 compiler and
-        writes metrics.csv's first row midway: the sampler finds the child, charges the thread to c2 and
+        writes metrics.csv's first row midway (CPU time, not wall: the host may be loaded): the sampler finds the child, charges the thread to c2 and
         notes the split when the row appears."""
         with tempfile.TemporaryDirectory() as d:
             metrics = os.path.join(d, "metrics.csv")
             code = ("import threading, time\n"
                     "def busy():\n"
                     "    open('/proc/self/task/%%d/comm' %% threading.get_native_id(), 'w').write('C2 CompilerThread0')\n"
-                    "    t = time.time()\n"
-                    "    while time.time() - t < 0.8: pass\n"
-                    "th = threading.Thread(target=busy); th.start(); time.sleep(0.5)\n"
+                    "    while time.thread_time() < 0.3: pass\n"
+                    "    half.set()\n"
+                    "    while time.thread_time() < 0.7: pass\n"
+                    "    time.sleep(0.5)\n"
+                    "half = threading.Event()\n"
+                    "th = threading.Thread(target=busy); th.start(); half.wait()\n"
                     "open(%r, 'w').write('epoch,epoch_time_s\\n1,0.5\\n')\n"
-                    "th.join(); time.sleep(0.3)\n" % metrics)
+                    "th.join()\n" % metrics)
             p = subprocess.Popen(["/bin/sh", "-c", '"$0" -c "$1"; true', sys.executable, code])
             s = fm.ThreadCpuSampler(p.pid, metrics, period=0.05, child_comm=os.path.basename(sys.executable)[:15])
             s.thread.start()
