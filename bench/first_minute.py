@@ -18,7 +18,7 @@ of the process tree) and gives:
   whole_s, cpu_s, load1 (1-minute load average at the start), test_accuracy;
   Ember only, from the JVM's threads (/proc/PID/task/*/stat, utime+stime, sampled every 0.2 s until exit):
   cpu_split        CPU seconds per kind of thread: c2 and c1 (the JIT's compiler threads), gc, workers
-                   (Ember's pool, ember-worker-N), main, other; the JIT's share is what the compile-policy
+                   (Ember's pool, ember-worker-N), main (the threads named java: the one that runs main()), other; the JIT's share is what the compile-policy
                    levers change, and it is less sensitive to the host's load than wall times;
   cpu_epoch1       the same split when epoch 1's row appeared in metrics.csv (start-up and epoch 1),
                    and epoch1_cpu_s, its total.
@@ -56,9 +56,10 @@ HOOK = os.path.join(ROOT, "bench", "peers", "first_step")
 EPOCHS = {"mlp": 10, "lenet": 5}
 
 
-# Kinds of JVM threads by the name the kernel keeps (comm: the first 15 bytes of the Java thread's name).
+# Kinds of JVM threads by the name the kernel keeps (comm: the first 15 bytes of the Java thread's name; the
+# launcher's main thread, which the JVM attaches rather than starts, keeps the process's name, java).
 THREAD_KINDS = (("c2", ("C2 CompilerThre",)), ("c1", ("C1 CompilerThre",)),
-                ("gc", ("GC Thread", "G1 ", "GC ")), ("workers", ("ember-worker",)), ("main", ("main",)))
+                ("gc", ("GC Thread", "G1 ", "GC ")), ("workers", ("ember-worker",)), ("main", ("java", "main")))
 SPLIT_KINDS = ("c2", "c1", "gc", "workers", "main", "other")
 
 

@@ -133,7 +133,7 @@ class ThreadCpuTest(unittest.TestCase):
     def test_thread_kinds(self):
         for comm, kind in (("C2 CompilerThre", "c2"), ("C1 CompilerThre", "c1"), ("GC Thread#0", "gc"),
                            ("G1 Conc#0", "gc"), ("G1 Refine#0", "gc"), ("ember-worker-0", "workers"),
-                           ("main", "main"), ("VM Thread", "other"), ("Common-Cleaner", "other")):
+                           ("main", "main"), ("java", "main"), ("VM Thread", "other"), ("Common-Cleaner", "other")):
             self.assertEqual(kind, fm.thread_kind(comm), comm)
 
     def test_task_stat_with_spaces_and_parens_in_the_name(self):
