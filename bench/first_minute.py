@@ -15,7 +15,13 @@ of the process tree) and gives:
   epoch1_s, steady_s (median of epochs 2..n) and epoch1_over_steady;
   first_step_s     launch to the end of the first optimizer step: Ember's profile.json
                    (`first_step.unix_time_s`), PyTorch's through bench/peers/first_step/sitecustomize.py;
-  whole_s, cpu_s, load1 (1-minute load average at the start), test_accuracy.
+  whole_s, cpu_s, load1 (1-minute load average at the start), test_accuracy;
+  Ember only, from the JVM's threads (/proc/PID/task/*/stat, utime+stime, sampled every 0.2 s until exit):
+  cpu_split        CPU seconds per kind of thread: c2 and c1 (the JIT's compiler threads), gc, workers
+                   (Ember's pool, ember-worker-N), main (the threads named java: the one that runs main()), other; the JIT's share is what the compile-policy
+                   levers change, and it is less sensitive to the host's load than wall times;
+  cpu_epoch1       the same split when epoch 1's row appeared in metrics.csv (start-up and epoch 1),
+                   and epoch1_cpu_s, its total.
 
 One JSON object per process on stdout (and appended to --record), a table of medians on stderr with
 whole-run ratios (PyTorch whole / Ember whole: > 1 means Ember's run is shorter). Before the first
@@ -26,7 +32,10 @@ Levers are measured as variants of Ember's side, run in turn with the others (th
 run to run): `--variant flags=-XX:CompileThresholdScaling=0.5` runs Ember with those EMBER_JAVA_OPTS,
 each variant with an ahead-of-time cache of its own (EMBER_AOT_DIR=ember-cli/target/aot-variants/LABEL;
 the launcher's cache is made for one set of options). Without --variant, Ember runs as a user's
-`./ember train` does (label "default", the launcher's own cache).
+`./ember train` does (label "default", the launcher's own cache). A variant's cache is written by an untimed
+`./ember train --model mlp --epochs 1` unless `--aot-train LABEL=TRAIN_ARGS` names that run's arguments (e.g.
+`--aot-train lenet3="--model lenet --epochs 3"`: a cache whose JEP 515 profiles come from a longer LeNet-5 run);
+a variant folder's existing cache is reused (delete ember-cli/target/aot-variants/LABEL to write it anew).
 """
 import argparse
 import csv
@@ -39,11 +48,131 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HOOK = os.path.join(ROOT, "bench", "peers", "first_step")
 EPOCHS = {"mlp": 10, "lenet": 5}
+
+
+# Kinds of JVM threads by the name the kernel keeps (comm: the first 15 bytes of the Java thread's name; the
+# launcher's main thread, which the JVM attaches rather than starts, keeps the process's name, java).
+THREAD_KINDS = (("c2", ("C2 CompilerThre",)), ("c1", ("C1 CompilerThre",)),
+                ("gc", ("GC Thread", "G1 ", "GC ")), ("workers", ("ember-worker",)), ("main", ("java", "main")))
+SPLIT_KINDS = ("c2", "c1", "gc", "workers", "main", "other")
+
+
+def thread_kind(comm):
+    """c2, c1, gc, workers, main or other, from a thread's comm."""
+    for kind, prefixes in THREAD_KINDS:
+        if any(comm == p or comm.startswith(p) for p in prefixes):
+            return kind
+    return "other"
+
+
+def parse_task_stat(text):
+    """(comm, utime+stime clock ticks) from one /proc/PID/task/TID/stat line (comm may hold spaces and ')')."""
+    lp, rp = text.index("("), text.rindex(")")
+    fields = text[rp + 2:].split()
+    # after the comm: state(0) ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime(11) stime(12)
+    return text[lp + 1:rp], int(fields[11]) + int(fields[12])
+
+
+def split_cpu(ticks_by_tid, hz):
+    """{kind: CPU seconds} from {tid: (comm, ticks)}; every kind present, 0.0 if none."""
+    out = {k: 0.0 for k in SPLIT_KINDS}
+    for comm, ticks in ticks_by_tid.values():
+        out[thread_kind(comm)] += ticks / hz
+    return {k: round(v, 2) for k, v in out.items()}
+
+
+def children_of(pid):
+    """Direct child pids (the kernel's children list, else a scan of /proc)."""
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        pass
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open("/proc/%s/stat" % d) as f:
+                    t = f.read()
+                if int(t[t.rindex(")") + 2:].split()[1]) == pid:
+                    out.append(int(d))
+            except (OSError, ValueError, IndexError):
+                pass
+    return out
+
+
+def java_child(pid, comm="java"):
+    """The pid of the java process the launcher started (a child named java), or None."""
+    for c in children_of(pid):
+        try:
+            with open("/proc/%d/comm" % c) as f:
+                if f.read().strip() == comm:
+                    return c
+        except OSError:
+            pass
+    return None
+
+
+class ThreadCpuSampler:
+    """Samples the per-thread CPU of the launcher's java child every `period` s until the launcher exits.
+    A thread's figure is the largest it showed (compiler threads may end before the JVM does); `epoch1` is
+    the split at the first sample that found a data row in the run's metrics.csv."""
+
+    def __init__(self, launcher_pid, metrics_csv, period=0.2, child_comm="java"):
+        self.launcher_pid, self.metrics_csv, self.period = launcher_pid, metrics_csv, period
+        self.child_comm = child_comm
+        self.hz = os.sysconf("SC_CLK_TCK")
+        self.ticks = {}
+        self.epoch1 = None
+        self.java = None
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def sample(self):
+        if self.java is None:
+            self.java = java_child(self.launcher_pid, self.child_comm)
+            if self.java is None:
+                return
+        base = "/proc/%d/task" % self.java
+        try:
+            tids = os.listdir(base)
+        except OSError:
+            return
+        for tid in tids:
+            try:
+                with open("%s/%s/stat" % (base, tid)) as f:
+                    comm, t = parse_task_stat(f.read())
+            except (OSError, ValueError, IndexError):
+                continue
+            old = self.ticks.get(tid)
+            if old is None or t > old[1]:
+                self.ticks[tid] = (comm, t)
+        if self.epoch1 is None and self.metrics_rows() >= 1:
+            self.epoch1 = split_cpu(self.ticks, self.hz)
+
+    def metrics_rows(self):
+        try:
+            with open(self.metrics_csv) as f:
+                return max(0, sum(1 for line in f if line.strip()) - 1)
+        except OSError:
+            return 0
+
+    def run(self):
+        while not self.stop.is_set():
+            self.sample()
+            self.stop.wait(self.period)
+
+    def result(self):
+        """{'cpu_split': {...}, 'cpu_epoch1': {...} or None, 'epoch1_cpu_s': total or None}."""
+        split = split_cpu(self.ticks, self.hz)
+        return {"cpu_split": split, "cpu_epoch1": self.epoch1,
+                "epoch1_cpu_s": round(sum(self.epoch1.values()), 2) if self.epoch1 else None}
 
 
 def parse_args(argv=None):
@@ -54,6 +183,8 @@ def parse_args(argv=None):
     p.add_argument("--record", help="also append the JSON lines to this file")
     p.add_argument("--variant", action="append", default=[],
                    help="LABEL=JVM_OPTIONS: an Ember variant (EMBER_JAVA_OPTS); repeat for several")
+    p.add_argument("--aot-train", action="append", default=[],
+                   help="LABEL=TRAIN_ARGS: the untimed run that writes that variant's ahead-of-time cache")
     p.add_argument("--epochs", type=int, default=0, help="override the epochs on both sides (default: 10 MLP, 5 LeNet)")
     p.add_argument("--sides", default="ember,pytorch", help="comma list: ember,pytorch")
     p.add_argument("--peers", default=os.environ.get("EMBER_PEERS", os.path.join(ROOT, "..", "shared", "peers")))
@@ -73,6 +204,17 @@ def variants(specs):
         if label in [l for l, _ in out]:
             raise SystemExit("--variant %r: label %s given twice" % (spec, label))
         out.append((label, opts))
+    return out
+
+
+def aot_train_args(specs, labels):
+    """{label: [train arguments]} from LABEL=ARGS strings; the labels must be variants'."""
+    out = {}
+    for spec in specs:
+        label, sep, args = spec.partition("=")
+        if not sep or label not in labels or not args.split():
+            raise SystemExit("--aot-train %r: expected LABEL=TRAIN_ARGS for one of the variants %s" % (spec, labels))
+        out[label] = args.split()
     return out
 
 
@@ -128,14 +270,21 @@ def parse_pytorch(stdout_text, first_step_text):
             "test_accuracy": float(rec["final_test_acc"])}
 
 
-def timed(cmd, env, cwd=None):
-    """Runs cmd; returns (wall s, start unix time, stdout, stderr, exit status)."""
+def timed(cmd, env, cwd=None, sampler=None):
+    """Runs cmd; returns (wall s, start unix time, stdout, stderr, exit status). sampler(pid), if given,
+    makes a ThreadCpuSampler for the process, which runs while it does."""
     t_unix = time.time()
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    s = sampler(p.pid) if sampler else None
+    if s:
+        s.thread.start()
     out, err = p.communicate()
     wall = time.perf_counter() - t0
-    return wall, t_unix, out, err, p.returncode
+    if s:
+        s.stop.set()
+        s.thread.join()
+    return wall, t_unix, out, err, p.returncode, s
 
 
 def cpu_of(before, after):
@@ -178,6 +327,21 @@ def summarize(rows):
         lines.append("| %s | %s | %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.4f | %.1f-%.1f |" % (
             k[0], k[1], k[2] or "-", len(rs), m("whole_s"), m("cpu_s"), m("first_step_s"), m("epoch1_s"),
             m("steady_s"), m("epoch1_over_steady"), m("test_accuracy"), min(loads), max(loads)))
+    split_rows = [k for k in keys if any(r.get("cpu_split") for r in rows
+                                         if (r["model"], r["side"], r.get("label", "")) == k)]
+    if split_rows:
+        lines += ["", "| model | side | label | CPU s | C2 s | C1 s | GC s | workers s | main s | other s | "
+                  "CPU to epoch 1's end s | C2+C1 s in it |", "|---|---|---|" + "---:|" * 9]
+        for k in split_rows:
+            rs = [r for r in rows if (r["model"], r["side"], r.get("label", "")) == k and r.get("cpu_split")]
+
+            def ms(kind, field="cpu_split"):
+                return median([r[field][kind] for r in rs if r.get(field)])
+            lines.append("| %s | %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |" % (
+                k[0], k[1], k[2] or "-", median([r["cpu_s"] for r in rs]), ms("c2"), ms("c1"), ms("gc"),
+                ms("workers"), ms("main"), ms("other"),
+                median([r["epoch1_cpu_s"] for r in rs if r.get("epoch1_cpu_s") is not None]),
+                median([r["cpu_epoch1"]["c2"] + r["cpu_epoch1"]["c1"] for r in rs if r.get("cpu_epoch1")])))
     for (model, side, label), whole in med.items():
         peer = [w for (m2, s2, _), w in med.items() if m2 == model and s2 == "pytorch"]
         if side == "ember" and peer:
@@ -221,6 +385,7 @@ def main(argv=None):
     rows = []
     rec = open(a.record, "a") if a.record else None
     epochs_args = ["--epochs", str(a.epochs)] if a.epochs else []
+    aot_args = aot_train_args(a.aot_train, [label for side, label, _ in entries if side == "ember"])
     try:
         aot = {}
         for side, label, opts in entries:
@@ -228,11 +393,12 @@ def main(argv=None):
                 continue
             venv = ember_env(env, label, opts)
             if aot_state(venv) == "record":
-                sys.stderr.write("# %s: writing the launcher's ahead-of-time cache first (an untimed --epochs 1 run)\n"
-                                 % label)
-                subprocess.run([os.path.join(ROOT, "ember"), "train", "--model", "mlp", "--epochs", "1", "--quiet",
-                                "--out", os.path.join(tmp, "aot-run-" + label)], env=venv, stdout=subprocess.DEVNULL,
-                               check=True)
+                targs = aot_args.get(label, ["--model", "mlp", "--epochs", "1"])
+                sys.stderr.write("# %s: writing the launcher's ahead-of-time cache first (an untimed run: %s)\n"
+                                 % (label, " ".join(targs)))
+                subprocess.run([os.path.join(ROOT, "ember"), "train"] + targs + [
+                                "--quiet", "--out", os.path.join(tmp, "aot-run-" + label)], env=venv,
+                               stdout=subprocess.DEVNULL, check=True)
             aot[label] = aot_state(venv)
         for run in range(1, a.runs + 1):
             for model in models:
@@ -244,20 +410,22 @@ def main(argv=None):
                         out_dir = os.path.join(tmp, "ember-%s-%s-%d" % (label, model, run))
                         cmd = [os.path.join(ROOT, "ember"), "train", "--model", model, "--threads", str(a.threads),
                                "--out", out_dir, "--quiet"] + epochs_args
-                        wall, t_unix, out, err, rc = timed(cmd, venv)
+                        wall, t_unix, out, err, rc, smp = timed(
+                            cmd, venv, sampler=lambda pid: ThreadCpuSampler(pid, os.path.join(out_dir, "metrics.csv")))
                         cpu = cpu_of(before, resource.getrusage(resource.RUSAGE_CHILDREN))
                         if rc != 0:
                             raise SystemExit("ember run failed (%d): %s" % (rc, err[-2000:]))
                         parsed = parse_ember(out_dir, out)
                         shutil.rmtree(out_dir, ignore_errors=True)
                         extra = {"aot": aot[label], "ember_java_opts": venv.get("EMBER_JAVA_OPTS", "")}
+                        extra.update(smp.result())
                     else:
                         fs_file = os.path.join(tmp, "first-step-%s-%d" % (model, run))
                         penv = dict(env, EMBER_FIRST_STEP_FILE=fs_file,
                                     PYTHONPATH=HOOK + (":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""))
                         cmd = [a.python, os.path.join(a.peers, "fashion.py"), "--only", model, "--threads",
                                str(a.threads), "--max-wait", "0", "--retries", "0"] + epochs_args
-                        wall, t_unix, out, err, rc = timed(cmd, penv)
+                        wall, t_unix, out, err, rc, _ = timed(cmd, penv)
                         cpu = cpu_of(before, resource.getrusage(resource.RUSAGE_CHILDREN))
                         if rc != 0:
                             raise SystemExit("fashion.py failed (%d): %s" % (rc, err[-2000:]))

@@ -7,7 +7,8 @@ Runs the launcher's own java command (EMBER_DRY_RUN=1 gives it; the launcher's a
 as a user's run uses it) with a flight recording of every compilation (jdk.Compilation, threshold 0),
 deoptimization and a 10 ms execution sample, then prints markdown tables on stdout:
 
-  - per tier (1-3 C1, 4 C2): compilations and compile time, those that ended before the end of epoch 1;
+  - per tier (1-3 C1, 4 C2): compilations and compile time, those that ended before the end of epoch 1, and
+    the on-stack-replacement (OSR) compiles among them (a loop's method compiled while it runs);
   - the top methods by C2 compile time (ms, bytes of code, uptime at which the C2 code was installed);
   - the CPU kernels (dev.ember.backend.cpu.vector) that the samples show hot: when their C2 code arrived;
   - epoch 1's execution samples by the top frame's kind (interpreted, JIT compiled, inlined, native);
@@ -81,14 +82,16 @@ def analyze(events, epoch_ends, top=12):
         comps.append({"method": method_name(v.get("method")), "level": int(v.get("compileLevel", 0)),
                       "start": t0, "end": t0 + d, "ms": d * 1e3, "size": int(v.get("codeSize") or 0),
                       "osr": bool(v.get("isOsr")), "ok": bool(v.get("succeded", v.get("succeeded", True)))})
-    out = ["| tier | compilations | compile ms | of them before epoch 1 ended | compile ms before epoch 1 ended |",
-           "|---|---:|---:|---:|---:|"]
+    out = ["| tier | compilations | compile ms | of them before epoch 1 ended | compile ms before epoch 1 ended "
+           "| OSR compilations | OSR ms |",
+           "|---|---:|---:|---:|---:|---:|---:|"]
     for lvl in sorted({c["level"] for c in comps}):
         cs = [c for c in comps if c["level"] == lvl]
         early = [c for c in cs if c["end"] <= e1]
-        out.append("| %d (%s) | %d | %.0f | %d | %.0f |" % (lvl, "C2" if lvl == 4 else "C1", len(cs),
-                                                          sum(c["ms"] for c in cs), len(early),
-                                                          sum(c["ms"] for c in early)))
+        osr = [c for c in cs if c["osr"]]
+        out.append("| %d (%s) | %d | %.0f | %d | %.0f | %d | %.0f |" % (
+            lvl, "C2" if lvl == 4 else "C1", len(cs), sum(c["ms"] for c in cs), len(early),
+            sum(c["ms"] for c in early), len(osr), sum(c["ms"] for c in osr)))
     out.append("")
     out.append("| top C2 compiles by time | ms | code bytes | installed at uptime s | OSR |")
     out.append("|---|---:|---:|---:|---|")

@@ -120,6 +120,77 @@ class SummaryTest(unittest.TestCase):
         self.assertTrue(env["EMBER_AOT_DIR"].endswith("/ember-cli/target/aot-variants/flags"))
         self.assertNotIn("EMBER_AOT_DIR", fm.ember_env({"A": "1"}, "default", None))
 
+    def test_aot_train_args(self):
+        self.assertEqual({"l3": ["--model", "lenet", "--epochs", "3"]},
+                         fm.aot_train_args(["l3=--model lenet --epochs 3"], ["base", "l3"]))
+        self.assertEqual({}, fm.aot_train_args([], ["base"]))
+        for bad in (["l3"], ["other=--model lenet"], ["l3=  "]):
+            with self.assertRaises(SystemExit):
+                fm.aot_train_args(bad, ["base", "l3"])
+
+
+class ThreadCpuTest(unittest.TestCase):
+    def test_thread_kinds(self):
+        for comm, kind in (("C2 CompilerThre", "c2"), ("C1 CompilerThre", "c1"), ("GC Thread#0", "gc"),
+                           ("G1 Conc#0", "gc"), ("G1 Refine#0", "gc"), ("ember-worker-0", "workers"),
+                           ("main", "main"), ("java", "main"), ("VM Thread", "other"), ("Common-Cleaner", "other")):
+            self.assertEqual(kind, fm.thread_kind(comm), comm)
+
+    def test_task_stat_with_spaces_and_parens_in_the_name(self):
+        line = "4242 (C2 CompilerThre) S 1 2 3 0 -1 4194368 10 0 0 0 312 17 0 0 20 0 1 0 100 0 0\n"
+        self.assertEqual(("C2 CompilerThre", 329), fm.parse_task_stat(line))
+        odd = "7 (a) b (c) R 1 2 3 0 -1 0 0 0 0 0 5 6 0 0\n"
+        self.assertEqual(("a) b (c", 11), fm.parse_task_stat(odd))
+
+    def test_split_sums_by_kind(self):
+        ticks = {"1": ("main", 150), "2": ("C2 CompilerThre", 400), "3": ("C1 CompilerThre", 50),
+                 "4": ("ember-worker-0", 300), "5": ("ember-worker-1", 250), "6": ("VM Thread", 10)}
+        s = fm.split_cpu(ticks, 100)
+        self.assertEqual({"c2": 4.0, "c1": 0.5, "gc": 0.0, "workers": 5.5, "main": 1.5, "other": 0.1}, s)
+
+    def test_sampler_on_a_live_process(self):
+        """A parent (the launcher's place) whose python child names a busy thread like the C2 compiler and
+        writes metrics.csv's first row midway (CPU time, not wall: the host may be loaded): the sampler finds the child, charges the thread to c2 and
+        notes the split when the row appears."""
+        with tempfile.TemporaryDirectory() as d:
+            metrics = os.path.join(d, "metrics.csv")
+            code = ("import threading, time\n"
+                    "def busy():\n"
+                    "    open('/proc/self/task/%%d/comm' %% threading.get_native_id(), 'w').write('C2 CompilerThread0')\n"
+                    "    while time.thread_time() < 0.3: pass\n"
+                    "    half.set()\n"
+                    "    while time.thread_time() < 0.7: pass\n"
+                    "    time.sleep(0.5)\n"
+                    "half = threading.Event()\n"
+                    "th = threading.Thread(target=busy); th.start(); half.wait()\n"
+                    "open(%r, 'w').write('epoch,epoch_time_s\\n1,0.5\\n')\n"
+                    "th.join()\n" % metrics)
+            p = subprocess.Popen(["/bin/sh", "-c", '"$0" -c "$1"; true', sys.executable, code])
+            s = fm.ThreadCpuSampler(p.pid, metrics, period=0.05, child_comm=os.path.basename(sys.executable)[:15])
+            s.thread.start()
+            p.wait()
+            s.stop.set()
+            s.thread.join()
+            r = s.result()
+        self.assertGreater(r["cpu_split"]["c2"], 0.4, r)
+        self.assertLess(r["cpu_split"]["c1"], 0.05, r)
+        self.assertIsNotNone(r["cpu_epoch1"], r)
+        self.assertGreater(r["cpu_epoch1"]["c2"], 0.2, r)
+        self.assertLessEqual(r["cpu_epoch1"]["c2"], r["cpu_split"]["c2"])
+        self.assertAlmostEqual(sum(r["cpu_epoch1"].values()), r["epoch1_cpu_s"], places=2)
+
+    def test_summary_adds_the_split_table(self):
+        rows = []
+        for run, c2 in enumerate((4.0, 5.0, 9.0), 1):
+            split = {"c2": c2, "c1": 1.0, "gc": 0.5, "workers": 6.0, "main": 2.0, "other": 0.25}
+            rows.append({"side": "ember", "model": "lenet", "label": "tiered", "whole_s": 10.0, "cpu_s": 14.0,
+                         "first_step_s": 1.0, "epoch1_s": 2.0, "steady_s": 1.0, "epoch1_over_steady": 2.0,
+                         "test_accuracy": 0.88, "load1": 1.0, "cpu_split": split,
+                         "cpu_epoch1": dict(split, c2=c2 - 1), "epoch1_cpu_s": 10.0})
+        lines = fm.summarize(rows)
+        self.assertIn("| lenet | ember | tiered | 14.00 | 5.00 | 1.00 | 0.50 | 6.00 | 2.00 | 0.25 | 10.00 | 5.00 |",
+                      lines)
+
 
 def have_torch():
     return subprocess.run(["/usr/bin/python3", "-c", "import torch"], stderr=subprocess.DEVNULL).returncode == 0

@@ -63,8 +63,8 @@ class AnalyzeTest(unittest.TestCase):
         text = "\n".join(lines)
         self.assertEqual(4, len(comps))
         self.assertEqual(2.5, comps[1]["end"])
-        self.assertIn("| 3 (C1) | 1 | 10 | 1 | 10 |", text)
-        self.assertIn("| 4 (C2) | 3 | 850 | 2 | 750 |", text)  # x.Y.late ends at 9.1 s, after epoch 1
+        self.assertIn("| 3 (C1) | 1 | 10 | 1 | 10 | 0 | 0 |", text)
+        self.assertIn("| 4 (C2) | 3 | 850 | 2 | 750 | 1 | 250 |", text)  # x.Y.late ends at 9.1 s, after epoch 1
         self.assertLess(text.index("`%s.kernel` | 500" % K), text.index("`%s.kernel` | 250" % K))  # by compile time
         self.assertIn("| Interpreted | 1 | 50% |", text)
         self.assertIn("| JIT compiled | 1 | 50% |", text)

@@ -252,24 +252,35 @@ class LauncherTest {
   @Test
   void emberJavaOptsReplaceTheLaunchersHeapDefaults() throws Exception {
     // the pre-touched 1 GiB heap is train's alone
-    assertEquals("-Xms1g -XX:+AlwaysPreTouch", jvmOptions(null, "train", "--epochs", "2"));
+    assertEquals("-Xms1g -XX:+AlwaysPreTouch -XX:Tier4BackEdgeThreshold=400000", jvmOptions(null, "train", "--epochs", "2"));
     assertEquals("", jvmOptions(null, "train", "--help"));
     assertEquals("", jvmOptions(null, "inspect", "a file *.npy"));
     assertEquals("", jvmOptions(null, "bench", "-c", "ops"));
     assertEquals("", jvmOptions(null));
     assertEquals("-Xmx256m", jvmOptions("-Xmx256m", "inspect", "f"));
-    assertEquals("-XX:+AlwaysPreTouch -Xmx256m", jvmOptions("-Xmx256m", "train"));
-    assertEquals("-XX:+AlwaysPreTouch -XX:MaxHeapSize=512m", jvmOptions("-XX:MaxHeapSize=512m", "train"));
-    assertEquals("-Xms1g -XX:+AlwaysPreTouch -Xmx8g", jvmOptions("-Xmx8g", "train"));
-    assertEquals("-Xms1g -XX:+AlwaysPreTouch -Xmx1024m", jvmOptions("-Xmx1024m", "train"));
-    assertEquals("-XX:+AlwaysPreTouch -Xmx1023m", jvmOptions("-Xmx1023m", "train"));
-    assertEquals("-XX:+AlwaysPreTouch -Xmx1048575K", jvmOptions("-Xmx1048575K", "train"));
-    assertEquals("-XX:+AlwaysPreTouch -Xms64m", jvmOptions("-Xms64m", "train"));
-    assertEquals("-XX:+AlwaysPreTouch -XX:InitialHeapSize=2g", jvmOptions("-XX:InitialHeapSize=2g", "train"));
-    assertEquals("-Xms1g -XX:-AlwaysPreTouch -Dember.threads=1", jvmOptions("  -XX:-AlwaysPreTouch  -Dember.threads=1 ", "train"));
-    assertEquals("-Xms1g -XX:+UseSerialGC -Xmn64m -XX:+AlwaysPreTouch", jvmOptions("-XX:+UseSerialGC -Xmn64m -XX:+AlwaysPreTouch", "train"));
-    assertEquals("-Xms1g -XX:+AlwaysPreTouch -Dx=*", jvmOptions("-Dx=*", "train")); // no file-name expansion
-    assertEquals("-XX:+AlwaysPreTouch -Xmxlots", jvmOptions("-Xmxlots", "train")); // the JVM says what is wrong
+    assertEquals("-XX:+AlwaysPreTouch -XX:Tier4BackEdgeThreshold=400000 -Xmx256m", jvmOptions("-Xmx256m", "train"));
+    assertEquals("-XX:+AlwaysPreTouch -XX:Tier4BackEdgeThreshold=400000 -XX:MaxHeapSize=512m", jvmOptions("-XX:MaxHeapSize=512m", "train"));
+    assertEquals("-Xms1g -XX:+AlwaysPreTouch -XX:Tier4BackEdgeThreshold=400000 -Xmx8g", jvmOptions("-Xmx8g", "train"));
+    assertEquals("-Xms1g -XX:+AlwaysPreTouch -XX:Tier4BackEdgeThreshold=400000 -Xmx1024m", jvmOptions("-Xmx1024m", "train"));
+    assertEquals("-XX:+AlwaysPreTouch -XX:Tier4BackEdgeThreshold=400000 -Xmx1023m", jvmOptions("-Xmx1023m", "train"));
+    assertEquals("-XX:+AlwaysPreTouch -XX:Tier4BackEdgeThreshold=400000 -Xmx1048575K", jvmOptions("-Xmx1048575K", "train"));
+    assertEquals("-XX:+AlwaysPreTouch -XX:Tier4BackEdgeThreshold=400000 -Xms64m", jvmOptions("-Xms64m", "train"));
+    assertEquals("-XX:+AlwaysPreTouch -XX:Tier4BackEdgeThreshold=400000 -XX:InitialHeapSize=2g", jvmOptions("-XX:InitialHeapSize=2g", "train"));
+    assertEquals("-Xms1g -XX:Tier4BackEdgeThreshold=400000 -XX:-AlwaysPreTouch -Dember.threads=1", jvmOptions("  -XX:-AlwaysPreTouch  -Dember.threads=1 ", "train"));
+    assertEquals("-Xms1g -XX:Tier4BackEdgeThreshold=400000 -XX:+UseSerialGC -Xmn64m -XX:+AlwaysPreTouch", jvmOptions("-XX:+UseSerialGC -Xmn64m -XX:+AlwaysPreTouch", "train"));
+    assertEquals("-Xms1g -XX:+AlwaysPreTouch -XX:Tier4BackEdgeThreshold=400000 -Dx=*", jvmOptions("-Dx=*", "train")); // no file-name expansion
+    assertEquals("-XX:+AlwaysPreTouch -XX:Tier4BackEdgeThreshold=400000 -Xmxlots", jvmOptions("-Xmxlots", "train")); // the JVM says what is wrong
+  }
+
+  @Test
+  void trainCompilesHotLoopsOnceUnlessTheUserSetsTheThreshold() throws Exception {
+    // train alone raises C2's on-stack-replacement threshold (each kernel compiled once, as a whole method)
+    assertEquals("-Xms1g -XX:+AlwaysPreTouch -XX:Tier4BackEdgeThreshold=400000", jvmOptions(null, "train", "--model", "lenet"));
+    assertEquals("", jvmOptions(null, "train", "-h"));
+    assertEquals("", jvmOptions(null, "summary", "--model", "lenet"));
+    // a user's own threshold replaces it (whatever its value), and the user's other JIT options pass through
+    assertEquals("-Xms1g -XX:+AlwaysPreTouch -XX:Tier4BackEdgeThreshold=40000", jvmOptions("-XX:Tier4BackEdgeThreshold=40000", "train"));
+    assertEquals("-Xms1g -XX:+AlwaysPreTouch -XX:Tier4BackEdgeThreshold=400000 -XX:-TieredCompilation", jvmOptions("-XX:-TieredCompilation", "train"));
   }
 
   /** The java command of a dry run of the stand-in jar with the cache in {@code aotDir}, one argument a line. */
