@@ -130,6 +130,8 @@ public final class VectorGemm {
   private static final int WINDOW_KC = 64;
 
   private static final ThreadLocal<Workspace> WORKSPACE = ThreadLocal.withInitial(Workspace::new);
+  /** Numbers the column-split products, so a thread knows whether its packed A block is this product's. */
+  private static final java.util.concurrent.atomic.AtomicLong CALLS = new java.util.concurrent.atomic.AtomicLong();
 
   private VectorGemm() {}
 
@@ -137,6 +139,12 @@ public final class VectorGemm {
   private static final class Workspace {
     final float[] aPack = new float[MC * AS + ROW_SPAN];
     final float[] tile = new float[MR * NR];
+    /**
+     * Which block of op(A) aPack holds: the product's call (see {@link #CALLS}; 0: none to reuse) and the block's
+     * first row, rows, first K index and K length. Paths that write aPack otherwise set aCall to 0.
+     */
+    long aCall;
+    int aIc, aMc, aPc, aKc;
     float[] bPack = new float[0];
 
     float[] bPack(int size) {
@@ -254,7 +262,7 @@ public final class VectorGemm {
       Parallel.forEach(tm, t -> {
         int i0 = t * fm;
         block(transA, transB, i0, Math.min(m, i0 + fm), 0, n, k, kc, alpha, a, ah, aOff, lda, b, bh, bOff, ldb, beta,
-            c, cOff, ldc, true);
+            c, cOff, ldc, true, 0);
       });
       return;
     }
@@ -264,10 +272,13 @@ public final class VectorGemm {
     }
     final int fnChunk = nChunk;
     final boolean fullWidth = tn == 1;
+    // Column tasks all pack the same blocks of op(A); a thread that runs two in a row packs a block once if it is the
+    // product's only one (m <= MC rows, one K block: 128 x 512 x 512 at batch 128), see Workspace.aCall.
+    long call = tn > 1 ? CALLS.incrementAndGet() : 0;
     Parallel.forEach(tn, t -> {
       int j0 = t * fnChunk;
       block(transA, transB, 0, m, j0, Math.min(n, j0 + fnChunk), k, kc, alpha,
-          a, ah, aOff, lda, b, bh, bOff, ldb, beta, c, cOff, ldc, fullWidth);
+          a, ah, aOff, lda, b, bh, bOff, ldb, beta, c, cOff, ldc, fullWidth, call);
     });
   }
 
@@ -314,7 +325,7 @@ public final class VectorGemm {
       int r1 = Math.min(m, r0 + rows);
       float[] block = w.rowsC = Workspace.atLeast(w.rowsC, rows * n);
       // C's row r0 lands at block[0]: multiply indexes C by absolute row.
-      multiply(w, transA, r0, r1, 0, n, 0, k, bPack, 1f, a, null, aOff, lda, 0f, block, -r0 * n, n, true);
+      multiply(w, transA, r0, r1, 0, n, 0, k, bPack, 1f, a, null, aOff, lda, 0f, block, -r0 * n, n, true, 0);
       sink.rows(r0, r1, block, 0);
     });
     return true;
@@ -360,7 +371,7 @@ public final class VectorGemm {
           if (t < tm) {
             int i0 = t * mChunk;
             multiply(WORKSPACE.get(), transA, i0, Math.min(m, i0 + mChunk), fjc, nc, fpc, kc, cur, alpha,
-                a, ah, aOff, lda, beta, c, cOff, ldc, true);
+                a, ah, aOff, lda, beta, c, cOff, ldc, true, 0);
           } else {
             packPart(transB, b, bh, bOff, ldb, next, kcNext, fjc, nc, panels, packTasks, t - tm, nxt);
           }
@@ -470,6 +481,7 @@ public final class VectorGemm {
         int kc = Math.min(ROWS_B_KC, k - pc);
         boolean first = blk == b0;
         packRows(b, bh, bOff, ldb, pc, kc, 0, n, bPack, 0, ps);
+        ws.aCall = 0;
         if (transA) packAT(a, ah, aOff, lda, 0, m, pc, kc, ws.aPack);
         else packA(a, ah, aOff, lda, 0, m, pc, kc, ws.aPack);
         for (int jr = 0; jr < n; jr += NR) { // each B panel meets every tile of A while it is in L1
@@ -533,7 +545,7 @@ public final class VectorGemm {
   /** The full Goto loop nest for C[i0:i1, j0:j1], packing its own B blocks ({@code sweep}: see multiply). */
   private static void block(boolean transA, boolean transB, int i0, int i1, int j0, int j1, int k, int kcMax,
       float alpha, float[] a, HalfOperand ah, int aOff, int lda, float[] b, HalfOperand bh, int bOff, int ldb,
-      float beta, float[] c, int cOff, int ldc, boolean sweep) {
+      float beta, float[] c, int cOff, int ldc, boolean sweep, long call) {
     Workspace ws = WORKSPACE.get();
     for (int jc = j0; jc < j1; jc += NC) {
       int nc = Math.min(NC, j1 - jc);
@@ -543,7 +555,7 @@ public final class VectorGemm {
         int kc = Math.min(kcMax, k - pc);
         if (transB) packBT(b, bh, bOff, ldb, pc, kc, jc, nc, bPack, 0);
         else packB(b, bh, bOff, ldb, pc, kc, jc, nc, bPack, 0);
-        multiply(ws, transA, i0, i1, jc, nc, pc, kc, bPack, alpha, a, ah, aOff, lda, beta, c, cOff, ldc, sweep);
+        multiply(ws, transA, i0, i1, jc, nc, pc, kc, bPack, alpha, a, ah, aOff, lda, beta, c, cOff, ldc, sweep, call);
       }
     }
   }
@@ -552,11 +564,12 @@ public final class VectorGemm {
    * C[i0:i1, jc:jc+nc] (+)= alpha op(A)[i0:i1, pc:pc+kc] times the packed B block {@code bPack}:
    * A is packed MC rows at a time into the workspace (unless the block is one panel wide), then
    * each A micro-panel meets the B micro-panels of an L2-sized window while it is in L1
-   * ({@code sweep}: the task owns whole rows of C; otherwise panel by panel).
+   * ({@code sweep}: the task owns whole rows of C; otherwise panel by panel). {@code call}: the product's number
+   * where its column tasks may reuse the A block this thread packed for the previous one (Workspace.aCall), else 0.
    */
   private static void multiply(Workspace ws, boolean transA, int i0, int i1, int jc, int nc, int pc, int kc,
       float[] bPack, float alpha, float[] a, HalfOperand ah, int aOff, int lda, float beta, float[] c, int cOff,
-      int ldc, boolean sweep) {
+      int ldc, boolean sweep, long call) {
     float[] aPack = ws.aPack;
     float[] tile = ws.tile;
     boolean first = pc == 0;
@@ -581,8 +594,15 @@ public final class VectorGemm {
     int mcStep = roundUp((i1 - i0 + mBlocks - 1) / mBlocks, MR);
     for (int ic = i0; ic < i1; ic += mcStep) {
       int mc = Math.min(mcStep, i1 - ic);
-      if (transA) packAT(a, ah, aOff, lda, ic, mc, pc, kc, aPack);
-      else packA(a, ah, aOff, lda, ic, mc, pc, kc, aPack);
+      if (call == 0 || ws.aCall != call || ws.aIc != ic || ws.aMc != mc || ws.aPc != pc || ws.aKc != kc) {
+        if (transA) packAT(a, ah, aOff, lda, ic, mc, pc, kc, aPack);
+        else packA(a, ah, aOff, lda, ic, mc, pc, kc, aPack);
+        ws.aCall = call;
+        ws.aIc = ic;
+        ws.aMc = mc;
+        ws.aPc = pc;
+        ws.aKc = kc;
+      }
       for (int jw = 0; jw < nc; jw += window) {
         int jEnd = Math.min(nc, jw + window);
         for (int ir = 0; ir < mc; ir += MR) {
@@ -635,6 +655,7 @@ public final class VectorGemm {
       float alpha, float[] a, HalfOperand ah, int aOff, int lda, float beta, float[] c, int cOff, int ldc,
       boolean first) {
     float[] aPack = ws.aPack;
+    ws.aCall = 0;
     for (int ir = 0; ir < mc; ir += 8) {
       int rows = Math.min(8, mc - ir);
       int cIdx = cOff + (ic + ir) * ldc + jc;
