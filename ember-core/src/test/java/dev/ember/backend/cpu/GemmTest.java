@@ -39,9 +39,9 @@ class GemmTest {
       // wider than a B block where the L2 sets it to 1024 columns (VectorGemm.nc): the row-split schedule's column
       // blocks (1100 x 1060, 16M+ multiply-adds) and one thread's (100 x 2100)
       {1100, 1060, 20}, {100, 2100, 100},
-      // 16M+ multiply-adds, wider than tall, one A block and one K block: four column tasks, a thread packing A once
-      // for the two it runs (VectorGemm's Workspace.aCall)
-      {100, 1000, 300}};
+      // 16M+ multiply-adds, wider than tall: four column tasks, a thread packing each block of op(A) once for the two
+      // it runs (VectorGemm.packedA): one A block and one K block, then two of each
+      {100, 1000, 300}, {200, 1000, 700}};
   private static final float[][] ALPHA_BETA = {{1f, 0f}, {1f, 1f}, {1.5f, 0.5f}, {-0.75f, 0f}};
 
   private interface Sgemm {
@@ -228,17 +228,20 @@ class GemmTest {
   }
 
   /**
-   * Column tasks of one product on two threads share their thread's packed block of op(A) (VectorGemm's
-   * Workspace.aCall): the next product, even on the same array rewritten in place and the same shapes, packs it
-   * again. A stale block would give the first product's C; the result must be the one-thread product's bits.
+   * Column tasks of one product on two threads share their thread's packed blocks of op(A) (VectorGemm.packedA):
+   * the next product, even on the same array rewritten in place and the same shapes, packs them again. A stale
+   * block would give the first product's C; the result must be the one-thread product's bits. Shapes: one block,
+   * 2 x 2 blocks, and 3 x 3 blocks, more than a thread keeps (the rest packed as usual).
    */
   @Test
   void columnTasksReusePackedAOnlyWithinOneProduct() {
     int before = Parallel.threads();
     try {
-      for (boolean transA : new boolean[] {false, true}) {
-        int m = 100, n = 1000, k = 300;
-        SplittableRandom rnd = new SplittableRandom(transA ? 8 : 7);
+      for (int t = 0; t < 6; t++) {
+        boolean transA = t % 2 == 1;
+        int[] shape = new int[][] {{100, 1000, 300}, {200, 1000, 700}, {300, 1000, 1100}}[t / 2];
+        int m = shape[0], n = shape[1], k = shape[2];
+        SplittableRandom rnd = new SplittableRandom(7 + t);
         float[] a = fill(m * k, rnd), b = fill(k * n, rnd);
         int lda = transA ? m : k;
         float[] first = new float[m * n];
@@ -250,8 +253,9 @@ class GemmTest {
         Parallel.setThreads(1);
         float[] one = new float[m * n];
         VectorGemm.sgemm(transA, false, m, n, k, 1f, a, 0, lda, b, 0, n, 0f, one, 0, n);
-        assertTrue(Arrays.equals(one, two), "tA=" + transA + ": the second product on two threads is not A's new values'");
-        assertTrue(!Arrays.equals(first, two), "tA=" + transA + ": rewriting A changed nothing");
+        String label = m + "x" + k + "x" + n + " tA=" + transA;
+        assertTrue(Arrays.equals(one, two), label + ": the second product on two threads is not A's new values'");
+        assertTrue(!Arrays.equals(first, two), label + ": rewriting A changed nothing");
       }
     } finally {
       Parallel.setThreads(before);
@@ -264,7 +268,7 @@ class GemmTest {
     try {
       for (int t = 0; t < 4; t++) {
         for (int[] s : new int[][] {{300, 257, 129}, {40, 700, 300}, {100, 20, 4200}, {40, 700, 1600},
-            {1100, 1060, 20}, {100, 2100, 100}, {100, 1000, 300}}) {
+            {1100, 1060, 20}, {100, 2100, 100}, {100, 1000, 300}, {200, 1000, 700}}) {
           Case cs = Case.make((t & 1) != 0, (t & 2) != 0, s[0], s[1], s[2], 0.75f, 0.5f, 42 + t, false);
           List<float[]> results = new ArrayList<>();
           for (int threads : new int[] {1, 2, 3}) {

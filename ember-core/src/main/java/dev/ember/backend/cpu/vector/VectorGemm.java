@@ -130,8 +130,11 @@ public final class VectorGemm {
   private static final int WINDOW_KC = 64;
 
   private static final ThreadLocal<Workspace> WORKSPACE = ThreadLocal.withInitial(Workspace::new);
-  /** Numbers the column-split products, so a thread knows whether its packed A block is this product's. */
+  /** Numbers the column-split products, so a thread knows whether its packed A blocks are this product's. */
   private static final java.util.concurrent.atomic.AtomicLong CALLS = new java.util.concurrent.atomic.AtomicLong();
+  /** Packed A blocks a thread keeps for the column tasks of one product, at most A_FLOATS floats (1.5 MiB) in all. */
+  private static final int A_SLOTS = 8;
+  private static final int A_FLOATS = 3 << 17;
 
   private VectorGemm() {}
 
@@ -140,11 +143,16 @@ public final class VectorGemm {
     final float[] aPack = new float[MC * AS + ROW_SPAN];
     final float[] tile = new float[MR * NR];
     /**
-     * Which block of op(A) aPack holds: the product's call (see {@link #CALLS}; 0: none to reuse) and the block's
-     * first row, rows, first K index and K length. Paths that write aPack otherwise set aCall to 0.
+     * The packed blocks of op(A) of product {@code aCall} (see {@link #CALLS}) that this thread has packed, for its
+     * next column task of the same product: {@code aSlots} of them, block {@code s} (rows from aIc[s], K from aPc[s])
+     * in aBlocks[s]. A new product empties the list; see {@link #packedA}.
      */
     long aCall;
-    int aIc, aMc, aPc, aKc;
+    int aSlots;
+    int aFloats;
+    final int[] aIc = new int[A_SLOTS];
+    final int[] aPc = new int[A_SLOTS];
+    final float[][] aBlocks = new float[A_SLOTS][];
     float[] bPack = new float[0];
 
     float[] bPack(int size) {
@@ -272,8 +280,7 @@ public final class VectorGemm {
     }
     final int fnChunk = nChunk;
     final boolean fullWidth = tn == 1;
-    // Column tasks all pack the same blocks of op(A); a thread that runs two in a row packs a block once if it is the
-    // product's only one (m <= MC rows, one K block: 128 x 512 x 512 at batch 128), see Workspace.aCall.
+    // Column tasks all pack the same blocks of op(A): a thread that runs two packs each block once (see packedA).
     long call = tn > 1 ? CALLS.incrementAndGet() : 0;
     Parallel.forEach(tn, t -> {
       int j0 = t * fnChunk;
@@ -481,7 +488,6 @@ public final class VectorGemm {
         int kc = Math.min(ROWS_B_KC, k - pc);
         boolean first = blk == b0;
         packRows(b, bh, bOff, ldb, pc, kc, 0, n, bPack, 0, ps);
-        ws.aCall = 0;
         if (transA) packAT(a, ah, aOff, lda, 0, m, pc, kc, ws.aPack);
         else packA(a, ah, aOff, lda, 0, m, pc, kc, ws.aPack);
         for (int jr = 0; jr < n; jr += NR) { // each B panel meets every tile of A while it is in L1
@@ -565,7 +571,7 @@ public final class VectorGemm {
    * A is packed MC rows at a time into the workspace (unless the block is one panel wide), then
    * each A micro-panel meets the B micro-panels of an L2-sized window while it is in L1
    * ({@code sweep}: the task owns whole rows of C; otherwise panel by panel). {@code call}: the product's number
-   * where its column tasks may reuse the A block this thread packed for the previous one (Workspace.aCall), else 0.
+   * where its column tasks may reuse the A blocks this thread packed for the previous one (see packedA), else 0.
    */
   private static void multiply(Workspace ws, boolean transA, int i0, int i1, int jc, int nc, int pc, int kc,
       float[] bPack, float alpha, float[] a, HalfOperand ah, int aOff, int lda, float beta, float[] c, int cOff,
@@ -594,14 +600,12 @@ public final class VectorGemm {
     int mcStep = roundUp((i1 - i0 + mBlocks - 1) / mBlocks, MR);
     for (int ic = i0; ic < i1; ic += mcStep) {
       int mc = Math.min(mcStep, i1 - ic);
-      if (call == 0 || ws.aCall != call || ws.aIc != ic || ws.aMc != mc || ws.aPc != pc || ws.aKc != kc) {
-        if (transA) packAT(a, ah, aOff, lda, ic, mc, pc, kc, aPack);
-        else packA(a, ah, aOff, lda, ic, mc, pc, kc, aPack);
-        ws.aCall = call;
-        ws.aIc = ic;
-        ws.aMc = mc;
-        ws.aPc = pc;
-        ws.aKc = kc;
+      if (call != 0) {
+        aPack = packedA(ws, call, transA, a, ah, aOff, lda, ic, mc, pc, kc);
+      } else if (transA) {
+        packAT(a, ah, aOff, lda, ic, mc, pc, kc, aPack);
+      } else {
+        packA(a, ah, aOff, lda, ic, mc, pc, kc, aPack);
       }
       for (int jw = 0; jw < nc; jw += window) {
         int jEnd = Math.min(nc, jw + window);
@@ -636,6 +640,39 @@ public final class VectorGemm {
   }
 
   /**
+   * The block of op(A) at rows ic..ic+mc, K pc..pc+kc, packed as multiply packs it, for a column task of product
+   * {@code call}: the copy this thread packed for an earlier task of the same product, or a new one kept for the
+   * next (up to {@link #A_SLOTS} blocks, {@link #A_FLOATS} floats; past that, packed into aPack and not kept).
+   * A product split by columns (wider than tall: x W^T and dY W at batch 128, 128 x 512 x 512) runs four tasks on
+   * two threads, and each task packed all of A: every A element was copied twice per thread. Within one product A
+   * does not change; the product's number ({@link #CALLS}) keeps a later product, even on the same array rewritten,
+   * from finding these copies. Same packed panels: same bits.
+   */
+  private static float[] packedA(Workspace ws, long call, boolean transA, float[] a, HalfOperand ah, int aOff, int lda,
+      int ic, int mc, int pc, int kc) {
+    if (ws.aCall != call) {
+      ws.aCall = call;
+      ws.aSlots = 0;
+      ws.aFloats = 0;
+    }
+    for (int s = 0; s < ws.aSlots; s++) {
+      if (ws.aIc[s] == ic && ws.aPc[s] == pc) return ws.aBlocks[s];
+    }
+    int size = roundUp(mc, MR) * AS + ROW_SPAN;
+    float[] dst = ws.aPack;
+    if (ws.aSlots < A_SLOTS && ws.aFloats + size <= A_FLOATS) {
+      int s = ws.aSlots++;
+      ws.aFloats += size;
+      ws.aIc[s] = ic;
+      ws.aPc[s] = pc;
+      dst = ws.aBlocks[s] = Workspace.atLeast(ws.aBlocks[s] == null ? new float[0] : ws.aBlocks[s], size);
+    }
+    if (transA) packAT(a, ah, aOff, lda, ic, mc, pc, kc, dst);
+    else packA(a, ah, aOff, lda, ic, mc, pc, kc, dst);
+    return dst;
+  }
+
+  /**
    * {@link #multiply} for rows ic..ic+mc of a block one B panel wide with op(A) = A. Each element of A is used
    * once, so packing A would copy every element for one use: tiles of 8 rows read A's rows where they are
    * (x W^T at batch 32 runs as W x^T, one panel wide: 32 x 2048 x 2048 went from 93 to 109 GFLOP/s on two
@@ -655,7 +692,6 @@ public final class VectorGemm {
       float alpha, float[] a, HalfOperand ah, int aOff, int lda, float beta, float[] c, int cOff, int ldc,
       boolean first) {
     float[] aPack = ws.aPack;
-    ws.aCall = 0;
     for (int ir = 0; ir < mc; ir += 8) {
       int rows = Math.min(8, mc - ir);
       int cIdx = cOff + (ic + ir) * ldc + jc;
