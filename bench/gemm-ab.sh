@@ -12,8 +12,10 @@ usage: bench/gemm-ab.sh REV [--threads N] [--seconds S] SHAPE...
   --threads N  worker threads of both builds (default 2)
   --seconds S  alternating rounds per shape (default 8)
 
-stdout: one JSON object per shape {"category":"gemm-ab","case","unit","old","new","ratio","rounds","same_bits"},
-ratio = new/old (> 1: this tree is faster); same_bits says whether both builds gave bitwise the same C.
+stdout: one JSON object per shape {"category":"gemm-ab","case","unit","old","new","ratio","old_cpu","new_cpu",
+"ratio_cpu","rounds","same_bits"}, ratio = new/old (> 1: this tree is faster); *_cpu: GFLOP/s per CPU-second of
+all the JVM's threads, readable when the host's load is far above its cores (wall time then measures the
+scheduler); same_bits says whether both builds gave bitwise the same C.
 stderr: a readable line per shape. Example:
   bench/gemm-ab.sh HEAD~1 2048x32x2048:tn 32x2048x2048:nt 1024x1024x1024
 USAGE

@@ -28,8 +28,12 @@ import java.util.SplittableRandom;
  * </pre>
  *
  * stdout: one JSON object per shape {@code {"category":"gemm-ab","case","unit":"GFLOP/s","old","new","ratio",
- * "rounds","same_bits"}}, ratio = new / old (> 1: the new build is faster); {@code same_bits} says whether
- * the two builds gave bitwise the same C. stderr: one readable line per shape.
+ * "old_cpu","new_cpu","ratio_cpu","rounds","same_bits"}}, ratio = new / old (> 1: the new build is faster);
+ * {@code same_bits} says whether the two builds gave bitwise the same C. The {@code _cpu} figures are GFLOP/s
+ * per CPU-second of all the JVM's threads (thread CPU time: a thread's time off the core is not counted, its
+ * spin-waits are): on a host busy with other work (load far above its cores) wall time measures the scheduler,
+ * while these still compare the builds' work (one thread: that thread's rate; two: per core, cache sharing
+ * with the neighbours included). stderr: one readable line per shape.
  */
 public final class GemmAB {
   private static final String GEMM = "dev.ember.backend.cpu.vector.VectorGemm";
@@ -67,11 +71,13 @@ public final class GemmAB {
   }
 
   /** The result for one shape: medians of GFLOP/s over the timed rounds. */
-  record Result(Shape shape, double oldGflops, double newGflops, int rounds, boolean sameBits) {
+  record Result(Shape shape, double oldGflops, double newGflops, double oldCpuGflops, double newCpuGflops, int rounds,
+      boolean sameBits) {
     String json() {
       return String.format(Locale.ROOT,
           "{\"category\":\"gemm-ab\",\"case\":\"%s\",\"unit\":\"GFLOP/s\",\"old\":%.2f,\"new\":%.2f,\"ratio\":%.4f,"
-              + "\"rounds\":%d,\"same_bits\":%b}", shape.text(), oldGflops, newGflops, newGflops / oldGflops, rounds,
+              + "\"old_cpu\":%.2f,\"new_cpu\":%.2f,\"ratio_cpu\":%.4f,\"rounds\":%d,\"same_bits\":%b}", shape.text(),
+          oldGflops, newGflops, newGflops / oldGflops, oldCpuGflops, newCpuGflops, newCpuGflops / oldCpuGflops, rounds,
           sameBits);
     }
   }
@@ -104,9 +110,9 @@ public final class GemmAB {
       Result r = time(gemm, s, seconds);
       results.add(r);
       out.println(r.json());
-      log.printf(Locale.ROOT, "%-22s old %7.1f  new %7.1f GFLOP/s  new/old %.3f  %d rounds  %s%n", s.text(),
-          r.oldGflops(), r.newGflops(), r.newGflops() / r.oldGflops(), r.rounds(),
-          r.sameBits() ? "same bits" : "DIFFERENT BITS");
+      log.printf(Locale.ROOT, "%-22s old %7.1f  new %7.1f GFLOP/s  new/old %.3f  (per CPU-s: %.1f %.1f, %.3f)  %d rounds  %s%n",
+          s.text(), r.oldGflops(), r.newGflops(), r.newGflops() / r.oldGflops(), r.oldCpuGflops(), r.newCpuGflops(),
+          r.newCpuGflops() / r.oldCpuGflops(), r.rounds(), r.sameBits() ? "same bits" : "DIFFERENT BITS");
     }
     return results;
   }
@@ -154,20 +160,35 @@ public final class GemmAB {
     // Calls per timing: about 2 ms of work at 100 GFLOP/s, so the clock and the call cost vanish.
     int reps = (int) Math.max(1, Math.min(10_000, 2e-3 * 100e9 / s.flops()));
     List<List<Double>> rates = List.of(new ArrayList<>(), new ArrayList<>());
+    List<List<Double>> cpuRates = List.of(new ArrayList<>(), new ArrayList<>());
     long end = System.nanoTime() + (long) (seconds * 1e9);
     int round = 0;
     do {
       for (int turn = 0; turn < 2; turn++) {
         int side = (round + turn) % 2; // which build goes first alternates too
         call(gemm[side], s, a, b, c[side]);
+        long cpu0 = cpuNanos();
         long t0 = System.nanoTime();
         for (int r = 0; r < reps; r++) call(gemm[side], s, a, b, c[side]);
         long dt = System.nanoTime() - t0;
-        if (round >= WARMUP_ROUNDS) rates.get(side).add(s.flops() * reps / dt);
+        long dcpu = cpuNanos() - cpu0;
+        if (round >= WARMUP_ROUNDS) {
+          rates.get(side).add(s.flops() * reps / dt);
+          cpuRates.get(side).add(s.flops() * reps / Math.max(1, dcpu));
+        }
       }
       round++;
     } while (System.nanoTime() < end || round <= WARMUP_ROUNDS);
-    return new Result(s, median(rates.get(0)), median(rates.get(1)), rates.get(0).size(), sameBits);
+    return new Result(s, median(rates.get(0)), median(rates.get(1)), median(cpuRates.get(0)), median(cpuRates.get(1)),
+        rates.get(0).size(), sameBits);
+  }
+
+  /** CPU time of all the JVM's live threads, in ns (threads whose time cannot be read count 0). */
+  private static long cpuNanos() {
+    java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+    long sum = 0;
+    for (long id : threads.getAllThreadIds()) sum += Math.max(0, threads.getThreadCpuTime(id));
+    return sum;
   }
 
   private static double median(List<Double> xs) {

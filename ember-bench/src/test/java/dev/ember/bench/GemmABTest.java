@@ -42,6 +42,9 @@ class GemmABTest {
       assertEquals(true, rec.get("same_bits"));
       assertEquals((long) r.rounds(), rec.get("rounds"));
       assertEquals(r.newGflops() / r.oldGflops(), (Double) rec.get("ratio"), 1e-3);
+      assertTrue(r.oldCpuGflops() > 0 && r.newCpuGflops() > 0, r.toString());
+      assertEquals(r.newCpuGflops() / r.oldCpuGflops(), (Double) rec.get("ratio_cpu"), 1e-3);
+      assertEquals(r.oldCpuGflops(), (Double) rec.get("old_cpu"), 0.01);
     }
     assertTrue(log.toString(StandardCharsets.UTF_8).contains("30x40x50:tn"));
   }

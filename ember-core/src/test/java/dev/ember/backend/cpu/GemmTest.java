@@ -38,7 +38,10 @@ class GemmTest {
       {150, 100, 1030},
       // wider than a B block where the L2 sets it to 1024 columns (VectorGemm.nc): the row-split schedule's column
       // blocks (1100 x 1060, 16M+ multiply-adds) and one thread's (100 x 2100)
-      {1100, 1060, 20}, {100, 2100, 100}};
+      {1100, 1060, 20}, {100, 2100, 100},
+      // 16M+ multiply-adds, wider than tall: four column tasks, a thread packing each block of op(A) once for the two
+      // it runs (VectorGemm.packedA): one A block and one K block, then two of each
+      {100, 1000, 300}, {200, 1000, 700}};
   private static final float[][] ALPHA_BETA = {{1f, 0f}, {1f, 1f}, {1.5f, 0.5f}, {-0.75f, 0f}};
 
   private interface Sgemm {
@@ -225,13 +228,48 @@ class GemmTest {
     return y;
   }
 
+  /**
+   * Column tasks of one product on two threads share their thread's packed blocks of op(A) (VectorGemm.packedA):
+   * the next product, even on the same array rewritten in place and the same shapes, packs them again. A stale
+   * block would give the first product's C; the result must be the one-thread product's bits. Shapes: one block,
+   * 2 x 2 blocks, and 3 x 3 blocks, more than a thread keeps (the rest packed as usual).
+   */
+  @Test
+  void columnTasksReusePackedAOnlyWithinOneProduct() {
+    int before = Parallel.threads();
+    try {
+      for (int t = 0; t < 6; t++) {
+        boolean transA = t % 2 == 1;
+        int[] shape = new int[][] {{100, 1000, 300}, {200, 1000, 700}, {300, 1000, 1100}}[t / 2];
+        int m = shape[0], n = shape[1], k = shape[2];
+        SplittableRandom rnd = new SplittableRandom(7 + t);
+        float[] a = fill(m * k, rnd), b = fill(k * n, rnd);
+        int lda = transA ? m : k;
+        float[] first = new float[m * n];
+        Parallel.setThreads(2);
+        VectorGemm.sgemm(transA, false, m, n, k, 1f, a, 0, lda, b, 0, n, 0f, first, 0, n);
+        for (int i = 0; i < a.length; i++) a[i] = -0.5f * a[i] + 0.25f;
+        float[] two = new float[m * n];
+        VectorGemm.sgemm(transA, false, m, n, k, 1f, a, 0, lda, b, 0, n, 0f, two, 0, n);
+        Parallel.setThreads(1);
+        float[] one = new float[m * n];
+        VectorGemm.sgemm(transA, false, m, n, k, 1f, a, 0, lda, b, 0, n, 0f, one, 0, n);
+        String label = m + "x" + k + "x" + n + " tA=" + transA;
+        assertTrue(Arrays.equals(one, two), label + ": the second product on two threads is not A's new values'");
+        assertTrue(!Arrays.equals(first, two), label + ": rewriting A changed nothing");
+      }
+    } finally {
+      Parallel.setThreads(before);
+    }
+  }
+
   @Test
   void vectorSgemmIsBitwiseIndependentOfThreadCount() {
     int before = Parallel.threads();
     try {
       for (int t = 0; t < 4; t++) {
         for (int[] s : new int[][] {{300, 257, 129}, {40, 700, 300}, {100, 20, 4200}, {40, 700, 1600},
-            {1100, 1060, 20}, {100, 2100, 100}}) {
+            {1100, 1060, 20}, {100, 2100, 100}, {100, 1000, 300}, {200, 1000, 700}}) {
           Case cs = Case.make((t & 1) != 0, (t & 2) != 0, s[0], s[1], s[2], 0.75f, 0.5f, 42 + t, false);
           List<float[]> results = new ArrayList<>();
           for (int threads : new int[] {1, 2, 3}) {

@@ -130,6 +130,11 @@ public final class VectorGemm {
   private static final int WINDOW_KC = 64;
 
   private static final ThreadLocal<Workspace> WORKSPACE = ThreadLocal.withInitial(Workspace::new);
+  /** Numbers the column-split products, so a thread knows whether its packed A blocks are this product's. */
+  private static final java.util.concurrent.atomic.AtomicLong CALLS = new java.util.concurrent.atomic.AtomicLong();
+  /** Packed A blocks a thread keeps for the column tasks of one product, at most A_FLOATS floats (1.5 MiB) in all. */
+  private static final int A_SLOTS = 8;
+  private static final int A_FLOATS = 3 << 17;
 
   private VectorGemm() {}
 
@@ -137,6 +142,17 @@ public final class VectorGemm {
   private static final class Workspace {
     final float[] aPack = new float[MC * AS + ROW_SPAN];
     final float[] tile = new float[MR * NR];
+    /**
+     * The packed blocks of op(A) of product {@code aCall} (see {@link #CALLS}) that this thread has packed, for its
+     * next column task of the same product: {@code aSlots} of them, block {@code s} (rows from aIc[s], K from aPc[s])
+     * in aBlocks[s]. A new product empties the list; see {@link #packedA}.
+     */
+    long aCall;
+    int aSlots;
+    int aFloats;
+    final int[] aIc = new int[A_SLOTS];
+    final int[] aPc = new int[A_SLOTS];
+    final float[][] aBlocks = new float[A_SLOTS][];
     float[] bPack = new float[0];
 
     float[] bPack(int size) {
@@ -254,7 +270,7 @@ public final class VectorGemm {
       Parallel.forEach(tm, t -> {
         int i0 = t * fm;
         block(transA, transB, i0, Math.min(m, i0 + fm), 0, n, k, kc, alpha, a, ah, aOff, lda, b, bh, bOff, ldb, beta,
-            c, cOff, ldc, true);
+            c, cOff, ldc, true, 0);
       });
       return;
     }
@@ -264,10 +280,12 @@ public final class VectorGemm {
     }
     final int fnChunk = nChunk;
     final boolean fullWidth = tn == 1;
+    // Column tasks all pack the same blocks of op(A): a thread that runs two packs each block once (see packedA).
+    long call = tn > 1 ? CALLS.incrementAndGet() : 0;
     Parallel.forEach(tn, t -> {
       int j0 = t * fnChunk;
       block(transA, transB, 0, m, j0, Math.min(n, j0 + fnChunk), k, kc, alpha,
-          a, ah, aOff, lda, b, bh, bOff, ldb, beta, c, cOff, ldc, fullWidth);
+          a, ah, aOff, lda, b, bh, bOff, ldb, beta, c, cOff, ldc, fullWidth, call);
     });
   }
 
@@ -350,7 +368,7 @@ public final class VectorGemm {
       float[] a, int aOff, int lda, RowSink sink) {
     float[] block = w.rowsC = Workspace.atLeast(w.rowsC, blockRows * n);
     // C's row r0 lands at block[0]: multiply indexes C by absolute row.
-    multiply(w, transA, r0, r1, 0, n, 0, k, bPack, 1f, a, null, aOff, lda, 0f, block, -r0 * n, n, true);
+    multiply(w, transA, r0, r1, 0, n, 0, k, bPack, 1f, a, null, aOff, lda, 0f, block, -r0 * n, n, true, 0);
     sink.rows(r0, r1, block, 0);
   }
 
@@ -394,7 +412,7 @@ public final class VectorGemm {
           if (t < tm) {
             int i0 = t * mChunk;
             multiply(WORKSPACE.get(), transA, i0, Math.min(m, i0 + mChunk), fjc, nc, fpc, kc, cur, alpha,
-                a, ah, aOff, lda, beta, c, cOff, ldc, true);
+                a, ah, aOff, lda, beta, c, cOff, ldc, true, 0);
           } else {
             packPart(transB, b, bh, bOff, ldb, next, kcNext, fjc, nc, panels, packTasks, t - tm, nxt);
           }
@@ -567,7 +585,7 @@ public final class VectorGemm {
   /** The full Goto loop nest for C[i0:i1, j0:j1], packing its own B blocks ({@code sweep}: see multiply). */
   private static void block(boolean transA, boolean transB, int i0, int i1, int j0, int j1, int k, int kcMax,
       float alpha, float[] a, HalfOperand ah, int aOff, int lda, float[] b, HalfOperand bh, int bOff, int ldb,
-      float beta, float[] c, int cOff, int ldc, boolean sweep) {
+      float beta, float[] c, int cOff, int ldc, boolean sweep, long call) {
     Workspace ws = WORKSPACE.get();
     for (int jc = j0; jc < j1; jc += NC) {
       int nc = Math.min(NC, j1 - jc);
@@ -577,7 +595,7 @@ public final class VectorGemm {
         int kc = Math.min(kcMax, k - pc);
         if (transB) packBT(b, bh, bOff, ldb, pc, kc, jc, nc, bPack, 0);
         else packB(b, bh, bOff, ldb, pc, kc, jc, nc, bPack, 0);
-        multiply(ws, transA, i0, i1, jc, nc, pc, kc, bPack, alpha, a, ah, aOff, lda, beta, c, cOff, ldc, sweep);
+        multiply(ws, transA, i0, i1, jc, nc, pc, kc, bPack, alpha, a, ah, aOff, lda, beta, c, cOff, ldc, sweep, call);
       }
     }
   }
@@ -586,11 +604,12 @@ public final class VectorGemm {
    * C[i0:i1, jc:jc+nc] (+)= alpha op(A)[i0:i1, pc:pc+kc] times the packed B block {@code bPack}:
    * A is packed MC rows at a time into the workspace (unless the block is one panel wide), then
    * each A micro-panel meets the B micro-panels of an L2-sized window while it is in L1
-   * ({@code sweep}: the task owns whole rows of C; otherwise panel by panel).
+   * ({@code sweep}: the task owns whole rows of C; otherwise panel by panel). {@code call}: the product's number
+   * where its column tasks may reuse the A blocks this thread packed for the previous one (see packedA), else 0.
    */
   private static void multiply(Workspace ws, boolean transA, int i0, int i1, int jc, int nc, int pc, int kc,
       float[] bPack, float alpha, float[] a, HalfOperand ah, int aOff, int lda, float beta, float[] c, int cOff,
-      int ldc, boolean sweep) {
+      int ldc, boolean sweep, long call) {
     float[] aPack = ws.aPack;
     float[] tile = ws.tile;
     boolean first = pc == 0;
@@ -615,8 +634,13 @@ public final class VectorGemm {
     int mcStep = roundUp((i1 - i0 + mBlocks - 1) / mBlocks, MR);
     for (int ic = i0; ic < i1; ic += mcStep) {
       int mc = Math.min(mcStep, i1 - ic);
-      if (transA) packAT(a, ah, aOff, lda, ic, mc, pc, kc, aPack);
-      else packA(a, ah, aOff, lda, ic, mc, pc, kc, aPack);
+      if (call != 0) {
+        aPack = packedA(ws, call, transA, a, ah, aOff, lda, ic, mc, pc, kc);
+      } else if (transA) {
+        packAT(a, ah, aOff, lda, ic, mc, pc, kc, aPack);
+      } else {
+        packA(a, ah, aOff, lda, ic, mc, pc, kc, aPack);
+      }
       for (int jw = 0; jw < nc; jw += window) {
         int jEnd = Math.min(nc, jw + window);
         for (int ir = 0; ir < mc; ir += MR) {
@@ -647,6 +671,39 @@ public final class VectorGemm {
         }
       }
     }
+  }
+
+  /**
+   * The block of op(A) at rows ic..ic+mc, K pc..pc+kc, packed as multiply packs it, for a column task of product
+   * {@code call}: the copy this thread packed for an earlier task of the same product, or a new one kept for the
+   * next (up to {@link #A_SLOTS} blocks, {@link #A_FLOATS} floats; past that, packed into aPack and not kept).
+   * A product split by columns (wider than tall: x W^T and dY W at batch 128, 128 x 512 x 512) runs four tasks on
+   * two threads, and each task packed all of A: every A element was copied twice per thread. Within one product A
+   * does not change; the product's number ({@link #CALLS}) keeps a later product, even on the same array rewritten,
+   * from finding these copies. Same packed panels: same bits.
+   */
+  private static float[] packedA(Workspace ws, long call, boolean transA, float[] a, HalfOperand ah, int aOff, int lda,
+      int ic, int mc, int pc, int kc) {
+    if (ws.aCall != call) {
+      ws.aCall = call;
+      ws.aSlots = 0;
+      ws.aFloats = 0;
+    }
+    for (int s = 0; s < ws.aSlots; s++) {
+      if (ws.aIc[s] == ic && ws.aPc[s] == pc) return ws.aBlocks[s];
+    }
+    int size = roundUp(mc, MR) * AS + ROW_SPAN;
+    float[] dst = ws.aPack;
+    if (ws.aSlots < A_SLOTS && ws.aFloats + size <= A_FLOATS) {
+      int s = ws.aSlots++;
+      ws.aFloats += size;
+      ws.aIc[s] = ic;
+      ws.aPc[s] = pc;
+      dst = ws.aBlocks[s] = Workspace.atLeast(ws.aBlocks[s] == null ? new float[0] : ws.aBlocks[s], size);
+    }
+    if (transA) packAT(a, ah, aOff, lda, ic, mc, pc, kc, dst);
+    else packA(a, ah, aOff, lda, ic, mc, pc, kc, dst);
+    return dst;
   }
 
   /**
