@@ -22,7 +22,7 @@ import java.util.function.Supplier;
  *
  * <ul>
  *   <li>attention: scaled dot-product attention, B=1, H=8, head dim 64, T = 128..4096 forward
- *       (Ember's default path: plain up to T = 256, then the fused float32 tiled forward) and T = 128..1024
+ *       (Ember's default path: plain up to T = 512, then the fused float32 tiled forward) and T = 128..1024
  *       forward + backward (plain: with a gradient to follow, tiled only beyond T = 1024). Torch 1.13 has no fused SDPA, so its side is the textbook
  *       softmax(q k^T / sqrt(d)) v that models of that version run.
  *   <li>attention memory: megabytes per forward call at T = 1024..4096. Ember's figure is every

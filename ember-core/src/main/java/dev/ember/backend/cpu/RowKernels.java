@@ -167,6 +167,28 @@ public interface RowKernels {
   void dot3x3(float[] a, int ao, float[] b, int bo, int pitch, int n, float[] out);
 
   /**
+   * One output plane of a stride-1, undilated 3 x 3 convolution of one h x w input plane x (at xo, rows w apart) padded
+   * by ph rows and pw columns of zeros: y[yo + oy*ow + ox] = bias, then the nine fused terms (fma(w, X, acc)) of
+   * w[wo + i*3 + j] * X(oy + i - ph, ox + j - pw) in tap order, X = 0 outside the plane (a term with 0 included): the
+   * bits of {@link #convPlane} over the zero-padded plane. A depthwise layer's forward and, over the output gradient
+   * padded by 2 - p with the taps reversed, its input gradient. The vector kernel reads the plane in place (the
+   * border lanes masked) and each input row once for the three output rows it feeds.
+   */
+  void depthwise3x3(float[] x, int xo, int h, int w, int ph, int pw, float[] wt, int wo, float bias, float[] y, int yo,
+      int oh, int ow);
+
+  /**
+   * A 3 x 3 depthwise layer's weight gradient of one plane: out[i*3 + j] = the sum over oy &lt; oh, ox &lt; ow of
+   * g[go + oy*ow + ox] * X(oy + i - ph, ox + j - pw), X the h x w plane of x at xo padded with zeros. Order: per tap
+   * and lane l &lt; convLanes(), one fma chain from 0 over the strips of convLanes() output columns (column
+   * strip*convLanes() + l; g and X taken as 0 past ow), each over the padded rows r &lt; oh + 2 with g's row r - i
+   * (0 outside [0, oh)) and X's row r - ph; then the lanes added to 0 in lane order. Both implementations give the
+   * same bits when their lane counts agree.
+   */
+  void depthwise3x3Weight(float[] g, int go, int oh, int ow, float[] x, int xo, int h, int w, int ph, int pw,
+      float[] out);
+
+  /**
    * Winograd F(4, 3) input transform of one row (see WinogradConv): for each tile t &lt; tw, with d_k = s[so + 4t -
    * pad + k] (0 outside [0, len)), v[vo + xi*vs + t] = (B^T d)[xi], each as written in
    * {@link #winogradInputTiles} (no fused multiply-add), so both implementations give the same bits.
@@ -546,6 +568,52 @@ public interface RowKernels {
           int at = bo + i * pitch + j;
           for (int p = 0; p < n; p++) s += a[ao + p] * b[at + p];
           out[i * 3 + j] = s;
+        }
+      }
+    }
+
+    @Override
+    public void depthwise3x3(float[] x, int xo, int h, int w, int ph, int pw, float[] wt, int wo, float bias, float[] y,
+        int yo, int oh, int ow) {
+      for (int oy = 0; oy < oh; oy++) {
+        for (int ox = 0; ox < ow; ox++) {
+          float acc = bias;
+          for (int i = 0; i < 3; i++) {
+            int iy = oy + i - ph;
+            for (int j = 0; j < 3; j++) {
+              int ix = ox + j - pw;
+              float v = iy >= 0 && iy < h && ix >= 0 && ix < w ? x[xo + iy * w + ix] : 0f;
+              acc = Math.fma(wt[wo + i * 3 + j], v, acc);
+            }
+          }
+          y[yo + oy * ow + ox] = acc;
+        }
+      }
+    }
+
+    @Override
+    public void depthwise3x3Weight(float[] g, int go, int oh, int ow, float[] x, int xo, int h, int w, int ph, int pw,
+        float[] out) {
+      int lanes = convLanes();
+      int width = (ow + lanes - 1) / lanes * lanes;
+      for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++) {
+          float t = 0f;
+          for (int l = 0; l < lanes; l++) {
+            float acc = 0f;
+            for (int ox = l; ox < width; ox += lanes) {
+              int ix = ox + j - pw;
+              for (int r = 0; r < oh + 2; r++) {
+                int oy = r - i;
+                int iy = r - ph;
+                float gv = oy >= 0 && oy < oh && ox < ow ? g[go + oy * ow + ox] : 0f;
+                float xv = iy >= 0 && iy < h && ix >= 0 && ix < w && ox < ow ? x[xo + iy * w + ix] : 0f;
+                acc = Math.fma(gv, xv, acc);
+              }
+            }
+            t += acc;
+          }
+          out[i * 3 + j] = t;
         }
       }
     }

@@ -86,6 +86,73 @@ class RowKernelsTest {
     }
   }
 
+  /**
+   * depthwise3x3: both implementations bitwise equal to convPlane over the explicitly zero-padded plane, and
+   * depthwise3x3Weight equal to a double sum within float rounding and bitwise between the implementations when their
+   * lane counts agree; planes at the start and at the end of their arrays (the masked border loads and stores reach
+   * past both ends), every padding up to 2, widths around the vector length.
+   */
+  @Test
+  void depthwise3x3KernelsMatchThePaddedPlane() {
+    Random r = new Random(17);
+    int[][] shapes = {{56, 56, 1, 1}, {5, 7, 0, 0}, {9, 17, 2, 2}, {4, 33, 1, 0}, {6, 16, 0, 1}, {3, 1, 1, 1},
+        {7, 32, 2, 1}};
+    for (int[] sh : shapes) {
+      int h = sh[0], w = sh[1], ph = sh[2], pw = sh[3];
+      int oh = h + 2 * ph - 2, ow = w + 2 * pw - 2;
+      float[] taps = new float[9];
+      for (int i = 0; i < 9; i++) taps[i] = (float) r.nextGaussian();
+      float bias = (float) r.nextGaussian();
+      for (int lead : new int[] {0, 3}) {
+        float[] x = new float[lead + h * w];
+        float[] g = new float[lead + oh * ow];
+        for (int i = 0; i < x.length; i++) x[i] = (float) r.nextGaussian();
+        for (int i = 0; i < g.length; i++) g[i] = (float) r.nextGaussian();
+        int pitch = (ow + 31) / 32 * 32 + 2;
+        float[] xp = new float[(oh + 2) * pitch];
+        for (int iy = 0; iy < h; iy++) {
+          for (int ix = 0; ix < w; ix++) {
+            int py = iy + ph, px = ix + pw;
+            if (py < oh + 2 && px < pitch) xp[py * pitch + px] = x[lead + iy * w + ix];
+          }
+        }
+        float[] want = new float[lead + oh * ow];
+        scalar.convPlane(xp, 0, pitch, 0, 1, 3, 3, taps, 0, bias, want, lead, oh, ow);
+        float[][] weights = new float[2][9];
+        int kind = 0;
+        for (RowKernels k : new RowKernels[] {scalar, vector}) {
+          String what = k.getClass().getSimpleName() + " " + h + "x" + w + " p" + ph + "," + pw + " lead " + lead;
+          float[] y = new float[lead + oh * ow];
+          java.util.Arrays.fill(y, Float.NaN);
+          for (int rep = 0; rep < 30; rep++) k.depthwise3x3(x, lead, h, w, ph, pw, taps, 0, bias, y, lead, oh, ow);
+          for (int i = lead; i < y.length; i++) {
+            assertEquals(Float.floatToRawIntBits(want[i]), Float.floatToRawIntBits(y[i]), what + " at " + i);
+          }
+          for (int rep = 0; rep < 30; rep++) k.depthwise3x3Weight(g, lead, oh, ow, x, lead, h, w, ph, pw, weights[kind]);
+          for (int i = 0; i < 3; i++) {
+            for (int j = 0; j < 3; j++) {
+              double exact = 0, abs = 0;
+              for (int oy = 0; oy < oh; oy++) {
+                for (int ox = 0; ox < ow; ox++) {
+                  int iy = oy + i - ph, ix = ox + j - pw;
+                  if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+                  double t = (double) g[lead + oy * ow + ox] * x[lead + iy * w + ix];
+                  exact += t;
+                  abs += Math.abs(t);
+                }
+              }
+              assertEquals(exact, weights[kind][i * 3 + j], 1e-6 * (1 + abs), what + " weight tap " + i + "," + j);
+            }
+          }
+          kind++;
+        }
+        if (vector.convLanes() == scalar.convLanes()) {
+          assertArrayEquals(weights[0], weights[1], "weight bits " + h + "x" + w + " p" + ph + "," + pw);
+        }
+      }
+    }
+  }
+
   @Test
   void maxPool2x2RowVectorAgreesWithScalar() {
     float[] specials = {Float.NaN, -0f, 0f, Float.NEGATIVE_INFINITY, Float.POSITIVE_INFINITY};

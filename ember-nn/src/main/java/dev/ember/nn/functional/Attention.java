@@ -52,12 +52,13 @@ public final class Attention {
     public static final Kernel AUTO = new Kernel(Path.AUTO, 64, 128, 1L << 20);
 
     /**
-     * Scores per batch element above which AUTO takes a fused tiled forward: between L = S = 256, where the
-     * plain path's GEMMs and softmax were ~10% faster, and 512, where the fused kernel was ~10% faster (one thread,
-     * CPU time; at 1024 ~20%, and it holds no [L, S] block: ~4 MB a call instead of ~70). With a gradient to
-     * follow the tiled backward was ~10% slower than the plain one at 512 and 1024, so there the size alone decides.
+     * Scores per batch element above which AUTO takes a fused tiled forward: between L = S = 512, where the plain
+     * path's GEMMs and softmax were ~15% faster on one thread (6.6-6.9 against 7.4-7.8 ms for B=1, 8 heads, head dim 64,
+     * CPU time, 2026-11-29, after the GEMM write-back work; it had been ~10% slower before), and 1024, where the fused
+     * kernel is ~10% faster and holds no [L, S] block (~4 MB a call instead of ~70). With a gradient to follow the
+     * tiled backward was ~10% slower than the plain one at 512 and 1024, so there the size alone decides.
      */
-    public static final long FUSED_ABOVE = 1L << 17;
+    public static final long FUSED_ABOVE = 1L << 18;
 
     public Kernel {
       if (blockQ <= 0 || blockK <= 0) {

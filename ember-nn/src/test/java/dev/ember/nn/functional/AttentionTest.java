@@ -83,12 +83,12 @@ class AttentionTest {
   @Test
   void autoTakesAFusedForwardFromFewerScores() {
     Generator g = new Generator(23);
-    Tensor q = Tensor.randn(g, 2, 400, 16);
-    Tensor k = Tensor.randn(g, 2, 400, 16);
-    Tensor v = Tensor.randn(g, 2, 400, 32);
-    assertTrue(400L * 400 > Kernel.FUSED_ABOVE && 400L * 400 <= Kernel.AUTO.tiledAbove());
+    Tensor q = Tensor.randn(g, 2, 600, 16);
+    Tensor k = Tensor.randn(g, 2, 600, 16);
+    Tensor v = Tensor.randn(g, 2, 600, 32);
+    assertTrue(600L * 600 > Kernel.FUSED_ABOVE && 600L * 600 <= Kernel.AUTO.tiledAbove());
     boolean fused = Device.CPU.backend().attention().fusedForward(new dev.ember.backend.AttentionKernels.Problem(2,
-        400, 400, 16, 32, 0.25, false, -1, 64, 128, null, 0, 0), DType.F32);
+        600, 600, 16, 32, 0.25, false, -1, 64, 128, null, 0, 0), DType.F32);
     assertEquals(Device.CPU.backend().name().equals("cpu-vector"), fused, "the Vector API kernels fuse it");
     Tensor plain = Attention.scaledDotProductAttention(q, k, v, null, 0, false, null, -1, null, Kernel.plain());
     Tensor tiled = Attention.scaledDotProductAttention(q, k, v, null, 0, false, null, -1, null,

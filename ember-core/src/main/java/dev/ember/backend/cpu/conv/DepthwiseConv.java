@@ -16,7 +16,9 @@ import dev.ember.tensor.Storage;
 
 /**
  * Depthwise convolution (one input channel per group), whose per-group GEMMs would have a single row:
- * F32 stride-1 layers run {@link RowKernels#convPlane} over zero-padded planes, other F32 layers the row
+ * F32 stride-1 3 x 3 layers run {@link RowKernels#depthwise3x3} on the planes in place (forward and input gradient)
+ * and, with one output channel per input channel, {@link RowKernels#depthwise3x3Weight} in the same pass as the
+ * input gradient; other F32 stride-1 layers run {@link RowKernels#convPlane} over zero-padded planes, other F32 layers the row
  * loops of {@link ConvLoops}, F64 the generic row helpers. The input gradient splits by input plane, the
  * weight gradient by output channel, each summing over the batch in order.
  */
@@ -75,12 +77,16 @@ final class DepthwiseConv {
     boolean direct = depthwiseDirect(x, g);
     int rows = g.oh() + g.kh() - 1;
     int pitch = directPitch(g.ow(), g.kw());
+    boolean nine = g.kh() == 3 && g.kw() == 3;
     Parallel.forEach(Parallel.chunks(planes, per), t -> {
       for (int p = t * per, p1 = Math.min(planes, p + per); p < p1; p++) {
         int oc = p % o;
         int src = x.offset() + ((p / o) * c + oc / mult) * g.hw();
         int dst = p * cols;
-        if (direct) {
+        if (direct && nine) { // in place, no padded copy: the kernel masks the border lanes
+          ROWS.depthwise3x3(xs.floats(), src, g.h(), g.w(), g.ph(), g.pw(), wf, oc * kk,
+              bias == null ? 0f : (float) bias[oc], os.floats(), dst, g.oh(), g.ow());
+        } else if (direct) {
           float[] xp = paddedPlanes(xs.floats(), src, 1, g.h(), g.w(), g.ph(), g.pw(), rows, pitch, 0);
           ROWS.convPlane(xp, 0, pitch, rows * pitch, 1, g.kh(), g.kw(), wf, oc * kk,
               bias == null ? 0f : (float) bias[oc], os.floats(), dst, g.oh(), g.ow());
@@ -117,7 +123,20 @@ final class DepthwiseConv {
     }
   }
 
+  /**
+   * Whether backward takes {@link #backward3x3}: float32, one output channel per input channel, 3 x 3, stride 1, no
+   * dilation, padding at most 2 (the input gradient's padding of the output gradient, 2 - p, is not negative).
+   */
+  private static boolean fused3x3(View x, ConvGeometry g, int mult) {
+    return x.dtype() == DType.F32 && mult == 1 && g.kh() == 3 && g.kw() == 3 && g.stride1() && g.ph() <= 2
+        && g.pw() <= 2;
+  }
+
   static void backward(View x, View w, View gOut, View dx, View dw, int mult, ConvGeometry g) {
+    if (fused3x3(x, g, mult)) {
+      backward3x3(x, w, gOut, dx, dw, g);
+      return;
+    }
     int n = x.shapeRef()[0];
     int c = x.shapeRef()[1];
     int o = w.shapeRef()[0];
@@ -233,6 +252,53 @@ final class DepthwiseConv {
           for (int e = 0; e < kk; e++) dws.setDouble(oc * kk + e, acc[e]);
         }
       });
+    }
+  }
+
+  /**
+   * Both gradients of a 3 x 3 depthwise layer in one pass over the planes: a task owns whole (image, channel) planes
+   * (a split fixed by the shape) and, reading the output-gradient and input planes in place (no padded copies),
+   * writes the input-gradient plane ({@link RowKernels#depthwise3x3} over the output gradient padded by 2 - p, taps
+   * reversed) and the plane's nine weight-gradient sums ({@link RowKernels#depthwise3x3Weight}) into a partial per
+   * plane, which are added over the images in order, in double, per channel. Same bits on any thread count.
+   */
+  private static void backward3x3(View x, View w, View gOut, View dx, View dw, ConvGeometry g) {
+    int n = x.shapeRef()[0];
+    int c = x.shapeRef()[1];
+    float[] wf = floats(w);
+    float[] flipped = new float[c * 9];
+    for (int q = 0; q < c * 9; q += 9) {
+      for (int tap = 0; tap < 9; tap++) flipped[q + tap] = wf[q + 8 - tap];
+    }
+    float[] part = dw == null ? null : new float[n * c * 9];
+    float[] gs = gOut.storage().floats();
+    float[] xs = x.storage().floats();
+    float[] ds = dx == null ? null : dx.storage().floats();
+    int hw = g.hw();
+    int cols = g.cols();
+    int per = Math.max(1, GRAIN / Math.max(1, cols * 9 * (dx != null && dw != null ? 2 : 1)));
+    Parallel.forEach(Parallel.chunks(n * c, per), t -> {
+      float[] taps = new float[9];
+      for (int p = t * per, p1 = Math.min(n * c, p + per); p < p1; p++) {
+        int go = gOut.offset() + p * cols;
+        if (ds != null) {
+          ROWS.depthwise3x3(gs, go, g.oh(), g.ow(), 2 - g.ph(), 2 - g.pw(), flipped, (p % c) * 9, 0f, ds,
+              dx.offset() + p * hw, g.h(), g.w());
+        }
+        if (part != null) {
+          ROWS.depthwise3x3Weight(gs, go, g.oh(), g.ow(), xs, x.offset() + p * hw, g.h(), g.w(), g.ph(), g.pw(), taps);
+          System.arraycopy(taps, 0, part, p * 9, 9);
+        }
+      }
+    });
+    if (part == null) return;
+    Storage dws = dw.storage();
+    for (int oc = 0; oc < c; oc++) {
+      for (int e = 0; e < 9; e++) {
+        double s = 0;
+        for (int img = 0; img < n; img++) s += part[(img * c + oc) * 9 + e];
+        dws.setDouble(dw.offset() + oc * 9 + e, s);
+      }
     }
   }
 }

@@ -384,6 +384,151 @@ public final class VectorRowKernels implements RowKernels {
   }
 
   /**
+   * Strips of 2L output columns, each going down the padded rows once: input row r is loaded in place (three shifted
+   * vectors per L columns, the lanes outside the plane masked to 0) once and feeds output row r - 2 (its last tap
+   * row, then stored), r - 1 and r (its first tap row after the bias), the nine taps held in registers. Per output
+   * element the terms come in tap order, as in convPlane. Stores of a strip's lanes past ow are masked.
+   */
+  @Override
+  public void depthwise3x3(float[] x, int xo, int h, int w, int ph, int pw, float[] wt, int wo, float bias, float[] y,
+      int yo, int oh, int ow) {
+    // one strip per call: C1 gives up on the whole loop in one method (out of virtual registers), and C2 then
+    // never compiles it
+    for (int c0 = 0; c0 < ow; c0 += L) {
+      if (c0 - pw >= 0 && c0 + L + 2 - pw <= w && c0 + L <= ow) {
+        depthwiseInner(x, xo, h, w, ph, pw, wt, wo, bias, y, yo, oh, ow, c0);
+      } else {
+        depthwiseStrip(x, xo, h, w, ph, pw, wt, wo, bias, y, yo, oh, ow, c0);
+      }
+    }
+  }
+
+  /** Columns [c0, ow) of depthwise3x3, ow - c0 &lt;= L. */
+  private static void depthwiseStrip(float[] x, int xo, int h, int w, int ph, int pw, float[] wt, int wo, float bias,
+      float[] y, int yo, int oh, int ow, int c0) {
+    FloatVector w00 = FloatVector.broadcast(S, wt[wo]), w01 = FloatVector.broadcast(S, wt[wo + 1]);
+    FloatVector w02 = FloatVector.broadcast(S, wt[wo + 2]), w10 = FloatVector.broadcast(S, wt[wo + 3]);
+    FloatVector w11 = FloatVector.broadcast(S, wt[wo + 4]), w12 = FloatVector.broadcast(S, wt[wo + 5]);
+    FloatVector w20 = FloatVector.broadcast(S, wt[wo + 6]), w21 = FloatVector.broadcast(S, wt[wo + 7]);
+    FloatVector w22 = FloatVector.broadcast(S, wt[wo + 8]);
+    FloatVector bv = FloatVector.broadcast(S, bias);
+    FloatVector zero = FloatVector.zero(S);
+    boolean whole0 = c0 + L <= ow;
+    VectorMask<Float> m0 = S.indexInRange(c0, ow);
+    VectorMask<Float> a0 = S.indexInRange(c0 - pw, w);
+    VectorMask<Float> a1 = S.indexInRange(c0 + 1 - pw, w);
+    VectorMask<Float> a2 = S.indexInRange(c0 + 2 - pw, w);
+    FloatVector p0 = bv, q0 = bv;
+    for (int r = 0; r < oh + 2; r++) {
+      int iy = r - ph;
+      boolean in = iy >= 0 && iy < h;
+      int at = xo + iy * w + c0 - pw;
+      FloatVector x0 = in ? FloatVector.fromArray(S, x, at, a0) : zero;
+      FloatVector x1 = in ? FloatVector.fromArray(S, x, at + 1, a1) : zero;
+      FloatVector x2 = in ? FloatVector.fromArray(S, x, at + 2, a2) : zero;
+      p0 = x2.fma(w22, x1.fma(w21, x0.fma(w20, p0)));
+      if (r >= 2) {
+        int o = yo + (r - 2) * ow + c0;
+        if (whole0) p0.intoArray(y, o);
+        else p0.intoArray(y, o, m0);
+      }
+      p0 = x2.fma(w12, x1.fma(w11, x0.fma(w10, q0)));
+      q0 = x2.fma(w02, x1.fma(w01, x0.fma(w00, bv)));
+    }
+  }
+
+  /** Columns [c0, c0 + L) of depthwise3x3 where every lane it reads lies inside the row: unmasked. */
+  private static void depthwiseInner(float[] x, int xo, int h, int w, int ph, int pw, float[] wt, int wo, float bias,
+      float[] y, int yo, int oh, int ow, int c0) {
+    FloatVector w00 = FloatVector.broadcast(S, wt[wo]), w01 = FloatVector.broadcast(S, wt[wo + 1]);
+    FloatVector w02 = FloatVector.broadcast(S, wt[wo + 2]), w10 = FloatVector.broadcast(S, wt[wo + 3]);
+    FloatVector w11 = FloatVector.broadcast(S, wt[wo + 4]), w12 = FloatVector.broadcast(S, wt[wo + 5]);
+    FloatVector w20 = FloatVector.broadcast(S, wt[wo + 6]), w21 = FloatVector.broadcast(S, wt[wo + 7]);
+    FloatVector w22 = FloatVector.broadcast(S, wt[wo + 8]);
+    FloatVector bv = FloatVector.broadcast(S, bias);
+    FloatVector zero = FloatVector.zero(S);
+    FloatVector p0 = bv, q0 = bv;
+    for (int r = 0; r < oh + 2; r++) {
+      int iy = r - ph;
+      boolean in = iy >= 0 && iy < h;
+      int at = xo + iy * w + c0 - pw;
+      FloatVector x0 = in ? FloatVector.fromArray(S, x, at) : zero;
+      FloatVector x1 = in ? FloatVector.fromArray(S, x, at + 1) : zero;
+      FloatVector x2 = in ? FloatVector.fromArray(S, x, at + 2) : zero;
+      p0 = x2.fma(w22, x1.fma(w21, x0.fma(w20, p0)));
+      if (r >= 2) {
+        int o = yo + (r - 2) * ow + c0;
+        p0.intoArray(y, o);
+      }
+      p0 = x2.fma(w12, x1.fma(w11, x0.fma(w10, q0)));
+      q0 = x2.fma(w02, x1.fma(w01, x0.fma(w00, bv)));
+    }
+  }
+
+  /**
+   * Strips of L output columns, each going down the padded rows once: input row r's three shifted vectors are loaded
+   * in place once (lanes outside the plane or past ow masked to 0) and meet the output gradient's rows r, r - 1 and
+   * r - 2 (held in registers as they go by) in nine independent chains.
+   */
+  @Override
+  public void depthwise3x3Weight(float[] g, int go, int oh, int ow, float[] x, int xo, int h, int w, int ph, int pw,
+      float[] out) {
+    FloatVector zero = FloatVector.zero(S);
+    FloatVector s00 = zero, s01 = zero, s02 = zero, s10 = zero, s11 = zero, s12 = zero, s20 = zero, s21 = zero;
+    FloatVector s22 = zero;
+    for (int c0 = 0; c0 < ow; c0 += L) {
+      VectorMask<Float> gm = S.indexInRange(c0, ow);
+      VectorMask<Float> m0 = gm.and(S.indexInRange(c0 - pw, w));
+      VectorMask<Float> m1 = gm.and(S.indexInRange(c0 + 1 - pw, w));
+      VectorMask<Float> m2 = gm.and(S.indexInRange(c0 + 2 - pw, w));
+      FloatVector ga = zero; // output-gradient row r - 2
+      FloatVector gb = zero; // row r - 1
+      for (int r = 0; r < oh + 2; r++) {
+        FloatVector gc = r < oh ? FloatVector.fromArray(S, g, go + r * ow + c0, gm) : zero;
+        int iy = r - ph;
+        boolean in = iy >= 0 && iy < h;
+        int at = xo + iy * w + c0 - pw;
+        FloatVector x0 = in ? FloatVector.fromArray(S, x, at, m0) : zero;
+        FloatVector x1 = in ? FloatVector.fromArray(S, x, at + 1, m1) : zero;
+        FloatVector x2 = in ? FloatVector.fromArray(S, x, at + 2, m2) : zero;
+        s00 = gc.fma(x0, s00);
+        s01 = gc.fma(x1, s01);
+        s02 = gc.fma(x2, s02);
+        s10 = gb.fma(x0, s10);
+        s11 = gb.fma(x1, s11);
+        s12 = gb.fma(x2, s12);
+        s20 = ga.fma(x0, s20);
+        s21 = ga.fma(x1, s21);
+        s22 = ga.fma(x2, s22);
+        ga = gb;
+        gb = gc;
+      }
+    }
+    // lanes added in lane order, each written out (a helper taking the vectors would box them)
+    float t00 = 0, t01 = 0, t02 = 0, t10 = 0, t11 = 0, t12 = 0, t20 = 0, t21 = 0, t22 = 0;
+    for (int l = 0; l < L; l++) {
+      t00 += s00.lane(l);
+      t01 += s01.lane(l);
+      t02 += s02.lane(l);
+      t10 += s10.lane(l);
+      t11 += s11.lane(l);
+      t12 += s12.lane(l);
+      t20 += s20.lane(l);
+      t21 += s21.lane(l);
+      t22 += s22.lane(l);
+    }
+    out[0] = t00;
+    out[1] = t01;
+    out[2] = t02;
+    out[3] = t10;
+    out[4] = t11;
+    out[5] = t12;
+    out[6] = t20;
+    out[7] = t21;
+    out[8] = t22;
+  }
+
+  /**
    * Index vectors of {@code selectFrom(a, b)} (lane l takes lane idx[l] of a ++ b): the even and the odd lanes of
    * a ++ b, lanes 1..L of it (a shifted down by one), and the low and high halves of a and b interleaved.
    */
