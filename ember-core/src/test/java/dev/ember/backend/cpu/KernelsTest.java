@@ -625,6 +625,42 @@ class KernelsTest {
     assertEquals(-2.4076059644443806, od[3], 1e-12);
   }
 
+  /**
+   * Rows shorter than any vector (1-7 classes) take a scalar loop; its bits must be the vector row
+   * loop's with only its scalar tails run: max seeded with x[0], sums from +0, exp in double rounded
+   * to float, {@code (x - m) - log(sum)}, and softmax scaled by {@code 1 / sum}; in place too.
+   */
+  @Test
+  void shortSoftmaxRowsKeepTheRowLoopsBits() {
+    Random r = new Random(11);
+    for (int cols = 1; cols < 8; cols++) {
+      int rows = 5;
+      float[] x = random(r, rows * cols, -30, 30);
+      for (boolean log : new boolean[] {false, true}) {
+        float[] want = new float[rows * cols];
+        for (int row = 0; row < rows; row++) {
+          int b = row * cols;
+          float m = x[b];
+          for (int i = 0; i < cols; i++) m = Math.max(m, x[b + i]);
+          float s = 0f;
+          for (int i = 0; i < cols; i++) s += (float) Math.exp(x[b + i] - m);
+          float ls = (float) Math.log(s), inv = 1f / s;
+          for (int i = 0; i < cols; i++) {
+            want[b + i] = log ? (x[b + i] - m) - ls : (float) Math.exp(x[b + i] - m) * inv;
+          }
+        }
+        float[] got = new float[rows * cols];
+        VectorKernels.softmaxRows(x, 0, got, 0, rows, cols, log);
+        float[] inPlace = x.clone();
+        VectorKernels.softmaxRows(inPlace, 0, inPlace, 0, rows, cols, log);
+        for (int i = 0; i < rows * cols; i++) {
+          assertEquals(Float.floatToRawIntBits(want[i]), Float.floatToRawIntBits(got[i]), "cols=" + cols + " log=" + log + " i=" + i);
+          assertEquals(Float.floatToRawIntBits(want[i]), Float.floatToRawIntBits(inPlace[i]), "in place cols=" + cols + " i=" + i);
+        }
+      }
+    }
+  }
+
   @Test
   void logSoftmaxStableAtExtremes() {
     float[] x = new float[40];

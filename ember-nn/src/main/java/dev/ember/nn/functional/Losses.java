@@ -368,8 +368,9 @@ public final class Losses {
     Tensor out;
     try (Grad _ = Grad.off()) {
       logp = x.logSoftmax(1);
-      Tensor perElement = logp.gather(1, index).reshape(n).neg();
-      if (mask != null) perElement = perElement.mul(mask);
+      Tensor perElement = onHost(logp, mask) ? pickNegated(logp, ct.index(), mask)
+          : logp.gather(1, index).reshape(n).neg();
+      if (mask != null && !onHost(logp, mask)) perElement = perElement.mul(mask);
       out = switch (reduction) {
         case NONE -> perElement;
         case SUM -> perElement.sum();
@@ -393,7 +394,62 @@ public final class Losses {
     Tensor coef = mask == null ? g : mask.mul(g); // [N], or 0-d for MEAN/SUM without a mask
     if (scale != 1) coef = coef.mul(scale);
     Tensor column = coef.dim() == 0 ? coef.reshape(1, 1).expand(n, 1) : coef.reshape(n, 1);
-    return IndexOps.scatterAdd(logp.exp().mul(column), 1, index, column.neg());
+    if (!onHost(logp, coef) || coef.requiresGrad()) { // a graph through g (create_graph) needs the ops
+      return IndexOps.scatterAdd(logp.exp().mul(column), 1, index, column.neg());
+    }
+    // the same arithmetic without the intermediates: exp over the whole tensor (one kernel, as the
+    // composite: a vector exp and its scalar tail may differ in the last bit), then per row
+    // e * c and, at the target, (e * c) + (-c), each rounded to the dtype as the mul and scatter_add kernels
+    Tensor e = logp.exp();
+    int cols = logp.shapeRef()[1];
+    double[] c = coef.toDoubleArray();
+    Storage es = e.storage();
+    int eo = e.offset();
+    if ((long) n * cols <= HOST_ROWS_MAX) {
+      for (int i = 0; i < n; i++) {
+        double ci = c[c.length == 1 ? 0 : i];
+        for (int j = 0, k = eo + i * cols; j < cols; j++, k++) es.setDouble(k, es.getDouble(k) * ci);
+      }
+    } else {
+      e.mul_(column); // parallel, in place: no second [N, C] buffer
+    }
+    Storage is = index.storage();
+    int io = index.offset();
+    for (int i = 0; i < n; i++) {
+      int k = eo + i * cols + (int) is.getLong(io + i);
+      es.setDouble(k, es.getDouble(k) + -c[c.length == 1 ? 0 : i]);
+    }
+    return e;
+  }
+
+  /**
+   * Below this many logits the fused cross entropy's backward scales its rows in a plain loop rather
+   * than through a broadcast multiply (whose dispatch costs more than the work at [32, 10]).
+   */
+  private static final int HOST_ROWS_MAX = 4096;
+
+  /** Whether the fused cross entropy may read and write these tensors' CPU storage directly. */
+  private static boolean onHost(Tensor floating, Tensor other) {
+    return floating.device().isCpu() && floating.isContiguous()
+        && (floating.dtype() == DType.F32 || floating.dtype() == DType.F64)
+        && (other == null || other.dtype() == floating.dtype() && other.device().isCpu());
+  }
+
+  /** {@code -logp[i, index[i]] (* mask[i])} per row, as gather, neg and mul compute it (each exact). */
+  private static Tensor pickNegated(Tensor logp, Tensor index, Tensor mask) {
+    int n = logp.shapeRef()[0];
+    int cols = logp.shapeRef()[1];
+    double[] m = mask == null ? null : mask.toDoubleArray();
+    long[] t = index.toLongArray();
+    Tensor out = Tensor.empty(logp.dtype(), n);
+    Storage ls = logp.storage();
+    Storage os = out.storage();
+    int lo = logp.offset();
+    for (int i = 0; i < n; i++) {
+      double v = -ls.getDouble(lo + i * cols + (int) t[i]);
+      os.setDouble(i, m == null ? v : v * m[i]);
+    }
+    return out;
   }
 
 

@@ -195,4 +195,62 @@ class LossesTest {
     assertEquals(List.of("none", "mean", "sum", "batchmean"),
         java.util.Arrays.stream(Reduction.values()).map(Reduction::torchName).toList());
   }
+
+  // ------------------------------------------------------------------ the fused [N, C] path
+
+  /**
+   * The fused cross entropy (class indices, no weight or smoothing) reads and writes CPU storage
+   * directly; its loss and gradient must keep the bits of the op-by-op composite it replaced, below
+   * and above the size where the backward's row scaling moves from a plain loop to a broadcast multiply.
+   */
+  @Test
+  void fusedCrossEntropyKeepsTheCompositesBits() {
+    for (DType dt : List.of(DType.F32, DType.F64)) {
+      for (int[] nc : new int[][] {{32, 10}, {128, 10}, {3, 1}, {64, 100}, {9, 700}}) {
+        for (boolean ignore : new boolean[] {false, true}) {
+          for (Reduction r : List.of(Reduction.MEAN, Reduction.SUM, Reduction.NONE)) {
+            checkFusedBits(dt, nc[0], nc[1], ignore, r);
+          }
+        }
+      }
+    }
+  }
+
+  private static void checkFusedBits(DType dt, int n, int c, boolean ignore, Reduction r) {
+    String what = dt + " [" + n + "x" + c + "] ignore=" + ignore + " " + r;
+    Tensor x = Tensor.randn(GEN, DType.F32, n, c).mul(3).to(dt);
+    long[] t = new long[n];
+    double[] m = new double[n];
+    long counted = 0;
+    for (int i = 0; i < n; i++) {
+      t[i] = ignore && i % 3 == 1 ? -100 : (i * 7L) % c;
+      m[i] = t[i] == -100 ? 0 : 1;
+      counted += (long) m[i];
+    }
+    Tensor upstream = r == Reduction.NONE ? Tensor.randn(GEN, DType.F32, n).to(dt) : Tensor.full(0.75, dt);
+    Tensor leaf = x.detach().requiresGrad(true);
+    Tensor loss = Losses.crossEntropy(leaf, Tensor.of(t), r);
+    loss.backward(upstream);
+
+    // the composite, op by op
+    long[] safe = t.clone();
+    for (int i = 0; i < n; i++) if (safe[i] == -100) safe[i] = 0;
+    Tensor index = Tensor.of(safe).reshape(n, 1);
+    Tensor mask = ignore ? Tensor.of(m).to(dt) : null;
+    Tensor logp = x.logSoftmax(1);
+    Tensor per = logp.gather(1, index).reshape(n).neg();
+    if (mask != null) per = per.mul(mask);
+    Tensor expected = switch (r) {
+      case NONE -> per;
+      case SUM -> per.sum();
+      default -> per.sum().div((double) counted);
+    };
+    Tensor coef = mask == null ? upstream : mask.mul(upstream);
+    if (r == Reduction.MEAN) coef = coef.mul(counted == 0 ? 0 : 1.0 / counted);
+    Tensor column = coef.dim() == 0 ? coef.reshape(1, 1).expand(n, 1) : coef.reshape(n, 1);
+    Tensor grad = dev.ember.ops.IndexOps.scatterAdd(logp.exp().mul(column), 1, index, column.neg());
+
+    Assertions.assertClose(expected, loss, 0, 0, "loss " + what);
+    Assertions.assertClose(grad, leaf.grad(), 0, 0, "grad " + what);
+  }
 }

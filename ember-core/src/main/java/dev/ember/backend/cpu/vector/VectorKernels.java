@@ -630,6 +630,10 @@ public final class VectorKernels {
    */
   public static void softmaxRows(float[] x, int xo, float[] out, int oo, int rows, int cols, boolean log) {
     assert rows >= 0 && cols >= 1 && xo + (long) rows * cols <= x.length && oo + (long) rows * cols <= out.length;
+    if (cols < L) {
+      shortSoftmaxRows(x, xo, out, oo, rows, cols, log);
+      return;
+    }
     for (int r = 0; r < rows; r++) {
       int xb = xo + r * cols, ob = oo + r * cols;
       float m = max(x, xb, cols);
@@ -638,6 +642,34 @@ public final class VectorKernels {
       } else {
         float inv = 1f / expStore(x, xb, m, out, ob, cols);
         scale(out, ob, inv, cols);
+      }
+    }
+  }
+
+  /**
+   * Rows shorter than a vector (10 classes against 16 lanes): every step of the row loop above runs
+   * only its scalar tail, and its vector parts contribute exactly {@code x[0]} to the max and +0 to
+   * the sums, so this loop gives the same bits without the per-row vector set-up, scratch lookup and
+   * lane extraction that cost more than the arithmetic here.
+   */
+  private static void shortSoftmaxRows(float[] x, int xo, float[] out, int oo, int rows, int cols, boolean log) {
+    for (int r = 0; r < rows; r++) {
+      int xb = xo + r * cols, ob = oo + r * cols;
+      float m = x[xb];
+      for (int i = 0; i < cols; i++) m = Math.max(m, x[xb + i]);
+      float s = 0f;
+      if (log) {
+        for (int i = 0; i < cols; i++) s += (float) Math.exp(x[xb + i] - m);
+        float ls = (float) Math.log(s);
+        for (int i = 0; i < cols; i++) out[ob + i] = (x[xb + i] - m) - ls;
+      } else {
+        for (int i = 0; i < cols; i++) {
+          float e = (float) Math.exp(x[xb + i] - m);
+          out[ob + i] = e;
+          s += e;
+        }
+        float inv = 1f / s;
+        for (int i = 0; i < cols; i++) out[ob + i] *= inv;
       }
     }
   }
