@@ -346,15 +346,15 @@ final class Winograd2dConv {
     int per = imagesPerChunk(n, (long) POINTS * pointFloats);
     int chunks = Parallel.chunks(n, per);
     int partFloats = POINTS * pointFloats;
-    // one slice per chunk, each zeroed by its own task: a reused buffer, since fresh arrays of this size (5 MiB at
-    // VGG's 64 x 64, batch 8) cost their page faults on every call (3 of 15 ms per call, one thread, busy host)
+    // one slice per chunk, each point's part zeroed by its task just before its first products (in cache): a reused
+    // buffer, since fresh arrays of this size (5 MiB at VGG's 64 x 64, batch 8) cost their page faults on every call
+    // (3 of 15 ms per call, one thread, busy host)
     float[] part = buffer(F_PARTIALS, (long) chunks * partFloats);
     float[] xs = x.storage().floats();
     float[] gs = gOut.storage().floats();
     Parallel.forEach(chunks, t -> {
-      java.util.Arrays.fill(part, t * partFloats, (t + 1) * partFloats, 0f);
       int[] offs = new int[kpad];
-      for (int img = t * per, n1 = Math.min(n, img + per); img < n1; img++) {
+      for (int img = t * per, n0 = img, n1 = Math.min(n, img + per); img < n1; img++) {
         float[] col = buffer(F_COLUMNS, (long) ALPHA * len);
         float[] v = buffer(F_V, (long) POINTS * c * tt);
         inputBlock(xs, x.offset() + img * c * g.hw(), 0, 1, c, g.h(), g.w(), g.ph(), g.pw(), 0, th, tw, tt, v, col);
@@ -364,19 +364,23 @@ final class Winograd2dConv {
         for (int p = 0; p < POINTS; p++) {
           ROWS.packPositionMajor(m, p * o * tt, o, opad, tt, gp);
           for (int ch = 0; ch < c; ch++) offs[ch] = (p * c + ch) * tt;
+          int at = t * partFloats + p * pointFloats;
+          if (img == n0) java.util.Arrays.fill(part, at, at + pointFloats, 0f);
           for (int ot = 0; ot < otiles; ot++) {
             for (int k0 = 0; k0 < kpad; k0 += taps) {
               ROWS.convWeightTile(v, 0, offs, k0, tt, 1, tt, gp, ot * tt * width, part,
-                  t * partFloats + p * pointFloats + k0 * opad + ot * width, opad);
+                  at + k0 * opad + ot * width, opad);
             }
           }
         }
       }
     });
     // the partials added in chunk order, element by element (unit stride), into the first
-    for (int t = 1; t < chunks; t++) {
-      for (int i = 0, j = t * partFloats; i < partFloats; i++, j++) part[i] += part[j];
-    }
+    Parallel.forEach(POINTS, p -> { // point by point (unit stride): each element's sum in chunk order
+      for (int t = 1; t < chunks; t++) {
+        for (int i = p * pointFloats, j = t * partFloats + i, i1 = i + pointFloats; i < i1; i++, j++) part[i] += part[j];
+      }
+    });
     float[] d = dw.storage().floats();
     Parallel.forEach(o, k -> {
       double[] wq = new double[POINTS];
