@@ -82,6 +82,19 @@ final class Winograd2dConv {
   }
 
   /**
+   * Channels (input and output) from which the weight gradient takes {@link #weightGrad}. Measured against the
+   * implicit GEMM's, one thread, CPU time, busy host: VGG's 64 -> 64 at 56 x 56, batch 8, 1.29x; a convnet's 64 -> 64
+   * at 16 x 16, batch 64, 1.07x; but 32 -> 64 at 16 x 16 0.91x and 32 -> 32 at 32 x 32 0.99x.
+   */
+  private static final int MIN_WEIGHT_CHANNELS = 64;
+
+  /** Whether the weight gradient takes {@link #weightGrad}: where {@link #applies} holds, with 64 channels or more. */
+  static boolean weightGradApplies(View x, int outChannels, int groups, ConvGeometry g) {
+    return applies(x, outChannels, groups, g) && x.shapeRef()[1] >= MIN_WEIGHT_CHANNELS
+        && outChannels >= MIN_WEIGHT_CHANNELS;
+  }
+
+  /**
    * The transformed weights in {@link RowKernels#convTile}'s tiles, point by point: wp[((p*tiles + t)*inC + c)*TILE +
    * r] = (G g G^T)[p] of the 3 x 3 taps g of output channel o = t*TILE + r and input channel c, read at w[(o*inC +
    * c)*9] (at w[(c*outC + o)*9] when {@code swap}, rotated by 180 degrees when {@code flip}), zero for channels past
@@ -281,18 +294,24 @@ final class Winograd2dConv {
   }
 
   /**
-   * m[p][ch][T] (rows tt apart, p = 6*eta + xi) = A e A^T of the 4 x 4 upstream-gradient tiles e of one image's
-   * planes [chans, oh, ow] at so (zero past the plane), the tiles laid out as {@link #inputBlock}'s with nb = th:
-   * T = ty * (tw + 1) + t, the last tile of each tile row all zeros; col holds 6 * th * 4 (tw + 1) floats.
+   * m[p][ch][T] (rows tt apart, p = 6*eta + xi) = A e A^T of the 4 x 4 upstream-gradient tiles e of {@code count}
+   * images' planes [chans, oh, ow] (the first at so, the next imgStride on; zero past the plane), the tiles laid
+   * out as {@link #inputBlock}'s with nb = th: T = (img * th + ty) * (tw + 1) + t, the last tile of each tile row
+   * all zeros; col holds 6 * count * th * 4 (tw + 1) floats.
    */
-  private static void gradBlock(float[] s, int so, int chans, int oh, int ow, int th, int tw, float[] m,
-      float[] col) {
+  private static void gradBlock(float[] s, int so, int imgStride, int count, int chans, int oh, int ow, int th,
+      int tw, float[] m, float[] col) {
     int pitch = M * (tw + 1);
-    int len = th * pitch;
-    int tt = th * (tw + 1);
+    int len = count * th * pitch;
+    int tt = count * th * (tw + 1);
     for (int ch = 0; ch < chans; ch++) {
-      float[] yp = ConvSupport.paddedPlanes(s, so + ch * oh * ow, 1, oh, ow, 0, 0, M * th, pitch, 0);
-      for (int ty = 0; ty < th; ty++) ROWS.winogradColumnsGrad(yp, ty * M * pitch, pitch, pitch, col, ty * pitch, len);
+      for (int img = 0; img < count; img++) {
+        float[] yp = ConvSupport.paddedPlanes(s, so + img * imgStride + ch * oh * ow, 1, oh, ow, 0, 0, M * th, pitch,
+            0);
+        for (int ty = 0; ty < th; ty++) {
+          ROWS.winogradColumnsGrad(yp, ty * M * pitch, pitch, pitch, col, (img * th + ty) * pitch, len);
+        }
+      }
       for (int eta = 0; eta < ALPHA; eta++) {
         ROWS.winogradGrad(col, eta * len, len, tt, m, (eta * ALPHA * chans + ch) * tt, chans * tt);
       }
@@ -318,6 +337,9 @@ final class Winograd2dConv {
   private static final ThreadLocal<float[]> F_PACKED = ThreadLocal.withInitial(() -> new float[0]);
   private static final ThreadLocal<float[]> F_PARTIALS = ThreadLocal.withInitial(() -> new float[0]);
 
+  /** Tiles below which the weight gradient takes several images per group (see {@link #weightGrad}). */
+  private static final int MIN_POSITIONS = 256;
+
   /**
    * dw (overwritten) of the convolution of x, from gOut, in the transformed domain: per image, V = B^T d B of the
    * input tiles (as the forward) and E = A e A^T of the upstream-gradient tiles, then the 36 products W[p] (+)= E[p]
@@ -325,9 +347,10 @@ final class Winograd2dConv {
    * V[p]'s channel rows as its taps, E[p] packed position-major as its upstream gradient, one row of tiles as its
    * positions), into one partial per chunk of images (a number fixed by the shapes); the partials are added in chunk
    * order and each (output, input) channel pair's 6 x 6 sums go back to its 3 x 3 taps as G^T W G, in double,
-   * rounded once. 36 multiplications per 16 positions and tap set instead of 144 (the backend's GEMM, packing both
+   * rounded once. Small images go several to a group (their tiles end to end, the group size fixed by the shapes).
+   * 36 multiplications per 16 positions and tap set instead of 144 (the backend's GEMM, packing both
    * operands on each of the 36 calls per image, ran no faster than the implicit GEMM's 144). The result does not
-   * depend on the thread count (nor on blockFloats: whole images, one at a time).
+   * depend on the thread count (nor on blockFloats: whole images).
    */
   static void weightGrad(View x, View gOut, View dw, ConvGeometry g) {
     int n = x.shapeRef()[0];
@@ -335,8 +358,6 @@ final class Winograd2dConv {
     int o = dw.shapeRef()[0];
     int tw = Math.ceilDiv(g.ow(), M);
     int th = Math.ceilDiv(g.oh(), M);
-    int tt = th * (tw + 1);
-    int len = th * M * (tw + 1);
     int taps = RowKernels.WEIGHT_TAPS;
     int kpad = Math.ceilDiv(c, taps) * taps;
     int width = ROWS.convWeightWidth();
@@ -346,6 +367,9 @@ final class Winograd2dConv {
     int per = imagesPerChunk(n, (long) POINTS * pointFloats);
     int chunks = Parallel.chunks(n, per);
     int partFloats = POINTS * pointFloats;
+    // images per group, their tiles end to end as the products' positions: each convWeightTile call loads and stores
+    // its accumulators, so a 16 x 16 image's 20 tiles alone would cost as much in those as in products
+    int group = Math.max(1, Math.min(per, MIN_POSITIONS / (th * (tw + 1))));
     // one slice per chunk, each point's part zeroed by its task just before its first products (in cache): a reused
     // buffer, since fresh arrays of this size (5 MiB at VGG's 64 x 64, batch 8) cost their page faults on every call
     // (3 of 15 ms per call, one thread, busy host)
@@ -354,12 +378,15 @@ final class Winograd2dConv {
     float[] gs = gOut.storage().floats();
     Parallel.forEach(chunks, t -> {
       int[] offs = new int[kpad];
-      for (int img = t * per, n0 = img, n1 = Math.min(n, img + per); img < n1; img++) {
-        float[] col = buffer(F_COLUMNS, (long) ALPHA * len);
+      for (int img = t * per, n0 = img, n1 = Math.min(n, img + per); img < n1; img += group) {
+        int count = Math.min(group, n1 - img);
+        int tt = count * th * (tw + 1);
+        float[] col = buffer(F_COLUMNS, (long) ALPHA * M * tt);
         float[] v = buffer(F_V, (long) POINTS * c * tt);
-        inputBlock(xs, x.offset() + img * c * g.hw(), 0, 1, c, g.h(), g.w(), g.ph(), g.pw(), 0, th, tw, tt, v, col);
+        inputBlock(xs, x.offset() + img * c * g.hw(), c * g.hw(), count, c, g.h(), g.w(), g.ph(), g.pw(), 0, th, tw,
+            tt, v, col);
         float[] m = buffer(F_M, (long) POINTS * o * tt);
-        gradBlock(gs, gOut.offset() + img * o * g.cols(), o, g.oh(), g.ow(), th, tw, m, col);
+        gradBlock(gs, gOut.offset() + img * o * g.cols(), o * g.cols(), count, o, g.oh(), g.ow(), th, tw, m, col);
         float[] gp = buffer(F_PACKED, (long) opad * tt);
         for (int p = 0; p < POINTS; p++) {
           ROWS.packPositionMajor(m, p * o * tt, o, opad, tt, gp);

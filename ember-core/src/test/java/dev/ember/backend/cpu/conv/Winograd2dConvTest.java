@@ -181,6 +181,40 @@ class Winograd2dConvTest {
     System.out.printf("%s: dw %.2g of the largest magnitude%n", t, assertClose(ref[2], dw, t + " dw"));
   }
 
+  /**
+   * The transformed-domain weight gradient itself on every case (the backend takes it from 64 channels only, where it
+   * is faster): within TOLERANCE of the oracle, the same bits on 1 and 2 threads.
+   */
+  @Test
+  void winogradWeightGradientMatchesTheOracleOnEveryCaseAndThreadCount() {
+    for (Case t : CASES) {
+      ConvGeometry g = t.geometry();
+      Tensor x = randn(1, t.n, t.c, t.h, t.w);
+      Tensor w = randn(2, t.o, t.c, 3, 3);
+      Tensor gy = randn(4, t.n, t.o, g.oh(), g.ow());
+      double[][] ref = reference(t, x.toDoubleArray(), w.toDoubleArray(), new double[t.o], gy.toDoubleArray());
+      float[][] runs = new float[2][];
+      int old = Parallel.threads();
+      try {
+        for (int threads = 1; threads <= 2; threads++) {
+          Parallel.setThreads(threads);
+          Tensor dw = Tensor.full(Float.NaN, w.shape());
+          Winograd2dConv.weightGrad(x, gy, dw, g);
+          assertClose(ref[2], dw, t + " winograd dw, threads " + threads);
+          runs[threads - 1] = dw.toFloatArray();
+        }
+      } finally {
+        Parallel.setThreads(old);
+      }
+      assertTrue(Arrays.equals(runs[0], runs[1]), t + " winograd dw on 1 and 2 threads");
+    }
+    Tensor x = Tensor.zeros(2, 64, 16, 56);
+    ConvGeometry g = new ConvGeometry(16, 56, 3, 3, 1, 1, 1, 1, 1, 1, 16, 56);
+    assertTrue(Winograd2dConv.weightGradApplies(x, 64, 1, g));
+    assertFalse(Winograd2dConv.weightGradApplies(x, 32, 1, g), "few output channels for the weight gradient");
+    assertFalse(Winograd2dConv.weightGradApplies(Tensor.zeros(2, 32, 16, 56), 64, 1, g), "few input channels");
+  }
+
   @Test
   void appliesOnlyToWideOneGroupStrideOneThreeByThreeConvolutions() {
     Tensor x = Tensor.zeros(2, 32, 16, 56);
