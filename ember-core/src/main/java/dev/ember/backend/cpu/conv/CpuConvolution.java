@@ -16,8 +16,8 @@ import dev.ember.tensor.Storage;
 /**
  * The CPU convolution kernels: picks a strategy from the shapes and runs it. Depthwise layers take
  * {@code DepthwiseConv}; F32 one-group 1 x 3 stride-1 layers of at least 32 channels (conv1d with kernel 3)
- * Winograd F(4, 3) ({@code WinogradConv}), 3 x 3 ones F(4x4, 3x3) ({@code Winograd2dConv}: forward and input
- * gradient; the weight gradient takes the paths below); F32 one-group layers the implicit GEMM ({@code ImplicitConv}) where it fits,
+ * Winograd F(4, 3) ({@code WinogradConv}), 3 x 3 ones F(4x4, 3x3) ({@code Winograd2dConv}: forward, input
+ * gradient, and the weight gradient from 64 channels); F32 one-group layers the implicit GEMM ({@code ImplicitConv}) where it fits,
  * the direct kernels ({@code DirectConv}) for few input channels, else GEMM over blocks of images; the
  * rest (F64, groups) GEMM per image ({@code GemmConv}). The transposed convolution is
  * {@code TransposedConv}.
@@ -101,14 +101,16 @@ public final class CpuConvolution implements ConvolutionKernels {
       return;
     }
     boolean winogradX = dx != null && Winograd2dConv.applies(x, o, groups, g);
+    boolean winogradW = dw != null && Winograd2dConv.weightGradApplies(x, o, groups, g);
     if (winogradX) Winograd2dConv.inputGrad(w, gOut, dx, g);
+    if (winogradW) Winograd2dConv.weightGrad(x, gOut, dw, g);
     // the implicit passes first (they also take first layers the direct kernels would), then whatever is left
     boolean implicitX = !winogradX && dx != null && ImplicitConv.inputGradApplies(w, groups, g);
-    boolean implicitW = dw != null && ImplicitConv.forwardApplies(x, o, groups, g);
+    boolean implicitW = !winogradW && dw != null && ImplicitConv.forwardApplies(x, o, groups, g);
     if (implicitX) ImplicitConv.inputGrad(w, gOut, dx, g);
     if (implicitW) ImplicitConv.weightGrad(x, gOut, dw, g);
     View restX = implicitX || winogradX ? null : dx;
-    View restW = implicitW ? null : dw;
+    View restW = implicitW || winogradW ? null : dw;
     if (restX == null && restW == null) return;
     if (dx == null && DirectConv.applies(x, groups, g)) {
       DirectConv.weightGrad(x, gOut, dw, g);

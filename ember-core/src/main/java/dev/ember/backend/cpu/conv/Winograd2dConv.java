@@ -2,6 +2,7 @@ package dev.ember.backend.cpu.conv;
 
 import static dev.ember.backend.cpu.conv.ConvSupport.ROWS;
 import static dev.ember.backend.cpu.conv.ConvSupport.floats;
+import static dev.ember.backend.cpu.conv.ConvSupport.imagesPerChunk;
 import static dev.ember.backend.cpu.conv.WinogradConv.ALPHA;
 import static dev.ember.backend.cpu.conv.WinogradConv.F_M;
 import static dev.ember.backend.cpu.conv.WinogradConv.F_V;
@@ -20,8 +21,8 @@ import dev.ember.tensor.DType;
  * U = G g G^T (in double, rounded once), and the 36 products of each tile are 36 matrix products {@code M[p] = U[p] x
  * V[p]} over the tiles (p = 6*eta + xi, eta down, xi across), whose results A^T M A are the tile's 16 outputs: 36
  * multiplications per 16 outputs instead of 144. The input gradient is the same pass over the upstream gradient
- * (padded by 2 - p, weights flipped in both taps and their channels swapped); the weight gradient stays on the
- * implicit GEMM (see CpuConvolution). Exact in real arithmetic; in float the 2-d transforms (entries up to 8 x 8
+ * (padded by 2 - p, weights flipped in both taps and their channels swapped); the weight gradient is G^T [sum over tiles of
+ * (A e A^T) x (B^T d B)] G, e the upstream-gradient tiles ({@link #weightGrad}). Exact in real arithmetic; in float the 2-d transforms (entries up to 8 x 8
  * and 1/576) round differently from the direct sum (Winograd2dConvTest bounds it against a float64 oracle).
  *
  * <p>The transforms reuse the row kernels of the 1-d F(4, 3) ({@link WinogradConv}): a zero-padded channel plane
@@ -78,6 +79,19 @@ final class Winograd2dConv {
     return x.dtype() == DType.F32 && groups == 1 && g.kh() == 3 && g.kw() == 3 && g.stride1() && g.ph() <= 2
         && g.pw() <= 2 && g.oh() == g.h() + 2 * g.ph() - 2 && g.ow() == g.w() + 2 * g.pw() - 2 && g.oh() >= 1
         && g.ow() >= 1 && c >= MIN_CHANNELS && outChannels >= MIN_CHANNELS && g.ow() >= MIN_WIDTH;
+  }
+
+  /**
+   * Channels (input and output) from which the weight gradient takes {@link #weightGrad}. Measured against the
+   * implicit GEMM's, one thread, CPU time, busy host: VGG's 64 -> 64 at 56 x 56, batch 8, 1.29x; a convnet's 64 -> 64
+   * at 16 x 16, batch 64, 1.07x; but 32 -> 64 at 16 x 16 0.91x and 32 -> 32 at 32 x 32 0.99x.
+   */
+  private static final int MIN_WEIGHT_CHANNELS = 64;
+
+  /** Whether the weight gradient takes {@link #weightGrad}: where {@link #applies} holds, with 64 channels or more. */
+  static boolean weightGradApplies(View x, int outChannels, int groups, ConvGeometry g) {
+    return applies(x, outChannels, groups, g) && x.shapeRef()[1] >= MIN_WEIGHT_CHANNELS
+        && outChannels >= MIN_WEIGHT_CHANNELS;
   }
 
   /**
@@ -277,5 +291,143 @@ final class Winograd2dConv {
     float[] ds = dx.storage().floats();
     run(gs, gOut.offset(), n, o, g.oh(), g.ow(), 2 - g.ph(), 2 - g.pw(), u, c, g.h(), g.w(), null, false, ds,
         dx.offset());
+  }
+
+  /**
+   * m[p][ch][T] (rows tt apart, p = 6*eta + xi) = A e A^T of the 4 x 4 upstream-gradient tiles e of {@code count}
+   * images' planes [chans, oh, ow] (the first at so, the next imgStride on; zero past the plane), the tiles laid
+   * out as {@link #inputBlock}'s with nb = th: T = (img * th + ty) * (tw + 1) + t, the last tile of each tile row
+   * all zeros; col holds 6 * count * th * 4 (tw + 1) floats.
+   */
+  private static void gradBlock(float[] s, int so, int imgStride, int count, int chans, int oh, int ow, int th,
+      int tw, float[] m, float[] col) {
+    int pitch = M * (tw + 1);
+    int len = count * th * pitch;
+    int tt = count * th * (tw + 1);
+    for (int ch = 0; ch < chans; ch++) {
+      for (int img = 0; img < count; img++) {
+        float[] yp = ConvSupport.paddedPlanes(s, so + img * imgStride + ch * oh * ow, 1, oh, ow, 0, 0, M * th, pitch,
+            0);
+        for (int ty = 0; ty < th; ty++) {
+          ROWS.winogradColumnsGrad(yp, ty * M * pitch, pitch, pitch, col, (img * th + ty) * pitch, len);
+        }
+      }
+      for (int eta = 0; eta < ALPHA; eta++) {
+        ROWS.winogradGrad(col, eta * len, len, tt, m, (eta * ALPHA * chans + ch) * tt, chans * tt);
+      }
+    }
+  }
+
+  /**
+   * out[at + i*stride] = (G^T w)[i] for i &lt; 3, w the 6 values at w[wo + xi*ws] (the 1-d back-transform of
+   * WinogradConv's weight gradient), in double.
+   */
+  private static void backTaps(double[] w, int wo, int ws, double[] out, int at, int stride) {
+    double w0 = w[wo];
+    double w1 = w[wo + ws];
+    double w2 = w[wo + 2 * ws];
+    double w3 = w[wo + 3 * ws];
+    double w4 = w[wo + 4 * ws];
+    double w5 = w[wo + 5 * ws];
+    out[at] = w0 * 0.25 - (w1 + w2) * SIXTH + (w3 + w4) * TWENTY_FOURTH;
+    out[at + stride] = (w2 - w1) * SIXTH + (w3 - w4) * (2 * TWENTY_FOURTH);
+    out[at + 2 * stride] = (w3 + w4 - w1 - w2) * SIXTH + w5;
+  }
+
+  private static final ThreadLocal<float[]> F_PACKED = ThreadLocal.withInitial(() -> new float[0]);
+  private static final ThreadLocal<float[]> F_PARTIALS = ThreadLocal.withInitial(() -> new float[0]);
+
+  /** Tiles below which the weight gradient takes several images per group (see {@link #weightGrad}). */
+  private static final int MIN_POSITIONS = 256;
+
+  /**
+   * Most chunks of images (each its own partial, 36 x channels x channels floats: 0.66 MB at 64 x 64) of the weight
+   * gradient, fixed by the shapes: fewer partials, less memory to zero, fill and add. VGG 64 -> 64 at 56 x 56, batch
+   * 8, one thread, wall time, load 3: 8 chunks 11.6 ms, 4 10.5 ms, 2 9.9 ms (the implicit GEMM's weight gradient
+   * 15.3 ms); 4 keeps four tasks for larger hosts.
+   */
+  private static final int MAX_CHUNKS = 4;
+
+  /**
+   * dw (overwritten) of the convolution of x, from gOut, in the transformed domain: per image, V = B^T d B of the
+   * input tiles (as the forward) and E = A e A^T of the upstream-gradient tiles, then the 36 products W[p] (+)= E[p]
+   * [O, tiles] x V[p]^T [tiles, C] on the implicit GEMM's weight-gradient tiles ({@link RowKernels#convWeightTile}:
+   * V[p]'s channel rows as its taps, E[p] packed position-major as its upstream gradient, one row of tiles as its
+   * positions), into one partial per chunk of images (a number fixed by the shapes); the partials are added in chunk
+   * order and each (output, input) channel pair's 6 x 6 sums go back to its 3 x 3 taps as G^T W G, in double,
+   * rounded once. Small images go several to a group (their tiles end to end, the group size fixed by the shapes).
+   * 36 multiplications per 16 positions and tap set instead of 144 (the backend's GEMM, packing both
+   * operands on each of the 36 calls per image, ran no faster than the implicit GEMM's 144). The result does not
+   * depend on the thread count (nor on blockFloats: whole images).
+   */
+  static void weightGrad(View x, View gOut, View dw, ConvGeometry g) {
+    int n = x.shapeRef()[0];
+    int c = x.shapeRef()[1];
+    int o = dw.shapeRef()[0];
+    int tw = Math.ceilDiv(g.ow(), M);
+    int th = Math.ceilDiv(g.oh(), M);
+    int taps = RowKernels.WEIGHT_TAPS;
+    int kpad = Math.ceilDiv(c, taps) * taps;
+    int width = ROWS.convWeightWidth();
+    int otiles = Math.ceilDiv(o, width);
+    int opad = otiles * width;
+    int pointFloats = kpad * opad; // a point's partial [kpad][opad]: rows past c are never read
+    int per = Math.max(imagesPerChunk(n, (long) POINTS * pointFloats), Math.ceilDiv(n, MAX_CHUNKS));
+    int chunks = Parallel.chunks(n, per);
+    int partFloats = POINTS * pointFloats;
+    // images per group, their tiles end to end as the products' positions: each convWeightTile call loads and stores
+    // its accumulators, so a 16 x 16 image's 20 tiles alone would cost as much in those as in products
+    int group = Math.max(1, Math.min(per, MIN_POSITIONS / (th * (tw + 1))));
+    // one slice per chunk, each point's part zeroed by its task just before its first products (in cache): a reused
+    // buffer, since fresh arrays of this size (5 MiB at VGG's 64 x 64, batch 8) cost their page faults on every call
+    // (3 of 15 ms per call, one thread, busy host)
+    float[] part = buffer(F_PARTIALS, (long) chunks * partFloats);
+    float[] xs = x.storage().floats();
+    float[] gs = gOut.storage().floats();
+    Parallel.forEach(chunks, t -> {
+      int[] offs = new int[kpad];
+      for (int img = t * per, n0 = img, n1 = Math.min(n, img + per); img < n1; img += group) {
+        int count = Math.min(group, n1 - img);
+        int tt = count * th * (tw + 1);
+        float[] col = buffer(F_COLUMNS, (long) ALPHA * M * tt);
+        float[] v = buffer(F_V, (long) POINTS * c * tt);
+        inputBlock(xs, x.offset() + img * c * g.hw(), c * g.hw(), count, c, g.h(), g.w(), g.ph(), g.pw(), 0, th, tw,
+            tt, v, col);
+        float[] m = buffer(F_M, (long) POINTS * o * tt);
+        gradBlock(gs, gOut.offset() + img * o * g.cols(), o * g.cols(), count, o, g.oh(), g.ow(), th, tw, m, col);
+        float[] gp = buffer(F_PACKED, (long) opad * tt);
+        for (int p = 0; p < POINTS; p++) {
+          ROWS.packPositionMajor(m, p * o * tt, o, opad, tt, gp);
+          for (int ch = 0; ch < c; ch++) offs[ch] = (p * c + ch) * tt;
+          int at = t * partFloats + p * pointFloats;
+          if (img == n0) java.util.Arrays.fill(part, at, at + pointFloats, 0f);
+          for (int ot = 0; ot < otiles; ot++) {
+            for (int k0 = 0; k0 < kpad; k0 += taps) {
+              ROWS.convWeightTile(v, 0, offs, k0, tt, 1, tt, gp, ot * tt * width, part,
+                  at + k0 * opad + ot * width, opad);
+            }
+          }
+        }
+      }
+    });
+    // the partials added in chunk order, element by element (unit stride), into the first
+    Parallel.forEach(POINTS, p -> { // point by point (unit stride): each element's sum in chunk order
+      for (int t = 1; t < chunks; t++) {
+        for (int i = p * pointFloats, j = t * partFloats + i, i1 = i + pointFloats; i < i1; i++, j++) part[i] += part[j];
+      }
+    });
+    float[] d = dw.storage().floats();
+    Parallel.forEach(o, k -> {
+      double[] wq = new double[POINTS];
+      double[] r = new double[ALPHA * 3];
+      double[] tap = new double[9];
+      for (int ch = 0; ch < c; ch++) {
+        for (int p = 0; p < POINTS; p++) wq[p] = part[p * pointFloats + ch * opad + k];
+        for (int eta = 0; eta < ALPHA; eta++) backTaps(wq, eta * ALPHA, 1, r, eta * 3, 1); // r[eta][j]
+        for (int j = 0; j < 3; j++) backTaps(r, j, 3, tap, j, 3); // tap[i][j]
+        int at = dw.offset() + (k * c + ch) * 9;
+        for (int k9 = 0; k9 < 9; k9++) d[at + k9] = (float) tap[k9];
+      }
+    });
   }
 }
