@@ -84,16 +84,15 @@ public final class ScalarUpdateKernels implements UpdateKernels {
     }
   }
 
-  /** In float32 no product takes or makes a subnormal, as in {@link #adam} (see UpdateKernels.sgdMomentum). */
+  /** In float32 the products a decaying buffer reaches take no subnormal, as in {@link #adam} (UpdateKernels.sgdMomentum). */
   @Override
   public void sgdMomentum(Slot p, Slot g, Slot b, int lo, int hi, double lr, double wd, double sign, double keep,
       double add, boolean nesterov, double mom) {
-    double fsg = floor(sign), fwd = floor(wd), fk = floor(keep), fa = floor(add), fmo = floor(mom), flr = floor(lr);
-    double normal = f32 ? Float.MIN_NORMAL : 0;
+    double fsg = floor(sign), fk = floor(keep), fmo = floor(mom), flr = floor(lr);
     for (int i = lo; i < hi; i++) {
       double x = ld(p, i);
-      double d = add(mul(sign, flush(ld(g, i), fsg)), mul(wd, flush(x, fwd)));
-      double buf = flush(add(mul(keep, flush(ld(b, i), fk)), mul(add, flush(d, fa))), normal);
+      double d = add(mul(sign, flush(ld(g, i), fsg)), mul(wd, x));
+      double buf = add(mul(keep, flush(ld(b, i), fk)), mul(add, d));
       st(b, i, buf);
       double step = nesterov ? add(d, mul(mom, flush(buf, fmo))) : buf;
       st(p, i, sub(x, mul(lr, flush(step, flr))));
@@ -112,12 +111,11 @@ public final class ScalarUpdateKernels implements UpdateKernels {
     boolean ams = vmax != null;
     // float32: operands below these are taken as 0 (see UpdateKernels.adam); float64: 0, every term computed
     double floor = f32 ? UpdateKernels.adamSquareFloor(c2) : 0;
-    double fm = floor(b1), fg = floor(c1), fv = floor(b2), fs = floor(stepSize), fx = floor(decay);
-    double fsg = floor(sign), fl = floor(l2), normal = f32 ? Float.MIN_NORMAL : 0;
+    double fm = floor(b1), fg = floor(c1), fv = floor(b2), fs = floor(stepSize), fsg = floor(sign), fl = floor(l2);
     for (int i = lo; i < hi; i++) {
       double x = ld(p, i);
       double gi = plain ? ld(g, i) : add(mul(sign, flush(ld(g, i), fsg)), mul(l2, flush(x, fl)));
-      double mi = flush(add(mul(b1, flush(ld(m, i), fm)), mul(c1, flush(gi, fg))), normal);
+      double mi = add(mul(b1, flush(ld(m, i), fm)), mul(c1, flush(gi, fg)));
       double gs = flush(gi, floor);
       double vi = add(mul(b2, flush(ld(v, i), fv)), mul(mul(c2, gs), gs));
       st(m, i, mi);
@@ -126,7 +124,7 @@ public final class ScalarUpdateKernels implements UpdateKernels {
         vi = Math.max(ld(vmax, i), vi);
         st(vmax, i, vi);
       }
-      st(p, i, sub(mul(flush(x, fx), decay), div(mul(stepSize, flush(mi, fs)), add(mul(sqrt(vi), invBc2Sqrt), eps))));
+      st(p, i, sub(mul(x, decay), div(mul(stepSize, flush(mi, fs)), add(mul(sqrt(vi), invBc2Sqrt), eps))));
     }
   }
 

@@ -26,10 +26,9 @@ public interface UpdateKernels {
 
   /**
    * SGD with momentum: {@code d = sign*g + wd*x; b = keep*b + add*d; p = x - lr * (nesterov ? d + mom*b : b)}.
-   * In float32 no product takes or makes a subnormal, as in {@link #adam}: each product's operand is taken as 0
-   * below its {@link #productFloor}, and a buffer whose sum is subnormal is stored as 0 (the buffer of a weight
-   * whose gradient stays 0 decays by the momentum per step through the subnormals otherwise). Float64 computes
-   * every term.
+   * In float32, as in {@link #adam}: the operand of {@code sign * g}, {@code keep * b}, {@code mom * b} and
+   * {@code lr * step} is taken as 0 below its {@link #productFloor} (the buffer of a weight whose gradient stays 0
+   * decays by the momentum per step through the subnormals otherwise). Float64 computes every term.
    */
   void sgdMomentum(Slot p, Slot g, Slot b, int lo, int hi, double lr, double wd, double sign, double keep, double add,
       boolean nesterov, double mom);
@@ -39,12 +38,13 @@ public interface UpdateKernels {
    * 1 / sqrt(1 - beta2^t): the denominator is {@code sqrt(v) * invBc2Sqrt + eps}. With {@code sign} 1 and
    * {@code l2} 0 (no maximize, no L2 term) the gradient is used as it is, without the two operations.
    *
-   * <p>In float32 no product takes or makes a subnormal ({@link #productFloor}): the operand of each of
-   * {@code b1 * m}, {@code c1 * g}, {@code b2 * v}, {@code stepSize * m}, {@code x * decay} (and {@code sign * g},
-   * {@code l2 * x}) is taken as 0 below its product's floor, the square's gradient below
-   * {@link #adamSquareFloor}, and a first moment whose sum is subnormal is stored as 0, so the moments are normal
-   * floats or 0. Only values below the smallest normal float change (the dropped update term is at most
-   * MIN_NORMAL / eps, 1.2e-30); float64 computes every term.
+   * <p>In float32 the products that a fitted model drives into the subnormals take none
+   * ({@link #productFloor}): the operand of each of {@code b1 * m}, {@code c1 * g}, {@code b2 * v},
+   * {@code stepSize * m} (and {@code sign * g}, {@code l2 * x}) is taken as 0 below its product's floor, the
+   * square's gradient below {@link #adamSquareFloor}. So a moment that decays reaches 0 without passing through
+   * the subnormals. Only terms below the smallest normal float are dropped (the update term at most
+   * MIN_NORMAL / eps, 1.2e-30); float64 computes every term. Left as they are, for their cost per element:
+   * {@code x * decay} (no training makes a parameter subnormal) and a sum that cancels to a subnormal.
    */
   void adam(Slot p, Slot g, Slot m, Slot v, Slot vmax, int lo, int hi, double sign, double l2, double decay, double b1,
       double b2, double c1, double c2, double eps, double stepSize, double invBc2Sqrt);

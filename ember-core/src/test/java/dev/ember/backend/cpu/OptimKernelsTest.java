@@ -332,9 +332,9 @@ class OptimKernelsTest {
    * of such a weight decays by beta1 per step through the whole subnormal range (seed_medium: 2.4M of 4.2M first
    * moments of one layer subnormal at once), each a microcode assist per operation on Intel. Both loop sets, bitwise
    * alike, take every operand whose product would be subnormal as 0: first and second moments that small, a
-   * gradient below MIN_NORMAL / c1, a first moment whose update term stepSize * m would be subnormal, a parameter
-   * below the weight decay's floor. So no moment is ever stored subnormal, and elements with only normal terms get
-   * the bits of the formula as it was.
+   * gradient below MIN_NORMAL / c1, a first moment whose update term stepSize * m would be subnormal. So a
+   * decaying moment reaches 0 without a subnormal value, and elements with only normal terms get the bits of the
+   * formula as it was.
    */
   @ParameterizedTest(name = "amsgrad={0} decoupled={1}")
   @MethodSource("adamVariants")
@@ -365,19 +365,20 @@ class OptimKernelsTest {
           decay, b1, b2, c1, c2, eps, stepSize, inv);
       float fm = (float) UpdateKernels.productFloor(b1), fg = (float) UpdateKernels.productFloor(c1);
       float fv = (float) UpdateKernels.productFloor(b2), fs = (float) UpdateKernels.productFloor(stepSize);
-      float fx = (float) UpdateKernels.productFloor(decay), fsq = (float) UpdateKernels.adamSquareFloor(c2);
+      float fsq = (float) UpdateKernels.adamSquareFloor(c2);
       for (int i = 0; i < n; i++) {
         String at = k.name() + " element " + i + " m=" + m0[i] + " g=" + g0[i] + " v=" + v0[i] + " p=" + p0[i];
         float mi = b1 * flush(m0[i], fm) + c1 * flush(g0[i], fg);
-        mi = flush(mi, Float.MIN_NORMAL);
         float gs = flush(g0[i], fsq);
         float vi = b2 * flush(v0[i], fv) + c2 * gs * gs;
         float denom = (float) Math.sqrt(vi) * inv + eps;
-        float pi = flush(p0[i], fx) * decay - stepSize * flush(mi, fs) / denom;
+        float pi = p0[i] * decay - stepSize * flush(mi, fs) / denom;
         assertEquals(mi, m[i], 0f, at + ": exp_avg");
         assertEquals(vi, v[i], 0f, at + ": exp_avg_sq");
         assertEquals(pi, p[i], 0f, at + ": param");
-        assertTrue(!subnormal(m[i]) && !subnormal(v[i]), at + ": moments " + m[i] + ", " + v[i]);
+        // a moment is subnormal only where two normal terms cancel
+        assertTrue(!subnormal(m[i]) || flush(m0[i], fm) != 0 && flush(g0[i], fg) != 0, at + ": exp_avg " + m[i]);
+        assertTrue(!subnormal(v[i]), at + ": exp_avg_sq " + v[i]);
         boolean allNormal = !subnormal(b1 * m0[i]) && !subnormal(c1 * g0[i]) && !subnormal(b2 * v0[i])
             && !subnormal(c2 * g0[i] * g0[i]) && !subnormal(stepSize * (b1 * m0[i] + c1 * g0[i]))
             && !subnormal(p0[i]) && !subnormal(b1 * m0[i] + c1 * g0[i]);
@@ -391,14 +392,31 @@ class OptimKernelsTest {
         }
       }
       out[r++] = m;
+      // the moments of a weight whose gradient stays 0 decay to 0 without a subnormal value on the way
+      float[] dp = new float[n], dg = new float[n], dm = new float[n], dv = new float[n];
+      for (int i = 0; i < n; i++) {
+        dp[i] = 0.5f;
+        dm[i] = (float) ((i % 2 == 0 ? 1 : -1) * Math.pow(10, -30 - 5.0 * i / n));
+        dv[i] = (float) (1e-36 * (1 + i));
+      }
+      for (int step = 0; step < 400; step++) {
+        k.adam(new Slot(dp, 0), new Slot(dg, 0), new Slot(dm, 0), new Slot(dv, 0), ams ? new Slot(new float[n], 0) : null,
+            0, n, 1f, 0f, decay, b1, 0.9f, c1, c2, eps, stepSize, inv);
+        for (int i = 0; i < n; i++) {
+          assertTrue(!subnormal(dm[i]) && !subnormal(dv[i]), k.name() + " step " + step + " element " + i + ": m " + dm[i]
+              + ", v " + dv[i]);
+        }
+      }
+      for (int i = 0; i < n; i++) assertEquals(0f, dm[i], 0f, k.name() + " decayed exp_avg " + i);
     }
     assertArrayEquals(out[0], out[1], "scalar and vector first moments");
   }
 
   /**
    * SGD with momentum: the buffer of a weight whose gradient stays 0 decays by the momentum per step through the
-   * subnormals; both loop sets, bitwise alike, take each product's operand as 0 below its floor and store no
-   * subnormal buffer. Elements with only normal terms get the formula's bits as before.
+   * subnormals; both loop sets, bitwise alike, take the operands of sign * g, keep * b, mom * b and lr * step as 0
+   * below their floors, so it reaches 0 without a subnormal value. Elements with only normal terms get the
+   * formula's bits as before.
    */
   @ParameterizedTest(name = "nesterov={0}")
   @ValueSource(booleans = {false, true})
@@ -421,18 +439,16 @@ class OptimKernelsTest {
       System.arraycopy(g0, 0, g, 0, n);
       System.arraycopy(b0, 0, b, 0, n);
       k.sgdMomentum(new Slot(p, 0), new Slot(g, 0), new Slot(b, 0), 0, n, lr, wd, 1f, keep, add, nesterov, mom);
-      float fsg = (float) UpdateKernels.productFloor(1f), fwd = (float) UpdateKernels.productFloor(wd);
-      float fk = (float) UpdateKernels.productFloor(keep), fa = (float) UpdateKernels.productFloor(add);
+      float fsg = (float) UpdateKernels.productFloor(1f), fk = (float) UpdateKernels.productFloor(keep);
       float fmo = (float) UpdateKernels.productFloor(mom), flr = (float) UpdateKernels.productFloor(lr);
       for (int i = 0; i < n; i++) {
         String at = k.name() + " element " + i + " b=" + b0[i] + " g=" + g0[i] + " p=" + p0[i];
-        float d = 1f * flush(g0[i], fsg) + wd * flush(p0[i], fwd);
-        float bi = flush(keep * flush(b0[i], fk) + add * flush(d, fa), Float.MIN_NORMAL);
+        float d = 1f * flush(g0[i], fsg) + wd * p0[i];
+        float bi = keep * flush(b0[i], fk) + add * d;
         float step = nesterov ? d + mom * flush(bi, fmo) : bi;
         float pi = p0[i] - lr * flush(step, flr);
         assertEquals(bi, b[i], 0f, at + ": momentum_buffer");
         assertEquals(pi, p[i], 0f, at + ": param");
-        assertTrue(!subnormal(b[i]), at + ": buffer " + b[i]);
         float od = 1f * g0[i] + wd * p0[i];
         float ob = keep * b0[i] + add * od;
         float ostep = nesterov ? od + mom * ob : ob;
@@ -444,6 +460,17 @@ class OptimKernelsTest {
         }
       }
       out[r++] = p;
+      // the buffer of a weight whose gradient stays 0 decays to 0 without a subnormal value on the way
+      float[] dp = new float[n], dg = new float[n], db = new float[n];
+      for (int i = 0; i < n; i++) {
+        dp[i] = 0.5f;
+        db[i] = (float) ((i % 2 == 0 ? 1 : -1) * Math.pow(10, -30 - 5.0 * i / n));
+      }
+      for (int step = 0; step < 400; step++) {
+        k.sgdMomentum(new Slot(dp, 0), new Slot(dg, 0), new Slot(db, 0), 0, n, lr, 0f, 1f, keep, add, nesterov, mom);
+        for (int i = 0; i < n; i++) assertTrue(!subnormal(db[i]), k.name() + " step " + step + " element " + i + ": " + db[i]);
+      }
+      for (int i = 0; i < n; i++) assertEquals(0f, db[i], 0f, k.name() + " decayed buffer " + i);
     }
     assertArrayEquals(out[0], out[1], "scalar and vector parameters");
   }
