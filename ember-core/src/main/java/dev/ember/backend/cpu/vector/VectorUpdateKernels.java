@@ -83,8 +83,9 @@ public final class VectorUpdateKernels implements UpdateKernels {
    * from ~0.2 to ~0.9 s). The other products a fitted model drives there take operands flushed the same way
    * below their {@link UpdateKernels#productFloor}: the first moments of weights whose gradient stays 0 decay
    * through the subnormals otherwise (a seed_medium AdamW step at batch 32 went from ~47 to ~108 ms while they
-   * did; 4M elements in a fitted state, m = 1e-40: 44 against 5.2 ms of thread CPU). Each flush costs ~9% of the
-   * loop on normal values (4.8 against 5.2 ms), so the parameter's and the sums' are left out.
+   * did; 4M elements in a fitted state, m = 1e-40: 44 against 5.0-5.5 ms of thread CPU). On normal values the
+   * flushes cost 5-15% of the loop (4.8 against 5.1-5.5 ms, loaded host), so the parameter's and the sums' are
+   * left out.
    */
   @Override
   public void adam(Slot p, Slot g, Slot m, Slot v, Slot vmax, int lo, int hi, double sign, double l2, double decay,
@@ -95,7 +96,7 @@ public final class VectorUpdateKernels implements UpdateKernels {
     int i = lo;
     int end = bound(lo, hi);
     boolean plain = sign == 1 && l2 == 0;
-    // operands below these floors are taken as 0, so that no product takes or makes a subnormal (UpdateKernels.adam)
+    // operands below these floors are taken as 0: the products a fitted model reaches take no subnormal (UpdateKernels.adam)
     float floor = (float) UpdateKernels.adamSquareFloor(c2);
     float fm = (float) UpdateKernels.productFloor(b1), fg = (float) UpdateKernels.productFloor(c1);
     float fv = (float) UpdateKernels.productFloor(b2), fs = (float) UpdateKernels.productFloor(stepSize);
