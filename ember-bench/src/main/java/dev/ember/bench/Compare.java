@@ -109,11 +109,14 @@ public final class Compare {
   /**
    * A case on its peer's schedule ({@link BenchCase.PeerSchedule}): the JIT is warmed up for {@code jitWarmupS} on a
    * throwaway instance (at least 2 calls), which is then dropped, and a fresh instance is measured with the peer's
-   * warm-up and target, so that the timed steps are the same steps of the run as the peer's.
+   * warm-up and target, so that the timed steps are the same steps of the run as the peer's. The throwaway is
+   * collected before the fresh instance is built (seed_large's is 1.5 GB of parameters and Adam state, whose
+   * collection would otherwise fall into the timed repeats; the peers free theirs at once).
    */
   static Measure.Result scheduled(Measure m, BenchCase c, double jitWarmupS, double targetS) {
     BenchCase.PeerSchedule s = c.schedule();
     Measure.warmUp(s.make().get(), jitWarmupS);
+    System.gc();
     return m.run(s.make().get(), c.unitsPerCall(), s.warmupS(), peerTarget(s, targetS));
   }
 
