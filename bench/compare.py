@@ -104,7 +104,8 @@ def parse_args():
                         "instead of ParallelGC with a pre-touched 1 GB heap")
     p.add_argument("--training-warmup", type=float, default=TRAINING_WARMUP_S,
                    help="training, compression and compile: Ember's warm-up seconds per case (default %(default)s, see "
-                        "TRAINING_WARMUP_S)")
+                        "TRAINING_WARMUP_S); the seed MLP cases spend them on a throwaway model, then time a fresh "
+                        "one on the peers' schedule")
     a = p.parse_args()
     a.peer_list = parse_peer_list(p, a.peer)
     if not a.no_peer and "torch113" in a.peer_list and not a.peers:

@@ -63,7 +63,8 @@ usage: bench/compare.sh CATEGORY [--threads N] [--repeats N] [--passes N] [--max
   --no-peer    Ember only: no PyTorch passes, "pytorch" and "ratio" null (needs no torch)
   --warmup-steps N, --steps N  memory: steps before and during the measurement (default 5, 20)
   --training-warmup S  training, compression and compile: Ember's warm-up seconds per case (default 10: the first
-               case of a fresh JVM waits for C2 to compile the training path)
+               case of a fresh JVM waits for C2 to compile the training path); the seed MLP cases spend them on a
+               throwaway model, then time a fresh one on the peers' own schedule (BENCHMARKS.md, "How to run")
   --xmx SIZE   memory: the Ember JVM's -Xmx (default 4g, enough for seed_large with Adam); the
                memory pass runs without -Xms/AlwaysPreTouch, which would make the whole heap resident
   --xmn SIZE   memory: its young generation (default 64m), with the serial collector: the steps'

@@ -21,7 +21,9 @@ public final class Compare {
       usage: Compare CATEGORY [options]       (CATEGORY: gemm | ops | nn | optim | training | losses | schedulers | metrics | callbacks | precision | compression | compile)
         --threads N        Ember worker threads (default: -Dember.threads / EMBER_NUM_THREADS / #cpus)
         --repeats N        timed repeats per case (default 5)
-        --warmup S         warm-up seconds per case, at least 2 calls (default 2.0: lets C2 compile the Vector API code)
+        --warmup S         warm-up seconds per case, at least 2 calls (default 2.0: lets C2 compile the Vector API code);
+                           a case on its peer's schedule (the seed MLPs) spends them on a throwaway instance, then
+                           measures a fresh one with the peer's warm-up and target (JSON: "schedule":"peer")
         --target S         seconds per timed repeat, calls per repeat calibrated to it (default 0.4)
         --sizes A,B,...    gemm: square sizes (default 128,256,512,1024,2048); ops: element counts (default 1048576,65536)
         --only P,Q,...     run only workloads or "workload/case" names starting with one of these
@@ -89,12 +91,13 @@ public final class Compare {
     Measure m = new Measure(new Measure.Options(a.warmup, a.target, a.repeats, a.foreignMax, 4, a.maxWait));
     for (int i = 0; i < cases.size(); i++) {
       BenchCase c = cases.get(i);
-      Measure.Result r = c.probe() != null ? probe(c, a.repeats) : m.run(c.call(), c.unitsPerCall());
+      Measure.Result r = c.probe() != null ? probe(c, a.repeats)
+          : c.schedule() != null ? scheduled(m, c, a.warmup, a.target) : m.run(c.call(), c.unitsPerCall());
       // drop the case so its operands (up to 180 MB for the 6656-wide GEMM) can be collected
       cases.set(i, null);
       double[] v = Arrays.stream(r.values()).map(c.toReported()).toArray();
       Measure.Result rep = new Measure.Result(v, r.callsPerRepeat(), r.discarded(), r.contaminated(), r.quietWaitS());
-      out.println(json(c, rep, kernels));
+      out.println(json(c, rep, kernels, a));
       out.flush();
       err.printf(Locale.ROOT, "%-10s %-40s thr=%d median=%12.3f  min=%12.3f  max=%12.3f  %s%s%n", c.workload(), c.name(),
           Device.CPU.backend().threads(), rep.median(), rep.min(), rep.max(), c.unit(),
@@ -103,13 +106,31 @@ public final class Compare {
     return 0;
   }
 
+  /**
+   * A case on its peer's schedule ({@link BenchCase.PeerSchedule}): the JIT is warmed up for {@code jitWarmupS} on a
+   * throwaway instance (at least 2 calls), which is then dropped, and a fresh instance is measured with the peer's
+   * warm-up and target, so that the timed steps are the same steps of the run as the peer's. The throwaway is
+   * collected before the fresh instance is built (seed_large's is 1.5 GB of parameters and Adam state, whose
+   * collection would otherwise fall into the timed repeats; the peers free theirs at once).
+   */
+  static Measure.Result scheduled(Measure m, BenchCase c, double jitWarmupS, double targetS) {
+    BenchCase.PeerSchedule s = c.schedule();
+    Measure.warmUp(s.make().get(), jitWarmupS);
+    System.gc();
+    return m.run(s.make().get(), c.unitsPerCall(), s.warmupS(), peerTarget(s, targetS));
+  }
+
+  private static double peerTarget(BenchCase.PeerSchedule s, double targetS) {
+    return Double.isNaN(s.targetS()) ? targetS : s.targetS();
+  }
+
   private static Measure.Result probe(BenchCase c, int repeats) {
     double[] v = new double[repeats];
     for (int i = 0; i < repeats; i++) v[i] = c.probe().getAsDouble();
     return new Measure.Result(v, 1, 0, false, 0);
   }
 
-  private static String json(BenchCase c, Measure.Result r, String kernels) {
+  private static String json(BenchCase c, Measure.Result r, String kernels, Args a) {
     StringBuilder sb = new StringBuilder("{");
     sb.append("\"workload\":").append(JsonText.str(c.workload()));
     sb.append(",\"case\":").append(JsonText.str(c.name()));
@@ -125,6 +146,11 @@ public final class Compare {
     sb.append(",\"max\":").append(JsonText.num(r.max()));
     sb.append(",\"repeats\":").append(r.values().length);
     sb.append(",\"calls_per_repeat\":").append(r.callsPerRepeat());
+    if (c.schedule() != null) { // the peer's schedule on a fresh instance, after the JIT warm-up on another
+      sb.append(",\"schedule\":\"peer\",\"jit_warmup_s\":").append(JsonText.num(a.warmup));
+      sb.append(",\"warmup_s\":").append(JsonText.num(c.schedule().warmupS()));
+      sb.append(",\"target_s\":").append(JsonText.num(peerTarget(c.schedule(), a.target)));
+    }
     sb.append(",\"discarded_repeats\":").append(r.discarded());
     if (r.contaminated()) sb.append(",\"contaminated\":true");
     sb.append(",\"quiet_wait_s\":").append(JsonText.num(r.quietWaitS()));

@@ -51,23 +51,26 @@ final class Measure {
 
   /** Runs {@code fn} (one call) under the method above; {@code unitsPerCall} scales calls/s to the reported unit. */
   Result run(Runnable fn, double unitsPerCall) {
+    return run(fn, unitsPerCall, o.warmupS(), o.targetS());
+  }
+
+  /**
+   * As {@link #run(Runnable, double)} with this case's own warm-up and target seconds (a peer's schedule for one
+   * case, {@link BenchCase.PeerSchedule}); the other options are the runner's.
+   */
+  Result run(Runnable fn, double unitsPerCall, double warmupS, double targetS) {
     double waited = waitQuiet(o.maxWaitS());
-    long t0 = System.nanoTime();
-    int n = 0;
-    while (n < 2 || seconds(t0) < o.warmupS()) {
-      fn.run();
-      n++;
-    }
+    warmUp(fn, warmupS);
     long k = 1;
     double dt;
     while (true) {
       long t = System.nanoTime();
       for (long i = 0; i < k; i++) fn.run();
       dt = seconds(t);
-      if (dt >= o.targetS() * 0.5) break;
-      k = Math.max(k + 1, Math.min(k * 10, (long) (k * o.targetS() / Math.max(dt, 1e-9))));
+      if (dt >= targetS * 0.5) break;
+      k = Math.max(k + 1, Math.min(k * 10, (long) (k * targetS / Math.max(dt, 1e-9))));
     }
-    k = Math.max(1, Math.round(k * o.targetS() / dt));
+    k = Math.max(1, Math.round(k * targetS / dt));
 
     List<Double> clean = new ArrayList<>();
     List<Double> dirty = new ArrayList<>();
@@ -93,6 +96,17 @@ final class Measure {
     boolean contaminated = clean.size() < Math.max(1, (o.repeats() + 1) / 2);
     if (contaminated) clean.addAll(dirty);
     return new Result(clean.stream().mapToDouble(Double::doubleValue).toArray(), k, dirty.size(), contaminated, waited);
+  }
+
+  /** The warm-up rule: calls {@code fn} at least twice and for at least {@code seconds}; returns the calls made. */
+  static int warmUp(Runnable fn, double seconds) {
+    long t0 = System.nanoTime();
+    int n = 0;
+    while (n < 2 || seconds(t0) < seconds) {
+      fn.run();
+      n++;
+    }
+    return n;
   }
 
   private static double seconds(long t0) {

@@ -28,7 +28,8 @@ import java.util.function.Supplier;
  * writes it. The workloads, names and settings are exactly those of the shared PyTorch peer
  * ({@code ../shared/peers/pytorch_bench.py}): same layer sizes, batch sizes, optimizer
  * hyper-parameters, 8 pre-made random batches cycled (2 for the large MLP), labels uniform over
- * the classes.
+ * the classes. The seed MLPs are also measured on the peers' schedule ({@link #seedCase}): the same steps of the
+ * same run.
  *
  * <ul>
  *   <li>mlp_mnist: 784-128-10 ReLU, SGD(lr=0.01), batch 32 and 128, plus batch-1 inference latency
@@ -66,7 +67,7 @@ final class TrainingCases {
       int h = Integer.parseInt(s[1]);
       for (int b : BATCHES) {
         for (String o : OPTIMS) {
-          out.add(lazy("seed_" + s[0], "train b=" + b + " " + o, "samples/s", b, () -> seed(h, b, o)));
+          out.add(seedCase(s[0], h, b, o));
         }
       }
     }
@@ -89,6 +90,29 @@ final class TrainingCases {
 
   static long seedParams(long h) {
     return 1024 * h + h + 2 * (h * h + h) + h * 10 + 10;
+  }
+
+  /**
+   * pytorch_bench.py's {@code bench_seed} schedule (torch210's {@code benchSeed} is the same): the warm-up is its
+   * default {@code --warmup} of 1 s (at least 2 steps), the repeats its default {@code --target}; seed_large is
+   * measured from its third step, {@code warmup=0.0} and {@code target=0.3}. Neither runner passes them.
+   */
+  static final double PEER_WARMUP_S = 1.0;
+  static final double LARGE_WARMUP_S = 0.0;
+  static final double LARGE_TARGET_S = 0.3;
+
+  /**
+   * A seed MLP case on the peers' schedule ({@link BenchCase.PeerSchedule}): the model fits its few cycled batches
+   * within a few hundred steps, after which the gradients of dead units are 0 and Adam's first moments (and SGD's
+   * momentum) decay through the subnormal floats, so the steps measured must be the same steps as the peer's. The
+   * JIT warms up on a throwaway model; a fresh model then runs the peer's warm-up, calibration and repeats.
+   */
+  static BenchCase seedCase(String size, int h, int batch, String optim) {
+    boolean large = "large".equals(size);
+    BenchCase.PeerSchedule schedule = new BenchCase.PeerSchedule(large ? LARGE_WARMUP_S : PEER_WARMUP_S,
+        large ? LARGE_TARGET_S : Double.NaN, () -> seed(h, batch, optim));
+    return BenchCase.scheduled("seed_" + size, "train b=" + batch + " " + optim, "samples/s", batch,
+        onFirstCall(schedule.make()), schedule);
   }
 
   /** A throughput case whose step (model, optimizer, data) is built on its first call. */

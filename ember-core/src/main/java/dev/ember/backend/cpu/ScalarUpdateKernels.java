@@ -84,16 +84,18 @@ public final class ScalarUpdateKernels implements UpdateKernels {
     }
   }
 
+  /** In float32 the products a decaying buffer reaches take no subnormal, as in {@link #adam} (UpdateKernels.sgdMomentum). */
   @Override
   public void sgdMomentum(Slot p, Slot g, Slot b, int lo, int hi, double lr, double wd, double sign, double keep,
       double add, boolean nesterov, double mom) {
+    double fsg = floor(sign), fk = floor(keep), fmo = floor(mom), flr = floor(lr);
     for (int i = lo; i < hi; i++) {
       double x = ld(p, i);
-      double d = add(mul(sign, ld(g, i)), mul(wd, x));
-      double buf = add(mul(keep, ld(b, i)), mul(add, d));
+      double d = add(mul(sign, flush(ld(g, i), fsg)), mul(wd, x));
+      double buf = add(mul(keep, flush(ld(b, i), fk)), mul(add, d));
       st(b, i, buf);
-      double step = nesterov ? add(d, mul(mom, buf)) : buf;
-      st(p, i, sub(x, mul(lr, step)));
+      double step = nesterov ? add(d, mul(mom, flush(buf, fmo))) : buf;
+      st(p, i, sub(x, mul(lr, flush(step, flr))));
     }
   }
 
@@ -107,21 +109,33 @@ public final class ScalarUpdateKernels implements UpdateKernels {
       double b1, double b2, double c1, double c2, double eps, double stepSize, double invBc2Sqrt) {
     boolean plain = f32 && sign == 1 && l2 == 0;
     boolean ams = vmax != null;
+    // float32: operands below these are taken as 0 (see UpdateKernels.adam); float64: 0, every term computed
     double floor = f32 ? UpdateKernels.adamSquareFloor(c2) : 0;
+    double fm = floor(b1), fg = floor(c1), fv = floor(b2), fs = floor(stepSize), fsg = floor(sign), fl = floor(l2);
     for (int i = lo; i < hi; i++) {
       double x = ld(p, i);
-      double gi = plain ? ld(g, i) : add(mul(sign, ld(g, i)), mul(l2, x));
-      double mi = add(mul(b1, ld(m, i)), mul(c1, gi));
-      double gs = Math.abs(gi) < floor ? 0 : gi;
-      double vi = add(mul(b2, ld(v, i)), mul(mul(c2, gs), gs));
+      double gi = plain ? ld(g, i) : add(mul(sign, flush(ld(g, i), fsg)), mul(l2, flush(x, fl)));
+      double mi = add(mul(b1, flush(ld(m, i), fm)), mul(c1, flush(gi, fg)));
+      double gs = flush(gi, floor);
+      double vi = add(mul(b2, flush(ld(v, i), fv)), mul(mul(c2, gs), gs));
       st(m, i, mi);
       st(v, i, vi);
       if (ams) {
         vi = Math.max(ld(vmax, i), vi);
         st(vmax, i, vi);
       }
-      st(p, i, sub(mul(x, decay), div(mul(stepSize, mi), add(mul(sqrt(vi), invBc2Sqrt), eps))));
+      st(p, i, sub(mul(x, decay), div(mul(stepSize, flush(mi, fs)), add(mul(sqrt(vi), invBc2Sqrt), eps))));
     }
+  }
+
+  /** In float32 {@link UpdateKernels#productFloor}{@code (c)}; in float64 0 (nothing is flushed). */
+  private double floor(double c) {
+    return f32 ? UpdateKernels.productFloor(c) : 0;
+  }
+
+  /** {@code a}, or 0 where its magnitude is below {@code floor} (NaN stays NaN). */
+  private static double flush(double a, double floor) {
+    return Math.abs(a) < floor ? 0 : a;
   }
 
   @Override

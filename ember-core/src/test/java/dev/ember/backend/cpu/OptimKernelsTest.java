@@ -316,6 +316,177 @@ class OptimKernelsTest {
     assertArrayEquals(results[0], results[1], "scalar and vector second moments");
   }
 
+  /** productFloor(c): the smallest float x >= MIN_NORMAL whose product with c, rounded to float, is normal. */
+  @ParameterizedTest(name = "c={0}")
+  @ValueSource(floats = {0.9f, 0.1f, 0.999f, 1e-3f, 1.2e-3f, 0.99999f, 1f, 3f, -1f, 0f, 7.3e-9f})
+  void productFloorIsTheSmallestOperandOfANormalProduct(float c) {
+    float f = (float) UpdateKernels.productFloor(c);
+    float a = Math.abs(c);
+    assertTrue(f >= Float.MIN_NORMAL, "floor " + f);
+    if (a > 0) assertTrue(a * f >= Float.MIN_NORMAL, "c * floor = " + a * f);
+    if (f > Float.MIN_NORMAL) assertTrue(a * Math.nextDown(f) < Float.MIN_NORMAL, "below the floor: " + a * Math.nextDown(f));
+  }
+
+  /**
+   * A model that fits its batches leaves many gradients at exactly 0 (dead ReLU units), and Adam's first moment
+   * of such a weight decays by beta1 per step through the whole subnormal range (seed_medium: 2.4M of 4.2M first
+   * moments of one layer subnormal at once), each a microcode assist per operation on Intel. Both loop sets, bitwise
+   * alike, take every operand whose product would be subnormal as 0: first and second moments that small, a
+   * gradient below MIN_NORMAL / c1, a first moment whose update term stepSize * m would be subnormal. So a
+   * decaying moment reaches 0 without a subnormal value, and elements with only normal terms get the bits of the
+   * formula as it was.
+   */
+  @ParameterizedTest(name = "amsgrad={0} decoupled={1}")
+  @MethodSource("adamVariants")
+  void adamTakesNoSubnormalOperand(boolean ams, boolean decoupled) {
+    int n = 211;
+    float b1 = 0.9f, b2 = 0.999f, c1 = (float) (1 - 0.9), c2 = (float) (1 - 0.999), eps = 1e-8f, stepSize = 1e-3f;
+    float decay = decoupled ? 1 - 1e-3f * 0.01f : 1f;
+    float inv = 1.0005f;
+    float[][] out = new float[2][];
+    int r = 0;
+    for (UpdateKernels k : new UpdateKernels[] {SCALAR, VECTOR}) {
+      float[] p = new float[n], g = new float[n], m = new float[n], v = new float[n], x = new float[n];
+      float[] p0 = new float[n], g0 = new float[n], m0 = new float[n], v0 = new float[n];
+      for (int i = 0; i < n; i++) {
+        // magnitudes from 1.4e-45 (the smallest subnormal) to 1e-30 and a few normal ones; zeros in between
+        double e = -45 + 15.0 * ((i * 37) % n) / (n - 1);
+        float tiny = (float) ((i % 2 == 0 ? 1 : -1) * Math.pow(10, e));
+        m0[i] = i % 5 == 0 ? 0f : i % 7 == 0 ? 0.01f : tiny;
+        g0[i] = i % 3 == 0 ? 0f : i % 11 == 0 ? -0.02f : (float) (tiny * (i % 4 == 1 ? 1e5 : 1));
+        v0[i] = i % 13 == 0 ? 1e-4f : Math.abs(tiny);
+        p0[i] = i % 17 == 0 ? tiny : 0.5f - i * 1e-3f;
+      }
+      System.arraycopy(p0, 0, p, 0, n);
+      System.arraycopy(g0, 0, g, 0, n);
+      System.arraycopy(m0, 0, m, 0, n);
+      System.arraycopy(v0, 0, v, 0, n);
+      k.adam(new Slot(p, 0), new Slot(g, 0), new Slot(m, 0), new Slot(v, 0), ams ? new Slot(x, 0) : null, 0, n, 1f, 0f,
+          decay, b1, b2, c1, c2, eps, stepSize, inv);
+      float fm = (float) UpdateKernels.productFloor(b1), fg = (float) UpdateKernels.productFloor(c1);
+      float fv = (float) UpdateKernels.productFloor(b2), fs = (float) UpdateKernels.productFloor(stepSize);
+      float fsq = (float) UpdateKernels.adamSquareFloor(c2);
+      for (int i = 0; i < n; i++) {
+        String at = k.name() + " element " + i + " m=" + m0[i] + " g=" + g0[i] + " v=" + v0[i] + " p=" + p0[i];
+        float mi = b1 * flush(m0[i], fm) + c1 * flush(g0[i], fg);
+        float gs = flush(g0[i], fsq);
+        float vi = b2 * flush(v0[i], fv) + c2 * gs * gs;
+        float denom = (float) Math.sqrt(vi) * inv + eps;
+        float pi = p0[i] * decay - stepSize * flush(mi, fs) / denom;
+        assertEquals(mi, m[i], 0f, at + ": exp_avg");
+        assertEquals(vi, v[i], 0f, at + ": exp_avg_sq");
+        assertEquals(pi, p[i], 0f, at + ": param");
+        // a moment is subnormal only where two normal terms cancel
+        assertTrue(!subnormal(m[i]) || flush(m0[i], fm) != 0 && flush(g0[i], fg) != 0, at + ": exp_avg " + m[i]);
+        assertTrue(!subnormal(v[i]), at + ": exp_avg_sq " + v[i]);
+        boolean allNormal = !subnormal(b1 * m0[i]) && !subnormal(c1 * g0[i]) && !subnormal(b2 * v0[i])
+            && !subnormal(c2 * g0[i] * g0[i]) && !subnormal(stepSize * (b1 * m0[i] + c1 * g0[i]))
+            && !subnormal(p0[i]) && !subnormal(b1 * m0[i] + c1 * g0[i]);
+        if (allNormal) { // the formula without any flush, as before
+          float om = b1 * m0[i] + c1 * g0[i];
+          float ov = b2 * v0[i] + c2 * g0[i] * g0[i];
+          float op = p0[i] * decay - stepSize * om / ((float) Math.sqrt(ov) * inv + eps);
+          assertEquals(om, m[i], 0f, at + ": unflushed exp_avg");
+          assertEquals(ov, v[i], 0f, at + ": unflushed exp_avg_sq");
+          assertEquals(op, p[i], 0f, at + ": unflushed param");
+        }
+      }
+      out[r++] = m;
+      // the moments of a weight whose gradient stays 0 decay to 0 without a subnormal value on the way
+      float[] dp = new float[n], dg = new float[n], dm = new float[n], dv = new float[n];
+      for (int i = 0; i < n; i++) {
+        dp[i] = 0.5f;
+        dm[i] = (float) ((i % 2 == 0 ? 1 : -1) * Math.pow(10, -30 - 5.0 * i / n));
+        dv[i] = (float) (1e-36 * (1 + i));
+      }
+      for (int step = 0; step < 400; step++) {
+        k.adam(new Slot(dp, 0), new Slot(dg, 0), new Slot(dm, 0), new Slot(dv, 0), ams ? new Slot(new float[n], 0) : null,
+            0, n, 1f, 0f, decay, b1, 0.9f, c1, c2, eps, stepSize, inv);
+        for (int i = 0; i < n; i++) {
+          assertTrue(!subnormal(dm[i]) && !subnormal(dv[i]), k.name() + " step " + step + " element " + i + ": m " + dm[i]
+              + ", v " + dv[i]);
+        }
+      }
+      for (int i = 0; i < n; i++) assertEquals(0f, dm[i], 0f, k.name() + " decayed exp_avg " + i);
+    }
+    assertArrayEquals(out[0], out[1], "scalar and vector first moments");
+  }
+
+  /**
+   * SGD with momentum: the buffer of a weight whose gradient stays 0 decays by the momentum per step through the
+   * subnormals; both loop sets, bitwise alike, take the operands of sign * g, keep * b, mom * b and lr * step as 0
+   * below their floors, so it reaches 0 without a subnormal value. Elements with only normal terms get the
+   * formula's bits as before.
+   */
+  @ParameterizedTest(name = "nesterov={0}")
+  @ValueSource(booleans = {false, true})
+  void sgdMomentumTakesNoSubnormalOperand(boolean nesterov) {
+    int n = 173;
+    float lr = 0.01f, wd = 1e-4f, keep = 0.9f, add = 0.75f, mom = 0.9f;
+    float[][] out = new float[2][];
+    int r = 0;
+    for (UpdateKernels k : new UpdateKernels[] {SCALAR, VECTOR}) {
+      float[] p = new float[n], g = new float[n], b = new float[n];
+      float[] p0 = new float[n], g0 = new float[n], b0 = new float[n];
+      for (int i = 0; i < n; i++) {
+        double e = -45 + 15.0 * ((i * 41) % n) / (n - 1);
+        float tiny = (float) ((i % 2 == 0 ? 1 : -1) * Math.pow(10, e));
+        b0[i] = i % 5 == 0 ? 0f : i % 7 == 0 ? 0.01f : tiny;
+        g0[i] = i % 3 == 0 ? 0f : i % 11 == 0 ? -0.02f : tiny;
+        p0[i] = i % 17 == 0 ? tiny : 0.5f - i * 1e-3f;
+      }
+      System.arraycopy(p0, 0, p, 0, n);
+      System.arraycopy(g0, 0, g, 0, n);
+      System.arraycopy(b0, 0, b, 0, n);
+      k.sgdMomentum(new Slot(p, 0), new Slot(g, 0), new Slot(b, 0), 0, n, lr, wd, 1f, keep, add, nesterov, mom);
+      float fsg = (float) UpdateKernels.productFloor(1f), fk = (float) UpdateKernels.productFloor(keep);
+      float fmo = (float) UpdateKernels.productFloor(mom), flr = (float) UpdateKernels.productFloor(lr);
+      for (int i = 0; i < n; i++) {
+        String at = k.name() + " element " + i + " b=" + b0[i] + " g=" + g0[i] + " p=" + p0[i];
+        float d = 1f * flush(g0[i], fsg) + wd * p0[i];
+        float bi = keep * flush(b0[i], fk) + add * d;
+        float step = nesterov ? d + mom * flush(bi, fmo) : bi;
+        float pi = p0[i] - lr * flush(step, flr);
+        assertEquals(bi, b[i], 0f, at + ": momentum_buffer");
+        assertEquals(pi, p[i], 0f, at + ": param");
+        float od = 1f * g0[i] + wd * p0[i];
+        float ob = keep * b0[i] + add * od;
+        float ostep = nesterov ? od + mom * ob : ob;
+        boolean allNormal = !subnormal(g0[i]) && !subnormal(wd * p0[i]) && !subnormal(keep * b0[i])
+            && !subnormal(add * od) && !subnormal(ob) && !subnormal(mom * ob) && !subnormal(lr * ostep);
+        if (allNormal) {
+          assertEquals(ob, b[i], 0f, at + ": unflushed momentum_buffer");
+          assertEquals(p0[i] - lr * ostep, p[i], 0f, at + ": unflushed param");
+        }
+      }
+      out[r++] = p;
+      // the buffer of a weight whose gradient stays 0 decays to 0 without a subnormal value on the way
+      float[] dp = new float[n], dg = new float[n], db = new float[n];
+      for (int i = 0; i < n; i++) {
+        dp[i] = 0.5f;
+        db[i] = (float) ((i % 2 == 0 ? 1 : -1) * Math.pow(10, -30 - 5.0 * i / n));
+      }
+      for (int step = 0; step < 400; step++) {
+        k.sgdMomentum(new Slot(dp, 0), new Slot(dg, 0), new Slot(db, 0), 0, n, lr, 0f, 1f, keep, add, nesterov, mom);
+        for (int i = 0; i < n; i++) assertTrue(!subnormal(db[i]), k.name() + " step " + step + " element " + i + ": " + db[i]);
+      }
+      for (int i = 0; i < n; i++) assertEquals(0f, db[i], 0f, k.name() + " decayed buffer " + i);
+    }
+    assertArrayEquals(out[0], out[1], "scalar and vector parameters");
+  }
+
+  static Stream<Arguments> adamVariants() {
+    return Stream.of(Arguments.of(false, false), Arguments.of(false, true), Arguments.of(true, true));
+  }
+
+  private static float flush(float a, float floor) {
+    return Math.abs(a) < floor ? 0f : a;
+  }
+
+  private static boolean subnormal(float a) {
+    return a != 0 && Math.abs(a) < Float.MIN_NORMAL;
+  }
+
   /** Slots over [offset(j), offset(j) + n) of each array, sharing the arrays (the kernels write them). */
   private static Slot[] slots(float[][] arrays, int n) {
     Slot[] s = new Slot[arrays.length];
