@@ -26,6 +26,20 @@ final class ConvLoops {
   static void im2col(float[] s, int so, ConvGeometry g, float[] d, int row0, int cols) {
     int ow = g.ow();
     int sw = g.sw();
+    int sh = g.sh();
+    int maxKy = (g.h() + sh - 1) / sh;
+    int maxKx = (g.w() + sw - 1) / sw;
+    float[] ph = null;
+    if (sw != 1) { // the image's sh x sw phase planes, each dense: every tap then copies rows with unit stride
+      ph = PHASE.get();
+      if (ph.length < sh * sw * maxKy * maxKx) PHASE.set(ph = new float[sh * sw * maxKy * maxKx]);
+      for (int py = 0; py < Math.min(sh, g.h()); py++) {
+        for (int px = 0; px < Math.min(sw, g.w()); px++) {
+          gatherPlane(s, so + py * g.w() + px, sh * g.w(), sw, ph, (py * sw + px) * maxKy * maxKx,
+              (g.h() - py + sh - 1) / sh, (g.w() - px + sw - 1) / sw);
+        }
+      }
+    }
     for (int i = 0; i < g.kh(); i++) {
       int oy0 = firstRow(g, i);
       int oy1 = endRow(g, i);
@@ -49,12 +63,14 @@ final class ConvLoops {
           if (xh > xl) {
             ROWS.copyRows(s, ixb + iy0 * g.w() + xl, g.sh() * g.w(), d, r + oy0 * ow + xl, ow, oy1 - oy0, xh - xl);
           }
-        } else {
-          for (int oy = oy0; oy < oy1; oy++) {
-            int o = r + oy * ow;
-            int sb = ixb + (iy0 + (oy - oy0) * g.sh()) * g.w();
-            for (int ox = xl; ox < xh; ox++) d[o + ox] = s[sb + ox * sw];
-          }
+        } else if (xh > xl) { // iy = (oy + qy) * sh + py, ix = (ox + qx) * sw + px
+          int bi = i * g.dh() - g.ph();
+          int bj = j * g.dw() - g.pw();
+          int py = Math.floorMod(bi, sh);
+          int px = Math.floorMod(bj, sw);
+          int nkx = (g.w() - px + sw - 1) / sw;
+          int src = (py * sw + px) * maxKy * maxKx + (oy0 + Math.floorDiv(bi, sh)) * nkx + xl + Math.floorDiv(bj, sw);
+          ROWS.copyRows(ph, src, nkx, d, r + oy0 * ow + xl, ow, oy1 - oy0, xh - xl);
         }
       }
     }
@@ -89,8 +105,11 @@ final class ConvLoops {
       ROWS.col2imUnit(col, row0, cols, g.h(), g.w(), g.kh(), g.kw(), g.ph(), g.pw(), g.oh(), g.ow(), s, so);
       return;
     }
+    if (g.sw() != 1) {
+      col2imStrided(col, row0, g, s, so, cols);
+      return;
+    }
     int ow = g.ow();
-    int sw = g.sw();
     for (int i = 0; i < g.kh(); i++) {
       int oy0 = firstRow(g, i);
       int oy1 = endRow(g, i);
@@ -101,17 +120,91 @@ final class ConvLoops {
         int xl = g.xLo(j);
         int xh = g.xHi(j);
         int ixb = so + j * g.dw() - g.pw();
-        if (sw == 1) {
-          if (xh > xl) {
-            ROWS.addRows(col, r + oy0 * ow + xl, ow, s, ixb + iy0 * g.w() + xl, g.sh() * g.w(), oy1 - oy0, xh - xl);
-          }
-        } else {
-          for (int oy = oy0; oy < oy1; oy++) {
-            int o = r + oy * ow;
-            int sb = ixb + (iy0 + (oy - oy0) * g.sh()) * g.w();
-            for (int ox = xl; ox < xh; ox++) s[sb + ox * sw] += col[o + ox];
+        if (xh > xl) {
+          ROWS.addRows(col, r + oy0 * ow + xl, ow, s, ixb + iy0 * g.w() + xl, g.sh() * g.w(), oy1 - oy0, xh - xl);
+        }
+      }
+    }
+  }
+
+  /** The phase planes of {@link #im2col} and {@link #col2imStrided} (per thread). */
+  private static final ThreadLocal<float[]> PHASE = ThreadLocal.withInitial(() -> new float[0]);
+
+  /**
+   * col2im with a horizontal stride above 1, one output phase at a time: the pixels
+   * {@code (py + ky*sh, px + kx*sw)} of the image are gathered into a dense plane, every tap (i, j) that
+   * reaches that phase adds its column block there with unit stride (the taps in (i, j) order, as the
+   * tap-by-tap loop adds them to each pixel, so the sums are the same bits), and the plane is stored back.
+   * Scattering tap by tap with stride sw instead did four strided read-modify-writes per pixel of a k4 s2
+   * transposed convolution (~0.9 ns per column entry, 40% of its forward).
+   */
+  private static void col2imStrided(float[] col, int row0, ConvGeometry g, float[] s, int so, int cols) {
+    int h = g.h();
+    int w = g.w();
+    int ow = g.ow();
+    int sh = g.sh();
+    int sw = g.sw();
+    int kh = g.kh();
+    int kw = g.kw();
+    int maxKy = (h + sh - 1) / sh;
+    int maxKx = (w + sw - 1) / sw;
+    float[] buf = PHASE.get();
+    if (buf.length < maxKy * maxKx) PHASE.set(buf = new float[maxKy * maxKx]);
+    for (int py = 0; py < Math.min(sh, h); py++) {
+      int nky = (h - py + sh - 1) / sh;
+      for (int px = 0; px < Math.min(sw, w); px++) {
+        int nkx = (w - px + sw - 1) / sw;
+        boolean loaded = false;
+        for (int i = 0; i < kh; i++) {
+          int bi = py + g.ph() - i * g.dh(); // oy = ky + ry
+          if (Math.floorMod(bi, sh) != 0) continue;
+          int ry = Math.floorDiv(bi, sh);
+          int ky0 = Math.max(0, -ry);
+          int ky1 = Math.min(nky, g.oh() - ry);
+          if (ky1 <= ky0) continue;
+          for (int j = 0; j < kw; j++) {
+            int bj = px + g.pw() - j * g.dw(); // ox = kx + rx
+            if (Math.floorMod(bj, sw) != 0) continue;
+            int rx = Math.floorDiv(bj, sw);
+            int kx0 = Math.max(0, -rx);
+            int kx1 = Math.min(nkx, ow - rx);
+            if (kx1 <= kx0) continue;
+            if (!loaded) {
+              gatherPlane(s, so + py * w + px, sh * w, sw, buf, 0, nky, nkx);
+              loaded = true;
+            }
+            int src = row0 + (i * kw + j) * cols + (ky0 + ry) * ow + kx0 + rx;
+            ROWS.addRows(col, src, ow, buf, ky0 * nkx + kx0, nkx, ky1 - ky0, kx1 - kx0);
           }
         }
+        if (!loaded) continue;
+        scatterPlane(buf, nky, nkx, s, so + py * w + px, sh * w, sw);
+      }
+    }
+  }
+
+  /** d[dOff + ky*nkx + kx] = s[so + ky*rs + kx*sw] for ky &lt; nky, kx &lt; nkx (stride 2 spelled out for the JIT). */
+  private static void gatherPlane(float[] s, int so, int rs, int sw, float[] d, int dOff, int nky, int nkx) {
+    for (int ky = 0; ky < nky; ky++) {
+      int sr = so + ky * rs;
+      int br = dOff + ky * nkx;
+      if (sw == 2) {
+        for (int kx = 0; kx < nkx; kx++) d[br + kx] = s[sr + 2 * kx];
+      } else {
+        for (int kx = 0; kx < nkx; kx++) d[br + kx] = s[sr + kx * sw];
+      }
+    }
+  }
+
+  /** The inverse of {@link #gatherPlane}: s[so + ky*rs + kx*sw] = d[ky*nkx + kx]. */
+  private static void scatterPlane(float[] d, int nky, int nkx, float[] s, int so, int rs, int sw) {
+    for (int ky = 0; ky < nky; ky++) {
+      int sr = so + ky * rs;
+      int br = ky * nkx;
+      if (sw == 2) {
+        for (int kx = 0; kx < nkx; kx++) s[sr + 2 * kx] = d[br + kx];
+      } else {
+        for (int kx = 0; kx < nkx; kx++) s[sr + kx * sw] = d[br + kx];
       }
     }
   }
