@@ -387,7 +387,7 @@ class LauncherTest {
     Process p = pb.start();
     p.getOutputStream().close();
     CompletableFuture<byte[]> out = read(p.getInputStream());
-    // the writing JVM starts after this line and needs longer to start than the signal takes to arrive
+    // the launcher sets its traps before this line, so a signal sent once it is read always stops the writing
     readUntil(p.getErrorStream(), "ember: writing the JVM's ahead-of-time cache for faster starts (once; EMBER_AOT=0 turns it off)...");
     assertEquals(0, new ProcessBuilder("kill", "-INT", Long.toString(p.pid())).start().waitFor());
     String rest = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
