@@ -206,15 +206,24 @@ public interface RowKernels {
       float d3 = at + 3 >= 0 && at + 3 < len ? s[so + at + 3] : 0f;
       float d4 = at + 4 >= 0 && at + 4 < len ? s[so + at + 4] : 0f;
       float d5 = at + 5 >= 0 && at + 5 < len ? s[so + at + 5] : 0f;
-      float a = d4 - d2;
-      float b = 2f * (d3 - d1);
-      v[vo + t] = 4f * d0 - 5f * d2 + d4;
-      v[vo + vs + t] = (d3 + d4) - 4f * (d1 + d2);
-      v[vo + 2 * vs + t] = (d4 - d3) + 4f * (d1 - d2);
-      v[vo + 3 * vs + t] = a + b;
-      v[vo + 4 * vs + t] = a - b;
-      v[vo + 5 * vs + t] = 4f * d1 - 5f * d3 + d5;
+      inputTransform(d0, d1, d2, d3, d4, d5, v, vo + t, vs);
     }
+  }
+
+  /**
+   * (B^T d)[xi] of F(4, 3) for the six inputs d0..d5 into out[at + xi*stride]: the one scalar form of the input
+   * transform, for rows ({@link #winogradInputTiles}) and columns ({@link #winogradColumnsRange}) alike.
+   */
+  private static void inputTransform(float d0, float d1, float d2, float d3, float d4, float d5, float[] out, int at,
+      int stride) {
+    float a = d4 - d2;
+    float b = 2f * (d3 - d1);
+    out[at] = 4f * d0 - 5f * d2 + d4;
+    out[at + stride] = (d3 + d4) - 4f * (d1 + d2);
+    out[at + 2 * stride] = (d4 - d3) + 4f * (d1 - d2);
+    out[at + 3 * stride] = a + b;
+    out[at + 4 * stride] = a - b;
+    out[at + 5 * stride] = 4f * d1 - 5f * d3 + d5;
   }
 
   /**
@@ -306,14 +315,7 @@ public interface RowKernels {
       float d3 = s[so + 3 * ss + i];
       float d4 = s[so + 4 * ss + i];
       float d5 = s[so + 5 * ss + i];
-      float a = d4 - d2;
-      float b = 2f * (d3 - d1);
-      d[dOff + i] = 4f * d0 - 5f * d2 + d4;
-      d[dOff + ds + i] = (d3 + d4) - 4f * (d1 + d2);
-      d[dOff + 2 * ds + i] = (d4 - d3) + 4f * (d1 - d2);
-      d[dOff + 3 * ds + i] = a + b;
-      d[dOff + 4 * ds + i] = a - b;
-      d[dOff + 5 * ds + i] = 4f * d1 - 5f * d3 + d5;
+      inputTransform(d0, d1, d2, d3, d4, d5, d, dOff + i, ds);
     }
   }
 
