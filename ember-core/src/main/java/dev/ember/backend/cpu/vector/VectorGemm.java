@@ -397,6 +397,25 @@ public final class VectorGemm {
       int size = panels * panelStride(kcMax);
       float[][] bufs = {ws.bPack(size), k > kcMax ? ws.bPackNext(size) : null};
       final int fjc = jc;
+      if (k <= 2 * kcMax) {
+        // One or two K blocks: one hand-off, the B parts packed by the tasks that first need them (see BParts).
+        int kBlocks = k > kcMax ? 2 : 1;
+        BParts parts = new BParts(kBlocks * packTasks);
+        Parallel.forEach(tm, t -> {
+          int i0 = t * mChunk;
+          int i1 = Math.min(m, i0 + mChunk);
+          for (int blk = 0, pc = 0; blk < kBlocks; blk++, pc += kcMax) {
+            int kc = Math.min(kcMax, k - pc);
+            int fpc = pc;
+            float[] dst = bufs[blk];
+            parts.ready(blk * packTasks, packTasks, t * packTasks / tm,
+                g -> packPart(transB, b, bh, bOff, ldb, fpc, kc, fjc, nc, panels, packTasks, g, dst));
+            multiply(WORKSPACE.get(), transA, i0, i1, fjc, nc, pc, kc, dst, alpha, a, ah, aOff, lda, beta, c, cOff,
+                ldc, true, 0);
+          }
+        });
+        continue;
+      }
       Parallel.forEach(packTasks, g -> packPart(transB, b, bh, bOff, ldb, 0, Math.min(kcMax, k), fjc, nc, panels,
           packTasks, g, bufs[0]));
       int[] order = interleave(tm, packTasks, Parallel.threads());
@@ -417,6 +436,57 @@ public final class VectorGemm {
             packPart(transB, b, bh, bOff, ldb, next, kcNext, fjc, nc, panels, packTasks, t - tm, nxt);
           }
         });
+      }
+    }
+  }
+
+  /**
+   * The parts of the packed B blocks of one of sharedB's hand-offs, each packed once by whichever task claims it
+   * first: a task that needs a block packs the parts nobody has claimed yet, from its own share of them on,
+   * then waits for the parts other tasks are packing. A product of one or two K blocks then takes one hand-off
+   * (both blocks' buffers live through it), where a hand-off to pack the first block and one to multiply each
+   * block took three, each a wait for the slower thread; and a task starts multiplying as soon as its block is
+   * packed rather than when the whole pool is done. A task waits only for a part another task is packing at
+   * that moment, so the tasks cannot wait on each other in a cycle, whichever thread runs them (all on the
+   * caller's thread, they pack every part themselves). Who packs a part never changes its contents: same bits.
+   */
+  static final class BParts {
+    private static final int FREE = 0;
+    private static final int PACKING = 1;
+    private static final int DONE = 2;
+    private static final int FAILED = 3;
+    private final java.util.concurrent.atomic.AtomicIntegerArray state;
+
+    BParts(int parts) {
+      state = new java.util.concurrent.atomic.AtomicIntegerArray(parts);
+    }
+
+    /**
+     * Returns when parts {@code base .. base + count} are packed: {@code pack.accept(g)} packs part
+     * {@code base + g}; this task claims free ones from {@code first} on (wrapping), then waits for the rest.
+     */
+    void ready(int base, int count, int first, java.util.function.IntConsumer pack) {
+      for (int i = 0; i < count; i++) {
+        int g = (first + i) % count;
+        if (!state.compareAndSet(base + g, FREE, PACKING)) continue;
+        boolean ok = false;
+        try {
+          pack.accept(g);
+          ok = true;
+        } finally {
+          state.set(base + g, ok ? DONE : FAILED);
+        }
+      }
+      for (int g = 0; g < count; g++) {
+        long spinUntil = 0;
+        int s;
+        while ((s = state.get(base + g)) == PACKING) {
+          // A claimer taken off its core would leave this thread spinning for a time slice: yield after 50 us.
+          if (spinUntil == 0) spinUntil = System.nanoTime() + 50_000;
+          if (System.nanoTime() < spinUntil) Thread.onSpinWait();
+          else Thread.yield();
+        }
+        if (s == FAILED) throw new IllegalStateException("sgemm: packing part " + g + " of B failed in another task");
       }
     }
   }

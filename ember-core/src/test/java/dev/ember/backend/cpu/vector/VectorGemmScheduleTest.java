@@ -16,6 +16,93 @@ class VectorGemmScheduleTest {
   }
 
   @Test
+  void bPartsOnOneThreadPacksEveryPartOnceFromItsOwnShareOn() {
+    VectorGemm.BParts parts = new VectorGemm.BParts(8);
+    java.util.List<Integer> packed = new java.util.ArrayList<>();
+    // the second K block's four parts (base 4), this task's share starting at part 2
+    parts.ready(4, 4, 2, packed::add);
+    assertEquals(java.util.List.of(2, 3, 0, 1), packed);
+    parts.ready(4, 4, 0, packed::add);
+    assertEquals(4, packed.size(), "packed parts are not packed again");
+    parts.ready(0, 4, 3, packed::add);
+    assertEquals(java.util.List.of(2, 3, 0, 1, 3, 0, 1, 2), packed, "the first block's parts are its own");
+  }
+
+  @Test
+  void bPartsUnderContentionPackEachPartOnceAndReturnOnlyWhenAllArePacked() throws Exception {
+    int count = 16;
+    for (int trial = 0; trial < 20; trial++) {
+      VectorGemm.BParts parts = new VectorGemm.BParts(count);
+      java.util.concurrent.atomic.AtomicIntegerArray times = new java.util.concurrent.atomic.AtomicIntegerArray(count);
+      java.util.concurrent.atomic.AtomicBoolean early = new java.util.concurrent.atomic.AtomicBoolean();
+      java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+      Thread[] threads = new Thread[4];
+      for (int t = 0; t < threads.length; t++) {
+        int first = t * count / threads.length;
+        threads[t] = new Thread(() -> {
+          try {
+            go.await();
+          } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+          }
+          parts.ready(0, count, first, g -> {
+            times.incrementAndGet(g);
+            for (long until = System.nanoTime() + 20_000; System.nanoTime() < until; ) Thread.onSpinWait();
+          });
+          for (int g = 0; g < count; g++) if (times.get(g) == 0) early.set(true);
+        });
+        threads[t].start();
+      }
+      go.countDown();
+      for (Thread t : threads) t.join();
+      for (int g = 0; g < count; g++) assertEquals(1, times.get(g), "part " + g + ", trial " + trial);
+      assertEquals(false, early.get(), "a task returned before every part was packed");
+    }
+  }
+
+  @Test
+  void aPartThatFailsToPackFailsTheTasksWaitingForIt() throws Exception {
+    VectorGemm.BParts parts = new VectorGemm.BParts(2);
+    java.util.concurrent.CountDownLatch claimed = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch fail = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicReference<Throwable> packer = new java.util.concurrent.atomic.AtomicReference<>();
+    Thread t = new Thread(() -> {
+      try {
+        parts.ready(0, 2, 1, g -> {
+          if (g != 1) return;
+          claimed.countDown();
+          try {
+            fail.await();
+          } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+          }
+          throw new IllegalArgumentException("boom");
+        });
+      } catch (Throwable e) {
+        packer.set(e);
+      }
+    });
+    t.start();
+    claimed.await();
+    java.util.concurrent.atomic.AtomicReference<Throwable> waiter = new java.util.concurrent.atomic.AtomicReference<>();
+    Thread w = new Thread(() -> {
+      try {
+        parts.ready(0, 2, 0, g -> {});
+      } catch (Throwable e) {
+        waiter.set(e);
+      }
+    });
+    w.start();
+    Thread.sleep(20);
+    fail.countDown();
+    t.join();
+    w.join();
+    assertEquals(IllegalArgumentException.class, packer.get().getClass(), "the packer's own failure");
+    assertEquals(IllegalStateException.class, waiter.get().getClass());
+    org.junit.jupiter.api.Assertions.assertTrue(waiter.get().getMessage().contains("part 1"), waiter.get().getMessage());
+  }
+
+  @Test
   void theOrderIsAPermutationOfTheTasks() {
     for (int tm = 1; tm <= 9; tm++) {
       for (int packs = 0; packs <= tm; packs++) {
