@@ -282,14 +282,25 @@ public final class VectorRowKernels implements RowKernels {
    */
   @Override
   public void maxPool2x2Row(float[] x, int xo, int iw, int base, float[] y, int[] arg, int yo, int n) {
+    // Two methods, each with a profile of its own: training pools with argmax, validation (no tape) without.
+    // One method for both had C2 code compiled on training's profile, whose loop predicates trapped on the
+    // first validation (a deoptimization, its calls in the interpreter until a second C2 compile of the kernel,
+    // ~0.4 s of CPU under load: issue #40, bench/jit-breakdown.sh); here the second kind of call compiles a
+    // method of its own and leaves the first one's code alone.
+    if (arg == null) maxPool2x2Values(x, xo, iw, y, yo, n);
+    else maxPool2x2Indexed(x, xo, iw, base, y, arg, yo, n);
+  }
+
+  /** {@link #maxPool2x2Row} with argmax. */
+  private static void maxPool2x2Indexed(float[] x, int xo, int iw, int base, float[] y, int[] arg, int yo, int n) {
     int half = L / 2;
     VectorShuffle<Float> swap = SWAP;
     VectorMask<Float> even = EVEN;
     VectorMask<Integer> evenI = EVEN_I;
     IntVector lanes = IntVector.zero(IS).addIndex(1);
     int o = 0;
-    for (; o < n && xo + 2 * o + iw + L <= x.length && yo + o + L <= y.length
-        && (arg == null || yo + o + L <= arg.length); o += half) {
+    for (; o < n && xo + 2 * o + iw + L <= x.length && yo + o + L <= y.length && yo + o + L <= arg.length;
+        o += half) {
       int c = xo + 2 * o;
       int k = Math.min(half, n - o);
       FloatVector top = FloatVector.fromArray(S, x, c);
@@ -304,15 +315,34 @@ public final class VectorRowKernels implements RowKernels {
       mv = mv.blend(e, t3);
       VectorMask<Float> store = S.indexInRange(0, k);
       mv.compress(even).intoArray(y, yo + o, store);
-      if (arg != null) {
-        IntVector mi = lanes.add(c - base);
-        mi = mi.blend(mi.add(1), t1.cast(IS));
-        mi = mi.blend(lanes.add(c - base + iw), t2.cast(IS));
-        mi = mi.blend(lanes.add(c - base + iw + 1), t3.cast(IS));
-        mi.compress(evenI).intoArray(arg, yo + o, store.cast(IS));
-      }
+      IntVector mi = lanes.add(c - base);
+      mi = mi.blend(mi.add(1), t1.cast(IS));
+      mi = mi.blend(lanes.add(c - base + iw), t2.cast(IS));
+      mi = mi.blend(lanes.add(c - base + iw + 1), t3.cast(IS));
+      mi.compress(evenI).intoArray(arg, yo + o, store.cast(IS));
     }
     if (o < n) RowKernels.maxPool2x2Scalar(x, xo + 2 * o, iw, base, y, arg, yo + o, n - o);
+  }
+
+  /** {@link #maxPool2x2Row} without argmax: {@link #maxPool2x2Indexed}'s values, the same compares and blends. */
+  private static void maxPool2x2Values(float[] x, int xo, int iw, float[] y, int yo, int n) {
+    int half = L / 2;
+    VectorShuffle<Float> swap = SWAP;
+    VectorMask<Float> even = EVEN;
+    int o = 0;
+    for (; o < n && xo + 2 * o + iw + L <= x.length && yo + o + L <= y.length; o += half) {
+      int c = xo + 2 * o;
+      int k = Math.min(half, n - o);
+      FloatVector top = FloatVector.fromArray(S, x, c);
+      FloatVector bot = FloatVector.fromArray(S, x, c + iw);
+      FloatVector b = top.rearrange(swap);
+      FloatVector e = bot.rearrange(swap);
+      FloatVector mv = top.blend(b, b.compare(GT, top).or(b.compare(NE, b)));
+      mv = mv.blend(bot, bot.compare(GT, mv).or(bot.compare(NE, bot)));
+      mv = mv.blend(e, e.compare(GT, mv).or(e.compare(NE, e)));
+      mv.compress(even).intoArray(y, yo + o, S.indexInRange(0, k));
+    }
+    if (o < n) RowKernels.maxPool2x2Scalar(x, xo + 2 * o, iw, 0, y, null, yo + o, n - o);
   }
 
   /**
