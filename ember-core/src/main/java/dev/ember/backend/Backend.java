@@ -187,6 +187,17 @@ public interface Backend {
   }
 
   /**
+   * out = x w^T + beta * out (beta 0: out is only written) for 2-d x [m, k], w [n, k] and out [m, n] of one float
+   * dtype: a linear layer's product, with the bits {@link #matmul} gives {@code x @ w^T}. A backend may schedule it
+   * for a weight much larger than the batch (the CPU reads the weight's rows where they are instead of packing
+   * its transpose: a training step's forward at batch 32); this default is that matmul.
+   */
+  default void matmulWeightRows(View x, View w, View out, float beta) {
+    matmul(StridedView.batchOfOne(x), StridedView.batchOfOne(StridedView.transpose(w, 0, 1)),
+        StridedView.batchOfOne(out), beta);
+  }
+
+  /**
    * a @ b for 2-d float32 a [m, k] and b [k, n] (either may be a transposed view), handed to {@code sink} in
    * blocks of whole rows that cover [0, m) once each, in any order and possibly on several threads at once.
    * Every element has the bits {@link #matmul} with beta 0 gives it. A backend that can keeps only a block
