@@ -212,6 +212,17 @@ public interface Backend {
     if (m > 0) sink.rows(0, m, out.storage().floats(), out.offset());
   }
 
+  /**
+   * SGD's update of a contiguous float32 weight w [m, n] by a @ b (2-d float32 a [m, k], b [k, n], either possibly a
+   * transposed view) computed without storing the product: {@code w = w - lr (sign (a @ b) + wd w)}, each product
+   * and sum rounded to float32 as the optimizer's sgd kernel rounds them, so that w gets the bits
+   * {@link #matmulRows} handing the product to that kernel gives it. Returns false, having done nothing, where the
+   * backend cannot (this default): the caller then updates from matmulRows' blocks.
+   */
+  default boolean matmulRowsSgd(View a, View b, View w, float lr, float wd, float sign) {
+    return false;
+  }
+
   /** out[..i..] = x[..index[..i..]..] along dim (index I64, same rank as x). */
   void gather(View x, int dim, View index, View out);
 

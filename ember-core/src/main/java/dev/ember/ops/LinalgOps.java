@@ -406,6 +406,11 @@ public final class LinalgOps {
     }
 
     @Override
+    public boolean sgdInto(dev.ember.backend.View param, float lr, float wd, float sign) {
+      return Device.CPU.backend().matmulRowsSgd(Views.transpose(g, 0, 1), x, param, lr, wd, sign);
+    }
+
+    @Override
     public void release() {
       if (owned) {
         MemoryScope.recycle(g);

@@ -603,6 +603,11 @@ public final class CpuBackend implements Backend {
   }
 
   @Override
+  public boolean matmulRowsSgd(View a, View b, View w, float lr, float wd, float sign) {
+    return Matmul.rowsSgd(k, a, b, w, lr, wd, sign);
+  }
+
+  @Override
   public void matmulRows(View a, View b, RowSink sink) {
     Matmul.rows(k, a, b, sink);
   }

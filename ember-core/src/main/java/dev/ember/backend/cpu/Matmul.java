@@ -89,6 +89,25 @@ final class Matmul {
     return true;
   }
 
+  /**
+   * {@link dev.ember.backend.Backend#matmulRowsSgd} for float32 a^T b (a a transposed view, b row-major) into a
+   * contiguous float32 w ({@link FloatKernels#sgemmRowsSgd}); false, having done nothing, for anything else.
+   */
+  static boolean rowsSgd(FloatKernels k, View a, View b, View w, float lr, float wd, float sign) {
+    if (a.dtype() != DType.F32 || b.dtype() != DType.F32 || w.dtype() != DType.F32 || a.rank() != 2 || b.rank() != 2
+        || !w.isContiguous()) {
+      return false;
+    }
+    int m = a.shapeRef()[0];
+    int kk = a.shapeRef()[1];
+    int n = b.shapeRef()[1];
+    if (m == 0 || n == 0 || kk == 0 || w.numel() != (long) m * n || !rowMajor(b)) return false;
+    View at = dev.ember.backend.StridedView.transpose(a, 0, 1); // a^T [k, m]: row-major when a is a transposed view
+    if (!rowMajor(at)) return false;
+    return k.sgemmRowsSgd(m, n, kk, at.storage().floats(), at.offset(), at.stridesRef()[0], b.storage().floats(),
+        b.offset(), b.stridesRef()[0], w.storage().floats(), w.offset(), lr, wd, sign);
+  }
+
   /** A 2-d view GEMM reads as a row-major matrix: unit column stride, rows at least a row apart. */
   private static boolean rowMajor(View t) {
     int[] s = t.stridesRef();

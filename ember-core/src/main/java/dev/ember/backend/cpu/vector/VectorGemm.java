@@ -1901,6 +1901,168 @@ public final class VectorGemm {
   }
 
   /**
+   * SGD's update of a float32 weight W [m, n] (contiguous from wOff) by its gradient g = A^T B (a [k, m], rows lda
+   * apart; b [k, n], rows ldb apart) with g computed in registers and never stored: each 12 x NR tile of g is applied
+   * to W from the accumulators, {@code W = W - lr (sign g + wd W)} as {@code VectorUpdateKernels.sgd} writes it
+   * (each product and sum rounded to float32, in that order). The weight gets the bits it gets from
+   * {@link #sgemmRows} handing g to that update: g's elements are sgemm's (one K block, each summed from zero in K
+   * order; alpha 1, beta 0), and the update is elementwise. The rows are split into one chunk per thread as
+   * sgemmRows splits them (each task packing B for itself), so each core updates the rows it computes. Against
+   * sgemmRows with the update as its sink, the gradient's block is not written to L2 and read back: the MNIST MLP's
+   * 128 x 784 weight at batch 32, one thread, CPU time: 68 against 56 us (the gradient alone: 56).
+   *
+   * <p>Returns false, having done nothing, where sgemmRows would not keep the product in blocks of sgemm's 12-row
+   * A^T tiles (more than one K block, SkinnyGemm's few rows, AVX2's 4-row kernels): the caller updates from the
+   * product as before.
+   */
+  public static boolean sgemmRowsSgd(int m, int n, int k, float[] a, int aOff, int lda, float[] b, int bOff, int ldb,
+      float[] w, int wOff, float lr, float wd, float sign) {
+    if (MR != 12 || k <= 0 || k > KC || m <= SkinnyGemm.MAX_M || n <= 0) return false;
+    int panels = (n + NR - 1) / NR;
+    int packed = panels * panelStride(k);
+    int threads = Parallel.runsInline() || (long) m * n * k < SERIAL_WORK ? 1 : Parallel.threads();
+    int chunk = Math.min(m, roundUp((m + threads - 1) / threads, 4));
+    int chunks = (m + chunk - 1) / chunk;
+    Parallel.forEach(chunks, q -> {
+      Workspace ws = WORKSPACE.get();
+      float[] bPack = ws.rowsB = Workspace.atLeast(ws.rowsB, packed);
+      packPart(false, b, null, bOff, ldb, 0, k, 0, n, panels, 1, 0, bPack);
+      int r1 = Math.min(m, (q + 1) * chunk);
+      for (int ic = q * chunk; ic < r1; ic += MC) {
+        int mc = Math.min(MC, r1 - ic);
+        packAT(a, null, aOff, lda, ic, mc, 0, k, ws.aPack);
+        for (int ir = 0; ir < mc; ir += MR) {
+          int rows = Math.min(MR, mc - ir);
+          for (int jr = 0; jr < n; jr += NR) {
+            int cols = Math.min(NR, n - jr);
+            int bBase = jr / NR * panelStride(k);
+            int wIdx = wOff + (ic + ir) * n + jr;
+            if (rows == MR && cols == NR) {
+              kernelSgd(k, ws.aPack, ir * KC, bPack, bBase, w, wIdx, n, lr, wd, sign);
+            } else {
+              packedTile(true, rows, k, ws.aPack, ir, bPack, bBase, ws.tile);
+              float[] tile = ws.tile;
+              for (int r = 0; r < rows; r++) { // g = acc (alpha 1, as storeTile and storeEdge write it)
+                int wi = wIdx + r * n;
+                int t = r * NR;
+                int j = 0;
+                for (; j <= cols - L; j += L) {
+                  FloatVector x = FloatVector.fromArray(S, w, wi + j);
+                  x.sub(FloatVector.fromArray(S, tile, t + j).mul(sign).add(x.mul(wd)).mul(lr)).intoArray(w, wi + j);
+                }
+                for (; j < cols; j++) {
+                  float x = w[wi + j];
+                  w[wi + j] = x - (tile[t + j] * sign + x * wd) * lr;
+                }
+              }
+            }
+          }
+        }
+      }
+    });
+    return true;
+  }
+
+  /** {@link #kernel} for a full tile, applying SGD's update to W from the accumulators (see {@link #sgemmRowsSgd}). */
+  private static void kernelSgd(int kc, float[] ap, int aBase, float[] bp, int bBase, float[] w, int wIdx, int ldw,
+      float lr, float wd, float sign) {
+    FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+    FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+    FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+    FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+    FloatVector c40 = FloatVector.zero(S), c41 = FloatVector.zero(S);
+    FloatVector c50 = FloatVector.zero(S), c51 = FloatVector.zero(S);
+    FloatVector c60 = FloatVector.zero(S), c61 = FloatVector.zero(S);
+    FloatVector c70 = FloatVector.zero(S), c71 = FloatVector.zero(S);
+    FloatVector c80 = FloatVector.zero(S), c81 = FloatVector.zero(S);
+    FloatVector c90 = FloatVector.zero(S), c91 = FloatVector.zero(S);
+    FloatVector ca0 = FloatVector.zero(S), ca1 = FloatVector.zero(S);
+    FloatVector cb0 = FloatVector.zero(S), cb1 = FloatVector.zero(S);
+    for (int p = 0, bi = bBase; p < kc; p++, bi += NR) {
+      FloatVector b0 = FloatVector.fromArray(S, bp, bi);
+      FloatVector b1 = FloatVector.fromArray(S, bp, bi + L);
+      int ai = aBase + p * MR;
+      FloatVector av = FloatVector.broadcast(S, ap[ai]);
+      c00 = av.fma(b0, c00); c01 = av.fma(b1, c01);
+      av = FloatVector.broadcast(S, ap[ai + 1]);
+      c10 = av.fma(b0, c10); c11 = av.fma(b1, c11);
+      av = FloatVector.broadcast(S, ap[ai + 2]);
+      c20 = av.fma(b0, c20); c21 = av.fma(b1, c21);
+      av = FloatVector.broadcast(S, ap[ai + 3]);
+      c30 = av.fma(b0, c30); c31 = av.fma(b1, c31);
+      av = FloatVector.broadcast(S, ap[ai + 4]);
+      c40 = av.fma(b0, c40); c41 = av.fma(b1, c41);
+      av = FloatVector.broadcast(S, ap[ai + 5]);
+      c50 = av.fma(b0, c50); c51 = av.fma(b1, c51);
+      av = FloatVector.broadcast(S, ap[ai + 6]);
+      c60 = av.fma(b0, c60); c61 = av.fma(b1, c61);
+      av = FloatVector.broadcast(S, ap[ai + 7]);
+      c70 = av.fma(b0, c70); c71 = av.fma(b1, c71);
+      av = FloatVector.broadcast(S, ap[ai + 8]);
+      c80 = av.fma(b0, c80); c81 = av.fma(b1, c81);
+      av = FloatVector.broadcast(S, ap[ai + 9]);
+      c90 = av.fma(b0, c90); c91 = av.fma(b1, c91);
+      av = FloatVector.broadcast(S, ap[ai + 10]);
+      ca0 = av.fma(b0, ca0); ca1 = av.fma(b1, ca1);
+      av = FloatVector.broadcast(S, ap[ai + 11]);
+      cb0 = av.fma(b0, cb0); cb1 = av.fma(b1, cb1);
+    }
+    FloatVector lrv = FloatVector.broadcast(S, lr);
+    FloatVector wdv = FloatVector.broadcast(S, wd);
+    FloatVector sgv = FloatVector.broadcast(S, sign);
+    // written out per row: a helper taking the accumulators would box them (see kernel)
+    FloatVector x;
+    x = FloatVector.fromArray(S, w, wIdx + 0 * ldw);
+    x.sub(c00.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 0 * ldw);
+    x = FloatVector.fromArray(S, w, wIdx + 0 * ldw + L);
+    x.sub(c01.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 0 * ldw + L);
+    x = FloatVector.fromArray(S, w, wIdx + 1 * ldw);
+    x.sub(c10.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 1 * ldw);
+    x = FloatVector.fromArray(S, w, wIdx + 1 * ldw + L);
+    x.sub(c11.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 1 * ldw + L);
+    x = FloatVector.fromArray(S, w, wIdx + 2 * ldw);
+    x.sub(c20.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 2 * ldw);
+    x = FloatVector.fromArray(S, w, wIdx + 2 * ldw + L);
+    x.sub(c21.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 2 * ldw + L);
+    x = FloatVector.fromArray(S, w, wIdx + 3 * ldw);
+    x.sub(c30.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 3 * ldw);
+    x = FloatVector.fromArray(S, w, wIdx + 3 * ldw + L);
+    x.sub(c31.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 3 * ldw + L);
+    x = FloatVector.fromArray(S, w, wIdx + 4 * ldw);
+    x.sub(c40.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 4 * ldw);
+    x = FloatVector.fromArray(S, w, wIdx + 4 * ldw + L);
+    x.sub(c41.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 4 * ldw + L);
+    x = FloatVector.fromArray(S, w, wIdx + 5 * ldw);
+    x.sub(c50.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 5 * ldw);
+    x = FloatVector.fromArray(S, w, wIdx + 5 * ldw + L);
+    x.sub(c51.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 5 * ldw + L);
+    x = FloatVector.fromArray(S, w, wIdx + 6 * ldw);
+    x.sub(c60.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 6 * ldw);
+    x = FloatVector.fromArray(S, w, wIdx + 6 * ldw + L);
+    x.sub(c61.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 6 * ldw + L);
+    x = FloatVector.fromArray(S, w, wIdx + 7 * ldw);
+    x.sub(c70.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 7 * ldw);
+    x = FloatVector.fromArray(S, w, wIdx + 7 * ldw + L);
+    x.sub(c71.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 7 * ldw + L);
+    x = FloatVector.fromArray(S, w, wIdx + 8 * ldw);
+    x.sub(c80.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 8 * ldw);
+    x = FloatVector.fromArray(S, w, wIdx + 8 * ldw + L);
+    x.sub(c81.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 8 * ldw + L);
+    x = FloatVector.fromArray(S, w, wIdx + 9 * ldw);
+    x.sub(c90.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 9 * ldw);
+    x = FloatVector.fromArray(S, w, wIdx + 9 * ldw + L);
+    x.sub(c91.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 9 * ldw + L);
+    x = FloatVector.fromArray(S, w, wIdx + 10 * ldw);
+    x.sub(ca0.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 10 * ldw);
+    x = FloatVector.fromArray(S, w, wIdx + 10 * ldw + L);
+    x.sub(ca1.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 10 * ldw + L);
+    x = FloatVector.fromArray(S, w, wIdx + 11 * ldw);
+    x.sub(cb0.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 11 * ldw);
+    x = FloatVector.fromArray(S, w, wIdx + 11 * ldw + L);
+    x.sub(cb1.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 11 * ldw + L);
+  }
+
+  /**
    * Columns j0..j1 of C (m rows, ldc apart) to or from their transpose ct (row j - j0 holds column j, rows ldt
    * apart): into ct when {@code toCt}, else from it. An exact copy either way, 16 x 16 blocks in registers where
    * {@link Transpose16} applies.
