@@ -477,8 +477,8 @@ public final class LinalgOps {
    * {@link #linearEpilogue(Tensor, Tensor, Tensor, UnaryOp, double, Tensor)} with the bits of that call, its product
    * scheduled for a weight much larger than the batch when {@code weightRows} ({@link Backend#matmulWeightRows}: the
    * CPU reads the weight's rows where they are rather than packing its transpose on every call). A compiled
-   * training step runs its linear layers this way (the MNIST MLP's first layer, 784 inputs to 128, at batch 32); traced as
-   * {@code linear_epilogue}, as the other form.
+   * training step runs its linear layers this way (the MNIST MLP's first layer, 784 inputs to 128, at batch 32);
+   * traced as {@code linear_epilogue}, as the other form.
    */
   public static Tensor linearEpilogue(Tensor x, Tensor weight, Tensor bias, UnaryOp activation, double param,
       Tensor residual, boolean weightRows) {

@@ -1823,7 +1823,7 @@ public final class VectorGemm {
     }
   }
 
-  /** Most rows of x that {@link #sgemmWeightRows} takes: a batch (two NR-wide panels of x^T), where W is the larger operand. */
+  /** Most rows of x that {@link #sgemmWeightRows} takes: a batch, two NR-wide panels of x^T. */
   private static final int WEIGHT_ROWS_MAX_M = 2 * NR;
   /** {@link #sgemmWeightRows}' per-thread buffers: x^T packed for every K block, and the task's block of C^T. */
   private static final ThreadLocal<float[][]> WEIGHT_ROWS = ThreadLocal.withInitial(() -> new float[2][0]);
