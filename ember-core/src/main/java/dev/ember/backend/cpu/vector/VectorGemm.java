@@ -1907,9 +1907,11 @@ public final class VectorGemm {
    * (each product and sum rounded to float32, in that order). The weight gets the bits it gets from
    * {@link #sgemmRows} handing g to that update: g's elements are sgemm's (one K block, each summed from zero in K
    * order; alpha 1, beta 0), and the update is elementwise. The rows are split into one chunk per thread as
-   * sgemmRows splits them (each task packing B for itself), so each core updates the rows it computes. Against
-   * sgemmRows with the update as its sink, the gradient's block is not written to L2 and read back: the MNIST MLP's
-   * 128 x 784 weight at batch 32, one thread, CPU time: 68 against 56 us (the gradient alone: 56).
+   * sgemmRows splits them, so each core updates the rows it computes. B's rows are read where they are by the full
+   * tiles (each B element is used by a handful of A tiles, and packing B was each task's copy of all of it); an edge
+   * tile copies its panel. Against sgemmRows with the update as its sink, the gradient's block is not written to L2
+   * and read back: the MNIST MLP's 128 x 784 weight at batch 32, one thread, CPU time: 67-71 against 58 us (the
+   * gradient alone through sgemm: 57-58; 60 with B packed).
    *
    * <p>Returns false, having done nothing, where sgemmRows would not keep the product in blocks of sgemm's 12-row
    * A^T tiles (more than one K block, SkinnyGemm's few rows, AVX2's 4-row kernels): the caller updates from the
@@ -1918,15 +1920,12 @@ public final class VectorGemm {
   public static boolean sgemmRowsSgd(int m, int n, int k, float[] a, int aOff, int lda, float[] b, int bOff, int ldb,
       float[] w, int wOff, float lr, float wd, float sign) {
     if (MR != 12 || k <= 0 || k > KC || m <= SkinnyGemm.MAX_M || n <= 0) return false;
-    int panels = (n + NR - 1) / NR;
-    int packed = panels * panelStride(k);
     int threads = Parallel.runsInline() || (long) m * n * k < SERIAL_WORK ? 1 : Parallel.threads();
     int chunk = Math.min(m, roundUp((m + threads - 1) / threads, 4));
     int chunks = (m + chunk - 1) / chunk;
     Parallel.forEach(chunks, q -> {
       Workspace ws = WORKSPACE.get();
-      float[] bPack = ws.rowsB = Workspace.atLeast(ws.rowsB, packed);
-      packPart(false, b, null, bOff, ldb, 0, k, 0, n, panels, 1, 0, bPack);
+      float[] bTile = ws.rowsB = Workspace.atLeast(ws.rowsB, k * NR);
       int r1 = Math.min(m, (q + 1) * chunk);
       for (int ic = q * chunk; ic < r1; ic += MC) {
         int mc = Math.min(MC, r1 - ic);
@@ -1935,12 +1934,15 @@ public final class VectorGemm {
           int rows = Math.min(MR, mc - ir);
           for (int jr = 0; jr < n; jr += NR) {
             int cols = Math.min(NR, n - jr);
-            int bBase = jr / NR * panelStride(k);
             int wIdx = wOff + (ic + ir) * n + jr;
-            if (rows == MR && cols == NR) {
-              kernelSgd(k, ws.aPack, ir * KC, bPack, bBase, w, wIdx, n, lr, wd, sign);
-            } else {
-              packedTile(true, rows, k, ws.aPack, ir, bPack, bBase, ws.tile);
+            if (rows == MR && cols == NR) { // B's rows read where they are: x is not packed for a single use
+              kernelSgd(k, ws.aPack, ir * KC, b, bOff + jr, ldb, w, wIdx, n, lr, wd, sign);
+            } else { // an edge tile: this panel of B copied (zero-padded to NR columns) for the edge kernels
+              for (int p = 0; p < k; p++) {
+                System.arraycopy(b, bOff + p * ldb + jr, bTile, p * NR, cols);
+                if (cols < NR) java.util.Arrays.fill(bTile, p * NR + cols, (p + 1) * NR, 0f);
+              }
+              packedTile(true, rows, k, ws.aPack, ir, bTile, 0, ws.tile);
               float[] tile = ws.tile;
               for (int r = 0; r < rows; r++) { // g = acc (alpha 1, as storeTile and storeEdge write it)
                 int wi = wIdx + r * n;
@@ -1964,8 +1966,8 @@ public final class VectorGemm {
   }
 
   /** {@link #kernel} for a full tile, applying SGD's update to W from the accumulators (see {@link #sgemmRowsSgd}). */
-  private static void kernelSgd(int kc, float[] ap, int aBase, float[] bp, int bBase, float[] w, int wIdx, int ldw,
-      float lr, float wd, float sign) {
+  private static void kernelSgd(int kc, float[] ap, int aBase, float[] bp, int bBase, int ldb, float[] w, int wIdx,
+      int ldw, float lr, float wd, float sign) {
     FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
     FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
     FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
@@ -1978,7 +1980,7 @@ public final class VectorGemm {
     FloatVector c90 = FloatVector.zero(S), c91 = FloatVector.zero(S);
     FloatVector ca0 = FloatVector.zero(S), ca1 = FloatVector.zero(S);
     FloatVector cb0 = FloatVector.zero(S), cb1 = FloatVector.zero(S);
-    for (int p = 0, bi = bBase; p < kc; p++, bi += NR) {
+    for (int p = 0, bi = bBase; p < kc; p++, bi += ldb) {
       FloatVector b0 = FloatVector.fromArray(S, bp, bi);
       FloatVector b1 = FloatVector.fromArray(S, bp, bi + L);
       int ai = aBase + p * MR;
