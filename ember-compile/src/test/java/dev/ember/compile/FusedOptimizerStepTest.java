@@ -86,6 +86,27 @@ class FusedOptimizerStepTest {
     assertTrue(step.isJoint(), step.explain());
   }
 
+  /**
+   * The MNIST MLP at batch 32 and 20: its first layer's product runs as W x^T with the weight's rows read in place
+   * (EpilogueFusion's linear_epilogue, {@code Backend.matmulWeightRows}); eager's bits on one thread and on two.
+   */
+  @Test
+  void theWeightRowsProductHasEagersBitsOnOneAndTwoThreads() {
+    int before = dev.ember.backend.cpu.Parallel.threads();
+    try {
+      for (int threads = 1; threads <= 2; threads++) {
+        dev.ember.backend.cpu.Parallel.setThreads(threads);
+        for (int batch : new int[] {32, 20}) {
+          TrainingStep step = checkFused(() -> Models.mlp(784, 128, 10), m -> new SGD(m.parameters(), 0.01),
+              batches(3, batch, 784, 10), null);
+          assertTrue(step.graph().contains("linear_epilogue"), step.graph());
+        }
+      }
+    } finally {
+      dev.ember.backend.cpu.Parallel.setThreads(before);
+    }
+  }
+
   @Test
   void adamWHasEagersBits() {
     TrainingStep step = checkFused(() -> Models.mlp(20, 16, 16, 5), m -> new AdamW(m.parameters(), 1e-2),

@@ -187,6 +187,17 @@ public interface Backend {
   }
 
   /**
+   * out = x w^T + beta * out (beta 0: out is only written) for 2-d x [m, k], w [n, k] and out [m, n] of one float
+   * dtype: a linear layer's product, with the bits {@link #matmul} gives {@code x @ w^T}. A backend may schedule it
+   * for a weight much larger than the batch (the CPU reads the weight's rows where they are instead of packing
+   * its transpose: a training step's forward at batch 32); this default is that matmul.
+   */
+  default void matmulWeightRows(View x, View w, View out, float beta) {
+    matmul(StridedView.batchOfOne(x), StridedView.batchOfOne(StridedView.transpose(w, 0, 1)),
+        StridedView.batchOfOne(out), beta);
+  }
+
+  /**
    * a @ b for 2-d float32 a [m, k] and b [k, n] (either may be a transposed view), handed to {@code sink} in
    * blocks of whole rows that cover [0, m) once each, in any order and possibly on several threads at once.
    * Every element has the bits {@link #matmul} with beta 0 gives it. A backend that can keeps only a block
@@ -199,6 +210,17 @@ public interface Backend {
     StridedView out = StridedView.allocate(DType.F32, m, n);
     matmul(StridedView.batchOfOne(a), StridedView.batchOfOne(b), StridedView.batchOfOne(out), 0f);
     if (m > 0) sink.rows(0, m, out.storage().floats(), out.offset());
+  }
+
+  /**
+   * SGD's update of a contiguous float32 weight w [m, n] by a @ b (2-d float32 a [m, k], b [k, n], either possibly a
+   * transposed view) computed without storing the product: {@code w = w - lr (sign (a @ b) + wd w)}, each product
+   * and sum rounded to float32 as the optimizer's sgd kernel rounds them, so that w gets the bits
+   * {@link #matmulRows} handing the product to that kernel gives it. Returns false, having done nothing, where the
+   * backend cannot (this default): the caller then updates from matmulRows' blocks.
+   */
+  default boolean matmulRowsSgd(View a, View b, View w, float lr, float wd, float sign) {
+    return false;
   }
 
   /** out[..i..] = x[..index[..i..]..] along dim (index I64, same rank as x). */

@@ -32,6 +32,17 @@ public interface Deferred {
     void accept(int lo, int hi, float[] values, int off);
   }
 
+  /**
+   * SGD's update of the float32 parameter {@code param} (contiguous, this value's size) by this value, made while
+   * the value is computed and without storing it, if the value can: {@code param = param - lr (sign value + wd
+   * param)}, each product and sum rounded to float32, the bits of that update applied to {@link #computeBlocks}'
+   * blocks. Returns false, having done nothing, where it cannot (this default); the caller then updates from the
+   * blocks. The value stays deferred.
+   */
+  default boolean sgdInto(dev.ember.backend.View param, float lr, float wd, float sign) {
+    return false;
+  }
+
   /** Hands back the buffers the value is computed from; called once, after which it is not computed again. */
   void release();
 

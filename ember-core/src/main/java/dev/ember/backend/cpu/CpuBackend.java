@@ -598,6 +598,16 @@ public final class CpuBackend implements Backend {
   }
 
   @Override
+  public void matmulWeightRows(View x, View w, View out, float beta) {
+    if (!Matmul.weightRows(k, x, w, out, beta)) Backend.super.matmulWeightRows(x, w, out, beta);
+  }
+
+  @Override
+  public boolean matmulRowsSgd(View a, View b, View w, float lr, float wd, float sign) {
+    return Matmul.rowsSgd(k, a, b, w, lr, wd, sign);
+  }
+
+  @Override
   public void matmulRows(View a, View b, RowSink sink) {
     Matmul.rows(k, a, b, sink);
   }

@@ -73,6 +73,12 @@ public final class CpuOptimizer implements OptimizerKernels {
   @Override
   public void sgd(View param, View grad, double lr, double wd, double sign) {
     Slot p = new Slot(param);
+    Deferred product = grad.storage().deferred();
+    // a deferred float32 weight gradient: the update made from the GEMM's registers, the gradient never stored
+    if (p.f != null && product != null && param.isContiguous()
+        && product.sgdInto(param, (float) lr, (float) wd, (float) sign)) {
+      return;
+    }
     UpdateKernels k = loops(p);
     forGradient(param, grad, (g, lo, hi) -> k.sgd(p, g, lo, hi, c(p, lr), c(p, wd), c(p, sign)));
   }

@@ -131,6 +131,28 @@ public interface FloatKernels {
   }
 
   /**
+   * C = x W^T + beta C for x [m, k] and W [n, k] (row-major, rows ldx and ldw apart; C [m, n], rows ldc apart), with
+   * the bits of {@code sgemm(false, true, m, n, k, 1, x, xOff, ldx, w, wOff, ldw, beta, c, cOff, ldc)}, scheduled
+   * for a weight that is much larger than the batch (see {@link dev.ember.backend.Backend#matmulWeightRows}). This
+   * form is that sgemm call.
+   */
+  /**
+   * SGD's update of a contiguous weight w [m, n] (from wOff) by g = A^T B (a [k, m], rows lda apart; b [k, n], rows
+   * ldb apart), g never stored: the bits of {@link #sgemmRows} handing g to the optimizer's sgd kernel (see
+   * {@link dev.ember.backend.Backend#matmulRowsSgd}). Returns false, having done nothing, where it cannot: this form
+   * always.
+   */
+  default boolean sgemmRowsSgd(int m, int n, int k, float[] a, int aOff, int lda, float[] b, int bOff, int ldb,
+      float[] w, int wOff, float lr, float wd, float sign) {
+    return false;
+  }
+
+  default void sgemmWeightRows(int m, int n, int k, float[] x, int xOff, int ldx, float[] w, int wOff, int ldw,
+      float beta, float[] c, int cOff, int ldc) {
+    sgemm(false, true, m, n, k, 1f, x, xOff, ldx, w, wOff, ldw, beta, c, cOff, ldc);
+  }
+
+  /**
    * op(A) op(B) (m x n, arguments as in {@link #sgemm}) handed to {@code sink} in blocks of rows, each element
    * with the bits sgemm at alpha 1 and beta 0 gives it (see {@link dev.ember.backend.Backend#matmulRows}).
    * This form computes the whole product first; the Vector API one keeps a block at a time.

@@ -70,6 +70,51 @@ final class Matmul {
     }
   }
 
+  /**
+   * {@link dev.ember.backend.Backend#matmulWeightRows} for float32 x [m, k], w [n, k] and out [m, n] with unit
+   * column strides ({@link FloatKernels#sgemmWeightRows}); false, having done nothing, for any other dtype or
+   * layout.
+   */
+  static boolean weightRows(FloatKernels k, View x, View w, View out, float beta) {
+    if (x.dtype() != DType.F32 || w.dtype() != DType.F32 || out.dtype() != DType.F32 || x.rank() != 2 || w.rank() != 2
+        || out.rank() != 2) {
+      return false;
+    }
+    int m = x.shapeRef()[0];
+    int kk = x.shapeRef()[1];
+    int n = w.shapeRef()[0];
+    if (m == 0 || n == 0 || kk == 0 || !rowMajor(x) || !rowMajor(w) || !rowMajor(out)) return false;
+    k.sgemmWeightRows(m, n, kk, x.storage().floats(), x.offset(), x.stridesRef()[0], w.storage().floats(), w.offset(),
+        w.stridesRef()[0], beta, out.storage().floats(), out.offset(), out.stridesRef()[0]);
+    return true;
+  }
+
+  /**
+   * {@link dev.ember.backend.Backend#matmulRowsSgd} for float32 a^T b (a a transposed view, b row-major) into a
+   * contiguous float32 w ({@link FloatKernels#sgemmRowsSgd}); false, having done nothing, for anything else.
+   */
+  static boolean rowsSgd(FloatKernels k, View a, View b, View w, float lr, float wd, float sign) {
+    if (a.dtype() != DType.F32 || b.dtype() != DType.F32 || w.dtype() != DType.F32 || a.rank() != 2 || b.rank() != 2
+        || !w.isContiguous()) {
+      return false;
+    }
+    int m = a.shapeRef()[0];
+    int kk = a.shapeRef()[1];
+    int n = b.shapeRef()[1];
+    if (m == 0 || n == 0 || kk == 0 || w.numel() != (long) m * n || !rowMajor(b)) return false;
+    View at = dev.ember.backend.StridedView.transpose(a, 0, 1); // a^T [k, m]: row-major when a is a transposed view
+    if (!rowMajor(at)) return false;
+    return k.sgemmRowsSgd(m, n, kk, at.storage().floats(), at.offset(), at.stridesRef()[0], b.storage().floats(),
+        b.offset(), b.stridesRef()[0], w.storage().floats(), w.offset(), lr, wd, sign);
+  }
+
+  /** A 2-d view GEMM reads as a row-major matrix: unit column stride, rows at least a row apart. */
+  private static boolean rowMajor(View t) {
+    int[] s = t.stridesRef();
+    int[] sh = t.shapeRef();
+    return (s[1] == 1 || sh[1] == 1) && s[0] >= Math.max(1, sh[1]);
+  }
+
   /** {@link dev.ember.backend.Backend#matmulRows} for 2-d float32 a [m, k] and b [k, n]: see {@link FloatKernels#sgemmRows}. */
   static void rows(FloatKernels k, View a, View b, RowSink sink) {
     int m = a.shapeRef()[0];

@@ -153,6 +153,20 @@ public final class VectorFloatKernels implements FloatKernels {
   }
 
   @Override
+  public boolean sgemmRowsSgd(int m, int n, int k, float[] a, int aOff, int lda, float[] b, int bOff, int ldb,
+      float[] w, int wOff, float lr, float wd, float sign) {
+    return VectorGemm.sgemmRowsSgd(m, n, k, a, aOff, lda, b, bOff, ldb, w, wOff, lr, wd, sign);
+  }
+
+  @Override
+  public void sgemmWeightRows(int m, int n, int k, float[] x, int xOff, int ldx, float[] w, int wOff, int ldw,
+      float beta, float[] c, int cOff, int ldc) {
+    if (!VectorGemm.sgemmWeightRows(m, n, k, x, xOff, ldx, w, wOff, ldw, beta, c, cOff, ldc)) {
+      FloatKernels.super.sgemmWeightRows(m, n, k, x, xOff, ldx, w, wOff, ldw, beta, c, cOff, ldc);
+    }
+  }
+
+  @Override
   public void sgemmRows(boolean transA, boolean transB, int m, int n, int k, float[] a, int aOff, int lda,
       float[] b, int bOff, int ldb, RowSink sink) {
     if (!VectorGemm.sgemmRows(transA, transB, m, n, k, a, aOff, lda, b, bOff, ldb, sink)) {

@@ -1893,6 +1893,272 @@ public final class VectorGemm {
     }
   }
 
+  /** Most rows of x that {@link #sgemmWeightRows} takes: a batch, two NR-wide panels of x^T. */
+  private static final int WEIGHT_ROWS_MAX_M = 2 * NR;
+  /** {@link #sgemmWeightRows}' per-thread buffers: x^T packed for every K block, and the task's block of C^T. */
+  private static final ThreadLocal<float[][]> WEIGHT_ROWS = ThreadLocal.withInitial(() -> new float[2][0]);
+
+  /**
+   * C = x W^T + beta C for a batch x [m, k] (rows ldx apart) against a weight W [n, k] (rows ldw apart; C [m, n], rows
+   * ldc apart), with the bits {@code sgemm(false, true, m, n, k, 1, x, xOff, ldx, W, wOff, ldw, beta, C, cOff, ldc)}
+   * gives it, computed as C^T = W x^T: W's rows are read where they are, 8 at a time ({@link #kernelRowsDirect8}, as
+   * {@link #multiplyInPlace} reads A), against x^T packed into NR-wide panels, and each task's block of C^T is
+   * transposed into C at the end. sgemm's path for these shapes packs W^T, a transpose of every element of W, on
+   * every call; here only x (m x k) is packed. Each element of C sums sgemm's K blocks (the same cut of k) in the
+   * same order, each from zero, and its first block starts from beta C and later ones add to C as sgemm's tiles do
+   * ({@link #writeTile}): the same bits. The tasks split W's rows (C's columns) into one chunk per thread, as the
+   * optimizer's update splits the weight, so each core reads the rows it updates. The MNIST MLP's 32 x 784 x 128
+   * layer, one thread, CPU time: 66 us through sgemm, 58 us as two sgemm calls on W x^T (this schedule, before it was
+   * one method).
+   *
+   * <p>Returns false, having done nothing, where sgemm would not run its 12-row Goto path (SkinnyGemm's few rows, the
+   * swapped A B^T, AVX2's 4-row kernels), where x has more than {@link #WEIGHT_ROWS_MAX_M} rows, or where W has fewer
+   * than twice as many rows as x (W not the larger operand): the caller runs sgemm.
+   */
+  public static boolean sgemmWeightRows(int m, int n, int k, float[] x, int xOff, int ldx, float[] w, int wOff, int ldw,
+      float beta, float[] c, int cOff, int ldc) {
+    if (MR != 12 || m <= SkinnyGemm.MAX_M || m > WEIGHT_ROWS_MAX_M || n < 2 * m || k <= 0
+        || (long) m * (k + n) * 4 < (long) n * k) {
+      return false;
+    }
+    // sgemm's K blocks for op(A) = x, op(B) = W^T (see sgemmHalf)
+    int kBlocks = n <= NR ? (k + INPLACE_KC - 1) / INPLACE_KC : (k + KC - 1) / KC;
+    int kcMax = (k + kBlocks - 1) / kBlocks;
+    if (kcMax > INPLACE_KC) return false; // the short-tile copy must fit in aPack (see INPLACE_KC)
+    int panels = (m + NR - 1) / NR;
+    int ldt = panels * NR; // C^T's rows: x's rows padded to whole panels
+    int threads = Parallel.runsInline() || (long) m * n * k < SERIAL_WORK ? 1 : Parallel.threads();
+    int chunk = roundUp((n + threads - 1) / threads, 16);
+    int tasks = (n + chunk - 1) / chunk;
+    Parallel.forEach(tasks, t -> {
+      int j0 = t * chunk;
+      int j1 = Math.min(n, j0 + chunk);
+      Workspace ws = WORKSPACE.get();
+      float[][] bufs = WEIGHT_ROWS.get();
+      int blockFloats = panels * panelStride(kcMax);
+      float[] xt = bufs[0] = Workspace.atLeast(bufs[0], kBlocks * blockFloats);
+      float[] ct = bufs[1] = Workspace.atLeast(bufs[1], (j1 - j0) * ldt);
+      for (int pc = 0, blk = 0; pc < k; pc += kcMax, blk++) {
+        packBT(x, null, xOff, ldx, pc, Math.min(kcMax, k - pc), 0, m, xt, blk * blockFloats);
+      }
+      if (beta != 0) transposeInto(c, cOff, ldc, m, j0, j1, ct, ldt, true);
+      for (int pc = 0, blk = 0; pc < k; pc += kcMax, blk++) {
+        int kc = Math.min(kcMax, k - pc);
+        boolean first = pc == 0;
+        for (int j = j0; j < j1; j += 8) {
+          int rows = Math.min(8, j1 - j);
+          float[] ap = w;
+          int aBase = wOff + j * ldw + pc;
+          int as = ldw;
+          if (rows < 8) { // the short last tile's rows copied, the rest zeroed, as multiplyInPlace does
+            as = kc + 16;
+            ap = ws.aPack;
+            aBase = 0;
+            for (int r = 0; r < 8; r++) {
+              if (r < rows) System.arraycopy(w, wOff + (j + r) * ldw + pc, ap, r * as, kc);
+              else java.util.Arrays.fill(ap, r * as, r * as + kc, 0f);
+            }
+          }
+          for (int q = 0; q < panels; q++) {
+            kernelRowsDirect8(kc, ap, aBase, as, xt, blk * blockFloats + q * panelStride(kc), ws.tile, false);
+            writeTile(ws.tile, rows, Math.min(NR, m - q * NR), ct, (j - j0) * ldt + q * NR, ldt, 1f, beta, first);
+          }
+        }
+      }
+      transposeInto(c, cOff, ldc, m, j0, j1, ct, ldt, false);
+    });
+    return true;
+  }
+
+  /**
+   * SGD's update of a float32 weight W [m, n] (contiguous from wOff) by its gradient g = A^T B (a [k, m], rows lda
+   * apart; b [k, n], rows ldb apart) with g computed in registers and never stored: each 12 x NR tile of g is applied
+   * to W from the accumulators, {@code W = W - lr (sign g + wd W)} as {@code VectorUpdateKernels.sgd} writes it
+   * (each product and sum rounded to float32, in that order). The weight gets the bits it gets from
+   * {@link #sgemmRows} handing g to that update: g's elements are sgemm's (one K block, each summed from zero in K
+   * order; alpha 1, beta 0), and the update is elementwise. The rows are split into one chunk per thread as
+   * sgemmRows splits them, so each core updates the rows it computes. B's rows are read where they are by the full
+   * tiles (each B element is used by a handful of A tiles, and packing B was each task's copy of all of it); an edge
+   * tile copies its panel. Against sgemmRows with the update as its sink, the gradient's block is not written to L2
+   * and read back: the MNIST MLP's 128 x 784 weight at batch 32, one thread, CPU time: 67-71 against 58 us (the
+   * gradient alone through sgemm: 57-58; 60 with B packed).
+   *
+   * <p>Returns false, having done nothing, where sgemmRows would not keep the product in blocks of sgemm's 12-row
+   * A^T tiles (more than one K block, SkinnyGemm's few rows, AVX2's 4-row kernels): the caller updates from the
+   * product as before.
+   */
+  public static boolean sgemmRowsSgd(int m, int n, int k, float[] a, int aOff, int lda, float[] b, int bOff, int ldb,
+      float[] w, int wOff, float lr, float wd, float sign) {
+    if (MR != 12 || k <= 0 || k > KC || m <= SkinnyGemm.MAX_M || n <= 0) return false;
+    int threads = Parallel.runsInline() || (long) m * n * k < SERIAL_WORK ? 1 : Parallel.threads();
+    int chunk = Math.min(m, roundUp((m + threads - 1) / threads, 4));
+    int chunks = (m + chunk - 1) / chunk;
+    Parallel.forEach(chunks, q -> {
+      Workspace ws = WORKSPACE.get();
+      float[] bTile = ws.rowsB = Workspace.atLeast(ws.rowsB, k * NR);
+      int r1 = Math.min(m, (q + 1) * chunk);
+      for (int ic = q * chunk; ic < r1; ic += MC) {
+        int mc = Math.min(MC, r1 - ic);
+        packAT(a, null, aOff, lda, ic, mc, 0, k, ws.aPack);
+        for (int ir = 0; ir < mc; ir += MR) {
+          int rows = Math.min(MR, mc - ir);
+          for (int jr = 0; jr < n; jr += NR) {
+            int cols = Math.min(NR, n - jr);
+            int wIdx = wOff + (ic + ir) * n + jr;
+            if (rows == MR && cols == NR) { // B's rows read where they are: x is not packed for a single use
+              kernelSgd(k, ws.aPack, ir * KC, b, bOff + jr, ldb, w, wIdx, n, lr, wd, sign);
+            } else { // an edge tile: this panel of B copied (zero-padded to NR columns) for the edge kernels
+              for (int p = 0; p < k; p++) {
+                System.arraycopy(b, bOff + p * ldb + jr, bTile, p * NR, cols);
+                if (cols < NR) java.util.Arrays.fill(bTile, p * NR + cols, (p + 1) * NR, 0f);
+              }
+              packedTile(true, rows, k, ws.aPack, ir, bTile, 0, ws.tile);
+              float[] tile = ws.tile;
+              for (int r = 0; r < rows; r++) { // g = acc (alpha 1, as storeTile and storeEdge write it)
+                int wi = wIdx + r * n;
+                int t = r * NR;
+                int j = 0;
+                for (; j <= cols - L; j += L) {
+                  FloatVector x = FloatVector.fromArray(S, w, wi + j);
+                  x.sub(FloatVector.fromArray(S, tile, t + j).mul(sign).add(x.mul(wd)).mul(lr)).intoArray(w, wi + j);
+                }
+                for (; j < cols; j++) {
+                  float x = w[wi + j];
+                  w[wi + j] = x - (tile[t + j] * sign + x * wd) * lr;
+                }
+              }
+            }
+          }
+        }
+      }
+    });
+    return true;
+  }
+
+  /** {@link #kernel} for a full tile, applying SGD's update to W from the accumulators (see {@link #sgemmRowsSgd}). */
+  private static void kernelSgd(int kc, float[] ap, int aBase, float[] bp, int bBase, int ldb, float[] w, int wIdx,
+      int ldw, float lr, float wd, float sign) {
+    FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+    FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+    FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+    FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+    FloatVector c40 = FloatVector.zero(S), c41 = FloatVector.zero(S);
+    FloatVector c50 = FloatVector.zero(S), c51 = FloatVector.zero(S);
+    FloatVector c60 = FloatVector.zero(S), c61 = FloatVector.zero(S);
+    FloatVector c70 = FloatVector.zero(S), c71 = FloatVector.zero(S);
+    FloatVector c80 = FloatVector.zero(S), c81 = FloatVector.zero(S);
+    FloatVector c90 = FloatVector.zero(S), c91 = FloatVector.zero(S);
+    FloatVector ca0 = FloatVector.zero(S), ca1 = FloatVector.zero(S);
+    FloatVector cb0 = FloatVector.zero(S), cb1 = FloatVector.zero(S);
+    for (int p = 0, bi = bBase; p < kc; p++, bi += ldb) {
+      FloatVector b0 = FloatVector.fromArray(S, bp, bi);
+      FloatVector b1 = FloatVector.fromArray(S, bp, bi + L);
+      int ai = aBase + p * MR;
+      FloatVector av = FloatVector.broadcast(S, ap[ai]);
+      c00 = av.fma(b0, c00); c01 = av.fma(b1, c01);
+      av = FloatVector.broadcast(S, ap[ai + 1]);
+      c10 = av.fma(b0, c10); c11 = av.fma(b1, c11);
+      av = FloatVector.broadcast(S, ap[ai + 2]);
+      c20 = av.fma(b0, c20); c21 = av.fma(b1, c21);
+      av = FloatVector.broadcast(S, ap[ai + 3]);
+      c30 = av.fma(b0, c30); c31 = av.fma(b1, c31);
+      av = FloatVector.broadcast(S, ap[ai + 4]);
+      c40 = av.fma(b0, c40); c41 = av.fma(b1, c41);
+      av = FloatVector.broadcast(S, ap[ai + 5]);
+      c50 = av.fma(b0, c50); c51 = av.fma(b1, c51);
+      av = FloatVector.broadcast(S, ap[ai + 6]);
+      c60 = av.fma(b0, c60); c61 = av.fma(b1, c61);
+      av = FloatVector.broadcast(S, ap[ai + 7]);
+      c70 = av.fma(b0, c70); c71 = av.fma(b1, c71);
+      av = FloatVector.broadcast(S, ap[ai + 8]);
+      c80 = av.fma(b0, c80); c81 = av.fma(b1, c81);
+      av = FloatVector.broadcast(S, ap[ai + 9]);
+      c90 = av.fma(b0, c90); c91 = av.fma(b1, c91);
+      av = FloatVector.broadcast(S, ap[ai + 10]);
+      ca0 = av.fma(b0, ca0); ca1 = av.fma(b1, ca1);
+      av = FloatVector.broadcast(S, ap[ai + 11]);
+      cb0 = av.fma(b0, cb0); cb1 = av.fma(b1, cb1);
+    }
+    FloatVector lrv = FloatVector.broadcast(S, lr);
+    FloatVector wdv = FloatVector.broadcast(S, wd);
+    FloatVector sgv = FloatVector.broadcast(S, sign);
+    // written out per row: a helper taking the accumulators would box them (see kernel)
+    FloatVector x;
+    x = FloatVector.fromArray(S, w, wIdx + 0 * ldw);
+    x.sub(c00.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 0 * ldw);
+    x = FloatVector.fromArray(S, w, wIdx + 0 * ldw + L);
+    x.sub(c01.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 0 * ldw + L);
+    x = FloatVector.fromArray(S, w, wIdx + 1 * ldw);
+    x.sub(c10.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 1 * ldw);
+    x = FloatVector.fromArray(S, w, wIdx + 1 * ldw + L);
+    x.sub(c11.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 1 * ldw + L);
+    x = FloatVector.fromArray(S, w, wIdx + 2 * ldw);
+    x.sub(c20.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 2 * ldw);
+    x = FloatVector.fromArray(S, w, wIdx + 2 * ldw + L);
+    x.sub(c21.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 2 * ldw + L);
+    x = FloatVector.fromArray(S, w, wIdx + 3 * ldw);
+    x.sub(c30.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 3 * ldw);
+    x = FloatVector.fromArray(S, w, wIdx + 3 * ldw + L);
+    x.sub(c31.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 3 * ldw + L);
+    x = FloatVector.fromArray(S, w, wIdx + 4 * ldw);
+    x.sub(c40.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 4 * ldw);
+    x = FloatVector.fromArray(S, w, wIdx + 4 * ldw + L);
+    x.sub(c41.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 4 * ldw + L);
+    x = FloatVector.fromArray(S, w, wIdx + 5 * ldw);
+    x.sub(c50.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 5 * ldw);
+    x = FloatVector.fromArray(S, w, wIdx + 5 * ldw + L);
+    x.sub(c51.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 5 * ldw + L);
+    x = FloatVector.fromArray(S, w, wIdx + 6 * ldw);
+    x.sub(c60.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 6 * ldw);
+    x = FloatVector.fromArray(S, w, wIdx + 6 * ldw + L);
+    x.sub(c61.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 6 * ldw + L);
+    x = FloatVector.fromArray(S, w, wIdx + 7 * ldw);
+    x.sub(c70.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 7 * ldw);
+    x = FloatVector.fromArray(S, w, wIdx + 7 * ldw + L);
+    x.sub(c71.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 7 * ldw + L);
+    x = FloatVector.fromArray(S, w, wIdx + 8 * ldw);
+    x.sub(c80.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 8 * ldw);
+    x = FloatVector.fromArray(S, w, wIdx + 8 * ldw + L);
+    x.sub(c81.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 8 * ldw + L);
+    x = FloatVector.fromArray(S, w, wIdx + 9 * ldw);
+    x.sub(c90.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 9 * ldw);
+    x = FloatVector.fromArray(S, w, wIdx + 9 * ldw + L);
+    x.sub(c91.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 9 * ldw + L);
+    x = FloatVector.fromArray(S, w, wIdx + 10 * ldw);
+    x.sub(ca0.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 10 * ldw);
+    x = FloatVector.fromArray(S, w, wIdx + 10 * ldw + L);
+    x.sub(ca1.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 10 * ldw + L);
+    x = FloatVector.fromArray(S, w, wIdx + 11 * ldw);
+    x.sub(cb0.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 11 * ldw);
+    x = FloatVector.fromArray(S, w, wIdx + 11 * ldw + L);
+    x.sub(cb1.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 11 * ldw + L);
+  }
+
+  /**
+   * Columns j0..j1 of C (m rows, ldc apart) to or from their transpose ct (row j - j0 holds column j, rows ldt
+   * apart): into ct when {@code toCt}, else from it. An exact copy either way, 16 x 16 blocks in registers where
+   * {@link Transpose16} applies.
+   */
+  private static void transposeInto(float[] c, int cOff, int ldc, int m, int j0, int j1, float[] ct, int ldt,
+      boolean toCt) {
+    int n = j1 - j0;
+    int m16 = Transpose16.APPLIES ? m / 16 * 16 : 0;
+    int n16 = Transpose16.APPLIES ? n / 16 * 16 : 0;
+    for (int i = 0; i < m16; i += 16) {
+      for (int j = 0; j < n16; j += 16) {
+        if (toCt) Transpose16.transpose(c, cOff + i * ldc + j0 + j, ldc, ct, j * ldt + i, ldt, 0f);
+        else Transpose16.transpose(ct, j * ldt + i, ldt, c, cOff + i * ldc + j0 + j, ldc, 0f);
+      }
+    }
+    for (int i = 0; i < m; i++) { // the edges: columns past n16 of every row, all columns of rows past m16
+      int ci = cOff + i * ldc + j0;
+      for (int j = i < m16 ? n16 : 0; j < n; j++) {
+        if (toCt) ct[j * ldt + i] = c[ci + j];
+        else c[ci + j] = ct[j * ldt + i];
+      }
+    }
+  }
+
   /**
    * Floats from one packed B micro-panel to the next. With MR = 4, kc rows plus one spare row, so
    * the panels do not all start in the same L1 set (kc * NR floats is a multiple of 4 KiB) while
