@@ -235,6 +235,15 @@ public interface Backend {
   /** out[.., index[i], ..] += src[.., i, ..] along dim (the backward of indexSelect). */
   void indexAdd(View out, int dim, View index, View src);
 
+  /**
+   * out = zeros, then {@code indexAdd(out, 0, index, src)}: an embedding's backward. out arrives with any contents and
+   * is overwritten; each element gets the bits of that fill and that indexAdd. This default runs the two.
+   */
+  default void indexAddIntoZeros(View out, View index, View src) {
+    fill(out, 0.0);
+    indexAdd(out, 0, index, src);
+  }
+
   /** The normalization kernels: batch, layer, group and RMS norm statistics, affine passes and backwards. */
   NormalizationKernels normalization();
 

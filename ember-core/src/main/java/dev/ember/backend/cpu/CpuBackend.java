@@ -633,6 +633,11 @@ public final class CpuBackend implements Backend {
   }
 
   @Override
+  public void indexAddIntoZeros(View out, View index, View src) {
+    if (!Indexing.indexAddIntoZeros(out, index, src)) Backend.super.indexAddIntoZeros(out, index, src);
+  }
+
+  @Override
   public NormalizationKernels normalization() {
     return normalization;
   }

@@ -12,9 +12,10 @@ import java.util.Arrays;
  * summed in float vector lanes by {@link RowKernels} and the planes in double, then one pass writing the output.
  * Layer, RMS and group norm on F32: one task per block of rows, each row read from memory once per direction (its
  * moments, then its output or input gradient from cache; {@link RowKernels#moments}, {@link RowKernels#affineRow},
- * {@link RowKernels#normBackwardSums}, {@link RowKernels#normBackwardRowW}); F64 rows run double loops. Every sum
- * over rows is a partial per block fixed by the shape, added in block order. Inputs are contiguous (callers make
- * them so) in F32 or F64.
+ * {@link RowKernels#normBackwardSums}, {@link RowKernels#normBackwardRowW}; layer and RMS norm's forward reads the next
+ * row in the loop that writes a row's output, {@link RowKernels#affineRowThenMoments}); F64 rows run double loops.
+ * Every sum over rows is a partial per block fixed by the shape, added in block order. Inputs are contiguous (callers
+ * make them so) in F32 or F64.
  */
 final class CpuNormalization implements NormalizationKernels {
   /** Below this many elements a kernel stays on the calling thread. */
@@ -57,13 +58,23 @@ final class CpuNormalization implements NormalizationKernels {
       float[] bf = os == null ? null : floats(b, m, 0f);
       forTasks((rows + ROW_BLOCK - 1) / ROW_BLOCK, (long) rows * m, t -> {
         float[] two = new float[2];
-        for (int r = t * ROW_BLOCK, rEnd = Math.min(rows, r + ROW_BLOCK); r < rEnd; r++) {
+        int r0 = t * ROW_BLOCK;
+        int rEnd = Math.min(rows, r0 + ROW_BLOCK);
+        ROWS.moments(f, base + r0 * m, m, rms, two);
+        for (int r = r0; r < rEnd; r++) {
           int o = r * m;
-          ROWS.moments(f, base + o, m, rms, two);
-          if (!rms) mean[r] = two[0];
+          float mu = two[0];
+          if (!rms) mean[r] = mu;
           double rs = 1.0 / Math.sqrt((double) two[1] / m + eps);
           rstd[r] = rs;
-          if (os != null) ROWS.affineRow(f, base + o, os, oo + o, m, two[0], (float) rs, wf, bf);
+          boolean next = r + 1 < rEnd; // the next row's moments (into two) in the same pass as this row's output
+          if (os == null) {
+            if (next) ROWS.moments(f, base + o + m, m, rms, two);
+          } else if (next) {
+            ROWS.affineRowThenMoments(f, base + o, os, oo + o, m, mu, (float) rs, wf, bf, base + o + m, rms, two);
+          } else {
+            ROWS.affineRow(f, base + o, os, oo + o, m, mu, (float) rs, wf, bf);
+          }
         }
       });
       return new double[][] {mean, rstd};

@@ -144,4 +144,56 @@ final class Indexing {
       Device.CPU.backend().binary(BinaryOp.ADD, to, from, to);
     }
   }
+
+  /** Floats of out per task of {@link #indexAddIntoZeros}: 1 MiB, about what a core's L2 keeps. */
+  private static final int ZERO_ADD_BLOCK = 1 << 18;
+
+  /**
+   * Whole F32 rows as {@link #indexAdd}, into an out that is zero-filled here: out's rows go in ranges of about
+   * {@link #ZERO_ADD_BLOCK} floats (fixed by the shape), each task zero-filling its range and then adding, in index
+   * order, the src rows whose index falls in it, while the range is still in cache. An embedding's backward (32000 x
+   * 512 from 4096 tokens) zero-filled its 65 MB gradient in one parallel pass and then read and wrote the referenced
+   * rows again from memory in a second. Each element is 0 plus its additions in index order: the bits of the fill
+   * and indexAdd on any thread count. Returns false, having written nothing, for other layouts and dtypes.
+   */
+  static boolean indexAddIntoZeros(View out, View index, View src) {
+    if (!out.isContiguous() || !src.isContiguous() || out.dtype() != DType.F32 || src.dtype() != DType.F32
+        || index.dtype() != DType.I64 || out.rank() < 1) {
+      return false;
+    }
+    int count = index.shapeRef()[0];
+    int rows = out.shapeRef()[0];
+    int row = rows == 0 ? 0 : (int) (out.numel() / rows);
+    long[] idx = index.storage().longs();
+    int io = index.offset();
+    int is0 = index.stridesRef()[0];
+    float[] s = src.storage().floats();
+    float[] d = out.storage().floats();
+    int so = src.offset();
+    int oo = out.offset();
+    int per = Math.max(1, ZERO_ADD_BLOCK / Math.max(1, row));
+    int ranges = Math.max(1, Parallel.chunks(rows, per));
+    // the indices bucketed by range, each bucket in index order (a counting sort)
+    int[] start = new int[ranges + 1];
+    for (int i = 0; i < count; i++) start[(int) (idx[io + i * is0] / per) + 1]++;
+    for (int t = 0; t < ranges; t++) start[t + 1] += start[t];
+    int[] order = new int[count];
+    int[] next = java.util.Arrays.copyOf(start, ranges);
+    for (int i = 0; i < count; i++) order[next[(int) (idx[io + i * is0] / per)]++] = i;
+    IntConsumer range = t -> {
+      int lo = t * per;
+      int hi = Math.min(rows, lo + per);
+      java.util.Arrays.fill(d, oo + lo * row, oo + hi * row, 0f);
+      for (int k = start[t]; k < start[t + 1]; k++) {
+        int i = order[k];
+        ROWS.addRows(s, so + i * row, row, d, oo + (int) idx[io + i * is0] * row, row, 1, row);
+      }
+    };
+    if ((long) rows * row < PARALLEL_MIN) {
+      for (int t = 0; t < ranges; t++) range.accept(t);
+    } else {
+      Parallel.forEach(ranges, range);
+    }
+    return true;
+  }
 }

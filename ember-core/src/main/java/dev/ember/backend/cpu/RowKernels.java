@@ -415,6 +415,18 @@ public interface RowKernels {
    */
   void affineRow(float[] x, int xo, float[] y, int yo, int n, float mu, float rs, float[] w, float[] b);
 
+  /**
+   * {@code affineRow(x, xo, y, yo, n, mu, rs, w, b)}, then {@code moments(x, no, n, rms, out)} of the next row at
+   * {@code no}, with the bits of those two calls. The vector loops read the next row in the affine's loop, so its
+   * reads from memory overlap the affine's work instead of waiting for it to end (layer norm's forward over rows of
+   * 1024 floats on one thread: the row's reads stalled after every affine pass). y must not overlap the next row.
+   */
+  default void affineRowThenMoments(float[] x, int xo, float[] y, int yo, int n, float mu, float rs, float[] w,
+      float[] b, int no, boolean rms, float[] out) {
+    affineRow(x, xo, y, yo, n, mu, rs, w, b);
+    moments(x, no, n, rms, out);
+  }
+
   /** y[yo + i] = x[xo + i] * sc + sh for i in [0, n), rounded as written: both implementations give the same bits. */
   void scaleShiftRow(float[] x, int xo, float[] y, int yo, int n, float sc, float sh);
 

@@ -86,6 +86,45 @@ class IndexRowsTest {
     assertArrayEquals(new float[] {0, 0, 3, 0, 0, 7}, out.toFloatArray());
   }
 
+  /**
+   * indexAddIntoZeros (an embedding's backward: the zero-fill and the additions in one pass per range of rows) over
+   * an out of garbage: bitwise the fill and indexAdd it stands for, on one and two threads, with repeated indices,
+   * -0.0 sources (0 + -0.0 is +0.0, not a copy's -0.0), an offset out, several ranges (1000 x 600 floats) and one.
+   */
+  @Test
+  void indexAddIntoZerosIsTheFillAndIndexAdd() {
+    int old = Parallel.threads();
+    try {
+      for (int[] size : new int[][] {{1000, 600, 3000}, {13, 7, 40}}) { // {rows, row, count}
+        int rows = size[0], row = size[1], count = size[2];
+        Tensor src = Tensor.randn(new Generator(9), count, row);
+        float[] sv = src.toFloatArray();
+        for (int i = 0; i < sv.length; i += 7) sv[i] = -0.0f;
+        src = Tensor.of(sv, count, row);
+        Tensor index = Tensor.of(indices(count, rows, 10), count);
+        Tensor want = Tensor.randn(new Generator(11), rows, row);
+        CPU.fill(want, 0.0);
+        CPU.indexAdd(want, 0, index, src);
+        int[] wantBits = bits(want.toFloatArray());
+        for (int threads = 1; threads <= 2; threads++) {
+          Parallel.setThreads(threads);
+          Tensor base = Tensor.randn(new Generator(12), rows + 2, row); // garbage to overwrite
+          Tensor out = base.narrow(0, 2, rows);
+          CPU.indexAddIntoZeros(out, index, src);
+          assertArrayEquals(wantBits, bits(out.toFloatArray()), threads + " threads, " + rows + " rows");
+        }
+      }
+    } finally {
+      Parallel.setThreads(old);
+    }
+  }
+
+  private static int[] bits(float[] f) {
+    int[] b = new int[f.length];
+    for (int i = 0; i < f.length; i++) b[i] = Float.floatToRawIntBits(f[i]);
+    return b;
+  }
+
   /** count indices in [0, rows), many repeated, from a fixed seed. */
   private static long[] indices(int count, int rows, long seed) {
     java.util.Random r = new java.util.Random(seed);

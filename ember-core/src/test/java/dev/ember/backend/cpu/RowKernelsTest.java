@@ -597,6 +597,44 @@ class RowKernelsTest {
   }
 
   /**
+   * affineRowThenMoments, which reads the next row inside the loop over this one: the same bits as the two calls it
+   * stands for (scalar and vector), at every tail length, layer and RMS norm.
+   */
+  @Test
+  void affineRowThenMomentsEqualsItsTwoCalls() {
+    Random r = new Random(13);
+    for (int n : new int[] {0, 1, 3, 15, 16, 17, 31, 33, 63, 64, 65, 100, 1000, 1024, 4099}) {
+      int no = 5 + n; // the next row follows this one (offset 5) after a gap of 3
+      float[] x = new float[2 * n + 16];
+      float[] w = new float[n];
+      float[] b = new float[n];
+      for (int i = 0; i < x.length; i++) {
+        x[i] = (float) r.nextGaussian() * 3f + 2f;
+      }
+      for (int i = 0; i < n; i++) {
+        w[i] = 1f + (float) r.nextGaussian() * 0.1f;
+        b[i] = (float) r.nextGaussian() * 0.1f;
+      }
+      for (RowKernels k : new RowKernels[] {scalar, vector}) {
+        for (boolean rms : new boolean[] {false, true}) {
+          String who = (k == scalar ? "scalar" : "vector") + (rms ? " rms" : "") + " n=" + n;
+          float[] y1 = new float[n + 4];
+          float[] y2 = new float[n + 4];
+          float[] m1 = new float[2];
+          float[] m2 = new float[2];
+          for (int rep = 0; rep < (k == vector ? 200 : 1); rep++) { // C2 compiles the vector loops
+            k.affineRow(x, 2, y1, 1, n, 2.1f, 0.37f, w, b);
+            k.moments(x, no, n, rms, m1);
+            k.affineRowThenMoments(x, 2, y2, 1, n, 2.1f, 0.37f, w, b, no, rms, m2);
+          }
+          assertArrayEquals(y1, y2, who + " affine output");
+          assertArrayEquals(m1, m2, who + " next row's moments");
+        }
+      }
+    }
+  }
+
+  /**
    * col2imUnit: vector and scalar bitwise equal to a tap-by-tap reference (the order the contract
    * fixes) over geometries with and without padding (asymmetric, and wider than the kernel), planes
    * narrower and wider than a vector, column rows with a stride (ld) past their oh*ow entries, planes

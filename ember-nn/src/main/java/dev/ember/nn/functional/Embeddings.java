@@ -103,8 +103,8 @@ public final class Embeddings {
     shape[input.dim()] = dim;
     Integer padRow = pad;
     Tensor out = Autograd.record(op, rows, (ctx, g) -> {
-      Tensor gw = g.newZeros(num, dim);
-      gw.device().backend().indexAdd(gw, 0, flat, g.contiguous());
+      Tensor gw = g.newEmpty(num, dim); // overwritten: zeros plus the rows of g
+      gw.device().backend().indexAddIntoZeros(gw, flat, g.contiguous());
       if (padRow != null) gw.select(0, padRow).zero_();
       return new Tensor[] {gw};
     }, new Tensor[] {weight});

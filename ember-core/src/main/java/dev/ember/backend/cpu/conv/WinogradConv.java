@@ -51,6 +51,8 @@ final class WinogradConv {
 
   static final ThreadLocal<float[]> F_V = ThreadLocal.withInitial(() -> new float[0]);
   static final ThreadLocal<float[]> F_M = ThreadLocal.withInitial(() -> new float[0]);
+  /** The weight gradient's partials, one slice per chunk of images (the calling thread's, reused across calls). */
+  private static final ThreadLocal<float[]> F_PARTIALS = ThreadLocal.withInitial(() -> new float[0]);
 
   /** This thread's buffer of tl of at least n floats (contents undefined). */
   static float[] buffer(ThreadLocal<float[]> tl, long n) {
@@ -123,7 +125,7 @@ final class WinogradConv {
   private static float[] weightTransform(float[] w, int na, int nb, boolean swap, boolean flip) {
     int ab = na * nb;
     float[] u = new float[ALPHA * ab];
-    for (int a = 0; a < na; a++) {
+    Parallel.forEach(na, a -> { // each element on its own: any split gives the same bits
       for (int b = 0; b < nb; b++) {
         int at = (swap ? b * na + a : a * nb + b) * 3;
         double g0 = w[at + (flip ? 2 : 0)];
@@ -137,7 +139,7 @@ final class WinogradConv {
         u[q + 4 * ab] = (float) ((g0 - 2 * g1 + 4 * g2) / 24);
         u[q + 5 * ab] = (float) g2;
       }
-    }
+    });
     return u;
   }
 
@@ -204,9 +206,12 @@ final class WinogradConv {
     int oc = o * c;
     int per = imagesPerChunk(n, (long) ALPHA * oc);
     int chunks = Parallel.chunks(n, per);
-    float[][] part = new float[chunks][ALPHA * oc];
+    int size = ALPHA * oc;
+    // a reused buffer, not zeroed: each chunk's first image overwrites its slice. Fresh arrays (3 MiB at conv1d's
+    // 128 x 128, 8 chunks) were zeroed by the calling thread alone before the parallel work, on every call
+    float[] part = buffer(F_PARTIALS, (long) chunks * size);
+    Storage ps = Storage.wrap(part);
     Parallel.forEach(chunks, t -> {
-      Storage ps = Storage.wrap(part[t]);
       for (int img = t * per, n0 = img, n1 = Math.min(n, img + per); img < n1; img++) {
         float[] v = buffer(F_V, (long) ALPHA * c * tt);
         inputTransform(xs, x.offset() + img * c * g.hw(), c, rows, g.w(), g.pw(), tw, v);
@@ -215,22 +220,30 @@ final class WinogradConv {
         Storage vs = Storage.wrap(v);
         Storage ms = Storage.wrap(m);
         for (int xi = 0; xi < ALPHA; xi++) {
-          gemm(ms, xi * o * tt, o, tt, tt, false, vs, xi * c * tt, c, tt, true, ps, xi * oc, c, img != n0);
+          gemm(ms, xi * o * tt, o, tt, tt, false, vs, xi * c * tt, c, tt, true, ps, t * size + xi * oc, c,
+              img != n0);
         }
       }
     });
-    float[] d = dw.storage().floats();
-    for (int q = 0; q < oc; q++) {
-      double[] wx = new double[ALPHA];
-      for (int xi = 0; xi < ALPHA; xi++) {
-        float sum = part[0][xi * oc + q];
-        for (int t = 1; t < chunks; t++) sum += part[t][xi * oc + q];
-        wx[xi] = sum;
+    // the partials added into the first in chunk order, element by element (unit stride), then dg = G^T W per
+    // output channel: tasks fixed by the shapes (this ran on one thread after the parallel part, reading the
+    // partials 48 strided streams at a time)
+    int block = Math.max(1, Math.min(size, 1 << 14));
+    Parallel.forEach(Parallel.chunks(size, block), b -> {
+      for (int t = 1; t < chunks; t++) {
+        for (int i = b * block, j = t * size + i, i1 = Math.min(size, i + block); i < i1; i++, j++) part[i] += part[j];
       }
-      int at = dw.offset() + q * 3;
-      d[at] = (float) (wx[0] / 4 - (wx[1] + wx[2]) / 6 + (wx[3] + wx[4]) / 24);
-      d[at + 1] = (float) ((wx[2] - wx[1]) / 6 + (wx[3] - wx[4]) / 12);
-      d[at + 2] = (float) ((wx[3] + wx[4] - wx[1] - wx[2]) / 6 + wx[5]);
-    }
+    });
+    float[] d = dw.storage().floats();
+    Parallel.forEach(o, k -> {
+      double[] wx = new double[ALPHA];
+      for (int q = k * c, q1 = q + c; q < q1; q++) {
+        for (int xi = 0; xi < ALPHA; xi++) wx[xi] = part[xi * oc + q];
+        int at = dw.offset() + q * 3;
+        d[at] = (float) (wx[0] / 4 - (wx[1] + wx[2]) / 6 + (wx[3] + wx[4]) / 24);
+        d[at + 1] = (float) ((wx[2] - wx[1]) / 6 + (wx[3] - wx[4]) / 12);
+        d[at + 2] = (float) ((wx[3] + wx[4] - wx[1] - wx[2]) / 6 + wx[5]);
+      }
+    });
   }
 }

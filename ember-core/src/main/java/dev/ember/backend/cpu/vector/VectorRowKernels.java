@@ -139,9 +139,18 @@ public final class VectorRowKernels implements RowKernels {
       for (; i < n; i++) s += x[xo + i];
       mu = s / n;
     }
+    out[0] = mu;
+    out[1] = centredSquares(x, xo, n, mu);
+  }
+
+  /**
+   * Moments' second pass: the float sum of (x[xo + i] - mu)^2, four partial sums as the first. (Helpers here take
+   * and return no vectors: C2 boxes a vector that crosses a call it does not inline, even inside a loop.)
+   */
+  private static float centredSquares(float[] x, int xo, int n, float mu) {
     FloatVector m = FloatVector.broadcast(S, mu);
     FloatVector a0 = FloatVector.zero(S), a1 = a0, a2 = a0, a3 = a0;
-    i = 0;
+    int i = 0;
     for (int bound = n - 4 * L; i <= bound; i += 4 * L) {
       FloatVector d0 = FloatVector.fromArray(S, x, xo + i).sub(m);
       FloatVector d1 = FloatVector.fromArray(S, x, xo + i + L).sub(m);
@@ -163,8 +172,7 @@ public final class VectorRowKernels implements RowKernels {
       float d = x[xo + i] - mu;
       ss += d * d;
     }
-    out[0] = mu;
-    out[1] = ss;
+    return ss;
   }
 
   @Override
@@ -177,6 +185,62 @@ public final class VectorRowKernels implements RowKernels {
           .add(FloatVector.fromArray(S, b, i)).intoArray(y, yo + i);
     }
     for (; i < n; i++) y[yo + i] = ((x[xo + i] - mu) * rs) * w[i] + b[i];
+  }
+
+  /**
+   * The next row's first pass (its sum, or for RMS its squares: (x - 0)^2 = x * x, the same bits) runs in the
+   * affine's loop, four vectors a step, with moments' partial sums; the rest as {@link #moments}.
+   */
+  @Override
+  public void affineRowThenMoments(float[] x, int xo, float[] y, int yo, int n, float mu, float rs, float[] w,
+      float[] b, int no, boolean rms, float[] out) {
+    FloatVector m = FloatVector.broadcast(S, mu);
+    FloatVector r = FloatVector.broadcast(S, rs);
+    FloatVector a0 = FloatVector.zero(S), a1 = a0, a2 = a0, a3 = a0;
+    int i = 0;
+    for (int bound = n - 4 * L; i <= bound; i += 4 * L) {
+      FloatVector v0 = FloatVector.fromArray(S, x, no + i);
+      FloatVector v1 = FloatVector.fromArray(S, x, no + i + L);
+      FloatVector v2 = FloatVector.fromArray(S, x, no + i + 2 * L);
+      FloatVector v3 = FloatVector.fromArray(S, x, no + i + 3 * L);
+      if (rms) {
+        a0 = v0.mul(v0).add(a0);
+        a1 = v1.mul(v1).add(a1);
+        a2 = v2.mul(v2).add(a2);
+        a3 = v3.mul(v3).add(a3);
+      } else {
+        a0 = a0.add(v0);
+        a1 = a1.add(v1);
+        a2 = a2.add(v2);
+        a3 = a3.add(v3);
+      }
+      for (int k = i; k < i + 4 * L; k += L) {
+        FloatVector.fromArray(S, x, xo + k).sub(m).mul(r).mul(FloatVector.fromArray(S, w, k))
+            .add(FloatVector.fromArray(S, b, k)).intoArray(y, yo + k);
+      }
+    }
+    for (int bound = S.loopBound(n); i < bound; i += L) {
+      FloatVector v = FloatVector.fromArray(S, x, no + i);
+      a0 = rms ? v.mul(v).add(a0) : a0.add(v);
+      FloatVector.fromArray(S, x, xo + i).sub(m).mul(r).mul(FloatVector.fromArray(S, w, i))
+          .add(FloatVector.fromArray(S, b, i)).intoArray(y, yo + i);
+    }
+    FloatVector t = a0.add(a1).add(a2.add(a3));
+    float s = 0f;
+    for (int l = 0; l < L; l++) s += t.lane(l);
+    for (int k = i; k < n; k++) {
+      y[yo + k] = ((x[xo + k] - mu) * rs) * w[k] + b[k];
+      float v = x[no + k];
+      s += rms ? v * v : v;
+    }
+    if (rms) {
+      out[0] = 0f;
+      out[1] = s;
+      return;
+    }
+    float nextMu = n > 0 ? s / n : 0f;
+    out[0] = nextMu;
+    out[1] = centredSquares(x, no, n, nextMu);
   }
 
   @Override
