@@ -322,7 +322,9 @@ public final class LinalgOps {
           "x", x, "bias", bias);
     }
     Tensor biasT = bias == null ? null : bias.to(computeDtype(x, weight));
-    Tensor y = product(x, Views.transpose(weight, 0, 1), biasT, m, out);
+    // float32: the backend may read the weight's rows in place for a small batch (same bits as the product)
+    Tensor y = x.dtype() == DType.F32 && weight.dtype() == DType.F32 ? productWeightRows(x, weight, biasT, m, out)
+        : product(x, Views.transpose(weight, 0, 1), biasT, m, out);
     return Autograd.record(LINEAR.name(), y, (ctx, g) -> new Tensor[] {
         ctx.edgeNeeded(0) ? mm(g, ctx.in(1)).to(ctx.in(0).dtype()) : null,
         ctx.edgeNeeded(1) ? weightGrad(g, ctx.in(0), ctx.in(1)) : null,
