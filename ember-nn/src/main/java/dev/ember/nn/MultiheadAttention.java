@@ -250,8 +250,10 @@ public class MultiheadAttention extends Module {
    * (q, k and v its column slices), whose gradient is then one [.., 3E] tensor with dq, dk and dv written into its
    * slices. The same products, softmax and bits as scaled_dot_product_attention's plain path (q scaled, scores, mask
    * added, softmax, times v; its backward's products in the same orientations), without that path's chain of
-   * per-head views and their copies in backward. Saves the scaled q, k and v (contiguous per head) and the
-   * probabilities, as the plain path does.
+   * per-head views and their copies in backward. The products read k, v and the output gradient, and write the
+   * output, dq and dv, as per-head strided views of the projections' layout ({@link #head}), one batched product per
+   * head over the N batch elements: GEMM packs its operands anyway, so only the scaled q (one pass, the scaling) and
+   * dk (the plain path's (q^T ds)^T) are copied per head. Saves the scaled q, the projections and the probabilities.
    */
   private static Tensor attentionCore(Tensor[] proj, Tensor bias, int n, int h, boolean batchOuter) {
     boolean packed = proj.length == 1;
@@ -265,45 +267,67 @@ public class MultiheadAttention extends Module {
     int s = batchOuter ? kShape[1] : kShape[0];
     double scale = 1 / Math.sqrt(hd);
     Tensor qs;
-    Tensor kc;
-    Tensor vc;
+    Tensor kp;
+    Tensor vp;
     Tensor p;
     Tensor out;
     try (Grad off = Grad.off()) {
       Tensor qp = packed ? proj[0].detach().narrow(2, 0, e) : proj[0].detach();
-      Tensor kp = packed ? proj[0].detach().narrow(2, e, e) : proj[1].detach();
-      Tensor vp = packed ? proj[0].detach().narrow(2, 2 * e, e) : proj[2].detach();
-      qs = heads(qp, h, batchOuter).mul(scale).reshape(nb, l, hd); // contiguous [N, H, L, hd]
-      kc = heads(kp, h, batchOuter).contiguous().reshape(nb, s, hd);
-      vc = heads(vp, h, batchOuter).contiguous().reshape(nb, s, hd);
-      Tensor scores = LinalgOps.bmm(qs, kc.mT()); // [N*H, L, S]
-      if (bias != null) scores.reshape(n, h, l, s).add_(bias);
-      p = scores.softmax(2);
-      out = merge(LinalgOps.bmm(p, vc), n, h, batchOuter).contiguous().reshape(qShape);
+      kp = packed ? proj[0].detach().narrow(2, e, e) : proj[1].detach();
+      vp = packed ? proj[0].detach().narrow(2, 2 * e, e) : proj[2].detach();
+      qs = heads(qp, h, batchOuter).mul(scale).reshape(n, h, l, hd); // contiguous [N, H, L, hd]
+      Tensor scores = qs.newEmpty(n, h, l, s);
+      for (int i = 0; i < h; i++) mm(qs.select(1, i), head(kp, i, hd, batchOuter).mT(), scores.select(1, i));
+      if (bias != null) scores.add_(bias);
+      p = scores.reshape(nb, l, s).softmax(2).reshape(n, h, l, s);
+      out = qs.newEmpty(qShape);
+      for (int i = 0; i < h; i++) mm(p.select(1, i), head(vp, i, hd, batchOuter), head(out, i, hd, batchOuter));
     }
-    return Autograd.record("multi_head_attention_forward", out, (ctx, g) -> {
+    return Autograd.record("multi_head_attention_forward", out, (ctx, g0) -> {
       for (int i = 0; i < proj.length; i++) ctx.in(i); // fails, naming the op, if an input changed in place since the forward
       try (Grad off = Grad.off()) {
-        Tensor gh = heads(g.reshape(qShape), h, batchOuter).contiguous().reshape(nb, l, hd);
-        Tensor dv = LinalgOps.bmm(p.mT(), gh);
-        Tensor dp = LinalgOps.bmm(gh, vc.mT());
-        Tensor ds = p.newEmpty(p.shapeRef());
-        p.device().backend().softmaxBackward(dp, p, false, ds);
-        Tensor dq = LinalgOps.bmm(ds, kc).mul(scale);
-        Tensor dk = LinalgOps.bmm(qs.mT(), ds).mT(); // as the plain path: (q^T ds)^T
-        if (packed) {
-          Tensor d = p.newEmpty(pShape);
-          Tensor[] parts = {dq, dk, dv};
-          for (int i = 0; i < 3; i++) {
-            d.narrow(2, i * e, e).reshape(pShape[0], pShape[1], h, hd).copy_(merge(parts[i], n, h, batchOuter));
-          }
-          return new Tensor[] {d};
+        Tensor g = g0.reshape(qShape).contiguous();
+        Tensor d = packed ? p.newEmpty(pShape) : null;
+        Tensor dq = packed ? d.narrow(2, 0, e) : p.newEmpty(qShape);
+        Tensor dk = packed ? d.narrow(2, e, e) : p.newEmpty(kShape);
+        Tensor dv = packed ? d.narrow(2, 2 * e, e) : p.newEmpty(kShape);
+        Tensor dp = p.newEmpty(n, h, l, s);
+        for (int i = 0; i < h; i++) {
+          Tensor gi = head(g, i, hd, batchOuter);
+          mm(p.select(1, i).mT(), gi, head(dv, i, hd, batchOuter));
+          mm(gi, head(vp, i, hd, batchOuter).mT(), dp.select(1, i));
         }
-        return new Tensor[] {merge(dq, n, h, batchOuter).contiguous().reshape(qShape),
-            merge(dk, n, h, batchOuter).contiguous().reshape(kShape),
-            merge(dv, n, h, batchOuter).contiguous().reshape(kShape)};
+        Tensor ds = p.newEmpty(p.shapeRef());
+        p.device().backend().softmaxBackward(dp.reshape(nb, l, s), p.reshape(nb, l, s), false, ds.reshape(nb, l, s));
+        for (int i = 0; i < h; i++) mm(ds.select(1, i), head(kp, i, hd, batchOuter), head(dq, i, hd, batchOuter));
+        dq.mul_(scale);
+        // as the plain path: (q^T ds)^T
+        Tensor dkT = LinalgOps.bmm(qs.reshape(nb, l, hd).mT(), ds.reshape(nb, l, s)); // [N*H, hd, S]
+        heads(dk, h, batchOuter).copy_(dkT.reshape(n, h, hd, s).mT());
+        return packed ? new Tensor[] {d} : new Tensor[] {dq, dk, dv};
       }
     }, proj);
+  }
+
+  /**
+   * Head {@code i} (columns i*hd to (i+1)*hd) of x [N, T, C] (batchOuter) or [T, N, C] as the view [N, T, hd]: a
+   * batch of N matrices with rows C (or N*C) apart, which GEMM reads (and writes) in place.
+   */
+  private static Tensor head(Tensor x, int i, int hd, boolean batchOuter) {
+    Tensor cols = x.narrow(2, i * hd, hd);
+    return batchOuter ? cols : cols.transpose(0, 1);
+  }
+
+  /**
+   * out = a b for rank-3 views: on the CPU the product is written straight into out's strides (its rows unit-stride);
+   * elsewhere through a contiguous product and a copy.
+   */
+  private static void mm(Tensor a, Tensor b, Tensor out) {
+    if (out.device().isCpu()) {
+      out.device().backend().matmul(a, b, out, 0f);
+    } else {
+      out.copy_(LinalgOps.bmm(a, b));
+    }
   }
 
   /** [N*H, T, hd] per head as a view [N, T, H, hd] (batchOuter) or [T, N, H, hd]. */
