@@ -330,12 +330,6 @@ public class MultiheadAttention extends Module {
     }
   }
 
-  /** [N*H, T, hd] per head as a view [N, T, H, hd] (batchOuter) or [T, N, H, hd]. */
-  private static Tensor merge(Tensor x, int n, int h, boolean batchOuter) {
-    Tensor x4 = x.reshape(n, h, x.size(1), x.size(2));
-    return batchOuter ? x4.permute(0, 2, 1, 3) : x4.permute(2, 0, 1, 3);
-  }
-
   /** [L, N, E] (or [N, L, E] when batchOuter) as the per-head view [N, H, L, E / H]. */
   private static Tensor heads(Tensor x, int h, boolean batchOuter) {
     Tensor split = x.reshape(x.size(0), x.size(1), h, x.size(2) / h);
