@@ -10,10 +10,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * For a training step's joint graph: the gradient of a tensor read as slices that tile it (a multi-head attention's
- * packed q/k/v projection, {@code narrow}ed into three) arrives as a sum of {@code slice_backward} nodes, each a
- * zero tensor of the whole shape with one slice written, added together: k zero fills, k copies and k - 1 adds over
- * the whole tensor. When the slices cover the tensor once each, the pass writes the sum as {@code cat} of the slices'
+ * For a training step's joint graph: the gradient of a tensor read as slices that tile it (self-attention's packed
+ * q/k/v projection [N, L, 3E], {@code narrow}ed into q, k and v) arrives as a sum of {@code slice_backward} nodes,
+ * each a zero tensor of the whole shape with one slice written, added together: k zero fills, k copies and k - 1 adds
+ * over the whole tensor. When the slices cover the tensor once each, the pass writes the sum as {@code cat} of the slices'
  * gradients in order, then {@code add} of a zero (one pass each). The bits are the sum's: every element of it is one
  * slice's value plus zeros, which is that value with a negative zero made positive, as {@code + 0} makes it. The
  * narrowed forward values are then no longer read by an opaque backward, so they run without the tape.

@@ -63,6 +63,11 @@ class SliceGradientConcatTest {
     assertEquals(2, g.split("= slice_backward\\(", -1).length - 1, g);
   }
 
+  /**
+   * Self-attention projects q, k and v as one linear with the packed [3E, E] weight, narrowed into three along its
+   * last dim: their gradients arrive as slice_backwards of the [N, L, 3E] product, concatenated; the weight's
+   * gradient is one g^T x [3E, E], with no slices of it.
+   */
   @Test
   void attentionsPackedProjectionGetsOneConcatenatedGradient() {
     TrainingStep step = checkSteps(() -> new TransformerEncoderLayer(16, 4, 32, 0.0, "relu", 1e-5, true, false, true,
@@ -70,7 +75,10 @@ class SliceGradientConcatTest {
         batches(3, () -> Tensor.randn(2, 5, 16), () -> Tensor.randn(2, 5, 16)));
     String g = step.graph();
     assertFalse(g.contains("slice_backward("), g);
-    assertEquals(2, g.split("= cat\\(", -1).length - 1, "the in-projection's weight and bias:\n" + g);
+    assertEquals(1, g.split("= cat\\(", -1).length - 1, "the packed projection's output gradient:\n" + g);
+    assertTrue(g.contains(": f32[2, 5, 48] = cat(") && g.contains("dim=2"), g);
+    assertTrue(g.contains("= linear(") && g.contains("%self_attn_in_proj_weight, %self_attn_in_proj_bias)"), g);
+    assertTrue(g.contains(": f32[48, 16] = mm_tn("), "the packed weight's gradient, whole:\n" + g);
   }
 
   /**

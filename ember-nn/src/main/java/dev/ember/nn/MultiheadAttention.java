@@ -39,6 +39,7 @@ public class MultiheadAttention extends Module {
   private final Generator gen;
   private final Linear outProj;
   private Attention.Kernel kernel = Attention.Kernel.AUTO;
+  private boolean packedInProjection = true;
 
   /** The attention output [L, N, E] (batch layout as the input) and, if asked for, the weights. */
   public record Output(Tensor output, Tensor weights) {}
@@ -97,6 +98,22 @@ public class MultiheadAttention extends Module {
     return kernel;
   }
 
+  /**
+   * Whether self-attention (query, key and value the same tensor) projects q, k and v as one product with the packed
+   * {@code in_proj_weight} [3E, E] (the default) instead of three with its [E, E] slices; returns this. The packed
+   * product gives the same outputs bit for bit (each element is the same sum over E); its backward is one weight
+   * gradient [3E, E] and one input gradient with K = 3E, whose bits differ from the three input gradients' sum. Off,
+   * every call takes the three products (the A/B switch of the transformer benchmark).
+   */
+  public MultiheadAttention packedInProjection(boolean packed) {
+    this.packedInProjection = packed;
+    return this;
+  }
+
+  public boolean packedInProjection() {
+    return packedInProjection;
+  }
+
   /** Self-attention: query = key = value = x, no masks, output only. */
   @Override
   public Tensor forward(Tensor x) {
@@ -130,14 +147,29 @@ public class MultiheadAttention extends Module {
     // in it up to the output: going through [L, N, E] cost a transposed copy of each of query, key
     // and value and a strided output.
     boolean batchOuter = batched && batchFirst;
-    Tensor qp = project(batchOuter ? query : q, w.narrow(0, 0, e), b == null ? null : b.narrow(0, 0, e));
-    Tensor kp = project(batchOuter ? key : k, w.narrow(0, e, e), b == null ? null : b.narrow(0, e, e));
-    Tensor vp = project(batchOuter ? value : v, w.narrow(0, 2 * e, e), b == null ? null : b.narrow(0, 2 * e, e));
-    if (coreApplies(query, w, attnMask, keyPaddingMask, needWeights, l, s)) {
+    boolean core = coreApplies(query, w, attnMask, keyPaddingMask, needWeights, l, s);
+    Tensor qp;
+    Tensor kp;
+    Tensor vp;
+    Tensor[] projections;
+    if (packedApplies(query, key, value, w, attnMask, keyPaddingMask, needWeights)) {
+      // self-attention: one product [.., E] x [3E, E]^T, read as q, k and v column slices
+      Tensor qkv = projectPacked(batchOuter ? query : q, w, b);
+      qp = qkv.narrow(2, 0, e);
+      kp = qkv.narrow(2, e, e);
+      vp = qkv.narrow(2, 2 * e, e);
+      projections = new Tensor[] {qkv};
+    } else {
+      qp = project(batchOuter ? query : q, w.narrow(0, 0, e), b == null ? null : b.narrow(0, 0, e));
+      kp = project(batchOuter ? key : k, w.narrow(0, e, e), b == null ? null : b.narrow(0, e, e));
+      vp = project(batchOuter ? value : v, w.narrow(0, 2 * e, e), b == null ? null : b.narrow(0, 2 * e, e));
+      projections = new Tensor[] {qp, kp, vp};
+    }
+    if (core) {
       // with a gradient to follow: the attention core as one autograd node over the projections (attentionCore)
       Tensor bias = additiveMask(op, attnMask, keyPaddingMask, isCausal, n, l, s, qp.dtype(), qp.device(),
           batched ? key : null);
-      Tensor out = outProj.call(attentionCore(qp, kp, vp, bias, n, h, batchOuter));
+      Tensor out = outProj.call(attentionCore(projections, bias, n, h, batchOuter));
       return new Output(batched ? out : out.squeeze(1), null);
     }
     Tensor qh = heads(qp, h, batchOuter); // [N, H, L, hd]
@@ -174,7 +206,26 @@ public class MultiheadAttention extends Module {
     return new Output(out, weights);
   }
 
-  /** [L, N, E] (or [N, L, E] when batchOuter) as the per-head view [N, H, L, E / H]. */
+  /**
+   * Whether {@link #forward} projects q, k and v as one product with the packed in-projection weight: self-attention
+   * (query, key and value one tensor) with {@link #packedInProjection()} on, float32 or float64 like the weight, not
+   * under autocast, and either no gradient recorded or one that {@link #attentionCore} takes or (when tracing, or
+   * with another attention kernel or a long sequence) scaled_dot_product_attention over the slices: no attention
+   * weights wanted, no attention dropout in effect, masks that take no gradient. The other calls with a gradient
+   * keep three products, since the slices' backward would zero-fill the whole [.., 3E] gradient once per slice.
+   * Tracing and eager decide alike, so a compiled step traces the product that eager runs.
+   */
+  boolean packedApplies(Tensor query, Tensor key, Tensor value, Tensor w, Tensor attnMask, Tensor keyPaddingMask,
+      boolean needWeights) {
+    DType dt = query.dtype();
+    if (!packedInProjection || query != key || key != value || Autocast.dtype() != null
+        || !(dt == DType.F32 || dt == DType.F64) || w.dtype() != dt) {
+      return false;
+    }
+    return !Grad.enabled() || (!needWeights && !(dropout > 0 && isTraining())
+        && (attnMask == null || !attnMask.requiresGrad()) && (keyPaddingMask == null || !keyPaddingMask.requiresGrad()));
+  }
+
   /**
    * Whether {@link #forward} runs the attention core as one autograd node ({@link #attentionCore}): a gradient is
    * recorded (neither tracing for a graph nor under autocast), float32 or float64 like the projection weight, no
@@ -195,66 +246,110 @@ public class MultiheadAttention extends Module {
    * Scaled dot-product attention of the projected qp [N, L, E], kp and vp [N, S, E] (when {@code batchOuter}, else
    * [L, N, E] and [S, N, E]; E = H x hd) with the additive {@code bias} (broadcast to [N, H, L, S], or null), as one
    * autograd node whose output is laid out as qp for the output projection and whose gradients are contiguous in the
-   * projections' layouts. The same products, softmax and bits as scaled_dot_product_attention's plain path (q scaled,
-   * scores, mask added, softmax, times v; its backward's products in the same orientations), without that path's
-   * chain of per-head views and their copies in backward. Saves the scaled q, k and v (contiguous per head) and the
-   * probabilities, as the plain path does.
+   * projections' layouts. {@code proj} is {qp, kp, vp}, or {qkv} for self-attention's packed projection [.., 3E]
+   * (q, k and v its column slices), whose gradient is then one [.., 3E] tensor with dq, dk and dv written into its
+   * slices. The same products, softmax and bits as scaled_dot_product_attention's plain path (q scaled, scores, mask
+   * added, softmax, times v; its backward's products in the same orientations), without that path's chain of
+   * per-head views and their copies in backward. The products read k, v and the output gradient, and write the
+   * output, dq and dv, as per-head strided views of the projections' layout ({@link #head}), one batched product per
+   * head over the N batch elements: GEMM packs its operands anyway, so only the scaled q (one pass, the scaling) and
+   * dk (the plain path's (q^T ds)^T) are copied per head. Saves the scaled q, the projections and the probabilities.
    */
-  private static Tensor attentionCore(Tensor qp, Tensor kp, Tensor vp, Tensor bias, int n, int h, boolean batchOuter) {
-    int e = qp.size(2);
+  private static Tensor attentionCore(Tensor[] proj, Tensor bias, int n, int h, boolean batchOuter) {
+    boolean packed = proj.length == 1;
+    int e = packed ? proj[0].size(2) / 3 : proj[0].size(2);
     int hd = e / h;
     int nb = n * h;
-    int l = batchOuter ? qp.size(1) : qp.size(0);
-    int s = batchOuter ? kp.size(1) : kp.size(0);
+    int[] qShape = packed ? new int[] {proj[0].size(0), proj[0].size(1), e} : proj[0].shape();
+    int[] kShape = packed ? qShape : proj[1].shape();
+    int[] pShape = proj[0].shape();
+    int l = batchOuter ? qShape[1] : qShape[0];
+    int s = batchOuter ? kShape[1] : kShape[0];
     double scale = 1 / Math.sqrt(hd);
-    int[] qShape = qp.shape();
-    int[] kShape = kp.shape();
     Tensor qs;
-    Tensor kc;
-    Tensor vc;
+    Tensor kp;
+    Tensor vp;
     Tensor p;
     Tensor out;
     try (Grad off = Grad.off()) {
-      qs = heads(qp.detach(), h, batchOuter).mul(scale).reshape(nb, l, hd); // contiguous [N, H, L, hd]
-      kc = heads(kp.detach(), h, batchOuter).contiguous().reshape(nb, s, hd);
-      vc = heads(vp.detach(), h, batchOuter).contiguous().reshape(nb, s, hd);
-      Tensor scores = LinalgOps.bmm(qs, kc.mT()); // [N*H, L, S]
-      if (bias != null) scores.reshape(n, h, l, s).add_(bias);
-      p = scores.softmax(2);
-      out = merge(LinalgOps.bmm(p, vc), n, h, batchOuter).contiguous().reshape(qShape);
+      Tensor qp = packed ? proj[0].detach().narrow(2, 0, e) : proj[0].detach();
+      kp = packed ? proj[0].detach().narrow(2, e, e) : proj[1].detach();
+      vp = packed ? proj[0].detach().narrow(2, 2 * e, e) : proj[2].detach();
+      qs = heads(qp, h, batchOuter).mul(scale).reshape(n, h, l, hd); // contiguous [N, H, L, hd]
+      Tensor scores = qs.newEmpty(n, h, l, s);
+      for (int i = 0; i < h; i++) mm(qs.select(1, i), head(kp, i, hd, batchOuter).mT(), scores.select(1, i));
+      if (bias != null) scores.add_(bias);
+      p = scores.reshape(nb, l, s).softmax(2).reshape(n, h, l, s);
+      out = qs.newEmpty(qShape);
+      for (int i = 0; i < h; i++) mm(p.select(1, i), head(vp, i, hd, batchOuter), head(out, i, hd, batchOuter));
     }
-    return Autograd.record("multi_head_attention_forward", out, (ctx, g) -> {
-      for (int i = 0; i < 3; i++) ctx.in(i); // fails, naming the op, if an input changed in place since the forward
+    return Autograd.record("multi_head_attention_forward", out, (ctx, g0) -> {
+      for (int i = 0; i < proj.length; i++) ctx.in(i); // fails, naming the op, if an input changed in place since the forward
       try (Grad off = Grad.off()) {
-        Tensor gh = heads(g.reshape(qShape), h, batchOuter).contiguous().reshape(nb, l, hd);
-        Tensor dv = LinalgOps.bmm(p.mT(), gh);
-        Tensor dp = LinalgOps.bmm(gh, vc.mT());
+        Tensor g = g0.reshape(qShape).contiguous();
+        Tensor d = packed ? p.newEmpty(pShape) : null;
+        Tensor dq = packed ? d.narrow(2, 0, e) : p.newEmpty(qShape);
+        Tensor dk = packed ? d.narrow(2, e, e) : p.newEmpty(kShape);
+        Tensor dv = packed ? d.narrow(2, 2 * e, e) : p.newEmpty(kShape);
+        Tensor dp = p.newEmpty(n, h, l, s);
+        for (int i = 0; i < h; i++) {
+          Tensor gi = head(g, i, hd, batchOuter);
+          mm(p.select(1, i).mT(), gi, head(dv, i, hd, batchOuter));
+          mm(gi, head(vp, i, hd, batchOuter).mT(), dp.select(1, i));
+        }
         Tensor ds = p.newEmpty(p.shapeRef());
-        p.device().backend().softmaxBackward(dp, p, false, ds);
-        Tensor dq = LinalgOps.bmm(ds, kc).mul(scale);
-        Tensor dk = LinalgOps.bmm(qs.mT(), ds).mT(); // as the plain path: (q^T ds)^T
-        return new Tensor[] {merge(dq, n, h, batchOuter).contiguous().reshape(qShape),
-            merge(dk, n, h, batchOuter).contiguous().reshape(kShape),
-            merge(dv, n, h, batchOuter).contiguous().reshape(kShape)};
+        p.device().backend().softmaxBackward(dp.reshape(nb, l, s), p.reshape(nb, l, s), false, ds.reshape(nb, l, s));
+        for (int i = 0; i < h; i++) mm(ds.select(1, i), head(kp, i, hd, batchOuter), head(dq, i, hd, batchOuter));
+        dq.mul_(scale);
+        // as the plain path: (q^T ds)^T
+        Tensor dkT = LinalgOps.bmm(qs.reshape(nb, l, hd).mT(), ds.reshape(nb, l, s)); // [N*H, hd, S]
+        heads(dk, h, batchOuter).copy_(dkT.reshape(n, h, hd, s).mT());
+        return packed ? new Tensor[] {d} : new Tensor[] {dq, dk, dv};
       }
-    }, new Tensor[] {qp, kp, vp});
+    }, proj);
   }
 
-  /** [N*H, T, hd] per head as a view [N, T, H, hd] (batchOuter) or [T, N, H, hd]. */
-  private static Tensor merge(Tensor x, int n, int h, boolean batchOuter) {
-    Tensor x4 = x.reshape(n, h, x.size(1), x.size(2));
-    return batchOuter ? x4.permute(0, 2, 1, 3) : x4.permute(2, 0, 1, 3);
+  /**
+   * Head {@code i} (columns i*hd to (i+1)*hd) of x [N, T, C] (batchOuter) or [T, N, C] as the view [N, T, hd]: a
+   * batch of N matrices with rows C (or N*C) apart, which GEMM reads (and writes) in place.
+   */
+  private static Tensor head(Tensor x, int i, int hd, boolean batchOuter) {
+    Tensor cols = x.narrow(2, i * hd, hd);
+    return batchOuter ? cols : cols.transpose(0, 1);
   }
 
+  /**
+   * out = a b for rank-3 views: on the CPU the product is written straight into out's strides (its rows unit-stride);
+   * elsewhere through a contiguous product and a copy.
+   */
+  private static void mm(Tensor a, Tensor b, Tensor out) {
+    if (out.device().isCpu()) {
+      out.device().backend().matmul(a, b, out, 0f);
+    } else {
+      out.copy_(LinalgOps.bmm(a, b));
+    }
+  }
+
+  /** [L, N, E] (or [N, L, E] when batchOuter) as the per-head view [N, H, L, E / H]. */
   private static Tensor heads(Tensor x, int h, boolean batchOuter) {
     Tensor split = x.reshape(x.size(0), x.size(1), h, x.size(2) / h);
     return batchOuter ? split.permute(0, 2, 1, 3) : split.permute(1, 2, 0, 3);
   }
 
+  /** x [A, B, E] times w [F, E]^T plus b [F] (or null): [A, B, F]. */
   private static Tensor project(Tensor x, Tensor w, Tensor b) {
     int l = x.size(0), n = x.size(1), e = x.size(2);
     Tensor flat = x.reshape(l * n, e);
     return (b == null ? flat.matmul(w.t()) : LinalgOps.addmm(b, flat, w.t())).reshape(l, n, w.size(0));
+  }
+
+  /**
+   * x [A, B, E] times the packed in-projection weight [3E, E]^T plus its bias [3E] (or null): [A, B, 3E], as a
+   * linear layer, whose backward writes the weight's gradient g^T x [3E, E] whole and takes x's as one product.
+   */
+  private static Tensor projectPacked(Tensor x, Tensor w, Tensor b) {
+    int l = x.size(0), n = x.size(1), e = x.size(2);
+    return LinalgOps.linear(x.reshape(l * n, e), w, b).reshape(l, n, w.size(0));
   }
 
   /** The masks as one additive [N or 1, H or 1, L, S] tensor (-inf where not allowed), or null. */

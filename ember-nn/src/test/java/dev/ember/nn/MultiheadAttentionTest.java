@@ -226,4 +226,56 @@ class MultiheadAttentionTest {
     }
     assertArrayEquals(results[0], results[1]);
   }
+
+  /**
+   * Self-attention's packed in-projection (one product with the [3E, E] weight) against the three products of its
+   * slices: the same forward bits (each element the same sum over E), with and without a gradient recorded, on the
+   * attention core's path and on the plain path; gradients equal to rounding (the input's is one K = 3E sum).
+   */
+  @Test
+  void packedInProjectionKeepsTheForwardBits() {
+    Generator g = new Generator(19);
+    // {E, heads, N, L, batchFirst}: 3 rows reach the GEMM's few-rows path, the others its packed path
+    int[][] shapes = {{64, 4, 4, 24, 1}, {16, 2, 3, 5, 0}, {32, 4, 1, 3, 1}};
+    for (int[] sh : shapes) {
+      boolean batchFirst = sh[4] == 1;
+      MultiheadAttention packed = new MultiheadAttention(sh[0], sh[1], 0, true, batchFirst, g);
+      for (Tensor p : packed.parameters()) dev.ember.nn.init.Init.normal_(p, 0, 0.5, g);
+      MultiheadAttention three = new MultiheadAttention(sh[0], sh[1], 0, true, batchFirst, g).packedInProjection(false);
+      three.loadStateDict(packed.stateDict());
+      assertTrue(packed.packedInProjection() && !three.packedInProjection());
+      Tensor x = batchFirst ? Tensor.randn(g, sh[2], sh[3], sh[0]) : Tensor.randn(g, sh[3], sh[2], sh[0]);
+      Tensor w = packed.param("in_proj_weight");
+      assertTrue(packed.packedApplies(x, x, x, w, null, null, false));
+      assertTrue(!three.packedApplies(x, x, x, w, null, null, false), "switched off");
+      assertTrue(!packed.packedApplies(x, x.clone(), x, w, null, null, false), "cross-attention");
+      assertTrue(!packed.packedApplies(x, x, x, w, null, null, true), "weights wanted with a gradient");
+      Tensor mask = dev.ember.nn.Transformer.generateSquareSubsequentMask(sh[3]);
+      for (dev.ember.nn.functional.Attention.Kernel k : List.of(dev.ember.nn.functional.Attention.Kernel.AUTO,
+          dev.ember.nn.functional.Attention.Kernel.plain())) {
+        packed.attentionKernel(k);
+        three.attentionKernel(k);
+        List<Tensor> a = selfAttentionResults(packed, x, mask, null, false);
+        List<Tensor> b = selfAttentionResults(three, x, mask, null, false);
+        String what = java.util.Arrays.toString(sh) + " " + k.path();
+        assertArrayEquals(b.get(0).toFloatArray(), a.get(0).toFloatArray(), what + " output");
+        for (int i = 1; i < a.size(); i++) {
+          float[] fa = a.get(i).toFloatArray();
+          float[] fb = b.get(i).toFloatArray();
+          double scale = 0; // float32 sums that cancel: a tolerance relative to the gradient's largest element
+          for (float f : fb) scale = Math.max(scale, Math.abs(f));
+          for (int j = 0; j < fa.length; j++) {
+            assertEquals(fb[j], fa[j], 1e-5 * (1 + scale), what + " gradient " + i + "[" + j + "]");
+          }
+        }
+        try (dev.ember.autograd.Grad off = dev.ember.autograd.Grad.off()) {
+          assertTrue(packed.packedApplies(x, x, x, w, null, null, true), "no gradient: packed whatever is asked");
+          MultiheadAttention.Output oa = packed.forward(x, x, x, null, mask, true, false);
+          MultiheadAttention.Output ob = three.forward(x, x, x, null, mask, true, false);
+          assertArrayEquals(ob.output().toFloatArray(), oa.output().toFloatArray(), what + " output without grad");
+          assertArrayEquals(ob.weights().toFloatArray(), oa.weights().toFloatArray(), what + " weights without grad");
+        }
+      }
+    }
+  }
 }
