@@ -188,38 +188,53 @@ final class PhaseTransposedConv {
     float[] ys = out.storage().floats();
     int inPlane = g.oh() * g.ow();
     int outPlane = g.hw();
-    // one task per image (its input padded once for all phases), or per phase for a single image
+    // one task per image (its input padded once for all phases), or per row phase for a single image
     boolean byImage = n > 1;
-    Parallel.forEach(byImage ? n : phases, task -> {
+    int[] base = new int[sw + 1]; // where the tiles of column phase b start in a task's buffer (room for any layout)
+    for (int b = 0; b < sw; b++) base[b + 1] = base[b] + tiles * tile * (ay.count(0) * pitch + lanes);
+    Parallel.forEach(byImage ? n : sh, task -> {
       int img = byImage ? task : 0;
       float[] xp = ConvSupport.paddedPlanes(xs, x.offset() + img * cin * inPlane, cin, g.oh(), g.ow(), top, left, rows,
           pitch, pitch + lanes);
-      for (int ph = byImage ? 0 : task, ph1 = byImage ? phases : task + 1; ph < ph1; ph++) {
-        if (taps[ph] == null) continue;
-        int a = ph / sw;
-        int b = ph % sw;
+      float[] y = buffer(F_TILES, base[sw]);
+      for (int a = byImage ? 0 : task, a1 = byImage ? sh : task + 1; a < a1; a++) {
         int qh = ay.count(a);
-        int qw = ax.count(b);
-        ImplicitConv.Slots sl = slots[ph];
-        boolean direct = sl.direct();
-        int rs = direct ? qw : pitch; // where the tiles leave row q of the phase
-        int ldy = direct ? qh * qw : qh * pitch + lanes;
-        float[] y = buffer(F_TILES, tiles * tile * ldy);
-        for (int t = 0; t < tiles; t++) taps[ph].tile(t, xp, b0, sl, direct, y, t * tile * ldy, ldy, false);
+        if (qh == 0) continue;
+        for (int b = 0; b < sw; b++) { // the tiles of every column phase of row phase a
+          int ph = a * sw + b;
+          if (taps[ph] == null) continue;
+          ImplicitConv.Slots sl = slots[ph];
+          int ldy = ldy(qh, ax.count(b), pitch, sl);
+          for (int t = 0; t < tiles; t++) taps[ph].tile(t, xp, b0, sl, sl.direct(), y, base[b] + t * tile * ldy, ldy, false);
+        }
+        // then each output row s*q + a of each channel from its phases' rows, written front to back
         for (int oc = 0; oc < o; oc++) {
-          int dst = out.offset() + (img * o + oc) * outPlane + a * g.w() + b;
           for (int q = 0; q < qh; q++) {
-            int src = oc * ldy + q * rs;
-            int d = dst + q * sh * g.w();
-            if (sw == 2) {
-              for (int r = 0; r < qw; r++) ys[d + 2 * r] = y[src + r];
-            } else {
-              for (int r = 0; r < qw; r++) ys[d + r * sw] = y[src + r];
+            int d = out.offset() + (img * o + oc) * outPlane + (sh * q + a) * g.w();
+            for (int b = 0; b < sw; b++) {
+              int qw = ax.count(b);
+              if (taps[a * sw + b] == null) continue;
+              ImplicitConv.Slots sl = slots[a * sw + b];
+              int src = base[b] + oc * ldy(qh, qw, pitch, sl) + q * (sl.direct() ? qw : pitch);
+              if (sw == 2 && b == 0 && taps[a * sw + 1] != null) { // both column phases in one pass
+                ImplicitConv.Slots s1 = slots[a * sw + 1];
+                int n1 = ax.count(1);
+                int src1 = base[1] + oc * ldy(qh, n1, pitch, s1) + q * (s1.direct() ? n1 : pitch);
+                ROWS.interleave2(y, src, y, src1, ys, d, n1);
+                if (qw > n1) ys[d + 2 * n1] = y[src + n1];
+                break;
+              }
+              for (int r = 0; r < qw; r++) ys[d + b + r * sw] = y[src + r];
             }
           }
         }
       }
     });
+  }
+
+  /** Floats per output channel of a phase's tiles: its plane, or the pitch layout when the slots are not direct. */
+  private static int ldy(int qh, int qw, int pitch, ImplicitConv.Slots slots) {
+    return slots != null && slots.direct() ? qh * qw : qh * pitch + ROWS.convLanes();
   }
 
   /**
@@ -239,17 +254,28 @@ final class PhaseTransposedConv {
     int left = ax.gradPad();
     for (int oc = 0; oc < o; oc++) {
       for (int a = 0; a < sh; a++) {
+        int qh = ay.count(a);
+        if (sw == 2) { // each source row read once, front to back, into its two column phases
+          int n0 = ax.count(0);
+          int n1 = ax.count(1);
+          int d0 = ((oc * sh + a) * sw) * plane + top * pitch + left;
+          int d1 = d0 + plane;
+          for (int q = 0; q < qh; q++) {
+            int s = so + (oc * g.h() + sh * q + a) * g.w();
+            int e0 = d0 + q * pitch;
+            int e1 = d1 + q * pitch;
+            ROWS.deinterleave2(src, s, d, e0, d, e1, n1);
+            if (n0 > n1) d[e0 + n1] = src[s + 2 * n1];
+          }
+          continue;
+        }
         for (int b = 0; b < sw; b++) {
           int base = ((oc * sh + a) * sw + b) * plane + top * pitch + left;
           int qw = ax.count(b);
-          for (int q = 0, qh = ay.count(a); q < qh; q++) {
+          for (int q = 0; q < qh; q++) {
             int s = so + (oc * g.h() + sh * q + a) * g.w() + b;
             int dd = base + q * pitch;
-            if (sw == 2) {
-              for (int r = 0; r < qw; r++) d[dd + r] = src[s + 2 * r];
-            } else {
-              for (int r = 0; r < qw; r++) d[dd + r] = src[s + r * sw];
-            }
+            for (int r = 0; r < qw; r++) d[dd + r] = src[s + r * sw];
           }
         }
       }
@@ -352,13 +378,14 @@ final class PhaseTransposedConv {
       }
     });
     if (dw == null) return;
+    float[] sum = part[0]; // the partials added in chunk order, element by element, then laid out as dw
+    for (int c = 1; c < chunks; c++) {
+      float[] pc = part[c];
+      for (int i = 0; i < kdim * cpad; i++) sum[i] += pc[i];
+    }
     float[] d = dw.storage().floats();
-    for (int ci = 0; ci < cin; ci++) {
-      for (int k = 0; k < kdim; k++) {
-        float sum = part[0][k * cpad + ci];
-        for (int c = 1; c < chunks; c++) sum += part[c][k * cpad + ci];
-        d[dw.offset() + ci * kdim + k] = sum;
-      }
+    for (int k = 0; k < kdim; k++) {
+      for (int ci = 0; ci < cin; ci++) d[dw.offset() + ci * kdim + k] = sum[k * cpad + ci];
     }
   }
 }
