@@ -249,9 +249,22 @@ final class PhaseTransposedConv {
     int plane = rows * pitch;
     int size = o * sh * sw * plane + extra;
     float[] d = buffer(F_PHASES, size);
-    Arrays.fill(d, 0, size, 0f);
     int top = ay.gradPad();
     int left = ax.gradPad();
+    // zeros around each plane's phase pixels (which are all written below) and after the last plane
+    for (int pl = 0; pl < o * sh * sw; pl++) {
+      int qh = ay.count(pl / sw % sh);
+      int qw = ax.count(pl % sw);
+      int p0 = pl * plane;
+      Arrays.fill(d, p0, p0 + top * pitch, 0f);
+      Arrays.fill(d, p0 + (top + qh) * pitch, p0 + plane, 0f);
+      for (int q = 0; q < qh; q++) {
+        int row = p0 + (top + q) * pitch;
+        Arrays.fill(d, row, row + left, 0f);
+        Arrays.fill(d, row + left + qw, row + pitch, 0f);
+      }
+    }
+    Arrays.fill(d, o * sh * sw * plane, size, 0f);
     for (int oc = 0; oc < o; oc++) {
       for (int a = 0; a < sh; a++) {
         int qh = ay.count(a);
@@ -378,14 +391,20 @@ final class PhaseTransposedConv {
       }
     });
     if (dw == null) return;
-    float[] sum = part[0]; // the partials added in chunk order, element by element, then laid out as dw
-    for (int c = 1; c < chunks; c++) {
-      float[] pc = part[c];
-      for (int i = 0; i < kdim * cpad; i++) sum[i] += pc[i];
-    }
+    // the partials added in chunk order, element by element, then laid out as dw; split by taps across threads
+    float[] sum = part[0];
     float[] d = dw.storage().floats();
-    for (int k = 0; k < kdim; k++) {
-      for (int ci = 0; ci < cin; ci++) d[dw.offset() + ci * kdim + k] = sum[k * cpad + ci];
-    }
+    int perTask = Math.max(1, ConvSupport.GRAIN / Math.max(1, chunks * cpad));
+    Parallel.forEach(Parallel.chunks(kdim, perTask), task -> {
+      int k0 = task * perTask;
+      int k1 = Math.min(kdim, k0 + perTask);
+      for (int c = 1; c < chunks; c++) {
+        float[] pc = part[c];
+        for (int i = k0 * cpad; i < k1 * cpad; i++) sum[i] += pc[i];
+      }
+      for (int k = k0; k < k1; k++) {
+        for (int ci = 0; ci < cin; ci++) d[dw.offset() + ci * kdim + k] = sum[k * cpad + ci];
+      }
+    });
   }
 }
