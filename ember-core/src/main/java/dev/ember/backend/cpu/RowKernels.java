@@ -30,6 +30,15 @@ public interface RowKernels {
   /** d[do + r*ds + k] = s[so + r*ss + k] for r &lt; rows, k &lt; n: a strided block of short rows (im2col). */
   void copyRows(float[] s, int so, int ss, float[] d, int dOff, int ds, int rows, int n);
 
+  /**
+   * d[dOff + 2*i] = a[ao + i] and d[dOff + 2*i + 1] = b[bo + i] for i &lt; n: two rows interleaved (the two column
+   * phases of a stride-2 transposed convolution's output row). A copy: every implementation gives the same bits.
+   */
+  void interleave2(float[] a, int ao, float[] b, int bo, float[] d, int dOff, int n);
+
+  /** The inverse of {@link #interleave2}: a[ao + i] = s[so + 2*i] and b[bo + i] = s[so + 2*i + 1] for i &lt; n. */
+  void deinterleave2(float[] s, int so, float[] a, int ao, float[] b, int bo, int n);
+
   /** d[do + r*ds + k] += s[so + r*ss + k] for r &lt; rows, k &lt; n, one float add each (col2im). */
   void addRows(float[] s, int so, int ss, float[] d, int dOff, int ds, int rows, int n);
 
@@ -666,6 +675,22 @@ public interface RowKernels {
     @Override
     public void copyRows(float[] s, int so, int ss, float[] d, int dOff, int ds, int rows, int n) {
       for (int r = 0; r < rows; r++) System.arraycopy(s, so + r * ss, d, dOff + r * ds, n);
+    }
+
+    @Override
+    public void interleave2(float[] a, int ao, float[] b, int bo, float[] d, int dOff, int n) {
+      for (int i = 0; i < n; i++) {
+        d[dOff + 2 * i] = a[ao + i];
+        d[dOff + 2 * i + 1] = b[bo + i];
+      }
+    }
+
+    @Override
+    public void deinterleave2(float[] s, int so, float[] a, int ao, float[] b, int bo, int n) {
+      for (int i = 0; i < n; i++) {
+        a[ao + i] = s[so + 2 * i];
+        b[bo + i] = s[so + 2 * i + 1];
+      }
     }
 
     @Override

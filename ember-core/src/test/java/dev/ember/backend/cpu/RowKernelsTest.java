@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 
+import java.util.Arrays;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
@@ -458,6 +459,40 @@ class RowKernelsTest {
           scalar.addRows(src, 2, ss, as, 3, ds, rows, n);
           vector.addRows(src, 2, ss, av, 3, ds, rows, n);
           assertArrayEquals(as, av, "addRows n=" + n + " rows=" + rows);
+        }
+      }
+    }
+  }
+
+  /**
+   * interleave2 and deinterleave2 (a stride-2 transposed convolution's column phases) against their definitions, scalar
+   * and vector, for lengths around the vector width, rows ending at the arrays' ends, and each other's inverse.
+   */
+  @Test
+  void interleaveTwoRowsAndBack() {
+    Random r = new Random(12);
+    for (int n : new int[] {0, 1, 7, 15, 16, 17, 31, 32, 33, 50}) {
+      float[] a = new float[1 + n];
+      float[] b = new float[3 + n];
+      for (int i = 0; i < a.length; i++) a[i] = (float) r.nextGaussian();
+      for (int i = 0; i < b.length; i++) b[i] = (float) r.nextGaussian();
+      float[] want = new float[2 + 2 * n];
+      Arrays.fill(want, -7f);
+      for (int i = 0; i < n; i++) {
+        want[2 + 2 * i] = a[1 + i];
+        want[2 + 2 * i + 1] = b[3 + i];
+      }
+      for (int rep = 0; rep < 50; rep++) { // enough calls for C2 to compile the vector loops
+        for (RowKernels k : new RowKernels[] {scalar, vector}) {
+          float[] d = new float[2 + 2 * n];
+          Arrays.fill(d, -7f);
+          k.interleave2(a, 1, b, 3, d, 2, n);
+          assertArrayEquals(want, d, "interleave2 n=" + n);
+          float[] a2 = new float[1 + n];
+          float[] b2 = new float[3 + n];
+          k.deinterleave2(d, 2, a2, 1, b2, 3, n);
+          assertArrayEquals(Arrays.copyOfRange(a, 1, 1 + n), Arrays.copyOfRange(a2, 1, 1 + n), "deinterleave2 a n=" + n);
+          assertArrayEquals(Arrays.copyOfRange(b, 3, 3 + n), Arrays.copyOfRange(b2, 3, 3 + n), "deinterleave2 b n=" + n);
         }
       }
     }

@@ -140,6 +140,15 @@ final class ConvPoolEntries {
             a(1), a(1), a(0), 2, a(2)))
         .ref(l -> NnRef.convTranspose2d(l.get(0), l.get(1), l.get(2), a(1, 1), a(1, 1), a(0, 0), 2, a(2, 2)))
         .shapes("[1, 4, 4, 3] x [4, 2, 2, 2] x [4]"));
+    // stride dividing the kernel, 8+ channels: the F32 samples run by output phase (PhaseTransposedConv)
+    t.add(op("conv_transpose2d:phase_k4_s2_p1").fn(l -> Convolution.convTranspose2d(l.get(0), l.get(1), l.get(2),
+            a(2), a(1), a(0), 1, a(1)))
+        .ref(l -> NnRef.convTranspose2d(l.get(0), l.get(1), l.get(2), a(2, 2), a(1, 1), a(0, 0), 1, a(1, 1)))
+        .shapes("[2, 8, 3, 4] x [8, 8, 4, 4] x [8]"));
+    t.add(op("conv_transpose2d:phase_k6_s3_p2_output_pad").fn(l -> Convolution.convTranspose2d(l.get(0), l.get(1),
+            l.get(2), a(3), a(2), a(1), 1, a(1)))
+        .ref(l -> NnRef.convTranspose2d(l.get(0), l.get(1), l.get(2), a(3, 3), a(2, 2), a(1, 1), 1, a(1, 1)))
+        .shapes("[1, 8, 3, 2] x [8, 9, 6, 6] x [9]"));
     t.add(op("conv_transpose2d:unbatched_1x1").fn(l -> Convolution.convTranspose2d(l.get(0), l.get(1), null))
         .ref(l -> squeeze0(NnRef.convTranspose2d(unsqueeze0(l.get(0)), l.get(1), null, a(1, 1), a(0, 0), a(0, 0), 1,
             a(1, 1))))

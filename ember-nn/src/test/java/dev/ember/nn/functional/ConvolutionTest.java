@@ -137,6 +137,49 @@ class ConvolutionTest {
     return new Tensor[] {y, x.grad(), w.grad()};
   }
 
+  /**
+   * One conv_transpose2d step on x [n, cin, h, w] and weight [cin, o, k, k] (stride s, padding p, output padding op)
+   * with bias, in dtype dt from the same float32-rounded values: y and the three gradients.
+   */
+  private static Tensor[] convTPhaseStep(DType dt, int n, int cin, int o, int h, int w, int k, int s, int p, int op) {
+    Tensor x = Tensor.randn(new Generator(7), n, cin, h, w).to(dt).requiresGrad(true);
+    Tensor wt = Tensor.randn(new Generator(8), cin, o, k, k).to(dt).requiresGrad(true);
+    Tensor b = Tensor.randn(new Generator(9), o).to(dt).requiresGrad(true);
+    Tensor y = Convolution.convTranspose2d(x, wt, b, a(s), a(p), a(op), 1, a(1));
+    y.backward(Tensor.randn(new Generator(10), y.shape()).to(dt));
+    return new Tensor[] {y, x.grad(), wt.grad(), b.grad()};
+  }
+
+  /**
+   * The float32 path by output phase (stride dividing the kernel, 8+ channels) against float64, whose gradients the
+   * op table checks against central differences on the same geometries: values and all three gradients, with and
+   * without output padding, one and several taps per phase, and a stride of 3.
+   */
+  @Test
+  void phasePathMatchesFloat64() {
+    int[][] cases = { // n, cin, o, h, w, k, s, p, output padding
+        {3, 16, 12, 7, 6, 4, 2, 1, 0}, {2, 8, 10, 5, 5, 4, 2, 1, 1}, {2, 12, 8, 6, 7, 2, 2, 0, 0},
+        {2, 8, 9, 4, 3, 6, 3, 2, 1}, {1, 24, 8, 9, 9, 4, 2, 3, 0}};
+    for (int[] c : cases) {
+      Tensor[] f = convTPhaseStep(DType.F32, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8]);
+      Tensor[] d = convTPhaseStep(DType.F64, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8]);
+      String[] names = {"y", "dx", "dw", "db"};
+      for (int i = 0; i < f.length; i++) {
+        double[] got = f[i].toDoubleArray();
+        double[] want = d[i].toDoubleArray();
+        assertEquals(want.length, got.length);
+        double scale = 0;
+        for (double v : want) scale = Math.max(scale, Math.abs(v));
+        for (int e = 0; e < got.length; e++) {
+          if (!(Math.abs(got[e] - want[e]) <= 1e-5 * scale + 1e-5 * Math.abs(want[e]))) {
+            throw new AssertionError(java.util.Arrays.toString(c) + " " + names[i] + " element " + e + ": " + got[e]
+                + " (float32) vs " + want[e] + " (float64)");
+          }
+        }
+      }
+    }
+  }
+
   private static void assertSameBits(String what, Supplier<Tensor[]> run) {
     int old = Parallel.threads();
     try {
@@ -226,6 +269,10 @@ class ConvolutionTest {
     assertSameBits("depthwise", () -> convStep(4, 8, 16, 3, 8, 1));
     assertSameBits("conv1d kernel 3 (Winograd F(4,3))", ConvolutionTest::conv1dStep);
     assertSameBits("conv_transpose2d", ConvolutionTest::convTStep);
+    assertSameBits("conv_transpose2d by phase (k4 s2 p1, 9 images in 5 weight chunks)",
+        () -> convTPhaseStep(DType.F32, 9, 16, 12, 7, 6, 4, 2, 1, 0));
+    assertSameBits("conv_transpose2d by phase, one image (a task per phase)",
+        () -> convTPhaseStep(DType.F32, 1, 16, 12, 7, 6, 4, 2, 1, 1));
   }
 
   @Test

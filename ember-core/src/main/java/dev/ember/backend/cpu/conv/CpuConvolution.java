@@ -20,6 +20,7 @@ import dev.ember.tensor.Storage;
  * gradient, and the weight gradient from 64 channels); F32 one-group layers the implicit GEMM ({@code ImplicitConv}) where it fits,
  * the direct kernels ({@code DirectConv}) for few input channels, else GEMM over blocks of images; the
  * rest (F64, groups) GEMM per image ({@code GemmConv}). The transposed convolution is
+ * {@code PhaseTransposedConv} (one output phase at a time) where its stride divides its kernel, else
  * {@code TransposedConv}.
  *
  * <p>Threads and determinism: the forward and the input gradient split work by image (each task owns its
@@ -124,12 +125,20 @@ public final class CpuConvolution implements ConvolutionKernels {
 
   @Override
   public void transposedForward(View x, View w, View bias, int groups, ConvGeometry g, View out) {
-    TransposedConv.forward(x, w, biasDoubles(bias), groups, g, out);
+    if (PhaseTransposedConv.applies(x, w, groups, g)) {
+      PhaseTransposedConv.forward(x, w, biasDoubles(bias), g, out);
+    } else {
+      TransposedConv.forward(x, w, biasDoubles(bias), groups, g, out);
+    }
   }
 
   @Override
   public void transposedBackward(View x, View w, View gOut, int groups, ConvGeometry g, View dx, View dw) {
-    TransposedConv.backward(x, w, gOut, groups, g, dx, dw);
+    if (PhaseTransposedConv.applies(x, w, groups, g)) {
+      PhaseTransposedConv.backward(x, w, gOut, g, dx, dw);
+    } else {
+      TransposedConv.backward(x, w, gOut, groups, g, dx, dw);
+    }
   }
 
   /** Float32 planes are summed in float vector lanes, the planes in double. */

@@ -850,6 +850,41 @@ public final class VectorRowKernels implements RowKernels {
     }
   }
 
+  /** Whole vectors of both rows by two-vector selects (ZIP_LO, ZIP_HI; PICK_EVEN, PICK_ODD), the rest element by element. */
+  @Override
+  public void interleave2(float[] a, int ao, float[] b, int bo, float[] d, int dOff, int n) {
+    int i = 0;
+    if (L >= 2) {
+      for (; i <= n - L; i += L) {
+        FloatVector va = FloatVector.fromArray(S, a, ao + i);
+        FloatVector vb = FloatVector.fromArray(S, b, bo + i);
+        ZIP_LO.selectFrom(va, vb).intoArray(d, dOff + 2 * i);
+        ZIP_HI.selectFrom(va, vb).intoArray(d, dOff + 2 * i + L);
+      }
+    }
+    for (; i < n; i++) {
+      d[dOff + 2 * i] = a[ao + i];
+      d[dOff + 2 * i + 1] = b[bo + i];
+    }
+  }
+
+  @Override
+  public void deinterleave2(float[] s, int so, float[] a, int ao, float[] b, int bo, int n) {
+    int i = 0;
+    if (L >= 2) {
+      for (; i <= n - L; i += L) {
+        FloatVector v0 = FloatVector.fromArray(S, s, so + 2 * i);
+        FloatVector v1 = FloatVector.fromArray(S, s, so + 2 * i + L);
+        PICK_EVEN.selectFrom(v0, v1).intoArray(a, ao + i);
+        PICK_ODD.selectFrom(v0, v1).intoArray(b, bo + i);
+      }
+    }
+    for (; i < n; i++) {
+      a[ao + i] = s[so + 2 * i];
+      b[bo + i] = s[so + 2 * i + 1];
+    }
+  }
+
   /** Lane indexes 0, 1, ..., L-1 as floats. */
   private static final FloatVector LANE = FloatVector.fromArray(S, laneIndexes(), 0);
 

@@ -166,6 +166,71 @@ class CpuConvolutionTest {
     }
   }
 
+  /**
+   * Transposed convolutions whose stride divides the kernel run by output phase ({@link PhaseTransposedConv}):
+   * forward, dx and dw (each alone too) against the plain loops. Cases: k4 s2 p1 with even and odd outputs (output
+   * padding 1), 16-wide phases (slots written in place), k2 s2 p0 (one tap per phase), k6 s3 p2, padding above the
+   * stride, more input channels than a vector (wide weight-gradient tiles), 10 output channels (part-filled tiles).
+   */
+  @Test
+  void phaseTransposedConvolutionMatchesThePlainLoops() {
+    Case[] cases = { // n, c (the transposed output's channels), o (its input's), h, w (its output), k, s, p
+        new Case("k4 s2 p1", DType.F32, 3, 8, 12, 12, 12, 4, 2, 1, 1, 1),
+        new Case("k4 s2 p1 odd output", DType.F32, 2, 8, 9, 13, 11, 4, 2, 1, 1, 1),
+        new Case("k4 s2 p1 16-wide phases", DType.F32, 2, 8, 8, 32, 32, 4, 2, 1, 1, 1),
+        new Case("k2 s2 p0", DType.F32, 3, 16, 10, 14, 14, 2, 2, 0, 1, 1),
+        new Case("k6 s3 p2 odd output", DType.F32, 2, 9, 8, 15, 15, 6, 3, 2, 1, 1),
+        new Case("k4 s2 p3", DType.F32, 2, 8, 8, 10, 10, 4, 2, 3, 1, 1),
+        new Case("k4 s2 p1, 20 input channels", DType.F32, 3, 10, 20, 8, 8, 4, 2, 1, 1, 1),
+    };
+    for (Case t : cases) {
+      ConvGeometry g = t.geometry();
+      Tensor img = randn(5, t.dt, t.n, t.c, t.h, t.w); // the transposed convolution's upstream gradient
+      Tensor w = randn(6, t.dt, t.o, t.c, t.k, t.k);
+      Tensor y = randn(7, t.dt, t.n, t.o, g.oh(), g.ow()); // its input
+      Tensor b = randn(8, t.dt, t.c);
+      assertTrue(PhaseTransposedConv.applies(y, w, 1, g), t.what + " takes the phase path");
+      double[][] ref = reference(t, g, img.toDoubleArray(), w.toDoubleArray(), new double[t.o], y.toDoubleArray());
+      double tol = 2e-4;
+      Tensor out = Tensor.empty(t.dt, t.n, t.c, t.h, t.w);
+      conv.transposedForward(y, w, b, 1, g, out);
+      double[] expected = ref[1].clone();
+      double[] bias = b.toDoubleArray();
+      for (int i = 0; i < expected.length; i++) expected[i] += bias[(i / (t.h * t.w)) % t.c];
+      assertClose(expected, out, tol, t.what + " forward");
+      Tensor plain = Tensor.empty(t.dt, t.n, t.c, t.h, t.w);
+      conv.transposedForward(y, w, null, 1, g, plain);
+      assertClose(ref[1], plain, tol, t.what + " forward without bias");
+      Tensor dy = Tensor.empty(t.dt, y.shape());
+      Tensor dw = Tensor.empty(t.dt, w.shape());
+      conv.transposedBackward(y, w, img, 1, g, dy, dw);
+      assertClose(ref[0], dy, tol, t.what + " dx");
+      assertClose(ref[2], dw, tol, t.what + " dw");
+      Tensor dyOnly = Tensor.empty(t.dt, y.shape());
+      conv.transposedBackward(y, w, img, 1, g, dyOnly, null);
+      assertTrue(Arrays.equals(dy.toFloatArray(), dyOnly.toFloatArray()), t.what + " dx alone");
+      Tensor dwOnly = Tensor.empty(t.dt, w.shape());
+      conv.transposedBackward(y, w, img, 1, g, null, dwOnly);
+      assertTrue(Arrays.equals(dw.toFloatArray(), dwOnly.toFloatArray()), t.what + " dw alone");
+    }
+  }
+
+  /** What the phase path leaves to the GEMM path: dilation, groups, F64, a stride that does not divide the kernel. */
+  @Test
+  void phasePathTakesOnlyWhatItDecomposesExactly() {
+    Tensor y = Tensor.zeros(2, 8, 5, 5);
+    Tensor w = Tensor.zeros(8, 8, 4, 4);
+    assertTrue(PhaseTransposedConv.applies(y, w, 1, new ConvGeometry(10, 10, 4, 4, 2, 2, 1, 1, 1, 1, 5, 5)));
+    assertTrue(!PhaseTransposedConv.applies(y, w, 1, new ConvGeometry(13, 13, 4, 4, 2, 2, 1, 1, 2, 2, 5, 5)), "dilated");
+    assertTrue(!PhaseTransposedConv.applies(y, Tensor.zeros(8, 4, 4, 4), 2,
+        new ConvGeometry(10, 10, 4, 4, 2, 2, 1, 1, 1, 1, 5, 5)), "groups");
+    assertTrue(!PhaseTransposedConv.applies(y.to(DType.F64), w.to(DType.F64), 1,
+        new ConvGeometry(10, 10, 4, 4, 2, 2, 1, 1, 1, 1, 5, 5)), "float64");
+    assertTrue(!PhaseTransposedConv.applies(y, Tensor.zeros(8, 8, 3, 3), 1,
+        new ConvGeometry(9, 9, 3, 3, 2, 2, 1, 1, 1, 1, 5, 5)), "k3 s2");
+    assertTrue(!PhaseTransposedConv.applies(y, w, 1, new ConvGeometry(8, 8, 4, 4, 1, 1, 0, 0, 1, 1, 5, 5)), "stride 1");
+  }
+
   private static Tensor randn(int seed, DType dt, int... shape) {
     return Tensor.randn(new Generator(seed), DType.F64, shape).to(dt);
   }
