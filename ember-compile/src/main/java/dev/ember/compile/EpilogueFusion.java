@@ -17,10 +17,7 @@ import java.util.Map;
  * {@code linear_epilogue} node ({@link LinalgOps#linearEpilogue}): the activation and the add run on each block of
  * the product while it is in cache, in place in the product. Only a value nothing else reads is fused away (the
  * graph's output counts as a reader). Bitwise: the fused op runs the GEMM, the activation's kernel and the add's
- * kernel as eager runs them, and its backward is the activation's rule, then linear's. The product is scheduled for a
- * weight much larger than the batch where the backend has such a schedule ({@code Backend.matmulWeightRows}, same
- * bits): on the CPU a batch of at most 64 rows against a weight of at least twice as many rows reads the weight's
- * rows where they are instead of packing its transpose on every call.
+ * kernel as eager runs them, and its backward is the activation's rule, then linear's.
  *
  * <p>A {@code conv2d} of more than one input channel per group with the {@code relu} that alone reads it becomes one
  * {@code conv2d} node with {@code activation=relu}: {@code F.conv2dRelu}, the ReLU in the convolution kernel's output
@@ -77,7 +74,7 @@ public final class EpilogueFusion implements Pass {
       List<GraphNode> ins = new ArrayList<>(n.inputs);
       ins.add(residual);
       fused.put(last, GraphNode.op("linear_epilogue", ins, attrs, last.shapeRef(), last.dtype(),
-          in -> LinalgOps.linearEpilogue(in[0], in[1], in[2], activation, slope, in[3], true)));
+          in -> LinalgOps.linearEpilogue(in[0], in[1], in[2], activation, slope, in[3])));
     }
     for (GraphNode n : g.nodes()) {
       if (n.kind() != GraphNode.Kind.OP || !n.op().equals("conv2d") || n.dtype() != DType.F32

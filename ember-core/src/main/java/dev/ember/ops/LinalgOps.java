@@ -322,9 +322,7 @@ public final class LinalgOps {
           "x", x, "bias", bias);
     }
     Tensor biasT = bias == null ? null : bias.to(computeDtype(x, weight));
-    // float32: the backend may read the weight's rows in place for a small batch (same bits as the product)
-    Tensor y = x.dtype() == DType.F32 && weight.dtype() == DType.F32 ? productWeightRows(x, weight, biasT, m, out)
-        : product(x, Views.transpose(weight, 0, 1), biasT, m, out);
+    Tensor y = linearProduct(x, weight, biasT, m, out);
     return Autograd.record(LINEAR.name(), y, (ctx, g) -> new Tensor[] {
         ctx.edgeNeeded(0) ? mm(g, ctx.in(1)).to(ctx.in(0).dtype()) : null,
         ctx.edgeNeeded(1) ? weightGrad(g, ctx.in(0), ctx.in(1)) : null,
@@ -437,10 +435,15 @@ public final class LinalgOps {
   }
 
   /**
-   * {@link #product product(x, weight^T, bias, m, n)} for float32 x [m, in] and weight [n, in] through
-   * {@link Backend#matmulWeightRows}: the same bits.
+   * x weight^T + bias [m, n] for x [m, in] and weight [n, in], the product of linear and linear_epilogue: float32
+   * through {@link Backend#matmulWeightRows} (the CPU reads the weight's rows where they are for a batch much smaller
+   * than the weight, rather than packing its transpose on every call), with the bits of
+   * {@link #product product(x, weight^T, bias, m, n)}, which takes every other dtype.
    */
-  private static Tensor productWeightRows(Tensor x, Tensor weight, Tensor bias, int m, int n) {
+  private static Tensor linearProduct(Tensor x, Tensor weight, Tensor bias, int m, int n) {
+    if (x.dtype() != DType.F32 || weight.dtype() != DType.F32) {
+      return product(x, Views.transpose(weight, 0, 1), bias, m, n);
+    }
     Tensor out = x.newEmpty(DType.F32, m, n);
     Backend backend = ElementwiseOps.backend(out);
     if (bias != null) backend.copy(Views.expand(bias, new int[] {m, n}), out);
@@ -472,26 +475,14 @@ public final class LinalgOps {
    */
   public static Tensor linearEpilogue(Tensor x, Tensor weight, Tensor bias, UnaryOp activation, double param,
       Tensor residual) {
-    return linearEpilogue(x, weight, bias, activation, param, residual, false);
-  }
-
-  /**
-   * {@link #linearEpilogue(Tensor, Tensor, Tensor, UnaryOp, double, Tensor)} with the bits of that call, its product
-   * scheduled for a weight much larger than the batch when {@code weightRows} ({@link Backend#matmulWeightRows}: the
-   * CPU reads the weight's rows where they are rather than packing its transpose on every call). A compiled
-   * training step runs its linear layers this way (the MNIST MLP's first layer, 784 inputs to 128, at batch 32);
-   * traced as {@code linear_epilogue}, as the other form.
-   */
-  public static Tensor linearEpilogue(Tensor x, Tensor weight, Tensor bias, UnaryOp activation, double param,
-      Tensor residual, boolean weightRows) {
-    Tensor out = linearEpilogueUntraced(x, weight, bias, activation, param, residual, weightRows);
+    Tensor out = linearEpilogueUntraced(x, weight, bias, activation, param, residual);
     return Tracing.active() ? Tracing.op(LINEAR_EPILOGUE.name(), out, new Tensor[] {x, weight, bias, residual},
         new Object[] {"activation", activation == null ? "none" : Unary.of(activation).def().name(), "param", param},
-        in -> linearEpilogue(in[0], in[1], in[2], activation, param, in[3], weightRows)) : out;
+        in -> linearEpilogue(in[0], in[1], in[2], activation, param, in[3])) : out;
   }
 
   private static Tensor linearEpilogueUntraced(Tensor x, Tensor weight, Tensor bias, UnaryOp activation, double param,
-      Tensor residual, boolean weightRows) {
+      Tensor residual) {
     String op = LINEAR_EPILOGUE.name();
     if (activation != null && !EPILOGUE_ACTIVATIONS.contains(activation)) {
       throw Check.fail(op, "activation must be one of " + EPILOGUE_ACTIVATIONS + ", got " + activation, "x", x);
@@ -530,8 +521,7 @@ public final class LinalgOps {
     boolean needGrad = Grad.enabled() && (x2.requiresGrad() || weight.requiresGrad()
         || (biasT != null && biasT.requiresGrad()) || (residual != null && residual.requiresGrad()));
     Unary act = activation == null ? null : Unary.of(activation);
-    Tensor z = weightRows && x2.dtype() == DType.F32 && weight.dtype() == DType.F32
-        ? productWeightRows(x2, weight, biasT, m, outF) : product(x2, Views.transpose(weight, 0, 1), biasT, m, outF);
+    Tensor z = linearProduct(x2, weight, biasT, m, outF);
     // in place unless the backward reads what would be overwritten: the product (the activation's input), or the
     // activation's output under the residual sum
     Tensor a = act == null ? z : needGrad ? z.newEmpty(z.shapeRef()) : z;
