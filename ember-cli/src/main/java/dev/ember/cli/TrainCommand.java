@@ -377,7 +377,9 @@ final class TrainCommand {
     int epochs = s.epochs();
     LRScheduler sched = p.sched;
     DataLoader train = p.train;
-    DataLoader test = new DataLoader(data.test(), new BatchConfig(1000, false, false, s.seed), 0);
+    DataLoader testLoader = new DataLoader(data.test(), new BatchConfig(1000, false, false, s.seed), 0);
+    // validation counts the test figures as it goes: a completed run takes them from its last epoch's validation
+    TestSetTap test = new TestSetTap(testLoader, model, FashionMnist.CLASSES.size(), data.test().size());
 
     Profiling profiling = new Profiling(out, dir.resolve("profile.json"));
     var builder = p.builder.callbacks(new CsvLogger(dir.resolve("metrics.csv")), profiling, rotation);
@@ -411,7 +413,7 @@ final class TrainCommand {
           interruption.step(), resumeCommand(s));
       return 130;
     }
-    finish(s, dir, model, sched, test, h, out);
+    finish(s, dir, model, sched, test, testLoader, h, out);
     return 0;
   }
 
@@ -520,9 +522,32 @@ final class TrainCommand {
     return 0;
   }
 
-  /** The test set's accuracy and confusion matrix, the weights, the report and the summary lines of a completed run. */
-  private static void finish(Settings s, Path dir, Module model, LRScheduler sched, DataLoader test, History h, PrintStream out)
-      throws IOException {
+  /**
+   * The test set's accuracy and confusion matrix (those the last epoch's validation counted on the final weights,
+   * else from a pass of their own), the weights, the report and the summary lines of a completed run.
+   */
+  private static void finish(Settings s, Path dir, Module model, LRScheduler sched, TestSetTap tap, DataLoader test,
+      History h, PrintStream out) throws IOException {
+    TestSetTap.Result r = tap.result();
+    if (r == null) r = evaluate(s, model, test);
+    writeConfusion(dir.resolve("confusion_matrix.json"), r.confusion());
+    SafeTensors.save(model.stateDict(), dir.resolve("model.safetensors"));
+    double acc = r.accuracy();
+    HtmlReport.write(dir, info(s, model, sched, acc, h));
+    double[] times = h.values("epoch_time_s");
+    if (times.length > 0) {
+      double[] sorted = times.clone();
+      java.util.Arrays.sort(sorted);
+      int m = sorted.length / 2;
+      double median = sorted.length % 2 == 1 ? sorted[m] : (sorted[m - 1] + sorted[m]) / 2;
+      out.printf(Locale.ROOT, "ember train: %s, median %.2f s of training per epoch; run folder %s (open report.html)%n",
+          Main.count(times.length, "epoch"), median, dir);
+    }
+    out.printf(Locale.ROOT, "test_accuracy=%.4f%n", acc);
+  }
+
+  /** The test set's confusion matrix and accuracy from a pass over it in eval mode, in the precision the run trained in. */
+  static TestSetTap.Result evaluate(Settings s, Module model, DataLoader test) {
     ConfusionMatrix cm = new ConfusionMatrix(10);
     Accuracy accuracy = new Accuracy();
     model.eval();
@@ -537,20 +562,7 @@ final class TrainCommand {
     } finally {
       model.train();
     }
-    writeConfusion(dir.resolve("confusion_matrix.json"), cm.compute());
-    SafeTensors.save(model.stateDict(), dir.resolve("model.safetensors"));
-    double acc = accuracy.compute();
-    HtmlReport.write(dir, info(s, model, sched, acc, h));
-    double[] times = h.values("epoch_time_s");
-    if (times.length > 0) {
-      double[] sorted = times.clone();
-      java.util.Arrays.sort(sorted);
-      int m = sorted.length / 2;
-      double median = sorted.length % 2 == 1 ? sorted[m] : (sorted[m - 1] + sorted[m]) / 2;
-      out.printf(Locale.ROOT, "ember train: %s, median %.2f s of training per epoch; run folder %s (open report.html)%n",
-          Main.count(times.length, "epoch"), median, dir);
-    }
-    out.printf(Locale.ROOT, "test_accuracy=%.4f%n", acc);
+    return new TestSetTap.Result(cm.compute(), accuracy.compute());
   }
 
   /** The settings shown in report.html; {@code accuracy} NaN leaves the test accuracy out (an interrupted run). */
