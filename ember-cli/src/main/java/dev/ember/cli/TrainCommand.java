@@ -98,10 +98,11 @@ final class TrainCommand {
 
     /**
      * The data loader's threads: {@code --workers}, else one when a core is left beside the {@code kernelThreads}
-     * that compute (0 when the model trains on another device), and none (batches built on the training thread) when the kernels take every core. A loader
-     * thread then only takes its CPU from a kernel thread, which the other waits for at the op's end, and every
-     * batch costs a hand-over between threads; building a Fashion-MNIST batch (a gather of 128 rows) takes ~0.2
-     * ms on the training thread. The batches are the same bits either way.
+     * that compute (0 of them when the model trains on another device), and none (batches built on the training
+     * thread) when the kernels take every core. A loader thread then only takes its CPU from a kernel thread, which
+     * the other waits for at the op's end, and every batch costs a hand-over between threads; building a
+     * Fashion-MNIST batch (a gather of 128 rows) takes ~0.2 ms on the training thread. The batches are the same
+     * bits either way.
      */
     int loaderThreads(int kernelThreads, int cores) {
       return workers >= 0 ? workers : cores > kernelThreads ? 1 : 0;
