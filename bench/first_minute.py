@@ -2,7 +2,7 @@
 """The first minute of a run, as a user waits for it: whole processes, launch to exit.
 
     bench/first-minute.sh [--runs N] [--threads N] [--only mlp,lenet] [--record FILE] [--sides ember,pytorch]
-                          [--variant LABEL=JVM_OPTIONS ...] [--epochs N]
+                          [--variant LABEL=JVM_OPTIONS ...] [--train-args LABEL=TRAIN_ARGS ...] [--epochs N]
 
 Per run and model, both sides run one after the other, the order alternating from run to run
 (ember first in odd runs): `./ember train --model M --threads T --quiet` (MLP 10 epochs, LeNet-5 5,
@@ -35,6 +35,8 @@ the launcher's cache is made for one set of options). Without --variant, Ember r
 `./ember train` does (label "default", the launcher's own cache). A variant's cache is written by an untimed
 `./ember train --model mlp --epochs 1` unless `--aot-train LABEL=TRAIN_ARGS` names that run's arguments (e.g.
 `--aot-train lenet3="--model lenet --epochs 3"`: a cache whose JEP 515 profiles come from a longer LeNet-5 run);
+`--train-args LABEL=TRAIN_ARGS` adds `./ember train` arguments to that variant's timed runs (e.g. `--train-args
+loader=--workers 1`: a lever that is an option of the command rather than of the JVM);
 a variant folder's existing cache is reused (delete ember-cli/target/aot-variants/LABEL to write it anew).
 """
 import argparse
@@ -185,6 +187,8 @@ def parse_args(argv=None):
                    help="LABEL=JVM_OPTIONS: an Ember variant (EMBER_JAVA_OPTS); repeat for several")
     p.add_argument("--aot-train", action="append", default=[],
                    help="LABEL=TRAIN_ARGS: the untimed run that writes that variant's ahead-of-time cache")
+    p.add_argument("--train-args", action="append", default=[],
+                   help="LABEL=TRAIN_ARGS: more `./ember train` arguments for that variant's timed runs")
     p.add_argument("--epochs", type=int, default=0, help="override the epochs on both sides (default: 10 MLP, 5 LeNet)")
     p.add_argument("--sides", default="ember,pytorch", help="comma list: ember,pytorch")
     p.add_argument("--peers", default=os.environ.get("EMBER_PEERS", os.path.join(ROOT, "..", "shared", "peers")))
@@ -207,13 +211,13 @@ def variants(specs):
     return out
 
 
-def aot_train_args(specs, labels):
+def aot_train_args(specs, labels, option="--aot-train"):
     """{label: [train arguments]} from LABEL=ARGS strings; the labels must be variants'."""
     out = {}
     for spec in specs:
         label, sep, args = spec.partition("=")
         if not sep or label not in labels or not args.split():
-            raise SystemExit("--aot-train %r: expected LABEL=TRAIN_ARGS for one of the variants %s" % (spec, labels))
+            raise SystemExit("%s %r: expected LABEL=TRAIN_ARGS for one of the variants %s" % (option, spec, labels))
         out[label] = args.split()
     return out
 
@@ -386,6 +390,7 @@ def main(argv=None):
     rec = open(a.record, "a") if a.record else None
     epochs_args = ["--epochs", str(a.epochs)] if a.epochs else []
     aot_args = aot_train_args(a.aot_train, [label for side, label, _ in entries if side == "ember"])
+    more_args = aot_train_args(a.train_args, [label for side, label, _ in entries if side == "ember"], "--train-args")
     try:
         aot = {}
         for side, label, opts in entries:
@@ -409,7 +414,7 @@ def main(argv=None):
                         venv = ember_env(env, label, opts)
                         out_dir = os.path.join(tmp, "ember-%s-%s-%d" % (label, model, run))
                         cmd = [os.path.join(ROOT, "ember"), "train", "--model", model, "--threads", str(a.threads),
-                               "--out", out_dir, "--quiet"] + epochs_args
+                               "--out", out_dir, "--quiet"] + epochs_args + more_args.get(label, [])
                         wall, t_unix, out, err, rc, smp = timed(
                             cmd, venv, sampler=lambda pid: ThreadCpuSampler(pid, os.path.join(out_dir, "metrics.csv")))
                         cpu = cpu_of(before, resource.getrusage(resource.RUSAGE_CHILDREN))
@@ -418,6 +423,8 @@ def main(argv=None):
                         parsed = parse_ember(out_dir, out)
                         shutil.rmtree(out_dir, ignore_errors=True)
                         extra = {"aot": aot[label], "ember_java_opts": venv.get("EMBER_JAVA_OPTS", "")}
+                        if label in more_args:
+                            extra["train_args"] = " ".join(more_args[label])
                         extra.update(smp.result())
                     else:
                         fs_file = os.path.join(tmp, "first-step-%s-%d" % (model, run))

@@ -124,6 +124,8 @@ class SummaryTest(unittest.TestCase):
         self.assertEqual({"l3": ["--model", "lenet", "--epochs", "3"]},
                          fm.aot_train_args(["l3=--model lenet --epochs 3"], ["base", "l3"]))
         self.assertEqual({}, fm.aot_train_args([], ["base"]))
+        self.assertEqual({"w1": ["--workers", "1"]}, fm.aot_train_args(["w1=--workers 1"], ["kept", "w1"], "--train-args"))
+        self.assertEqual(["loader=--workers 1"], fm.parse_args(["--train-args", "loader=--workers 1"]).train_args)
         for bad in (["l3"], ["other=--model lenet"], ["l3=  "]):
             with self.assertRaises(SystemExit):
                 fm.aot_train_args(bad, ["base", "l3"])

@@ -143,7 +143,8 @@ public final class Main {
             --compile                     run each step's forward, loss and backward as one compiled
                                           graph (fp32 only; the same numbers as eager)
             --threads N                   threads of the CPU kernels (all cores, or EMBER_NUM_THREADS)
-            --workers N                   data loader threads (1)
+            --workers N                   data loader threads (1 when the kernel threads leave a core
+                                          free, else 0: batches built on the training thread)
             --nproc N                     train in N worker processes on this machine (1..64; 1: in
                                           this one), data-parallel: --batch-size is the global batch,
                                           each worker trains on batch-size / N and the gradients are

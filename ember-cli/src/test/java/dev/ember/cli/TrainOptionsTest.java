@@ -54,6 +54,17 @@ class TrainOptionsTest {
   }
 
   @Test
+  void theLoaderGetsAThreadOnlyWhenTheKernelsLeaveACoreFree() {
+    TrainCommand.Settings auto = TrainCommand.parse(new String[0]);
+    assertEquals(0, auto.loaderThreads(2, 2), "2 kernel threads on 2 cores: batches on the training thread");
+    assertEquals(0, auto.loaderThreads(4, 2));
+    assertEquals(1, auto.loaderThreads(1, 2), "a core left free");
+    assertEquals(1, auto.loaderThreads(0, 8), "training on another device");
+    assertEquals(2, TrainCommand.parse(new String[] {"--workers", "2"}).loaderThreads(2, 2), "--workers wins");
+    assertEquals(0, TrainCommand.parse(new String[] {"--workers", "0"}).loaderThreads(1, 8));
+  }
+
+  @Test
   void memoryBudgetTakesASizeWithASuffix() {
     assertEquals(300L << 20, TrainCommand.parse(new String[] {"--memory-budget", "300m"}).memoryBudget);
     assertEquals(2L << 30, TrainCommand.parse(new String[] {"--memory-budget=2G"}).memoryBudget);
