@@ -252,8 +252,9 @@ public class MultiheadAttention extends Module {
    * added, softmax, times v; its backward's products in the same orientations), without that path's chain of
    * per-head views and their copies in backward. The products read k, v and the output gradient, and write the
    * output, dq and dv, as per-head strided views of the projections' layout ({@link #head}), one batched product per
-   * head over the N batch elements: GEMM packs its operands anyway, so only the scaled q (one pass, the scaling) and
-   * dk (the plain path's (q^T ds)^T) are copied per head. Saves the scaled q, the projections and the probabilities.
+   * head over the N batch elements: GEMM packs its operands anyway, so only the scaled q (one pass, the scaling) is
+   * copied per head; dk is ds^T q, which has the bits of the plain path's (q^T ds)^T (the same products in the same
+   * order over L), written into its head views. Saves the scaled q, the projections and the probabilities.
    */
   private static Tensor attentionCore(Tensor[] proj, Tensor bias, int n, int h, boolean batchOuter) {
     boolean packed = proj.length == 1;
@@ -301,9 +302,9 @@ public class MultiheadAttention extends Module {
         p.device().backend().softmaxBackward(dp.reshape(nb, l, s), p.reshape(nb, l, s), false, ds.reshape(nb, l, s));
         for (int i = 0; i < h; i++) mm(ds.select(1, i), head(kp, i, hd, batchOuter), head(dq, i, hd, batchOuter));
         dq.mul_(scale);
-        // as the plain path: (q^T ds)^T
-        Tensor dkT = LinalgOps.bmm(qs.reshape(nb, l, hd).mT(), ds.reshape(nb, l, s)); // [N*H, hd, S]
-        heads(dk, h, batchOuter).copy_(dkT.reshape(n, h, hd, s).mT());
+        // ds^T q into dk's per-head views: each element is the plain path's (q^T ds)^T element, the same products
+        // (a b == b a) summed over L in the same order, written in place instead of transposed and copied
+        for (int i = 0; i < h; i++) mm(ds.select(1, i).mT(), qs.select(1, i), head(dk, i, hd, batchOuter));
         return packed ? new Tensor[] {d} : new Tensor[] {dq, dk, dv};
       }
     }, proj);
