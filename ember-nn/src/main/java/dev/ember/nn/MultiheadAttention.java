@@ -252,9 +252,10 @@ public class MultiheadAttention extends Module {
    * added, softmax, times v; its backward's products in the same orientations), without that path's chain of
    * per-head views and their copies in backward. The products read k, v and the output gradient, and write the
    * output, dq and dv, as per-head strided views of the projections' layout ({@link #head}), one batched product per
-   * head over the N batch elements: GEMM packs its operands anyway, so only the scaled q (one pass, the scaling) is
-   * copied per head; dk is ds^T q, which has the bits of the plain path's (q^T ds)^T (the same products in the same
-   * order over L), written into its head views. Saves the scaled q, the projections and the probabilities.
+   * head over the N batch elements: GEMM packs its operands anyway, so nothing is copied per head; the scaled q is
+   * one pass over q in its own layout (its heads read as views like k's), and dk is ds^T q, which has the bits of the
+   * plain path's (q^T ds)^T (the same products in the same order over L), written into its head views. Saves the
+   * scaled q, the projections and the probabilities.
    */
   private static Tensor attentionCore(Tensor[] proj, Tensor bias, int n, int h, boolean batchOuter) {
     boolean packed = proj.length == 1;
@@ -276,9 +277,11 @@ public class MultiheadAttention extends Module {
       Tensor qp = packed ? proj[0].detach().narrow(2, 0, e) : proj[0].detach();
       kp = packed ? proj[0].detach().narrow(2, e, e) : proj[1].detach();
       vp = packed ? proj[0].detach().narrow(2, 2 * e, e) : proj[2].detach();
-      qs = heads(qp, h, batchOuter).mul(scale).reshape(n, h, l, hd); // contiguous [N, H, L, hd]
+      qs = qp.mul(scale).contiguous(); // in qp's layout, its heads read as column slices like k's and v's
       Tensor scores = qs.newEmpty(n, h, l, s);
-      for (int i = 0; i < h; i++) mm(qs.select(1, i), head(kp, i, hd, batchOuter).mT(), scores.select(1, i));
+      for (int i = 0; i < h; i++) {
+        mm(head(qs, i, hd, batchOuter), head(kp, i, hd, batchOuter).mT(), scores.select(1, i));
+      }
       if (bias != null) scores.add_(bias);
       p = scores.reshape(nb, l, s).softmax(2).reshape(n, h, l, s);
       out = qs.newEmpty(qShape);
@@ -304,7 +307,7 @@ public class MultiheadAttention extends Module {
         dq.mul_(scale);
         // ds^T q into dk's per-head views: each element is the plain path's (q^T ds)^T element, the same products
         // (a b == b a) summed over L in the same order, written in place instead of transposed and copied
-        for (int i = 0; i < h; i++) mm(ds.select(1, i).mT(), qs.select(1, i), head(dk, i, hd, batchOuter));
+        for (int i = 0; i < h; i++) mm(ds.select(1, i).mT(), head(qs, i, hd, batchOuter), head(dk, i, hd, batchOuter));
         return packed ? new Tensor[] {d} : new Tensor[] {dq, dk, dv};
       }
     }, proj);
