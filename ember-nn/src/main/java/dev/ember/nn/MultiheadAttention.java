@@ -4,6 +4,7 @@ import dev.ember.amp.Autocast;
 import dev.ember.autograd.Autograd;
 import dev.ember.autograd.Grad;
 import dev.ember.autograd.Tracing;
+import dev.ember.backend.Backend;
 import dev.ember.nn.functional.Attention;
 import dev.ember.nn.init.Init;
 import dev.ember.ops.ElementwiseOps;
@@ -252,14 +253,17 @@ public class MultiheadAttention extends Module {
    * added, softmax, times v; its backward's products in the same orientations), without that path's chain of
    * per-head views and their copies in backward. The products read k, v and the output gradient, and write the
    * output, dq and dv, as per-head strided views of the projections' layout ({@link #head}), one batched product per
-   * head over the N batch elements: GEMM packs its operands anyway, so only the scaled q (one pass, the scaling) and
-   * dk (the plain path's (q^T ds)^T) are copied per head. Saves the scaled q, the projections and the probabilities.
+   * head over the N batch elements: GEMM packs its operands anyway, so nothing is copied per head; the scaled q is
+   * one pass over q in its own layout (its heads read as views like k's), and dk is ds^T q, which has the bits of the
+   * plain path's (q^T ds)^T (the same products in the same order over L), written into its head views. It goes head
+   * by head: one head's [N, L, S] scores (1 MiB at N = 16, L = S = 128) are masked, softmaxed and multiplied while in
+   * cache, and in backward one head's dp and ds buffers serve every head. Saves the scaled q, the projections and
+   * the probabilities.
    */
   private static Tensor attentionCore(Tensor[] proj, Tensor bias, int n, int h, boolean batchOuter) {
     boolean packed = proj.length == 1;
     int e = packed ? proj[0].size(2) / 3 : proj[0].size(2);
     int hd = e / h;
-    int nb = n * h;
     int[] qShape = packed ? new int[] {proj[0].size(0), proj[0].size(1), e} : proj[0].shape();
     int[] kShape = packed ? qShape : proj[1].shape();
     int[] pShape = proj[0].shape();
@@ -275,35 +279,44 @@ public class MultiheadAttention extends Module {
       Tensor qp = packed ? proj[0].detach().narrow(2, 0, e) : proj[0].detach();
       kp = packed ? proj[0].detach().narrow(2, e, e) : proj[1].detach();
       vp = packed ? proj[0].detach().narrow(2, 2 * e, e) : proj[2].detach();
-      qs = heads(qp, h, batchOuter).mul(scale).reshape(n, h, l, hd); // contiguous [N, H, L, hd]
-      Tensor scores = qs.newEmpty(n, h, l, s);
-      for (int i = 0; i < h; i++) mm(qs.select(1, i), head(kp, i, hd, batchOuter).mT(), scores.select(1, i));
-      if (bias != null) scores.add_(bias);
-      p = scores.reshape(nb, l, s).softmax(2).reshape(n, h, l, s);
+      qs = qp.mul(scale).contiguous(); // in qp's layout, its heads read as column slices like k's and v's
+      // head by head, each head's [N, L, S] block of scores made, masked, softmaxed and multiplied by v while it is
+      // in cache; p is laid out head-major, [H, N, L, S]
+      Backend be = qs.device().backend();
+      p = qs.newEmpty(h, n, l, s);
       out = qs.newEmpty(qShape);
-      for (int i = 0; i < h; i++) mm(p.select(1, i), head(vp, i, hd, batchOuter), head(out, i, hd, batchOuter));
+      Tensor scores = qs.newEmpty(n, l, s); // one head's, reused
+      for (int i = 0; i < h; i++) {
+        Tensor pi = p.select(0, i);
+        mm(head(qs, i, hd, batchOuter), head(kp, i, hd, batchOuter).mT(), scores);
+        if (bias != null) scores.add_(bias.select(1, bias.size(1) == 1 ? 0 : i));
+        be.softmax(scores, 2, false, pi);
+        mm(pi, head(vp, i, hd, batchOuter), head(out, i, hd, batchOuter));
+      }
     }
     return Autograd.record("multi_head_attention_forward", out, (ctx, g0) -> {
       for (int i = 0; i < proj.length; i++) ctx.in(i); // fails, naming the op, if an input changed in place since the forward
       try (Grad off = Grad.off()) {
+        Backend be = p.device().backend();
         Tensor g = g0.reshape(qShape).contiguous();
         Tensor d = packed ? p.newEmpty(pShape) : null;
         Tensor dq = packed ? d.narrow(2, 0, e) : p.newEmpty(qShape);
         Tensor dk = packed ? d.narrow(2, e, e) : p.newEmpty(kShape);
         Tensor dv = packed ? d.narrow(2, 2 * e, e) : p.newEmpty(kShape);
-        Tensor dp = p.newEmpty(n, h, l, s);
+        Tensor dp = p.newEmpty(n, l, s); // one head's, reused: each head's whole backward runs while they are in cache
+        Tensor ds = p.newEmpty(n, l, s);
         for (int i = 0; i < h; i++) {
           Tensor gi = head(g, i, hd, batchOuter);
-          mm(p.select(1, i).mT(), gi, head(dv, i, hd, batchOuter));
-          mm(gi, head(vp, i, hd, batchOuter).mT(), dp.select(1, i));
+          Tensor pi = p.select(0, i);
+          mm(pi.mT(), gi, head(dv, i, hd, batchOuter));
+          mm(gi, head(vp, i, hd, batchOuter).mT(), dp);
+          be.softmaxBackward(dp, pi, false, ds);
+          mm(ds, head(kp, i, hd, batchOuter), head(dq, i, hd, batchOuter));
+          // ds^T q into dk's per-head views: each element is the plain path's (q^T ds)^T element, the same products
+          // (a b == b a) summed over L in the same order, written in place instead of transposed and copied
+          mm(ds.mT(), head(qs, i, hd, batchOuter), head(dk, i, hd, batchOuter));
         }
-        Tensor ds = p.newEmpty(p.shapeRef());
-        p.device().backend().softmaxBackward(dp.reshape(nb, l, s), p.reshape(nb, l, s), false, ds.reshape(nb, l, s));
-        for (int i = 0; i < h; i++) mm(ds.select(1, i), head(kp, i, hd, batchOuter), head(dq, i, hd, batchOuter));
         dq.mul_(scale);
-        // as the plain path: (q^T ds)^T
-        Tensor dkT = LinalgOps.bmm(qs.reshape(nb, l, hd).mT(), ds.reshape(nb, l, s)); // [N*H, hd, S]
-        heads(dk, h, batchOuter).copy_(dkT.reshape(n, h, hd, s).mT());
         return packed ? new Tensor[] {d} : new Tensor[] {dq, dk, dv};
       }
     }, proj);

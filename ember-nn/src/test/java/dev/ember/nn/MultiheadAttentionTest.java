@@ -178,6 +178,38 @@ class MultiheadAttentionTest {
     }
   }
 
+  /**
+   * The attention core in float32 at sizes where GEMM takes its vector kernels (its packed paths, edge tiles): the
+   * output and every gradient have the plain path's bits, with a causal [L, S] mask, a per-head [N*H, L, S] mask
+   * and a key padding mask, batch first and sequence first.
+   */
+  @Test
+  void attentionCoreMatchesThePlainPathBitwiseInFloat32() {
+    Generator g = new Generator(19);
+    int n = 3, h = 4, l = 37, e = 64;
+    Tensor causal = dev.ember.nn.Transformer.generateSquareSubsequentMask(l);
+    Tensor perHead = Tensor.randn(g, n * h, l, l);
+    boolean[] pad = new boolean[n * l];
+    for (int i = 0; i < pad.length; i++) pad[i] = i % l >= l - 3 - i / l;
+    Tensor kpm = Tensor.of(pad, n, l);
+    for (boolean batchFirst : new boolean[] {true, false}) {
+      MultiheadAttention core = new MultiheadAttention(e, h, 0, true, batchFirst, g);
+      for (Tensor p : core.parameters()) dev.ember.nn.init.Init.normal_(p, 0, 0.3, g);
+      MultiheadAttention plain = new MultiheadAttention(e, h, 0, true, batchFirst, g);
+      plain.loadStateDict(core.stateDict());
+      plain.attentionKernel(dev.ember.nn.functional.Attention.Kernel.plain());
+      Tensor x = Tensor.randn(g, batchFirst ? new int[] {n, l, e} : new int[] {l, n, e});
+      for (Tensor[] masks : new Tensor[][] {{causal, null}, {perHead, kpm}}) {
+        List<Tensor> a = selfAttentionResults(core, x, masks[0], masks[1], false);
+        List<Tensor> b = selfAttentionResults(plain, x, masks[0], masks[1], false);
+        for (int i = 0; i < a.size(); i++) {
+          assertArrayEquals(b.get(i).toFloatArray(), a.get(i).toFloatArray(), "batchFirst " + batchFirst + " per-head "
+              + (masks[1] != null) + " result " + i);
+        }
+      }
+    }
+  }
+
   @Test
   void gradcheckAttentionCoreSeqFirstCrossWithMasks() {
     Generator g = new Generator(13);

@@ -273,6 +273,36 @@ class KernelsTest {
   }
 
   /**
+   * Every float argument from -110 (exp's lower clamp) up to the last one that rounds to 0 gives exactly +0, and so do
+   * -inf and the arguments below the clamp, with lanes of other values in the same vectors: the arguments below
+   * -105 skip the polynomial (whose last multiply would underflow, a microcode assist per instruction on Intel
+   * cores) and must give what it gives; the softmax of a causal attention mask sends half its lanes there.
+   */
+  @Test
+  void vectorExpIsPositiveZeroFromMinusInfinityToItsLastZero() {
+    float lo = -103.97208f;
+    java.util.List<Float> xs = new java.util.ArrayList<>();
+    for (float x = -110f; x < lo; x = Math.nextUp(x)) xs.add(x);
+    xs.add(Float.NEGATIVE_INFINITY);
+    xs.add(-1e30f);
+    xs.add(Math.nextDown(-110f));
+    int n = xs.size() * 2;
+    float[] in = new float[n + 16];
+    float[] got = new float[n + 16];
+    for (int i = 0; i < xs.size(); i++) {
+      in[2 * i] = xs.get(i);
+      in[2 * i + 1] = 0.5f * (i % 7) - 1f; // ordinary values in the same vectors
+    }
+    VectorKernels.unary(UnaryOp.EXP, 0, in, 0, got, 0, n);
+    for (int i = 0; i < xs.size(); i++) {
+      assertEquals(0, Float.floatToRawIntBits(got[2 * i]), "exp(" + xs.get(i) + ") = " + got[2 * i]);
+      float want = (float) Math.exp(in[2 * i + 1]);
+      assertTrue(ulps(Math.exp(in[2 * i + 1]), got[2 * i + 1]) <= 1.5, "exp(" + in[2 * i + 1] + ") = " + got[2 * i + 1]
+          + ", want " + want);
+    }
+  }
+
+  /**
    * VMath's functions and the kernels built on them pass values between passes through scratch blocks of
    * 512 floats: over several blocks and a tail, every op gives the same bits written over its own input
    * as into a separate array (a pass must read each element before a later pass writes it).
