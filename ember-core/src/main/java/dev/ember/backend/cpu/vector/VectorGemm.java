@@ -63,12 +63,14 @@ public final class VectorGemm {
   /** Fixed K parts of {@link #rowsOfB}, one per core here; a fixed count keeps the sums' order. */
   private static final int ROWS_B_PARTS = 2;
   /**
-   * Narrowest B block (columns) for which {@link #packA} packs op(A) = A p-major with MR = 12 (else as rows): the
-   * transposing pack costs more per element than a row copy, and each A element is packed once per B block, so it
-   * pays where the block is wide. One thread, CPU time, builds alternating in one JVM (Intel Xeon model 207, load
-   * 10-14): p-major for every width gave 128 x 784 x 128 A B^T -5.5%, 1024 x 1024 x 128 -2.3%, 256^3 -3.5%,
-   * 128 x 1024 x 256 -3%, 128 x 784 x 256 A B^T +1.7%; from 512 columns on 512^3 +0.7..1.3%, 128 x 512 x 512 +1%,
-   * 1024^3 +2..4%, 2048^3 +1.9%, 128 x 2048 x 2048 +2.9%, 128 x 6656 x 6656 +1.7%.
+   * Narrowest B block (columns) for which {@link #packA} packs op(A) = A p-major with MR = 12 and 16 lanes (else
+   * as rows; without 16 lanes there is no in-register transpose, and it is not measured there). Over all of a
+   * 1024^3 product's A the transposing pack took 0.28 ms against the row copy's 0.39, but where an A tile meets
+   * few B panels the row layout measured faster. One thread, CPU time, builds alternating in one JVM (Intel Xeon
+   * model 207, load 10-15): p-major for every width gave 128 x 784 x 128 A B^T -5.5%, 1024 x 1024 x 128 -2.3%,
+   * 256^3 -3.5% and -2.9%, 300^3 -0.7%, 128 x 1024 x 256 -3% and -1.3%, 128 x 784 x 256 A B^T +1.7%, 2048 x 1024 x
+   * 256 +2.6%; from 512 columns on 512^3 +0.7..1.3%, 128 x 512 x 512 +1%, 1024^3 +2..4%, 2048^3 +1.9%, 128 x 2048
+   * x 2048 +1.7..2.9%, 128 x 6656 x 6656 +1.7%.
    */
   static final int PMAJOR_MIN_N = 512;
   /** Largest A block (144 x KC floats, up to 288 KiB) stays in L2 while the B panels stream past it. */
@@ -709,7 +711,7 @@ public final class VectorGemm {
     // false) keeps it too: 288 x 32 x 1024 A^T B (a convnet's column gradient), two tasks of 512
     // columns, lost 22% in window order. The order of tiles changes no sum: same bits.
     boolean windowed = sweep && (kc <= WINDOW_KC || (long) kc * nc >= B_WINDOW);
-    boolean pMajor = transA || (MR == 12 && nc >= PMAJOR_MIN_N);
+    boolean pMajor = transA || (MR == 12 && L == 16 && nc >= PMAJOR_MIN_N);
     int window = windowed ? Math.max(1, B_WINDOW / (kc * NR)) * NR : NR;
     // Equal row blocks in whole tiles: a 12-row remainder block would repack A for little work.
     int mBlocks = (i1 - i0 + MC - 1) / MC;
@@ -864,7 +866,7 @@ public final class VectorGemm {
   }
 
   /**
-   * op(A) = A. {@code pMajor} (MR = 12, a B block at least {@link #PMAJOR_MIN_N} wide, see multiply): each
+   * op(A) = A. {@code pMajor} (MR = 12, 16 lanes, a B block at least {@link #PMAJOR_MIN_N} wide, see multiply): each
    * micro-panel p-major ([p][MR]), as {@link #packAT} packs op(A) = A^T, for the same kernels ({@link #packAN}).
    * The kernel then reads a tile's 12 A values at one p from one cache line with one index: on the Intel Xeon
    * (model 207) the 12 x 32 kernel over rows AS floats apart ran at 92-94% of a register-only FMA loop, over
@@ -897,8 +899,8 @@ public final class VectorGemm {
    * {@link #packA}'s p-major layout (MR = 12): rows ic..ic+mc, K pc..pc+kc of A into micro-panels KC * MR floats
    * apart (as {@link #packAT}), 12 x 16 blocks of a tile's rows transposed in registers
    * ({@link Transpose16#transpose12}; without 16 lanes, none), the rest (the last kc % 16 columns, an edge tile's
-   * rows, zero-padded to 12) one element at a time. A half A's tile rows are widened first into a scratch block (kc floats a row), then
-   * transposed from it as floats. The last 16-column block of a tile writes 4 floats past its panel (see
+   * rows, zero-padded to 12) one element at a time. A half A's tile rows are widened first into a scratch block
+   * (kc floats a row), then transposed from it as floats. The last 16-column block of a tile writes 4 floats past its panel (see
    * {@link Transpose16#transpose12}): into the next panel's first slot, written after it, or into the buffer's
    * slack (aPack and packedA's blocks keep AS - KC floats a row beyond the panels).
    */
