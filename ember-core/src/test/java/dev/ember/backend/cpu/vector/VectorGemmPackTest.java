@@ -38,13 +38,14 @@ class VectorGemmPackTest {
   /**
    * C = A B with B PMAJOR_MIN_N or more columns wide (A packed p-major) against the same product computed as
    * column slices narrower than that (A packed as rows): every element bitwise the same. C at least as tall as
-   * it is wide, so that on two threads the product splits its rows and each task's B block is the whole width.
+   * it is wide, so that on two threads the product splits its rows and each task's B block is the whole width;
+   * and a product of few rows and long K (rowsOfB, K in parts of 128-row B blocks), its slices on the same path.
    * The shapes give short edge tiles of rows and columns, K blocks that are not a whole number of 16-column
    * transposes, two K blocks (the second added into C) and alpha/beta other than 1/0.
    */
   @Test
   void pMajorPackGivesTheBitsOfTheRowPack() {
-    int[][] shapes = {{520, 520, 600}, {530, 520, 40}, {520, 520, 17}};
+    int[][] shapes = {{520, 520, 600}, {530, 520, 40}, {520, 520, 17}, {40, 1020, 1100}};
     for (int[] sh : shapes) {
       int m = sh[0];
       int n = sh[1];
