@@ -62,6 +62,17 @@ public final class VectorGemm {
   private static final int ROWS_B_MIN_K = 4 * ROWS_B_KC;
   /** Fixed K parts of {@link #rowsOfB}, one per core here; a fixed count keeps the sums' order. */
   private static final int ROWS_B_PARTS = 2;
+  /**
+   * Narrowest B block (columns) for which {@link #packA} packs op(A) = A p-major with MR = 12 and 16 lanes (else
+   * as rows; without 16 lanes there is no in-register transpose, and it is not measured there). Over all of a
+   * 1024^3 product's A the transposing pack took 0.28 ms against the row copy's 0.39, but where an A tile meets
+   * few B panels the row layout measured faster. One thread, CPU time, builds alternating in one JVM (Intel Xeon
+   * model 207, load 10-15): p-major for every width gave 128 x 784 x 128 A B^T -5.5%, 1024 x 1024 x 128 -2.3%,
+   * 256^3 -3.5% and -2.9%, 300^3 -0.7%, 128 x 1024 x 256 -3% and -1.3%, 128 x 784 x 256 A B^T +1.7%, 2048 x 1024 x
+   * 256 +2.6%; from 512 columns on 512^3 +0.7..1.3%, 128 x 512 x 512 +1%, 1024^3 +2..4%, 2048^3 +1.9%, 128 x 2048
+   * x 2048 +1.7..2.9%, 128 x 6656 x 6656 +1.7%.
+   */
+  static final int PMAJOR_MIN_N = 512;
   /** Largest A block (144 x KC floats, up to 288 KiB) stays in L2 while the B panels stream past it. */
   private static final int MC = 144;
   /**
@@ -152,6 +163,8 @@ public final class VectorGemm {
     int aFloats;
     final int[] aIc = new int[A_SLOTS];
     final int[] aPc = new int[A_SLOTS];
+    /** Whether block s is p-major (see packA): a column task narrower than PMAJOR_MIN_N packs rows. */
+    final boolean[] aMajor = new boolean[A_SLOTS];
     final float[][] aBlocks = new float[A_SLOTS][];
     float[] bPack = new float[0];
 
@@ -582,6 +595,9 @@ public final class VectorGemm {
     // A spare line between panels: packRows writes one row into every panel in turn, and panels 32 KiB
     // apart (a multiple of 4 KiB) would all map to the same L1 set.
     int ps = ROWS_B_KC * NR + 16;
+    // A p-major where B is wide, as in multiply (MR = 12 here): 32 x 512 x 512 (seed_small's dY W at batch 32), one
+    // thread, CPU time, alternating in one JVM at load 11-13: +17.5%, +20%, +17.5%; two threads +23%, +17%, -2.5%.
+    boolean pMajor = transA || (L == 16 && n >= PMAJOR_MIN_N);
     Parallel.forEach(parts, part -> {
       Workspace ws = WORKSPACE.get();
       float[] bPack = ws.bPack(panels * ps);
@@ -593,13 +609,13 @@ public final class VectorGemm {
         boolean first = blk == b0;
         packRows(b, bh, bOff, ldb, pc, kc, 0, n, bPack, 0, ps);
         if (transA) packAT(a, ah, aOff, lda, 0, m, pc, kc, ws.aPack);
-        else packA(a, ah, aOff, lda, 0, m, pc, kc, ws.aPack);
+        else packA(a, ah, aOff, lda, 0, m, pc, kc, ws.aPack, pMajor);
         for (int jr = 0; jr < n; jr += NR) { // each B panel meets every tile of A while it is in L1
           int cols = Math.min(NR, n - jr);
           int bBase = jr / NR * ps;
           for (int ir = 0; ir < m; ir += MR) {
             int rows = Math.min(MR, m - ir);
-            packedTile(transA, rows, kc, ws.aPack, ir, bPack, bBase, ws.tile);
+            packedTile(pMajor, rows, kc, ws.aPack, ir, bPack, bBase, ws.tile);
             writeTile(ws.tile, rows, cols, partial, part * mn + ir * n + jr, n, 1f, 0f, first);
           }
         }
@@ -698,6 +714,7 @@ public final class VectorGemm {
     // false) keeps it too: 288 x 32 x 1024 A^T B (a convnet's column gradient), two tasks of 512
     // columns, lost 22% in window order. The order of tiles changes no sum: same bits.
     boolean windowed = sweep && (kc <= WINDOW_KC || (long) kc * nc >= B_WINDOW);
+    boolean pMajor = transA || (MR == 12 && L == 16 && nc >= PMAJOR_MIN_N);
     int window = windowed ? Math.max(1, B_WINDOW / (kc * NR)) * NR : NR;
     // Equal row blocks in whole tiles: a 12-row remainder block would repack A for little work.
     int mBlocks = (i1 - i0 + MC - 1) / MC;
@@ -705,11 +722,11 @@ public final class VectorGemm {
     for (int ic = i0; ic < i1; ic += mcStep) {
       int mc = Math.min(mcStep, i1 - ic);
       if (call != 0) {
-        aPack = packedA(ws, call, transA, a, ah, aOff, lda, ic, mc, pc, kc);
+        aPack = packedA(ws, call, transA, pMajor, a, ah, aOff, lda, ic, mc, pc, kc);
       } else if (transA) {
         packAT(a, ah, aOff, lda, ic, mc, pc, kc, aPack);
       } else {
-        packA(a, ah, aOff, lda, ic, mc, pc, kc, aPack);
+        packA(a, ah, aOff, lda, ic, mc, pc, kc, aPack, pMajor);
       }
       for (int jw = 0; jw < nc; jw += window) {
         int jEnd = Math.min(nc, jw + window);
@@ -721,13 +738,13 @@ public final class VectorGemm {
             int cIdx = cOff + (ic + ir) * ldc + jc + jr;
             if (MR == 12) {
               if (rows == MR && cols == NR) { // full tiles: written to C from the accumulators
-                if (!transA && first) kernelRowsC(kc, aPack, ir * AS, bPack, bBase, c, cIdx, ldc, alpha, beta);
-                else if (!transA) kernelRowsAcc(kc, aPack, ir * AS, bPack, bBase, c, cIdx, ldc, alpha);
+                if (!pMajor && first) kernelRowsC(kc, aPack, ir * AS, bPack, bBase, c, cIdx, ldc, alpha, beta);
+                else if (!pMajor) kernelRowsAcc(kc, aPack, ir * AS, bPack, bBase, c, cIdx, ldc, alpha);
                 else if (first) kernelC(kc, aPack, ir * KC, bPack, bBase, c, cIdx, ldc, alpha, beta);
                 else kernelAcc(kc, aPack, ir * KC, bPack, bBase, c, cIdx, ldc, alpha);
                 continue;
               }
-              packedTile(transA, rows, kc, aPack, ir, bPack, bBase, tile);
+              packedTile(pMajor, rows, kc, aPack, ir, bPack, bBase, tile);
               writeTile(tile, rows, cols, c, cIdx, ldc, alpha, beta, first);
             } else {
               // Full tiles are written back by the kernel itself; edge tiles come back in tile.
@@ -752,15 +769,15 @@ public final class VectorGemm {
    * does not change; the product's number ({@link #CALLS}) keeps a later product, even on the same array rewritten,
    * from finding these copies. Same packed panels: same bits.
    */
-  private static float[] packedA(Workspace ws, long call, boolean transA, float[] a, HalfOperand ah, int aOff, int lda,
-      int ic, int mc, int pc, int kc) {
+  private static float[] packedA(Workspace ws, long call, boolean transA, boolean pMajor, float[] a, HalfOperand ah,
+      int aOff, int lda, int ic, int mc, int pc, int kc) {
     if (ws.aCall != call) {
       ws.aCall = call;
       ws.aSlots = 0;
       ws.aFloats = 0;
     }
     for (int s = 0; s < ws.aSlots; s++) {
-      if (ws.aIc[s] == ic && ws.aPc[s] == pc) return ws.aBlocks[s];
+      if (ws.aIc[s] == ic && ws.aPc[s] == pc && ws.aMajor[s] == pMajor) return ws.aBlocks[s];
     }
     int size = roundUp(mc, MR) * AS + ROW_SPAN;
     float[] dst = ws.aPack;
@@ -769,10 +786,11 @@ public final class VectorGemm {
       ws.aFloats += size;
       ws.aIc[s] = ic;
       ws.aPc[s] = pc;
+      ws.aMajor[s] = pMajor;
       dst = ws.aBlocks[s] = Workspace.atLeast(ws.aBlocks[s] == null ? new float[0] : ws.aBlocks[s], size);
     }
     if (transA) packAT(a, ah, aOff, lda, ic, mc, pc, kc, dst);
-    else packA(a, ah, aOff, lda, ic, mc, pc, kc, dst);
+    else packA(a, ah, aOff, lda, ic, mc, pc, kc, dst, pMajor);
     return dst;
   }
 
@@ -831,19 +849,19 @@ public final class VectorGemm {
 
   /**
    * The 12-row path's kernel for the tile of {@code rows} rows at row {@code ir} of a packed A block: a
-   * p-major micro-panel ({@link #packAT}) when transA, else rows {@link #packA} copied. Edge row tiles run
-   * a kernel of their own height: padding them to 12 rows cost up to an eighth of the multiply at m = 32
-   * or 64 (36 or 72 rows computed).
+   * p-major micro-panel ({@link #packAT}, or {@link #packA} with pMajor) when {@code pMajor}, else rows
+   * {@link #packA} copied. Edge row tiles run a kernel of their own height: padding them to 12 rows cost up
+   * to an eighth of the multiply at m = 32 or 64 (36 or 72 rows computed).
    */
-  private static void packedTile(boolean transA, int rows, int kc, float[] aPack, int ir, float[] bPack, int bBase,
+  private static void packedTile(boolean pMajor, int rows, int kc, float[] aPack, int ir, float[] bPack, int bBase,
       float[] tile) {
-    if (!transA) packedRows(rows, kc, aPack, ir * AS, bPack, bBase, tile);
+    if (!pMajor) packedRows(rows, kc, aPack, ir * AS, bPack, bBase, tile);
     else if (rows > 8) kernel(kc, aPack, ir * KC, bPack, bBase, tile);
     else if (rows > 4) kernel8(kc, aPack, ir * KC, bPack, bBase, tile);
     else kernel4s(kc, aPack, ir * KC, bPack, bBase, tile);
   }
 
-  /** The row kernel for a tile of {@code rows} rows of an A micro-panel packed by {@link #packA}. */
+  /** The row kernel for a tile of {@code rows} rows of an A micro-panel packed by {@link #packA} as rows. */
   private static void packedRows(int rows, int kc, float[] aPack, int aBase, float[] bPack, int bBase, float[] tile) {
     if (rows > 8) kernelRows(kc, aPack, aBase, bPack, bBase, tile);
     else if (rows > 4) kernelRows8(kc, aPack, aBase, bPack, bBase, tile);
@@ -851,13 +869,23 @@ public final class VectorGemm {
   }
 
   /**
-   * op(A) = A: each micro-panel is its MR rows copied as they are, AS floats apart, for the row
-   * kernels ({@link #kernel4r}, {@link #kernelRows}); rows past the edge are zeroed. A p-major
-   * panel ([p][MR]) needs a 12- or 16-lane gather per column, and on a Zen 4 core that pack took a
-   * quarter of a 128 x 784 x 128 product, while the kernels run as fast on rows as on p-major panels.
+   * op(A) = A. {@code pMajor} (MR = 12, 16 lanes, a B block at least {@link #PMAJOR_MIN_N} wide, see multiply): each
+   * micro-panel p-major ([p][MR]), as {@link #packAT} packs op(A) = A^T, for the same kernels ({@link #packAN}).
+   * The kernel then reads a tile's 12 A values at one p from one cache line with one index: on the Intel Xeon
+   * (model 207) the 12 x 32 kernel over rows AS floats apart ran at 92-94% of a register-only FMA loop, over
+   * p-major panels at 96-98% (one thread, CPU time, alternating in one JVM: 158 against 165 GFLOP/s, the FMA
+   * loop 169). Otherwise each micro-panel is its MR rows copied as they are, AS floats apart, for the row kernels
+   * ({@link #kernel4r}, {@link #kernelRows}), rows past the edge zeroed: a copy costs less per element than the
+   * transpose, which pays only where each A tile meets many B panels, and with MR = 4 (AVX2) a p-major panel
+   * needed a gather per column (on a Zen 4 core that pack took a quarter of a 128 x 784 x 128 product). The
+   * layout changes no sum: same bits either way.
    */
   private static void packA(float[] a, HalfOperand ah, int aOff, int lda, int ic, int mc, int pc, int kc,
-      float[] dst) {
+      float[] dst, boolean pMajor) {
+    if (pMajor) {
+      packAN(a, ah, aOff, lda, ic, mc, pc, kc, dst);
+      return;
+    }
     for (int ir = 0; ir < mc; ir += MR) {
       int rows = Math.min(MR, mc - ir);
       int src = aOff + (ic + ir) * lda + pc;
@@ -866,6 +894,41 @@ public final class VectorGemm {
         if (r < rows && ah != null) ah.toFloats(src + r * lda, dst, d + r * AS, kc);
         else if (r < rows) System.arraycopy(a, src + r * lda, dst, d + r * AS, kc);
         else java.util.Arrays.fill(dst, d + r * AS, d + r * AS + kc, 0f);
+      }
+    }
+  }
+
+  /**
+   * {@link #packA}'s p-major layout (MR = 12): rows ic..ic+mc, K pc..pc+kc of A into micro-panels KC * MR floats
+   * apart (as {@link #packAT}), 12 x 16 blocks of a tile's rows transposed in registers
+   * ({@link Transpose16#transpose12}; without 16 lanes, none), the rest (the last kc % 16 columns, an edge tile's
+   * rows, zero-padded to 12) one element at a time. A half A's tile rows are widened first into a scratch block
+   * (kc floats a row), then transposed from it as floats. The last 16-column block of a tile writes 4 floats past its panel (see
+   * {@link Transpose16#transpose12}): into the next panel's first slot, written after it, or into the buffer's
+   * slack (aPack and packedA's blocks keep AS - KC floats a row beyond the panels).
+   */
+  private static void packAN(float[] a, HalfOperand ah, int aOff, int lda, int ic, int mc, int pc, int kc,
+      float[] dst) {
+    for (int ir = 0; ir < mc; ir += MR) {
+      int rows = Math.min(MR, mc - ir);
+      float[] src = a;
+      int s0 = aOff + (ic + ir) * lda + pc;
+      int ld = lda;
+      if (ah != null) {
+        src = WORKSPACE.get().halfRows(MR * kc);
+        for (int r = 0; r < rows; r++) ah.toFloats(aOff + (ic + ir + r) * lda + pc, src, r * kc, kc);
+        s0 = 0;
+        ld = kc;
+      }
+      int d = ir * KC;
+      int p = 0;
+      if (rows == MR && L == 16) {
+        for (; p + 16 <= kc; p += 16) Transpose16.transpose12(src, s0 + p, ld, dst, d + p * MR);
+      }
+      for (; p < kc; p++) {
+        int dp = d + p * MR;
+        for (int r = 0; r < rows; r++) dst[dp + r] = src[s0 + r * ld + p];
+        for (int r = rows; r < MR; r++) dst[dp + r] = 0f;
       }
     }
   }
