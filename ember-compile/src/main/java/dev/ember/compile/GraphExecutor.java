@@ -44,6 +44,12 @@ final class GraphExecutor {
   private final int[][] dying;
   /** Per op step, the last step that reads its output (the number of steps for the graph's output). */
   private final int[] lastUse;
+  /** Per op step, the first step after the side-by-side segment it starts ({@link #runAll}), else -1. */
+  private final int[] segmentEnd;
+  /** Per op step of a segment, the steps of its segment whose values it reads (else null). */
+  private final int[][] segmentDeps;
+  /** Whether some segment was found. */
+  private boolean hasSegments;
   private final AtomicReference<Frame> spare = new AtomicReference<>();
   private final AtomicReference<Plans> plans = new AtomicReference<>(new Plans());
   private volatile boolean planning = true;
@@ -122,6 +128,85 @@ final class GraphExecutor {
     List<GraphNode> inputs = graph.inputs();
     inputSlots = new int[inputs.size()];
     for (int i = 0; i < inputSlots.length; i++) inputSlots[i] = inputs.get(i).slot;
+    segmentEnd = new int[count];
+    segmentDeps = new int[count][];
+    Arrays.fill(segmentEnd, -1);
+    findSegments(stepOfSlot);
+  }
+
+  /**
+   * Fewest steps in a side-by-side segment; and the most work (multiply-adds of a product, else elements read and
+   * written) of a step in one: the CPU kernels run such a step on one thread anyway (GEMMs below 2^18
+   * multiply-adds, elementwise and reductions below 2^16 elements), so two of them can run side by side without
+   * taking a second thread from either.
+   */
+  private static final int SEGMENT_MIN_STEPS = 3;
+  private static final long SMALL_PRODUCT = 1L << 17;
+  private static final long SMALL_ELEMENTS = 1L << 15;
+
+  /**
+   * Marks the segments {@link #runAll} may run on two threads: each a maximal run of at least
+   * {@link #SEGMENT_MIN_STEPS} consecutive small steps (see {@link #small}) that is not one chain (some two steps
+   * of it do not depend on each other). None in a graph with an opaque backward node (those run the tape, with
+   * shared state), or with a symbolic batch (the traced sizes would not bound the work).
+   */
+  private void findSegments(int[] stepOfSlot) {
+    for (GraphNode n : graph.nodes()) {
+      if (n.perBatchRef() != null || n.replay() instanceof Capture.OpaqueReplay) return;
+    }
+    int count = ops.length;
+    for (int a = 0; a < count; ) {
+      if (!small(ops[a])) {
+        a++;
+        continue;
+      }
+      int b = a;
+      while (b < count && small(ops[b])) b++;
+      if (b - a >= SEGMENT_MIN_STEPS) {
+        int[][] deps = new int[b - a][];
+        int[] depth = new int[b - a]; // steps on the longest chain ending at each step
+        int longest = 0;
+        for (int s = a; s < b; s++) {
+          int lo = a;
+          int self = s;
+          int[] d = Arrays.stream(argSlots[s]).filter(slot -> slot >= 0 && stepOfSlot[slot] >= lo
+              && stepOfSlot[slot] < self).map(slot -> stepOfSlot[slot]).distinct().toArray();
+          deps[s - a] = d;
+          int depthOf = 1;
+          for (int x : d) depthOf = Math.max(depthOf, depth[x - a] + 1);
+          depth[s - a] = depthOf;
+          longest = Math.max(longest, depthOf);
+        }
+        if (longest < b - a) {
+          segmentEnd[a] = b;
+          hasSegments = true;
+          for (int s = a; s < b; s++) segmentDeps[s] = deps[s - a];
+        }
+      }
+      a = b;
+    }
+  }
+
+  /** Whether an op node's work is small enough for a side-by-side segment (see {@link #SMALL_PRODUCT}). */
+  private static boolean small(GraphNode n) {
+    if (n.isRandom()) return false; // draws from a generator, or writes a tensor besides its output: kept in order
+    long elements = numel(n.shapeRef());
+    for (GraphNode in : n.inputs) if (in != null) elements += numel(in.shapeRef());
+    if (elements > SMALL_ELEMENTS) return false;
+    GraphNode a = n.inputs.isEmpty() ? null : n.inputs.get(0);
+    if (a == null || a.shapeRef().length == 0) return true;
+    long k = switch (n.op()) {
+      case "mm_tn" -> a.shapeRef()[0];
+      case "linear", "linear_epilogue", "matmul", "mm", "bmm", "addmm", "baddbmm" -> a.shapeRef()[a.shapeRef().length - 1];
+      default -> 1;
+    };
+    return numel(n.shapeRef()) * k <= SMALL_PRODUCT;
+  }
+
+  private static long numel(int[] shape) {
+    long n = 1;
+    for (int d : shape) n *= d;
+    return n;
   }
 
   Graph graph() {
@@ -131,6 +216,13 @@ final class GraphExecutor {
   /** The number of op steps (the length of {@link #runAll}'s overrides). */
   int steps() {
     return ops.length;
+  }
+
+  /** The side-by-side segments (see {@link #runAll}), each as {start, end} op steps, in order. */
+  List<int[]> segments() {
+    List<int[]> out = new java.util.ArrayList<>();
+    for (int s = 0; s < segmentEnd.length; s++) if (segmentEnd[s] >= 0) out.add(new int[] {s, segmentEnd[s]});
+    return out;
   }
 
   /** The op step that computes {@code node} (a node of this graph), or -1 for a node that is not an op. */
@@ -185,7 +277,10 @@ final class GraphExecutor {
    * The values of all the graph's outputs for {@code args}, as {@link Graph#runAll} computes them (the same entry
    * points, in the same order, with grad as the caller has it; no memory plan), each op's value dropped after the
    * last op that reads it. With {@code nanos} not null, each op node's nanoseconds are added to
-   * {@code nanos[slot]}.
+   * {@code nanos[slot]}. Without, under grad off and with more than one CPU thread, each segment of small steps that
+   * do not all depend on each other (a training step's loss, its gradient and the small layer's weight and bias
+   * gradients after the last big product) runs on two threads, each step whole on one of them ({@link
+   * #runSegment}): the values are the same bits.
    *
    * @throws dev.ember.tensor.TensorArgumentException if the number of arguments, or a shape or dtype, differs
    */
@@ -201,8 +296,16 @@ final class GraphExecutor {
   Tensor[] runAll(long[] nanos, dev.ember.autograd.Tracing.Replay[] overrides, Tensor... args) {
     Frame f = enter(args);
     Tensor[] env = f.env;
+    boolean sideBySide = nanos == null && sideBySide(args);
     try {
       for (int s = 0; s < ops.length; s++) {
+        if (sideBySide && segmentEnd[s] >= 0) {
+          int end = segmentEnd[s];
+          runSegment(s, end, f, overrides);
+          for (int t = s; t < end; t++) for (int slot : dying[t]) env[slot] = null;
+          s = end - 1;
+          continue;
+        }
         Tensor[] a = fill(f.args[s], argSlots[s], env);
         if (overrides != null && overrides[s] != null) {
           env[opSlots[s]] = overrides[s].run(a);
@@ -223,6 +326,71 @@ final class GraphExecutor {
       Arrays.fill(env, null);
       spare.set(f);
     }
+  }
+
+  /**
+   * Whether this call may run its segments on two threads: the graph has some, grad is off (the ops record nothing;
+   * a worker thread starts with grad on), no autocast or trace is active (the caller's thread-local modes, which a
+   * worker would not see), the inputs are on the CPU and it has more than one thread.
+   */
+  private boolean sideBySide(Tensor[] args) {
+    if (!hasSegments || Grad.enabled() || dev.ember.amp.Autocast.dtype() != null || dev.ember.autograd.Tracing.active()) {
+      return false;
+    }
+    for (Tensor a : args) if (a != null && !a.device().isCpu()) return false;
+    return dev.ember.tensor.Device.CPU.backend().threads() > 1;
+  }
+
+  /**
+   * Runs op steps [a, b) on two threads ({@code Backend.forEachTask}): each thread takes the first step in order
+   * that no one has taken and whose inputs are all computed, runs it and marks it done, until every step is done.
+   * Each step runs whole on one thread, through the same entry point on the same arguments: the same bits as in
+   * order. A thread that finds no step ready waits (spinning) only for a step the other thread is running, so one
+   * thread alone runs them all. The values are published through the step states (volatile), and no value dies
+   * before the segment ends.
+   */
+  private void runSegment(int a, int b, Frame f, dev.ember.autograd.Tracing.Replay[] overrides) {
+    Tensor[] env = f.env;
+    java.util.concurrent.atomic.AtomicIntegerArray state = new java.util.concurrent.atomic.AtomicIntegerArray(b - a);
+    java.util.concurrent.atomic.AtomicInteger left = new java.util.concurrent.atomic.AtomicInteger(b - a);
+    java.util.concurrent.atomic.AtomicBoolean failed = new java.util.concurrent.atomic.AtomicBoolean();
+    dev.ember.tensor.Device.CPU.backend().forEachTask(2, task -> {
+      try (Grad off = Grad.off()) {
+        while (left.get() > 0 && !failed.get()) { // a failed step ends both threads' loops (forEach rethrows it)
+          int s = claim(a, b, state);
+          if (s < 0) {
+            Thread.onSpinWait();
+            continue;
+          }
+          try {
+            Tensor[] in = fill(f.args[s], argSlots[s], env);
+            env[opSlots[s]] = overrides != null && overrides[s] != null ? overrides[s].run(in) : ops[s].run(in);
+            Arrays.fill(in, null);
+          } catch (RuntimeException | Error e) {
+            failed.set(true);
+            throw e;
+          }
+          state.set(s - a, 2);
+          left.decrementAndGet();
+        }
+      }
+    });
+  }
+
+  /** The first step of [a, b) not yet taken whose inputs in the segment are done, now taken by the caller; or -1. */
+  private int claim(int a, int b, java.util.concurrent.atomic.AtomicIntegerArray state) {
+    for (int s = a; s < b; s++) {
+      if (state.get(s - a) != 0) continue;
+      boolean ready = true;
+      for (int d : segmentDeps[s]) {
+        if (state.get(d - a) != 2) {
+          ready = false;
+          break;
+        }
+      }
+      if (ready && state.compareAndSet(s - a, 0, 1)) return s;
+    }
+    return -1;
   }
 
   /** Checks args against the graph's inputs and takes a frame whose env holds the parameters, constants and args. */

@@ -61,6 +61,16 @@ class CrossEntropyRowsTest {
   }
 
   @Test
+  void theMnistStepsTailIsASideBySideSegment() {
+    // after the first layer's product: the small layer, the loss, its gradient and the small layer's gradients
+    TrainingStep step = FusedOptimizerStepTest.checkFused(() -> Models.mlp(784, 128, 10), F::crossEntropy,
+        m -> new SGD(m.parameters(), 0.01), FusedOptimizerStepTest.batches(3, 32, 784, 10), null);
+    List<int[]> segments = new GraphExecutor(step.lastGraph()).segments();
+    assertEquals(1, segments.size(), step.graph());
+    assertTrue(segments.get(0)[1] - segments.get(0)[0] >= 8, step.graph());
+  }
+
+  @Test
   void weightsAndSmoothingKeepTheOp() {
     Tensor w = Tensor.rand(4).add(0.5);
     for (BiFunction<Tensor, Tensor, Tensor> loss : List.<BiFunction<Tensor, Tensor, Tensor>>of(
