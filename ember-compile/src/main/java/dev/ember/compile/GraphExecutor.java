@@ -48,6 +48,8 @@ final class GraphExecutor {
   private final int[] segmentEnd;
   /** Per op step of a segment, the steps of its segment whose values it reads (else null). */
   private final int[][] segmentDeps;
+  /** Per op step of a segment, whether it is on its main lane (see {@link #findSegments}). */
+  private final boolean[] mainLane;
   /** Whether some segment was found. */
   private boolean hasSegments;
   private final AtomicReference<Frame> spare = new AtomicReference<>();
@@ -130,6 +132,7 @@ final class GraphExecutor {
     for (int i = 0; i < inputSlots.length; i++) inputSlots[i] = inputs.get(i).slot;
     segmentEnd = new int[count];
     segmentDeps = new int[count][];
+    mainLane = new boolean[count];
     Arrays.fill(segmentEnd, -1);
     findSegments(stepOfSlot);
   }
@@ -164,23 +167,35 @@ final class GraphExecutor {
       while (b < count && small(ops[b])) b++;
       if (b - a >= SEGMENT_MIN_STEPS) {
         int[][] deps = new int[b - a][];
-        int[] depth = new int[b - a]; // steps on the longest chain ending at each step
-        int longest = 0;
+        double[] path = new double[b - a]; // estimated cost of the costliest chain ending at each step
+        int[] prev = new int[b - a]; // that chain's step before it, or -1
+        int last = a;
         for (int s = a; s < b; s++) {
           int lo = a;
           int self = s;
           int[] d = Arrays.stream(argSlots[s]).filter(slot -> slot >= 0 && stepOfSlot[slot] >= lo
               && stepOfSlot[slot] < self).map(slot -> stepOfSlot[slot]).distinct().toArray();
           deps[s - a] = d;
-          int depthOf = 1;
-          for (int x : d) depthOf = Math.max(depthOf, depth[x - a] + 1);
-          depth[s - a] = depthOf;
-          longest = Math.max(longest, depthOf);
+          prev[s - a] = -1;
+          for (int x : d) {
+            if (prev[s - a] < 0 || path[x - a] > path[prev[s - a] - a]) prev[s - a] = x;
+          }
+          path[s - a] = cost(ops[s]) + (prev[s - a] < 0 ? 0 : path[prev[s - a] - a]);
+          if (path[s - a] > path[last - a]) last = s;
         }
-        if (longest < b - a) {
+        // the main lane: the costliest chain and every step it depends on; the rest are side steps
+        boolean[] main = new boolean[b - a];
+        for (int s = last; s >= 0; s = prev[s - a]) main[s - a] = true;
+        for (int s = b - 1; s >= a; s--) if (main[s - a]) for (int x : deps[s - a]) main[x - a] = true;
+        int side = 0;
+        for (boolean m : main) if (!m) side++;
+        if (side > 0) {
           segmentEnd[a] = b;
           hasSegments = true;
-          for (int s = a; s < b; s++) segmentDeps[s] = deps[s - a];
+          for (int s = a; s < b; s++) {
+            segmentDeps[s] = deps[s - a];
+            mainLane[s] = main[s - a];
+          }
         }
       }
       a = b;
@@ -203,6 +218,22 @@ final class GraphExecutor {
     return numel(n.shapeRef()) * k <= SMALL_PRODUCT;
   }
 
+  /**
+   * A step's estimated cost for choosing a segment's main lane: about a microsecond of dispatch, plus its work (as in
+   * {@link #small}) at 16K multiply-adds or elements a microsecond.
+   */
+  private static double cost(GraphNode n) {
+    long elements = numel(n.shapeRef());
+    for (GraphNode in : n.inputs) if (in != null) elements += numel(in.shapeRef());
+    GraphNode a = n.inputs.isEmpty() ? null : n.inputs.get(0);
+    long k = a == null || a.shapeRef().length == 0 ? 1 : switch (n.op()) {
+      case "mm_tn" -> a.shapeRef()[0];
+      case "linear", "linear_epilogue", "matmul", "mm", "bmm", "addmm", "baddbmm" -> a.shapeRef()[a.shapeRef().length - 1];
+      default -> 1;
+    };
+    return 1 + (elements + numel(n.shapeRef()) * (k - 1)) / 16384.0;
+  }
+
   private static long numel(int[] shape) {
     long n = 1;
     for (int d : shape) n *= d;
@@ -223,6 +254,11 @@ final class GraphExecutor {
     List<int[]> out = new java.util.ArrayList<>();
     for (int s = 0; s < segmentEnd.length; s++) if (segmentEnd[s] >= 0) out.add(new int[] {s, segmentEnd[s]});
     return out;
+  }
+
+  /** Whether op step s is on its segment's main lane (see {@link #runSegment}). */
+  boolean onMainLane(int s) {
+    return mainLane[s];
   }
 
   /** The op step that computes {@code node} (a node of this graph), or -1 for a node that is not an op. */
@@ -342,55 +378,51 @@ final class GraphExecutor {
   }
 
   /**
-   * Runs op steps [a, b) on two threads ({@code Backend.forEachTask}): each thread takes the first step in order
-   * that no one has taken and whose inputs are all computed, runs it and marks it done, until every step is done.
-   * Each step runs whole on one thread, through the same entry point on the same arguments: the same bits as in
-   * order. A thread that finds no step ready waits (spinning) only for a step the other thread is running, so one
-   * thread alone runs them all. The values are published through the step states (volatile), and no value dies
-   * before the segment ends.
+   * Runs op steps [a, b) on two threads ({@code Backend.forEachTask}). Task 0 runs the main lane in order (the
+   * costliest chain of the segment and what it reads: it never waits for the other thread), then takes the side
+   * steps no one has taken, in order; task 1 takes the side steps in order, each once its inputs are computed (waiting
+   * for them, spinning). A step is taken by a compare-and-set of its state, so each runs once, whole on one thread,
+   * through its own entry point on the same arguments: the same bits as in order. A thread waits only for a step the
+   * other is running, so one thread alone runs them all (the CPU pool runs both tasks on the caller when its worker
+   * is busy). The values are published through the step states (volatile), and no value dies before the segment
+   * ends. Under load, the main lane never waits for a preempted worker except for a side step it holds at the end.
    */
   private void runSegment(int a, int b, Frame f, dev.ember.autograd.Tracing.Replay[] overrides) {
-    Tensor[] env = f.env;
     java.util.concurrent.atomic.AtomicIntegerArray state = new java.util.concurrent.atomic.AtomicIntegerArray(b - a);
-    java.util.concurrent.atomic.AtomicInteger left = new java.util.concurrent.atomic.AtomicInteger(b - a);
     java.util.concurrent.atomic.AtomicBoolean failed = new java.util.concurrent.atomic.AtomicBoolean();
     dev.ember.tensor.Device.CPU.backend().forEachTask(2, task -> {
       try (Grad off = Grad.off()) {
-        while (left.get() > 0 && !failed.get()) { // a failed step ends both threads' loops (forEach rethrows it)
-          int s = claim(a, b, state);
-          if (s < 0) {
-            Thread.onSpinWait();
-            continue;
-          }
-          try {
-            Tensor[] in = fill(f.args[s], argSlots[s], env);
-            env[opSlots[s]] = overrides != null && overrides[s] != null ? overrides[s].run(in) : ops[s].run(in);
-            Arrays.fill(in, null);
-          } catch (RuntimeException | Error e) {
-            failed.set(true);
-            throw e;
-          }
-          state.set(s - a, 2);
-          left.decrementAndGet();
+        if (task == 0) {
+          for (int s = a; s < b; s++) if (mainLane[s]) take(s, a, state, failed, f, overrides);
         }
+        for (int s = a; s < b; s++) if (!mainLane[s]) take(s, a, state, failed, f, overrides);
       }
     });
   }
 
-  /** The first step of [a, b) not yet taken whose inputs in the segment are done, now taken by the caller; or -1. */
-  private int claim(int a, int b, java.util.concurrent.atomic.AtomicIntegerArray state) {
-    for (int s = a; s < b; s++) {
-      if (state.get(s - a) != 0) continue;
-      boolean ready = true;
+  /**
+   * Step s of the segment starting at a, if no one has taken it: taken, run once its inputs in the segment are done
+   * (spinning until then; they are done or being run), and marked done. A failure marks the segment failed, which
+   * ends the other thread's waits, and is thrown (forEachTask rethrows it to the caller).
+   */
+  private void take(int s, int a, java.util.concurrent.atomic.AtomicIntegerArray state,
+      java.util.concurrent.atomic.AtomicBoolean failed, Frame f, dev.ember.autograd.Tracing.Replay[] overrides) {
+    if (failed.get() || state.get(s - a) != 0 || !state.compareAndSet(s - a, 0, 1)) return;
+    try {
       for (int d : segmentDeps[s]) {
-        if (state.get(d - a) != 2) {
-          ready = false;
-          break;
+        while (state.get(d - a) != 2) {
+          if (failed.get()) return;
+          Thread.onSpinWait();
         }
       }
-      if (ready && state.compareAndSet(s - a, 0, 1)) return s;
+      Tensor[] in = fill(f.args[s], argSlots[s], f.env);
+      f.env[opSlots[s]] = overrides != null && overrides[s] != null ? overrides[s].run(in) : ops[s].run(in);
+      Arrays.fill(in, null);
+    } catch (RuntimeException | Error e) {
+      failed.set(true);
+      throw e;
     }
-    return -1;
+    state.set(s - a, 2);
   }
 
   /** Checks args against the graph's inputs and takes a frame whose env holds the parameters, constants and args. */

@@ -47,7 +47,11 @@ class GraphExecutorTest {
 
   /** Two independent chains of small ops and a big one after them: the loss-and-gradients shape of a step's tail. */
   private static Graph branches(Tensor a, Tensor b, Tensor big) {
-    Graph one = Compiler.trace(in -> in[0].exp().mul(2.0).add(in[1].tanh().sum(0, true)).add(in[2].sum()), a, b, big);
+    Graph one = Compiler.trace(in -> {
+      Tensor u = in[0].exp().mul(2.0);
+      Tensor v = in[1].tanh().sum(0, true);
+      return u.add(in[2].sum()).add(v); // the chains meet after the big step
+    }, a, b, big);
     List<GraphNode> ops = one.nodes().stream().filter(n -> n.kind() == GraphNode.Kind.OP).toList();
     return new Graph(one.nodes(), one.inputs(), List.of(ops.getLast(), ops.get(1), ops.get(3)));
   }
@@ -62,7 +66,8 @@ class GraphExecutorTest {
     List<int[]> segments = exec.segments();
     assertEquals(1, segments.size(), "one segment");
     int[] seg = segments.get(0);
-    assertTrue(seg[1] - seg[0] >= 3, java.util.Arrays.toString(seg));
+    assertEquals(4, seg[1] - seg[0], java.util.Arrays.toString(seg)); // exp, mul | tanh, sum
+    assertTrue(exec.onMainLane(seg[0]) != exec.onMainLane(seg[0] + 2), "one chain a side chain");
     Tensor[] want = g.runAll(a, b, big);
     for (int threads = 1; threads <= 2; threads++) {
       withThreads(threads, () -> {
