@@ -44,14 +44,6 @@ final class GraphExecutor {
   private final int[][] dying;
   /** Per op step, the last step that reads its output (the number of steps for the graph's output). */
   private final int[] lastUse;
-  /** Per op step, the first step after the side-by-side segment it starts ({@link #runAll}), else -1. */
-  private final int[] segmentEnd;
-  /** Per op step of a segment, the steps of its segment whose values it reads (else null). */
-  private final int[][] segmentDeps;
-  /** Per op step of a segment, whether it is on its main lane (see {@link #findSegments}). */
-  private final boolean[] mainLane;
-  /** Whether some segment was found. */
-  private boolean hasSegments;
   private final AtomicReference<Frame> spare = new AtomicReference<>();
   private final AtomicReference<Plans> plans = new AtomicReference<>(new Plans());
   private volatile boolean planning = true;
@@ -130,114 +122,6 @@ final class GraphExecutor {
     List<GraphNode> inputs = graph.inputs();
     inputSlots = new int[inputs.size()];
     for (int i = 0; i < inputSlots.length; i++) inputSlots[i] = inputs.get(i).slot;
-    segmentEnd = new int[count];
-    segmentDeps = new int[count][];
-    mainLane = new boolean[count];
-    Arrays.fill(segmentEnd, -1);
-    findSegments(stepOfSlot);
-  }
-
-  /**
-   * Fewest steps in a side-by-side segment; and the most work (multiply-adds of a product, else elements read and
-   * written) of a step in one: the CPU kernels run such a step on one thread anyway (GEMMs below 2^18
-   * multiply-adds, elementwise and reductions below 2^16 elements), so two of them can run side by side without
-   * taking a second thread from either.
-   */
-  private static final int SEGMENT_MIN_STEPS = 3;
-  private static final long SMALL_PRODUCT = 1L << 17;
-  private static final long SMALL_ELEMENTS = 1L << 15;
-
-  /**
-   * Marks the segments {@link #runAll} may run on two threads: each a maximal run of at least
-   * {@link #SEGMENT_MIN_STEPS} consecutive small steps (see {@link #small}) that is not one chain (some two steps
-   * of it do not depend on each other). None in a graph with an opaque backward node (those run the tape, with
-   * shared state), or with a symbolic batch (the traced sizes would not bound the work).
-   */
-  private void findSegments(int[] stepOfSlot) {
-    for (GraphNode n : graph.nodes()) {
-      if (n.perBatchRef() != null || n.replay() instanceof Capture.OpaqueReplay) return;
-    }
-    int count = ops.length;
-    for (int a = 0; a < count; ) {
-      if (!small(ops[a])) {
-        a++;
-        continue;
-      }
-      int b = a;
-      while (b < count && small(ops[b])) b++;
-      if (b - a >= SEGMENT_MIN_STEPS) {
-        int[][] deps = new int[b - a][];
-        double[] path = new double[b - a]; // estimated cost of the costliest chain ending at each step
-        int[] prev = new int[b - a]; // that chain's step before it, or -1
-        int last = a;
-        for (int s = a; s < b; s++) {
-          int lo = a;
-          int self = s;
-          int[] d = Arrays.stream(argSlots[s]).filter(slot -> slot >= 0 && stepOfSlot[slot] >= lo
-              && stepOfSlot[slot] < self).map(slot -> stepOfSlot[slot]).distinct().toArray();
-          deps[s - a] = d;
-          prev[s - a] = -1;
-          for (int x : d) {
-            if (prev[s - a] < 0 || path[x - a] > path[prev[s - a] - a]) prev[s - a] = x;
-          }
-          path[s - a] = cost(ops[s]) + (prev[s - a] < 0 ? 0 : path[prev[s - a] - a]);
-          if (path[s - a] > path[last - a]) last = s;
-        }
-        // the main lane: the costliest chain and every step it depends on; the rest are side steps
-        boolean[] main = new boolean[b - a];
-        for (int s = last; s >= 0; s = prev[s - a]) main[s - a] = true;
-        for (int s = b - 1; s >= a; s--) if (main[s - a]) for (int x : deps[s - a]) main[x - a] = true;
-        int side = 0;
-        for (boolean m : main) if (!m) side++;
-        if (side > 0) {
-          segmentEnd[a] = b;
-          hasSegments = true;
-          for (int s = a; s < b; s++) {
-            segmentDeps[s] = deps[s - a];
-            mainLane[s] = main[s - a];
-          }
-        }
-      }
-      a = b;
-    }
-  }
-
-  /** Whether an op node's work is small enough for a side-by-side segment (see {@link #SMALL_PRODUCT}). */
-  private static boolean small(GraphNode n) {
-    if (n.isRandom()) return false; // draws from a generator, or writes a tensor besides its output: kept in order
-    long elements = numel(n.shapeRef());
-    for (GraphNode in : n.inputs) if (in != null) elements += numel(in.shapeRef());
-    if (elements > SMALL_ELEMENTS) return false;
-    GraphNode a = n.inputs.isEmpty() ? null : n.inputs.get(0);
-    if (a == null || a.shapeRef().length == 0) return true;
-    long k = switch (n.op()) {
-      case "mm_tn" -> a.shapeRef()[0];
-      case "linear", "linear_epilogue", "matmul", "mm", "bmm", "addmm", "baddbmm" -> a.shapeRef()[a.shapeRef().length - 1];
-      default -> 1;
-    };
-    return numel(n.shapeRef()) * k <= SMALL_PRODUCT;
-  }
-
-  /**
-   * A step's estimated cost for choosing a segment's main lane: about a microsecond of dispatch, plus its work (as in
-   * {@link #small}) at 16K multiply-adds or elements a microsecond.
-   */
-  private static double cost(GraphNode n) {
-    long elements = numel(n.shapeRef());
-    for (GraphNode in : n.inputs) if (in != null) elements += numel(in.shapeRef());
-    GraphNode a = n.inputs.isEmpty() ? null : n.inputs.get(0);
-    long k = a == null || a.shapeRef().length == 0 ? 1 : switch (n.op()) {
-      case "mm_tn" -> a.shapeRef()[0];
-      case "linear", "linear_epilogue", "matmul", "mm", "bmm", "addmm", "baddbmm" -> a.shapeRef()[a.shapeRef().length - 1];
-      default -> 1;
-    };
-    return 1 + (elements + numel(n.shapeRef()) * (k - 1)) / 16384.0;
-  }
-
-  private static long numel(int[] shape) {
-    long n = 1;
-    for (int d : shape) n *= d;
-    return n;
   }
 
   Graph graph() {
@@ -247,18 +131,6 @@ final class GraphExecutor {
   /** The number of op steps (the length of {@link #runAll}'s overrides). */
   int steps() {
     return ops.length;
-  }
-
-  /** The side-by-side segments (see {@link #runAll}), each as {start, end} op steps, in order. */
-  List<int[]> segments() {
-    List<int[]> out = new java.util.ArrayList<>();
-    for (int s = 0; s < segmentEnd.length; s++) if (segmentEnd[s] >= 0) out.add(new int[] {s, segmentEnd[s]});
-    return out;
-  }
-
-  /** Whether op step s is on its segment's main lane (see {@link #runSegment}). */
-  boolean onMainLane(int s) {
-    return mainLane[s];
   }
 
   /** The op step that computes {@code node} (a node of this graph), or -1 for a node that is not an op. */
@@ -313,10 +185,7 @@ final class GraphExecutor {
    * The values of all the graph's outputs for {@code args}, as {@link Graph#runAll} computes them (the same entry
    * points, in the same order, with grad as the caller has it; no memory plan), each op's value dropped after the
    * last op that reads it. With {@code nanos} not null, each op node's nanoseconds are added to
-   * {@code nanos[slot]}. Without, under grad off and with more than one CPU thread, each segment of small steps that
-   * do not all depend on each other (a training step's loss, its gradient and the small layer's weight and bias
-   * gradients after the last big product) runs on two threads, each step whole on one of them ({@link
-   * #runSegment}): the values are the same bits.
+   * {@code nanos[slot]}.
    *
    * @throws dev.ember.tensor.TensorArgumentException if the number of arguments, or a shape or dtype, differs
    */
@@ -332,16 +201,8 @@ final class GraphExecutor {
   Tensor[] runAll(long[] nanos, dev.ember.autograd.Tracing.Replay[] overrides, Tensor... args) {
     Frame f = enter(args);
     Tensor[] env = f.env;
-    boolean sideBySide = nanos == null && sideBySide(args);
     try {
       for (int s = 0; s < ops.length; s++) {
-        if (sideBySide && segmentEnd[s] >= 0) {
-          int end = segmentEnd[s];
-          runSegment(s, end, f, overrides);
-          for (int t = s; t < end; t++) for (int slot : dying[t]) env[slot] = null;
-          s = end - 1;
-          continue;
-        }
         Tensor[] a = fill(f.args[s], argSlots[s], env);
         if (overrides != null && overrides[s] != null) {
           env[opSlots[s]] = overrides[s].run(a);
@@ -362,67 +223,6 @@ final class GraphExecutor {
       Arrays.fill(env, null);
       spare.set(f);
     }
-  }
-
-  /**
-   * Whether this call may run its segments on two threads: the graph has some, grad is off (the ops record nothing;
-   * a worker thread starts with grad on), no autocast or trace is active (the caller's thread-local modes, which a
-   * worker would not see), the inputs are on the CPU and it has more than one thread.
-   */
-  private boolean sideBySide(Tensor[] args) {
-    if (!hasSegments || Grad.enabled() || dev.ember.amp.Autocast.dtype() != null || dev.ember.autograd.Tracing.active()) {
-      return false;
-    }
-    for (Tensor a : args) if (a != null && !a.device().isCpu()) return false;
-    return dev.ember.tensor.Device.CPU.backend().threads() > 1;
-  }
-
-  /**
-   * Runs op steps [a, b) on two threads ({@code Backend.forEachTask}). Task 0 runs the main lane in order (the
-   * costliest chain of the segment and what it reads: it never waits for the other thread), then takes the side
-   * steps no one has taken, in order; task 1 takes the side steps in order, each once its inputs are computed (waiting
-   * for them, spinning). A step is taken by a compare-and-set of its state, so each runs once, whole on one thread,
-   * through its own entry point on the same arguments: the same bits as in order. A thread waits only for a step the
-   * other is running, so one thread alone runs them all (the CPU pool runs both tasks on the caller when its worker
-   * is busy). The values are published through the step states (volatile), and no value dies before the segment
-   * ends. Under load, the main lane never waits for a preempted worker except for a side step it holds at the end.
-   */
-  private void runSegment(int a, int b, Frame f, dev.ember.autograd.Tracing.Replay[] overrides) {
-    java.util.concurrent.atomic.AtomicIntegerArray state = new java.util.concurrent.atomic.AtomicIntegerArray(b - a);
-    java.util.concurrent.atomic.AtomicBoolean failed = new java.util.concurrent.atomic.AtomicBoolean();
-    dev.ember.tensor.Device.CPU.backend().forEachTask(2, task -> {
-      try (Grad off = Grad.off()) {
-        if (task == 0) {
-          for (int s = a; s < b; s++) if (mainLane[s]) take(s, a, state, failed, f, overrides);
-        }
-        for (int s = a; s < b; s++) if (!mainLane[s]) take(s, a, state, failed, f, overrides);
-      }
-    });
-  }
-
-  /**
-   * Step s of the segment starting at a, if no one has taken it: taken, run once its inputs in the segment are done
-   * (spinning until then; they are done or being run), and marked done. A failure marks the segment failed, which
-   * ends the other thread's waits, and is thrown (forEachTask rethrows it to the caller).
-   */
-  private void take(int s, int a, java.util.concurrent.atomic.AtomicIntegerArray state,
-      java.util.concurrent.atomic.AtomicBoolean failed, Frame f, dev.ember.autograd.Tracing.Replay[] overrides) {
-    if (failed.get() || state.get(s - a) != 0 || !state.compareAndSet(s - a, 0, 1)) return;
-    try {
-      for (int d : segmentDeps[s]) {
-        while (state.get(d - a) != 2) {
-          if (failed.get()) return;
-          Thread.onSpinWait();
-        }
-      }
-      Tensor[] in = fill(f.args[s], argSlots[s], f.env);
-      f.env[opSlots[s]] = overrides != null && overrides[s] != null ? overrides[s].run(in) : ops[s].run(in);
-      Arrays.fill(in, null);
-    } catch (RuntimeException | Error e) {
-      failed.set(true);
-      throw e;
-    }
-    state.set(s - a, 2);
   }
 
   /** Checks args against the graph's inputs and takes a frame whose env holds the parameters, constants and args. */

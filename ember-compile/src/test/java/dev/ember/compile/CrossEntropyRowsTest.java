@@ -61,26 +61,6 @@ class CrossEntropyRowsTest {
   }
 
   @Test
-  void theMnistStepsTailIsASideBySideSegment() {
-    // after the first layer's product: the small layer, the loss, its gradient and the small layer's gradients
-    TrainingStep step = FusedOptimizerStepTest.checkFused(() -> Models.mlp(784, 128, 10), F::crossEntropy,
-        m -> new SGD(m.parameters(), 0.01), FusedOptimizerStepTest.batches(3, 32, 784, 10), null);
-    GraphExecutor exec = new GraphExecutor(step.lastGraph());
-    List<int[]> segments = exec.segments();
-    assertEquals(1, segments.size(), step.graph());
-    assertTrue(segments.get(0)[1] - segments.get(0)[0] >= 8, step.graph());
-    // the main lane is the chain to the first layer's gradient; the loss and the small layer's gradients are side steps
-    List<GraphNode> ops = step.lastGraph().nodes().stream().filter(n -> n.kind() == GraphNode.Kind.OP).toList();
-    StringBuilder main = new StringBuilder();
-    StringBuilder side = new StringBuilder();
-    for (int s = segments.get(0)[0]; s < segments.get(0)[1]; s++) {
-      (exec.onMainLane(s) ? main : side).append(ops.get(s).op()).append(' ');
-    }
-    assertEquals("linear log_softmax cross_entropy_backward matmul relu_backward ", main.toString(), step.graph());
-    assertEquals("nll_loss mm_tn sum reshape ", side.toString(), step.graph());
-  }
-
-  @Test
   void weightsAndSmoothingKeepTheOp() {
     Tensor w = Tensor.rand(4).add(0.5);
     for (BiFunction<Tensor, Tensor, Tensor> loss : List.<BiFunction<Tensor, Tensor, Tensor>>of(

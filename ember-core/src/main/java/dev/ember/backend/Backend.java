@@ -281,17 +281,6 @@ public interface Backend {
   void setThreads(int n);
 
   /**
-   * Runs {@code body.accept(t)} for every task t in {@code [0, tasks)} on this backend's host threads and returns
-   * when all are done (a graph executor running independent small ops side by side). Each task may run on any
-   * thread, and one thread may run several in turn, so a task must never wait for another task to start; it may
-   * wait for work another task has claimed and is running. Ops called inside a task run on that task's thread
-   * alone. This default runs them in order on the caller's thread.
-   */
-  default void forEachTask(int tasks, java.util.function.IntConsumer body) {
-    for (int t = 0; t < tasks; t++) body.accept(t);
-  }
-
-  /**
    * Whether every element of {@code x} is finite (neither NaN nor infinite), reading each once. x is contiguous
    * and of a floating dtype.
    */

@@ -685,11 +685,6 @@ public final class CpuBackend implements Backend {
   }
 
   @Override
-  public void forEachTask(int tasks, java.util.function.IntConsumer body) {
-    Parallel.forEach(tasks, body);
-  }
-
-  @Override
   public boolean allFinite(View x) {
     return Finite.all(x);
   }
