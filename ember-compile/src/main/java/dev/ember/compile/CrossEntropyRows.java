@@ -19,8 +19,9 @@ import java.util.Map;
  * gradient from it ({@code cross_entropy_backward(g, logp, target)}), each a few row loops over [N, C]. The traced
  * op runs the loss on the tape so that the opaque backward node can ask its autograd node for the gradient; here
  * nothing records: no autograd node, no saved-tensor closure, no bookkeeping for an optional weight, a mask or a
- * second device, and the targets are read once per node. On mlp_mnist's [32, 10] logits (1 thread, in the step)
- * the pair took about 13 us (8.2 forward on the tape, 4.8 backward) of which log_softmax is 3.4.
+ * second device, and the targets are read once per node. On mlp_mnist's [32, 10] logits (1 thread, in the step,
+ * fastest of 500 steps on a 2-core host at load 9-10) the pair took 10.2-13 us (6.5-8.3 forward on the tape,
+ * 3.4-4.8 backward), the three nodes 7.3-8.5 (log_softmax 3.6-4.2 of it: 320 {@code Math.exp}, eager's kernel).
  *
  * <p>Bitwise: the nodes run eager's fused cross entropy's arithmetic in its order ({@code Losses.crossEntropy}'s
  * common case): the same log-softmax kernel; per row {@code -logp[i, y_i]} (times 0 where the target is
