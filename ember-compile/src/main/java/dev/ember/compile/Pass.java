@@ -30,11 +30,12 @@ public interface Pass {
    * {@link Rematerialization} before the fusions (cheap forward results the backward reads are computed again there
    * instead of kept, and the recomputation can then fuse into the backward's chains), and {@link SliceGradientConcat}
    * (the gradient of a tensor read as slices that tile it is their gradients concatenated, not a sum of zero-padded
-   * copies).
+   * copies), and {@link CrossEntropyRows} (a cross entropy whose gradient the step takes as plain row loops, off the
+   * tape).
    */
   static java.util.List<Pass> training() {
     return java.util.List.of(new AlgebraicSimplification(), new ConstantFolding(),
-        new CommonSubexpressionElimination(), new ReluGradFromOutput(), new Rematerialization(),
+        new CommonSubexpressionElimination(), new ReluGradFromOutput(), new CrossEntropyRows(), new Rematerialization(),
         new SliceGradientConcat(), new EpilogueFusion(), new DeadCodeElimination(), new ElementwiseFusion());
   }
 

@@ -111,7 +111,9 @@ class TrainingStepTest {
     assertTrue(g.contains("cross_entropy_backward("), g);
     assertTrue(g.contains("relu_backward("), g);
     assertTrue(g.contains("mm_tn("), g);
-    assertTrue(g.contains("return (%cross_entropy_0, %linear_0, "), g); // the loss, the logits, the gradients
+    // the loss, the logits, the gradients; CrossEntropyRows: the loss and its gradient as row loops over log_softmax
+    assertTrue(g.contains("return (%nll_loss_0, %linear_0, "), g);
+    assertTrue(g.contains("= log_softmax(%linear_0, dim=1)"), g);
     // ReluGradFromOutput: relu's backward reads the activation, so the first linear takes the relu as its epilogue
     // and nothing is recomputed
     assertTrue(g.contains("= linear_epilogue(") && g.contains("activation=relu"), g);
