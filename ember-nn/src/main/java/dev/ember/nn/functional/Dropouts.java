@@ -12,7 +12,8 @@ import dev.ember.tensor.Tensor;
  * probability {@code p} and the survivors are scaled by {@code 1 / (1 - p)} (inverted dropout, so
  * the expectation is unchanged and eval is the identity); {@code p = 1} gives zeros. The mask is
  * drawn from the given {@link Generator} in row-major order, one uniform per element (or channel),
- * so the same seed gives the same mask on every machine. The gradient is the upstream gradient
+ * so the same seed gives the same mask on every machine; a null generator means {@link Generator#global()}, as
+ * torch's {@code generator=None}. The gradient is the upstream gradient
  * times the same scaled mask (the op is a multiplication by a constant tensor). On a BF16/F16 input the mask holds
  * the scale rounded to that dtype and the product is rounded once (torch's CPU dropout, bit for bit); alpha dropout
  * computes in F32 and rounds once.
@@ -148,7 +149,7 @@ public final class Dropouts {
     if (dtype.isHalf()) return mask(DType.F32, shape, p, gen).to(dtype);
     Tensor m = Tensor.empty(dtype, shape);
     double keep = p >= 1 ? 0 : 1 / (1 - p);
-    Device.CPU.backend().random().bernoulli(m, 1 - p, keep, gen);
+    Device.CPU.backend().random().bernoulli(m, 1 - p, keep, gen == null ? Generator.global() : gen);
     return m;
   }
 

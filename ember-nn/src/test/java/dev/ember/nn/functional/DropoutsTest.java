@@ -16,6 +16,16 @@ import org.junit.jupiter.api.Test;
 /** Dropout statistics, determinism, the edge probabilities, channel masks, gradients and errors. */
 class DropoutsTest {
   @Test
+  void aNullGeneratorDrawsFromTheGlobalOne() {
+    Tensor x = Tensor.randn(new Generator(1), 16, 8);
+    Generator.manualSeed(7);
+    float[] viaNull = F.dropout(x, 0.4, true, null).toFloatArray();
+    Generator.manualSeed(7);
+    float[] viaGlobal = F.dropout(x, 0.4, true, Generator.global()).toFloatArray();
+    assertArrayEquals(viaGlobal, viaNull);
+  }
+
+  @Test
   void keepsTheMeanAndZeroesAboutPOfTheElements() {
     int n = 200_000;
     for (double p : new double[] {0.1, 0.5, 0.8}) {
