@@ -208,6 +208,27 @@ final class PhaseTransposedConv {
           for (int t = 0; t < tiles; t++) taps[ph].tile(t, xp, b0, sl, sl.direct(), y, base[b] + t * tile * ldy, ldy, false);
         }
         // then each output row s*q + a of each channel from its phases' rows, written front to back
+        if (sw == 2 && taps[a * sw] != null && taps[a * sw + 1] != null) { // both column phases zipped, row by row
+          ImplicitConv.Slots s0 = slots[a * sw];
+          ImplicitConv.Slots s1 = slots[a * sw + 1];
+          int n0 = ax.count(0);
+          int n1 = ax.count(1);
+          int ld0 = ldy(qh, n0, pitch, s0);
+          int ld1 = ldy(qh, n1, pitch, s1);
+          int rs0 = s0.direct() ? n0 : pitch;
+          int rs1 = s1.direct() ? n1 : pitch;
+          int ds = sh * g.w();
+          for (int oc = 0; oc < o; oc++) {
+            int src0 = base[0] + oc * ld0;
+            int src1 = base[1] + oc * ld1;
+            int d = out.offset() + (img * o + oc) * outPlane + a * g.w();
+            for (int q = 0; q < qh; q++, src0 += rs0, src1 += rs1, d += ds) {
+              ROWS.interleave2(y, src0, y, src1, ys, d, n1);
+              if (n0 > n1) ys[d + 2 * n1] = y[src0 + n1];
+            }
+          }
+          continue;
+        }
         for (int oc = 0; oc < o; oc++) {
           for (int q = 0; q < qh; q++) {
             int d = out.offset() + (img * o + oc) * outPlane + (sh * q + a) * g.w();
@@ -216,14 +237,6 @@ final class PhaseTransposedConv {
               if (taps[a * sw + b] == null) continue;
               ImplicitConv.Slots sl = slots[a * sw + b];
               int src = base[b] + oc * ldy(qh, qw, pitch, sl) + q * (sl.direct() ? qw : pitch);
-              if (sw == 2 && b == 0 && taps[a * sw + 1] != null) { // both column phases in one pass
-                ImplicitConv.Slots s1 = slots[a * sw + 1];
-                int n1 = ax.count(1);
-                int src1 = base[1] + oc * ldy(qh, n1, pitch, s1) + q * (s1.direct() ? n1 : pitch);
-                ROWS.interleave2(y, src, y, src1, ys, d, n1);
-                if (qw > n1) ys[d + 2 * n1] = y[src + n1];
-                break;
-              }
               for (int r = 0; r < qw; r++) ys[d + b + r * sw] = y[src + r];
             }
           }
