@@ -168,12 +168,14 @@ final class PhaseTransposedConv {
         }
         int i0 = ay.first(a);
         int j0 = ax.first(b);
-        float[] wp = ImplicitConv.packTiles(o, tile, kdim, (oc, k) -> {
+        int[] kbase = new int[kdim]; // tap k = (ci, u, v) multiplies w[ci, oc, i0 + sh*(ty-1-u), j0 + sw*(tx-1-v)]
+        for (int k = 0; k < kdim; k++) {
           int ci = k / (ty * tx);
           int i = i0 + sh * (ty - 1 - (k / tx) % ty);
           int j = j0 + sw * (tx - 1 - k % tx);
-          return ((ci * o + oc) * kh + i) * kw + j;
-        }, wf);
+          kbase[k] = (ci * o * kh + i) * kw + j;
+        }
+        float[] wp = ImplicitConv.packTiles(o, tile, kh * kw, kbase, wf);
         taps[a * sw + b] = ImplicitConv.Taps.of(tile, offs, wp, null);
         slots[a * sw + b] = ImplicitConv.slots(ay.count(a), ax.count(b), pitch);
       }
@@ -243,6 +245,12 @@ final class PhaseTransposedConv {
         }
       }
     });
+  }
+
+  private static int[] identity(int n) {
+    int[] a = new int[n];
+    for (int i = 0; i < n; i++) a[i] = i;
+    return a;
   }
 
   /** Floats per output channel of a phase's tiles: its plane, or the pitch layout when the slots are not direct. */
@@ -336,7 +344,7 @@ final class PhaseTransposedConv {
     int tile = ImplicitConv.tileFor(cin);
     int tiles = Math.ceilDiv(cin, tile);
     ImplicitConv.Taps taps = dx == null ? null
-        : ImplicitConv.Taps.of(tile, offs, ImplicitConv.packTiles(cin, tile, kdim, (ci, k) -> ci * kdim + k, wf), null);
+        : ImplicitConv.Taps.of(tile, offs, ImplicitConv.packTiles(cin, tile, kdim, identity(kdim), wf), null);
     ImplicitConv.Slots slots = ImplicitConv.slots(hh, ww, pitch);
     boolean straight = slots.direct() && cin % tile == 0;
     // dw: partial[k*cpad + ci] over WEIGHT_TAPS taps and tiles of `width` input channels (see ImplicitConv.weightGrad)
@@ -350,7 +358,8 @@ final class PhaseTransposedConv {
     int rowBlock = Math.max(1, 512 / ww);
     int per = dw == null ? 1 : imagesPerChunk(n, (long) kpad * cpad);
     int chunks = Parallel.chunks(n, per);
-    float[][] part = dw == null ? null : new float[chunks][kpad * cpad];
+    // each chunk's partial allocated (zeroed) in its own task, so the zeroing is not serial
+    float[][] part = dw == null ? null : new float[chunks][];
     float[] xs = x.storage().floats();
     float[] gs = gOut.storage().floats();
     Parallel.forEach(chunks, t -> {
@@ -371,7 +380,7 @@ final class PhaseTransposedConv {
           }
         }
         if (dw != null) {
-          float[] acc = part[t];
+          float[] acc = part[t] == null ? (part[t] = new float[kpad * cpad]) : part[t];
           float[] gp = buffer(F_PACKED, cpad * cols);
           ROWS.packPositionMajor(xs, x.offset() + img * cin * cols, cin, cpad, cols, width, gp);
           for (int ct = 0; ct < ctiles; ct++) {
