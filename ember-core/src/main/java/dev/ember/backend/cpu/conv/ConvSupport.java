@@ -137,12 +137,13 @@ final class ConvSupport {
     java.util.Arrays.fill(xp, 0, size, 0f);
     int c0 = Math.max(0, -left);
     int c1 = Math.min(w, pitch - left);
+    // the rows that land in the plane, a plane per call (short rows: one System.arraycopy per row cost ~10 ns each)
+    int r0 = Math.max(0, -top);
+    int r1 = Math.min(h, rows - top);
+    if (c1 <= c0 || r1 <= r0) return xp;
     for (int q = 0; q < planes; q++) {
-      for (int r = 0; r < h; r++) {
-        int pr = r + top;
-        if (pr < 0 || pr >= rows || c1 <= c0) continue;
-        System.arraycopy(s, src + (q * h + r) * w + c0, xp, (q * rows + pr) * pitch + left + c0, c1 - c0);
-      }
+      ROWS.copyRows(s, src + (q * h + r0) * w + c0, w, xp, (q * rows + r0 + top) * pitch + left + c0, pitch, r1 - r0,
+          c1 - c0);
     }
     return xp;
   }

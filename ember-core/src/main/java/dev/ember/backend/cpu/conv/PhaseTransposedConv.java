@@ -168,12 +168,14 @@ final class PhaseTransposedConv {
         }
         int i0 = ay.first(a);
         int j0 = ax.first(b);
-        float[] wp = ImplicitConv.packTiles(o, tile, kdim, (oc, k) -> {
+        int[] kbase = new int[kdim]; // tap k = (ci, u, v) multiplies w[ci, oc, i0 + sh*(ty-1-u), j0 + sw*(tx-1-v)]
+        for (int k = 0; k < kdim; k++) {
           int ci = k / (ty * tx);
           int i = i0 + sh * (ty - 1 - (k / tx) % ty);
           int j = j0 + sw * (tx - 1 - k % tx);
-          return ((ci * o + oc) * kh + i) * kw + j;
-        }, wf);
+          kbase[k] = (ci * o * kh + i) * kw + j;
+        }
+        float[] wp = ImplicitConv.packTiles(o, tile, kh * kw, kbase, wf);
         taps[a * sw + b] = ImplicitConv.Taps.of(tile, offs, wp, null);
         slots[a * sw + b] = ImplicitConv.slots(ay.count(a), ax.count(b), pitch);
       }
@@ -208,6 +210,27 @@ final class PhaseTransposedConv {
           for (int t = 0; t < tiles; t++) taps[ph].tile(t, xp, b0, sl, sl.direct(), y, base[b] + t * tile * ldy, ldy, false);
         }
         // then each output row s*q + a of each channel from its phases' rows, written front to back
+        if (sw == 2 && taps[a * sw] != null && taps[a * sw + 1] != null) { // both column phases zipped, row by row
+          ImplicitConv.Slots s0 = slots[a * sw];
+          ImplicitConv.Slots s1 = slots[a * sw + 1];
+          int n0 = ax.count(0);
+          int n1 = ax.count(1);
+          int ld0 = ldy(qh, n0, pitch, s0);
+          int ld1 = ldy(qh, n1, pitch, s1);
+          int rs0 = s0.direct() ? n0 : pitch;
+          int rs1 = s1.direct() ? n1 : pitch;
+          int ds = sh * g.w();
+          for (int oc = 0; oc < o; oc++) {
+            int src0 = base[0] + oc * ld0;
+            int src1 = base[1] + oc * ld1;
+            int d = out.offset() + (img * o + oc) * outPlane + a * g.w();
+            for (int q = 0; q < qh; q++, src0 += rs0, src1 += rs1, d += ds) {
+              ROWS.interleave2(y, src0, y, src1, ys, d, n1);
+              if (n0 > n1) ys[d + 2 * n1] = y[src0 + n1];
+            }
+          }
+          continue;
+        }
         for (int oc = 0; oc < o; oc++) {
           for (int q = 0; q < qh; q++) {
             int d = out.offset() + (img * o + oc) * outPlane + (sh * q + a) * g.w();
@@ -216,20 +239,18 @@ final class PhaseTransposedConv {
               if (taps[a * sw + b] == null) continue;
               ImplicitConv.Slots sl = slots[a * sw + b];
               int src = base[b] + oc * ldy(qh, qw, pitch, sl) + q * (sl.direct() ? qw : pitch);
-              if (sw == 2 && b == 0 && taps[a * sw + 1] != null) { // both column phases in one pass
-                ImplicitConv.Slots s1 = slots[a * sw + 1];
-                int n1 = ax.count(1);
-                int src1 = base[1] + oc * ldy(qh, n1, pitch, s1) + q * (s1.direct() ? n1 : pitch);
-                ROWS.interleave2(y, src, y, src1, ys, d, n1);
-                if (qw > n1) ys[d + 2 * n1] = y[src + n1];
-                break;
-              }
               for (int r = 0; r < qw; r++) ys[d + b + r * sw] = y[src + r];
             }
           }
         }
       }
     });
+  }
+
+  private static int[] identity(int n) {
+    int[] a = new int[n];
+    for (int i = 0; i < n; i++) a[i] = i;
+    return a;
   }
 
   /** Floats per output channel of a phase's tiles: its plane, or the pitch layout when the slots are not direct. */
@@ -251,20 +272,9 @@ final class PhaseTransposedConv {
     float[] d = buffer(F_PHASES, size);
     int top = ay.gradPad();
     int left = ax.gradPad();
-    // zeros around each plane's phase pixels (which are all written below) and after the last plane
-    for (int pl = 0; pl < o * sh * sw; pl++) {
-      int qh = ay.count(pl / sw % sh);
-      int qw = ax.count(pl % sw);
-      int p0 = pl * plane;
-      Arrays.fill(d, p0, p0 + top * pitch, 0f);
-      Arrays.fill(d, p0 + (top + qh) * pitch, p0 + plane, 0f);
-      for (int q = 0; q < qh; q++) {
-        int row = p0 + (top + q) * pitch;
-        Arrays.fill(d, row, row + left, 0f);
-        Arrays.fill(d, row + left + qw, row + pitch, 0f);
-      }
-    }
-    Arrays.fill(d, o * sh * sw * plane, size, 0f);
+    // zeros everywhere first, in one fill: per-row fills of the one-column borders (two calls a row, 4,096 an image
+    // at the k4 s2 row's 32 channels) took ~30 us an image, more than the copy itself
+    Arrays.fill(d, 0, size, 0f);
     for (int oc = 0; oc < o; oc++) {
       for (int a = 0; a < sh; a++) {
         int qh = ay.count(a);
@@ -334,7 +344,7 @@ final class PhaseTransposedConv {
     int tile = ImplicitConv.tileFor(cin);
     int tiles = Math.ceilDiv(cin, tile);
     ImplicitConv.Taps taps = dx == null ? null
-        : ImplicitConv.Taps.of(tile, offs, ImplicitConv.packTiles(cin, tile, kdim, (ci, k) -> ci * kdim + k, wf), null);
+        : ImplicitConv.Taps.of(tile, offs, ImplicitConv.packTiles(cin, tile, kdim, identity(kdim), wf), null);
     ImplicitConv.Slots slots = ImplicitConv.slots(hh, ww, pitch);
     boolean straight = slots.direct() && cin % tile == 0;
     // dw: partial[k*cpad + ci] over WEIGHT_TAPS taps and tiles of `width` input channels (see ImplicitConv.weightGrad)
@@ -348,7 +358,8 @@ final class PhaseTransposedConv {
     int rowBlock = Math.max(1, 512 / ww);
     int per = dw == null ? 1 : imagesPerChunk(n, (long) kpad * cpad);
     int chunks = Parallel.chunks(n, per);
-    float[][] part = dw == null ? null : new float[chunks][kpad * cpad];
+    // each chunk's partial allocated (zeroed) in its own task, so the zeroing is not serial
+    float[][] part = dw == null ? null : new float[chunks][];
     float[] xs = x.storage().floats();
     float[] gs = gOut.storage().floats();
     Parallel.forEach(chunks, t -> {
@@ -369,7 +380,7 @@ final class PhaseTransposedConv {
           }
         }
         if (dw != null) {
-          float[] acc = part[t];
+          float[] acc = part[t] == null ? (part[t] = new float[kpad * cpad]) : part[t];
           float[] gp = buffer(F_PACKED, cpad * cols);
           ROWS.packPositionMajor(xs, x.offset() + img * cin * cols, cin, cpad, cols, width, gp);
           for (int ct = 0; ct < ctiles; ct++) {
