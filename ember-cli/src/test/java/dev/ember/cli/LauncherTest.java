@@ -394,8 +394,11 @@ class LauncherTest {
     assertTrue(p.waitFor(60, TimeUnit.SECONDS));
     out.get();
     assertEquals(130, p.exitValue(), rest);
+    // no cache, key or configuration left; the writer's log may or may not exist (a signal that comes before
+    // the writing JVM's shell has opened it kills that shell first)
     try (var left = Files.list(aot)) {
-      assertEquals(List.of("create.log"), left.map(f -> f.getFileName().toString()).toList(), rest);
+      assertEquals(List.of(), left.map(f -> f.getFileName().toString()).filter(f -> !f.equals("create.log")).toList(),
+          rest);
     }
     try (var left = Files.list(work.resolve("cwd"))) {
       assertTrue(left.noneMatch(f -> f.getFileName().toString().startsWith("hs_err")), "a JVM crashed");
