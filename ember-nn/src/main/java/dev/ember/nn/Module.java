@@ -48,6 +48,23 @@ public abstract class Module {
   private ArrayList<ForwardHook> forwardHooks;
   /** Whether {@link #call} runs the forward through {@link dev.ember.autograd.Checkpointing} ({@link #checkpoint}). */
   private boolean checkpointed;
+  /**
+   * Counts the changes to any module's parameters, buffers or children (registration, removal, replacement,
+   * {@link #to(DType)}): a traversal cached under an older count is stale. One counter for all modules, because a
+   * module does not know its parents; modules are built before training, so the caches hold during a run.
+   */
+  private static final java.util.concurrent.atomic.AtomicLong STRUCTURE = new java.util.concurrent.atomic.AtomicLong();
+  /** {@link #namedModules()}, {@link #namedParameters()} and {@link #namedBuffers()} as of {@link #STRUCTURE}'s count. */
+  private Traversal traversal;
+
+  /** One traversal of a module tree; the maps are never written after construction. */
+  private record Traversal(long structure, LinkedHashMap<String, Module> modules, LinkedHashMap<String, Tensor> params,
+      LinkedHashMap<String, Tensor> buffers) {}
+
+  /** Marks every cached traversal stale (a module's parameters, buffers or children changed). */
+  private static void changed() {
+    STRUCTURE.incrementAndGet();
+  }
 
   /** The module's name in printed trees and messages; PyTorch's class name by default. */
   public String name() {
@@ -164,6 +181,7 @@ public abstract class Module {
     checkName("parameter", name);
     if (value == null) {
       params.put(name, null);
+      changed();
       return null;
     }
     if (!value.dtype().isFloatingPoint()) {
@@ -172,6 +190,7 @@ public abstract class Module {
     Tensor p = value.isLeaf() ? value : value.detach();
     p.requiresGrad(true);
     params.put(name, p);
+    changed();
     return p;
   }
 
@@ -180,6 +199,7 @@ public abstract class Module {
     checkName("buffer", name);
     if (value == null) throw new IllegalArgumentException(name() + ": buffer '" + name + "' is null");
     buffers.put(name, value);
+    changed();
     if (!persistent) nonPersistent.add(name);
     return value;
   }
@@ -194,6 +214,7 @@ public abstract class Module {
     if (module == null) throw new IllegalArgumentException(name() + ": module '" + name + "' is null");
     if (module == this) throw new IllegalArgumentException(name() + ": a module cannot contain itself");
     children.put(name, module);
+    changed();
     return module;
   }
 
@@ -205,6 +226,7 @@ public abstract class Module {
     if (!params.containsKey(name)) {
       throw new IllegalArgumentException(name() + ".removeParameter: no parameter '" + name + "'; has " + params.keySet());
     }
+    changed();
     return params.remove(name);
   }
 
@@ -214,6 +236,7 @@ public abstract class Module {
       throw new IllegalArgumentException(name() + ".removeBuffer: no buffer '" + name + "'; has " + buffers.keySet());
     }
     nonPersistent.remove(name);
+    changed();
     return buffers.remove(name);
   }
 
@@ -284,6 +307,7 @@ public abstract class Module {
   protected void setBuffer(String name, Tensor value) {
     if (!buffers.containsKey(name)) throw new IllegalArgumentException(name() + ": no buffer '" + name + "'");
     buffers.put(name, value);
+    changed();
   }
 
   /** The child registered as {@code name}. */
@@ -303,6 +327,7 @@ public abstract class Module {
     if (replacement == null) throw new IllegalArgumentException(name() + ": replacement for child '" + name + "' is null");
     if (replacement == this) throw new IllegalArgumentException(name() + ": a module cannot contain itself");
     children.put(name, replacement);
+    changed();
     return old;
   }
 
@@ -320,9 +345,37 @@ public abstract class Module {
 
   /** This module and every descendant, pre-order, each once, with dotted names ("" for this one). */
   public LinkedHashMap<String, Module> namedModules() {
-    LinkedHashMap<String, Module> out = new LinkedHashMap<>();
-    collectModules("", this, out, Collections.newSetFromMap(new IdentityHashMap<>()));
-    return out;
+    return new LinkedHashMap<>(traversal().modules());
+  }
+
+  /**
+   * The tree's modules, parameters and buffers by dotted name, walked once per change of any module's structure: a
+   * training step reads them (memory accounting, gradient checks), and a walk joins strings and hashes them.
+   */
+  private Traversal traversal() {
+    long structure = STRUCTURE.get();
+    Traversal t = traversal;
+    if (t != null && t.structure() == structure) return t;
+    t = walk(structure);
+    traversal = t;
+    return t;
+  }
+
+  private Traversal walk(long structure) {
+    LinkedHashMap<String, Module> modules = new LinkedHashMap<>();
+    collectModules("", this, modules, Collections.newSetFromMap(new IdentityHashMap<>()));
+    LinkedHashMap<String, Tensor> params = new LinkedHashMap<>();
+    Set<Tensor> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+    LinkedHashMap<String, Tensor> buffers = new LinkedHashMap<>();
+    for (var e : modules.entrySet()) {
+      for (var p : e.getValue().params.entrySet()) {
+        if (p.getValue() != null && seen.add(p.getValue())) params.put(join(e.getKey(), p.getKey()), p.getValue());
+      }
+      for (var b : e.getValue().buffers.entrySet()) {
+        if (b.getValue() != null) buffers.put(join(e.getKey(), b.getKey()), b.getValue());
+      }
+    }
+    return new Traversal(structure, modules, params, buffers);
   }
 
   private static void collectModules(String prefix, Module m, Map<String, Module> out, Set<Module> seen) {
@@ -332,7 +385,7 @@ public abstract class Module {
   }
 
   public List<Module> modules() {
-    return new ArrayList<>(namedModules().values());
+    return new ArrayList<>(traversal().modules().values());
   }
 
   private static String join(String prefix, String name) {
@@ -344,29 +397,16 @@ public abstract class Module {
    * its children's, pre-order). A tensor shared by two modules appears once, under its first name.
    */
   public LinkedHashMap<String, Tensor> namedParameters() {
-    LinkedHashMap<String, Tensor> out = new LinkedHashMap<>();
-    Set<Tensor> seen = Collections.newSetFromMap(new IdentityHashMap<>());
-    for (var e : namedModules().entrySet()) {
-      for (var p : e.getValue().params.entrySet()) {
-        if (p.getValue() != null && seen.add(p.getValue())) out.put(join(e.getKey(), p.getKey()), p.getValue());
-      }
-    }
-    return out;
+    return new LinkedHashMap<>(traversal().params());
   }
 
   public List<Tensor> parameters() {
-    return new ArrayList<>(namedParameters().values());
+    return new ArrayList<>(traversal().params().values());
   }
 
   /** Every buffer with its dotted name, in the same order as parameters. */
   public LinkedHashMap<String, Tensor> namedBuffers() {
-    LinkedHashMap<String, Tensor> out = new LinkedHashMap<>();
-    for (var e : namedModules().entrySet()) {
-      for (var b : e.getValue().buffers.entrySet()) {
-        if (b.getValue() != null) out.put(join(e.getKey(), b.getKey()), b.getValue());
-      }
-    }
-    return out;
+    return new LinkedHashMap<>(traversal().buffers());
   }
 
   /** Total number of elements over all parameters (optionally only the trainable ones). */
@@ -450,12 +490,14 @@ public abstract class Module {
         }
         q.requiresGrad(p.requiresGrad());
         e.setValue(q);
+        changed();
       }
       for (var e : m.buffers.entrySet()) {
         Tensor b = e.getValue();
         if (b != null && b.dtype().isFloatingPoint() && b.dtype() != dtype) {
           try (Grad ignored = Grad.off()) {
             e.setValue(b.to(dtype));
+            changed();
           }
         }
       }
@@ -479,7 +521,10 @@ public abstract class Module {
           Tensor b = e.getValue();
           if (b == null || b.device() == device) continue;
           if (b.isLeaf()) b.setData(b.detach().to(device));
-          else e.setValue(b.detach().to(device));
+          else {
+            e.setValue(b.detach().to(device));
+            changed();
+          }
         }
       }
     }

@@ -30,6 +30,20 @@ public class Adam extends Optimizer {
   static final Hyper.Flag AMSGRAD = Hyper.flag("amsgrad");
 
   private final boolean decoupled;
+  /** The options of the group stepped last, read from it once per change of its options, not once per parameter. */
+  private Options options;
+
+  /**
+   * A group's options as numbers: seven string-keyed map reads per parameter made the optimizer's per-parameter
+   * method big (the JIT inlines each {@code String.hashCode}) for values that change at most once per step.
+   */
+  private record Options(ParamGroup group, int version, double lr, double b1, double b2, double eps, double wd,
+      boolean ams, double sign) {
+    static Options of(ParamGroup g) {
+      return new Options(g, g.version(), Hyper.LR.of(g), Hyper.BETAS.first(g), Hyper.BETAS.second(g),
+          Hyper.EPS.of(g), Hyper.WEIGHT_DECAY.of(g), AMSGRAD.of(g), Hyper.MAXIMIZE.of(g) ? -1 : 1);
+    }
+  }
 
   /** Adam with learning rate {@code lr} and the other defaults. */
   public Adam(List<?> params, double lr) {
@@ -53,12 +67,14 @@ public class Adam extends Optimizer {
 
   @Override
   protected void update(ParamGroup g, Tensor param, Tensor grad, Map<String, Tensor> state) {
-    double lr = Hyper.LR.of(g);
-    double b1 = Hyper.BETAS.first(g), b2 = Hyper.BETAS.second(g);
-    double eps = Hyper.EPS.of(g);
-    double wd = Hyper.WEIGHT_DECAY.of(g);
-    boolean ams = AMSGRAD.of(g);
-    double sign = Hyper.MAXIMIZE.of(g) ? -1 : 1;
+    Options o = options;
+    if (o == null || o.group() != g || o.version() != g.version()) options = o = Options.of(g);
+    double lr = o.lr();
+    double b1 = o.b1(), b2 = o.b2();
+    double eps = o.eps();
+    double wd = o.wd();
+    boolean ams = o.ams();
+    double sign = o.sign();
     if (!state.containsKey("exp_avg")) {
       state.put("step", Tensor.scalar(0.0, dev.ember.tensor.DType.F64));
       state.put("exp_avg", zerosLike(param));

@@ -5,6 +5,7 @@ import dev.ember.backend.OptimizerKernels;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Deferred;
+import dev.ember.tensor.Device;
 import dev.ember.tensor.MemoryScope;
 import dev.ember.tensor.Tensor;
 import java.util.ArrayList;
@@ -262,23 +263,43 @@ public abstract class Optimizer {
   /** Runs {@link #update} on {@code p}, making param and grad contiguous and bumping versions. */
   protected final void updateOne(ParamGroup g, Tensor p, Tensor grad) {
     grad = checkedGrad(p, grad);
-    LinkedHashMap<String, Tensor> st = state.computeIfAbsent(p, k -> new LinkedHashMap<>());
-    for (var e : st.entrySet()) { // the model moved (Module.to) after state was made: the state follows it
-      Tensor s = e.getValue();
-      if (s.dim() > 0 && s.device() != p.device()) e.setValue(s.to(p.device()));
+    LinkedHashMap<String, Tensor> st = state.get(p);
+    if (st == null) {
+      st = new LinkedHashMap<>();
+      state.put(p, st);
+    } else {
+      followDevice(p, st);
     }
     if (p.isContiguous()) {
       update(g, p, grad, st);
     } else {
-      Tensor work = p.cloneContiguous();
-      update(g, work, grad, st);
-      p.copy_(work);
+      updateCopy(g, p, grad, st);
     }
     p.storage().bumpVersion();
     for (Tensor s : st.values()) {
       s.storage().bumpVersion();
       MemoryScope.escape(s); // state made inside a MemoryScope (the first step) lives as long as the optimizer
     }
+  }
+
+  /** The model moved ({@link dev.ember.nn.Module#to(Device)}) after {@code p}'s state was made: the state follows it. */
+  private static void followDevice(Tensor p, LinkedHashMap<String, Tensor> st) {
+    Device device = p.device();
+    for (Tensor s : st.values()) {
+      if (s.dim() > 0 && s.device() != device) {
+        for (var e : st.entrySet()) {
+          if (e.getValue().dim() > 0 && e.getValue().device() != device) e.setValue(e.getValue().to(device));
+        }
+        return;
+      }
+    }
+  }
+
+  /** {@link #update} of a non-contiguous parameter: on a contiguous copy, written back (kept out of the hot path). */
+  private void updateCopy(ParamGroup g, Tensor p, Tensor grad, Map<String, Tensor> st) {
+    Tensor work = p.cloneContiguous();
+    update(g, work, grad, st);
+    p.copy_(work);
   }
 
   /** The gradient of {@code p}, validated and made contiguous. */

@@ -24,6 +24,8 @@ public final class ParamGroup {
   private final List<Tensor> params;
   private final LinkedHashMap<String, Object> options = new LinkedHashMap<>();
   private double initialLr = Double.NaN;
+  /** Counts the writes to {@link #options}: an optimizer's values resolved at an older count are stale. */
+  private int version;
 
   private ParamGroup(List<Tensor> params) {
     this.params = List.copyOf(params);
@@ -47,6 +49,7 @@ public final class ParamGroup {
   /** Sets an option; returns this. Numbers become doubles, arrays are copied. */
   public ParamGroup set(String name, Object value) {
     options.put(name, normalize(name, value));
+    version++;
     return this;
   }
 
@@ -97,6 +100,7 @@ public final class ParamGroup {
   public void setLr(double lr) {
     if (!(lr >= 0)) throw new IllegalArgumentException("ParamGroup: lr must be >= 0, got " + lr);
     options.put("lr", lr);
+    version++;
   }
 
   /**
@@ -124,6 +128,12 @@ public final class ParamGroup {
     for (var e : defaults.entrySet()) {
       if (!options.containsKey(e.getKey())) options.put(e.getKey(), normalize(e.getKey(), e.getValue()));
     }
+    version++;
+  }
+
+  /** The count of option writes so far (an optimizer caches values read at one count, {@link Adam}). */
+  int version() {
+    return version;
   }
 
   static Object normalize(String name, Object value) {
