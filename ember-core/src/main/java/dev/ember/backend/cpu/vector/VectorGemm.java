@@ -130,6 +130,14 @@ public final class VectorGemm {
   }
   /** Below this many multiply-adds the pool hand-off costs more than it saves. */
   private static final long SERIAL_WORK = 1L << 18;
+  /**
+   * Elements of C (256 x 256) up to which a weight gradient of more than two K blocks runs as {@link #allBlocks}.
+   * Two threads, per CPU-second against the per-K-block hand-offs (load 8-9): 256 x 2048 x 256 +5.6% / +10%,
+   * but 512 x 2048 x 512 -5%, 1024 x 2048 x 256 -4%, 256 x 2048 x 1024 (as rows) -3%.
+   */
+  private static final int WEIGHT_GRAD_MAX_MN = 1 << 16;
+  /** Floats of packed B (8 MiB) up to which a weight gradient's K blocks are all packed at once (see allBlocks). */
+  private static final int WEIGHT_GRAD_B_FLOATS = 1 << 21;
   /** Row-split products of at least this many multiply-adds share one packed B (see sharedB). */
   private static final long SHARED_B_WORK = 1L << 24;
   /**
@@ -143,9 +151,14 @@ public final class VectorGemm {
   private static final ThreadLocal<Workspace> WORKSPACE = ThreadLocal.withInitial(Workspace::new);
   /** Numbers the column-split products, so a thread knows whether its packed A blocks are this product's. */
   private static final java.util.concurrent.atomic.AtomicLong CALLS = new java.util.concurrent.atomic.AtomicLong();
-  /** Packed A blocks a thread keeps for the column tasks of one product, at most A_FLOATS floats (1.5 MiB) in all. */
+  /**
+   * Packed A blocks a thread keeps for the column tasks of one product, at most A_FLOATS floats (2.25 MiB) in all:
+   * all eight of the transformer's 256 x 2048 x 1024 weight gradient (g^T x of its second feed-forward layer, two
+   * blocks of 132 or 124 rows per K block, 69,712 floats each), which with 1.5 MiB kept five and packed three again
+   * for each thread's second column task (two threads, per CPU-second, load 6: +1.9% / +3.3%, same bits).
+   */
   private static final int A_SLOTS = 8;
-  private static final int A_FLOATS = 3 << 17;
+  private static final int A_FLOATS = 9 << 16;
 
   private VectorGemm() {}
 
@@ -180,6 +193,15 @@ public final class VectorGemm {
 
     float[] swapped(int size) {
       return swapped = atLeast(swapped, size);
+    }
+
+    /** allBlocks' packed B, one buffer per K block (up to WEIGHT_GRAD_B_FLOATS floats in all). */
+    float[][] bBlocks = new float[0][];
+
+    float[][] bBlocks(int blocks, int size) {
+      if (bBlocks.length < blocks) bBlocks = java.util.Arrays.copyOf(bBlocks, blocks);
+      for (int i = 0; i < blocks; i++) bBlocks[i] = atLeast(bBlocks[i] == null ? new float[0] : bBlocks[i], size);
+      return bBlocks;
     }
 
     float[] bPackNext(int size) {
@@ -317,6 +339,15 @@ public final class VectorGemm {
   }
 
   /**
+   * Whether sharedB runs a column block {@code nc} wide as {@link #allBlocks}: a weight gradient g^T x (op(A) =
+   * A^T) of more than two K blocks whose C block is at most {@link #WEIGHT_GRAD_MAX_MN} elements, so that a K
+   * block's share of the work is short against a hand-off.
+   */
+  static boolean weightGradAllBlocks(boolean transA, int m, int k, int nc) {
+    return transA && MR == 12 && k > 2 * KC && (long) m * nc <= WEIGHT_GRAD_MAX_MN;
+  }
+
+  /**
    * op(A) op(B) handed to {@code sink} a block of rows at a time (see {@link dev.ember.backend.cpu.FloatKernels#sgemmRows}), each
    * block computed into a per-thread buffer of about {@link #ROWS_BLOCK} floats that stays in L2 while the
    * sink reads it: a weight gradient dY^T X at batch 32 (2048 x 2048 x 32) is never written to memory, and
@@ -429,6 +460,12 @@ public final class VectorGemm {
         });
         continue;
       }
+      int kBlocksAll = (k + kcMax - 1) / kcMax;
+      if (weightGradAllBlocks(transA, m, k, nc) && (long) kBlocksAll * size <= WEIGHT_GRAD_B_FLOATS) {
+        allBlocks(ws, transB, m, n, k, kcMax, jc, nc, panels, size, kBlocksAll, alpha, a, ah, aOff, lda, b, bh, bOff,
+            ldb, beta, c, cOff, ldc);
+        continue;
+      }
       Parallel.forEach(packTasks, g -> packPart(transB, b, bh, bOff, ldb, 0, Math.min(kcMax, k), fjc, nc, panels,
           packTasks, g, bufs[0]));
       int[] order = interleave(tm, packTasks, Parallel.threads());
@@ -451,6 +488,39 @@ public final class VectorGemm {
         });
       }
     }
+  }
+
+  /**
+   * sharedB for a weight gradient g^T x (op(A) = A^T) of more than two K blocks whose packed B fits
+   * {@link #WEIGHT_GRAD_B_FLOATS}: every K block of this column block is packed into a buffer of its own, once,
+   * by the tasks that first need it (see BParts), and each thread's rows go through all of them in one
+   * hand-off, one task per thread so that each thread streams each B block once. The K = 2048 weight gradients
+   * of a transformer at B*T = 2048 rows (256..1024 x 2048 x 256..1024) took four hand-offs, one per K block,
+   * each a wait for the slower thread (and for a thread the scheduler took away, on a loaded host). Each C
+   * element still sums the same K blocks in the same order: same bits on any number of threads.
+   */
+  private static void allBlocks(Workspace ws, boolean transB, int m, int n, int k, int kcMax, int jc, int nc,
+      int panels, int size, int kBlocks, float alpha, float[] a, HalfOperand ah, int aOff, int lda, float[] b,
+      HalfOperand bh, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
+    int threads = Parallel.threads();
+    int chunk = roundUp((m + threads - 1) / threads, MR == 12 ? 4 : MR);
+    int tasks = (m + chunk - 1) / chunk;
+    int packTasks = Math.min(tasks, panels);
+    float[][] bufs = ws.bBlocks(kBlocks, size);
+    BParts parts = new BParts(kBlocks * packTasks);
+    Parallel.forEach(tasks, t -> {
+      int i0 = t * chunk;
+      int i1 = Math.min(m, i0 + chunk);
+      for (int blk = 0, pc = 0; blk < kBlocks; blk++, pc += kcMax) {
+        int kc = Math.min(kcMax, k - pc);
+        int fpc = pc;
+        float[] dst = bufs[blk];
+        parts.ready(blk * packTasks, packTasks, t * packTasks / tasks,
+            g -> packPart(transB, b, bh, bOff, ldb, fpc, kc, jc, nc, panels, packTasks, g, dst));
+        multiply(WORKSPACE.get(), true, i0, i1, jc, nc, pc, kc, dst, alpha, a, ah, aOff, lda, beta, c, cOff, ldc,
+            true, 0);
+      }
+    });
   }
 
   /**

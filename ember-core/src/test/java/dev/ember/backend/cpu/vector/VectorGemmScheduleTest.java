@@ -197,4 +197,54 @@ class VectorGemmScheduleTest {
       dev.ember.backend.cpu.Parallel.setThreads(old);
     }
   }
+
+  @Test
+  void aLongWeightGradientPacksAllItsKBlocksOnceAndKeepsOneThreadsBits() {
+    org.junit.jupiter.api.Assumptions.assumeTrue(VectorGemm.MR == 12, "the 12-row kernel's blocking");
+    // {m, k, n}, op(A) = A^T: three K blocks of 367 (the transformer's 256 x 2048 x 256 has four), C rows split
+    // into chunks that are not whole tiles, an edge panel of B; the second is a C block too large for allBlocks
+    int[][] shapes = {{161, 1100, 130}, {300, 1100, 290}};
+    int old = dev.ember.backend.cpu.Parallel.threads();
+    try {
+      for (int[] s : shapes) {
+        int m = s[0];
+        int k = s[1];
+        int n = s[2];
+        assertEquals(m * n <= 1 << 16, VectorGemm.weightGradAllBlocks(true, m, k, n), m + "x" + k + "x" + n);
+        assertEquals(false, VectorGemm.weightGradAllBlocks(false, m, k, n), "op(A) = A: never");
+        java.util.Random r = new java.util.Random(m * 7L + k);
+        float[] a = new float[k * m];
+        float[] b = new float[k * n];
+        for (int i = 0; i < a.length; i++) a[i] = (float) r.nextGaussian();
+        for (int i = 0; i < b.length; i++) b[i] = (float) r.nextGaussian();
+        float[] c1 = null;
+        for (int threads = 1; threads <= 3; threads++) {
+          dev.ember.backend.cpu.Parallel.setThreads(threads);
+          float[] c = new float[m * n];
+          java.util.Arrays.fill(c, 0.5f);
+          for (int rep = 0; rep < 2; rep++) { // the second call reuses the packed blocks' buffers
+            VectorGemm.sgemm(true, false, m, n, k, 1.5f, a, 0, m, b, 0, n, 0.25f, c, 0, n);
+          }
+          if (c1 == null) {
+            c1 = c;
+            for (int i = 0; i < m; i += 37) {
+              for (int j = 0; j < n; j += 29) {
+                double want = 0.5;
+                for (int rep = 0; rep < 2; rep++) {
+                  double sum = 0;
+                  for (int p = 0; p < k; p++) sum += (double) a[p * m + i] * b[p * n + j];
+                  want = 1.5 * sum + 0.25 * want;
+                }
+                assertEquals(want, c[i * n + j], 1e-3 * Math.sqrt(k), "C[" + i + ", " + j + "]");
+              }
+            }
+          } else {
+            assertArrayEquals(c1, c, m + "x" + k + "x" + n + ": " + threads + " threads against one");
+          }
+        }
+      }
+    } finally {
+      dev.ember.backend.cpu.Parallel.setThreads(old);
+    }
+  }
 }
