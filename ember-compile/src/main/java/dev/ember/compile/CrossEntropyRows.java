@@ -38,10 +38,7 @@ public final class CrossEntropyRows implements Pass {
   @Override
   public Graph run(Graph graph) {
     Graph g = graph.copy();
-    IdentityHashMap<GraphNode, List<GraphNode>> readers = new IdentityHashMap<>();
-    for (GraphNode n : g.nodes()) {
-      for (GraphNode in : n.inputs) if (in != null) readers.computeIfAbsent(in, k -> new ArrayList<>()).add(n);
-    }
+    IdentityHashMap<GraphNode, List<GraphNode>> readers = g.readers();
     IdentityHashMap<GraphNode, GraphNode[]> split = new IdentityHashMap<>(); // cross_entropy -> {logp, loss}
     IdentityHashMap<GraphNode, GraphNode> grads = new IdentityHashMap<>(); // its backward -> the gradient node
     for (GraphNode n : g.nodes()) {

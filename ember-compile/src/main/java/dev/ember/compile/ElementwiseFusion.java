@@ -33,10 +33,7 @@ public final class ElementwiseFusion implements Pass {
   public Graph run(Graph graph) {
     Graph g = graph.copy();
     List<GraphNode> nodes = g.nodes();
-    IdentityHashMap<GraphNode, List<GraphNode>> users = new IdentityHashMap<>();
-    for (GraphNode n : nodes) {
-      for (GraphNode in : n.inputs) if (in != null) users.computeIfAbsent(in, k -> new ArrayList<>()).add(n);
-    }
+    IdentityHashMap<GraphNode, List<GraphNode>> users = g.readers();
     // groups grow from their last node (the root, whose value leaves the group) back through inputs that only
     // group members read
     IdentityHashMap<GraphNode, GraphNode> rootOf = new IdentityHashMap<>();

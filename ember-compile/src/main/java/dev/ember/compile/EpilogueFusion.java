@@ -36,10 +36,7 @@ public final class EpilogueFusion implements Pass {
   @Override
   public Graph run(Graph graph) {
     Graph g = graph.copy();
-    IdentityHashMap<GraphNode, List<GraphNode>> readers = new IdentityHashMap<>();
-    for (GraphNode n : g.nodes()) {
-      for (GraphNode in : n.inputs) if (in != null) readers.computeIfAbsent(in, k -> new ArrayList<>()).add(n);
-    }
+    IdentityHashMap<GraphNode, List<GraphNode>> readers = g.readers();
     IdentityHashMap<GraphNode, GraphNode> fused = new IdentityHashMap<>(); // last node of a chain -> its fusion
     for (GraphNode n : g.nodes()) {
       if (n.kind() != GraphNode.Kind.OP || !n.op().equals("linear") || !floating(n)) continue;

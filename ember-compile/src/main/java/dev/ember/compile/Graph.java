@@ -219,6 +219,15 @@ public final class Graph {
     return sb.append(ret).toString();
   }
 
+  /** Each node's readers: the nodes that take it as an input, in node order (once per input slot that reads it). */
+  IdentityHashMap<GraphNode, List<GraphNode>> readers() {
+    IdentityHashMap<GraphNode, List<GraphNode>> readers = new IdentityHashMap<>();
+    for (GraphNode n : nodes) {
+      for (GraphNode in : n.inputs) if (in != null) readers.computeIfAbsent(in, k -> new ArrayList<>()).add(n);
+    }
+    return readers;
+  }
+
   /** A copy with fresh nodes (same ops, attributes, parameters and constants), for a pass to rewrite. */
   Graph copy() {
     IdentityHashMap<GraphNode, GraphNode> map = new IdentityHashMap<>();
