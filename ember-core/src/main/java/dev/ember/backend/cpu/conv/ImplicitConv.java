@@ -135,26 +135,10 @@ final class ImplicitConv {
   }
 
   /**
-   * Weights in tiles of {@code tile} output channels: wp[(t*K + k)*TILE + r] = wt(t*TILE + r, k),
-   * zero for channels past outC, where wt(o, k) reads the [outC, K] matrix the pass multiplies by.
-   */
-  static float[] packTiles(int outC, int tile, int kdim, java.util.function.IntBinaryOperator index,
-      float[] w) {
-    int tiles = (outC + tile - 1) / tile;
-    float[] wp = new float[tiles * kdim * tile];
-    for (int o = 0; o < outC; o++) {
-      int t = o / tile;
-      int r = o % tile;
-      for (int k = 0; k < kdim; k++) wp[(t * kdim + k) * tile + r] = w[index.applyAsInt(o, k)];
-    }
-    return wp;
-  }
-
-  /**
-   * {@link #packTiles(int, int, int, java.util.function.IntBinaryOperator, float[])} of the matrix whose element (o, k)
-   * is w[o*ostride + kbase[k]] (kdim = kbase.length), without a call per element: the transposed convolution's
-   * passes pack 32K weights a call, and through the shared method's megamorphic index function that took ~0.1 ms of
-   * serial time per pass.
+   * Weights in tiles of {@code tile} output channels: wp[(t*K + k)*TILE + r] = wt(t*TILE + r, k), zero for channels
+   * past outC, where wt(o, k) = w[o*ostride + kbase[k]] (K = kbase.length) is the [outC, K] matrix the pass
+   * multiplies by. Plain index arithmetic: an index function called per element was megamorphic across the conv
+   * paths (~0.1 ms of serial time per pass at 32K weights).
    */
   static float[] packTiles(int outC, int tile, int ostride, int[] kbase, float[] w) {
     int kdim = kbase.length;
@@ -166,6 +150,13 @@ final class ImplicitConv {
       for (int k = 0; k < kdim; k++, d += tile) wp[d] = w[src + kbase[k]];
     }
     return wp;
+  }
+
+  /** 0, 1, ..., n-1: the taps of a [outC, K] matrix stored row-major, for {@link #packTiles}. */
+  static int[] identity(int n) {
+    int[] a = new int[n];
+    for (int i = 0; i < n; i++) a[i] = i;
+    return a;
   }
 
   /**
@@ -362,7 +353,7 @@ final class ImplicitConv {
     int kdim = c * g.kk();
     float[] wf = floats(w);
     int tile = tileFor(o);
-    float[] wp = packTiles(o, tile, kdim, (oc, k) -> oc * kdim + k, wf);
+    float[] wp = packTiles(o, tile, kdim, identity(kdim), wf);
     int[] offs = tapOffsets(c, (g.h() + 2 * g.ph()) * (g.w() + 2 * g.pw()), g.w() + 2 * g.pw(), g.kh(), g.kw());
     Slots slots = slots(g.oh(), g.ow(), g.w() + 2 * g.pw());
     float[] bf = null;
@@ -539,11 +530,9 @@ final class ImplicitConv {
     float[] wf = floats(w);
     // row ci of the flipped weights, tap (oc, i, j): w[oc, ci, kh-1-i, kw-1-j]
     int tile = tileFor(c);
-    float[] wp = packTiles(c, tile, kdim, (ci, k) -> {
-      int oc = k / kk;
-      int t = k % kk;
-      return (oc * c + ci) * kk + (kk - 1 - t);
-    }, wf);
+    int[] kbase = new int[kdim]; // element (ci, k = (oc, t)) is w[(oc*c + ci)*kk + kk-1-t] = w[ci*kk + kbase[k]]
+    for (int k = 0; k < kdim; k++) kbase[k] = (k / kk) * c * kk + (kk - 1 - k % kk);
+    float[] wp = packTiles(c, tile, kk, kbase, wf);
     int pitch = g.ow() + 2 * padW;
     int[] offs = tapOffsets(o, (g.oh() + 2 * padH) * pitch, pitch, kh, kw);
     Slots slots = slots(g.h(), g.w(), pitch);

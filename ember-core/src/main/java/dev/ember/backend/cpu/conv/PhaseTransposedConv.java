@@ -247,12 +247,6 @@ final class PhaseTransposedConv {
     });
   }
 
-  private static int[] identity(int n) {
-    int[] a = new int[n];
-    for (int i = 0; i < n; i++) a[i] = i;
-    return a;
-  }
-
   /** Floats per output channel of a phase's tiles: its plane, or the pitch layout when the slots are not direct. */
   private static int ldy(int qh, int qw, int pitch, ImplicitConv.Slots slots) {
     return slots != null && slots.direct() ? qh * qw : qh * pitch + ROWS.convLanes();
@@ -344,7 +338,7 @@ final class PhaseTransposedConv {
     int tile = ImplicitConv.tileFor(cin);
     int tiles = Math.ceilDiv(cin, tile);
     ImplicitConv.Taps taps = dx == null ? null
-        : ImplicitConv.Taps.of(tile, offs, ImplicitConv.packTiles(cin, tile, kdim, identity(kdim), wf), null);
+        : ImplicitConv.Taps.of(tile, offs, ImplicitConv.packTiles(cin, tile, kdim, ImplicitConv.identity(kdim), wf), null);
     ImplicitConv.Slots slots = ImplicitConv.slots(hh, ww, pitch);
     boolean straight = slots.direct() && cin % tile == 0;
     // dw: partial[k*cpad + ci] over WEIGHT_TAPS taps and tiles of `width` input channels (see ImplicitConv.weightGrad)

@@ -30,7 +30,7 @@ class ImplicitConvTest {
     float[] wf = new float[outC * kdim];
     for (int i = 0; i < wf.length; i++) wf[i] = (float) r.nextGaussian();
     int tile = ImplicitConv.tileFor(outC);
-    float[] wp = ImplicitConv.packTiles(outC, tile, kdim, (o, t) -> o * kdim + t, wf);
+    float[] wp = ImplicitConv.packTiles(outC, tile, kdim, ImplicitConv.identity(kdim), wf);
     float[] init = null;
     if (bias) {
       init = new float[Math.ceilDiv(outC, tile) * tile];
@@ -83,7 +83,7 @@ class ImplicitConvTest {
         ImplicitConv.forward(x, w, bias, out, g, relu);
         int kdim = c * k * k;
         int tile = ImplicitConv.tileFor(o);
-        float[] wp = ImplicitConv.packTiles(o, tile, kdim, (oc, t) -> oc * kdim + t, w.toFloatArray());
+        float[] wp = ImplicitConv.packTiles(o, tile, kdim, ImplicitConv.identity(kdim), w.toFloatArray());
         float[] init = new float[Math.ceilDiv(o, tile) * tile];
         for (int i = 0; i < o; i++) init[i] = (float) bias[i];
         int pitch = hw + 2 * pad;
