@@ -43,10 +43,18 @@ final class Capture implements Tracing.Tracer {
    * to catch it by, and a tensor a backward rule reads that is neither a node, a parameter nor a scalar breaks.
    */
   private boolean backward;
+  /** Whether this is a training step's trace, whose backward it captures too ({@link #traceTraining}). */
+  private final boolean training;
 
-  private Capture(Map<Tensor, String> parameterNames, String where) {
+  private Capture(Map<Tensor, String> parameterNames, String where, boolean training) {
     this.parameterNames = parameterNames;
     this.where = where;
+    this.training = training;
+  }
+
+  @Override
+  public boolean capturesBackward() {
+    return training;
   }
 
   /** What a trace gives: the graph (null if the forward's result could not be traced), its breaks, the eager result. */
@@ -58,7 +66,7 @@ final class Capture implements Tracing.Tracer {
    */
   static Result trace(Function<Tensor[], Tensor> forward, Tensor[] args, Map<Tensor, String> parameterNames,
       String where) {
-    Capture c = new Capture(parameterNames, where);
+    Capture c = new Capture(parameterNames, where, false);
     Tensor[] traced = new Tensor[args.length];
     for (int i = 0; i < args.length; i++) {
       Tensor a = args[i];
@@ -108,7 +116,7 @@ final class Capture implements Tracing.Tracer {
   static TrainingResult traceTraining(Function<Tensor, Tensor> forward,
       java.util.function.BiFunction<Tensor, Tensor, Tensor> loss, Tensor[] args, List<Tensor> params,
       Map<Tensor, String> parameterNames, String where) {
-    Capture c = new Capture(parameterNames, where);
+    Capture c = new Capture(parameterNames, where, true);
     Tensor[] traced = new Tensor[args.length];
     for (int i = 0; i < args.length; i++) {
       Tensor a = args[i];

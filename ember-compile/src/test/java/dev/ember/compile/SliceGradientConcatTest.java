@@ -65,20 +65,33 @@ class SliceGradientConcatTest {
 
   /**
    * Self-attention projects q, k and v as one linear with the packed [3E, E] weight, narrowed into three along its
-   * last dim: their gradients arrive as slice_backwards of the [N, L, 3E] product, concatenated; the weight's
-   * gradient is one g^T x [3E, E], with no slices of it.
+   * last dim. Through the attention core (one node, eager's) the [N, L, 3E] product's gradient is one tensor, which
+   * the core's backward writes whole; with the plain kernel (scaled_dot_product_attention's ops) the three slices'
+   * gradients arrive as slice_backwards, concatenated. Either way the weight's gradient is one g^T x [3E, E], with
+   * no slices of it.
    */
   @Test
   void attentionsPackedProjectionGetsOneConcatenatedGradient() {
-    TrainingStep step = checkSteps(() -> new TransformerEncoderLayer(16, 4, 32, 0.0, "relu", 1e-5, true, false, true,
-        new Generator(3)), F::mseLoss, m -> new AdamW(m.parameters(), 1e-2),
-        batches(3, () -> Tensor.randn(2, 5, 16), () -> Tensor.randn(2, 5, 16)));
-    String g = step.graph();
-    assertFalse(g.contains("slice_backward("), g);
-    assertEquals(1, g.split("= cat\\(", -1).length - 1, "the packed projection's output gradient:\n" + g);
-    assertTrue(g.contains(": f32[2, 5, 48] = cat(") && g.contains("dim=2"), g);
-    assertTrue(g.contains("= linear(") && g.contains("%self_attn_in_proj_weight, %self_attn_in_proj_bias)"), g);
-    assertTrue(g.contains(": f32[48, 16] = mm_tn("), "the packed weight's gradient, whole:\n" + g);
+    for (boolean core : new boolean[] {true, false}) {
+      TrainingStep step = checkSteps(() -> {
+        TransformerEncoderLayer layer = new TransformerEncoderLayer(16, 4, 32, 0.0, "relu", 1e-5, true, false, true,
+            new Generator(3));
+        if (!core) layer.selfAttn().attentionKernel(dev.ember.nn.functional.Attention.Kernel.plain());
+        return layer;
+      }, F::mseLoss, m -> new AdamW(m.parameters(), 1e-2),
+          batches(3, () -> Tensor.randn(2, 5, 16), () -> Tensor.randn(2, 5, 16)));
+      String g = step.graph();
+      assertFalse(g.contains("slice_backward("), g);
+      if (core) {
+        assertFalse(g.contains("= cat("), g);
+        assertTrue(g.contains(": f32[2, 5, 48] = attention_core_backward("), g);
+      } else {
+        assertEquals(1, g.split("= cat\\(", -1).length - 1, "the packed projection's output gradient:\n" + g);
+        assertTrue(g.contains(": f32[2, 5, 48] = cat(") && g.contains("dim=2"), g);
+      }
+      assertTrue(g.contains("= linear(") && g.contains("%self_attn_in_proj_weight, %self_attn_in_proj_bias)"), g);
+      assertTrue(g.contains(": f32[48, 16] = mm_tn("), "the packed weight's gradient, whole:\n" + g);
+    }
   }
 
   /**

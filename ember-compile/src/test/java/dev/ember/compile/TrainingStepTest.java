@@ -170,9 +170,11 @@ class TrainingStepTest {
         assertTrue(step.isJoint(), step.explain());
         String g = step.graph();
         assertTrue(g.contains("layer_norm"), g);
-        // the backward reads attention's parts (scores, softmax), so they run instead of the fused op, not besides it
+        // the attention core is one node, as in eager (one autograd node), and so is its backward rule
         assertFalse(g.contains("scaled_dot_product_attention("), g);
-        assertTrue(g.contains("= softmax("), g);
+        assertFalse(g.contains("= softmax("), g);
+        assertTrue(g.contains(": f32[2, 5, 16] = attention_core(%") && g.contains("heads=4, batch_first=true"), g);
+        assertTrue(g.contains(": f32[2, 5, 48] = attention_core_backward(%"), g);
       }
     }
   }

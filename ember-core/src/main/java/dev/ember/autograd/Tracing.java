@@ -42,6 +42,14 @@ public final class Tracing {
      * another run of the op. Ignored unless overridden.
      */
     default void backward(String name, Tensor output, Tensor grad, Tensor[] inputs, Tensor[] inputGrads) {}
+
+    /**
+     * Whether this tracer also captures the backward passes run under it (a training step's trace), applying the
+     * backward rule of an op it cannot see into ({@link #backward}) as a node of its graph. False unless overridden.
+     */
+    default boolean capturesBackward() {
+      return false;
+    }
   }
 
   /** Number of installed tracers on all threads: the ops path reads only this field when none is. */
@@ -51,6 +59,16 @@ public final class Tracing {
   /** Whether a tracer is installed on this thread (one static read when none is anywhere). */
   public static boolean active() {
     return installed != 0 && CURRENT.get() != null;
+  }
+
+  /**
+   * Whether a tracer that captures backward passes ({@link Tracer#capturesBackward}) is installed on this thread: an
+   * op with a backward rule of its own (one autograd node) may then report itself as one op, as it runs eagerly.
+   */
+  public static boolean capturesBackward() {
+    if (installed == 0) return false;
+    Tracer t = CURRENT.get();
+    return t != null && t.capturesBackward();
   }
 
   /** Reports op {@code name} to this thread's tracer, if one is installed; returns {@code out}. */

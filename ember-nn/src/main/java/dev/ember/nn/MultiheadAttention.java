@@ -170,7 +170,7 @@ public class MultiheadAttention extends Module {
       // with a gradient to follow: the attention core as one autograd node over the projections (attentionCore)
       Tensor bias = additiveMask(op, attnMask, keyPaddingMask, isCausal, n, l, s, qp.dtype(), qp.device(),
           batched ? key : null);
-      Tensor out = outProj.call(attentionCore(projections, bias, n, h, batchOuter));
+      Tensor out = outProj.call(attentionCore(projections, bias, h, batchOuter));
       return new Output(batched ? out : out.squeeze(1), null);
     }
     Tensor qh = heads(qp, h, batchOuter); // [N, H, L, hd]
@@ -229,16 +229,19 @@ public class MultiheadAttention extends Module {
 
   /**
    * Whether {@link #forward} runs the attention core as one autograd node ({@link #attentionCore}): a gradient is
-   * recorded (neither tracing for a graph nor under autocast), float32 or float64 like the projection weight, no
-   * attention weights wanted, no attention dropout in effect, masks that take no gradient, and the kernel choice
-   * would take scaled_dot_product_attention's plain path (the default {@link Attention.Kernel#AUTO} at up to
-   * {@link Attention.Kernel#tiledAbove()} scores per head). Other calls compose scaled_dot_product_attention.
+   * recorded (not under autocast; when tracing for a graph, only for a training step's, which captures the core as
+   * one node and applies its backward rule: {@link Tracing#capturesBackward()}), float32 or float64 like the
+   * projection weight, no attention weights wanted, no attention dropout in effect, masks that take no gradient,
+   * and the kernel choice would take scaled_dot_product_attention's plain path (the default
+   * {@link Attention.Kernel#AUTO} at up to {@link Attention.Kernel#tiledAbove()} scores per head). Other calls
+   * compose scaled_dot_product_attention.
    */
   boolean coreApplies(Tensor query, Tensor w, Tensor attnMask, Tensor keyPaddingMask, boolean needWeights, int l,
       int s) {
     DType dt = query.dtype();
-    return !needWeights && Grad.enabled() && !Tracing.active() && Autocast.dtype() == null
-        && (dt == DType.F32 || dt == DType.F64) && w.dtype() == dt && !(dropout > 0 && isTraining())
+    return !needWeights && Grad.enabled() && (!Tracing.active() || Tracing.capturesBackward())
+        && Autocast.dtype() == null && (dt == DType.F32 || dt == DType.F64) && w.dtype() == dt
+        && !(dropout > 0 && isTraining())
         && kernel.path() == Attention.Path.AUTO && (long) l * s <= kernel.tiledAbove()
         && (attnMask == null || !attnMask.requiresGrad()) && (keyPaddingMask == null || !keyPaddingMask.requiresGrad());
   }
@@ -259,14 +262,32 @@ public class MultiheadAttention extends Module {
    * by head: one head's [N, L, S] scores (1 MiB at N = 16, L = S = 128) are masked, softmaxed and multiplied while in
    * cache, and in backward one head's dp and ds buffers serve every head. Saves the scaled q, the projections and
    * the probabilities.
+   *
+   * <p>Traced (a training step's trace), it reports itself as one op, {@code attention_core(proj..., bias, heads,
+   * batch_first)}, whose replay is this method: the compiled step runs this forward and, through the graph's
+   * {@code attention_core_backward} node, this backward rule, as eager does. Its parts (kernels on views) are not
+   * reported.
    */
-  private static Tensor attentionCore(Tensor[] proj, Tensor bias, int n, int h, boolean batchOuter) {
+  private static Tensor attentionCore(Tensor[] proj, Tensor bias, int h, boolean batchOuter) {
+    Tensor out;
+    try (Tracing.Scope inside = Tracing.suspend()) {
+      out = attentionCoreUntraced(proj, bias, h, batchOuter);
+    }
+    if (!Tracing.active()) return out;
+    Tensor[] in = Arrays.copyOf(proj, proj.length + 1);
+    in[proj.length] = bias;
+    return Tracing.op("attention_core", out, in, new Object[] {"heads", h, "batch_first", batchOuter},
+        x -> attentionCore(Arrays.copyOf(x, x.length - 1), x[x.length - 1], h, batchOuter));
+  }
+
+  private static Tensor attentionCoreUntraced(Tensor[] proj, Tensor bias, int h, boolean batchOuter) {
     boolean packed = proj.length == 1;
     int e = packed ? proj[0].size(2) / 3 : proj[0].size(2);
     int hd = e / h;
     int[] qShape = packed ? new int[] {proj[0].size(0), proj[0].size(1), e} : proj[0].shape();
     int[] kShape = packed ? qShape : proj[1].shape();
     int[] pShape = proj[0].shape();
+    int n = batchOuter ? qShape[0] : qShape[1];
     int l = batchOuter ? qShape[1] : qShape[0];
     int s = batchOuter ? kShape[1] : kShape[0];
     double scale = 1 / Math.sqrt(hd);
@@ -294,9 +315,10 @@ public class MultiheadAttention extends Module {
         mm(pi, head(vp, i, hd, batchOuter), head(out, i, hd, batchOuter));
       }
     }
-    return Autograd.record("multi_head_attention_forward", out, (ctx, g0) -> {
+    return Autograd.record("attention_core", out, (ctx, g0) -> {
       for (int i = 0; i < proj.length; i++) ctx.in(i); // fails, naming the op, if an input changed in place since the forward
-      try (Grad off = Grad.off()) {
+      // under a training step's trace: the graph applies this rule as one node (the gradients are no traced op's)
+      try (Grad off = Grad.off(); Tracing.Scope inside = Tracing.suspend()) {
         Backend be = p.device().backend();
         Tensor g = g0.reshape(qShape).contiguous();
         Tensor d = packed ? p.newEmpty(pShape) : null;
