@@ -71,7 +71,9 @@ public final class Rematerialization implements Pass {
 
   /**
    * Bytes of the forward values a joint graph keeps for its backward: the distinct op and input nodes before the
-   * loss that a node after it reads, at their dtype's size.
+   * loss that a node after it reads, at their dtype's size. An {@code attention_core} that its backward reads keeps
+   * more in its autograd node: its inputs (the projections) and the probabilities [H, N, L, S] and scaled q its rule
+   * reads, counted too.
    */
   static long keptBytes(Graph g) {
     List<GraphNode> nodes = g.nodes();
@@ -84,11 +86,21 @@ public final class Rematerialization implements Pass {
       }
     }
     long bytes = 0;
-    for (GraphNode n : kept.keySet()) {
-      long numel = 1;
-      for (int d : n.shapeRef()) numel *= d;
-      bytes += numel * n.dtype().itemSize();
+    for (GraphNode n : new ArrayList<>(kept.keySet())) {
+      if (!n.op().equals("attention_core")) continue;
+      for (GraphNode in : n.inputs) if (in != null && in.kind() == GraphNode.Kind.OP) kept.put(in, Boolean.TRUE);
+      boolean batchFirst = Boolean.TRUE.equals(n.attr("batch_first"));
+      int[] q = n.shapeRef();
+      int s = n.inputs.size() == 2 ? q[batchFirst ? 1 : 0] : n.inputs.get(1).shapeRef()[batchFirst ? 1 : 0];
+      bytes += ((long) (Integer) n.attr("heads") * q[0] * q[1] * s + numel(n)) * n.dtype().itemSize();
     }
+    for (GraphNode n : kept.keySet()) bytes += numel(n) * n.dtype().itemSize();
     return bytes;
+  }
+
+  private static long numel(GraphNode n) {
+    long numel = 1;
+    for (int d : n.shapeRef()) numel *= d;
+    return numel;
   }
 }

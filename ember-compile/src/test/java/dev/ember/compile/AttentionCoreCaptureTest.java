@@ -71,6 +71,11 @@ class AttentionCoreCaptureTest {
         // the packed projection's gradient is one node; three projections get one each, from one rule's application
         assertEquals(cross ? 3 : 1, g.split("= attention_core_backward\\(", -1).length - 1, what + g);
         assertFalse(g.contains("softmax"), what + g);
+        // kept for the backward: at least the core's output, its projections, and in its autograd node the
+        // probabilities [H, N, L, S] and the scaled q
+        long projections = cross ? (long) n * (l + 2 * s) * e : (long) n * l * 3 * e;
+        long core = 2L * n * l * e + projections + (long) h * n * l * s;
+        assertTrue(Rematerialization.keptBytes(step.lastGraph()) >= core * 4, what + step.explain());
       }
     }
   }
