@@ -82,4 +82,35 @@ class TracingTest {
     assertEquals(List.of("neg", "abs"), outer.ops);
     assertEquals(List.of("exp"), inner.ops);
   }
+
+  /** capturesBackward() is the installed tracer's answer (false without one, or suspended, or by default). */
+  @Test
+  void capturesBackwardAsksTheTracerOfThisThread() {
+    Recorder forwardOnly = new Recorder();
+    Tracing.Tracer training = new Tracing.Tracer() {
+      @Override
+      public void op(String name, Tensor out, Tensor[] inputs, Object[] attrs, Tracing.Replay replay) {}
+
+      @Override
+      public void unsupported(String name, String reason) {}
+
+      @Override
+      public boolean capturesBackward() {
+        return true;
+      }
+    };
+    assertFalse(Tracing.capturesBackward());
+    try (Tracing.Scope a = Tracing.install(forwardOnly)) {
+      assertFalse(Tracing.capturesBackward());
+      try (Tracing.Scope b = Tracing.install(training)) {
+        assertTrue(Tracing.capturesBackward());
+        try (Tracing.Scope c = Tracing.suspend()) {
+          assertFalse(Tracing.capturesBackward());
+        }
+        assertTrue(Tracing.capturesBackward());
+      }
+      assertFalse(Tracing.capturesBackward());
+    }
+    assertFalse(Tracing.capturesBackward());
+  }
 }
