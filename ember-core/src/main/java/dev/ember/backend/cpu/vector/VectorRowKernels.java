@@ -355,6 +355,11 @@ public final class VectorRowKernels implements RowKernels {
     else maxPool2x2Indexed(x, xo, iw, base, y, arg, yo, n);
   }
 
+  @Override
+  public void maxPool2x2RowValues(float[] x, int xo, int iw, float[] y, int yo, int n) {
+    maxPool2x2Values(x, xo, iw, y, yo, n);
+  }
+
   /** {@link #maxPool2x2Row} with argmax. */
   private static void maxPool2x2Indexed(float[] x, int xo, int iw, int base, float[] y, int[] arg, int yo, int n) {
     int half = L / 2;
