@@ -274,11 +274,13 @@ final class GraphWalk {
   /** A node on the depth-first walk's stack: the next edge to follow, and the slot records of its children. */
   private static final class Frame {
     final Node node;
+    final int[] mark;
     final int[][] children;
     int edge;
 
-    Frame(Node node) {
+    Frame(Node node, int[] mark) {
       this.node = node;
+      this.mark = mark;
       this.children = new int[node.next.length][];
     }
   }
@@ -301,8 +303,9 @@ final class GraphWalk {
       if (!seen.containsKey(x)) seen.put(x, new int[] {EXCLUDED - excludedCount++});
     }
     ArrayDeque<Frame> stack = new ArrayDeque<>();
-    stack.push(new Frame(root));
-    seen.put(root, new int[] {ON_STACK});
+    int[] rootMark = {ON_STACK};
+    stack.push(new Frame(root, rootMark));
+    seen.put(root, rootMark);
     List<int[][]> childrenByPost = new ArrayList<>();
     while (!stack.isEmpty()) {
       Frame top = stack.peek();
@@ -312,17 +315,17 @@ final class GraphWalk {
         top.edge = i + 1;
         Node child = n.next[i];
         if (child != null) {
-          int[] mark = seen.get(child);
+          int[] fresh = {ON_STACK};
+          int[] mark = seen.putIfAbsent(child, fresh);
           if (mark == null) {
-            mark = new int[] {ON_STACK};
-            seen.put(child, mark);
-            stack.push(new Frame(child));
+            mark = fresh;
+            stack.push(new Frame(child, mark));
           }
           top.children[i] = mark;
         }
       } else {
         stack.pop();
-        seen.get(n)[0] = post.size();
+        top.mark[0] = post.size();
         post.add(n);
         childrenByPost.add(top.children);
       }
