@@ -295,13 +295,10 @@ final class GraphWalk {
 
   private static Order topologicalOrder(Node root, List<Node> excluded) {
     // per node seen, one int: its index in post order once finished, ON_STACK until then, or for an excluded
-    // node EXCLUDED - k (k: its rank among the distinct excluded nodes)
+    // node EXCLUDED - k (k: its last index in the excluded list; the slots of duplicates' earlier indices unused)
     List<Node> post = new ArrayList<>();
     IdentityHashMap<Node, int[]> seen = new IdentityHashMap<>();
-    int excludedCount = 0;
-    for (Node x : excluded) {
-      if (!seen.containsKey(x)) seen.put(x, new int[] {EXCLUDED - excludedCount++});
-    }
+    for (int k = 0; k < excluded.size(); k++) seen.put(excluded.get(k), new int[] {EXCLUDED - k});
     ArrayDeque<Frame> stack = new ArrayDeque<>();
     int[] rootMark = {ON_STACK};
     stack.push(new Frame(root, rootMark));
@@ -315,10 +312,10 @@ final class GraphWalk {
         top.edge = i + 1;
         Node child = n.next[i];
         if (child != null) {
-          int[] fresh = {ON_STACK};
-          int[] mark = seen.putIfAbsent(child, fresh);
+          int[] mark = seen.get(child); // not putIfAbsent: IdentityHashMap inherits Map's, a get and a put
           if (mark == null) {
-            mark = fresh;
+            mark = new int[] {ON_STACK};
+            seen.put(child, mark);
             stack.push(new Frame(child, mark));
           }
           top.children[i] = mark;
@@ -346,7 +343,7 @@ final class GraphWalk {
       }
       next[at] = slots;
     }
-    return new Order(nodes, next, count + excludedCount);
+    return new Order(nodes, next, count + excluded.size());
   }
 
   private static final int ON_STACK = -1;
