@@ -6,7 +6,6 @@ import dev.ember.tensor.Tensor;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -51,8 +50,8 @@ final class GraphWalk {
       postAccumulate(root);
       return;
     }
-    List<Node> order = topologicalOrder(rootNode);
-    boolean hooks = !root.gradHooks().isEmpty() || !noHooks(order);
+    Order order = topologicalOrder(rootNode);
+    boolean hooks = !root.gradHooks().isEmpty() || !noHooks(order.nodes);
     try (GradMemory memory = GradMemory.forPass(grad, hooks)) {
       new GraphWalk(memory, retainGraph).propagate(order, rootNode, root, grad);
     }
@@ -85,26 +84,35 @@ final class GraphWalk {
     } else if (rootNode != null) {
       List<Node> beyond = new ArrayList<>(); // the producers of the boundary tensors: not to be entered
       for (Tensor t : boundary.keySet()) if (t.gradFn() != null) beyond.add(t.gradFn());
-      List<Node> order = topologicalOrder(rootNode, beyond);
-      try (GradMemory memory = GradMemory.forPass(grad, !noHooks(order))) {
+      Order order = topologicalOrder(rootNode, beyond);
+      try (GradMemory memory = GradMemory.forPass(grad, !noHooks(order.nodes))) {
         GraphWalk walk = new GraphWalk(memory, false, boundary, captured);
-        if (activations != null) walk.countHolders(order, activations);
+        if (activations != null) walk.countHolders(order.nodes, activations);
         walk.propagate(order, rootNode, root, grad);
       }
     }
     return captured;
   }
 
-  private void propagate(List<Node> order, Node rootNode, Tensor root, Tensor grad) {
-    Map<Node, Tensor> pending = new IdentityHashMap<>();
-    Map<Node, Tensor> owners = new IdentityHashMap<>();
-    pending.put(rootNode, grad);
-    owners.put(rootNode, root);
-    for (Node node : order) {
-      Tensor g = pending.remove(node);
+  /**
+   * The pass proper. A node's pending gradient and the tensor whose hooks it gets ({@code owners}) live in arrays
+   * indexed by the node's slot in {@code order} (not in identity maps: their probe loops, inlined at each use, made
+   * this method's C2 code three times the size, issue #40).
+   */
+  private void propagate(Order order, Node rootNode, Tensor root, Tensor grad) {
+    Node[] nodes = order.nodes;
+    Tensor[] pending = new Tensor[order.slots];
+    Tensor[] owners = new Tensor[order.slots];
+    pending[0] = grad; // the root is first in the order
+    owners[0] = root;
+    for (int at = 0; at < nodes.length; at++) {
+      Node node = nodes[at];
+      Tensor g = pending[at];
       if (g == null) continue; // no gradient reached this node (e.g. all paths had null grads)
+      pending[at] = null;
       memory.taken(g);
-      Tensor owner = owners.remove(node);
+      Tensor owner = owners[at];
+      owners[at] = null;
       if (owner != null) g = applyHooks(owner, g);
       if (node.ctx.released()) {
         throw new IllegalStateException(node.name() + ": trying to backward through the graph a second time"
@@ -113,6 +121,7 @@ final class GraphWalk {
       }
       List<Tensor> held = holders == null ? null : heldBuffers(node);
       Tensor[] grads = memory.apply(node, g);
+      int[] slots = order.next[at];
       if (Tracing.active()) Tracing.backward(node.name(), node.ctx.rawOutput(), g, node.edges, grads);
       if (!retainGraph) node.ctx.release();
       for (int i = 0; i < node.edges.length; i++) {
@@ -134,10 +143,11 @@ final class GraphWalk {
           memory.accumulated(input, gi);
           postAccumulate(input);
         } else {
-          Tensor prev = pending.get(next);
+          int slot = slots[i];
+          Tensor prev = pending[slot];
           Tensor sum = prev == null ? gi : prev.add(gi);
-          pending.put(next, sum);
-          if (input.gradFn() == next) owners.put(next, input); // hooks see the tensor's current history only
+          pending[slot] = sum;
+          if (input.gradFn() == next) owners[slot] = input; // hooks see the tensor's current history only
           memory.pending(sum, prev, gi);
         }
       }
@@ -186,7 +196,7 @@ final class GraphWalk {
     if (t != null && activations.owns(t) && seen.put(t.storage(), Boolean.TRUE) == null) out.add(t);
   }
 
-  private void countHolders(List<Node> order, MemoryScope scope) {
+  private void countHolders(Node[] order, MemoryScope scope) {
     activations = scope;
     holders = new IdentityHashMap<>();
     for (Node n : order) {
@@ -195,14 +205,14 @@ final class GraphWalk {
   }
 
   /** {@code node} has run: the buffers only it still held go back to the pool, unless a gradient is on them. */
-  private void releaseHeld(List<Tensor> held, Map<Node, Tensor> pending) {
+  private void releaseHeld(List<Tensor> held, Tensor[] pending) {
     for (Tensor t : held) {
       Storage st = t.storage();
       int[] c = holders.get(st);
       if (c == null || --c[0] > 0) continue;
       holders.remove(st);
       boolean inUse = false;
-      for (Tensor p : pending.values()) inUse |= p.storage() == st;
+      for (Tensor p : pending) inUse |= p != null && p.storage() == st;
       for (Tensor p : captured) inUse |= p != null && p.storage() == st;
       if (!inUse) activations.releaseNow(t);
     }
@@ -244,7 +254,7 @@ final class GraphWalk {
     for (var hook : leaf.postAccumulateGradHooks()) hook.accept(leaf);
   }
 
-  private static boolean noHooks(List<Node> order) {
+  private static boolean noHooks(Node[] order) {
     for (Node n : order) {
       for (Tensor t : n.edges) {
         if (t != null && !t.gradHooks().isEmpty()) return false;
@@ -254,34 +264,88 @@ final class GraphWalk {
   }
 
   /**
+   * A pass's nodes in topological order, and where each node's gradients go: {@code next[at][i]} is the slot of
+   * {@code nodes[at].next[i]} (unused where that is null). The nodes' slots are their positions; an excluded node
+   * an edge leads to has a slot past them ({@code slots} in all), which collects what would flow into it and is
+   * never run, as an identity map's entry for it would be.
+   */
+  private record Order(Node[] nodes, int[][] next, int slots) {}
+
+  /** A node on the depth-first walk's stack: the next edge to follow, and the slot records of its children. */
+  private static final class Frame {
+    final Node node;
+    final int[] mark;
+    final int[][] children;
+    int edge;
+
+    Frame(Node node, int[] mark) {
+      this.node = node;
+      this.mark = mark;
+      this.children = new int[node.next.length][];
+    }
+  }
+
+  /**
    * Nodes in an order where every node comes before the nodes it feeds gradients to (iterative DFS), neither
    * entering the {@code excluded} nodes nor going past them.
    */
-  private static List<Node> topologicalOrder(Node root) {
+  private static Order topologicalOrder(Node root) {
     return topologicalOrder(root, List.of());
   }
 
-  private static List<Node> topologicalOrder(Node root, List<Node> excluded) {
+  private static Order topologicalOrder(Node root, List<Node> excluded) {
+    // per node seen, one int: its index in post order once finished, ON_STACK until then, or for an excluded
+    // node EXCLUDED - k (k: its last index in the excluded list; the slots of duplicates' earlier indices unused)
     List<Node> post = new ArrayList<>();
-    IdentityHashMap<Node, Boolean> seen = new IdentityHashMap<>();
-    for (Node x : excluded) seen.put(x, true);
-    ArrayDeque<Object[]> stack = new ArrayDeque<>();
-    stack.push(new Object[] {root, 0});
-    seen.put(root, true);
+    IdentityHashMap<Node, int[]> seen = new IdentityHashMap<>();
+    for (int k = 0; k < excluded.size(); k++) seen.put(excluded.get(k), new int[] {EXCLUDED - k});
+    ArrayDeque<Frame> stack = new ArrayDeque<>();
+    int[] rootMark = {ON_STACK};
+    stack.push(new Frame(root, rootMark));
+    seen.put(root, rootMark);
+    List<int[][]> childrenByPost = new ArrayList<>();
     while (!stack.isEmpty()) {
-      Object[] top = stack.peek();
-      Node n = (Node) top[0];
-      int i = (Integer) top[1];
+      Frame top = stack.peek();
+      Node n = top.node;
+      int i = top.edge;
       if (i < n.edges.length) {
-        top[1] = i + 1;
+        top.edge = i + 1;
         Node child = n.next[i];
-        if (child != null && seen.put(child, true) == null) stack.push(new Object[] {child, 0});
+        if (child != null) {
+          int[] mark = seen.get(child); // not putIfAbsent: IdentityHashMap inherits Map's, a get and a put
+          if (mark == null) {
+            mark = new int[] {ON_STACK};
+            seen.put(child, mark);
+            stack.push(new Frame(child, mark));
+          }
+          top.children[i] = mark;
+        }
       } else {
         stack.pop();
+        top.mark[0] = post.size();
         post.add(n);
+        childrenByPost.add(top.children);
       }
     }
-    Collections.reverse(post);
-    return post;
+    int count = post.size();
+    Node[] nodes = new Node[count];
+    int[][] next = new int[count][];
+    for (int k = 0; k < count; k++) {
+      int at = count - 1 - k; // reversed post order
+      nodes[at] = post.get(k);
+      int[][] children = childrenByPost.get(k);
+      int[] slots = new int[children.length];
+      for (int i = 0; i < children.length; i++) {
+        if (children[i] == null) continue;
+        int mark = children[i][0];
+        if (mark == ON_STACK) throw new IllegalStateException("autograd graph has a cycle (internal error)");
+        slots[i] = mark >= 0 ? count - 1 - mark : count + (EXCLUDED - mark);
+      }
+      next[at] = slots;
+    }
+    return new Order(nodes, next, count + excluded.size());
   }
+
+  private static final int ON_STACK = -1;
+  private static final int EXCLUDED = -2;
 }

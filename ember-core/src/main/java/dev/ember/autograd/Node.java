@@ -50,8 +50,12 @@ public final class Node {
    * backward still fails, because the node itself stays in the graph of whatever reached it.
    */
   void releaseEdges() {
-    java.util.Arrays.fill(edges, null);
-    java.util.Arrays.fill(next, null);
+    // a loop, not Arrays.fill: that shared method's C2 code, compiled on other callers' array types, was
+    // deoptimized here (array_check) in every LeNet-5 run (issue #40)
+    for (int i = 0; i < edges.length; i++) {
+      edges[i] = null;
+      next[i] = null;
+    }
   }
 
   Tensor[] apply(Tensor grad) {

@@ -298,6 +298,25 @@ class AutogradTest {
   }
 
   @Test
+  void aNodeReachedAtSeveralDepthsRunsOnceWithEveryPathsGradientSummed() {
+    // a feeds b, c and e; b feeds c and d: the walk must hold a's and b's gradients until all their consumers ran
+    Tensor x = leaf(1, 2);
+    Tensor a = x.mul(2);
+    List<double[]> seenByHook = new ArrayList<>();
+    a.registerHook(g -> {
+      seenByHook.add(g.toDoubleArray());
+      return null;
+    });
+    Tensor b = a.mul(3);
+    Tensor c = a.add(b);
+    Tensor e = c.mul(b).add(a); // 12 a^2 + a = 48 x^2 + 2 x
+    e.sum().backward();
+    assertEquals(1, seenByHook.size(), "a's hook runs once, on the sum");
+    assertArrayEquals(new double[] {49, 97}, seenByHook.get(0)); // 24 a + 1
+    assertValues(new double[] {98, 194}, x.grad(), 0); // 96 x + 2
+  }
+
+  @Test
   void modifyingASavedOutputFailsBackward() {
     Tensor x = leaf(0, 1, 2);
     Tensor y = x.exp();

@@ -26,9 +26,13 @@ public final class CpuPooling implements PoolingKernels {
 
   /** Calls {@code body(p0, p1)} over the planes in thread-count independent tasks. */
   private static void forPlanes(int planes, int planeSize, PlaneRange body) {
-    int per = Math.max(1, TASK_ELEMENTS / Math.max(1, planeSize));
+    int per = planesPerTask(planeSize);
     int tasks = Parallel.chunks(planes, per);
     Parallel.forEach(tasks, t -> body.run(t * per, Math.min(planes, (t + 1) * per)));
+  }
+
+  private static int planesPerTask(int planeSize) {
+    return Math.max(1, TASK_ELEMENTS / Math.max(1, planeSize));
   }
 
   @FunctionalInterface
@@ -47,7 +51,13 @@ public final class CpuPooling implements PoolingKernels {
     if (x.dtype() == DType.F32) {
       float[] xs = x.storage().floats();
       float[] ys = out.storage().floats();
-      if (tiles2(h) && tiles2(w)) {
+      if (tiles2(h) && tiles2(w) && arg == null) {
+        // not through forPlanes: its call of the body, which training's lambdas made bimorphic, would be
+        // deoptimized by a third lambda class (see maxPlanes2x2Values)
+        int per = planesPerTask(inPlane);
+        Parallel.forEach(Parallel.chunks(planes, per),
+            t -> maxPlanes2x2Values(xs, xo, ys, t * per, Math.min(planes, (t + 1) * per), h.in(), w.in()));
+      } else if (tiles2(h) && tiles2(w)) {
         forPlanes(planes, inPlane, (p0, p1) -> maxPlanes2x2F(xs, xo, ys, arg, p0, p1, h.in(), w.in()));
       } else if (h.step() == 1 && w.step() == 1) {
         forPlanes(planes, inPlane, (p0, p1) -> maxPlanesF1(xs, xo, ys, arg, p0, p1, h, w));
@@ -90,6 +100,25 @@ public final class CpuPooling implements PoolingKernels {
       int xb = xo + p * inPlane;
       int yb = p * outPlane;
       for (int r = 0; r < oh; r++) ROWS.maxPool2x2Row(xs, xb + 2 * r * iw, iw, xb, ys, arg, yb + r * ow, ow);
+    }
+  }
+
+  /**
+   * {@link #maxPlanes2x2F} without argmax (validation, inference): a method, a lambda and a row kernel of its own.
+   * When training (argmax) and validation shared them, the C2 code compiled on training's profile had the row
+   * kernel's argmax branch inlined and its plane loop's predicates built on it: the first validation deoptimized
+   * it, and the kernel's calls ran in the interpreter until a second C2 compile (issue #40,
+   * bench/jit-breakdown.sh). Here validation's calls reach code compiled on their own profile only.
+   */
+  private static void maxPlanes2x2Values(float[] xs, int xo, float[] ys, int p0, int p1, int inH, int iw) {
+    int ow = iw / 2;
+    int oh = inH / 2;
+    int inPlane = inH * iw;
+    int outPlane = oh * ow;
+    for (int p = p0; p < p1; p++) {
+      int xb = xo + p * inPlane;
+      int yb = p * outPlane;
+      for (int r = 0; r < oh; r++) ROWS.maxPool2x2RowValues(xs, xb + 2 * r * iw, iw, ys, yb + r * ow, ow);
     }
   }
 

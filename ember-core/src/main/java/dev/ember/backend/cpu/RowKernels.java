@@ -27,6 +27,12 @@ public interface RowKernels {
    */
   void maxPool2x2Row(float[] x, int xo, int iw, int base, float[] y, int[] arg, int yo, int n);
 
+  /**
+   * {@link #maxPool2x2Row} without argmax (the same values), a method of its own so that validation's calls
+   * (no tape, no argmax) never run through code compiled on training's (issue #40).
+   */
+  void maxPool2x2RowValues(float[] x, int xo, int iw, float[] y, int yo, int n);
+
   /** d[do + r*ds + k] = s[so + r*ss + k] for r &lt; rows, k &lt; n: a strided block of short rows (im2col). */
   void copyRows(float[] s, int so, int ss, float[] d, int dOff, int ds, int rows, int n);
 
@@ -581,6 +587,11 @@ public interface RowKernels {
     @Override
     public void maxPool2x2Row(float[] x, int xo, int iw, int base, float[] y, int[] arg, int yo, int n) {
       maxPool2x2Scalar(x, xo, iw, base, y, arg, yo, n);
+    }
+
+    @Override
+    public void maxPool2x2RowValues(float[] x, int xo, int iw, float[] y, int yo, int n) {
+      maxPool2x2Scalar(x, xo, iw, 0, y, null, yo, n);
     }
 
     @Override

@@ -78,6 +78,11 @@ class CpuPoolingTest {
         }
         double[] got = dx.toDoubleArray();
         for (int i = 0; i < got.length; i++) assertEquals(expectDx[i], got[i], 1e-6, what + " dx " + i);
+        // without argmax (validation, inference: the 2x2 tiles have a loop of their own) the same values
+        Tensor valuesOnly = Tensor.empty(dt, planes, h.out(), w.out());
+        pool.maxForward(x, planes, h, w, valuesOnly, null);
+        double[] vs = valuesOnly.toDoubleArray();
+        for (int i = 0; i < vs.length; i++) assertEquals(ys[i], vs[i], what + " without argmax " + i);
       }
     }
   }

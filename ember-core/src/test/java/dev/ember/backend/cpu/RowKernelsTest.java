@@ -169,15 +169,20 @@ class RowKernelsTest {
         }
         for (int rep = 0; rep < 30; rep++) { // enough calls for C2 to compile the vector loop
           float[] ys = new float[rows * ow], yv = new float[rows * ow];
+          float[] ysv = new float[rows * ow], yvv = new float[rows * ow]; // maxPool2x2RowValues
           int[] as = new int[rows * ow], av = new int[rows * ow];
           boolean withArg = rep % 2 == 0;
           for (int row = 0; row < rows; row++) {
             int xo = lead + row * 2 * iw;
             scalar.maxPool2x2Row(x, xo, iw, lead, ys, withArg ? as : null, row * ow, ow);
             vector.maxPool2x2Row(x, xo, iw, lead, yv, withArg ? av : null, row * ow, ow);
+            scalar.maxPool2x2RowValues(x, xo, iw, ysv, row * ow, ow);
+            vector.maxPool2x2RowValues(x, xo, iw, yvv, row * ow, ow);
           }
           for (int i = 0; i < ys.length; i++) {
             assertEquals(Float.floatToRawIntBits(ys[i]), Float.floatToRawIntBits(yv[i]), "ow=" + ow + " i=" + i);
+            assertEquals(Float.floatToRawIntBits(ys[i]), Float.floatToRawIntBits(ysv[i]), "values ow=" + ow);
+            assertEquals(Float.floatToRawIntBits(ys[i]), Float.floatToRawIntBits(yvv[i]), "values ow=" + ow);
           }
           assertArrayEquals(as, av, "ow=" + ow);
         }

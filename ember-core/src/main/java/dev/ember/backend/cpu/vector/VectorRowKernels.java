@@ -355,6 +355,21 @@ public final class VectorRowKernels implements RowKernels {
     else maxPool2x2Indexed(x, xo, iw, base, y, arg, yo, n);
   }
 
+  @Override
+  public void maxPool2x2RowValues(float[] x, int xo, int iw, float[] y, int yo, int n) {
+    maxPool2x2Values(x, xo, iw, y, yo, n);
+  }
+
+  /**
+   * The bound on o of the 2x2 pooling loops: o &lt; n with 2 o &lt;= xRoom (the two input rows' vectors stay in x)
+   * and o &lt;= yRoom (the store's vector stays in y), each of which, once false, stays false. One compare per
+   * step instead of three: a loop exit that a profile of the first calls had never seen taken trapped
+   * (unstable_if) in C2 code compiled on it, and cost a recompile (issue #40).
+   */
+  private static int vectorSteps(int n, int xRoom, int yRoom) {
+    return Math.min(n, Math.min(xRoom >> 1, yRoom) + 1); // xRoom >> 1: floor(xRoom / 2), negative too
+  }
+
   /** {@link #maxPool2x2Row} with argmax. */
   private static void maxPool2x2Indexed(float[] x, int xo, int iw, int base, float[] y, int[] arg, int yo, int n) {
     int half = L / 2;
@@ -363,7 +378,7 @@ public final class VectorRowKernels implements RowKernels {
     VectorMask<Integer> evenI = EVEN_I;
     IntVector lanes = IntVector.zero(IS).addIndex(1);
     int o = 0;
-    for (; o < n && xo + 2 * o + iw + L <= x.length && yo + o + L <= y.length && yo + o + L <= arg.length;
+    for (int end = vectorSteps(n, x.length - xo - iw - L, Math.min(y.length, arg.length) - yo - L); o < end;
         o += half) {
       int c = xo + 2 * o;
       int k = Math.min(half, n - o);
@@ -394,7 +409,7 @@ public final class VectorRowKernels implements RowKernels {
     VectorShuffle<Float> swap = SWAP;
     VectorMask<Float> even = EVEN;
     int o = 0;
-    for (; o < n && xo + 2 * o + iw + L <= x.length && yo + o + L <= y.length; o += half) {
+    for (int end = vectorSteps(n, x.length - xo - iw - L, y.length - yo - L); o < end; o += half) {
       int c = xo + 2 * o;
       int k = Math.min(half, n - o);
       FloatVector top = FloatVector.fromArray(S, x, c);
