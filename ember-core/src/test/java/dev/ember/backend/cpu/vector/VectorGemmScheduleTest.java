@@ -247,4 +247,61 @@ class VectorGemmScheduleTest {
       dev.ember.backend.cpu.Parallel.setThreads(old);
     }
   }
+
+  @Test
+  void twoKBlocksWindowByWindowKeepOneThreadsBits() {
+    org.junit.jupiter.api.Assumptions.assumeTrue(VectorGemm.MR == 12, "the 12-row kernel's blocking");
+    // {m, k, n, transA, transB}: two K blocks (450 or 500), row chunks that are not whole tiles, an edge panel of B,
+    // several windows; 600 x 1000 x 520 packs A p-major. One thread runs the K blocks one after the other (block),
+    // two and three run sharedB's row tasks through multiplyBoth.
+    int[][] shapes = {{360, 900, 300, 0, 0}, {360, 900, 300, 1, 0}, {360, 900, 300, 0, 1}, {600, 1000, 520, 0, 0}};
+    int old = dev.ember.backend.cpu.Parallel.threads();
+    try {
+      for (int[] s : shapes) {
+        int m = s[0];
+        int k = s[1];
+        int n = s[2];
+        boolean ta = s[3] == 1;
+        boolean tb = s[4] == 1;
+        String what = m + "x" + k + "x" + n + (ta ? " A^T" : "") + (tb ? " B^T" : "");
+        assertEquals(true, VectorGemm.bothKBlocks(k, (k + 1) / 2, n), what);
+        java.util.Random r = new java.util.Random(m * 31L + k + n);
+        float[] a = new float[m * k];
+        float[] b = new float[k * n];
+        for (int i = 0; i < a.length; i++) a[i] = (float) r.nextGaussian();
+        for (int i = 0; i < b.length; i++) b[i] = (float) r.nextGaussian();
+        int lda = ta ? m : k;
+        int ldb = tb ? k : n;
+        float[] c1 = null;
+        for (int threads = 1; threads <= 3; threads++) {
+          dev.ember.backend.cpu.Parallel.setThreads(threads);
+          float[] c = new float[m * n];
+          Arrays.fill(c, 0.5f);
+          for (int rep = 0; rep < 2; rep++) { // beta 0.25: the first K block reads C too
+            VectorGemm.sgemm(ta, tb, m, n, k, 1.5f, a, 0, lda, b, 0, ldb, 0.25f, c, 0, n);
+          }
+          if (c1 == null) {
+            c1 = c;
+            for (int i = 0; i < m; i += 23) {
+              for (int j = 0; j < n; j += 19) {
+                double want = 0.5;
+                for (int rep = 0; rep < 2; rep++) {
+                  double sum = 0;
+                  for (int p = 0; p < k; p++) {
+                    sum += (double) a[ta ? p * m + i : i * k + p] * b[tb ? j * k + p : p * n + j];
+                  }
+                  want = 1.5 * sum + 0.25 * want;
+                }
+                assertEquals(want, c[i * n + j], 1e-3 * Math.sqrt(k), what + " C[" + i + ", " + j + "]");
+              }
+            }
+          } else {
+            assertArrayEquals(c1, c, what + ": " + threads + " threads against one");
+          }
+        }
+      }
+    } finally {
+      dev.ember.backend.cpu.Parallel.setThreads(old);
+    }
+  }
 }
