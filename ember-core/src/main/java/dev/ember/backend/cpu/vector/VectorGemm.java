@@ -165,12 +165,6 @@ public final class VectorGemm {
   /** Per-thread packing buffers, grown on demand and reused across calls. */
   private static final class Workspace {
     final float[] aPack = new float[MC * AS + ROW_SPAN];
-    /** multiplyBoth's A block of the second K block, beside aPack's of the first. */
-    float[] aPackSecond = new float[0];
-
-    float[] aPackSecond() {
-      return aPackSecond = atLeast(aPackSecond, MC * AS + ROW_SPAN);
-    }
     final float[] tile = new float[MR * NR];
     /**
      * The packed blocks of op(A) of product {@code aCall} (see {@link #CALLS}) that this thread has packed, for its
@@ -450,22 +444,10 @@ public final class VectorGemm {
       if (k <= 2 * kcMax) {
         // One or two K blocks: one hand-off, the B parts packed by the tasks that first need them (see BParts).
         int kBlocks = k > kcMax ? 2 : 1;
-        boolean both = bothKBlocks(k, kcMax, nc);
         BParts parts = new BParts(kBlocks * packTasks);
         Parallel.forEach(tm, t -> {
           int i0 = t * mChunk;
           int i1 = Math.min(m, i0 + mChunk);
-          if (both) {
-            int kc1 = k - kcMax;
-            int first = t * packTasks / tm;
-            parts.ready(0, packTasks, first,
-                g -> packPart(transB, b, bh, bOff, ldb, 0, kcMax, fjc, nc, panels, packTasks, g, bufs[0]));
-            multiplyBoth(WORKSPACE.get(), transA, i0, i1, fjc, nc, kcMax, kc1, bufs[0], bufs[1],
-                () -> parts.ready(packTasks, packTasks, first,
-                    g -> packPart(transB, b, bh, bOff, ldb, kcMax, kc1, fjc, nc, panels, packTasks, g, bufs[1])),
-                alpha, a, ah, aOff, lda, beta, c, cOff, ldc);
-            return;
-          }
           for (int blk = 0, pc = 0; blk < kBlocks; blk++, pc += kcMax) {
             int kc = Math.min(kcMax, k - pc);
             int fpc = pc;
@@ -506,15 +488,6 @@ public final class VectorGemm {
         });
       }
     }
-  }
-
-  /**
-   * Whether sharedB runs a column block {@code nc} wide of a product of two K blocks (K = {@code k} in blocks of
-   * {@code kcMax}) through {@link #multiplyBoth}: two K blocks whose B blocks {@link #multiply} would sweep in
-   * windows (the 12-row path).
-   */
-  static boolean bothKBlocks(int k, int kcMax, int nc) {
-    return MR == 12 && k > kcMax && k <= 2 * kcMax && (long) kcMax * nc >= B_WINDOW;
   }
 
   /**
@@ -826,88 +799,33 @@ public final class VectorGemm {
         packA(a, ah, aOff, lda, ic, mc, pc, kc, aPack, pMajor);
       }
       for (int jw = 0; jw < nc; jw += window) {
-        tiles(transA, pMajor, ic, mc, jc, nc, jw, Math.min(nc, jw + window), kc, aPack, bPack, tile, alpha, beta, c,
-            cOff, ldc, first);
-      }
-    }
-  }
-
-  /**
-   * The tiles of one window of multiply: rows ic..ic+mc of C (the packed A block {@code aPack}) against the B panels
-   * at columns jw..jEnd of the block at jc (the packed B block {@code bPack}), row of tiles by row of tiles.
-   */
-  private static void tiles(boolean transA, boolean pMajor, int ic, int mc, int jc, int nc, int jw, int jEnd, int kc,
-      float[] aPack, float[] bPack, float[] tile, float alpha, float beta, float[] c, int cOff, int ldc,
-      boolean first) {
-    for (int ir = 0; ir < mc; ir += MR) {
-      for (int jr = jw; jr < jEnd; jr += NR) {
-        int cols = Math.min(NR, nc - jr);
-        int bBase = jr / NR * panelStride(kc);
-        int rows = Math.min(MR, mc - ir);
-        int cIdx = cOff + (ic + ir) * ldc + jc + jr;
-        if (MR == 12) {
-          if (rows == MR && cols == NR) { // full tiles: written to C from the accumulators
-            if (!pMajor && first) kernelRowsC(kc, aPack, ir * AS, bPack, bBase, c, cIdx, ldc, alpha, beta);
-            else if (!pMajor) kernelRowsAcc(kc, aPack, ir * AS, bPack, bBase, c, cIdx, ldc, alpha);
-            else if (first) kernelC(kc, aPack, ir * KC, bPack, bBase, c, cIdx, ldc, alpha, beta);
-            else kernelAcc(kc, aPack, ir * KC, bPack, bBase, c, cIdx, ldc, alpha);
-            continue;
-          }
-          packedTile(pMajor, rows, kc, aPack, ir, bPack, bBase, tile);
-          writeTile(tile, rows, cols, c, cIdx, ldc, alpha, beta, first);
-        } else {
-          // Full tiles are written back by the kernel itself; edge tiles come back in tile.
-          boolean full = rows == MR && cols == NR;
-          float[] cFull = full ? c : null;
-          if (transA) kernel4(kc, aPack, ir * KC, bPack, bBase, tile, cFull, cIdx, ldc, alpha, beta, first);
-          else kernel4r(kc, aPack, ir * AS, bPack, bBase, tile, cFull, cIdx, ldc, alpha, beta, first);
-          if (!full) storeEdge(tile, rows, cols, c, cIdx, ldc, alpha, beta, first);
-        }
-      }
-    }
-  }
-
-  /**
-   * {@link #multiply} of rows i0..i1 for both K blocks of a product of two ({@code kc0} then {@code kc1} long, B
-   * packed in {@code b0} and {@code b1}), window by window: each A block is packed for both K blocks, and each
-   * window of C (a block's rows, a window's columns) gets the first K block's tiles and then, while it is still in
-   * L2, the second's. Block by block, the second K block read C back from L3 (the first wrote all of the task's
-   * rows, 1 MiB at 1024^3 and two threads, and two B blocks streamed past in between). The two K blocks' windows
-   * together are one {@link #B_WINDOW} (256 KiB each; 512 KiB each measured no better), so both A blocks (2 x 264
-   * KiB), both windows and C's window (132 KiB) are ~1.2 MiB. Two threads on a Zen 4 (1 MiB L2), GFLOP/s per
-   * CPU-second, builds alternating in one JVM, load 5-10: 2048 x 1024 x 256 A B and A B^T +0.7..2.5% (8 runs, all
-   * above), 1024^3 -0.3..+1.8% (median +0.5%, within the noise). {@code ready1} returns when b1 is packed: called
-   * before the first tile that reads it (waiting for both blocks up front measured the same). Every C element gets
-   * the same two kernels in the same order (C = alpha acc0 + beta C, then C = fma(acc1, alpha, C)): same bits.
-   */
-  private static void multiplyBoth(Workspace ws, boolean transA, int i0, int i1, int jc, int nc, int kc0, int kc1,
-      float[] b0, float[] b1, Runnable ready1, float alpha, float[] a, HalfOperand ah, int aOff, int lda, float beta,
-      float[] c, int cOff, int ldc) {
-    float[] aPack = ws.aPack;
-    float[] aPack1 = ws.aPackSecond();
-    float[] tile = ws.tile;
-    boolean pMajor = transA || (MR == 12 && L == 16 && nc >= PMAJOR_MIN_N);
-    int window = Math.max(1, B_WINDOW / 2 / (kc0 * NR)) * NR;
-    int mBlocks = (i1 - i0 + MC - 1) / MC;
-    int mcStep = roundUp((i1 - i0 + mBlocks - 1) / mBlocks, MR);
-    boolean waited = false;
-    for (int ic = i0; ic < i1; ic += mcStep) {
-      int mc = Math.min(mcStep, i1 - ic);
-      if (transA) {
-        packAT(a, ah, aOff, lda, ic, mc, 0, kc0, aPack);
-        packAT(a, ah, aOff, lda, ic, mc, kc0, kc1, aPack1);
-      } else {
-        packA(a, ah, aOff, lda, ic, mc, 0, kc0, aPack, pMajor);
-        packA(a, ah, aOff, lda, ic, mc, kc0, kc1, aPack1, pMajor);
-      }
-      for (int jw = 0; jw < nc; jw += window) {
         int jEnd = Math.min(nc, jw + window);
-        tiles(transA, pMajor, ic, mc, jc, nc, jw, jEnd, kc0, aPack, b0, tile, alpha, beta, c, cOff, ldc, true);
-        if (!waited) {
-          ready1.run();
-          waited = true;
+        for (int ir = 0; ir < mc; ir += MR) {
+          for (int jr = jw; jr < jEnd; jr += NR) {
+            int cols = Math.min(NR, nc - jr);
+            int bBase = jr / NR * panelStride(kc);
+            int rows = Math.min(MR, mc - ir);
+            int cIdx = cOff + (ic + ir) * ldc + jc + jr;
+            if (MR == 12) {
+              if (rows == MR && cols == NR) { // full tiles: written to C from the accumulators
+                if (!pMajor && first) kernelRowsC(kc, aPack, ir * AS, bPack, bBase, c, cIdx, ldc, alpha, beta);
+                else if (!pMajor) kernelRowsAcc(kc, aPack, ir * AS, bPack, bBase, c, cIdx, ldc, alpha);
+                else if (first) kernelC(kc, aPack, ir * KC, bPack, bBase, c, cIdx, ldc, alpha, beta);
+                else kernelAcc(kc, aPack, ir * KC, bPack, bBase, c, cIdx, ldc, alpha);
+                continue;
+              }
+              packedTile(pMajor, rows, kc, aPack, ir, bPack, bBase, tile);
+              writeTile(tile, rows, cols, c, cIdx, ldc, alpha, beta, first);
+            } else {
+              // Full tiles are written back by the kernel itself; edge tiles come back in tile.
+              boolean full = rows == MR && cols == NR;
+              float[] cFull = full ? c : null;
+              if (transA) kernel4(kc, aPack, ir * KC, bPack, bBase, tile, cFull, cIdx, ldc, alpha, beta, first);
+              else kernel4r(kc, aPack, ir * AS, bPack, bBase, tile, cFull, cIdx, ldc, alpha, beta, first);
+              if (!full) storeEdge(tile, rows, cols, c, cIdx, ldc, alpha, beta, first);
+            }
+          }
         }
-        tiles(transA, pMajor, ic, mc, jc, nc, jw, jEnd, kc1, aPack1, b1, tile, alpha, beta, c, cOff, ldc, false);
       }
     }
   }
