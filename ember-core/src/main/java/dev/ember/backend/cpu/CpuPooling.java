@@ -197,6 +197,49 @@ public final class CpuPooling implements PoolingKernels {
     }
   }
 
+  /** The 2x2, stride-2 windows that tile the input: the backward writes each input element once. */
+  @Override
+  public boolean maxBackwardWritesAll(PoolAxis h, PoolAxis w) {
+    return tiles2(h) && tiles2(w);
+  }
+
+  /**
+   * For F32 windows that tile the input 2x2 ({@link #maxBackwardWritesAll}), every element of gi written in order,
+   * row by row: 0 + g at its window's argmax (the bits of the zero-filled gradient it was added to), 0 elsewhere.
+   * It replaces the zero-fill of gi (an allocation and a pass) and the scatter; LeNet's two poolings at batch 64
+   * spent ~5% of the training step's calling-thread samples in them.
+   */
+  @Override
+  public void maxBackward(View g, View argmax, int planes, PoolAxis h, PoolAxis w, View gi) {
+    if (!(g.dtype() == DType.F32 && maxBackwardWritesAll(h, w))) {
+      maxBackward(g, argmax, planes, h.in() * w.in(), h.out() * w.out(), gi);
+      return;
+    }
+    int[] arg = argmax.storage().ints();
+    float[] gs = g.storage().floats();
+    float[] is = gi.storage().floats();
+    int go = g.offset();
+    int io = gi.offset();
+    int iw = w.in();
+    int ow = w.out();
+    int inPlane = h.in() * iw;
+    int outPlane = h.out() * ow;
+    forPlanes(planes, inPlane, (p0, p1) -> {
+      for (int p = p0; p < p1; p++) {
+        int ob = p * outPlane;
+        for (int iy = 0; iy < h.in(); iy++) {
+          int or = ob + (iy >> 1) * ow;
+          int ir = iy * iw;
+          int d = io + p * inPlane + ir;
+          for (int ix = 0; ix < iw; ix++) {
+            int o = or + (ix >> 1);
+            is[d + ix] = arg[o] == ir + ix ? 0f + gs[go + o] : 0f;
+          }
+        }
+      }
+    });
+  }
+
   @Override
   public void maxBackward(View g, View argmax, int planes, int inPlane, int outPlane, View gi) {
     int[] arg = argmax.storage().ints();
