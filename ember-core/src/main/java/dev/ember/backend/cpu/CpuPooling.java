@@ -197,7 +197,7 @@ public final class CpuPooling implements PoolingKernels {
     }
   }
 
-  /** The 2x2, stride-2 windows that tile the input: the backward writes each input element once. */
+  /** The 2x2, stride-2 windows that tile the input: the backward zeroes and fills every input plane itself. */
   @Override
   public boolean maxBackwardWritesAll(PoolAxis h, PoolAxis w) {
     return tiles2(h) && tiles2(w);

@@ -86,10 +86,10 @@ class PoolingTest {
   }
 
   /**
-   * 2x2 stride-2 windows that tile a float32 input take the backward that writes every input element instead of
-   * scattering into a zero-filled gradient: each argmax gets 0 + g (a -0 upstream value gives +0, a NaN stays NaN,
-   * as the scatter), every other element 0; the maxima, indices and gradient are written in full (NaN-filled pool
-   * arrays) and bitwise the same on 1 and 2 threads.
+   * 2x2 stride-2 windows that tile a float32 input take the backward that zeroes each plane of an unfilled gradient
+   * itself before the scatter: each argmax gets 0 + g (a -0 upstream value gives +0, a NaN stays NaN), every other
+   * element 0; the maxima, indices and gradient are written in full (NaN-filled pool arrays) and bitwise the same on
+   * 1 and 2 threads.
    */
   @Test
   void tiledMaxPoolBackwardWritesEveryElementAsTheScatter() {
