@@ -22,6 +22,22 @@ public interface PoolingKernels {
   void maxBackward(View g, View argmax, int planes, int inPlane, int outPlane, View dx);
 
   /**
+   * Whether {@link #maxBackward(View, View, int, PoolAxis, PoolAxis, View)} over these windows writes every element
+   * of dx itself, so that the caller may pass one whose contents are unspecified.
+   */
+  default boolean maxBackwardWritesAll(PoolAxis h, PoolAxis w) {
+    return false;
+  }
+
+  /**
+   * {@link #maxBackward(View, View, int, int, int, View)} for the windows of h and w: dx [planes, h.in, w.in] is
+   * zero-filled by the caller unless {@link #maxBackwardWritesAll} says it need not be.
+   */
+  default void maxBackward(View g, View argmax, int planes, PoolAxis h, PoolAxis w, View dx) {
+    maxBackward(g, argmax, planes, h.in() * w.in(), h.out() * w.out(), dx);
+  }
+
+  /**
    * out [planes, h.out, w.out] = the window averages of x: the sum over the in-bounds taps (in double)
    * divided by {@code h.div[oh] * w.div[ow]}; an empty window gives 0.
    */

@@ -226,6 +226,43 @@ public final class CpuPooling implements PoolingKernels {
     }
   }
 
+  /** The 2x2, stride-2 windows that tile the input: the backward zeroes and fills every input plane itself. */
+  @Override
+  public boolean maxBackwardWritesAll(PoolAxis h, PoolAxis w) {
+    return tiles2(h) && tiles2(w);
+  }
+
+  /**
+   * For F32 windows that tile the input 2x2 ({@link #maxBackwardWritesAll}), each plane of gi zeroed by the task that
+   * then adds its upstream values at their argmax (every input element is in a window, so every element is
+   * written; the bits of the scatter into a zero-filled gi). It replaces the zero-fill of the whole pooled gi before
+   * the kernel (a separate pass, and a forEach of its own above Storage's parallel-zero size).
+   */
+  @Override
+  public void maxBackward(View g, View argmax, int planes, PoolAxis h, PoolAxis w, View gi) {
+    if (!(g.dtype() == DType.F32 && maxBackwardWritesAll(h, w))) {
+      maxBackward(g, argmax, planes, h.in() * w.in(), h.out() * w.out(), gi);
+      return;
+    }
+    int[] arg = argmax.storage().ints();
+    float[] gs = g.storage().floats();
+    float[] is = gi.storage().floats();
+    int go = g.offset();
+    int io = gi.offset();
+    int iw = w.in();
+    int ow = w.out();
+    int inPlane = h.in() * iw;
+    int outPlane = h.out() * ow;
+    forPlanes(planes, inPlane, (p0, p1) -> {
+      for (int p = p0; p < p1; p++) {
+        int ib = io + p * inPlane;
+        int ob = p * outPlane;
+        java.util.Arrays.fill(is, ib, ib + inPlane, 0f);
+        for (int o = 0; o < outPlane; o++) is[ib + arg[ob + o]] += gs[go + ob + o];
+      }
+    });
+  }
+
   @Override
   public void maxBackward(View g, View argmax, int planes, int inPlane, int outPlane, View gi) {
     int[] arg = argmax.storage().ints();

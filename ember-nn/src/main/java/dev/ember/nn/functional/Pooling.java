@@ -121,21 +121,21 @@ public final class Pooling {
     }
     Tensor x = input.contiguous();
     int[] outShape = sp.outShape(h.out(), w.out());
-    Tensor out = input.newZeros(outShape);
+    // the kernels write every maximum and every index: no zero-fill of a pooled array
+    Tensor out = input.newEmpty(outShape);
     boolean grad = Grad.enabled() && input.requiresGrad();
-    int outPlane = h.out() * w.out();
     // each maximum's plane-local index, for the backward and the returned indices
-    Tensor arg = grad || withIndices ? input.newZeros(DType.I32, outShape) : null;
+    Tensor arg = grad || withIndices ? input.newEmpty(DType.I32, outShape) : null;
     PoolingKernels kernels = x.device().backend().pooling();
     kernels.maxForward(x, sp.planes, h, w, out, arg);
     // the indices, like a tensor made from an array, outlive any MemoryScope
     Tensor indices = withIndices ? MemoryScope.escape(arg.to(DType.I64)) : null;
     int[] inShape = input.shape();
-    int inPlane = h.in() * w.in();
     Tensor values = Autograd.record(op, out, (ctx, g) -> {
       Tensor gc = g.contiguous();
-      Tensor gi = gc.newZeros(inShape);
-      kernels.maxBackward(gc, arg, sp.planes, inPlane, outPlane, gi);
+      // windows that tile the input (2x2, stride 2): the kernel writes every element, so no zero-fill
+      Tensor gi = kernels.maxBackwardWritesAll(h, w) ? gc.newEmpty(inShape) : gc.newZeros(inShape);
+      kernels.maxBackward(gc, arg, sp.planes, h, w, gi);
       return new Tensor[] {gi};
     }, input);
     return new WithIndices(values, indices);

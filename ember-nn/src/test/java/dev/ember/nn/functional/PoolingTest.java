@@ -85,6 +85,47 @@ class PoolingTest {
     assertArrayEquals(new double[] {1, 0, 0, 0}, x.grad().toDoubleArray());
   }
 
+  /**
+   * 2x2 stride-2 windows that tile a float32 input take the backward that zeroes each plane of an unfilled gradient
+   * itself before the scatter: each argmax gets 0 + g (a -0 upstream value gives +0, a NaN stays NaN), every other
+   * element 0; the maxima, indices and gradient are written in full (NaN-filled pool arrays) and bitwise the same on
+   * 1 and 2 threads.
+   */
+  @Test
+  void tiledMaxPoolBackwardWritesEveryElementAsTheScatter() {
+    int[] shape = {3, 4, 8, 10};
+    Supplier<float[][]> run = () -> {
+      float[] xv = Tensor.randn(new Generator(5), DType.F32, shape).toFloatArray();
+      xv[7] = Float.NaN; // a NaN wins its window
+      Tensor x = Tensor.of(xv, shape).requiresGrad(true);
+      Pooling.WithIndices r = Pooling.maxPool2dWithIndices(x, a(2), null, Z, ONE, false);
+      int[] outShape = r.values().shape();
+      float[] gv = Tensor.randn(new Generator(6), DType.F32, outShape).toFloatArray();
+      gv[0] = -0f;
+      gv[1] = Float.NaN;
+      r.values().backward(Tensor.of(gv, outShape));
+      float[] want = new float[xv.length];
+      long[] idx = r.indices().toLongArray();
+      int inPlane = shape[2] * shape[3];
+      int outPlane = outShape[2] * outShape[3];
+      for (int o = 0; o < idx.length; o++) want[(o / outPlane) * inPlane + (int) idx[o]] += gv[o];
+      return new float[][] {r.values().toFloatArray(), x.grad().toFloatArray(), want};
+    };
+    float[][] got = run.get();
+    assertArrayEquals(rawBits(got[2]), rawBits(got[1]), "gradient vs the scatter into zeros");
+    dev.ember.testing.PoolChecks.assertEveryElementWritten(run, 4, shape[0] * shape[1] * 4 * 5);
+    int old = Parallel.threads();
+    try {
+      Parallel.setThreads(1);
+      float[][] one = run.get();
+      Parallel.setThreads(2);
+      float[][] two = run.get();
+      for (int i = 0; i < one.length; i++) assertArrayEquals(rawBits(one[i]), rawBits(two[i]), "output " + i);
+    } finally {
+      Parallel.setThreads(old);
+    }
+  }
+
   // ================================================================== errors
 
   private static String msg(Runnable r) {
@@ -161,7 +202,10 @@ class PoolingTest {
   // ================================================================== determinism
 
   private static int[] bits(Tensor t) {
-    float[] f = t.toFloatArray();
+    return rawBits(t.toFloatArray());
+  }
+
+  private static int[] rawBits(float[] f) {
     int[] b = new int[f.length];
     for (int i = 0; i < f.length; i++) b[i] = Float.floatToRawIntBits(f[i]);
     return b;

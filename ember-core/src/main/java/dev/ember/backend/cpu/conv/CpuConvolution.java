@@ -108,8 +108,13 @@ public final class CpuConvolution implements ConvolutionKernels {
     // the implicit passes first (they also take first layers the direct kernels would), then whatever is left
     boolean implicitX = !winogradX && dx != null && ImplicitConv.inputGradApplies(w, groups, g);
     boolean implicitW = !winogradW && dw != null && ImplicitConv.forwardApplies(x, o, groups, g);
-    if (implicitX) ImplicitConv.inputGrad(w, gOut, dx, g);
-    if (implicitW) ImplicitConv.weightGrad(x, gOut, dw, g);
+    if (implicitX && implicitW) {
+      ImplicitConv.backward(x, w, gOut, dx, dw, g); // one pass over the pool for both
+    } else if (implicitX) {
+      ImplicitConv.inputGrad(w, gOut, dx, g);
+    } else if (implicitW) {
+      ImplicitConv.weightGrad(x, gOut, dw, g);
+    }
     View restX = implicitX || winogradX ? null : dx;
     View restW = implicitW || winogradW ? null : dw;
     if (restX == null && restW == null) return;

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ember.backend.ConvGeometry;
+import dev.ember.backend.cpu.Parallel;
 import dev.ember.backend.cpu.RowKernels;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
@@ -15,7 +16,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The implicit GEMM's slot groups: a pass that leaves out, group by group, the taps that read only zero padding
  * gives bitwise the pass over every tap, on both tile widths; the forward over shifted planes gives bitwise the
- * padded pass; and the tile width follows the channel count.
+ * padded pass; one backward pass gives the separate input- and weight-gradient passes bitwise; and the tile width
+ * follows the channel count.
  */
 class ImplicitConvTest {
   /** One image through implicitImage with the groups and without, compared bit for bit. */
@@ -101,6 +103,51 @@ class ImplicitConvTest {
               java.util.Arrays.toString(sh) + " relu " + relu + " at " + i);
         }
       }
+    }
+  }
+
+  /**
+   * The input and weight gradients in one pass over the pool (each weight chunk's task followed by its images')
+   * give bitwise the two passes run apart, on 1 and 2 threads: LeNet's second layer at 19 images (chunks of 3, the
+   * last of one image) and a padded layer. The input is a view at an offset: the unpadded weight gradient reads it
+   * in place and must give the bits of a copy at offset 0.
+   */
+  @Test
+  void oneBackwardPassGivesTheSeparatePassesBitwise() {
+    int[][] shapes = {{19, 6, 14, 16, 5, 0}, {5, 8, 9, 12, 3, 1}};
+    int old = Parallel.threads();
+    try {
+      for (int[] sh : shapes) {
+        int n = sh[0], c = sh[1], hw = sh[2], o = sh[3], k = sh[4], pad = sh[5];
+        int ohw = hw + 2 * pad - k + 1;
+        ConvGeometry g = new ConvGeometry(hw, hw, k, k, 1, 1, pad, pad, 1, 1, ohw, ohw);
+        Tensor x = Tensor.randn(new Generator(4), n + 1, c, hw, hw).narrow(0, 1, n);
+        Tensor w = Tensor.randn(new Generator(5), o, c, k, k);
+        Tensor gOut = Tensor.randn(new Generator(6), n, o, ohw, ohw);
+        Parallel.setThreads(1);
+        Tensor dxApart = Tensor.full(Float.NaN, n, c, hw, hw);
+        Tensor dwApart = Tensor.full(Float.NaN, o, c, k, k);
+        ImplicitConv.inputGrad(w, gOut, dxApart, g);
+        ImplicitConv.weightGrad(Tensor.of(x.toFloatArray(), n, c, hw, hw), gOut, dwApart, g); // a copy at offset 0
+        for (int threads : new int[] {1, 2}) {
+          Parallel.setThreads(threads);
+          Tensor dx = Tensor.full(Float.NaN, n, c, hw, hw);
+          Tensor dw = Tensor.full(Float.NaN, o, c, k, k);
+          ImplicitConv.backward(x, w, gOut, dx, dw, g);
+          String what = java.util.Arrays.toString(sh) + " on " + threads + " threads";
+          assertBits(dxApart.toFloatArray(), dx.toFloatArray(), what + ": input gradient");
+          assertBits(dwApart.toFloatArray(), dw.toFloatArray(), what + ": weight gradient");
+        }
+      }
+    } finally {
+      Parallel.setThreads(old);
+    }
+  }
+
+  private static void assertBits(float[] expected, float[] actual, String what) {
+    assertEquals(expected.length, actual.length, what);
+    for (int i = 0; i < expected.length; i++) {
+      assertEquals(Float.floatToRawIntBits(expected[i]), Float.floatToRawIntBits(actual[i]), what + " at " + i);
     }
   }
 
