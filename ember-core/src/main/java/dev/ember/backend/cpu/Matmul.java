@@ -47,7 +47,12 @@ final class Matmul {
     // One GEMM per batch element. Small products spread over the batch; large ones thread inside GEMM.
     // Attention's per-head products (16 x 4 heads of 128 x 64 x 128) threaded inside GEMM ran at
     // 62 GFLOP/s on two threads (two hand-offs per product, 72 + 56 rows), spread at ~90.
-    boolean spreadBatches = batch > 1 && (long) m * n * kk < (batch >= 4 ? 1L << 22 : 64L * 64 * 64);
+    // A batch that splits evenly over the threads is spread up to 16M multiply-adds a product: at T = 256 (8 heads of
+    // 256 x 64 x 256, 4M each) threading inside GEMM made attention's fwd+bwd scale 1.4x from one to two threads
+    // where T = 128 and 512 scaled ~2x.
+    long work = (long) m * n * kk;
+    boolean spreadBatches = batch > 1 && (work < (batch >= 4 ? 1L << 22 : 64L * 64 * 64)
+        || batch % Parallel.threads() == 0 && work < 1L << 24);
     java.util.function.IntConsumer one = i -> {
       int ao = a2.offset() + i * sa;
       int bo = b2.offset() + i * sb;

@@ -75,6 +75,33 @@ class DeterminismTest {
   }
 
   @Test
+  void batchedMatmulSpreadWhenTheBatchSplitsEvenly() {
+    // attention's per-head products at T = 256 (4M multiply-adds each): spread over the batch on 2 threads (8 % 2 == 0),
+    // threaded inside each GEMM on 3; every slice must equal its own 2-d product either way
+    Supplier<Tensor> scores = () -> Tensor.randn(new Generator(9), 8, 256, 64)
+        .matmul(Tensor.randn(new Generator(10), 8, 256, 64).transpose(1, 2));
+    Supplier<Tensor> context = () -> Tensor.randn(new Generator(11), 8, 256, 256)
+        .matmul(Tensor.randn(new Generator(12), 8, 256, 64));
+    assertSameOnOneAndTwoThreads("bmm [8,256,64]x[8,256,64]^T", scores);
+    assertSameOnOneAndTwoThreads("bmm [8,256,256]x[8,256,64]", context);
+    int old = Parallel.threads();
+    try {
+      for (int t : new int[] {2, 3}) {
+        Parallel.setThreads(t);
+        Tensor a = Tensor.randn(new Generator(11), 8, 256, 256);
+        Tensor b = Tensor.randn(new Generator(12), 8, 256, 64);
+        Tensor batched = a.matmul(b);
+        for (int i = 0; i < 8; i++) {
+          assertArrayEquals(bits(a.select(0, i).matmul(b.select(0, i))), bits(batched.select(0, i)),
+              "slice " + i + " on " + t + " threads");
+        }
+      }
+    } finally {
+      Parallel.setThreads(old);
+    }
+  }
+
+  @Test
   void fullSumOfOneMillion() {
     assertSameOnOneAndTwoThreads("sum of 1M", () -> Tensor.rand(new Generator(7), 1_000_000).sum());
     // and the value is right (float accumulation of 1M uniforms, against a double sum)
