@@ -2140,6 +2140,11 @@ public final class VectorGemm {
             int wIdx = wOff + (ic + ir) * n + jr;
             if (rows == MR && cols == NR) { // B's rows read where they are: x is not packed for a single use
               kernelSgd(k, ws.aPack, ir * KC, b, bOff + jr, ldb, w, wIdx, n, lr, wd, sign);
+            } else if (cols == NR) { // a short tile (a 64-row chunk's last 4 rows), B still read in place, 4 rows a pass
+              for (int r0 = 0; r0 < rows; r0 += 4) {
+                kernelSgd4(k, ws.aPack, ir * KC + r0, Math.min(4, rows - r0), b, bOff + jr, ldb, w, wIdx + r0 * n, n,
+                    lr, wd, sign);
+              }
             } else { // an edge tile: this panel of B copied (zero-padded to NR columns) for the edge kernels
               for (int p = 0; p < k; p++) {
                 System.arraycopy(b, bOff + p * ldb + jr, bTile, p * NR, cols);
@@ -2166,6 +2171,57 @@ public final class VectorGemm {
       }
     });
     return true;
+  }
+
+  /**
+   * {@link #kernelSgd} for {@code rows} (1 to 4) rows of a short A^T tile: rows {@code aBase - ir * KC} on of the
+   * p-major panel (MR floats a p), the rest of the 4 computed and dropped. Each element of g sums its products from
+   * zero in K order with one fma each, as {@link #kernel4s} and {@link #kernel8} do: the same bits. Two threads cut
+   * the MNIST MLP's 128 weight rows 64 + 64, five whole tiles and 4 rows each; those 4 rows went through the edge
+   * path, which copied all of x's panels and ran a 12-row-sized kernel for them.
+   */
+  private static void kernelSgd4(int kc, float[] ap, int aBase, int rows, float[] bp, int bBase, int ldb, float[] w,
+      int wIdx, int ldw, float lr, float wd, float sign) {
+    FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+    FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+    FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+    FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+    for (int p = 0, bi = bBase; p < kc; p++, bi += ldb) {
+      FloatVector b0 = FloatVector.fromArray(S, bp, bi);
+      FloatVector b1 = FloatVector.fromArray(S, bp, bi + L);
+      int ai = aBase + p * MR;
+      FloatVector av = FloatVector.broadcast(S, ap[ai]);
+      c00 = av.fma(b0, c00); c01 = av.fma(b1, c01);
+      av = FloatVector.broadcast(S, ap[ai + 1]);
+      c10 = av.fma(b0, c10); c11 = av.fma(b1, c11);
+      av = FloatVector.broadcast(S, ap[ai + 2]);
+      c20 = av.fma(b0, c20); c21 = av.fma(b1, c21);
+      av = FloatVector.broadcast(S, ap[ai + 3]);
+      c30 = av.fma(b0, c30); c31 = av.fma(b1, c31);
+    }
+    FloatVector lrv = FloatVector.broadcast(S, lr);
+    FloatVector wdv = FloatVector.broadcast(S, wd);
+    FloatVector sgv = FloatVector.broadcast(S, sign);
+    FloatVector x;
+    x = FloatVector.fromArray(S, w, wIdx);
+    x.sub(c00.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx);
+    x = FloatVector.fromArray(S, w, wIdx + L);
+    x.sub(c01.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + L);
+    if (rows < 2) return;
+    x = FloatVector.fromArray(S, w, wIdx + ldw);
+    x.sub(c10.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + ldw);
+    x = FloatVector.fromArray(S, w, wIdx + ldw + L);
+    x.sub(c11.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + ldw + L);
+    if (rows < 3) return;
+    x = FloatVector.fromArray(S, w, wIdx + 2 * ldw);
+    x.sub(c20.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 2 * ldw);
+    x = FloatVector.fromArray(S, w, wIdx + 2 * ldw + L);
+    x.sub(c21.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 2 * ldw + L);
+    if (rows < 4) return;
+    x = FloatVector.fromArray(S, w, wIdx + 3 * ldw);
+    x.sub(c30.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 3 * ldw);
+    x = FloatVector.fromArray(S, w, wIdx + 3 * ldw + L);
+    x.sub(c31.mul(sgv).add(x.mul(wdv)).mul(lrv)).intoArray(w, wIdx + 3 * ldw + L);
   }
 
   /** {@link #kernel} for a full tile, applying SGD's update to W from the accumulators (see {@link #sgemmRowsSgd}). */

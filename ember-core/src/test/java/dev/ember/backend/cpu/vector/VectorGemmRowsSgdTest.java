@@ -19,8 +19,9 @@ class VectorGemmRowsSgdTest {
     int old = Parallel.threads();
     Random rnd = new Random(11);
     VectorUpdateKernels sgd = new VectorUpdateKernels();
-    // m x n x k: the MNIST MLP's first weight at batch 32; edges in rows and columns; one tile; K = KC
-    int[][] shapes = {{128, 784, 32}, {37, 70, 5}, {12, 32, 17}, {200, 100, 512}, {9, 33, 64}};
+    // m x n x k: the MNIST MLP's first weight at batch 32 (short tiles of 8 rows on one thread, 4 on two); edges in
+    // rows and columns; one tile; K = KC; a short tile of 6 rows (4 + 2) beside an edge column
+    int[][] shapes = {{128, 784, 32}, {37, 70, 5}, {12, 32, 17}, {200, 100, 512}, {9, 33, 64}, {30, 65, 8}};
     try {
       for (int[] s : shapes) {
         int m = s[0];
