@@ -104,7 +104,8 @@ final class CpuNormalization implements NormalizationKernels {
 
   /**
    * F32: per (image, group) row, its moments and then each channel plane's scale and shift pass while the row is in
-   * cache (the default's scale and shift, the same bits); F64: the default, rowStats then channelAffine.
+   * cache (the default's scale and shift, the same bits), the next row's first moments pass in that output loop
+   * ({@link RowKernels#scaleShiftPlanesThenMoments}); F64: the default, rowStats then channelAffine.
    */
   @Override
   public double[][] groupNormalize(View x, int n, int c, int s, int groups, double eps, double[] w, double[] b,
@@ -121,18 +122,27 @@ final class CpuNormalization implements NormalizationKernels {
     int oo = out.offset();
     forTasks((rows + ROW_BLOCK - 1) / ROW_BLOCK, (long) rows * m, t -> {
       float[] two = new float[2];
-      for (int r = t * ROW_BLOCK, rEnd = Math.min(rows, r + ROW_BLOCK); r < rEnd; r++) {
-        ROWS.moments(f, base + r * m, m, false, two);
+      float[] sc = new float[cpg];
+      float[] sh = new float[cpg];
+      int r0 = t * ROW_BLOCK;
+      int rEnd = Math.min(rows, r0 + ROW_BLOCK);
+      ROWS.moments(f, base + r0 * m, m, false, two);
+      for (int r = r0; r < rEnd; r++) {
         mean[r] = two[0];
         double rs = 1.0 / Math.sqrt((double) two[1] / m + eps);
         rstd[r] = rs;
         int g = r % groups;
         for (int j = 0; j < cpg; j++) {
           int ch = g * cpg + j;
-          double sc = rs * (w == null ? 1 : w[ch]);
-          double sh = (b == null ? 0 : b[ch]) - mean[r] * sc;
-          int o = r * m + j * s;
-          ROWS.scaleShiftRow(f, base + o, os, oo + o, s, (float) sc, (float) sh);
+          double scj = rs * (w == null ? 1 : w[ch]);
+          sc[j] = (float) scj;
+          sh[j] = (float) ((b == null ? 0 : b[ch]) - mean[r] * scj);
+        }
+        int o = r * m;
+        if (r + 1 < rEnd) { // the next row's moments (into two) in the same pass as this row's output
+          ROWS.scaleShiftPlanesThenMoments(f, base + o, os, oo + o, m, s, sc, sh, base + o + m, two);
+        } else {
+          for (int j = 0; j < cpg; j++) ROWS.scaleShiftRow(f, base + o + j * s, os, oo + o + j * s, s, sc[j], sh[j]);
         }
       }
     });

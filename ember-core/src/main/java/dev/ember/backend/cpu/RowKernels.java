@@ -446,6 +446,18 @@ public interface RowKernels {
   void scaleShiftRow(float[] x, int xo, float[] y, int yo, int n, float sc, float sh);
 
   /**
+   * {@code scaleShiftRow} of each plane j of s elements of a row of n (a multiple of s; group norm's channels of a
+   * group), with sc[j] and sh[j], then {@code moments(x, no, n, false, out)} of the next row at {@code no}, with the
+   * bits of those calls. The vector loops read the next row in the loop that writes this row's planes (as
+   * {@link #affineRowThenMoments}). y must not overlap the next row.
+   */
+  default void scaleShiftPlanesThenMoments(float[] x, int xo, float[] y, int yo, int n, int s, float[] sc, float[] sh,
+      int no, float[] out) {
+    for (int j = 0; j * s < n; j++) scaleShiftRow(x, xo + j * s, y, yo + j * s, s, sc[j], sh[j]);
+    moments(x, no, n, false, out);
+  }
+
+  /**
    * The sums of layer norm's backward over a row: with xh = (x[xo + i] - mu) * rs and gh = g[go + i] * w[i],
    * out[0] = the float sum of gh and out[1] = that of gh * xh (orders fixed per implementation), and, per
    * element, gw[i] += g[go + i] * xh and gb[i] += g[go + i] (each rounded as written: both implementations
