@@ -717,6 +717,41 @@ class RowKernelsTest {
   }
 
   /**
+   * normBackwardRowThenSums (group norm's backward): the same bits as normBackwardRow of one plane and
+   * sumAndDotCentred of the next (scalar and vector), at every tail length.
+   */
+  @Test
+  void normBackwardRowThenSumsEqualsItsTwoCalls() {
+    Random r = new Random(19);
+    for (int n : new int[] {0, 1, 3, 15, 16, 17, 31, 33, 63, 64, 65, 100, 1000, 3136}) {
+      float[] g = new float[2 * n + 16];
+      float[] x = new float[2 * n + 16];
+      for (int i = 0; i < x.length; i++) {
+        g[i] = (float) r.nextGaussian();
+        x[i] = (float) r.nextGaussian() * 3f + 2f;
+      }
+      int ngo = 4 + n; // the next plane after a gap of 1 (g) and 3 (x)
+      int nxo = 5 + n;
+      for (RowKernels k : new RowKernels[] {scalar, vector}) {
+        String who = (k == scalar ? "scalar" : "vector") + " n=" + n;
+        float[] y1 = new float[n + 4];
+        float[] y2 = new float[n + 4];
+        Arrays.fill(y1, Float.NaN);
+        Arrays.fill(y2, Float.NaN);
+        float[] s1 = new float[2];
+        float[] s2 = new float[2];
+        for (int rep = 0; rep < (k == vector ? 200 : 1); rep++) { // C2 compiles the vector loops
+          k.normBackwardRow(g, 3, x, 2, y1, 1, n, 0.7f, -0.3f, 2.1f, 0.05f);
+          k.sumAndDotCentred(g, ngo, x, nxo, n, 1.9f, s1);
+          k.normBackwardRowThenSums(g, 3, x, 2, y2, 1, n, 0.7f, -0.3f, 2.1f, 0.05f, ngo, nxo, 1.9f, s2);
+        }
+        assertArrayEquals(y1, y2, who + " gradient (and nothing outside it written)");
+        assertArrayEquals(s1, s2, who + " next plane's sums");
+      }
+    }
+  }
+
+  /**
    * col2imUnit: vector and scalar bitwise equal to a tap-by-tap reference (the order the contract
    * fixes) over geometries with and without padding (asymmetric, and wider than the kernel), planes
    * narrower and wider than a vector, column rows with a stride (ld) past their oh*ow entries, planes

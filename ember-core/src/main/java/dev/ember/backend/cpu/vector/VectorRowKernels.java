@@ -116,6 +116,38 @@ public final class VectorRowKernels implements RowKernels {
     for (; i < n; i++) y[yo + i] = p * g[go + i] + (q * (x[xo + i] - mu) + r);
   }
 
+  /** The loops of {@link #normBackwardRow} and {@link #sumAndDotCentred} in one (each's lane and tail order kept). */
+  @Override
+  public void normBackwardRowThenSums(float[] g, int go, float[] x, int xo, float[] y, int yo, int n, float p,
+      float q, float mu, float r, int ngo, int nxo, float nmu, float[] out) {
+    FloatVector pv = FloatVector.broadcast(S, p);
+    FloatVector qv = FloatVector.broadcast(S, q);
+    FloatVector mv = FloatVector.broadcast(S, mu);
+    FloatVector rv = FloatVector.broadcast(S, r);
+    FloatVector nm = FloatVector.broadcast(S, nmu);
+    FloatVector sum = FloatVector.zero(S);
+    FloatVector dot = FloatVector.zero(S);
+    int i = 0;
+    for (int bound = S.loopBound(n); i < bound; i += L) {
+      FloatVector gv = FloatVector.fromArray(S, g, ngo + i);
+      sum = sum.add(gv);
+      dot = gv.mul(FloatVector.fromArray(S, x, nxo + i).sub(nm)).add(dot);
+      FloatVector t = FloatVector.fromArray(S, x, xo + i).sub(mv).mul(qv).add(rv);
+      pv.mul(FloatVector.fromArray(S, g, go + i)).add(t).intoArray(y, yo + i);
+    }
+    for (int k = i; k < n; k++) y[yo + k] = p * g[go + k] + (q * (x[xo + k] - mu) + r);
+    float s = 0;
+    float d = 0;
+    for (int l = 0; l < L; l++) {
+      s += sum.lane(l);
+      d += dot.lane(l);
+    }
+    for (int k = i; k < n; k++) s += g[ngo + k];
+    for (int k = i; k < n; k++) d += g[ngo + k] * (x[nxo + k] - nmu);
+    out[0] = s;
+    out[1] = d;
+  }
+
   /**
    * Four partial sums per pass (a row of layer norm is 1024 floats: one accumulator would wait on the add latency),
    * added (a0 + a1) + (a2 + a3), then the lanes in lane order, then the tail.
