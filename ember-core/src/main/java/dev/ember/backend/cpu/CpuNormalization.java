@@ -104,7 +104,8 @@ final class CpuNormalization implements NormalizationKernels {
 
   /**
    * F32: per (image, group) row, its moments and then each channel plane's scale and shift pass while the row is in
-   * cache (the default's scale and shift, the same bits); F64: the default, rowStats then channelAffine.
+   * cache (the default's scale and shift, the same bits), the next row's first moments pass in that output loop
+   * ({@link RowKernels#scaleShiftPlanesThenMoments}); F64: the default, rowStats then channelAffine.
    */
   @Override
   public double[][] groupNormalize(View x, int n, int c, int s, int groups, double eps, double[] w, double[] b,
@@ -121,18 +122,27 @@ final class CpuNormalization implements NormalizationKernels {
     int oo = out.offset();
     forTasks((rows + ROW_BLOCK - 1) / ROW_BLOCK, (long) rows * m, t -> {
       float[] two = new float[2];
-      for (int r = t * ROW_BLOCK, rEnd = Math.min(rows, r + ROW_BLOCK); r < rEnd; r++) {
-        ROWS.moments(f, base + r * m, m, false, two);
+      float[] sc = new float[cpg];
+      float[] sh = new float[cpg];
+      int r0 = t * ROW_BLOCK;
+      int rEnd = Math.min(rows, r0 + ROW_BLOCK);
+      ROWS.moments(f, base + r0 * m, m, false, two);
+      for (int r = r0; r < rEnd; r++) {
         mean[r] = two[0];
         double rs = 1.0 / Math.sqrt((double) two[1] / m + eps);
         rstd[r] = rs;
         int g = r % groups;
         for (int j = 0; j < cpg; j++) {
           int ch = g * cpg + j;
-          double sc = rs * (w == null ? 1 : w[ch]);
-          double sh = (b == null ? 0 : b[ch]) - mean[r] * sc;
-          int o = r * m + j * s;
-          ROWS.scaleShiftRow(f, base + o, os, oo + o, s, (float) sc, (float) sh);
+          double scj = rs * (w == null ? 1 : w[ch]);
+          sc[j] = (float) scj;
+          sh[j] = (float) ((b == null ? 0 : b[ch]) - mean[r] * scj);
+        }
+        int o = r * m;
+        if (r + 1 < rEnd) { // the next row's moments (into two) in the same pass as this row's output
+          ROWS.scaleShiftPlanesThenMoments(f, base + o, os, oo + o, m, s, sc, sh, base + o + m, two);
+        } else {
+          for (int j = 0; j < cpg; j++) ROWS.scaleShiftRow(f, base + o + j * s, os, oo + o + j * s, s, sc[j], sh[j]);
         }
       }
     });
@@ -522,9 +532,14 @@ final class CpuNormalization implements NormalizationKernels {
     int oo = gx == null ? 0 : gx.offset();
     double[] pg = new double[rows * cpg];
     double[] pgx = new double[rows * cpg];
+    // F32 with an input gradient: each row's plane sums come from the loop writing the previous row's gradient
+    // (normBackwardRowThenSums), the block's first row's alone
+    boolean ahead = f32 && os != null;
     forTasks((rows + ROW_BLOCK - 1) / ROW_BLOCK, (long) rows * m, t -> {
       float[] two = new float[2];
-      for (int r = t * ROW_BLOCK, rEnd = Math.min(rows, r + ROW_BLOCK); r < rEnd; r++) {
+      int r0 = t * ROW_BLOCK;
+      int rEnd = Math.min(rows, r0 + ROW_BLOCK);
+      for (int r = r0; r < rEnd; r++) {
         double mu = mean == null ? 0 : mean[r];
         double rs = rstd[r];
         int wBase = (r % groups) * cpg;
@@ -532,36 +547,41 @@ final class CpuNormalization implements NormalizationKernels {
         double sumGhX = 0;
         for (int j = 0; j < cpg; j++) {
           int o = r * m + j * s;
-          double sg;
-          double sgx;
-          if (f32) {
+          if (f32 && (!ahead || r == r0)) {
             ROWS.sumAndDotCentred(gf, go + o, xf, xo + o, s, (float) mu, two);
-            sg = two[0];
-            sgx = two[1] * rs;
-          } else {
-            sg = 0;
-            sgx = 0;
+            pg[r * cpg + j] = two[0];
+            pgx[r * cpg + j] = two[1] * rs;
+          } else if (!f32) {
+            double sg = 0;
+            double sgx = 0;
             for (int i = 0; i < s; i++) {
               double gv = at(gf, gd, go + o + i);
               sg += gv;
               sgx += gv * (at(xf, xd, xo + o + i) - mu) * rs;
             }
+            pg[r * cpg + j] = sg;
+            pgx[r * cpg + j] = sgx;
           }
-          pg[r * cpg + j] = sg;
-          pgx[r * cpg + j] = sgx;
           double wj = w == null ? 1 : w[wBase + j];
-          sumGh += wj * sg;
-          sumGhX += wj * sgx;
+          sumGh += wj * pg[r * cpg + j];
+          sumGhX += wj * pgx[r * cpg + j];
         }
         if (os == null) continue;
         double a = mean == null ? 0 : sumGh / m;
         double bb = sumGhX / m;
+        boolean next = ahead && r + 1 < rEnd;
+        float nmu = next && mean != null ? (float) mean[r + 1] : 0f;
         for (int j = 0; j < cpg; j++) {
           int o = r * m + j * s;
           double p = rs * (w == null ? 1 : w[wBase + j]);
           double q = -rs * rs * bb;
           double c = -rs * a;
-          if (f32) { // rs (w g - a - (x - mu) rs bb) = p g + (q (x - mu) + c)
+          if (next) { // this plane's gradient as below, and the next row's plane j's sums
+            ROWS.normBackwardRowThenSums(gf, go + o, xf, xo + o, of, oo + o, s, (float) p, (float) q, (float) mu,
+                (float) c, go + o + m, xo + o + m, nmu, two);
+            pg[(r + 1) * cpg + j] = two[0];
+            pgx[(r + 1) * cpg + j] = two[1] * rstd[r + 1];
+          } else if (f32) { // rs (w g - a - (x - mu) rs bb) = p g + (q (x - mu) + c)
             ROWS.normBackwardRow(gf, go + o, xf, xo + o, of, oo + o, s, (float) p, (float) q, (float) mu, (float) c);
           } else {
             for (int i = 0; i < s; i++) {

@@ -416,6 +416,17 @@ public interface RowKernels {
       float r);
 
   /**
+   * {@code normBackwardRow(g, go, x, xo, y, yo, n, p, q, mu, r)}, then {@code sumAndDotCentred(g, ngo, x, nxo, n,
+   * nmu, out)} of the next plane at ngo and nxo, with the bits of those two calls. The vector loop reads the next
+   * plane in the loop that writes this one (group norm's backward). y must not overlap the next plane.
+   */
+  default void normBackwardRowThenSums(float[] g, int go, float[] x, int xo, float[] y, int yo, int n, float p,
+      float q, float mu, float r, int ngo, int nxo, float nmu, float[] out) {
+    normBackwardRow(g, go, x, xo, y, yo, n, p, q, mu, r);
+    sumAndDotCentred(g, ngo, x, nxo, n, nmu, out);
+  }
+
+  /**
    * A row's moments for layer, group and RMS norm: out[0] = mu, the float sum of x[xo + i] for i in [0, n)
    * divided by n in float (0 when {@code rms} or n is 0), and out[1] = the float sum of (x[xo + i] - mu)^2,
    * each sum in an order fixed per implementation (several partial sums: the row's two reads are not
@@ -444,6 +455,18 @@ public interface RowKernels {
 
   /** y[yo + i] = x[xo + i] * sc + sh for i in [0, n), rounded as written: both implementations give the same bits. */
   void scaleShiftRow(float[] x, int xo, float[] y, int yo, int n, float sc, float sh);
+
+  /**
+   * {@code scaleShiftRow} of each plane j of s elements of a row of n (a multiple of s; group norm's channels of a
+   * group), with sc[j] and sh[j], then {@code moments(x, no, n, false, out)} of the next row at {@code no}, with the
+   * bits of those calls. The vector loops read the next row in the loop that writes this row's planes (as
+   * {@link #affineRowThenMoments}). y must not overlap the next row.
+   */
+  default void scaleShiftPlanesThenMoments(float[] x, int xo, float[] y, int yo, int n, int s, float[] sc, float[] sh,
+      int no, float[] out) {
+    for (int j = 0; j * s < n; j++) scaleShiftRow(x, xo + j * s, y, yo + j * s, s, sc[j], sh[j]);
+    moments(x, no, n, false, out);
+  }
 
   /**
    * The sums of layer norm's backward over a row: with xh = (x[xo + i] - mu) * rs and gh = g[go + i] * w[i],

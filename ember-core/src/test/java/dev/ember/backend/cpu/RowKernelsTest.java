@@ -675,6 +675,83 @@ class RowKernelsTest {
   }
 
   /**
+   * scaleShiftPlanesThenMoments (group norm's forward): the same bits as a scaleShiftRow per plane and moments of the
+   * next row (scalar and vector), with planes narrower than a vector, not a multiple of it, crossing the vector
+   * loop's 4-vector steps, one plane for the row, and an empty row.
+   */
+  @Test
+  void scaleShiftPlanesThenMomentsEqualsItsCalls() {
+    Random r = new Random(17);
+    int[][] shapes = {{0, 1}, {1, 1}, {3, 5}, {4, 16}, {2, 17}, {5, 13}, {7, 64}, {3, 65}, {2, 100}, {1, 1000},
+      {2, 3136}, {9, 31}};
+    for (int[] sh : shapes) {
+      int planes = sh[0];
+      int s = sh[1];
+      int n = planes * s;
+      int no = 5 + n; // the next row follows this one (offset 5) after a gap of 3
+      float[] x = new float[2 * n + 16];
+      for (int i = 0; i < x.length; i++) x[i] = (float) r.nextGaussian() * 3f + 2f;
+      float[] sc = new float[planes];
+      float[] shift = new float[planes];
+      for (int j = 0; j < planes; j++) {
+        sc[j] = 0.5f + (float) r.nextGaussian() * 0.1f;
+        shift[j] = (float) r.nextGaussian() * 0.1f;
+      }
+      for (RowKernels k : new RowKernels[] {scalar, vector}) {
+        String who = (k == scalar ? "scalar" : "vector") + " planes=" + planes + " s=" + s;
+        float[] y1 = new float[n + 4];
+        float[] y2 = new float[n + 4];
+        Arrays.fill(y2, Float.NaN);
+        Arrays.fill(y1, Float.NaN);
+        float[] m1 = new float[2];
+        float[] m2 = new float[2];
+        for (int rep = 0; rep < (k == vector ? 200 : 1); rep++) { // C2 compiles the vector loops
+          for (int j = 0; j < planes; j++) k.scaleShiftRow(x, 2 + j * s, y1, 1 + j * s, s, sc[j], shift[j]);
+          k.moments(x, no, n, false, m1);
+          k.scaleShiftPlanesThenMoments(x, 2, y2, 1, n, s, sc, shift, no, m2);
+        }
+        assertArrayEquals(y1, y2, who + " output (and nothing outside it written)");
+        assertArrayEquals(m1, m2, who + " next row's moments");
+      }
+    }
+  }
+
+  /**
+   * normBackwardRowThenSums (group norm's backward): the same bits as normBackwardRow of one plane and
+   * sumAndDotCentred of the next (scalar and vector), at every tail length.
+   */
+  @Test
+  void normBackwardRowThenSumsEqualsItsTwoCalls() {
+    Random r = new Random(19);
+    for (int n : new int[] {0, 1, 3, 15, 16, 17, 31, 33, 63, 64, 65, 100, 1000, 3136}) {
+      float[] g = new float[2 * n + 16];
+      float[] x = new float[2 * n + 16];
+      for (int i = 0; i < x.length; i++) {
+        g[i] = (float) r.nextGaussian();
+        x[i] = (float) r.nextGaussian() * 3f + 2f;
+      }
+      int ngo = 4 + n; // the next plane after a gap of 1 (g) and 3 (x)
+      int nxo = 5 + n;
+      for (RowKernels k : new RowKernels[] {scalar, vector}) {
+        String who = (k == scalar ? "scalar" : "vector") + " n=" + n;
+        float[] y1 = new float[n + 4];
+        float[] y2 = new float[n + 4];
+        Arrays.fill(y1, Float.NaN);
+        Arrays.fill(y2, Float.NaN);
+        float[] s1 = new float[2];
+        float[] s2 = new float[2];
+        for (int rep = 0; rep < (k == vector ? 200 : 1); rep++) { // C2 compiles the vector loops
+          k.normBackwardRow(g, 3, x, 2, y1, 1, n, 0.7f, -0.3f, 2.1f, 0.05f);
+          k.sumAndDotCentred(g, ngo, x, nxo, n, 1.9f, s1);
+          k.normBackwardRowThenSums(g, 3, x, 2, y2, 1, n, 0.7f, -0.3f, 2.1f, 0.05f, ngo, nxo, 1.9f, s2);
+        }
+        assertArrayEquals(y1, y2, who + " gradient (and nothing outside it written)");
+        assertArrayEquals(s1, s2, who + " next plane's sums");
+      }
+    }
+  }
+
+  /**
    * col2imUnit: vector and scalar bitwise equal to a tap-by-tap reference (the order the contract
    * fixes) over geometries with and without padding (asymmetric, and wider than the kernel), planes
    * narrower and wider than a vector, column rows with a stride (ld) past their oh*ow entries, planes

@@ -116,6 +116,38 @@ public final class VectorRowKernels implements RowKernels {
     for (; i < n; i++) y[yo + i] = p * g[go + i] + (q * (x[xo + i] - mu) + r);
   }
 
+  /** The loops of {@link #normBackwardRow} and {@link #sumAndDotCentred} in one (each's lane and tail order kept). */
+  @Override
+  public void normBackwardRowThenSums(float[] g, int go, float[] x, int xo, float[] y, int yo, int n, float p,
+      float q, float mu, float r, int ngo, int nxo, float nmu, float[] out) {
+    FloatVector pv = FloatVector.broadcast(S, p);
+    FloatVector qv = FloatVector.broadcast(S, q);
+    FloatVector mv = FloatVector.broadcast(S, mu);
+    FloatVector rv = FloatVector.broadcast(S, r);
+    FloatVector nm = FloatVector.broadcast(S, nmu);
+    FloatVector sum = FloatVector.zero(S);
+    FloatVector dot = FloatVector.zero(S);
+    int i = 0;
+    for (int bound = S.loopBound(n); i < bound; i += L) {
+      FloatVector gv = FloatVector.fromArray(S, g, ngo + i);
+      sum = sum.add(gv);
+      dot = gv.mul(FloatVector.fromArray(S, x, nxo + i).sub(nm)).add(dot);
+      FloatVector t = FloatVector.fromArray(S, x, xo + i).sub(mv).mul(qv).add(rv);
+      pv.mul(FloatVector.fromArray(S, g, go + i)).add(t).intoArray(y, yo + i);
+    }
+    for (int k = i; k < n; k++) y[yo + k] = p * g[go + k] + (q * (x[xo + k] - mu) + r);
+    float s = 0;
+    float d = 0;
+    for (int l = 0; l < L; l++) {
+      s += sum.lane(l);
+      d += dot.lane(l);
+    }
+    for (int k = i; k < n; k++) s += g[ngo + k];
+    for (int k = i; k < n; k++) d += g[ngo + k] * (x[nxo + k] - nmu);
+    out[0] = s;
+    out[1] = d;
+  }
+
   /**
    * Four partial sums per pass (a row of layer norm is 1024 floats: one accumulator would wait on the add latency),
    * added (a0 + a1) + (a2 + a3), then the lanes in lane order, then the tail.
@@ -252,6 +284,52 @@ public final class VectorRowKernels implements RowKernels {
       FloatVector.fromArray(S, x, xo + i).mul(a).add(c).intoArray(y, yo + i);
     }
     for (; i < n; i++) y[yo + i] = x[xo + i] * sc + sh;
+  }
+
+  /**
+   * The next row's sum in moments' four partial sums, four vectors a step, each step also writing this row's
+   * output over the same 4L elements ({@link #scaleShiftPlanes}); the rest as {@link #moments}.
+   */
+  @Override
+  public void scaleShiftPlanesThenMoments(float[] x, int xo, float[] y, int yo, int n, int s, float[] sc, float[] sh,
+      int no, float[] out) {
+    FloatVector a0 = FloatVector.zero(S), a1 = a0, a2 = a0, a3 = a0;
+    int i = 0;
+    for (int bound = n - 4 * L; i <= bound; i += 4 * L) {
+      a0 = a0.add(FloatVector.fromArray(S, x, no + i));
+      a1 = a1.add(FloatVector.fromArray(S, x, no + i + L));
+      a2 = a2.add(FloatVector.fromArray(S, x, no + i + 2 * L));
+      a3 = a3.add(FloatVector.fromArray(S, x, no + i + 3 * L));
+      scaleShiftPlanes(x, xo, y, yo, i, i + 4 * L, s, sc, sh);
+    }
+    scaleShiftPlanes(x, xo, y, yo, i, n, s, sc, sh);
+    for (int bound = S.loopBound(n); i < bound; i += L) a0 = a0.add(FloatVector.fromArray(S, x, no + i));
+    FloatVector t = a0.add(a1).add(a2.add(a3));
+    float sum = 0f;
+    for (int l = 0; l < L; l++) sum += t.lane(l);
+    for (; i < n; i++) sum += x[no + i];
+    float mu = n > 0 ? sum / n : 0f;
+    out[0] = mu;
+    out[1] = centredSquares(x, no, n, mu);
+  }
+
+  /**
+   * y[yo + k] = x[xo + k] * sc[j] + sh[j] for k in [from, to), j = k / s its plane: vectors within a plane, scalars
+   * where a vector would cross into the next (the same bits: each element rounded as written).
+   */
+  private static void scaleShiftPlanes(float[] x, int xo, float[] y, int yo, int from, int to, int s, float[] sc,
+      float[] sh) {
+    int k = from;
+    while (k < to) {
+      int j = k / s;
+      int end = Math.min(to, (j + 1) * s);
+      float a = sc[j];
+      float c = sh[j];
+      FloatVector av = FloatVector.broadcast(S, a);
+      FloatVector cv = FloatVector.broadcast(S, c);
+      for (; k + L <= end; k += L) FloatVector.fromArray(S, x, xo + k).mul(av).add(cv).intoArray(y, yo + k);
+      for (; k < end; k++) y[yo + k] = x[xo + k] * a + c;
+    }
   }
 
   /** Two partial sums per statistic, added (s0 + s1), then the lanes in lane order, then the tail. */
