@@ -233,34 +233,46 @@ public final class CpuPooling implements PoolingKernels {
   }
 
   /**
-   * For F32 windows that tile the input 2x2 ({@link #maxBackwardWritesAll}), each plane of gi zeroed by the task that
+   * For windows that tile the input 2x2 ({@link #maxBackwardWritesAll}), each plane of gi zeroed by the task that
    * then adds its upstream values at their argmax (every input element is in a window, so every element is
-   * written; the bits of the scatter into a zero-filled gi). It replaces the zero-fill of the whole pooled gi before
-   * the kernel (a separate pass, and a forEach of its own above Storage's parallel-zero size).
+   * written; the bits of the scatter into a zero-filled gi), in F32 and F64 alike: the caller passes an unfilled gi
+   * whenever {@link #maxBackwardWritesAll} says so. It replaces the zero-fill of the whole pooled gi before the
+   * kernel (a separate pass, and a forEach of its own above Storage's parallel-zero size).
    */
   @Override
   public void maxBackward(View g, View argmax, int planes, PoolAxis h, PoolAxis w, View gi) {
-    if (!(g.dtype() == DType.F32 && maxBackwardWritesAll(h, w))) {
+    if (!maxBackwardWritesAll(h, w)) {
       maxBackward(g, argmax, planes, h.in() * w.in(), h.out() * w.out(), gi);
       return;
     }
     int[] arg = argmax.storage().ints();
-    float[] gs = g.storage().floats();
-    float[] is = gi.storage().floats();
     int go = g.offset();
     int io = gi.offset();
-    int iw = w.in();
-    int ow = w.out();
-    int inPlane = h.in() * iw;
-    int outPlane = h.out() * ow;
-    forPlanes(planes, inPlane, (p0, p1) -> {
-      for (int p = p0; p < p1; p++) {
-        int ib = io + p * inPlane;
-        int ob = p * outPlane;
-        java.util.Arrays.fill(is, ib, ib + inPlane, 0f);
-        for (int o = 0; o < outPlane; o++) is[ib + arg[ob + o]] += gs[go + ob + o];
-      }
-    });
+    int inPlane = h.in() * w.in();
+    int outPlane = h.out() * w.out();
+    if (g.dtype() == DType.F32) {
+      float[] gs = g.storage().floats();
+      float[] is = gi.storage().floats();
+      forPlanes(planes, inPlane, (p0, p1) -> {
+        for (int p = p0; p < p1; p++) {
+          int ib = io + p * inPlane;
+          int ob = p * outPlane;
+          java.util.Arrays.fill(is, ib, ib + inPlane, 0f);
+          for (int o = 0; o < outPlane; o++) is[ib + arg[ob + o]] += gs[go + ob + o];
+        }
+      });
+    } else {
+      double[] gs = g.storage().doubles();
+      double[] is = gi.storage().doubles();
+      forPlanes(planes, inPlane, (p0, p1) -> {
+        for (int p = p0; p < p1; p++) {
+          int ib = io + p * inPlane;
+          int ob = p * outPlane;
+          java.util.Arrays.fill(is, ib, ib + inPlane, 0.0);
+          for (int o = 0; o < outPlane; o++) is[ib + arg[ob + o]] += gs[go + ob + o];
+        }
+      });
+    }
   }
 
   @Override

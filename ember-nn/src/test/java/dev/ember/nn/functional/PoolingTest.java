@@ -126,6 +126,35 @@ class PoolingTest {
     }
   }
 
+  @Test
+  void tiledMaxPoolBackwardInFloat64WritesEveryElement() {
+    // the 2x2 windows that tile the input take an unfilled gradient buffer in every dtype: in float64 too, a
+    // pooled buffer's old contents (NaN here) must not reach the gradient
+    int[] shape = {2, 3, 6, 8};
+    Supplier<double[]> run = () -> {
+      Tensor x = Tensor.randn(new Generator(7), DType.F64, shape).requiresGrad(true);
+      Tensor y = Pooling.maxPool2dWithIndices(x, a(2), null, Z, ONE, false).values();
+      y.backward(Tensor.randn(new Generator(8), DType.F64, y.shape()));
+      return x.grad().toDoubleArray();
+    };
+    double[] plain = run.get();
+    int n = plain.length;
+    dev.ember.tensor.MemoryScope.trimPool();
+    try (dev.ember.tensor.MemoryScope s = dev.ember.tensor.MemoryScope.open()) {
+      for (int i = 0; i < 4; i++) Tensor.full(Double.NaN, DType.F64, n);
+    }
+    double[] scoped;
+    try (dev.ember.tensor.MemoryScope s = dev.ember.tensor.MemoryScope.open()) {
+      scoped = run.get();
+    } finally {
+      dev.ember.tensor.MemoryScope.trimPool();
+    }
+    for (int i = 0; i < n; i++) {
+      assertEquals(Double.doubleToRawLongBits(plain[i]), Double.doubleToRawLongBits(scoped[i]),
+          "element " + i + ": " + scoped[i] + " in a scope, " + plain[i] + " outside");
+    }
+  }
+
   // ================================================================== errors
 
   private static String msg(Runnable r) {
