@@ -127,31 +127,45 @@ class PoolingTest {
   }
 
   @Test
-  void tiledMaxPoolBackwardInFloat64WritesEveryElement() {
-    // the 2x2 windows that tile the input take an unfilled gradient buffer in every dtype: in float64 too, a
-    // pooled buffer's old contents (NaN here) must not reach the gradient
+  void maxPoolInFloat64WritesEveryElementOfItsUnfilledBuffers() {
+    // the outputs, indices and (for the 2x2 windows that tile the input) the gradient are unfilled buffers in every
+    // dtype: in float64 too, a pooled buffer's old contents (NaN here) must not reach a result
     int[] shape = {2, 3, 6, 8};
-    Supplier<double[]> run = () -> {
-      Tensor x = Tensor.randn(new Generator(7), DType.F64, shape).requiresGrad(true);
-      Tensor y = Pooling.maxPool2dWithIndices(x, a(2), null, Z, ONE, false).values();
-      y.backward(Tensor.randn(new Generator(8), DType.F64, y.shape()));
-      return x.grad().toDoubleArray();
-    };
-    double[] plain = run.get();
-    int n = plain.length;
-    dev.ember.tensor.MemoryScope.trimPool();
-    try (dev.ember.tensor.MemoryScope s = dev.ember.tensor.MemoryScope.open()) {
-      for (int i = 0; i < 4; i++) Tensor.full(Double.NaN, DType.F64, n);
-    }
-    double[] scoped;
-    try (dev.ember.tensor.MemoryScope s = dev.ember.tensor.MemoryScope.open()) {
-      scoped = run.get();
-    } finally {
+    int[][][] configs = {{a(2), a(2), Z}, {a(3), a(2), ONE}};
+    for (int[][] c : configs) {
+      Supplier<double[][]> run = () -> {
+        Tensor x = Tensor.randn(new Generator(7), DType.F64, shape).requiresGrad(true);
+        Pooling.WithIndices r = Pooling.maxPool2dWithIndices(x, c[0], c[1], c[2], ONE, false);
+        Tensor y = r.values();
+        y.backward(Tensor.randn(new Generator(8), DType.F64, y.shape()));
+        long[] idx = r.indices().toLongArray();
+        double[] ix = new double[idx.length];
+        for (int i = 0; i < idx.length; i++) ix[i] = idx[i];
+        return new double[][] {y.toDoubleArray(), ix, x.grad().toDoubleArray()};
+      };
+      double[][] plain = run.get();
       dev.ember.tensor.MemoryScope.trimPool();
-    }
-    for (int i = 0; i < n; i++) {
-      assertEquals(Double.doubleToRawLongBits(plain[i]), Double.doubleToRawLongBits(scoped[i]),
-          "element " + i + ": " + scoped[i] + " in a scope, " + plain[i] + " outside");
+      try (dev.ember.tensor.MemoryScope s = dev.ember.tensor.MemoryScope.open()) {
+        for (double[] out : plain) {
+          for (int i = 0; i < 4; i++) {
+            Tensor.full(Double.NaN, DType.F64, out.length);
+            Tensor.full(-7, DType.I32, out.length);
+          }
+        }
+      }
+      double[][] scoped;
+      try (dev.ember.tensor.MemoryScope s = dev.ember.tensor.MemoryScope.open()) {
+        scoped = run.get();
+      } finally {
+        dev.ember.tensor.MemoryScope.trimPool();
+      }
+      for (int o = 0; o < plain.length; o++) {
+        for (int i = 0; i < plain[o].length; i++) {
+          assertEquals(Double.doubleToRawLongBits(plain[o][i]), Double.doubleToRawLongBits(scoped[o][i]),
+              "kernel " + c[0][0] + ", output " + o + ", element " + i + ": " + scoped[o][i] + " in a scope, "
+                  + plain[o][i] + " outside");
+        }
+      }
     }
   }
 
