@@ -168,4 +168,31 @@ class CpuAttentionTest {
     org.junit.jupiter.api.Assertions.assertArrayEquals(outs[0], outs[1]);
     org.junit.jupiter.api.Assertions.assertArrayEquals(lses[0], lses[1]);
   }
+  /**
+   * The float32 forward's bits do not follow the JIT: the first call (interpreted kernel) against the 400th (C2 has
+   * compiled it). Each row's exp sum once went through reduceLanes(ADD), whose rounding changes when C2 compiles it,
+   * so a forward computed early in a run and the same one computed later differed in the last bit (CI caught it).
+   */
+  @Test
+  void float32ForwardIsBitwiseTheSameBeforeAndAfterC2CompilesIt() {
+    int b = 2, l = 96, s = 200, e = 16, ev = 32;
+    Tensor q = Tensor.randn(new Generator(10), b, l, e);
+    Tensor k = Tensor.randn(new Generator(11), b, s, e);
+    Tensor v = Tensor.randn(new Generator(12), b, s, ev);
+    Problem p = new Problem(b, l, s, e, ev, 0.25, false, -1, 64, 128, null, 0, 0);
+    float[] first = null;
+    double[] firstLse = null;
+    for (int it = 0; it < 400; it++) {
+      Tensor out = Tensor.empty(DType.F32, b, l, ev);
+      double[] lse = new double[b * l];
+      K.forward(p, q, k, v, out, lse);
+      if (it == 0) {
+        first = out.toFloatArray();
+        firstLse = lse;
+      } else if (it == 399) {
+        org.junit.jupiter.api.Assertions.assertArrayEquals(first, out.toFloatArray(), "output, call 1 vs call 400");
+        org.junit.jupiter.api.Assertions.assertArrayEquals(firstLse, lse, "lse, call 1 vs call 400");
+      }
+    }
+  }
 }

@@ -1,6 +1,5 @@
 package dev.ember.backend.cpu.vector;
 
-import static jdk.incubator.vector.VectorOperators.ADD;
 import static jdk.incubator.vector.VectorOperators.ASHR;
 import static jdk.incubator.vector.VectorOperators.F2I;
 import static jdk.incubator.vector.VectorOperators.GT;
@@ -29,7 +28,8 @@ import jdk.incubator.vector.VectorSpecies;
  * and v, when Ev is not a multiple of NR, into rows padded to a whole number of NR columns; the query block
  * is copied per task, times the scale, into rows padded to a multiple of 4. Key blocks are {@code bk}
  * rounded up to whole panels. Tasks are the same (batch, query block) pairs whatever the thread count, and
- * each row's sums run in a fixed order, so results are the same bits on any number of threads.
+ * each row's sums run in a fixed order (a vector's lanes added in lane order, never reduceLanes(ADD), whose
+ * rounding changes once C2 compiles it), so results are the same bits on any number of threads and in any JIT state.
  */
 public final class VectorAttention {
   private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
@@ -194,7 +194,9 @@ public final class VectorAttention {
           y.intoArray(st, c);
           sv = sv.add(y);
         }
-        sum[r] += sv.reduceLanes(ADD);
+        float rowSum = sv.lane(0); // in lane order: reduceLanes(ADD) rounds differently once C2 compiles it
+        for (int lane = 1; lane < L; lane++) rowSum += sv.lane(lane);
+        sum[r] += rowSum;
       }
       for (int c0 = 0; c0 < evPad; c0 += NR) { // acc += p v
         int vo = vb + j0 * evPad + c0;
