@@ -122,6 +122,34 @@ class AllocationPlanTest {
   }
 
   @Test
+  void closingRestoresTheOuterPlanThenNone() {
+    int before = AllocationPlan.installed;
+    AllocationPlan outer = recorded(false);
+    float[] planned0 = run(outer, 10)[0].floats(); // the array outer serves at step 0
+    AllocationPlan inner = new AllocationPlan();
+    Storage first;
+    try (AllocationPlan.Scope o = outer.install()) {
+      assertEquals(before + 1, AllocationPlan.installed);
+      try (AllocationPlan.Scope i = inner.install()) {
+        assertEquals(before + 2, AllocationPlan.installed);
+        inner.step(0);
+        assertNotSame(planned0, Storage.allocate(DType.F32, 10).floats(), "the inner plan records, outer serves nothing");
+      }
+      assertEquals(before + 1, AllocationPlan.installed);
+      outer.step(0);
+      first = Storage.allocate(DType.F32, 10);
+      assertSame(planned0, first.floats(), "the outer plan serves again once the inner scope closed");
+    }
+    assertEquals(before, AllocationPlan.installed);
+    assertNotSame(planned0, Storage.allocate(DType.F32, 10).floats(), "no plan serves after the last scope closed");
+    try (AllocationPlan.Scope o = outer.install()) { // installed again on the same thread: served as before
+      outer.step(0);
+      assertSame(planned0, Storage.allocate(DType.F32, 10).floats());
+    }
+    assertEquals(before, AllocationPlan.installed);
+  }
+
+  @Test
   void withoutAPlanAllocationIsUnchanged() {
     Storage s = Storage.allocate(DType.F32, 4);
     assertArrayEquals(new float[4], s.floats());
