@@ -677,13 +677,14 @@ class RowKernelsTest {
   /**
    * scaleShiftPlanesThenMoments (group norm's forward): the same bits as a scaleShiftRow per plane and moments of the
    * next row (scalar and vector), with planes narrower than a vector, not a multiple of it, crossing the vector
-   * loop's 4-vector steps, one plane for the row, and an empty row.
+   * loop's 4-vector steps (one step across several planes' ends, or whole steps between crossings), whole steps
+   * only, one plane for the row, and an empty row.
    */
   @Test
   void scaleShiftPlanesThenMomentsEqualsItsCalls() {
     Random r = new Random(17);
     int[][] shapes = {{0, 1}, {1, 1}, {3, 5}, {4, 16}, {2, 17}, {5, 13}, {7, 64}, {3, 65}, {2, 100}, {1, 1000},
-      {2, 3136}, {9, 31}};
+      {2, 3136}, {9, 31}, {3, 128}, {4, 200}, {2, 784}};
     for (int[] sh : shapes) {
       int planes = sh[0];
       int s = sh[1];

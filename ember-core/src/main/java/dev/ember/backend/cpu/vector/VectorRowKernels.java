@@ -288,19 +288,46 @@ public final class VectorRowKernels implements RowKernels {
 
   /**
    * The next row's sum in moments' four partial sums, four vectors a step, each step also writing this row's
-   * output over the same 4L elements ({@link #scaleShiftPlanes}); the rest as {@link #moments}.
+   * output over the same 4L elements: plane by plane, its scale and shift held in vectors for its whole steps, a step
+   * across a plane's end element by element (the same bits: each element rounded as written); the rest as
+   * {@link #moments}. (A {@link #scaleShiftPlanes} call per step, with its division, made group norm's forward over
+   * 3136-element planes about a quarter slower on one thread.)
    */
   @Override
   public void scaleShiftPlanesThenMoments(float[] x, int xo, float[] y, int yo, int n, int s, float[] sc, float[] sh,
       int no, float[] out) {
     FloatVector a0 = FloatVector.zero(S), a1 = a0, a2 = a0, a3 = a0;
     int i = 0;
-    for (int bound = n - 4 * L; i <= bound; i += 4 * L) {
-      a0 = a0.add(FloatVector.fromArray(S, x, no + i));
-      a1 = a1.add(FloatVector.fromArray(S, x, no + i + L));
-      a2 = a2.add(FloatVector.fromArray(S, x, no + i + 2 * L));
-      a3 = a3.add(FloatVector.fromArray(S, x, no + i + 3 * L));
-      scaleShiftPlanes(x, xo, y, yo, i, i + 4 * L, s, sc, sh);
+    int steps = n - 4 * L; // the last step's start
+    for (int j = 0, p = 0; p < n && i <= steps; j++, p += s) {
+      int pe = p + s; // plane j is [p, pe)
+      if (i >= pe) continue; // a step across its end wrote it
+      FloatVector av = FloatVector.broadcast(S, sc[j]);
+      FloatVector cv = FloatVector.broadcast(S, sh[j]);
+      for (int last = pe - 4 * L; i <= last; i += 4 * L) { // pe <= n, so last <= steps
+        a0 = a0.add(FloatVector.fromArray(S, x, no + i));
+        a1 = a1.add(FloatVector.fromArray(S, x, no + i + L));
+        a2 = a2.add(FloatVector.fromArray(S, x, no + i + 2 * L));
+        a3 = a3.add(FloatVector.fromArray(S, x, no + i + 3 * L));
+        FloatVector.fromArray(S, x, xo + i).mul(av).add(cv).intoArray(y, yo + i);
+        FloatVector.fromArray(S, x, xo + i + L).mul(av).add(cv).intoArray(y, yo + i + L);
+        FloatVector.fromArray(S, x, xo + i + 2 * L).mul(av).add(cv).intoArray(y, yo + i + 2 * L);
+        FloatVector.fromArray(S, x, xo + i + 3 * L).mul(av).add(cv).intoArray(y, yo + i + 3 * L);
+      }
+      if (i < pe && i <= steps) { // a step across the plane's end: its output element by element
+        a0 = a0.add(FloatVector.fromArray(S, x, no + i));
+        a1 = a1.add(FloatVector.fromArray(S, x, no + i + L));
+        a2 = a2.add(FloatVector.fromArray(S, x, no + i + 2 * L));
+        a3 = a3.add(FloatVector.fromArray(S, x, no + i + 3 * L));
+        for (int k = i, q = j, qe = pe; k < i + 4 * L; k++) {
+          if (k == qe) {
+            q++;
+            qe += s;
+          }
+          y[yo + k] = x[xo + k] * sc[q] + sh[q];
+        }
+        i += 4 * L;
+      }
     }
     scaleShiftPlanes(x, xo, y, yo, i, n, s, sc, sh);
     for (int bound = S.loopBound(n); i < bound; i += L) a0 = a0.add(FloatVector.fromArray(S, x, no + i));
