@@ -170,7 +170,8 @@ class CpuConvolutionTest {
    * Transposed convolutions whose stride divides the kernel run by output phase ({@link PhaseTransposedConv}):
    * forward, dx and dw (each alone too) against the plain loops. Cases: k4 s2 p1 with even and odd outputs (output
    * padding 1), 16-wide phases (slots written in place), k2 s2 p0 (one tap per phase), k6 s3 p2, padding above the
-   * stride, more input channels than a vector (wide weight-gradient tiles), 10 output channels (part-filled tiles).
+   * stride, more input channels than a vector (wide weight-gradient tiles), 64 (6-tap weight-gradient tiles), 10 output
+   * channels (part-filled tiles).
    */
   @Test
   void phaseTransposedConvolutionMatchesThePlainLoops() {
@@ -182,6 +183,7 @@ class CpuConvolutionTest {
         new Case("k6 s3 p2 odd output", DType.F32, 2, 9, 8, 15, 15, 6, 3, 2, 1, 1),
         new Case("k4 s2 p3", DType.F32, 2, 8, 8, 10, 10, 4, 2, 3, 1, 1),
         new Case("k4 s2 p1, 20 input channels", DType.F32, 3, 10, 20, 8, 8, 4, 2, 1, 1, 1),
+        new Case("k4 s2 p1, 64 input channels (6-tap weight-gradient tiles)", DType.F32, 2, 8, 64, 8, 8, 4, 2, 1, 1, 1),
     };
     for (Case t : cases) {
       ConvGeometry g = t.geometry();
