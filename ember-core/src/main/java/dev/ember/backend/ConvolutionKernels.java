@@ -36,13 +36,24 @@ public interface ConvolutionKernels {
   void backward(View x, View w, View gOut, int groups, ConvGeometry g, View dx, View dw, SavedColumns saved);
 
   /**
-   * out [N, O, g.h, g.w] (zero-filled by the caller) = the transposed convolution of x [N, Cin, g.oh, g.ow]
-   * with w [Cin, O/groups, kh, kw], plus bias [O] (null for none).
+   * out [N, O, g.h, g.w] (zero-filled by the caller unless {@link #transposedWritesAll} says it need not be) = the
+   * transposed convolution of x [N, Cin, g.oh, g.ow] with w [Cin, O/groups, kh, kw], plus bias [O] (null for none).
    */
   void transposedForward(View x, View w, View bias, int groups, ConvGeometry g, View out);
 
-  /** dx and dw (either null when not needed, both zero-filled) of {@link #transposedForward} from gOut. */
+  /**
+   * dx and dw (either null when not needed, both zero-filled unless {@link #transposedWritesAll} says they need not
+   * be) of {@link #transposedForward} from gOut.
+   */
   void transposedBackward(View x, View w, View gOut, int groups, ConvGeometry g, View dx, View dw);
+
+  /**
+   * Whether {@link #transposedForward} writes every element of out, and {@link #transposedBackward} every element of
+   * dx and dw, for this layer, so that the caller may pass them with contents unspecified.
+   */
+  default boolean transposedWritesAll(View x, View w, int groups, ConvGeometry g) {
+    return false;
+  }
 
   /**
    * The per-channel sums of g [n, c, s] (a bias gradient), each plane summed in a fixed order and the

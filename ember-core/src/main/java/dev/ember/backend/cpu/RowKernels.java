@@ -173,6 +173,20 @@ public interface RowKernels {
   void convWeightTileNarrow(float[] xp, int xo, int[] offs, int k0, int pitch, int oh, int ow, float[] gp, int gpo,
       float[] c, int co, int ldc);
 
+  /** Taps per tile of {@link #convWeightTile6}. */
+  int WEIGHT_TAPS6 = 6;
+
+  /** Output channels per tile of {@link #convWeightTile6}: twice {@link #convWeightWidth()}. */
+  int convWeightWidth6();
+
+  /**
+   * {@link #convWeightTile} for WEIGHT_TAPS6 taps and convWeightWidth6() output channels (gp packed with that
+   * width): half the taps per position for twice the channels, so fewer broadcasts and tap offsets per position.
+   * Same order per element, so the same bits as the 12-tap tile.
+   */
+  void convWeightTile6(float[] xp, int xo, int[] offs, int k0, int pitch, int oh, int ow, float[] gp, int gpo,
+      float[] c, int co, int ldc);
+
   /**
    * The nine float dots of a[ao .. ao + n) with b[bo + i*pitch + j ..) for i, j &lt; 3, into out[i*3 + j]: a 3 x 3
    * depthwise layer's weight gradient of one plane in one pass over it (nine independent sums, where nine
@@ -803,18 +817,29 @@ public interface RowKernels {
     @Override
     public void convWeightTile(float[] xp, int xo, int[] offs, int k0, int pitch, int oh, int ow, float[] gp,
         int gpo, float[] c, int co, int ldc) {
-      weightTile(xp, xo, offs, k0, pitch, oh, ow, gp, gpo, c, co, ldc, convWeightWidth());
+      weightTile(xp, xo, offs, k0, WEIGHT_TAPS, pitch, oh, ow, gp, gpo, c, co, ldc, convWeightWidth());
     }
 
     @Override
     public void convWeightTileNarrow(float[] xp, int xo, int[] offs, int k0, int pitch, int oh, int ow, float[] gp,
         int gpo, float[] c, int co, int ldc) {
-      weightTile(xp, xo, offs, k0, pitch, oh, ow, gp, gpo, c, co, ldc, convLanes());
+      weightTile(xp, xo, offs, k0, WEIGHT_TAPS, pitch, oh, ow, gp, gpo, c, co, ldc, convLanes());
     }
 
-    private static void weightTile(float[] xp, int xo, int[] offs, int k0, int pitch, int oh, int ow, float[] gp,
-        int gpo, float[] c, int co, int ldc, int width) {
-      for (int r = 0; r < WEIGHT_TAPS; r++) {
+    @Override
+    public int convWeightWidth6() {
+      return 2 * convWeightWidth();
+    }
+
+    @Override
+    public void convWeightTile6(float[] xp, int xo, int[] offs, int k0, int pitch, int oh, int ow, float[] gp,
+        int gpo, float[] c, int co, int ldc) {
+      weightTile(xp, xo, offs, k0, WEIGHT_TAPS6, pitch, oh, ow, gp, gpo, c, co, ldc, convWeightWidth6());
+    }
+
+    private static void weightTile(float[] xp, int xo, int[] offs, int k0, int taps, int pitch, int oh, int ow,
+        float[] gp, int gpo, float[] c, int co, int ldc, int width) {
+      for (int r = 0; r < taps; r++) {
         int x = xo + offs[k0 + r];
         for (int l = 0; l < width; l++) {
           float acc = c[co + r * ldc + l];

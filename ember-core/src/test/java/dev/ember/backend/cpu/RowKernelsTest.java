@@ -283,15 +283,15 @@ class RowKernelsTest {
    * convWeightTile against a double sum (and bitwise against the scalar loop when both tile the
    * channels alike): it adds to what c holds, reads only the valid positions of each row (a NaN in
    * the padding columns must not reach c) and writes only its 12 x width block; the same for
-   * convWeightTileNarrow (width convLanes()), whose bits are the wide tile's first convLanes() channels.
+   * convWeightTileNarrow (width convLanes()), whose bits are the wide tile's first convLanes() channels, and
+   * convWeightTile6 (6 taps x convWeightWidth6()), whose bits are the wide tile's first 6 taps on its channels.
    */
   @Test
   void convWeightTileVectorAgreesWithScalar() {
     Random r = new Random(11);
-    int taps = RowKernels.WEIGHT_TAPS;
     for (int[] shape : new int[][] {{1, 1, 3}, {3, 5, 8}, {4, 16, 18}, {2, 33, 36}}) {
       int oh = shape[0], ow = shape[1], pitch = shape[2];
-      int[] offs = new int[taps + 2];
+      int[] offs = new int[RowKernels.WEIGHT_TAPS + 2];
       int jmax = (pitch - ow) / 2; // taps at row offsets 0-1 and column offsets 0..jmax: columns past ow + jmax are never valid
       for (int k = 0; k < offs.length; k++) offs[k] = r.nextInt(2) * pitch + r.nextInt(jmax + 1);
       float[] xp = new float[4 + 2 * pitch + oh * pitch];
@@ -299,19 +299,23 @@ class RowKernelsTest {
       for (int row = 0; 4 + row * pitch < xp.length; row++) {
         for (int col = ow + jmax; col < pitch && 4 + row * pitch + col < xp.length; col++) xp[4 + row * pitch + col] = Float.NaN;
       }
-      for (int run = 0; run < 4; run++) { // scalar and vector, wide and narrow tiles
+      for (int run = 0; run < 6; run++) { // scalar and vector, wide, narrow and 6-tap tiles
         RowKernels kernels = run % 2 == 0 ? scalar : vector;
-        boolean narrow = run >= 2;
-        int width = narrow ? kernels.convLanes() : kernels.convWeightWidth();
+        boolean narrow = run == 2 || run == 3;
+        boolean six = run >= 4;
+        int taps = six ? RowKernels.WEIGHT_TAPS6 : RowKernels.WEIGHT_TAPS;
+        int width = narrow ? kernels.convLanes() : six ? kernels.convWeightWidth6() : kernels.convWeightWidth();
         float[] gp = new float[3 + oh * ow * width];
         for (int i = 0; i < gp.length; i++) gp[i] = (float) r.nextGaussian();
         int ldc = width + 5;
-        float[] c = new float[2 + (taps + 1) * ldc];
+        float[] c = new float[2 + (RowKernels.WEIGHT_TAPS + 1) * ldc];
         for (int i = 0; i < c.length; i++) c[i] = (float) r.nextGaussian();
         float[] before = c.clone();
         if (narrow) kernels.convWeightTileNarrow(xp, 4, offs, 2, pitch, oh, ow, gp, 3, c, 2, ldc);
+        else if (six) kernels.convWeightTile6(xp, 4, offs, 2, pitch, oh, ow, gp, 3, c, 2, ldc);
         else kernels.convWeightTile(xp, 4, offs, 2, pitch, oh, ow, gp, 3, c, 2, ldc);
-        String what = kernels.getClass().getSimpleName() + (narrow ? " narrow" : "") + " oh=" + oh + " ow=" + ow;
+        String what = kernels.getClass().getSimpleName() + (narrow ? " narrow" : six ? " six" : "") + " oh=" + oh
+            + " ow=" + ow;
         for (int i = 0; i < c.length; i++) {
           int row = (i - 2) / ldc, l = (i - 2) % ldc;
           if (i < 2 || row >= taps || l >= width) {
@@ -330,6 +334,7 @@ class RowKernelsTest {
         }
       }
       if (scalar.convWeightWidth() == vector.convWeightWidth()) {
+        int taps = RowKernels.WEIGHT_TAPS;
         int width = vector.convWeightWidth();
         float[] gp = new float[3 + oh * ow * width];
         for (int i = 0; i < gp.length; i++) gp[i] = (float) r.nextGaussian();
@@ -351,6 +356,21 @@ class RowKernelsTest {
             int at = 2 + t * width + l;
             assertEquals(l < lanes ? cv[at] : 0f, cn[at], "narrow tile bits tap " + t + " channel " + l);
             assertEquals(cn[at], cns[at], "narrow tile scalar bits tap " + t + " channel " + l);
+          }
+        }
+        // the 6-tap tile: its first width channels (the rest of its gp random) are the wide tile's first 6 taps
+        int six = vector.convWeightWidth6();
+        float[] g6 = new float[3 + oh * ow * six];
+        for (int i = 0; i < g6.length; i++) g6[i] = (float) r.nextGaussian();
+        for (int p = 0; p < oh * ow; p++) System.arraycopy(gp, 3 + p * width, g6, 3 + p * six, width);
+        float[] c6 = new float[2 + RowKernels.WEIGHT_TAPS6 * six];
+        float[] c6s = new float[2 + RowKernels.WEIGHT_TAPS6 * six];
+        vector.convWeightTile6(xp, 4, offs, 2, pitch, oh, ow, g6, 3, c6, 2, six);
+        scalar.convWeightTile6(xp, 4, offs, 2, pitch, oh, ow, g6, 3, c6s, 2, six);
+        assertArrayEquals(c6s, c6, "convWeightTile6 scalar bits oh=" + oh + " ow=" + ow);
+        for (int t = 0; t < RowKernels.WEIGHT_TAPS6; t++) {
+          for (int l = 0; l < width; l++) {
+            assertEquals(cv[2 + t * width + l], c6[2 + t * six + l], "6-tap tile bits tap " + t + " channel " + l);
           }
         }
       }

@@ -137,6 +137,15 @@ public final class CpuConvolution implements ConvolutionKernels {
     }
   }
 
+  /**
+   * The phase path writes every output pixel (each belongs to one phase, each phase has k/s taps a side), every
+   * element of dx (its tiles or the copy out of them) and of dw (laid out from the partials).
+   */
+  @Override
+  public boolean transposedWritesAll(View x, View w, int groups, ConvGeometry g) {
+    return PhaseTransposedConv.applies(x, w, groups, g);
+  }
+
   @Override
   public void transposedBackward(View x, View w, View gOut, int groups, ConvGeometry g, View dx, View dw) {
     if (PhaseTransposedConv.applies(x, w, groups, g)) {

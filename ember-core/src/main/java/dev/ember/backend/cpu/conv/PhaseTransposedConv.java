@@ -19,8 +19,8 @@ import java.util.Arrays;
  * matrix, no col2im) and stored straight into its phase of the output. The backward splits the upstream gradient
  * into its s*s dense phase planes once per image; on them the input gradient is one stride-1 implicit GEMM with
  * K = O*kh*kw (tap (o, i, j) reads phase ((i - p) mod s, (j - p) mod s) shifted by floor((i - p) / s)), and the
- * weight gradient {@link RowKernels#convWeightTile} over the same planes and taps with the input as the packed
- * operand. F32, one group, undilated; other layers keep {@link TransposedConv}.
+ * weight gradient {@link RowKernels#convWeightTile} (or {@link RowKernels#convWeightTile6}) over the same planes and
+ * taps with the input as the packed operand. F32, one group, undilated; other layers keep {@link TransposedConv}.
  *
  * <p>Threads: the forward runs one task per image (per phase for one image), the backward one per chunk of images (fixed by the
  * shapes, as {@link ConvSupport#imagesPerChunk}), each with its own weight-gradient partial summed in chunk order,
@@ -341,16 +341,21 @@ final class PhaseTransposedConv {
         : ImplicitConv.Taps.of(tile, offs, ImplicitConv.packTiles(cin, tile, kdim, ImplicitConv.identity(kdim), wf), null);
     ImplicitConv.Slots slots = ImplicitConv.slots(hh, ww, pitch);
     boolean straight = slots.direct() && cin % tile == 0;
-    // dw: partial[k*cpad + ci] over WEIGHT_TAPS taps and tiles of `width` input channels (see ImplicitConv.weightGrad)
-    int wtaps = RowKernels.WEIGHT_TAPS;
-    int kpad = Math.ceilDiv(kdim, wtaps) * wtaps;
+    // dw: partial[k*cpad + ci] over tiles of taps x `width` input channels (see ImplicitConv.weightGrad); where the
+    // channels fill them, tiles of 6 taps x 4 vectors (convWeightTile6: per position 4 loads and 6 broadcasts where
+    // the 12 x 2 tile takes 2 and 12, and 6 tap offsets held instead of 12). Same chains either way, so the same bits
     boolean narrow = cin <= lanes;
-    int width = narrow ? lanes : ROWS.convWeightWidth();
+    boolean six = !narrow && cin % ROWS.convWeightWidth6() == 0;
+    int width = narrow ? lanes : six ? ROWS.convWeightWidth6() : ROWS.convWeightWidth();
+    int wtaps = six ? RowKernels.WEIGHT_TAPS6 : RowKernels.WEIGHT_TAPS;
+    int kpad = Math.ceilDiv(kdim, wtaps) * wtaps;
     int ctiles = Math.ceilDiv(cin, width);
     int cpad = ctiles * width;
     int[] woffs = Arrays.copyOf(offs, kpad); // taps past kdim read offset 0 into rows never summed
     int rowBlock = Math.max(1, 512 / ww);
-    int per = dw == null ? 1 : imagesPerChunk(n, (long) kpad * cpad);
+    // the chunks as the 12-tap tiles' partials size them, whichever tile runs (cpad is the same for both)
+    int per = dw == null ? 1
+        : imagesPerChunk(n, (long) Math.ceilDiv(kdim, RowKernels.WEIGHT_TAPS) * RowKernels.WEIGHT_TAPS * cpad);
     int chunks = Parallel.chunks(n, per);
     // each chunk's partial allocated (zeroed) in its own task, so the zeroing is not serial
     float[][] part = dw == null ? null : new float[chunks][];
@@ -382,7 +387,10 @@ final class PhaseTransposedConv {
               int rb = Math.min(rowBlock, hh - oy);
               int gpo = (ct * cols + oy * ww) * width;
               for (int k0 = 0; k0 < kpad; k0 += wtaps) {
-                if (narrow) {
+                if (six) {
+                  ROWS.convWeightTile6(gq, oy * pitch, woffs, k0, pitch, rb, ww, gp, gpo, acc, k0 * cpad + ct * width,
+                      cpad);
+                } else if (narrow) {
                   ROWS.convWeightTileNarrow(gq, oy * pitch, woffs, k0, pitch, rb, ww, gp, gpo, acc, k0 * cpad + ct * width,
                       cpad);
                 } else {

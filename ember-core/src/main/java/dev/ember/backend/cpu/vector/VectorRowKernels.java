@@ -1101,6 +1101,11 @@ public final class VectorRowKernels implements RowKernels {
     return 2 * L;
   }
 
+  @Override
+  public int convWeightWidth6() {
+    return 4 * L;
+  }
+
   /**
    * 16 x 16 register transposes (channels x positions -> positions x channels) where 16 channels and
    * 16 positions are whole, element by element elsewhere. The element loop, one load and one store
@@ -1218,6 +1223,103 @@ public final class VectorRowKernels implements RowKernels {
     a101.intoArray(c, co + 10 * ldc + L);
     a110.intoArray(c, co + 11 * ldc);
     a111.intoArray(c, co + 11 * ldc + L);
+  }
+
+  /**
+   * 6 taps x 4 vectors of channels: 24 accumulators, per position 4 loads of the packed operand and 6 broadcasts
+   * (the 12 x 2 tile's 2 and 12), and 6 tap offsets held where that tile holds 12.
+   */
+  @Override
+  public void convWeightTile6(float[] xp, int xo, int[] offs, int k0, int pitch, int oh, int ow, float[] gp, int gpo,
+      float[] c, int co, int ldc) {
+    FloatVector a00 = FloatVector.fromArray(S, c, co + 0 * ldc), a01 = FloatVector.fromArray(S, c, co + 0 * ldc + L);
+    FloatVector a02 = FloatVector.fromArray(S, c, co + 0 * ldc + 2 * L);
+    FloatVector a03 = FloatVector.fromArray(S, c, co + 0 * ldc + 3 * L);
+    FloatVector a10 = FloatVector.fromArray(S, c, co + 1 * ldc), a11 = FloatVector.fromArray(S, c, co + 1 * ldc + L);
+    FloatVector a12 = FloatVector.fromArray(S, c, co + 1 * ldc + 2 * L);
+    FloatVector a13 = FloatVector.fromArray(S, c, co + 1 * ldc + 3 * L);
+    FloatVector a20 = FloatVector.fromArray(S, c, co + 2 * ldc), a21 = FloatVector.fromArray(S, c, co + 2 * ldc + L);
+    FloatVector a22 = FloatVector.fromArray(S, c, co + 2 * ldc + 2 * L);
+    FloatVector a23 = FloatVector.fromArray(S, c, co + 2 * ldc + 3 * L);
+    FloatVector a30 = FloatVector.fromArray(S, c, co + 3 * ldc), a31 = FloatVector.fromArray(S, c, co + 3 * ldc + L);
+    FloatVector a32 = FloatVector.fromArray(S, c, co + 3 * ldc + 2 * L);
+    FloatVector a33 = FloatVector.fromArray(S, c, co + 3 * ldc + 3 * L);
+    FloatVector a40 = FloatVector.fromArray(S, c, co + 4 * ldc), a41 = FloatVector.fromArray(S, c, co + 4 * ldc + L);
+    FloatVector a42 = FloatVector.fromArray(S, c, co + 4 * ldc + 2 * L);
+    FloatVector a43 = FloatVector.fromArray(S, c, co + 4 * ldc + 3 * L);
+    FloatVector a50 = FloatVector.fromArray(S, c, co + 5 * ldc), a51 = FloatVector.fromArray(S, c, co + 5 * ldc + L);
+    FloatVector a52 = FloatVector.fromArray(S, c, co + 5 * ldc + 2 * L);
+    FloatVector a53 = FloatVector.fromArray(S, c, co + 5 * ldc + 3 * L);
+    int x0 = xo + offs[k0 + 0];
+    int x1 = xo + offs[k0 + 1];
+    int x2 = xo + offs[k0 + 2];
+    int x3 = xo + offs[k0 + 3];
+    int x4 = xo + offs[k0 + 4];
+    int x5 = xo + offs[k0 + 5];
+    for (int oy = 0, g = gpo; oy < oh; oy++) {
+      int row = oy * pitch;
+      for (int ox = 0; ox < ow; ox++, g += 4 * L) {
+        int at = row + ox;
+        FloatVector b0 = FloatVector.fromArray(S, gp, g);
+        FloatVector b1 = FloatVector.fromArray(S, gp, g + L);
+        FloatVector b2 = FloatVector.fromArray(S, gp, g + 2 * L);
+        FloatVector b3 = FloatVector.fromArray(S, gp, g + 3 * L);
+        FloatVector s0 = FloatVector.broadcast(S, xp[x0 + at]);
+        a00 = s0.fma(b0, a00);
+        a01 = s0.fma(b1, a01);
+        a02 = s0.fma(b2, a02);
+        a03 = s0.fma(b3, a03);
+        FloatVector s1 = FloatVector.broadcast(S, xp[x1 + at]);
+        a10 = s1.fma(b0, a10);
+        a11 = s1.fma(b1, a11);
+        a12 = s1.fma(b2, a12);
+        a13 = s1.fma(b3, a13);
+        FloatVector s2 = FloatVector.broadcast(S, xp[x2 + at]);
+        a20 = s2.fma(b0, a20);
+        a21 = s2.fma(b1, a21);
+        a22 = s2.fma(b2, a22);
+        a23 = s2.fma(b3, a23);
+        FloatVector s3 = FloatVector.broadcast(S, xp[x3 + at]);
+        a30 = s3.fma(b0, a30);
+        a31 = s3.fma(b1, a31);
+        a32 = s3.fma(b2, a32);
+        a33 = s3.fma(b3, a33);
+        FloatVector s4 = FloatVector.broadcast(S, xp[x4 + at]);
+        a40 = s4.fma(b0, a40);
+        a41 = s4.fma(b1, a41);
+        a42 = s4.fma(b2, a42);
+        a43 = s4.fma(b3, a43);
+        FloatVector s5 = FloatVector.broadcast(S, xp[x5 + at]);
+        a50 = s5.fma(b0, a50);
+        a51 = s5.fma(b1, a51);
+        a52 = s5.fma(b2, a52);
+        a53 = s5.fma(b3, a53);
+      }
+    }
+    a00.intoArray(c, co + 0 * ldc);
+    a01.intoArray(c, co + 0 * ldc + L);
+    a02.intoArray(c, co + 0 * ldc + 2 * L);
+    a03.intoArray(c, co + 0 * ldc + 3 * L);
+    a10.intoArray(c, co + 1 * ldc);
+    a11.intoArray(c, co + 1 * ldc + L);
+    a12.intoArray(c, co + 1 * ldc + 2 * L);
+    a13.intoArray(c, co + 1 * ldc + 3 * L);
+    a20.intoArray(c, co + 2 * ldc);
+    a21.intoArray(c, co + 2 * ldc + L);
+    a22.intoArray(c, co + 2 * ldc + 2 * L);
+    a23.intoArray(c, co + 2 * ldc + 3 * L);
+    a30.intoArray(c, co + 3 * ldc);
+    a31.intoArray(c, co + 3 * ldc + L);
+    a32.intoArray(c, co + 3 * ldc + 2 * L);
+    a33.intoArray(c, co + 3 * ldc + 3 * L);
+    a40.intoArray(c, co + 4 * ldc);
+    a41.intoArray(c, co + 4 * ldc + L);
+    a42.intoArray(c, co + 4 * ldc + 2 * L);
+    a43.intoArray(c, co + 4 * ldc + 3 * L);
+    a50.intoArray(c, co + 5 * ldc);
+    a51.intoArray(c, co + 5 * ldc + L);
+    a52.intoArray(c, co + 5 * ldc + 2 * L);
+    a53.intoArray(c, co + 5 * ldc + 3 * L);
   }
 
   /**

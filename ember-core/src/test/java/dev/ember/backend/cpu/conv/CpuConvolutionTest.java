@@ -168,9 +168,10 @@ class CpuConvolutionTest {
 
   /**
    * Transposed convolutions whose stride divides the kernel run by output phase ({@link PhaseTransposedConv}):
-   * forward, dx and dw (each alone too) against the plain loops. Cases: k4 s2 p1 with even and odd outputs (output
-   * padding 1), 16-wide phases (slots written in place), k2 s2 p0 (one tap per phase), k6 s3 p2, padding above the
-   * stride, more input channels than a vector (wide weight-gradient tiles), 10 output channels (part-filled tiles).
+   * forward, dx and dw (each alone too, and into buffers of NaN: the path writes every element) against the plain
+   * loops. Cases: k4 s2 p1 with even and odd outputs (output padding 1), 16-wide phases (slots written in place),
+   * k2 s2 p0 (one tap per phase), k6 s3 p2, padding above the stride, more input channels than a vector (wide
+   * weight-gradient tiles), 64 (6-tap weight-gradient tiles), 10 output channels (part-filled tiles).
    */
   @Test
   void phaseTransposedConvolutionMatchesThePlainLoops() {
@@ -182,6 +183,7 @@ class CpuConvolutionTest {
         new Case("k6 s3 p2 odd output", DType.F32, 2, 9, 8, 15, 15, 6, 3, 2, 1, 1),
         new Case("k4 s2 p3", DType.F32, 2, 8, 8, 10, 10, 4, 2, 3, 1, 1),
         new Case("k4 s2 p1, 20 input channels", DType.F32, 3, 10, 20, 8, 8, 4, 2, 1, 1, 1),
+        new Case("k4 s2 p1, 64 input channels (6-tap weight-gradient tiles)", DType.F32, 2, 8, 64, 8, 8, 4, 2, 1, 1, 1),
     };
     for (Case t : cases) {
       ConvGeometry g = t.geometry();
@@ -212,6 +214,16 @@ class CpuConvolutionTest {
       Tensor dwOnly = Tensor.empty(t.dt, w.shape());
       conv.transposedBackward(y, w, img, 1, g, null, dwOnly);
       assertTrue(Arrays.equals(dw.toFloatArray(), dwOnly.toFloatArray()), t.what + " dw alone");
+      // every element written: buffers full of NaN (as a caller may pass when transposedWritesAll) give the same bits
+      assertTrue(conv.transposedWritesAll(y, w, 1, g), t.what + " writes all");
+      Tensor outNaN = Tensor.full(Double.NaN, t.dt, t.n, t.c, t.h, t.w);
+      conv.transposedForward(y, w, b, 1, g, outNaN);
+      assertTrue(Arrays.equals(out.toFloatArray(), outNaN.toFloatArray()), t.what + " forward into NaNs");
+      Tensor dyNaN = Tensor.full(Double.NaN, t.dt, y.shape());
+      Tensor dwNaN = Tensor.full(Double.NaN, t.dt, w.shape());
+      conv.transposedBackward(y, w, img, 1, g, dyNaN, dwNaN);
+      assertTrue(Arrays.equals(dy.toFloatArray(), dyNaN.toFloatArray()), t.what + " dx into NaNs");
+      assertTrue(Arrays.equals(dw.toFloatArray(), dwNaN.toFloatArray()), t.what + " dw into NaNs");
     }
   }
 
@@ -229,6 +241,8 @@ class CpuConvolutionTest {
     assertTrue(!PhaseTransposedConv.applies(y, Tensor.zeros(8, 8, 3, 3), 1,
         new ConvGeometry(9, 9, 3, 3, 2, 2, 1, 1, 1, 1, 5, 5)), "k3 s2");
     assertTrue(!PhaseTransposedConv.applies(y, w, 1, new ConvGeometry(8, 8, 4, 4, 1, 1, 0, 0, 1, 1, 5, 5)), "stride 1");
+    assertTrue(!conv.transposedWritesAll(y, w, 1, new ConvGeometry(13, 13, 4, 4, 2, 2, 1, 1, 2, 2, 5, 5)),
+        "the GEMM path accumulates into a zero-filled output");
   }
 
   private static Tensor randn(int seed, DType dt, int... shape) {
