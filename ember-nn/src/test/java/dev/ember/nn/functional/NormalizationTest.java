@@ -111,7 +111,7 @@ class NormalizationTest {
   /**
    * The float32 row kernels of layer, RMS and group norm (float vector sums, float partials of the weight and
    * bias gradients per block of rows) against the float64 path, output and every gradient: rows of many
-   * blocks (3000 rows, 47 a block), rows with a vector tail (m = 1030, 100), no affine parameters, and group
+   * blocks (3000 rows, 47 a block: the backward's sums of 32 rows, then of 15, each before their gradients), rows with a vector tail (m = 1030, 100), no affine parameters, and group
    * norm planes with tails and a single-element plane.
    */
   @Test
@@ -124,6 +124,8 @@ class NormalizationTest {
         in -> Normalization.layerNorm(in[0], new int[] {2, 48}, null, null));
     checkF32AgainstF64("rms_norm [300, 130]", new int[] {300, 130}, 130,
         in -> Normalization.rmsNorm(in[0], new int[] {130}, in[1], 1e-6));
+    checkF32AgainstF64("rms_norm [3000, 40]", new int[] {3000, 40}, 40,
+        in -> Normalization.rmsNorm(in[0], new int[] {40}, in[1], 1e-6));
     checkF32AgainstF64("group_norm [4, 12, 9, 11] 3 groups", new int[] {4, 12, 9, 11}, 12,
         in -> Normalization.groupNorm(in[0], 3, in[1], in[2]));
     checkF32AgainstF64("group_norm [40, 6, 1] 2 groups", new int[] {40, 6, 1}, 6,
