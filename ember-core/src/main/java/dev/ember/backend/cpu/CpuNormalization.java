@@ -468,7 +468,7 @@ final class CpuNormalization implements NormalizationKernels {
    * reads each row from memory once: {@link RowKernels#normBackwardSums} (the row's two sums, and its terms of gw
    * and gb added into the block's float partials), then {@link RowKernels#normBackwardRowW} (the input gradient, the
    * row still in cache), {@link #SUB_ROWS} rows' sums before their gradients: layer norm's backward [4096x1024] on
-   * one thread took 13% less time than with the two calls row by row (the reads, and the writes, in longer runs).
+   * one thread took about 10% less time than with the two calls row by row (the reads, and the writes, in longer runs).
    * The partials are added in block order, in double: the same bits on any thread count.
    */
   private static void rowBackwardF32(View x, View g, double[] mean, double[] rstd, double[] w, int rows, int m,
