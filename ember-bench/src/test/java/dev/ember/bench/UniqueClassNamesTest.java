@@ -3,6 +3,7 @@ package dev.ember.bench;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ember.testing.SourceTree;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,35 +11,17 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.stream.Collectors;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * No two top-level classes in the main code of any module share a simple name: a user who imports
  * two of Ember's packages must never meet two {@code Json}s or two {@code ReduceLROnPlateau}s.
- * It walks the source tree (every module's {@code src/main/java}) from the repository root.
+ * It walks the source tree (every module's {@code src/main/java}) from the repository root ({@link SourceTree}).
  */
 class UniqueClassNamesTest {
-  /** The repository root: the nearest directory above the working directory holding ember-core/. */
-  private static Path root() {
-    for (Path p = Path.of("").toAbsolutePath(); p != null; p = p.getParent()) {
-      if (Files.isDirectory(p.resolve("ember-core/src/main/java")) && Files.isRegularFile(p.resolve("pom.xml"))) return p;
-    }
-    throw new IllegalStateException("no repository root (with ember-core/src/main/java) above " + Path.of("").toAbsolutePath());
-  }
-
   static Map<String, List<Path>> duplicates(Path root) throws IOException {
-    List<Path> sources;
-    try (Stream<Path> modules = Files.list(root)) {
-      sources = modules.map(m -> m.resolve("src/main/java")).filter(Files::isDirectory).flatMap(dir -> {
-        try (Stream<Path> files = Files.walk(dir)) {
-          return files.filter(f -> f.toString().endsWith(".java")).toList().stream();
-        } catch (IOException e) {
-          throw new java.io.UncheckedIOException(e);
-        }
-      }).toList();
-    }
+    List<Path> sources = SourceTree.mainSources(root);
     Map<String, List<Path>> byName = sources.stream()
         .filter(f -> !f.getFileName().toString().equals("package-info.java") && !f.getFileName().toString().equals("module-info.java"))
         .collect(Collectors.groupingBy(f -> f.getFileName().toString().replace(".java", ""), TreeMap::new,
@@ -49,7 +32,7 @@ class UniqueClassNamesTest {
 
   @Test
   void mainClassNamesAreUnique() throws IOException {
-    Path root = root();
+    Path root = SourceTree.root();
     assertEquals(Map.of(), duplicates(root), "top-level classes in main code sharing a simple name");
     // the walk reaches the lowest and the highest module
     assertTrue(Files.isRegularFile(root.resolve("ember-core/src/main/java/dev/ember/tensor/Tensor.java")));

@@ -3,14 +3,13 @@ package dev.ember.backend.cpu.vector;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ember.testing.SourceTree;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -20,37 +19,22 @@ import org.junit.jupiter.api.io.TempDir;
  * (VectorAttention's row sums did, and CI caught a fused forward that differed from the same forward run earlier).
  * Kernels add a vector's lanes in lane order instead. An integer reduction is exact, so a line that converts to
  * {@code IntVector}, {@code LongVector} or {@code ShortVector} before reducing is allowed. The walk reads every
- * module's {@code src/main/java} from the repository root.
+ * module's {@code src/main/java} from the repository root ({@link SourceTree}).
  */
 class JitStableReductionsTest {
   private static final Pattern FLOAT_REDUCTION = Pattern.compile("reduceLanes\\(\\s*(VectorOperators\\.)?(ADD|MUL)\\b");
   private static final Pattern INTEGER_VECTOR = Pattern.compile("\\((Int|Long|Short|Byte)Vector\\)");
 
-  private static Path root() {
-    for (Path p = Path.of("").toAbsolutePath(); p != null; p = p.getParent()) {
-      if (Files.isDirectory(p.resolve("ember-core/src/main/java")) && Files.isRegularFile(p.resolve("pom.xml"))) return p;
-    }
-    throw new IllegalStateException("no repository root (with ember-core/src/main/java) above " + Path.of("").toAbsolutePath());
-  }
-
   /** "path:line: text" for each floating-point additive or multiplicative lane reduction under root's modules. */
   static List<String> offenders(Path root) throws IOException {
     List<String> found = new ArrayList<>();
-    try (Stream<Path> modules = Files.list(root)) {
-      for (Path dir : modules.map(m -> m.resolve("src/main/java")).filter(Files::isDirectory).sorted().toList()) {
-        try (Stream<Path> files = Files.walk(dir)) {
-          for (Path f : files.filter(x -> x.toString().endsWith(".java")).sorted().toList()) {
-            List<String> lines = Files.readAllLines(f);
-            for (int i = 0; i < lines.size(); i++) {
-              String code = lines.get(i).replaceAll("//.*", "").strip();
-              if (code.startsWith("*") || code.startsWith("/*")) continue; // a doc comment's line
-              if (FLOAT_REDUCTION.matcher(code).find() && !INTEGER_VECTOR.matcher(code).find()) {
-                found.add(root.relativize(f) + ":" + (i + 1) + ": " + lines.get(i).strip());
-              }
-            }
-          }
-        } catch (UncheckedIOException e) {
-          throw e.getCause();
+    for (Path f : SourceTree.mainSources(root)) {
+      List<String> lines = Files.readAllLines(f);
+      for (int i = 0; i < lines.size(); i++) {
+        String code = lines.get(i).replaceAll("//.*", "").strip();
+        if (code.startsWith("*") || code.startsWith("/*")) continue; // a doc comment's line
+        if (FLOAT_REDUCTION.matcher(code).find() && !INTEGER_VECTOR.matcher(code).find()) {
+          found.add(root.relativize(f) + ":" + (i + 1) + ": " + lines.get(i).strip());
         }
       }
     }
@@ -59,7 +43,7 @@ class JitStableReductionsTest {
 
   @Test
   void mainCodeHasNoFloatingPointLaneSums() throws IOException {
-    Path root = root();
+    Path root = SourceTree.root();
     assertTrue(Files.isRegularFile(root.resolve("ember-core/src/main/java/dev/ember/backend/cpu/vector/VectorAttention.java")));
     assertEquals(List.of(), offenders(root), "floating-point reduceLanes(ADD/MUL): add the lanes in lane order");
   }
