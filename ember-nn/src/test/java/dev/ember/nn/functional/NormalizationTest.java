@@ -134,6 +134,49 @@ class NormalizationTest {
         in -> Normalization.groupNorm(in[0], 4, null, null));
   }
 
+  /**
+   * Group norm's output and gradients against a layer norm over each (image, group) row followed by the per-channel
+   * affine (another kernel path): 36 rows, so the backward's blocks of 16 rows (run last block first) include a
+   * partial one; F64 and F32 (its fused next-row loop).
+   */
+  @Test
+  void groupNormOverSeveralBlocksOfRowsMatchesLayerNormThenAffine() {
+    Generator g = new Generator(31);
+    int n = 9;
+    int c = 8;
+    int groups = 4;
+    int s = 100;
+    Tensor x = Tensor.randn(g, DType.F64, n, c, s).mul(2).add(0.5);
+    Tensor up = Tensor.randn(g, DType.F64, n, c, s);
+    Tensor w = Tensor.randn(g, DType.F64, c).mul(0.3).add(1);
+    Tensor b = Tensor.randn(g, DType.F64, c);
+    for (DType dt : new DType[] {DType.F64, DType.F32}) {
+      Tensor[] got = groupNormAndGrads(x, up, w, b, dt, false, groups);
+      Tensor[] ref = groupNormAndGrads(x, up, w, b, dt, true, groups);
+      String[] names = {"output", "input gradient", "weight gradient", "bias gradient"};
+      for (int i = 0; i < 4; i++) assertClose(ref[i], got[i], 1e-4, 1e-4, "group_norm " + dt + " " + names[i]);
+    }
+  }
+
+  private static Tensor[] groupNormAndGrads(Tensor x, Tensor up, Tensor w, Tensor b, DType dt, boolean viaLayerNorm,
+      int groups) {
+    int[] shape = x.shape();
+    int c = shape[1];
+    Tensor xi = x.detach().to(dt).requiresGrad(true);
+    Tensor wi = w.detach().to(dt).requiresGrad(true);
+    Tensor bi = b.detach().to(dt).requiresGrad(true);
+    Tensor out;
+    if (viaLayerNorm) {
+      int m = c / groups * shape[2];
+      Tensor rows = Normalization.layerNorm(xi.reshape(shape[0] * groups, m), new int[] {m}, null, null);
+      out = rows.reshape(shape).mul(wi.reshape(1, c, 1)).add(bi.reshape(1, c, 1));
+    } else {
+      out = Normalization.groupNorm(xi, groups, wi, bi);
+    }
+    out.mul(up.to(dt)).sum().backward();
+    return new Tensor[] {out, xi.grad(), wi.grad(), bi.grad()};
+  }
+
   private static void checkF32AgainstF64(String what, int[] shape, int params,
       java.util.function.Function<Tensor[], Tensor> op) {
     Generator g = new Generator(23);
