@@ -446,31 +446,9 @@ public final class LinalgOps {
     }
     Tensor out = x.newEmpty(DType.F32, m, n);
     Backend backend = ElementwiseOps.backend(out);
-    if (bias != null) biasRows(backend, bias, out, m, n);
+    if (bias != null) backend.copy(Views.expand(bias, new int[] {m, n}), out);
     backend.matmulWeightRows(x, weight, out, bias != null ? 1f : 0f);
     return out;
-  }
-
-  /** Outputs up to which {@link #biasRows} copies the rows itself: where the CPU backend's copy is serial too. */
-  private static final long BIAS_ROWS_MAX = 1 << 16;
-
-  /**
-   * Sets each of the m rows of out (contiguous [m, n] float32) to bias [n], linear's starting C. On the CPU, for an
-   * output the backend would copy on one thread anyway, one {@code System.arraycopy} per row: the broadcast view,
-   * the strided copy's coalescing and its row lambda took ~0.1 us of each layer at batch 1 (the MNIST MLP's
-   * 784-128-10 call ~4 us), for 128 floats. The same values either way.
-   */
-  private static void biasRows(Backend backend, Tensor bias, Tensor out, int m, int n) {
-    if (out.device().isCpu() && bias.dtype() == DType.F32 && bias.isContiguous() && out.isContiguous()
-        && (long) m * n <= BIAS_ROWS_MAX) {
-      float[] b = bias.storage().floats();
-      float[] o = out.storage().floats();
-      int bo = bias.offset();
-      int oo = out.offset();
-      for (int i = 0; i < m; i++) System.arraycopy(b, bo, o, oo + i * n, n);
-    } else {
-      backend.copy(Views.expand(bias, new int[] {m, n}), out);
-    }
   }
 
   /** The activations {@link #linearEpilogue} applies. */

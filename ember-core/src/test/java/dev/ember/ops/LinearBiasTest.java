@@ -10,8 +10,8 @@ import dev.ember.tensor.Tensor;
 import org.junit.jupiter.api.Test;
 
 /**
- * linear's float32 bias as GEMM's starting C: a contiguous bias is copied row by row (LinalgOps.biasRows), any other
- * through the broadcast copy; both must give every row the bias, so the outputs have the same bits.
+ * linear's float32 bias as GEMM's starting C: a contiguous bias is copied row by row (CpuBackend.copy's broadcast
+ * row), any other through the strided copy; both must give every row the bias, so the outputs have the same bits.
  */
 class LinearBiasTest {
   @Test

@@ -377,6 +377,7 @@ public final class CpuBackend implements Backend {
 
   @Override
   public void copy(View src, View dst) {
+    if (copyBroadcastRow(src, dst)) return;
     int[][] c = Strided.coalesce(dst.shapeRef(), dst.stridesRef(), src.stridesRef());
     int[] shape = c[0];
     int[] sd = c[1];
@@ -411,6 +412,30 @@ public final class CpuBackend implements Backend {
         for (int j = 0; j < n; j++) d.setDouble(doff + j * isd, s.getDouble(soff + j * iss));
       }
     });
+  }
+
+  /**
+   * dst = src where src is one contiguous row broadcast over every leading axis (stride 0 there, 1 in the last), dst
+   * is contiguous and both have one dtype, for outputs {@link #segments} would copy on one thread: one
+   * {@code System.arraycopy} per row. linear's bias as GEMM's starting C takes this path: at batch 1 the coalescing and
+   * the row lambda of the general copy cost more than the copy of its 128 floats. False (nothing done) otherwise.
+   */
+  private static boolean copyBroadcastRow(View src, View dst) {
+    int[] shape = dst.shapeRef();
+    int[] ss = src.stridesRef();
+    int last = shape.length - 1;
+    if (last < 0 || ss[last] != 1 || src.dtype() != dst.dtype()) return false;
+    for (int i = 0; i < last; i++) if (ss[i] != 0) return false;
+    long total = dst.numel();
+    if (total >= PARALLEL_MIN || total == 0 || !dst.isContiguous()) return false;
+    int inner = shape[last];
+    int rows = (int) (total / inner);
+    Object from = src.storage().array();
+    Object to = dst.storage().array();
+    int soff = src.offset();
+    int doff = dst.offset();
+    for (int r = 0; r < rows; r++) System.arraycopy(from, soff, to, doff + r * inner, inner);
+    return true;
   }
 
   /**
