@@ -26,7 +26,8 @@ import java.util.Arrays;
  * NaN, as the explicit formula does.
  *
  * <p>Two implementations agree to rounding: the plain path composes tensor ops and holds the
- * [..., L, S] scores; the tiled path (the backend's {@link AttentionKernels}) never holds more
+ * [..., L, S] scores (with no gradient to follow and no mask or dropout, the backend may run the same ops one batch
+ * element at a time, {@link AttentionKernels#plainForward}: the same bits); the tiled path (the backend's {@link AttentionKernels}) never holds more
  * than one block of scores, keeps only a logsumexp per query row for its backward, and skips key
  * blocks outside the causal or window band. {@link Kernel#AUTO} takes the tiled path when L * S exceeds
  * {@link Kernel#tiledAbove()}, or {@link Kernel#FUSED_ABOVE} for a forward the backend runs fused. Attention dropout draws one counter-based uniform per (batch, i, j)
