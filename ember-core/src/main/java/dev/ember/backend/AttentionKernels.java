@@ -95,6 +95,26 @@ public interface AttentionKernels {
   }
 
   /**
+   * Whether {@link #plainForward} runs the problem on {@code dtype} inputs: one without mask or dropout, where the
+   * backend has such a kernel.
+   */
+  default boolean runsPlainForward(Problem p, dev.ember.tensor.DType dtype) {
+    return false;
+  }
+
+  /**
+   * The plain path's forward when no gradient will follow, for a problem {@link #runsPlainForward} accepts: for each
+   * batch element of contiguous q [B, L, E] (scaled already, as the plain path scales it), k [B, S, E] and
+   * v [B, S, Ev], scores = q k^T, those outside the causal or window band -inf, softmax along the keys, then times v
+   * into out [B, L, Ev] (contiguous, every element): the same bits as the composition of batched matmuls, band mask
+   * and softmax, but with one element's [L, S] scores at a time, which stay in cache, instead of all B of them
+   * written and read back by each op in turn.
+   */
+  default void plainForward(Problem p, View q, View k, View v, View out) {
+    throw new UnsupportedOperationException("scaled_dot_product_attention: no plain forward kernel on this backend");
+  }
+
+  /**
    * Writes out [B, L, Ev] (q's dtype, contiguous, every element) and lse [B * L], the logsumexp of each row's
    * scores (-inf for a row with no visible key, whose output is NaN).
    */

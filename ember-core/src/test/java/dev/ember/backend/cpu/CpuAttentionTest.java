@@ -51,6 +51,23 @@ class CpuAttentionTest {
   }
 
   @Test
+  void plainForwardRunsFloat32WithoutMaskOrDropoutAndNamesWhatItGotOtherwise() {
+    Problem p = new Problem(2, 3, 4, 2, 2, 1, false, -1, 4, 4, null, 0, 0);
+    assertTrue(K.runsPlainForward(p, DType.F32));
+    assertTrue(!K.runsPlainForward(p, DType.F64));
+    Problem dropout = new Problem(2, 3, 4, 2, 2, 1, false, -1, 4, 4, null, 0.5, 1);
+    assertTrue(!K.runsPlainForward(dropout, DType.F32));
+    Tensor q = Tensor.zeros(DType.F64, 2, 3, 2);
+    Tensor k = Tensor.zeros(DType.F64, 2, 4, 2);
+    Tensor out = Tensor.empty(DType.F64, 2, 3, 2);
+    IllegalArgumentException ex = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+        () -> K.plainForward(p, q, k, k, out));
+    assertEquals("scaled_dot_product_attention: plain forward kernel for float32 without mask or dropout, got "
+        + "float64 q, float64 k, float64 v, float64 out and 2 batch elements on " + Parallel.threads() + " threads",
+        ex.getMessage());
+  }
+
+  @Test
   void bandMaskAndDropoutFactorsFollowTheProblem() {
     Problem p = new Problem(2, 5, 6, 1, 1, 1, true, 2, 4, 4, null, 0.4, 99);
     Tensor band = Tensor.empty(DType.BOOL, 5, 6);

@@ -26,7 +26,8 @@ import java.util.Arrays;
  * NaN, as the explicit formula does.
  *
  * <p>Two implementations agree to rounding: the plain path composes tensor ops and holds the
- * [..., L, S] scores; the tiled path (the backend's {@link AttentionKernels}) never holds more
+ * [..., L, S] scores (with no gradient to follow and no mask or dropout, the backend may run the same ops one batch
+ * element at a time, {@link AttentionKernels#plainForward}: the same bits); the tiled path (the backend's {@link AttentionKernels}) never holds more
  * than one block of scores, keeps only a logsumexp per query row for its backward, and skips key
  * blocks outside the causal or window band. {@link Kernel#AUTO} takes the tiled path when L * S exceeds
  * {@link Kernel#tiledAbove()}, or {@link Kernel#FUSED_ABOVE} for a forward the backend runs fused. Attention dropout draws one counter-based uniform per (batch, i, j)
@@ -178,13 +179,19 @@ public final class Attention {
 
   private static Tensor plain(AttentionKernels.Problem p, Tensor q, Tensor k, Tensor v, Tensor mask, int[] full) {
     DType dt = q.dtype();
+    AttentionKernels kernels = q.device().backend().attention();
+    if (mask == null && Grad.inference() && kernels.runsPlainForward(p, dt)) {
+      // no gradient to follow: the backend runs the same ops per batch element, its scores staying in cache
+      Tensor out = q.newEmpty(p.batch(), p.l(), p.ev());
+      kernels.plainForward(p, q.contiguous(), k.contiguous(), v.contiguous(), out);
+      return out;
+    }
     Tensor negInf = Tensor.scalar(Double.NEGATIVE_INFINITY, dt);
     Tensor scores = q.matmul(k.mT()); // [B, L, S]; q comes scaled
     if (mask != null) {
       Tensor m3 = mask.expand(full).reshape(p.batch(), p.l(), p.s());
       scores = mask.dtype() == DType.BOOL ? ElementwiseOps.where(m3, scores, negInf) : scores.add(m3);
     }
-    AttentionKernels kernels = q.device().backend().attention();
     if (p.causal() || p.window() >= 0) {
       Tensor allowed = q.newZeros(DType.BOOL, p.l(), p.s());
       kernels.bandMask(p, allowed);

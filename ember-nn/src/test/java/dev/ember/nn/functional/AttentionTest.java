@@ -105,6 +105,45 @@ class AttentionTest {
   }
 
   /**
+   * With no gradient to follow the plain path runs per batch element on the backend ({@code plainForward}): the
+   * bits of the composed ops it replaces (which run when a gradient follows), with and without the causal and window
+   * band (rows past the window see no key: NaN on both), for a key given as a strided view, on one and two threads.
+   */
+  @Test
+  void plainForwardWithNothingToFollowHasTheBitsOfTheComposedOps() {
+    Generator g = new Generator(31);
+    Tensor q = Tensor.randn(g, 2, 3, 90, 16);
+    Tensor k = Tensor.randn(g, 2, 3, 16, 70).transpose(-1, -2);
+    Tensor v = Tensor.randn(g, 2, 3, 70, 24);
+    assertTrue(Device.CPU.backend().attention().runsPlainForward(new dev.ember.backend.AttentionKernels.Problem(6,
+        90, 70, 16, 24, 0.25, false, -1, 64, 64, null, 0, 0), DType.F32), "the CPU kernels run it");
+    int before = Parallel.threads();
+    try {
+      for (int t = 1; t <= 2; t++) {
+        Parallel.setThreads(t);
+        for (boolean causal : new boolean[] {false, true}) {
+          for (int window : new int[] {-1, 5}) {
+            Tensor composed = Attention.scaledDotProductAttention(q.detach().requiresGrad(true), k, v, null, 0,
+                causal, null, window, null, Kernel.plain()).detach();
+            Tensor perElement;
+            try (Grad off = Grad.off()) {
+              perElement = Attention.scaledDotProductAttention(q, k, v, null, 0, causal, null, window, null,
+                  Kernel.plain());
+            }
+            String what = t + " threads, causal " + causal + ", window " + window;
+            org.junit.jupiter.api.Assertions.assertArrayEquals(composed.toFloatArray(), perElement.toFloatArray(),
+                what);
+            assertEquals(window >= 0, Float.isNaN(perElement.toFloatArray()[(2 * 3 * 90 - 1) * 24]),
+                what + ": the last query sees no key");
+          }
+        }
+      }
+    } finally {
+      Parallel.setThreads(before);
+    }
+  }
+
+  /**
    * A checkpoint's first run records nothing, but backward repeats it with recording on: both must take the same
    * path (the plain one here, where a forward with nothing to follow would be fused), so checkpointing keeps its
    * promise of the same bits as without it.

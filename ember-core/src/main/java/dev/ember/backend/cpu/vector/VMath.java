@@ -89,6 +89,41 @@ final class VMath {
   }
 
   /**
+   * out = exp(x - m) over n elements (a multiple of the vector length; out may be x), returning their sum: the
+   * vectors added in order, then the lanes in lane order. The bits of a pass of x - m, {@link #exp} (expForm's EXP
+   * operations, one for one) and a pass summing the result, in one pass instead of three: a softmax row's
+   * subtraction, exp and sum (256 columns at attention's T = 256) with one load and one store per vector.
+   */
+  static float expShiftedSum(float[] xa, int xo, float m, float[] out, int oo, int n) {
+    FloatVector acc = FloatVector.zero(S);
+    for (int i = 0; i < n; i += L) {
+      FloatVector x = FloatVector.fromArray(S, xa, xo + i).sub(m);
+      VectorMask<Float> zero = x.compare(LT, EXP_ZERO);
+      FloatVector xc = x.blend(0f, zero);
+      xc = xc.blend(EXP_CLAMP_HI, xc.compare(GT, EXP_CLAMP_HI));
+      FloatVector nn = xc.fma(LOG2E, ROUND).sub(ROUND);
+      FloatVector r = nn.fma(FloatVector.broadcast(S, -LN2_HI), xc);
+      r = nn.fma(FloatVector.broadcast(S, -LN2_LO), r);
+      FloatVector p = r.fma(1.9875691500e-4f, 1.3981999507e-3f);
+      p = p.fma(r, FloatVector.broadcast(S, 8.3334519073e-3f));
+      p = p.fma(r, FloatVector.broadcast(S, 4.1665795894e-2f));
+      p = p.fma(r, FloatVector.broadcast(S, 1.6666665459e-1f));
+      p = p.fma(r, FloatVector.broadcast(S, 5.0000001201e-1f));
+      p = p.mul(r.mul(r)).add(r).add(1f);
+      IntVector ni = (IntVector) nn.convert(F2I, 0);
+      IntVector h = ni.lanewise(ASHR, 1);
+      FloatVector s1 = h.add(127).lanewise(LSHL, 23).reinterpretAsFloats();
+      FloatVector s2 = ni.sub(h).add(127).lanewise(LSHL, 23).reinterpretAsFloats();
+      FloatVector y = p.mul(s1).mul(s2).blend(0f, zero);
+      y.intoArray(out, oo + i);
+      acc = acc.add(y);
+    }
+    float s = acc.lane(0); // in lane order: reduceLanes(ADD) rounds differently once compiled
+    for (int l = 1; l < L; l++) s += acc.lane(l);
+    return s;
+  }
+
+  /**
    * One pass of exp over n elements (a multiple of the vector length; out may be x) and what is built on
    * it, so a sigmoid does not pay a second pass through a scratch block:
    * <ul>

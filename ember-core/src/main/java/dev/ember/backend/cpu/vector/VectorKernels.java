@@ -692,16 +692,11 @@ public final class VectorKernels {
   }
 
   private static float expStore(float[] x, int xo, float m, float[] out, int oo, int n) {
-    FloatVector acc = FloatVector.zero(S);
     int end = S.loopBound(n);
-    // x - m into out, exp in place, then the sum: out may be x (an in-place softmax), and each element is
-    // read before it is written
-    for (int i = 0; i < end; i += L) fromArray(S, x, xo + i).sub(m).intoArray(out, oo + i);
-    VMath.exp(out, oo, out, oo, end);
-    for (int i = 0; i < end; i += L) acc = acc.add(fromArray(S, out, oo + i));
+    // exp(x - m) into out and its sum, one pass: out may be x (an in-place softmax), and each element is read
+    // before it is written
+    float s = VMath.expShiftedSum(x, xo, m, out, oo, end);
     int i = end;
-    float s = acc.lane(0); // in lane order: reduceLanes(ADD) rounds differently once compiled
-    for (int l = 1; l < L; l++) s += acc.lane(l);
     for (; i < n; i++) {
       float e = (float) Math.exp(x[xo + i] - m);
       out[oo + i] = e;
