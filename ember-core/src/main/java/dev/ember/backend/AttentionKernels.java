@@ -96,7 +96,7 @@ public interface AttentionKernels {
 
   /**
    * Whether {@link #plainForward} runs the problem on {@code dtype} inputs: one without mask or dropout, where the
-   * backend has such a kernel.
+   * backend has such a kernel (callers ask first: the default kernel only throws).
    */
   default boolean runsPlainForward(Problem p, dev.ember.tensor.DType dtype) {
     return false;
@@ -111,7 +111,8 @@ public interface AttentionKernels {
    * written and read back by each op in turn.
    */
   default void plainForward(Problem p, View q, View k, View v, View out) {
-    throw new UnsupportedOperationException("scaled_dot_product_attention: no plain forward kernel on this backend");
+    throw new IllegalStateException("scaled_dot_product_attention: plainForward called for a problem that "
+        + "runsPlainForward declines (this backend has no such kernel; callers compose the ops instead)");
   }
 
   /**
