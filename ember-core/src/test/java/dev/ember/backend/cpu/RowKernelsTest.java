@@ -657,6 +657,87 @@ class RowKernelsTest {
   }
 
   /**
+   * Layer norm's grouped backward loops: normBackwardRowSums gives normBackwardSums' two sums, and normBackwardRowsW
+   * over a group of rows the input gradients of normBackwardRowW (p = rs) and the gw, gb of normBackwardSums row by
+   * row, bit for bit (scalar and vector), with groups of four rows and rows left over, at every tail length and at
+   * offsets.
+   */
+  @Test
+  void groupedNormBackwardEqualsRowByRowCalls() {
+    Random r = new Random(19);
+    for (int n : new int[] {0, 1, 3, 15, 16, 17, 33, 63, 64, 65, 100, 1024, 1031}) {
+      for (int rows : new int[] {1, 3, 4, 5, 8, 11}) {
+        float[] x = new float[rows * n + 9];
+        float[] g = new float[rows * n + 9];
+        for (int i = 0; i < x.length; i++) {
+          x[i] = (float) r.nextGaussian() * 3f + 2f;
+          g[i] = (float) r.nextGaussian();
+        }
+        float[] w = new float[n];
+        float[] gw0 = new float[n];
+        float[] gb0 = new float[n];
+        for (int i = 0; i < n; i++) {
+          w[i] = 1f + (float) r.nextGaussian() * 0.1f;
+          gw0[i] = (float) r.nextGaussian(); // partials of earlier groups
+          gb0[i] = (float) r.nextGaussian();
+        }
+        float[] c = new float[4 * rows];
+        for (int k = 0; k < rows; k++) {
+          c[4 * k] = 2f + (float) r.nextGaussian() * 0.1f;
+          c[4 * k + 1] = 0.3f + (float) r.nextGaussian() * 0.01f;
+          c[4 * k + 2] = (float) r.nextGaussian() * 0.01f;
+          c[4 * k + 3] = (float) r.nextGaussian() * 0.01f;
+        }
+        float[] ref = new float[rows * n + 6];
+        float[] refGw = gw0.clone();
+        float[] refGb = gb0.clone();
+        float[] refSums = new float[2 * rows];
+        float[] two = new float[2];
+        for (int k = 0; k < rows; k++) {
+          int o = k * n;
+          scalar.normBackwardSums(g, 4 + o, x, 2 + o, w, n, c[4 * k], c[4 * k + 1], refGw, refGb, two);
+          refSums[2 * k] = two[0];
+          refSums[2 * k + 1] = two[1];
+          scalar.normBackwardRowW(g, 4 + o, x, 2 + o, w, ref, 3 + o, n, c[4 * k + 1], c[4 * k + 2], c[4 * k],
+              c[4 * k + 3]);
+        }
+        for (RowKernels k : new RowKernels[] {scalar, vector}) {
+          String who = (k == scalar ? "scalar" : "vector") + " n=" + n + " rows=" + rows;
+          float[] y = new float[rows * n + 6];
+          float[] gw = null;
+          float[] gb = null;
+          float[] sums = new float[2 * rows];
+          for (int rep = 0; rep < (k == vector ? 100 : 1); rep++) { // C2 compiles the vector loops
+            gw = gw0.clone();
+            gb = gb0.clone();
+            k.normBackwardRowsW(g, 4, x, 2, w, y, 3, n, rows, c, gw, gb);
+            for (int j = 0; j < rows; j++) {
+              k.normBackwardRowSums(g, 4 + j * n, x, 2 + j * n, w, n, c[4 * j], c[4 * j + 1], two);
+              sums[2 * j] = two[0];
+              sums[2 * j + 1] = two[1];
+            }
+          }
+          assertArrayEquals(ref, y, who + " input gradients");
+          assertArrayEquals(refGw, gw, who + " gw");
+          assertArrayEquals(refGb, gb, who + " gb");
+          if (k == scalar) {
+            assertArrayEquals(refSums, sums, who + " sums");
+          } else { // the vector sums' order is the vector normBackwardSums'
+            float[] vs = new float[2 * rows];
+            for (int j = 0; j < rows; j++) {
+              vector.normBackwardSums(g, 4 + j * n, x, 2 + j * n, w, n, c[4 * j], c[4 * j + 1], new float[n],
+                  new float[n], two);
+              vs[2 * j] = two[0];
+              vs[2 * j + 1] = two[1];
+            }
+            assertArrayEquals(vs, sums, who + " sums");
+          }
+        }
+      }
+    }
+  }
+
+  /**
    * affineRowThenMoments, which reads the next row inside the loop over this one: the same bits as the two calls it
    * stands for (scalar and vector), at every tail length, layer and RMS norm.
    */

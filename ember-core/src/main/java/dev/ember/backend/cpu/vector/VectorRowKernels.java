@@ -428,6 +428,120 @@ public final class VectorRowKernels implements RowKernels {
     for (; i < n; i++) y[yo + i] = p * (g[go + i] * w[i]) + (q * (x[xo + i] - mu) + r);
   }
 
+  /** {@link #normBackwardSums}' two partial sums per statistic and their order, without the gw and gb terms. */
+  @Override
+  public void normBackwardRowSums(float[] g, int go, float[] x, int xo, float[] w, int n, float mu, float rs,
+      float[] out) {
+    FloatVector m = FloatVector.broadcast(S, mu);
+    FloatVector r = FloatVector.broadcast(S, rs);
+    FloatVector s0 = FloatVector.zero(S), s1 = s0, d0 = s0, d1 = s0;
+    int i = 0;
+    for (int bound = n - 2 * L; i <= bound; i += 2 * L) {
+      FloatVector h0 = FloatVector.fromArray(S, g, go + i).mul(FloatVector.fromArray(S, w, i));
+      FloatVector h1 = FloatVector.fromArray(S, g, go + i + L).mul(FloatVector.fromArray(S, w, i + L));
+      s0 = s0.add(h0);
+      s1 = s1.add(h1);
+      d0 = h0.mul(FloatVector.fromArray(S, x, xo + i).sub(m).mul(r)).add(d0);
+      d1 = h1.mul(FloatVector.fromArray(S, x, xo + i + L).sub(m).mul(r)).add(d1);
+    }
+    for (int bound = S.loopBound(n); i < bound; i += L) {
+      FloatVector h0 = FloatVector.fromArray(S, g, go + i).mul(FloatVector.fromArray(S, w, i));
+      s0 = s0.add(h0);
+      d0 = h0.mul(FloatVector.fromArray(S, x, xo + i).sub(m).mul(r)).add(d0);
+    }
+    FloatVector st = s0.add(s1);
+    FloatVector dt = d0.add(d1);
+    float s = 0f, d = 0f;
+    for (int l = 0; l < L; l++) {
+      s += st.lane(l);
+      d += dt.lane(l);
+    }
+    for (; i < n; i++) {
+      float gh = g[go + i] * w[i];
+      s += gh;
+      d += gh * ((x[xo + i] - mu) * rs);
+    }
+    out[0] = s;
+    out[1] = d;
+  }
+
+  /**
+   * Four rows at a time, column vectors innermost: per vector, gw, gb and w loaded once for the four rows (the rows'
+   * coefficients in registers), each row's x and g loaded and y stored once; rows left over one at a time, the tail
+   * columns element by element.
+   */
+  @Override
+  public void normBackwardRowsW(float[] g, int go, float[] x, int xo, float[] w, float[] y, int yo, int n, int rows,
+      float[] c, float[] gw, float[] gb) {
+    int bound = S.loopBound(n);
+    int k = 0;
+    for (; k + 4 <= rows; k += 4) {
+      FloatVector m0 = FloatVector.broadcast(S, c[4 * k]);
+      FloatVector r0 = FloatVector.broadcast(S, c[4 * k + 1]);
+      FloatVector q0 = FloatVector.broadcast(S, c[4 * k + 2]);
+      FloatVector s0 = FloatVector.broadcast(S, c[4 * k + 3]);
+      FloatVector m1 = FloatVector.broadcast(S, c[4 * k + 4]);
+      FloatVector r1 = FloatVector.broadcast(S, c[4 * k + 5]);
+      FloatVector q1 = FloatVector.broadcast(S, c[4 * k + 6]);
+      FloatVector s1 = FloatVector.broadcast(S, c[4 * k + 7]);
+      FloatVector m2 = FloatVector.broadcast(S, c[4 * k + 8]);
+      FloatVector r2 = FloatVector.broadcast(S, c[4 * k + 9]);
+      FloatVector q2 = FloatVector.broadcast(S, c[4 * k + 10]);
+      FloatVector s2 = FloatVector.broadcast(S, c[4 * k + 11]);
+      FloatVector m3 = FloatVector.broadcast(S, c[4 * k + 12]);
+      FloatVector r3 = FloatVector.broadcast(S, c[4 * k + 13]);
+      FloatVector q3 = FloatVector.broadcast(S, c[4 * k + 14]);
+      FloatVector s3 = FloatVector.broadcast(S, c[4 * k + 15]);
+      int o0 = k * n, o1 = o0 + n, o2 = o1 + n, o3 = o2 + n;
+      for (int i = 0; i < bound; i += L) {
+        FloatVector wv = FloatVector.fromArray(S, w, i);
+        FloatVector g0 = FloatVector.fromArray(S, g, go + o0 + i);
+        FloatVector g1 = FloatVector.fromArray(S, g, go + o1 + i);
+        FloatVector g2 = FloatVector.fromArray(S, g, go + o2 + i);
+        FloatVector g3 = FloatVector.fromArray(S, g, go + o3 + i);
+        FloatVector c0 = FloatVector.fromArray(S, x, xo + o0 + i).sub(m0);
+        FloatVector c1 = FloatVector.fromArray(S, x, xo + o1 + i).sub(m1);
+        FloatVector c2 = FloatVector.fromArray(S, x, xo + o2 + i).sub(m2);
+        FloatVector c3 = FloatVector.fromArray(S, x, xo + o3 + i).sub(m3);
+        FloatVector.fromArray(S, gw, i).add(g0.mul(c0.mul(r0))).add(g1.mul(c1.mul(r1))).add(g2.mul(c2.mul(r2)))
+            .add(g3.mul(c3.mul(r3))).intoArray(gw, i);
+        FloatVector.fromArray(S, gb, i).add(g0).add(g1).add(g2).add(g3).intoArray(gb, i);
+        r0.mul(g0.mul(wv)).add(c0.mul(q0).add(s0)).intoArray(y, yo + o0 + i);
+        r1.mul(g1.mul(wv)).add(c1.mul(q1).add(s1)).intoArray(y, yo + o1 + i);
+        r2.mul(g2.mul(wv)).add(c2.mul(q2).add(s2)).intoArray(y, yo + o2 + i);
+        r3.mul(g3.mul(wv)).add(c3.mul(q3).add(s3)).intoArray(y, yo + o3 + i);
+      }
+    }
+    for (; k < rows; k++) {
+      FloatVector m0 = FloatVector.broadcast(S, c[4 * k]);
+      FloatVector r0 = FloatVector.broadcast(S, c[4 * k + 1]);
+      FloatVector q0 = FloatVector.broadcast(S, c[4 * k + 2]);
+      FloatVector s0 = FloatVector.broadcast(S, c[4 * k + 3]);
+      int o0 = k * n;
+      for (int i = 0; i < bound; i += L) {
+        FloatVector g0 = FloatVector.fromArray(S, g, go + o0 + i);
+        FloatVector c0 = FloatVector.fromArray(S, x, xo + o0 + i).sub(m0);
+        FloatVector.fromArray(S, gw, i).add(g0.mul(c0.mul(r0))).intoArray(gw, i);
+        FloatVector.fromArray(S, gb, i).add(g0).intoArray(gb, i);
+        r0.mul(g0.mul(FloatVector.fromArray(S, w, i))).add(c0.mul(q0).add(s0)).intoArray(y, yo + o0 + i);
+      }
+    }
+    for (k = 0; k < rows; k++) {
+      float mu = c[4 * k];
+      float rs = c[4 * k + 1];
+      float q = c[4 * k + 2];
+      float r = c[4 * k + 3];
+      int o = k * n;
+      for (int j = bound; j < n; j++) {
+        float gv = g[go + o + j];
+        float xc = x[xo + o + j] - mu;
+        gw[j] += gv * (xc * rs);
+        gb[j] += gv;
+        y[yo + o + j] = rs * (gv * w[j]) + (q * xc + r);
+      }
+    }
+  }
+
   @Override
   public float dot(float[] a, int ao, float[] b, int bo, int n) {
     FloatVector acc = FloatVector.zero(S);
