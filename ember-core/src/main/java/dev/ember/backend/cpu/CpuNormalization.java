@@ -467,7 +467,7 @@ final class CpuNormalization implements NormalizationKernels {
    * Blocks of rows fixed by the shape alone (at least {@link #ROW_BLOCK} rows, at most 64 blocks); each block's task
    * reads each row from memory once: {@link #SUB_ROWS} rows' two sums ({@link RowKernels#normBackwardRowSums}, loads
    * only), then their input gradients and terms of gw and gb, added into the block's float partials in row order
-   * ({@link RowKernels#normBackwardRowsW}, the rows from L2, gw and gb loaded and stored once per four rows). Layer
+   * ({@link RowKernels#normBackwardRowsW}, the rows from L2, gw and gb loaded and stored once per two rows). Layer
    * norm's backward [4096x1024] on one thread: the grouping took about 10% less time than the rows one by one (the
    * reads, and the writes, in longer runs), and the gw, gb terms out of the sums pass about 8% less again (that pass
    * was the one reading memory; with a load and a store of each of gw and gb per vector it read it more slowly).

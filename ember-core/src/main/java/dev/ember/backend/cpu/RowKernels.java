@@ -509,8 +509,7 @@ public interface RowKernels {
    * yo + k n (y), row k's coefficients in c[4k, 4k + 4) = mu, rs, q, r: with xh = (x[i] - mu) * rs,
    * y[i] = rs * (g[i] * w[i]) + (q * (x[i] - mu) + r) (as {@link #normBackwardRowW} with p = rs), gw[i] += g[i] * xh
    * and gb[i] += g[i] (as {@link #normBackwardSums}), the rows added to gw and gb in row order: the bits of those
-   * calls row by row, in both implementations. The vector loop holds a few columns' gw, gb and w in registers across
-   * the rows, so gw and gb are read and written once per call instead of once per row.
+   * calls row by row, in both implementations. The vector loop loads and stores gw and gb once per two rows.
    */
   void normBackwardRowsW(float[] g, int go, float[] x, int xo, float[] w, float[] y, int yo, int n, int rows,
       float[] c, float[] gw, float[] gb);

@@ -659,7 +659,7 @@ class RowKernelsTest {
   /**
    * Layer norm's grouped backward loops: normBackwardRowSums gives normBackwardSums' two sums, and normBackwardRowsW
    * over a group of rows the input gradients of normBackwardRowW (p = rs) and the gw, gb of normBackwardSums row by
-   * row, bit for bit (scalar and vector), with groups of four rows and rows left over, at every tail length and at
+   * row, bit for bit (scalar and vector), with pairs of rows and a row left over, at every tail length and at
    * offsets.
    */
   @Test
