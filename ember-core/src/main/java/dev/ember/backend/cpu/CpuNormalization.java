@@ -465,14 +465,11 @@ final class CpuNormalization implements NormalizationKernels {
 
   /**
    * Blocks of rows fixed by the shape alone (at least {@link #ROW_BLOCK} rows, at most 64 blocks); each block's task
-   * reads each row from memory once: {@link #SUB_ROWS} rows' two sums ({@link RowKernels#normBackwardRowSums}, loads
-   * only), then their input gradients and terms of gw and gb, added into the block's float partials in row order
-   * ({@link RowKernels#normBackwardRowsW}, the rows from L2, gw and gb loaded and stored once per two rows). Layer
-   * norm's backward [4096x1024] on one thread: the grouping took about 10% less time than the rows one by one (the
-   * reads, and the writes, in longer runs), and the gw, gb terms out of the sums pass about 8% less again (that pass
-   * was the one reading memory; with a load and a store of each of gw and gb per vector it read it more slowly).
-   * Without an input gradient: {@link RowKernels#normBackwardSums} per row. The partials are added in block order, in
-   * double: the same bits on any thread count.
+   * reads each row from memory once: {@link RowKernels#normBackwardSums} (the row's two sums, and its terms of gw
+   * and gb added into the block's float partials), then {@link RowKernels#normBackwardRowW} (the input gradient, the
+   * row still in cache), {@link #SUB_ROWS} rows' sums before their gradients: layer norm's backward [4096x1024] on
+   * one thread took about 10% less time than with the two calls row by row (the reads, and the writes, in longer runs).
+   * The partials are added in block order, in double: the same bits on any thread count.
    */
   private static void rowBackwardF32(View x, View g, double[] mean, double[] rstd, double[] w, int rows, int m,
       View gx, View gwOut, View gbOut) {
@@ -492,36 +489,29 @@ final class CpuNormalization implements NormalizationKernels {
       float[] gwT = new float[m];
       float[] gbT = new float[m];
       float[] two = new float[2];
-      float[] co = new float[4 * SUB_ROWS];
-      // SUB_ROWS rows' sums (reading them from memory), then their input gradients and gw, gb terms (reading them
-      // from L2, gw and gb held in registers across the rows): long runs of reads, then of writes, instead of one
-      // row's of each in turn
+      float[] sub = new float[2 * SUB_ROWS];
+      // SUB_ROWS rows' sums (reading them from memory), then their input gradients (reading them from L2): long
+      // runs of reads, then of writes, instead of one row's of each in turn
       for (int s0 = t * per, rEnd = Math.min(rows, s0 + per); s0 < rEnd; s0 += SUB_ROWS) {
         int sEnd = Math.min(rEnd, s0 + SUB_ROWS);
-        if (of == null) { // gw and gb alone
-          for (int r = s0; r < sEnd; r++) {
-            int o = r * m;
-            ROWS.normBackwardSums(gf, go + o, xf, xo + o, wf, m, mean == null ? 0f : (float) mean[r],
-                (float) rstd[r], gwT, gbT, two);
-          }
-          continue;
+        for (int r = s0; r < sEnd; r++) {
+          float mu = mean == null ? 0f : (float) mean[r];
+          int o = r * m;
+          ROWS.normBackwardSums(gf, go + o, xf, xo + o, wf, m, mu, (float) rstd[r], gwT, gbT, two);
+          sub[2 * (r - s0)] = two[0];
+          sub[2 * (r - s0) + 1] = two[1];
         }
+        if (of == null) continue;
         for (int r = s0; r < sEnd; r++) {
           float mu = mean == null ? 0f : (float) mean[r];
           double rs = rstd[r];
           int o = r * m;
-          ROWS.normBackwardRowSums(gf, go + o, xf, xo + o, wf, m, mu, (float) rs, two);
-          double a = mean == null ? 0 : two[0] / (double) m;
-          double bb = two[1] / (double) m;
+          double a = mean == null ? 0 : sub[2 * (r - s0)] / (double) m;
+          double bb = sub[2 * (r - s0) + 1] / (double) m;
           // gx = rs (gh - a - xh bb) = rs gh + (-rs rs bb) (x - mu) + (-rs a)
-          int k = 4 * (r - s0);
-          co[k] = mu;
-          co[k + 1] = (float) rs;
-          co[k + 2] = (float) (-rs * rs * bb);
-          co[k + 3] = (float) (-rs * a);
+          ROWS.normBackwardRowW(gf, go + o, xf, xo + o, wf, of, oo + o, m, (float) rs, (float) (-rs * rs * bb), mu,
+              (float) (-rs * a));
         }
-        int o = s0 * m;
-        ROWS.normBackwardRowsW(gf, go + o, xf, xo + o, wf, of, oo + o, m, sEnd - s0, co, gwT, gbT);
       }
       if (sums) {
         gwPart[t] = gwT;

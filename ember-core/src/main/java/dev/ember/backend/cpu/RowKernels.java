@@ -498,22 +498,6 @@ public interface RowKernels {
   void normBackwardRowW(float[] g, int go, float[] x, int xo, float[] w, float[] y, int yo, int n, float p, float q,
       float mu, float r);
 
-  /**
-   * The two sums of {@link #normBackwardSums} alone (out[0] = sum of gh, out[1] = sum of gh * xh, the same bits),
-   * without its gw and gb terms: those come from {@link #normBackwardRowsW}.
-   */
-  void normBackwardRowSums(float[] g, int go, float[] x, int xo, float[] w, int n, float mu, float rs, float[] out);
-
-  /**
-   * Layer norm's input gradients and gw, gb terms of {@code rows} rows of n at go + k n (g), xo + k n (x) and
-   * yo + k n (y), row k's coefficients in c[4k, 4k + 4) = mu, rs, q, r: with xh = (x[i] - mu) * rs,
-   * y[i] = rs * (g[i] * w[i]) + (q * (x[i] - mu) + r) (as {@link #normBackwardRowW} with p = rs), gw[i] += g[i] * xh
-   * and gb[i] += g[i] (as {@link #normBackwardSums}), the rows added to gw and gb in row order: the bits of those
-   * calls row by row, in both implementations. The vector loop loads and stores gw and gb once per two rows.
-   */
-  void normBackwardRowsW(float[] g, int go, float[] x, int xo, float[] w, float[] y, int yo, int n, int rows,
-      float[] c, float[] gw, float[] gb);
-
   /** The total of {@code width} slots (see {@link #convWeightTaps}), summed in slot order. */
   public static float sumSlots(float[] acc, int at, int width) {
     float s = 0;
@@ -635,38 +619,6 @@ public interface RowKernels {
     public void normBackwardRowW(float[] g, int go, float[] x, int xo, float[] w, float[] y, int yo, int n, float p,
         float q, float mu, float r) {
       for (int i = 0; i < n; i++) y[yo + i] = p * (g[go + i] * w[i]) + (q * (x[xo + i] - mu) + r);
-    }
-
-    @Override
-    public void normBackwardRowSums(float[] g, int go, float[] x, int xo, float[] w, int n, float mu, float rs,
-        float[] out) {
-      float s = 0, d = 0;
-      for (int i = 0; i < n; i++) {
-        float gh = g[go + i] * w[i];
-        s += gh;
-        d += gh * ((x[xo + i] - mu) * rs);
-      }
-      out[0] = s;
-      out[1] = d;
-    }
-
-    @Override
-    public void normBackwardRowsW(float[] g, int go, float[] x, int xo, float[] w, float[] y, int yo, int n, int rows,
-        float[] c, float[] gw, float[] gb) {
-      for (int k = 0; k < rows; k++) {
-        float mu = c[4 * k];
-        float rs = c[4 * k + 1];
-        float q = c[4 * k + 2];
-        float r = c[4 * k + 3];
-        int o = k * n;
-        for (int i = 0; i < n; i++) {
-          float gv = g[go + o + i];
-          float xc = x[xo + o + i] - mu;
-          gw[i] += gv * (xc * rs);
-          gb[i] += gv;
-          y[yo + o + i] = rs * (gv * w[i]) + (q * xc + r);
-        }
-      }
     }
 
     @Override
