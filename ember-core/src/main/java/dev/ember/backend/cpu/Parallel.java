@@ -55,6 +55,25 @@ public final class Parallel {
     return threads;
   }
 
+  /**
+   * Task {@code t}'s mirror within the share that {@link #forEach forEach(tasks, ...)} gives its participant (each
+   * owns a contiguous range [lo, hi) of the tasks): lo + hi - 1 - t. A pass whose task t runs task
+   * {@code mirroredInShare(t, tasks)} of an earlier forEach over the same tasks goes through each thread's share of it
+   * last to first, on that thread: it starts on the data that thread touched last, in its own core's caches, where a
+   * reversal of the whole range would hand each thread the other threads' rows. One thread: the range reversed.
+   */
+  public static int mirroredInShare(int t, int tasks) {
+    if (t < 0 || t >= tasks) {
+      throw new IllegalArgumentException("Parallel.mirroredInShare: task " + t + " outside [0, " + tasks + ")");
+    }
+    int parts = Math.min(threads, tasks);
+    for (int p = 0; ; p++) {
+      long lo = (long) tasks * p / parts;
+      long hi = (long) tasks * (p + 1) / parts;
+      if (t < hi) return (int) (lo + hi - 1 - t);
+    }
+  }
+
   /** Sets the pool size; results do not change, only speed. */
   public static synchronized void setThreads(int n) {
     if (n < 1) throw new IllegalArgumentException("Parallel.setThreads: thread count must be >= 1, got " + n);

@@ -161,4 +161,37 @@ class ParallelTest {
     assertEquals(2, Parallel.chunks(9, 8));
     assertEquals(125_000, Parallel.chunks(1_000_000, 8));
   }
+
+  /**
+   * mirroredInShare reverses each participant's contiguous share of forEach's tasks ([tasks p / parts, tasks (p + 1) /
+   * parts), parts = min(threads, tasks)) in place: a permutation of the tasks that keeps every task in its share.
+   */
+  @Test
+  void mirroredInShareReversesEachThreadsShareInPlace() {
+    Parallel.setThreads(1);
+    assertEquals(6, Parallel.mirroredInShare(0, 7));
+    assertEquals(0, Parallel.mirroredInShare(6, 7));
+    Parallel.setThreads(2);
+    int[] want = {2, 1, 0, 6, 5, 4, 3}; // shares [0, 3) and [3, 7)
+    for (int t = 0; t < 7; t++) assertEquals(want[t], Parallel.mirroredInShare(t, 7), "task " + t);
+    for (int threads = 1; threads <= 4; threads++) {
+      Parallel.setThreads(threads);
+      for (int tasks : new int[] {1, 2, 3, 5, 16, 101}) {
+        int parts = Math.min(threads, tasks);
+        boolean[] seen = new boolean[tasks];
+        for (int p = 0; p < parts; p++) {
+          int lo = tasks * p / parts;
+          int hi = tasks * (p + 1) / parts;
+          for (int t = lo; t < hi; t++) {
+            int m = Parallel.mirroredInShare(t, tasks);
+            assertEquals(lo + hi - 1 - t, m, "task " + t + " of " + tasks + " on " + threads + " threads");
+            assertFalse(seen[m]);
+            seen[m] = true;
+          }
+        }
+      }
+    }
+    assertThrows(IllegalArgumentException.class, () -> Parallel.mirroredInShare(7, 7));
+  }
 }
+
