@@ -4,7 +4,11 @@ import dev.ember.autograd.Tracing;
 import dev.ember.autograd.Autograd;
 import dev.ember.autograd.Grad;
 import dev.ember.autograd.Tracing;
+import dev.ember.backend.BinaryOp;
+import dev.ember.backend.ElementwiseProgram;
+import dev.ember.backend.UnaryOp;
 import dev.ember.ops.ElementwiseOps;
+import dev.ember.ops.FusedOps;
 import dev.ember.ops.IndexOps;
 import dev.ember.ops.ReduceOps;
 import dev.ember.tensor.Check;
@@ -400,19 +404,24 @@ public final class Losses {
     // the same arithmetic without the intermediates: exp over the whole tensor (one kernel, as the
     // composite: a vector exp and its scalar tail may differ in the last bit), then per row
     // e * c and, at the target, (e * c) + (-c), each rounded to the dtype as the mul and scatter_add kernels
-    Tensor e = logp.exp();
     int cols = logp.shapeRef()[1];
     double[] c = coef.toDoubleArray();
-    Storage es = e.storage();
-    int eo = e.offset();
+    Tensor e;
     if ((long) n * cols <= HOST_ROWS_MAX) {
+      e = logp.exp();
+      Storage es = e.storage();
+      int eo = e.offset();
       for (int i = 0; i < n; i++) {
         double ci = c[c.length == 1 ? 0 : i];
         for (int j = 0, k = eo + i * cols; j < cols; j++, k++) es.setDouble(k, es.getDouble(k) * ci);
       }
     } else {
-      e.mul_(column); // parallel, in place: no second [N, C] buffer
+      // exp and the row's scale as one fused pass (the bits of exp, then mul by the column, op by op): the [N, C]
+      // logits' gradient is read and written once instead of twice ([512, 32000]: 65 MB each way)
+      e = FusedOps.elementwise(EXP_TIMES_COLUMN, logp, column.contiguous());
     }
+    Storage es = e.storage();
+    int eo = e.offset();
     Storage is = index.storage();
     int io = index.offset();
     for (int i = 0; i < n; i++) {
@@ -420,6 +429,17 @@ public final class Losses {
       es.setDouble(k, es.getDouble(k) + -c[c.length == 1 ? 0 : i]);
     }
     return e;
+  }
+
+  /** exp(FULL) * COLUMN: the fused cross entropy's backward for large logits, before the target's -c. */
+  private static final ElementwiseProgram EXP_TIMES_COLUMN;
+
+  static {
+    ElementwiseProgram.Builder b = ElementwiseProgram.builder();
+    int x = b.full();
+    int c = b.column();
+    b.binary(BinaryOp.MUL, b.unary(UnaryOp.EXP, x), c);
+    EXP_TIMES_COLUMN = b.build();
   }
 
   /**

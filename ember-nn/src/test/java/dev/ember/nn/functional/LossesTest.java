@@ -201,12 +201,13 @@ class LossesTest {
   /**
    * The fused cross entropy (class indices, no weight or smoothing) reads and writes CPU storage
    * directly; its loss and gradient must keep the bits of the op-by-op composite it replaced, below
-   * and above the size where the backward's row scaling moves from a plain loop to a broadcast multiply.
+   * and above the size where the backward's row scaling moves from a plain loop to a fused exp-and-scale pass
+   * (70 x 1001: over the pool, in 32K-element pieces that cut across rows).
    */
   @Test
   void fusedCrossEntropyKeepsTheCompositesBits() {
     for (DType dt : List.of(DType.F32, DType.F64)) {
-      for (int[] nc : new int[][] {{32, 10}, {128, 10}, {3, 1}, {64, 100}, {9, 700}}) {
+      for (int[] nc : new int[][] {{32, 10}, {128, 10}, {3, 1}, {64, 100}, {9, 700}, {70, 1001}}) {
         for (boolean ignore : new boolean[] {false, true}) {
           for (Reduction r : List.of(Reduction.MEAN, Reduction.SUM, Reduction.NONE)) {
             checkFusedBits(dt, nc[0], nc[1], ignore, r);
