@@ -24,7 +24,8 @@ import dev.ember.train.Trainer.Precision;
  * <p>Off unless {@code -Dember.warmup=true} (EMBER_JAVA_OPTS): measured on the shared 2-core machine
  * (BENCHMARKS.md, "The first minute"), it delayed the first step by about 2 s (the data load already
  * keeps both cores busy, and the loader waits for the warm-up's step in progress, which runs as plain
- * Java) and did not shorten epoch 1 or the run beyond the noise; it stays for measuring on other hosts
+ * Java) and did not shorten epoch 1 or the run beyond the noise; on a quiet host it shortened epoch 1 (3.8 -> 3.0 s,
+ * MLP) but delayed the first step by 0.2 s and left the whole run as long. It stays for measuring on other hosts
  * ({@code bench/first-minute.sh --variant warm=-Dember.warmup=true}).
  */
 final class KernelWarmup implements AutoCloseable {
