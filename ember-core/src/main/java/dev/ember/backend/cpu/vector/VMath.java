@@ -90,37 +90,12 @@ final class VMath {
 
   /**
    * out = exp(x - m) over n elements (a multiple of the vector length; out may be x), returning their sum: the
-   * vectors added in order, then the lanes in lane order. The bits of a pass of x - m, {@link #exp} (expForm's EXP
-   * operations, one for one) and a pass summing the result, in one pass instead of three: a softmax row's
-   * subtraction, exp and sum (256 columns at attention's T = 256) with one load and one store per vector.
+   * vectors added in order, then the lanes in lane order. {@link #expForm}'s EXP pass on x - m with the sum taken as
+   * it stores (the same operations, so the bits of a pass of x - m, {@link #exp} and a pass summing the result), in
+   * one pass instead of three: a softmax row's subtraction, exp and sum with one load and one store per vector.
    */
   static float expShiftedSum(float[] xa, int xo, float m, float[] out, int oo, int n) {
-    FloatVector acc = FloatVector.zero(S);
-    for (int i = 0; i < n; i += L) {
-      FloatVector x = FloatVector.fromArray(S, xa, xo + i).sub(m);
-      VectorMask<Float> zero = x.compare(LT, EXP_ZERO);
-      FloatVector xc = x.blend(0f, zero);
-      xc = xc.blend(EXP_CLAMP_HI, xc.compare(GT, EXP_CLAMP_HI));
-      FloatVector nn = xc.fma(LOG2E, ROUND).sub(ROUND);
-      FloatVector r = nn.fma(FloatVector.broadcast(S, -LN2_HI), xc);
-      r = nn.fma(FloatVector.broadcast(S, -LN2_LO), r);
-      FloatVector p = r.fma(1.9875691500e-4f, 1.3981999507e-3f);
-      p = p.fma(r, FloatVector.broadcast(S, 8.3334519073e-3f));
-      p = p.fma(r, FloatVector.broadcast(S, 4.1665795894e-2f));
-      p = p.fma(r, FloatVector.broadcast(S, 1.6666665459e-1f));
-      p = p.fma(r, FloatVector.broadcast(S, 5.0000001201e-1f));
-      p = p.mul(r.mul(r)).add(r).add(1f);
-      IntVector ni = (IntVector) nn.convert(F2I, 0);
-      IntVector h = ni.lanewise(ASHR, 1);
-      FloatVector s1 = h.add(127).lanewise(LSHL, 23).reinterpretAsFloats();
-      FloatVector s2 = ni.sub(h).add(127).lanewise(LSHL, 23).reinterpretAsFloats();
-      FloatVector y = p.mul(s1).mul(s2).blend(0f, zero);
-      y.intoArray(out, oo + i);
-      acc = acc.add(y);
-    }
-    float s = acc.lane(0); // in lane order: reduceLanes(ADD) rounds differently once compiled
-    for (int l = 1; l < L; l++) s += acc.lane(l);
-    return s;
+    return expPass(xa, xo, out, oo, n, EXP, true, m);
   }
 
   /**
@@ -138,8 +113,19 @@ final class VMath {
    * The form is the same for the whole call, so its branches are taken the same way every iteration.
    */
   static void expForm(float[] xa, int xo, float[] out, int oo, int n, int form) {
+    expPass(xa, xo, out, oo, n, form, false, 0f);
+  }
+
+  /**
+   * {@link #expForm}'s loop; when {@code shiftAndSum} (with EXP: {@link #expShiftedSum}), on x - m, returning the
+   * outputs' sum (vectors in order, then lanes in lane order), else 0. Both flags hold for the whole call.
+   */
+  private static float expPass(float[] xa, int xo, float[] out, int oo, int n, int form, boolean shiftAndSum,
+      float m) {
+    FloatVector acc = FloatVector.zero(S);
     for (int i = 0; i < n; i += L) {
       FloatVector v = FloatVector.fromArray(S, xa, xo + i);
+      if (shiftAndSum) v = v.sub(m);
       FloatVector w = form == GELU_TANH ? v.mul(v).mul(GELU_C).add(GELU_K).mul(v) : v;
       FloatVector x = form == EXP ? v : w.lanewise(ABS).neg();
       // compare and blend, not max/min, whose Java rules for NaN and -0.0 cost several instructions each; a NaN
@@ -171,7 +157,12 @@ final class VMath {
         if (form != SIGMOID) y = v.mul(y);
       }
       y.intoArray(out, oo + i);
+      if (shiftAndSum) acc = acc.add(y);
     }
+    if (!shiftAndSum) return 0f;
+    float s = acc.lane(0); // in lane order: reduceLanes(ADD) rounds differently once compiled
+    for (int l = 1; l < L; l++) s += acc.lane(l);
+    return s;
   }
 
   private static final float SQRTH = 0.70710678118654752440f;
