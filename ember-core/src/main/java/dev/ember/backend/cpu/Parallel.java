@@ -68,10 +68,15 @@ public final class Parallel {
     }
     int parts = Math.min(threads, tasks);
     for (int p = 0; ; p++) {
-      long lo = (long) tasks * p / parts;
-      long hi = (long) tasks * (p + 1) / parts;
-      if (t < hi) return (int) (lo + hi - 1 - t);
+      int lo = shareStart(tasks, p, parts);
+      int hi = shareStart(tasks, p + 1, parts);
+      if (t < hi) return lo + hi - 1 - t;
     }
+  }
+
+  /** Where participant {@code p}'s share of {@code tasks} split into {@code parts} contiguous shares begins. */
+  private static int shareStart(int tasks, int p, int parts) {
+    return (int) ((long) tasks * p / parts);
   }
 
   /** Sets the pool size; results do not change, only speed. */
@@ -176,7 +181,7 @@ public final class Parallel {
       this.caller = caller;
       this.ranges = new AtomicLongArray(parts * PAD);
       for (int p = 0; p < parts; p++) {
-        long lo = (long) tasks * p / parts, hi = (long) tasks * (p + 1) / parts;
+        long lo = shareStart(tasks, p, parts), hi = shareStart(tasks, p + 1, parts);
         ranges.set(p * PAD, lo << 32 | hi);
       }
     }
