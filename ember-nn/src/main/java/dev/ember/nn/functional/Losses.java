@@ -406,22 +406,18 @@ public final class Losses {
     // e * c and, at the target, (e * c) + (-c), each rounded to the dtype as the mul and scatter_add kernels
     int cols = logp.shapeRef()[1];
     double[] c = coef.toDoubleArray();
-    Tensor e;
-    if ((long) n * cols <= HOST_ROWS_MAX) {
-      e = logp.exp();
-      Storage es = e.storage();
-      int eo = e.offset();
+    boolean small = (long) n * cols <= HOST_ROWS_MAX;
+    // large: exp and the row's scale as one fused pass (the bits of exp, then mul by the column, op by op): the
+    // [N, C] logits' gradient is read and written once instead of twice ([512, 32000]: 65 MB each way)
+    Tensor e = small ? logp.exp() : FusedOps.elementwise(EXP_TIMES_COLUMN, logp, column.contiguous());
+    Storage es = e.storage();
+    int eo = e.offset();
+    if (small) {
       for (int i = 0; i < n; i++) {
         double ci = c[c.length == 1 ? 0 : i];
         for (int j = 0, k = eo + i * cols; j < cols; j++, k++) es.setDouble(k, es.getDouble(k) * ci);
       }
-    } else {
-      // exp and the row's scale as one fused pass (the bits of exp, then mul by the column, op by op): the [N, C]
-      // logits' gradient is read and written once instead of twice ([512, 32000]: 65 MB each way)
-      e = FusedOps.elementwise(EXP_TIMES_COLUMN, logp, column.contiguous());
     }
-    Storage es = e.storage();
-    int eo = e.offset();
     Storage is = index.storage();
     int io = index.offset();
     for (int i = 0; i < n; i++) {
@@ -444,7 +440,7 @@ public final class Losses {
 
   /**
    * Below this many logits the fused cross entropy's backward scales its rows in a plain loop rather
-   * than through a broadcast multiply (whose dispatch costs more than the work at [32, 10]).
+   * than through the fused exp-and-scale pass (whose dispatch costs more than the work at [32, 10]).
    */
   private static final int HOST_ROWS_MAX = 4096;
 
