@@ -1,17 +1,12 @@
 package dev.ember.backend.cpu.vector;
 
-import static jdk.incubator.vector.VectorOperators.ASHR;
-import static jdk.incubator.vector.VectorOperators.F2I;
 import static jdk.incubator.vector.VectorOperators.GT;
-import static jdk.incubator.vector.VectorOperators.LSHL;
-import static jdk.incubator.vector.VectorOperators.LT;
 import static jdk.incubator.vector.VectorOperators.MAX;
 
 import dev.ember.backend.AttentionKernels;
 import dev.ember.backend.cpu.Parallel;
 import java.util.Arrays;
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -172,30 +167,9 @@ public final class VectorAttention {
           sum[r] *= alpha;
           m[r] = mNew;
         }
-        // p = exp(s - max), VMath.expForm's EXP (the same polynomial and clamps: -inf gives exactly 0)
-        FloatVector sv = FloatVector.zero(S);
-        for (int c = so; c < so + nkPad; c += L) {
-          FloatVector x = FloatVector.fromArray(S, st, c).sub(mNew);
-          FloatVector xc = x.blend(VMath.EXP_CLAMP_LO, x.compare(LT, VMath.EXP_CLAMP_LO));
-          FloatVector nn = xc.fma(VMath.LOG2E, VMath.ROUND).sub(VMath.ROUND);
-          FloatVector rr = nn.fma(FloatVector.broadcast(S, -VMath.LN2_HI), xc);
-          rr = nn.fma(FloatVector.broadcast(S, -VMath.LN2_LO), rr);
-          FloatVector pp = rr.fma(1.9875691500e-4f, 1.3981999507e-3f);
-          pp = pp.fma(rr, FloatVector.broadcast(S, 8.3334519073e-3f));
-          pp = pp.fma(rr, FloatVector.broadcast(S, 4.1665795894e-2f));
-          pp = pp.fma(rr, FloatVector.broadcast(S, 1.6666665459e-1f));
-          pp = pp.fma(rr, FloatVector.broadcast(S, 5.0000001201e-1f));
-          pp = pp.mul(rr.mul(rr)).add(rr).add(1f);
-          IntVector ni = (IntVector) nn.convert(F2I, 0);
-          IntVector h = ni.lanewise(ASHR, 1);
-          FloatVector s1 = h.add(127).lanewise(LSHL, 23).reinterpretAsFloats();
-          FloatVector s2 = ni.sub(h).add(127).lanewise(LSHL, 23).reinterpretAsFloats();
-          FloatVector y = pp.mul(s1).mul(s2);
-          y.intoArray(st, c);
-          sv = sv.add(y);
-        }
-        float rowSum = sv.lane(0); // in lane order: reduceLanes(ADD) rounds differently once C2 compiles it
-        for (int lane = 1; lane < L; lane++) rowSum += sv.lane(lane);
+        // p = exp(s - max) in place and its sum (vectors in order, lanes in lane order): VMath's exp, whose lanes
+        // below EXP_ZERO (-inf included) are exactly 0, as the polynomial from the low clamp gives them
+        float rowSum = VMath.expShiftedSum(st, so, mNew, st, so, nkPad);
         sum[r] += rowSum;
       }
       for (int c0 = 0; c0 < evPad; c0 += NR) { // acc += p v
