@@ -42,7 +42,7 @@ import java.lang.foreign.MemorySegment;
  * The {@link Backend} of one CUDA device ({@code cuda:N}): storages are device memory ({@link CudaMemory}) from the
  * device's caching allocator ({@link CudaAllocators}), the elementwise primitives run as NVRTC-compiled kernels
  * ({@link Elementwise}), and {@link #copy} also moves data between the host and the device. Reductions, indexing,
- * matmul (cuBLASLt) and the kernel families have their own CUDA kernels in {@code dev.ember.cuda.kernels}; the
+ * matmul (cuBLASLt; bfloat16 and float16 on tensor cores) and the kernel families have their own CUDA kernels in {@code dev.ember.cuda.kernels}; the
  * random fills and resampling run on the host ({@link HostFallback}) until theirs exist. Every entry point first
  * makes the device's primary context current on the calling thread; work is queued on the context's stream and a
  * copy to the host waits for it.
@@ -201,14 +201,12 @@ public final class CudaBackend implements Backend {
 
   @Override
   public void fill(View dst, double value) {
-    rejectHalf("fill", dst);
     ctx.makeCurrent();
     elementwise.fill(dst, value);
   }
 
   @Override
   public void where(View cond, View a, View b, View out) {
-    rejectHalf("where", cond, a, b, out);
     ctx.makeCurrent();
     elementwise.where(cond, a, b, out);
   }
@@ -223,15 +221,16 @@ public final class CudaBackend implements Backend {
   // ------------------------------------------------------------------------------------------ copies
 
   /**
-   * Fails for a BF16 or F16 operand, naming the op and the dtype: the CUDA kernels have no 16-bit float variants yet
-   * (such tensors can move to and from the device, but compute on the CPU backend).
+   * Fails for a BF16 or F16 operand of a kernel that computes, naming the op and the dtype: on CUDA, 16-bit floats
+   * are copied, converted, filled, selected, gathered and multiplied (GEMM), and the op layer widens them to float32
+   * for everything else, so only a direct backend call gets here.
    */
   static void rejectHalf(String op, View... views) {
     for (View v : views) {
       if (v != null && v.dtype().isHalf()) {
-        throw new IllegalArgumentException(op + ": dtype " + v.dtype().torchName() + " is not supported on CUDA devices "
-            + "yet (shape " + Shapes.str(v.shapeRef()) + "); convert to float32 first (x.to(DType.F32)) or compute on "
-            + "the cpu");
+        throw new IllegalArgumentException(op + ": dtype " + v.dtype().torchName() + " is not supported by this CUDA "
+            + "kernel (shape " + Shapes.str(v.shapeRef()) + "); it computes in float32: convert first "
+            + "(x.to(DType.F32))");
       }
     }
   }
@@ -400,37 +399,63 @@ public final class CudaBackend implements Backend {
     return reduce.allFinite(x);
   }
 
+  /**
+   * cuBLASLt: float32 or float64 operands of one dtype, or bfloat16 or float16 ones of one dtype into a float32 out
+   * on tensor cores. A half operand beside a float32 one (autocast's backward: an F32 gradient against a BF16
+   * weight) or of the other half dtype is first widened to float32, exactly, and the product taken in float32, as
+   * the CPU takes it.
+   */
   @Override
   public void matmul(View a, View b, View out, float beta) {
-    rejectHalf("matmul", a, b, out);
     ctx.makeCurrent();
-    matmul.matmul(a, b, out, beta);
+    if (a.dtype() == b.dtype() || !(a.dtype().isHalf() || b.dtype().isHalf())) {
+      matmul.matmul(a, b, out, beta);
+      return;
+    }
+    Storage wa = a.dtype().isHalf() ? allocate(DType.F32, a.numel(), false) : null;
+    Storage wb = b.dtype().isHalf() ? allocate(DType.F32, b.numel(), false) : null;
+    try {
+      matmul.matmul(widened(a, wa), widened(b, wb), out, beta);
+    } finally {
+      if (wa != null) wa.memory().release(); // stream-ordered: the product queued before reuses it
+      if (wb != null) wb.memory().release();
+    }
+  }
+
+  /** v itself when {@code into} is null, else v converted into the contiguous float32 storage {@code into}. */
+  private View widened(View v, Storage into) {
+    if (into == null) return v;
+    View w = contiguous(into, v.shapeRef());
+    elementwise.convert(v, w);
+    return w;
+  }
+
+  /** The GEMM reads BF16 and F16 operands itself (tensor cores), so the op layer does not widen them first. */
+  @Override
+  public boolean matmulReadsHalf() {
+    return true;
   }
 
   @Override
   public void gather(View x, int dim, View index, View out) {
-    rejectHalf("gather", x, index, out);
     ctx.makeCurrent();
     indexing.gather(x, dim, index, out);
   }
 
   @Override
   public void scatter(View out, int dim, View index, View src, boolean accumulate) {
-    rejectHalf("scatter", out, index, src);
     ctx.makeCurrent();
     indexing.scatter(out, dim, index, src, accumulate);
   }
 
   @Override
   public void indexSelect(View x, int dim, View index, View out) {
-    rejectHalf("indexSelect", x, index, out);
     ctx.makeCurrent();
     indexing.indexSelect(x, dim, index, out);
   }
 
   @Override
   public void indexAdd(View out, int dim, View index, View src) {
-    rejectHalf("indexAdd", out, index, src);
     ctx.makeCurrent();
     indexing.indexAdd(out, dim, index, src);
   }

@@ -44,11 +44,12 @@ public final class CudaIndexing {
       names.add("gather_" + mv + "_" + it);
       names.add("scatter_" + mv + "_" + it);
       names.add("index_select_" + mv + "_" + it);
+      if (t.isHalf()) continue; // 16-bit floats: moves only
       names.add("scatter_add_" + Geometry.tag(t) + "_" + it);
       names.add("index_add_" + Geometry.tag(t) + "_" + it);
     }
     names.add("copy_" + mv);
-    if (t.isFloatingPoint()) names.add("scale_" + Geometry.tag(t));
+    if (t.isFloatingPoint() && !t.isHalf()) names.add("scale_" + Geometry.tag(t));
     return names;
   }
 
@@ -58,6 +59,18 @@ public final class CudaIndexing {
           + ": index=" + Arrays.toString(index.shapeRef()));
     }
     return Geometry.tag(index.dtype());
+  }
+
+  /**
+   * Fails for a BF16/F16 {@code out} of an accumulating op: their sums have no CUDA kernels (atomic adds of 16-bit
+   * floats would round every partial sum); the moves take every dtype.
+   */
+  private static void computes(String op, View out) {
+    if (out.dtype().isHalf()) {
+      throw new IllegalArgumentException(op + ": cuda accumulates float32, float64 and integer tensors, got "
+          + out.dtype().torchName() + " (shape " + Arrays.toString(out.shapeRef()) + "); accumulate into a float32 "
+          + "tensor and convert");
+    }
   }
 
   private static void sameDtype(String op, String a, View va, String b, View vb) {
@@ -94,6 +107,7 @@ public final class CudaIndexing {
   public void scatter(View out, int dim, View index, View src, boolean accumulate) {
     String name = accumulate ? "scatter_add" : "scatter";
     sameDtype(name, "out", out, "src", src);
+    if (accumulate) computes(name, out);
     String it = indexTag(name, index);
     long op = Geometry.base(name, "out", out);
     long ip = Geometry.base(name, "index", index);
@@ -132,6 +146,7 @@ public final class CudaIndexing {
   /** out[.., index[i], ..] += src[.., i, ..] along dim (the backward of indexSelect). See the class comment. */
   public void indexAdd(View out, int dim, View index, View src) {
     sameDtype("index_add", "out", out, "src", src);
+    computes("index_add", out);
     String it = indexTag("index_add", index);
     long op = Geometry.base("index_add", "out", out);
     long ip = Geometry.base("index_add", "index", index);

@@ -24,7 +24,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * whole rows of 64 floats are too).
  *
  * <p>float32 computes in float32 unless {@link #allowTf32(boolean)} opts into TF32 tensor cores (off by default,
- * as {@code torch.backends.cuda.matmul.allow_tf32}); float64 in float64. cuBLASLt gets a 32 MiB workspace per
+ * as {@code torch.backends.cuda.matmul.allow_tf32}); float64 in float64; bfloat16 and float16 operands (autocast's)
+ * on tensor cores, accumulated in and written as float32. cuBLASLt gets a 32 MiB workspace per
  * context; its algorithm choice is cached per product shape by {@link CublasLt}.
  */
 public final class CudaMatmul {
@@ -92,13 +93,20 @@ public final class CudaMatmul {
     return address % ALIGNMENT == 0 && (batchStride * itemSize) % ALIGNMENT == 0;
   }
 
-  /** out[b] = a[b] @ b[b] + beta * out[b] for a [B, m, k], b [B, k, n], out [B, m, n] (float32 or float64). */
+  /**
+   * out[b] = a[b] @ b[b] + beta * out[b] for a [B, m, k], b [B, k, n], out [B, m, n]: float32 or float64 throughout,
+   * or bfloat16 or float16 a and b (one dtype) into a float32 out, on tensor cores with float32 accumulation (the
+   * products of two 16-bit floats are exact in float32).
+   */
   public synchronized void matmul(View a, View b, View out, float beta) {
     DType dt = out.dtype();
-    if ((dt != DType.F32 && dt != DType.F64) || a.dtype() != dt || b.dtype() != dt) {
-      throw new IllegalArgumentException("matmul: cuda multiplies float32 or float64 operands of one dtype, got a "
-          + a.dtype().torchName() + ", b " + b.dtype().torchName() + ", out " + dt.torchName() + ": a="
-          + Arrays.toString(a.shapeRef()) + ", b=" + Arrays.toString(b.shapeRef()));
+    DType in = a.dtype();
+    boolean half = in.isHalf() && b.dtype() == in && dt == DType.F32;
+    if (!half && ((dt != DType.F32 && dt != DType.F64) || in != dt || b.dtype() != dt)) {
+      throw new IllegalArgumentException("matmul: cuda multiplies float32 or float64 operands of one dtype, or "
+          + "bfloat16 or float16 ones of one dtype into float32, got a " + a.dtype().torchName() + ", b "
+          + b.dtype().torchName() + ", out " + dt.torchName() + ": a=" + Arrays.toString(a.shapeRef()) + ", b="
+          + Arrays.toString(b.shapeRef()));
     }
     if (a.rank() != 3 || b.rank() != 3 || out.rank() != 3 || a.shapeRef()[2] != b.shapeRef()[1]
         || a.shapeRef()[0] != out.shapeRef()[0] || b.shapeRef()[0] != out.shapeRef()[0]
@@ -118,6 +126,7 @@ public final class CudaMatmul {
     ctx.makeCurrent();
     String t = Geometry.tag(dt);
     int item = dt.itemSize();
+    int inItem = in.itemSize();
     if (k == 0) { // an empty sum: out = beta * out
       KernelArgs s = KernelArgs.begin().ptr(op);
       s.bytes(Geometry.pack("matmul", out), Geometry.ALIGN);
@@ -128,14 +137,14 @@ public final class CudaMatmul {
       return;
     }
     Operand oa = operand(a.shapeRef(), a.stridesRef());
-    long aAddr = ap + (long) a.offset() * item;
-    if (oa == null || !aligned(aAddr, oa.batchStride(), item)) {
+    long aAddr = ap + (long) a.offset() * inItem;
+    if (oa == null || !aligned(aAddr, oa.batchStride(), inItem)) {
       aAddr = contiguousCopy(a, ap, tmpA);
       oa = operand(a.shapeRef(), contiguousStrides(a.shapeRef()));
     }
     Operand ob = operand(b.shapeRef(), b.stridesRef());
-    long bAddr = bp + (long) b.offset() * item;
-    if (ob == null || !aligned(bAddr, ob.batchStride(), item)) {
+    long bAddr = bp + (long) b.offset() * inItem;
+    if (ob == null || !aligned(bAddr, ob.batchStride(), inItem)) {
       bAddr = contiguousCopy(b, bp, tmpB);
       ob = operand(b.shapeRef(), contiguousStrides(b.shapeRef()));
     }
@@ -148,9 +157,11 @@ public final class CudaMatmul {
       if (beta != 0) copy(out, op, cAddr, contiguousStrides(out.shapeRef()));
       oc = new Operand(false, n, (long) m * n);
     }
-    int compute = dt == DType.F64 ? CublasLt.COMPUTE_64F : allowTf32() ? CublasLt.COMPUTE_32F_FAST_TF32 : CublasLt.COMPUTE_32F;
+    int compute = dt == DType.F64 ? CublasLt.COMPUTE_64F
+        : allowTf32() && !half ? CublasLt.COMPUTE_32F_FAST_TF32 : CublasLt.COMPUTE_32F;
     int type = dt == DType.F64 ? CublasLt.R_64F : CublasLt.R_32F;
-    CublasLt.MatmulSpec spec = new CublasLt.MatmulSpec(compute, type, type, ob.trans(), oa.trans(), n, m, k, ob.ld(),
+    int abType = !half ? type : in == DType.BF16 ? CublasLt.R_16BF : CublasLt.R_16F;
+    CublasLt.MatmulSpec spec = new CublasLt.MatmulSpec(compute, abType, type, ob.trans(), oa.trans(), n, m, k, ob.ld(),
         oa.ld(), oc.ld(), ob.batchStride(), oa.batchStride(), batch == 1 ? 0 : oc.batchStride(), batch, WORKSPACE_BYTES);
     CublasLt.get().matmul(spec, 1.0, bAddr, aAddr, beta, cAddr, workspace(), ctx.stream());
     if (copyOut) copyBack(cAddr, out, op);

@@ -154,6 +154,9 @@ public final class Elementwise {
 
   /** The kernel name of a family's instantiation, e.g. {@code ew_unary_f32_f32}. */
   public static String kernelName(Family f, DType... types) {
+    if (!takesHalves(f)) {
+      for (DType t : types) if (t.isHalf()) throw Geometry.halfUnsupported(t);
+    }
     StringBuilder sb = new StringBuilder(f.prefix);
     for (DType t : types) sb.append('_').append(shortName(t));
     return sb.toString();
@@ -181,17 +184,36 @@ public final class Elementwise {
   }
 
   /**
-   * The dtypes the CUDA kernels handle: every dtype but the 16-bit floats BF16 and F16 and the quantized I8 (CPU
-   * only for now).
+   * The dtypes the CUDA kernels compute in: every dtype but the 16-bit floats BF16 and F16 (storage types, which
+   * the op layer widens to F32 before any arithmetic, see {@link #storageDtypes()}) and the quantized I8 (CPU
+   * only).
    */
   public static DType[] dtypes() {
     return java.util.Arrays.stream(DType.values()).filter(t -> !t.isHalf() && t != DType.I8).toArray(DType[]::new);
   }
 
-  /** Every instantiation the backend can ask for (each family over all its {@link #dtypes()}), for compile checks. */
+  /**
+   * The dtypes the data-movement families ({@link Family#CONVERT}, {@link Family#FILL} and {@link Family#WHERE}'s
+   * values) take: {@link #dtypes()} and BF16 and F16, which they widen exactly on load and round once on store, as
+   * the CPU's copy does.
+   */
+  public static DType[] storageDtypes() {
+    return java.util.Arrays.stream(DType.values()).filter(t -> t != DType.I8).toArray(DType[]::new);
+  }
+
+  /** Whether family {@code f} takes 16-bit float operands: the conversions, fills and selections. */
+  public static boolean takesHalves(Family f) {
+    return f == Family.CONVERT || f == Family.FILL || f == Family.WHERE;
+  }
+
+  /**
+   * Every instantiation the backend can ask for (each family over all its dtypes: {@link #storageDtypes()} for
+   * those that {@linkplain #takesHalves take halves}, but never a half condition, else {@link #dtypes()}), for
+   * compile checks.
+   */
   public static List<DType[]> instantiations(Family f) {
     List<DType[]> out = new ArrayList<>();
-    DType[] all = dtypes();
+    DType[] all = takesHalves(f) ? storageDtypes() : dtypes();
     int total = 1;
     for (int i = 0; i < f.dtypes; i++) total *= all.length;
     for (int code = 0; code < total; code++) {
@@ -202,6 +224,7 @@ public final class Elementwise {
         c /= all.length;
       }
       if (f == Family.UNARY_BACKWARD && !t[0].isFloatingPoint()) continue;
+      if (f == Family.WHERE && t[0].isHalf()) continue; // the op layer's conditions are BOOL or numbers
       out.add(t);
     }
     return out;
@@ -214,7 +237,9 @@ public final class Elementwise {
       case I64 -> "long long";
       case I32 -> "int";
       case BOOL -> "ebool";
-      case BF16, F16, I8 -> throw Geometry.halfUnsupported(t);
+      case BF16 -> "ebf16";
+      case F16 -> "ef16";
+      case I8 -> throw Geometry.halfUnsupported(t);
     };
   }
 
@@ -225,7 +250,9 @@ public final class Elementwise {
       case I64 -> "i64";
       case I32 -> "i32";
       case BOOL -> "b8";
-      case BF16, F16, I8 -> throw Geometry.halfUnsupported(t);
+      case BF16 -> "bf16";
+      case F16 -> "f16";
+      case I8 -> throw Geometry.halfUnsupported(t);
     };
   }
 

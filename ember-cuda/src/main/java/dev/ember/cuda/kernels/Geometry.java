@@ -74,24 +74,28 @@ final class Geometry {
       case I64 -> "i64";
       case I32 -> "i32";
       case BOOL -> "b8";
-      case BF16, F16, I8 -> throw halfUnsupported(t);
+      case BF16 -> "bf16";
+      case F16 -> "f16";
+      case I8 -> throw halfUnsupported(t);
     };
   }
 
   /**
-   * The error for a BF16, F16 or I8 tensor reaching a CUDA kernel: there are none for these types yet (they
-   * compute on the CPU backend).
+   * The error for a tensor of a storage-only dtype reaching a CUDA kernel that computes: BF16 and F16 are moved,
+   * converted and multiplied (GEMM) on CUDA, but arithmetic on them runs in float32 (the op layer widens them
+   * first), and I8 has no CUDA kernels.
    */
   static IllegalArgumentException halfUnsupported(DType t) {
     return new IllegalArgumentException("cuda kernels: dtype " + t.torchName() + " is not supported on CUDA devices "
-        + "yet; convert to float32 first (x.to(DType.F32)) or compute on the cpu");
+        + "by this kernel (16-bit floats are moved, converted and multiplied on cuda, computed on in float32); "
+        + "convert to float32 first (x.to(DType.F32))");
   }
 
-  /** The tag of the unsigned type a plain move copies elements of this dtype's size as: u8, u32, u64. */
+  /** The tag of the unsigned type a plain move copies elements of this dtype's size as: u8, u16, u32, u64. */
   static String moveTag(DType t) {
     return switch (t.itemSize()) {
       case 1 -> "u8";
-      case 2 -> throw halfUnsupported(t);
+      case 2 -> "u16";
       case 4 -> "u32";
       default -> "u64";
     };

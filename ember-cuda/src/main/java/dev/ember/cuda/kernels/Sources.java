@@ -18,10 +18,14 @@ final class Sources {
 
   /** The reduction source for inputs of {@code t}: reductions, arg-reductions, softmax, cumsum, allFinite. */
   static String reduce(DType t) {
+    if (t.isHalf()) throw Geometry.halfUnsupported(t); // the op layer reduces them in float32
     return "#define EG_TYPE_" + Geometry.tag(t) + " 1\n" + REDUCE;
   }
 
-  /** The indexing source for elements of {@code t}: gather, scatter, index_select, index_add, copy, scale. */
+  /**
+   * The indexing source for elements of {@code t}: gather, scatter, index_select, index_add, copy, scale (BF16 and
+   * F16: the moves and the copy only).
+   */
   static String indexing(DType t) {
     return "#define EG_TYPE_" + Geometry.tag(t) + " 1\n" + INDEXING;
   }

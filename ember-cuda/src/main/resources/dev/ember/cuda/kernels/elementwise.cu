@@ -15,10 +15,15 @@
 // is part of a contract use __fmul_rn/__fadd_rn so that no multiply-add is contracted into an fma.
 
 typedef unsigned char ebool;
+// The 16-bit floats are storage types: their bits in a struct, so no C++ arithmetic or comparison applies to them
+// by accident. Every kernel widens them to float on load and rounds once on store (ew_cv).
+struct ebf16 { unsigned short bits; };
+struct ef16 { unsigned short bits; };
 
 template <typename A, typename B> struct ew_same { static constexpr bool value = false; };
 template <typename A> struct ew_same<A, A> { static constexpr bool value = true; };
 template <typename T> struct ew_floating { static constexpr bool value = ew_same<T, float>::value || ew_same<T, double>::value; };
+template <typename T> struct ew_half { static constexpr bool value = ew_same<T, ebf16>::value || ew_same<T, ef16>::value; };
 
 #define EW_LLONG_MAX 9223372036854775807LL
 #define EW_LLONG_MIN (-EW_LLONG_MAX - 1LL)
@@ -107,11 +112,62 @@ __device__ __forceinline__ int ew_d2i(double d) {
   return (int)d;
 }
 
+// The 16-bit floats, bit for bit as dev.ember.tensor.HalfFloats: widening is exact (an F16 NaN keeps sign and
+// payload and is made quiet); narrowing a float rounds to nearest even, every NaN gives BF16 0x7FC0 or F16
+// sign | 0x7E00, and overflow gives infinity. Integer arithmetic only, so the host test runs the same code.
+__device__ __forceinline__ float ew_widen(ebf16 h) { return __uint_as_float(((unsigned int)h.bits) << 16); }
+
+__device__ __forceinline__ float ew_widen(ef16 h) {
+  unsigned int sign = ((unsigned int)h.bits & 0x8000u) << 16;
+  unsigned int a = (unsigned int)h.bits & 0x7FFFu;
+  if (a >= 0x7C00u) return __uint_as_float(sign | 0x7F800000u | (a > 0x7C00u ? 0x400000u | ((a & 0x3FFu) << 13) : 0u));
+  if (a >= 0x400u) return __uint_as_float(sign | ((a << 13) + 0x38000000u)); // rebias the exponent: 127 - 15
+  float m = (float)a * 5.9604644775390625e-8f; // a subnormal: a * 2^-24, exact
+  return sign ? -m : m;
+}
+
+__device__ __forceinline__ ebf16 ew_to_bf16(float f) {
+  unsigned int b = __float_as_uint(f);
+  ebf16 h;
+  if ((b & 0x7FFFFFFFu) > 0x7F800000u) { h.bits = 0x7FC0; return h; }
+  h.bits = (unsigned short)((b + 0x7FFFu + ((b >> 16) & 1u)) >> 16); // a carry into the exponent rounds up to inf
+  return h;
+}
+
+__device__ __forceinline__ ef16 ew_to_f16(float f) {
+  unsigned int b = __float_as_uint(f);
+  unsigned int sign = (b >> 16) & 0x8000u;
+  unsigned int a = b & 0x7FFFFFFFu;
+  ef16 h;
+  if (a > 0x7F800000u) { h.bits = (unsigned short)(sign | 0x7E00u); return h; }
+  if (a >= 0x477FF000u) { h.bits = (unsigned short)(sign | 0x7C00u); return h; } // 65520 and above round to inf
+  if (a >= 0x38800000u) { // a normal F16: drop 13 mantissa bits, to nearest even (a carry moves the exponent)
+    unsigned int r = a - 0x38000000u;
+    h.bits = (unsigned short)(sign | ((r + 0xFFFu + ((r >> 13) & 1u)) >> 13));
+    return h;
+  }
+  if (a <= 0x33000000u) { h.bits = (unsigned short)sign; return h; } // at most 2^-25: rounds to zero (ties to even)
+  unsigned int m = (a & 0x7FFFFFu) | 0x800000u; // a subnormal F16: m * 2^(e - 150) in units of 2^-24
+  unsigned int s = 126u - (a >> 23);            // 14..24
+  h.bits = (unsigned short)(sign | ((m + (1u << (s - 1)) - 1u + ((m >> s) & 1u)) >> s));
+  return h;
+}
+
+template <typename H> __device__ __forceinline__ H ew_narrow(float f);
+template <> __device__ __forceinline__ ebf16 ew_narrow<ebf16>(float f) { return ew_to_bf16(f); }
+template <> __device__ __forceinline__ ef16 ew_narrow<ef16>(float f) { return ew_to_f16(f); }
+
 // v converted to TO as the CPU's Storage.setDouble/setLong and its copy convert: BOOL is v != 0 (NaN -> 1),
-// floats to integers as ew_d2l/ew_d2i, long to int wraps, everything else as C++ (round to nearest).
+// floats to integers as ew_d2l/ew_d2i, long to int wraps, everything else as C++ (round to nearest). A 16-bit
+// float is widened to float first; anything stored to one goes through float ((float) v, then one rounding), as
+// the CPU's setDouble/setLong store them.
 template <typename TO, typename TI>
 __device__ __forceinline__ TO ew_cv(TI v) {
-  if constexpr (ew_same<TO, ebool>::value) {
+  if constexpr (ew_half<TI>::value) {
+    return ew_cv<TO>(ew_widen(v));
+  } else if constexpr (ew_half<TO>::value) {
+    return ew_narrow<TO>((float)v);
+  } else if constexpr (ew_same<TO, ebool>::value) {
     return v != (TI)0 ? (ebool)1 : (ebool)0;
   } else if constexpr (ew_floating<TI>::value && ew_same<TO, long long>::value) {
     return ew_d2l((double)v);
@@ -316,7 +372,7 @@ __device__ __forceinline__ void ew_binary(const Geo& go, const Geo& ga, const Ge
     TA va = a[ao];
     TB vb = b[bo];
     if (op >= B_EQ) {
-      if constexpr (ew_same<TA, TB>::value) out[oo] = ew_cv<TO>(ew_test<TA>(op, va, vb));
+      if constexpr (ew_same<TA, TB>::value && !ew_half<TA>::value) out[oo] = ew_cv<TO>(ew_test<TA>(op, va, vb));
       else out[oo] = ew_cv<TO>(ew_test<double>(op, ew_cv<double>(va), ew_cv<double>(vb)));
     } else if constexpr (ew_same<TA, float>::value && ew_same<TB, float>::value && ew_same<TO, float>::value) {
       out[oo] = ew_arith<float>(op, va, vb);
@@ -335,7 +391,7 @@ __device__ __forceinline__ void ew_where(const Geo& go, const Geo& gc, const Geo
   EW_GRID_LOOP(go.numel) {
     long long oo, co, ao, bo;
     ew_off4(go, gc, ga, gb, i, oo, co, ao, bo);
-    out[oo] = c[co] != (TC)0 ? ew_cv<TO>(a[ao]) : ew_cv<TO>(b[bo]);
+    out[oo] = ew_cv<ebool>(c[co]) ? ew_cv<TO>(a[ao]) : ew_cv<TO>(b[bo]);
   }
 }
 

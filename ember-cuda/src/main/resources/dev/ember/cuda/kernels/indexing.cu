@@ -1,6 +1,6 @@
 // Gather, scatter, index_select, index_add and the strided copy and scale the matmul needs
 // (dev.ember.cuda.kernels.CudaIndexing, CudaMatmul). One thread per element, grid-stride loops.
-// Plain moves copy the element's bits (by size: u8, u32, u64), so every dtype is moved exactly.
+// Plain moves copy the element's bits (by size: u8, u16, u32, u64), so every dtype is moved exactly.
 // The host compiles this source once per dtype, defining EG_TYPE_<tag> (f32, f64, i64, i32, b8): only the
 // kernels of that dtype (its moves by size, its accumulation, copy and scale) are instantiated.
 
@@ -141,4 +141,10 @@ EG_DTYPE(i32, int, u32, unsigned int)
 #endif
 #ifdef EG_TYPE_b8
 EG_DTYPE(b8, unsigned char, u8, unsigned char)
+#endif
+// The 16-bit floats: moves of their bits only (their sums run in float32 in the op layer).
+#if defined(EG_TYPE_bf16) || defined(EG_TYPE_f16)
+EG_MOVE(u16, unsigned short, i64, long long)
+EG_MOVE(u16, unsigned short, i32, int)
+EG_COPY(u16, unsigned short)
 #endif

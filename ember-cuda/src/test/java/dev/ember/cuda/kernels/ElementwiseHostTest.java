@@ -175,6 +175,87 @@ class ElementwiseHostTest {
     b.check();
   }
 
+  /**
+   * BF16 and F16 through the families that take them, against the CPU's copy, fill and where: every one of the
+   * 65,536 bit patterns of each widened to float32 and to float64, float32 patterns around every rounding boundary
+   * narrowed to each, and conversions between the halves and every other dtype in every layout.
+   */
+  @Test
+  void halvesConvertFillAndSelectAsTheCpu() throws Exception {
+    Batch b = new Batch();
+    short[] all = new short[65536];
+    for (int i = 0; i < all.length; i++) all[i] = (short) i;
+    for (DType h : new DType[] {DType.BF16, DType.F16}) {
+      Tensor every = dev.ember.tensor.TensorData.wrapHalf(all, h, all.length);
+      for (DType d : new DType[] {DType.F32, DType.F64, h == DType.BF16 ? DType.F16 : DType.BF16}) {
+        Tensor out = Tensor.empty(d, all.length);
+        CPU.copy(every, out);
+        b.add("CONVERT", 0, 0, out, 0, "every " + h + " pattern -> " + d, every);
+      }
+      Tensor floats = boundaryFloats();
+      Tensor narrowed = Tensor.empty(h, (int) floats.numel());
+      CPU.copy(floats, narrowed);
+      b.add("CONVERT", 0, 0, narrowed, 0, "float32 rounding boundaries -> " + h, floats);
+      Tensor doubles = floats.to(DType.F64).add(Tensor.scalar(1e-12, DType.F64)); // through float, as the CPU
+      Tensor fromDouble = Tensor.empty(h, (int) doubles.numel());
+      CPU.copy(doubles, fromDouble);
+      b.add("CONVERT", 0, 0, fromDouble, 0, "float64 -> " + h, doubles);
+      for (DType t : Elementwise.dtypes()) {
+        for (int layout = 0; layout < 3; layout++) {
+          Tensor x = operand(t, layout, 13);
+          Tensor out = Tensor.empty(h, N);
+          CPU.copy(x, out);
+          b.add("CONVERT", 0, 0, out, 0, "convert " + t + " -> " + h + " layout " + layout, x);
+          Tensor hx = operand(h, layout, 14);
+          Tensor back = Tensor.empty(t, N);
+          CPU.copy(hx, back);
+          b.add("CONVERT", 0, 0, back, 0, "convert " + h + " -> " + t + " layout " + layout, hx);
+        }
+      }
+      for (double v : new double[] {0, -0.0, 1.5, -2.7, Double.NaN, Double.NEGATIVE_INFINITY, 1e20, 65519, 65520, 1e-7}) {
+        Tensor out = Tensor.empty(h, N);
+        CPU.fill(out, v);
+        b.add("FILL", 0, v, out, 0, "fill " + h + " " + v);
+      }
+      for (DType c : new DType[] {DType.BOOL, DType.F32}) {
+        for (int layout = 0; layout < 3; layout++) {
+          Tensor cond = operand(c, layout, 4);
+          Tensor x = operand(h, (layout + 1) % 3, 5);
+          Tensor y = operand(h, (layout + 2) % 3, 6);
+          Tensor out = Tensor.empty(h, N);
+          CPU.where(cond, x, y, out);
+          b.add("WHERE", 0, 0, out, 0, "where " + c + " " + h + " layout " + layout, cond, x, y);
+        }
+      }
+    }
+    b.check();
+  }
+
+  /**
+   * float32 values at and beside the rounding boundaries of both halves (each BF16 / F16 value, the midpoints to
+   * the next, one float ulp either side), the F16 subnormal and overflow ranges, signed zeros, infinities, NaNs.
+   */
+  static Tensor boundaryFloats() {
+    List<Float> v = new ArrayList<>();
+    for (int i = 0; i < 65536; i += 7) {
+      int mid = (i << 16) | 0x8000; // a BF16 midpoint
+      for (int d = -1; d <= 1; d++) v.add(Float.intBitsToFloat(mid + d));
+      float f16 = dev.ember.tensor.HalfFloats.f16ToFloat((short) i);
+      float next = dev.ember.tensor.HalfFloats.f16ToFloat((short) (i + 1));
+      if (Float.isFinite(f16) && Float.isFinite(next) && Math.abs(next) > Math.abs(f16)) {
+        int m = Float.floatToRawIntBits((f16 + next) / 2); // an F16 midpoint (exact: 11 significant bits)
+        for (int d = -1; d <= 1; d++) v.add(Float.intBitsToFloat(m + d));
+      }
+    }
+    float[] special = {0f, -0f, Float.NaN, Float.intBitsToFloat(0xFFC00001), Float.intBitsToFloat(0x7F800001),
+        Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, Float.MAX_VALUE, -Float.MAX_VALUE, Float.MIN_VALUE, 65504f,
+        65519.996f, 65520f, -65520f, 6.0e-8f, 2.9802322e-8f, 2.9802326e-8f, 6.1035156e-5f, 6.1035153e-5f, 1e-45f};
+    for (float f : special) v.add(f);
+    float[] a = new float[v.size()];
+    for (int i = 0; i < a.length; i++) a[i] = v.get(i);
+    return Tensor.of(a, a.length);
+  }
+
   // ------------------------------------------------------------------------------------------ data
 
   static Tensor data(DType t, int n, long seed) {
@@ -202,6 +283,9 @@ class ElementwiseHostTest {
         boolean[] v = new boolean[n];
         for (int i = 0; i < n; i++) v[i] = r.nextBoolean();
         return Tensor.of(v, n);
+      }
+      case BF16, F16 -> {
+        return data(DType.F32, n, seed).to(t);
       }
     }
     throw new AssertionError(t);

@@ -7,9 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.ember.backend.BinaryOp;
 import dev.ember.backend.UnaryOp;
 import dev.ember.cuda.kernels.Elementwise.Family;
-import dev.ember.cuda.lib.Nvrtc;
-import dev.ember.cuda.runtime.KernelCache;
-import dev.ember.cuda.testing.Gpu;
+import dev.ember.cuda.testing.DeviceCompiler;
 import dev.ember.tensor.DType;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,7 +15,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The elementwise kernel sources: every op of the Java enums has a case in them, and every family compiles for
- * sm_90 over every dtype in every position (NVRTC needs no GPU; skipped where it is absent, as in CI).
+ * sm_90 over every dtype in every position (NVRTC or nvcc, no GPU needed; skipped where neither is present).
  */
 class ElementwiseSourceTest {
   @Test
@@ -48,8 +46,7 @@ class ElementwiseSourceTest {
   /** Each family with every dtype in every position (the others F32), in one module per family. */
   @Test
   void everyFamilyCompilesForSm90() {
-    Gpu.assumeNvrtc();
-    Nvrtc nvrtc = Nvrtc.get();
+    DeviceCompiler.assume();
     for (Family f : Family.values()) {
       List<DType[]> picks = new ArrayList<>();
       for (DType[] t : Elementwise.instantiations(f)) {
@@ -64,7 +61,7 @@ class ElementwiseSourceTest {
         String one = Elementwise.source(f, t);
         all.append(one, one.lastIndexOf('\n', one.length() - 2) + 1, one.length());
       }
-      byte[] cubin = nvrtc.compileCubin(KernelCache.PRELUDE + all, "elementwise_" + f + ".cu", KernelCache.options("sm_90"));
+      byte[] cubin = DeviceCompiler.cubin("elementwise_" + f, all.toString());
       assertEquals(0x7f, cubin[0] & 0xff, f + ": a cubin is an ELF file");
     }
   }

@@ -1,8 +1,8 @@
 // ElementwiseHostTest's driver: reads requests from stdin, runs the kernel body on the host, writes the output
 // operand's elements. A request: FAMILY ntypes type... op param-bits rank shape..., then per operand (the output
 // first) its strides, element count, dtype code and elements, all bit patterns in hex. Dtype codes are DType's
-// ordinals: 0 F32, 1 F64, 2 I64, 3 I32, 4 BOOL.
-static int ew_size(int c) { return c == 0 ? 4 : c == 1 ? 8 : c == 2 ? 8 : c == 3 ? 4 : 1; }
+// ordinals: 0 F32, 1 F64, 2 I64, 3 I32, 4 BOOL, 5 BF16, 6 F16.
+static int ew_size(int c) { return c == 0 ? 4 : c == 1 ? 8 : c == 2 ? 8 : c == 3 ? 4 : c == 4 ? 1 : 2; }
 template <typename F> void ew_with(int c, F f) {
   switch (c) {
     case 0: f((float*)nullptr); break;
@@ -11,6 +11,15 @@ template <typename F> void ew_with(int c, F f) {
     case 3: f((int*)nullptr); break;
     default: f((ebool*)nullptr); break;
   }
+}
+// The 16-bit floats: only the families that take them (CONVERT, FILL, WHERE's values) instantiate them.
+template <typename F> void ew_with_half(int c, F f) {
+  if (c == 5) f((ebf16*)nullptr);
+  else f((ef16*)nullptr);
+}
+template <typename F> void ew_with_any(int c, F f) {
+  if (c >= 5) ew_with_half(c, f);
+  else ew_with(c, f);
 }
 #define EW_T(p) std::remove_pointer_t<decltype(p)>
 int main() {
@@ -56,10 +65,14 @@ int main() {
         ew_binary<EW_T(ta), EW_T(tb), EW_T(to)>(g[0], g[1], g[2], (EW_T(to)*)P[0], (const EW_T(ta)*)P[1],
             (const EW_T(tb)*)P[2], op); }); }); });
     } else if (fam == "CONVERT") {
-      ew_with(code[1], [&](auto* ts) { ew_with(code[0], [&](auto* td) {
+      ew_with_any(code[1], [&](auto* ts) { ew_with_any(code[0], [&](auto* td) {
         ew_convert<EW_T(ts), EW_T(td)>(g[0], g[1], (EW_T(td)*)P[0], (const EW_T(ts)*)P[1]); }); });
     } else if (fam == "FILL") {
-      ew_with(code[0], [&](auto* t) { ew_fill<EW_T(t)>(g[0], (EW_T(t)*)P[0], p); });
+      ew_with_any(code[0], [&](auto* t) { ew_fill<EW_T(t)>(g[0], (EW_T(t)*)P[0], p); });
+    } else if (fam == "WHERE" && code[0] >= 5) { // half values and output, of one dtype
+      ew_with(code[1], [&](auto* tc) { ew_with_half(code[0], [&](auto* t) {
+        ew_where<EW_T(tc), EW_T(t), EW_T(t), EW_T(t)>(g[0], g[1], g[2], g[3], (EW_T(t)*)P[0],
+            (const EW_T(tc)*)P[1], (const EW_T(t)*)P[2], (const EW_T(t)*)P[3]); }); });
     } else if (fam == "WHERE") {
       ew_with(code[1], [&](auto* tc) { ew_with(code[2], [&](auto* ta) { ew_with(code[3], [&](auto* tb) {
         ew_with(code[0], [&](auto* to) {

@@ -19,5 +19,7 @@ inline double __dmul_rn(double a, double b) { volatile double r = a * b; return 
 inline float __fadd_rn(float a, float b) { volatile float r = a + b; return r; }
 inline double __dadd_rn(double a, double b) { volatile double r = a + b; return r; }
 inline double __longlong_as_double(long long v) { double d; std::memcpy(&d, &v, 8); return d; }
+inline float __uint_as_float(unsigned int v) { float f; std::memcpy(&f, &v, 4); return f; }
+inline unsigned int __float_as_uint(float f) { unsigned int v; std::memcpy(&v, &f, 4); return v; }
 using std::isinf;
 using std::signbit;
