@@ -1,5 +1,6 @@
 package dev.ember.cuda.bench;
 
+import dev.ember.amp.Autocast;
 import dev.ember.cuda.runtime.CudaContext;
 import dev.ember.nn.Embedding;
 import dev.ember.nn.Linear;
@@ -15,6 +16,7 @@ import dev.ember.optim.Adam;
 import dev.ember.optim.AdamW;
 import dev.ember.optim.Optimizer;
 import dev.ember.optim.SGD;
+import dev.ember.tensor.DType;
 import dev.ember.tensor.Device;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.MemoryScope;
@@ -24,14 +26,15 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Supplier;
+import java.util.function.Function;
 
 /**
  * {@code java ... dev.ember.cuda.bench.CudaTrainingBench [device] [seconds]}: Ember's training rows of
  * {@code bench/cuda/torch_peer.py}, one JSON object per line, after {@link CudaBench}'s in {@code bench.txt}:
  * samples/s (tokens/s for the transformer) of a full step ({@code zeroGrad; forward; loss; backward; step}) of the
  * CPU suite's workloads (ember-bench's {@code TrainingCases}, the models copied from there) with the model and data
- * on {@code device} (default {@code cuda}). Float32 only: Ember has no bf16 autocast. Warm-up as the CPU suite's (at
+ * on {@code device} (default {@code cuda}), in float32 and under BF16 autocast (forward and loss in the scope, as
+ * the peer's {@code torch.autocast}; F32 master weights). Warm-up as the CPU suite's (at
  * least 3 steps and 1 s, so the JIT has compiled the step; one step when a step is slow), then steps for about
  * {@code seconds} (1) between two device synchronisations.
  *
@@ -39,14 +42,24 @@ import java.util.function.Supplier;
  */
 public final class CudaTrainingBench {
   /** A whole run stops measuring (and says so) after this long, so that a slow path cannot eat the GPU time. */
-  static final double BUDGET_SECONDS = 120;
+  static final double BUDGET_SECONDS = 200;
   static final double WARMUP_SECONDS = 1.0;
 
   private CudaTrainingBench() {}
 
   /** One measured configuration: its names, the units one step processes, and how to build its step. */
   record Workload(String workload, String kase, int batch, int units, String metric, String optimizer,
-      Supplier<Runnable> make) {}
+      Function<DType, Runnable> make) {}
+
+  /** The precisions measured, by the peer's names: float32, and BF16 autocast (null: no autocast). */
+  static final Map<String, DType> PRECISIONS = precisions();
+
+  private static Map<String, DType> precisions() {
+    Map<String, DType> m = new LinkedHashMap<>();
+    m.put("f32", null);
+    m.put("bf16", DType.BF16);
+    return m;
+  }
 
   public static void main(String[] args) {
     Device device = Device.parse(args.length > 0 ? args[0] : "cuda");
@@ -68,18 +81,20 @@ public final class CudaTrainingBench {
     long deadline = System.nanoTime() + (long) (BUDGET_SECONDS * 1e9);
     for (Workload w : workloads(device, quick)) {
       if (!selected(w.workload(), only)) continue;
-      Map<String, Object> rec = CudaBench.record(w.workload(), w.kase() + " f32");
-      try {
-        if (System.nanoTime() > deadline) {
-          throw new IllegalStateException("not run: the training bench's " + BUDGET_SECONDS + " s are spent");
+      for (Map.Entry<String, DType> p : PRECISIONS.entrySet()) {
+        Map<String, Object> rec = CudaBench.record(w.workload(), w.kase() + " " + p.getKey());
+        try {
+          if (System.nanoTime() > deadline) {
+            throw new IllegalStateException("not run: the training bench's " + BUDGET_SECONDS + " s are spent");
+          }
+          rec.putAll(measure(w, p.getKey(), p.getValue(), device, seconds));
+        } catch (RuntimeException | OutOfMemoryError e) {
+          rec.put("error", e.toString());
+          e.printStackTrace();
+          ok = false;
         }
-        rec.putAll(measure(w, device, seconds));
-      } catch (RuntimeException | OutOfMemoryError e) {
-        rec.put("error", e.toString());
-        e.printStackTrace();
-        ok = false;
+        out.println(CudaBench.json(rec));
       }
-      out.println(CudaBench.json(rec));
     }
     return ok ? 0 : 1;
   }
@@ -92,8 +107,8 @@ public final class CudaTrainingBench {
     return false;
   }
 
-  static Map<String, Object> measure(Workload w, Device device, double seconds) {
-    Runnable step = w.make().get();
+  static Map<String, Object> measure(Workload w, String precision, DType autocast, Device device, double seconds) {
+    Runnable step = w.make().apply(autocast);
     // the first step compiles the workload's kernels (NVRTC, seconds on a fresh machine) and loads its code:
     // it is not part of the warm-up whose pace sizes the timed run
     step.run();
@@ -115,7 +130,7 @@ public final class CudaTrainingBench {
     double secs = elapsed(t);
     Map<String, Object> rec = new LinkedHashMap<>();
     rec.put("batch", w.batch());
-    rec.put("precision", "f32");
+    rec.put("precision", precision);
     rec.put("optimizer", w.optimizer());
     rec.put("metric", w.metric());
     rec.put("value", w.units() * steps / secs);
@@ -145,11 +160,11 @@ public final class CudaTrainingBench {
   static List<Workload> workloads(Device device, boolean quick) {
     List<Workload> out = new ArrayList<>();
     for (int b : new int[] {32, 128}) {
-      out.add(new Workload("mlp_mnist", "train b=" + b, b, b, "samples/s", "SGD(lr=0.01)", () -> {
+      out.add(new Workload("mlp_mnist", "train b=" + b, b, b, "samples/s", "SGD(lr=0.01)", ac -> {
         Generator g = new Generator(0);
         Module model = new Sequential(new Linear(784, 128, true, g), new ReLU(), new Linear(128, 10, true, g));
         model.to(device);
-        return classifierStep(model, new SGD(model.parameters(), 0.01), batches(device, g, 8, 10, b, 784));
+        return classifierStep(model, new SGD(model.parameters(), 0.01), batches(device, g, 8, 10, b, 784), ac);
       }));
     }
     String[][] seeds = {{"small", "512"}, {"medium", "2048"}, {"large", "6656"}};
@@ -157,32 +172,33 @@ public final class CudaTrainingBench {
       int h = quick ? 64 : Integer.parseInt(s[1]);
       for (int b : new int[] {32, 128}) {
         for (String o : new String[] {"sgd", "adam"}) {
-          out.add(new Workload("seed_" + s[0], "train b=" + b + " " + o, b, b, "samples/s", describe(o), () -> {
+          out.add(new Workload("seed_" + s[0], "train b=" + b + " " + o, b, b, "samples/s", describe(o), ac -> {
             Generator g = new Generator(0);
             Module model = new Sequential(new Linear(1024, h, true, g), new ReLU(), new Linear(h, h, true, g),
                 new ReLU(), new Linear(h, h, true, g), new ReLU(), new Linear(h, 10, true, g));
             model.to(device);
-            return classifierStep(model, optimizer(o, model), batches(device, g, h == 6656 ? 2 : 8, 10, b, 1024));
+            return classifierStep(model, optimizer(o, model), batches(device, g, h == 6656 ? 2 : 8, 10, b, 1024), ac);
           }));
         }
       }
     }
-    out.add(new Workload("lenet", "train b=64 adam", 64, 64, "samples/s", describe("adam"), () -> {
+    out.add(new Workload("lenet", "train b=64 adam", 64, 64, "samples/s", describe("adam"), ac -> {
       Generator.manualSeed(0);
       Module model = Models.lenet5(10);
       model.to(device);
       return classifierStep(model, new Adam(model.parameters(), 1e-3),
-          batches(device, new Generator(0), 8, 10, 64, 1, 28, 28));
+          batches(device, new Generator(0), 8, 10, 64, 1, 28, 28), ac);
     }));
-    out.add(new Workload("convnet", "train b=64 sgd-mom", 64, 64, "samples/s", describe("sgd"), () -> {
+    out.add(new Workload("convnet", "train b=64 sgd-mom", 64, 64, "samples/s", describe("sgd"), ac -> {
       Generator.manualSeed(0);
       Module model = Models.convnet(3, 32, 10);
       model.train();
       model.to(device);
-      return classifierStep(model, optimizer("sgd", model), batches(device, new Generator(0), 8, 10, 64, 3, 32, 32));
+      return classifierStep(model, optimizer("sgd", model), batches(device, new Generator(0), 8, 10, 64, 3, 32, 32),
+          ac);
     }));
     out.add(new Workload("transformer", "train b=16 T=128 adamw", 16, 16 * 128, "tokens/s", describe("adamw"),
-        () -> transformer(device)));
+        ac -> transformer(device, ac)));
     return out;
   }
 
@@ -216,22 +232,28 @@ public final class CudaTrainingBench {
     return out;
   }
 
-  /** One step over the next batch; the step's temporaries go back to the pool, as the Trainer does. */
-  static Runnable classifierStep(Module model, Optimizer opt, Tensor[][] data) {
+  /**
+   * One step over the next batch, forward and loss under autocast to {@code autocast} (none when null); the step's
+   * temporaries go back to the pool, as the Trainer does.
+   */
+  static Runnable classifierStep(Module model, Optimizer opt, Tensor[][] data, DType autocast) {
     CrossEntropyLoss loss = new CrossEntropyLoss();
     int[] i = {0};
     return () -> {
       Tensor[] d = data[i[0]++ % data.length];
       try (MemoryScope step = MemoryScope.open()) {
         opt.zeroGrad();
-        Tensor l = loss.forward(model.call(d[0]), d[1]);
+        Tensor l;
+        try (Autocast ac = autocast == null ? Autocast.disable() : Autocast.enable(autocast)) {
+          l = loss.forward(model.call(d[0]), d[1]);
+        }
         l.backward();
         opt.step();
       }
     };
   }
 
-  static Runnable transformer(Device device) {
+  static Runnable transformer(Device device, DType autocast) {
     int b = 16;
     int t = 128;
     int v = 256;
@@ -254,8 +276,11 @@ public final class CudaTrainingBench {
       int k = i[0]++ % xs.length;
       try (MemoryScope step = MemoryScope.open()) {
         opt.zeroGrad();
-        Tensor logits = model.forward(xs[k], mask);
-        loss.forward(logits.reshape(-1, v), ys[k]).backward();
+        Tensor l;
+        try (Autocast ac = autocast == null ? Autocast.disable() : Autocast.enable(autocast)) {
+          l = loss.forward(model.forward(xs[k], mask).reshape(-1, v), ys[k]);
+        }
+        l.backward();
         opt.step();
       }
     };
