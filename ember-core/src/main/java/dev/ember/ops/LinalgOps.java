@@ -149,8 +149,9 @@ public final class LinalgOps {
     backend.matmul(gemmOperand(backend, a), gemmOperand(backend, b), out, false);
     return Autograd.record(MATMUL.name(), out, (ctx, g) -> {
       // dA = G B^T, dB = A^T G: transposed views, which GEMM reads by packing
-      Tensor ga = ctx.edgeNeeded(0) ? bmmNT(g, ctx.in(1)).to(ctx.in(0).dtype()) : null;
-      Tensor gb = ctx.edgeNeeded(1) ? bmmTN(ctx.in(0), g).to(ctx.in(1).dtype()) : null;
+      Tensor gh = narrowedGradient(g, ctx.in(0), ctx.in(1));
+      Tensor ga = ctx.edgeNeeded(0) ? bmmNT(gh, ctx.in(1)).to(ctx.in(0).dtype()) : null;
+      Tensor gb = ctx.edgeNeeded(1) ? bmmTN(ctx.in(0), gh).to(ctx.in(1).dtype()) : null;
       return new Tensor[] {ga, gb};
     }, new Tensor[] {a, b});
   }
@@ -167,6 +168,18 @@ public final class LinalgOps {
     Tensor out = bmm3(Views.transpose(a, 1, 2), b);
     return Tracing.active() ? Tracing.op("bmm_tn", out, new Tensor[] {a, b}, new Object[0], in -> bmmTN(in[0], in[1]))
         : out;
+  }
+
+  /**
+   * The gradient g of the F32 product of {@code a} and {@code b} in their half dtype when they share one, else g. Such
+   * a product never leaves its op unrounded (the op returns it {@linkplain #roundedTo rounded} to their dtype), so
+   * its gradient is that rounding's backward: a half gradient widened, which narrowing gives back exactly. The
+   * gradient GEMMs then read two half operands: tensor cores on CUDA instead of a float32 product, half the bytes on
+   * the CPU, the same bits either way.
+   */
+  private static Tensor narrowedGradient(Tensor g, Tensor a, Tensor b) {
+    DType d = a.dtype();
+    return d.isHalf() && b.dtype() == d && g.dtype() == DType.F32 ? g.to(d) : g;
   }
 
   /** The dtype a GEMM of a and b writes: F32 when either is BF16/F16 (read exactly, accumulated in F32), else a's. */
@@ -239,10 +252,13 @@ public final class LinalgOps {
         : bias.to(a.dtype()));
     Tensor out = product(a, b, biasT, m, n);
     int[] biasShape = bias.shape();
-    return roundedTo(a.dtype(), Autograd.record(ADDMM.name(), out, (ctx, g) -> new Tensor[] {
-        ctx.edgeNeeded(0) ? g.sumTo(biasShape) : null,
-        ctx.edgeNeeded(1) ? mm(g, ctx.in(2).t()).to(ctx.in(1).dtype()) : null,
-        ctx.edgeNeeded(2) ? mm(ctx.in(1).t(), g).to(ctx.in(2).dtype()) : null}, new Tensor[] {biasT, a, b}));
+    return roundedTo(a.dtype(), Autograd.record(ADDMM.name(), out, (ctx, g) -> {
+      Tensor gh = narrowedGradient(g, ctx.in(1), ctx.in(2));
+      return new Tensor[] {
+          ctx.edgeNeeded(0) ? g.sumTo(biasShape) : null,
+          ctx.edgeNeeded(1) ? mm(gh, ctx.in(2).t()).to(ctx.in(1).dtype()) : null,
+          ctx.edgeNeeded(2) ? mm(ctx.in(1).t(), gh).to(ctx.in(2).dtype()) : null};
+    }, new Tensor[] {biasT, a, b}));
   }
 
   /**
@@ -323,10 +339,13 @@ public final class LinalgOps {
     }
     Tensor biasT = bias == null ? null : bias.to(computeDtype(x, weight));
     Tensor y = linearProduct(x, weight, biasT, m, out);
-    return Autograd.record(LINEAR.name(), y, (ctx, g) -> new Tensor[] {
-        ctx.edgeNeeded(0) ? mm(g, ctx.in(1)).to(ctx.in(0).dtype()) : null,
-        ctx.edgeNeeded(1) ? weightGrad(g, ctx.in(0), ctx.in(1)) : null,
-        ctx.edgeNeeded(2) ? g.sumTo(new int[] {out}) : null}, new Tensor[] {x, weight, biasT});
+    return Autograd.record(LINEAR.name(), y, (ctx, g) -> {
+      Tensor gh = narrowedGradient(g, ctx.in(0), ctx.in(1));
+      return new Tensor[] {
+          ctx.edgeNeeded(0) ? mm(gh, ctx.in(1)).to(ctx.in(0).dtype()) : null,
+          ctx.edgeNeeded(1) ? weightGrad(gh, ctx.in(0), ctx.in(1)) : null,
+          ctx.edgeNeeded(2) ? g.sumTo(new int[] {out}) : null};
+    }, new Tensor[] {x, weight, biasT});
   }
 
   /**

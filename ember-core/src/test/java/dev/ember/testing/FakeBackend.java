@@ -89,6 +89,7 @@ final class FakeBackend implements InvocationHandler {
             + " is a host (cpu) view " + java.util.Arrays.toString(v.shapeRef()) + "; only copy takes host views");
       }
     }
+    FakeDevice.called(name, args);
     Mirrors mirrors = new Mirrors();
     Object[] host = new Object[n];
     for (int i = 0; i < n; i++) host[i] = mirrors.host(args[i]);

@@ -1,6 +1,7 @@
 package dev.ember.testing;
 
 import dev.ember.tensor.Device;
+import java.util.function.BiConsumer;
 
 /**
  * A device for tests that need no hardware: {@code fake:0} and {@code fake:1}, whose buffers the host cannot read
@@ -18,6 +19,24 @@ public final class FakeDevice {
   public static final Device OTHER = Device.of(TYPE, 1);
 
   private FakeDevice() {}
+
+  private static final ThreadLocal<BiConsumer<String, Object[]>> WATCH = new ThreadLocal<>();
+
+  /**
+   * Hands {@code listener} the name and arguments (device views as the backend gets them) of every primitive a fake
+   * backend runs on this thread, kernel families' methods included, until the returned scope is closed: for tests of
+   * what reaches the backend (which dtypes a GEMM reads, how many copies a step makes).
+   */
+  public static AutoCloseable watch(BiConsumer<String, Object[]> listener) {
+    BiConsumer<String, Object[]> before = WATCH.get();
+    WATCH.set(listener);
+    return () -> WATCH.set(before);
+  }
+
+  static void called(String name, Object[] args) {
+    BiConsumer<String, Object[]> w = WATCH.get();
+    if (w != null) w.accept(name, args == null ? new Object[0] : args);
+  }
 
   /** How many times {@link Device#synchronize()} reached {@code device}'s backend so far. */
   public static long synchronizations(Device device) {
