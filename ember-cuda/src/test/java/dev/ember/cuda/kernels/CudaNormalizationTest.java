@@ -45,8 +45,9 @@ class CudaNormalizationTest {
       for (boolean rms : new boolean[] {false, true}) {
         double[][] a = cpu.rowStats(x, rows, m, 1e-5, rms);
         double[][] b = gpu.rowStats(dx, rows, m, 1e-5, rms);
-        if (!rms) assertArrayEquals(a[0], b[0], 1e-12, "row means " + dt);
-        assertArrayEquals(a[1], b[1], 1e-9, "row rstd " + dt + " rms " + rms);
+        // the CPU sums a float32 row in float lanes, the GPU in double: float rounding apart
+        if (!rms) assertArrayEquals(a[0], b[0], dt == DType.F32 ? 1e-6 : 1e-12, "row means " + dt);
+        assertArrayEquals(a[1], b[1], dt == DType.F32 ? 1e-5 : 1e-9, "row rstd " + dt + " rms " + rms);
         double[] w = arr(gen, m);
         double[] bias = arr(gen, m);
         Tensor out = Tensor.zeros(dt, rows, m);
