@@ -78,6 +78,7 @@ public final class CudaBackend implements Backend {
     this.driver = ctx.driver();
     this.allocator = CudaAllocators.of(ctx);
     this.gcEvery = Math.max(1L << 30, driver.totalMemory(ctx.ordinal()) / 4);
+    this.gc = new GcTrigger(gcEvery);
     this.elementwise = new Elementwise(ctx);
     this.reduce = new CudaReduce(ctx, cache);
     this.indexing = new CudaIndexing(ctx, cache);
@@ -131,14 +132,13 @@ public final class CudaBackend implements Backend {
    * A block from the caching allocator, collecting garbage when device memory runs short. A device tensor's memory
    * goes back when its storage's {@link dev.ember.tensor.MemoryScope} closes or, outside a scope, when the garbage
    * collector finds the storage unreachable; the collector watches the Java heap, not the GPU, so a training loop
-   * outside a scope would fill the device with dead tensors before it ran. So: after every {@link #gcEvery} bytes
-   * allocated a collection is requested, and an allocation that fails collects, lets the cleaners give the dead
-   * tensors' blocks back, and retries (as {@code java.nio} does for direct buffers) before the out-of-memory error
-   * reaches the caller.
+   * outside a scope would fill the device with dead tensors before it ran. So: once the allocator's bytes held for
+   * tensors have grown by {@link #gcEvery} a collection is requested ({@link GcTrigger}), and an allocation that
+   * fails collects, lets the cleaners give the dead tensors' blocks back, and retries (as {@code java.nio} does for
+   * direct buffers) before the out-of-memory error reaches the caller.
    */
   private Block allocateCollecting(long bytes) {
-    long since = sinceGc.addAndGet(bytes);
-    if (since > gcEvery && sinceGc.compareAndSet(since, 0)) System.gc();
+    if (gc.shouldCollect(allocator.allocatedBytes() + bytes)) System.gc();
     try {
       return allocator.allocate(bytes, ctx.stream());
     } catch (CudaOutOfMemoryError e) {
@@ -151,7 +151,7 @@ public final class CudaBackend implements Backend {
           throw e;
         }
         try {
-          sinceGc.set(0);
+          gc.reset(allocator.allocatedBytes());
           return allocator.allocate(bytes, ctx.stream());
         } catch (CudaOutOfMemoryError again) {
           // try again after a longer wait
@@ -161,10 +161,9 @@ public final class CudaBackend implements Backend {
     }
   }
 
-  private final java.util.concurrent.atomic.AtomicLong sinceGc = new java.util.concurrent.atomic.AtomicLong();
-
-  /** Bytes allocated between requested collections: a quarter of the device's memory, at least 1 GiB. */
+  /** Growth of the bytes held for tensors between requested collections: a quarter of the device's memory, at least 1 GiB. */
   private final long gcEvery;
+  private final GcTrigger gc;
 
   /** Waits for the work queued on this GPU (Ember queues everything on one stream). */
   @Override

@@ -500,6 +500,16 @@ public final class CachingAllocator {
     stats.numDeviceFree++;
   }
 
+  /** Bytes of the blocks handed out and not yet freed ({@code torch.cuda.memory_allocated}). */
+  public long allocatedBytes() {
+    lock.lock();
+    try {
+      return stats.current(StatCounters.Metric.ALLOCATED_BYTES);
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** A snapshot of the counters ({@code torch.cuda.memory_stats}). */
   public MemoryStats stats() {
     lock.lock();

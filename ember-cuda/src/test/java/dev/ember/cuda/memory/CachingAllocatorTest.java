@@ -265,4 +265,15 @@ class CachingAllocatorTest {
     assertTrue(e.getMessage().startsWith("CachingAllocator.allocate: size must be in [0, "), e.getMessage());
     assertThrows(IllegalArgumentException.class, () -> alloc.allocate(Long.MAX_VALUE, S));
   }
+
+  @Test
+  void allocatedBytesCountsTheBlocksHeldForTensorsNotTheCache() {
+    CachingAllocator a = new CachingAllocator(0, new FakeRawMemory(1L << 30), events);
+    Block b1 = a.allocate(1000, 0);
+    Block b2 = a.allocate(3 << 20, 0);
+    assertEquals(CachingAllocator.roundSize(1000) + (3 << 20), a.allocatedBytes());
+    a.free(b1);
+    a.free(b2);
+    assertEquals(0, a.allocatedBytes(), "cached blocks are not held for tensors");
+  }
 }
