@@ -187,6 +187,17 @@ public interface Backend {
   }
 
   /**
+   * Whether {@link #matmul} also writes an out of the operands' half dtype when both are that one BF16/F16 dtype
+   * (a backend that {@linkplain #matmulReadsHalf reads them}): the product (plus beta times out, widened) is
+   * accumulated in float32 and rounded once, on store, which is what a float32 out rounded afterwards holds. The op
+   * layer then asks for the rounded product directly instead of a float32 one and a conversion pass (cuBLASLt
+   * writes bfloat16 as it stores the tile); when false it always passes a float32 out.
+   */
+  default boolean matmulWritesHalf() {
+    return false;
+  }
+
+  /**
    * out = x w^T + beta * out (beta 0: out is only written) for 2-d x [m, k], w [n, k] and out [m, n] of one float
    * dtype: a linear layer's product, with the bits {@link #matmul} gives {@code x @ w^T}. A backend may schedule it
    * for a weight much larger than the batch (the CPU reads the weight's rows where they are instead of packing

@@ -144,8 +144,9 @@ public final class LinalgOps {
    * product is then F32, from the operands' exact F32 values, and each gradient is rounded to its operand's dtype.
    */
   private static Tensor bmm3(Tensor a, Tensor b) {
-    Tensor out = a.newEmpty(computeDtype(a, b), a.shapeRef()[0], a.shapeRef()[1], b.shapeRef()[2]); // beta 0 writes all
-    Backend backend = ElementwiseOps.backend(out);
+    Backend backend = ElementwiseOps.backend(a);
+    // beta 0 writes all of it
+    Tensor out = a.newEmpty(outDtype(backend, a, b), a.shapeRef()[0], a.shapeRef()[1], b.shapeRef()[2]);
     backend.matmul(gemmOperand(backend, a), gemmOperand(backend, b), out, false);
     return Autograd.record(MATMUL.name(), out, (ctx, g) -> {
       // dA = G B^T, dB = A^T G: transposed views, which GEMM reads by packing
@@ -180,6 +181,22 @@ public final class LinalgOps {
   private static Tensor narrowedGradient(Tensor g, Tensor a, Tensor b) {
     DType d = a.dtype();
     return d.isHalf() && b.dtype() == d && g.dtype() == DType.F32 ? g.to(d) : g;
+  }
+
+  /**
+   * The dtype of a GEMM product of a and b on {@code backend}: their half dtype when both share one and the backend
+   * {@linkplain Backend#matmulWritesHalf writes it} (accumulated in F32, rounded once on store: the op then returns
+   * it as it is, and its gradient arrives in that dtype), else {@link #computeDtype}.
+   */
+  private static DType outDtype(Backend backend, Tensor a, Tensor b) {
+    DType d = a.dtype();
+    return d.isHalf() && b.dtype() == d && backend.matmulReadsHalf() && backend.matmulWritesHalf() ? d
+        : computeDtype(a, b);
+  }
+
+  /** g in F32: the gradient of an F32 bias, which a product written in a half dtype hands back in that dtype. */
+  private static Tensor widened(Tensor g) {
+    return g.dtype().isHalf() ? g.to(DType.F32) : g;
   }
 
   /** The dtype a GEMM of a and b writes: F32 when either is BF16/F16 (read exactly, accumulated in F32), else a's. */
@@ -255,7 +272,7 @@ public final class LinalgOps {
     return roundedTo(a.dtype(), Autograd.record(ADDMM.name(), out, (ctx, g) -> {
       Tensor gh = narrowedGradient(g, ctx.in(1), ctx.in(2));
       return new Tensor[] {
-          ctx.edgeNeeded(0) ? g.sumTo(biasShape) : null,
+          ctx.edgeNeeded(0) ? widened(g).sumTo(biasShape) : null,
           ctx.edgeNeeded(1) ? mm(gh, ctx.in(2).t()).to(ctx.in(1).dtype()) : null,
           ctx.edgeNeeded(2) ? mm(ctx.in(1).t(), gh).to(ctx.in(2).dtype()) : null};
     }, new Tensor[] {biasT, a, b}));
@@ -344,7 +361,7 @@ public final class LinalgOps {
       return new Tensor[] {
           ctx.edgeNeeded(0) ? mm(gh, ctx.in(1)).to(ctx.in(0).dtype()) : null,
           ctx.edgeNeeded(1) ? weightGrad(gh, ctx.in(0), ctx.in(1)) : null,
-          ctx.edgeNeeded(2) ? g.sumTo(new int[] {out}) : null};
+          ctx.edgeNeeded(2) ? widened(g).sumTo(new int[] {out}) : null};
     }, new Tensor[] {x, weight, biasT});
   }
 
@@ -445,8 +462,8 @@ public final class LinalgOps {
    * {@code bias} broadcast to [m, n] when it is not null: the bias is GEMM's starting C.
    */
   private static Tensor product(Tensor a, Tensor b, Tensor bias, int m, int n) {
-    Tensor out = a.newEmpty(computeDtype(a, b), m, n); // the bias copy or GEMM's beta 0 writes all
-    Backend backend = ElementwiseOps.backend(out);
+    Backend backend = ElementwiseOps.backend(a);
+    Tensor out = a.newEmpty(outDtype(backend, a, b), m, n); // the bias copy or GEMM's beta 0 writes all
     if (bias != null) backend.copy(Views.expand(bias, new int[] {m, n}), out);
     backend.matmul(Views.batchOfOne(gemmOperand(backend, a)), Views.batchOfOne(gemmOperand(backend, b)),
         Views.batchOfOne(out), bias != null);

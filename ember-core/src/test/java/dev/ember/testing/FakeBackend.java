@@ -64,6 +64,8 @@ final class FakeBackend implements InvocationHandler {
           return device;
         case "allocate":
           return allocate((DType) args[0], (long) args[1], (boolean) args[2]);
+        case "matmulWritesHalf":
+          return FakeDevice.writesHalf();
         case "synchronize":
           FakeMemory.counters(device).syncs().incrementAndGet();
           return null;
@@ -93,9 +95,25 @@ final class FakeBackend implements InvocationHandler {
     Mirrors mirrors = new Mirrors();
     Object[] host = new Object[n];
     for (int i = 0; i < n; i++) host[i] = mirrors.host(args[i]);
-    Object result = call(method, target, host);
+    Object result;
+    if (target instanceof Backend cpu && name.equals("matmul") && ((View) host[2]).dtype().isHalf()) {
+      matmulIntoHalf(cpu, host); // as a backend that writes half: the float32 product rounded once
+      result = null;
+    } else {
+      result = call(method, target, host);
+    }
     mirrors.copyBack();
     return result;
+  }
+
+  /** matmul(a, b, out, beta) for a half out: in a float32 buffer (out widened when beta is not 0), rounded into out. */
+  private static void matmulIntoHalf(Backend cpu, Object[] host) {
+    View out = (View) host[2];
+    float beta = host[3] instanceof Boolean acc ? (acc ? 1f : 0f) : (float) host[3];
+    View f = StridedView.uninitialized(DType.F32, out.shapeRef());
+    if (beta != 0) cpu.copy(out, f);
+    cpu.matmul((View) host[0], (View) host[1], f, beta);
+    cpu.copy(f, out);
   }
 
   private static Object call(Method method, Object target, Object[] args) throws Throwable {

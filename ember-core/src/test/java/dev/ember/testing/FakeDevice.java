@@ -21,6 +21,22 @@ public final class FakeDevice {
   private FakeDevice() {}
 
   private static final ThreadLocal<BiConsumer<String, Object[]>> WATCH = new ThreadLocal<>();
+  private static final ThreadLocal<Boolean> WRITES_HALF = ThreadLocal.withInitial(() -> false);
+
+  /**
+   * Makes the fake backends answer {@code matmulWritesHalf} with {@code on} on this thread until the returned scope
+   * is closed (and compute such a product as the float32 one rounded once), so that the op layer's path for a GPU
+   * that writes half products runs here.
+   */
+  public static AutoCloseable writingHalf(boolean on) {
+    boolean before = WRITES_HALF.get();
+    WRITES_HALF.set(on);
+    return () -> WRITES_HALF.set(before);
+  }
+
+  static boolean writesHalf() {
+    return WRITES_HALF.get();
+  }
 
   /**
    * Hands {@code listener} the name and arguments (device views as the backend gets them) of every primitive a fake

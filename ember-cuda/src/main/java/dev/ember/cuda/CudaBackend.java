@@ -400,13 +400,27 @@ public final class CudaBackend implements Backend {
 
   /**
    * cuBLASLt: float32 or float64 operands of one dtype, or bfloat16 or float16 ones of one dtype into a float32 out
-   * on tensor cores. A half operand beside a float32 one (autocast's backward: an F32 gradient against a BF16
-   * weight) or of the other half dtype is first widened to float32, exactly, and the product taken in float32, as
-   * the CPU takes it.
+   * or one of their dtype, on tensor cores (a half out rounded once, as cuBLASLt stores it). A half operand beside
+   * a float32 one or of the other half dtype is first widened to float32, exactly, and the product taken in
+   * float32, as the CPU takes it; a half out of such a product, or of an empty one (k = 0), is computed in a float32
+   * temporary and rounded once into it.
    */
   @Override
   public void matmul(View a, View b, View out, float beta) {
     ctx.makeCurrent();
+    boolean halfPair = a.dtype().isHalf() && b.dtype() == a.dtype();
+    if (out.dtype().isHalf() && (!halfPair || a.dtype() != out.dtype() || a.shapeRef()[2] == 0)) {
+      Storage t = allocate(DType.F32, out.numel(), false);
+      try {
+        View f = contiguous(t, out.shapeRef());
+        if (beta != 0) elementwise.convert(out, f);
+        matmul(a, b, f, beta);
+        elementwise.convert(f, out);
+      } finally {
+        t.memory().release();
+      }
+      return;
+    }
     if (a.dtype() == b.dtype() || !(a.dtype().isHalf() || b.dtype().isHalf())) {
       matmul.matmul(a, b, out, beta);
       return;
@@ -432,6 +446,12 @@ public final class CudaBackend implements Backend {
   /** The GEMM reads BF16 and F16 operands itself (tensor cores), so the op layer does not widen them first. */
   @Override
   public boolean matmulReadsHalf() {
+    return true;
+  }
+
+  /** ... and writes their dtype itself, rounding once on store, so no float32 product is written and read back. */
+  @Override
+  public boolean matmulWritesHalf() {
     return true;
   }
 

@@ -95,18 +95,18 @@ public final class CudaMatmul {
 
   /**
    * out[b] = a[b] @ b[b] + beta * out[b] for a [B, m, k], b [B, k, n], out [B, m, n]: float32 or float64 throughout,
-   * or bfloat16 or float16 a and b (one dtype) into a float32 out, on tensor cores with float32 accumulation (the
-   * products of two 16-bit floats are exact in float32).
+   * or bfloat16 or float16 a and b (one dtype) into a float32 out or one of their dtype, on tensor cores with float32
+   * accumulation (the products of two 16-bit floats are exact in float32; a half out is rounded once, on store).
    */
   public synchronized void matmul(View a, View b, View out, float beta) {
     DType dt = out.dtype();
     DType in = a.dtype();
-    boolean half = in.isHalf() && b.dtype() == in && dt == DType.F32;
+    boolean half = in.isHalf() && b.dtype() == in && (dt == DType.F32 || dt == in);
     if (!half && ((dt != DType.F32 && dt != DType.F64) || in != dt || b.dtype() != dt)) {
       throw new IllegalArgumentException("matmul: cuda multiplies float32 or float64 operands of one dtype, or "
-          + "bfloat16 or float16 ones of one dtype into float32, got a " + a.dtype().torchName() + ", b "
-          + b.dtype().torchName() + ", out " + dt.torchName() + ": a=" + Arrays.toString(a.shapeRef()) + ", b="
-          + Arrays.toString(b.shapeRef()));
+          + "bfloat16 or float16 ones of one dtype into float32 or their dtype, got a " + a.dtype().torchName()
+          + ", b " + b.dtype().torchName() + ", out " + dt.torchName() + ": a=" + Arrays.toString(a.shapeRef())
+          + ", b=" + Arrays.toString(b.shapeRef()));
     }
     if (a.rank() != 3 || b.rank() != 3 || out.rank() != 3 || a.shapeRef()[2] != b.shapeRef()[1]
         || a.shapeRef()[0] != out.shapeRef()[0] || b.shapeRef()[0] != out.shapeRef()[0]
@@ -127,6 +127,10 @@ public final class CudaMatmul {
     String t = Geometry.tag(dt);
     int item = dt.itemSize();
     int inItem = in.itemSize();
+    if (k == 0 && dt.isHalf()) {
+      throw new IllegalArgumentException("matmul: an empty product (k = 0) into a " + dt.torchName() + " out is the "
+          + "caller's to scale (CudaBackend widens it): out=" + Arrays.toString(out.shapeRef()));
+    }
     if (k == 0) { // an empty sum: out = beta * out
       KernelArgs s = KernelArgs.begin().ptr(op);
       s.bytes(Geometry.pack("matmul", out), Geometry.ALIGN);
@@ -159,8 +163,9 @@ public final class CudaMatmul {
     }
     int compute = dt == DType.F64 ? CublasLt.COMPUTE_64F
         : allowTf32() && !half ? CublasLt.COMPUTE_32F_FAST_TF32 : CublasLt.COMPUTE_32F;
-    int type = dt == DType.F64 ? CublasLt.R_64F : CublasLt.R_32F;
-    int abType = !half ? type : in == DType.BF16 ? CublasLt.R_16BF : CublasLt.R_16F;
+    int abType = !half ? (dt == DType.F64 ? CublasLt.R_64F : CublasLt.R_32F)
+        : in == DType.BF16 ? CublasLt.R_16BF : CublasLt.R_16F;
+    int type = dt == DType.F64 ? CublasLt.R_64F : dt == DType.F32 ? CublasLt.R_32F : abType; // C and D
     CublasLt.MatmulSpec spec = new CublasLt.MatmulSpec(compute, abType, type, ob.trans(), oa.trans(), n, m, k, ob.ld(),
         oa.ld(), oc.ld(), ob.batchStride(), oa.batchStride(), batch == 1 ? 0 : oc.batchStride(), batch, WORKSPACE_BYTES);
     CublasLt.get().matmul(spec, 1.0, bAddr, aAddr, beta, cAddr, workspace(), ctx.stream());

@@ -86,7 +86,7 @@ class KernelArgumentChecksTest {
   @Test
   void matmulChecksDtypesAndShapes() {
     assertEquals("matmul: cuda multiplies float32 or float64 operands of one dtype, or bfloat16 or float16 ones of "
-        + "one dtype into float32, got a int64, b int64, out int64: a=[1, 2, 3], b=[1, 3, 4]",
+        + "one dtype into float32 or their dtype, got a int64, b int64, out int64: a=[1, 2, 3], b=[1, 3, 4]",
         message(() -> matmul.matmul(host(DType.I64, 1, 2, 3), host(DType.I64, 1, 3, 4), host(DType.I64, 1, 2, 4), 0)));
     assertEquals("matmul: cuda takes [B, m, k] x [B, k, n] -> [B, m, n], got a=[1, 2, 3], b=[1, 4, 4], out=[1, 2, 4]",
         message(() -> matmul.matmul(host(DType.F32, 1, 2, 3), host(DType.F32, 1, 4, 4), host(DType.F32, 1, 2, 4), 0)));
