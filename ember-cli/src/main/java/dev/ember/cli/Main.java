@@ -137,6 +137,9 @@ public final class Main {
             --scheduler none|cosine|step  learning-rate schedule over the epochs (none)
             --seed S                      initial weights and shuffling (0)
             --device cpu|cuda|cuda:N      where to train (cpu); cuda needs ember-cuda and a GPU
+            --no-pin-memory               on a GPU, copy each batch when its step starts instead of
+                                          ahead on a background thread (pinned staging buffers and a
+                                          copy stream; the default); the numbers are the same
             --precision fp32|bf16|fp16    forward pass and loss in float32 or under bfloat16/float16
                                           autocast (fp32); fp16 scales the loss and skips steps
                                           whose gradients overflow; weights stay float32

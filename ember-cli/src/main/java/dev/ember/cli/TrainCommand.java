@@ -73,6 +73,11 @@ final class TrainCommand {
     int workers = -1;
     /** Where the model trains (--device); not saved: a run may resume on another device. */
     Device device = Device.CPU;
+    /**
+     * On a device other than the CPU: batches move there on a background thread through non-blocking copies
+     * (Trainer.Builder.pinMemory); --no-pin-memory turns it off. Not saved: the numbers are the same either way.
+     */
+    boolean pinMemory = true;
     long checkpointEvery = 0;
     int maxBadSteps = 3;                               // non-finite steps skipped in a row before stopping (0: off)
     /** --precision: the forward pass and loss in fp32, or under bf16/fp16 autocast (fp16 with loss scaling). */
@@ -146,6 +151,10 @@ final class TrainCommand {
         case "--compile" -> {
           it.noValue();
           s.compile = true;
+        }
+        case "--no-pin-memory" -> {
+          it.noValue();
+          s.pinMemory = false;
         }
         case "--model" -> s.model = oneOf(a, it.value(), "mlp", "lenet", "convnet");
         case "--epochs" -> s.epochs = positive(a, it.value());
@@ -448,7 +457,7 @@ final class TrainCommand {
     DataLoader train = new DataLoader(data.train(), new BatchConfig(s.batchSize / world, true, false, s.seed),
         s.loaderThreads(s.device.isCpu() ? Device.CPU.backend().threads() : 0, Runtime.getRuntime().availableProcessors()));
     var builder = Trainer.builder().device(s.device).maxEpochs(epochs).metrics(new Accuracy())
-        .skipNonFiniteSteps(s.maxBadSteps).precision(s.precision);
+        .skipNonFiniteSteps(s.maxBadSteps).precision(s.precision).pinMemory(s.pinMemory && !s.device.isCpu());
     if (group != null && world > 1) builder.distributed(group);
     if (sched != null) builder.scheduler(sched, Trainer.Interval.EPOCH);
     if (s.memoryBudget > 0) builder.memoryBudget(s.memoryBudget);

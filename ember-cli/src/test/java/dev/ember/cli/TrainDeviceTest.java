@@ -53,6 +53,22 @@ class TrainDeviceTest {
   }
 
   @Test
+  void onADeviceBatchesGoAheadThroughNonBlockingCopiesUnlessNoPinMemory(@TempDir Path tmp) throws IOException {
+    long before = dev.ember.testing.FakeDevice.nonBlockingCopies(dev.ember.testing.FakeDevice.DEVICE);
+    TrainCommandTest.Result pinned = train(tmp.resolve("pinned"), "--device", "fake:0");
+    assertEquals(0, pinned.code(), pinned.toString());
+    long copies = dev.ember.testing.FakeDevice.nonBlockingCopies(dev.ember.testing.FakeDevice.DEVICE) - before;
+    assertTrue(copies >= 2 * (300 / 32), "the training batches (input and target) went non-blocking: " + copies);
+    long mid = dev.ember.testing.FakeDevice.nonBlockingCopies(dev.ember.testing.FakeDevice.DEVICE);
+    TrainCommandTest.Result plain = train(tmp.resolve("plain"), "--device", "fake:0", "--no-pin-memory");
+    assertEquals(0, plain.code(), plain.toString());
+    assertEquals(mid, dev.ember.testing.FakeDevice.nonBlockingCopies(dev.ember.testing.FakeDevice.DEVICE),
+        "--no-pin-memory copies each batch as its step starts");
+    assertArrayEquals(Files.readAllBytes(tmp.resolve("plain/model.safetensors")),
+        Files.readAllBytes(tmp.resolve("pinned/model.safetensors")));
+  }
+
+  @Test
   void aDeviceThatIsNotThereIsOneClearLine(@TempDir Path tmp) {
     // ember-cuda is on the CLI's class path; where no driver is found (CI, this machine) its reason is the message's
     TrainCommandTest.Result cuda = train(tmp.resolve("a"), "--device", "cuda");

@@ -53,6 +53,17 @@ public interface Backend {
    */
   void copy(View src, View dst);
 
+  /**
+   * {@link #copy} that need not wait for the data to arrive, as PyTorch's {@code x.to(device, non_blocking=True)}:
+   * a host {@code src} may be changed or dropped once this returns (the backend has taken what it needs), and
+   * every operation queued on {@code dst}'s device afterwards sees the copied values; the host does not wait for
+   * the transfer. Same values as {@link #copy}. This default is {@link #copy} (the CPU, and any copy to the host or
+   * between layouts a backend does not overlap: those wait as blocking copies do).
+   */
+  default void copyNonBlocking(View src, View dst) {
+    copy(src, dst);
+  }
+
   /** Every element of dst = value, converted to dst's dtype. */
   void fill(View dst, double value);
 

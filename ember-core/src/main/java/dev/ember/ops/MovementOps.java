@@ -49,12 +49,23 @@ public final class MovementOps {
    * {@code copy} moves data between the host and its own device); differentiable.
    */
   public static Tensor toDevice(Tensor x, Device device) {
+    return toDevice(x, device, false);
+  }
+
+  /**
+   * {@link #toDevice(Tensor, Device)}; with {@code nonBlocking} the copy from the host goes through the device
+   * backend's {@link Backend#copyNonBlocking} (a copy to the host blocks either way, as in PyTorch).
+   */
+  public static Tensor toDevice(Tensor x, Device device, boolean nonBlocking) {
     Tensor out = Tensor.uninitialized(device, x.dtype(), x.shapeRef());
     Backend b = device.isCpu() ? x.device().backend() : device.backend();
     if (!x.device().isCpu() && !device.isCpu()) { // between two devices: through the host
       Tensor host = Tensor.uninitialized(x.dtype(), x.shapeRef());
       x.device().backend().copy(x, host);
-      b.copy(host, out);
+      if (nonBlocking) b.copyNonBlocking(host, out);
+      else b.copy(host, out);
+    } else if (nonBlocking && !device.isCpu()) {
+      b.copyNonBlocking(x, out);
     } else {
       b.copy(x, out);
     }

@@ -600,6 +600,17 @@ public final class Tensor implements View {
     return device == this.device ? this : MovementOps.toDevice(this, device);
   }
 
+  /**
+   * {@link #to(Device)}, and with {@code nonBlocking} a copy from the host that does not wait for the transfer, as
+   * {@code x.to(device, non_blocking=True)}: the device's backend may stage the values and copy them asynchronously
+   * ({@link dev.ember.backend.Backend#copyNonBlocking}); this tensor may change as soon as the call returns, and
+   * every later op on the device sees the copied values. The values are the blocking copy's; a copy to the host, or
+   * on the CPU, always blocks.
+   */
+  public Tensor to(Device device, boolean nonBlocking) {
+    return device == this.device ? this : MovementOps.toDevice(this, device, nonBlocking);
+  }
+
   /** This tensor on the host (itself when it is there already), as {@code x.cpu()}. */
   public Tensor cpu() {
     return to(Device.CPU);

@@ -69,6 +69,9 @@ final class FakeBackend implements InvocationHandler {
         case "synchronize":
           FakeMemory.counters(device).syncs().incrementAndGet();
           return null;
+        case "copyNonBlocking":
+          FakeMemory.counters(device).nonBlockingCopies().incrementAndGet();
+          break; // then copies as any primitive does
         case "memoryStats":
           FakeMemory.Counters c = FakeMemory.counters(device);
           return java.util.Map.of("allocated_bytes.all.current", c.current().get(), "allocated_bytes.all.peak",
@@ -82,7 +85,7 @@ final class FakeBackend implements InvocationHandler {
         && ret.getSimpleName().endsWith("Kernels")) {
       return proxy(ret, device, call(method, target, args)); // a kernel family: normalization(), attention(), ...
     }
-    boolean copy = target instanceof Backend && name.equals("copy");
+    boolean copy = target instanceof Backend && (name.equals("copy") || name.equals("copyNonBlocking"));
     for (int i = 0; i < n; i++) {
       // only copy moves data between the host and the device; a host view anywhere else is an op that forgot to
       // move an operand (a CUDA kernel would read a host address as a device pointer)

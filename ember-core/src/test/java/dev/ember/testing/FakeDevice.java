@@ -58,4 +58,9 @@ public final class FakeDevice {
   public static long synchronizations(Device device) {
     return FakeMemory.counters(device).syncs().get();
   }
+
+  /** How many {@code copyNonBlocking} calls reached {@code device}'s backend so far. */
+  public static long nonBlockingCopies(Device device) {
+    return FakeMemory.counters(device).nonBlockingCopies().get();
+  }
 }

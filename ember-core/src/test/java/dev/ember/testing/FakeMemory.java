@@ -15,15 +15,19 @@ final class FakeMemory implements DeviceMemory {
   private final int size;
   private Object array;
 
-  /** Per fake device: bytes allocated now and at most, and synchronize() calls (what a GPU allocator reports). */
+  /**
+   * Per fake device: bytes allocated now and at most, synchronize() calls (what a GPU allocator reports) and
+   * copyNonBlocking() calls.
+   */
   record Counters(java.util.concurrent.atomic.AtomicLong current, java.util.concurrent.atomic.AtomicLong peak,
-      java.util.concurrent.atomic.AtomicLong syncs) {}
+      java.util.concurrent.atomic.AtomicLong syncs, java.util.concurrent.atomic.AtomicLong nonBlockingCopies) {}
 
   private static final java.util.Map<Device, Counters> COUNTERS = new java.util.concurrent.ConcurrentHashMap<>();
 
   static Counters counters(Device device) {
     return COUNTERS.computeIfAbsent(device, d -> new Counters(new java.util.concurrent.atomic.AtomicLong(),
-        new java.util.concurrent.atomic.AtomicLong(), new java.util.concurrent.atomic.AtomicLong()));
+        new java.util.concurrent.atomic.AtomicLong(), new java.util.concurrent.atomic.AtomicLong(),
+        new java.util.concurrent.atomic.AtomicLong()));
   }
 
   FakeMemory(Device device, DType dtype, int size, boolean zero) {

@@ -270,6 +270,42 @@ public final class CudaBackend implements Backend {
     }
   }
 
+  /**
+   * {@link #copy}, asynchronously for a host src and a contiguous dst on this device: the host block (converted to
+   * dst's dtype on the host first when needed) is staged in pinned memory and copied on a copy stream
+   * ({@link AsyncCopies}); the call returns once src has been read, without waiting for the transfer. Other pairs
+   * copy as {@link #copy} does.
+   */
+  @Override
+  public void copyNonBlocking(View src, View dst) {
+    if (src.storage().onDevice() || !dst.storage().onDevice() || !dst.isContiguous() || src.numel() == 0
+        || !java.util.Arrays.equals(src.shapeRef(), dst.shapeRef())) {
+      copy(src, dst);
+      return;
+    }
+    requireHere("copyNonBlocking", "dst", dst);
+    View block = src;
+    if (!(src.isContiguous() && src.dtype() == dst.dtype())) {
+      block = StridedView.uninitialized(dst.dtype(), src.shapeRef());
+      cpu.copy(src, block);
+    }
+    asyncCopies().hostToDevice(hostBlock(block), address(dst));
+  }
+
+  /** The non-blocking copies into this device (their pinned staging pool and copy stream), made on first use. */
+  public AsyncCopies asyncCopies() {
+    AsyncCopies a = asyncCopies;
+    if (a == null) {
+      synchronized (this) {
+        a = asyncCopies;
+        if (a == null) asyncCopies = a = new AsyncCopies(ctx);
+      }
+    }
+    return a;
+  }
+
+  private volatile AsyncCopies asyncCopies;
+
   private void hostToDevice(View src, View dst) {
     View block = src;
     if (!(src.isContiguous() && src.dtype() == dst.dtype())) {

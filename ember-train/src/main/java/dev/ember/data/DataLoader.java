@@ -1,5 +1,6 @@
 package dev.ember.data;
 
+import dev.ember.tensor.Device;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
 import dev.ember.tensor.TensorData;
@@ -216,6 +217,17 @@ public final class DataLoader implements BatchSource, Iterable<Batch>, AutoClose
   @Override
   public BatchIterator iterator() {
     return iterate(nextEpoch.getAndIncrement(), 0);
+  }
+
+  /**
+   * This loader's batches delivered on {@code device}, as {@code DataLoader(pin_memory=True)} with
+   * {@code x.to(device, non_blocking=True)} in the loop: a background thread moves batch i+1 (on CUDA through
+   * pinned memory and a copy stream) while the caller computes on batch i. Same batches, order and values as this
+   * loader's; see {@link PinnedBatches}. (Ember's host tensors are Java arrays, which cannot be pinned in place: the
+   * pinning happens in the device backend's staging buffers, so there is no pinned host batch to hand out.)
+   */
+  public PinnedBatches pinMemory(Device device) {
+    return new PinnedBatches(this, device);
   }
 
   /** Stops every background thread of this loader; later calls to {@link #iterate} fail. */

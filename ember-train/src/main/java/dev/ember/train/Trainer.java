@@ -5,6 +5,7 @@ import dev.ember.autograd.Grad;
 import dev.ember.data.Batch;
 import dev.ember.data.BatchIterator;
 import dev.ember.data.BatchSource;
+import dev.ember.data.PinnedBatches;
 import dev.ember.metrics.Metric;
 import dev.ember.nn.Module;
 import dev.ember.optim.GradClip;
@@ -70,7 +71,8 @@ import java.util.function.BiFunction;
  * optimizer built on its parameters before keeps them, and its state follows) and every batch, training and
  * validation, as it arrives; without it batches go to the model's own device ({@link Module#device()}). The loss is
  * read back with {@code item()} and metrics are given host copies of the output and target, so they run on the CPU
- * whatever the device; checkpoints hold device tensors copied to the host.
+ * whatever the device; checkpoints hold device tensors copied to the host. With {@link Builder#pinMemory(boolean)}
+ * the batches are moved on a background thread ahead of the step that uses them ({@link PinnedBatches}).
  *
  * <p>Data-parallel training: {@link Builder#distributed(DataParallel)} trains across processes (ember-distributed's
  * {@code ProcessGroup}); every rank runs the same trainer on its shard of each epoch, and N ranks with a loader of
@@ -161,6 +163,7 @@ public final class Trainer {
   private final long memoryBudget;
   private final boolean compile;
   private final DataParallel distributed;
+  private final boolean pinMemory;
 
   private Trainer(Builder b) {
     this.maxEpochs = b.maxEpochs;
@@ -183,6 +186,7 @@ public final class Trainer {
     this.memoryBudget = b.memoryBudget;
     this.compile = b.compile;
     this.distributed = b.distributed;
+    this.pinMemory = b.pinMemory;
     if (compile && distributed != null) {
       throw new IllegalArgumentException("Trainer: compile(true) runs backward as a compiled graph, without the autograd"
           + " hooks that average the gradients of distributed(...) training; use one or the other");
@@ -292,7 +296,18 @@ public final class Trainer {
       }
       model.to(device); // in place: the optimizer's parameters are these tensors
     }
-    return new Run(model, lossFn, optimizer, distributed == null ? train : shard(train), val).fit();
+    BatchSource source = distributed == null ? train : shard(train);
+    Device on = model.device();
+    if (!pinMemory || on.isCpu()) return new Run(model, lossFn, optimizer, source, val).fit();
+    try (PinnedBatches pinnedTrain = new PinnedBatches(source, on);
+        PinnedBatches pinnedVal = val == null ? null : new PinnedBatches(val, on)) {
+      return new Run(model, lossFn, optimizer, pinnedTrain, pinnedVal).fit();
+    }
+  }
+
+  /** Whether batches move to a device on a background thread ({@link Builder#pinMemory(boolean)}). */
+  public boolean pinMemory() {
+    return pinMemory;
   }
 
   /** This rank's shard of each epoch of {@code train}, which must be a DataLoader (its order is sharded). */
@@ -964,6 +979,7 @@ public final class Trainer {
     private long memoryBudget;
     private boolean compile;
     private DataParallel distributed;
+    private boolean pinMemory;
 
     private Builder() {}
 
@@ -1034,6 +1050,18 @@ public final class Trainer {
     public Builder device(Device device) {
       if (device == null) throw new IllegalArgumentException("Trainer: device must not be null");
       this.device = device;
+      return this;
+    }
+
+    /**
+     * With {@code true}, when the model trains on a device other than the CPU (after {@link #device}), the training
+     * and validation batches reach it through {@link PinnedBatches}, as PyTorch's {@code DataLoader(pin_memory=True)}
+     * with non-blocking copies: a background thread copies batch i+1 to the device ({@code to(device, true)}: on CUDA
+     * through pinned memory and a copy stream) while step i computes. The batches and the run are the same as
+     * without; on the CPU it changes nothing. Off by default.
+     */
+    public Builder pinMemory(boolean on) {
+      this.pinMemory = on;
       return this;
     }
 

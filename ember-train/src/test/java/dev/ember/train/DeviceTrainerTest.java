@@ -64,6 +64,31 @@ class DeviceTrainerTest {
   }
 
   @Test
+  void pinMemoryMovesEveryBatchAheadAndGivesTheSameRun() {
+    Module plain = Fixtures.mlp(3);
+    History want = fit(plain, new Adam(plain.parameters(), 0.01), FAKE, 2, null, null);
+    Module model = Fixtures.mlp(3);
+    long before = FakeDevice.nonBlockingCopies(FAKE);
+    History got = Trainer.builder().maxEpochs(2).metrics(new Accuracy()).clipGradNorm(1.0).skipNonFiniteSteps(2)
+        .device(FAKE).pinMemory(true).build()
+        .fit(model, F::crossEntropy, new Adam(model.parameters(), 0.01), Fixtures.source(train, 32, 7),
+            Fixtures.source(val, 45, 0));
+    // 3 training and 1 validation batch per epoch, input and target each
+    assertEquals(2 * 2 * (3 + 1), FakeDevice.nonBlockingCopies(FAKE) - before);
+    for (String key : List.of("loss", "accuracy", "val_loss", "val_accuracy")) {
+      assertArrayEquals(want.values(key), got.values(key), 0.0, key);
+    }
+    assertEquals(0, Thread.getAllStackTraces().keySet().stream()
+        .filter(t -> t.isAlive() && t.getName().startsWith("ember-pin-memory-")).count(), "no thread left behind");
+    // on the CPU the option changes nothing
+    Module cpu = Fixtures.mlp(3);
+    long cpuBefore = FakeDevice.nonBlockingCopies(FAKE);
+    Trainer.builder().maxEpochs(1).pinMemory(true).build()
+        .fit(cpu, F::crossEntropy, new Adam(cpu.parameters(), 0.01), Fixtures.source(train, 32, 7), null);
+    assertEquals(cpuBefore, FakeDevice.nonBlockingCopies(FAKE));
+  }
+
+  @Test
   void checkpointsOfADeviceRunResumeBitwise(@TempDir Path dir) throws Exception {
     Module ref = Fixtures.mlp(3);
     History refHist = fit(ref, new Adam(ref.parameters(), 0.01), FAKE, 3, dir.resolve("ckpt"), null);

@@ -4,6 +4,8 @@ import dev.ember.cuda.lib.CublasLt;
 import dev.ember.cuda.lib.CudaDriver;
 import dev.ember.cuda.lib.Nvrtc;
 import dev.ember.cuda.runtime.CudaContext;
+import dev.ember.tensor.Device;
+import dev.ember.tensor.Tensor;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
@@ -31,7 +33,9 @@ import java.util.regex.Pattern;
  *       events, mean (and min/max) TFLOP/s; each record also says how far sampled elements of the product are
  *       from a double-precision product on the host ({@code max_rel_err}, {@code check});
  *   <li>{@code h2d}: 256 MiB host-to-device copies, GB/s (1e9 bytes/s): pinned memory ({@code cuMemHostAlloc},
- *       asynchronous copy) and pageable memory (a Java array read in place by a synchronous copy).
+ *       asynchronous copy) and pageable memory (a Java array read in place by a synchronous copy); and
+ *       {@code Tensor.to(cuda, true)} of a float32 host tensor (a Java array): staged into a cached pinned buffer,
+ *       copied on the copy stream, wall clock until the device has it;
  * </ul>
  * Without a CUDA device it prints the {@code _env} line and {@code {"skipped": "no CUDA device: ..."}} and exits
  * 0. A benchmark that fails prints a record with {@code error} and the others still run; the exit status is then 1.
@@ -65,6 +69,7 @@ public final class CudaBench {
     ok &= measure(out, ctx, "gemm", "tf32 4096^3", () -> gemm(ctx, Precision.TF32, 4096));
     ok &= measure(out, ctx, "h2d", "pinned", () -> h2d(ctx, true, H2D_BYTES));
     ok &= measure(out, ctx, "h2d", "pageable", () -> h2d(ctx, false, H2D_BYTES));
+    ok &= measure(out, ctx, "h2d", "tensor non_blocking", () -> h2dTensor(ctx, H2D_BYTES));
     return ok ? 0 : 1;
   }
 
@@ -309,6 +314,48 @@ public final class CudaBench {
       d.memFree(dst);
       if (host != null) d.hostFree(host);
     }
+  }
+
+  /**
+   * {@code host.to(cuda, true)} of a float32 tensor of {@code bytes} (a multiple of 4) on the host, timed on the
+   * wall clock from the call to the end of a synchronize: the memcpy into a cached pinned buffer, the asynchronous
+   * copy and the device allocation. {@code return_ms_mean}: how long the call itself took (it returns before the
+   * transfer ends).
+   */
+  static Map<String, Object> h2dTensor(CudaContext ctx, long bytes) {
+    Device device = Device.cuda(ctx.ordinal());
+    float[] data = new float[Math.toIntExact(bytes / 4)];
+    SplittableRandom rnd = new SplittableRandom(5);
+    for (int i = 0; i < data.length; i++) data[i] = (float) rnd.nextDouble();
+    Tensor host = Tensor.of(data, data.length);
+    for (int i = 0; i < 2; i++) {
+      host.to(device, true).storage().memory().release(); // queued after the copy: safe to free now
+      device.synchronize();
+    }
+    double[] ms = new double[TIMED];
+    double[] returned = new double[TIMED];
+    for (int i = 0; i < TIMED; i++) {
+      long t0 = System.nanoTime();
+      Tensor d = host.to(device, true);
+      long t1 = System.nanoTime();
+      device.synchronize();
+      long t2 = System.nanoTime();
+      ms[i] = (t2 - t0) / 1e6;
+      returned[i] = (t1 - t0) / 1e6;
+      d.storage().memory().release();
+    }
+    double[] gbs = new double[ms.length];
+    for (int i = 0; i < ms.length; i++) gbs[i] = bytes / (ms[i] * 1e-3) / 1e9;
+    Map<String, Object> rec = new LinkedHashMap<>();
+    rec.put("bytes", bytes);
+    rec.put("metric", "GB/s");
+    putStats(rec, gbs);
+    rec.put("ms_mean", mean(ms));
+    rec.put("return_ms_mean", mean(returned));
+    rec.put("copies", ms.length);
+    rec.put("call", "Tensor.to(cuda, true) from a float[]-backed tensor: memcpy into a cached cuMemHostAlloc buffer,"
+        + " cuMemcpyHtoDAsync on a copy stream; wall clock to synchronize()");
+    return rec;
   }
 
   // ---- timing and output ----

@@ -115,5 +115,10 @@ class CudaBenchTest {
       assertTrue(gbs > 0.1 && gbs < 10_000, rec.toString());
       assertTrue((double) rec.get("min") <= gbs && gbs <= (double) rec.get("max"), rec.toString());
     }
+    Map<String, Object> rec = CudaBench.h2dTensor(ctx, 8L << 20);
+    double gbs = (double) rec.get("value");
+    assertTrue(gbs > 0.1 && gbs < 10_000, rec.toString());
+    assertTrue((double) rec.get("return_ms_mean") <= (double) rec.get("ms_mean"), rec.toString());
+    System.out.println("CudaBenchTest: tensor non_blocking 8 MiB: " + rec);
   }
 }
