@@ -12,8 +12,8 @@ import java.util.Arrays;
 
 /**
  * Batch, layer, group and RMS normalization on the GPU. The family's contract keeps statistics, weights and
- * biases in double arrays on the host, so a call uploads its few per-row or per-channel numbers and statistics
- * come back in one small copy. Statistics take one block per row or channel, accumulated in double in a fixed
+ * biases in double arrays on the host, so a call uploads its few per-row or per-channel numbers (asynchronously,
+ * from a pinned ring: {@link PinnedUploads}) and statistics come back in one small copy. Statistics take one block per row or channel, accumulated in double in a fixed
  * tree (the same bits every run; close to, not bitwise, the CPU's float-lane sums); the affine passes compute in
  * double as the CPU's do and give its bits. Weight and bias gradients sum over rows in row order, one thread per
  * weight, without atomics.
@@ -166,12 +166,14 @@ public final class CudaNormalization implements NormalizationKernels {
   private final CudaContext ctx;
   private final KernelCache cache;
   private final Workspace upload;
+  private final PinnedUploads uploads;
   private final Workspace results;
 
   public CudaNormalization(CudaContext ctx, KernelCache cache) {
     this.ctx = ctx;
     this.cache = cache;
     this.upload = new Workspace(ctx);
+    this.uploads = PinnedUploads.of(ctx);
     this.results = new Workspace(ctx);
   }
 
@@ -194,7 +196,7 @@ public final class CudaNormalization implements NormalizationKernels {
         continue;
       }
       at[i] = base + off;
-      ctx.driver().memcpyHtoDSync(at[i], MemorySegment.ofArray(a), 8L * a.length);
+      uploads.put(at[i], a); // no host wait: ordered on the stream after the kernels that read the buffer before
       off += 8L * a.length;
     }
     return at;
@@ -300,7 +302,7 @@ public final class CudaNormalization implements NormalizationKernels {
     long base = upload.get(8L * distinct.length);
     long flag = results.get(8);
     ctx.makeCurrent();
-    ctx.driver().memcpyHtoDSync(base, MemorySegment.ofArray(distinct), 8L * distinct.length);
+    uploads.put(base, distinct);
     ctx.driver().memsetD32(flag, 0, 1, ctx.stream());
     boolean inf = p == Double.POSITIVE_INFINITY;
     cache.launch1d(fn("renorm_rows", weight.dtype()), distinct.length, KernelArgs.begin()
