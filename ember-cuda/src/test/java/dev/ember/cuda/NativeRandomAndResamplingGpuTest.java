@@ -1,6 +1,6 @@
 package dev.ember.cuda;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ember.cuda.kernels.CudaRandom;
@@ -53,10 +53,11 @@ class NativeRandomAndResamplingGpuTest {
       assertTrue(!k.startsWith("random.") && !k.startsWith("resampling."), "fell back to the host: " + calls);
     }
     assertTrue(s > 600 && s < 1400, "a bernoulli(0.5) fill of 2s sums to about 1000: " + s);
-    float[] a = want.contiguous().storage().floats(), b = got.contiguous().storage().floats();
-    assertEquals(a.length, b.length);
-    for (int i = 0; i < a.length; i++) {
-      assertEquals(a[i], b[i], 1e-6f * (1 + Math.abs(a[i])), "x.grad element " + i + " (the CPU's dropout mask)");
-    }
+    assertArrayEquals(want.shape(), got.shape());
+    double diff = want.sub(got).abs().max().item(), scale = want.abs().max().item();
+    System.out.println("NativeRandomAndResamplingGpuTest: x.grad on cuda vs cpu: max |diff| " + diff + " (max |grad| "
+        + scale + ")");
+    assertTrue(diff <= 1e-6 * (1 + scale), "x.grad differs from the CPU's by " + diff);
+    assertTrue(scale > 0, "the gradient is not all zero");
   }
 }
