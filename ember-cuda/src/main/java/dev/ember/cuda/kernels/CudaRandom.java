@@ -62,6 +62,10 @@ public final class CudaRandom implements RandomKernels {
       throw new IllegalArgumentException("random." + op + ": out must be float32 or float64, got "
           + out.dtype().torchName() + " of shape " + Shapes.str(out.shapeRef()));
     }
+    if (!out.storage().onDevice()) {
+      throw new IllegalArgumentException("random." + op + ": out is on the cpu, expected a cuda tensor: out="
+          + Shapes.str(out.shapeRef()));
+    }
     if (!out.isContiguous()) {
       throw new IllegalArgumentException("random." + op + ": out must be contiguous, got shape "
           + Shapes.str(out.shapeRef()) + " strides " + Shapes.str(out.stridesRef()));

@@ -48,11 +48,26 @@ public final class CudaResampling implements ResamplingKernels {
     return cache.function("resampling", SOURCE, name);
   }
 
-  private static String suffix(String op, View v) {
+  /** "_f32" or "_f64" for the dtype of the input v, after {@link #check}ing the views; else fails naming the op. */
+  private static String suffix(String op, View v, View out) {
+    check(op, v, out);
     if (v.dtype() == DType.F32) return "_f32";
     if (v.dtype() == DType.F64) return "_f64";
     throw new IllegalArgumentException("resampling." + op + ": expected float32 or float64, got "
-        + v.dtype().torchName() + " of shape " + Shapes.str(v.shapeRef()));
+        + v.dtype().torchName() + ": input=" + Shapes.str(v.shapeRef()) + ", out=" + Shapes.str(out.shapeRef()));
+  }
+
+  /** Both views on the device, of one dtype; else fails naming the op and the shapes. */
+  private static void check(String op, View in, View out) {
+    String shapes = ": input=" + Shapes.str(in.shapeRef()) + ", out=" + Shapes.str(out.shapeRef());
+    if (!in.storage().onDevice() || !out.storage().onDevice()) {
+      throw new IllegalArgumentException("resampling." + op + ": " + (in.storage().onDevice() ? "out" : "input")
+          + " is on the cpu, expected a cuda tensor" + shapes);
+    }
+    if (in.dtype() != out.dtype()) {
+      throw new IllegalArgumentException("resampling." + op + ": input is " + in.dtype().torchName() + " but out is "
+          + out.dtype().torchName() + shapes);
+    }
   }
 
   /**
@@ -136,6 +151,7 @@ public final class CudaResampling implements ResamplingKernels {
 
   /** The gather of out = x[p, mapH, mapW] (or the bits of fill where a map is -1), for elements of x's size. */
   private void gather(String op, View x, int planes, int h, int w, int[] mapH, int[] mapW, long fill, View out) {
+    check(op, x, out);
     long total = (long) planes * mapH.length * mapW.length;
     if (total == 0) return;
     invert(op, h, mapH); // validates
@@ -148,19 +164,20 @@ public final class CudaResampling implements ResamplingKernels {
 
   /** dx[p, r, c] += the gradients of the output positions that read it (maps: -1 reads nothing). */
   private void sum(String op, View g, int planes, int h, int w, int[] mapH, int[] mapW, View dx) {
+    String s = suffix(op, g, dx);
     long total = (long) planes * h * w;
     if (total == 0 || mapH.length == 0 || mapW.length == 0) return;
     int[] rows = invert(op, h, mapH);
     int[] cols = invert(op, w, mapW);
     long[] t = upload(new int[][] {rows, cols}, null);
-    cache.launch1d(fn("rs_sum" + suffix(op, g)), total, KernelArgs.begin().ptr(KernelArgs.address(g))
+    cache.launch1d(fn("rs_sum" + s), total, KernelArgs.begin().ptr(KernelArgs.address(g))
         .ptr(KernelArgs.address(dx)).ptr(t[0]).ptr(t[0] + 4L * (h + 1)).ptr(t[1]).ptr(t[1] + 4L * (w + 1)).i32(h)
         .i32(w).i32(mapH.length).i32(mapW.length).i64(total));
   }
 
   @Override
   public void nearestForward(View x, int planes, int ih, int iw, int[] hIdx, int[] wIdx, View y) {
-    suffix("nearestForward", x);
+    suffix("nearestForward", x, y);
     gather("nearestForward", x, planes, ih, iw, hIdx, wIdx, 0, y);
   }
 
@@ -171,7 +188,7 @@ public final class CudaResampling implements ResamplingKernels {
 
   @Override
   public void bilinearForward(View x, int planes, int ih, int iw, LinearAxis h, LinearAxis w, View y) {
-    String s = suffix("bilinearForward", x);
+    String s = suffix("bilinearForward", x, y);
     int oh = h.i0().length;
     int ow = w.i0().length;
     long total = (long) planes * oh * ow;
@@ -185,7 +202,7 @@ public final class CudaResampling implements ResamplingKernels {
 
   @Override
   public void bilinearBackward(View g, int planes, int ih, int iw, LinearAxis h, LinearAxis w, View dx) {
-    String s = suffix("bilinearBackward", g);
+    String s = suffix("bilinearBackward", g, dx);
     int oh = h.i0().length;
     int ow = w.i0().length;
     long total = (long) planes * ih * iw;
