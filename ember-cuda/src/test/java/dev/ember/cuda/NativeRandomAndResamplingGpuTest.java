@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 class NativeRandomAndResamplingGpuTest {
   /** x -> bilinear x2 -> reflect pad -> nearest x0.5 -> dropout -> sum of squares; x's gradient. */
   private static Tensor step(Device device, Tensor xHost) {
-    Tensor x = xHost.to(device).requiresGrad(true);
+    Tensor x = xHost.to(device).detach().requiresGrad(true); // a leaf of its own (to(cpu) returns xHost itself)
     Tensor h = Upsampling.interpolate(x, 2.0, "bilinear");
     h = Padding.pad(h, new int[] {1, 2, 2, 1}, "reflect");
     h = Upsampling.interpolate(h, 0.5, "nearest");
