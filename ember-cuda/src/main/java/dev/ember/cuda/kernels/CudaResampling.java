@@ -116,7 +116,9 @@ public final class CudaResampling implements ResamplingKernels {
     long base = tables.get(Math.max(16, bytes));
     ctx.makeCurrent();
     for (int i = 0; i < ints.length; i++) {
-      if (ints[i].length > 0) ctx.driver().memcpyHtoDSync(base + at[i], MemorySegment.ofArray(ints[i]), 4L * ints[i].length);
+      if (ints[i].length > 0) {
+        ctx.driver().memcpyHtoDSync(base + at[i], MemorySegment.ofArray(ints[i]), 4L * ints[i].length);
+      }
     }
     if (doubles != null && doubles.length > 0) {
       ctx.driver().memcpyHtoDSync(base + at[ints.length], MemorySegment.ofArray(doubles), 8L * doubles.length);
