@@ -79,7 +79,7 @@ class CudaRandomGpuTest {
           if (Double.doubleToRawLongBits(want) != Double.doubleToRawLongBits(v[e])) {
             throw new AssertionError("uniform " + t + " element " + e + " is " + v[e] + ", the reference " + want);
           }
-          assertTrue(v[e] >= from && v[e] < to, "element " + e + " = " + v[e]);
+          if (!(v[e] >= from && v[e] < to)) throw new AssertionError("uniform " + t + " element " + e + " = " + v[e]);
           sum += v[e];
           sq += (v[e] - 1) * (v[e] - 1);
         }
@@ -110,8 +110,9 @@ class CudaRandomGpuTest {
           if (e < 100_000) {
             double want = PhiloxReference.normal(key, e, t == DType.F32, m, s);
             double tol = t == DType.F32 ? 1e-5 : 1e-12;
-            assertTrue(Math.abs(want - v[e]) <= tol * (1 + Math.abs(want)), "normal " + t + " element " + e + ": " + v[e]
-                + " vs " + want);
+            if (!(Math.abs(want - v[e]) <= tol * (1 + Math.abs(want)))) {
+              throw new AssertionError("normal " + t + " element " + e + ": " + v[e] + " vs " + want);
+            }
           }
         }
         double mean = sum / N, var = sq / N, kurt = q4 / N;
@@ -153,7 +154,7 @@ class CudaRandomGpuTest {
         double[] v = fill(d, t, N, (r, out) -> r.truncatedNormal(out, m, s, a, b, new Generator(14)));
         double sum = 0, sq = 0, lo = Double.POSITIVE_INFINITY, hi = Double.NEGATIVE_INFINITY;
         for (int e = 0; e < N; e++) {
-          assertTrue(v[e] >= a && v[e] <= b, "element " + e + " = " + v[e]);
+          if (!(v[e] >= a && v[e] <= b)) throw new AssertionError("truncated normal " + t + " element " + e + " = " + v[e]);
           sum += v[e];
           sq += v[e] * v[e];
           lo = Math.min(lo, v[e]);
