@@ -22,8 +22,10 @@ import dev.ember.cuda.kernels.CudaMatmul;
 import dev.ember.cuda.kernels.CudaNormalization;
 import dev.ember.cuda.kernels.CudaOptimizer;
 import dev.ember.cuda.kernels.CudaPooling;
+import dev.ember.cuda.kernels.CudaRandom;
 import dev.ember.cuda.kernels.CudaRecurrent;
 import dev.ember.cuda.kernels.CudaReduce;
+import dev.ember.cuda.kernels.CudaResampling;
 import dev.ember.cuda.kernels.Elementwise;
 import dev.ember.cuda.lib.CudaDriver;
 import dev.ember.cuda.memory.Block;
@@ -42,10 +44,11 @@ import java.lang.foreign.MemorySegment;
  * The {@link Backend} of one CUDA device ({@code cuda:N}): storages are device memory ({@link CudaMemory}) from the
  * device's caching allocator ({@link CudaAllocators}), the elementwise primitives run as NVRTC-compiled kernels
  * ({@link Elementwise}), and {@link #copy} also moves data between the host and the device. Reductions, indexing,
- * matmul (cuBLASLt; bfloat16 and float16 on tensor cores) and the kernel families have their own CUDA kernels in {@code dev.ember.cuda.kernels}; the
- * random fills and resampling run on the host ({@link HostFallback}) until theirs exist. Every entry point first
- * makes the device's primary context current on the calling thread; work is queued on the context's stream and a
- * copy to the host waits for it.
+ * matmul (cuBLASLt; bfloat16 and float16 on tensor cores) and the kernel families have their own CUDA kernels in
+ * {@code dev.ember.cuda.kernels}, the random fills too ({@link CudaRandom}, Philox4x32-10: a seed gives the same
+ * device values on every run, but not the CPU's Mersenne-Twister values); only padding gradients of dtypes other
+ * than F32 and F64 still run on the host ({@link HostFallback}). Every entry point first makes the device's primary
+ * context current on the calling thread; work is queued on the context's stream and a copy to the host waits for it.
  *
  * <p>GPU parallelism is not threads: {@link #threads()} starts at 1, and {@link #setThreads} only validates and
  * records the number (a kernel's parallelism is its grid).
@@ -65,6 +68,8 @@ public final class CudaBackend implements Backend {
   private final CudaConvolution convolution;
   private final CudaPooling pooling;
   private final CudaOptimizer optimizer;
+  private final CudaRandom random;
+  private final CudaResampling resampling;
   private final HostFallback fallback;
   private final Backend cpu = CpuBackends.instance();
   private final CachingAllocator allocator;
@@ -90,6 +95,8 @@ public final class CudaBackend implements Backend {
     this.pooling = new CudaPooling(ctx, cache);
     this.optimizer = new CudaOptimizer(ctx, cache);
     this.fallback = HostFallback.of(this, cpu);
+    this.random = new CudaRandom(ctx, cache);
+    this.resampling = new CudaResampling(ctx, cache, fallback.resampling());
   }
 
   @Override
@@ -530,10 +537,10 @@ public final class CudaBackend implements Backend {
     return recurrent;
   }
 
-  /** On the host ({@link HostFallback}): the random fills have no CUDA kernels yet. */
+  /** Philox4x32-10 on the device ({@link CudaRandom}), keyed by draws from the generator given. */
   @Override
   public RandomKernels random() {
-    return fallback.random();
+    return random;
   }
 
   @Override
@@ -546,10 +553,10 @@ public final class CudaBackend implements Backend {
     return pooling;
   }
 
-  /** On the host ({@link HostFallback}): interpolation and padding have no CUDA kernels yet. */
+  /** On the device ({@link CudaResampling}); padding gradients other than F32 and F64 on the host. */
   @Override
   public ResamplingKernels resampling() {
-    return fallback.resampling();
+    return resampling;
   }
 
   @Override

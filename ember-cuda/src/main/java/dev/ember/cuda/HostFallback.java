@@ -36,6 +36,10 @@ import java.util.function.Function;
  * they are; an attention {@link AttentionKernels.Problem} whose mask lies on the device gets a host mask.
  * Return values (statistics, sums) come back as the CPU computed them.
  *
+ * <p>On CUDA every family has native kernels now (the random fills and resampling were the last); what still comes
+ * here is {@link dev.ember.cuda.kernels.CudaResampling}'s padding gradients of dtypes other than F32 and F64.
+ * The other families it builds serve tests and backends without kernels of their own.
+ *
  * <p>Every call is counted per family method ({@link #calls()}), so a benchmark can report how much of a run
  * fell back to the host. The copies cost two transfers per call, so this path is for correctness, not
  * speed.

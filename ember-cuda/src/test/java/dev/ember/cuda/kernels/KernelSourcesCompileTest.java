@@ -10,8 +10,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * Compiles the reduction and indexing sources for sm_90 with NVRTC or nvcc (no GPU needed; skipped where
- * neither is present) and checks that every kernel name the Java side launches is in the cubin.
+ * Compiles the reduction, indexing, random and resampling sources for sm_90 with NVRTC or nvcc (no GPU needed;
+ * skipped where neither is present) and checks that every kernel name the Java side launches is in the cubin.
  */
 class KernelSourcesCompileTest {
   private static void compileAndFind(String name, String source, List<String> kernels) {
@@ -40,6 +40,13 @@ class KernelSourcesCompileTest {
     for (DType t : Elementwise.storageDtypes()) {
       compileAndFind("ember_indexing_" + t, Sources.indexing(t), CudaIndexing.kernelNames(t));
     }
+  }
+
+  @Test
+  void randomAndResamplingSourcesCompileWithEveryKernel() {
+    DeviceCompiler.assume();
+    compileAndFind("random", CudaRandom.SOURCE, CudaRandom.kernelNames());
+    compileAndFind("resampling", CudaResampling.SOURCE, CudaResampling.kernelNames());
   }
 
   @Test
