@@ -63,6 +63,29 @@ class DeviceTrainerTest {
     for (var e : a.entrySet()) assertArrayEquals(e.getValue().toFloatArray(), b.get(e.getKey()).cpu().toFloatArray(), e.getKey());
   }
 
+  /** Mixed precision on a device (as {@code ./ember train --device cuda --precision bf16|fp16}): the CPU's run. */
+  @Test
+  void autocastRunsOnTheFakeDeviceLogWhatTheCpuRunsLog() {
+    for (Trainer.Precision p : new Trainer.Precision[] {Trainer.Precision.BF16, Trainer.Precision.F16}) {
+      History want = null;
+      for (Device d : new Device[] {null, FAKE}) {
+        Module model = Fixtures.mlp(3);
+        Trainer.Builder b = Trainer.builder().maxEpochs(2).metrics(new Accuracy()).precision(p).pinMemory(true);
+        if (d != null) b.device(d);
+        History h = b.build().fit(model, F::crossEntropy, new Adam(model.parameters(), 0.01),
+            Fixtures.source(train, 32, 7), Fixtures.source(val, 45, 0));
+        if (want == null) {
+          want = h;
+          continue;
+        }
+        assertEquals(FAKE, model.device());
+        for (String key : List.of("loss", "accuracy", "val_loss", "val_accuracy")) {
+          assertArrayEquals(want.values(key), h.values(key), 0.0, p + " " + key);
+        }
+      }
+    }
+  }
+
   @Test
   void pinMemoryMovesEveryBatchAheadAndGivesTheSameRun() {
     Module plain = Fixtures.mlp(3);
