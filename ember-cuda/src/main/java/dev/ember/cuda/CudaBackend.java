@@ -364,20 +364,7 @@ public final class CudaBackend implements Backend {
   /** The bytes of contiguous host view v, in place in its storage's array. */
   private static MemorySegment hostBlock(View v) {
     long size = v.dtype().itemSize();
-    return heap(v.storage().array()).asSlice(v.offset() * size, v.numel() * size);
-  }
-
-  /** A heap segment over a storage's backing array. */
-  private static MemorySegment heap(Object array) {
-    return switch (array) {
-      case float[] a -> MemorySegment.ofArray(a);
-      case double[] a -> MemorySegment.ofArray(a);
-      case long[] a -> MemorySegment.ofArray(a);
-      case int[] a -> MemorySegment.ofArray(a);
-      case byte[] a -> MemorySegment.ofArray(a);
-      case short[] a -> MemorySegment.ofArray(a);
-      default -> throw new IllegalStateException("copy: unexpected host array " + array.getClass());
-    };
+    return HostSegments.of(v.storage()).asSlice(v.offset() * size, v.numel() * size);
   }
 
   /** The device address of v's first element. */

@@ -3,6 +3,7 @@ package dev.ember.cuda.kernels;
 import dev.ember.backend.LinearAxis;
 import dev.ember.backend.ResamplingKernels;
 import dev.ember.backend.View;
+import dev.ember.cuda.HostSegments;
 import dev.ember.cuda.lib.KernelArgs;
 import dev.ember.cuda.runtime.CudaContext;
 import dev.ember.cuda.runtime.KernelCache;
@@ -127,7 +128,8 @@ public final class CudaResampling implements ResamplingKernels {
     return at;
   }
 
-  private static int[] concat(int[]... parts) {
+  /** The arrays one after another. */
+  static int[] concat(int[]... parts) {
     int n = 0;
     for (int[] p : parts) n += p.length;
     int[] out = new int[n];
@@ -139,7 +141,8 @@ public final class CudaResampling implements ResamplingKernels {
     return out;
   }
 
-  private static double[] concat(double[]... parts) {
+  /** The arrays one after another. */
+  static double[] concat(double[]... parts) {
     int n = 0;
     for (double[] p : parts) n += p.length;
     double[] out = new double[n];
@@ -235,15 +238,7 @@ public final class CudaResampling implements ResamplingKernels {
   static long bits(DType t, double value) {
     Storage s = Storage.allocate(t, 1);
     s.setDouble(0, value);
-    MemorySegment m = switch (t) {
-      case F32 -> MemorySegment.ofArray(s.floats());
-      case F64 -> MemorySegment.ofArray(s.doubles());
-      case I64 -> MemorySegment.ofArray(s.longs());
-      case I32 -> MemorySegment.ofArray(s.ints());
-      case BOOL -> MemorySegment.ofArray(s.bools());
-      case I8 -> MemorySegment.ofArray(s.int8s());
-      case BF16, F16 -> MemorySegment.ofArray(s.halves());
-    };
+    MemorySegment m = HostSegments.of(s);
     long b = 0;
     for (int i = 0; i < t.itemSize(); i++) b |= (m.get(ValueLayout.JAVA_BYTE, i) & 0xFFL) << (8 * i);
     return b;

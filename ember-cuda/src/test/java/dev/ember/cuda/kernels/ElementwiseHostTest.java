@@ -43,15 +43,15 @@ class ElementwiseHostTest {
 
   @BeforeAll
   static void compile() throws IOException, InterruptedException {
-    Assumptions.assumeTrue(run(List.of("g++", "--version"), null, 30) == 0, "needs g++ to run the kernels on the host");
+    Assumptions.assumeTrue(HostDriver.run(List.of("g++", "--version"), null, 30) == 0, "needs g++ to run the kernels on the host");
     String source = resource("host_shim.h") + KernelCache.PRELUDE + Elementwise.source(Elementwise.Family.FILL, DType.F32)
         + resource("host_main.cpp");
     Path cpp = dir.resolve("elementwise_host.cpp");
     Files.writeString(cpp, source);
     exe = dir.resolve("elementwise_host");
     Path log = dir.resolve("g++.log");
-    int rc = run(List.of("g++", "-std=c++17", "-O1", "-ffp-contract=off", "-o", exe.toString(), cpp.toString()), log, 300);
-    assertEquals(0, rc, () -> "elementwise.cu does not compile as host C++:\n" + read(log));
+    int rc = HostDriver.run(List.of("g++", "-std=c++17", "-O1", "-ffp-contract=off", "-o", exe.toString(), cpp.toString()), log, 300);
+    assertEquals(0, rc, () -> "elementwise.cu does not compile as host C++:\n" + HostDriver.read(log));
   }
 
   // ------------------------------------------------------------------------------------------ cases
@@ -426,26 +426,4 @@ class ElementwiseHostTest {
     }
   }
 
-  private static int run(List<String> cmd, Path log, int seconds) throws InterruptedException {
-    try {
-      ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-      pb.redirectOutput(log == null ? ProcessBuilder.Redirect.DISCARD : ProcessBuilder.Redirect.to(log.toFile()));
-      Process p = pb.start();
-      if (!p.waitFor(seconds, TimeUnit.SECONDS)) {
-        p.destroyForcibly();
-        return -1;
-      }
-      return p.exitValue();
-    } catch (IOException e) {
-      return -1;
-    }
-  }
-
-  private static String read(Path p) {
-    try {
-      return Files.readString(p);
-    } catch (IOException e) {
-      return "(no log: " + e.getMessage() + ")";
-    }
-  }
 }

@@ -47,15 +47,7 @@ final class OnDevice implements AutoCloseable {
   }
 
   static MemorySegment segment(Storage s) {
-    return switch (s.dtype()) {
-      case F32 -> MemorySegment.ofArray(s.floats());
-      case F64 -> MemorySegment.ofArray(s.doubles());
-      case I64 -> MemorySegment.ofArray(s.longs());
-      case I32 -> MemorySegment.ofArray(s.ints());
-      case BOOL -> MemorySegment.ofArray(s.bools());
-      case I8 -> MemorySegment.ofArray(s.int8s());
-      case BF16, F16 -> MemorySegment.ofArray(s.halves());
-    };
+    return dev.ember.cuda.HostSegments.of(s);
   }
 
   /** A device view of {@code host}'s geometry over a device copy of its whole storage. */

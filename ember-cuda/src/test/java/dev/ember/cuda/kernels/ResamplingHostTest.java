@@ -192,11 +192,11 @@ class ResamplingHostTest {
         // align_corners=False's tables, then random ones: many outputs share both corners, so the order counts
         LinearAxis lh = c % 2 == 0 ? linear(ih, oh) : randomAxis(r, ih, oh);
         LinearAxis lw = c % 2 == 0 ? linear(iw, ow) : randomAxis(r, iw, ow);
-        double[] wt = concat(lh.l0(), lh.l1(), lw.l0(), lw.l1());
+        double[] wt = CudaResampling.concat(lh.l0(), lh.l1(), lw.l0(), lw.l1());
         StridedView x = random(r, t, PLANES, ih, iw);
         StridedView y = StridedView.allocate(t, PLANES, oh, ow);
         CPU.bilinearForward(x, PLANES, ih, iw, lh, lw, y);
-        b.header("BF", dtypeCode(t), ih, iw, oh, ow).ints(concat(lh.i0(), lh.i1(), lw.i0(), lw.i1())).doubles(wt)
+        b.header("BF", dtypeCode(t), ih, iw, oh, ow).ints(CudaResampling.concat(lh.i0(), lh.i1(), lw.i0(), lw.i1())).doubles(wt)
             .elems(x).expect(y, "bilinear forward " + t + " " + ih + "x" + iw + " -> " + oh + "x" + ow);
         StridedView g = random(r, t, PLANES, oh, ow);
         StridedView dx0 = random(r, t, PLANES, ih, iw);
@@ -272,27 +272,4 @@ class ResamplingHostTest {
     return l;
   }
 
-  static int[] concat(int[]... parts) {
-    int n = 0;
-    for (int[] p : parts) n += p.length;
-    int[] out = new int[n];
-    int o = 0;
-    for (int[] p : parts) {
-      System.arraycopy(p, 0, out, o, p.length);
-      o += p.length;
-    }
-    return out;
-  }
-
-  static double[] concat(double[]... parts) {
-    int n = 0;
-    for (double[] p : parts) n += p.length;
-    double[] out = new double[n];
-    int o = 0;
-    for (double[] p : parts) {
-      System.arraycopy(p, 0, out, o, p.length);
-      o += p.length;
-    }
-    return out;
-  }
 }

@@ -51,15 +51,7 @@ public final class RawDevice {
   }
 
   private static MemorySegment heap(Storage s, DType t) {
-    return switch (t) {
-      case F32 -> MemorySegment.ofArray(s.floats());
-      case F64 -> MemorySegment.ofArray(s.doubles());
-      case I64 -> MemorySegment.ofArray(s.longs());
-      case I32 -> MemorySegment.ofArray(s.ints());
-      case BOOL -> MemorySegment.ofArray(s.bools());
-      case I8 -> MemorySegment.ofArray(s.int8s());
-      case BF16, F16 -> MemorySegment.ofArray(s.halves());
-    };
+    return dev.ember.cuda.HostSegments.of(s);
   }
 
   private static int[] contiguousStrides(int[] shape) {
