@@ -94,7 +94,9 @@ public final class Embeddings {
       return y;
     }
     if (maxNorm != null) renorm(weight, idx, maxNorm, normType);
-    Tensor flat = Tensor.of(idx, idx.length).to(weight.device());
+    // the indices the rows are gathered by and the backward scatters to: on a device, a device copy of the input
+    // (not the host array uploaded again, which would wait for the device once more); on the CPU the array itself
+    Tensor flat = input.device().isCpu() ? Tensor.of(idx, idx.length) : input.cloneContiguous().reshape(-1);
     Tensor rows;
     try (Grad ignored = Grad.off()) {
       rows = IndexOps.indexSelect(weight, 0, flat);
