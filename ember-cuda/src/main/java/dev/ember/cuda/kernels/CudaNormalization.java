@@ -11,9 +11,12 @@ import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 
 /**
- * Batch, layer, group and RMS normalization on the GPU. The family's contract keeps statistics, weights and
- * biases in double arrays on the host, so a call uploads its few per-row or per-channel numbers (asynchronously,
- * from a pinned ring: {@link PinnedUploads}) and statistics come back in one small copy. Statistics take one block per row or channel, accumulated in double in a fixed
+ * Batch, layer, group and RMS normalization on the GPU. The view methods ({@link #batchNormalizeInto},
+ * {@link #rowNormalizeInto}, {@link #groupNormalizeInto}, {@link #channelBackwardFrom}, {@link #rowBackwardFrom}),
+ * which the ops call on a device, keep everything there: statistics in F64 device tensors, the weights, biases and
+ * running statistics read and written where they are, no host copy and no wait. The double-array methods (the
+ * family's older contract, still there for other callers) upload their few per-row or per-channel numbers
+ * (asynchronously, from a pinned ring: {@link PinnedUploads}) and their statistics come back in one small copy. Statistics take one block per row or channel, accumulated in double in a fixed
  * tree (the same bits every run; close to, not bitwise, the CPU's float-lane sums); the affine passes compute in
  * double as the CPU's do and give its bits. Weight and bias gradients sum over rows in row order, one thread per
  * weight, without atomics.
@@ -81,33 +84,34 @@ public final class CudaNormalization implements NormalizationKernels {
         sgx = block_sum(sgx);
         if (threadIdx.x == 0) { sums[ch] = sg; sums[c + ch] = sgx; }
       }
-      template <typename T> __device__ void channel_bwd_gx(const T* x, const T* g, const double* mean, const double* rstd,
-          const double* w, const double* sums, T* gx, int c, long long s, double count, int train, long long total) {
+      // P: the weight's type, double (uploaded from an array) or T (the parameter tensor itself)
+      template <typename T, typename P> __device__ void channel_bwd_gx(const T* x, const T* g, const double* mean, const double* rstd,
+          const P* w, const double* sums, T* gx, int c, long long s, double count, int train, long long total) {
         GRID_LOOP(t, total) {
           int ch = (t / s) % c;
           double mu = mean[ch], rs = rstd[ch];
-          double wr = (w ? w[ch] : 1.0) * rs;
+          double wr = (w ? (double) w[ch] : 1.0) * rs;
           double a = train ? sums[ch] / count : 0.0, bb = train ? sums[c + ch] / count : 0.0;
           double xh = ((double) x[t] - mu) * rs;
           gx[t] = (T) (wr * ((double) g[t] - a - xh * bb));
         }
       }
-      template <typename T> __device__ void row_bwd_gx(const T* x, const T* g, const double* mean, const double* rstd,
-          const double* w, T* gx, long long m, int groups, int sDiv) {
+      template <typename T, typename P> __device__ void row_bwd_gx(const T* x, const T* g, const double* mean, const double* rstd,
+          const P* w, T* gx, long long m, int groups, int sDiv) {
         long long r = blockIdx.x;
         const T* xp = x + r * m; const T* gp = g + r * m;
         double mu = mean ? mean[r] : 0.0, rs = rstd[r];
         long long wBase = (r % groups) * (m / sDiv);
         double sgh = 0, sghx = 0;
         for (long long i = threadIdx.x; i < m; i += blockDim.x) {
-          double gv = (double) gp[i]; double gh = w ? gv * w[wBase + i / sDiv] : gv; double xh = ((double) xp[i] - mu) * rs;
+          double gv = (double) gp[i]; double gh = w ? gv * (double) w[wBase + i / sDiv] : gv; double xh = ((double) xp[i] - mu) * rs;
           sgh += gh; sghx += gh * xh;
         }
         sgh = block_sum(sgh);
         sghx = block_sum(sghx);
         double a = mean ? sgh / m : 0.0, bb = sghx / m;
         for (long long i = threadIdx.x; i < m; i += blockDim.x) {
-          double gv = (double) gp[i]; double gh = w ? gv * w[wBase + i / sDiv] : gv; double xh = ((double) xp[i] - mu) * rs;
+          double gv = (double) gp[i]; double gh = w ? gv * (double) w[wBase + i / sDiv] : gv; double xh = ((double) xp[i] - mu) * rs;
           gx[r * m + i] = (T) (rs * (gh - a - xh * bb));
         }
       }
@@ -147,14 +151,106 @@ public final class CudaNormalization implements NormalizationKernels {
           }
         }
       }
+      // The view path (statistics, weights, biases and running statistics in device memory, nothing through the host).
+      // Layer and RMS norm: one block per row, its statistics (row_stats' tree) then its output (row_affine's formula).
+      template <typename T> __device__ void row_normalize(const T* x, const T* w, const T* b, T* out, double* mean,
+          double* rstd, long long m, double eps, int rms) {
+        long long r = blockIdx.x;
+        const T* p = x + r * m; T* o = out + r * m;
+        double mu = 0;
+        if (!rms) {
+          double s = 0;
+          for (long long i = threadIdx.x; i < m; i += blockDim.x) s += (double) p[i];
+          mu = block_sum(s) / m;
+        }
+        double ss = 0;
+        for (long long i = threadIdx.x; i < m; i += blockDim.x) { double c = (double) p[i] - mu; ss += c * c; }
+        ss = block_sum(ss);
+        double rs = 1.0 / sqrt(ss / m + eps);
+        if (threadIdx.x == 0) { if (mean) mean[r] = mu; rstd[r] = rs; }
+        for (long long i = threadIdx.x; i < m; i += blockDim.x) {
+          double v = ((double) p[i] - mu) * rs;
+          if (w) v *= (double) w[i];
+          if (b) v += (double) b[i];
+          o[i] = (T) v;
+        }
+      }
+      // Group norm: one block per (image, group) row of m = (c / groups) * s, its statistics then each element scaled
+      // and shifted per channel as channel_affine does (scale = rstd * w[ch], shift = b[ch] - mean * scale in double).
+      template <typename T> __device__ void group_normalize(const T* x, const T* w, const T* b, T* out, double* mean,
+          double* rstd, long long m, int c, int groups, long long s, double eps) {
+        long long r = blockIdx.x;
+        const T* p = x + r * m; T* o = out + r * m;
+        double sum = 0;
+        for (long long i = threadIdx.x; i < m; i += blockDim.x) sum += (double) p[i];
+        double mu = block_sum(sum) / m;
+        double ss = 0;
+        for (long long i = threadIdx.x; i < m; i += blockDim.x) { double d = (double) p[i] - mu; ss += d * d; }
+        ss = block_sum(ss);
+        double rs = 1.0 / sqrt(ss / m + eps);
+        if (threadIdx.x == 0) { mean[r] = mu; rstd[r] = rs; }
+        int ch0 = (int) (r % groups) * (c / groups);
+        for (long long i = threadIdx.x; i < m; i += blockDim.x) {
+          int ch = ch0 + (int) (i / s);
+          double sc = rs * (w ? (double) w[ch] : 1.0);
+          double sh = (b ? (double) b[ch] : 0.0) - mu * sc;
+          o[i] = p[i] * (T) sc + (T) sh;
+        }
+      }
+      // Batch norm in training: per channel (one block) channel_stats' mean and biased variance var, then mean[ch],
+      // rstd[ch] = 1 / sqrt(var + eps) and, when run_mean is given, update_running's step on the running mean with
+      // the mean and on the running variance with var * count / (count - 1).
+      template <typename T> __device__ void bn_train_stats(const T* x, double* mean, double* rstd, T* run_mean,
+          long long sm, T* run_var, long long sv, int n, int c, long long s, double eps, double momentum) {
+        int ch = blockIdx.x;
+        double sum = 0;
+        for (int b = 0; b < n; b++) { const T* p = x + ((long long) b * c + ch) * s; for (long long i = threadIdx.x; i < s; i += blockDim.x) sum += (double) p[i]; }
+        double count = (double) n * s;
+        double mu = block_sum(sum) / count;
+        double ss = 0;
+        for (int b = 0; b < n; b++) { const T* p = x + ((long long) b * c + ch) * s; for (long long i = threadIdx.x; i < s; i += blockDim.x) { double v = (double) p[i] - mu; ss += v * v; } }
+        ss = block_sum(ss);
+        if (threadIdx.x == 0) {
+          double var = ss / count;
+          mean[ch] = mu;
+          rstd[ch] = 1 / sqrt(var + eps);
+          if (run_mean) {
+            T* pm = run_mean + ch * sm; T* pv = run_var + ch * sv;
+            *pm = (T) ((1 - momentum) * (double) *pm + momentum * mu);
+            *pv = (T) ((1 - momentum) * (double) *pv + momentum * (var * count / (count - 1)));
+          }
+        }
+      }
+      // Batch norm in eval: mean = the running mean, rstd = 1 / sqrt(running var + eps), per channel.
+      template <typename T> __device__ void bn_eval_stats(const T* run_mean, long long sm, const T* run_var, long long sv,
+          double* mean, double* rstd, int c, double eps) {
+        GRID_LOOP(ch, c) { mean[ch] = (double) run_mean[ch * sm]; rstd[ch] = 1 / sqrt((double) run_var[ch * sv] + eps); }
+      }
+      // out = x * scale + shift per channel of [n, c, s], scale = rstd * w, shift = b - mean * scale (channel_affine's).
+      template <typename T> __device__ void bn_affine(const T* x, const double* mean, const double* rstd, const T* w,
+          const T* b, T* out, int c, long long s, long long total) {
+        GRID_LOOP(t, total) {
+          int ch = (int) ((t / s) % c);
+          double sc = rstd[ch] * (w ? (double) w[ch] : 1.0);
+          double sh = (b ? (double) b[ch] : 0.0) - mean[ch] * sc;
+          out[t] = x[t] * (T) sc + (T) sh;
+        }
+      }
       #define BOTH(T, S) \\
       extern "C" __global__ void row_stats_##S(const T* x, double* st, long long m, double eps, int rms, int rows) { row_stats<T>(x, st, m, eps, rms, rows); } \\
       extern "C" __global__ void channel_stats_##S(const T* x, double* st, int n, int c, long long s) { channel_stats<T>(x, st, n, c, s); } \\
       extern "C" __global__ void row_affine_##S(const T* x, const double* mean, const double* rstd, const double* w, const double* b, T* out, long long m, long long total) { row_affine<T>(x, mean, rstd, w, b, out, m, total); } \\
       extern "C" __global__ void channel_affine_##S(const T* x, const double* sc, const double* sh, T* out, long long s, long long total) { channel_affine<T>(x, sc, sh, out, s, total); } \\
       extern "C" __global__ void channel_bwd_sums_##S(const T* x, const T* g, const double* mean, const double* rstd, double* sums, int n, int c, long long s) { channel_bwd_sums<T>(x, g, mean, rstd, sums, n, c, s); } \\
-      extern "C" __global__ void channel_bwd_gx_##S(const T* x, const T* g, const double* mean, const double* rstd, const double* w, const double* sums, T* gx, int c, long long s, double count, int train, long long total) { channel_bwd_gx<T>(x, g, mean, rstd, w, sums, gx, c, s, count, train, total); } \\
-      extern "C" __global__ void row_bwd_gx_##S(const T* x, const T* g, const double* mean, const double* rstd, const double* w, T* gx, long long m, int groups, int sDiv) { row_bwd_gx<T>(x, g, mean, rstd, w, gx, m, groups, sDiv); } \\
+      extern "C" __global__ void channel_bwd_gx_##S(const T* x, const T* g, const double* mean, const double* rstd, const double* w, const double* sums, T* gx, int c, long long s, double count, int train, long long total) { channel_bwd_gx<T, double>(x, g, mean, rstd, w, sums, gx, c, s, count, train, total); } \\
+      extern "C" __global__ void channel_bwd_gx_w_##S(const T* x, const T* g, const double* mean, const double* rstd, const T* w, const double* sums, T* gx, int c, long long s, double count, int train, long long total) { channel_bwd_gx<T, T>(x, g, mean, rstd, w, sums, gx, c, s, count, train, total); } \\
+      extern "C" __global__ void row_bwd_gx_##S(const T* x, const T* g, const double* mean, const double* rstd, const double* w, T* gx, long long m, int groups, int sDiv) { row_bwd_gx<T, double>(x, g, mean, rstd, w, gx, m, groups, sDiv); } \\
+      extern "C" __global__ void row_bwd_gx_w_##S(const T* x, const T* g, const double* mean, const double* rstd, const T* w, T* gx, long long m, int groups, int sDiv) { row_bwd_gx<T, T>(x, g, mean, rstd, w, gx, m, groups, sDiv); } \\
+      extern "C" __global__ void row_normalize_##S(const T* x, const T* w, const T* b, T* out, double* mean, double* rstd, long long m, double eps, int rms) { row_normalize<T>(x, w, b, out, mean, rstd, m, eps, rms); } \\
+      extern "C" __global__ void group_normalize_##S(const T* x, const T* w, const T* b, T* out, double* mean, double* rstd, long long m, int c, int groups, long long s, double eps) { group_normalize<T>(x, w, b, out, mean, rstd, m, c, groups, s, eps); } \\
+      extern "C" __global__ void bn_train_stats_##S(const T* x, double* mean, double* rstd, T* rm, long long sm, T* rv, long long sv, int n, int c, long long s, double eps, double momentum) { bn_train_stats<T>(x, mean, rstd, rm, sm, rv, sv, n, c, s, eps, momentum); } \\
+      extern "C" __global__ void bn_eval_stats_##S(const T* rm, long long sm, const T* rv, long long sv, double* mean, double* rstd, int c, double eps) { bn_eval_stats<T>(rm, sm, rv, sv, mean, rstd, c, eps); } \\
+      extern "C" __global__ void bn_affine_##S(const T* x, const double* mean, const double* rstd, const T* w, const T* b, T* out, int c, long long s, long long total) { bn_affine<T>(x, mean, rstd, w, b, out, c, s, total); } \\
       extern "C" __global__ void row_bwd_weights_##S(const T* x, const T* g, const double* mean, const double* rstd, double* gw, double* gb, int rows, long long m, int groups, int sDiv) { row_bwd_weights<T>(x, g, mean, rstd, gw, gb, rows, m, groups, sDiv); } \\
       extern "C" __global__ void update_running_##S(T* run, long long stride, const double* stat, double mom, int n) { update_running<T>(run, stride, stat, mom, n); } \\
       extern "C" __global__ void renorm_rows_##S(T* wt, long long s0, long long s1, int dim, const long long* rows, int count, double maxNorm, double p, int isInf, int* changed) { renorm_rows<T>(wt, s0, s1, dim, rows, count, maxNorm, p, isInf, changed); }
@@ -293,6 +389,93 @@ public final class CudaNormalization implements NormalizationKernels {
     long[] a = put(stat);
     cache.launch1d(fn("update_running", running.dtype()), stat.length, KernelArgs.begin()
         .ptr(KernelArgs.address(running)).i64(running.stridesRef()[0]).ptr(a[0]).f64(momentum).i32(stat.length));
+  }
+
+  private static long addr(View v) {
+    return v == null ? 0 : KernelArgs.address(v);
+  }
+
+  @Override
+  public void rowNormalizeInto(View x, int rows, int m, double eps, boolean rms, View w, View b, View out, View mean,
+      View rstd) {
+    if (rows == 0) return;
+    cache.launch(fn("row_normalize", x.dtype()), rows, 1, THREADS, 0, KernelArgs.begin().ptr(addr(x)).ptr(addr(w))
+        .ptr(addr(b)).ptr(addr(out)).ptr(rms ? 0 : addr(mean)).ptr(addr(rstd)).i64(m).f64(eps).i32(rms ? 1 : 0));
+  }
+
+  @Override
+  public void groupNormalizeInto(View x, int n, int c, int s, int groups, double eps, View w, View b, View out,
+      View mean, View rstd) {
+    int rows = n * groups;
+    if (rows == 0) return;
+    cache.launch(fn("group_normalize", x.dtype()), rows, 1, THREADS, 0, KernelArgs.begin().ptr(addr(x)).ptr(addr(w))
+        .ptr(addr(b)).ptr(addr(out)).ptr(addr(mean)).ptr(addr(rstd)).i64((long) (c / groups) * s).i32(c).i32(groups)
+        .i64(s).f64(eps));
+  }
+
+  @Override
+  public void batchNormalizeInto(View x, int n, int c, int s, boolean train, double eps, double momentum,
+      View runningMean, View runningVar, View w, View b, View out, View mean, View rstd) {
+    if (c == 0) return;
+    long sm = runningMean == null ? 0 : runningMean.stridesRef()[0];
+    long sv = runningVar == null ? 0 : runningVar.stridesRef()[0];
+    if (train) {
+      cache.launch(fn("bn_train_stats", x.dtype()), c, 1, THREADS, 0, KernelArgs.begin().ptr(addr(x)).ptr(addr(mean))
+          .ptr(addr(rstd)).ptr(addr(runningMean)).i64(sm).ptr(addr(runningVar)).i64(sv).i32(n).i32(c).i64(s).f64(eps)
+          .f64(momentum));
+    } else {
+      cache.launch1d(fn("bn_eval_stats", x.dtype()), c, KernelArgs.begin().ptr(addr(runningMean)).i64(sm)
+          .ptr(addr(runningVar)).i64(sv).ptr(addr(mean)).ptr(addr(rstd)).i32(c).f64(eps));
+    }
+    long total = (long) n * c * s;
+    cache.launch1d(fn("bn_affine", x.dtype()), total, KernelArgs.begin().ptr(addr(x)).ptr(addr(mean)).ptr(addr(rstd))
+        .ptr(addr(w)).ptr(addr(b)).ptr(addr(out)).i32(c).i64(s).i64(total));
+  }
+
+  @Override
+  public void channelBackwardFrom(View x, View g, View mean, View rstd, View w, int n, int c, int s, boolean train,
+      View gx, View gw, View gb) {
+    if (c == 0) return;
+    long sums = results.get(16L * c);
+    cache.launch(fn("channel_bwd_sums", x.dtype()), c, 1, THREADS, 0, KernelArgs.begin().ptr(addr(x)).ptr(addr(g))
+        .ptr(addr(mean)).ptr(addr(rstd)).ptr(sums).i32(n).i32(c).i64(s));
+    if (gw != null || gb != null) {
+      ctx.makeCurrent();
+      if (gb != null) ctx.driver().memcpyDtoD(addr(gb), sums, 8L * c, ctx.stream());
+      if (gw != null) ctx.driver().memcpyDtoD(addr(gw), sums + 8L * c, 8L * c, ctx.stream());
+    }
+    if (gx == null) return;
+    long total = (long) n * c * s;
+    cache.launch1d(fn("channel_bwd_gx_w", x.dtype()), total, KernelArgs.begin().ptr(addr(x)).ptr(addr(g))
+        .ptr(addr(mean)).ptr(addr(rstd)).ptr(addr(w)).ptr(sums).ptr(addr(gx)).i32(c).i64(s).f64((double) n * s)
+        .i32(train ? 1 : 0).i64(total));
+  }
+
+  @Override
+  public void rowBackwardFrom(View x, View g, View mean, View rstd, View w, int rows, int m, int groups, int sDiv,
+      View gx, View gw, View gb) {
+    if (rows == 0 || m == 0) return;
+    if (gx != null) {
+      cache.launch(fn("row_bwd_gx_w", x.dtype()), rows, 1, THREADS, 0, KernelArgs.begin().ptr(addr(x)).ptr(addr(g))
+          .ptr(addr(mean)).ptr(addr(rstd)).ptr(addr(w)).ptr(addr(gx)).i64(m).i32(groups).i32(sDiv));
+    }
+    if (gw != null || gb != null) {
+      long weights = (long) groups * (m / sDiv);
+      cache.launch1d(fn("row_bwd_weights", x.dtype()), weights, KernelArgs.begin().ptr(addr(x)).ptr(addr(g))
+          .ptr(addr(mean)).ptr(addr(rstd)).ptr(addr(gw)).ptr(addr(gb)).i32(rows).i64(m).i32(groups).i32(sDiv));
+    }
+  }
+
+  /** Every kernel name {@code SOURCE} defines, for both dtypes: what the Java side launches. */
+  static java.util.List<String> kernelNames() {
+    java.util.List<String> names = new java.util.ArrayList<>();
+    for (String k : new String[] {"row_stats", "channel_stats", "row_affine", "channel_affine", "channel_bwd_sums",
+        "channel_bwd_gx", "channel_bwd_gx_w", "row_bwd_gx", "row_bwd_gx_w", "row_bwd_weights", "update_running",
+        "renorm_rows", "row_normalize", "group_normalize", "bn_train_stats", "bn_eval_stats", "bn_affine"}) {
+      names.add(k + "_f32");
+      names.add(k + "_f64");
+    }
+    return names;
   }
 
   @Override

@@ -20,6 +20,11 @@ import java.util.Arrays;
  * {@code dx = rstd * (gh - mean(gh) - xhat * mean(gh * xhat))} over the normalized elements,
  * {@code dweight = sum(g * xhat)}, {@code dbias = sum(g)} over the others. (The backward is not
  * itself recorded, so these ops support first-order gradients only.)
+ *
+ * <p>On the CPU the statistics, weights and biases travel as double arrays; on any other device everything stays
+ * there: the statistics are F64 device tensors the forward fills and the backward reads, the weights and biases are
+ * passed as the parameter tensors ({@link NormalizationKernels#batchNormalizeInto} and the other view methods), so
+ * a normalization never reads the device from the host (which would wait for every queued kernel).
  */
 public final class Normalization {
   private Normalization() {}
@@ -102,6 +107,9 @@ public final class Normalization {
       throw Check.fail("batch_norm", "expected more than 1 value per channel when training (got " + count + ")",
           "input", input);
     }
+    if (!input.device().isCpu()) {
+      return batchNormOnDevice(input, runningMean, runningVar, weight, bias, true, momentum, eps, n, c, s);
+    }
     NormalizationKernels kernels = input.device().backend().normalization();
     Tensor x = input.contiguous();
     double[][] st = kernels.channelStats(x, n, c, s);
@@ -137,6 +145,9 @@ public final class Normalization {
 
   private static Tensor batchNormEval(Tensor input, Tensor runningMean, Tensor runningVar, Tensor weight,
       Tensor bias, double eps, int n, int c, int s) {
+    if (!input.device().isCpu()) {
+      return batchNormOnDevice(input, runningMean, runningVar, weight, bias, false, 0, eps, n, c, s);
+    }
     NormalizationKernels kernels = input.device().backend().normalization();
     Tensor x = input.contiguous();
     double[] rm = runningMean.toDoubleArray();
@@ -160,6 +171,32 @@ public final class Normalization {
     return Autograd.record("batch_norm", out, (ctx, g) -> {
       Tensor[] r = newGrads(ctx, c, 3);
       kernels.channelBackward(ctx.in(0).contiguous(), g.contiguous(), rm, rstd, w, n, c, s, false, r[0], r[1], r[2]);
+      return grads(r, ctx, new int[] {c});
+    }, new Tensor[] {input, weight, bias});
+  }
+
+  /**
+   * Batch norm on a device: the statistics in F64 device tensors of c elements, the weight, bias and running
+   * statistics read (and the running statistics updated) where they are.
+   */
+  private static Tensor batchNormOnDevice(Tensor input, Tensor runningMean, Tensor runningVar, Tensor weight,
+      Tensor bias, boolean train, double momentum, double eps, int n, int c, int s) {
+    NormalizationKernels kernels = input.device().backend().normalization();
+    Tensor x = input.contiguous();
+    Tensor w = weight == null ? null : weight.contiguous();
+    Tensor b = bias == null ? null : bias.contiguous();
+    Tensor mean = input.newEmpty(DType.F64, c);
+    Tensor rstd = input.newEmpty(DType.F64, c);
+    Tensor out = affineOutput(input);
+    kernels.batchNormalizeInto(x, n, c, s, train, eps, momentum, runningMean, runningVar, w, b, out, mean, rstd);
+    if (train && runningMean != null) {
+      runningMean.storage().bumpVersion();
+      runningVar.storage().bumpVersion();
+    }
+    return Autograd.record("batch_norm", out, (ctx, g) -> {
+      Tensor[] r = newGrads(ctx, c, 3);
+      kernels.channelBackwardFrom(ctx.in(0).contiguous(), g.contiguous(), mean, rstd, w, n, c, s, train, r[0], r[1],
+          r[2]);
       return grads(r, ctx, new int[] {c});
     }, new Tensor[] {input, weight, bias});
   }
@@ -194,6 +231,7 @@ public final class Normalization {
       return HalfCompute.like(op, input, t -> layerNorm(t[0], normalizedShape, t[1], t[2], eps), input, weight, bias);
     }
     int rows = m == 0 ? 0 : (int) (input.numel() / m);
+    if (!input.device().isCpu()) return rowNormOnDevice(op, input, normalizedShape, weight, bias, eps, false, rows, m);
     NormalizationKernels kernels = input.device().backend().normalization();
     Tensor x = input.contiguous();
     Tensor out = affineOutput(input);
@@ -233,6 +271,7 @@ public final class Normalization {
       return HalfCompute.like(op, input, t -> rmsNorm(t[0], normalizedShape, t[1], e), input, weight);
     }
     int rows = m == 0 ? 0 : (int) (input.numel() / m);
+    if (!input.device().isCpu()) return rowNormOnDevice(op, input, normalizedShape, weight, null, e, true, rows, m);
     NormalizationKernels kernels = input.device().backend().normalization();
     Tensor x = input.contiguous();
     Tensor out = affineOutput(input);
@@ -244,6 +283,25 @@ public final class Normalization {
       kernels.rowBackward(ctx.in(0).contiguous(), g.contiguous(), null, st[1], w, rows, m, 1, 1, r[0], r[1], null);
       return grads(r, ctx, wShape);
     }, new Tensor[] {input, weight});
+  }
+
+  /** Layer norm ({@code rms} false) or RMS norm on a device: the rows' statistics in F64 device tensors. */
+  private static Tensor rowNormOnDevice(String op, Tensor input, int[] normalizedShape, Tensor weight, Tensor bias,
+      double eps, boolean rms, int rows, int m) {
+    NormalizationKernels kernels = input.device().backend().normalization();
+    Tensor x = input.contiguous();
+    Tensor w = weight == null ? null : weight.contiguous();
+    Tensor b = bias == null ? null : bias.contiguous();
+    Tensor mean = rms ? null : input.newEmpty(DType.F64, rows);
+    Tensor rstd = input.newEmpty(DType.F64, rows);
+    Tensor out = affineOutput(input);
+    kernels.rowNormalizeInto(x, rows, m, eps, rms, w, b, out, mean, rstd);
+    int[] wShape = normalizedShape.clone();
+    return Autograd.record(op, out, (ctx, g) -> {
+      Tensor[] r = newGrads(ctx, m, rms ? 2 : 3);
+      kernels.rowBackwardFrom(ctx.in(0).contiguous(), g.contiguous(), mean, rstd, w, rows, m, 1, 1, r[0], r[1], r[2]);
+      return grads(r, ctx, wShape);
+    }, rms ? new Tensor[] {input, weight} : new Tensor[] {input, weight, bias});
   }
 
   // ================================================================== group norm
@@ -282,6 +340,21 @@ public final class Normalization {
     int rows = n * numGroups;
     int m = cpg * s;
     NormalizationKernels kernels = input.device().backend().normalization();
+    if (!input.device().isCpu()) {
+      Tensor x = input.contiguous();
+      Tensor w = weight == null ? null : weight.contiguous();
+      Tensor b = bias == null ? null : bias.contiguous();
+      Tensor mean = input.newEmpty(DType.F64, rows);
+      Tensor rstd = input.newEmpty(DType.F64, rows);
+      Tensor out = affineOutput(input);
+      kernels.groupNormalizeInto(x, n, c, s, numGroups, eps, w, b, out, mean, rstd);
+      return Autograd.record(op, out, (ctx, g) -> {
+        Tensor[] r = newGrads(ctx, c, 3);
+        kernels.rowBackwardFrom(ctx.in(0).contiguous(), g.contiguous(), mean, rstd, w, rows, m, numGroups,
+            Math.max(1, s), r[0], r[1], r[2]);
+        return grads(r, ctx, new int[] {c});
+      }, new Tensor[] {input, weight, bias});
+    }
     Tensor x = input.contiguous();
     double[] w = weight == null ? null : weight.toDoubleArray();
     double[] b = bias == null ? null : bias.toDoubleArray();
