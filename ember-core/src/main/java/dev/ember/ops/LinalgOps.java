@@ -141,7 +141,9 @@ public final class LinalgOps {
 
   /**
    * [B, m, k] x [B, k, n] with autograd. Either operand may be BF16/F16 (of either half dtype, mixed with F32): the
-   * product is then F32, from the operands' exact F32 values, and each gradient is rounded to its operand's dtype.
+   * product is then F32, from the operands' exact F32 values (or, for two of one half dtype on a backend that
+   * {@linkplain Backend#matmulWritesHalf writes half products}, that dtype, rounded once), and each gradient is
+   * rounded to its operand's dtype.
    */
   private static Tensor bmm3(Tensor a, Tensor b) {
     Backend backend = ElementwiseOps.backend(a);
