@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ember.amp.Autocast;
+import dev.ember.autograd.Grad;
 import dev.ember.cuda.HostFallback;
 import dev.ember.cuda.testing.Gpu;
 import dev.ember.nn.functional.F;
@@ -11,6 +12,7 @@ import dev.ember.tensor.DType;
 import dev.ember.tensor.Device;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
+import dev.ember.testing.FakeDevice;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
@@ -20,7 +22,9 @@ import org.junit.jupiter.api.Test;
  * conv2d, conv1d and conv_transpose2d on cuda:0 under BF16 and F16 autocast (CudaConvolution reads the halves on the
  * tensor cores) against the CPU (which widens them and runs in F32): outputs and every gradient within two units in
  * the half dtype's last place of the layer's scale, outputs and gradients of the CPU's dtypes, nothing on the host
- * fallback, with layouts whose GEMM operands are and are not 256-byte aligned. Skipped without a GPU; the same checks run on the fake device in ember-nn's HalfConvolutionOnDeviceTest.
+ * fallback, with layouts whose GEMM operands are and are not 256-byte aligned, and the inference conv+relu (ReLU
+ * after the kernel on CUDA). Skipped without a GPU; the same checks run everywhere on core's fake device with its
+ * convolutions reading halves, which checks the checks themselves.
  */
 class HalfConvolutionOnCudaTest {
   static final Device CUDA = Device.cuda(0);
@@ -66,13 +70,26 @@ class HalfConvolutionOnCudaTest {
     Gpu.assumeDevice();
     assertTrue(CUDA.backend().convolution().readsHalf(), "CudaConvolution reads halves");
     Map<String, Long> before = HostFallback.calls();
+    check(CUDA);
+    assertEquals(before, HostFallback.calls(), "nothing fell back to the host");
+  }
+
+  @Test
+  void theChecksOnTheFakeDevice() throws Exception {
+    try (AutoCloseable on = FakeDevice.convolutionReadingHalf(true)) {
+      assertTrue(FakeDevice.DEVICE.backend().convolution().readsHalf());
+      check(FakeDevice.DEVICE);
+    }
+  }
+
+  private static void check(Device device) {
     for (DType h : new DType[] {DType.BF16, DType.F16}) {
       double rel = h == DType.BF16 ? 1.0 / 64 : 1.0 / 512;
       for (int k = 0; k < NETS.size(); k++) {
         Function<Tensor[], Tensor> net = NETS.get(k);
         Tensor[] cpu = params(k);
         Tensor[] dev = new Tensor[cpu.length];
-        for (int i = 0; i < cpu.length; i++) dev[i] = cpu[i].detach().to(CUDA).requiresGrad(true);
+        for (int i = 0; i < cpu.length; i++) dev[i] = cpu[i].detach().to(device).requiresGrad(true);
         Tensor yc;
         Tensor yd;
         try (Autocast ac = Autocast.enable(h)) {
@@ -84,7 +101,7 @@ class HalfConvolutionOnCudaTest {
         assertClose(yc, yd, rel, what + " output");
         Tensor up = Tensor.randn(new Generator(50 + k), (int) yc.numel());
         yc.to(DType.F32).reshape(-1).mul(up).sum().backward();
-        yd.to(DType.F32).reshape(-1).mul(up.to(CUDA)).sum().backward();
+        yd.to(DType.F32).reshape(-1).mul(up.to(device)).sum().backward();
         for (int i = 0; i < cpu.length; i++) {
           if (cpu[i].grad() == null) continue;
           assertEquals(DType.F32, dev[i].grad().dtype(), what + " gradient " + i + " dtype");
@@ -96,7 +113,7 @@ class HalfConvolutionOnCudaTest {
       Tensor[] dev = new Tensor[cpu.length];
       for (int i = 0; i < cpu.length; i++) {
         cpu[i] = cpu[i].detach().to(h).requiresGrad(true);
-        dev[i] = cpu[i].detach().to(CUDA).requiresGrad(true);
+        dev[i] = cpu[i].detach().to(device).requiresGrad(true);
       }
       Tensor yc = NETS.get(0).apply(cpu);
       Tensor yd = NETS.get(0).apply(dev);
@@ -104,12 +121,20 @@ class HalfConvolutionOnCudaTest {
       assertClose(yc, yd, rel, h + " tensors output");
       Tensor up = Tensor.randn(new Generator(60), (int) yc.numel()).to(h);
       yc.reshape(-1).mul(up).sum().backward();
-      yd.reshape(-1).mul(up.to(CUDA)).sum().backward();
+      yd.reshape(-1).mul(up.to(device)).sum().backward();
       for (int i = 0; i < cpu.length; i++) {
         assertEquals(h, dev[i].grad().dtype(), h + " tensors gradient " + i + " dtype");
         assertClose(cpu[i].grad(), dev[i].grad(), 2 * rel, h + " tensors gradient " + i);
       }
+      // inference: conv2d + relu (the ReLU after the kernel on CUDA, on the half output)
+      Tensor[] p = params(11);
+      try (Grad off = Grad.off(); Autocast ac = Autocast.enable(h)) {
+        Tensor want = F.conv2dRelu(p[0], p[1], p[2], new int[] {1}, new int[] {1}, new int[] {1}, 1, "zeros");
+        Tensor got = F.conv2dRelu(p[0].to(device), p[1].to(device), p[2].to(device), new int[] {1}, new int[] {1},
+            new int[] {1}, 1, "zeros");
+        assertEquals(h, got.dtype());
+        assertClose(want, got, rel, h + " conv2d+relu");
+      }
     }
-    assertEquals(before, HostFallback.calls(), "nothing fell back to the host");
   }
 }
