@@ -4,10 +4,23 @@ package dev.ember.backend;
  * The convolution kernel family: 2-d convolution (1-d runs as 2-d with a unit height) with groups, its
  * input and weight gradients and its bias gradient, and the transposed convolution. The backend picks the
  * strategy (GEMM over column matrices, direct or depthwise kernels) from the shapes; the caller has checked
- * them. Inputs and weights are contiguous, F32 or F64, of one dtype; outputs are allocated by the caller,
- * contiguous from offset 0. Results do not depend on the number of threads.
+ * them. Inputs and weights are contiguous, F32 or F64 (BF16 or F16 where {@link #readsHalf}), of one dtype; outputs
+ * are allocated by the caller, contiguous from offset 0. Results do not depend on the number of threads.
  */
 public interface ConvolutionKernels {
+  /**
+   * Whether every method here also takes operands of one BF16/F16 dtype (x, w, bias, gOut, out, dx and dw all of
+   * it; {@link #channelSums} a half g): each product is accumulated in float32 and rounded once to the half dtype
+   * on store, the bias added in float32 before that rounding, an input gradient's contributions summed in float32
+   * and rounded once, so that the results are what widening the operands to float32, running the float32 kernels
+   * and rounding their results once gives, up to the order of the products' sums (a GPU reads the halves on its
+   * tensor cores). When false (the default; the CPU) the caller widens half operands to float32 and rounds the
+   * results itself.
+   */
+  default boolean readsHalf() {
+    return false;
+  }
+
   /** A fresh handle for {@link #forward} to keep its column matrices in, for {@link #backward}. */
   SavedColumns newSavedColumns();
 

@@ -2,6 +2,7 @@ package dev.ember.testing;
 
 import dev.ember.backend.AttentionKernels;
 import dev.ember.backend.Backend;
+import dev.ember.backend.ConvolutionKernels;
 import dev.ember.backend.StridedView;
 import dev.ember.backend.View;
 import dev.ember.tensor.DType;
@@ -28,20 +29,22 @@ import java.util.Map;
 final class FakeBackend implements InvocationHandler {
   private final Device device;
   private final Object target;
+  private final Backend cpu;
 
-  private FakeBackend(Device device, Object target) {
+  private FakeBackend(Device device, Object target, Backend cpu) {
     this.device = device;
     this.target = target;
+    this.cpu = cpu;
   }
 
   /** The fake backend of {@code device}, computing with {@code cpu}. */
   static Backend create(Device device, Backend cpu) {
-    return proxy(Backend.class, device, cpu);
+    return proxy(Backend.class, device, cpu, cpu);
   }
 
-  private static <T> T proxy(Class<T> type, Device device, Object target) {
+  private static <T> T proxy(Class<T> type, Device device, Object target, Backend cpu) {
     return type.cast(Proxy.newProxyInstance(FakeBackend.class.getClassLoader(), new Class<?>[] {type},
-        new FakeBackend(device, target)));
+        new FakeBackend(device, target, cpu)));
   }
 
   @Override
@@ -80,10 +83,11 @@ final class FakeBackend implements InvocationHandler {
           break;
       }
     }
+    if (target instanceof ConvolutionKernels && name.equals("readsHalf")) return FakeDevice.convolutionReadsHalf();
     Class<?> ret = method.getReturnType();
     if (n == 0 && ret.isInterface() && ret.getPackageName().equals("dev.ember.backend")
         && ret.getSimpleName().endsWith("Kernels")) {
-      return proxy(ret, device, call(method, target, args)); // a kernel family: normalization(), attention(), ...
+      return proxy(ret, device, call(method, target, args), cpu); // a kernel family: normalization(), attention(), ...
     }
     boolean copy = target instanceof Backend && (name.equals("copy") || name.equals("copyNonBlocking"));
     for (int i = 0; i < n; i++) {
@@ -102,6 +106,8 @@ final class FakeBackend implements InvocationHandler {
     if (target instanceof Backend cpu && name.equals("matmul") && ((View) host[2]).dtype().isHalf()) {
       matmulIntoHalf(cpu, host); // as a backend that writes half: the float32 product rounded once
       result = null;
+    } else if (target instanceof ConvolutionKernels && FakeDevice.convolutionReadsHalf() && anyHalf(host)) {
+      result = convolutionOnWidened(method, host);
     } else {
       result = call(method, target, host);
     }
@@ -117,6 +123,32 @@ final class FakeBackend implements InvocationHandler {
     if (beta != 0) cpu.copy(out, f);
     cpu.matmul((View) host[0], (View) host[1], f, beta);
     cpu.copy(f, out);
+  }
+
+  private static boolean anyHalf(Object[] args) {
+    for (Object a : args) if (a instanceof View v && v.dtype().isHalf()) return true;
+    return false;
+  }
+
+  /**
+   * A convolution primitive on half operands as a backend that {@linkplain ConvolutionKernels#readsHalf reads them}
+   * computes it: every half view widened to float32 (exactly), the CPU's float32 kernel, and its outputs (out, dx,
+   * dw: the views from argument 5 on) rounded once into the half views.
+   */
+  private Object convolutionOnWidened(Method method, Object[] host) throws Throwable {
+    Object[] wide = host.clone();
+    for (int i = 0; i < wide.length; i++) {
+      if (wide[i] instanceof View v && v.dtype().isHalf()) {
+        View f = StridedView.uninitialized(DType.F32, v.shapeRef());
+        cpu.copy(v, f);
+        wide[i] = f;
+      }
+    }
+    Object result = call(method, target, wide);
+    for (int i = 5; i < wide.length; i++) {
+      if (wide[i] != host[i] && wide[i] instanceof View f) cpu.copy(f, (View) host[i]);
+    }
+    return result;
   }
 
   private static Object call(Method method, Object target, Object[] args) throws Throwable {

@@ -38,6 +38,24 @@ public final class FakeDevice {
     return WRITES_HALF.get();
   }
 
+  private static final ThreadLocal<Boolean> CONV_READS_HALF = ThreadLocal.withInitial(() -> false);
+
+  /**
+   * Makes the fake backends' convolution kernels answer {@code readsHalf} with {@code on} on this thread until the
+   * returned scope is closed, and take BF16/F16 operands by widening them to float32 on the host, running the CPU's
+   * float32 kernel and rounding its outputs once: the op layer's path for a GPU whose convolutions read halves runs
+   * here, with the CPU's results.
+   */
+  public static AutoCloseable convolutionReadingHalf(boolean on) {
+    boolean before = CONV_READS_HALF.get();
+    CONV_READS_HALF.set(on);
+    return () -> CONV_READS_HALF.set(before);
+  }
+
+  static boolean convolutionReadsHalf() {
+    return CONV_READS_HALF.get();
+  }
+
   /**
    * Hands {@code listener} the name and arguments (device views as the backend gets them) of every primitive a fake
    * backend runs on this thread, kernel families' methods included, until the returned scope is closed: for tests of

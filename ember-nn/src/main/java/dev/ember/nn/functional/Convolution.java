@@ -1,5 +1,6 @@
 package dev.ember.nn.functional;
 
+import dev.ember.amp.Autocast;
 import dev.ember.autograd.Tracing;
 import dev.ember.autograd.Autograd;
 import dev.ember.autograd.Grad;
@@ -7,6 +8,7 @@ import dev.ember.backend.ConvGeometry;
 import dev.ember.backend.ConvolutionKernels;
 import dev.ember.backend.SavedColumns;
 import dev.ember.tensor.Check;
+import dev.ember.tensor.DType;
 import dev.ember.tensor.Tensor;
 import java.util.Arrays;
 import java.util.Locale;
@@ -213,9 +215,19 @@ public final class Convolution {
     Tensor x = unbatched ? input.unsqueeze(0) : input;
     checkWeight(op, 4, input, weight, bias);
     if (HalfCompute.applies(input)) {
+      if (HalfCompute.direct(op, input, input.device().backend().convolution().readsHalf())) {
+        try (Autocast off = Autocast.disable()) { // the kernels read the halves: no widening, one rounding
+          return convTranspose2dKernels(op, unbatched, x, input, weight, bias, s, p, op2, d, groups);
+        }
+      }
       return HalfCompute.like(op, input, t -> convTranspose2d(t[0], t[1], t[2], s, p, op2, groups, d), input, weight,
           bias);
     }
+    return convTranspose2dKernels(op, unbatched, x, input, weight, bias, s, p, op2, d, groups);
+  }
+
+  private static Tensor convTranspose2dKernels(String op, boolean unbatched, Tensor x, Tensor input, Tensor weight,
+      Tensor bias, int[] s, int[] p, int[] op2, int[] d, int groups) {
     int cin = x.size(1);
     if (groups <= 0) throw Check.fail(op, "groups must be positive, got " + groups, "input", input, "weight", weight);
     if (weight.size(0) != cin) {
@@ -263,7 +275,7 @@ public final class Convolution {
       Tensor dx = gradient(ctx.edgeNeeded(0), ctx.in(0), writesAll);
       Tensor dw = gradient(ctx.edgeNeeded(1), ctx.in(1), writesAll);
       kernels.transposedBackward(ctx.in(0), ctx.in(1), gc, groups, g, dx, dw);
-      Tensor db = ctx.edgeNeeded(2) ? Tensor.of(kernels.channelSums(gc, n, o, oh * ow)).to(gc.dtype()).to(gc.device()) : null;
+      Tensor db = ctx.edgeNeeded(2) ? biasGradient(kernels.channelSums(gc, n, o, oh * ow), gc) : null;
       return new Tensor[] {dx, dw, db};
     }, new Tensor[] {xc, wc, bias});
     return unbatched ? out.squeeze(0) : out;
@@ -290,11 +302,25 @@ public final class Convolution {
     }
     checkWeight(op, dims + 2, input, weight, bias);
     if (HalfCompute.applies(input)) {
+      // a padded copy (reflect, replicate, circular) stays widened: its gradient sums the kernels' dx, which the
+      // widened path rounds once after that sum
+      boolean padsCopy = !paddingMode.equalsIgnoreCase("zeros") && (pads[0] | pads[1] | pads[2] | pads[3]) != 0;
+      if (!padsCopy && HalfCompute.direct(op, input, input.device().backend().convolution().readsHalf())) {
+        try (Autocast off = Autocast.disable()) { // the kernels read the halves: no widening, one rounding
+          return convKernels(op, dims, unbatched, input, weight, bias, s, pads, d, groups, paddingMode, relu);
+        }
+      }
       int[] pads0 = pads;
       // relu commutes with the one rounding to the half dtype, so fusing it before the rounding gives the same bits
       return HalfCompute.like(op, input, t -> conv(op, dims, t[0], t[1], t[2], s, pads0, d, groups, paddingMode,
           relu), input, weight, bias);
     }
+    return convKernels(op, dims, unbatched, input, weight, bias, s, pads, d, groups, paddingMode, relu);
+  }
+
+  /** {@link #conv} past its dtype dispatch: the checks and the kernels, on operands of one dtype. */
+  private static Tensor convKernels(String op, int dims, boolean unbatched, Tensor input, Tensor weight, Tensor bias,
+      int[] s, int[] pads, int[] d, int groups, String paddingMode, boolean relu) {
     Tensor x = unbatched ? input.unsqueeze(0) : input;
     int c = x.size(1);
     int o = weight.size(0);
@@ -370,12 +396,22 @@ public final class Convolution {
       Tensor dx = gradient(ctx.edgeNeeded(0), ctx.in(0));
       Tensor dw = gradient(ctx.edgeNeeded(1), ctx.in(1));
       kernels.backward(ctx.in(0), ctx.in(1), gc, groups, g, dx, dw, cols);
-      Tensor db = ctx.edgeNeeded(2) ? Tensor.of(kernels.channelSums(gc, n, o, oh * ow)).to(gc.dtype()).to(gc.device()) : null;
+      Tensor db = ctx.edgeNeeded(2) ? biasGradient(kernels.channelSums(gc, n, o, oh * ow), gc) : null;
       return new Tensor[] {dx, dw, db};
     }, new Tensor[] {xc, wc, bias});
     if (relu) out = out.relu(); // with the tape: the plain recorded ops
     if (dims == 1) out = out.squeeze(2);
     return unbatched ? out.squeeze(0) : out;
+  }
+
+  /**
+   * The bias gradient from its per-channel sums, in gOut's dtype and on its device: through F32 when that is half,
+   * as the widened path's F32 gradient rounded to the half bias.
+   */
+  private static Tensor biasGradient(double[] sums, Tensor gOut) {
+    Tensor db = Tensor.of(sums);
+    if (gOut.dtype().isHalf()) db = db.to(DType.F32);
+    return db.to(gOut.dtype()).to(gOut.device());
   }
 
   /** A zero-filled gradient shaped as {@code t} when {@code needed}, else null. */

@@ -79,6 +79,15 @@ final class HalfCompute {
     return run(inF32(name) ? null : common(inputs), op, inputs);
   }
 
+  /**
+   * Whether op {@code name}, whose (lowered) primary input is {@code primary}, hands its half operands to a kernel
+   * family that reads them ({@code readsHalf}: the product accumulated in F32 and rounded once, as {@link #like}
+   * computes it) instead of going through {@link #like}: a half primary whose result autocast keeps half.
+   */
+  static boolean direct(String name, Tensor primary, boolean readsHalf) {
+    return readsHalf && primary.dtype().isHalf() && !inF32(name);
+  }
+
   /** Whether autocast is on and op {@code name} is one of its {@link Autocast#FLOAT32} ops. */
   private static boolean inF32(String name) {
     return Autocast.enabled() && Autocast.policy(name) == Autocast.Policy.FLOAT32;

@@ -1,0 +1,101 @@
+package dev.ember.cuda.kernels;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ember.cuda.testing.DeviceCompiler;
+import dev.ember.tensor.DType;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * CudaConvolution's source without a GPU: nvcc (or NVRTC) compiles it for sm_90 with every kernel the Java side
+ * launches, for F32, F64, BF16 and F16; src/test/cuda-emu/convolution.cpp runs the 16-bit kernels under emu.h (g++)
+ * against the float32 kernels on the widened values rounded once. Each skips, saying why, where its compiler is absent.
+ */
+class ConvolutionHalfSourceTest {
+  @TempDir Path tmp;
+
+  private static final DType[] DTYPES = {DType.F32, DType.F64, DType.BF16, DType.F16};
+
+  @Test
+  void kernelNamesMoveHalvesWhereTheyOnlyMoveBits() {
+    assertEquals("im2col_u16", CudaConvolution.kernelName("im2col", DType.BF16));
+    assertEquals("bias_fill_u16", CudaConvolution.kernelName("bias_fill", DType.F16));
+    assertEquals("col2im_bf16", CudaConvolution.kernelName("col2im", DType.BF16));
+    assertEquals("sum_batches_f16", CudaConvolution.kernelName("sum_batches", DType.F16));
+    assertEquals("channel_sums_f32", CudaConvolution.kernelName("channel_sums", DType.F32));
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> CudaConvolution.kernelName("im2col", DType.I64));
+    assertTrue(e.getMessage().contains("int64"), e.getMessage());
+  }
+
+  /** A half GEMM's operand goes through an aligned copy unless every batch starts on 256 bytes. */
+  @Test
+  void alignedCopiesHaveStridesOfWhole256ByteBlocks() {
+    assertTrue(CudaConvolution.aligned(1024, 128, 4, 2));
+    assertTrue(CudaConvolution.aligned(1024, 36, 1, 2), "one batch: only the address");
+    assertTrue(!CudaConvolution.aligned(1024, 36, 2, 2), "36 halves per image");
+    assertTrue(!CudaConvolution.aligned(1024 + 72, 128, 4, 2), "a group offset of 36 halves");
+    assertEquals(128, CudaConvolution.alignedStride(36, 2));
+    assertEquals(256, CudaConvolution.alignedStride(129, 2));
+    assertEquals(64, CudaConvolution.alignedStride(64, 4));
+    assertEquals(128, CudaConvolution.alignedStride(65, 4));
+  }
+
+  @Test
+  void theSourceCompilesForTheDeviceWithEveryKernelLaunched() {
+    DeviceCompiler.assume();
+    String text = new String(DeviceCompiler.cubin("convolution", CudaConvolution.SOURCE), StandardCharsets.ISO_8859_1);
+    int n = 0;
+    for (DType t : DTYPES) {
+      for (String base : CudaConvolution.KERNELS) {
+        String k = CudaConvolution.kernelName(base, t);
+        assertTrue(text.contains("\0" + k + "\0"), "convolution has no kernel " + k);
+        n++;
+      }
+    }
+    assertEquals(20, n);
+    for (String k : CudaConvolution.RESTRIDE) assertTrue(text.contains("\0" + k + "\0"), "convolution has no kernel " + k);
+    String bias = new String(DeviceCompiler.cubin("convolution_bias", CudaConvolution.BIAS_ADD),
+        StandardCharsets.ISO_8859_1);
+    for (String k : List.of("bias_add_f32", "bias_add_f64")) assertTrue(bias.contains("\0" + k + "\0"), k);
+  }
+
+  private static String run(List<String> cmd, Path dir) throws IOException, InterruptedException {
+    Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(300, TimeUnit.SECONDS), "timed out: " + cmd);
+    return p.exitValue() + "\n" + out;
+  }
+
+  @Test
+  void halfKernelsGiveTheFloat32KernelsRoundedOnceUnderTheEmulator() throws Exception {
+    Path emu = Path.of("").toAbsolutePath().resolve("src/test/cuda-emu");
+    Assumptions.assumeTrue(Files.isRegularFile(emu.resolve("convolution.cpp")), "run from the ember-cuda module");
+    String version;
+    try {
+      version = run(List.of("g++", "--version"), tmp);
+    } catch (IOException e) {
+      version = "missing";
+    }
+    Assumptions.assumeTrue(version.startsWith("0\n"), "needs g++ to build the kernel emulation: " + version.strip());
+    Files.writeString(tmp.resolve("convolution.cu"), CudaConvolution.SOURCE);
+    Path exe = tmp.resolve("convolution");
+    String built = run(List.of("g++", "-std=c++20", "-O1", "-ffp-contract=off", "-pthread", "-w", "-I" + emu,
+        "-I" + tmp, emu.resolve("convolution.cpp").toString(), "-o", exe.toString()), tmp);
+    Assumptions.assumeFalse(built.contains("barrier") && !built.startsWith("0\n"), "needs C++20 <barrier>: " + built);
+    Assumptions.assumeFalse(built.contains("_Float16") && !built.startsWith("0\n"), "needs g++ 12's _Float16: " + built);
+    assertTrue(built.startsWith("0\n"), "g++ failed:\n" + built);
+    String ran = run(List.of(exe.toString()), tmp);
+    assertEquals("0\nok (0 failures)", ran.strip(), ran);
+  }
+}
