@@ -223,10 +223,11 @@ public final class Attention {
     Tensor kc = k.contiguous().detach();
     Tensor vc = v.contiguous().detach();
     AttentionKernels kernels = q.device().backend().attention();
+    boolean maskGrad = mask != null && mask.dtype().isFloatingPoint();
+    if (!q.device().isCpu()) return tiledOnDevice(kernels, p, qc, kc, vc, mask, maskD, maskGrad, q, k, v);
     double[] lse = new double[p.batch() * p.l()];
     Tensor out = qc.newZeros(p.batch(), p.l(), p.ev());
     kernels.forward(p, qc, kc, vc, out, lse);
-    boolean maskGrad = mask != null && mask.dtype().isFloatingPoint();
     AttentionKernels.Problem pf = p;
     int[] maskShape = mask == null ? null : mask.shape();
     DType maskType = mask == null ? null : mask.dtype();
@@ -238,6 +239,29 @@ public final class Attention {
       Tensor dv = qc.newZeros(vc.shapeRef());
       kernels.backward(pf, qc, kc, vc, out, lse, g.contiguous(), dq, dk, dv, dm);
       return new Tensor[] {dq, dk, dv, dm == null ? null : tensor(dm, maskType, maskShape).to(qc.device())};
+    }, new Tensor[] {q, k, v, maskGrad ? mask : null});
+  }
+
+  /**
+   * The tiled path on a device: the rows' logsumexps stay in an F64 device tensor from the forward to the backward
+   * ({@link AttentionKernels#forwardInto}, {@link AttentionKernels#backwardFrom}) and the mask's gradient is summed
+   * on the device, so neither direction waits for a copy to the host or uploads from it. The same kernels' arithmetic
+   * as the CPU path's arrays.
+   */
+  private static Tensor tiledOnDevice(AttentionKernels kernels, AttentionKernels.Problem p, Tensor qc, Tensor kc,
+      Tensor vc, Tensor mask, Tensor maskD, boolean maskGrad, Tensor q, Tensor k, Tensor v) {
+    Tensor lse = qc.newEmpty(DType.F64, p.batch() * p.l());
+    Tensor out = qc.newZeros(p.batch(), p.l(), p.ev());
+    kernels.forwardInto(p, qc, kc, vc, out, lse);
+    DType maskType = mask == null ? null : mask.dtype();
+    return Autograd.record("scaled_dot_product_attention", out, (ctx, g) -> {
+      for (int i = 0; i < 3; i++) ctx.in(i); // fails, naming the op, if q, k or v changed in place since the forward
+      Tensor dm = maskGrad && ctx.edgeNeeded(3) ? qc.newZeros(DType.F64, maskD.shapeRef()) : null;
+      Tensor dq = qc.newZeros(qc.shapeRef());
+      Tensor dk = qc.newZeros(kc.shapeRef());
+      Tensor dv = qc.newZeros(vc.shapeRef());
+      kernels.backwardFrom(p, qc, kc, vc, out, lse, g.contiguous(), dq, dk, dv, dm);
+      return new Tensor[] {dq, dk, dv, dm == null ? null : dm.to(maskType)};
     }, new Tensor[] {q, k, v, maskGrad ? mask : null});
   }
 
