@@ -225,6 +225,17 @@ public final class CudaAttention implements AttentionKernels {
     this.uploads = PinnedUploads.of(ctx);
   }
 
+  /** The kernels {@link #fn} and {@link #bandMask} launch, for compile checks: every one is in the cubin. */
+  static java.util.List<String> kernelNames() {
+    java.util.List<String> names = new java.util.ArrayList<>();
+    for (String k : new String[] {"fwd", "bwd_q", "bwd_kv", "dropout_keep"}) {
+      names.add(k + "_f32");
+      names.add(k + "_f64");
+    }
+    names.add("band_mask");
+    return names;
+  }
+
   private long fn(String name, DType t) {
     return cache.function("attention", SOURCE, name + (t == DType.F32 ? "_f32" : "_f64"));
   }
