@@ -186,7 +186,7 @@ public final class Attention {
       kernels.plainForward(p, q.contiguous(), k.contiguous(), v.contiguous(), out);
       return out;
     }
-    Tensor negInf = Tensor.scalar(Double.NEGATIVE_INFINITY, dt);
+    Tensor negInf = scalarOn(q.device(), Double.NEGATIVE_INFINITY, dt);
     Tensor scores = q.matmul(k.mT()); // [B, L, S]; q comes scaled
     if (mask != null) {
       Tensor m3 = mask.expand(full).reshape(p.batch(), p.l(), p.s());
@@ -213,9 +213,8 @@ public final class Attention {
     AttentionKernels.Problem p = p0;
     if (mask != null) {
       // the mask in its own (unexpanded) shape, additive, as doubles; broadcast through strides
-      maskD = mask.dtype() == DType.BOOL
-          ? ElementwiseOps.where(mask, Tensor.scalar(0.0, DType.F64), Tensor.scalar(Double.NEGATIVE_INFINITY, DType.F64))
-          : mask.to(DType.F64);
+      maskD = mask.dtype() == DType.BOOL ? ElementwiseOps.where(mask, scalarOn(q.device(), 0.0, DType.F64),
+          scalarOn(q.device(), Double.NEGATIVE_INFINITY, DType.F64)) : mask.to(DType.F64);
       maskD = maskD.detach().contiguous();
       p = withMask(p0, maskD, full);
     }
@@ -263,6 +262,15 @@ public final class Attention {
       kernels.backwardFrom(p, qc, kc, vc, out, lse, g.contiguous(), dq, dk, dv, dm);
       return new Tensor[] {dq, dk, dv, dm == null ? null : dm.to(maskType)};
     }, new Tensor[] {q, k, v, maskGrad ? mask : null});
+  }
+
+  /**
+   * A 0-d {@code dtype} tensor holding {@code value} for an op on {@code device}: a host scalar on the CPU, else one
+   * filled on the device, since a host scalar meeting device operands is copied up by a transfer that waits for
+   * every queued kernel.
+   */
+  private static Tensor scalarOn(dev.ember.tensor.Device device, double value, DType dtype) {
+    return device.isCpu() ? Tensor.scalar(value, dtype) : Tensor.full(value, device, dtype);
   }
 
   /** The problem with the mask's strides broadcast to [B..., L, S] and flattened to per-batch bases. */

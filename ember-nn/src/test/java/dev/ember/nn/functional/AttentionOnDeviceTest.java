@@ -93,6 +93,10 @@ class AttentionOnDeviceTest {
           && !v.storage().onDevice()) {
         calls.add("copy into host memory");
       }
+      if ((op.equals("copy") || op.equals("copyNonBlocking")) && args[0] instanceof View v
+          && !v.storage().onDevice()) {
+        calls.add(v.numel() > 1 ? "upload" : "scalar upload");
+      }
     });
   }
 
@@ -130,16 +134,20 @@ class AttentionOnDeviceTest {
 
     Tensor qd = leaf(q, FAKE, true), kd = leaf(k, FAKE, true), vd = leaf(v, FAKE, true);
     Tensor md = leaf(mask, FAKE, maskGrad);
+    Tensor upd = up.to(FAKE);
     List<String> calls = new ArrayList<>();
     Tensor yd;
     try (AutoCloseable w = watch(calls)) {
       yd = Attention.scaledDotProductAttention(qd, kd, vd, md, dropout, causal, null, window, new Generator(5), kernel);
-      yd.mul(up.to(FAKE)).sum().backward();
+      yd.mul(upd).sum().backward();
     }
     noHost(calls, name);
+    // the plain path's scalar uploads are the elementwise layer's (q times the scale, where's backward)
+    assertTrue(!calls.contains("upload"), name + ": the device path uploaded a tensor; " + new TreeSet<>(calls));
     if (tiled) {
       assertTrue(calls.contains("forwardInto") && calls.contains("backwardFrom"), name + ": the tiled path ran "
           + new TreeSet<>(calls));
+      assertTrue(!calls.contains("scalar upload"), name + ": the tiled path uploaded a scalar; " + new TreeSet<>(calls));
     } else {
       assertTrue(!calls.contains("forwardInto"), name + ": expected the plain path; " + new TreeSet<>(calls));
     }
@@ -219,11 +227,12 @@ class AttentionOnDeviceTest {
     Tensor bd = leaf(both, FAKE, true);
     Tensor md = bd.select(0, 1);
     assertEquals(l * s, md.offset(), "the mask starts past its storage's start");
+    Tensor upd = up.to(FAKE);
     List<String> calls = new ArrayList<>();
     Tensor yd;
     try (AutoCloseable w = watch(calls)) {
       yd = Attention.scaledDotProductAttention(qd, kd, vd, md, 0, true, null, -1, null, kernel);
-      yd.mul(up.to(FAKE)).sum().backward();
+      yd.mul(upd).sum().backward();
     }
     noHost(calls, "offset mask");
     assertTrue(calls.contains("backwardFrom"), "offset mask: " + new TreeSet<>(calls));
@@ -231,6 +240,52 @@ class AttentionOnDeviceTest {
     same(qc.grad(), qd.grad(), "offset mask query gradient");
     same(mc.grad(), bd.grad().select(0, 1), "offset mask gradient");
     same(Tensor.zeros(DType.F64, l, s), bd.grad().select(0, 0), "the other slice's gradient");
+  }
+
+  /**
+   * MultiheadAttention on the fake device, causal with a bool attention mask and key padding mask, with a gradient
+   * (the attention core) and with the weights wanted: the CPU's bits, the causal and bool masks made on the device
+   * (no [L, S] upload, no scalar upload for them).
+   */
+  @Test
+  void multiheadAttentionMasksAreMadeOnTheDevice() throws Exception {
+    for (boolean weights : new boolean[] {false, true}) {
+      for (DType dt : new DType[] {DType.F32, DType.F64}) {
+        String at = dt + (weights ? " with weights" : " core");
+        Generator gen = new Generator(3);
+        dev.ember.nn.MultiheadAttention cpu = new dev.ember.nn.MultiheadAttention(16, 4, 0, true, true, gen);
+        cpu.to(dt);
+        dev.ember.nn.MultiheadAttention dev = new dev.ember.nn.MultiheadAttention(16, 4, 0, true, true,
+            new Generator(3));
+        dev.to(dt);
+        dev.to(FAKE);
+        Tensor x = Tensor.randn(gen, DType.F64, 2, 11, 16).to(dt);
+        boolean[] am = new boolean[11 * 11];
+        boolean[] kp = new boolean[2 * 11];
+        for (int i = 0; i < am.length; i++) am[i] = i % 7 == 3;
+        kp[10] = true;
+        kp[11 + 9] = true;
+        Tensor mask = Tensor.of(am, 11, 11);
+        Tensor pad = Tensor.of(kp, 2, 11);
+        Tensor xc = leaf(x, Device.CPU, true);
+        Tensor yc = cpu.forward(xc, xc, xc, pad, mask, weights, true).output();
+        yc.sum().backward();
+        Tensor xd = leaf(x, FAKE, true);
+        Tensor maskD = mask.to(FAKE);
+        Tensor padD = pad.to(FAKE);
+        List<String> calls = new ArrayList<>();
+        Tensor yd;
+        try (AutoCloseable w = watch(calls)) {
+          yd = dev.forward(xd, xd, xd, padD, maskD, weights, true).output();
+          yd.sum().backward();
+        }
+        noHost(calls, at);
+        assertTrue(!calls.contains("upload"), at + ": uploaded a mask; " + new TreeSet<>(calls));
+        assertTrue(calls.contains("bandMask"), at + ": the causal mask came from bandMask; " + new TreeSet<>(calls));
+        same(yc, yd, at + " output");
+        same(xc.grad(), xd.grad(), at + " input gradient");
+      }
+    }
   }
 
   /** The view methods name the op and the shapes when the logsumexp or mask-gradient view does not fit. */
