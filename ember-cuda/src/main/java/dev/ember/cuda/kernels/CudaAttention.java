@@ -17,6 +17,9 @@ import java.lang.foreign.MemorySegment;
  * dv, each summing in a fixed order (no atomics; only a broadcast mask's gradient adds atomically). Scores,
  * probabilities and sums are in double; causality, the sliding window, the additive mask and the counter-based
  * dropout are the CPU kernels' ({@link Problem#allowed}, {@link Problem#keep}), so both drop the same weights.
+ * The view methods ({@link #forwardInto}, {@link #backwardFrom}) read and write the logsumexps and the mask's
+ * gradient in device memory, so neither direction waits for the queue; the double-array methods copy them through
+ * the host as the SPI's arrays require.
  */
 public final class CudaAttention implements AttentionKernels {
   static final int CHUNK = 128;
