@@ -14,24 +14,30 @@ import dev.ember.cuda.testing.Gpu;
 import dev.ember.cuda.testing.RawDevice;
 import dev.ember.nn.functional.Attention;
 import dev.ember.nn.functional.Attention.Kernel;
-import dev.ember.nn.functional.Attention.Path;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Device;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
 import dev.ember.testing.Assertions;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * CudaAttention's view methods ({@link AttentionKernels#forwardInto}, {@link AttentionKernels#backwardFrom}: the
  * logsumexps and the mask's gradient in device memory). Without a GPU: the source compiles for sm_90 (NVRTC or nvcc)
- * with every kernel the Java side launches. On cuda:0 (skipped without a GPU): the view methods give the
- * double-array methods' bits (the same kernels, only where the logsumexps live differs; a broadcast mask's gradient,
- * summed with atomics, to rounding), a mask at an offset into its storage included; and
+ * with every kernel the Java side launches, and its kernels match plain loops under the g++ block emulation. On
+ * cuda:0 (skipped without a GPU): the view methods give the double-array methods' bits (the same kernels, only
+ * where the logsumexps live differs; a broadcast mask's gradient, summed with atomics, to rounding), a mask at an
+ * offset into its storage included; and
  * scaled_dot_product_attention's tiled path through the ops against the CPU, forward and gradients (float mask
  * included), with nothing falling back to the host. Both GPU checks run on core's fake device everywhere too.
  */
@@ -49,6 +55,41 @@ class AttentionOnCudaTest {
     assertEquals(9, names.size());
     for (String k : names) assertTrue(text.contains("\0" + k + "\0"), "attention has no kernel " + k);
     assertTrue(!text.contains("\0fwd_f16\0"), "the lookup tells names apart");
+  }
+
+  private static String run(List<String> cmd, Path dir) throws IOException, InterruptedException {
+    Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(300, TimeUnit.SECONDS), "timed out: " + cmd);
+    return p.exitValue() + "\n" + out;
+  }
+
+  /**
+   * src/test/cuda-emu/attention.cpp runs the forward and both backward kernels under the block emulation (emu.h,
+   * g++) against plain loops in double, the mask's gradient added through the pointer backwardFrom passes, and
+   * checks struct P's layout against {@link CudaAttention}'s packing. Skips, saying why, without g++.
+   */
+  @Test
+  void kernelsMatchPlainLoopsUnderTheEmulator(@TempDir Path tmp) throws Exception {
+    Path emu = Path.of("").toAbsolutePath().resolve("src/test/cuda-emu");
+    Assumptions.assumeTrue(Files.isRegularFile(emu.resolve("attention.cpp")), "run from the ember-cuda module");
+    String version;
+    try {
+      version = run(List.of("g++", "--version"), tmp);
+    } catch (IOException e) {
+      version = "missing";
+    }
+    Assumptions.assumeTrue(version.startsWith("0\n"), "needs g++ to build the kernel emulation: " + version.strip());
+    String shared = "extern __shared__ double sm[];";
+    assertTrue(CudaAttention.SOURCE.contains(shared), "the kernels' dynamic shared array");
+    Files.writeString(tmp.resolve("attention.cu"), CudaAttention.SOURCE.replace(shared, "double* sm = emu_smem;"));
+    Path exe = tmp.resolve("attention");
+    String built = run(List.of("g++", "-std=c++20", "-O1", "-ffp-contract=off", "-pthread", "-w", "-I" + emu,
+        "-I" + tmp, emu.resolve("attention.cpp").toString(), "-o", exe.toString()), tmp);
+    Assumptions.assumeFalse(built.contains("barrier") && !built.startsWith("0\n"), "needs C++20 <barrier>: " + built);
+    assertTrue(built.startsWith("0\n"), "g++ failed:\n" + built);
+    String ran = run(List.of(exe.toString()), tmp);
+    assertEquals("0\nok (0 failures)", ran.strip(), ran);
   }
 
   @Test
@@ -175,7 +216,7 @@ class AttentionOnCudaTest {
 
   /** The tiled path (AUTO above 4096 scores, and asked for) through the op with gradients, against the CPU. */
   private static void ops(Device dev) {
-    Kernel auto = new Kernel(Path.AUTO, 64, 128, 4096);
+    Kernel auto = new Kernel(Attention.Path.AUTO, 64, 128, 4096);
     for (DType dt : new DType[] {DType.F32, DType.F64}) {
       // GPU scores and sums are in double, the CPU's float32 ones in float lanes
       double tol = dt == DType.F32 ? 5e-5 : 1e-10;
@@ -214,7 +255,9 @@ class AttentionOnCudaTest {
                 + " gradient");
           }
           // the mask's gradient sums over batch and heads
-          if (maskGrad) Assertions.assertClose(cpu[3].grad(), dvc[3].grad().cpu(), tol * 10, tol * 10, w + " mask gradient");
+          if (maskGrad) {
+            Assertions.assertClose(cpu[3].grad(), dvc[3].grad().cpu(), tol * 10, tol * 10, w + " mask gradient");
+          }
         }
       }
     }

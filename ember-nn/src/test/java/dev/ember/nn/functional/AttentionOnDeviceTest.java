@@ -102,7 +102,8 @@ class AttentionOnDeviceTest {
 
   private static void noHost(List<String> calls, String at) {
     Set<String> reached = new TreeSet<>(calls);
-    assertTrue(!reached.contains("double-array forward"), at + ": the device path called forward(double[]); " + reached);
+    assertTrue(!reached.contains("double-array forward"), at + ": the device path called forward(double[]); "
+        + reached);
     assertTrue(!reached.contains("double-array backward"), at + ": the device path called backward(double[]); "
         + reached);
     assertTrue(!reached.contains("copy into host memory"), at + ": the device path read to the host; " + reached);
@@ -147,7 +148,8 @@ class AttentionOnDeviceTest {
     if (tiled) {
       assertTrue(calls.contains("forwardInto") && calls.contains("backwardFrom"), name + ": the tiled path ran "
           + new TreeSet<>(calls));
-      assertTrue(!calls.contains("scalar upload"), name + ": the tiled path uploaded a scalar; " + new TreeSet<>(calls));
+      assertTrue(!calls.contains("scalar upload"), name + ": the tiled path uploaded a scalar; "
+          + new TreeSet<>(calls));
     } else {
       assertTrue(!calls.contains("forwardInto"), name + ": expected the plain path; " + new TreeSet<>(calls));
     }
