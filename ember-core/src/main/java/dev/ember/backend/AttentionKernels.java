@@ -129,6 +129,60 @@ public interface AttentionKernels {
   void backward(Problem p, View q, View k, View v, View out, double[] lse, View dout, View dq, View dk, View dv,
       double[] dmask);
 
+  // ================================================================== logsumexp in a view
+
+  /**
+   * {@link #forward} with the rows' logsumexps written into {@code lse} (contiguous F64, B * L elements) instead of
+   * a host array, so that a device backend keeps them on the device for {@link #backwardFrom}. The default runs
+   * {@link #forward} and stores the array into the view (for backends whose memory the host can write).
+   */
+  default void forwardInto(Problem p, View q, View k, View v, View out, View lse) {
+    requireF64(lse, (long) p.batch() * p.l(), "forwardInto", "lse");
+    double[] a = new double[p.batch() * p.l()];
+    forward(p, q, k, v, out, a);
+    for (int i = 0; i < a.length; i++) lse.storage().setDouble(lse.offset() + i, a[i]);
+  }
+
+  /**
+   * {@link #backward} with the forward's logsumexps in a view ({@code lse}, as {@link #forwardInto} wrote it) and the
+   * mask's gradient added into a view: {@code dmask} (or null) is contiguous F64 with as many elements as the mask's
+   * data, and the gradient for (b, i, j) goes to its element {@link Mask#index}(b, i, j) minus the data's offset.
+   * The default reads both views into arrays, runs {@link #backward} and writes dmask back.
+   */
+  default void backwardFrom(Problem p, View q, View k, View v, View out, View lse, View dout, View dq, View dk,
+      View dv, View dmask) {
+    requireF64(lse, (long) p.batch() * p.l(), "backwardFrom", "lse");
+    double[] a = new double[p.batch() * p.l()];
+    for (int i = 0; i < a.length; i++) a[i] = lse.storage().getDouble(lse.offset() + i);
+    double[] dm = null;
+    int shift = 0;
+    if (dmask != null) {
+      if (p.mask() == null) {
+        throw new IllegalArgumentException("scaled_dot_product_attention: backwardFrom got a mask gradient view "
+            + java.util.Arrays.toString(dmask.shapeRef()) + " for a problem without a mask");
+      }
+      requireF64(dmask, p.mask().data().numel(), "backwardFrom", "dmask");
+      shift = p.mask().data().offset();
+      dm = new double[shift + (int) dmask.numel()];
+      for (int i = shift; i < dm.length; i++) dm[i] = dmask.storage().getDouble(dmask.offset() + i - shift);
+    }
+    backward(p, q, k, v, out, a, dout, dq, dk, dv, dm);
+    if (dm != null) {
+      for (int i = shift; i < dm.length; i++) dmask.storage().setDouble(dmask.offset() + i - shift, dm[i]);
+    }
+  }
+
+  /** Checks that {@code view} is a contiguous F64 view of {@code count} elements, naming the method and argument. */
+  static void requireF64(View view, long count, String method, String name) {
+    if (view == null || view.dtype() != dev.ember.tensor.DType.F64 || !view.isContiguous()
+        || view.numel() != count) {
+      throw new IllegalArgumentException("scaled_dot_product_attention: " + method + " needs " + name
+          + " as a contiguous float64 view of " + count + " elements, got " + (view == null ? "null"
+          : view.dtype().torchName() + " " + java.util.Arrays.toString(view.shapeRef())
+          + (view.isContiguous() ? "" : " (not contiguous)")));
+    }
+  }
+
   /**
    * out[i, j] = whether query i may see key j under causality and the window ({@link Problem#allowed}), for a
    * contiguous BOOL [L, S] view.

@@ -4,6 +4,7 @@ import dev.ember.amp.Autocast;
 import dev.ember.autograd.Autograd;
 import dev.ember.autograd.Grad;
 import dev.ember.autograd.Tracing;
+import dev.ember.backend.AttentionKernels;
 import dev.ember.backend.Backend;
 import dev.ember.nn.functional.Attention;
 import dev.ember.nn.init.Init;
@@ -413,17 +414,35 @@ public class MultiheadAttention extends Module {
       bias = bias == null ? kp : bias.add(kp);
     }
     if (isCausal) {
-      double[] c = new double[l * s];
-      for (int i = 0; i < l; i++) for (int j = i + 1; j < s; j++) c[i * s + j] = Double.NEGATIVE_INFINITY;
-      Tensor cm = Tensor.of(c, 1, 1, l, s).to(dtype).to(device);
+      Tensor cm;
+      if (device.isCpu()) {
+        double[] c = new double[l * s];
+        for (int i = 0; i < l; i++) for (int j = i + 1; j < s; j++) c[i * s + j] = Double.NEGATIVE_INFINITY;
+        cm = Tensor.of(c, 1, 1, l, s).to(dtype).to(device);
+      } else { // the same 0 and -inf made on the device: no [L, S] upload, which would wait for the queue
+        Tensor allowed = Tensor.zeros(device, DType.BOOL, l, s);
+        device.backend().attention().bandMask(new AttentionKernels.Problem(1, l, s, 1, 1, 1, true, Attention.NO_WINDOW,
+            1, 1, null, 0, 0), allowed);
+        cm = ElementwiseOps.where(allowed, scalarOn(device, 0, dtype),
+            scalarOn(device, Double.NEGATIVE_INFINITY, dtype)).reshape(1, 1, l, s);
+      }
       bias = bias == null ? cm : bias.add(cm);
     }
     return bias;
   }
 
+  /**
+   * A 0-d {@code dtype} tensor holding {@code value} for an op on {@code device}: a host scalar on the CPU, else one
+   * filled on the device (a host scalar meeting device operands is copied up by a transfer that waits for the queue).
+   */
+  private static Tensor scalarOn(dev.ember.tensor.Device device, double value, DType dtype) {
+    return device.isCpu() ? Tensor.scalar(value, dtype) : Tensor.full(value, device, dtype);
+  }
+
   private static Tensor toAdditive(Tensor mask, DType dtype) {
     if (mask.dtype() == DType.BOOL) {
-      return ElementwiseOps.where(mask, Tensor.scalar(Double.NEGATIVE_INFINITY, dtype), Tensor.scalar(0, dtype));
+      return ElementwiseOps.where(mask, scalarOn(mask.device(), Double.NEGATIVE_INFINITY, dtype),
+          scalarOn(mask.device(), 0, dtype));
     }
     if (!mask.dtype().isFloatingPoint()) {
       throw new IllegalArgumentException("MultiheadAttention: masks must be BOOL or floating point, got " + mask.dtype()

@@ -17,6 +17,9 @@ import java.lang.foreign.MemorySegment;
  * dv, each summing in a fixed order (no atomics; only a broadcast mask's gradient adds atomically). Scores,
  * probabilities and sums are in double; causality, the sliding window, the additive mask and the counter-based
  * dropout are the CPU kernels' ({@link Problem#allowed}, {@link Problem#keep}), so both drop the same weights.
+ * The view methods ({@link #forwardInto}, {@link #backwardFrom}) read and write the logsumexps and the mask's
+ * gradient in device memory, so neither direction waits for the queue; the double-array methods copy them through
+ * the host as the SPI's arrays require.
  */
 public final class CudaAttention implements AttentionKernels {
   static final int CHUNK = 128;
@@ -215,12 +218,25 @@ public final class CudaAttention implements AttentionKernels {
   private final KernelCache cache;
   private final Workspace scratch;
   private final Workspace bases;
+  private final PinnedUploads uploads;
 
   public CudaAttention(CudaContext ctx, KernelCache cache) {
     this.ctx = ctx;
     this.cache = cache;
     this.scratch = new Workspace(ctx);
     this.bases = new Workspace(ctx);
+    this.uploads = PinnedUploads.of(ctx);
+  }
+
+  /** The kernels {@link #fn} and {@link #bandMask} launch, for compile checks: every one is in the cubin. */
+  static java.util.List<String> kernelNames() {
+    java.util.List<String> names = new java.util.ArrayList<>();
+    for (String k : new String[] {"fwd", "bwd_q", "bwd_kv", "dropout_keep"}) {
+      names.add(k + "_f32");
+      names.add(k + "_f64");
+    }
+    names.add("band_mask");
+    return names;
   }
 
   private long fn(String name, DType t) {
@@ -245,7 +261,8 @@ public final class CudaAttention implements AttentionKernels {
       int[] base = m.base();
       long dev = bases.get(4L * Math.max(1, base.length));
       ctx.makeCurrent();
-      ctx.driver().memcpyHtoDSync(dev, MemorySegment.ofArray(base), 4L * base.length);
+      // ordered on the stream after the kernels that may still read the previous bases, without waiting for them
+      uploads.put(dev, base);
       // the bases index the storage from its start, offset included, as on the CPU
       s.set(java.lang.foreign.ValueLayout.JAVA_LONG, 56, m.data().storage().memory().address());
       s.set(java.lang.foreign.ValueLayout.JAVA_LONG, 64, dev);
@@ -259,11 +276,16 @@ public final class CudaAttention implements AttentionKernels {
   public void forward(Problem p, View q, View k, View v, View out, double[] lse) {
     if (p.batch() == 0 || p.l() == 0) return;
     long lseDev = scratch.get(8L * p.batch() * p.l());
+    launchForward(p, q, k, v, out, lseDev);
+    ctx.driver().memcpyDtoHSync(MemorySegment.ofArray(lse), lseDev, 8L * p.batch() * p.l());
+  }
+
+  /** fwd_*: one block per (query row, batch element), the row's logsumexp into the device address {@code lseDev}. */
+  private void launchForward(Problem p, View q, View k, View v, View out, long lseDev) {
     int shared = 8 * (p.e() + p.ev() + CHUNK + THREADS);
     cache.launch3(fn("fwd", q.dtype()), p.l(), p.batch(), THREADS, shared, KernelArgs.begin().bytes(problem(p), 8)
         .ptr(KernelArgs.address(q)).ptr(KernelArgs.address(k)).ptr(KernelArgs.address(v)).ptr(KernelArgs.address(out))
         .ptr(lseDev));
-    ctx.driver().memcpyDtoHSync(MemorySegment.ofArray(lse), lseDev, 8L * p.batch() * p.l());
   }
 
   @Override
@@ -279,6 +301,17 @@ public final class CudaAttention implements AttentionKernels {
     ctx.makeCurrent();
     ctx.driver().memcpyHtoDSync(lseDev, MemorySegment.ofArray(lse), rowsBytes);
     if (dmask != null) ctx.driver().memcpyHtoDSync(dmaskDev, MemorySegment.ofArray(dmask), maskBytes);
+    launchBackward(p, q, k, v, out, lseDev, dout, dq, dk, dv, dDev, dmaskDev);
+    if (dmask != null) ctx.driver().memcpyDtoHSync(MemorySegment.ofArray(dmask), dmaskDev, maskBytes);
+  }
+
+  /**
+   * bwd_q_* (one block per query row: dq, the rows' D = dO . O into {@code dDev}, the mask's gradient into
+   * {@code dmaskDev} when not 0) then bwd_kv_* (one block per key row: dk, dv), the logsumexps read from
+   * {@code lseDev}.
+   */
+  private void launchBackward(Problem p, View q, View k, View v, View out, long lseDev, View dout, View dq, View dk,
+      View dv, long dDev, long dmaskDev) {
     MemorySegment prob = problem(p);
     int sharedQ = 8 * (2 * p.e() + p.ev() + CHUNK + THREADS);
     cache.launch3(fn("bwd_q", q.dtype()), p.l(), p.batch(), THREADS, sharedQ, KernelArgs.begin().bytes(prob, 8)
@@ -289,7 +322,37 @@ public final class CudaAttention implements AttentionKernels {
     cache.launch3(fn("bwd_kv", q.dtype()), p.s(), p.batch(), THREADS, sharedKv, KernelArgs.begin().bytes(prob, 8)
         .ptr(KernelArgs.address(q)).ptr(KernelArgs.address(k)).ptr(KernelArgs.address(v)).ptr(lseDev)
         .ptr(KernelArgs.address(dout)).ptr(dDev).ptr(KernelArgs.address(dk)).ptr(KernelArgs.address(dv)));
-    if (dmask != null) ctx.driver().memcpyDtoHSync(MemorySegment.ofArray(dmask), dmaskDev, maskBytes);
+  }
+
+  /** The forward writing the rows' logsumexps straight into the device view {@code lse}: nothing comes back. */
+  @Override
+  public void forwardInto(Problem p, View q, View k, View v, View out, View lse) {
+    AttentionKernels.requireF64(lse, (long) p.batch() * p.l(), "forwardInto", "lse");
+    if (p.batch() == 0 || p.l() == 0) return;
+    launchForward(p, q, k, v, out, KernelArgs.address(lse));
+  }
+
+  /**
+   * The backward reading the logsumexps from the device view {@code lse} and adding the mask's gradient into the
+   * device view {@code dmask} (its data's offset taken off the pointer, as the bases include it): no upload, no copy
+   * back.
+   */
+  @Override
+  public void backwardFrom(Problem p, View q, View k, View v, View out, View lse, View dout, View dq, View dk,
+      View dv, View dmask) {
+    AttentionKernels.requireF64(lse, (long) p.batch() * p.l(), "backwardFrom", "lse");
+    long dmaskDev = 0;
+    if (dmask != null) {
+      if (p.mask() == null) {
+        throw new IllegalArgumentException("scaled_dot_product_attention: backwardFrom got a mask gradient view "
+            + java.util.Arrays.toString(dmask.shapeRef()) + " for a problem without a mask");
+      }
+      AttentionKernels.requireF64(dmask, p.mask().data().numel(), "backwardFrom", "dmask");
+      dmaskDev = KernelArgs.address(dmask) - 8L * p.mask().data().offset();
+    }
+    if (p.batch() == 0 || p.l() == 0 || p.s() == 0) return;
+    long dDev = scratch.get(8L * p.batch() * p.l());
+    launchBackward(p, q, k, v, out, KernelArgs.address(lse), dout, dq, dk, dv, dDev, dmaskDev);
   }
 
   @Override

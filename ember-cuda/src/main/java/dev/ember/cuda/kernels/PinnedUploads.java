@@ -93,6 +93,11 @@ final class PinnedUploads {
     copy(dst, MemorySegment.ofArray(a));
   }
 
+  /** Copies {@code a} to device address {@code dst}, ordered on the stream; returns without waiting for it. */
+  synchronized void put(long dst, int[] a) {
+    copy(dst, MemorySegment.ofArray(a));
+  }
+
   private void copy(long dst, MemorySegment from) {
     long bytes = from.byteSize();
     if (bytes == 0) return;

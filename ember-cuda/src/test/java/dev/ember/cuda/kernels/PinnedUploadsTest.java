@@ -105,6 +105,20 @@ class PinnedUploadsTest {
         dev.log.stream().filter(s -> !s.startsWith("sync")).toList());
   }
 
+  /** An int array (attention's per-batch mask bases) goes through the ring as its own bytes. */
+  @Test
+  void intArraysDeliverTheirBytes() {
+    LateDevice dev = new LateDevice();
+    PinnedUploads up = new PinnedUploads(dev);
+    int[] bases = {0, 399, -5, Integer.MAX_VALUE};
+    up.put(77L, bases);
+    bases[1] = 1; // the caller may reuse its array at once
+    assertTrue(dev.log.isEmpty(), "queued, not synchronous: " + dev.log);
+    dev.runAll();
+    int[] got = MemorySegment.ofArray(dev.delivered.get(77L)).toArray(ValueLayout.JAVA_INT);
+    assertArrayEquals(new int[] {0, 399, -5, Integer.MAX_VALUE}, got);
+  }
+
   @Test
   void largeArraysAreCopiedSynchronously() {
     LateDevice dev = new LateDevice();

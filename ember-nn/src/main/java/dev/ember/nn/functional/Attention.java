@@ -186,7 +186,7 @@ public final class Attention {
       kernels.plainForward(p, q.contiguous(), k.contiguous(), v.contiguous(), out);
       return out;
     }
-    Tensor negInf = Tensor.scalar(Double.NEGATIVE_INFINITY, dt);
+    Tensor negInf = scalarOn(q.device(), Double.NEGATIVE_INFINITY, dt);
     Tensor scores = q.matmul(k.mT()); // [B, L, S]; q comes scaled
     if (mask != null) {
       Tensor m3 = mask.expand(full).reshape(p.batch(), p.l(), p.s());
@@ -213,9 +213,8 @@ public final class Attention {
     AttentionKernels.Problem p = p0;
     if (mask != null) {
       // the mask in its own (unexpanded) shape, additive, as doubles; broadcast through strides
-      maskD = mask.dtype() == DType.BOOL
-          ? ElementwiseOps.where(mask, Tensor.scalar(0.0, DType.F64), Tensor.scalar(Double.NEGATIVE_INFINITY, DType.F64))
-          : mask.to(DType.F64);
+      maskD = mask.dtype() == DType.BOOL ? ElementwiseOps.where(mask, scalarOn(q.device(), 0.0, DType.F64),
+          scalarOn(q.device(), Double.NEGATIVE_INFINITY, DType.F64)) : mask.to(DType.F64);
       maskD = maskD.detach().contiguous();
       p = withMask(p0, maskD, full);
     }
@@ -223,10 +222,11 @@ public final class Attention {
     Tensor kc = k.contiguous().detach();
     Tensor vc = v.contiguous().detach();
     AttentionKernels kernels = q.device().backend().attention();
+    boolean maskGrad = mask != null && mask.dtype().isFloatingPoint();
+    if (!q.device().isCpu()) return tiledOnDevice(kernels, p, qc, kc, vc, mask, maskD, maskGrad, q, k, v);
     double[] lse = new double[p.batch() * p.l()];
     Tensor out = qc.newZeros(p.batch(), p.l(), p.ev());
     kernels.forward(p, qc, kc, vc, out, lse);
-    boolean maskGrad = mask != null && mask.dtype().isFloatingPoint();
     AttentionKernels.Problem pf = p;
     int[] maskShape = mask == null ? null : mask.shape();
     DType maskType = mask == null ? null : mask.dtype();
@@ -239,6 +239,38 @@ public final class Attention {
       kernels.backward(pf, qc, kc, vc, out, lse, g.contiguous(), dq, dk, dv, dm);
       return new Tensor[] {dq, dk, dv, dm == null ? null : tensor(dm, maskType, maskShape).to(qc.device())};
     }, new Tensor[] {q, k, v, maskGrad ? mask : null});
+  }
+
+  /**
+   * The tiled path on a device: the rows' logsumexps stay in an F64 device tensor from the forward to the backward
+   * ({@link AttentionKernels#forwardInto}, {@link AttentionKernels#backwardFrom}) and the mask's gradient is summed
+   * on the device, so neither direction waits for a copy to the host or uploads from it. The same kernels' arithmetic
+   * as the CPU path's arrays.
+   */
+  private static Tensor tiledOnDevice(AttentionKernels kernels, AttentionKernels.Problem p, Tensor qc, Tensor kc,
+      Tensor vc, Tensor mask, Tensor maskD, boolean maskGrad, Tensor q, Tensor k, Tensor v) {
+    Tensor lse = qc.newEmpty(DType.F64, p.batch() * p.l());
+    Tensor out = qc.newZeros(p.batch(), p.l(), p.ev());
+    kernels.forwardInto(p, qc, kc, vc, out, lse);
+    DType maskType = mask == null ? null : mask.dtype();
+    return Autograd.record("scaled_dot_product_attention", out, (ctx, g) -> {
+      for (int i = 0; i < 3; i++) ctx.in(i); // fails, naming the op, if q, k or v changed in place since the forward
+      Tensor dm = maskGrad && ctx.edgeNeeded(3) ? qc.newZeros(DType.F64, maskD.shapeRef()) : null;
+      Tensor dq = qc.newZeros(qc.shapeRef());
+      Tensor dk = qc.newZeros(kc.shapeRef());
+      Tensor dv = qc.newZeros(vc.shapeRef());
+      kernels.backwardFrom(p, qc, kc, vc, out, lse, g.contiguous(), dq, dk, dv, dm);
+      return new Tensor[] {dq, dk, dv, dm == null ? null : dm.to(maskType)};
+    }, new Tensor[] {q, k, v, maskGrad ? mask : null});
+  }
+
+  /**
+   * A 0-d {@code dtype} tensor holding {@code value} for an op on {@code device}: a host scalar on the CPU, else one
+   * filled on the device, since a host scalar meeting device operands is copied up by a transfer that waits for
+   * every queued kernel.
+   */
+  private static Tensor scalarOn(dev.ember.tensor.Device device, double value, DType dtype) {
+    return device.isCpu() ? Tensor.scalar(value, dtype) : Tensor.full(value, device, dtype);
   }
 
   /** The problem with the mask's strides broadcast to [B..., L, S] and flattened to per-batch bases. */
