@@ -45,7 +45,22 @@ public final class ElementwiseOps {
 
   /** t on {@code device}: itself, or (a 0-d CPU scalar meeting a device tensor) its copy there, differentiable. */
   static Tensor on(Device device, Tensor t) {
-    return t.device() == device ? t : t.to(device);
+    if (t.device() == device) return t;
+    if (t.dim() == 0 && t.device().isCpu() && !t.requiresGrad() && fillsExactly(t)) {
+      // a host scalar (mul(2.5), where's 0): filled on the device, which queues a fill, instead of copied up, which on
+      // a GPU waits for every queued kernel first
+      Tensor d = Tensor.uninitialized(device, t.dtype());
+      device.backend().fill(d, t.storage().getDouble(t.offset()));
+      return d;
+    }
+    return t.to(device);
+  }
+
+  /** Whether a fill with host scalar t's value as a double reproduces it: floats, BOOL, integers within 2^53. */
+  private static boolean fillsExactly(Tensor t) {
+    if (t.dtype().isFloatingPoint() || t.dtype() == DType.BOOL) return true;
+    long v = t.storage().getLong(t.offset());
+    return Math.abs(v) <= (1L << 53);
   }
 
   /**
