@@ -215,7 +215,9 @@ public final class Attention {
       // the mask in its own (unexpanded) shape, additive, as doubles; broadcast through strides
       maskD = mask.dtype() == DType.BOOL ? ElementwiseOps.where(mask, scalarOn(q.device(), 0.0, DType.F64),
           scalarOn(q.device(), Double.NEGATIVE_INFINITY, DType.F64)) : mask.to(DType.F64);
-      maskD = maskD.detach().contiguous();
+      maskD = maskD.detach();
+      // contiguous from offset 0: the kernels address the mask (and its gradient, sized by its elements) from there
+      if (!maskD.isContiguous() || maskD.offset() != 0) maskD = maskD.cloneContiguous();
       p = withMask(p0, maskD, full);
     }
     Tensor qc = q.contiguous().detach();
