@@ -105,6 +105,23 @@ class ClassIndexOnDeviceTest {
   }
 
   @Test
+  void focalPolyAndDiceLossesAreTheCpusWithoutTransfers() throws Exception {
+    Generator g = new Generator(8);
+    Tensor alpha = Tensor.rand(g, 4).add(0.25);
+    Tensor alphad = alpha.to(FakeDevice.DEVICE);
+    for (long[] t : new long[][] {{0, 3, 2, 1, 1}, {0, -100, 2, -100, 3}}) {
+      Tensor logits = Tensor.randn(g, 5, 4);
+      Tensor target = Tensor.of(t, 5);
+      for (Reduction r : new Reduction[] {Reduction.MEAN, Reduction.SUM, Reduction.NONE}) {
+        sameOnDevice("focal_loss " + t[1] + " " + r, logits, target,
+            (x, y) -> F.focalLoss(x, y, x.device().isCpu() ? alpha : alphad, 2.0, -100, r));
+        sameOnDevice("poly_loss " + t[1] + " " + r, logits, target, (x, y) -> F.polyLoss(x, y, 1.0, 0.05, -100, r));
+        if (t[1] >= 0) sameOnDevice("dice_loss " + r, logits, target, (x, y) -> F.diceLoss(x, y, 1.0, r));
+      }
+    }
+  }
+
+  @Test
   void strideTargetIsReadInOrder() throws Exception {
     Tensor logits = Tensor.randn(new Generator(5), 3, 4, 2); // [N, C, d]
     Tensor target = Tensor.of(new long[] {1, 3, -100, 0, 2, 1}, 2, 3).t(); // [3, 2], strided
