@@ -311,6 +311,47 @@ public interface Backend {
   /** The fused optimizer updates and the reductions the optimizers need. */
   OptimizerKernels optimizer();
 
+  /** Builds the exception for the first element of an index view that {@link #checkIndexRange} found out of range. */
+  @FunctionalInterface
+  interface IndexRangeError {
+    /**
+     * @param position the element's flat row-major position in the checked view
+     * @param value its value
+     */
+    RuntimeException at(long position, long value);
+  }
+
+  /**
+   * Checks that every element of the integer (I64 or I32) view {@code index} lies in {@code [lo, hiExclusive)} or
+   * equals {@code allowed} (an ignore_index; pass a value inside the range, e.g. {@code lo}, when there is none), and
+   * raises {@code error.at(position, value)} for the first element in row-major order that does not.
+   *
+   * <p>This default reads the view on the host and throws before returning (the CPU). A device backend may instead
+   * queue the check as a kernel and raise the exception at the next point where the host waits for the device anyway
+   * (a copy to the host, {@link #synchronize()}), as PyTorch's device-side asserts are asynchronous: the op that
+   * queued the bad index then has returned, and work queued after it may have run on clamped or undefined data. Such
+   * a backend raises each failed check exactly once, and the first failed check first.
+   */
+  default void checkIndexRange(View index, long lo, long hiExclusive, long allowed, IndexRangeError error) {
+    int[] shape = index.shapeRef();
+    int[] strides = index.stridesRef();
+    int rank = shape.length;
+    long n = index.numel();
+    int[] at = new int[rank];
+    Storage s = index.storage();
+    int off = index.offset();
+    for (long i = 0; i < n; i++) {
+      long v = s.getLong(off);
+      if ((v < lo || v >= hiExclusive) && v != allowed) throw error.at(i, v);
+      for (int d = rank - 1; d >= 0; d--) { // next element in row-major order
+        off += strides[d];
+        if (++at[d] < shape[d]) break;
+        off -= strides[d] * shape[d];
+        at[d] = 0;
+      }
+    }
+  }
+
   /**
    * Waits until every operation queued on this backend's device has finished (as {@code torch.cuda.synchronize()}),
    * surfacing any error a queued kernel met. The CPU computes each call before returning: a no-op there.

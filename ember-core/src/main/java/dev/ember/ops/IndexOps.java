@@ -36,9 +36,18 @@ public final class IndexOps {
     }
   }
 
-  /** Every index in [0, size) (negative indices are not accepted), or an error naming the first bad one. */
+  /**
+   * Every index in [0, size) (negative indices are not accepted), or an error naming the first bad one. A device
+   * index is not read on the host (on a GPU that waits for every queued kernel): its backend's
+   * {@link dev.ember.backend.Backend#checkIndexRange} checks it (CUDA: raised at the next synchronizing point).
+   */
   private static void checkBounds(String op, Tensor index, int size, String what, Tensor x) {
     Check.sameDevice(op, x, index);
+    if (!index.device().isCpu()) {
+      index.device().backend().checkIndexRange(index, 0, size, 0, (position, v) -> Check.fail(op, "index " + v
+          + " out of range [0, " + size + ") for " + what + " at flat position " + position, "x", x, "index", index));
+      return;
+    }
     Tensor c = index.contiguous().cpu(); // a device index is read on the host, as a host-side assert
     Storage s = c.storage();
     long n = c.numel();

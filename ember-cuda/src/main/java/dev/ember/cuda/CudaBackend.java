@@ -17,6 +17,7 @@ import dev.ember.backend.View;
 import dev.ember.backend.cpu.CpuBackends;
 import dev.ember.cuda.kernels.CudaAttention;
 import dev.ember.cuda.kernels.CudaConvolution;
+import dev.ember.cuda.kernels.CudaIndexChecks;
 import dev.ember.cuda.kernels.CudaIndexing;
 import dev.ember.cuda.kernels.CudaMatmul;
 import dev.ember.cuda.kernels.CudaNormalization;
@@ -61,6 +62,7 @@ public final class CudaBackend implements Backend {
   private final Elementwise elementwise;
   private final CudaReduce reduce;
   private final CudaIndexing indexing;
+  private final CudaIndexChecks indexChecks;
   private final CudaMatmul matmul;
   private final CudaNormalization normalization;
   private final CudaAttention attention;
@@ -87,6 +89,7 @@ public final class CudaBackend implements Backend {
     this.elementwise = new Elementwise(ctx);
     this.reduce = new CudaReduce(ctx, cache);
     this.indexing = new CudaIndexing(ctx, cache);
+    this.indexChecks = new CudaIndexChecks(ctx, cache);
     this.matmul = new CudaMatmul(ctx, cache);
     this.normalization = new CudaNormalization(ctx, cache);
     this.attention = new CudaAttention(ctx, cache);
@@ -172,10 +175,25 @@ public final class CudaBackend implements Backend {
   private final long gcEvery;
   private final GcTrigger gc;
 
-  /** Waits for the work queued on this GPU (Ember queues everything on one stream). */
+  /**
+   * Waits for the work queued on this GPU (Ember queues everything on one stream), then raises the first failed
+   * {@link #checkIndexRange} queued since the last synchronizing point.
+   */
   @Override
   public void synchronize() {
     ctx.synchronize();
+    indexChecks.raisePending();
+  }
+
+  /**
+   * Deferred ({@link CudaIndexChecks}): queues a kernel that records the first offending element and returns; the
+   * exception is raised at the next point where the host waits for this device anyway (a copy to the host,
+   * {@link #synchronize}, {@link #allFinite}), once, as PyTorch's device-side asserts surface asynchronously.
+   */
+  @Override
+  public void checkIndexRange(View index, long lo, long hiExclusive, long allowed, IndexRangeError error) {
+    requireHere("checkIndexRange", "index", index);
+    indexChecks.check(index, lo, hiExclusive, allowed, error);
   }
 
   /** The caching allocator's statistics ({@link CachingAllocator#stats()}), by PyTorch's names. */
@@ -274,6 +292,7 @@ public final class CudaBackend implements Backend {
       hostToDevice(src, dst);
     } else {
       deviceToHost(src, dst);
+      indexChecks.raisePending(); // the copy waited for the queued work: a failed index check surfaces here
     }
   }
 
@@ -425,7 +444,9 @@ public final class CudaBackend implements Backend {
   public boolean allFinite(View x) {
     rejectHalf("allFinite", x);
     ctx.makeCurrent();
-    return reduce.allFinite(x);
+    boolean finite = reduce.allFinite(x);
+    indexChecks.raisePending(); // allFinite read its answer back: a failed index check surfaces here
+    return finite;
   }
 
   /**

@@ -72,12 +72,19 @@ public final class Embeddings {
       throw Check.fail(op, "tensors are on different devices (" + input.device() + " vs " + weight.device() + ")",
           "input", input, "weight", weight);
     }
-    long[] idx = input.toLongArray(); // read on the host (copied from a device) for the bounds check and renorm
-    for (int i = 0; i < idx.length; i++) {
-      if (idx[i] < 0 || idx[i] >= num) {
-        throw Check.fail(op, "index out of range (" + idx[i] + " at position " + Arrays.toString(position(i,
-            input.shapeRef())) + ", num_embeddings " + num + ")", "input", input, "weight", weight,
-            "hint", "indices must be in [0, num_embeddings)");
+    long[] idx = null;
+    if (!input.device().isCpu() && maxNorm == null) {
+      // on a device the indices are not read on the host (on a GPU that waits for every queued kernel): the
+      // backend checks the range (CUDA: deferred to the next synchronizing point, as PyTorch's device-side
+      // asserts); a half weight's F32 call below checks them itself
+      if (!HalfCompute.applies(weight)) {
+        input.device().backend().checkIndexRange(input, 0, num, 0, (position, value) -> indexOutOfRange(op, value,
+            (int) position, input, weight, num));
+      }
+    } else {
+      idx = input.toLongArray(); // read on the host (copied from a device) for the bounds check and renorm
+      for (int i = 0; i < idx.length; i++) {
+        if (idx[i] < 0 || idx[i] >= num) throw indexOutOfRange(op, idx[i], i, input, weight, num);
       }
     }
     if (HalfCompute.applies(weight)) {
@@ -111,6 +118,13 @@ public final class Embeddings {
       return new Tensor[] {gw};
     }, new Tensor[] {weight});
     return rowsOnly ? out : out.reshape(shape);
+  }
+
+  private static RuntimeException indexOutOfRange(String op, long value, int flat, Tensor input, Tensor weight,
+      int num) {
+    return Check.fail(op, "index out of range (" + value + " at position " + Arrays.toString(position(flat,
+        input.shapeRef())) + ", num_embeddings " + num + ")", "input", input, "weight", weight,
+        "hint", "indices must be in [0, num_embeddings)");
   }
 
   /** Rescales each distinct referenced row whose p-norm exceeds maxNorm to maxNorm / (norm + 1e-7). */

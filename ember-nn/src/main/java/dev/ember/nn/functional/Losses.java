@@ -378,25 +378,38 @@ public final class Losses {
       out = switch (reduction) {
         case NONE -> perElement;
         case SUM -> perElement.sum();
-        default -> perElement.sum().div((double) ct.counted());
+        default -> ct.divByCounted(perElement.sum());
       };
     }
-    double scale = crossEntropyScale(ct, reduction);
+    Object scale = crossEntropyScale(ct, reduction);
     out = Autograd.record("cross_entropy", out,
         (ctx, g) -> new Tensor[] {crossEntropyGrad(g, logp, index, mask, scale)}, new Tensor[] {x});
     return reduction == Reduction.NONE ? ct.unbatch(out) : out;
   }
 
-  /** 1/counted for MEAN (0 when nothing is counted, as PyTorch's zero gradient), else 1. */
-  private static double crossEntropyScale(ClassTargets ct, Reduction reduction) {
-    return reduction == Reduction.MEAN ? (ct.counted() == 0 ? 0 : 1.0 / ct.counted()) : 1.0;
+  /**
+   * 1/counted for MEAN (0 when nothing is counted, as PyTorch's zero gradient), else 1: a Double, or with a device
+   * count a 0-d device tensor of the count's dtype holding the same value (1/count in F64, rounded once, as the
+   * host's double is when it meets a tensor).
+   */
+  private static Object crossEntropyScale(ClassTargets ct, Reduction reduction) {
+    if (reduction != Reduction.MEAN) return 1.0;
+    if (ct.count() == null) return ct.counted() == 0 ? 0 : 1.0 / ct.counted();
+    try (Grad _ = Grad.off()) {
+      Tensor c = ct.count().to(DType.F64);
+      return ElementwiseOps.where(c.eq(0.0), c, c.reciprocal()).to(ct.count().dtype()); // c is 0 where chosen
+    }
   }
 
   /** The fused cross entropy's gradient: {@code g_i * mask_i * scale * (exp(logp)_i - onehot(y_i))}. */
-  private static Tensor crossEntropyGrad(Tensor g, Tensor logp, Tensor index, Tensor mask, double scale) {
+  private static Tensor crossEntropyGrad(Tensor g, Tensor logp, Tensor index, Tensor mask, Object scale) {
     int n = logp.shapeRef()[0];
     Tensor coef = mask == null ? g : mask.mul(g); // [N], or 0-d for MEAN/SUM without a mask
-    if (scale != 1) coef = coef.mul(scale);
+    if (scale instanceof Tensor s) {
+      coef = coef.mul(s);
+    } else if ((double) scale != 1) {
+      coef = coef.mul((double) scale);
+    }
     Tensor column = coef.dim() == 0 ? coef.reshape(1, 1).expand(n, 1) : coef.reshape(n, 1);
     if (!onHost(logp, coef) || coef.requiresGrad()) { // a graph through g (create_graph) needs the ops
       return IndexOps.scatterAdd(logp.exp().mul(column), 1, index, column.neg());
@@ -923,11 +936,18 @@ public final class Losses {
    * Validated class-index targets for an input brought to [N, C, d1, ...] (an unbatched [C] gets a
    * batch of 1): {@code index} holds the targets with ignored ones replaced by 0 (so gather stays in
    * range), {@code mask} is 1/0 in the input's dtype where counted/ignored (null when none is
-   * ignored), {@code counted} the number counted.
+   * ignored), {@code counted} the number counted. Built on a device from a device target
+   * ({@link #deviceClassTargets}), the mask is always there (1 everywhere when nothing is ignored: the same
+   * products) and the count is the 0-d device tensor {@code count} in the input's dtype ({@code counted} unused).
    */
-  private record ClassTargets(Tensor input, Tensor index, Tensor mask, long counted, boolean unbatched) {
+  private record ClassTargets(Tensor input, Tensor index, Tensor mask, long counted, Tensor count, boolean unbatched) {
     Tensor unbatch(Tensor perElement) {
       return unbatched ? perElement.reshape() : perElement;
+    }
+
+    /** {@code x / counted}: by the host number, or by the device count (the same value, so the same bits). */
+    Tensor divByCounted(Tensor x) {
+      return count == null ? x.div((double) counted) : x.div(count);
     }
   }
 
@@ -949,6 +969,10 @@ public final class Losses {
           "target", target);
     }
     int classes = input.shapeRef()[unbatched ? 0 : 1];
+    if (!target.device().isCpu() && target.device().equals(input.device())
+        && (input.dtype() == DType.F32 || input.dtype() == DType.F64)) {
+      return deviceClassTargets(op, input, target, ignoreIndex, allowIgnore, expected, classes, unbatched);
+    }
     long[] values = target.toLongArray();
     int n = values.length;
     Tensor index = Tensor.empty(DType.I64, expected);
@@ -982,9 +1006,41 @@ public final class Losses {
     index = index.to(input.device());
     if (unbatched) {
       return new ClassTargets(input.unsqueeze(0), index.reshape(1), maskT == null ? null : maskT.reshape(1), counted,
-          true);
+          null, true);
     }
-    return new ClassTargets(input, index, maskT, counted, false);
+    return new ClassTargets(input, index, maskT, counted, null, false);
+  }
+
+  /**
+   * {@link #classTargets} for a target already on the input's device, without reading it on the host or uploading
+   * anything (on a GPU a read waits for every queued kernel): the range check is the backend's
+   * {@link dev.ember.backend.Backend#checkIndexRange} (on CUDA deferred to the next synchronizing point, as
+   * PyTorch's device-side asserts), the index {@code target * (target != ignoreIndex)}, the mask
+   * {@code target != ignoreIndex} in the input's dtype and the count its sum (exact: whole numbers).
+   */
+  private static ClassTargets deviceClassTargets(String op, Tensor input, Tensor target, int ignoreIndex,
+      boolean allowIgnore, int[] expected, int classes, boolean unbatched) {
+    input.device().backend().checkIndexRange(target, 0, classes, allowIgnore ? ignoreIndex : 0,
+        (position, value) -> Check.fail(op, "class index out of range (" + position("target", expected, (int) position)
+            + " = " + value + ", " + classes + " classes; valid: 0.." + (classes - 1)
+            + (allowIgnore ? " or ignoreIndex " + ignoreIndex : "") + ")", "input", input, "target", target));
+    Tensor index = target.to(DType.I64).contiguous();
+    Tensor mask = null;
+    Tensor count = null;
+    long counted = index.numel();
+    try (Grad _ = Grad.off()) {
+      if (allowIgnore) {
+        Tensor keep = index.ne((double) ignoreIndex);
+        index = index.mul(keep.to(DType.I64)); // ignored ones gather row 0, then are masked out
+        mask = keep.to(input.dtype());
+        count = mask.sum();
+      }
+    }
+    if (unbatched) {
+      return new ClassTargets(input.unsqueeze(0), index.reshape(1), mask == null ? null : mask.reshape(1), counted,
+          count, true);
+    }
+    return new ClassTargets(input, index, mask, counted, count, false);
   }
 
   /** {@code x[n, index[n, ...], ...]} along the class dim 1: [N, C, d...] -> [N, d...]. */
@@ -1004,7 +1060,7 @@ public final class Losses {
     return switch (r) {
       case NONE -> ct.unbatch(perElement);
       case SUM -> perElement.sum();
-      default -> weightAtTarget == null ? perElement.sum().div((double) ct.counted())
+      default -> weightAtTarget == null ? ct.divByCounted(perElement.sum())
           : perElement.sum().div(weightAtTarget.sum());
     };
   }

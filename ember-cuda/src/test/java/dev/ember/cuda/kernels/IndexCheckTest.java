@@ -1,0 +1,132 @@
+package dev.ember.cuda.kernels;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ember.backend.Backend.IndexRangeError;
+import dev.ember.cuda.testing.DeviceCompiler;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The deferred index check without a GPU: the bookkeeping of pending checks (each failure raised once, the first
+ * queued first, later ones suppressed into it, all forgotten after a read-back) and index_check.cu compiled for
+ * sm_90 with every kernel the Java side launches (skipped without NVRTC or nvcc), and its kernels built with g++
+ * over src/test/cuda-emu (index_check.cpp: first offender of strided int64/int32 views against a plain loop;
+ * skipped without a C++20 g++).
+ */
+class IndexCheckTest {
+  private static final long NONE = PendingIndexChecks.NONE;
+
+  /** An error factory that records what it was asked for. */
+  private static IndexRangeError named(String op, List<String> built) {
+    return (position, value) -> {
+      built.add(op + "@" + position + "=" + value);
+      return new IllegalArgumentException(op + ": index " + value + " at " + position);
+    };
+  }
+
+  @Test
+  void theFirstFailedCheckIsRaisedOnceWithLaterOnesSuppressed() {
+    PendingIndexChecks p = new PendingIndexChecks(8);
+    List<String> built = new ArrayList<>();
+    assertEquals(0, p.add(named("gather", built)));
+    assertEquals(1, p.add(named("cross_entropy", built)));
+    assertEquals(2, p.add(named("embedding", built)));
+    assertEquals(3, p.size());
+    RuntimeException e = p.drain(new long[] {NONE, NONE, 5, 12, 0, -3});
+    assertEquals("cross_entropy: index 12 at 5", e.getMessage());
+    assertEquals(1, e.getSuppressed().length);
+    assertEquals("embedding: index -3 at 0", e.getSuppressed()[0].getMessage());
+    assertEquals(List.of("cross_entropy@5=12", "embedding@0=-3"), built);
+    assertEquals(0, p.size(), "cleared after the read-back");
+    assertNull(p.drain(new long[0]), "raised once: nothing left to raise");
+  }
+
+  @Test
+  void passingChecksRaiseNothingAndFreeTheirSlots() {
+    PendingIndexChecks p = new PendingIndexChecks(2);
+    List<String> built = new ArrayList<>();
+    p.add(named("a", built));
+    p.add(named("b", built));
+    assertTrue(p.full());
+    assertThrows(IllegalStateException.class, () -> p.add(named("c", built)));
+    assertNull(p.drain(new long[] {NONE, 0, NONE, 0}));
+    assertTrue(built.isEmpty());
+    assertEquals(0, p.add(named("c", built)), "slots are reused from the first");
+    RuntimeException e = p.drain(new long[] {7, 100});
+    assertEquals("c: index 100 at 7", e.getMessage());
+    assertEquals(0, e.getSuppressed().length);
+  }
+
+  @Test
+  void aFactoryThatReachesASynchronizingPointFindsNothingPending() {
+    PendingIndexChecks p = new PendingIndexChecks(4);
+    int[] seen = {-1};
+    RuntimeException inner = new IllegalArgumentException("x");
+    p.add((position, value) -> {
+      seen[0] = p.size(); // as a factory whose message reads device data (a copy, which drains again)
+      return inner;
+    });
+    assertSame(inner, p.drain(new long[] {0, 1}));
+    assertEquals(0, seen[0]);
+  }
+
+  @Test
+  void tooFewWordsIsAnError() {
+    PendingIndexChecks p = new PendingIndexChecks(4);
+    p.add(named("a", new ArrayList<>()));
+    assertThrows(IllegalArgumentException.class, () -> p.drain(new long[] {NONE}));
+  }
+
+  @Test
+  void sourceCompilesWithEveryKernel() {
+    DeviceCompiler.assume();
+    byte[] cubin = DeviceCompiler.cubin("ember_index_check", CudaIndexChecks.SOURCE);
+    assertEquals(0x7f, cubin[0] & 0xff, "a cubin is an ELF file");
+    String text = new String(cubin, StandardCharsets.ISO_8859_1);
+    for (String k : CudaIndexChecks.kernelNames()) assertTrue(text.contains("\0" + k + "\0"), "no kernel " + k);
+  }
+
+  @TempDir Path tmp;
+
+  private static String run(List<String> cmd, Path dir) throws IOException, InterruptedException {
+    Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(120, TimeUnit.SECONDS), "timed out: " + cmd);
+    return p.exitValue() + "\n" + out;
+  }
+
+  @Test
+  void kernelsFindTheFirstOffenderUnderTheEmulator() throws Exception {
+    Path module = Path.of("").toAbsolutePath();
+    Path emu = module.resolve("src/test/cuda-emu");
+    Path kernels = module.resolve("src/main/resources/dev/ember/cuda/kernels");
+    Assumptions.assumeTrue(Files.isDirectory(emu) && Files.isDirectory(kernels), "run from the ember-cuda module");
+    String version;
+    try {
+      version = run(List.of("g++", "--version"), tmp);
+    } catch (IOException e) {
+      version = "missing";
+    }
+    Assumptions.assumeTrue(version.startsWith("0\n"), "needs g++ to build the kernel emulation: " + version.strip());
+    Path exe = tmp.resolve("emu");
+    String built = run(List.of("g++", "-std=c++20", "-O1", "-pthread", "-w", "-I" + kernels, "-I" + emu,
+        emu.resolve("index_check.cpp").toString(), "-o", exe.toString()), tmp);
+    Assumptions.assumeFalse(built.contains("barrier") && !built.startsWith("0\n"), "needs C++20 <barrier>: " + built);
+    assertTrue(built.startsWith("0\n"), "g++ failed:\n" + built);
+    String ran = run(List.of(exe.toString()), tmp);
+    assertEquals("0\nok (0 failures)", ran.strip(), ran);
+  }
+}
