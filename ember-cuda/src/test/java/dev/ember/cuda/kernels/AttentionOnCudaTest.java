@@ -19,15 +19,12 @@ import dev.ember.tensor.Device;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
 import dev.ember.testing.Assertions;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
-import org.junit.jupiter.api.Assumptions;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -57,13 +54,6 @@ class AttentionOnCudaTest {
     assertTrue(!text.contains("\0fwd_f16\0"), "the lookup tells names apart");
   }
 
-  private static String run(List<String> cmd, Path dir) throws IOException, InterruptedException {
-    Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true).start();
-    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertTrue(p.waitFor(300, TimeUnit.SECONDS), "timed out: " + cmd);
-    return p.exitValue() + "\n" + out;
-  }
-
   /**
    * src/test/cuda-emu/attention.cpp runs the forward and both backward kernels under the block emulation (emu.h,
    * g++) against plain loops in double, the mask's gradient added through the pointer backwardFrom passes, and
@@ -71,25 +61,10 @@ class AttentionOnCudaTest {
    */
   @Test
   void kernelsMatchPlainLoopsUnderTheEmulator(@TempDir Path tmp) throws Exception {
-    Path emu = Path.of("").toAbsolutePath().resolve("src/test/cuda-emu");
-    Assumptions.assumeTrue(Files.isRegularFile(emu.resolve("attention.cpp")), "run from the ember-cuda module");
-    String version;
-    try {
-      version = run(List.of("g++", "--version"), tmp);
-    } catch (IOException e) {
-      version = "missing";
-    }
-    Assumptions.assumeTrue(version.startsWith("0\n"), "needs g++ to build the kernel emulation: " + version.strip());
     String shared = "extern __shared__ double sm[];";
     assertTrue(CudaAttention.SOURCE.contains(shared), "the kernels' dynamic shared array");
-    Files.writeString(tmp.resolve("attention.cu"), CudaAttention.SOURCE.replace(shared, "double* sm = emu_smem;"));
-    Path exe = tmp.resolve("attention");
-    String built = run(List.of("g++", "-std=c++20", "-O1", "-ffp-contract=off", "-pthread", "-w", "-I" + emu,
-        "-I" + tmp, emu.resolve("attention.cpp").toString(), "-o", exe.toString()), tmp);
-    Assumptions.assumeFalse(built.contains("barrier") && !built.startsWith("0\n"), "needs C++20 <barrier>: " + built);
-    assertTrue(built.startsWith("0\n"), "g++ failed:\n" + built);
-    String ran = run(List.of(exe.toString()), tmp);
-    assertEquals("0\nok (0 failures)", ran.strip(), ran);
+    CudaEmulator.buildAndRun(tmp, "attention.cpp",
+        Map.of("attention.cu", CudaAttention.SOURCE.replace(shared, "double* sm = emu_smem;")));
   }
 
   @Test

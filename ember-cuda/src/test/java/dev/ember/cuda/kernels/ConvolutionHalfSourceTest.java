@@ -6,13 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ember.cuda.testing.DeviceCompiler;
 import dev.ember.tensor.DType;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assumptions;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -70,32 +67,8 @@ class ConvolutionHalfSourceTest {
     for (String k : List.of("bias_add_f32", "bias_add_f64")) assertTrue(bias.contains("\0" + k + "\0"), k);
   }
 
-  private static String run(List<String> cmd, Path dir) throws IOException, InterruptedException {
-    Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true).start();
-    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertTrue(p.waitFor(300, TimeUnit.SECONDS), "timed out: " + cmd);
-    return p.exitValue() + "\n" + out;
-  }
-
   @Test
   void halfKernelsGiveTheFloat32KernelsRoundedOnceUnderTheEmulator() throws Exception {
-    Path emu = Path.of("").toAbsolutePath().resolve("src/test/cuda-emu");
-    Assumptions.assumeTrue(Files.isRegularFile(emu.resolve("convolution.cpp")), "run from the ember-cuda module");
-    String version;
-    try {
-      version = run(List.of("g++", "--version"), tmp);
-    } catch (IOException e) {
-      version = "missing";
-    }
-    Assumptions.assumeTrue(version.startsWith("0\n"), "needs g++ to build the kernel emulation: " + version.strip());
-    Files.writeString(tmp.resolve("convolution.cu"), CudaConvolution.SOURCE);
-    Path exe = tmp.resolve("convolution");
-    String built = run(List.of("g++", "-std=c++20", "-O1", "-ffp-contract=off", "-pthread", "-w", "-I" + emu,
-        "-I" + tmp, emu.resolve("convolution.cpp").toString(), "-o", exe.toString()), tmp);
-    Assumptions.assumeFalse(built.contains("barrier") && !built.startsWith("0\n"), "needs C++20 <barrier>: " + built);
-    Assumptions.assumeFalse(built.contains("_Float16") && !built.startsWith("0\n"), "needs g++ 12's _Float16: " + built);
-    assertTrue(built.startsWith("0\n"), "g++ failed:\n" + built);
-    String ran = run(List.of(exe.toString()), tmp);
-    assertEquals("0\nok (0 failures)", ran.strip(), ran);
+    CudaEmulator.buildAndRun(tmp, "convolution.cpp", Map.of("convolution.cu", CudaConvolution.SOURCE));
   }
 }

@@ -4,13 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ember.cuda.testing.DeviceCompiler;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assumptions;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -23,13 +20,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class NormalizationEmulationTest {
   @TempDir Path tmp;
-
-  private static String run(List<String> cmd, Path dir) throws IOException, InterruptedException {
-    Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true).start();
-    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertTrue(p.waitFor(300, TimeUnit.SECONDS), "timed out: " + cmd);
-    return p.exitValue() + "\n" + out;
-  }
 
   @Test
   void theSourceCompilesForTheDeviceWithEveryKernel() {
@@ -44,22 +34,6 @@ class NormalizationEmulationTest {
 
   @Test
   void viewKernelsGiveTheArrayKernelsBitsUnderTheEmulator() throws Exception {
-    Path emu = Path.of("").toAbsolutePath().resolve("src/test/cuda-emu");
-    Assumptions.assumeTrue(Files.isRegularFile(emu.resolve("normalization.cpp")), "run from the ember-cuda module");
-    String version;
-    try {
-      version = run(List.of("g++", "--version"), tmp);
-    } catch (IOException e) {
-      version = "missing";
-    }
-    Assumptions.assumeTrue(version.startsWith("0\n"), "needs g++ to build the kernel emulation: " + version.strip());
-    Files.writeString(tmp.resolve("normalization.cu"), CudaNormalization.SOURCE);
-    Path exe = tmp.resolve("normalization");
-    String built = run(List.of("g++", "-std=c++20", "-O1", "-ffp-contract=off", "-pthread", "-w", "-I" + emu,
-        "-I" + tmp, emu.resolve("normalization.cpp").toString(), "-o", exe.toString()), tmp);
-    Assumptions.assumeFalse(built.contains("barrier") && !built.startsWith("0\n"), "needs C++20 <barrier>: " + built);
-    assertTrue(built.startsWith("0\n"), "g++ failed:\n" + built);
-    String ran = run(List.of(exe.toString()), tmp);
-    assertEquals("0\nok (0 failures)", ran.strip(), ran);
+    CudaEmulator.buildAndRun(tmp, "normalization.cpp", Map.of("normalization.cu", CudaNormalization.SOURCE));
   }
 }
