@@ -138,27 +138,34 @@ int main() {
   {
     float xs[17]; for (int i = 0; i < 17; i++) xs[i] = i; long long idx[12]; float out[12];
     for (int i = 0; i < 12; i++) idx[i] = (i * 7) % 5;
-    launch(gather_u32_i64, 1, 32, (const unsigned int*) xs, (const long long*) idx, (unsigned int*) out, geo({3, 4}, {5, 1}, 2), geo({3, 4}, {4, 1}, 0), geo({3, 4}, {4, 1}, 0), 1, 12LL);
+    launch(gather_u32_i64, 1, 32, (const unsigned int*) xs, (const long long*) idx, (unsigned int*) out, geo({3, 4}, {5, 1}, 2), geo({3, 4}, {4, 1}, 0), geo({3, 4}, {4, 1}, 0), 1, 12LL, 5LL);
     for (int r = 0; r < 3; r++) for (int j = 0; j < 4; j++) CHECK(out[r * 4 + j] == xs[2 + r * 5 + idx[r * 4 + j]], "gather %d %d", r, j);
+    // out-of-range indices (which the op layer's check reports) are clamped into the row: no read outside x
+    idx[0] = -9; idx[5] = 5; idx[11] = 1LL << 40;
+    launch(gather_u32_i64, 1, 32, (const unsigned int*) xs, (const long long*) idx, (unsigned int*) out, geo({3, 4}, {5, 1}, 2), geo({3, 4}, {4, 1}, 0), geo({3, 4}, {4, 1}, 0), 1, 12LL, 5LL);
+    CHECK(out[0] == xs[2] && out[5] == xs[2 + 5 + 4] && out[11] == xs[2 + 10 + 4], "gather clamps %f %f %f", out[0], out[5], out[11]);
   }
   // 10. scatter dim 0 into out [4, 3] (distinct), scatter_add with duplicates
   {
     float out[12] = {0}; long long idx[6] = {3, 0, 1, 1, 2, 0}; float src[6] = {1, 2, 3, 4, 5, 6};
-    launch(scatter_u32_i64, 1, 32, (unsigned int*) out, (const long long*) idx, (const unsigned int*) src, geo({2, 3}, {3, 1}, 0), geo({2, 3}, {3, 1}, 0), geo({2, 3}, {3, 1}, 0), 0, 6LL);
+    launch(scatter_u32_i64, 1, 32, (unsigned int*) out, (const long long*) idx, (const unsigned int*) src, geo({2, 3}, {3, 1}, 0), geo({2, 3}, {3, 1}, 0), geo({2, 3}, {3, 1}, 0), 0, 6LL, 4LL);
     CHECK(out[3 * 3 + 0] == 1 && out[0 * 3 + 1] == 2 && out[1 * 3 + 2] == 3 && out[1 * 3 + 0] == 4 && out[2 * 3 + 1] == 5 && out[0 * 3 + 2] == 6, "scatter");
     float acc[3] = {10, 20, 30}; long long id2[5] = {0, 2, 0, 0, 2}; float s2[5] = {1, 2, 3, 4, 5};
-    launch(scatter_add_f32_i64, 1, 32, acc, (const long long*) id2, (const float*) s2, geo({5}, {1}, 0), geo({5}, {1}, 0), geo({5}, {1}, 0), 0, 5LL);
+    launch(scatter_add_f32_i64, 1, 32, acc, (const long long*) id2, (const float*) s2, geo({5}, {1}, 0), geo({5}, {1}, 0), geo({5}, {1}, 0), 0, 5LL, 3LL);
     CHECK(acc[0] == 18 && acc[1] == 20 && acc[2] == 37, "scatter_add %f %f %f", acc[0], acc[1], acc[2]);
+    float guard[5] = {10, 20, 30, -1, -1}; long long id3[2] = {-4, 7}; float s3[2] = {1, 2};
+    launch(scatter_add_f32_i64, 1, 32, guard, (const long long*) id3, (const float*) s3, geo({2}, {1}, 0), geo({2}, {1}, 0), geo({2}, {1}, 0), 0, 2LL, 3LL);
+    CHECK(guard[0] == 11 && guard[2] == 32 && guard[3] == -1 && guard[4] == -1, "scatter_add clamps, no write past the end");
   }
   // 11. index_select dim 1 of x [2, 4] transposed storage, strided index; index_add dim 0
   {
     float xs[8]; for (int i = 0; i < 8; i++) xs[i] = i; // x[r][c] = xs[c * 2 + r] (transposed view)
     int idx[6] = {3, -1, 0, -1, 3, -1}; float out[6];
-    launch(index_select_u32_i32, 1, 32, (const unsigned int*) xs, (const int*) idx, (unsigned int*) out, geo({2, 3}, {1, 2}, 0), geo({2, 3}, {3, 1}, 0), 1, 2LL, 0LL, 6LL);
+    launch(index_select_u32_i32, 1, 32, (const unsigned int*) xs, (const int*) idx, (unsigned int*) out, geo({2, 3}, {1, 2}, 0), geo({2, 3}, {3, 1}, 0), 1, 2LL, 0LL, 6LL, 4LL);
     int want[3] = {3, 0, 3};
     for (int r = 0; r < 2; r++) for (int i = 0; i < 3; i++) CHECK(out[r * 3 + i] == xs[want[i] * 2 + r], "index_select %d %d", r, i);
     long long o2[3 * 2] = {0}; long long ia[4] = {2, 0, 2, 2}; long long sa[4 * 2] = {1, 2, 3, 4, 5, 6, 7, 8};
-    launch(index_add_i64_i64, 1, 32, o2, (const long long*) ia, (const long long*) sa, geo({4, 2}, {2, 1}, 0), geo({4, 2}, {2, 1}, 0), 0, 1LL, 0LL, 8LL);
+    launch(index_add_i64_i64, 1, 32, o2, (const long long*) ia, (const long long*) sa, geo({4, 2}, {2, 1}, 0), geo({4, 2}, {2, 1}, 0), 0, 1LL, 0LL, 8LL, 3LL);
     CHECK(o2[0] == 3 && o2[1] == 4 && o2[2] == 0 && o2[4] == 1 + 5 + 7 && o2[5] == 2 + 6 + 8, "index_add");
   }
   // 12. copy transposed and scale

@@ -89,14 +89,14 @@ public final class CudaIndexing {
     long ip = Geometry.base("gather", "index", index);
     long op = Geometry.base("gather", "out", out);
     long n = index.numel();
-    if (n == 0) return;
+    if (n == 0 || x.shapeRef()[dim] == 0) return; // an empty dim: every index is out of range (the check reports it)
     int[] shape = index.shapeRef();
     ctx.makeCurrent();
     KernelArgs a = KernelArgs.begin().ptr(xp).ptr(ip).ptr(op);
     a.bytes(Geometry.pack("gather", shape, x), Geometry.ALIGN);
     a.bytes(Geometry.pack("gather", index), Geometry.ALIGN);
     a.bytes(Geometry.pack("gather", shape, out), Geometry.ALIGN);
-    a.i32(dim).i64(n);
+    a.i32(dim).i64(n).i64(x.shapeRef()[dim]);
     cache.launch1d(fn(x.dtype(), "gather_" + Geometry.moveTag(x.dtype()) + "_" + it), n, a);
   }
 
@@ -113,14 +113,14 @@ public final class CudaIndexing {
     long ip = Geometry.base(name, "index", index);
     long sp = Geometry.base(name, "src", src);
     long n = index.numel();
-    if (n == 0) return;
+    if (n == 0 || out.shapeRef()[dim] == 0) return; // an empty dim: every index is out of range (the check reports it)
     int[] shape = index.shapeRef();
     ctx.makeCurrent();
     KernelArgs a = KernelArgs.begin().ptr(op).ptr(ip).ptr(sp);
     a.bytes(Geometry.pack(name, shape, out), Geometry.ALIGN);
     a.bytes(Geometry.pack(name, index), Geometry.ALIGN);
     a.bytes(Geometry.pack(name, shape, src), Geometry.ALIGN);
-    a.i32(dim).i64(n);
+    a.i32(dim).i64(n).i64(out.shapeRef()[dim]);
     String kernel = accumulate ? "scatter_add_" + Geometry.tag(out.dtype()) : "scatter_" + Geometry.moveTag(out.dtype());
     cache.launch1d(fn(out.dtype(), kernel + "_" + it), n, a);
   }
@@ -133,13 +133,14 @@ public final class CudaIndexing {
     long ip = Geometry.base("index_select", "index", index);
     long op = Geometry.base("index_select", "out", out);
     long n = out.numel();
-    if (n == 0) return;
+    if (n == 0 || x.shapeRef()[dim] == 0) return; // an empty dim: every index is out of range (the check reports it)
     int[] shape = out.shapeRef();
     ctx.makeCurrent();
     KernelArgs a = KernelArgs.begin().ptr(xp).ptr(ip).ptr(op);
     a.bytes(Geometry.pack("index_select", shape, x), Geometry.ALIGN);
     a.bytes(Geometry.pack("index_select", out), Geometry.ALIGN);
     a.i32(dim).i64(index.rank() == 0 ? 0 : index.stridesRef()[0]).i64(index.offset()).i64(n);
+    a.i64(x.shapeRef()[dim]); // the bound the kernel clamps indices into
     cache.launch1d(fn(x.dtype(), "index_select_" + Geometry.moveTag(x.dtype()) + "_" + it), n, a);
   }
 
@@ -152,13 +153,14 @@ public final class CudaIndexing {
     long ip = Geometry.base("index_add", "index", index);
     long sp = Geometry.base("index_add", "src", src);
     long n = src.numel();
-    if (n == 0) return;
+    if (n == 0 || out.shapeRef()[dim] == 0) return; // an empty dim: every index is out of range (the check reports it)
     int[] shape = src.shapeRef();
     ctx.makeCurrent();
     KernelArgs a = KernelArgs.begin().ptr(op).ptr(ip).ptr(sp);
     a.bytes(Geometry.pack("index_add", shape, out), Geometry.ALIGN);
     a.bytes(Geometry.pack("index_add", src), Geometry.ALIGN);
     a.i32(dim).i64(index.rank() == 0 ? 0 : index.stridesRef()[0]).i64(index.offset()).i64(n);
+    a.i64(out.shapeRef()[dim]); // the bound the kernel clamps indices into
     cache.launch1d(fn(out.dtype(), "index_add_" + Geometry.tag(out.dtype()) + "_" + it), n, a);
   }
 }

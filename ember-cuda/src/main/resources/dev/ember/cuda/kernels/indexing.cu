@@ -7,17 +7,26 @@
 #define EG_LOOP(i, n) \
   for (long long i = blockIdx.x * (long long) blockDim.x + threadIdx.x; i < (n); i += (long long) gridDim.x * blockDim.x)
 
+// An index clamped into [0, bound): the op layer checks indices before or (on a device, deferred to the next
+// synchronizing point) after the launch, so an out-of-range one only ever reaches a kernel whose result is then
+// reported as an error; clamping keeps that kernel's reads and writes inside the tensor instead of faulting the
+// context, which would replace the typed error with a sticky CUDA one. bound is at least 1 (a caller skips the
+// launch over an empty dimension).
+__device__ __forceinline__ long long eg_clamp(long long j, long long bound) {
+  return j < 0 ? 0 : j >= bound ? bound - 1 : j;
+}
+
 // out[e] = x[coords of e with coordinate dim replaced by index[e]]; ig, og and xg all carry index's shape
 // (xg with x's strides and offset).
 template <typename E, typename I>
 __device__ void eg_gather(const E* __restrict__ x, const I* __restrict__ idx, E* __restrict__ out, EGeo xg, EGeo ig,
-    EGeo og, int dim, long long n) {
+    EGeo og, int dim, long long n, long long bound) {
   long long c[EG_MAXR];
   EG_LOOP(e, n) {
     eg_coords(ig, e, c);
     long long io = eg_off(ig, c);
     long long oo = eg_off(og, c);
-    c[dim] = (long long) idx[io];
+    c[dim] = eg_clamp((long long) idx[io], bound);
     out[oo] = x[eg_off(xg, c)];
   }
 }
@@ -26,13 +35,13 @@ __device__ void eg_gather(const E* __restrict__ x, const I* __restrict__ idx, E*
 // written values, which one is unspecified.
 template <typename E, typename I>
 __device__ void eg_scatter(E* __restrict__ out, const I* __restrict__ idx, const E* __restrict__ src, EGeo og, EGeo ig,
-    EGeo sg, int dim, long long n) {
+    EGeo sg, int dim, long long n, long long bound) {
   long long c[EG_MAXR];
   EG_LOOP(e, n) {
     eg_coords(ig, e, c);
     long long io = eg_off(ig, c);
     long long so = eg_off(sg, c);
-    c[dim] = (long long) idx[io];
+    c[dim] = eg_clamp((long long) idx[io], bound);
     out[eg_off(og, c)] = src[so];
   }
 }
@@ -51,13 +60,13 @@ __device__ __forceinline__ void eg_add(unsigned char* p, unsigned char v) {
 
 template <typename T, typename I>
 __device__ void eg_scatter_add(T* out, const I* __restrict__ idx, const T* __restrict__ src, EGeo og, EGeo ig, EGeo sg,
-    int dim, long long n) {
+    int dim, long long n, long long bound) {
   long long c[EG_MAXR];
   EG_LOOP(e, n) {
     eg_coords(ig, e, c);
     long long io = eg_off(ig, c);
     long long so = eg_off(sg, c);
-    c[dim] = (long long) idx[io];
+    c[dim] = eg_clamp((long long) idx[io], bound);
     eg_add(out + eg_off(og, c), src[so]);
   }
 }
@@ -65,12 +74,12 @@ __device__ void eg_scatter_add(T* out, const I* __restrict__ idx, const T* __res
 // out[.., i, ..] = x[.., index[i], ..]: og and xg carry out's shape; index is 1-d (istride, ioff).
 template <typename E, typename I>
 __device__ void eg_index_select(const E* __restrict__ x, const I* __restrict__ idx, E* __restrict__ out, EGeo xg,
-    EGeo og, int dim, long long istride, long long ioff, long long n) {
+    EGeo og, int dim, long long istride, long long ioff, long long n, long long bound) {
   long long c[EG_MAXR];
   EG_LOOP(e, n) {
     eg_coords(og, e, c);
     long long oo = eg_off(og, c);
-    c[dim] = (long long) idx[ioff + c[dim] * istride];
+    c[dim] = eg_clamp((long long) idx[ioff + c[dim] * istride], bound);
     out[oo] = x[eg_off(xg, c)];
   }
 }
@@ -78,29 +87,33 @@ __device__ void eg_index_select(const E* __restrict__ x, const I* __restrict__ i
 // out[.., index[i], ..] += src[.., i, ..]: og and sg carry src's shape.
 template <typename T, typename I>
 __device__ void eg_index_add(T* out, const I* __restrict__ idx, const T* __restrict__ src, EGeo og, EGeo sg, int dim,
-    long long istride, long long ioff, long long n) {
+    long long istride, long long ioff, long long n, long long bound) {
   long long c[EG_MAXR];
   EG_LOOP(e, n) {
     eg_coords(sg, e, c);
     long long so = eg_off(sg, c);
-    c[dim] = (long long) idx[ioff + c[dim] * istride];
+    c[dim] = eg_clamp((long long) idx[ioff + c[dim] * istride], bound);
     eg_add(out + eg_off(og, c), src[so]);
   }
 }
 
 #define EG_MOVE(EN, E, IN, I) \
   extern "C" __global__ void gather_##EN##_##IN(const E* x, const I* idx, E* out, EGeo xg, EGeo ig, EGeo og, int dim, \
-      long long n) { eg_gather<E, I>(x, idx, out, xg, ig, og, dim, n); } \
+      long long n, long long bound) { eg_gather<E, I>(x, idx, out, xg, ig, og, dim, n, bound); } \
   extern "C" __global__ void scatter_##EN##_##IN(E* out, const I* idx, const E* src, EGeo og, EGeo ig, EGeo sg, int dim, \
-      long long n) { eg_scatter<E, I>(out, idx, src, og, ig, sg, dim, n); } \
+      long long n, long long bound) { eg_scatter<E, I>(out, idx, src, og, ig, sg, dim, n, bound); } \
   extern "C" __global__ void index_select_##EN##_##IN(const E* x, const I* idx, E* out, EGeo xg, EGeo og, int dim, \
-      long long istride, long long ioff, long long n) { eg_index_select<E, I>(x, idx, out, xg, og, dim, istride, ioff, n); }
+      long long istride, long long ioff, long long n, long long bound) { \
+    eg_index_select<E, I>(x, idx, out, xg, og, dim, istride, ioff, n, bound); \
+  }
 
 #define EG_ACCUM(TN, T, IN, I) \
   extern "C" __global__ void scatter_add_##TN##_##IN(T* out, const I* idx, const T* src, EGeo og, EGeo ig, EGeo sg, \
-      int dim, long long n) { eg_scatter_add<T, I>(out, idx, src, og, ig, sg, dim, n); } \
+      int dim, long long n, long long bound) { eg_scatter_add<T, I>(out, idx, src, og, ig, sg, dim, n, bound); } \
   extern "C" __global__ void index_add_##TN##_##IN(T* out, const I* idx, const T* src, EGeo og, EGeo sg, int dim, \
-      long long istride, long long ioff, long long n) { eg_index_add<T, I>(out, idx, src, og, sg, dim, istride, ioff, n); }
+      long long istride, long long ioff, long long n, long long bound) { \
+    eg_index_add<T, I>(out, idx, src, og, sg, dim, istride, ioff, n, bound); \
+  }
 
 // ---------------------------------------------------------------- strided copy and scale
 
