@@ -82,48 +82,40 @@ public final class CudaConvolution implements ConvolutionKernels {
           cols[t] = (iy >= 0 && iy < g.h && ix >= 0 && ix < g.w) ? x[((n * g.c + c) * g.h + iy) * (long long) g.w + ix] : (T) 0;
         }
       }
+      // The sum, in A, of the column entries that read element t of dx [n, c, h, w], kernel taps in order; c is
+      // set to t's channel.
+      template <typename A, typename T> __device__ A col2im_sum(const T* cols, G g, long long t, int& c) {
+        long long r = t;
+        int ix = r % g.w; r /= g.w; int iy = r % g.h; r /= g.h; c = r % g.c; long long n = r / g.c;
+        A acc = 0;
+        for (int i = 0; i < g.kh; i++) {
+          int ty = iy + g.ph - i * g.dh;
+          if (ty < 0 || ty % g.sh) continue;
+          int oy = ty / g.sh;
+          if (oy >= g.oh) continue;
+          for (int j = 0; j < g.kw; j++) {
+            int tx = ix + g.pw - j * g.dw;
+            if (tx < 0 || tx % g.sw) continue;
+            int ox = tx / g.sw;
+            if (ox >= g.ow) continue;
+            acc += cols[((n * g.c + c) * g.kh * g.kw + i * g.kw + j) * (long long) (g.oh * g.ow) + oy * g.ow + ox];
+          }
+        }
+        return acc;
+      }
       // dx [n, c, h, w] = the sum of the column entries that read each element, kernel taps in order
       template <typename T> __device__ void col2im(const T* cols, T* dx, G g, long long total) {
         for (long long t = blockIdx.x * (long long) blockDim.x + threadIdx.x; t < total; t += (long long) blockDim.x * gridDim.x) {
-          long long r = t;
-          int ix = r % g.w; r /= g.w; int iy = r % g.h; r /= g.h; int c = r % g.c; long long n = r / g.c;
-          T acc = 0;
-          for (int i = 0; i < g.kh; i++) {
-            int ty = iy + g.ph - i * g.dh;
-            if (ty < 0 || ty % g.sh) continue;
-            int oy = ty / g.sh;
-            if (oy >= g.oh) continue;
-            for (int j = 0; j < g.kw; j++) {
-              int tx = ix + g.pw - j * g.dw;
-              if (tx < 0 || tx % g.sw) continue;
-              int ox = tx / g.sw;
-              if (ox >= g.ow) continue;
-              acc += cols[((n * g.c + c) * g.kh * g.kw + i * g.kw + j) * (long long) (g.oh * g.ow) + oy * g.ow + ox];
-            }
-          }
-          dx[t] = acc;
+          int c;
+          dx[t] = col2im_sum<T>(cols, g, t, c);
         }
       }
       // col2im of float32 columns into a 16-bit dx, summed in float32 in col2im's order, plus bias[c] (null for
       // none; the transposed convolution's), rounded once
       template <typename H> __device__ void col2im_round(const float* cols, H* dx, const H* bias, G g, long long total) {
         for (long long t = blockIdx.x * (long long) blockDim.x + threadIdx.x; t < total; t += (long long) blockDim.x * gridDim.x) {
-          long long r = t;
-          int ix = r % g.w; r /= g.w; int iy = r % g.h; r /= g.h; int c = r % g.c; long long n = r / g.c;
-          float acc = 0;
-          for (int i = 0; i < g.kh; i++) {
-            int ty = iy + g.ph - i * g.dh;
-            if (ty < 0 || ty % g.sh) continue;
-            int oy = ty / g.sh;
-            if (oy >= g.oh) continue;
-            for (int j = 0; j < g.kw; j++) {
-              int tx = ix + g.pw - j * g.dw;
-              if (tx < 0 || tx % g.sw) continue;
-              int ox = tx / g.sw;
-              if (ox >= g.ow) continue;
-              acc += cols[((n * g.c + c) * g.kh * g.kw + i * g.kw + j) * (long long) (g.oh * g.ow) + oy * g.ow + ox];
-            }
-          }
+          int c;
+          float acc = col2im_sum<float>(cols, g, t, c);
           if (bias) acc += cv_widen(bias[c]);
           dx[t] = cv_narrow<H>(acc);
         }

@@ -31,10 +31,11 @@ public final class CudaNormalization implements NormalizationKernels {
         for (int s = blockDim.x / 2; s > 0; s >>= 1) { if (threadIdx.x < s) sh[threadIdx.x] += sh[threadIdx.x + s]; __syncthreads(); }
         return sh[0];
       }
-      // stats[r] = mean, stats[rows + r] = rstd
-      template <typename T> __device__ void row_stats(const T* x, double* stats, long long m, double eps, int rms, int rows) {
-        const T* p = x + blockIdx.x * m;
-        double mu = 0;
+      // The mean (0 for RMS) and rstd of the m elements at p, in one block, every thread getting them: the sums
+      // in double in block_sum's tree. Shared by the double-array and the view kernels, so both give these bits.
+      template <typename T> __device__ void row_moments(const T* p, long long m, double eps, int rms, double& mu,
+          double& rs) {
+        mu = 0;
         if (!rms) {
           double s = 0;
           for (long long i = threadIdx.x; i < m; i += blockDim.x) s += (double) p[i];
@@ -43,19 +44,31 @@ public final class CudaNormalization implements NormalizationKernels {
         double ss = 0;
         for (long long i = threadIdx.x; i < m; i += blockDim.x) { double c = (double) p[i] - mu; ss += c * c; }
         ss = block_sum(ss);
-        if (threadIdx.x == 0) { stats[blockIdx.x] = mu; stats[rows + blockIdx.x] = 1.0 / sqrt(ss / m + eps); }
+        rs = 1.0 / sqrt(ss / m + eps);
+      }
+      // stats[r] = mean, stats[rows + r] = rstd
+      template <typename T> __device__ void row_stats(const T* x, double* stats, long long m, double eps, int rms, int rows) {
+        double mu, rs;
+        row_moments(x + blockIdx.x * m, m, eps, rms, mu, rs);
+        if (threadIdx.x == 0) { stats[blockIdx.x] = mu; stats[rows + blockIdx.x] = rs; }
+      }
+      // Channel ch's mean and biased variance over [n, c, s], in one block, every thread getting them (as row_moments).
+      template <typename T> __device__ void channel_moments(const T* x, int n, int c, long long s, int ch, double& mu,
+          double& var) {
+        double sum = 0;
+        for (int b = 0; b < n; b++) { const T* p = x + ((long long) b * c + ch) * s; for (long long i = threadIdx.x; i < s; i += blockDim.x) sum += (double) p[i]; }
+        double count = (double) n * s;
+        mu = block_sum(sum) / count;
+        double ss = 0;
+        for (int b = 0; b < n; b++) { const T* p = x + ((long long) b * c + ch) * s; for (long long i = threadIdx.x; i < s; i += blockDim.x) { double v = (double) p[i] - mu; ss += v * v; } }
+        var = block_sum(ss) / count;
       }
       // per channel over [n, c, s]: stats[ch] = mean, stats[c + ch] = biased variance
       template <typename T> __device__ void channel_stats(const T* x, double* stats, int n, int c, long long s) {
         int ch = blockIdx.x;
-        double sum = 0;
-        for (int b = 0; b < n; b++) { const T* p = x + ((long long) b * c + ch) * s; for (long long i = threadIdx.x; i < s; i += blockDim.x) sum += (double) p[i]; }
-        double count = (double) n * s;
-        double mu = block_sum(sum) / count;
-        double ss = 0;
-        for (int b = 0; b < n; b++) { const T* p = x + ((long long) b * c + ch) * s; for (long long i = threadIdx.x; i < s; i += blockDim.x) { double v = (double) p[i] - mu; ss += v * v; } }
-        ss = block_sum(ss);
-        if (threadIdx.x == 0) { stats[ch] = mu; stats[c + ch] = ss / count; }
+        double mu, var;
+        channel_moments(x, n, c, s, ch, mu, var);
+        if (threadIdx.x == 0) { stats[ch] = mu; stats[c + ch] = var; }
       }
       template <typename T> __device__ void row_affine(const T* x, const double* mean, const double* rstd, const double* w,
           const double* b, T* out, long long m, long long total) {
@@ -157,16 +170,8 @@ public final class CudaNormalization implements NormalizationKernels {
           double* rstd, long long m, double eps, int rms) {
         long long r = blockIdx.x;
         const T* p = x + r * m; T* o = out + r * m;
-        double mu = 0;
-        if (!rms) {
-          double s = 0;
-          for (long long i = threadIdx.x; i < m; i += blockDim.x) s += (double) p[i];
-          mu = block_sum(s) / m;
-        }
-        double ss = 0;
-        for (long long i = threadIdx.x; i < m; i += blockDim.x) { double c = (double) p[i] - mu; ss += c * c; }
-        ss = block_sum(ss);
-        double rs = 1.0 / sqrt(ss / m + eps);
+        double mu, rs;
+        row_moments(p, m, eps, rms, mu, rs);
         if (threadIdx.x == 0) { if (mean) mean[r] = mu; rstd[r] = rs; }
         for (long long i = threadIdx.x; i < m; i += blockDim.x) {
           double v = ((double) p[i] - mu) * rs;
@@ -181,13 +186,8 @@ public final class CudaNormalization implements NormalizationKernels {
           double* rstd, long long m, int c, int groups, long long s, double eps) {
         long long r = blockIdx.x;
         const T* p = x + r * m; T* o = out + r * m;
-        double sum = 0;
-        for (long long i = threadIdx.x; i < m; i += blockDim.x) sum += (double) p[i];
-        double mu = block_sum(sum) / m;
-        double ss = 0;
-        for (long long i = threadIdx.x; i < m; i += blockDim.x) { double d = (double) p[i] - mu; ss += d * d; }
-        ss = block_sum(ss);
-        double rs = 1.0 / sqrt(ss / m + eps);
+        double mu, rs;
+        row_moments(p, m, eps, 0, mu, rs);
         if (threadIdx.x == 0) { mean[r] = mu; rstd[r] = rs; }
         int ch0 = (int) (r % groups) * (c / groups);
         for (long long i = threadIdx.x; i < m; i += blockDim.x) {
@@ -203,15 +203,10 @@ public final class CudaNormalization implements NormalizationKernels {
       template <typename T> __device__ void bn_train_stats(const T* x, double* mean, double* rstd, T* run_mean,
           long long sm, T* run_var, long long sv, int n, int c, long long s, double eps, double momentum) {
         int ch = blockIdx.x;
-        double sum = 0;
-        for (int b = 0; b < n; b++) { const T* p = x + ((long long) b * c + ch) * s; for (long long i = threadIdx.x; i < s; i += blockDim.x) sum += (double) p[i]; }
+        double mu, var;
+        channel_moments(x, n, c, s, ch, mu, var);
         double count = (double) n * s;
-        double mu = block_sum(sum) / count;
-        double ss = 0;
-        for (int b = 0; b < n; b++) { const T* p = x + ((long long) b * c + ch) * s; for (long long i = threadIdx.x; i < s; i += blockDim.x) { double v = (double) p[i] - mu; ss += v * v; } }
-        ss = block_sum(ss);
         if (threadIdx.x == 0) {
-          double var = ss / count;
           mean[ch] = mu;
           rstd[ch] = 1 / sqrt(var + eps);
           if (run_mean) {
