@@ -299,13 +299,7 @@ public final class CudaBench {
       }
       for (int i = 0; i < 2; i++) copy.run();
       double[] ms = timeEach(d, ctx.stream(), copy);
-      double[] gbs = new double[ms.length];
-      for (int i = 0; i < ms.length; i++) gbs[i] = bytes / (ms[i] * 1e-3) / 1e9;
-      Map<String, Object> rec = new LinkedHashMap<>();
-      rec.put("bytes", bytes);
-      rec.put("metric", "GB/s");
-      putStats(rec, gbs);
-      rec.put("ms_mean", mean(ms));
+      Map<String, Object> rec = bandwidth(bytes, ms);
       rec.put("copies", ms.length);
       rec.put("call", pinned ? "cuMemcpyHtoDAsync from cuMemHostAlloc memory"
           : "cuMemcpyHtoD from a Java byte[] read in place");
@@ -314,6 +308,18 @@ public final class CudaBench {
       d.memFree(dst);
       if (host != null) d.hostFree(host);
     }
+  }
+
+  /** A copy row's record: its bytes, GB/s over the copies timed {@code ms} (statistics) and their mean time. */
+  private static Map<String, Object> bandwidth(long bytes, double[] ms) {
+    double[] gbs = new double[ms.length];
+    for (int i = 0; i < ms.length; i++) gbs[i] = bytes / (ms[i] * 1e-3) / 1e9;
+    Map<String, Object> rec = new LinkedHashMap<>();
+    rec.put("bytes", bytes);
+    rec.put("metric", "GB/s");
+    putStats(rec, gbs);
+    rec.put("ms_mean", mean(ms));
+    return rec;
   }
 
   /**
@@ -344,13 +350,7 @@ public final class CudaBench {
       returned[i] = (t1 - t0) / 1e6;
       d.storage().memory().release();
     }
-    double[] gbs = new double[ms.length];
-    for (int i = 0; i < ms.length; i++) gbs[i] = bytes / (ms[i] * 1e-3) / 1e9;
-    Map<String, Object> rec = new LinkedHashMap<>();
-    rec.put("bytes", bytes);
-    rec.put("metric", "GB/s");
-    putStats(rec, gbs);
-    rec.put("ms_mean", mean(ms));
+    Map<String, Object> rec = bandwidth(bytes, ms);
     rec.put("return_ms_mean", mean(returned));
     rec.put("copies", ms.length);
     rec.put("call", "Tensor.to(cuda, true) from a float[]-backed tensor: memcpy into a cached cuMemHostAlloc buffer,"

@@ -47,24 +47,6 @@ class HalfConvolutionOnCudaTest {
         Tensor.randn(g, 32, 16, 3, 3).mul(0.1).requiresGrad(true), Tensor.randn(g, 32).requiresGrad(true)};
   }
 
-  /** |got - want| <= rel * (|want| + 1e-2 * max |want|) everywhere, else the count and the first miss. */
-  private static void assertClose(Tensor want, Tensor got, double rel, String what) {
-    float[] w = want.to(Device.CPU).to(DType.F32).toFloatArray();
-    float[] g = got.to(Device.CPU).to(DType.F32).toFloatArray();
-    assertEquals(w.length, g.length, what);
-    double scale = 0;
-    for (float v : w) scale = Math.max(scale, Math.abs(v));
-    int bad = 0;
-    String first = null;
-    for (int i = 0; i < w.length; i++) {
-      if (!(Math.abs(g[i] - w[i]) <= rel * (Math.abs(w[i]) + 1e-2 * scale)) && bad++ == 0) {
-        first = "element " + i + ": want " + w[i] + ", got " + g[i];
-      }
-    }
-    System.out.println("HalfConvolutionOnCudaTest " + what + ": " + (w.length - bad) + "/" + w.length + " close");
-    assertEquals(0, bad, what + ": " + bad + " of " + w.length + " differ, first " + first);
-  }
-
   @Test
   void convolutionsUnderAutocastOnCudaAreTheCpusWithinTheHalfRounding() {
     Gpu.assumeDevice();
@@ -98,14 +80,14 @@ class HalfConvolutionOnCudaTest {
         }
         String what = h + " net " + k;
         assertEquals(h, yd.dtype(), what + ": output dtype");
-        assertClose(yc, yd, rel, what + " output");
+        AutocastOnCudaTest.assertClose(yc, yd, rel, what + " output");
         Tensor up = Tensor.randn(new Generator(50 + k), (int) yc.numel());
         yc.to(DType.F32).reshape(-1).mul(up).sum().backward();
         yd.to(DType.F32).reshape(-1).mul(up.to(device)).sum().backward();
         for (int i = 0; i < cpu.length; i++) {
           if (cpu[i].grad() == null) continue;
           assertEquals(DType.F32, dev[i].grad().dtype(), what + " gradient " + i + " dtype");
-          assertClose(cpu[i].grad(), dev[i].grad(), 2 * rel, what + " gradient " + i);
+          AutocastOnCudaTest.assertClose(cpu[i].grad(), dev[i].grad(), 2 * rel, what + " gradient " + i);
         }
       }
       // half tensors without autocast: output and gradients in the half dtype
@@ -118,13 +100,13 @@ class HalfConvolutionOnCudaTest {
       Tensor yc = NETS.get(0).apply(cpu);
       Tensor yd = NETS.get(0).apply(dev);
       assertEquals(h, yd.dtype());
-      assertClose(yc, yd, rel, h + " tensors output");
+      AutocastOnCudaTest.assertClose(yc, yd, rel, h + " tensors output");
       Tensor up = Tensor.randn(new Generator(60), (int) yc.numel()).to(h);
       yc.reshape(-1).mul(up).sum().backward();
       yd.reshape(-1).mul(up.to(device)).sum().backward();
       for (int i = 0; i < cpu.length; i++) {
         assertEquals(h, dev[i].grad().dtype(), h + " tensors gradient " + i + " dtype");
-        assertClose(cpu[i].grad(), dev[i].grad(), 2 * rel, h + " tensors gradient " + i);
+        AutocastOnCudaTest.assertClose(cpu[i].grad(), dev[i].grad(), 2 * rel, h + " tensors gradient " + i);
       }
       // inference: conv2d + relu (the ReLU after the kernel on CUDA, on the half output)
       Tensor[] p = params(11);
@@ -133,7 +115,7 @@ class HalfConvolutionOnCudaTest {
         Tensor got = F.conv2dRelu(p[0].to(device), p[1].to(device), p[2].to(device), new int[] {1}, new int[] {1},
             new int[] {1}, 1, "zeros");
         assertEquals(h, got.dtype());
-        assertClose(want, got, rel, h + " conv2d+relu");
+        AutocastOnCudaTest.assertClose(want, got, rel, h + " conv2d+relu");
       }
     }
   }

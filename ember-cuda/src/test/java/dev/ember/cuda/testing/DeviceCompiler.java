@@ -3,9 +3,11 @@ package dev.ember.cuda.testing;
 import dev.ember.cuda.lib.Nvrtc;
 import dev.ember.cuda.runtime.KernelCache;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
@@ -53,6 +55,21 @@ public final class DeviceCompiler {
       Thread.currentThread().interrupt();
       throw new AssertionError(e);
     }
+  }
+
+  /**
+   * Compiles {@code source} as {@link #cubin} does and checks that the result is an ELF file with a kernel of each of
+   * {@code kernels}' names (a symbol between NUL bytes); returns the cubin's bytes as ISO-8859-1 text for further
+   * checks.
+   */
+  public static String assertKernels(String name, String source, Collection<String> kernels) {
+    byte[] cubin = cubin(name, source);
+    if ((cubin[0] & 0xff) != 0x7f) throw new AssertionError(name + ": a cubin is an ELF file");
+    String text = new String(cubin, StandardCharsets.ISO_8859_1);
+    for (String k : kernels) {
+      if (!text.contains("\0" + k + "\0")) throw new AssertionError(name + " has no kernel " + k);
+    }
+    return text;
   }
 
   /** nvcc's path, or null when there is none. */
