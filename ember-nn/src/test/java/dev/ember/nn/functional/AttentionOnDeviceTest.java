@@ -1,6 +1,7 @@
 package dev.ember.nn.functional;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static dev.ember.nn.functional.FakeDeviceChecks.leaf;
+import static dev.ember.nn.functional.FakeDeviceChecks.same;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -65,20 +66,6 @@ class AttentionOnDeviceTest {
         row("tiled dropout", DType.F32, 2, 12, 12, 4, 4, false, -1, MaskKind.NONE, 0.2, Kernel.tiled(4, 8), true),
         row("tiled causal dropout float mask", DType.F64, 1, 10, 10, 4, 4, true, -1, MaskKind.FLOAT, 0.3,
             Kernel.tiled(4, 4), true));
-  }
-
-  private static Tensor leaf(Tensor t, Device d, boolean grad) {
-    if (t == null) return null;
-    Tensor m = t.to(d);
-    if (m == t) m = t.clone();
-    return grad ? m.requiresGrad(true) : m;
-  }
-
-  /** Exactly the same values (the same bits for F32 and F64: the same double; NaN matching NaN). */
-  private static void same(Tensor cpu, Tensor dev, String what) {
-    assertEquals(FAKE, dev.device(), what + " device");
-    assertArrayEquals(cpu.shape(), dev.shape(), what + " shape");
-    assertArrayEquals(cpu.toDoubleArray(), dev.cpu().toDoubleArray(), 0.0, what);
   }
 
   /** Collects the calls reaching the fake backend, marking the double-array attention methods and host copies. */

@@ -1,7 +1,7 @@
 package dev.ember.nn.functional;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
+import static dev.ember.nn.functional.FakeDeviceChecks.leaf;
+import static dev.ember.nn.functional.FakeDeviceChecks.same;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ember.backend.View;
@@ -83,20 +83,6 @@ class NormalizationOnDeviceTest {
 
   private static Tensor input(Generator g, DType dt, int[] shape, double scale, double shift) {
     return Tensor.rand(g, shape).mul(scale).add(shift).to(dt);
-  }
-
-  private static Tensor leaf(Tensor t, Device d, boolean grad) {
-    if (t == null) return null;
-    Tensor m = t.to(d);
-    if (m == t) m = t.clone();
-    return grad ? m.requiresGrad(true) : m;
-  }
-
-  /** Exactly the same values (the same bits for F32 and F64: the same double). */
-  private static void same(Tensor cpu, Tensor dev, String what) {
-    assertEquals(FAKE, dev.device(), what + " device");
-    assertArrayEquals(cpu.shape(), dev.shape(), what + " shape");
-    assertArrayEquals(cpu.toDoubleArray(), dev.cpu().toDoubleArray(), 0.0, what);
   }
 
   @ParameterizedTest(name = "{0}")
