@@ -12,8 +12,6 @@ using std::min;
 static double emu_smem[1 << 14];
 #include "attention.cu"
 #include <random>
-static int fails = 0;
-#define CHECK(c, ...) do { if (!(c)) { fails++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
 
 static_assert(offsetof(P, B) == 0 && offsetof(P, EV) == 16 && offsetof(P, scale) == 24 && offsetof(P, causal) == 32
     && offsetof(P, window) == 36 && offsetof(P, dropP) == 40 && offsetof(P, seed) == 48 && offsetof(P, mask) == 56

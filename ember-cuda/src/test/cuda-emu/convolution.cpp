@@ -7,8 +7,6 @@ inline float __uint_as_float(unsigned int v) { return std::bit_cast<float>(v); }
 inline unsigned int __float_as_uint(float v) { return std::bit_cast<unsigned int>(v); }
 #include "convolution.cu"
 #include <random>
-static int fails = 0;
-#define CHECK(c, ...) do { if (!(c)) { fails++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
 
 // the references: widening and one rounding to nearest even, independent of the source's bit code
 static float ref_widen(cbf16 h) { return std::bit_cast<float>((unsigned int) h.bits << 16); }

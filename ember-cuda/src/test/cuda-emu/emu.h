@@ -37,3 +37,6 @@ template <class F, class... A> void launch(F f, unsigned grid, unsigned block, A
     for (auto& th : ts) th.join();
   }
 }
+// The drivers' checks: a failed one prints where and why and counts; a driver ends printing "ok (N failures)".
+static int fails = 0;
+#define CHECK(c, ...) do { if (!(c)) { fails++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)

@@ -13,13 +13,7 @@ template <class T> T atomicMin(T* p, T v) {
 }
 #include "eg_common.cuh"
 #include "index_check.cu"
-static int fails = 0;
-#define CHECK(c, ...) do { if (!(c)) { fails++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
-EGeo geo(std::vector<long long> shape, std::vector<long long> stride, long long off) {
-  EGeo g{}; g.rank = shape.size();
-  for (size_t i = 0; i < shape.size(); i++) { g.shape[i] = shape[i]; g.stride[i] = stride[i]; }
-  g.offset = off; return g;
-}
+#include "egeo.h"
 // The plain loop: {position, value} of the first offender in row-major order of a 2-d view, or {-1, -1}.
 template <class I> std::pair<long long, long long> first(const std::vector<I>& x, long long r, long long c,
     long long sr, long long sc, long long off, long long lo, long long hi, long long allowed) {

@@ -15,13 +15,7 @@
 #include <cassert>
 #include <random>
 #include <algorithm>
-static int fails = 0;
-#define CHECK(c, ...) do { if (!(c)) { fails++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
-EGeo geo(std::vector<long long> shape, std::vector<long long> stride, long long off) {
-  EGeo g{}; g.rank = shape.size();
-  for (size_t i = 0; i < shape.size(); i++) { g.shape[i] = shape[i]; g.stride[i] = stride[i]; }
-  g.offset = off; return g;
-}
+#include "egeo.h"
 int main() {
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> U(-1, 1);

@@ -7,13 +7,13 @@ import dev.ember.backend.Backend;
 import dev.ember.backend.DeviceMemory;
 import dev.ember.backend.StridedView;
 import dev.ember.backend.View;
+import dev.ember.cuda.HostSegments;
 import dev.ember.cuda.runtime.CudaContext;
 import dev.ember.cuda.testing.Gpu;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Device;
 import dev.ember.tensor.Shapes;
 import dev.ember.tensor.Storage;
-import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -46,17 +46,13 @@ final class OnDevice implements AutoCloseable {
     ctx.makeCurrent();
   }
 
-  static MemorySegment segment(Storage s) {
-    return dev.ember.cuda.HostSegments.of(s);
-  }
-
   /** A device view of {@code host}'s geometry over a device copy of its whole storage. */
   View upload(View host) {
     Storage s = host.storage();
     long bytes = (long) s.size() * s.dtype().itemSize();
     long p = ctx.driver().memAlloc(Math.max(bytes, 256));
     allocations.add(p);
-    if (bytes > 0) ctx.driver().memcpyHtoDSync(p, segment(s), bytes);
+    if (bytes > 0) ctx.driver().memcpyHtoDSync(p, HostSegments.of(s), bytes);
     Storage d = Storage.onDevice(s.dtype(), s.size(), new Mem(p, bytes));
     return new StridedView(d, host.shapeRef().clone(), host.stridesRef().clone(), host.offset());
   }
@@ -67,7 +63,7 @@ final class OnDevice implements AutoCloseable {
     Storage h = Storage.allocate(s.dtype(), s.size());
     long bytes = (long) s.size() * s.dtype().itemSize();
     ctx.synchronize();
-    if (bytes > 0) ctx.driver().memcpyDtoHSync(segment(h), s.memory().address(), bytes);
+    if (bytes > 0) ctx.driver().memcpyDtoHSync(HostSegments.of(h), s.memory().address(), bytes);
     return new StridedView(h, dev.shapeRef().clone(), dev.stridesRef().clone(), dev.offset());
   }
 

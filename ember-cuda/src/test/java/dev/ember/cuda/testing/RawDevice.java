@@ -2,11 +2,9 @@ package dev.ember.cuda.testing;
 
 import dev.ember.backend.DeviceMemory;
 import dev.ember.cuda.runtime.CudaContext;
-import dev.ember.tensor.DType;
 import dev.ember.tensor.Device;
 import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
-import java.lang.foreign.MemorySegment;
 
 /**
  * Device tensors made straight from the driver, for testing one kernel family without the rest of the backend:
@@ -33,7 +31,7 @@ public final class RawDevice {
     long bytes = Math.max(1, c.numel() * c.dtype().itemSize());
     long ptr = ctx.driver().memAlloc(bytes);
     if (c.numel() > 0) {
-      ctx.driver().memcpyHtoDSync(ptr, heap(c.storage(), c.dtype()).asSlice((long) c.offset() * c.dtype().itemSize(),
+      ctx.driver().memcpyHtoDSync(ptr, dev.ember.cuda.HostSegments.of(c.storage()).asSlice((long) c.offset() * c.dtype().itemSize(),
           c.numel() * c.dtype().itemSize()), c.numel() * c.dtype().itemSize());
     }
     Storage s = Storage.onDevice(c.dtype(), (int) c.numel(), new Memory(ctx, ptr, bytes));
@@ -45,13 +43,9 @@ public final class RawDevice {
     Tensor h = Tensor.zeros(d.dtype(), d.shape());
     if (d.numel() > 0) {
       long src = d.storage().memory().address() + (long) d.offset() * d.dtype().itemSize();
-      ctx.driver().memcpyDtoHSync(heap(h.storage(), h.dtype()), src, d.numel() * d.dtype().itemSize());
+      ctx.driver().memcpyDtoHSync(dev.ember.cuda.HostSegments.of(h.storage()), src, d.numel() * d.dtype().itemSize());
     }
     return h;
-  }
-
-  private static MemorySegment heap(Storage s, DType t) {
-    return dev.ember.cuda.HostSegments.of(s);
   }
 
   private static int[] contiguousStrides(int[] shape) {
