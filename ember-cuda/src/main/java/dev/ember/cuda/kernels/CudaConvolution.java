@@ -5,6 +5,8 @@ import dev.ember.backend.ConvolutionKernels;
 import dev.ember.backend.SavedColumns;
 import dev.ember.backend.View;
 import dev.ember.cuda.lib.CublasLt;
+import dev.ember.cuda.lib.CudaException;
+import dev.ember.cuda.lib.Cudnn.Direction;
 import dev.ember.cuda.lib.KernelArgs;
 import dev.ember.cuda.runtime.CudaContext;
 import dev.ember.cuda.runtime.CudaSettings;
@@ -15,7 +17,9 @@ import java.lang.foreign.MemorySegment;
 import java.util.List;
 
 /**
- * Convolutions on the GPU as GEMMs over column matrices: {@code im2col} writes every image's columns
+ * Convolutions on the GPU: through cuDNN where it is installed ({@link CudnnConvolution}: float32, bfloat16 and
+ * float16, deterministic algorithms only), and otherwise (float64, shapes or directions cuDNN has no deterministic
+ * algorithm for, no cuDNN, or {@link CudaSettings#cudnn()} off) as GEMMs over column matrices: {@code im2col} writes every image's columns
  * [C * kh * kw, oh * ow] into a workspace, one strided-batched cuBLASLt product per group covers the whole batch,
  * and the input gradient goes back through {@code col2im}, which gathers each input element's contributions in a
  * fixed order (no atomics: the same bits every run). The weight gradient is one batched product into per-image
@@ -192,6 +196,11 @@ public final class CudaConvolution implements ConvolutionKernels {
   private final Workspace stageB;
   private final Workspace stageC;
 
+  /** cuDNN on this context once tried: null when absent or switched off ({@link #cudnnState} says why). */
+  private CudnnConvolution cudnn;
+  private String cudnnState;
+  private boolean cudnnTried;
+
   public CudaConvolution(CudaContext ctx, KernelCache cache) {
     this.ctx = ctx;
     this.cache = cache;
@@ -201,6 +210,40 @@ public final class CudaConvolution implements ConvolutionKernels {
     this.stageA = new Workspace(ctx);
     this.stageB = new Workspace(ctx);
     this.stageC = new Workspace(ctx);
+  }
+
+  /**
+   * cuDNN for a convolution of an image [n, c, h, w] into a grid [n, k, oh, ow] of dtype t, when it is switched on
+   * ({@link CudaSettings#cudnn()}), found, starts on this context and takes the shape ({@link
+   * CudnnConvolution#supports}); else null.
+   */
+  private CudnnConvolution cudnn(DType t, int n, int c, int k, ConvGeometry g) {
+    if (!CudaSettings.cudnn() || !CudnnConvolution.supports(t, n, c, k, g)) return null;
+    synchronized (this) {
+      if (!cudnnTried) {
+        cudnnTried = true;
+        try {
+          cudnn = CudnnConvolution.open(ctx);
+          cudnnState = cudnn.name();
+        } catch (CudaException e) { // CudaUnavailableException when no cuDNN is found
+          cudnnState = e.getMessage();
+        }
+      }
+      return cudnn;
+    }
+  }
+
+  /**
+   * What runs this context's convolutions, for reports: "cuDNN 9.5.1 (float32, bfloat16, float16; float64 on im2col
+   * + cuBLASLt)", or "im2col + cuBLASLt" with the reason cuDNN is not used. Looks for cuDNN if no convolution has yet.
+   */
+  public String engine() {
+    if (!CudaSettings.cudnn()) return "im2col + cuBLASLt (cuDNN switched off: ember.cuda.cudnn=false or EMBER_CUDNN=0)";
+    cudnn(DType.F32, 1, 1, 1, new ConvGeometry(1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1));
+    synchronized (this) {
+      return cudnn != null ? cudnnState + " (float32, bfloat16, float16; float64 on im2col + cuBLASLt)"
+          : "im2col + cuBLASLt (no cuDNN: " + cudnnState + ")";
+    }
   }
 
   /** Nothing is kept: the backward pass rebuilds the column matrices, which costs one cheap kernel here. */
@@ -433,9 +476,17 @@ public final class CudaConvolution implements ConvolutionKernels {
     int c = x.shapeRef()[1];
     int o = w.shapeRef()[0];
     if (out.numel() == 0) return;
+    long outAddr = KernelArgs.address(out);
+    CudnnConvolution dnn = cudnn(t, n, c, o, g);
+    if (dnn != null) {
+      if (bias != null) biasFill(t, outAddr, bias, n, o, g.cols());
+      if (dnn.run(Direction.FORWARD, t, n, c, o, groups, g, KernelArgs.address(x), KernelArgs.address(w), outAddr,
+          bias != null)) {
+        return;
+      }
+    }
     long colsAddr = cols.get((long) size(t) * n * c * g.kk() * g.cols());
     im2col(t, KernelArgs.address(x), colsAddr, n, c, g);
-    long outAddr = KernelArgs.address(out);
     double beta = 0;
     if (bias != null) {
       biasFill(t, outAddr, bias, n, o, g.cols());
@@ -451,6 +502,18 @@ public final class CudaConvolution implements ConvolutionKernels {
     int c = x.shapeRef()[1];
     int o = w.shapeRef()[0];
     if (gOut.numel() == 0 || x.numel() == 0) return;
+    CudnnConvolution dnn = cudnn(t, n, c, o, g);
+    if (dnn != null) {
+      if (dw != null && dnn.run(Direction.BACKWARD_FILTER, t, n, c, o, groups, g, KernelArgs.address(x),
+          KernelArgs.address(dw), KernelArgs.address(gOut), false)) {
+        dw = null;
+      }
+      if (dx != null && dnn.run(Direction.BACKWARD_DATA, t, n, c, o, groups, g, KernelArgs.address(dx),
+          KernelArgs.address(w), KernelArgs.address(gOut), false)) {
+        dx = null;
+      }
+      if (dw == null && dx == null) return;
+    }
     // one buffer for x's columns (dtype t) and then dx's (wide(t)), in stream order
     long colsAddr = cols.get((long) size(dx == null ? t : wide(t)) * n * c * g.kk() * g.cols());
     if (dw != null) {
@@ -474,6 +537,15 @@ public final class CudaConvolution implements ConvolutionKernels {
     int cin = x.shapeRef()[1];
     int o = out.shapeRef()[1];
     if (out.numel() == 0) return;
+    // the input gradient of the convolution of out [n, o, h, w] by w [cin, o/groups, kh, kw] into x's grid
+    CudnnConvolution dnn = cudnn(t, n, o, cin, g);
+    if (dnn != null) {
+      if (bias != null) biasFill(t, KernelArgs.address(out), bias, n, o, g.hw());
+      if (dnn.run(Direction.BACKWARD_DATA, t, n, o, cin, groups, g, KernelArgs.address(out), KernelArgs.address(w),
+          KernelArgs.address(x), bias != null)) {
+        return;
+      }
+    }
     long colsAddr = cols.get((long) size(wide(t)) * n * o * g.kk() * g.cols());
     inputProduct(t, KernelArgs.address(x), KernelArgs.address(w), colsAddr, n, o, cin, groups, g);
     if (t.isHalf()) { // the bias added in float32 before col2im's one rounding
@@ -506,6 +578,19 @@ public final class CudaConvolution implements ConvolutionKernels {
     int cin = x.shapeRef()[1];
     int o = gOut.shapeRef()[1];
     if (gOut.numel() == 0 || x.numel() == 0) return;
+    CudnnConvolution dnn = cudnn(t, n, o, cin, g);
+    if (dnn != null) {
+      // dx: the convolution of gOut [n, o, h, w] by w into x's grid; dw: that convolution's filter gradient
+      if (dx != null && dnn.run(Direction.FORWARD, t, n, o, cin, groups, g, KernelArgs.address(gOut),
+          KernelArgs.address(w), KernelArgs.address(dx), false)) {
+        dx = null;
+      }
+      if (dw != null && dnn.run(Direction.BACKWARD_FILTER, t, n, o, cin, groups, g, KernelArgs.address(gOut),
+          KernelArgs.address(dw), KernelArgs.address(x), false)) {
+        dw = null;
+      }
+      if (dx == null && dw == null) return;
+    }
     long colsAddr = cols.get((long) size(t) * n * o * g.kk() * g.cols());
     im2col(t, KernelArgs.address(gOut), colsAddr, n, o, g);
     if (dx != null) {

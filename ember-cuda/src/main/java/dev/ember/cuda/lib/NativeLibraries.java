@@ -164,6 +164,40 @@ public final class NativeLibraries {
     }
   }
 
+  /**
+   * Loads library {@code name} as {@link #load} finds it, after loading its {@code parts} (sibling libraries it opens
+   * by name when first needed, as cuDNN 9's {@code libcudnn_ops.so.9}) from the same folder, in the order given:
+   * once in the process, a later open by that name resolves to them even where the folder is not on the system
+   * loader's path. A part that is absent is left for the library to report when it needs it.
+   *
+   * @throws CudaUnavailableException naming the library and the folders searched when it is not found, or the file
+   *     that could not be loaded
+   */
+  public SymbolLookup loadWithParts(String name, List<String> parts, String what) {
+    Optional<Path> file = find(name);
+    if (file.isEmpty()) {
+      throw new CudaUnavailableException("CUDA: " + what + " (lib" + name + ".so) was not found. Searched: " + folders
+          + ". It is optional (PyTorch's pip wheels bring it: nvidia/cudnn/lib); point EMBER_CUDA_LIBRARY_PATH at"
+          + " the folder holding it.");
+    }
+    Path lib = file.get();
+    String suffix = lib.getFileName().toString().substring(("lib" + name).length()); // ".so.9" or ".so"
+    for (String part : parts) {
+      Path p = lib.resolveSibling("lib" + part + suffix);
+      if (!Files.isRegularFile(p)) continue;
+      try {
+        SymbolLookup.libraryLookup(p, Arena.global());
+      } catch (IllegalArgumentException e) {
+        throw new CudaUnavailableException("CUDA: cannot load " + p + " (part of " + what + "): " + e.getMessage());
+      }
+    }
+    try {
+      return SymbolLookup.libraryLookup(lib, Arena.global());
+    } catch (IllegalArgumentException e) {
+      throw new CudaUnavailableException("CUDA: cannot load " + lib + " (" + what + "): " + e.getMessage());
+    }
+  }
+
   private static List<Path> files(Path dir) {
     List<Path> out = new ArrayList<>();
     try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, "lib*.so*")) {

@@ -1,10 +1,14 @@
 package dev.ember.cuda.kernels;
 
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import dev.ember.backend.ConvGeometry;
 import dev.ember.backend.ConvolutionKernels;
 import dev.ember.backend.PoolAxis;
 import dev.ember.backend.PoolingKernels;
+import dev.ember.cuda.lib.Cudnn;
 import dev.ember.cuda.runtime.CudaContext;
+import dev.ember.cuda.runtime.CudaSettings;
 import dev.ember.cuda.runtime.KernelCache;
 import dev.ember.cuda.testing.Gpu;
 import dev.ember.cuda.testing.RawDevice;
@@ -13,6 +17,7 @@ import dev.ember.tensor.Device;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Tensor;
 import dev.ember.testing.Assertions;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /** Convolution and pooling on the GPU against the CPU's kernels; compile checks wherever NVRTC is found. */
@@ -38,11 +43,68 @@ class CudaConvPoolTest {
       {2, 5, 3, 1, 6, 6, 1, 1, 1, 1, 0, 0, 1, 1}};
 
   @Test
-  void convolutionForwardBackwardAndTransposedMatchTheCpu() {
+  void convolutionForwardBackwardAndTransposedMatchTheCpuOnIm2col() {
     Gpu.assumeDevice();
+    boolean was = CudaSettings.cudnn();
+    CudaSettings.cudnn(false);
+    try {
+      CudaConvolution gpu = new CudaConvolution(CudaContext.of(0), CudaContext.of(0).kernels());
+      assertTrue(gpu.engine().startsWith("im2col + cuBLASLt"), gpu.engine());
+      matchTheCpu(gpu);
+    } finally {
+      CudaSettings.cudnn(was);
+    }
+  }
+
+  /** The same cases through cuDNN (float32; float64 stays on im2col), where it is installed. */
+  @Test
+  void convolutionForwardBackwardAndTransposedMatchTheCpuOnCudnn() {
+    Gpu.assumeDevice();
+    Assumptions.assumeTrue(Cudnn.tryGet().isPresent(), "needs libcudnn (EMBER_CUDA_LIBRARY_PATH)");
+    boolean was = CudaSettings.cudnn();
+    CudaSettings.cudnn(true);
+    try {
+      CudaConvolution gpu = new CudaConvolution(CudaContext.of(0), CudaContext.of(0).kernels());
+      System.out.println("CudaConvPoolTest: " + gpu.engine());
+      assertTrue(gpu.engine().startsWith("cuDNN "), gpu.engine());
+      matchTheCpu(gpu);
+    } finally {
+      CudaSettings.cudnn(was);
+    }
+  }
+
+  /** cuDNN's chosen algorithms are deterministic: the same gradients, bit for bit, on a second run. */
+  @Test
+  void cudnnGradientsAreTheSameBitsEveryRun() {
+    Gpu.assumeDevice();
+    Assumptions.assumeTrue(Cudnn.tryGet().isPresent(), "needs libcudnn (EMBER_CUDA_LIBRARY_PATH)");
+    CudaContext ctx = CudaContext.of(0);
+    CudaConvolution gpu = new CudaConvolution(ctx, ctx.kernels());
+    Generator gen = new Generator(3);
+    for (DType dt : new DType[] {DType.F32, DType.BF16}) {
+      ConvGeometry g = new ConvGeometry(16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 16, 16);
+      Tensor x = RawDevice.upload(ctx, rand(gen, dt, 32, 16, 16, 16));
+      Tensor w = RawDevice.upload(ctx, rand(gen, dt, 32, 16, 3, 3));
+      Tensor go = RawDevice.upload(ctx, rand(gen, dt, 32, 32, 16, 16));
+      Tensor[] first = null;
+      for (int run = 0; run < 2; run++) {
+        Tensor dx = RawDevice.upload(ctx, Tensor.zeros(dt, 32, 16, 16, 16));
+        Tensor dw = RawDevice.upload(ctx, Tensor.zeros(dt, 32, 16, 3, 3));
+        gpu.backward(x, w, go, 1, g, dx, dw, null);
+        Tensor[] now = {RawDevice.download(ctx, dx), RawDevice.download(ctx, dw)};
+        if (first == null) {
+          first = now;
+        } else {
+          Assertions.assertClose(first[0], now[0], 0, 0, dt + " input gradient, second run");
+          Assertions.assertClose(first[1], now[1], 0, 0, dt + " weight gradient, second run");
+        }
+      }
+    }
+  }
+
+  private static void matchTheCpu(ConvolutionKernels gpu) {
     CudaContext ctx = CudaContext.of(0);
     ConvolutionKernels cpu = Device.CPU.backend().convolution();
-    ConvolutionKernels gpu = new CudaConvolution(ctx, ctx.kernels());
     Generator gen = new Generator(11);
     for (DType dt : new DType[] {DType.F32, DType.F64}) {
       double tol = dt == DType.F32 ? 2e-5 : 1e-12;
