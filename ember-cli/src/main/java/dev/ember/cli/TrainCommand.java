@@ -596,7 +596,8 @@ final class TrainCommand {
     info.put("batch size", Integer.toString(s.batchSize));
     info.put("epochs", Integer.toString(s.epochs()));
     info.put("seed", Long.toString(s.seed));
-    info.put("device", s.device.toString());
+    info.put("device", s.device.isCpu() ? s.device.toString()
+        : s.device + " (" + s.device.backend().description() + ")");
     info.put("threads", Integer.toString(Device.CPU.backend().threads()));
     info.put("precision", precisionText(s.precision, h));
     if (!Double.isNaN(accuracy)) info.put("test accuracy", String.format(Locale.ROOT, "%.4f", accuracy));

@@ -49,7 +49,8 @@ class TrainDeviceTest {
     assertEquals(a[a.length - 1], b[b.length - 1], "test accuracy");
     assertArrayEquals(Files.readAllBytes(tmp.resolve("cpu/model.safetensors")),
         Files.readAllBytes(tmp.resolve("fake/model.safetensors")));
-    assertTrue(Files.readString(tmp.resolve("fake/report.html")).contains("fake:0"), "the report names the device");
+    assertTrue(Files.readString(tmp.resolve("fake/report.html")).contains("fake:0 (" + Device.parse("fake:0").backend()
+        .description() + ")"), "the report names the device and what computes behind it");
   }
 
   @Test

@@ -15,6 +15,14 @@ public interface Backend {
   /** e.g. {@code "cpu-vector"}, {@code "cpu-scalar"}, {@code "cuda"}. */
   String name();
 
+  /**
+   * What computes behind {@link #name()}, for run reports: the CPU's name, a GPU's model, memory and the libraries its
+   * kernels run through. The default is {@link #name()}.
+   */
+  default String description() {
+    return name();
+  }
+
   /** The device whose memory this backend allocates and computes on. */
   default Device device() {
     return Device.CPU;

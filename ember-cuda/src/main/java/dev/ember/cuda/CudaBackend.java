@@ -112,6 +112,16 @@ public final class CudaBackend implements Backend {
     return device;
   }
 
+  /** e.g. "NVIDIA H200, sm_90, 139.8 GiB, CUDA 13.0 driver, convolutions on cuDNN 9.19.0 (...)". */
+  @Override
+  public String description() {
+    CudaDriver d = ctx.driver();
+    int v = d.driverVersion();
+    return String.format(java.util.Locale.ROOT, "%s, %s, %.1f GiB, CUDA %d.%d driver, convolutions on %s", ctx.name(),
+        ctx.arch(), d.totalMemory(ctx.ordinal()) / (double) (1L << 30), v / 1000, v % 1000 / 10,
+        convolution.engine());
+  }
+
   /** The context this backend computes in. */
   public CudaContext context() {
     return ctx;

@@ -53,6 +53,18 @@ class CudaBackendProviderTest {
         e.getMessage());
   }
 
+  /** What the run report shows beside cuda:0: the GPU, its memory, the driver and the convolutions' engine. */
+  @Test
+  void theDescriptionNamesTheGpuAndWhatRunsItsConvolutions() {
+    Gpu.assumeDevice();
+    String d = provider.backend(Device.cuda(0)).description();
+    System.out.println("CudaBackendProviderTest: cuda:0 is " + d);
+    assertTrue(d.startsWith(dev.ember.cuda.lib.CudaDriver.get().deviceName(0) + ", sm_"), d);
+    assertTrue(d.contains(" GiB, CUDA "), d);
+    assertTrue(d.contains("convolutions on " + (dev.ember.cuda.lib.Cudnn.tryGet().isPresent()
+        && dev.ember.cuda.runtime.CudaSettings.cudnn() ? "cuDNN " : "im2col + cuBLASLt")), d);
+  }
+
   @Test
   void threadsAreRecordedAndValidated() {
     Gpu.assumeDevice();
