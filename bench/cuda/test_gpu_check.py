@@ -114,8 +114,12 @@ class GpuCheckTest(unittest.TestCase):
         self.assertTrue(summary["bench"].startswith("ok "), summary["bench"])
         with open(os.path.join(self.out, "bench.txt")) as f:
             rows = [json.loads(line) for line in f]
-        self.assertEqual(["_env", "gemm", "lenet"], [r["workload"] for r in rows])
+        self.assertEqual(["_env", "gemm", "lenet", "lenet"], [r["workload"] for r in rows])
         self.assertTrue(rows[2]["args"].endswith("dev.ember.cuda.bench.CudaTrainingBench cuda"), rows[2])
+        # then the convolution workloads again with cuDNN switched off (Ember's im2col kernels)
+        self.assertIn("-Dember.cuda.cudnn=false", rows[3]["args"])
+        self.assertTrue(rows[3]["args"].endswith("dev.ember.cuda.bench.CudaTrainingBench cuda 1.0 lenet,convnet"),
+                        rows[3])
 
     def test_a_hanging_step_times_out_and_a_failing_one_says_why(self):
         summary = self.run_check(FAKE_HANG="smoke", SMOKE_TIMEOUT="2", FAKE_FAIL="bench")

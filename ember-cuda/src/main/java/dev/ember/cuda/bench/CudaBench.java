@@ -1,6 +1,7 @@
 package dev.ember.cuda.bench;
 
 import dev.ember.cuda.lib.CublasLt;
+import dev.ember.cuda.lib.Cudnn;
 import dev.ember.cuda.lib.CudaDriver;
 import dev.ember.cuda.lib.Nvrtc;
 import dev.ember.cuda.runtime.CudaContext;
@@ -27,7 +28,7 @@ import java.util.regex.Pattern;
  * {@code bench/cuda/torch_peer.py}, one JSON object per line in the same form, so the two can be joined on
  * {@code (workload, case)}:
  * <ul>
- *   <li>{@code _env}: device, driver, CUDA, NVRTC and cuBLASLt versions, Java;
+ *   <li>{@code _env}: device, driver, CUDA, NVRTC, cuBLASLt and cuDNN (null: none found) versions, Java;
  *   <li>{@code gemm}: cuBLASLt on raw device buffers holding random data copied from the host, bf16 8192^3
  *       (fp32 accumulation), f32 4096^3 and TF32 4096^3: 3 warm-ups, then 10 calls each timed with a pair of CUDA
  *       events, mean (and min/max) TFLOP/s; each record also says how far sampled elements of the product are
@@ -108,6 +109,7 @@ public final class CudaBench {
       env.put("cuda_driver", cudaVersion(d.driverVersion()));
       env.put("nvrtc", Nvrtc.tryGet().map(Nvrtc::version).orElse(null));
       env.put("cublasLt", CublasLt.tryGet().map(CublasLt::version).orElse(null));
+      env.put("cudnn", Cudnn.tryGet().map(Cudnn::version).orElse(null));
     }
     return env;
   }

@@ -16,6 +16,7 @@ import dev.ember.optim.Adam;
 import dev.ember.optim.AdamW;
 import dev.ember.optim.Optimizer;
 import dev.ember.optim.SGD;
+import dev.ember.cuda.runtime.CudaSettings;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Device;
 import dev.ember.tensor.Generator;
@@ -64,7 +65,7 @@ public final class CudaTrainingBench {
   public static void main(String[] args) {
     Device device = Device.parse(args.length > 0 ? args[0] : "cuda");
     double seconds = args.length > 1 ? Double.parseDouble(args[1]) : 1.0;
-    System.exit(run(System.out, device, seconds, false, ""));
+    System.exit(run(System.out, device, seconds, false, args.length > 2 ? args[2] : ""));
   }
 
   /**
@@ -82,7 +83,9 @@ public final class CudaTrainingBench {
     for (Workload w : workloads(device, quick)) {
       if (!selected(w.workload(), only)) continue;
       for (Map.Entry<String, DType> p : PRECISIONS.entrySet()) {
-        Map<String, Object> rec = CudaBench.record(w.workload(), w.kase() + " " + p.getKey());
+        // with cuDNN switched off (-Dember.cuda.cudnn=false) the convolutions run on im2col + cuBLASLt: a case of its own
+        Map<String, Object> rec = CudaBench.record(w.workload(), w.kase() + " " + p.getKey()
+            + (CudaSettings.cudnn() ? "" : " im2col"));
         try {
           if (System.nanoTime() > deadline) {
             throw new IllegalStateException("not run: the training bench's " + BUDGET_SECONDS + " s are spent");
