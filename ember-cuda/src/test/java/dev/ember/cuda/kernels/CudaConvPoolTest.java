@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /** Convolution and pooling on the GPU against the CPU's kernels; compile checks wherever NVRTC is found. */
-class CudaConvPoolTest {
+public class CudaConvPoolTest {
   @Test
   void theKernelsCompile() {
     Gpu.assumeNvrtc();
@@ -35,7 +35,7 @@ class CudaConvPoolTest {
   }
 
   /** {n, c, o, groups, h, w, kh, kw, sh, sw, ph, pw, dh, dw}. */
-  static final int[][] CASES = {
+  public static final int[][] CASES = {
       {2, 3, 4, 1, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1},
       {3, 4, 6, 2, 11, 7, 3, 2, 2, 1, 0, 1, 1, 2},
       {1, 6, 6, 6, 10, 10, 3, 3, 1, 1, 1, 1, 1, 1},

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ember.cuda.kernels.CudaConvPoolTest;
 import dev.ember.cuda.lib.Cudnn.AlgoPerf;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -74,19 +75,13 @@ class CudnnTest {
     assertTrue(v >= 8000, "cuDNN version " + v);
   }
 
-  /** {n, c, k, groups, h, w, kh, kw, sh, sw, ph, pw, dh, dw}. */
-  private static final int[][] SHAPES = {
-      {2, 3, 4, 1, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1},
-      {3, 4, 6, 2, 11, 7, 3, 2, 2, 1, 0, 1, 1, 2},
-      {1, 6, 6, 6, 10, 10, 3, 3, 1, 1, 1, 1, 1, 1},
-      {64, 32, 64, 1, 16, 16, 3, 3, 2, 2, 1, 1, 1, 1},
-      {2, 5, 3, 1, 6, 6, 1, 1, 1, 1, 0, 0, 1, 1}};
-
   @Test
   void descriptorsGiveTheGridOfEmbersGeometry() {
     Cudnn c = cudnn();
     for (int dt : new int[] {Cudnn.DATA_FLOAT, Cudnn.DATA_BFLOAT16, Cudnn.DATA_HALF}) {
-      for (int[] s : SHAPES) {
+      // CudaConvPoolTest's cases ({n, c, k, groups, h, w, kh, kw, sh, sw, ph, pw, dh, dw}), and a conv net's layer
+      for (int[] s : java.util.stream.Stream.concat(java.util.Arrays.stream(CudaConvPoolTest.CASES),
+          java.util.stream.Stream.of(new int[] {64, 32, 64, 1, 16, 16, 3, 3, 2, 2, 1, 1, 1, 1})).toList()) {
         Cudnn.Descriptors d = c.descriptors(dt, Cudnn.DATA_FLOAT, Cudnn.FMA_MATH, s[0], s[1], s[4], s[5], s[2], s[3],
             s[6], s[7], s[8], s[9], s[10], s[11], s[12], s[13]);
         int oh = (s[4] + 2 * s[10] - s[12] * (s[6] - 1) - 1) / s[8] + 1;
