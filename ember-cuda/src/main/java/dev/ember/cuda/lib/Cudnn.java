@@ -72,7 +72,7 @@ public final class Cudnn {
       setFilter4d, createConv, setConv2d, setGroups, setMath, outputDim, fwdAlgos, dataAlgos, filterAlgos, fwdSize,
       dataSize, filterSize, fwd, data, filter;
 
-  private Cudnn(SymbolLookup lib) {
+  Cudnn(SymbolLookup lib) {
     getVersion = CudaDriver.bind(lib, "cudnnGetVersion", FunctionDescriptor.of(JAVA_LONG));
     errorString = CudaDriver.bind(lib, "cudnnGetErrorString", FunctionDescriptor.of(ADDRESS, JAVA_INT));
     create = CudaDriver.bind(lib, "cudnnCreate", FunctionDescriptor.of(JAVA_INT, ADDRESS));
