@@ -71,6 +71,17 @@ final class Factory {
 
   static Tensor rand(Generator gen, DType dtype, int[] shape) {
     Check.floatingType("rand", dtype);
+    if (dtype.isHalf()) {
+      // float32's numbers rounded once to the half dtype; one that rounds up to 1 becomes the largest value below
+      // it, so that [0, 1) still holds (bfloat16 keeps 8 significant bits: 0.998 rounds to 1)
+      Tensor t = rand(gen, DType.F32, shape).to(dtype);
+      Storage s = t.storage();
+      double below = dtype == DType.BF16 ? 1 - 0x1p-8 : 1 - 0x1p-11;
+      for (int i = 0, n = s.size(); i < n; i++) {
+        if (s.getDouble(i) >= 1) s.setDouble(i, below);
+      }
+      return t;
+    }
     Tensor t = Tensor.empty(dtype, shape);
     Storage s = t.storage();
     int n = s.size();
@@ -82,6 +93,7 @@ final class Factory {
 
   static Tensor randn(Generator gen, DType dtype, int[] shape) {
     Check.floatingType("randn", dtype);
+    if (dtype.isHalf()) return randn(gen, DType.F32, shape).to(dtype); // float32's numbers, rounded once
     Tensor t = Tensor.empty(dtype, shape);
     Storage s = t.storage();
     if (dtype == DType.F32) gen.fillNormal(s.floats(), 0, s.size(), 0, 1);

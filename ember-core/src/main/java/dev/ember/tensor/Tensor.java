@@ -247,6 +247,10 @@ public final class Tensor implements View {
     return Factory.rand(gen, DType.F32, shape);
   }
 
+  /**
+   * Uniform in [0, 1) of {@code dtype}: float32's numbers from {@code gen} for BF16/F16, rounded once (one that
+   * rounds up to 1 becomes the largest value below 1).
+   */
   public static Tensor rand(Generator gen, DType dtype, int... shape) {
     return Factory.rand(gen, dtype, shape);
   }

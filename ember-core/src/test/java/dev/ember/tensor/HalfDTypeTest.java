@@ -29,6 +29,39 @@ class HalfDTypeTest {
   }
 
 
+  /**
+   * rand and randn of a half dtype are float32's numbers from the same generator rounded once (they threw a
+   * NullPointerException before); rand stays in [0, 1): a value that rounds up to 1 becomes the largest half below 1.
+   */
+  @Test
+  void randAndRandnOfAHalfDtypeAreFloat32sNumbersRoundedOnce() {
+    for (DType t : new DType[] {DType.BF16, DType.F16}) {
+      Tensor f = Tensor.rand(new Generator(7), DType.F32, 4096);
+      Tensor h = Tensor.rand(new Generator(7), t, 4096);
+      assertEquals(t, h.dtype());
+      double below = t == DType.BF16 ? 0.99609375 : 0.99951171875;
+      int raised = 0;
+      for (int i = 0; i < 4096; i++) {
+        float v = f.storage().floats()[i];
+        double expected = widen(t, round(t, v)) >= 1 ? below : widen(t, round(t, v));
+        if (expected == below && widen(t, round(t, v)) >= 1) raised++;
+        assertEquals(expected, h.storage().getDouble(i), t + " rand element " + i + " from " + v);
+        assertTrue(h.storage().getDouble(i) >= 0 && h.storage().getDouble(i) < 1, t + " rand in [0, 1)");
+      }
+      if (t == DType.BF16) assertTrue(raised > 0, "some of 4096 bfloat16 draws round up to 1 (1 in 512 do)");
+      Tensor fn = Tensor.randn(new Generator(9), DType.F32, 300);
+      Tensor hn = Tensor.randn(new Generator(9), t, 300);
+      for (int i = 0; i < 300; i++) {
+        assertEquals(widen(t, round(t, fn.storage().floats()[i])), hn.storage().getDouble(i), t + " randn " + i);
+      }
+      Generator a = new Generator(3);
+      Generator b = new Generator(3);
+      Tensor.rand(a, DType.F32, 10);
+      Tensor.rand(b, t, 10);
+      assertEquals(a.nextDouble(), b.nextDouble(), "the same draws consumed");
+    }
+  }
+
   @Test
   void dtypeProperties() {
     assertEquals("bfloat16", DType.BF16.torchName());
