@@ -123,20 +123,42 @@ public final class OpChecks {
    * function holds tensors of its own (a fixed index or mask) moves them to its input's device.
    */
   public static void sameValuesAndGradientsOnTheFakeDevice(OpInfo op) {
-    Device fake = FakeDevice.DEVICE;
+    Tolerance tight = new Tolerance(1e-6, 1e-6);
+    sameValuesAndGradientsOn(FakeDevice.DEVICE, op, DType.F32, tight, tight);
+  }
+
+  /** An absolute and a relative tolerance: |actual - expected| <= atol + rtol * |expected|. */
+  public record Tolerance(double atol, double rtol) {}
+
+  /**
+   * The op on inputs of {@code dtype} moved to {@code device} gives, on that device, the values its CPU call on the
+   * same inputs gives (within {@code values}), and (differentiable ops) the same input gradients for a weighted sum
+   * of the output (within {@code grads}). Returns false, having checked nothing, when the CPU call itself rejects
+   * inputs of {@code dtype} (an op without that dtype).
+   */
+  public static boolean sameValuesAndGradientsOn(Device device, OpInfo op, DType dtype, Tolerance values,
+      Tolerance grads) {
     for (int s = 0; s < op.samples.size(); s++) {
-      String what = label(op, s, "fake:0");
-      List<Tensor> in = inputs(op, s, DType.F32);
-      List<Tensor> din = in.stream().map(t -> t.to(fake)).toList();
-      boolean grad = op.differentiable;
+      String what = label(op, s, device + " " + dtype.torchName());
+      List<Tensor> in = inputs(op, s, DType.F32).stream().map(t -> t.to(dtype)).toList();
+      boolean grad = op.differentiable && dtype.isFloatingPoint();
       if (grad) {
         for (Tensor x : in) x.requiresGrad(true);
+      }
+      Tensor out;
+      try {
+        out = op.fn.apply(in);
+      } catch (IllegalArgumentException e) {
+        if (dtype == DType.F32) throw e;
+        return false;
+      }
+      List<Tensor> din = in.stream().map(t -> t.detach().to(device)).toList();
+      if (grad) {
         for (Tensor x : din) x.requiresGrad(true);
       }
-      Tensor out = op.fn.apply(in);
       Tensor dout = op.fn.apply(din);
-      if (!op.name.equals("to_device")) assertEquals(fake, dout.device(), what + ": the result's device");
-      Assertions.assertClose(Arr.of(out), dout.cpu(), 1e-6, 1e-6, what + " values");
+      if (!op.name.equals("to_device")) assertEquals(device, dout.device(), what + ": the result's device");
+      Assertions.assertClose(Arr.of(out), dout.cpu(), values.atol(), values.rtol(), what + " values");
       if (!grad || !out.dtype().isFloatingPoint() || !out.requiresGrad()) continue;
       Tensor w = Tensor.rand(new Generator(s + 17L), out.dtype(), out.shapeRef());
       out.mul(w).sum().backward();
@@ -145,10 +167,11 @@ public final class OpChecks {
         Tensor g = in.get(i).grad();
         Tensor dg = din.get(i).grad();
         if (g == null) continue;
-        assertEquals(fake, dg.device(), what + ": gradient of input " + i + " on the input's device");
-        Assertions.assertClose(Arr.of(g), dg.cpu(), 1e-6, 1e-6, what + " gradient of input " + i);
+        assertEquals(device, dg.device(), what + ": gradient of input " + i + " on the input's device");
+        Assertions.assertClose(Arr.of(g), dg.cpu(), grads.atol(), grads.rtol(), what + " gradient of input " + i);
       }
     }
+    return true;
   }
 
   /** Each error case throws IllegalArgumentException with exactly its message. */

@@ -21,6 +21,24 @@ class OpTableTest extends OpTableContract {
     assertTrue(all.size() >= 80, "op table has " + all.size() + " ops");
   }
 
+  /**
+   * The device check of {@link OpChecks#sameValuesAndGradientsOn} in bfloat16 (as CUDA's op table test runs it) on
+   * the fake device, whose kernels are the CPU's: the same bits, for every entry that takes bfloat16 inputs.
+   */
+  @Test
+  void everyEntryTakingBfloat16GivesTheCpusBitsOnTheFakeDevice() {
+    OpChecks.Tolerance exact = new OpChecks.Tolerance(0, 0);
+    int checked = 0;
+    for (OpInfo op : OpTable.build()) {
+      if (OpChecks.sameValuesAndGradientsOn(dev.ember.testing.FakeDevice.DEVICE, op, dev.ember.tensor.DType.BF16,
+          exact, exact)) {
+        checked++;
+      }
+    }
+    System.out.println("op table: " + checked + " entries take bfloat16");
+    assertTrue(checked >= 60, checked + " entries take bfloat16");
+  }
+
   /** The table is keyed to the registry: no definition without an entry, no entry without a definition. */
   @Test
   void everyDefinitionHasAnEntryAndEveryEntryADefinition() {
