@@ -20,10 +20,10 @@ import java.util.stream.Stream;
  * the op's definition in {@link NnOps} by name; a variant is named {@code op:variant}. {@link NnOpTableTest}
  * generates the checks from them with core's {@code OpChecks}.
  */
-final class NnOpTable {
+public final class NnOpTable {
   private NnOpTable() {}
 
-  static Stream<OpInfo> all() {
+  public static Stream<OpInfo> all() {
     return build().stream();
   }
 

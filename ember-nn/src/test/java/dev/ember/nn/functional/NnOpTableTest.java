@@ -31,6 +31,18 @@ class NnOpTableTest extends OpTableContract {
     return NnOpTable.build();
   }
 
+  /**
+   * The device check ember-cuda's op-table test runs, in bfloat16 on the fake device (the CPU's kernels): the CPU's
+   * values and gradients bit for bit, for every entry that takes bfloat16.
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("ops")
+  void bfloat16GivesTheCpusBitsOnTheFakeDevice(OpInfo op) {
+    OpChecks.Tolerance exact = new OpChecks.Tolerance(0, 0);
+    OpChecks.sameValuesAndGradientsOn(dev.ember.testing.FakeDevice.DEVICE, op, dev.ember.tensor.DType.BF16, exact,
+        exact);
+  }
+
   @ParameterizedTest(name = "{0}")
   @MethodSource("ops")
   void integerInputsAreRejectedUnlessTheDefinitionAcceptsThem(OpInfo op) {
