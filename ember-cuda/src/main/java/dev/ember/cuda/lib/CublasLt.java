@@ -31,7 +31,8 @@ public final class CublasLt {
   private static final int HEURISTIC_BYTES = 96; // cublasLtMatmulHeuristicResult_t
   private static final int ALGO_BYTES = 64; // cublasLtMatmulAlgo_t
 
-  private static volatile Object instance;
+  private static final LoadOnce<CublasLt> INSTANCE =
+      new LoadOnce<>(() -> new CublasLt(NativeLibraries.fromEnvironment().load("cublasLt", null, "cuBLASLt")));
 
   private final MethodHandle create, descCreate, descSetAttr, layoutCreate, layoutSetAttr, prefCreate,
       prefSetAttr, heuristic, matmul, statusString, getVersion;
@@ -87,30 +88,11 @@ public final class CublasLt {
    * @throws CudaUnavailableException when no libcublasLt is found
    */
   public static CublasLt get() {
-    Object n = instance;
-    if (n == null) {
-      synchronized (CublasLt.class) {
-        n = instance;
-        if (n == null) {
-          try {
-            n = new CublasLt(NativeLibraries.fromEnvironment().load("cublasLt", null, "cuBLASLt"));
-          } catch (CudaUnavailableException e) {
-            n = e;
-          }
-          instance = n;
-        }
-      }
-    }
-    if (n instanceof CudaUnavailableException e) throw new CudaUnavailableException(e.getMessage());
-    return (CublasLt) n;
+    return INSTANCE.get();
   }
 
   public static Optional<CublasLt> tryGet() {
-    try {
-      return Optional.of(get());
-    } catch (CudaUnavailableException e) {
-      return Optional.empty();
-    }
+    return INSTANCE.tryGet();
   }
 
   /** cuBLASLt's version number, e.g. 130101 for 13.1.1. */

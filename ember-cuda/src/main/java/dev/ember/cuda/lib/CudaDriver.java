@@ -34,7 +34,7 @@ public final class CudaDriver {
   static final int ATTR_CC_MINOR = 76;
 
   private static final Linker LINKER = Linker.nativeLinker();
-  private static volatile Object instance; // a CudaDriver, or the CudaUnavailableException met loading it
+  private static final LoadOnce<CudaDriver> INSTANCE = new LoadOnce<>(CudaDriver::load);
 
   private final MethodHandle cuInit, cuDriverGetVersion, cuDeviceGetCount, cuDeviceGet, cuDeviceGetName,
       cuDeviceTotalMem, cuDeviceGetAttribute, cuDevicePrimaryCtxRetain, cuCtxSetCurrent, cuCtxGetCurrent,
@@ -123,27 +123,12 @@ public final class CudaDriver {
    * @throws CudaUnavailableException when libcuda cannot be loaded or {@code cuInit} fails (no driver or no device)
    */
   public static CudaDriver get() {
-    Object d = instance;
-    if (d == null) {
-      synchronized (CudaDriver.class) {
-        d = instance;
-        if (d == null) {
-          d = load();
-          instance = d;
-        }
-      }
-    }
-    if (d instanceof CudaUnavailableException e) throw new CudaUnavailableException(e.getMessage());
-    return (CudaDriver) d;
+    return INSTANCE.get();
   }
 
   /** The driver, or empty when there is none (the reason is what {@link #get()} would throw). */
   public static Optional<CudaDriver> tryGet() {
-    try {
-      return Optional.of(get());
-    } catch (CudaUnavailableException e) {
-      return Optional.empty();
-    }
+    return INSTANCE.tryGet();
   }
 
   /** Why the driver is absent, or empty when it is present. */
@@ -156,19 +141,15 @@ public final class CudaDriver {
     }
   }
 
-  private static Object load() {
-    try {
-      SymbolLookup lib = NativeLibraries.fromEnvironment().load("cuda", "libcuda.so.1", "the CUDA driver");
-      CudaDriver d = new CudaDriver(lib);
-      int rc = d.callInt(d.cuInit, 0);
-      if (rc != 0) {
-        return new CudaUnavailableException("CUDA: cuInit failed: " + d.describe(rc)
-            + (rc == 100 ? " (the driver sees no CUDA-capable device)" : ""));
-      }
-      return d;
-    } catch (CudaUnavailableException e) {
-      return e;
+  private static CudaDriver load() {
+    SymbolLookup lib = NativeLibraries.fromEnvironment().load("cuda", "libcuda.so.1", "the CUDA driver");
+    CudaDriver d = new CudaDriver(lib);
+    int rc = d.callInt(d.cuInit, 0);
+    if (rc != 0) {
+      throw new CudaUnavailableException("CUDA: cuInit failed: " + d.describe(rc)
+          + (rc == 100 ? " (the driver sees no CUDA-capable device)" : ""));
     }
+    return d;
   }
 
   // ---- errors ----

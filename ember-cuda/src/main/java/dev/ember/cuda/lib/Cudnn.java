@@ -66,7 +66,8 @@ public final class Cudnn {
    */
   public record Descriptors(long x, long w, long y, long conv) {}
 
-  private static volatile Object instance;
+  private static final LoadOnce<Cudnn> INSTANCE = new LoadOnce<>(
+      () -> new Cudnn(NativeLibraries.fromEnvironment().loadWithParts("cudnn", SUB_LIBRARIES, "cuDNN")));
 
   private final MethodHandle getVersion, errorString, create, setStream, createTensor, setTensor4dEx, createFilter,
       setFilter4d, createConv, setConv2d, setGroups, setMath, outputDim, fwdAlgos, dataAlgos, filterAlgos, fwdSize,
@@ -114,30 +115,11 @@ public final class Cudnn {
    * @throws CudaUnavailableException naming the folders searched when no libcudnn is found or it cannot be loaded
    */
   public static Cudnn get() {
-    Object n = instance;
-    if (n == null) {
-      synchronized (Cudnn.class) {
-        n = instance;
-        if (n == null) {
-          try {
-            n = new Cudnn(NativeLibraries.fromEnvironment().loadWithParts("cudnn", SUB_LIBRARIES, "cuDNN"));
-          } catch (CudaUnavailableException e) {
-            n = e;
-          }
-          instance = n;
-        }
-      }
-    }
-    if (n instanceof CudaUnavailableException e) throw new CudaUnavailableException(e.getMessage());
-    return (Cudnn) n;
+    return INSTANCE.get();
   }
 
   public static Optional<Cudnn> tryGet() {
-    try {
-      return Optional.of(get());
-    } catch (CudaUnavailableException e) {
-      return Optional.empty();
-    }
+    return INSTANCE.tryGet();
   }
 
   /** cuDNN's version number, e.g. 90501 for 9.5.1 (8xyz for cuDNN 8). */

@@ -18,7 +18,11 @@ import java.util.Optional;
  * needs no GPU, so kernel sources are compile-checked on any machine that has the library.
  */
 public final class Nvrtc {
-  private static volatile Object instance;
+  private static final LoadOnce<Nvrtc> INSTANCE = new LoadOnce<>(() -> {
+    NativeLibraries libs = NativeLibraries.fromEnvironment();
+    libs.find("nvrtc").ifPresent(NativeLibraries::preloadSiblings);
+    return new Nvrtc(libs.load("nvrtc", null, "NVRTC, CUDA's run-time compiler"));
+  });
 
   private final MethodHandle create, compile, logSize, log, cubinSize, cubin, destroy, version, errorString;
 
@@ -41,33 +45,12 @@ public final class Nvrtc {
    * @throws CudaUnavailableException when no libnvrtc is found (the message lists where it looked)
    */
   public static Nvrtc get() {
-    Object n = instance;
-    if (n == null) {
-      synchronized (Nvrtc.class) {
-        n = instance;
-        if (n == null) {
-          try {
-            NativeLibraries libs = NativeLibraries.fromEnvironment();
-            libs.find("nvrtc").ifPresent(NativeLibraries::preloadSiblings);
-            n = new Nvrtc(libs.load("nvrtc", null, "NVRTC, CUDA's run-time compiler"));
-          } catch (CudaUnavailableException e) {
-            n = e;
-          }
-          instance = n;
-        }
-      }
-    }
-    if (n instanceof CudaUnavailableException e) throw new CudaUnavailableException(e.getMessage());
-    return (Nvrtc) n;
+    return INSTANCE.get();
   }
 
   /** NVRTC, or empty when it cannot be loaded. */
   public static Optional<Nvrtc> tryGet() {
-    try {
-      return Optional.of(get());
-    } catch (CudaUnavailableException e) {
-      return Optional.empty();
-    }
+    return INSTANCE.tryGet();
   }
 
   /** e.g. {@code "13.0"}. */
