@@ -15,6 +15,7 @@ import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
+import dev.ember.tensor.TensorArgumentException;
 import java.util.Arrays;
 
 /**
@@ -1168,8 +1169,24 @@ public final class Losses {
     }
   }
 
-  /** Every input value in [0, 1] (NaN fails), or an error naming the first one outside. */
+  /**
+   * Every input value in [0, 1] (NaN fails), or an error naming the first one outside. On a device the values are not
+   * read on the host (a read waits for every queued kernel): a flag per element, 1 outside [0, 1], goes to the
+   * backend's {@link dev.ember.backend.Backend#checkIndexRange} (on CUDA deferred to the next synchronizing point,
+   * as PyTorch's device-side asserts), and the error reads the offending value when it is raised.
+   */
   private static void checkProbabilities(String op, Tensor input, Tensor target) {
+    if (!input.device().isCpu()) {
+      Tensor outside;
+      try (Grad _ = Grad.off()) {
+        Tensor x = input.detach();
+        // NaN compares false: outside
+        outside = ElementwiseOps.logicalNot(ElementwiseOps.logicalAnd(x.ge(0), x.le(1))).to(DType.I32);
+      }
+      input.device().backend().checkIndexRange(outside, 0, 1, 0,
+          (position, flag) -> outsideProbabilities(op, input, target, (int) position));
+      return;
+    }
     boolean inside;
     try (Grad _ = Grad.off()) {
       Tensor x = input.detach();
@@ -1180,8 +1197,14 @@ public final class Losses {
     double[] v = input.detach().toDoubleArray();
     int i = 0;
     while (v[i] >= 0 && v[i] <= 1) i++;
-    String value = input.dtype() == DType.F32 ? Float.toString((float) v[i]) : Double.toString(v[i]);
-    throw Check.fail(op, "input values must be in [0, 1] (" + position("input", input.shapeRef(), i) + " = " + value
+    throw outsideProbabilities(op, input, target, i);
+  }
+
+  /** The error for input element {@code i} (flat, row-major) outside [0, 1], naming its position and value. */
+  private static TensorArgumentException outsideProbabilities(String op, Tensor input, Tensor target, int i) {
+    double v = input.detach().reshape(-1).narrow(0, i, 1).toDoubleArray()[0];
+    String value = input.dtype() == DType.F32 ? Float.toString((float) v) : Double.toString(v);
+    return Check.fail(op, "input values must be in [0, 1] (" + position("input", input.shapeRef(), i) + " = " + value
         + ")", "input", input, "target", target, "hint", "apply sigmoid first, or use bceWithLogits on logits");
   }
 

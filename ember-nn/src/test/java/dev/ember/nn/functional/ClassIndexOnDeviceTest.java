@@ -178,4 +178,33 @@ class ClassIndexOnDeviceTest {
     assertTrue(e.getMessage().contains("embedding") && e.getMessage().contains("index out of range (8 at position [1, 0]"),
         e.getMessage());
   }
+
+  /**
+   * Binary cross entropy's check that the input holds probabilities runs on the device too (it read the input's
+   * min and max on the host: two waits per call on a GPU), and an input outside [0, 1] (or NaN) gets the CPU's
+   * message, naming the first such element and its value.
+   */
+  @Test
+  void binaryCrossEntropyChecksItsProbabilitiesOnTheDevice() throws Exception {
+    Generator g = new Generator(8);
+    for (DType dt : new DType[] {DType.F32, DType.F64}) {
+      Tensor p = Tensor.rand(g, 4, 3).to(dt);
+      Tensor t = Tensor.rand(g, 4, 3).gt(0.5).to(dt);
+      sameOnDevice("bce " + dt, p, t, F::bceLoss);
+      Tensor w = Tensor.rand(g, 3).to(dt);
+      Tensor wd = w.to(FakeDevice.DEVICE);
+      sameOnDevice("bce weighted " + dt, p, t, (x, y) -> F.bceLoss(x, y, x.device().isCpu() ? w : wd, Reduction.SUM));
+      for (double badValue : new double[] {1.5, -0.25, Double.NaN}) {
+        double[] v = p.toDoubleArray();
+        v[7] = badValue;
+        v[10] = 2; // a later one: the first is named
+        Tensor bad = Tensor.of(v, 4, 3).to(dt);
+        String cpu = assertThrows(TensorArgumentException.class, () -> F.bceLoss(bad, t)).getMessage();
+        assertTrue(cpu.contains("input values must be in [0, 1] (input[2, 1] = "), cpu);
+        String device = assertThrows(TensorArgumentException.class,
+            () -> F.bceLoss(bad.to(FakeDevice.DEVICE), t.to(FakeDevice.DEVICE))).getMessage();
+        assertEquals(cpu.replace("device=cpu", "device=fake:0"), device);
+      }
+    }
+  }
 }
