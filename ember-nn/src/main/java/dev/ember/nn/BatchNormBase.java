@@ -8,6 +8,7 @@ import dev.ember.autograd.Tracing;
 import dev.ember.nn.functional.Normalization;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
+import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
 
 /**
@@ -27,6 +28,10 @@ public abstract class BatchNormBase extends Module {
   private final Double momentum;
   private final boolean affine;
   private final boolean trackRunningStats;
+  /** num_batches_tracked as this module last counted it, with the storage and version it had then. */
+  private long counted;
+  private Storage countedStorage;
+  private int countedVersion;
 
   protected BatchNormBase(int numFeatures, double eps, Double momentum, boolean affine, boolean trackRunningStats) {
     if (numFeatures <= 0) {
@@ -132,10 +137,19 @@ public abstract class BatchNormBase extends Module {
     double factor = momentum == null ? 0.0 : momentum;
     if (isTraining() && trackRunningStats) {
       Tensor nbt = buffer("num_batches_tracked");
+      long before = nbt.storage() == countedStorage && nbt.version() == countedVersion ? counted : -1;
       try (Grad ignored = Grad.off()) {
         nbt.add_(1);
       }
-      if (momentum == null) factor = 1.0 / nbt.toLongArray()[0];
+      if (momentum == null) {
+        // the cumulative average needs the count on the host: read from the buffer only when it changed
+        // otherwise than by this count (a loaded state, a move to another device): on a GPU a read waits for
+        // every queued kernel
+        counted = before >= 0 ? before + 1 : nbt.toLongArray()[0];
+        countedStorage = nbt.storage();
+        countedVersion = nbt.version();
+        factor = 1.0 / counted;
+      }
     }
     boolean useBatchStats = isTraining() || !trackRunningStats;
     return Normalization.batchNorm(input, runningMean(), runningVar(), weight(), bias(), useBatchStats, factor, eps);

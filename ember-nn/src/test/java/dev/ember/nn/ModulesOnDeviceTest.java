@@ -11,6 +11,7 @@ import dev.ember.testing.FakeDevice;
 import java.util.Map;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -92,5 +93,45 @@ class ModulesOnDeviceTest {
       assertEquals(FAKE, b.device(), name + " buffer " + e.getKey());
       Assertions.assertClose(Arr.of(e.getValue()), b.cpu(), 1e-6, 1e-6, name + " buffer " + e.getKey());
     }
+  }
+
+  /**
+   * BatchNorm with momentum=None (a cumulative average of the batch statistics) needs the batch count on the host:
+   * it reads the device's num_batches_tracked once, then counts it itself, and reads again only when the buffer
+   * changed otherwise (here a loaded state): the CPU's running statistics after every step.
+   */
+  @Test
+  void cumulativeBatchNormReadsItsBatchCountOnlyWhenTheBufferChangedElsewhere() throws Exception {
+    BatchNorm1d cpu = new BatchNorm1d(4, 1e-5, null, true, true);
+    BatchNorm1d fake = new BatchNorm1d(4, 1e-5, null, true, true);
+    fake.to(FAKE);
+    int[] downloads = {0};
+    Generator g = new Generator(6);
+    for (int step = 0; step < 6; step++) {
+      if (step == 3) { // a state from elsewhere: 10 batches counted
+        java.util.Map<String, Tensor> state = new java.util.LinkedHashMap<>(cpu.stateDict());
+        state.put("num_batches_tracked", Tensor.of(new long[] {10}).reshape());
+        cpu.loadStateDict(state);
+        fake.loadStateDict(state);
+      }
+      Tensor x = Tensor.randn(g, 5, 4);
+      Tensor xd = x.to(FAKE);
+      cpu.call(x);
+      int before = downloads[0];
+      try (AutoCloseable w = FakeDevice.watch((name, args) -> {
+        if ((name.equals("copy") || name.equals("copyNonBlocking"))
+            && !((dev.ember.backend.View) args[1]).storage().onDevice()) {
+          downloads[0]++;
+        }
+      })) {
+        fake.call(xd);
+      }
+      assertEquals(step == 0 || step == 3 ? 1 : 0, downloads[0] - before, "host reads at step " + step);
+      Assertions.assertClose(Arr.of(cpu.buffer("running_mean")), fake.buffer("running_mean").cpu(), 1e-6, 1e-6,
+          "running mean after step " + step);
+      Assertions.assertClose(Arr.of(cpu.buffer("running_var")), fake.buffer("running_var").cpu(), 1e-6, 1e-6,
+          "running var after step " + step);
+    }
+    assertEquals(13, fake.numBatchesTracked());
   }
 }
