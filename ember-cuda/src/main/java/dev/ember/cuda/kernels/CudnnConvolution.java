@@ -29,6 +29,12 @@ final class CudnnConvolution {
   private final Map<Key, Plan> plans = new ConcurrentHashMap<>();
   private long stream;
 
+  /**
+   * The most workspace an algorithm may ask for (cuDNN's ranking can put a fast algorithm needing gigabytes first):
+   * 1 GiB, as a convolution's column matrices on the im2col path rarely need more.
+   */
+  static final long MAX_WORKSPACE = 1L << 30;
+
   /** The alignment cuDNN's algorithms may assume of every buffer. */
   static final int ALIGN = 16;
 
@@ -118,7 +124,7 @@ final class CudnnConvolution {
       Algo a = p.algos[dir.ordinal()];
       if (a == null) {
         Optional<Cudnn.AlgoPerf> best = Cudnn.choose(lib.algorithms(dir, handle, p.d), key.dtype() == DType.F32,
-            key.tf32());
+            key.tf32(), MAX_WORKSPACE);
         a = best.map(b -> new Algo(b.algo(), b.mathType(), lib.workspaceSize(dir, handle, p.d, b.algo())))
             .orElse(NONE);
         p.algos[dir.ordinal()] = a;

@@ -278,8 +278,14 @@ public final class Cudnn {
    * unless {@code tensorCoresForFloat} (TF32). Empty when none qualifies.
    */
   public static Optional<AlgoPerf> choose(List<AlgoPerf> ranked, boolean floatData, boolean tensorCoresForFloat) {
+    return choose(ranked, floatData, tensorCoresForFloat, Long.MAX_VALUE);
+  }
+
+  /** {@link #choose(List, boolean, boolean)} among the algorithms that need at most {@code maxWorkspace} bytes. */
+  public static Optional<AlgoPerf> choose(List<AlgoPerf> ranked, boolean floatData, boolean tensorCoresForFloat,
+      long maxWorkspace) {
     for (AlgoPerf p : ranked) {
-      if (p.status() != 0 || p.determinism() != DETERMINISTIC) continue;
+      if (p.status() != 0 || p.determinism() != DETERMINISTIC || p.memory() > maxWorkspace) continue;
       boolean tensorCores = p.mathType() == TENSOR_OP_MATH || p.mathType() == TENSOR_OP_MATH_ALLOW_CONVERSION;
       if (floatData && tensorCores && !tensorCoresForFloat) continue;
       if (p.mathType() == TENSOR_OP_MATH_ALLOW_CONVERSION) continue; // would round float32 operands to 16 bits

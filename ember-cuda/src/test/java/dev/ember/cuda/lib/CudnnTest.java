@@ -60,6 +60,10 @@ class CudnnTest {
     assertEquals(Optional.of(tf32), Cudnn.choose(ranked, true, true));
     assertEquals(Optional.of(tf32), Cudnn.choose(ranked, false, false)); // bfloat16/float16 data: tensor cores
     assertEquals(Optional.empty(), Cudnn.choose(List.of(failed, atomics, narrowing), false, true));
+    // a workspace cap passes over the algorithms that need more
+    assertEquals(Optional.of(tf32), Cudnn.choose(ranked, true, true, 100));
+    assertEquals(Optional.empty(), Cudnn.choose(ranked, true, false, 100)); // fma needs 128 bytes
+    assertEquals(Optional.empty(), Cudnn.choose(ranked, false, false, 50));
   }
 
   @Test
