@@ -6,6 +6,7 @@ import dev.ember.backend.SavedColumns;
 import dev.ember.backend.View;
 import dev.ember.cuda.lib.CublasLt;
 import dev.ember.cuda.lib.CudaException;
+import dev.ember.cuda.lib.Cudnn;
 import dev.ember.cuda.lib.Cudnn.Direction;
 import dev.ember.cuda.lib.KernelArgs;
 import dev.ember.cuda.runtime.CudaContext;
@@ -235,15 +236,27 @@ public final class CudaConvolution implements ConvolutionKernels {
 
   /**
    * What runs this context's convolutions, for reports: "cuDNN 9.5.1 (float32, bfloat16, float16; float64 on im2col
-   * + cuBLASLt)", or "im2col + cuBLASLt" with the reason cuDNN is not used. Looks for cuDNN if no convolution has yet.
+   * + cuBLASLt)", or "im2col + cuBLASLt" with the reason cuDNN is not used. Before any convolution has run it says
+   * whether cuDNN's library is there, without starting it on the device (a handle takes device memory).
    */
   public String engine() {
     if (!CudaSettings.cudnn()) return "im2col + cuBLASLt (cuDNN switched off: ember.cuda.cudnn=false or EMBER_CUDNN=0)";
-    cudnn(DType.F32, 1, 1, 1, new ConvGeometry(1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1));
+    String state;
+    boolean up;
     synchronized (this) {
-      return cudnn != null ? cudnnState + " (float32, bfloat16, float16; float64 on im2col + cuBLASLt)"
-          : "im2col + cuBLASLt (no cuDNN: " + cudnnState + ")";
+      state = cudnnState;
+      up = cudnn != null;
+      if (!cudnnTried) {
+        try {
+          state = "cuDNN " + Cudnn.versionText(Cudnn.get().version());
+          up = true;
+        } catch (CudaException e) {
+          state = e.getMessage();
+        }
+      }
     }
+    return up ? state + " (float32, bfloat16, float16; float64 on im2col + cuBLASLt)"
+        : "im2col + cuBLASLt (no cuDNN: " + state + ")";
   }
 
   /** Nothing is kept: the backward pass rebuilds the column matrices, which costs one cheap kernel here. */
