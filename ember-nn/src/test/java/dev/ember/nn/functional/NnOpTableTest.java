@@ -32,15 +32,17 @@ class NnOpTableTest extends OpTableContract {
   }
 
   /**
-   * The device check ember-cuda's op-table test runs, in bfloat16 on the fake device (the CPU's kernels): the CPU's
-   * values and gradients bit for bit, for every entry that takes bfloat16.
+   * The device check ember-cuda's op-table test runs, in bfloat16 and float16 on the fake device (the CPU's kernels):
+   * the CPU's values and gradients bit for bit, for every entry that takes the dtype.
    */
   @ParameterizedTest(name = "{0}")
   @MethodSource("ops")
-  void bfloat16GivesTheCpusBitsOnTheFakeDevice(OpInfo op) {
+  void halfDtypesGiveTheCpusBitsOnTheFakeDevice(OpInfo op) {
     OpChecks.Tolerance exact = new OpChecks.Tolerance(0, 0);
-    OpChecks.sameValuesAndGradientsOn(dev.ember.testing.FakeDevice.DEVICE, op, dev.ember.tensor.DType.BF16, exact,
-        exact);
+    for (dev.ember.tensor.DType half : new dev.ember.tensor.DType[] {dev.ember.tensor.DType.BF16,
+        dev.ember.tensor.DType.F16}) {
+      OpChecks.sameValuesAndGradientsOn(dev.ember.testing.FakeDevice.DEVICE, op, half, exact, exact);
+    }
   }
 
   @ParameterizedTest(name = "{0}")
