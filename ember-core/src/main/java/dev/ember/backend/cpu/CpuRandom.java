@@ -6,22 +6,41 @@ import dev.ember.tensor.DType;
 import dev.ember.tensor.Generator;
 import dev.ember.tensor.Storage;
 
-/** The random fills on the CPU: the generator writes the storage arrays directly. */
+/**
+ * The random fills on the CPU: the generator writes the storage arrays directly. A BF16/F16 view gets float32's
+ * numbers (the same draws from the generator), computed in float32 and rounded once to the half dtype.
+ */
 final class CpuRandom implements RandomKernels {
   CpuRandom() {}
 
   @Override
   public void uniform(View out, double from, double to, Generator gen) {
     Storage s = out.storage();
-    if (out.dtype() == DType.F32) gen.fillUniform(s.floats(), out.offset(), (int) out.numel(), from, to);
+    if (out.dtype().isHalf()) narrow(out, floats(out, f -> gen.fillUniform(f, 0, f.length, from, to)));
+    else if (out.dtype() == DType.F32) gen.fillUniform(s.floats(), out.offset(), (int) out.numel(), from, to);
     else gen.fillUniform(s.doubles(), out.offset(), (int) out.numel(), from, to);
   }
 
   @Override
   public void normal(View out, double mean, double std, Generator gen) {
     Storage s = out.storage();
-    if (out.dtype() == DType.F32) gen.fillNormal(s.floats(), out.offset(), (int) out.numel(), mean, std);
+    if (out.dtype().isHalf()) narrow(out, floats(out, f -> gen.fillNormal(f, 0, f.length, mean, std)));
+    else if (out.dtype() == DType.F32) gen.fillNormal(s.floats(), out.offset(), (int) out.numel(), mean, std);
     else gen.fillNormal(s.doubles(), out.offset(), (int) out.numel(), mean, std);
+  }
+
+  /** A float array of out's size filled by {@code fill}. */
+  private static float[] floats(View out, java.util.function.Consumer<float[]> fill) {
+    float[] f = new float[(int) out.numel()];
+    fill.accept(f);
+    return f;
+  }
+
+  /** Writes float32 values into a half view (contiguous from its offset), each rounded once. */
+  private static void narrow(View out, float[] f) {
+    Storage s = out.storage();
+    int o = out.offset();
+    for (int i = 0; i < f.length; i++) s.setDouble(o + i, f[i]);
   }
 
   /** PyTorch's method: exact in distribution, no rejection loop. */
@@ -29,11 +48,19 @@ final class CpuRandom implements RandomKernels {
   public void truncatedNormal(View out, double mean, double std, double a, double b, Generator gen) {
     double lo = normCdf((a - mean) / std), hi = normCdf((b - mean) / std);
     // PyTorch: uniform_(2 lo - 1, 2 hi - 1), erfinv_, mul_(std sqrt 2), add_(mean), clamp_(a, b), each in the
-    // tensor's type
+    // tensor's type (a half view: in float32, rounded once at the end)
+    double scale = std * Math.sqrt(2);
+    if (out.dtype().isHalf()) {
+      float[] v = floats(out, f -> gen.fillUniform(f, 0, f.length, 2 * lo - 1, 2 * hi - 1));
+      for (int i = 0; i < v.length; i++) {
+        v[i] = Math.min((float) b, Math.max((float) a, (float) erfinv(v[i]) * (float) scale + (float) mean));
+      }
+      narrow(out, v);
+      return;
+    }
     uniform(out, 2 * lo - 1, 2 * hi - 1, gen);
     int o = out.offset();
     int n = (int) out.numel();
-    double scale = std * Math.sqrt(2);
     if (out.dtype() == DType.F32) {
       float[] v = out.storage().floats();
       for (int i = o; i < o + n; i++) {

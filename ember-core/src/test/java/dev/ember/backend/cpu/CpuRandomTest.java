@@ -29,6 +29,31 @@ class CpuRandomTest {
     assertArrayEquals(e2, nrm.toDoubleArray());
   }
 
+  /**
+   * A BF16/F16 view gets float32's fills rounded once (it threw a NullPointerException: every nn.init function on a
+   * half tensor did).
+   */
+  @Test
+  void halfViewsGetFloat32sFillsRoundedOnce() {
+    for (DType half : new DType[] {DType.BF16, DType.F16}) {
+      Tensor u = Tensor.empty(half, 5, 7);
+      Tensor uf = Tensor.empty(DType.F32, 5, 7);
+      K.uniform(u, -1, 2, new Generator(3));
+      K.uniform(uf, -1, 2, new Generator(3));
+      assertArrayEquals(uf.to(half).toDoubleArray(), u.toDoubleArray(), half + " uniform");
+      Tensor n = Tensor.empty(half, 40);
+      Tensor nf = Tensor.empty(DType.F32, 40);
+      K.normal(n, 0.5, 2, new Generator(4));
+      K.normal(nf, 0.5, 2, new Generator(4));
+      assertArrayEquals(nf.to(half).toDoubleArray(), n.toDoubleArray(), half + " normal");
+      Tensor t = Tensor.empty(half, 300);
+      Tensor tf = Tensor.empty(DType.F32, 300);
+      K.truncatedNormal(t, 0.5, 1, -0.25, 1.5, new Generator(5));
+      K.truncatedNormal(tf, 0.5, 1, -0.25, 1.5, new Generator(5));
+      assertArrayEquals(tf.to(half).toDoubleArray(), t.toDoubleArray(), half + " truncated normal");
+    }
+  }
+
   @Test
   void truncatedNormalStaysInItsBounds() {
     Tensor t = Tensor.empty(DType.F32, 1000);

@@ -46,6 +46,39 @@ class InitTest {
         assertThrows(IllegalArgumentException.class, () -> Init.fans(Tensor.empty(5))).getMessage());
   }
 
+  /**
+   * Every initializer takes a BF16/F16 tensor (each threw a NullPointerException), filling it with the float32
+   * initializer's values rounded once (orthogonal_ samples its Gaussian in the tensor's type, as PyTorch, so its
+   * columns are orthonormal to the half dtype's precision).
+   */
+  @Test
+  void everyInitializerFillsHalfTensorsWithFloat32sValuesRoundedOnce() {
+    for (dev.ember.tensor.DType half : new dev.ember.tensor.DType[] {dev.ember.tensor.DType.BF16,
+        dev.ember.tensor.DType.F16}) {
+      java.util.Map<String, java.util.function.BiFunction<Tensor, Generator, Tensor>> inits = new java.util.LinkedHashMap<>();
+      inits.put("uniform_", (t, g) -> Init.uniform_(t, -1, 1, g));
+      inits.put("normal_", (t, g) -> Init.normal_(t, 0, 1, g));
+      inits.put("xavierUniform_", (t, g) -> Init.xavierUniform_(t, 1, g));
+      inits.put("xavierNormal_", (t, g) -> Init.xavierNormal_(t, 1, g));
+      inits.put("kaimingUniform_", (t, g) -> Init.kaimingUniform_(t, Math.sqrt(5), Init.FanMode.FAN_IN, "leaky_relu", g));
+      inits.put("kaimingNormal_", (t, g) -> Init.kaimingNormal_(t, 0, Init.FanMode.FAN_OUT, "relu", g));
+      inits.put("truncNormal_", (t, g) -> Init.truncNormal_(t, 0, 1, -2, 2, g));
+      for (var e : inits.entrySet()) {
+        Tensor h = e.getValue().apply(Tensor.empty(half, 6, 5), new Generator(11));
+        Tensor f = e.getValue().apply(Tensor.empty(6, 5), new Generator(11));
+        assertEquals(half, h.dtype());
+        assertArrayEquals(f.to(half).toDoubleArray(), h.toDoubleArray(), half + " " + e.getKey());
+      }
+      Tensor q = Init.orthogonal_(Tensor.empty(half, 6, 4), 1, new Generator(12)).to(dev.ember.tensor.DType.F64);
+      Tensor qtq = q.t().matmul(q);
+      for (int i = 0; i < 4; i++) {
+        for (int j = 0; j < 4; j++) {
+          assertEquals(i == j ? 1 : 0, qtq.toDoubleArray()[i * 4 + j], 0.03, half + " orthogonal_ Q^T Q");
+        }
+      }
+    }
+  }
+
   @Test
   void distributionsHaveTheirMomentsAndBounds() {
     Generator g = new Generator(7);
