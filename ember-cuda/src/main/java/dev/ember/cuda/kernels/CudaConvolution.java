@@ -20,10 +20,10 @@ import java.util.List;
 /**
  * Convolutions on the GPU: through cuDNN where it is installed ({@link CudnnConvolution}: float32, bfloat16 and
  * float16, deterministic algorithms only), and otherwise (float64, shapes or directions cuDNN has no deterministic
- * algorithm for, no cuDNN, or {@link CudaSettings#cudnn()} off) as GEMMs over column matrices: {@code im2col} writes every image's columns
- * [C * kh * kw, oh * ow] into a workspace, one strided-batched cuBLASLt product per group covers the whole batch,
- * and the input gradient goes back through {@code col2im}, which gathers each input element's contributions in a
- * fixed order (no atomics: the same bits every run). The weight gradient is one batched product into per-image
+ * algorithm for, no cuDNN, or {@link CudaSettings#cudnn()} off) as GEMMs over column matrices: {@code im2col}
+ * writes every image's columns [C * kh * kw, oh * ow] into a workspace, one strided-batched cuBLASLt product per
+ * group covers the whole batch, and the input gradient goes back through {@code col2im}, which gathers each input
+ * element's contributions in a fixed order (no atomics: the same bits every run). The weight gradient is one batched product into per-image
  * partials, summed over the batch in image order. The transposed convolution is the same two halves swapped.
  * Float32 products run in float32 unless {@link CudaSettings#allowTf32()}.
  *

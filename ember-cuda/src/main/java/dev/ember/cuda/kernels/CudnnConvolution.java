@@ -1,6 +1,7 @@
 package dev.ember.cuda.kernels;
 
 import dev.ember.backend.ConvGeometry;
+import dev.ember.cuda.lib.CudaException;
 import dev.ember.cuda.lib.Cudnn;
 import dev.ember.cuda.lib.Cudnn.Direction;
 import dev.ember.cuda.runtime.CudaContext;
@@ -17,9 +18,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * context's stream, descriptors made once per shape, and for each direction the first algorithm of cuDNN's heuristic
  * ranking that is deterministic (the same bits every run, as the im2col path) and whose math is allowed (float32 data
  * on tensor cores only with {@link CudaSettings#allowTf32()}; bfloat16 and float16 on tensor cores, accumulated in
- * float32 and rounded once as stored). A shape, dtype or direction cuDNN has no such algorithm for returns false, and
- * the caller runs its own kernels. Convolution in the image's layout: x [n, c, h, w], filter [k, c/groups, kh, kw],
- * grid [n, k, oh, ow], all contiguous; the transposed convolution is the same three buffers with the roles swapped.
+ * float32 and rounded once as stored). A shape, dtype or direction cuDNN has no such algorithm for (or rejects while
+ * planning) returns false, and the caller runs its own kernels; a failure while running is an exception.
+ * Convolution in the image's layout: x [n, c, h, w], filter [k, c/groups, kh, kw], grid [n, k, oh, ow], all
+ * contiguous; the transposed convolution is the same three buffers with the roles swapped.
  */
 final class CudnnConvolution {
   private final CudaContext ctx;
@@ -110,11 +112,18 @@ final class CudnnConvolution {
     return plans.computeIfAbsent(key, k -> {
       ConvGeometry g = k.g();
       int math = k.dtype() == DType.F32 && !k.tf32() ? Cudnn.FMA_MATH : Cudnn.TENSOR_OP_MATH;
-      Cudnn.Descriptors d = lib.descriptors(dataType(k.dtype()), Cudnn.DATA_FLOAT, math, k.n(), k.c(), g.h(), g.w(),
-          k.k(), k.groups(), g.kh(), g.kw(), g.sh(), g.sw(), g.ph(), g.pw(), g.dh(), g.dw());
-      int[] dims = lib.outputDims(d.conv(), d.x(), d.w());
-      Plan p = new Plan(d);
-      if (!Arrays.equals(dims, new int[] {k.n(), k.k(), g.oh(), g.ow()})) Arrays.fill(p.algos, NONE);
+      Plan p;
+      try {
+        Cudnn.Descriptors d = lib.descriptors(dataType(k.dtype()), Cudnn.DATA_FLOAT, math, k.n(), k.c(), g.h(), g.w(),
+            k.k(), k.groups(), g.kh(), g.kw(), g.sh(), g.sw(), g.ph(), g.pw(), g.dh(), g.dw());
+        p = new Plan(d);
+        if (!Arrays.equals(lib.outputDims(d.conv(), d.x(), d.w()), new int[] {k.n(), k.k(), g.oh(), g.ow()})) {
+          Arrays.fill(p.algos, NONE);
+        }
+      } catch (CudaException e) { // a shape this cuDNN rejects: the im2col kernels take it
+        p = new Plan(null);
+        Arrays.fill(p.algos, NONE);
+      }
       return p;
     });
   }
@@ -123,10 +132,14 @@ final class CudnnConvolution {
     synchronized (p) {
       Algo a = p.algos[dir.ordinal()];
       if (a == null) {
-        Optional<Cudnn.AlgoPerf> best = Cudnn.choose(lib.algorithms(dir, handle, p.d), key.dtype() == DType.F32,
-            key.tf32(), MAX_WORKSPACE);
-        a = best.map(b -> new Algo(b.algo(), b.mathType(), lib.workspaceSize(dir, handle, p.d, b.algo())))
-            .orElse(NONE);
+        try {
+          Optional<Cudnn.AlgoPerf> best = Cudnn.choose(lib.algorithms(dir, handle, p.d), key.dtype() == DType.F32,
+              key.tf32(), MAX_WORKSPACE);
+          a = best.map(b -> new Algo(b.algo(), b.mathType(), lib.workspaceSize(dir, handle, p.d, b.algo())))
+              .orElse(NONE);
+        } catch (CudaException e) { // no ranking for this direction (CUDNN_STATUS_NOT_SUPPORTED): im2col takes it
+          a = NONE;
+        }
         p.algos[dir.ordinal()] = a;
       }
       return a;
