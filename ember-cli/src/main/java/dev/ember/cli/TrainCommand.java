@@ -188,6 +188,11 @@ final class TrainCommand {
       throw new IllegalArgumentException("--compile cannot be used with --nproc (compiled steps run backward without the"
           + " hooks that average the gradients across the workers)");
     }
+    if (s.compile && s.precision != Precision.F32) {
+      // said before the run starts (the Trainer refuses it too, after the start line and the data load)
+      throw new IllegalArgumentException("--compile compiles float32 steps: it cannot be used with --precision "
+          + s.precision.cliName());
+    }
     if (s.out == null) {
       s.out = Path.of("runs", s.model + "-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
     }

@@ -2,6 +2,7 @@ package dev.ember.cli;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ember.data.FashionLike;
@@ -59,6 +60,10 @@ class TrainCompileTest {
   void compileRefusesAnotherPrecision() {
     Result r = train(tmp.resolve("bf16"), "--compile", "--precision", "bf16");
     assertEquals(2, r.code(), r.out() + r.err());
-    assertTrue(r.err().contains("compile(true) compiles float32 steps"), r.err());
+    // one line, before the run starts: no start line, no run folder
+    assertEquals("ember train: --compile compiles float32 steps: it cannot be used with --precision bf16",
+        r.err().strip());
+    assertEquals("", r.out().strip());
+    assertFalse(java.nio.file.Files.exists(tmp.resolve("bf16")));
   }
 }
