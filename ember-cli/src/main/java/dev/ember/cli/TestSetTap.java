@@ -31,7 +31,12 @@ final class TestSetTap implements BatchSource {
   /** Of the pass in progress or the last one. */
   private ConfusionMatrix confusion;
   private Accuracy accuracy;
-  private Tensor target;
+  /**
+   * The targets of the batches taken and not yet counted, oldest first: a device run's loader takes the next batch
+   * on a background thread while the model runs on the current one (pinned, non-blocking copies), so a batch's
+   * target waits here for its own forward pass instead of one field the next batch would overwrite.
+   */
+  private final java.util.concurrent.ConcurrentLinkedQueue<Tensor> targets = new java.util.concurrent.ConcurrentLinkedQueue<>();
   private long seen;
   /** Whether the pass saw a call of the model that was not on a batch of it. */
   private boolean stray;
@@ -63,7 +68,7 @@ final class TestSetTap implements BatchSource {
     if (skipBatches != 0) return it;                   // not a whole pass: nothing to count
     confusion = new ConfusionMatrix(classes);
     accuracy = new Accuracy();
-    target = null;
+    targets.clear();
     seen = 0;
     stray = false;
     HookHandle hook = model.registerForwardHook((m, in, out) -> count(out));
@@ -76,14 +81,14 @@ final class TestSetTap implements BatchSource {
       @Override
       public Batch next() {
         Batch b = it.next();
-        target = b.target();
+        targets.add(b.target());
         return b;
       }
 
       @Override
       public void close() {
         hook.remove();
-        target = null;
+        targets.clear();
         boolean whole = !stray && !it.hasNext() && seen == samples;
         it.close();
         if (whole) {
@@ -94,9 +99,13 @@ final class TestSetTap implements BatchSource {
     };
   }
 
-  /** The model's output for the batch just taken: counted as the final evaluation counted it (host, float32). */
+  /**
+   * The model's output for the oldest batch taken and not yet counted: counted as the final evaluation counted it
+   * (host, float32).
+   */
   private void count(Tensor out) {
-    if (target == null) {                              // a call that is not the batch's (none in a validation)
+    Tensor target = targets.poll();
+    if (target == null || out.dim() == 0 || out.size(0) != target.size(0)) { // not a batch's call (none in a validation)
       stray = true;
       return;
     }
@@ -106,7 +115,6 @@ final class TestSetTap implements BatchSource {
       accuracy.update(logits, target);
       seen += target.size(0);
     }
-    target = null;
   }
 
   /** The last pass's figures if it covered the whole set and the parameters are as it saw them, else null. */

@@ -87,4 +87,44 @@ class TestSetTapTest {
       assertEquals(0, model.forwardHookCount());
     }
   }
+
+  /**
+   * A loader that takes the next batch while the model runs on the current one (a device run's pinned, non-blocking
+   * copies take it on a background thread) pairs each output with its own batch's targets: the figures are those of
+   * a plain pass. (They paired the output with whichever batch was taken last, and a background thread clearing
+   * the one target field between the tap's check and its use threw a NullPointerException.)
+   */
+  @Test
+  void aLoaderTakingTheNextBatchAheadGivesThePlainPassesFigures() throws Exception {
+    Generator.manualSeed(5);
+    Module model = Models.mlp(784, 16, CLASSES);
+    DataLoader test = loader(200, 2);
+    TestSetTap tap = new TestSetTap(test, model, CLASSES, 200);
+    try (var ignored = Grad.off()) {
+      try (BatchIterator it = tap.iterate(0, 0)) {
+        while (it.hasNext()) model.call(it.next().input().reshape(-1, 784));
+      }
+      TestSetTap.Result plain = tap.result();
+      assertNotNull(plain);
+      try (BatchIterator it = tap.iterate(0, 0)) {      // one batch ahead, taken on another thread
+        java.util.concurrent.ExecutorService ahead = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+          java.util.concurrent.Future<dev.ember.data.Batch> next = ahead.submit(it::next);
+          while (true) {
+            dev.ember.data.Batch b = next.get();
+            boolean more = it.hasNext();
+            if (more) next = ahead.submit(it::next);
+            model.call(b.input().reshape(-1, 784));
+            if (!more) break;
+          }
+        } finally {
+          ahead.shutdown();
+        }
+      }
+      TestSetTap.Result prefetched = tap.result();
+      assertNotNull(prefetched, "a whole pass");
+      assertEquals(plain.accuracy(), prefetched.accuracy());
+      for (int i = 0; i < CLASSES; i++) assertArrayEquals(plain.confusion()[i], prefetched.confusion()[i], "row " + i);
+    }
+  }
 }
