@@ -11,6 +11,7 @@ import dev.ember.nn.Module;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Tensor;
 import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
  * The test set as the trainer's validation source, counting the model's predictions on the way: each pass over
@@ -36,7 +37,7 @@ final class TestSetTap implements BatchSource {
    * on a background thread while the model runs on the current one (pinned, non-blocking copies), so a batch's
    * target waits here for its own forward pass instead of one field the next batch would overwrite.
    */
-  private final java.util.concurrent.ConcurrentLinkedQueue<Tensor> targets = new java.util.concurrent.ConcurrentLinkedQueue<>();
+  private final ConcurrentLinkedQueue<Tensor> targets = new ConcurrentLinkedQueue<>();
   private long seen;
   /** Whether the pass saw a call of the model that was not on a batch of it. */
   private boolean stray;
@@ -105,7 +106,8 @@ final class TestSetTap implements BatchSource {
    */
   private void count(Tensor out) {
     Tensor target = targets.poll();
-    if (target == null || out.dim() == 0 || out.size(0) != target.size(0)) { // not a batch's call (none in a validation)
+    // a call that is not a batch's (none in a validation): no target waiting, or another batch size
+    if (target == null || out.dim() == 0 || out.size(0) != target.size(0)) {
       stray = true;
       return;
     }

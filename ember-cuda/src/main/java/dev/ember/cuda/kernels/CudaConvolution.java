@@ -23,8 +23,9 @@ import java.util.List;
  * algorithm for, no cuDNN, or {@link CudaSettings#cudnn()} off) as GEMMs over column matrices: {@code im2col}
  * writes every image's columns [C * kh * kw, oh * ow] into a workspace, one strided-batched cuBLASLt product per
  * group covers the whole batch, and the input gradient goes back through {@code col2im}, which gathers each input
- * element's contributions in a fixed order (no atomics: the same bits every run). The weight gradient is one batched product into per-image
- * partials, summed over the batch in image order. The transposed convolution is the same two halves swapped.
+ * element's contributions in a fixed order (no atomics: the same bits every run). The weight gradient is one
+ * batched product into per-image partials, summed over the batch in image order. The transposed convolution is the
+ * same two halves swapped.
  * Float32 products run in float32 unless {@link CudaSettings#allowTf32()}.
  *
  * <p>BF16/F16 operands ({@link #readsHalf}) go to the tensor cores as they are: {@code im2col} moves their bits,

@@ -34,7 +34,10 @@ public final class Cudnn {
   public static final int DETERMINISTIC = 1;
   private static final int TENSOR_NCHW = 0;
   private static final int CROSS_CORRELATION = 1;
-  /** Bytes of a cudnnConvolution{Fwd,BwdData,BwdFilter}AlgoPerf_t: algo, status, time, (pad), memory, determinism, mathType, reserved[3]. */
+  /**
+   * Bytes of a cudnnConvolution{Fwd,BwdData,BwdFilter}AlgoPerf_t: algo, status, time, (pad), memory, determinism,
+   * mathType, reserved[3].
+   */
   static final int PERF_BYTES = 48;
   /** More than cuDNN has algorithms of any direction (8 forward, 6 data, 7 filter in cuDNN 8 and 9). */
   private static final int MAX_ALGOS = 16;
@@ -241,7 +244,8 @@ public final class Cudnn {
       MemorySegment perf = a.allocate((long) PERF_BYTES * MAX_ALGOS, 8);
       int rc = switch (direction) {
         case FORWARD -> (int) fwdAlgos.invokeExact(handle, d.x(), d.w(), d.conv(), d.y(), MAX_ALGOS, count, perf);
-        case BACKWARD_DATA -> (int) dataAlgos.invokeExact(handle, d.w(), d.y(), d.conv(), d.x(), MAX_ALGOS, count, perf);
+        case BACKWARD_DATA -> (int) dataAlgos.invokeExact(handle, d.w(), d.y(), d.conv(), d.x(), MAX_ALGOS, count,
+            perf);
         case BACKWARD_FILTER -> (int) filterAlgos.invokeExact(handle, d.x(), d.y(), d.conv(), d.w(), MAX_ALGOS, count,
             perf);
       };

@@ -83,7 +83,7 @@ public final class CudaTrainingBench {
     for (Workload w : workloads(device, quick)) {
       if (!selected(w.workload(), only)) continue;
       for (Map.Entry<String, DType> p : PRECISIONS.entrySet()) {
-        // with cuDNN switched off (-Dember.cuda.cudnn=false) the convolutions run on im2col + cuBLASLt: a case of its own
+        // with cuDNN switched off (-Dember.cuda.cudnn=false) the convolutions run on im2col + cuBLASLt: its own case
         Map<String, Object> rec = CudaBench.record(w.workload(), w.kase() + " " + p.getKey()
             + (CudaSettings.cudnn() ? "" : " im2col"));
         try {
