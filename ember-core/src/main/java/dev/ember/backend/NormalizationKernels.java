@@ -143,19 +143,8 @@ public interface NormalizationKernels {
     }
     double[] rs = new double[c];
     for (int ch = 0; ch < c; ch++) rs[ch] = 1 / Math.sqrt(var[ch] + eps);
-    double[] wd = hostDoubles(w);
-    double[] bd = hostDoubles(b);
-    double[] scale = new double[n * c];
-    double[] shift = new double[n * c];
-    for (int ch = 0; ch < c; ch++) {
-      double sc = rs[ch] * (wd == null ? 1 : wd[ch]);
-      double sh = (bd == null ? 0 : bd[ch]) - mu[ch] * sc;
-      for (int bi = 0; bi < n; bi++) {
-        scale[bi * c + ch] = sc;
-        shift[bi * c + ch] = sh;
-      }
-    }
-    channelAffine(x, scale, shift, out, n, c, s);
+    double[][] ss = channelScaleShift(mu, rs, hostDoubles(w), hostDoubles(b), n);
+    channelAffine(x, ss[0], ss[1], out, n, c, s);
     if (train && runningMean != null) {
       long count = (long) n * s;
       double[] unbiased = new double[c];
@@ -183,6 +172,26 @@ public interface NormalizationKernels {
   }
 
   /** The elements of a host-readable view (contiguous, or 1-d with any stride) as doubles; null for null. */
+  /**
+   * Batch norm's per-(image, channel) affine for {@link #channelAffine} from the c channels' mean and rstd and the
+   * weight and bias (c values each, may be null): scale = rstd * w and shift = b - mean * scale, in double, the same
+   * for each of the n images.
+   */
+  static double[][] channelScaleShift(double[] mean, double[] rstd, double[] w, double[] b, int n) {
+    int c = mean.length;
+    double[] scale = new double[n * c];
+    double[] shift = new double[n * c];
+    for (int ch = 0; ch < c; ch++) {
+      double sc = rstd[ch] * (w == null ? 1 : w[ch]);
+      double sh = (b == null ? 0 : b[ch]) - mean[ch] * sc;
+      for (int bi = 0; bi < n; bi++) {
+        scale[bi * c + ch] = sc;
+        shift[bi * c + ch] = sh;
+      }
+    }
+    return new double[][] {scale, shift};
+  }
+
   private static double[] hostDoubles(View v) {
     if (v == null) return null;
     int count = (int) v.numel();

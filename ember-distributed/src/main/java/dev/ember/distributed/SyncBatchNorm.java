@@ -189,17 +189,8 @@ public final class SyncBatchNorm extends BatchNormBase {
     double[] b = bias == null ? null : bias.toDoubleArray();
     Tensor out = input.newEmpty(shape);
     if (localCount > 0) {
-      double[] scale = new double[n * c];
-      double[] shift = new double[n * c];
-      for (int ch = 0; ch < c; ch++) {
-        double sc = rstd[ch] * (w == null ? 1 : w[ch]);
-        double sh = (b == null ? 0 : b[ch]) - mean[ch] * sc;
-        for (int bi = 0; bi < n; bi++) {
-          scale[bi * c + ch] = sc;
-          shift[bi * c + ch] = sh;
-        }
-      }
-      kernels.channelAffine(x, scale, shift, out, n, c, s);
+      double[][] ss = NormalizationKernels.channelScaleShift(mean, rstd, w, b, n);
+      kernels.channelAffine(x, ss[0], ss[1], out, n, c, s);
     }
     if (runningMean != null) {
       double[] unbiased = new double[c];

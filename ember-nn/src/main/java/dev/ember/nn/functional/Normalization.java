@@ -118,18 +118,9 @@ public final class Normalization {
     for (int ch = 0; ch < c; ch++) rstd[ch] = 1 / Math.sqrt(st[1][ch] + eps);
     double[] w = weight == null ? null : weight.toDoubleArray();
     double[] b = bias == null ? null : bias.toDoubleArray();
-    double[] scale = new double[n * c];
-    double[] shift = new double[n * c];
-    for (int ch = 0; ch < c; ch++) {
-      double sc = rstd[ch] * (w == null ? 1 : w[ch]);
-      double sh = (b == null ? 0 : b[ch]) - mean[ch] * sc;
-      for (int bi = 0; bi < n; bi++) {
-        scale[bi * c + ch] = sc;
-        shift[bi * c + ch] = sh;
-      }
-    }
+    double[][] ss = NormalizationKernels.channelScaleShift(mean, rstd, w, b, n);
     Tensor out = affineOutput(input);
-    kernels.channelAffine(x, scale, shift, out, n, c, s);
+    kernels.channelAffine(x, ss[0], ss[1], out, n, c, s);
     if (runningMean != null) {
       double[] unbiased = new double[c];
       for (int ch = 0; ch < c; ch++) unbiased[ch] = st[1][ch] * count / (count - 1);
@@ -182,13 +173,13 @@ public final class Normalization {
   private static Tensor batchNormOnDevice(Tensor input, Tensor runningMean, Tensor runningVar, Tensor weight,
       Tensor bias, boolean train, double momentum, double eps, int n, int c, int s) {
     NormalizationKernels kernels = input.device().backend().normalization();
-    Tensor x = input.contiguous();
-    Tensor w = weight == null ? null : weight.contiguous();
-    Tensor b = bias == null ? null : bias.contiguous();
-    Tensor mean = input.newEmpty(DType.F64, c);
-    Tensor rstd = input.newEmpty(DType.F64, c);
-    Tensor out = affineOutput(input);
-    kernels.batchNormalizeInto(x, n, c, s, train, eps, momentum, runningMean, runningVar, w, b, out, mean, rstd);
+    DeviceOperands d = DeviceOperands.of(input, weight, bias, c, true);
+    Tensor w = d.w();
+    Tensor mean = d.mean();
+    Tensor rstd = d.rstd();
+    Tensor out = d.out();
+    kernels.batchNormalizeInto(d.x(), n, c, s, train, eps, momentum, runningMean, runningVar, w, d.b(), out, mean,
+        rstd);
     if (train && runningMean != null) {
       runningMean.storage().bumpVersion();
       runningVar.storage().bumpVersion();
@@ -289,13 +280,12 @@ public final class Normalization {
   private static Tensor rowNormOnDevice(String op, Tensor input, int[] normalizedShape, Tensor weight, Tensor bias,
       double eps, boolean rms, int rows, int m) {
     NormalizationKernels kernels = input.device().backend().normalization();
-    Tensor x = input.contiguous();
-    Tensor w = weight == null ? null : weight.contiguous();
-    Tensor b = bias == null ? null : bias.contiguous();
-    Tensor mean = rms ? null : input.newEmpty(DType.F64, rows);
-    Tensor rstd = input.newEmpty(DType.F64, rows);
-    Tensor out = affineOutput(input);
-    kernels.rowNormalizeInto(x, rows, m, eps, rms, w, b, out, mean, rstd);
+    DeviceOperands d = DeviceOperands.of(input, weight, bias, rows, !rms);
+    Tensor w = d.w();
+    Tensor mean = d.mean();
+    Tensor rstd = d.rstd();
+    Tensor out = d.out();
+    kernels.rowNormalizeInto(d.x(), rows, m, eps, rms, w, d.b(), out, mean, rstd);
     int[] wShape = normalizedShape.clone();
     return Autograd.record(op, out, (ctx, g) -> {
       Tensor[] r = newGrads(ctx, m, rms ? 2 : 3);
@@ -341,13 +331,12 @@ public final class Normalization {
     int m = cpg * s;
     NormalizationKernels kernels = input.device().backend().normalization();
     if (!input.device().isCpu()) {
-      Tensor x = input.contiguous();
-      Tensor w = weight == null ? null : weight.contiguous();
-      Tensor b = bias == null ? null : bias.contiguous();
-      Tensor mean = input.newEmpty(DType.F64, rows);
-      Tensor rstd = input.newEmpty(DType.F64, rows);
-      Tensor out = affineOutput(input);
-      kernels.groupNormalizeInto(x, n, c, s, numGroups, eps, w, b, out, mean, rstd);
+      DeviceOperands d = DeviceOperands.of(input, weight, bias, rows, true);
+      Tensor w = d.w();
+      Tensor mean = d.mean();
+      Tensor rstd = d.rstd();
+      Tensor out = d.out();
+      kernels.groupNormalizeInto(d.x(), n, c, s, numGroups, eps, w, d.b(), out, mean, rstd);
       return Autograd.record(op, out, (ctx, g) -> {
         Tensor[] r = newGrads(ctx, c, 3);
         kernels.rowBackwardFrom(ctx.in(0).contiguous(), g.contiguous(), mean, rstd, w, rows, m, numGroups,
@@ -373,6 +362,18 @@ public final class Normalization {
   }
 
   // ================================================================== shared
+
+  /**
+   * A norm's operands on a device: the input, weight and bias contiguous (weight and bias may be null), F64 device
+   * tensors for {@code stats} statistics each (mean null when not wanted: RMS norm) and the output.
+   */
+  private record DeviceOperands(Tensor x, Tensor w, Tensor b, Tensor mean, Tensor rstd, Tensor out) {
+    static DeviceOperands of(Tensor input, Tensor weight, Tensor bias, int stats, boolean withMean) {
+      return new DeviceOperands(input.contiguous(), weight == null ? null : weight.contiguous(),
+          bias == null ? null : bias.contiguous(), withMean ? input.newEmpty(DType.F64, stats) : null,
+          input.newEmpty(DType.F64, stats), affineOutput(input));
+    }
+  }
 
   /** torch.finfo(dtype).eps: the gap between 1 and the next value of the dtype. */
   private static double machineEpsilon(DType dtype) {
