@@ -29,9 +29,14 @@ public final class FakeDevice {
    * that writes half products runs here.
    */
   public static AutoCloseable writingHalf(boolean on) {
-    boolean before = WRITES_HALF.get();
-    WRITES_HALF.set(on);
-    return () -> WRITES_HALF.set(before);
+    return switched(WRITES_HALF, on);
+  }
+
+  /** Sets {@code flag} to {@code on} on this thread until the returned scope is closed, then back. */
+  private static AutoCloseable switched(ThreadLocal<Boolean> flag, boolean on) {
+    boolean before = flag.get();
+    flag.set(on);
+    return () -> flag.set(before);
   }
 
   static boolean writesHalf() {
@@ -47,9 +52,7 @@ public final class FakeDevice {
    * here, with the CPU's results.
    */
   public static AutoCloseable convolutionReadingHalf(boolean on) {
-    boolean before = CONV_READS_HALF.get();
-    CONV_READS_HALF.set(on);
-    return () -> CONV_READS_HALF.set(before);
+    return switched(CONV_READS_HALF, on);
   }
 
   static boolean convolutionReadsHalf() {

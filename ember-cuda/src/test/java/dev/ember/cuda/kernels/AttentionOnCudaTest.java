@@ -169,8 +169,7 @@ class AttentionOnCudaTest {
     Gpu.assumeDevice();
     HostFallback.resetCalls();
     ops(CUDA);
-    assertEquals(0, HostFallback.calls().keySet().stream().filter(k -> k.startsWith("attention.")).count(),
-        "attention calls fell back to the host: " + HostFallback.calls());
+    OnDevice.assertNoHostFallback("attention");
   }
 
   @Test

@@ -28,8 +28,7 @@ class NormalizationOnCudaTest {
     Gpu.assumeDevice();
     HostFallback.resetCalls();
     all(CUDA);
-    assertEquals(0, HostFallback.calls().keySet().stream().filter(k -> k.startsWith("normalization.")).count(),
-        "normalization calls fell back to the host: " + HostFallback.calls());
+    OnDevice.assertNoHostFallback("normalization");
   }
 
   @Test

@@ -26,6 +26,12 @@ import java.util.Random;
  */
 final class OnDevice implements AutoCloseable {
   static final Backend CPU = Device.CPU.backend();
+
+  /** Fails unless no call of the kernel family {@code family} ("attention", "normalization") fell back to the host. */
+  static void assertNoHostFallback(String family) {
+    assertEquals(0, dev.ember.cuda.HostFallback.calls().keySet().stream().filter(k -> k.startsWith(family + "."))
+        .count(), family + " calls fell back to the host: " + dev.ember.cuda.HostFallback.calls());
+  }
   final CudaContext ctx;
   private final List<Long> allocations = new ArrayList<>();
 
