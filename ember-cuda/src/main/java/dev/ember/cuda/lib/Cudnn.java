@@ -279,13 +279,9 @@ public final class Cudnn {
    * The first algorithm of {@code ranked} that cuDNN can run ({@code status} 0), that gives the same bits every run
    * (Ember's results do not change from run to run: cuDNN's atomics-based backward algorithms are left out, as
    * PyTorch's {@code cudnn.deterministic} does) and whose math is allowed: float32 data leaves tensor cores out
-   * unless {@code tensorCoresForFloat} (TF32). Empty when none qualifies.
+   * unless {@code tensorCoresForFloat} (TF32), and that needs at most {@code maxWorkspace} bytes of workspace.
+   * Empty when none qualifies.
    */
-  public static Optional<AlgoPerf> choose(List<AlgoPerf> ranked, boolean floatData, boolean tensorCoresForFloat) {
-    return choose(ranked, floatData, tensorCoresForFloat, Long.MAX_VALUE);
-  }
-
-  /** {@link #choose(List, boolean, boolean)} among the algorithms that need at most {@code maxWorkspace} bytes. */
   public static Optional<AlgoPerf> choose(List<AlgoPerf> ranked, boolean floatData, boolean tensorCoresForFloat,
       long maxWorkspace) {
     for (AlgoPerf p : ranked) {

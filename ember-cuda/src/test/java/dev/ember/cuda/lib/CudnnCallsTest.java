@@ -81,8 +81,9 @@ class CudnnCallsTest {
       List<AlgoPerf> ranked = c.algorithms(dir, h, d);
       assertEquals(List.of(new AlgoPerf(1, 0, 0, 0, Cudnn.FMA_MATH), new AlgoPerf(2, 0, 2048, 1, Cudnn.TENSOR_OP_MATH),
           new AlgoPerf(3, 0, 4096, 1, Cudnn.FMA_MATH)), ranked, dir.name());
-      assertEquals(2, Cudnn.choose(ranked, false, false).orElseThrow().algo(), "bfloat16: tensor cores");
-      assertEquals(3, Cudnn.choose(ranked, true, false).orElseThrow().algo(), "float32 without TF32");
+      long any = Long.MAX_VALUE;
+      assertEquals(2, Cudnn.choose(ranked, false, false, any).orElseThrow().algo(), "bfloat16: tensor cores");
+      assertEquals(3, Cudnn.choose(ranked, true, false, any).orElseThrow().algo(), "float32 without TF32");
       assertEquals(2000 + code, c.workspaceSize(dir, h, d, 2), dir.name());
       code++;
     }

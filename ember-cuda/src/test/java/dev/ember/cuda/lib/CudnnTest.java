@@ -56,10 +56,12 @@ class CudnnTest {
     AlgoPerf narrowing = new AlgoPerf(3, 0, 0, 1, Cudnn.TENSOR_OP_MATH_ALLOW_CONVERSION);
     AlgoPerf fma = new AlgoPerf(4, 0, 128, 1, Cudnn.FMA_MATH);
     List<AlgoPerf> ranked = List.of(failed, atomics, tf32, narrowing, fma);
-    assertEquals(Optional.of(fma), Cudnn.choose(ranked, true, false));
-    assertEquals(Optional.of(tf32), Cudnn.choose(ranked, true, true));
-    assertEquals(Optional.of(tf32), Cudnn.choose(ranked, false, false)); // bfloat16/float16 data: tensor cores
-    assertEquals(Optional.empty(), Cudnn.choose(List.of(failed, atomics, narrowing), false, true));
+    assertEquals(Optional.of(fma), Cudnn.choose(ranked, true, false, Long.MAX_VALUE));
+    assertEquals(Optional.of(tf32), Cudnn.choose(ranked, true, true, Long.MAX_VALUE));
+    // bfloat16/float16 data: tensor cores
+    assertEquals(Optional.of(tf32), Cudnn.choose(ranked, false, false, Long.MAX_VALUE));
+    assertEquals(Optional.empty(), Cudnn.choose(List.of(failed, atomics, narrowing), false, true,
+        Long.MAX_VALUE));
     // a workspace cap passes over the algorithms that need more
     assertEquals(Optional.of(tf32), Cudnn.choose(ranked, true, true, 100));
     assertEquals(Optional.empty(), Cudnn.choose(ranked, true, false, 100)); // fma needs 128 bytes
