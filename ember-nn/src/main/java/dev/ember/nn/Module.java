@@ -66,6 +66,16 @@ public abstract class Module {
     STRUCTURE.incrementAndGet();
   }
 
+  /**
+   * A count that moves whenever any module's parameters, buffers or children change, a forward hook is registered
+   * or removed, or {@link #to(DType)} / {@link #to(Device)} converts or moves a tensor: what a graph compiled from a
+   * module holds (its tensors, the hooks it ran, their dtypes and devices) may be stale once it has moved, so a
+   * compiled module traces again (ember-compile's guard). One counter for all modules, as for the traversals.
+   */
+  public static long changeCount() {
+    return STRUCTURE.get();
+  }
+
   /** The module's name in printed trees and messages; PyTorch's class name by default. */
   public String name() {
     return getClass().getSimpleName();
@@ -97,6 +107,9 @@ public abstract class Module {
   public final Tensor call(List<Tensor> inputs, Supplier<Tensor> body) {
     if (checkpointed) body = checkpointed(inputs, body);
     if (forwardHooks == null) return body.get();
+    // a hook is Java code that a captured graph would not run again (nor what it does with the tensors)
+    dev.ember.autograd.Tracing.unsupported("forward hook", name() + " has " + forwardHooks.size()
+        + " forward hook" + (forwardHooks.size() == 1 ? "" : "s") + ", which a graph would not call");
     // a snapshot, so that a hook may remove itself (or register another) during the call
     ForwardHook[] hooks = forwardHooks.toArray(new ForwardHook[0]);
     for (ForwardHook h : hooks) h.beforeForward(this, inputs);
@@ -140,11 +153,13 @@ public abstract class Module {
     if (hook == null) throw new IllegalArgumentException(name() + ".registerForwardHook: hook is null");
     if (forwardHooks == null) forwardHooks = new ArrayList<>();
     forwardHooks.add(hook);
+    changed(); // a compiled graph ran without it: trace again, so that the hook runs (and breaks the graph)
     return new HookHandle(() -> {
       if (forwardHooks == null) return;
       for (int i = 0; i < forwardHooks.size(); i++) {
         if (forwardHooks.get(i) == hook) {
           forwardHooks.remove(i);
+          changed();
           break;
         }
       }
@@ -476,29 +491,25 @@ public abstract class Module {
 
   /**
    * Converts every floating-point parameter and buffer of the subtree to {@code dtype} (float64 for
-   * gradient checks, say). Parameters stay leaves that require grad; gradients are dropped.
+   * gradient checks, say), in place as PyTorch's {@code model.to(dtype)}: each parameter keeps its identity (its
+   * data is replaced, {@link Tensor#setData}), so an optimizer built before the conversion updates the converted
+   * tensors, and a gradient is converted with its parameter.
    */
   public Module to(DType dtype) {
     if (!dtype.isFloatingPoint()) throw new IllegalArgumentException(name() + ".to: parameters must stay floating point, got " + dtype);
-    for (Module m : modules()) {
-      for (var e : m.params.entrySet()) {
-        Tensor p = e.getValue();
-        if (p == null || p.dtype() == dtype) continue;
-        Tensor q;
-        try (Grad ignored = Grad.off()) {
-          q = p.to(dtype);
+    try (Grad ignored = Grad.off()) {
+      for (Module m : modules()) {
+        for (Tensor p : m.params.values()) {
+          if (p == null || p.dtype() == dtype) continue;
+          p.setData(p.detach().to(dtype));
+          changed();
         }
-        q.requiresGrad(p.requiresGrad());
-        e.setValue(q);
-        changed();
-      }
-      for (var e : m.buffers.entrySet()) {
-        Tensor b = e.getValue();
-        if (b != null && b.dtype().isFloatingPoint() && b.dtype() != dtype) {
-          try (Grad ignored = Grad.off()) {
-            e.setValue(b.to(dtype));
-            changed();
-          }
+        for (var e : m.buffers.entrySet()) {
+          Tensor b = e.getValue();
+          if (b == null || !b.dtype().isFloatingPoint() || b.dtype() == dtype) continue;
+          if (b.isLeaf()) b.setData(b.detach().to(dtype));
+          else e.setValue(b.detach().to(dtype));
+          changed();
         }
       }
     }
@@ -515,16 +526,16 @@ public abstract class Module {
     try (Grad ignored = Grad.off()) {
       for (Module m : modules()) {
         for (Tensor p : m.params.values()) {
-          if (p != null && p.device() != device) p.setData(p.detach().to(device));
+          if (p == null || p.device() == device) continue;
+          p.setData(p.detach().to(device));
+          changed();
         }
         for (var e : m.buffers.entrySet()) {
           Tensor b = e.getValue();
           if (b == null || b.device() == device) continue;
           if (b.isLeaf()) b.setData(b.detach().to(device));
-          else {
-            e.setValue(b.detach().to(device));
-            changed();
-          }
+          else e.setValue(b.detach().to(device));
+          changed();
         }
       }
     }

@@ -164,6 +164,23 @@ class ModuleTest {
   }
 
   @Test
+  void toKeepsEachParameterSoAnOptimizerBuiltBeforeUpdatesTheConvertedOnes() {
+    Linear l = new Linear(3, 2, true, new Generator(4));
+    List<Tensor> before = l.parameters();
+    dev.ember.optim.SGD sgd = new dev.ember.optim.SGD(before, 0.5);
+    l.forward(Tensor.ones(1, 3)).sum().backward();
+    l.to(DType.F64);
+    for (int i = 0; i < before.size(); i++) {
+      assertSame(before.get(i), l.parameters().get(i));
+      assertEquals(DType.F64, before.get(i).grad().dtype(), "the gradient is converted with its parameter");
+    }
+    double w00 = l.weight().getDouble(0, 0);
+    sgd.step();
+    assertEquals(w00 - 0.5, l.weight().getDouble(0, 0), 1e-12); // d(sum)/dw = x = 1
+    assertEquals(DType.F64, l.weight().dtype());
+  }
+
+  @Test
   void registrationErrors() {
     Module m = new Module() {};
     assertEquals("does not take a single input",
