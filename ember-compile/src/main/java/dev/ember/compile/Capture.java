@@ -313,7 +313,14 @@ final class Capture implements Tracing.Tracer {
       return null;
     }
     String param = parameterNames.get(t);
-    if (param == null && t.isLeaf() && t.requiresGrad()) param = "param" + unnamed++; // trainable, not the module's
+    if (param == null && t.isLeaf() && t.requiresGrad()) { // trainable, not the module's
+      if (training) { // eager's backward gives it a gradient, which the joint graph would not return
+        pending = new GraphBreak(op, "reads a tensor that requires grad (" + Arrays.toString(t.shape())
+            + ") but is not a parameter of the module; register it as one to compile the step", where);
+        return null;
+      }
+      param = "param" + unnamed++;
+    }
     if (param != null) {
       n = GraphNode.parameter(param, t);
     } else if (backward && t.numel() != 1) {
@@ -448,6 +455,7 @@ final class Capture implements Tracing.Tracer {
 
   @Override
   public void unsupported(String name, String reason) {
-    breaks.add(new GraphBreak(name, reason, where));
+    GraphBreak b = new GraphBreak(name, reason, where);
+    if (!breaks.contains(b)) breaks.add(b); // once: a loop of draws or reads meets it again and again
   }
 }

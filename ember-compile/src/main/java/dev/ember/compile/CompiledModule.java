@@ -41,6 +41,12 @@ public final class CompiledModule extends Module {
   private boolean lastTraining;
   private boolean planMemory = true;
   private boolean reuseOutput;
+  /**
+   * {@link Module#changeCount()} when the plans were made: once it moves (a parameter replaced or converted, a hook
+   * registered or removed, a child added) the graphs may hold stale tensors or skip a hook, so every signature is
+   * traced again.
+   */
+  private long changeCount = Module.changeCount();
 
   CompiledModule(Module module, List<Pass> passes) {
     this(module, null, passes, "");
@@ -172,8 +178,33 @@ public final class CompiledModule extends Module {
     return module;
   }
 
+  /** Drops every plan if any module changed since they were made (see {@link #changeCount}). */
+  private void guardChanges() {
+    long now = Module.changeCount();
+    if (now == changeCount) return;
+    plans.clear();
+    lastPlan = null;
+    changeCount = now;
+  }
+
+  /**
+   * Eager's result of a trace: the trace made the floating inputs require grad (so that untraced ops show), so its
+   * result has a history even where eager's would have none: with grad off, or when neither an input nor anything the
+   * graph reads as a parameter requires grad.
+   */
+  private static Tensor traced(Capture.Result r, Tensor[] inputs, boolean grad) {
+    if (!grad) return r.eager().detach();
+    for (Tensor x : inputs) if (x.requiresGrad()) return r.eager();
+    if (r.graph() == null) return r.eager();
+    for (GraphNode n : r.graph().nodes()) {
+      if (n.kind() == GraphNode.Kind.PARAMETER && n.value().requiresGrad()) return r.eager();
+    }
+    return r.eager().detach();
+  }
+
   @Override
   public Tensor forward(Tensor x) {
+    guardChanges();
     boolean training = module.isTraining();
     GraphPlan last = lastPlan;
     if (last != null && x.dtype() == lastDtype && training == lastTraining && Arrays.equals(x.shapeRef(), lastShape)) {
@@ -191,7 +222,8 @@ public final class CompiledModule extends Module {
       Plan traced = plan(r, System.nanoTime() - t0);
       if (otherBatch) generalize(sig, (GraphPlan) plan, traced, x);
       else plans.put(sig, traced);
-      return grad ? r.eager() : r.eager().detach();
+      changeCount = Module.changeCount(); // what the forward itself registered (a lazy buffer) is in the plan
+      return traced(r, new Tensor[] {x}, grad);
     }
     return switch (plan) {
       case GraphPlan g -> {
@@ -221,6 +253,7 @@ public final class CompiledModule extends Module {
       throw new IllegalArgumentException(name() + ".forward: compiled for one input, got " + inputs.length
           + "; compile a forward of several with Compiler.compile(module, in -> ...)");
     }
+    guardChanges();
     boolean training = module.isTraining();
     Signature sig = Signature.of(inputs, training);
     Plan plan = plans.get(sig);
@@ -229,7 +262,8 @@ public final class CompiledModule extends Module {
       long t0 = System.nanoTime();
       Capture.Result r = Capture.trace(forward, inputs.clone(), Compiler.names(module), where);
       plans.put(sig, plan(r, System.nanoTime() - t0));
-      return grad ? r.eager() : r.eager().detach();
+      changeCount = Module.changeCount();
+      return traced(r, inputs, grad);
     }
     return switch (plan) {
       case GraphPlan g -> g.graph().run(inputs);

@@ -9,6 +9,7 @@ import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.BitSet;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -47,18 +48,42 @@ public final class TrainingStep {
     this.passes = List.copyOf(passes);
   }
 
-  /** What a compiled step is specialised on: the shapes and dtypes of input and target, and the train mode. */
-  record Signature(List<Integer> x, DType xType, List<Integer> y, DType yType, boolean training) {
-    static Signature of(Tensor x, Tensor y, boolean training) {
+  /**
+   * What a compiled step is specialised on: the shapes and dtypes of input and target, the train mode, and which of
+   * the module's parameters require grad (those the graph returns gradients for: freezing or unfreezing a layer after
+   * the trace is a new signature). Never mutated after {@link #of}.
+   */
+  record Signature(List<Integer> x, DType xType, List<Integer> y, DType yType, boolean training, BitSet trainable,
+      int parameters) {
+    static Signature of(Tensor x, Tensor y, Module module) {
+      List<Tensor> params = module.parameters();
+      BitSet trainable = new BitSet(params.size());
+      for (int i = 0; i < params.size(); i++) if (params.get(i).requiresGrad()) trainable.set(i);
       return new Signature(Arrays.stream(x.shapeRef()).boxed().toList(), x.dtype(),
-          Arrays.stream(y.shapeRef()).boxed().toList(), y.dtype(), training);
+          Arrays.stream(y.shapeRef()).boxed().toList(), y.dtype(), module.isTraining(), trainable, params.size());
     }
 
     @Override
     public String toString() {
+      int n = trainable.cardinality();
       return xType.name().toLowerCase(java.util.Locale.ROOT) + x + ", " + yType.name().toLowerCase(java.util.Locale.ROOT)
-          + y + (training ? " train" : " eval");
+          + y + (training ? " train" : " eval") + (n == parameters ? "" : " (" + n + " of " + parameters
+          + " parameters trainable)");
     }
+  }
+
+  /**
+   * {@link Module#changeCount()} when the plans were made: once it moves (a parameter replaced or converted, a hook
+   * registered or removed) the graphs may hold stale tensors or skip a hook, and every signature is traced again.
+   */
+  private long changeCount = Module.changeCount();
+
+  /** Drops every plan if any module changed since they were made (see {@link #changeCount}). */
+  private void guardChanges() {
+    long now = Module.changeCount();
+    if (now == changeCount) return;
+    plans.clear();
+    changeCount = now;
   }
 
   private sealed interface Plan permits JointPlan, FallbackPlan {}
@@ -90,7 +115,8 @@ public final class TrainingStep {
    * parameter's gradient written as eager's {@code loss.backward()} writes it.
    */
   public Tensor run(Tensor x, Tensor y) {
-    Signature sig = Signature.of(x, y, module.isTraining());
+    guardChanges();
+    Signature sig = Signature.of(x, y, module);
     Plan plan = plans.get(sig);
     if (plan == null) {
       long t0 = System.nanoTime();
@@ -99,6 +125,7 @@ public final class TrainingStep {
       Capture.TrainingResult r = Capture.traceTraining(module::call, lossFn, new Tensor[] {x, y}, params,
           Compiler.names(module), "");
       plans.put(sig, plan(r, System.nanoTime() - t0));
+      changeCount = Module.changeCount();
       lastOutput = r.output().detach();
       return r.loss().detach();
     }
@@ -148,7 +175,8 @@ public final class TrainingStep {
     String name = finiteOnly ? "TrainingStep.stepIfFinite" : "TrainingStep.step";
     if (optimizer == null) throw new IllegalArgumentException(name + ": optimizer must not be null");
     updated = false;
-    if (!(plans.get(Signature.of(x, y, module.isTraining())) instanceof JointPlan j)) {
+    guardChanges();
+    if (!(plans.get(Signature.of(x, y, module)) instanceof JointPlan j)) {
       List<Tensor> had = new ArrayList<>();
       for (Tensor p : module.parameters()) if (p.grad() != null) had.add(p);
       Tensor loss = run(x, y);
@@ -245,7 +273,8 @@ public final class TrainingStep {
    * @throws IllegalStateException if x and y's signature has not been traced yet or is not one graph
    */
   public Map<String, Double> profile(Tensor x, Tensor y) {
-    Plan plan = plans.get(Signature.of(x, y, module.isTraining()));
+    guardChanges();
+    Plan plan = plans.get(Signature.of(x, y, module));
     if (!(plan instanceof JointPlan j)) {
       throw new IllegalStateException("TrainingStep.profile: the signature of x " + Arrays.toString(x.shape())
           + " and y " + Arrays.toString(y.shape()) + " is " + (plan == null ? "not traced yet" : "not one graph"));

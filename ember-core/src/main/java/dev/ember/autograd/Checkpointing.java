@@ -167,7 +167,9 @@ public final class Checkpointing {
       for (Generator gen : generators.keySet()) now.put(gen, gen.state());
       try {
         for (Map.Entry<Generator, long[]> e : generators.entrySet()) e.getKey().setState(e.getValue());
-        try (Grad on = Grad.on();
+        // under a training graph's trace the recompute is part of this backward rule, which the graph applies
+        // again (an opaque node): its ops and draws are not the graph's
+        try (Grad on = Grad.on(); Tracing.Scope inside = Tracing.suspend();
             Autocast cast = autocast == null ? Autocast.disable() : Autocast.enable(autocast)) {
           Tensor r = fn.apply(replay.clone());
           if (r == null) throw new IllegalStateException(OP + ": the function returned null when recomputed");

@@ -206,6 +206,7 @@ public final class IndexOps {
 
   /** The elements of x where mask is true, as a 1-d tensor. */
   public static Tensor maskedSelect(Tensor x, Tensor mask) {
+    Tracing.unsupported("masked_select", "the size of its result depends on the mask's values");
     if (mask.dtype() != DType.BOOL) throw Check.fail("masked_select", "mask must be bool, got " + mask.dtype().torchName(), "x", x, "mask", mask);
     int[] shape = Shapes.broadcast("masked_select", x.shapeRef(), mask.shapeRef());
     Tensor xe = x.expand(shape).contiguous();

@@ -112,6 +112,14 @@ public final class Generator {
     }
   }
 
+  /** {@link #touch()} for a draw: in a forward being traced, a graph would keep this call's numbers. */
+  private void draw() {
+    touch();
+    // random ops that draw anew on every run (dropout) draw with tracing suspended and report themselves as ops
+    dev.ember.autograd.Tracing.unsupported("random draw", "draws from a Generator in Java code, whose numbers a graph"
+        + " would keep from the trace");
+  }
+
   /** The process-wide default generator, used when no generator is passed. */
   public static Generator global() {
     return DEFAULT;
@@ -187,7 +195,7 @@ public final class Generator {
 
   /** The next 32 random bits (PyTorch's {@code random()}). */
   public int nextInt() {
-    touch();
+    draw();
     if (next >= N) twist();
     return temper(mt[next++]);
   }
@@ -201,7 +209,7 @@ public final class Generator {
 
   /** The next 64 random bits: two 32-bit outputs, the first one high (PyTorch's {@code random64()}). */
   public long nextLong() {
-    touch();
+    draw();
     long hi = nextInt() & 0xFFFFFFFFL;
     long lo = nextInt() & 0xFFFFFFFFL;
     return (hi << 32) | lo;
@@ -209,13 +217,13 @@ public final class Generator {
 
   /** Uniform in [0, 1) with 53 random bits from {@link #nextLong()} (a float64 {@code rand} element). */
   public double nextDouble() {
-    touch();
+    draw();
     return (nextLong() & ((1L << 53) - 1)) * 0x1.0p-53;
   }
 
   /** Uniform in [0, 1) with 24 random bits from {@link #nextInt()} (a float32 {@code rand} element). */
   public float nextFloat() {
-    touch();
+    draw();
     return unitFloat(nextInt());
   }
 
@@ -230,7 +238,7 @@ public final class Generator {
    * {@code bound / 2^32}, is PyTorch's too).
    */
   public long nextLong(long bound) {
-    touch();
+    draw();
     if (bound <= 0) throw new IllegalArgumentException("Generator.nextLong: bound must be positive, got " + bound);
     if (bound < 1L << 32) return (nextInt() & 0xFFFFFFFFL) % bound;
     return Long.remainderUnsigned(nextLong(), bound);
@@ -241,7 +249,7 @@ public final class Generator {
    * two {@link #nextDouble()} values; the sine of the pair is cached and returned by the next call.
    */
   public double nextGaussian() {
-    touch();
+    draw();
     if (hasNormal) {
       hasNormal = false;
       return cachedNormal;
@@ -257,7 +265,7 @@ public final class Generator {
 
   /** Fills {@code a} with uniform values in [from, to), as {@code torch.empty(n).uniform_(from, to)} (float32). */
   public void fillUniform(float[] a, int off, int n, double from, double to) {
-    touch();
+    draw();
     float f = (float) from;
     float range = (float) to - f;
     int[] s = mt;
@@ -273,7 +281,7 @@ public final class Generator {
 
   /** Fills {@code a} with uniform values in [from, to), as {@code uniform_(from, to)} on float64. */
   public void fillUniform(double[] a, int off, int n, double from, double to) {
-    touch();
+    draw();
     double range = to - from;
     for (int i = off; i < off + n; i++) a[i] = Math.fma(nextDouble(), range, from);
   }
@@ -284,7 +292,7 @@ public final class Generator {
    * over the final 16 elements), fewer one at a time from {@link #nextGaussian()}.
    */
   public void fillNormal(float[] a, int off, int n, double mean, double std) {
-    touch();
+    draw();
     if (n < 16) {
       for (int i = off; i < off + n; i++) a[i] = (float) (nextGaussian() * std + mean);
       return;
@@ -301,7 +309,7 @@ public final class Generator {
 
   /** {@link #fillNormal(float[], int, int, double, double)} for float64. */
   public void fillNormal(double[] a, int off, int n, double mean, double std) {
-    touch();
+    draw();
     if (n < 16) {
       for (int i = off; i < off + n; i++) a[i] = nextGaussian() * std + mean;
       return;
@@ -386,7 +394,7 @@ public final class Generator {
    * {@code i = 0 .. n-2}, swap element {@code i} with element {@code i + nextInt() mod (n - i)}.
    */
   public int[] permutation(int n) {
-    touch();
+    draw();
     if (n < 0) throw new IllegalArgumentException("Generator.permutation: n must be non-negative, got " + n);
     int[] a = new int[n];
     for (int i = 0; i < n; i++) a[i] = i;
@@ -401,7 +409,7 @@ public final class Generator {
 
   /** Advances the state as {@link #permutation(int)} does, without building it. */
   public void skipPermutation(int n) {
-    touch();
+    draw();
     for (int i = 0; i < n - 1; i++) nextInt();
   }
 }

@@ -524,10 +524,12 @@ public final class Tensor implements View {
 
   /** Element at a full index. */
   public double getDouble(int... index) {
+    dev.ember.autograd.Tracing.unsupported("getDouble", "reads a tensor's value into Java");
     return storage.getDouble(flatIndex("getDouble", index));
   }
 
   public long getLong(int... index) {
+    dev.ember.autograd.Tracing.unsupported("getLong", "reads a tensor's value into Java");
     return storage.getLong(flatIndex("getLong", index));
   }
 
@@ -557,6 +559,7 @@ public final class Tensor implements View {
   }
 
   public double[] toDoubleArray() {
+    dev.ember.autograd.Tracing.unsupported("toDoubleArray", "reads a tensor's values into Java");
     double[] out = new double[(int) numel()];
     if (out.length == 0) return out; // an empty view's offset may lie past its storage's end (as in PyTorch)
     Tensor c = to(DType.F64).contiguous().cpu(); // a device tensor's elements are copied to the host first

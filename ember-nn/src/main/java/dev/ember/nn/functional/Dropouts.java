@@ -83,7 +83,11 @@ public final class Dropouts {
    * (1 - keep)) + b}, so that zero mean and unit variance are kept.
    */
   public static Tensor alphaDropout(Tensor input, double p, boolean training, Generator gen) {
-    Tensor out = alphaDropoutUntraced(input, p, training, gen);
+    if (!Tracing.active()) return alphaDropoutUntraced(input, p, training, gen);
+    Tensor out;
+    try (Tracing.Scope untraced = Tracing.install(null)) { // its mask is drawn anew on every run: not a constant
+      out = alphaDropoutUntraced(input, p, training, gen);
+    }
     return Tracing.active() ? Tracing.op("alpha_dropout", out, new Tensor[] {input},
         new Object[] {"p", p, "training", training, "inplace", false},
         in -> alphaDropout(in[0], p, training, gen)) : out;
@@ -116,7 +120,11 @@ public final class Dropouts {
 
   private static Tensor channelDropout(String op, int spatial, Tensor input, double p, boolean training,
       boolean inplace, Generator gen) {
-    Tensor out = channelDropoutUntraced(op, spatial, input, p, training, inplace, gen);
+    if (!Tracing.active()) return channelDropoutUntraced(op, spatial, input, p, training, inplace, gen);
+    Tensor out;
+    try (Tracing.Scope untraced = Tracing.install(null)) { // its mask is drawn anew on every run: not a constant
+      out = channelDropoutUntraced(op, spatial, input, p, training, inplace, gen);
+    }
     return Tracing.active() ? Tracing.op(op, out, new Tensor[] {input}, new Object[] {"p", p, "training", training,
         "inplace", inplace}, in -> channelDropout(op, spatial, in[0], p, training, inplace, gen)) : out;
   }

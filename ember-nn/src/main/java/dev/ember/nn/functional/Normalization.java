@@ -116,8 +116,8 @@ public final class Normalization {
     double[] mean = st[0];
     double[] rstd = new double[c];
     for (int ch = 0; ch < c; ch++) rstd[ch] = 1 / Math.sqrt(st[1][ch] + eps);
-    double[] w = weight == null ? null : weight.toDoubleArray();
-    double[] b = bias == null ? null : bias.toDoubleArray();
+    double[] w = values(weight);
+    double[] b = values(bias);
     double[][] ss = NormalizationKernels.channelScaleShift(mean, rstd, w, b, n);
     Tensor out = affineOutput(input);
     kernels.channelAffine(x, ss[0], ss[1], out, n, c, s);
@@ -141,10 +141,10 @@ public final class Normalization {
     }
     NormalizationKernels kernels = input.device().backend().normalization();
     Tensor x = input.contiguous();
-    double[] rm = runningMean.toDoubleArray();
-    double[] rv = runningVar.toDoubleArray();
-    double[] w = weight == null ? null : weight.toDoubleArray();
-    double[] b = bias == null ? null : bias.toDoubleArray();
+    double[] rm = values(runningMean);
+    double[] rv = values(runningVar);
+    double[] w = values(weight);
+    double[] b = values(bias);
     double[] rstd = new double[c];
     double[] scale = new double[n * c];
     double[] shift = new double[n * c];
@@ -226,8 +226,8 @@ public final class Normalization {
     NormalizationKernels kernels = input.device().backend().normalization();
     Tensor x = input.contiguous();
     Tensor out = affineOutput(input);
-    double[] w = weight == null ? null : weight.toDoubleArray();
-    double[][] st = kernels.rowNormalize(x, rows, m, eps, false, w, bias == null ? null : bias.toDoubleArray(), out);
+    double[] w = values(weight);
+    double[][] st = kernels.rowNormalize(x, rows, m, eps, false, w, values(bias), out);
     int[] wShape = normalizedShape.clone();
     return Autograd.record(op, out, (ctx, g) -> {
       Tensor[] r = newGrads(ctx, m, 3);
@@ -266,7 +266,7 @@ public final class Normalization {
     NormalizationKernels kernels = input.device().backend().normalization();
     Tensor x = input.contiguous();
     Tensor out = affineOutput(input);
-    double[] w = weight == null ? null : weight.toDoubleArray();
+    double[] w = values(weight);
     double[][] st = kernels.rowNormalize(x, rows, m, e, true, w, null, out);
     int[] wShape = normalizedShape.clone();
     return Autograd.record(op, out, (ctx, g) -> {
@@ -345,8 +345,8 @@ public final class Normalization {
       }, new Tensor[] {input, weight, bias});
     }
     Tensor x = input.contiguous();
-    double[] w = weight == null ? null : weight.toDoubleArray();
-    double[] b = bias == null ? null : bias.toDoubleArray();
+    double[] w = values(weight);
+    double[] b = values(bias);
     Tensor out = affineOutput(input);
     double[][] st = kernels.groupNormalize(x, n, c, s, numGroups, eps, w, b, out);
     return Autograd.record(op, out, (ctx, g) -> {
@@ -463,6 +463,17 @@ public final class Normalization {
     if (t.dtype() != input.dtype()) {
       throw Check.fail(op, name + " has dtype " + t.dtype().torchName() + ", input has " + input.dtype().torchName(),
           "input", input, name, t);
+    }
+  }
+
+  /**
+   * A norm's affine parameters or running statistics as doubles for its kernels (null for null): read with tracing
+   * suspended, as the op reports itself as one node and its replay reads them again.
+   */
+  private static double[] values(Tensor t) {
+    if (t == null) return null;
+    try (Tracing.Scope inside = Tracing.suspend()) {
+      return t.toDoubleArray();
     }
   }
 }
