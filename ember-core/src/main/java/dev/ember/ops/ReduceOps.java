@@ -303,9 +303,30 @@ public final class ReduceOps {
     Check.floating(NORM.name(), x);
     int[] axes = normAxes(NORM.name(), x, dims); // errors name norm, not the sum or amax it is built on
     if (p == 1) return sum(x.abs(), axes, keepDim);
-    if (p == 2) return sum(x.square(), axes, keepDim).sqrt();
+    if (p == 2) {
+      Tensor out = euclideanNorm(x, axes, keepDim);
+      return Tracing.active() ? Tracing.op(NORM.name(), out, new Tensor[] {x}, new Object[] {"p", p, "dims",
+          dims == null ? null : dims.clone(), "keepdim", keepDim}, in -> norm(in[0], p, dims, keepDim)) : out;
+    }
     if (p == Double.POSITIVE_INFINITY) return amax(x.abs(), axes, keepDim);
     throw Check.fail(NORM.name(), "unsupported order p=" + p + " (supported: 1, 2, inf)", "x", x);
+  }
+
+  /**
+   * sqrt(sum(x^2)) over axes, one node with PyTorch's norm backward, x * g / norm, which is 0 where the norm is 0
+   * (a subgradient): sqrt's own backward there, g / 0 times the zeros of x, is NaN.
+   */
+  private static Tensor euclideanNorm(Tensor x, int[] axes, boolean keepDim) {
+    Tensor out;
+    try (Grad ignored = Grad.off()) {
+      out = sum(x.square(), axes, keepDim).sqrt();
+    }
+    int[] ks = keepShape(x.shapeRef(), axes);
+    return Autograd.record(NORM.name(), out, (ctx, g) -> {
+      Tensor norm = ctx.out().reshape(ks);
+      Tensor scale = ElementwiseOps.where(norm.eq(0), Tensor.scalar(0, g.dtype()), g.reshape(ks).div(norm));
+      return new Tensor[] {ctx.in(0).mul(scale)};
+    }, new Tensor[] {x});
   }
 
   /** True where every element (over dims) is non-zero. */

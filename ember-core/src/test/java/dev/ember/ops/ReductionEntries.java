@@ -63,6 +63,9 @@ final class ReductionEntries {
     t.add(op("norm_2").def("norm").unary(x -> ReduceOps.norm(x, 2, null, false))
         .ref(l -> Ref.map(Ref.sum(Ref.map(l.get(0), v -> v * v), null, false), Math::sqrt)).shapes("[3, 4]", "[7]")
         .error(l -> ReduceOps.norm(l.get(0), 3, null, false), "[2]", "norm: unsupported order p=3.0 (supported: 1, 2, inf): x=[2]"));
+    t.add(op("norm_2_keep").def("norm").unary(x -> ReduceOps.norm(x, 2, dims(1), true))
+        .ref(l -> Ref.map(Ref.sum(Ref.map(l.get(0), v -> v * v), dims(1), true), Math::sqrt))
+        .shapes("[3, 4]", "[2, 5, 3]", "[2, 0]"));
     t.add(op("norm_inf").def("norm").unary(x -> ReduceOps.norm(x, Double.POSITIVE_INFINITY, dims(0), true))
         .ref(l -> Ref.max(Ref.map(l.get(0), Math::abs), dims(0), true)).shapes("[3, 4]"));
     t.add(op("all").unary(x -> ReduceOps.all(x.gt(-1.5), dims(1), false))

@@ -1,0 +1,40 @@
+package dev.ember.ops;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+
+import dev.ember.tensor.Tensor;
+import dev.ember.testing.GradCheck;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Gradients at the points where an op built from others would give NaN (a square root's derivative at 0 times a zero,
+ * inf minus inf): the values PyTorch 1.13 gives there, and float64 central differences where they are defined. The
+ * op table checks the same ops at random points.
+ */
+class SingularGradientsTest {
+  private static Tensor leaf(double[] v, int... shape) {
+    return Tensor.of(v, shape).requiresGrad(true);
+  }
+
+  @Test
+  void theTwoNormsGradientIsZeroWhereTheNormIs() {
+    // x = torch.zeros(3, dtype=torch.float64, requires_grad=True); torch.linalg.vector_norm(x, 2).backward()
+    // -> x.grad = [0, 0, 0]
+    Tensor x = leaf(new double[3], 3);
+    ReduceOps.norm(x, 2, null, false).backward();
+    assertArrayEquals(new double[] {0, 0, 0}, x.grad().toDoubleArray(), 0);
+
+    // x = torch.tensor([[0., 0, 0], [3, -4, 0]], dtype=torch.float64, requires_grad=True)
+    // torch.linalg.vector_norm(x, 2, dim=1).mul(torch.tensor([2., 3], dtype=torch.float64)).sum().backward()
+    // -> x.grad = [[0, 0, 0], [1.8, -2.4, 0]]
+    Tensor rows = leaf(new double[] {0, 0, 0, 3, -4, 0}, 2, 3);
+    Tensor n = ReduceOps.norm(rows, 2, new int[] {1}, false);
+    assertArrayEquals(new double[] {0, 5}, n.toDoubleArray(), 0);
+    n.mul(Tensor.of(new double[] {2, 3})).sum().backward();
+    assertArrayEquals(new double[] {0, 0, 0, 1.8, -2.4, 0}, rows.grad().toDoubleArray(), 1e-15);
+
+    GradCheck.check("norm_2 at a zero row", l -> ReduceOps.norm(l.get(0), 2, new int[] {1}, true),
+        List.of(leaf(new double[] {0, 0, 0, 3, -4, 0.5}, 2, 3)));
+  }
+}
