@@ -140,7 +140,31 @@ public final class ReduceOps {
     x = Autocast.input(STD.name(), x); // FLOAT32 ops: half inputs run in F32
     if (x.dtype().isHalf()) return std(x.to(DType.F32), dims, unbiased, keepDim).to(x.dtype()); // in F32, rounded once on store
     int[] axes = normAxes(STD.name(), x, dims); // errors name std, not the var it is built on
-    return var(x, axes, unbiased, keepDim).sqrt();
+    Tensor out = standardDeviation(x, axes, unbiased, keepDim);
+    return Tracing.active() ? Tracing.op(STD.name(), out, new Tensor[] {x}, new Object[] {"dims",
+        dims == null ? null : dims.clone(), "unbiased", unbiased, "keepdim", keepDim},
+        in -> std(in[0], dims, unbiased, keepDim)) : out;
+  }
+
+  /**
+   * sqrt(var(x)) over axes, one node with PyTorch's std backward, g / (2 std) masked to 0 where std is 0, times var's
+   * derivative 2 (x - mean) / (n - correction): sqrt's own backward at a constant, g / 0 times zeros, is NaN.
+   */
+  private static Tensor standardDeviation(Tensor x, int[] axes, boolean unbiased, boolean keepDim) {
+    Tensor out;
+    try (Grad ignored = Grad.off()) {
+      out = var(x, axes, unbiased, keepDim).sqrt();
+    }
+    int[] ks = keepShape(x.shapeRef(), axes);
+    long count = 1;
+    for (int a : axes) count *= x.shapeRef()[a];
+    long divisor = Math.max(0, count - (unbiased ? 1 : 0)); // var's
+    return Autograd.record(STD.name(), out, (ctx, g) -> {
+      Tensor std = ctx.out().reshape(ks);
+      Tensor gVar = ElementwiseOps.where(std.eq(0), Tensor.scalar(0, g.dtype()), g.reshape(ks).div(std.mul(2)));
+      Tensor xi = ctx.in(0);
+      return new Tensor[] {xi.sub(mean(xi, axes, true)).mul(gVar.mul(2.0 / divisor))};
+    }, new Tensor[] {x});
   }
 
   /** Product; the gradient is exact with zeros present (no division by zero). */

@@ -34,6 +34,8 @@ final class ReductionEntries {
         .ref(l -> Ref.var(l.get(0), null, false, true)).shapes("[3, 4]", "[6]"));
     t.add(op("std").unary(x -> ReduceOps.std(x, dims(0), true, true))
         .ref(l -> Ref.map(Ref.var(l.get(0), dims(0), true, true), Math::sqrt)).shapes("[4, 3]", "[5]"));
+    t.add(op("std_biased").def("std").unary(x -> ReduceOps.std(x, dims(0, 2), false, false))
+        .ref(l -> Ref.map(Ref.var(l.get(0), dims(0, 2), false, false), Math::sqrt)).shapes("[3, 4, 2]", "[2, 3, 5]"));
     t.add(op("amax").unary(x -> ReduceOps.amax(x, dims(1), false)).ref(l -> Ref.max(l.get(0), dims(1), false))
         .shapes("[3, 4]", "[2, 5, 3]", "[3, 33]")
         .error("[2, 0]", "amax: cannot reduce over an empty dimension 1 (no identity): x=[2, 0]"));

@@ -37,4 +37,26 @@ class SingularGradientsTest {
     GradCheck.check("norm_2 at a zero row", l -> ReduceOps.norm(l.get(0), 2, new int[] {1}, true),
         List.of(leaf(new double[] {0, 0, 0, 3, -4, 0.5}, 2, 3)));
   }
+
+  @Test
+  void theStandardDeviationsGradientIsZeroWhereItIs() {
+    // x = torch.full((3,), 2., dtype=torch.float64, requires_grad=True); x.std().backward()  -> x.grad = [0, 0, 0]
+    Tensor x = leaf(new double[] {2, 2, 2}, 3);
+    ReduceOps.std(x, null, true, false).backward();
+    assertArrayEquals(new double[] {0, 0, 0}, x.grad().toDoubleArray(), 0);
+
+    // x = torch.tensor([[1., 1, 1], [1, 2, 4]], dtype=torch.float64, requires_grad=True)
+    // x.std(dim=1, unbiased=False).mul(torch.tensor([2., 3], dtype=torch.float64)).sum().backward()
+    // -> std = [0, 1.24721912892464704], x.grad = [[0, 0, 0], [-1.06904496764969759, -0.26726124191242445,
+    //    1.33630620956212165]]
+    Tensor rows = leaf(new double[] {1, 1, 1, 1, 2, 4}, 2, 3);
+    Tensor s = ReduceOps.std(rows, new int[] {1}, false, false);
+    assertArrayEquals(new double[] {0, 1.24721912892464704}, s.toDoubleArray(), 1e-15);
+    s.mul(Tensor.of(new double[] {2, 3})).sum().backward();
+    assertArrayEquals(new double[] {0, 0, 0, -1.06904496764969759, -0.26726124191242445, 1.33630620956212165},
+        rows.grad().toDoubleArray(), 1e-15);
+
+    GradCheck.check("std at a constant row", l -> ReduceOps.std(l.get(0), new int[] {1}, true, false),
+        List.of(leaf(new double[] {1, 1, 1, 1, 2, 4}, 2, 3)));
+  }
 }
