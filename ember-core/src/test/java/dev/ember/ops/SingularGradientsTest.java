@@ -59,4 +59,24 @@ class SingularGradientsTest {
     GradCheck.check("std at a constant row", l -> ReduceOps.std(l.get(0), new int[] {1}, true, false),
         List.of(leaf(new double[] {1, 1, 1, 1, 2, 4}, 2, 3)));
   }
+
+  @Test
+  void powAtBaseZeroFollowsPyTorchsRules() {
+    // a = torch.tensor([0., 0, 0, 2], dtype=torch.float64, requires_grad=True)
+    // b = torch.tensor([0., -1, 2, 0.5], dtype=torch.float64, requires_grad=True); torch.pow(a, b).sum().backward()
+    // -> pow = [1, inf, 0, 1.41421356237309515], a.grad = [0, -inf, 0, 0.35355339059327379],
+    //    b.grad = [0, -inf, 0, 0.98025814346854723]
+    Tensor a = leaf(new double[] {0, 0, 0, 2}, 4);
+    Tensor b = leaf(new double[] {0, -1, 2, 0.5}, 4);
+    a.pow(b).sum().backward();
+    double inf = Double.POSITIVE_INFINITY;
+    assertArrayEquals(new double[] {0, -inf, 0, 0.35355339059327379}, a.grad().toDoubleArray(), 1e-15);
+    assertArrayEquals(new double[] {0, -inf, 0, 0.98025814346854723}, b.grad().toDoubleArray(), 1e-15);
+
+    // central differences where defined: the base's at exponent 0 and 2, the exponent's at base 0 with exponent 2
+    GradCheck.check("pow, base at 0", l -> l.get(0).pow(l.get(1)),
+        List.of(leaf(new double[] {0, 0, 1.5}, 3), Tensor.of(new double[] {0, 2, 0.7})));
+    GradCheck.check("pow, exponent at base 0", l -> l.get(0).pow(l.get(1)),
+        List.of(Tensor.of(new double[] {0, 1.5}), leaf(new double[] {2, 0.7}, 2)));
+  }
 }
