@@ -416,8 +416,11 @@ public final class ReduceOps {
     Tensor out = x.newEmpty(dt, x.shapeRef());
     ElementwiseOps.backend(out).cumsum(x, axis, out);
     return Autograd.record(CUMSUM.name(), out, (ctx, g) -> {
-      // reverse cumulative sum: total - cumsum + g
-      return new Tensor[] {g.sum(axis, true).sub(cumsum(g, axis)).add(g)};
+      // the reversed cumulative sum, flip(cumsum(flip(g))) as PyTorch's: total - cumsum(g) + g lost the terms small
+      // next to the total and made inf - inf = NaN
+      Tensor reversed = ElementwiseOps.on(g.device(), Tensor.arange(g.shapeRef()[axis] - 1, -1, -1));
+      Tensor flipped = IndexOps.indexSelect(g, axis, reversed);
+      return new Tensor[] {IndexOps.indexSelect(cumsum(flipped, axis), axis, reversed)};
     }, new Tensor[] {x});
   }
 

@@ -84,5 +84,7 @@ final class ReductionEntries {
     t.add(op("cumsum").unary(x -> ReduceOps.cumsum(x, 1)).ref(l -> Ref.cumsum(l.get(0), 1)).shapes("[3, 5]", "[2, 4, 3]", "[2, 0]"));
     t.add(op("cumsum_dim0").def("cumsum")
         .unary(x -> ReduceOps.cumsum(x, 0)).ref(l -> Ref.cumsum(l.get(0), 0)).shapes("[9]", "[4, 3]"));
+    t.add(op("cumsum_last").def("cumsum")
+        .unary(x -> ReduceOps.cumsum(x, -1)).ref(l -> Ref.cumsum(l.get(0), 2)).shapes("[2, 3, 4]", "[3, 2, 1]"));
   }
 }

@@ -79,4 +79,26 @@ class SingularGradientsTest {
     GradCheck.check("pow, exponent at base 0", l -> l.get(0).pow(l.get(1)),
         List.of(Tensor.of(new double[] {0, 1.5}), leaf(new double[] {2, 0.7}, 2)));
   }
+
+  @Test
+  void cumsumsGradientIsTheReversedCumulativeSum() {
+    // x = torch.tensor([1., 2, 3], requires_grad=True)
+    // torch.cumsum(x, 0).mul(torch.tensor([1e8, 1, 1])).sum().backward()  -> x.grad = [1e8, 2, 1] (float32)
+    Tensor x = Tensor.of(new float[] {1, 2, 3}).requiresGrad(true);
+    ReduceOps.cumsum(x, 0).mul(Tensor.of(new float[] {1e8f, 1, 1})).sum().backward();
+    assertArrayEquals(new float[] {1e8f, 2, 1}, x.grad().toFloatArray(), 0);
+
+    // x = torch.tensor([1., 2, 3], dtype=torch.float64, requires_grad=True)
+    // torch.cumsum(x, 0).backward(torch.tensor([float('inf'), 1, 1], dtype=torch.float64))  -> x.grad = [inf, 2, 1]
+    Tensor y = leaf(new double[] {1, 2, 3}, 3);
+    ReduceOps.cumsum(y, 0).backward(Tensor.of(new double[] {Double.POSITIVE_INFINITY, 1, 1}));
+    assertArrayEquals(new double[] {Double.POSITIVE_INFINITY, 2, 1}, y.grad().toDoubleArray(), 0);
+
+    // x = torch.tensor([[1., 2, 3], [4, 5, 6]], dtype=torch.float64, requires_grad=True)
+    // torch.cumsum(x, 1).backward(torch.tensor([[1., 2, 3], [4, 5, 6]], dtype=torch.float64))
+    // -> x.grad = [[6, 5, 3], [15, 11, 6]]
+    Tensor z = leaf(new double[] {1, 2, 3, 4, 5, 6}, 2, 3);
+    ReduceOps.cumsum(z, 1).backward(Tensor.of(new double[] {1, 2, 3, 4, 5, 6}, 2, 3));
+    assertArrayEquals(new double[] {6, 5, 3, 15, 11, 6}, z.grad().toDoubleArray(), 0);
+  }
 }
