@@ -12,9 +12,9 @@ import java.util.Map;
 
 /**
  * The reverse pass over a recorded graph: the nodes in topological order, each node's incoming gradients summed,
- * gradient hooks applied, and leaves' gradients accumulated. What becomes of the gradients' memory (adopted by a
- * leaf or copied, handed back to the pool once consumed) is its {@link GradMemory}'s business, called at fixed
- * points of the walk.
+ * gradient hooks applied, and leaves' gradients accumulated. A leaf's hooks, as a node's, run once on the total of
+ * the pass (see {@link #hookedLeaves}). What becomes of the gradients' memory (adopted by a leaf or copied, handed
+ * back to the pool once consumed) is its {@link GradMemory}'s business, called at fixed points of the walk.
  */
 final class GraphWalk {
   private final GradMemory memory;
@@ -30,6 +30,18 @@ final class GraphWalk {
    */
   private IdentityHashMap<Storage, int[]> holders;
   private MemoryScope activations;
+  /**
+   * For a pass in which leaves have gradient hooks, per such leaf: its contributions summed in the order they
+   * arrive, and the edges to it still to run. When the last has run, the hooks run once on the sum, which is then
+   * accumulated (as PyTorch's AccumulateGrad node). Null when no leaf of the pass has a hook: each contribution is
+   * then accumulated as it arrives, an order (and bits) the sums of a hooked leaf do not change for the others.
+   */
+  private IdentityHashMap<Tensor, LeafTotal> hookedLeaves;
+
+  private static final class LeafTotal {
+    int edgesLeft;
+    Tensor sum;
+  }
 
   private GraphWalk(GradMemory memory, boolean retainGraph) {
     this(memory, retainGraph, null, null);
@@ -53,7 +65,9 @@ final class GraphWalk {
     Order order = topologicalOrder(rootNode);
     boolean hooks = !root.gradHooks().isEmpty() || !noHooks(order.nodes);
     try (GradMemory memory = GradMemory.forPass(grad, hooks)) {
-      new GraphWalk(memory, retainGraph).propagate(order, rootNode, root, grad);
+      GraphWalk walk = new GraphWalk(memory, retainGraph);
+      if (hooks) walk.countHookedLeaves(order.nodes);
+      walk.propagate(order, rootNode, root, grad);
     }
   }
 
@@ -85,8 +99,10 @@ final class GraphWalk {
       List<Node> beyond = new ArrayList<>(); // the producers of the boundary tensors: not to be entered
       for (Tensor t : boundary.keySet()) if (t.gradFn() != null) beyond.add(t.gradFn());
       Order order = topologicalOrder(rootNode, beyond);
-      try (GradMemory memory = GradMemory.forPass(grad, !noHooks(order.nodes))) {
+      boolean hooks = !noHooks(order.nodes);
+      try (GradMemory memory = GradMemory.forPass(grad, hooks)) {
         GraphWalk walk = new GraphWalk(memory, false, boundary, captured);
+        if (hooks) walk.countHookedLeaves(order.nodes);
         if (activations != null) walk.countHolders(order.nodes, activations);
         walk.propagate(order, rootNode, root, grad);
       }
@@ -108,7 +124,10 @@ final class GraphWalk {
     for (int at = 0; at < nodes.length; at++) {
       Node node = nodes[at];
       Tensor g = pending[at];
-      if (g == null) continue; // no gradient reached this node (e.g. all paths had null grads)
+      if (g == null) { // no gradient reached this node (e.g. all paths had null grads)
+        if (hookedLeaves != null) leafEdgesRun(node);
+        continue;
+      }
       pending[at] = null;
       memory.taken(g);
       Tensor owner = owners[at];
@@ -139,9 +158,14 @@ final class GraphWalk {
         }
         Node next = node.next[i];
         if (next == null) {
-          accumulate(input, applyHooks(input, gi));
-          memory.accumulated(input, gi);
-          postAccumulate(input);
+          LeafTotal total = hookedLeaves == null ? null : hookedLeaves.get(input);
+          if (total != null) {
+            total.sum = total.sum == null ? gi : total.sum.add(gi);
+          } else {
+            accumulate(input, gi);
+            memory.accumulated(input, gi);
+            postAccumulate(input);
+          }
         } else {
           int slot = slots[i];
           Tensor prev = pending[slot];
@@ -151,6 +175,7 @@ final class GraphWalk {
           memory.pending(sum, prev, gi);
         }
       }
+      if (hookedLeaves != null) leafEdgesRun(node);
       memory.nodeDone(g);
       if (held != null) releaseHeld(held, pending);
       // The inputs are the graph's activations; a node that can no longer run backward must not
@@ -178,6 +203,38 @@ final class GraphWalk {
     captured[slot] = captured[slot] == null ? g : captured[slot].add(g);
     memory.captured(captured[slot]);
     return true;
+  }
+
+  /**
+   * Counts, for {@link #hookedLeaves}, the edges of {@code order}'s nodes to each leaf with gradient hooks (a
+   * {@link #capture} pass's boundary tensors aside: the enclosing pass applies their hooks).
+   */
+  private void countHookedLeaves(Node[] order) {
+    IdentityHashMap<Tensor, LeafTotal> leaves = new IdentityHashMap<>();
+    for (Node n : order) {
+      for (int i = 0; i < n.edges.length; i++) {
+        Tensor t = n.edges[i];
+        if (t == null || n.next[i] != null || t.gradHooks().isEmpty()) continue;
+        if (boundary != null && boundary.containsKey(t)) continue;
+        leaves.computeIfAbsent(t, k -> new LeafTotal()).edgesLeft++;
+      }
+    }
+    hookedLeaves = leaves.isEmpty() ? null : leaves;
+  }
+
+  /**
+   * {@code node} has run (or was skipped, no gradient having reached it): a hooked leaf whose last edge it was gets
+   * its total, hooked, accumulated.
+   */
+  private void leafEdgesRun(Node node) {
+    for (int i = 0; i < node.edges.length; i++) {
+      Tensor leaf = node.edges[i];
+      LeafTotal total = leaf == null || node.next[i] != null ? null : hookedLeaves.get(leaf);
+      if (total == null || --total.edgesLeft > 0 || total.sum == null) continue;
+      accumulate(leaf, applyHooks(leaf, total.sum));
+      memory.accumulated(leaf, total.sum);
+      postAccumulate(leaf);
+    }
   }
 
   /** One tensor per buffer of {@link #activations} that {@code node} holds for its backward. */

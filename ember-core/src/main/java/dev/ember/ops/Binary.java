@@ -41,13 +41,14 @@ public enum Binary {
     return new Tensor[] {ctx.edgeNeeded(0) ? g.div(b).sumTo(ctx.inShape(0)) : null,
         ctx.edgeNeeded(1) ? g.mul(ctx.in(0)).div(b.square()).neg().sumTo(ctx.inShape(1)) : null};
   }),
+  // PyTorch's pow_backward_self and pow_backward_exponent: d/da = b a^(b-1), 0 where b == 0 (at a == 0 it is
+  // 0 * inf); d/db = a^b log a, 0 where a == 0 and b >= 0 (0 * -inf, or 1 * -inf at b == 0), -inf at a == 0, b < 0
   POW("pow", PROMOTED, INPUTS_AND_OUTPUT, BinaryOp.POW, (ctx, g) -> {
     Tensor a = ctx.in(0);
     Tensor b = ctx.in(1);
-    Tensor ga = g.mul(b).mul(a.pow(b.sub(1)));
-    // d/db a^b = a^b log a; defined as 0 where a == 0 and b >= 0 (as PyTorch)
-    Tensor logA = where(a.eq(0), Tensor.scalar(0, a.dtype()), a.log());
-    Tensor gb = g.mul(ctx.out()).mul(logA);
+    Tensor zero = Tensor.scalar(0, g.dtype());
+    Tensor ga = where(b.eq(0), zero, g.mul(b.mul(a.pow(b.sub(1)))));
+    Tensor gb = g.mul(where(ElementwiseOps.logicalAnd(a.eq(0), b.ge(0)), zero, ctx.out().mul(a.log())));
     return new Tensor[] {ga.sumTo(ctx.inShape(0)), gb.sumTo(ctx.inShape(1))};
   }),
   MAXIMUM("maximum", PROMOTED, INPUTS, BinaryOp.MAXIMUM, (ctx, g) -> extremeGrad(true, ctx.in(0), ctx.in(1), g,

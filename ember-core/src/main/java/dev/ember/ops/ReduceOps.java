@@ -140,7 +140,31 @@ public final class ReduceOps {
     x = Autocast.input(STD.name(), x); // FLOAT32 ops: half inputs run in F32
     if (x.dtype().isHalf()) return std(x.to(DType.F32), dims, unbiased, keepDim).to(x.dtype()); // in F32, rounded once on store
     int[] axes = normAxes(STD.name(), x, dims); // errors name std, not the var it is built on
-    return var(x, axes, unbiased, keepDim).sqrt();
+    Tensor out = standardDeviation(x, axes, unbiased, keepDim);
+    return Tracing.active() ? Tracing.op(STD.name(), out, new Tensor[] {x}, new Object[] {"dims",
+        dims == null ? null : dims.clone(), "unbiased", unbiased, "keepdim", keepDim},
+        in -> std(in[0], dims, unbiased, keepDim)) : out;
+  }
+
+  /**
+   * sqrt(var(x)) over axes, one node with PyTorch's std backward, g / (2 std) masked to 0 where std is 0, times var's
+   * derivative 2 (x - mean) / (n - correction): sqrt's own backward at a constant, g / 0 times zeros, is NaN.
+   */
+  private static Tensor standardDeviation(Tensor x, int[] axes, boolean unbiased, boolean keepDim) {
+    Tensor out;
+    try (Grad ignored = Grad.off()) {
+      out = var(x, axes, unbiased, keepDim).sqrt();
+    }
+    int[] ks = keepShape(x.shapeRef(), axes);
+    long count = 1;
+    for (int a : axes) count *= x.shapeRef()[a];
+    long divisor = Math.max(0, count - (unbiased ? 1 : 0)); // var's
+    return Autograd.record(STD.name(), out, (ctx, g) -> {
+      Tensor std = ctx.out().reshape(ks);
+      Tensor gVar = ElementwiseOps.where(std.eq(0), Tensor.scalar(0, g.dtype()), g.reshape(ks).div(std.mul(2)));
+      Tensor xi = ctx.in(0);
+      return new Tensor[] {xi.sub(mean(xi, axes, true)).mul(gVar.mul(2.0 / divisor))};
+    }, new Tensor[] {x});
   }
 
   /** Product; the gradient is exact with zeros present (no division by zero). */
@@ -303,9 +327,30 @@ public final class ReduceOps {
     Check.floating(NORM.name(), x);
     int[] axes = normAxes(NORM.name(), x, dims); // errors name norm, not the sum or amax it is built on
     if (p == 1) return sum(x.abs(), axes, keepDim);
-    if (p == 2) return sum(x.square(), axes, keepDim).sqrt();
+    if (p == 2) {
+      Tensor out = euclideanNorm(x, axes, keepDim);
+      return Tracing.active() ? Tracing.op(NORM.name(), out, new Tensor[] {x}, new Object[] {"p", p, "dims",
+          dims == null ? null : dims.clone(), "keepdim", keepDim}, in -> norm(in[0], p, dims, keepDim)) : out;
+    }
     if (p == Double.POSITIVE_INFINITY) return amax(x.abs(), axes, keepDim);
     throw Check.fail(NORM.name(), "unsupported order p=" + p + " (supported: 1, 2, inf)", "x", x);
+  }
+
+  /**
+   * sqrt(sum(x^2)) over axes, one node with PyTorch's norm backward, x * g / norm, which is 0 where the norm is 0
+   * (a subgradient): sqrt's own backward there, g / 0 times the zeros of x, is NaN.
+   */
+  private static Tensor euclideanNorm(Tensor x, int[] axes, boolean keepDim) {
+    Tensor out;
+    try (Grad ignored = Grad.off()) {
+      out = sum(x.square(), axes, keepDim).sqrt();
+    }
+    int[] ks = keepShape(x.shapeRef(), axes);
+    return Autograd.record(NORM.name(), out, (ctx, g) -> {
+      Tensor norm = ctx.out().reshape(ks);
+      Tensor scale = ElementwiseOps.where(norm.eq(0), Tensor.scalar(0, g.dtype()), g.reshape(ks).div(norm));
+      return new Tensor[] {ctx.in(0).mul(scale)};
+    }, new Tensor[] {x});
   }
 
   /** True where every element (over dims) is non-zero. */
@@ -371,8 +416,11 @@ public final class ReduceOps {
     Tensor out = x.newEmpty(dt, x.shapeRef());
     ElementwiseOps.backend(out).cumsum(x, axis, out);
     return Autograd.record(CUMSUM.name(), out, (ctx, g) -> {
-      // reverse cumulative sum: total - cumsum + g
-      return new Tensor[] {g.sum(axis, true).sub(cumsum(g, axis)).add(g)};
+      // the reversed cumulative sum, flip(cumsum(flip(g))) as PyTorch's: total - cumsum(g) + g lost the terms small
+      // next to the total and made inf - inf = NaN
+      Tensor reversed = ElementwiseOps.on(g.device(), Tensor.arange(g.shapeRef()[axis] - 1, -1, -1));
+      Tensor flipped = IndexOps.indexSelect(g, axis, reversed);
+      return new Tensor[] {IndexOps.indexSelect(cumsum(flipped, axis), axis, reversed)};
     }, new Tensor[] {x});
   }
 

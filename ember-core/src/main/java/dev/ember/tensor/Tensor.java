@@ -450,7 +450,11 @@ public final class Tensor implements View {
     this.gradFn = node;
   }
 
-  /** Registers a hook called with this tensor's gradient during backward; it may return a replacement (or null to keep it). */
+  /**
+   * Registers a hook called with this tensor's gradient during backward; it may return a replacement (or null to keep
+   * it). It runs once per backward, on the sum of every contribution of that pass (for a leaf, before the sum is
+   * accumulated into {@link #grad()}), as PyTorch's {@code register_hook}.
+   */
   public Tensor registerHook(UnaryOperator<Tensor> hook) {
     if (!requiresGrad()) {
       throw new IllegalStateException("registerHook: tensor " + java.util.Arrays.toString(shape)

@@ -228,6 +228,53 @@ class AutogradTest {
   }
 
   @Test
+  void aLeafsHooksRunOnceOnTheSumOfAPasssContributions() {
+    // x = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True); x.register_hook(lambda g: g + 1)
+    // x.mul(2).add(x.mul(3)).sum().backward()  -> x.grad = [6, 6], the hook called once with [5, 5]
+    // the same backward again                  -> x.grad = [12, 12], the hook called once more with [5, 5]
+    Tensor x = leaf(1, 2);
+    List<double[]> seen = new ArrayList<>();
+    x.registerHook(g -> {
+      seen.add(g.toDoubleArray());
+      return g.add(1);
+    });
+    x.mul(2).add(x.mul(3)).sum().backward();
+    assertEquals(1, seen.size());
+    assertArrayEquals(new double[] {5, 5}, seen.get(0));
+    assertValues(new double[] {6, 6}, x.grad(), 0);
+    x.mul(2).add(x.mul(3)).sum().backward(); // accumulates the hooked total of the second pass
+    assertEquals(2, seen.size());
+    assertArrayEquals(new double[] {5, 5}, seen.get(1));
+    assertValues(new double[] {12, 12}, x.grad(), 0);
+
+    // y = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True); y.register_hook(lambda g: g * 2)
+    // (y * y).sum().backward()  -> y.grad = [4, 8]: both operands' contributions, then the hook, then a post hook once
+    Tensor y = leaf(1, 2);
+    int[] calls = {0, 0};
+    y.registerHook(g -> {
+      calls[0]++;
+      return g.mul(2);
+    });
+    y.registerPostAccumulateGradHook(t -> calls[1]++);
+    y.mul(y).sum().backward();
+    assertValues(new double[] {4, 8}, y.grad(), 0);
+    assertArrayEquals(new int[] {1, 1}, calls);
+
+    // reached at three depths: the hook waits for the last contribution
+    // z = torch.tensor([0.5, -1.], dtype=torch.float64, requires_grad=True); z.register_hook(lambda g: g * 2)
+    // z.exp().mul(z).add(z).sum().backward()  -> z.grad = 2 * (e^z + z e^z + 1) = [6.946163812100385, 2.0]
+    Tensor z = leaf(0.5, -1);
+    int[] zCalls = {0};
+    z.registerHook(g -> {
+      zCalls[0]++;
+      return g.mul(2);
+    });
+    z.exp().mul(z).add(z).sum().backward();
+    assertEquals(1, zCalls[0]);
+    assertValues(new double[] {6.946163812100385, 2.0}, z.grad(), 1e-15);
+  }
+
+  @Test
   void postAccumulateHooksSeeTheLeafsAccumulatedGradient() {
     Tensor x = leaf(1, 2);
     List<double[]> seen = new ArrayList<>();

@@ -34,6 +34,8 @@ final class ReductionEntries {
         .ref(l -> Ref.var(l.get(0), null, false, true)).shapes("[3, 4]", "[6]"));
     t.add(op("std").unary(x -> ReduceOps.std(x, dims(0), true, true))
         .ref(l -> Ref.map(Ref.var(l.get(0), dims(0), true, true), Math::sqrt)).shapes("[4, 3]", "[5]"));
+    t.add(op("std_biased").def("std").unary(x -> ReduceOps.std(x, dims(0, 2), false, false))
+        .ref(l -> Ref.map(Ref.var(l.get(0), dims(0, 2), false, false), Math::sqrt)).shapes("[3, 4, 2]", "[2, 3, 5]"));
     t.add(op("amax").unary(x -> ReduceOps.amax(x, dims(1), false)).ref(l -> Ref.max(l.get(0), dims(1), false))
         .shapes("[3, 4]", "[2, 5, 3]", "[3, 33]")
         .error("[2, 0]", "amax: cannot reduce over an empty dimension 1 (no identity): x=[2, 0]"));
@@ -63,6 +65,9 @@ final class ReductionEntries {
     t.add(op("norm_2").def("norm").unary(x -> ReduceOps.norm(x, 2, null, false))
         .ref(l -> Ref.map(Ref.sum(Ref.map(l.get(0), v -> v * v), null, false), Math::sqrt)).shapes("[3, 4]", "[7]")
         .error(l -> ReduceOps.norm(l.get(0), 3, null, false), "[2]", "norm: unsupported order p=3.0 (supported: 1, 2, inf): x=[2]"));
+    t.add(op("norm_2_keep").def("norm").unary(x -> ReduceOps.norm(x, 2, dims(1), true))
+        .ref(l -> Ref.map(Ref.sum(Ref.map(l.get(0), v -> v * v), dims(1), true), Math::sqrt))
+        .shapes("[3, 4]", "[2, 5, 3]", "[2, 0]"));
     t.add(op("norm_inf").def("norm").unary(x -> ReduceOps.norm(x, Double.POSITIVE_INFINITY, dims(0), true))
         .ref(l -> Ref.max(Ref.map(l.get(0), Math::abs), dims(0), true)).shapes("[3, 4]"));
     t.add(op("all").unary(x -> ReduceOps.all(x.gt(-1.5), dims(1), false))
@@ -79,5 +84,7 @@ final class ReductionEntries {
     t.add(op("cumsum").unary(x -> ReduceOps.cumsum(x, 1)).ref(l -> Ref.cumsum(l.get(0), 1)).shapes("[3, 5]", "[2, 4, 3]", "[2, 0]"));
     t.add(op("cumsum_dim0").def("cumsum")
         .unary(x -> ReduceOps.cumsum(x, 0)).ref(l -> Ref.cumsum(l.get(0), 0)).shapes("[9]", "[4, 3]"));
+    t.add(op("cumsum_last").def("cumsum")
+        .unary(x -> ReduceOps.cumsum(x, -1)).ref(l -> Ref.cumsum(l.get(0), 2)).shapes("[2, 3, 4]", "[3, 2, 1]"));
   }
 }
