@@ -9,6 +9,7 @@ import dev.ember.backend.UnaryOp;
 import dev.ember.tensor.Check;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Device;
+import dev.ember.tensor.MemoryOverlap;
 import dev.ember.tensor.Shapes;
 import dev.ember.tensor.Storage;
 import dev.ember.tensor.Tensor;
@@ -311,7 +312,9 @@ public final class ElementwiseOps {
   /**
    * self = self op other (other broadcasts to self's shape). Bumps self's version. Recorded for add, sub, mul and div
    * with rules that keep no copy of self unless mul's operand needs it; for maximum, minimum and pow with the
-   * out-of-place rule, given a copy of self's old value.
+   * out-of-place rule, given a copy of self's old value. Refuses, as PyTorch, a self with several elements at one
+   * location and an other that partly overlaps it ({@link MemoryOverlap}): the result would depend on the kernel's
+   * order.
    */
   public static Tensor inPlace(BinaryOp op, Tensor self, Tensor other) {
     Tensor out = inPlaceUntraced(op, self, other);
@@ -321,6 +324,7 @@ public final class ElementwiseOps {
 
   private static Tensor inPlaceUntraced(BinaryOp op, Tensor self, Tensor other) {
     String name = op.name().toLowerCase() + "_";
+    MemoryOverlap.checkWritable(name, self, "other", other);
     boolean record = Autograd.inPlace(name, self, other);
     int[] shape = Shapes.broadcast(name, self.shapeRef(), other.shapeRef());
     if (!java.util.Arrays.equals(shape, self.shapeRef())) {
@@ -328,6 +332,9 @@ public final class ElementwiseOps {
           "other", other);
     }
     Check.sameDevice(name, self, other);
+    if (MemoryOverlap.checkOperand(name, self, "other", other) == MemoryOverlap.Status.TOO_HARD && !record) {
+      other = other.clone(); // the out-of-place result whatever order the kernel takes, as when recording (below)
+    }
     Tensor[] operands = {self, other};
     Tensor[] saved = {null, null};
     Backward rule = null;
@@ -365,7 +372,10 @@ public final class ElementwiseOps {
     return record ? Autograd.recordInPlace(name, self, rule, operands, saved) : self;
   }
 
-  /** Copies src (broadcast, converted, moved between devices) into self; differentiable in src. */
+  /**
+   * Copies src (broadcast, converted, moved between devices) into self; differentiable in src. Refuses overlap as
+   * {@link #inPlace} does.
+   */
   public static Tensor copy_(Tensor self, Tensor src) {
     Tensor out = copyUntraced(self, src);
     return Tracing.active() ? Tracing.op("copy_", out, new Tensor[] {self, src}, new Object[0],
@@ -373,12 +383,14 @@ public final class ElementwiseOps {
   }
 
   private static Tensor copyUntraced(Tensor self, Tensor src) {
+    MemoryOverlap.checkWritable("copy_", self, "src", src);
     boolean record = Autograd.inPlace("copy_", self, src);
     int[] shape = Shapes.broadcast("copy_", self.shapeRef(), src.shapeRef());
     if (!java.util.Arrays.equals(shape, self.shapeRef())) {
       throw Check.fail("copy_", "source does not broadcast to the destination", "self", self, "src", src);
     }
-    if (record && src.storage() == self.storage()) src = src.clone();
+    boolean tooHard = MemoryOverlap.checkOperand("copy_", self, "src", src) == MemoryOverlap.Status.TOO_HARD;
+    if (tooHard || record && src.storage() == self.storage()) src = src.clone(); // read before written
     Tensor from = src;
     if (src.device() != self.device()) src = src.detach().to(self.device()); // copy_ moves between devices
     backend(self).copy(Views.expand(src, shape), self);

@@ -287,8 +287,8 @@ public final class Losses {
    *
    * <p>Class indices: per element {@code -w[y] log_softmax(x)[y]} (0 where {@code y == ignoreIndex});
    * MEAN divides the sum by {@code sum(w[y])} over the counted elements (their count without
-   * weights), so all-ignored gives NaN, as PyTorch. With label smoothing {@code s} the element loss is
-   * {@code (1 - s) * that + s / C * sum_c(-w[c] log_softmax(x)[c])}, the same denominator.
+   * weights), so all-ignored gives NaN (with a zero gradient), as PyTorch. With label smoothing {@code s} the
+   * element loss is {@code (1 - s) * that + s / C * sum_c(-w[c] log_softmax(x)[c])}, the same denominator.
    *
    * <p>Class probabilities: per element {@code -sum_c w[c] q[c] log_softmax(x)[c]} with
    * {@code q = (1 - s) target + s / C}; MEAN divides by the number of elements (N * d1 * ...).
@@ -1066,14 +1066,40 @@ public final class Losses {
     return ct.mask() == null ? w : w.mul(ct.mask());
   }
 
-  /** NONE/SUM as usual; MEAN divides by the summed weights of counted elements, or their count. */
+  /**
+   * NONE/SUM as usual; MEAN divides by the summed weights of counted elements, or their count. With nothing counted
+   * that is 0 / 0: NaN, and the gradient PyTorch gives, 0 (see {@link #noGradientIfNothingCounted}).
+   */
   private static Tensor reduceClass(Tensor perElement, Tensor weightAtTarget, ClassTargets ct, Reduction r) {
     return switch (r) {
       case NONE -> ct.unbatch(perElement);
       case SUM -> perElement.sum();
-      default -> weightAtTarget == null ? ct.divByCounted(perElement.sum())
-          : perElement.sum().div(weightAtTarget.sum());
+      default -> {
+        Tensor sum = noGradientIfNothingCounted(perElement.sum(), ct);
+        yield weightAtTarget == null ? ct.divByCounted(sum)
+            : sum.div(noGradientIfNothingCounted(weightAtTarget.sum(), ct));
+      }
     };
+  }
+
+  /**
+   * {@code x} (a 0-d sum), whose gradient becomes 0 when nothing is counted (every target ignored). MEAN's
+   * division by 0 then gives it g / 0 = inf, which would meet the ignore mask in a product (0 x inf = NaN, into the
+   * input and on into the weights); PyTorch's nll_loss writes no gradient for an ignored element, nor does its
+   * label smoothing (a masked_fill), so its all-ignored mean is NaN with a zero gradient. A selection, not a product,
+   * so an infinite or NaN upstream gradient also gives 0, as there. Counted elements keep the graph as it was (the
+   * host count: x itself; the device count, not read on the host: g passes unchanged, the same bits).
+   */
+  private static Tensor noGradientIfNothingCounted(Tensor x, ClassTargets ct) {
+    if (!x.requiresGrad() || !Grad.enabled() || ct.count() == null && ct.counted() != 0) return x;
+    Tensor count = ct.count();
+    Tensor out;
+    try (Grad _ = Grad.off()) {
+      out = x.clone(); // its own storage: the loss must not be a view of the sum (an in-place op on it would follow)
+    }
+    return Autograd.record("mean_nothing_counted", out, (ctx, g) -> new Tensor[] {count == null
+        ? Tensor.zeros(g.device(), g.dtype(), g.shapeRef())
+        : ElementwiseOps.where(count.eq(0.0), count.to(g.dtype()), g)}, x); // count is 0 where chosen
   }
 
   private static int[] classShape(int rank, int classDim, int classes) {

@@ -138,6 +138,46 @@ class LossesTest {
     Assertions.assertClose(Tensor.zeros(DType.F64, 3), Losses.crossEntropy(x, t, Reduction.NONE), 0, 0, "none");
   }
 
+  /**
+   * All targets ignored with MEAN: 0 / 0 is NaN, but PyTorch writes no gradient for ignored elements, so the
+   * gradient is 0 (not NaN into the input and on into the weights of an all-padding micro-batch), on each composed
+   * path: weighted, label smoothing, nll_loss, k-dim. PyTorch 1.13, x = (torch.arange(6.) * 0.1).view(2, 3),
+   * w = torch.tensor([0.5, 1.0, 1.5]), t = torch.tensor([1, 1]): {@code F.cross_entropy(x, t, w, ignore_index=1)}
+   * -> nan, x.grad zeros; the same with label_smoothing=0.3, with F.nll_loss(x, t, ignore_index=1) with and without
+   * w, with an input [2, 3, 2] and t [[1, 1], [1, 1]], and with an upstream gradient of inf.
+   */
+  @Test
+  void allTargetsIgnoredMeanIsNaNWithZeroGradient() {
+    Tensor w = Tensor.of(new double[] {0.5, 1.0, 1.5}, 3);
+    Tensor t = labels(1, 1);
+    Tensor t2 = Tensor.of(new long[] {1, 1, 1, 1}, 2, 2);
+    List<java.util.function.Function<Tensor, Tensor>> variants = List.of(
+        x -> F.crossEntropy(x, t, w, 1, Reduction.MEAN, 0.0),
+        x -> F.crossEntropy(x, t, null, 1, Reduction.MEAN, 0.3),
+        x -> F.crossEntropy(x, t, w, 1, Reduction.MEAN, 0.3),
+        x -> F.nllLoss(x, t, null, 1, Reduction.MEAN),
+        x -> F.nllLoss(x, t, w, 1, Reduction.MEAN),
+        x -> F.crossEntropy(x, t, null, 1, Reduction.MEAN, 0.0), // the fused path, for comparison
+        x -> F.crossEntropy(x.reshape(2, 3, 1).expand(2, 3, 2), t2, null, 1, Reduction.MEAN, 0.0), // k-dim
+        x -> F.focalLoss(x, t, w, 2.0, 1, Reduction.MEAN),
+        x -> F.polyLoss(x, t, 1.0, 0.1, 1, Reduction.MEAN));
+    for (int i = 0; i < variants.size(); i++) {
+      for (double upstream : new double[] {1, Double.POSITIVE_INFINITY}) {
+        if (i == 5 && upstream != 1) continue; // the fused path scales g by the mask, as for partly ignored targets
+        Tensor x = Tensor.arange(6).to(DType.F64).mul(0.1).reshape(2, 3).requiresGrad(true);
+        Tensor loss = variants.get(i).apply(x);
+        assertTrue(Double.isNaN(loss.item()), "loss " + i);
+        loss.backward(Tensor.scalar(upstream, DType.F64));
+        assertArrayEquals(new double[6], x.grad().toDoubleArray(), "grad " + i + ", upstream " + upstream);
+      }
+    }
+    // a weight that requires grad (PyTorch's does not: no reference) gets 0 from it too
+    Tensor x = Tensor.arange(6).to(DType.F64).mul(0.1).reshape(2, 3).requiresGrad(true);
+    Tensor wg = w.detach().requiresGrad(true);
+    F.crossEntropy(x, t, wg, 1, Reduction.MEAN, 0.3).backward();
+    assertArrayEquals(new double[3], wg.grad().toDoubleArray(), "weight grad");
+  }
+
   @Test
   void ignoredTargetsGetExactlyZeroGradient() {
     Tensor x = randn(4, 3).requiresGrad(true);
