@@ -141,7 +141,8 @@ import java.util.Set;
  * record): wrap them in a layer of dev.ember.nn, or make the mask an input; a reshape that moves the batch
  * dimension is placed by the example's batch size (the first later dimension that is a multiple of it is the
  * inferred one), and an expand to the batch is told by its size, so export with a batch size (above 1) that no
- * other dimension is a multiple of. Conv2d with padding_mode
+ * other dimension is a multiple of; a slice or select of a dimension of the example's batch size is refused (its
+ * bounds would be fixed for every batch: x.narrow(0, 1, n - 1) kept 2 rows at every batch). Conv2d with padding_mode
  * 'circular' (ONNX Pad's 'wrap' is opset 19); BatchNorm without running statistics (batch statistics in eval);
  * Embedding with max_norm (renormalizes its weight during forward); unbatched (2-d) attention and transformer
  * inputs; a nested attention layer called with a key padding mask or a non-causal attention mask (its call does
@@ -1414,6 +1415,7 @@ public final class Onnx {
         }
       }
       if (axis < 0) return node("Identity", at, x);
+      batchSized("slice", axis, in, out, where);
       long start = (out.offset() - in.offset()) / is[axis];
       long step = out.size(axis) > 1 ? os[axis] / is[axis] : 1;
       long end = start + (out.size(axis) - 1) * step + 1;
@@ -1447,6 +1449,22 @@ public final class Onnx {
       return node("Expand", at, x, shape);
     }
 
+    /**
+     * Refuses a slice or select along a dim of the example's batch size (above 1): its bounds or index were computed
+     * for that size (x.narrow(0, 1, x.size(0) - 1), x.select(0, n - 1)), and the graph, whose batch is dynamic, would
+     * keep them for every batch: wrong rows, or an index error, at any other size. A dim that only happens to have
+     * that size is refused too; the message says to export with another example batch size then.
+     */
+    private void batchSized(String op, int axis, Tensor in, Tensor out, Module where) {
+      int batch = exampleBatch();
+      if (batch <= 1 || in.size(axis) != batch) return;
+      throw new OnnxExportException("Onnx.export: a " + op + " in the forward of " + describe(where) + " from "
+          + Arrays.toString(in.shape()) + " to " + Arrays.toString(out.shape()) + " cuts dim " + axis + ", whose size "
+          + batch + " is the example's batch size: its bounds would be fixed for every batch of the exported graph;"
+          + " keep the batch whole in the forward, or, if dim " + axis + " is not the batch, export with an example"
+          + " input of another batch size");
+    }
+
     /** A select (x[:, i]) read off the view: the dim whose removal leaves the output's sizes and strides. */
     private String select(String at, String x, Tensor in, Tensor out, Module where) {
       int[] is = in.strides(), os = out.strides();
@@ -1467,6 +1485,7 @@ public final class Onnx {
             + fits.size() + " dims fit)");
       }
       int a = fits.get(0);
+      batchSized("select", a, in, out, where);
       long index = (out.offset() - in.offset()) / is[a];
       ByteBuffer buf = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(index);
       String idx = constantTensor(TensorProto.newBuilder().setName(at + "/index")

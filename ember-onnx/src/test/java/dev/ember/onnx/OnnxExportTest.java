@@ -126,6 +126,45 @@ class OnnxExportTest {
     assertTrue(e.getMessage().contains("'0' (dev.ember.nn.Embedding) has max_norm=1.0"), e.getMessage());
   }
 
+  /** Drops the first sample: a slice whose bounds come from the example's batch size. */
+  static final class DropFirst extends Module {
+    @Override
+    public Tensor forward(Tensor x) {
+      return x.narrow(0, 1, x.size(0) - 1);
+    }
+  }
+
+  /** Takes the last sample. */
+  static final class LastSample extends Module {
+    @Override
+    public Tensor forward(Tensor x) {
+      return x.select(0, x.size(0) - 1);
+    }
+  }
+
+  /** The first two features: a slice of a dim that is not the batch. */
+  static final class FirstFeatures extends Module {
+    @Override
+    public Tensor forward(Tensor x) {
+      return x.narrow(1, 0, 2);
+    }
+  }
+
+  @Test
+  void slicesAndSelectsAlongTheBatchAreRefusedNotFixedToTheExamplesBatch() {
+    // exported as-is, the graph kept [1, 3) and index 2 for every batch: 2 rows at batch 5, an index error at 2
+    for (Module m : List.of(new DropFirst(), new LastSample())) {
+      OnnxExportException e = assertThrows(OnnxExportException.class,
+          () -> Onnx.toModelProto(m, Tensor.randn(new Generator(8), 3, 4)));
+      assertTrue(e.getMessage().contains("cuts dim 0, whose size 3 is the example's batch size"), e.getMessage());
+    }
+    assertEquals(List.of("Slice", "Identity"), Onnx.toModelProto(new FirstFeatures(), Tensor.randn(new Generator(8), 3, 4))
+        .getGraph().getNodeList().stream().map(NodeProto::getOpType).toList());
+    // a dim that only has the batch's size: refused, and exported with another example batch
+    assertThrows(OnnxExportException.class, () -> Onnx.toModelProto(new FirstFeatures(),
+        Tensor.randn(new Generator(8), 4, 4)));
+  }
+
   /** Doubles between its two layers with a tensor op, which the tape records. */
   static final class ScaledBetween extends Module {
     final Linear a;
