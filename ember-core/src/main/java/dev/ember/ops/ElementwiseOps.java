@@ -424,6 +424,7 @@ public final class ElementwiseOps {
   }
 
   private static Tensor clampInPlaceUntraced(Tensor self, double lo, double hi) {
+    MemoryOverlap.checkWritable("clamp_", self);
     boolean record = Autograd.inPlace("clamp_", self);
     if (Double.isNaN(lo) || Double.isNaN(hi) || lo > hi) {
       throw Check.fail("clamp_", "min must not exceed max (min " + lo + ", max " + hi + ")", "x", self);

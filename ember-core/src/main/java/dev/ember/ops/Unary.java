@@ -191,6 +191,7 @@ public enum Unary {
       throw Check.fail(name, "result type " + result.torchName() + " can't be cast to the desired output type "
           + x.dtype().torchName(), "x", x);
     }
+    dev.ember.tensor.MemoryOverlap.checkWritable(name, x); // an expanded view: exp_ would apply exp to one element twice
     boolean record = Autograd.inPlace(name, x);
     boolean fromOutput = !def.reads().input() || this == RELU || (this == LEAKY_RELU || this == ELU) && param >= 0;
     Tensor old = record && !fromOutput ? x.detach().cloneContiguous() : null;
