@@ -325,6 +325,16 @@ public final class ElementwiseOps {
   private static Tensor inPlaceUntraced(BinaryOp op, Tensor self, Tensor other) {
     String name = op.name().toLowerCase() + "_";
     MemoryOverlap.checkWritable(name, self, "other", other);
+    if (!op.returnsBool()) { // the out-of-place result's type must cast to self's, as PyTorch's in-place ops check
+      DType result = op == BinaryOp.DIV && !self.dtype().isFloatingPoint() && !other.dtype().isFloatingPoint()
+          ? DType.F32 : DType.promote(self.dtype(), other.dtype()); // true division of integers is floating
+      boolean casts = self.dtype().isFloatingPoint()
+          || !result.isFloatingPoint() && (self.dtype() != DType.BOOL || result == DType.BOOL);
+      if (!casts) {
+        throw Check.fail(name, "result type " + result.torchName() + " can't be cast to the desired output type "
+            + self.dtype().torchName(), "self", self, "other", other);
+      }
+    }
     boolean record = Autograd.inPlace(name, self, other);
     int[] shape = Shapes.broadcast(name, self.shapeRef(), other.shapeRef());
     if (!java.util.Arrays.equals(shape, self.shapeRef())) {

@@ -311,6 +311,13 @@ public final class ReduceOps {
     if (x.dtype().isHalf()) return logsumexp(x.to(DType.F32), dims, keepDim).to(x.dtype()); // in F32, rounded once on store
     Check.floating(LOGSUMEXP.name(), x);
     int[] axes = normAxes(LOGSUMEXP.name(), x, dims);
+    boolean empty = false;
+    for (int a : axes) empty |= x.shapeRef()[a] == 0;
+    if (empty) { // log of an empty sum: -inf, as PyTorch (amax has no identity to start from)
+      Tensor s = Tensor.full(Double.NEGATIVE_INFINITY, x.device(), x.dtype(), keepShape(x.shapeRef(), axes));
+      if (x.requiresGrad() && dev.ember.autograd.Grad.enabled()) s = s.add(x.sum(axes, true).mul(0));
+      return keepDim ? s : s.reshape(dropShape(x.shapeRef(), axes));
+    }
     Tensor m;
     try (Grad ignored = Grad.off()) {
       m = amax(x, axes, true);

@@ -904,28 +904,45 @@ public final class Tensor implements View {
     return ElementwiseOps.compare(dev.ember.backend.BinaryOp.GE, this, o);
   }
 
+  /**
+   * {@code s} as the other side of a comparison with this tensor: in this tensor's dtype where it holds s exactly,
+   * else in float64 (an integer tensor against 2.5, a bool one against 2): rounded to an integer dtype, s compared
+   * as another number ({@code [1, 2, 3] < 2.5} gave [true, false, false]; PyTorch compares in a floating type).
+   */
+  private Tensor comparand(double s) {
+    DType dt = dtype();
+    boolean exact = switch (dt) {
+      case BOOL -> s == 0 || s == 1;
+      case I8 -> s == Math.rint(s) && s >= Byte.MIN_VALUE && s <= Byte.MAX_VALUE;
+      case I32 -> s == Math.rint(s) && s >= Integer.MIN_VALUE && s <= Integer.MAX_VALUE;
+      case I64 -> s == Math.rint(s) && s >= -0x1p63 && s < 0x1p63;
+      default -> true;
+    };
+    return scalar(s, exact ? dt : DType.F64);
+  }
+
   public Tensor eq(double s) {
-    return eq(scalar(s, dtype()));
+    return eq(comparand(s));
   }
 
   public Tensor gt(double s) {
-    return gt(scalar(s, dtype()));
+    return gt(comparand(s));
   }
 
   public Tensor lt(double s) {
-    return lt(scalar(s, dtype()));
+    return lt(comparand(s));
   }
 
   public Tensor ge(double s) {
-    return ge(scalar(s, dtype()));
+    return ge(comparand(s));
   }
 
   public Tensor le(double s) {
-    return le(scalar(s, dtype()));
+    return le(comparand(s));
   }
 
   public Tensor ne(double s) {
-    return ne(scalar(s, dtype()));
+    return ne(comparand(s));
   }
 
   // ------------------------------------------------------------------ in place (bump the version)
@@ -934,8 +951,12 @@ public final class Tensor implements View {
   // of one, is refused.
 
   /** The scalar operand of an in-place op: of this dtype, or F32 for a half tensor (rounded once, with the result). */
+  /**
+   * {@code s} as the operand of an in-place op on this tensor: in its dtype (float32 for a half one) where that holds
+   * s exactly, else in float64, so that the op refuses what would not fit ({@code int64.add_(0.5)} added 0).
+   */
   private Tensor scalarOperand(double s) {
-    return scalar(s, dtype().isHalf() ? DType.F32 : dtype());
+    return dtype().isHalf() ? scalar(s, DType.F32) : comparand(s);
   }
 
   public Tensor add_(Tensor o) {
