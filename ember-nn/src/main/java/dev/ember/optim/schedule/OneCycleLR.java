@@ -83,6 +83,10 @@ public final class OneCycleLR extends LRScheduler {
     for (int i = 0; i < ends.length; i++) {
       if (t <= ends[i] || i == ends.length - 1) {
         double pct = (t - startStep) / (ends[i] - startStep);
+        // step totalSteps (allowed, after a loop's last batch) is past the last phase's end: PyTorch's linear anneal
+        // extrapolates below zero there, which no learning rate may be (ParamGroup refuses it); the anneal stops at its
+        // end instead. The cosine one stays positive and keeps PyTorch's value.
+        if (!cosine) pct = Math.min(pct, 1);
         return new double[] {anneal(lrs[i][0], lrs[i][1], pct), anneal(moms[i][0], moms[i][1], pct)};
       }
       startStep = ends[i];

@@ -111,6 +111,21 @@ class SchedReferenceTest {
   }
 
   @Test
+  void aLinearOneCycleSteppedToTotalStepsEndsAtItsFinalRate() {
+    // torch: OneCycleLR(o, 1.0, total_steps=10, anneal_strategy='linear') stepped 10 times sets lr -0.14285257...,
+    // which Ember's ParamGroup refuses: a loop of total_steps batches with step() after each one threw at its end
+    for (boolean threePhase : new boolean[] {false, true}) {
+      Optimizer o = optimizer(false);
+      OneCycleLR s = new OneCycleLR(o, 1.0, 10, 0.3, "linear", true, 0.85, 0.95, 25, 1e4, threePhase);
+      for (int i = 0; i < 9; i++) s.step();
+      double last = o.paramGroups().get(0).lr(); // the final rate, maxLr / 25 / 1e4
+      close(1.0 / 25 / 1e4, last, "three phase " + threePhase);
+      s.step();
+      close(last, o.paramGroups().get(0).lr(), "step 10, three phase " + threePhase);
+    }
+  }
+
+  @Test
   void oneCyclePastTotalStepsFails() {
     OneCycleLR s = new OneCycleLR(optimizer(false), 0.5, 3);
     s.step();
