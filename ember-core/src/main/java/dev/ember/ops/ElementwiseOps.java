@@ -168,11 +168,15 @@ public final class ElementwiseOps {
     return Binary.DIV.apply(xf, Tensor.scalar(s, xf.dtype()));
   }
 
-  /** A 0-d tensor of x's dtype, or F32 when x is integral and s is not (as PyTorch's scalar promotion). */
+  /**
+   * A 0-d tensor of x's dtype, or F32 when x is integral and s is not, or does not fit x's dtype (as PyTorch's
+   * promotion for a float scalar; int32 times 1e10 gave 2147483645, the scalar clamped to int32 and the product
+   * wrapped).
+   */
   private static Tensor scalarLike(Tensor x, double s) {
     DType dt = x.dtype();
-    if (!dt.isFloatingPoint() && s != Math.rint(s)) dt = DType.F32;
     if (dt == DType.BOOL) dt = DType.I64;
+    if (!dt.holds(s)) dt = DType.F32;
     return Tensor.scalar(s, dt);
   }
 

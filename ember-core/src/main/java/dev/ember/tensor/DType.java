@@ -28,6 +28,21 @@ public enum DType {
   I8("int8", 1, false);
 
   private final String torchName;
+
+  /**
+   * Whether this dtype holds {@code s} as it is: any number for a floating dtype (rounded to it, as PyTorch rounds a
+   * Python float scalar), an integral s within range for an integer one, 0 or 1 for BOOL. A Java double does not say
+   * whether it was written as an integer, so a scalar that this does not hold is taken as floating.
+   */
+  public boolean holds(double s) {
+    return switch (this) {
+      case BOOL -> s == 0 || s == 1;
+      case I8 -> s == Math.rint(s) && s >= Byte.MIN_VALUE && s <= Byte.MAX_VALUE;
+      case I32 -> s == Math.rint(s) && s >= Integer.MIN_VALUE && s <= Integer.MAX_VALUE;
+      case I64 -> s == Math.rint(s) && s >= -0x1p63 && s < 0x1p63;
+      default -> true;
+    };
+  }
   private final int itemSize;
   private final boolean floating;
 

@@ -910,15 +910,7 @@ public final class Tensor implements View {
    * as another number ({@code [1, 2, 3] < 2.5} gave [true, false, false]; PyTorch compares in a floating type).
    */
   private Tensor comparand(double s) {
-    DType dt = dtype();
-    boolean exact = switch (dt) {
-      case BOOL -> s == 0 || s == 1;
-      case I8 -> s == Math.rint(s) && s >= Byte.MIN_VALUE && s <= Byte.MAX_VALUE;
-      case I32 -> s == Math.rint(s) && s >= Integer.MIN_VALUE && s <= Integer.MAX_VALUE;
-      case I64 -> s == Math.rint(s) && s >= -0x1p63 && s < 0x1p63;
-      default -> true;
-    };
-    return scalar(s, exact ? dt : DType.F64);
+    return scalar(s, dtype().holds(s) ? dtype() : DType.F64);
   }
 
   public Tensor eq(double s) {

@@ -64,6 +64,15 @@ class ScalarOperandsTest {
   }
 
   @Test
+  void aScalarAnIntegerDtypeCannotHoldMakesTheResultFloating() {
+    // torch.tensor([3], dtype=torch.int32) * 1e10 -> tensor([3.0000e+10]) (float32); Ember gave int32 2147483645
+    Tensor r = Tensor.of(new int[] {3}, 1).mul(1e10);
+    assertEquals(DType.F32, r.dtype());
+    assertEquals(3e10f, (float) r.item());
+    assertEquals(DType.I32, Tensor.of(new int[] {3}, 1).mul(2).dtype()); // an integral scalar that fits stays int
+  }
+
+  @Test
   void logsumexpOverAnEmptyDimIsMinusInfinity() {
     // torch.logsumexp(torch.zeros(3, 0), 1) -> tensor([-inf, -inf, -inf]); over every dim of an empty tensor: -inf
     Tensor x = Tensor.zeros(3, 0);
