@@ -121,12 +121,12 @@ class MemoryOverlapTest {
     }
     // torch.zeros(3, 1).expand(3, 2).exp_() and .clamp_(1, 2): the same RuntimeError (without it, each element was
     // written twice: exp applied twice gave e, not 1)
-    Tensor z = Tensor.zeros(DType.F64, 3, 1);
-    assertTrue(assertThrows(TensorArgumentException.class, () -> z.expand(3, 2).exp_()).getMessage()
+    Tensor column = Tensor.zeros(DType.F64, 3, 1);
+    assertTrue(assertThrows(TensorArgumentException.class, () -> column.expand(3, 2).exp_()).getMessage()
         .startsWith("exp_: more than one element of the written-to tensor refers to a single memory location"));
-    assertTrue(assertThrows(TensorArgumentException.class, () -> z.expand(3, 2).clamp_(1, 2)).getMessage()
+    assertTrue(assertThrows(TensorArgumentException.class, () -> column.expand(3, 2).clamp_(1, 2)).getMessage()
         .startsWith("clamp_: more than one element of the written-to tensor refers to a single memory location"));
-    assertArrayEquals(new double[3], z.toDoubleArray());
+    assertArrayEquals(new double[3], column.toDoubleArray());
     try (Grad ignored = Grad.off()) { // fill_ writes one value: allowed, as PyTorch's
       Tensor z = Tensor.zeros(DType.F64, 3, 1);
       z.expand(3, 2).fill_(2);
