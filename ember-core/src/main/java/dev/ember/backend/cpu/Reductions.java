@@ -51,6 +51,8 @@ final class Reductions {
     if (nInner == 0) {
       double identity = op == ReduceOp.SUM ? 0 : op == ReduceOp.PROD ? 1
           : op == ReduceOp.MAX ? Double.NEGATIVE_INFINITY : Double.POSITIVE_INFINITY;
+      // BOOL's own identities, false for MAX (any) and true for MIN (all), as torch: -inf stored as a BOOL was true
+      if (os.dtype() == DType.BOOL && (op == ReduceOp.MAX || op == ReduceOp.MIN)) identity = op == ReduceOp.MAX ? 0 : 1;
       for (long o = 0; o < nOuter; o++) os.setDouble(Strided.elementOffset(o, co[0], co[2], out.offset()), identity);
       return;
     }
