@@ -30,6 +30,10 @@ class IntegerExactnessTest {
     return Tensor.of(b, v.length);
   }
 
+  private static Tensor bools(boolean... v) {
+    return Tensor.of(v, v.length);
+  }
+
   private static void assertBools(boolean[] want, Tensor got) {
     double[] d = got.toDoubleArray();
     boolean[] b = new boolean[d.length];
@@ -49,6 +53,46 @@ class IntegerExactnessTest {
     // L(B, 5).eq(I(5)) (broadcast, int64 with int32), L(B, 5).eq(L(B - 1, 5)): tensor([False, True]), twice
     assertBools(new boolean[] {false, true}, l(B, 5).eq(i(5)));
     assertBools(new boolean[] {false, true}, l(B, 5).eq(l(B - 1, 5)));
+  }
+
+  @Test
+  void maxMinAndTheirIndicesOfLargeInt64AreExact() {
+    // L(B-1, B).argmax(0): tensor(1); L(B, B-1).argmin(0): tensor(1)
+    assertArrayEquals(new long[] {1}, l(B - 1, B).argmax(0, true).toLongArray());
+    assertArrayEquals(new long[] {1}, l(B, B - 1).argmin(0, true).toLongArray());
+    // L(B-1, B).max(0): values=tensor(9007199254740993), indices=tensor(1)
+    Tensor[] max = ReduceOps.max(l(B - 1, B), 0, false);
+    assertArrayEquals(new long[] {B}, max[0].toLongArray());
+    assertArrayEquals(new long[] {1}, max[1].toLongArray());
+    // L(B, B-1).min(0): values=tensor(9007199254740992), indices=tensor(1)
+    Tensor[] min = ReduceOps.min(l(B, B - 1), 0, false);
+    assertArrayEquals(new long[] {B - 1}, min[0].toLongArray());
+    assertArrayEquals(new long[] {1}, min[1].toLongArray());
+    // L(B-1, B).amax(), L(B-1, B).max(): tensor(9007199254740993); L(-B, 1-B).amin(): tensor(-9007199254740993)
+    assertArrayEquals(new long[] {B}, l(B - 1, B).max().toLongArray());
+    assertArrayEquals(new long[] {-B}, l(-B, 1 - B).min().toLongArray());
+    // m = torch.tensor([[B-1, B], [B, B-1]]): m.amax(1), m.amax(0): tensor([B, B]); m.amin(0): tensor([B-1, B-1]);
+    // m.argmax(0): tensor([1, 0])
+    Tensor m = Tensor.of(new long[] {B - 1, B, B, B - 1}, 2, 2);
+    assertArrayEquals(new long[] {B, B}, ReduceOps.amax(m, new int[] {1}, false).toLongArray());
+    assertArrayEquals(new long[] {B, B}, ReduceOps.amax(m, new int[] {0}, false).toLongArray());
+    assertArrayEquals(new long[] {B - 1, B - 1}, ReduceOps.amin(m, new int[] {0}, false).toLongArray());
+    assertArrayEquals(new long[] {1, 0}, m.argmax(0, false).toLongArray());
+  }
+
+  @Test
+  void indexingAndSelectionCopyLargeInt64Exactly() {
+    // L(B-1, B).gather(0, L(1, 0)): tensor([9007199254740993, 9007199254740992])
+    assertArrayEquals(new long[] {B, B - 1}, l(B - 1, B).gather(0, l(1, 0)).toLongArray());
+    // torch.where(tensor([True, False]), L(B, 0), L(0, B)): tensor([9007199254740993, 9007199254740993])
+    assertArrayEquals(new long[] {B, B}, ElementwiseOps.where(bools(true, false), l(B, 0), l(0, B)).toLongArray());
+    // L(B, B).masked_fill(tensor([True, False]), 5): tensor([5, 9007199254740993])
+    assertArrayEquals(new long[] {5, B}, l(B, B).maskedFill(bools(true, false), 5).toLongArray());
+    // L(B, 0).scatter_add(0, L(0), L(0)): tensor([B, 0]); L(B, 0).scatter_add(0, L(0, 0), L(1, 1)): tensor([B + 2, 0])
+    assertArrayEquals(new long[] {B, 0}, IndexOps.scatterAdd(l(B, 0), 0, l(0), l(0)).toLongArray());
+    assertArrayEquals(new long[] {B + 2, 0}, IndexOps.scatterAdd(l(B, 0), 0, l(0, 0), l(1, 1)).toLongArray());
+    // L(0, 0).scatter(0, L(1), L(B)): tensor([0, 9007199254740993])
+    assertArrayEquals(new long[] {0, B}, IndexOps.scatter(l(0, 0), 0, l(1), l(B), false).toLongArray());
   }
 
   @Test

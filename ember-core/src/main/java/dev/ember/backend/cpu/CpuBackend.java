@@ -503,6 +503,7 @@ public final class CpuBackend implements Backend {
       });
       return;
     }
+    boolean integral = !dt.isFloatingPoint() && !as.dtype().isFloatingPoint() && !bs.dtype().isFloatingPoint();
     segments(rows, inner, (r, j0, j1) -> {
       int oo = Strided.rowOffset(r, shape, c[1], out.offset());
       int co = Strided.rowOffset(r, shape, c[2], cond.offset());
@@ -510,7 +511,11 @@ public final class CpuBackend implements Backend {
       int bo = Strided.rowOffset(r, shape, c[4], b.offset());
       for (int j = j0; j < j1; j++) {
         boolean take = cs.getDouble(co + j * c[2][last]) != 0;
-        os.setDouble(oo + j * c[1][last], take ? as.getDouble(ao + j * c[3][last]) : bs.getDouble(bo + j * c[4][last]));
+        if (integral) { // the chosen element's own value: through double, int64 above 2^53 was rounded
+          os.setLong(oo + j * c[1][last], take ? as.getLong(ao + j * c[3][last]) : bs.getLong(bo + j * c[4][last]));
+        } else {
+          os.setDouble(oo + j * c[1][last], take ? as.getDouble(ao + j * c[3][last]) : bs.getDouble(bo + j * c[4][last]));
+        }
       }
     });
   }
