@@ -50,7 +50,7 @@ public final class ScalarKernels {
       case GELU_TANH -> geluTanh(x);
       case SILU -> x * sigmoid(x);
       case SOFTPLUS -> softplus(x, p);
-      case POW_SCALAR -> Math.pow(x, p);
+      case POW_SCALAR -> pow(x, p);
       case FLOOR -> Math.floor(x);
       case CEIL -> Math.ceil(x);
       case ROUND -> Math.rint(x);
@@ -65,7 +65,7 @@ public final class ScalarKernels {
       case SUB -> a - b;
       case MUL -> a * b;
       case DIV -> a / b;
-      case POW -> Math.pow(a, b);
+      case POW -> pow(a, b);
       case MAXIMUM -> Math.max(a, b);
       case MINIMUM -> Math.min(a, b);
       case EQ -> a == b ? 1 : 0;
@@ -198,6 +198,15 @@ public final class ScalarKernels {
       case LOGICAL_XOR -> { for (int j = 0; j < n; j++) out[oo + j * so] = (byte) ((a[ao + j * sa] != 0) ^ (b[bo + j * sb] != 0) ? 1 : 0); }
       default -> throw new IllegalArgumentException("logical: " + op + " is not a logical op");
     }
+  }
+
+  /**
+   * C99's pow, which PyTorch's kernels call: Math.pow but for the two cases where the standards differ, 1^y = 1 for
+   * every y (NaN and +-inf included) and (-1)^+-inf = 1, where Math.pow gives NaN. Every other value is Math.pow's.
+   */
+  public static double pow(double x, double y) {
+    if (x == 1 || x == -1 && Double.isInfinite(y)) return 1;
+    return Math.pow(x, y);
   }
 
   /** Two branches so that exp never overflows: 1/(1+inf) would be fine, but inf/inf is not. */
