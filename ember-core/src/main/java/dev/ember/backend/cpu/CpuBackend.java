@@ -128,6 +128,13 @@ public final class CpuBackend implements Backend {
           for (int j = 0; j < j1 - j0; j++) oa[oo + j * iso] = ScalarKernels.apply(op, xa[xo + j * isx], param);
         }
       });
+    } else if (!xs.dtype().isFloatingPoint() && !os.dtype().isFloatingPoint() && ScalarKernels.definedOnIntegers(op)) {
+      // in integer arithmetic, wrapping as PyTorch: through double, int64 above 2^53 rounded and neg saturated
+      segments(rows, inner, (r, j0, j1) -> {
+        int oo = Strided.rowOffset(r, shape, so, out.offset());
+        int xo = Strided.rowOffset(r, shape, sx, x.offset());
+        for (int j = j0; j < j1; j++) os.setLong(oo + j * iso, ScalarKernels.applyInteger(op, xs.getLong(xo + j * isx)));
+      });
     } else {
       segments(rows, inner, (r, j0, j1) -> {
         int oo = Strided.rowOffset(r, shape, so, out.offset());
@@ -260,14 +267,17 @@ public final class CpuBackend implements Backend {
           isa, ba, Strided.rowOffset(r, shape, sb, b.offset()) + j0 * isb, isb, oa,
           Strided.rowOffset(r, shape, so, out.offset()) + j0 * iso, iso, j1 - j0));
     } else {
-      boolean integral = !os.dtype().isFloatingPoint() && !op.returnsBool();
+      // integers in 64-bit arithmetic (exact beyond 2^53, wrapping as PyTorch): arithmetic into an integer dtype, and
+      // comparisons and logical ops of two integer operands (a float operand compares as a float)
+      boolean integral = op.returnsBool() ? !as.dtype().isFloatingPoint() && !bs.dtype().isFloatingPoint()
+          : !os.dtype().isFloatingPoint();
       segments(rows, inner, (r, j0, j1) -> {
         int oo = Strided.rowOffset(r, shape, so, out.offset());
         int ao = Strided.rowOffset(r, shape, sa, a.offset());
         int bo = Strided.rowOffset(r, shape, sb, b.offset());
         for (int j = j0; j < j1; j++) {
           if (integral) {
-            os.setLong(oo + j * iso, integerOp(op, as.getLong(ao + j * isa), bs.getLong(bo + j * isb)));
+            os.setLong(oo + j * iso, ScalarKernels.applyInteger(op, as.getLong(ao + j * isa), bs.getLong(bo + j * isb)));
           } else {
             os.setDouble(oo + j * iso, ScalarKernels.apply(op, as.getDouble(ao + j * isa), bs.getDouble(bo + j * isb)));
           }
@@ -359,20 +369,6 @@ public final class CpuBackend implements Backend {
         }
       }
     });
-  }
-
-  /** Integer arithmetic in 64 bits (exact beyond 2^53, unlike going through double); DIV is floor division's sibling trunc, as C. */
-  private static long integerOp(BinaryOp op, long a, long b) {
-    return switch (op) {
-      case ADD -> a + b;
-      case SUB -> a - b;
-      case MUL -> a * b;
-      case DIV -> b == 0 ? 0 : a / b;
-      case POW -> (long) Math.pow(a, b);
-      case MAXIMUM -> Math.max(a, b);
-      case MINIMUM -> Math.min(a, b);
-      default -> (long) ScalarKernels.apply(op, a, b);
-    };
   }
 
   @Override
@@ -507,6 +503,7 @@ public final class CpuBackend implements Backend {
       });
       return;
     }
+    boolean integral = !dt.isFloatingPoint() && !as.dtype().isFloatingPoint() && !bs.dtype().isFloatingPoint();
     segments(rows, inner, (r, j0, j1) -> {
       int oo = Strided.rowOffset(r, shape, c[1], out.offset());
       int co = Strided.rowOffset(r, shape, c[2], cond.offset());
@@ -514,7 +511,11 @@ public final class CpuBackend implements Backend {
       int bo = Strided.rowOffset(r, shape, c[4], b.offset());
       for (int j = j0; j < j1; j++) {
         boolean take = cs.getDouble(co + j * c[2][last]) != 0;
-        os.setDouble(oo + j * c[1][last], take ? as.getDouble(ao + j * c[3][last]) : bs.getDouble(bo + j * c[4][last]));
+        if (integral) { // the chosen element's own value: through double, int64 above 2^53 was rounded
+          os.setLong(oo + j * c[1][last], take ? as.getLong(ao + j * c[3][last]) : bs.getLong(bo + j * c[4][last]));
+        } else {
+          os.setDouble(oo + j * c[1][last], take ? as.getDouble(ao + j * c[3][last]) : bs.getDouble(bo + j * c[4][last]));
+        }
       }
     });
   }

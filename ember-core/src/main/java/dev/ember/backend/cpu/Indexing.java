@@ -22,6 +22,7 @@ final class Indexing {
     Storage is = index.storage();
     Storage os = out.storage();
     int[] xst = x.stridesRef();
+    boolean integral = !xs.dtype().isFloatingPoint() && !os.dtype().isFloatingPoint(); // as longs: exact past 2^53
     for (long e = 0; e < n; e++) {
       int io = Strided.elementOffset(e, shape, index.stridesRef(), index.offset());
       int oo = Strided.elementOffset(e, shape, out.stridesRef(), out.offset());
@@ -32,7 +33,11 @@ final class Indexing {
         rem /= shape[d];
         xo += (d == dim ? (int) is.getLong(io) : i) * xst[d];
       }
-      os.setDouble(oo, xs.getDouble(xo));
+      if (integral) {
+        os.setLong(oo, xs.getLong(xo));
+      } else {
+        os.setDouble(oo, xs.getDouble(xo));
+      }
     }
   }
 
@@ -43,6 +48,7 @@ final class Indexing {
     Storage is = index.storage();
     Storage os = out.storage();
     int[] ost = out.stridesRef();
+    boolean integral = !ss.dtype().isFloatingPoint() && !os.dtype().isFloatingPoint(); // as longs: exact past 2^53
     for (long e = 0; e < n; e++) {
       int io = Strided.elementOffset(e, shape, index.stridesRef(), index.offset());
       int so = Strided.elementOffset(e, shape, src.stridesRef(), src.offset());
@@ -53,8 +59,13 @@ final class Indexing {
         rem /= shape[d];
         oo += (d == dim ? (int) is.getLong(io) : i) * ost[d];
       }
-      double v = ss.getDouble(so);
-      os.setDouble(oo, accumulate ? os.getDouble(oo) + v : v);
+      if (integral) {
+        long v = ss.getLong(so);
+        os.setLong(oo, accumulate ? os.getLong(oo) + v : v);
+      } else {
+        double v = ss.getDouble(so);
+        os.setDouble(oo, accumulate ? os.getDouble(oo) + v : v);
+      }
     }
   }
 

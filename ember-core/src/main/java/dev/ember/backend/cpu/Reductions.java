@@ -51,6 +51,8 @@ final class Reductions {
     if (nInner == 0) {
       double identity = op == ReduceOp.SUM ? 0 : op == ReduceOp.PROD ? 1
           : op == ReduceOp.MAX ? Double.NEGATIVE_INFINITY : Double.POSITIVE_INFINITY;
+      // BOOL's own identities, false for MAX (any) and true for MIN (all), as torch: -inf stored as a BOOL was true
+      if (os.dtype() == DType.BOOL && (op == ReduceOp.MAX || op == ReduceOp.MIN)) identity = op == ReduceOp.MAX ? 0 : 1;
       for (long o = 0; o < nOuter; o++) os.setDouble(Strided.elementOffset(o, co[0], co[2], out.offset()), identity);
       return;
     }
@@ -160,7 +162,8 @@ final class Reductions {
   private static void generic(ReduceOp op, View x, View out, int[][] co, int[][] ci, long nOuter, long nInner) {
     Storage xs = x.storage();
     Storage os = out.storage();
-    boolean integral = !xs.dtype().isFloatingPoint() && op != ReduceOp.MAX && op != ReduceOp.MIN;
+    // integers in 64 bits: exact beyond 2^53 (max and min through double rounded them), products and sums wrapping
+    boolean integral = !xs.dtype().isFloatingPoint();
     int tasks = nOuter * nInner < CpuBackend.PARALLEL_MIN ? 1 : (int) Math.min(nOuter, 256);
     Parallel.forEach(tasks, t -> {
       long o0 = nOuter * t / tasks;
@@ -169,10 +172,15 @@ final class Reductions {
         int xo = Strided.elementOffset(o, co[0], co[1], x.offset());
         int oo = Strided.elementOffset(o, co[0], co[2], out.offset());
         if (integral) {
-          long acc = op == ReduceOp.PROD ? 1 : 0;
-          for (long p = 0; p < nInner; p++) {
+          long acc = xs.getLong(xo); // nInner >= 1 here; the element at p = 0
+          for (long p = 1; p < nInner; p++) {
             long v = xs.getLong(Strided.elementOffset(p, ci[0], ci[1], xo));
-            acc = op == ReduceOp.PROD ? acc * v : acc + v;
+            acc = switch (op) {
+              case SUM -> acc + v;
+              case PROD -> acc * v;
+              case MAX -> Math.max(acc, v);
+              case MIN -> Math.min(acc, v);
+            };
           }
           os.setLong(oo, acc);
           continue;
@@ -214,6 +222,22 @@ final class Reductions {
     long nOuter = Shapes.numel(oShape);
     Storage xs = x.storage();
     Storage os = out.storage();
+    if (!dt.isFloatingPoint()) { // as longs: through double, int64 neighbours above 2^53 compared equal
+      for (long o = 0; o < nOuter; o++) {
+        int xo = Strided.elementOffset(o, oShape, oxs, x.offset());
+        int best = 0;
+        long bv = xs.getLong(xo);
+        for (int j = 1; j < n; j++) {
+          long v = xs.getLong(xo + j * step);
+          if (max ? v > bv : v < bv) {
+            best = j;
+            bv = v;
+          }
+        }
+        os.setLong(Strided.elementOffset(o, oShape, oos, out.offset()), best);
+      }
+      return;
+    }
     for (long o = 0; o < nOuter; o++) {
       int xo = Strided.elementOffset(o, oShape, oxs, x.offset());
       int best = 0;

@@ -50,7 +50,7 @@ public final class ScalarKernels {
       case GELU_TANH -> geluTanh(x);
       case SILU -> x * sigmoid(x);
       case SOFTPLUS -> softplus(x, p);
-      case POW_SCALAR -> Math.pow(x, p);
+      case POW_SCALAR -> pow(x, p);
       case FLOOR -> Math.floor(x);
       case CEIL -> Math.ceil(x);
       case ROUND -> Math.rint(x);
@@ -65,7 +65,7 @@ public final class ScalarKernels {
       case SUB -> a - b;
       case MUL -> a * b;
       case DIV -> a / b;
-      case POW -> Math.pow(a, b);
+      case POW -> pow(a, b);
       case MAXIMUM -> Math.max(a, b);
       case MINIMUM -> Math.min(a, b);
       case EQ -> a == b ? 1 : 0;
@@ -78,6 +78,78 @@ public final class ScalarKernels {
       case LOGICAL_OR -> (a != 0) | (b != 0) ? 1 : 0;
       case LOGICAL_XOR -> (a != 0) ^ (b != 0) ? 1 : 0;
     };
+  }
+
+  /**
+   * Whether {@link #applyInteger(UnaryOp, long)} defines {@code op}: the ops that take an integer to an integer
+   * (the others, exp, sqrt, ..., compute integers in a float dtype).
+   */
+  public static boolean definedOnIntegers(UnaryOp op) {
+    return switch (op) {
+      case NEG, ABS, SIGN, SQUARE, RELU, FLOOR, CEIL, ROUND, TRUNC -> true;
+      default -> false;
+    };
+  }
+
+  /**
+   * The value of an integer op at {@code x} in 64-bit two's complement arithmetic, which wraps as PyTorch's
+   * integer kernels do: neg and abs of the most negative value give it back, a square past the range wraps. A
+   * narrower dtype stores the low bits of the result ({@code Storage.setLong}), the same wrap in its width. Going
+   * through double instead rounded int64 values above 2^53 and saturated at the range's ends.
+   */
+  public static long applyInteger(UnaryOp op, long x) {
+    return switch (op) {
+      case NEG -> -x;
+      case ABS -> x < 0 ? -x : x;
+      case SIGN -> Long.signum(x);
+      case SQUARE -> x * x;
+      case RELU -> x <= 0 ? 0 : x;
+      case FLOOR, CEIL, ROUND, TRUNC -> x; // an integer is its own rounding
+      default -> throw new IllegalArgumentException("applyInteger: " + op + " is not defined on integers");
+    };
+  }
+
+  /**
+   * {@link #apply(BinaryOp, double, double)} on integers, in 64 bits (exact beyond 2^53, unlike going through
+   * double) and wrapping as PyTorch's integer kernels: comparisons and logical ops give 1 or 0; DIV truncates as
+   * C's, with 0 for a zero divisor (true division takes floats: integers never reach it from the op layer); POW
+   * is {@link #powInteger}.
+   */
+  public static long applyInteger(BinaryOp op, long a, long b) {
+    return switch (op) {
+      case ADD -> a + b;
+      case SUB -> a - b;
+      case MUL -> a * b;
+      case DIV -> b == 0 ? 0 : a / b;
+      case POW -> powInteger(a, b);
+      case MAXIMUM -> Math.max(a, b);
+      case MINIMUM -> Math.min(a, b);
+      case EQ -> a == b ? 1 : 0;
+      case NE -> a != b ? 1 : 0;
+      case LT -> a < b ? 1 : 0;
+      case LE -> a <= b ? 1 : 0;
+      case GT -> a > b ? 1 : 0;
+      case GE -> a >= b ? 1 : 0;
+      case LOGICAL_AND -> (a != 0) & (b != 0) ? 1 : 0;
+      case LOGICAL_OR -> (a != 0) | (b != 0) ? 1 : 0;
+      case LOGICAL_XOR -> (a != 0) ^ (b != 0) ? 1 : 0;
+    };
+  }
+
+  /**
+   * a^b by repeated squaring, each product wrapping in 64 bits: PyTorch's {@code powi} (ATen's Pow.h), so
+   * 3^39 is 4052555153018976267 exactly and 3^41 wraps to a negative number, as there. A negative exponent
+   * gives 1 for a base of 1, +-1 for -1 (by the exponent's parity) and 0 otherwise, as there.
+   */
+  public static long powInteger(long a, long b) {
+    if (b < 0) return a == 1 ? 1 : a == -1 ? ((b & 1) == 0 ? 1 : -1) : 0;
+    long result = 1;
+    while (b != 0) {
+      if ((b & 1) != 0) result *= a;
+      b >>= 1;
+      a *= a;
+    }
+    return result;
   }
 
   /**
@@ -126,6 +198,15 @@ public final class ScalarKernels {
       case LOGICAL_XOR -> { for (int j = 0; j < n; j++) out[oo + j * so] = (byte) ((a[ao + j * sa] != 0) ^ (b[bo + j * sb] != 0) ? 1 : 0); }
       default -> throw new IllegalArgumentException("logical: " + op + " is not a logical op");
     }
+  }
+
+  /**
+   * C99's pow, which PyTorch's kernels call: Math.pow but for the two cases where the standards differ, 1^y = 1 for
+   * every y (NaN and +-inf included) and (-1)^+-inf = 1, where Math.pow gives NaN. Every other value is Math.pow's.
+   */
+  public static double pow(double x, double y) {
+    if (x == 1 || x == -1 && Double.isInfinite(y)) return 1;
+    return Math.pow(x, y);
   }
 
   /** Two branches so that exp never overflows: 1/(1+inf) would be fine, but inf/inf is not. */

@@ -397,7 +397,7 @@ public final class VectorKernels {
       case SUB -> BinaryLoops.subVV(a, ao, b, bo, out, oo, n);
       case MUL -> BinaryLoops.mulVV(a, ao, b, bo, out, oo, n);
       case DIV -> BinaryLoops.divVV(a, ao, b, bo, out, oo, n);
-      case POW -> 0; // Math.pow in the scalar kernel
+      case POW -> 0; // ScalarKernels.pow (C99 pow over Math.pow) in the scalar kernel
       case MAXIMUM -> BinaryLoops.maxVV(a, ao, b, bo, out, oo, n);
       case MINIMUM -> BinaryLoops.minVV(a, ao, b, bo, out, oo, n);
       default -> 0;
@@ -491,7 +491,7 @@ public final class VectorKernels {
       case SUB -> BinaryLoops.subVS(a, ao, s, out, oo, n);
       case MUL -> BinaryLoops.mulVS(a, ao, s, out, oo, n);
       case DIV -> BinaryLoops.divVS(a, ao, s, out, oo, n);
-      case POW -> 0; // Math.pow in the scalar kernel
+      case POW -> 0; // ScalarKernels.pow (C99 pow over Math.pow) in the scalar kernel
       case MAXIMUM -> BinaryLoops.maxVS(a, ao, s, out, oo, n);
       case MINIMUM -> BinaryLoops.minVS(a, ao, s, out, oo, n);
       default -> 0;
@@ -507,7 +507,7 @@ public final class VectorKernels {
       case SUB -> BinaryLoops.subSV(s, b, bo, out, oo, n);
       case MUL -> BinaryLoops.mulSV(s, b, bo, out, oo, n);
       case DIV -> BinaryLoops.divSV(s, b, bo, out, oo, n);
-      case POW -> 0; // Math.pow in the scalar kernel
+      case POW -> 0; // ScalarKernels.pow (C99 pow over Math.pow) in the scalar kernel
       case MAXIMUM -> BinaryLoops.maxSV(s, b, bo, out, oo, n);
       case MINIMUM -> BinaryLoops.minSV(s, b, bo, out, oo, n);
       default -> 0;
