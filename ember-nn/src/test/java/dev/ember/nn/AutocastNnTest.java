@@ -132,6 +132,31 @@ class AutocastNnTest {
   }
 
   @Test
+  void aNormWithF32ParametersTakesTheLowPrecisionOutputOfTheLayerBeforeIt() {
+    // Sequential(Linear, LayerNorm) under bf16 autocast: the linear's output is bfloat16, the norm's weight float32,
+    // and the norm runs in F32; this threw "weight has dtype float32, input has bfloat16"
+    Generator g = new Generator(11);
+    Module ln = new Sequential(new Linear(6, 8, true, g), new LayerNorm(new int[] {8}));
+    Module gn = new Sequential(new Linear(6, 8, true, g), new Unflatten(1, new int[] {4, 2}), new GroupNorm(2, 4));
+    Tensor x = Tensor.randn(g, 3, 6);
+    for (DType dt : HALVES) {
+      for (Module m : List.of(ln, gn)) {
+        Tensor expected;
+        Tensor lowered;
+        try (Autocast on = Autocast.enable(dt)) {
+          lowered = ((Sequential) m).get(0).call(x);
+          expected = m.call(x);
+        }
+        assertEquals(dt, lowered.dtype());
+        assertEquals(DType.F32, expected.dtype());
+        Sequential rest = new Sequential();
+        for (int i = 1; i < ((Sequential) m).size(); i++) rest.add(((Sequential) m).get(i));
+        assertArrayEquals(rest.call(lowered.to(DType.F32)).toFloatArray(), expected.toFloatArray());
+      }
+    }
+  }
+
+  @Test
   void otherNnOpsKeepTheirInputsDtype() {
     Tensor x = randn(1, 2, 3, 8, 8);
     Map<String, Function<Tensor, Tensor>> ops = new LinkedHashMap<>();

@@ -88,6 +88,14 @@ final class HalfCompute {
     return readsHalf && primary.dtype().isHalf() && !inF32(name);
   }
 
+  /**
+   * Whether half and F32 operands of op {@code name} meet in F32 (autocast is on and runs it in F32): a norm's F32
+   * weight with the BF16 output of a linear layer before it, which it must not refuse as a dtype mismatch.
+   */
+  static boolean mixesInF32(String name, Tensor a, Tensor b) {
+    return inF32(name) && (a.dtype().isHalf() || a.dtype() == DType.F32) && (b.dtype().isHalf() || b.dtype() == DType.F32);
+  }
+
   /** Whether autocast is on and op {@code name} is one of its {@link Autocast#FLOAT32} ops. */
   private static boolean inF32(String name) {
     return Autocast.enabled() && Autocast.policy(name) == Autocast.Policy.FLOAT32;

@@ -428,7 +428,8 @@ public final class Normalization {
     }
     // as torch, batch norm takes F32 parameters and statistics with a BF16/F16 input (what autocast leaves a
     // model's BatchNorm with when its input arrives in low precision)
-    boolean mixed = op.equals("batch_norm") && input.dtype().isHalf() && t.dtype() == DType.F32;
+    boolean mixed = op.equals("batch_norm") && input.dtype().isHalf() && t.dtype() == DType.F32
+        || HalfCompute.mixesInF32(op, input, t);
     if (t.dtype() != input.dtype() && !mixed) {
       throw Check.fail(op, name + " has dtype " + t.dtype().torchName() + ", input has " + input.dtype().torchName(),
           "input", input, name, t);
@@ -460,7 +461,7 @@ public final class Normalization {
       throw Check.fail(op, name + " must have shape normalized_shape " + Arrays.toString(normalizedShape),
           "input", input, name, t);
     }
-    if (t.dtype() != input.dtype()) {
+    if (t.dtype() != input.dtype() && !HalfCompute.mixesInF32(op, input, t)) { // autocast widens both: see there
       throw Check.fail(op, name + " has dtype " + t.dtype().torchName() + ", input has " + input.dtype().torchName(),
           "input", input, name, t);
     }
