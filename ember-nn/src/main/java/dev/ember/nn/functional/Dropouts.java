@@ -155,6 +155,7 @@ public final class Dropouts {
     // BF16/F16: the scale rounded to the half dtype, as torch's bernoulli_(1 - p).div_(1 - p) on a half tensor, so
     // the product with the input (computed in F32, rounded once) is torch's bit for bit
     if (dtype.isHalf()) return mask(DType.F32, shape, p, gen).to(dtype);
+    if (p >= 1) return Tensor.zeros(dtype, shape); // torch multiplies by 0 without drawing: later draws stay aligned
     Tensor m = Tensor.empty(dtype, shape);
     double keep = p >= 1 ? 0 : 1 / (1 - p);
     Device.CPU.backend().random().bernoulli(m, 1 - p, keep, gen == null ? Generator.global() : gen);

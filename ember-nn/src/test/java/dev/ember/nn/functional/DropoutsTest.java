@@ -26,6 +26,19 @@ class DropoutsTest {
   }
 
   @Test
+  void dropoutOfEveryElementDrawsNothing() {
+    // torch.manual_seed(0); F.dropout(torch.ones(10), 1.0); torch.rand(3)[0] -> 0.49625658988952637, the same as
+    // without the dropout: at p = 1 torch multiplies by 0 and leaves the generator where it was
+    for (java.util.function.Function<Generator, Tensor> drop : java.util.List.<java.util.function.Function<Generator,
+        Tensor>>of(g -> Dropouts.dropout(Tensor.ones(10), 1.0, true, g),
+        g -> Dropouts.dropout2d(Tensor.ones(2, 3, 2, 2), 1.0, true, g))) {
+      Generator g = new Generator(0);
+      assertEquals(0, drop.apply(g).abs().sum().item());
+      assertEquals(0.49625658988952637, Tensor.rand(g, 1).item(), 0.0);
+    }
+  }
+
+  @Test
   void keepsTheMeanAndZeroesAboutPOfTheElements() {
     int n = 200_000;
     for (double p : new double[] {0.1, 0.5, 0.8}) {
