@@ -51,6 +51,10 @@ public abstract class Observer {
           + " <= quant_min < quant_max <= " + t.max() + " for " + t.torchName() + ", got quant_min=" + quantMin
           + ", quant_max=" + quantMax);
     }
+    if (quantMin > 0 || quantMax < 0) { // torch: "Used-specified quantization range must include 0."
+      throw new IllegalArgumentException(getClass().getSimpleName() + ": quant range must include 0 (a zero point"
+          + " in it represents 0.0 exactly), got quant_min=" + quantMin + ", quant_max=" + quantMax);
+    }
     this.scheme = scheme;
     this.quantMin = quantMin;
     this.quantMax = quantMax;

@@ -54,6 +54,10 @@ class QuantizationTest {
     assertThrows(IllegalArgumentException.class, () -> new MinMaxObserver(QScheme.perChannelAffine(QDType.QINT8, 0), false));
     assertThrows(IllegalArgumentException.class, () -> new MinMaxObserver(QScheme.perTensorSymmetric(QDType.QUINT8), true));
     assertThrows(IllegalArgumentException.class, () -> new MinMaxObserver(QScheme.perTensorAffine(QDType.QINT8), -200, 0));
+    // torch: MinMaxObserver(dtype=torch.quint8, quant_min=10, quant_max=20) -> AssertionError: Used-specified
+    // quantization range must include 0.
+    assertThrows(IllegalArgumentException.class, () -> new MinMaxObserver(QScheme.perTensorAffine(QDType.QUINT8), 10, 20));
+    assertThrows(IllegalArgumentException.class, () -> new MinMaxObserver(QScheme.perTensorAffine(QDType.QINT8), -20, -10));
     assertThrows(IllegalStateException.class,
         () -> Quantization.quantize(x, QScheme.perChannelSymmetric(QDType.QINT8, 0)).scale());
     var ch = assertThrows(IllegalArgumentException.class, () -> {

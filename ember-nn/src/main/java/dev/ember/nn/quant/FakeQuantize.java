@@ -84,7 +84,8 @@ public class FakeQuantize extends Module {
 
   /**
    * {@code torch.fake_quantize_per_tensor_affine}: {@code (clamp(rint(x * (1 / scale)) + zeroPoint, qmin, qmax) -
-   * zeroPoint) * scale}, float32 arithmetic for float32 x (as torch), float64 for float64 x; straight-through
+   * zeroPoint) * scale}, float32 arithmetic for float32 x (as torch), float64 for float64 x times the float32
+   * reciprocal of the scale (as torch's kernels); straight-through
    * gradient (see the class documentation).
    */
   public static Tensor perTensorAffine(Tensor x, float scale, int zeroPoint, int quantMin, int quantMax) {
@@ -134,7 +135,9 @@ public class FakeQuantize extends Module {
       for (int i = 0; i < v.length; i++) {
         int c = axis < 0 ? 0 : (i / inner) % n;
         double s = scales[c];
-        double r = Math.rint(v[i] * (1.0 / s)) + zps[c];
+        // torch's kernels multiply a float64 input by the float32 reciprocal 1.0f / scale, widened (1.0f / 0.1f is
+        // exactly 10, 1.0 / (double) 0.1f is not: inputs at a rounding tie, 0.15 at scale 0.1, rounded the other way)
+        double r = Math.rint(v[i] * (double) (1.0f / scales[c])) + zps[c];
         m[i] = r >= qmin && r <= qmax ? 1 : 0;
         y[i] = (Math.max(qmin, Math.min(qmax, r)) - zps[c]) * s;
       }

@@ -79,6 +79,20 @@ class FakeQuantizeTest {
    * A finite-difference gradient check would therefore fail by design; this checks the definition, in float64.
    */
   @Test
+  void float64InputsAreScaledByTheFloat32ReciprocalAsTorchsKernels() {
+    // x = torch.tensor([0.15, 12.75, -0.15], dtype=torch.float64, requires_grad=True)
+    // y = torch.fake_quantize_per_tensor_affine(x, 0.1, 0, -128, 127); y.sum().backward()
+    // y -> [0.2, 12.7, -0.2] (as float64 products of 0.1f), x.grad -> [1, 0, 1]: 12.75 * 10 = 127.5 rounds to 128,
+    // outside the range
+    Tensor x = Tensor.of(new double[] {0.15, 12.75, -0.15}, 3).requiresGrad(true);
+    Tensor y = FakeQuantize.perTensorAffine(x, 0.1f, 0, -128, 127);
+    y.sum().backward();
+    double s = 0.1f;
+    assertArrayEquals(new double[] {2 * s, 127 * s, -2 * s}, y.toDoubleArray());
+    assertArrayEquals(new double[] {1, 0, 1}, x.grad().toDoubleArray());
+  }
+
+  @Test
   void straightThroughGradientFollowsItsDefinitionInFloat64() {
     Generator gen = new Generator(3);
     Tensor x = Tensor.randn(gen, DType.F64, 7, 9).mul(4).requiresGrad(true);
