@@ -30,6 +30,20 @@ public enum DType {
   private final String torchName;
 
   /**
+   * Significand bits, the hidden one included ({@code std::numeric_limits<T>::digits}): 24 float32, 53 float64, 8
+   * bfloat16, 11 float16; 0 for the integer dtypes.
+   */
+  public int digits() {
+    return switch (this) {
+      case F32 -> 24;
+      case F64 -> 53;
+      case BF16 -> 8;
+      case F16 -> 11;
+      default -> 0;
+    };
+  }
+
+  /**
    * Whether this dtype holds {@code s} as it is: any number for a floating dtype (rounded to it, as PyTorch rounds a
    * Python float scalar), an integral s within range for an integer one, 0 or 1 for BOOL. A Java double does not say
    * whether it was written as an integer, so a scalar that this does not hold is taken as floating.

@@ -71,16 +71,10 @@ final class Factory {
 
   static Tensor rand(Generator gen, DType dtype, int[] shape) {
     Check.floatingType("rand", dtype);
-    if (dtype.isHalf()) {
-      // float32's numbers rounded once to the half dtype; one that rounds up to 1 becomes the largest value below
-      // it, so that [0, 1) still holds (bfloat16 keeps 8 significant bits: 0.998 rounds to 1)
-      Tensor t = rand(gen, DType.F32, shape).to(dtype);
-      Storage s = t.storage();
-      double below = dtype == DType.BF16 ? 1 - 0x1p-8 : 1 - 0x1p-11;
-      for (int i = 0, n = s.size(); i < n; i++) {
-        if (s.getDouble(i) >= 1) s.setDouble(i, below);
-      }
-      return t;
+    if (dtype.isHalf()) { // as torch: the half dtype's significand bits of each output, exact in it and below 1
+      Tensor f = Tensor.empty(DType.F32, shape);
+      gen.fillUniform(f.storage().floats(), 0, f.storage().size(), 0, 1, dtype.digits());
+      return f.to(dtype);
     }
     Tensor t = Tensor.empty(dtype, shape);
     Storage s = t.storage();

@@ -12,7 +12,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>The engine is the 32-bit Mersenne Twister (MT19937) seeded as {@code torch.manual_seed} seeds
  * it, and each kind of draw transforms its output as PyTorch's CPU kernels do: {@code rand} of
- * float32 keeps 24 bits of one 32-bit output, float64 53 bits of two; {@code randn} of 16 or more
+ * float32 keeps 24 bits of one 32-bit output, float64 53 bits of two, bfloat16 and float16 8 and 11 bits of one
+ * (their {@code randn} is float32's rounded, not torch's half Box-Muller); {@code randn} of 16 or more
  * elements fills uniforms and turns each block of 16 into normals by Box-Muller (the last partial
  * block is redrawn), fewer elements are drawn one by one with the second value of each pair cached
  * in the generator; {@code randint} and {@code randperm} take one 32-bit output modulo the range.
@@ -277,6 +278,21 @@ public final class Generator {
       next = k + run;
       i += run;
     }
+  }
+
+  /**
+   * Fills {@code a} with the uniform values in [from, to) of a half tensor whose significand has {@code digits} bits
+   * (8 for bfloat16, 11 for float16), as torch's {@code uniform_} on one: each keeps {@code digits} bits of one
+   * 32-bit output ({@code torch.manual_seed(0); torch.rand(1, dtype=torch.bfloat16)} is 172 / 256, the output's low
+   * byte), scaled in float32; the caller rounds each to the half dtype (exactly, for [0, 1)).
+   */
+  public void fillUniform(float[] a, int off, int n, double from, double to, int digits) {
+    draw();
+    float f = (float) from;
+    float range = (float) to - f;
+    int mask = (1 << digits) - 1;
+    float unit = Math.scalb(1f, -digits);
+    for (int i = off; i < off + n; i++) a[i] = Math.fma((nextInt() & mask) * unit, range, f);
   }
 
   /** Fills {@code a} with uniform values in [from, to), as {@code uniform_(from, to)} on float64. */

@@ -248,8 +248,8 @@ public final class Tensor implements View {
   }
 
   /**
-   * Uniform in [0, 1) of {@code dtype}: float32's numbers from {@code gen} for BF16/F16, rounded once (one that
-   * rounds up to 1 becomes the largest value below 1).
+   * Uniform in [0, 1) of {@code dtype}, as torch draws it: for BF16/F16 each value keeps the dtype's significand bits
+   * (8, 11) of one 32-bit output, so it is exact in the dtype and below 1.
    */
   public static Tensor rand(Generator gen, DType dtype, int... shape) {
     return Factory.rand(gen, dtype, shape);

@@ -4,11 +4,13 @@ import dev.ember.backend.RandomKernels;
 import dev.ember.backend.View;
 import dev.ember.tensor.DType;
 import dev.ember.tensor.Generator;
+import dev.ember.tensor.HalfFloats;
 import dev.ember.tensor.Storage;
 
 /**
- * The random fills on the CPU: the generator writes the storage arrays directly. A BF16/F16 view gets float32's
- * numbers (the same draws from the generator), computed in float32 and rounded once to the half dtype.
+ * The random fills on the CPU: the generator writes the storage arrays directly. A BF16/F16 view is computed in
+ * float32 and rounded once to the half dtype: its uniform draws keep the half dtype's significand bits of each output,
+ * as torch's; its normal draws are float32's (torch's half Box-Muller, which runs in the half dtype, is not followed).
  */
 final class CpuRandom implements RandomKernels {
   CpuRandom() {}
@@ -16,7 +18,11 @@ final class CpuRandom implements RandomKernels {
   @Override
   public void uniform(View out, double from, double to, Generator gen) {
     Storage s = out.storage();
-    if (out.dtype().isHalf()) narrow(out, floats(out, f -> gen.fillUniform(f, 0, f.length, from, to)));
+    if (out.dtype().isHalf()) { // as torch's uniform_real_distribution<Half/BFloat16>: the bounds in the dtype first
+      double lo = half(out.dtype(), from);
+      double hi = half(out.dtype(), to);
+      narrow(out, floats(out, f -> gen.fillUniform(f, 0, f.length, lo, hi, out.dtype().digits())));
+    }
     else if (out.dtype() == DType.F32) gen.fillUniform(s.floats(), out.offset(), (int) out.numel(), from, to);
     else gen.fillUniform(s.doubles(), out.offset(), (int) out.numel(), from, to);
   }
@@ -27,6 +33,12 @@ final class CpuRandom implements RandomKernels {
     if (out.dtype().isHalf()) narrow(out, floats(out, f -> gen.fillNormal(f, 0, f.length, mean, std)));
     else if (out.dtype() == DType.F32) gen.fillNormal(s.floats(), out.offset(), (int) out.numel(), mean, std);
     else gen.fillNormal(s.doubles(), out.offset(), (int) out.numel(), mean, std);
+  }
+
+  /** {@code v} rounded to the half dtype. */
+  private static double half(DType dtype, double v) {
+    float f = (float) v;
+    return dtype == DType.BF16 ? HalfFloats.bf16ToFloat(HalfFloats.bf16(f)) : HalfFloats.f16ToFloat(HalfFloats.f16(f));
   }
 
   /** A float array of out's size filled by {@code fill}. */

@@ -30,17 +30,18 @@ class CpuRandomTest {
   }
 
   /**
-   * A BF16/F16 view gets float32's fills rounded once (it threw a NullPointerException: every nn.init function on a
-   * half tensor did).
+   * A BF16/F16 view's uniform fill keeps the dtype's significand bits of each output, as torch's (HalfDTypeTest has
+   * torch's values); its normal and truncated normal fills are float32's rounded once (every nn.init function on a
+   * half tensor threw a NullPointerException once).
    */
   @Test
-  void halfViewsGetFloat32sFillsRoundedOnce() {
+  void halfViewsGetTheirOwnUniformsAndFloat32sNormalsRoundedOnce() {
     for (DType half : new DType[] {DType.BF16, DType.F16}) {
       Tensor u = Tensor.empty(half, 5, 7);
-      Tensor uf = Tensor.empty(DType.F32, 5, 7);
       K.uniform(u, -1, 2, new Generator(3));
-      K.uniform(uf, -1, 2, new Generator(3));
-      assertArrayEquals(uf.to(half).toDoubleArray(), u.toDoubleArray(), half + " uniform");
+      float[] expected = new float[35];
+      new Generator(3).fillUniform(expected, 0, 35, -1, 2, half.digits());
+      assertArrayEquals(Tensor.of(expected, 5, 7).to(half).toDoubleArray(), u.toDoubleArray(), half + " uniform");
       Tensor n = Tensor.empty(half, 40);
       Tensor nf = Tensor.empty(DType.F32, 40);
       K.normal(n, 0.5, 2, new Generator(4));

@@ -47,20 +47,41 @@ class InitTest {
   }
 
   /**
-   * Every initializer takes a BF16/F16 tensor (each threw a NullPointerException), filling it with the float32
+   * Every initializer takes a BF16/F16 tensor (each threw a NullPointerException). The uniform ones draw as torch's
+   * uniform_ on the half tensor (its significand bits of each output); the normal ones fill it with the float32
    * initializer's values rounded once (orthogonal_ samples its Gaussian in the tensor's type, as PyTorch, so its
    * columns are orthonormal to the half dtype's precision).
    */
   @Test
-  void everyInitializerFillsHalfTensorsWithFloat32sValuesRoundedOnce() {
+  void everyInitializerFillsHalfTensors() {
+    // torch.manual_seed(11); t = torch.empty(6, 5, dtype=...); init.uniform_(t, -1, 1) / xavier_uniform_(t, 1) /
+    // kaiming_uniform_(t, a=math.sqrt(5), mode='fan_in', nonlinearity='leaky_relu'); t.flatten()[:5]
+    java.util.Map<String, double[]> torch = java.util.Map.of(
+        "BF16 uniform_", new double[] {0.1953125, 0.4921875, -0.375, -0.2890625, -0.3671875},
+        "BF16 xavierUniform_", new double[] {0.14453125, 0.36328125, -0.27734375, -0.2138671875, -0.271484375},
+        "BF16 kaimingUniform_", new double[] {0.08740234375, 0.2197265625, -0.16796875, -0.12890625, -0.1640625},
+        "F16 uniform_", new double[] {0.8994140625, 0.6865234375, 0.078125, 0.0888671875, 0.3291015625},
+        "F16 xavierUniform_", new double[] {0.66455078125, 0.50732421875, 0.057708740234375, 0.065673828125,
+            0.2431640625},
+        "F16 kaimingUniform_", new double[] {0.40234375, 0.30712890625, 0.034942626953125, 0.03973388671875,
+            0.147216796875});
     for (dev.ember.tensor.DType half : new dev.ember.tensor.DType[] {dev.ember.tensor.DType.BF16,
         dev.ember.tensor.DType.F16}) {
+      java.util.Map<String, java.util.function.BiFunction<Tensor, Generator, Tensor>> uniforms =
+          new java.util.LinkedHashMap<>();
+      uniforms.put("uniform_", (t, g) -> Init.uniform_(t, -1, 1, g));
+      uniforms.put("xavierUniform_", (t, g) -> Init.xavierUniform_(t, 1, g));
+      uniforms.put("kaimingUniform_", (t, g) -> Init.kaimingUniform_(t, Math.sqrt(5), Init.FanMode.FAN_IN,
+          "leaky_relu", g));
+      for (var e : uniforms.entrySet()) {
+        Tensor h = e.getValue().apply(Tensor.empty(half, 6, 5), new Generator(11));
+        assertEquals(half, h.dtype());
+        String key = half + " " + e.getKey();
+        assertArrayEquals(torch.get(key), java.util.Arrays.copyOf(h.toDoubleArray(), 5), key);
+      }
       java.util.Map<String, java.util.function.BiFunction<Tensor, Generator, Tensor>> inits = new java.util.LinkedHashMap<>();
-      inits.put("uniform_", (t, g) -> Init.uniform_(t, -1, 1, g));
       inits.put("normal_", (t, g) -> Init.normal_(t, 0, 1, g));
-      inits.put("xavierUniform_", (t, g) -> Init.xavierUniform_(t, 1, g));
       inits.put("xavierNormal_", (t, g) -> Init.xavierNormal_(t, 1, g));
-      inits.put("kaimingUniform_", (t, g) -> Init.kaimingUniform_(t, Math.sqrt(5), Init.FanMode.FAN_IN, "leaky_relu", g));
       inits.put("kaimingNormal_", (t, g) -> Init.kaimingNormal_(t, 0, Init.FanMode.FAN_OUT, "relu", g));
       inits.put("truncNormal_", (t, g) -> Init.truncNormal_(t, 0, 1, -2, 2, g));
       for (var e : inits.entrySet()) {
