@@ -215,13 +215,24 @@ __device__ __forceinline__ double m_mul(double a, double b) { return __dmul_rn(a
 __device__ __forceinline__ float m_add(float a, float b) { return __fadd_rn(a, b); }
 __device__ __forceinline__ double m_add(double a, double b) { return __dadd_rn(a, b); }
 
-// Java's Math.pow where C's differs: a NaN exponent gives NaN (C: pow(1, NaN) = 1), and so does 1 or -1 to an
-// infinite power (C: 1).
+// C's pow, as PyTorch and the CPU's kernels (which take C99's special cases where Java's Math.pow differs):
+// pow(1, y) = 1 for every y, NaN included, and pow(-1, +-inf) = 1.
 template <typename T>
 __device__ __forceinline__ T ew_pow(T x, T y) {
-  if (y != y) return y;
-  if (m_abs(x) == (T)1 && isinf(y)) return (T)EW_NAN;
   return m_pow(x, y);
+}
+
+// a^b by repeated squaring, each product wrapping in 64 bits (ScalarKernels.powInteger, PyTorch's powi); a negative
+// exponent gives 1 for a base of 1, +-1 for -1 by its parity, else 0.
+__device__ __forceinline__ long long ew_powi(long long a, long long b) {
+  if (b < 0) return a == 1 ? 1 : a == -1 ? ((b & 1) == 0 ? 1 : -1) : 0;
+  unsigned long long r = 1ULL, x = (unsigned long long)a;
+  while (b != 0) {
+    if (b & 1) r *= x;
+    b >>= 1;
+    x *= x;
+  }
+  return (long long)r;
 }
 
 // Java's Math.max/min: NaN wins, and +0 is larger than -0.
@@ -305,8 +316,8 @@ __device__ __forceinline__ T ew_arith(int op, T a, T b) {
   }
 }
 
-// Arithmetic binary ops on 64-bit integers as CpuBackend.integerOp: Java's wrap-around (done in unsigned, where
-// C++ defines it), x / 0 = 0, truncating division (MIN / -1 wraps to MIN), pow through double.
+// Arithmetic binary ops on 64-bit integers as ScalarKernels.applyInteger: Java's wrap-around (done in unsigned,
+// where C++ defines it), x / 0 = 0, truncating division (MIN / -1 wraps to MIN), pow by squaring (ew_powi).
 __device__ __forceinline__ long long ew_arith_l(int op, long long a, long long b) {
   unsigned long long ua = (unsigned long long)a, ub = (unsigned long long)b;
   switch (op) {
@@ -314,13 +325,7 @@ __device__ __forceinline__ long long ew_arith_l(int op, long long a, long long b
     case B_SUB: return (long long)(ua - ub);
     case B_MUL: return (long long)(ua * ub);
     case B_DIV: return b == 0 ? 0 : b == -1 ? (long long)(0ULL - ua) : a / b;
-    case B_POW: {
-      // (long) Math.pow(a, b): an integer power below 2^50 is rounded to the integer it is, so that a pow within
-      // its 2 ulp of error (say 80.99999999999999 for 3^4) truncates as Java's exact one does
-      double r = ew_pow((double)a, (double)b);
-      if (b >= 0 && fabs(r) < 1125899906842624.0) r = rint(r);
-      return ew_d2l(r);
-    }
+    case B_POW: return ew_powi(a, b);
     case B_MAXIMUM: return a >= b ? a : b;
     case B_MINIMUM: return a <= b ? a : b;
     default: return 0;
@@ -346,7 +351,28 @@ __device__ __forceinline__ int ew_test(int op, T a, T b) {
 
 // ------------------------------------------------------------------------------------------ kernels
 
-// out = op(x): in float when both are F32, else in double (the CPU's getDouble/apply/setDouble).
+// The unary ops defined on integers, in 64-bit two's complement (ScalarKernels.applyInteger): neg and abs of the
+// most negative value give it back, a square past the range wraps; the rounding ops leave an integer as it is.
+__device__ __forceinline__ bool ew_integer_unary(int op) {
+  return op == U_NEG || op == U_ABS || op == U_SIGN || op == U_SQUARE || op == U_RELU || op == U_FLOOR
+      || op == U_CEIL || op == U_ROUND || op == U_TRUNC;
+}
+
+__device__ __forceinline__ long long ew_unary_l(int op, long long x) {
+  unsigned long long ux = (unsigned long long)x;
+  switch (op) {
+    case U_NEG: return (long long)(0ULL - ux);
+    case U_ABS: return x < 0 ? (long long)(0ULL - ux) : x;
+    case U_SIGN: return x > 0 ? 1 : x < 0 ? -1 : 0;
+    case U_SQUARE: return (long long)(ux * ux);
+    case U_RELU: return x <= 0 ? 0 : x;
+    default: return x;
+  }
+}
+
+// out = op(x): in float when both are F32, in 64-bit integers when both are integers (or BOOL) and the op is
+// defined on them (the CPU's getLong/applyInteger/setLong: a narrower out keeps the low bits), else in double (the
+// CPU's getDouble/apply/setDouble).
 template <typename TI, typename TO>
 __device__ __forceinline__ void ew_unary(const Geo& go, const Geo& gx, TO* out, const TI* x, int op, double p) {
   EW_GRID_LOOP(go.numel) {
@@ -354,6 +380,10 @@ __device__ __forceinline__ void ew_unary(const Geo& go, const Geo& gx, TO* out, 
     ew_off2(go, gx, i, oo, xo);
     if constexpr (ew_same<TI, float>::value && ew_same<TO, float>::value) {
       out[oo] = ew_unary_op<float>(op, x[xo], (float)p);
+    } else if constexpr (!ew_floating<TI>::value && !ew_half<TI>::value && !ew_floating<TO>::value
+        && !ew_half<TO>::value) {
+      if (ew_integer_unary(op)) out[oo] = ew_cv<TO>(ew_unary_l(op, ew_cv<long long>(x[xo])));
+      else out[oo] = ew_cv<TO>(ew_unary_op<double>(op, ew_cv<double>(x[xo]), p));
     } else {
       out[oo] = ew_cv<TO>(ew_unary_op<double>(op, ew_cv<double>(x[xo]), p));
     }
@@ -373,6 +403,10 @@ __device__ __forceinline__ void ew_binary(const Geo& go, const Geo& ga, const Ge
     TB vb = b[bo];
     if (op >= B_EQ) {
       if constexpr (ew_same<TA, TB>::value && !ew_half<TA>::value) out[oo] = ew_cv<TO>(ew_test<TA>(op, va, vb));
+      else if constexpr (!ew_floating<TA>::value && !ew_half<TA>::value && !ew_floating<TB>::value
+          && !ew_half<TB>::value) { // two integer dtypes: as longs, exact beyond 2^53 (the CPU's applyInteger)
+        out[oo] = ew_cv<TO>(ew_test<long long>(op, ew_cv<long long>(va), ew_cv<long long>(vb)));
+      }
       else out[oo] = ew_cv<TO>(ew_test<double>(op, ew_cv<double>(va), ew_cv<double>(vb)));
     } else if constexpr (ew_same<TA, float>::value && ew_same<TB, float>::value && ew_same<TO, float>::value) {
       out[oo] = ew_arith<float>(op, va, vb);
