@@ -106,12 +106,14 @@ public abstract class Module {
    */
   public final Tensor call(List<Tensor> inputs, Supplier<Tensor> body) {
     if (checkpointed) body = checkpointed(inputs, body);
-    if (forwardHooks == null) return body.get();
-    // a hook is Java code that a captured graph would not run again (nor what it does with the tensors)
-    dev.ember.autograd.Tracing.unsupported("forward hook", name() + " has " + forwardHooks.size()
-        + " forward hook" + (forwardHooks.size() == 1 ? "" : "s") + ", which a graph would not call");
+    ArrayList<ForwardHook> registered = forwardHooks; // read once: a hook's handle may drop the list meanwhile
+    if (registered == null) return body.get();
     // a snapshot, so that a hook may remove itself (or register another) during the call
-    ForwardHook[] hooks = forwardHooks.toArray(new ForwardHook[0]);
+    ForwardHook[] hooks = registered.toArray(new ForwardHook[0]);
+    if (dev.ember.autograd.Tracing.active()) { // a hook is Java code that a captured graph would not run again
+      dev.ember.autograd.Tracing.unsupported("forward hook", name() + " has " + hooks.length + " forward hook"
+          + (hooks.length == 1 ? "" : "s") + ", which a graph would not call");
+    }
     for (ForwardHook h : hooks) h.beforeForward(this, inputs);
     Tensor out = body.get();
     for (ForwardHook h : hooks) h.afterForward(this, inputs, out);
