@@ -35,10 +35,13 @@ public final class CompiledModule extends Module {
   /** Why the marked batch dim could not stay symbolic, or null. */
   private String batchNote;
   /** The graph the last call ran and what its input was (shape, dtype, train mode): a call like it skips the map. */
-  private GraphPlan lastPlan;
-  private int[] lastShape;
-  private DType lastDtype;
-  private boolean lastTraining;
+  private volatile Last lastPlan;
+
+  /**
+   * The fast path's one entry, replaced whole (never mutated): threads sharing the module read a plan with the
+   * signature it was made for (four fields written one by one let one call pair another's plan with its shape).
+   */
+  private record Last(GraphPlan plan, int[] shape, DType dtype, boolean training) {}
   private boolean planMemory = true;
   private boolean reuseOutput;
   /**
@@ -46,7 +49,7 @@ public final class CompiledModule extends Module {
    * registered or removed, a child added) the graphs may hold stale tensors or skip a hook, so every signature is
    * traced again.
    */
-  private long changeCount = Module.changeCount();
+  private volatile long changeCount = Module.changeCount();
 
   CompiledModule(Module module, List<Pass> passes) {
     this(module, null, passes, "");
@@ -131,7 +134,9 @@ public final class CompiledModule extends Module {
   /**
    * Whether an inference call's result is written into a buffer of the memory plan too (default: off), so that a
    * call allocates no tensor memory at all. The result is then valid until the next call: that call releases it,
-   * and using it afterwards throws an {@link IllegalStateException} (copy it with {@code clone()} to keep it).
+   * and using it afterwards throws an {@link IllegalStateException} (copy it with {@code clone()} to keep it). The
+   * next call is any thread's: a module called from several threads must leave this off (or each thread must have
+   * its own compiled module), since another thread's call overwrites the buffer while a reader may be using it.
    *
    * @return this
    */
@@ -182,9 +187,11 @@ public final class CompiledModule extends Module {
   private void guardChanges() {
     long now = Module.changeCount();
     if (now == changeCount) return;
-    plans.clear();
-    lastPlan = null;
-    changeCount = now;
+    synchronized (plans) {
+      plans.clear();
+      lastPlan = null;
+      changeCount = now;
+    }
   }
 
   /**
@@ -206,31 +213,32 @@ public final class CompiledModule extends Module {
   public Tensor forward(Tensor x) {
     guardChanges();
     boolean training = module.isTraining();
-    GraphPlan last = lastPlan;
-    if (last != null && x.dtype() == lastDtype && training == lastTraining && Arrays.equals(x.shapeRef(), lastShape)) {
-      return last.executor().run(x);
+    Last last = lastPlan;
+    if (last != null && x.dtype() == last.dtype() && training == last.training()
+        && Arrays.equals(x.shapeRef(), last.shape())) {
+      return last.plan().executor().run(x);
     }
-    Signature sig = Signature.of(x, training, batchDim);
-    Plan plan = plans.get(sig);
-    boolean otherBatch = plan instanceof GraphPlan g && batchDim >= 0 && x.dim() > batchDim && !g.generic()
-        && g.tracedSize(batchDim) != x.shapeRef()[batchDim];
-    if (plan == null || otherBatch) { // the trace is an eager run: its result is this call's (side effects once)
-      boolean grad = dev.ember.autograd.Grad.enabled();
-      long t0 = System.nanoTime();
-      Capture.Result r = Capture.trace(forward != null ? forward : in -> module.call(in[0]), new Tensor[] {x},
-          Compiler.names(module), where);
-      Plan traced = plan(r, System.nanoTime() - t0);
-      if (otherBatch) generalize(sig, (GraphPlan) plan, traced, x);
-      else plans.put(sig, traced);
-      changeCount = Module.changeCount(); // what the forward itself registered (a lazy buffer) is in the plan
-      return traced(r, new Tensor[] {x}, grad);
+    Plan plan;
+    synchronized (plans) { // threads sharing the module: one traces a signature, the others wait for its plan
+      Signature sig = Signature.of(x, training, batchDim);
+      plan = plans.get(sig);
+      boolean otherBatch = plan instanceof GraphPlan g && batchDim >= 0 && x.dim() > batchDim && !g.generic()
+          && g.tracedSize(batchDim) != x.shapeRef()[batchDim];
+      if (plan == null || otherBatch) { // the trace is an eager run: its result is this call's (side effects once)
+        boolean grad = dev.ember.autograd.Grad.enabled();
+        long t0 = System.nanoTime();
+        Capture.Result r = Capture.trace(forward != null ? forward : in -> module.call(in[0]), new Tensor[] {x},
+            Compiler.names(module), where);
+        Plan traced = plan(r, System.nanoTime() - t0);
+        if (otherBatch) generalize(sig, (GraphPlan) plan, traced, x);
+        else plans.put(sig, traced);
+        changeCount = Module.changeCount(); // what the forward itself registered (a lazy buffer) is in the plan
+        return traced(r, new Tensor[] {x}, grad);
+      }
     }
     return switch (plan) {
       case GraphPlan g -> {
-        lastPlan = g;
-        lastShape = x.shape();
-        lastDtype = x.dtype();
-        lastTraining = training;
+        lastPlan = new Last(g, x.shape(), x.dtype(), training);
         yield g.executor().run(x);
       }
       case EagerPlan e -> forward != null ? forward.apply(new Tensor[] {x}) : module.call(x);
@@ -256,14 +264,17 @@ public final class CompiledModule extends Module {
     guardChanges();
     boolean training = module.isTraining();
     Signature sig = Signature.of(inputs, training);
-    Plan plan = plans.get(sig);
-    if (plan == null) {
-      boolean grad = dev.ember.autograd.Grad.enabled();
-      long t0 = System.nanoTime();
-      Capture.Result r = Capture.trace(forward, inputs.clone(), Compiler.names(module), where);
-      plans.put(sig, plan(r, System.nanoTime() - t0));
-      changeCount = Module.changeCount();
-      return traced(r, inputs, grad);
+    Plan plan;
+    synchronized (plans) {
+      plan = plans.get(sig);
+      if (plan == null) {
+        boolean grad = dev.ember.autograd.Grad.enabled();
+        long t0 = System.nanoTime();
+        Capture.Result r = Capture.trace(forward, inputs.clone(), Compiler.names(module), where);
+        plans.put(sig, plan(r, System.nanoTime() - t0));
+        changeCount = Module.changeCount();
+        return traced(r, inputs, grad);
+      }
     }
     return switch (plan) {
       case GraphPlan g -> g.graph().run(inputs);

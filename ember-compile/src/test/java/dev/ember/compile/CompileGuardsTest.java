@@ -194,6 +194,37 @@ class CompileGuardsTest {
   }
 
   @Test
+  void threadsSharingACompiledModuleGetTheirOwnSignaturesResults() throws Exception {
+    // a server's request threads on one module: the fast path's plan and its shape were four fields written one by
+    // one, so a call could run another batch size's graph (Graph.run: input 0 must be f32[2, 8]: input=[1, 8])
+    Generator.manualSeed(13);
+    Module m = dev.ember.nn.Models.mlp(8, 16, 4).eval();
+    CompiledModule c = Compiler.compile(m);
+    Tensor[] xs = {Tensor.randn(1, 8), Tensor.randn(2, 8), Tensor.randn(3, 8)};
+    Tensor[] expected = new Tensor[xs.length];
+    for (int i = 0; i < xs.length; i++) expected[i] = eager(m, xs[i]);
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(4);
+    try {
+      List<java.util.concurrent.Future<Integer>> runs = new java.util.ArrayList<>();
+      for (int t = 0; t < 4; t++) {
+        int seed = t;
+        runs.add(pool.submit(() -> {
+          int wrong = 0;
+          for (int k = 0; k < 3000; k++) {
+            int i = (k + seed) % xs.length;
+            Tensor y = eager(c, xs[i]);
+            if (!java.util.Arrays.equals(expected[i].toFloatArray(), y.toFloatArray())) wrong++;
+          }
+          return wrong;
+        }));
+      }
+      for (var r : runs) assertEquals(0, r.get(60, java.util.concurrent.TimeUnit.SECONDS));
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
   void aTensorThatRequiresGradButIsNoParameterGetsEagersGradientEveryStep() {
     FreeLeaf e = new FreeLeaf();
     FreeLeaf m = new FreeLeaf();
