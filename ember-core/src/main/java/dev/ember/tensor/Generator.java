@@ -30,7 +30,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>{@link #logDraws()} notes, for a scope, which generators the calling thread draws from and their states
  * before the first draw: how gradient checkpointing replays a segment's dropout masks.
  *
- * <p>Not thread-safe: give each thread its own generator.
+ * <p>Thread-safe, as PyTorch's generators (which lock): each draw, fill or state access holds this generator's
+ * lock, so threads sharing one ({@link #global()}: the default of every random op) interleave their draws, each
+ * call's numbers consecutive; give each thread its own generator for sequences that do not depend on the timing.
  */
 public final class Generator {
   private static final int N = 624;
@@ -137,7 +139,7 @@ public final class Generator {
     return seed;
   }
 
-  private void manualSeed0(long seed) {
+  private synchronized void manualSeed0(long seed) {
     this.seed = seed;
     hasNormal = false;
     cachedNormal = 0;
@@ -147,7 +149,7 @@ public final class Generator {
   }
 
   /** The whole state ({@link #STATE_LONGS} values), for {@link #setState(long[])}. */
-  public long[] state() {
+  public synchronized long[] state() {
     long[] s = new long[STATE_LONGS];
     for (int i = 0; i < N / 2; i++) s[i] = ((long) mt[2 * i] << 32) | (mt[2 * i + 1] & 0xFFFFFFFFL);
     s[N / 2] = next;
@@ -158,7 +160,7 @@ public final class Generator {
   }
 
   /** Restores a state from {@link #state()}; rejects arrays of the wrong length or position. */
-  public void setState(long[] s) {
+  public synchronized void setState(long[] s) {
     if (s == null || s.length != STATE_LONGS) {
       throw new IllegalArgumentException("Generator.setState: expected " + STATE_LONGS + " values, got "
           + (s == null ? "null" : Integer.toString(s.length)));
@@ -195,10 +197,32 @@ public final class Generator {
   }
 
   /** The next 32 random bits (PyTorch's {@code random()}). */
-  public int nextInt() {
+  public synchronized int nextInt() {
     draw();
+    return next32();
+  }
+
+  /** {@link #nextInt()} for a caller that holds the lock and has noted the draw. */
+  private int next32() {
     if (next >= N) twist();
     return temper(mt[next++]);
+  }
+
+  /**
+   * Writes {@code value} where a uniform draw ({@link #nextDouble()}'s, one per element, in order) falls below
+   * {@code keepProb}, else 0, into {@code n} elements of {@code s} from {@code off}: a dropout mask, as torch's
+   * {@code bernoulli_(keepProb)}, drawn under one lock instead of one per element.
+   */
+  public synchronized void fillBernoulli(Storage s, int off, int n, double keepProb, double value) {
+    draw();
+    for (int i = 0; i < n; i++) s.setDouble(off + i, uniform53() < keepProb ? value : 0);
+  }
+
+  /** {@link #nextDouble()} for a caller that holds the lock and has noted the draw. */
+  private double uniform53() {
+    long hi = next32() & 0xFFFFFFFFL;
+    long lo = next32() & 0xFFFFFFFFL;
+    return (((hi << 32) | lo) & ((1L << 53) - 1)) * 0x1.0p-53;
   }
 
   private static int temper(int y) {
@@ -209,7 +233,7 @@ public final class Generator {
   }
 
   /** The next 64 random bits: two 32-bit outputs, the first one high (PyTorch's {@code random64()}). */
-  public long nextLong() {
+  public synchronized long nextLong() {
     draw();
     long hi = nextInt() & 0xFFFFFFFFL;
     long lo = nextInt() & 0xFFFFFFFFL;
@@ -217,13 +241,13 @@ public final class Generator {
   }
 
   /** Uniform in [0, 1) with 53 random bits from {@link #nextLong()} (a float64 {@code rand} element). */
-  public double nextDouble() {
+  public synchronized double nextDouble() {
     draw();
     return (nextLong() & ((1L << 53) - 1)) * 0x1.0p-53;
   }
 
   /** Uniform in [0, 1) with 24 random bits from {@link #nextInt()} (a float32 {@code rand} element). */
-  public float nextFloat() {
+  public synchronized float nextFloat() {
     draw();
     return unitFloat(nextInt());
   }
@@ -238,7 +262,7 @@ public final class Generator {
    * {@code bound} when it is below 2^32, else one 64-bit output (the modulo bias, under
    * {@code bound / 2^32}, is PyTorch's too).
    */
-  public long nextLong(long bound) {
+  public synchronized long nextLong(long bound) {
     draw();
     if (bound <= 0) throw new IllegalArgumentException("Generator.nextLong: bound must be positive, got " + bound);
     if (bound < 1L << 32) return (nextInt() & 0xFFFFFFFFL) % bound;
@@ -249,7 +273,7 @@ public final class Generator {
    * A standard normal value (a float64 draw of PyTorch's {@code normal_distribution}): Box-Muller on
    * two {@link #nextDouble()} values; the sine of the pair is cached and returned by the next call.
    */
-  public double nextGaussian() {
+  public synchronized double nextGaussian() {
     draw();
     if (hasNormal) {
       hasNormal = false;
@@ -265,7 +289,7 @@ public final class Generator {
   }
 
   /** Fills {@code a} with uniform values in [from, to), as {@code torch.empty(n).uniform_(from, to)} (float32). */
-  public void fillUniform(float[] a, int off, int n, double from, double to) {
+  public synchronized void fillUniform(float[] a, int off, int n, double from, double to) {
     draw();
     float f = (float) from;
     float range = (float) to - f;
@@ -286,7 +310,7 @@ public final class Generator {
    * 32-bit output ({@code torch.manual_seed(0); torch.rand(1, dtype=torch.bfloat16)} is 172 / 256, the output's low
    * byte), scaled in float32; the caller rounds each to the half dtype (exactly, for [0, 1)).
    */
-  public void fillUniform(float[] a, int off, int n, double from, double to, int digits) {
+  public synchronized void fillUniform(float[] a, int off, int n, double from, double to, int digits) {
     draw();
     float f = (float) from;
     float range = (float) to - f;
@@ -296,10 +320,10 @@ public final class Generator {
   }
 
   /** Fills {@code a} with uniform values in [from, to), as {@code uniform_(from, to)} on float64. */
-  public void fillUniform(double[] a, int off, int n, double from, double to) {
+  public synchronized void fillUniform(double[] a, int off, int n, double from, double to) {
     draw();
     double range = to - from;
-    for (int i = off; i < off + n; i++) a[i] = Math.fma(nextDouble(), range, from);
+    for (int i = off; i < off + n; i++) a[i] = Math.fma(uniform53(), range, from);
   }
 
   /**
@@ -307,7 +331,7 @@ public final class Generator {
    * 16 or more elements are made from uniforms in blocks of 16 (the last partial block redrawn
    * over the final 16 elements), fewer one at a time from {@link #nextGaussian()}.
    */
-  public void fillNormal(float[] a, int off, int n, double mean, double std) {
+  public synchronized void fillNormal(float[] a, int off, int n, double mean, double std) {
     draw();
     if (n < 16) {
       for (int i = off; i < off + n; i++) a[i] = (float) (nextGaussian() * std + mean);
@@ -324,17 +348,17 @@ public final class Generator {
   }
 
   /** {@link #fillNormal(float[], int, int, double, double)} for float64. */
-  public void fillNormal(double[] a, int off, int n, double mean, double std) {
+  public synchronized void fillNormal(double[] a, int off, int n, double mean, double std) {
     draw();
     if (n < 16) {
       for (int i = off; i < off + n; i++) a[i] = nextGaussian() * std + mean;
       return;
     }
-    for (int i = off; i < off + n; i++) a[i] = nextDouble();
+    for (int i = off; i < off + n; i++) a[i] = uniform53();
     for (int i = 0; i + 16 <= n; i += 16) normal16(a, off + i, mean, std);
     if (n % 16 != 0) {
       int last = off + n - 16;
-      for (int i = last; i < off + n; i++) a[i] = nextDouble();
+      for (int i = last; i < off + n; i++) a[i] = uniform53();
       normal16(a, last, mean, std);
     }
   }
@@ -409,7 +433,7 @@ public final class Generator {
    * A random permutation of {@code 0..n-1}, as {@code torch.randperm(n, generator=g)}: for
    * {@code i = 0 .. n-2}, swap element {@code i} with element {@code i + nextInt() mod (n - i)}.
    */
-  public int[] permutation(int n) {
+  public synchronized int[] permutation(int n) {
     draw();
     if (n < 0) throw new IllegalArgumentException("Generator.permutation: n must be non-negative, got " + n);
     int[] a = new int[n];
@@ -424,7 +448,7 @@ public final class Generator {
   }
 
   /** Advances the state as {@link #permutation(int)} does, without building it. */
-  public void skipPermutation(int n) {
+  public synchronized void skipPermutation(int n) {
     draw();
     for (int i = 0; i < n - 1; i++) nextInt();
   }

@@ -89,7 +89,7 @@ final class CpuRandom implements RandomKernels {
     Storage s = out.storage();
     int o = out.offset();
     int n = (int) out.numel();
-    for (int i = 0; i < n; i++) s.setDouble(o + i, gen.nextDouble() < keepProb ? value : 0);
+    gen.fillBernoulli(s, o, n, keepProb, value);
   }
 
   private static double normCdf(double x) {
