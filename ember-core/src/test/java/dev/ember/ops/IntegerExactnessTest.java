@@ -34,7 +34,7 @@ class IntegerExactnessTest {
     return Tensor.of(v, v.length);
   }
 
-  private static void assertBools(boolean[] want, Tensor got) {
+  static void assertBools(boolean[] want, Tensor got) {
     double[] d = got.toDoubleArray();
     boolean[] b = new boolean[d.length];
     for (int k = 0; k < d.length; k++) b[k] = d[k] != 0;

@@ -1,19 +1,12 @@
 package dev.ember.ops;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static dev.ember.ops.IntegerExactnessTest.assertBools;
 
 import dev.ember.tensor.Tensor;
 import org.junit.jupiter.api.Test;
 
 /** any and all, against PyTorch 1.13 (each expected value with its line). */
 class LogicalReductionsTest {
-  private static void assertBools(boolean[] want, Tensor got) {
-    double[] d = got.toDoubleArray();
-    boolean[] b = new boolean[d.length];
-    for (int k = 0; k < d.length; k++) b[k] = d[k] != 0;
-    assertArrayEquals(want, b);
-  }
-
   @Test
   void anyOverNothingIsFalseAndAllIsTrue() {
     // torch.zeros(0).any(): tensor(False); torch.zeros(0, 3).any(0): tensor([False, False, False])
