@@ -19,8 +19,18 @@ import java.util.Map;
 final class GraphWalk {
   private final GradMemory memory;
   private final boolean retainGraph;
-  /** Leaves whose gradient is a tensor of this pass they adopted: a second contribution replaces it by a sum. */
-  private final IdentityHashMap<Tensor, Boolean> borrowed = new IdentityHashMap<>();
+  /**
+   * Leaves whose gradient is a tensor of this pass they adopted (the value: that tensor): a second contribution
+   * replaces it by a sum.
+   */
+  private final IdentityHashMap<Tensor, Tensor> borrowed = new IdentityHashMap<>();
+  /**
+   * Every gradient adopted by a pass still running, on any thread: another pass on a shared leaf (threads running
+   * backward on one model, as PyTorch allows) sums onto it out of place, since the pass that lent it may still read
+   * it as a node's pending input.
+   */
+  private static final java.util.Set<Tensor> LENT = java.util.Collections.newSetFromMap(
+      new java.util.concurrent.ConcurrentHashMap<>());
   /** For {@link #capture}: the tensors whose gradients are collected (by slot) instead of passed on; else null. */
   private final Map<Tensor, Integer> boundary;
   private final Tensor[] captured;
@@ -67,7 +77,11 @@ final class GraphWalk {
     try (GradMemory memory = GradMemory.forPass(grad, hooks)) {
       GraphWalk walk = new GraphWalk(memory, retainGraph);
       if (hooks) walk.countHookedLeaves(order.nodes);
-      walk.propagate(order, rootNode, root, grad);
+      try {
+        walk.propagate(order, rootNode, root, grad);
+      } finally {
+        walk.returnLent();
+      }
     }
   }
 
@@ -104,7 +118,11 @@ final class GraphWalk {
         GraphWalk walk = new GraphWalk(memory, false, boundary, captured);
         if (hooks) walk.countHookedLeaves(order.nodes);
         if (activations != null) walk.countHolders(order.nodes, activations);
-        walk.propagate(order, rootNode, root, grad);
+        try {
+          walk.propagate(order, rootNode, root, grad);
+        } finally {
+          walk.returnLent();
+        }
       }
     }
     return captured;
@@ -292,19 +310,30 @@ final class GraphWalk {
    * parameter per step.
    */
   private void accumulate(Tensor leaf, Tensor g) {
-    Tensor existing = leaf.grad();
-    if (existing == null) {
-      if (memory.mayAdopt(g)) {
-        leaf.setGrad(g);
-        borrowed.put(leaf, Boolean.TRUE);
+    synchronized (leaf) { // passes on several threads sharing a leaf: each contribution read-modify-written whole
+      Tensor existing = leaf.grad();
+      Tensor lent = existing == null ? null : borrowed.remove(leaf);
+      if (existing == null) {
+        if (memory.mayAdopt(g)) {
+          leaf.setGrad(g);
+          borrowed.put(leaf, g);
+          LENT.add(g);
+        } else {
+          leaf.setGrad(g.cloneContiguous());
+        }
+      } else if (lent != null || Tracing.active() || LENT.contains(existing)) { // a traced pass: the sum as an op
+        if (lent != null) LENT.remove(lent);
+        leaf.setGrad(existing.add(g));
       } else {
-        leaf.setGrad(g.cloneContiguous());
+        existing.add_(g);
       }
-    } else if (borrowed.remove(leaf) != null || Tracing.active()) { // a traced pass: the sum as an op of the graph
-      leaf.setGrad(existing.add(g));
-    } else {
-      existing.add_(g);
     }
+  }
+
+  /** At the end of a pass: what it adopted is its leaves' alone from now on (see {@link #LENT}). */
+  private void returnLent() {
+    for (Tensor t : borrowed.values()) LENT.remove(t);
+    borrowed.clear();
   }
 
   private static void postAccumulate(Tensor leaf) {
