@@ -8,7 +8,11 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Automatic mixed precision for a scope, as PyTorch's {@code torch.autocast("cpu", dtype)}:
+ * Automatic mixed precision for a scope, as PyTorch's {@code torch.autocast(device, dtype)}, with one op policy on
+ * every device: the lists below follow torch's CUDA policy (softmax, norms, reductions, exp/log and the losses in
+ * F32), which is stricter than torch 1.13's CPU lists (there softmax, layer_norm, sum, exp and the like keep bfloat16
+ * inputs in bfloat16, and dot, outer and conv_transpose2d stay float32). An LSTM's outputs come back in the low
+ * dtype (its cells are lowered; torch's CPU LSTM returns float32):
  * <pre>{@code
  * try (var ac = Autocast.enable(DType.BF16)) {
  *   Tensor logits = model.forward(x);          // linear/conv/matmul take BF16 inputs, accumulate in F32
