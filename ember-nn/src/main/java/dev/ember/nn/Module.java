@@ -44,8 +44,12 @@ public abstract class Module {
    */
   private LinkedHashMap<String, Supplier<Tensor>> computed;
   private boolean training = true;
-  /** Null until a hook is registered, so a call of a module without hooks costs one field read. */
-  private ArrayList<ForwardHook> forwardHooks;
+  /**
+   * The forward hooks in registration order, null when none (a call of a module without hooks costs one field read).
+   * Never mutated: registering or removing one swaps in a new array under this module's lock, so a call on one thread
+   * reads a whole list while another thread registers or removes a hook (a test-set tap does, from a loader thread).
+   */
+  private volatile ForwardHook[] forwardHooks;
   /** Whether {@link #call} runs the forward through {@link dev.ember.autograd.Checkpointing} ({@link #checkpoint}). */
   private boolean checkpointed;
   /**
@@ -106,10 +110,8 @@ public abstract class Module {
    */
   public final Tensor call(List<Tensor> inputs, Supplier<Tensor> body) {
     if (checkpointed) body = checkpointed(inputs, body);
-    ArrayList<ForwardHook> registered = forwardHooks; // read once: a hook's handle may drop the list meanwhile
-    if (registered == null) return body.get();
-    // a snapshot, so that a hook may remove itself (or register another) during the call
-    ForwardHook[] hooks = registered.toArray(new ForwardHook[0]);
+    ForwardHook[] hooks = forwardHooks; // read once: the hooks as of this call, whatever happens during it
+    if (hooks == null) return body.get();
     if (dev.ember.autograd.Tracing.active()) { // a hook is Java code that a captured graph would not run again
       dev.ember.autograd.Tracing.unsupported("forward hook", name() + " has " + hooks.length + " forward hook"
           + (hooks.length == 1 ? "" : "s") + ", which a graph would not call");
@@ -153,25 +155,35 @@ public abstract class Module {
    */
   public final HookHandle registerForwardHook(ForwardHook hook) {
     if (hook == null) throw new IllegalArgumentException(name() + ".registerForwardHook: hook is null");
-    if (forwardHooks == null) forwardHooks = new ArrayList<>();
-    forwardHooks.add(hook);
+    synchronized (this) {
+      ForwardHook[] old = forwardHooks;
+      ForwardHook[] now = old == null ? new ForwardHook[1] : java.util.Arrays.copyOf(old, old.length + 1);
+      now[now.length - 1] = hook;
+      forwardHooks = now;
+    }
     changed(); // a compiled graph ran without it: trace again, so that the hook runs (and breaks the graph)
     return new HookHandle(() -> {
-      if (forwardHooks == null) return;
-      for (int i = 0; i < forwardHooks.size(); i++) {
-        if (forwardHooks.get(i) == hook) {
-          forwardHooks.remove(i);
-          changed();
-          break;
+      synchronized (this) {
+        ForwardHook[] old = forwardHooks;
+        if (old == null) return;
+        for (int i = 0; i < old.length; i++) {
+          if (old[i] == hook) {
+            ForwardHook[] now = new ForwardHook[old.length - 1];
+            System.arraycopy(old, 0, now, 0, i);
+            System.arraycopy(old, i + 1, now, i, old.length - 1 - i);
+            forwardHooks = now.length == 0 ? null : now;
+            changed();
+            return;
+          }
         }
       }
-      if (forwardHooks.isEmpty()) forwardHooks = null;
     });
   }
 
   /** The number of forward hooks registered on this module (not its descendants). */
   public final int forwardHookCount() {
-    return forwardHooks == null ? 0 : forwardHooks.size();
+    ForwardHook[] hooks = forwardHooks;
+    return hooks == null ? 0 : hooks.length;
   }
 
   // ---------------------------------------------------------------------------------------------

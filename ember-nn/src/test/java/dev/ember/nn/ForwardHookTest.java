@@ -164,4 +164,29 @@ class ForwardHookTest {
     assertEquals("ReLU.registerForwardHook: hook is null",
         assertThrows(IllegalArgumentException.class, () -> relu.registerForwardHook(null)).getMessage());
   }
+
+  @Test
+  void hooksRegisteredAndRemovedOnAnotherThreadNeverBreakACall() throws Exception {
+    // a test-set tap registers its hook from the loader's thread while the training thread calls the model: the
+    // list was an ArrayList read with toArray, so a call met a null hook or a dropped list (NPEs in TrainDeviceTest)
+    Linear l = new Linear(4, 2, true, new Generator(3));
+    Tensor x = Tensor.ones(1, 4);
+    java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+    Thread churn = new Thread(() -> {
+      while (!stop.get()) {
+        HookHandle h = l.registerForwardHook((m, in, out) -> { });
+        HookHandle g = l.registerForwardHook((m, in, out) -> { });
+        h.remove();
+        g.remove();
+      }
+    });
+    churn.start();
+    try {
+      for (int i = 0; i < 20_000; i++) l.call(x);
+    } finally {
+      stop.set(true);
+      churn.join();
+    }
+    assertEquals(0, l.forwardHookCount());
+  }
 }
