@@ -218,11 +218,16 @@ public final class Generator {
     for (int i = 0; i < n; i++) s.setDouble(off + i, uniform53() < keepProb ? value : 0);
   }
 
-  /** {@link #nextDouble()} for a caller that holds the lock and has noted the draw. */
-  private double uniform53() {
+  /** {@link #nextLong()} for a caller that holds the lock and has noted the draw. */
+  private long next64() {
     long hi = next32() & 0xFFFFFFFFL;
     long lo = next32() & 0xFFFFFFFFL;
-    return (((hi << 32) | lo) & ((1L << 53) - 1)) * 0x1.0p-53;
+    return (hi << 32) | lo;
+  }
+
+  /** {@link #nextDouble()} for a caller that holds the lock and has noted the draw. */
+  private double uniform53() {
+    return (next64() & ((1L << 53) - 1)) * 0x1.0p-53;
   }
 
   private static int temper(int y) {
@@ -235,21 +240,19 @@ public final class Generator {
   /** The next 64 random bits: two 32-bit outputs, the first one high (PyTorch's {@code random64()}). */
   public synchronized long nextLong() {
     draw();
-    long hi = nextInt() & 0xFFFFFFFFL;
-    long lo = nextInt() & 0xFFFFFFFFL;
-    return (hi << 32) | lo;
+    return next64();
   }
 
   /** Uniform in [0, 1) with 53 random bits from {@link #nextLong()} (a float64 {@code rand} element). */
   public synchronized double nextDouble() {
     draw();
-    return (nextLong() & ((1L << 53) - 1)) * 0x1.0p-53;
+    return uniform53();
   }
 
   /** Uniform in [0, 1) with 24 random bits from {@link #nextInt()} (a float32 {@code rand} element). */
   public synchronized float nextFloat() {
     draw();
-    return unitFloat(nextInt());
+    return unitFloat(next32());
   }
 
   /** The low 24 bits of an output as a float in [0, 1) (PyTorch's float32 uniform). */
@@ -265,8 +268,8 @@ public final class Generator {
   public synchronized long nextLong(long bound) {
     draw();
     if (bound <= 0) throw new IllegalArgumentException("Generator.nextLong: bound must be positive, got " + bound);
-    if (bound < 1L << 32) return (nextInt() & 0xFFFFFFFFL) % bound;
-    return Long.remainderUnsigned(nextLong(), bound);
+    if (bound < 1L << 32) return (next32() & 0xFFFFFFFFL) % bound;
+    return Long.remainderUnsigned(next64(), bound);
   }
 
   /**
@@ -275,12 +278,17 @@ public final class Generator {
    */
   public synchronized double nextGaussian() {
     draw();
+    return gaussian();
+  }
+
+  /** {@link #nextGaussian()} for a caller that holds the lock and has noted the draw. */
+  private double gaussian() {
     if (hasNormal) {
       hasNormal = false;
       return cachedNormal;
     }
-    double u1 = nextDouble();
-    double u2 = nextDouble();
+    double u1 = uniform53();
+    double u2 = uniform53();
     double r = StrictMath.sqrt(-2.0 * StrictMath.log(1.0 - u2));
     double theta = 2.0 * Math.PI * u1;
     cachedNormal = r * StrictMath.sin(theta);
@@ -316,7 +324,7 @@ public final class Generator {
     float range = (float) to - f;
     int mask = (1 << digits) - 1;
     float unit = Math.scalb(1f, -digits);
-    for (int i = off; i < off + n; i++) a[i] = Math.fma((nextInt() & mask) * unit, range, f);
+    for (int i = off; i < off + n; i++) a[i] = Math.fma((next32() & mask) * unit, range, f);
   }
 
   /** Fills {@code a} with uniform values in [from, to), as {@code uniform_(from, to)} on float64. */
@@ -334,7 +342,7 @@ public final class Generator {
   public synchronized void fillNormal(float[] a, int off, int n, double mean, double std) {
     draw();
     if (n < 16) {
-      for (int i = off; i < off + n; i++) a[i] = (float) (nextGaussian() * std + mean);
+      for (int i = off; i < off + n; i++) a[i] = (float) (gaussian() * std + mean);
       return;
     }
     fillUniform(a, off, n, 0, 1);
@@ -351,7 +359,7 @@ public final class Generator {
   public synchronized void fillNormal(double[] a, int off, int n, double mean, double std) {
     draw();
     if (n < 16) {
-      for (int i = off; i < off + n; i++) a[i] = nextGaussian() * std + mean;
+      for (int i = off; i < off + n; i++) a[i] = gaussian() * std + mean;
       return;
     }
     for (int i = off; i < off + n; i++) a[i] = uniform53();
@@ -439,7 +447,7 @@ public final class Generator {
     int[] a = new int[n];
     for (int i = 0; i < n; i++) a[i] = i;
     for (int i = 0; i < n - 1; i++) {
-      int z = (int) ((nextInt() & 0xFFFFFFFFL) % (n - i)) + i;
+      int z = (int) ((next32() & 0xFFFFFFFFL) % (n - i)) + i;
       int t = a[i];
       a[i] = a[z];
       a[z] = t;
@@ -450,6 +458,6 @@ public final class Generator {
   /** Advances the state as {@link #permutation(int)} does, without building it. */
   public synchronized void skipPermutation(int n) {
     draw();
-    for (int i = 0; i < n - 1; i++) nextInt();
+    for (int i = 0; i < n - 1; i++) next32();
   }
 }
