@@ -31,11 +31,7 @@ public final class Dropouts {
    * ({@code mul_}, recorded for autograd) and input is returned; the same bits and gradient as without.
    */
   public static Tensor dropout(Tensor input, double p, boolean training, boolean inplace, Generator gen) {
-    if (!Tracing.active()) return dropoutUntraced(input, p, training, inplace, gen);
-    Tensor out;
-    try (Tracing.Scope untraced = Tracing.install(null)) { // its mask is drawn anew on every run: not a constant
-      out = dropoutUntraced(input, p, training, inplace, gen);
-    }
+    Tensor out = drawnUntraced(() -> dropoutUntraced(input, p, training, inplace, gen));
     return Tracing.active() ? Tracing.op("dropout", out,
         new Tensor[] {input}, new Object[] {"p", p, "training", training, "inplace", inplace},
         in -> dropout(in[0], p, training, inplace, gen)) : out;
@@ -83,11 +79,7 @@ public final class Dropouts {
    * (1 - keep)) + b}, so that zero mean and unit variance are kept.
    */
   public static Tensor alphaDropout(Tensor input, double p, boolean training, Generator gen) {
-    if (!Tracing.active()) return alphaDropoutUntraced(input, p, training, gen);
-    Tensor out;
-    try (Tracing.Scope untraced = Tracing.install(null)) { // its mask is drawn anew on every run: not a constant
-      out = alphaDropoutUntraced(input, p, training, gen);
-    }
+    Tensor out = drawnUntraced(() -> alphaDropoutUntraced(input, p, training, gen));
     return Tracing.active() ? Tracing.op("alpha_dropout", out, new Tensor[] {input},
         new Object[] {"p", p, "training", training, "inplace", false},
         in -> alphaDropout(in[0], p, training, gen)) : out;
@@ -120,11 +112,7 @@ public final class Dropouts {
 
   private static Tensor channelDropout(String op, int spatial, Tensor input, double p, boolean training,
       boolean inplace, Generator gen) {
-    if (!Tracing.active()) return channelDropoutUntraced(op, spatial, input, p, training, inplace, gen);
-    Tensor out;
-    try (Tracing.Scope untraced = Tracing.install(null)) { // its mask is drawn anew on every run: not a constant
-      out = channelDropoutUntraced(op, spatial, input, p, training, inplace, gen);
-    }
+    Tensor out = drawnUntraced(() -> channelDropoutUntraced(op, spatial, input, p, training, inplace, gen));
     return Tracing.active() ? Tracing.op(op, out, new Tensor[] {input}, new Object[] {"p", p, "training", training,
         "inplace", inplace}, in -> channelDropout(op, spatial, in[0], p, training, inplace, gen)) : out;
   }
@@ -157,9 +145,20 @@ public final class Dropouts {
     if (dtype.isHalf()) return mask(DType.F32, shape, p, gen).to(dtype);
     if (p >= 1) return Tensor.zeros(dtype, shape); // torch multiplies by 0 without drawing: later draws stay aligned
     Tensor m = Tensor.empty(dtype, shape);
-    double keep = p >= 1 ? 0 : 1 / (1 - p);
+    double keep = 1 / (1 - p);
     Device.CPU.backend().random().bernoulli(m, 1 - p, keep, gen == null ? Generator.global() : gen);
     return m;
+  }
+
+  /**
+   * A dropout's untraced body, run with any graph tracer suspended: its mask is drawn anew on every run, so none of
+   * its parts may become a constant of a graph (the op then reports itself as one random node).
+   */
+  private static Tensor drawnUntraced(java.util.function.Supplier<Tensor> body) {
+    if (!Tracing.active()) return body.get();
+    try (Tracing.Scope untraced = Tracing.install(null)) {
+      return body.get();
+    }
   }
 
   static void checkP(String op, double p, Tensor input) {
