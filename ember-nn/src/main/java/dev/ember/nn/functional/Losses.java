@@ -419,7 +419,7 @@ public final class Losses {
     // composite: a vector exp and its scalar tail may differ in the last bit), then per row
     // e * c and, at the target, (e * c) + (-c), each rounded to the dtype as the mul and scatter_add kernels
     int cols = logp.shapeRef()[1];
-    double[] c = values(coef);
+    double[] c = Normalization.values(coef);
     boolean small = (long) n * cols <= HOST_ROWS_MAX;
     // large: exp and the row's scale as one fused pass (the bits of exp, then mul by the column, op by op): the
     // [N, C] logits' gradient is read and written once instead of twice ([512, 32000]: 65 MB each way)
@@ -459,16 +459,6 @@ public final class Losses {
   private static final int HOST_ROWS_MAX = 4096;
 
   /** Whether the fused cross entropy may read and write these tensors' CPU storage directly. */
-  /**
-   * A tensor's values for a host loop inside a loss op or its backward rule, read with tracing suspended: the op (or
-   * its graph node) reads them again when it runs, so the read is not the forward's.
-   */
-  private static double[] values(Tensor t) {
-    try (Tracing.Scope inside = Tracing.suspend()) {
-      return t.toDoubleArray();
-    }
-  }
-
   private static boolean onHost(Tensor floating, Tensor other) {
     return floating.device().isCpu() && floating.isContiguous()
         && (floating.dtype() == DType.F32 || floating.dtype() == DType.F64)
@@ -479,7 +469,7 @@ public final class Losses {
   private static Tensor pickNegated(Tensor logp, Tensor index, Tensor mask) {
     int n = logp.shapeRef()[0];
     int cols = logp.shapeRef()[1];
-    double[] m = mask == null ? null : values(mask);
+    double[] m = Normalization.values(mask);
     long[] t = index.toLongArray();
     Tensor out = Tensor.empty(logp.dtype(), n);
     Storage ls = logp.storage();

@@ -468,10 +468,11 @@ public final class Normalization {
   }
 
   /**
-   * A norm's affine parameters or running statistics as doubles for its kernels (null for null): read with tracing
-   * suspended, as the op reports itself as one node and its replay reads them again.
+   * A tensor's values for a host loop inside an nn op or its backward rule (a norm's affine parameters and running
+   * statistics, a loss's row coefficients), null for null: read with tracing suspended, as the op reports itself as
+   * one node and its replay reads them again, so the read is not the forward's.
    */
-  private static double[] values(Tensor t) {
+  static double[] values(Tensor t) {
     if (t == null) return null;
     try (Tracing.Scope inside = Tracing.suspend()) {
       return t.toDoubleArray();
