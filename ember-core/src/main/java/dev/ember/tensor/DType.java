@@ -28,6 +28,14 @@ public enum DType {
   I8("int8", 1, false);
 
   private final String torchName;
+  private final int itemSize;
+  private final boolean floating;
+
+  DType(String torchName, int itemSize, boolean floating) {
+    this.torchName = torchName;
+    this.itemSize = itemSize;
+    this.floating = floating;
+  }
 
   /**
    * Significand bits, the hidden one included ({@code std::numeric_limits<T>::digits}): 24 float32, 53 float64, 8
@@ -56,14 +64,6 @@ public enum DType {
       case I64 -> s == Math.rint(s) && s >= -0x1p63 && s < 0x1p63;
       default -> true;
     };
-  }
-  private final int itemSize;
-  private final boolean floating;
-
-  DType(String torchName, int itemSize, boolean floating) {
-    this.torchName = torchName;
-    this.itemSize = itemSize;
-    this.floating = floating;
   }
 
   /** The name PyTorch prints ({@code float32}, {@code int64}, ...). */

@@ -942,7 +942,6 @@ public final class Tensor implements View {
   // the tensor's history is rebased onto the op (see Autograd.recordInPlace); a leaf that requires grad, or a view
   // of one, is refused.
 
-  /** The scalar operand of an in-place op: of this dtype, or F32 for a half tensor (rounded once, with the result). */
   /**
    * {@code s} as the operand of an in-place op on this tensor: in its dtype (float32 for a half one) where that holds
    * s exactly, else in float64, so that the op refuses what would not fit ({@code int64.add_(0.5)} added 0).
