@@ -44,12 +44,8 @@ public final class CompiledModule extends Module {
   private record Last(GraphPlan plan, int[] shape, DType dtype, boolean training) {}
   private boolean planMemory = true;
   private boolean reuseOutput;
-  /**
-   * {@link Module#changeCount()} when the plans were made: once it moves (a parameter replaced or converted, a hook
-   * registered or removed, a child added) the graphs may hold stale tensors or skip a hook, so every signature is
-   * traced again.
-   */
-  private volatile long changeCount = Module.changeCount();
+  /** Whether a module changed since the plans were made: then every signature is traced again. */
+  private final ModuleChanges changes = new ModuleChanges();
 
   CompiledModule(Module module, List<Pass> passes) {
     this(module, null, passes, "");
@@ -183,14 +179,12 @@ public final class CompiledModule extends Module {
     return module;
   }
 
-  /** Drops every plan if any module changed since they were made (see {@link #changeCount}). */
+  /** Drops every plan if any module changed since they were made (see {@link ModuleChanges}). */
   private void guardChanges() {
-    long now = Module.changeCount();
-    if (now == changeCount) return;
+    if (!changes.moved()) return;
     synchronized (plans) {
       plans.clear();
       lastPlan = null;
-      changeCount = now;
     }
   }
 
@@ -232,7 +226,7 @@ public final class CompiledModule extends Module {
         Plan traced = plan(r, System.nanoTime() - t0);
         if (otherBatch) generalize(sig, (GraphPlan) plan, traced, x);
         else plans.put(sig, traced);
-        changeCount = Module.changeCount(); // what the forward itself registered (a lazy buffer) is in the plan
+        changes.settle(); // what the forward itself registered (a lazy buffer) is in the plan
         return traced(r, new Tensor[] {x}, grad);
       }
     }
@@ -272,7 +266,7 @@ public final class CompiledModule extends Module {
         long t0 = System.nanoTime();
         Capture.Result r = Capture.trace(forward, inputs.clone(), Compiler.names(module), where);
         plans.put(sig, plan(r, System.nanoTime() - t0));
-        changeCount = Module.changeCount();
+        changes.settle();
         return traced(r, inputs, grad);
       }
     }

@@ -72,18 +72,12 @@ public final class TrainingStep {
     }
   }
 
-  /**
-   * {@link Module#changeCount()} when the plans were made: once it moves (a parameter replaced or converted, a hook
-   * registered or removed) the graphs may hold stale tensors or skip a hook, and every signature is traced again.
-   */
-  private long changeCount = Module.changeCount();
+  /** Whether a module changed since the plans were made: then every signature is traced again. */
+  private final ModuleChanges changes = new ModuleChanges();
 
-  /** Drops every plan if any module changed since they were made (see {@link #changeCount}). */
+  /** Drops every plan if any module changed since they were made (see {@link ModuleChanges}). */
   private void guardChanges() {
-    long now = Module.changeCount();
-    if (now == changeCount) return;
-    plans.clear();
-    changeCount = now;
+    if (changes.moved()) plans.clear();
   }
 
   private sealed interface Plan permits JointPlan, FallbackPlan {}
@@ -125,7 +119,7 @@ public final class TrainingStep {
       Capture.TrainingResult r = Capture.traceTraining(module::call, lossFn, new Tensor[] {x, y}, params,
           Compiler.names(module), "");
       plans.put(sig, plan(r, System.nanoTime() - t0));
-      changeCount = Module.changeCount();
+      changes.settle();
       lastOutput = r.output().detach();
       return r.loss().detach();
     }
